@@ -1,0 +1,22 @@
+// Package minikubelet simulates the Kubernetes kubelet's pod-config and pod-sync machinery.
+//
+// # Organization
+//
+// The package list is the pipeline. Pods flow from left to right; the PLEG feeds back and the fake
+// API server sits on the side:
+//
+//	manifests ─▶ sources ─▶ podconfig ─▶ syncloop ─▶ podmanager
+//	                                        │
+//	                                        ▼
+//	                         podworkers (workqueue) ─▶ fakeruntime
+//	                                        ▲               │
+//	                                        └──── pleg ◀────┘
+//
+//	fakeapiserver: the API server the api source watches and mirror pods live in
+//	scenario:      drives every core synchronously on a vclock for deterministic replay
+//	trace:         the one event stream every component writes to
+//
+// Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
+// its run.go. The run command wraps the cores in runners on the real clock; the replay command drives
+// the same cores on a virtual clock. See docs/design/001-architecture.md.
+package minikubelet

@@ -1,0 +1,86 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// RecorderOptions configures a Recorder.
+type RecorderOptions struct {
+	// Clock stamps each event. Required.
+	Clock clock.PassiveClock
+	// Start is the instant that is t=0 in the trace. Zero means Clock.Now() at construction.
+	Start time.Time
+	// Out receives each event as it is emitted, rendered in Format. Nil writes nothing.
+	Out io.Writer
+	// Format is how events are written to Out.
+	Format Format
+	// Keep makes the Recorder remember every event for Events. Replay and tests use it.
+	Keep bool
+}
+
+// Recorder stamps events with the time since the start and writes them out. It is safe for
+// concurrent use: in run mode several runners emit at once, and each line is written whole.
+type Recorder struct {
+	clock  clock.PassiveClock
+	start  time.Time
+	out    io.Writer
+	format Format
+	keep   bool
+
+	mu     sync.Mutex // guards events, err and writes to out
+	events []Event
+	err    error
+}
+
+var _ Tracer = (*Recorder)(nil)
+
+// NewRecorder returns a Recorder.
+func NewRecorder(opts RecorderOptions) *Recorder {
+	start := opts.Start
+	if start.IsZero() {
+		start = opts.Clock.Now()
+	}
+	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep}
+}
+
+// Emit stamps e with the time since the start and records it.
+func (r *Recorder) Emit(e Event) {
+	e.T = r.clock.Since(r.start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keep {
+		r.events = append(r.events, e)
+	}
+	if r.out == nil || r.err != nil {
+		return
+	}
+	var line []byte
+	if r.format == JSON {
+		line, _ = e.MarshalJSON()
+	} else {
+		line = []byte(e.Text())
+	}
+	line = append(line, '\n')
+	if _, err := r.out.Write(line); err != nil {
+		r.err = fmt.Errorf("write trace: %w", err)
+	}
+}
+
+// Events returns a copy of every event emitted so far. It is empty unless Keep was set.
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// Err returns the first error writing to Out, after which the Recorder stops writing.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

@@ -1,0 +1,118 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+func TestJSONContract(t *testing.T) {
+	tests := []struct {
+		name  string
+		event Event
+		want  string
+	}{
+		{
+			name:  "minimal",
+			event: Event{T: 1500 * time.Millisecond, Component: PodConfig, Event: "update"},
+			want:  `{"t":1.5,"component":"podconfig","event":"update"}`,
+		},
+		{
+			name: "update with pods",
+			event: Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file",
+				Pods: []string{"default/a-n1", "kube-system/b-n1"}, Func: "podStorage.merge"},
+			want: `{"t":0,"component":"podconfig","event":"update","op":"ADD","source":"file","pods":["default/a-n1","kube-system/b-n1"],"func":"podStorage.merge"}`,
+		},
+		{
+			name:  "empty pod list is kept",
+			event: Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file", Pods: []string{}},
+			want:  `{"t":0,"component":"podconfig","event":"update","op":"ADD","source":"file","pods":[]}`,
+		},
+		{
+			name: "every field",
+			event: Event{T: 2 * time.Second, Component: Runtime, Event: "exited", Pod: "default/a", UID: "u1",
+				Op: "kill", Source: "api", From: "running", To: "exited", Container: "c", ExitCode: Int(0),
+				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer"},
+			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"killContainer"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.event.MarshalJSON()
+			if err != nil {
+				t.Fatalf("MarshalJSON() error = %v", err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("MarshalJSON() = %s, want %s", got, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("MarshalJSON() = %s, not valid JSON", got)
+			}
+		})
+	}
+}
+
+func TestTextIsAligned(t *testing.T) {
+	a := Event{T: time.Second, Component: PodConfig, Event: "update", Op: "ADD", Source: "file",
+		Pods: []string{"default/a-n1"}, Func: "HandlePodAdditions"}
+	b := Event{T: 125 * time.Second, Component: PodWorkers, Event: "state", Pod: "default/a-n1",
+		From: "sync", To: "terminating", Func: "UpdatePod"}
+	la, lb := a.Text(), b.Text()
+	if ia, ib := strings.LastIndex(la, "  ["), strings.LastIndex(lb, "  ["); ia != ib {
+		t.Errorf("function column at %d and %d, want equal:\n%s\n%s", ia, ib, la, lb)
+	}
+	want := "    1.000s  podconfig     -                                     update op=ADD source=file pods=[default/a-n1]"
+	if !strings.HasPrefix(la, want) {
+		t.Errorf("Text() = %q, want prefix %q", la, want)
+	}
+}
+
+func TestTextSummarisesLongPodLists(t *testing.T) {
+	var pods []string
+	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		pods = append(pods, "default/"+p)
+	}
+	got := Event{Component: PodConfig, Event: "update", Pods: pods}.Text()
+	if !strings.Contains(got, "pods=[default/a default/b default/c default/d default/e ... 8 pods]") {
+		t.Errorf("Text() = %q, want a summary of 8 pods", got)
+	}
+}
+
+func TestRecorderStampsAndWrites(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	var out bytes.Buffer
+	r := NewRecorder(RecorderOptions{Clock: clk, Out: &out, Format: JSON, Keep: true})
+	r.Emit(Event{Component: Sources, Event: "set", Source: "file", T: time.Hour})
+	clk.Advance(2500 * time.Millisecond)
+	r.Emit(Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file"})
+
+	want := `{"t":0,"component":"sources","event":"set","source":"file"}` + "\n" +
+		`{"t":2.5,"component":"podconfig","event":"update","op":"ADD","source":"file"}` + "\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output mismatch (-want +got):\n%s", diff)
+	}
+	if got := r.Events(); len(got) != 2 || got[1].T != 2500*time.Millisecond {
+		t.Errorf("Events() = %+v, want two events, the second at 2.5s", got)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range []Format{Text, JSON} {
+		got, err := ParseFormat(f.String())
+		if err != nil || got != f {
+			t.Errorf("ParseFormat(%q) = %v, %v, want %v", f.String(), got, err, f)
+		}
+	}
+	if _, err := ParseFormat("yaml"); err == nil {
+		t.Error("ParseFormat(\"yaml\") succeeded, want an error")
+	}
+	if got := Format(7).String(); got != "Format(7)" {
+		t.Errorf("Format(7).String() = %q", got)
+	}
+}
