@@ -1,0 +1,241 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Scenario is one scenario file: the starting configuration of a simulated node and the steps
+// to play against it. The YAML names are a contract (docs/scenarios.md).
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Node is the node name; default "node-1".
+	Node string `json:"node,omitempty"`
+	// Sources lists the configured pod sources among file, http and api.
+	Sources            []string  `json:"sources"`
+	SyncFrequency      *Duration `json:"syncFrequency,omitempty"`
+	FileCheckFrequency *Duration `json:"fileCheckFrequency,omitempty"`
+	HTTPCheckFrequency *Duration `json:"httpCheckFrequency,omitempty"`
+	// Runtime sets the fake runtime's latencies.
+	Runtime *RuntimeSettings `json:"runtime,omitempty"`
+	// Seed seeds the jitter of the pod workers; default 1.
+	Seed  *int64 `json:"seed,omitempty"`
+	Steps []Step `json:"-"`
+
+	// path is the file the scenario came from, for error messages.
+	path string
+}
+
+// RuntimeSettings are the fake runtime's simulated latencies. Unset ones are zero.
+type RuntimeSettings struct {
+	SandboxStart   Duration `json:"sandboxStart"`
+	ImagePull      Duration `json:"imagePull"`
+	ContainerStart Duration `json:"containerStart"`
+	ContainerStop  Duration `json:"containerStop"`
+}
+
+// Step is one action at one instant. Exactly one action field is set.
+type Step struct {
+	At Duration `json:"at"`
+
+	WriteManifest      *WriteManifest      `json:"writeManifest,omitempty"`
+	RemoveManifest     *RemoveManifest     `json:"removeManifest,omitempty"`
+	RenameManifest     *RenameManifest     `json:"renameManifest,omitempty"`
+	ServeHTTP          *ServeHTTP          `json:"serveHTTP,omitempty"`
+	APICreatePod       *APIPod             `json:"apiCreatePod,omitempty"`
+	APIUpdatePod       *APIPod             `json:"apiUpdatePod,omitempty"`
+	APIUpdatePodStatus *APIUpdatePodStatus `json:"apiUpdatePodStatus,omitempty"`
+	APIDeletePod       *APIDeletePod       `json:"apiDeletePod,omitempty"`
+	APIDeleteMirrorPod *PodRef             `json:"apiDeleteMirrorPod,omitempty"`
+	ContainerExit      *ContainerExit      `json:"containerExit,omitempty"`
+	CrashLoop          *CrashLoop          `json:"crashLoop,omitempty"`
+	FailImagePull      *FailImagePull      `json:"failImagePull,omitempty"`
+	RuntimeDown        *RuntimeDown        `json:"runtimeDown,omitempty"`
+	Expect             *Expect             `json:"expect,omitempty"`
+	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
+}
+
+// WriteManifest writes a file into the static pod directory. Content may be broken on purpose.
+type WriteManifest struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+}
+
+// RemoveManifest deletes a file from the static pod directory.
+type RemoveManifest struct {
+	Name string `json:"name"`
+}
+
+// RenameManifest renames a file inside the static pod directory.
+type RenameManifest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// ServeHTTP sets what the manifest URL answers from now on.
+type ServeHTTP struct {
+	Status  int    `json:"status"`
+	Content string `json:"content"`
+}
+
+// APIPod carries a pod for apiCreatePod and apiUpdatePod.
+type APIPod struct {
+	Pod v1.Pod `json:"pod"`
+}
+
+// APIUpdatePodStatus replaces a pod's status through the status subresource.
+type APIUpdatePodStatus struct {
+	Namespace string       `json:"namespace"`
+	Name      string       `json:"name"`
+	Status    v1.PodStatus `json:"status"`
+}
+
+// APIDeletePod deletes a pod through the API, with an optional grace period.
+type APIDeletePod struct {
+	Namespace          string `json:"namespace"`
+	Name               string `json:"name"`
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}
+
+// PodRef names a pod by namespace and name.
+type PodRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// ContainerExit makes a running container exit now.
+type ContainerExit struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	ExitCode  int    `json:"exitCode"`
+}
+
+// CrashLoop makes every run of a container, the current one included, exit with ExitCode after
+// running for After.
+type CrashLoop struct {
+	Pod       string   `json:"pod"`
+	Container string   `json:"container"`
+	ExitCode  int      `json:"exitCode"`
+	After     Duration `json:"after"`
+}
+
+// FailImagePull makes the next Times pulls of Image fail.
+type FailImagePull struct {
+	Image string `json:"image"`
+	Times int    `json:"times"`
+}
+
+// RuntimeDown makes the runtime stop answering for a while.
+type RuntimeDown struct {
+	For Duration `json:"for"`
+}
+
+// Expect asserts the state of one pod at this instant. Container, State and RestartCount go
+// together: State and RestartCount describe the named container.
+type Expect struct {
+	Pod          string `json:"pod"`
+	Phase        string `json:"phase,omitempty"`
+	Present      *bool  `json:"present,omitempty"`
+	WorkerState  string `json:"workerState,omitempty"`
+	Mirror       string `json:"mirror,omitempty"`
+	Container    string `json:"container,omitempty"`
+	State        string `json:"state,omitempty"`
+	RestartCount *int   `json:"restartCount,omitempty"`
+}
+
+// ExpectEvent asserts that a matching trace event happened after the previous step and by this
+// one. Empty optional fields match anything.
+type ExpectEvent struct {
+	Component string `json:"component"`
+	Event     string `json:"event"`
+	Op        string `json:"op,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Pod       string `json:"pod,omitempty"`
+}
+
+// Duration is a Go duration written as a string such as "1m30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON parses "10s"-style strings.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"10s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes the duration back as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// ErrInvalid wraps every problem found in a scenario file before it runs.
+var ErrInvalid = errors.New("invalid scenario")
+
+// Load reads and validates a scenario file. Every problem is reported with the file and, where
+// it belongs to a step, the step number (from 1) and its time.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates scenario YAML that came from path.
+func Parse(path string, data []byte) (*Scenario, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalid, path, fmt.Sprintf(format, args...))
+	}
+	raw, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	var top struct {
+		Scenario
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := strictJSON(raw, &top); err != nil {
+		return nil, fail("%v", err)
+	}
+	s := top.Scenario
+	s.path = path
+	for i, rawStep := range top.Steps {
+		var st Step
+		if err := strictJSON(rawStep, &st); err != nil {
+			return nil, fail("step %d: %v", i+1, err)
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, path, err)
+	}
+	return &s, nil
+}
+
+// strictJSON decodes data into v, refusing unknown fields: a misspelt key in a scenario would
+// otherwise silently do nothing.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}

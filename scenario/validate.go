@@ -1,0 +1,218 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// The worker states an expect step may name, as podworkers prints them.
+var workerStates = []string{"sync", "terminating", "terminated", "finished"}
+
+// The container states an expect step may name.
+var containerStates = []string{"waiting", "running", "terminated", "absent"}
+
+func (s *Scenario) validate() error {
+	var errs []error
+	if s.Name == "" {
+		errs = append(errs, errors.New("name is required"))
+	}
+	if s.Node == "" {
+		s.Node = "node-1"
+	}
+	if strings.ToLower(s.Node) != s.Node {
+		errs = append(errs, fmt.Errorf("node %q must be lowercase, as the kubelet's node name is", s.Node))
+	}
+	seen := map[string]bool{}
+	for _, src := range s.Sources {
+		switch src {
+		case "file", "http", "api":
+		default:
+			errs = append(errs, fmt.Errorf("sources: unknown pod source %q: want file, http or api", src))
+		}
+		if seen[src] {
+			errs = append(errs, fmt.Errorf("sources: %q is listed twice", src))
+		}
+		seen[src] = true
+	}
+	for name, d := range map[string]*Duration{"syncFrequency": s.SyncFrequency, "fileCheckFrequency": s.FileCheckFrequency, "httpCheckFrequency": s.HTTPCheckFrequency} {
+		if d != nil && d.Duration <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if i > 0 && st.At.Duration < s.Steps[i-1].At.Duration {
+			errs = append(errs, fmt.Errorf("step %d (at %v): steps must be in non-decreasing order of at, but step %d is at %v",
+				i+1, st.At.Duration, i, s.Steps[i-1].At.Duration))
+		}
+		if err := st.validate(seen); err != nil {
+			errs = append(errs, fmt.Errorf("step %d (at %v): %w", i+1, st.At.Duration, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// action returns the name of the step's one action and reports how many were set.
+func (st *Step) action() (string, int) {
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"writeManifest", st.WriteManifest != nil},
+		{"removeManifest", st.RemoveManifest != nil},
+		{"renameManifest", st.RenameManifest != nil},
+		{"serveHTTP", st.ServeHTTP != nil},
+		{"apiCreatePod", st.APICreatePod != nil},
+		{"apiUpdatePod", st.APIUpdatePod != nil},
+		{"apiUpdatePodStatus", st.APIUpdatePodStatus != nil},
+		{"apiDeletePod", st.APIDeletePod != nil},
+		{"apiDeleteMirrorPod", st.APIDeleteMirrorPod != nil},
+		{"containerExit", st.ContainerExit != nil},
+		{"crashLoop", st.CrashLoop != nil},
+		{"failImagePull", st.FailImagePull != nil},
+		{"runtimeDown", st.RuntimeDown != nil},
+		{"expect", st.Expect != nil},
+		{"expectEvent", st.ExpectEvent != nil},
+	}
+	name, n := "", 0
+	for _, a := range set {
+		if a.on {
+			name, n = a.name, n+1
+		}
+	}
+	return name, n
+}
+
+func (st *Step) validate(sources map[string]bool) error {
+	name, n := st.action()
+	switch {
+	case n == 0:
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent")
+	case n > 1:
+		return errors.New("more than one action: a step has exactly one")
+	}
+	need := func(src string) error {
+		if !sources[src] {
+			return fmt.Errorf("%s needs the %s source: add it to sources", name, src)
+		}
+		return nil
+	}
+	switch {
+	case st.WriteManifest != nil:
+		return errors.Join(need("file"), manifestName(st.WriteManifest.Name))
+	case st.RemoveManifest != nil:
+		return errors.Join(need("file"), manifestName(st.RemoveManifest.Name))
+	case st.RenameManifest != nil:
+		return errors.Join(need("file"), manifestName(st.RenameManifest.From), manifestName(st.RenameManifest.To))
+	case st.ServeHTTP != nil:
+		if st.ServeHTTP.Status < 100 || st.ServeHTTP.Status > 599 {
+			return errors.Join(need("http"), fmt.Errorf("serveHTTP.status %d is not an HTTP status code", st.ServeHTTP.Status))
+		}
+		return need("http")
+	case st.APICreatePod != nil:
+		return errors.Join(need("api"), apiPod(&st.APICreatePod.Pod))
+	case st.APIUpdatePod != nil:
+		return errors.Join(need("api"), apiPod(&st.APIUpdatePod.Pod))
+	case st.APIUpdatePodStatus != nil:
+		return errors.Join(need("api"), podRef(st.APIUpdatePodStatus.Namespace, st.APIUpdatePodStatus.Name))
+	case st.APIDeletePod != nil:
+		var err error
+		if g := st.APIDeletePod.GracePeriodSeconds; g != nil && *g < 0 {
+			err = fmt.Errorf("gracePeriodSeconds %d is negative", *g)
+		}
+		return errors.Join(need("api"), podRef(st.APIDeletePod.Namespace, st.APIDeletePod.Name), err)
+	case st.APIDeleteMirrorPod != nil:
+		return errors.Join(need("api"), podRef(st.APIDeleteMirrorPod.Namespace, st.APIDeleteMirrorPod.Name))
+	case st.ContainerExit != nil:
+		return errors.Join(podKey(st.ContainerExit.Pod), required("container", st.ContainerExit.Container))
+	case st.CrashLoop != nil:
+		return errors.Join(podKey(st.CrashLoop.Pod), required("container", st.CrashLoop.Container))
+	case st.FailImagePull != nil:
+		var err error
+		if st.FailImagePull.Times <= 0 {
+			err = errors.New("failImagePull.times must be positive")
+		}
+		return errors.Join(required("image", st.FailImagePull.Image), err)
+	case st.RuntimeDown != nil:
+		if st.RuntimeDown.For.Duration <= 0 {
+			return errors.New("runtimeDown.for must be positive")
+		}
+	case st.Expect != nil:
+		return st.Expect.validate()
+	case st.ExpectEvent != nil:
+		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
+	}
+	return nil
+}
+
+func (e *Expect) validate() error {
+	errs := []error{podKey(e.Pod)}
+	if e.Phase == "" && e.Present == nil && e.WorkerState == "" && e.Mirror == "" && e.Container == "" {
+		errs = append(errs, errors.New("expect checks nothing: give phase, present, workerState, mirror or container"))
+	}
+	switch v1.PodPhase(e.Phase) {
+	case "", v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed, v1.PodUnknown:
+	default:
+		errs = append(errs, fmt.Errorf("phase %q is not a pod phase", e.Phase))
+	}
+	if e.WorkerState != "" && !slices.Contains(workerStates, e.WorkerState) {
+		errs = append(errs, fmt.Errorf("workerState %q: want one of %s (or none: use present)", e.WorkerState, strings.Join(workerStates, ", ")))
+	}
+	if e.Mirror != "" && e.Mirror != "present" && e.Mirror != "absent" {
+		errs = append(errs, fmt.Errorf("mirror %q: want present or absent", e.Mirror))
+	}
+	if e.Container == "" && (e.State != "" || e.RestartCount != nil) {
+		errs = append(errs, errors.New("state and restartCount describe a container: name it with container"))
+	}
+	if e.State != "" && !slices.Contains(containerStates, e.State) {
+		errs = append(errs, fmt.Errorf("state %q: want one of %s", e.State, strings.Join(containerStates, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+func required(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is required", field)
+	}
+	return nil
+}
+
+func podKey(key string) error {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("pod %q: want namespace/name", key)
+	}
+	return nil
+}
+
+func podRef(ns, name string) error {
+	return errors.Join(required("namespace", ns), required("name", name))
+}
+
+func manifestName(name string) error {
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return fmt.Errorf("manifest name %q must be a plain file name inside the static pod directory", name)
+	}
+	return nil
+}
+
+func apiPod(pod *v1.Pod) error {
+	var errs []error
+	if pod.Name == "" && pod.GenerateName == "" {
+		errs = append(errs, errors.New("pod.metadata.name is required"))
+	}
+	if len(pod.Spec.Containers) == 0 {
+		errs = append(errs, errors.New("pod.spec.containers must not be empty"))
+	}
+	for i, c := range pod.Spec.Containers {
+		if c.Name == "" || c.Image == "" {
+			errs = append(errs, fmt.Errorf("pod.spec.containers[%d] needs a name and an image", i))
+		}
+	}
+	return errors.Join(errs...)
+}
