@@ -1,0 +1,225 @@
+package podconfig
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// localAnnotations are the annotations the kubelet itself sets. The diff ignores them and an
+// update keeps the stored values.
+var localAnnotations = [...]string{
+	kubecontainer.ConfigSourceAnnotationKey,
+	kubecontainer.ConfigMirrorAnnotationKey,
+	kubecontainer.ConfigFirstSeenAnnotationKey,
+}
+
+func isLocalAnnotation(key string) bool {
+	for _, k := range localAnnotations {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome is what checkAndUpdate decided for a pod already stored.
+type outcome int
+
+const (
+	unchanged outcome = iota
+	reconcile
+	update
+	gracefulDelete
+)
+
+// updatePods is the kubelet's updatePodsFunc: it diffs the pods of one batch against old and
+// stores the result in into (old and into are the same map for ADD, UPDATE and DELETE inputs).
+//
+// The kubelet stores the caller's object for a new UID and annotates it in place. Storage stores a
+// copy instead and reads the caller's objects without writing to them; an existing pod is only
+// copied from when it changed, so an unchanged re-sent SET costs no copies.
+func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types.UID]*v1.Pod, c *changes) {
+	var seen string // the config.seen value, read from the clock once per batch
+	for _, ref := range s.filterDuplicates(source, batch) {
+		if existing, ok := old[ref.UID]; ok {
+			into[ref.UID] = existing
+			switch checkAndUpdate(source, existing, ref) {
+			case update:
+				c.updates = append(c.updates, existing)
+			case reconcile:
+				c.reconciles = append(c.reconciles, existing)
+			case gracefulDelete:
+				c.deletes = append(c.deletes, existing)
+			}
+			continue
+		}
+		if seen == "" {
+			seen = s.opts.Clock.Now().Format(seenTimeFormat)
+		}
+		p := ref.DeepCopy()
+		if p.Annotations == nil {
+			p.Annotations = make(map[string]string, 2)
+		}
+		p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
+		p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
+		into[p.UID] = p
+		c.adds = append(c.adds, p)
+	}
+}
+
+// filterDuplicates is the kubelet's filterInvalidPods: within one batch the first pod with a given
+// full name wins; later ones are dropped with a Warning event. Nil entries are skipped (the kubelet
+// would crash on them).
+func (s *Storage) filterDuplicates(source string, batch []*v1.Pod) []*v1.Pod {
+	names := make(map[string]struct{}, len(batch))
+	var dups []int
+	for i, p := range batch {
+		if p == nil {
+			dups = append(dups, i)
+			continue
+		}
+		name := kubecontainer.GetPodFullName(p)
+		if _, dup := names[name]; dup {
+			dups = append(dups, i)
+			s.reportDuplicate(source, p)
+			continue
+		}
+		names[name] = struct{}{}
+	}
+	if len(dups) == 0 {
+		return batch
+	}
+	kept := make([]*v1.Pod, 0, len(batch)-len(dups))
+	for i, p := range batch {
+		if len(dups) > 0 && dups[0] == i {
+			dups = dups[1:]
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+// reportDuplicate records the kubelet's FailedValidation event for a pod dropped as a duplicate.
+func (s *Storage) reportDuplicate(source string, p *v1.Pod) {
+	desc := fmt.Sprintf("%s_%s(%s)", p.Name, p.Namespace, p.UID)
+	msg := fmt.Sprintf("Error validating pod %s from %s due to duplicate pod name %q, ignoring", desc, source, p.Name)
+	s.opts.Tracer.Emit(trace.Event{
+		Component: trace.PodConfig,
+		Event:     "error",
+		Source:    source,
+		Pod:       p.Namespace + "/" + p.Name,
+		UID:       string(p.UID),
+		Reason:    "FailedValidation",
+		Message:   msg,
+		Func:      "filterInvalidPods",
+	})
+	if s.opts.Recorder != nil {
+		s.opts.Recorder.Eventf(p.DeepCopy(), v1.EventTypeWarning, "FailedValidation",
+			"Error validating pod %s from %s due to duplicate pod name %q, ignoring", desc, source, p.Name)
+	}
+}
+
+// differ is the kubelet's podsDifferSemantically. Spec, labels and the deletion fields use
+// reflect.DeepEqual, so nil and empty differ; annotations ignore the local keys and treat nil as
+// empty. Everything else in the metadata (and the status) is not compared. Spec and status are
+// compared through pointers, which DeepEqual treats exactly like the values but without boxing a
+// copy of each struct.
+func differ(existing, ref *v1.Pod) bool {
+	return !reflect.DeepEqual(&existing.Spec, &ref.Spec) ||
+		!labelsDeepEqual(existing.Labels, ref.Labels) ||
+		!reflect.DeepEqual(existing.DeletionTimestamp, ref.DeletionTimestamp) ||
+		!int64PtrDeepEqual(existing.DeletionGracePeriodSeconds, ref.DeletionGracePeriodSeconds) ||
+		!annotationsEqual(existing.Annotations, ref.Annotations)
+}
+
+// labelsDeepEqual is reflect.DeepEqual for two string maps, without its reflection: nil equals
+// only nil, otherwise the same keys with the same values.
+func labelsDeepEqual(a, b map[string]string) bool {
+	return (a == nil) == (b == nil) && maps.Equal(a, b)
+}
+
+// int64PtrDeepEqual is reflect.DeepEqual for two *int64: both nil, or both set to the same value.
+func int64PtrDeepEqual(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// annotationsEqual reports whether the non-local annotations of existing and ref are the same.
+// Indexing a nil map yields nothing, which is how nil counts as empty.
+func annotationsEqual(existing, ref map[string]string) bool {
+	for k, v := range ref {
+		if isLocalAnnotation(k) {
+			continue
+		}
+		if ev, ok := existing[k]; !ok || ev != v {
+			return false
+		}
+	}
+	for k := range existing {
+		if isLocalAnnotation(k) {
+			continue
+		}
+		if _, ok := ref[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAndUpdate is the kubelet's checkAndUpdatePod. It changes existing (a stored object) in place
+// and never writes to ref (the caller's object):
+//   - no semantic difference, same status: unchanged;
+//   - no semantic difference, new status: the status is taken over, reconcile;
+//   - a semantic difference: spec, labels, deletion fields, generation, status and annotations are
+//     taken over (keeping the stored local annotations), then gracefulDelete if ref carries a
+//     deletion timestamp, update otherwise. A status change alongside it is not reported again.
+func checkAndUpdate(source string, existing, ref *v1.Pod) outcome {
+	if !differ(existing, ref) {
+		if reflect.DeepEqual(&existing.Status, &ref.Status) {
+			return unchanged
+		}
+		existing.Status = *ref.Status.DeepCopy()
+		return reconcile
+	}
+	existing.Spec = *ref.Spec.DeepCopy()
+	existing.Labels = maps.Clone(ref.Labels)
+	existing.DeletionTimestamp = ref.DeletionTimestamp.DeepCopy()
+	existing.DeletionGracePeriodSeconds = nil
+	if g := ref.DeletionGracePeriodSeconds; g != nil {
+		existing.DeletionGracePeriodSeconds = new(*g)
+	}
+	existing.Generation = ref.Generation
+	existing.Status = *ref.Status.DeepCopy()
+	existing.Annotations = mergeAnnotations(source, existing.Annotations, ref.Annotations)
+	if ref.DeletionTimestamp != nil {
+		return gracefulDelete
+	}
+	return update
+}
+
+// mergeAnnotations builds the annotations of an updated pod the way the kubelet does: the caller's
+// annotations, with the source set and the first-seen time carried over from the stored pod (even
+// as "" if the stored pod had none), then every local annotation the stored pod has, which wins.
+// A mirror annotation only the caller has therefore survives.
+func mergeAnnotations(source string, existing, ref map[string]string) map[string]string {
+	out := make(map[string]string, len(ref)+len(localAnnotations))
+	maps.Copy(out, ref)
+	out[kubecontainer.ConfigSourceAnnotationKey] = source
+	out[kubecontainer.ConfigFirstSeenAnnotationKey] = existing[kubecontainer.ConfigFirstSeenAnnotationKey]
+	for _, k := range localAnnotations {
+		if v, ok := existing[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

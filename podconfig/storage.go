@@ -1,0 +1,309 @@
+package podconfig
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// EventRecorder receives the Kubernetes events Storage records. client-go's record.EventRecorder
+// satisfies it.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
+}
+
+// StorageOptions configures a Storage.
+type StorageOptions struct {
+	// Mode selects which updates a merge emits. The zero value is Incremental.
+	Mode Mode
+	// Clock stamps the kubernetes.io/config.seen annotation of new pods. Required.
+	Clock clock.PassiveClock
+	// Tracer receives an event for every emitted update and every rejected input. Required; use
+	// trace.Discard when nobody listens.
+	Tracer trace.Tracer
+	// Recorder receives the Warning event for a pod dropped as a duplicate. Nil drops the events.
+	Recorder EventRecorder
+}
+
+// Errors returned by NewStorage and New for invalid options.
+var (
+	// ErrUnknownMode means StorageOptions.Mode is not one of the modes.
+	ErrUnknownMode = errors.New("unknown notification mode")
+	// ErrNoClock means StorageOptions.Clock is nil.
+	ErrNoClock = errors.New("clock is required")
+	// ErrNoTracer means StorageOptions.Tracer is nil.
+	ErrNoTracer = errors.New("tracer is required")
+)
+
+// validate checks the options up front, so that Merge never meets a bad mode or a nil clock.
+func (o StorageOptions) validate() error {
+	if !o.Mode.valid() {
+		return fmt.Errorf("mode %v: %w", o.Mode, ErrUnknownMode)
+	}
+	if o.Clock == nil {
+		return ErrNoClock
+	}
+	if o.Tracer == nil {
+		return ErrNoTracer
+	}
+	return nil
+}
+
+// seenTimeFormat is the kubelet's RFC3339NanoFixed: always nine fractional digits.
+const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// Storage is the kubelet's podStorage: the pods of every source, keyed by UID within each source,
+// and the diff that turns each incoming Update into the updates the sync loop sees.
+//
+// Storage is not safe for concurrent use; Config serialises calls to it. It copies every pod it
+// keeps and every pod it returns, so neither the caller's input nor its output ever aliases the
+// stored state.
+type Storage struct {
+	opts StorageOptions
+	// pods maps a source name to that source's pods by UID. The stored objects are Storage's own
+	// copies; updates change them in place, as the kubelet does with its stored objects.
+	pods map[string]map[types.UID]*v1.Pod
+	// seen holds every source that has sent at least one SET.
+	seen sets.Set[string]
+	// sources holds every configured source (Register); it only grows.
+	sources sets.Set[string]
+}
+
+// NewStorage returns an empty Storage, or an error naming the first invalid option.
+func NewStorage(opts StorageOptions) (*Storage, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("invalid pod config options: %w", err)
+	}
+	return &Storage{
+		opts:    opts,
+		pods:    make(map[string]map[types.UID]*v1.Pod),
+		seen:    sets.New[string](),
+		sources: sets.New[string](),
+	}, nil
+}
+
+// Register adds source to the configured sources that SeenAllSources waits for. It is the
+// bookkeeping half of the kubelet's PodConfig.Channel. An empty name panics, as the kubelet's does.
+func (s *Storage) Register(source string) {
+	if source == "" {
+		panic("podconfig: Channel given an empty name")
+	}
+	s.sources.Insert(source)
+}
+
+// SeenAllSources reports whether every configured source is in seen (the sources the caller has
+// read an update from) and has sent this Storage at least one SET. With no configured sources it
+// is true; on a nil Storage it is false, as in the kubelet.
+func (s *Storage) SeenAllSources(seen sets.Set[string]) bool {
+	if s == nil {
+		return false
+	}
+	configured := sets.List(s.sources)
+	return seen.HasAll(configured...) && s.seen.HasAll(configured...)
+}
+
+// Sync returns a SET from AllSource carrying a copy of every pod of every source. The kubelet sends
+// its pods in map order; here they are ordered by source, then namespace/name, then UID.
+func (s *Storage) Sync() Update {
+	u := Update{Op: SET, Source: AllSource, Pods: s.mergedState()}
+	s.traceUpdate(u, "podStorage.sync")
+	return u
+}
+
+// mergedState returns deep copies of every stored pod in a fixed order: source, namespace, name, UID.
+func (s *Storage) mergedState() []*v1.Pod {
+	n := 0
+	for _, pods := range s.pods {
+		n += len(pods)
+	}
+	out := make([]*v1.Pod, 0, n)
+	for _, source := range sortedKeys(s.pods) {
+		start := len(out)
+		for _, p := range s.pods[source] {
+			out = append(out, p)
+		}
+		sortPods(out[start:])
+	}
+	for i, p := range out {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}
+
+// changes are the five lists one merge produces. They point at stored objects (or, for a UID sent
+// twice in one SET, at an object that was stored and then replaced) and are copied only when the
+// merge emits them, so every emitted pod shows its state at the end of the merge, as in the kubelet.
+type changes struct {
+	adds, updates, deletes, removes, reconciles []*v1.Pod
+}
+
+// Merge applies u, sent by source, and returns the updates the kubelet's podStorage would emit for
+// it, in emission order for the mode (Incremental: REMOVE, ADD, UPDATE, DELETE, the first-time
+// empty ADD, RECONCILE). It never modifies u or its pods, and every returned pod is a fresh copy.
+//
+// ADD, UPDATE and DELETE inputs are handled alike and merged into what source already has; REMOVE
+// drops pods by UID; SET replaces everything source has and marks it seen. An unknown Op changes
+// nothing and emits nothing. Pods removed by a SET are ordered by namespace/name, then UID (the
+// kubelet's order is random).
+func (s *Storage) Merge(source string, u Update) []Update {
+	seenBefore := s.seen.Has(source)
+	pods := s.pods[source]
+	if pods == nil {
+		pods = make(map[types.UID]*v1.Pod)
+	}
+	var c changes
+	switch u.Op {
+	case ADD, UPDATE, DELETE:
+		s.updatePods(source, u.Pods, pods, pods, &c)
+	case REMOVE:
+		for _, ref := range u.Pods {
+			if ref == nil {
+				continue
+			}
+			if existing, ok := pods[ref.UID]; ok {
+				delete(pods, ref.UID)
+				c.removes = append(c.removes, existing)
+			}
+		}
+	case SET:
+		s.seen.Insert(source)
+		old := pods
+		pods = make(map[types.UID]*v1.Pod, len(u.Pods))
+		s.updatePods(source, u.Pods, old, pods, &c)
+		for uid, existing := range old {
+			if _, ok := pods[uid]; !ok {
+				c.removes = append(c.removes, existing)
+			}
+		}
+		sortPods(c.removes)
+	default:
+		s.opts.Tracer.Emit(trace.Event{
+			Component: trace.PodConfig,
+			Event:     "error",
+			Op:        u.Op.String(),
+			Source:    source,
+			Reason:    "InvalidOp",
+			Message:   "received invalid update type " + u.Op.String(),
+			Func:      "podStorage.merge",
+		})
+		return nil
+	}
+	s.pods[source] = pods
+	firstSet := !seenBefore && s.seen.Has(source)
+	return s.emit(source, firstSet, &c)
+}
+
+// emit turns the changes of one merge into updates for the configured mode and traces each one.
+func (s *Storage) emit(source string, firstSet bool, c *changes) []Update {
+	var out []Update
+	add := func(op Op, pods []*v1.Pod) {
+		out = append(out, Update{Op: op, Source: source, Pods: copyPods(pods)})
+	}
+	snapshot := func() {
+		out = append(out, Update{Op: SET, Source: source, Pods: s.mergedState()})
+	}
+	switch s.opts.Mode {
+	case Incremental:
+		if len(c.removes) > 0 {
+			add(REMOVE, c.removes)
+		}
+		if len(c.adds) > 0 {
+			add(ADD, c.adds)
+		}
+		if len(c.updates) > 0 {
+			add(UPDATE, c.updates)
+		}
+		if len(c.deletes) > 0 {
+			add(DELETE, c.deletes)
+		}
+		// The first SET of a source always reaches the kubelet, even when it changed nothing
+		// visible, because reading any update from a source is how the kubelet learns the
+		// source is ready.
+		if firstSet && len(c.adds) == 0 && len(c.updates) == 0 && len(c.deletes) == 0 {
+			add(ADD, nil)
+		}
+		if len(c.reconciles) > 0 {
+			add(RECONCILE, c.reconciles)
+		}
+	case SnapshotAndUpdates:
+		if len(c.removes) > 0 || len(c.adds) > 0 || firstSet {
+			snapshot()
+		}
+		if len(c.updates) > 0 {
+			add(UPDATE, c.updates)
+		}
+		if len(c.deletes) > 0 {
+			add(DELETE, c.deletes)
+		}
+	case Snapshot:
+		if len(c.updates) > 0 || len(c.deletes) > 0 || len(c.adds) > 0 || len(c.removes) > 0 || firstSet {
+			snapshot()
+		}
+	}
+	for _, u := range out {
+		s.traceUpdate(u, "podStorage.merge")
+	}
+	return out
+}
+
+// traceUpdate records one emitted update. A single-pod update also names the pod's UID, so that a
+// static pod replaced under the same name (REMOVE then ADD with a new UID) is visible in the trace.
+func (s *Storage) traceUpdate(u Update, fn string) {
+	names := make([]string, len(u.Pods))
+	for i, p := range u.Pods {
+		names[i] = p.Namespace + "/" + p.Name
+	}
+	e := trace.Event{
+		Component: trace.PodConfig,
+		Event:     "update",
+		Op:        u.Op.String(),
+		Source:    u.Source,
+		Pods:      names,
+		Func:      fn,
+	}
+	if len(u.Pods) == 1 {
+		e.UID = string(u.Pods[0].UID)
+	}
+	s.opts.Tracer.Emit(e)
+}
+
+// copyPods deep-copies pods into a slice that is never nil: the kubelet's empty ADD carries an
+// empty, not a nil, list.
+func copyPods(pods []*v1.Pod) []*v1.Pod {
+	out := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}
+
+// sortPods orders pods by namespace, name and UID, the stable order used wherever the kubelet's
+// order comes from a map.
+func sortPods(pods []*v1.Pod) {
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(
+			cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Name, b.Name),
+			cmp.Compare(a.UID, b.UID),
+		)
+	})
+}
+
+// sortedKeys returns the keys of m in increasing order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

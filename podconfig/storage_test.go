@@ -1,0 +1,292 @@
+package podconfig
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// client-go's recorder is what the kubelet passes; Storage must accept it.
+var _ EventRecorder = record.EventRecorder(nil)
+
+func TestNewStorageOptions(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	tests := []struct {
+		name string
+		opts StorageOptions
+		want error
+	}{
+		{"zero mode is incremental", StorageOptions{Clock: clk, Tracer: trace.Discard}, nil},
+		{"snapshot", StorageOptions{Mode: Snapshot, Clock: clk, Tracer: trace.Discard}, nil},
+		{"unknown mode", StorageOptions{Mode: Mode(3), Clock: clk, Tracer: trace.Discard}, ErrUnknownMode},
+		{"negative mode", StorageOptions{Mode: Mode(-1), Clock: clk, Tracer: trace.Discard}, ErrUnknownMode},
+		{"no clock", StorageOptions{Tracer: trace.Discard}, ErrNoClock},
+		{"no tracer", StorageOptions{Clock: clk}, ErrNoTracer},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewStorage(tc.opts)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("NewStorage(%+v) error = %v, want %v", tc.opts, err, tc.want)
+			}
+			if (s == nil) != (tc.want != nil) {
+				t.Errorf("NewStorage(%+v) = %v, want a Storage only without error", tc.opts, s)
+			}
+			if _, err := New(tc.opts); !errors.Is(err, tc.want) {
+				t.Errorf("New(%+v) error = %v, want %v", tc.opts, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStrings(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{SET.String(), "SET"}, {ADD.String(), "ADD"}, {DELETE.String(), "DELETE"}, {REMOVE.String(), "REMOVE"},
+		{UPDATE.String(), "UPDATE"}, {RECONCILE.String(), "RECONCILE"}, {Op(9).String(), "Op(9)"},
+		{Incremental.String(), "Incremental"}, {Snapshot.String(), "Snapshot"},
+		{SnapshotAndUpdates.String(), "SnapshotAndUpdates"}, {Mode(7).String(), "Mode(7)"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("String() = %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestRegisterEmptyNamePanics(t *testing.T) {
+	s, _, _ := newStorage(t, Incremental)
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Register(%q) did not panic", "")
+		}
+	}()
+	s.Register("")
+}
+
+// TestDuplicateFullName is derived case 6: the first pod with a full name wins, the second is
+// dropped with the kubelet's Warning event and a trace event.
+func TestDuplicateFullName(t *testing.T) {
+	x := with(newPod("n", "ns"), func(p *v1.Pod) { p.UID = "uid1" })
+	y := with(newPod("n", "ns"), func(p *v1.Pod) { p.UID = "uid2"; p.Spec.Hostname = "y" })
+	rec := &recorder{}
+	events := record.NewFakeRecorder(10)
+	s, err := NewStorage(StorageOptions{Clock: vclock.New(vclock.Epoch), Tracer: rec, Recorder: events})
+	if err != nil {
+		t.Fatalf("NewStorage() error = %v", err)
+	}
+	got := s.Merge(testSource, upd(SET, testSource, x, y))
+	if diff := cmp.Diff([]Update{upd(ADD, testSource, stored(x))}, got); diff != "" {
+		t.Errorf("Merge(SET [x y]) mismatch (-want +got):\n%s", diff)
+	}
+	const msg = `Error validating pod n_ns(uid2) from test due to duplicate pod name "n", ignoring`
+	select {
+	case e := <-events.Events:
+		if want := "Warning FailedValidation " + msg; e != want {
+			t.Errorf("recorded event = %q, want %q", e, want)
+		}
+	default:
+		t.Errorf("no event recorded for the dropped duplicate")
+	}
+	wantTrace := []trace.Event{
+		{Component: trace.PodConfig, Event: "error", Source: testSource, Pod: "ns/n", UID: "uid2", Reason: "FailedValidation", Message: msg, Func: "filterInvalidPods"},
+		{Component: trace.PodConfig, Event: "update", Op: "ADD", Source: testSource, Pods: []string{"ns/n"}, UID: "uid1", Func: "podStorage.merge"},
+	}
+	if diff := cmp.Diff(wantTrace, rec.events); diff != "" {
+		t.Errorf("trace mismatch (-want +got):\n%s", diff)
+	}
+	// Without a recorder the duplicate is still dropped.
+	s2, _, _ := newStorage(t, Incremental)
+	if got := s2.Merge(testSource, upd(ADD, testSource, x, y)); len(got) != 1 || len(got[0].Pods) != 1 {
+		t.Errorf("Merge(ADD [x y]) without recorder = %v, want one ADD of x", got)
+	}
+}
+
+func TestTraceEvents(t *testing.T) {
+	s, rec, _ := newStorage(t, Incremental)
+	a, b := newPod("a", "ns"), newPod("b", "ns")
+	s.Merge(testSource, upd(SET, testSource))
+	s.Merge(testSource, upd(SET, testSource, a, b))
+	s.Merge(testSource, upd(SET, testSource, b))
+	s.Merge(testSource, upd(Op(42), testSource, a))
+	s.Sync()
+	want := []trace.Event{
+		{Component: trace.PodConfig, Event: "update", Op: "ADD", Source: testSource, Pods: []string{}, Func: "podStorage.merge"},
+		{Component: trace.PodConfig, Event: "update", Op: "ADD", Source: testSource, Pods: []string{"ns/a", "ns/b"}, Func: "podStorage.merge"},
+		{Component: trace.PodConfig, Event: "update", Op: "REMOVE", Source: testSource, Pods: []string{"ns/a"}, UID: "ans", Func: "podStorage.merge"},
+		{Component: trace.PodConfig, Event: "error", Op: "Op(42)", Source: testSource, Reason: "InvalidOp", Message: "received invalid update type Op(42)", Func: "podStorage.merge"},
+		{Component: trace.PodConfig, Event: "update", Op: "SET", Source: AllSource, Pods: []string{"ns/b"}, UID: "bns", Func: "podStorage.sync"},
+	}
+	if diff := cmp.Diff(want, rec.events); diff != "" {
+		t.Errorf("trace mismatch (-want +got):\n%s", diff)
+	}
+	if rec.events[0].Pods == nil {
+		t.Errorf("empty ADD traced Pods = nil, want an empty slice")
+	}
+}
+
+func TestSeenAllSources(t *testing.T) {
+	tests := []struct {
+		name       string
+		registered []string
+		sets       []string // sources that send a SET
+		adds       []string // sources that send only an ADD
+		seen       []string // the argument
+		want       bool
+	}{
+		{name: "nothing registered", want: true},
+		{name: "nothing sent", registered: []string{"api", "file"}, seen: []string{"api", "file"}},
+		{name: "one SET missing", registered: []string{"api", "file"}, sets: []string{"file"}, seen: []string{"api", "file"}},
+		{name: "ADD does not count", registered: []string{"api", "file"}, sets: []string{"file"}, adds: []string{"api"}, seen: []string{"api", "file"}},
+		{name: "caller has not seen one", registered: []string{"api", "file"}, sets: []string{"api", "file"}, seen: []string{"file"}},
+		{name: "all seen", registered: []string{"api", "file"}, sets: []string{"api", "file"}, seen: []string{"api", "file"}, want: true},
+		{name: "unregistered sources ignored", registered: []string{"file"}, sets: []string{"file", "http"}, seen: []string{"file"}, want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _ := newStorage(t, Incremental)
+			for _, r := range tc.registered {
+				s.Register(r)
+			}
+			for _, src := range tc.sets {
+				s.Merge(src, upd(SET, src))
+			}
+			for _, src := range tc.adds {
+				s.Merge(src, upd(ADD, src, newPod("a", src)))
+			}
+			if got := s.SeenAllSources(sets.New(tc.seen...)); got != tc.want {
+				t.Errorf("SeenAllSources(%v) = %v, want %v", tc.seen, got, tc.want)
+			}
+		})
+	}
+	var nilStorage *Storage
+	if nilStorage.SeenAllSources(sets.New[string]()) {
+		t.Errorf("SeenAllSources on a nil Storage = true, want false")
+	}
+}
+
+func TestUnknownOpDoesNotMarkSeen(t *testing.T) {
+	s, _, _ := newStorage(t, Incremental)
+	s.Register(testSource)
+	if got := s.Merge(testSource, upd(Op(-1), testSource)); got != nil {
+		t.Errorf("Merge(Op(-1)) = %v, want nothing", got)
+	}
+	if s.SeenAllSources(sets.New(testSource)) {
+		t.Errorf("SeenAllSources after an unknown op = true, want false")
+	}
+	if got, want := s.Merge(testSource, upd(SET, testSource)), []Update{upd(ADD, testSource)}; !cmp.Equal(want, got) {
+		t.Errorf("Merge(SET []) after an unknown op = %v, want %v (still the first SET)", got, want)
+	}
+}
+
+// TestSyncOrder checks that Sync and the snapshot SETs list pods by source, then namespace/name.
+func TestSyncOrder(t *testing.T) {
+	s, _, _ := newStorage(t, Snapshot)
+	fb, fa := newPod("b", "x"), newPod("a", "y")
+	ab := newPod("a", "x")
+	s.Merge("file", upd(SET, "file", fa, fb))
+	got := s.Merge("api", upd(SET, "api", ab))
+	all := []*v1.Pod{storedAt(ab, "api", epochSeen), storedAt(fb, "file", epochSeen), storedAt(fa, "file", epochSeen)}
+	if diff := cmp.Diff([]Update{upd(SET, "api", all...)}, got); diff != "" {
+		t.Errorf("Merge(api, SET) mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(upd(SET, AllSource, all...), s.Sync()); diff != "" {
+		t.Errorf("Sync() mismatch (-want +got):\n%s", diff)
+	}
+	empty, _, _ := newStorage(t, Incremental)
+	if got := empty.Sync(); got.Pods == nil || len(got.Pods) != 0 || got.Op != SET || got.Source != AllSource {
+		t.Errorf("Sync() on an empty Storage = %#v, want an empty SET from %q", got, AllSource)
+	}
+}
+
+// TestSeenAnnotation checks the config.seen format (nine fractional digits, the clock's zone), that
+// an update keeps the first-seen time, and that a pod added again after its removal is seen anew.
+func TestSeenAnnotation(t *testing.T) {
+	start := time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("X", 3600))
+	clk := vclock.New(start)
+	s, err := NewStorage(StorageOptions{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("NewStorage() error = %v", err)
+	}
+	p := newPod("p", "ns")
+	const first = "2026-03-04T05:06:07.000000008+01:00"
+	seenOf := func(us []Update) string { return us[len(us)-1].Pods[0].Annotations["kubernetes.io/config.seen"] }
+	if got := seenOf(s.Merge(testSource, upd(SET, testSource, p))); got != first {
+		t.Errorf("config.seen of a new pod = %q, want %q", got, first)
+	}
+	clk.Advance(1500 * time.Millisecond)
+	if got := seenOf(s.Merge(testSource, upd(SET, testSource, withContainer(p)))); got != first {
+		t.Errorf("config.seen after an update = %q, want %q", got, first)
+	}
+	s.Merge(testSource, upd(SET, testSource))
+	if got, want := seenOf(s.Merge(testSource, upd(SET, testSource, p))), "2026-03-04T05:06:08.500000008+01:00"; got != want {
+		t.Errorf("config.seen of a re-added pod = %q, want %q", got, want)
+	}
+}
+
+// TestMergeDoesNotAlias checks that Merge never writes to its input and that neither the input nor
+// the output shares memory with what Storage keeps.
+func TestMergeDoesNotAlias(t *testing.T) {
+	ts := &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC)}
+	a := newPod("a", "ns")
+	inputs := []Update{
+		upd(SET, testSource, a), // add
+		upd(SET, testSource, with(a, func(p *v1.Pod) { p.Status.Message = "s" })),                                // reconcile
+		upd(ADD, testSource, with(withContainer(a), func(p *v1.Pod) { p.Labels = map[string]string{"k": "v"} })), // update
+		upd(DELETE, testSource, with(withContainer(a), func(p *v1.Pod) { p.DeletionTimestamp = ts; p.Labels = map[string]string{"k": "v"} })),
+	}
+	s, _, _ := newStorage(t, Incremental)
+	for i, in := range inputs {
+		before := in.Pods[0].DeepCopy()
+		out := s.Merge(testSource, in)
+		if diff := cmp.Diff(before, in.Pods[0]); diff != "" {
+			t.Errorf("input %d: Merge changed its input (-before +after):\n%s", i, diff)
+		}
+		if len(out) != 1 {
+			t.Fatalf("input %d: Merge(%v) = %d updates, want 1", i, in.Op, len(out))
+		}
+		snapshot := s.Sync()
+		scribble(in.Pods[0])
+		scribble(out[0].Pods[0])
+		if diff := cmp.Diff(snapshot, s.Sync()); diff != "" {
+			t.Errorf("input %d: stored pod changed through an alias (-want +got):\n%s", i, diff)
+		}
+		// A snapshot is a copy too.
+		scribble(snapshot.Pods[0])
+		if diff := cmp.Diff(out[0].Pods[0].UID, s.Sync().Pods[0].UID); diff != "" || s.Sync().Pods[0].Spec.Containers[0].Image == "scribbled" {
+			t.Errorf("input %d: stored pod changed through a Sync snapshot", i)
+		}
+	}
+}
+
+// scribble changes p in place, through every map, slice and pointer it holds.
+func scribble(p *v1.Pod) {
+	for k := range p.Annotations {
+		p.Annotations[k] = "scribbled"
+	}
+	for k := range p.Labels {
+		p.Labels[k] = "scribbled"
+	}
+	p.Spec.Containers[0].Image = "scribbled"
+	p.Status.Message = "scribbled"
+	if p.DeletionTimestamp != nil {
+		p.DeletionTimestamp.Time = time.Time{}
+	}
+}
+
+// TestNilPodsSkipped checks that nil entries in an update are ignored rather than crashing Merge.
+func TestNilPodsSkipped(t *testing.T) {
+	a := newPod("a", "ns")
+	runSteps(t, Incremental, []step{
+		{in: upd(SET, testSource, nil, a, nil), want: []Update{upd(ADD, testSource, stored(a))}},
+		{in: upd(REMOVE, testSource, nil, a), want: []Update{upd(REMOVE, testSource, stored(a))}},
+	})
+}
