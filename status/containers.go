@@ -1,0 +1,295 @@
+package status
+
+import (
+	"errors"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// Waiting reasons the kubelet gives a container that has not started, and the reason and message
+// of a container whose end nobody saw.
+const (
+	ReasonContainerCreating = "ContainerCreating"
+	ReasonPodInitializing   = "PodInitializing"
+	ReasonStatusUnknown     = "ContainerStatusUnknown"
+	ReasonCompleted         = "Completed"
+	ReasonError             = "Error"
+
+	msgNotLocatedTerminated = "The container could not be located when the pod was terminated"
+	msgNotLocatedDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
+	msgInitAssumedDone      = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
+)
+
+// exitCodeUnknown is the exit code the kubelet reports for a container whose end it did not see.
+const exitCodeUnknown = 137
+
+// ContainerIDPrefix is the runtime type the fake runtime's container IDs carry in the API, as
+// "containerd://" does for containerd.
+const ContainerIDPrefix = "fake://"
+
+// Reason is why the runtime last failed to start a container: an entry of the kubelet's
+// reasonCache, filled from the results of the last runtime sync. A container that has no running
+// instance and should be restarted shows Waiting with this reason and message.
+type Reason struct {
+	// Reason is the failure class, such as "CrashLoopBackOff", "ErrImagePull" or
+	// "ImagePullBackOff".
+	Reason string
+	// Message explains it, such as "back-off 10s restarting failed container=app pod=web_default".
+	Message string
+}
+
+// ReasonFromError turns a runtime start error into a Reason. The kubecontainer back-off sentinels
+// give their own names; any other error gives its text as the reason.
+func ReasonFromError(err error) Reason {
+	switch {
+	case errors.Is(err, kubecontainer.ErrCrashLoopBackOff):
+		return Reason{Reason: kubecontainer.ErrCrashLoopBackOff.Error(), Message: err.Error()}
+	case errors.Is(err, kubecontainer.ErrImagePullBackOff):
+		return Reason{Reason: kubecontainer.ErrImagePullBackOff.Error(), Message: err.Error()}
+	}
+	return Reason{Reason: err.Error()}
+}
+
+// ShouldContainerBeRestarted reports whether the runtime would start container again on the next
+// sync: the kubelet's kubecontainer.ShouldContainerBeRestarted.
+func ShouldContainerBeRestarted(container *v1.Container, pod *v1.Pod, status *kubecontainer.PodStatus) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
+	cs := status.FindContainerStatusByName(container.Name)
+	switch {
+	case cs == nil:
+		return true
+	case cs.State == kubecontainer.ContainerStateRunning:
+		return false
+	case cs.State == kubecontainer.ContainerStateUnknown, cs.State == kubecontainer.ContainerStateCreated:
+		return true
+	case isSidecar(container):
+		return true
+	case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
+		return false
+	case pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && cs.ExitCode == 0:
+		return false
+	}
+	return true
+}
+
+// convertContainerStatuses builds the API statuses of containers (the regular or the init
+// containers of pod) from the runtime's view and the previous API statuses: the kubelet's
+// convertToAPIContainerStatuses.
+func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous []v1.ContainerStatus,
+	containers []v1.Container, isInit bool, reasons map[string]Reason) []v1.ContainerStatus {
+	hasInit := len(pod.Spec.InitContainers) > 0
+	old := make(map[string]v1.ContainerStatus, len(previous))
+	for _, s := range previous {
+		old[s.Name] = s
+	}
+	defaultReason := ReasonContainerCreating
+	if hasInit {
+		defaultReason = ReasonPodInitializing
+	}
+
+	statuses := make(map[string]*v1.ContainerStatus, len(containers))
+	for _, c := range containers {
+		s := &v1.ContainerStatus{
+			Name:  c.Name,
+			Image: c.Image,
+			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
+		}
+		if o, ok := old[c.Name]; ok {
+			if o.State.Terminated != nil {
+				s = o.DeepCopy()
+			} else {
+				s.RestartCount = o.RestartCount
+				s.LastTerminationState = *o.LastTerminationState.DeepCopy()
+			}
+		}
+		statuses[c.Name] = s
+	}
+
+	// A container that used to run and is gone from the runtime ended unseen: show it stopped, not
+	// freshly waiting, so the pod does not fall back to Pending.
+	for _, c := range containers {
+		if rs.FindContainerStatusByName(c.Name) != nil {
+			continue
+		}
+		o, ok := old[c.Name]
+		if !ok || o.State.Terminated != nil || o.State.Running == nil {
+			continue
+		}
+		s := statuses[c.Name]
+		if s.State.Waiting == nil || s.State.Waiting.Reason != defaultReason || s.LastTerminationState.Terminated != nil {
+			continue
+		}
+		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{
+			Reason:   ReasonStatusUnknown,
+			Message:  msgNotLocatedDeleted,
+			ExitCode: exitCodeUnknown,
+		}
+		if pod.DeletionTimestamp == nil {
+			s.RestartCount++
+		}
+	}
+
+	// The newest instance gives the state, the one before it the last termination state.
+	instances := append([]kubecontainer.ContainerStatus(nil), rs.ContainerStatuses...)
+	sort.SliceStable(instances, func(i, j int) bool { return instances[i].CreatedAt.After(instances[j].CreatedAt) })
+	seen := map[string]int{}
+	for i := range instances {
+		cs := &instances[i]
+		if _, ok := statuses[cs.Name]; !ok || seen[cs.Name] >= 2 {
+			continue
+		}
+		var o *v1.ContainerStatus
+		if prev, ok := old[cs.Name]; ok {
+			o = &prev
+		}
+		s := convertInstance(cs, o)
+		if seen[cs.Name] == 0 {
+			statuses[cs.Name] = s
+		} else {
+			statuses[cs.Name].LastTerminationState = s.State
+		}
+		seen[cs.Name]++
+	}
+
+	// A container the runtime will start again shows why it has not started yet.
+	for i := range containers {
+		c := &containers[i]
+		if isInit {
+			cs := rs.FindContainerStatusByName(c.Name)
+			if cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0 {
+				continue
+			}
+			if cs == nil && anyRegularContainerCreated(pod, rs) && !isSidecar(c) && statuses[c.Name].State.Waiting != nil {
+				statuses[c.Name].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+					Reason: ReasonCompleted, Message: msgInitAssumedDone,
+				}}
+				continue
+			}
+		}
+		if !ShouldContainerBeRestarted(c, pod, rs) {
+			continue
+		}
+		r, ok := reasons[c.Name]
+		if !ok {
+			continue
+		}
+		s := statuses[c.Name]
+		if s.State.Terminated != nil {
+			s.LastTerminationState = s.State
+		}
+		s.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+	}
+
+	out := make([]v1.ContainerStatus, 0, len(containers))
+	if isInit {
+		for _, c := range containers {
+			out = append(out, *statuses[c.Name])
+		}
+		return out
+	}
+	for _, s := range statuses {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// convertInstance converts one runtime container instance.
+func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) *v1.ContainerStatus {
+	id := ContainerIDPrefix + cs.ID
+	s := &v1.ContainerStatus{
+		Name:         cs.Name,
+		RestartCount: int32(cs.RestartCount),
+		Image:        cs.Image,
+		ImageID:      imageID(cs.Image),
+		ContainerID:  id,
+	}
+	switch {
+	case cs.State == kubecontainer.ContainerStateRunning:
+		s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}
+	case cs.State == kubecontainer.ContainerStateCreated:
+		s.State.Waiting = &v1.ContainerStateWaiting{}
+	case cs.State == kubecontainer.ContainerStateExited:
+		reason := cs.Reason
+		if reason == "" {
+			// What containerd reports when nothing more specific (such as OOMKilled) is known.
+			reason = ReasonError
+			if cs.ExitCode == 0 {
+				reason = ReasonCompleted
+			}
+		}
+		s.State.Terminated = &v1.ContainerStateTerminated{
+			ExitCode:    int32(cs.ExitCode),
+			Reason:      reason,
+			Message:     cs.Message,
+			StartedAt:   metav1.NewTime(cs.StartedAt),
+			FinishedAt:  metav1.NewTime(cs.FinishedAt),
+			ContainerID: id,
+		}
+	case cs.State == kubecontainer.ContainerStateUnknown && old != nil && old.State.Running != nil:
+		s.State.Terminated = &v1.ContainerStateTerminated{
+			Reason:   ReasonStatusUnknown,
+			Message:  msgNotLocatedTerminated,
+			ExitCode: exitCodeUnknown,
+		}
+		s.RestartCount = old.RestartCount + 1
+	default:
+		s.State.Waiting = &v1.ContainerStateWaiting{}
+	}
+	return s
+}
+
+// imageID is the image reference the fake runtime reports for image: the image name under the
+// runtime's scheme, standing in for a registry digest.
+func imageID(image string) string {
+	if image == "" {
+		return ""
+	}
+	return ContainerIDPrefix + image
+}
+
+// anyRegularContainerCreated reports whether the runtime has any instance of a regular container,
+// which proves that every regular init container once completed.
+func anyRegularContainerCreated(pod *v1.Pod, rs *kubecontainer.PodStatus) bool {
+	for i := range pod.Spec.Containers {
+		cs := rs.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if cs != nil && cs.State != kubecontainer.ContainerStateUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// setStartedAndReady does what the kubelet's probe manager does to a fresh status when no probe
+// has run: a running container has started, a started container is ready, and a regular init
+// container is ready once it exited 0. Probes are not simulated, so every probe counts as passed.
+func setStartedAndReady(pod *v1.Pod, s *v1.PodStatus) {
+	for i := range s.ContainerStatuses {
+		cs := &s.ContainerStatuses[i]
+		started := cs.State.Running != nil
+		cs.Started = &started
+		if started {
+			cs.Ready = true
+		}
+	}
+	for i := range s.InitContainerStatuses {
+		cs := &s.InitContainerStatuses[i]
+		started := cs.State.Running != nil
+		cs.Started = &started
+		if i < len(pod.Spec.InitContainers) && !isSidecar(&pod.Spec.InitContainers[i]) {
+			if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
+				cs.Ready = true
+			}
+			continue
+		}
+		if started {
+			cs.Ready = true
+		}
+	}
+}

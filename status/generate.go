@@ -1,0 +1,173 @@
+package status
+
+import (
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// Active deadline eviction, with the kubelet's values.
+const (
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// GenerateOptions carries what GeneratePodStatus needs beyond the pod and the runtime's view.
+type GenerateOptions struct {
+	// Reasons holds, per container name, why the last runtime sync failed to start that container
+	// (the kubelet's reasonCache). The caller adds an entry for every failed start and removes it
+	// when the container starts.
+	Reasons map[string]Reason
+	// HostIP is the node's IP. Empty leaves hostIP unset, as a kubelet with no API client does.
+	HostIP string
+	// PodIP is the IP of the pod's sandbox. Empty derives one from the pod UID with FakePodIP.
+	PodIP string
+}
+
+// GeneratePodStatus returns the API status of pod from the runtime's view of it: the kubelet's
+// generateAPIPodStatus. old is the status manager's cached status for the pod, or pod.Status when
+// it has none. podIsTerminal is true in SyncTerminatingPod's final status and in
+// SyncTerminatedPod. now stamps new condition transitions and the start time.
+//
+// A terminal phase never goes back: if the computed phase is not terminal but old or the API
+// status is, that phase is kept. The reason and message stay while the phase does not change.
+func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodStatus, podIsTerminal bool,
+	now time.Time, opts GenerateOptions) v1.PodStatus {
+	rs := status
+	if rs == nil {
+		rs = &kubecontainer.PodStatus{}
+	}
+	var s v1.PodStatus
+	if ip := podIP(pod, rs, old, opts); ip != "" {
+		s.PodIP = ip
+		s.PodIPs = []v1.PodIP{{IP: ip}}
+	}
+	s.QOSClass = qosClass(pod)
+	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons)
+	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons)
+
+	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
+	s.Phase = GetPhase(pod, all, podIsTerminal)
+	if !isTerminal(s.Phase) {
+		switch {
+		case isTerminal(old.Phase):
+			s.Phase = old.Phase
+		case isTerminal(pod.Status.Phase):
+			s.Phase = pod.Status.Phase
+		}
+	}
+	if s.Phase == old.Phase {
+		s.Reason, s.Message = old.Reason, old.Message
+		if s.Reason == "" {
+			s.Reason = pod.Status.Reason
+		}
+		if s.Message == "" {
+			s.Message = pod.Status.Message
+		}
+	}
+	if pastActiveDeadline(pod, old, now) {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
+	}
+	if isTerminal(pod.Status.Phase) && s.Phase != pod.Status.Phase {
+		s.Phase = pod.Status.Phase
+	}
+	setStartedAndReady(pod, &s)
+
+	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
+	for _, c := range pod.Status.Conditions {
+		if !ownedByKubelet(c.Type) {
+			s.Conditions = append(s.Conditions, c)
+		}
+	}
+	if _, dt := findCondition(old.Conditions, v1.DisruptionTarget); dt != nil {
+		if i, _ := findCondition(s.Conditions, v1.DisruptionTarget); i >= 0 {
+			s.Conditions[i] = *dt
+		} else {
+			s.Conditions = append(s.Conditions, *dt)
+		}
+	}
+	all = append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
+	s.Conditions = append(s.Conditions, readyToStartContainersCondition(pod, rs))
+	s.Conditions = append(s.Conditions, initializedCondition(pod, all, s.Phase))
+	s.Conditions = append(s.Conditions, readyCondition(pod, s.Conditions, all, s.Phase))
+	s.Conditions = append(s.Conditions, containersReadyCondition(pod, all, s.Phase))
+	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue})
+	stampTransitions(&s, &old, now)
+
+	if old.StartTime != nil && !old.StartTime.IsZero() {
+		s.StartTime = old.StartTime.DeepCopy()
+	} else {
+		t := metav1.NewTime(now)
+		s.StartTime = &t
+	}
+
+	if opts.HostIP != "" {
+		s.HostIP = opts.HostIP
+		s.HostIPs = []v1.HostIP{{IP: opts.HostIP}}
+		if pod.Spec.HostNetwork && s.PodIP == "" {
+			s.PodIP = opts.HostIP
+			s.PodIPs = []v1.PodIP{{IP: opts.HostIP}}
+		}
+	}
+	return s
+}
+
+// podIP returns the pod's IP: none for a host-network pod (it gets the host IP later) or a pod
+// that never had a sandbox, otherwise the given IP or one derived from the UID. An IP once shown
+// stays, as the kubelet's pod cache keeps the last IPs when the sandbox goes away.
+func podIP(pod *v1.Pod, rs *kubecontainer.PodStatus, old v1.PodStatus, opts GenerateOptions) string {
+	if pod.Spec.HostNetwork {
+		return ""
+	}
+	if len(rs.Sandboxes) == 0 {
+		return old.PodIP
+	}
+	if opts.PodIP != "" {
+		return opts.PodIP
+	}
+	return FakePodIP(pod.UID)
+}
+
+// FakePodIP returns a stable IP in 10.88.0.0/16 for a pod UID, for a runtime that has no network.
+func FakePodIP(uid types.UID) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(uid))
+	v := h.Sum32()
+	return "10.88." + strconv.Itoa(int(v>>8&0xff)) + "." + strconv.Itoa(1+int(v&0xff)%254)
+}
+
+// pastActiveDeadline reports whether the pod has run longer than spec.activeDeadlineSeconds,
+// counted from the start time the status manager knows: the kubelet's activeDeadlineHandler.
+func pastActiveDeadline(pod *v1.Pod, old v1.PodStatus, now time.Time) bool {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return false
+	}
+	start := old.StartTime
+	if start == nil || start.IsZero() {
+		return false
+	}
+	return now.Sub(start.Time) >= time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second
+}
+
+// stampTransitions sets the lastTransitionTime of every kubelet condition in s: the old one when
+// the condition's status did not change, now otherwise. The kubelet's updateLastTransitionTime.
+func stampTransitions(s, old *v1.PodStatus, now time.Time) {
+	for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady, v1.PodInitialized,
+		v1.PodReadyToStartContainers, v1.PodScheduled, v1.DisruptionTarget} {
+		_, c := findCondition(s.Conditions, t)
+		if c == nil {
+			continue
+		}
+		ltt := metav1.NewTime(now)
+		if _, oc := findCondition(old.Conditions, t); oc != nil && oc.Status == c.Status {
+			ltt = oc.LastTransitionTime
+		}
+		c.LastTransitionTime = ltt
+	}
+}

@@ -1,0 +1,338 @@
+package status
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// DefaultSyncPeriod is how often the Manager rewrites and reconciles every status: the kubelet's
+// status manager syncPeriod.
+const DefaultSyncPeriod = 10 * time.Second
+
+// PodManager is what the Manager needs from the kubelet's desired pod set to route a static pod's
+// status to its mirror pod. The kubelet's pod manager satisfies it.
+type PodManager interface {
+	// GetPodByUID returns a regular or static pod by UID; mirror pods are not found this way.
+	GetPodByUID(uid types.UID) (*v1.Pod, bool)
+	// GetMirrorPodByPod returns the mirror pod with the static pod's full name.
+	GetMirrorPodByPod(pod *v1.Pod) (*v1.Pod, bool)
+	// TranslatePodUID returns the static pod's UID for a known mirror pod UID, otherwise uid.
+	TranslatePodUID(uid types.UID) types.UID
+}
+
+// DeletionSafety says whether a pod could still have running containers; while it could, a
+// terminal phase is held back from the API. The kubelet's pod workers provide it.
+type DeletionSafety interface {
+	// PodCouldHaveRunningContainers is asked with the pod as the API returned it (for a static
+	// pod, its mirror pod).
+	PodCouldHaveRunningContainers(pod *v1.Pod) bool
+}
+
+// Options configures a Manager.
+type Options struct {
+	// Client writes to the API. Nil runs standalone: statuses are cached and nothing is written.
+	Client PodStatusClient
+	// PodManager finds pods and mirror pods. Nil knows no pod: API pods are still written, static
+	// pods never are (they have no mirror).
+	PodManager PodManager
+	// DeletionSafety holds terminal phases back while containers may run. Nil means none may.
+	DeletionSafety DeletionSafety
+	// Clock gives the time; it is required.
+	Clock clock.PassiveClock
+	// SyncPeriod is the full batch period; zero means DefaultSyncPeriod.
+	SyncPeriod time.Duration
+	// Tracer receives events; nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// versioned is one pod's cached status: the kubelet's versionedPodStatus.
+type versioned struct {
+	// version grows by one with every accepted change.
+	version   uint64
+	name      string
+	namespace string
+	// finished is set by TerminatePod: the pod worker is done, the API object may go.
+	finished bool
+	status   v1.PodStatus
+}
+
+// Manager is the kubelet's status manager as a core. It is safe for concurrent use.
+type Manager struct {
+	client   PodStatusClient
+	pods     PodManager
+	safety   DeletionSafety
+	clock    clock.PassiveClock
+	period   time.Duration
+	tracer   trace.Tracer
+	anchored time.Time // full batches are due at anchored + k*period
+
+	mu sync.Mutex // guards the fields below
+	// statuses is keyed by the pod's own UID (the static pod's for static pods).
+	statuses map[types.UID]*versioned
+	// apiVersions is the last version written, keyed by the UID of the API object written (the
+	// mirror pod's for static pods).
+	apiVersions map[types.UID]uint64
+	// pending stands for the kubelet's podStatusChannel holding a signal.
+	pending bool
+	// nextFull is when the next full batch is due.
+	nextFull time.Time
+}
+
+// New returns a Manager. It panics without a Clock, which is a wiring error.
+func New(opts Options) *Manager {
+	if opts.Clock == nil {
+		panic("status.New: Options.Clock is required")
+	}
+	if opts.SyncPeriod <= 0 {
+		opts.SyncPeriod = DefaultSyncPeriod
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	if opts.PodManager == nil {
+		opts.PodManager = noPods{}
+	}
+	now := opts.Clock.Now()
+	return &Manager{
+		client:      opts.Client,
+		pods:        opts.PodManager,
+		safety:      opts.DeletionSafety,
+		clock:       opts.Clock,
+		period:      opts.SyncPeriod,
+		tracer:      opts.Tracer,
+		anchored:    now,
+		statuses:    map[types.UID]*versioned{},
+		apiVersions: map[types.UID]uint64{},
+		nextFull:    now.Add(opts.SyncPeriod),
+	}
+}
+
+// noPods is the PodManager of a Manager given none.
+type noPods struct{}
+
+func (noPods) GetPodByUID(types.UID) (*v1.Pod, bool)     { return nil, false }
+func (noPods) GetMirrorPodByPod(*v1.Pod) (*v1.Pod, bool) { return nil, false }
+func (noPods) TranslatePodUID(uid types.UID) types.UID   { return uid }
+
+// GetPodStatus returns a copy of the cached status of the pod with uid (a mirror pod UID is
+// translated to its static pod's), and whether there is one.
+func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	uid = m.pods.TranslatePodUID(uid)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.statuses[uid]
+	if !ok {
+		return v1.PodStatus{}, false
+	}
+	return *v.status.DeepCopy(), true
+}
+
+// SetPodStatus caches status as the pod's latest and, if it differs from the cached one (or the
+// pod is being deleted), queues it for writing.
+func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	status = *status.DeepCopy()
+	status.ObservedGeneration = pod.Generation
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.update(pod, status, pod.DeletionTimestamp != nil, false, "SetPodStatus")
+}
+
+// TerminatePod marks the pod's status final, once the pod worker has finished with it: every
+// container without a terminated state is reported terminated with exit code 137 (unless the pod
+// never initialized), a non-static pod still Pending or Running becomes Failed, and the status is
+// flagged finished, which allows the API object to be deleted.
+func (m *Manager) TerminatePod(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	base := pod.Status
+	if v, ok := m.statuses[pod.UID]; ok {
+		base = v.status
+	}
+	status := *base.DeepCopy()
+	unknown := v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+		Reason: ReasonStatusUnknown, Message: msgNotLocatedTerminated, ExitCode: exitCodeUnknown,
+	}}
+	if hasPodInitialized(pod) {
+		for i := range status.ContainerStatuses {
+			if status.ContainerStatuses[i].State.Terminated == nil {
+				status.ContainerStatuses[i].State = *unknown.DeepCopy()
+			}
+		}
+	}
+	for i := range startedInitContainers(status.InitContainerStatuses) {
+		if status.InitContainerStatuses[i].State.Terminated == nil {
+			status.InitContainerStatuses[i].State = *unknown.DeepCopy()
+		}
+	}
+	if !kubecontainer.IsStaticPod(pod) && !isTerminal(status.Phase) {
+		status.Phase = v1.PodFailed
+	}
+	m.update(pod, status, true, true, "TerminatePod")
+}
+
+// RemoveOrphanedStatuses forgets the status of every pod whose UID is not in podUIDs.
+func (m *Manager) RemoveOrphanedStatuses(podUIDs map[types.UID]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.statuses {
+		if !podUIDs[uid] {
+			delete(m.statuses, uid)
+		}
+	}
+}
+
+// hasPodInitialized reports whether the pod as given shows evidence that its regular containers
+// ever started, judged from the pod's own status as the kubelet does.
+func hasPodInitialized(pod *v1.Pod) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.LastTerminationState.Terminated != nil || s.State.Waiting == nil {
+			return true
+		}
+	}
+	n := len(pod.Status.InitContainerStatuses)
+	if n == 0 {
+		return false
+	}
+	last := pod.Status.InitContainerStatuses[n-1]
+	if n > len(pod.Spec.InitContainers) || pod.Spec.InitContainers[n-1].Name != last.Name {
+		return false
+	}
+	if isSidecar(&pod.Spec.InitContainers[n-1]) {
+		return last.State.Running != nil && last.Started != nil && *last.Started
+	}
+	for _, st := range []v1.ContainerState{last.LastTerminationState, last.State} {
+		if st.Terminated != nil && st.Terminated.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// startedInitContainers returns the init container statuses without the trailing ones that never
+// tried to start; the first is always included.
+func startedInitContainers(statuses []v1.ContainerStatus) []v1.ContainerStatus {
+	for i := len(statuses) - 1; i >= 0; i-- {
+		if statuses[i].State.Waiting == nil || statuses[i].LastTerminationState.Terminated != nil {
+			return statuses[:i+1]
+		}
+	}
+	if len(statuses) > 0 {
+		return statuses[:1]
+	}
+	return nil
+}
+
+// update is the kubelet's updateStatusInternal. fn names the caller for the trace.
+func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool, fn string) {
+	var old v1.PodStatus
+	cached, isCached := m.statuses[pod.UID]
+	switch {
+	case isCached:
+		old = cached.status
+		if !kubecontainer.IsStaticPod(pod) && cached.finished {
+			finished = true
+		}
+	default:
+		if mirror, ok := m.pods.GetMirrorPodByPod(pod); ok {
+			old = mirror.Status
+		} else {
+			old = pod.Status
+		}
+	}
+	if err := checkContainerStateTransition(&old, &status, &pod.Spec); err != nil {
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "reject", Pod: kubecontainer.PodKey(pod),
+			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
+		return
+	}
+	now := m.clock.Now()
+	stampTransitions(&status, &old, now)
+	if old.StartTime != nil && !old.StartTime.IsZero() {
+		status.StartTime = old.StartTime.DeepCopy()
+	} else if status.StartTime == nil || status.StartTime.IsZero() {
+		t := metav1.NewTime(now)
+		status.StartTime = &t
+	}
+	normalizeStatus(pod, &status)
+
+	if isCached && equalByKubelet(&cached.status, &status) && !force {
+		return
+	}
+	next := &versioned{
+		version:   1,
+		name:      pod.Name,
+		namespace: pod.Namespace,
+		finished:  finished,
+		status:    status,
+	}
+	from := ""
+	if isCached {
+		next.version = cached.version + 1
+		from = string(cached.status.Phase)
+	}
+	m.statuses[pod.UID] = next
+	m.pending = true
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "set", Pod: kubecontainer.PodKey(pod),
+		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
+}
+
+// checkContainerStateTransition refuses a status in which a container that terminated for good
+// (under restartPolicy Never, or OnFailure after exit 0) is no longer terminated.
+func checkContainerStateTransition(old, next *v1.PodStatus, spec *v1.PodSpec) error {
+	if spec.RestartPolicy == v1.RestartPolicyAlways {
+		return nil
+	}
+	final := func(s v1.ContainerStatus) bool {
+		t := s.State.Terminated
+		return t != nil && !(t.ExitCode != 0 && spec.RestartPolicy == v1.RestartPolicyOnFailure)
+	}
+	for _, o := range old.ContainerStatuses {
+		if !final(o) {
+			continue
+		}
+		if n, ok := findStatus(next.ContainerStatuses, o.Name); ok && n.State.Terminated == nil {
+			return fmt.Errorf("terminated container %s attempted illegal transition to non-terminated state", o.Name)
+		}
+	}
+	for i, o := range old.InitContainerStatuses {
+		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
+			return fmt.Errorf("found mismatch between pod spec and status, container: %s", o.Name)
+		}
+		if isSidecar(&spec.InitContainers[i]) || !final(o) {
+			continue
+		}
+		if n, ok := findStatus(next.InitContainerStatuses, o.Name); ok && n.State.Terminated == nil {
+			return fmt.Errorf("terminated init container %s attempted illegal transition to non-terminated state", o.Name)
+		}
+	}
+	return nil
+}
+
+// equalByKubelet reports whether two statuses are the same as far as the kubelet is concerned:
+// equal apart from conditions the kubelet neither owns nor shares, and apart from the transition
+// times of its own conditions. The kubelet's isPodStatusByKubeletEqual.
+func equalByKubelet(old, status *v1.PodStatus) bool {
+	oldCopy := old.DeepCopy()
+	for _, c := range status.Conditions {
+		if ownedByKubelet(c.Type) || sharedWithKubelet(c.Type) {
+			_, oc := findCondition(oldCopy.Conditions, c.Type)
+			if oc == nil || oc.Status != c.Status || oc.Message != c.Message || oc.Reason != c.Reason {
+				return false
+			}
+		}
+	}
+	oldCopy.Conditions = status.Conditions
+	return apiequality.Semantic.DeepEqual(oldCopy, status)
+}

@@ -1,0 +1,345 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// maxTerminationMessageLength is the budget for all termination messages of one pod, shared
+// equally among its containers: the kubelet's MaxPodTerminationMessageLogLength.
+const maxTerminationMessageLength = 1024 * 12
+
+// NextWake returns when the Manager next has writing to do: now while a changed status waits to
+// be written, else the next full batch. A standalone Manager, or one with nothing cached and
+// nothing written, has none.
+func (m *Manager) NextWake() (time.Time, bool) {
+	if m.client == nil {
+		return time.Time{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pending {
+		return m.clock.Now(), true
+	}
+	if len(m.statuses) == 0 && len(m.apiVersions) == 0 {
+		return time.Time{}, false
+	}
+	return m.nextFull, true
+}
+
+// Step does the writing due at the clock's current time: a full batch (every status checked,
+// reconciled with the pod manager's copy and retried) when one is due, otherwise the statuses
+// changed since their last write. It returns the API errors met, joined; a failed write is
+// retried by a later batch, as in the kubelet.
+func (m *Manager) Step(ctx context.Context) error {
+	if m.client == nil {
+		return nil
+	}
+	now := m.clock.Now()
+	m.mu.Lock()
+	all := !now.Before(m.nextFull)
+	if all {
+		periods := now.Sub(m.anchored)/m.period + 1
+		m.nextFull = m.anchored.Add(periods * m.period)
+	}
+	if !all && !m.pending {
+		m.mu.Unlock()
+		return nil
+	}
+	m.pending = false
+	batch := m.collect(all)
+	m.mu.Unlock()
+
+	var errs []error
+	for _, w := range batch {
+		if err := m.syncPod(ctx, w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// write is one status to write: the kubelet's podSync.
+type write struct {
+	uid    types.UID // the pod's own UID, the key of the cache
+	status versioned
+}
+
+// collect picks the statuses to write, in namespace, name, UID order: the first half of the
+// kubelet's syncBatch. The caller holds m.mu.
+func (m *Manager) collect(all bool) []write {
+	if all {
+		for uid := range m.apiVersions {
+			_, hasPod := m.statuses[uid]
+			hasMirror := m.pods.TranslatePodUID(uid) != uid
+			if !hasPod && !hasMirror {
+				delete(m.apiVersions, uid)
+			}
+		}
+	}
+	uids := make([]types.UID, 0, len(m.statuses))
+	for uid := range m.statuses {
+		uids = append(uids, uid)
+	}
+	sort.Slice(uids, func(i, j int) bool {
+		a, b := m.statuses[uids[i]], m.statuses[uids[j]]
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		return uids[i] < uids[j]
+	})
+
+	var batch []write
+	for _, uid := range uids {
+		v := m.statuses[uid]
+		target := uid
+		if pod, ok := m.pods.GetPodByUID(uid); ok && kubecontainer.IsStaticPod(pod) {
+			mirror, ok := m.pods.GetMirrorPodByPod(pod)
+			if !ok {
+				continue // no mirror pod yet: nowhere to write
+			}
+			target = mirror.UID
+		}
+		w := write{uid: uid, status: *v}
+		switch {
+		case !all:
+			if m.apiVersions[target] >= v.version {
+				continue
+			}
+			batch = append(batch, w)
+		case m.needsUpdate(target, v):
+			batch = append(batch, w)
+		case m.needsReconcile(uid, v.status):
+			delete(m.apiVersions, target)
+			batch = append(batch, w)
+		}
+	}
+	return batch
+}
+
+// needsUpdate reports whether the status was never written at this version, or the pod can now
+// be deleted. The caller holds m.mu.
+func (m *Manager) needsUpdate(target types.UID, v *versioned) bool {
+	latest, ok := m.apiVersions[target]
+	if !ok || latest < v.version {
+		return true
+	}
+	pod, ok := m.pods.GetPodByUID(target)
+	return ok && canBeDeleted(pod, v.finished)
+}
+
+// needsReconcile reports whether the pod manager's copy of the API status (the mirror pod's, for
+// a static pod) differs from the cached one, so the cached one must be written again.
+func (m *Manager) needsReconcile(uid types.UID, status v1.PodStatus) bool {
+	pod, ok := m.pods.GetPodByUID(uid)
+	if !ok {
+		return false
+	}
+	if kubecontainer.IsStaticPod(pod) {
+		if pod, ok = m.pods.GetMirrorPodByPod(pod); !ok {
+			return false
+		}
+	}
+	api := pod.Status.DeepCopy()
+	normalizeStatus(pod, api)
+	return !equalByKubelet(api, &status)
+}
+
+// canBeDeleted reports whether the API object pod can be deleted: it is being deleted, it is not
+// a mirror pod, its API phase is terminal and the pod worker finished with it.
+func canBeDeleted(pod *v1.Pod, finished bool) bool {
+	if pod.DeletionTimestamp == nil || kubecontainer.IsMirrorPod(pod) {
+		return false
+	}
+	return isTerminal(pod.Status.Phase) && finished
+}
+
+// syncPod writes one status to the API: the kubelet's status manager syncPod.
+func (m *Manager) syncPod(ctx context.Context, w write) error {
+	key := w.status.namespace + "/" + w.status.name
+	pod, err := m.client.GetPod(ctx, w.status.namespace, w.status.name)
+	if apierrors.IsNotFound(err) {
+		return nil // the pod is gone; RemoveOrphanedStatuses will drop the status
+	}
+	if err != nil {
+		m.traceError(key, w.uid, err)
+		return err
+	}
+	if translated := m.pods.TranslatePodUID(pod.UID); translated != "" && translated != w.uid {
+		m.mu.Lock()
+		delete(m.statuses, w.uid)
+		m.mu.Unlock()
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "drop", Pod: key, UID: string(w.uid),
+			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(pod.UID), Func: "syncPod"})
+		return nil
+	}
+	couldRun := m.safety != nil && m.safety.PodCouldHaveRunningContainers(pod)
+	merged := mergePodStatus(pod.Status, w.status.status, couldRun, m.clock.Now())
+	patch, unchanged, err := statusPatch(pod.UID, pod.Status, merged)
+	if err != nil {
+		return fmt.Errorf("status patch for pod %s: %w", key, err)
+	}
+	if !unchanged {
+		from := pod.Status.Phase
+		pod, err = m.client.PatchPodStatus(ctx, pod.Namespace, pod.Name, patch)
+		if err != nil {
+			m.traceError(key, w.uid, err)
+			return err
+		}
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "patch", Pod: key, UID: string(pod.UID),
+			From: string(from), To: string(pod.Status.Phase), Func: "syncPod"})
+	}
+	m.mu.Lock()
+	m.apiVersions[pod.UID] = w.status.version
+	m.mu.Unlock()
+
+	if !canBeDeleted(pod, w.status.finished) {
+		return nil
+	}
+	if err := m.client.DeletePod(ctx, pod.Namespace, pod.Name, pod.UID); err != nil {
+		m.traceError(key, w.uid, err)
+		return err
+	}
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "delete", Pod: key, UID: string(pod.UID),
+		To: string(pod.Status.Phase), Func: "syncPod"})
+	m.mu.Lock()
+	delete(m.statuses, w.uid)
+	m.mu.Unlock()
+	return nil
+}
+
+// traceError records a failed API call.
+func (m *Manager) traceError(key string, uid types.UID, err error) {
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "error", Pod: key, UID: string(uid),
+		Message: err.Error(), Func: "syncPod"})
+}
+
+// statusPatch is the strategic merge patch that turns old into next, carrying the pod UID so that
+// the API refuses it for a pod re-created under the same name. unchanged is true when the patch
+// would change nothing but the UID. The kubelet's statusutil.PatchPodStatus.
+func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	oldData, err := json.Marshal(v1.Pod{Status: old})
+	if err != nil {
+		return nil, false, err
+	}
+	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: next})
+	if err != nil {
+		return nil, false, err
+	}
+	patch, err = strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
+	if err != nil {
+		return nil, false, err
+	}
+	return patch, bytes.Equal(patch, fmt.Appendf(nil, `{"metadata":{"uid":%q}}`, uid)), nil
+}
+
+// mergePodStatus returns next with the API's conditions the kubelet does not own kept, and with a
+// move to a terminal phase held back while containers could still run. The kubelet's
+// mergePodStatus.
+func mergePodStatus(old, next v1.PodStatus, couldHaveRunningContainers bool, now time.Time) v1.PodStatus {
+	next = *next.DeepCopy()
+	conditions := make([]v1.PodCondition, 0, len(old.Conditions)+len(next.Conditions))
+	for _, c := range old.Conditions {
+		if !ownedByKubelet(c.Type) {
+			conditions = append(conditions, c)
+		}
+	}
+	toTerminal := !isTerminal(old.Phase) && isTerminal(next.Phase)
+	for _, c := range next.Conditions {
+		switch {
+		case ownedByKubelet(c.Type):
+			conditions = append(conditions, c)
+		case c.Type == v1.DisruptionTarget && toTerminal && !couldHaveRunningContainers:
+			// Sent only now, so its transition time is now unless the API already had it.
+			tmp := v1.PodStatus{Conditions: []v1.PodCondition{c}}
+			stampTransitions(&tmp, &old, now)
+			c = tmp.Conditions[0]
+			if i, _ := findCondition(conditions, c.Type); i >= 0 {
+				conditions[i] = c
+			} else {
+				conditions = append(conditions, c)
+			}
+		}
+	}
+	next.Conditions = conditions
+	next.ResourceClaimStatuses = old.ResourceClaimStatuses
+	if toTerminal && couldHaveRunningContainers {
+		next.Phase, next.Reason, next.Message = old.Phase, old.Reason, old.Message
+	}
+	if isTerminal(next.Phase) {
+		for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+			if i, c := findCondition(next.Conditions, t); c != nil && c.Status == v1.ConditionTrue {
+				tc := terminalReadyCondition(t, c.ObservedGeneration, next.Phase)
+				tc.LastTransitionTime = metav1.NewTime(now)
+				next.Conditions[i] = tc
+			}
+		}
+	}
+	return next
+}
+
+// normalizeStatus rounds every timestamp to the second, as the API stores them, cuts termination
+// messages to their share of the pod's budget and sorts the container statuses, so that a status
+// read back from the API compares equal to the one written.
+func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
+	perContainer := maxTerminationMessageLength
+	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers) + len(pod.Spec.EphemeralContainers); n > 0 {
+		perContainer /= n
+	}
+	round := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
+	state := func(s *v1.ContainerState) {
+		if s.Running != nil {
+			round(&s.Running.StartedAt)
+		}
+		if s.Terminated != nil {
+			round(&s.Terminated.StartedAt)
+			round(&s.Terminated.FinishedAt)
+			if len(s.Terminated.Message) > perContainer {
+				s.Terminated.Message = s.Terminated.Message[:perContainer]
+			}
+		}
+	}
+	if status.StartTime != nil {
+		round(status.StartTime)
+	}
+	for i := range status.Conditions {
+		round(&status.Conditions[i].LastProbeTime)
+		round(&status.Conditions[i].LastTransitionTime)
+	}
+	for _, list := range [][]v1.ContainerStatus{status.ContainerStatuses, status.InitContainerStatuses, status.EphemeralContainerStatuses} {
+		for i := range list {
+			state(&list[i].State)
+			state(&list[i].LastTerminationState)
+		}
+	}
+	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
+		return status.ContainerStatuses[i].Name < status.ContainerStatuses[j].Name
+	})
+	sort.SliceStable(status.EphemeralContainerStatuses, func(i, j int) bool {
+		return status.EphemeralContainerStatuses[i].Name < status.EphemeralContainerStatuses[j].Name
+	})
+	order := make(map[string]int, len(pod.Spec.InitContainers))
+	for i, c := range pod.Spec.InitContainers {
+		order[c.Name] = i
+	}
+	sort.SliceStable(status.InitContainerStatuses, func(i, j int) bool {
+		return order[status.InitContainerStatuses[i].Name] < order[status.InitContainerStatuses[j].Name]
+	})
+}
