@@ -1,0 +1,95 @@
+package fakeapiserver_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/fakeapiserver"
+)
+
+func podBody(i int) string {
+	return fmt.Sprintf(`{"metadata":{"name":"pod-%d","labels":{"app":"bench"}},"spec":{"nodeName":"node-%d","containers":[{"name":"c","image":"busybox:1.36"}]}}`, i, i%10)
+}
+
+// BenchmarkWatchFanOut writes 10,000 pods while 10 HTTP watches stream them; one iteration ends
+// when every watcher has read every event.
+func BenchmarkWatchFanOut(b *testing.B) {
+	const events, watchers = 10000, 10
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		srv := fakeapiserver.New(fakeapiserver.Options{HistorySize: 2 * events})
+		ts := httptest.NewServer(srv.Handler())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, watchers)
+		for range watchers {
+			req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/pods?watch=1&resourceVersion=0", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() {
+				defer resp.Body.Close()
+				sc := bufio.NewScanner(resp.Body)
+				sc.Buffer(make([]byte, 64<<10), 1<<20)
+				n := 0
+				for n < events && sc.Scan() {
+					n++
+				}
+				done <- n
+			}()
+		}
+		h := srv.Handler()
+		b.StartTimer()
+		for i := range events {
+			if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json", podBody(i)); w.Code != http.StatusCreated {
+				b.Fatalf("create = %d %s", w.Code, w.Body.String())
+			}
+		}
+		for range watchers {
+			if n := <-done; n != events {
+				b.Fatalf("a watcher read %d events, want %d", n, events)
+			}
+		}
+		b.StopTimer()
+		cancel()
+		ts.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events*watchers), "ns/delivered-event")
+}
+
+// BenchmarkList10000Pods lists 10,000 pods, whole and filtered to one node as a kubelet does.
+func BenchmarkList10000Pods(b *testing.B) {
+	srv := fakeapiserver.New(fakeapiserver.Options{})
+	h := srv.Handler()
+	for i := range 10000 {
+		if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json", podBody(i)); w.Code != http.StatusCreated {
+			b.Fatalf("create = %d %s", w.Code, w.Body.String())
+		}
+	}
+	for _, bc := range []struct{ name, query string }{
+		{"all", ""},
+		{"nodeName", "?fieldSelector=spec.nodeName%3Dnode-3"},
+		{"table", ""},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			accept := []string{}
+			if bc.name == "table" {
+				accept = []string{"Accept", tableAccept}
+			}
+			for range b.N {
+				w := do(h, "GET", "/api/v1/pods"+bc.query, "", "", accept...)
+				if w.Code != http.StatusOK || !strings.Contains(w.Body.String()[:200], "List") && bc.name != "table" {
+					b.Fatalf("list = %d", w.Code)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,216 @@
+package fakeapiserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"sigs.k8s.io/yaml"
+)
+
+// scheme knows the kinds this server decodes, so that a body naming another kind or version is
+// recognised as such instead of being silently decoded into the wrong type.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := coordinationv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)
+	return s
+}()
+
+// protoDecoder decodes the Kubernetes protobuf envelope, which client-go clientsets send by
+// default. Responses are always JSON, which those clients also accept.
+var protoDecoder = protobuf.NewSerializer(scheme, scheme)
+
+const protobufMediaType = "application/vnd.kubernetes.protobuf"
+
+// strictDecoder reports unknown and duplicate fields as a non-fatal strict decoding error, which
+// the handler turns into a rejection, a warning or nothing depending on fieldValidation.
+var strictDecoder = k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme, scheme,
+	k8sjson.SerializerOptions{Strict: true})
+
+// fieldValidation is the fieldValidation query parameter.
+type fieldValidation int
+
+const (
+	validationWarn fieldValidation = iota // the default since Kubernetes 1.27
+	validationIgnore
+	validationStrict
+)
+
+func parseFieldValidation(r *http.Request) (fieldValidation, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "", "Warn":
+		return validationWarn, nil
+	case "Ignore":
+		return validationIgnore, nil
+	case "Strict":
+		return validationStrict, nil
+	default:
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, got %q", v))
+	}
+}
+
+// readBody reads the request body within the size limit.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	data, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", tooLarge.Limit))
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	return data, nil
+}
+
+// body is a request body and the form it is in.
+type body struct {
+	data  []byte
+	proto bool
+}
+
+// readObjectBody reads a create or update body: JSON, YAML (converted to JSON) or protobuf.
+func readObjectBody(r *http.Request) (body, error) {
+	data, proto, err := readObjectBodyData(r)
+	return body{data: data, proto: proto}, err
+}
+
+func readObjectBodyData(r *http.Request) ([]byte, bool, error) {
+	mediaType := "application/json"
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil {
+			return nil, false, unsupportedMediaType(ct)
+		}
+		mediaType = mt
+	}
+	switch mediaType {
+	case "application/json", "*/*", "application/yaml", protobufMediaType:
+	default:
+		return nil, false, unsupportedMediaType(mediaType)
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	switch mediaType {
+	case protobufMediaType:
+		return data, true, nil
+	case "application/yaml":
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("decoding YAML body: %v", err))
+		}
+		return js, false, nil
+	default:
+		return data, false, nil
+	}
+}
+
+// decode decodes a body as res's kind. Unknown or duplicate JSON fields reject the body under
+// Strict and become warnings under Warn; protobuf has no such check.
+func decode(res *resource, b body, fv fieldValidation) (runtime.Object, []string, error) {
+	into := res.newObj()
+	gvk := res.gvk()
+	var obj runtime.Object
+	var actual *schema.GroupVersionKind
+	var err error
+	if b.proto {
+		obj, actual, err = protoDecoder.Decode(b.data, &gvk, into)
+	} else {
+		obj, actual, err = strictDecoder.Decode(b.data, &gvk, into)
+	}
+	var warnings []string
+	if err != nil {
+		if !runtime.IsStrictDecodingError(err) || obj == nil {
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+				res.kind, res.gv.Version, res.kind, err))
+		}
+		strictErr, ok := runtime.AsStrictDecodingError(err)
+		if !ok {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		switch fv {
+		case validationStrict:
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+				res.kind, res.gv.Version, res.kind, err))
+		case validationWarn:
+			for _, e := range strictErr.Errors() {
+				warnings = append(warnings, e.Error())
+			}
+		}
+	}
+	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the kind of the object in the body (%s) does not match the resource %s",
+			obj.GetObjectKind().GroupVersionKind().Kind, res.name))
+	}
+	if actual != nil && *actual != gvk {
+		got := *actual
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object is of kind %s",
+			got.Kind, got.Version, res.kind, got))
+	}
+	return obj, warnings, nil
+}
+
+func writeWarnings(w http.ResponseWriter, warnings []string) {
+	for _, msg := range warnings {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+	}
+}
+
+// output is what the client asked for in Accept.
+type output int
+
+const (
+	outputJSON output = iota
+	outputTable
+)
+
+// negotiate picks the first media type in Accept that this server can produce. Only JSON is
+// produced, as objects or as meta.k8s.io Tables; protobuf and CBOR are refused with 406 unless
+// JSON is also accepted, which every client-go and kubectl request does.
+func negotiate(r *http.Request) (output, string, error) {
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return outputJSON, "", nil
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if mt != "application/json" && mt != "application/*" && mt != "*/*" {
+			continue
+		}
+		switch params["as"] {
+		case "":
+			return outputJSON, "", nil
+		case "Table":
+			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
+				return outputTable, params["v"], nil
+			}
+		}
+	}
+	return 0, "", notAcceptable(accept)
+}

@@ -1,0 +1,107 @@
+package fakeapiserver
+
+import (
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// ServerVersion is what /version reports: the Kubernetes minor version whose kubelet this
+// project mirrors.
+var ServerVersion = version.Info{
+	Major:      "1",
+	Minor:      "35",
+	GitVersion: "v1.35.0-fakeapiserver",
+	GitCommit:  "0000000000000000000000000000000000000000",
+	BuildDate:  "2026-01-01T00:00:00Z",
+	GoVersion:  runtime.Version(),
+	Compiler:   runtime.Compiler,
+	Platform:   runtime.GOOS + "/" + runtime.GOARCH,
+}
+
+func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, statusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "only GET is allowed"))
+		return
+	}
+	writeJSON(w, http.StatusOK, ServerVersion)
+}
+
+// The discovery documents are the legacy (unaggregated) ones. kubectl and client-go ask for the
+// aggregated apidiscovery.k8s.io/v2 form first and fall back to these when the answer is plain
+// application/json, as it is from servers that predate aggregated discovery.
+
+func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "80")
+	}
+	writeJSON(w, http.StatusOK, &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: host},
+		},
+	})
+}
+
+func groups() []metav1.APIGroup {
+	gv := metav1.GroupVersionForDiscovery{GroupVersion: coordinationV.String(), Version: coordinationV.Version}
+	return []metav1.APIGroup{{
+		Name:             coordinationV.Group,
+		Versions:         []metav1.GroupVersionForDiscovery{gv},
+		PreferredVersion: gv,
+	}}
+}
+
+func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+		Groups:   groups(),
+	})
+}
+
+func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string) {
+	for _, g := range groups() {
+		if g.Name == name {
+			g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+			writeJSON(w, http.StatusOK, &g)
+			return
+		}
+	}
+	writeError(w, notFoundPath(r.URL.Path))
+}
+
+// serveResourceList serves the APIResourceList of one group version ("v1" or "group/version").
+func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv string) {
+	verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	list := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv,
+		APIResources: []metav1.APIResource{},
+	}
+	for _, res := range resources() {
+		if res.gv.String() != gv {
+			continue
+		}
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
+			Verbs: verbs, ShortNames: res.shortNames,
+		})
+		if res.hasStatus {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: res.name + "/status", Namespaced: res.namespaced, Kind: res.kind,
+				Verbs: metav1.Verbs{"get", "patch", "update"},
+			})
+		}
+	}
+	if len(list.APIResources) == 0 || strings.Count(gv, "/") > 1 {
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}

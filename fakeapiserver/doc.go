@@ -1,0 +1,29 @@
+// Package fakeapiserver is an in-memory Kubernetes API server for the objects a kubelet reads and
+// writes: Pods (API pods and mirror pods), the Node, Leases and Events.
+//
+// It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
+// coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
+// selectors, the pods/status and nodes/status subresources, graceful pod deletion, metav1.Status
+// errors, discovery, a small OpenAPI v3 document and server-side tables, so that both client-go
+// (typed clientsets, informers, the event recorder) and kubectl work against it unchanged.
+//
+// # Resource versions and watches
+//
+// One counter numbers every write, as etcd's revision does for the real server. Each resource keeps
+// a bounded history of its recent watch events; a watch that resumes from a version older than the
+// history holds ends with an ERROR event carrying 410 Gone (reason Expired), which makes client-go
+// reflectors relist, as they do against a real server whose watch cache moved on.
+//
+// # Pod deletion
+//
+// A pod bound to a node is deleted gracefully: the first DELETE sets deletionTimestamp and
+// deletionGracePeriodSeconds and leaves the pod in place; the kubelet confirms with a second DELETE
+// with gracePeriodSeconds=0, which removes it. Unbound pods, pods in a terminal phase and deletes
+// with gracePeriodSeconds=0 remove the pod at once. Finalizers are stored but not honoured.
+//
+// Every write to a pod is also a trace.Event from trace.APIServer, emitted in resource-version
+// order, so a trace shows the API writes interleaved with the kubelet's reactions to them.
+//
+// The store is synchronous and guarded by one mutex; the only goroutines are the HTTP server's own
+// request goroutines, and the only waiting is a watch request waiting for the next write (run.go).
+package fakeapiserver

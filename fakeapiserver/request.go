@@ -1,0 +1,229 @@
+package fakeapiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// target is what a resource URL names.
+type target struct {
+	res         *resource
+	namespace   string // "" for cluster-scoped resources and for lists across namespaces
+	name        string // "" for the collection
+	subresource string // "" or "status"
+	watch       bool   // the legacy /watch/ path prefix
+}
+
+var served = func() map[string]*resource {
+	m := map[string]*resource{}
+	for _, res := range resources() {
+		m[res.gv.String()+"/"+res.name] = res
+	}
+	return m
+}()
+
+// serveAPI handles /api and /apis: discovery documents and resource requests.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var gvSegs int
+	switch {
+	case segs[0] == "api" && len(segs) == 1:
+		s.serveAPIVersions(w, r)
+		return
+	case segs[0] == "api" && len(segs) == 2:
+		s.serveResourceList(w, r, segs[1])
+		return
+	case segs[0] == "api":
+		gvSegs = 2
+	case segs[0] == "apis" && len(segs) == 1:
+		s.serveGroupList(w, r)
+		return
+	case segs[0] == "apis" && len(segs) == 2:
+		s.serveGroup(w, r, segs[1])
+		return
+	case segs[0] == "apis" && len(segs) == 3:
+		s.serveResourceList(w, r, segs[1]+"/"+segs[2])
+		return
+	case segs[0] == "apis":
+		gvSegs = 3
+	default:
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	gv := strings.Join(segs[1:gvSegs], "/")
+	t, ok := parseTarget(gv, segs[gvSegs:])
+	if !ok {
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	s.serveResource(w, r, t)
+}
+
+// parseTarget parses [watch/][namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]].
+func parseTarget(gv string, segs []string) (target, bool) {
+	var t target
+	if len(segs) > 0 && segs[0] == "watch" {
+		t.watch = true
+		segs = segs[1:]
+	}
+	if len(segs) >= 3 && segs[0] == "namespaces" {
+		t.namespace = segs[1]
+		segs = segs[2:]
+		if t.namespace == "" {
+			return t, false
+		}
+	}
+	if len(segs) == 0 || len(segs) > 3 {
+		return t, false
+	}
+	res, ok := served[gv+"/"+segs[0]]
+	if !ok || (t.namespace != "" && !res.namespaced) {
+		return t, false
+	}
+	t.res = res
+	if len(segs) > 1 {
+		t.name = segs[1]
+		if t.name == "" || (res.namespaced && t.namespace == "") {
+			return t, false
+		}
+	}
+	if len(segs) > 2 {
+		t.subresource = segs[2]
+		if t.subresource != "status" || !res.hasStatus {
+			return t, false
+		}
+	}
+	if t.watch && t.subresource != "" {
+		return t, false
+	}
+	return t, true
+}
+
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
+	isWatch := t.watch || queryBool(r, "watch")
+	var err error
+	switch {
+	case r.Method == http.MethodGet && (isWatch || t.name == ""):
+		if isWatch {
+			err = s.watch(w, r, t)
+		} else {
+			err = s.list(w, r, t)
+		}
+	case t.watch:
+		err = methodNotAllowed(r, t.res)
+	case r.Method == http.MethodGet:
+		err = s.get(w, r, t)
+	case r.Method == http.MethodPost && t.name == "" && (t.namespace != "" || !t.res.namespaced):
+		err = s.create(w, r, t)
+	case r.Method == http.MethodPut && t.name != "":
+		err = s.update(w, r, t)
+	case r.Method == http.MethodPatch && t.name != "":
+		err = s.patch(w, r, t)
+	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
+		err = s.delete(w, r, t)
+	default:
+		err = methodNotAllowed(r, t.res)
+	}
+	if err != nil {
+		writeError(w, err)
+	}
+}
+
+func queryBool(r *http.Request, key string) bool {
+	v := r.URL.Query().Get(key)
+	return v == "true" || v == "1"
+}
+
+// listOptions are the query parameters of a list or watch.
+type listOptions struct {
+	labels          labels.Selector
+	fields          fields.Selector
+	resourceVersion string
+	rvMatch         metav1.ResourceVersionMatch
+	bookmarks       bool
+	// sendInitialEvents is nil when the parameter is absent.
+	sendInitialEvents *bool
+	timeout           time.Duration
+	includeObject     metav1.IncludeObjectPolicy
+}
+
+func parseListOptions(r *http.Request, t target) (listOptions, error) {
+	q := r.URL.Query()
+	opts := listOptions{
+		resourceVersion: q.Get("resourceVersion"),
+		rvMatch:         metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
+		bookmarks:       queryBool(r, "allowWatchBookmarks"),
+		includeObject:   metav1.IncludeObjectPolicy(q.Get("includeObject")),
+	}
+	var err error
+	if opts.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	if opts.fields, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	supported := t.res.fieldSet(t.res.newObj())
+	for _, req := range opts.fields.Requirements() {
+		if _, ok := supported[req.Field]; !ok {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	if t.name != "" {
+		opts.fields = fields.AndSelectors(opts.fields, fields.OneTermEqualSelector("metadata.name", t.name))
+	}
+	if opts.resourceVersion != "" {
+		if _, err := strconv.ParseUint(opts.resourceVersion, 10, 64); err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", opts.resourceVersion))
+		}
+	}
+	switch opts.rvMatch {
+	case "", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact:
+	default:
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("unsupported resourceVersionMatch %q", opts.rvMatch))
+	}
+	if v := q.Get("sendInitialEvents"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", v))
+		}
+		opts.sendInitialEvents = &b
+	}
+	if v := q.Get("timeoutSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", v))
+		}
+		opts.timeout = time.Duration(n) * time.Second
+	}
+	switch opts.includeObject {
+	case "", metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
+	default:
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid includeObject %q", opts.includeObject))
+	}
+	return opts, nil
+}
+
+// matches reports whether the entry passes the selectors.
+func (o *listOptions) matches(res *resource, e *entry) bool {
+	if !o.labels.Empty() && !o.labels.Matches(labels.Set(e.meta().GetLabels())) {
+		return false
+	}
+	return o.fields.Empty() || o.fields.Matches(res.fieldSet(e.obj))
+}
+
+// tooLargeRV is the error kube-apiserver returns for a resource version it has not reached.
+func tooLargeRV(want, have uint64) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", want, have), 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
+	}}
+	return err
+}

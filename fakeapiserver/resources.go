@@ -1,0 +1,146 @@
+package fakeapiserver
+
+import (
+	"strconv"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// resource describes one REST resource: its names, and the hooks that give it the behaviour of
+// its kube-apiserver registry strategy. It is wider than the usual struct because it is a row of
+// a descriptor table: each field is one fact or hook, and there are only four rows.
+type resource struct {
+	name       string // plural, as in the URL
+	singular   string
+	kind       string
+	gv         schema.GroupVersion
+	namespaced bool
+	shortNames []string
+	hasStatus  bool // serves the status subresource
+	// returnDeleted makes DELETE answer with the object instead of a Success Status.
+	returnDeleted bool
+
+	newObj func() runtime.Object
+	// fieldSet is what field selectors match against; every key is a supported field label.
+	fieldSet func(runtime.Object) fields.Set
+	// prepareCreate resets what a client may not set on create.
+	prepareCreate func(obj runtime.Object)
+	// validate checks an object before it is stored.
+	validate func(obj runtime.Object) field.ErrorList
+	// prepareUpdate makes new keep what an update of the main resource may not change (the
+	// status), and rejects forbidden spec changes.
+	prepareUpdate func(oldObj, newObj runtime.Object) field.ErrorList
+	// columns and cells render the object as a kubectl table row; nil means NAME and AGE.
+	columns []metav1.TableColumnDefinition
+	cells   func(now time.Time, obj runtime.Object) []any
+}
+
+func (r *resource) gvk() schema.GroupVersionKind { return r.gv.WithKind(r.kind) }
+
+func (r *resource) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.gv.Group, Resource: r.name}
+}
+
+var (
+	coreV1        = schema.GroupVersion{Version: "v1"}
+	coordinationV = schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}
+)
+
+// resources returns the served resources, in the order discovery lists them.
+func resources() []*resource {
+	return []*resource{
+		{
+			name: "events", singular: "event", kind: "Event", gv: coreV1, namespaced: true,
+			shortNames: []string{"ev"},
+			newObj:     func() runtime.Object { return &corev1.Event{} },
+			fieldSet:   eventFields,
+			validate:   validateEvent,
+			columns:    eventColumns,
+			cells:      eventCells,
+		},
+		{
+			name: "nodes", singular: "node", kind: "Node", gv: coreV1, shortNames: []string{"no"},
+			hasStatus: true,
+			newObj:    func() runtime.Object { return &corev1.Node{} },
+			fieldSet:  nodeFields,
+			validate:  validateNode,
+			prepareUpdate: func(oldObj, newObj runtime.Object) field.ErrorList {
+				newObj.(*corev1.Node).Status = *oldObj.(*corev1.Node).Status.DeepCopy()
+				return nil
+			},
+			columns: nodeColumns,
+			cells:   nodeCells,
+		},
+		{
+			name: "pods", singular: "pod", kind: "Pod", gv: coreV1, namespaced: true,
+			shortNames: []string{"po"}, hasStatus: true, returnDeleted: true,
+			newObj:        func() runtime.Object { return &corev1.Pod{} },
+			fieldSet:      podFields,
+			prepareCreate: preparePodCreate,
+			validate:      validatePod,
+			prepareUpdate: preparePodUpdate,
+			columns:       podColumns,
+			cells:         podCells,
+		},
+		{
+			name: "leases", singular: "lease", kind: "Lease", gv: coordinationV, namespaced: true,
+			newObj:   func() runtime.Object { return &coordinationv1.Lease{} },
+			fieldSet: metaFields,
+			validate: validateMetaOnly,
+			columns:  leaseColumns,
+			cells:    leaseCells,
+		},
+	}
+}
+
+func metaFields(obj runtime.Object) fields.Set {
+	m := mustMeta(obj)
+	set := fields.Set{"metadata.name": m.GetName()}
+	set["metadata.namespace"] = m.GetNamespace()
+	return set
+}
+
+func podFields(obj runtime.Object) fields.Set {
+	pod := obj.(*corev1.Pod)
+	set := metaFields(obj)
+	set["spec.nodeName"] = pod.Spec.NodeName
+	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	set["spec.schedulerName"] = pod.Spec.SchedulerName
+	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
+	set["status.phase"] = string(pod.Status.Phase)
+	set["status.podIP"] = pod.Status.PodIP
+	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return set
+}
+
+func nodeFields(obj runtime.Object) fields.Set {
+	node := obj.(*corev1.Node)
+	set := metaFields(obj)
+	set["spec.unschedulable"] = strconv.FormatBool(node.Spec.Unschedulable)
+	return set
+}
+
+func eventFields(obj runtime.Object) fields.Set {
+	ev := obj.(*corev1.Event)
+	set := metaFields(obj)
+	set["involvedObject.kind"] = ev.InvolvedObject.Kind
+	set["involvedObject.namespace"] = ev.InvolvedObject.Namespace
+	set["involvedObject.name"] = ev.InvolvedObject.Name
+	set["involvedObject.uid"] = string(ev.InvolvedObject.UID)
+	set["involvedObject.apiVersion"] = ev.InvolvedObject.APIVersion
+	set["involvedObject.resourceVersion"] = ev.InvolvedObject.ResourceVersion
+	set["involvedObject.fieldPath"] = ev.InvolvedObject.FieldPath
+	set["reason"] = ev.Reason
+	set["reportingComponent"] = ev.ReportingController
+	set["source"] = ev.Source.Component
+	set["type"] = ev.Type
+	return set
+}

@@ -1,0 +1,129 @@
+package fakeapiserver
+
+import (
+	"math/rand"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// DefaultHistorySize is how many watch events each resource keeps for watches that resume from
+// an older resource version, when Options.HistorySize is zero.
+const DefaultHistorySize = 10000
+
+// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is zero:
+// 3 MiB, the limit kube-apiserver applies to a single object.
+const DefaultMaxBodyBytes = 3 << 20
+
+// Options configures a Server.
+type Options struct {
+	// Clock stamps creationTimestamp, deletionTimestamp and table ages. Nil means the real clock.
+	// When it also implements clock.Clock, watch timeoutSeconds are honoured on it.
+	Clock clock.PassiveClock
+	// Tracer receives one event per pod write. Nil means trace.Discard.
+	Tracer trace.Tracer
+	// HistorySize is how many watch events each resource keeps. Zero means DefaultHistorySize.
+	HistorySize int
+	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
+	// source seeded with 1, so that a replay names its objects the same way every time.
+	Rand *rand.Rand
+}
+
+// Server is an in-memory Kubernetes API server. Its zero value is not usable; call New.
+type Server struct {
+	clock   clock.PassiveClock
+	tracer  trace.Tracer
+	maxBody int64
+	store   *store
+	// stop is closed by Serve when its context ends, which ends every open watch.
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// New returns a Server with an empty store.
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	if opts.HistorySize <= 0 {
+		opts.HistorySize = DefaultHistorySize
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewSource(1))
+	}
+	return &Server{
+		clock:   opts.Clock,
+		tracer:  opts.Tracer,
+		maxBody: opts.MaxBodyBytes,
+		store:   newStore(opts.HistorySize, opts.Rand),
+		stop:    make(chan struct{}),
+	}
+}
+
+// ResourceVersion returns the resource version of the latest write, so that a caller can wait
+// until a watcher has seen everything written so far.
+func (s *Server) ResourceVersion() uint64 {
+	return s.store.currentRV()
+}
+
+// CloseWatches ends every open watch, as a restart of kube-apiserver or of its watch cache does.
+// Clients see their watch stream end and re-establish it from the last resource version they
+// saw, which is how a test makes a client resume from a version that may have been compacted.
+func (s *Server) CloseWatches() {
+	_ = s.store.locked(func() error {
+		s.store.closeWatches()
+		return nil
+	})
+}
+
+// Handler returns the whole REST API as one http.Handler.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		// A panic is a bug in this package; answer with a Status instead of killing the
+		// connection so that a fuzz test or a client sees it as a 500.
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			writeError(w, internalError(p))
+		}
+	}()
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
+	switch p := r.URL.Path; {
+	case p == "/version" || p == "/version/":
+		s.serveVersion(w, r)
+	case p == "/healthz" || p == "/livez" || p == "/readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	case p == "/openapi/v3" || p == "/openapi/v3/" || hasPrefix(p, "/openapi/"):
+		s.serveOpenAPI(w, r)
+	default:
+		s.serveAPI(w, r)
+	}
+}
+
+func hasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}
+
+func formatRV(rv uint64) string {
+	return strconv.FormatUint(rv, 10)
+}

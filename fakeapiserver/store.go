@@ -1,0 +1,197 @@
+package fakeapiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// entry is one stored version of an object. Both fields are immutable once stored: handlers copy
+// obj before changing it, and raw is shared by every response and watch event that carries it.
+type entry struct {
+	obj runtime.Object // with TypeMeta and resourceVersion set
+	raw []byte         // obj encoded as JSON
+}
+
+func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
+
+// event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,
+// so that a watch with a selector can turn an update that enters or leaves the selection into
+// ADDED or DELETED, as the real server's watch cache does.
+type event struct {
+	typ  watch.EventType
+	rv   uint64
+	cur  *entry
+	prev *entry
+}
+
+// bucket holds one resource's objects and its watch history.
+type bucket struct {
+	objects map[string]*entry // by namespace/name
+	sorted  []string          // keys of objects in order; nil when it must be rebuilt
+	history []event           // oldest first, at most store.historySize long
+	// compacted is the resource version of the newest event dropped from history: a watch
+	// resuming from an older version cannot be served and gets 410 Gone.
+	compacted uint64
+}
+
+// store is the object store shared by all handlers.
+type store struct {
+	historySize int
+
+	mu      sync.Mutex // guards everything below
+	rv      uint64
+	rand    *rand.Rand
+	buckets map[string]*bucket
+	changed *broadcaster
+	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
+	epoch uint64
+}
+
+func newStore(historySize int, r *rand.Rand) *store {
+	st := &store{historySize: historySize, rand: r, buckets: map[string]*bucket{}, changed: newBroadcaster()}
+	for _, res := range resources() {
+		st.buckets[res.name] = &bucket{objects: map[string]*entry{}}
+	}
+	return st
+}
+
+func (st *store) currentRV() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.rv
+}
+
+// locked runs fn with the store locked, so that a read-check-write sequence is atomic.
+func (st *store) locked(fn func() error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return fn()
+}
+
+func objectKey(namespace, name string) string { return namespace + "/" + name }
+
+// get returns the stored entry. The caller holds mu.
+func (st *store) get(res *resource, namespace, name string) (*entry, bool) {
+	e, ok := st.buckets[res.name].objects[objectKey(namespace, name)]
+	return e, ok
+}
+
+// list returns the entries in namespace ("" for all) in key order, and the current resource
+// version. The caller holds mu.
+func (st *store) list(res *resource, namespace string) []*entry {
+	b := st.buckets[res.name]
+	if b.sorted == nil {
+		b.sorted = make([]string, 0, len(b.objects))
+		for k := range b.objects {
+			b.sorted = append(b.sorted, k)
+		}
+		sort.Strings(b.sorted)
+	}
+	out := make([]*entry, 0, len(b.sorted))
+	for _, k := range b.sorted {
+		e := b.objects[k]
+		if namespace != "" && e.meta().GetNamespace() != namespace {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// commit stores obj (or removes it for watch.Deleted) under a new resource version, records the
+// watch event and wakes every waiting watch. obj must be a fresh copy the caller gives away. The
+// caller holds mu.
+func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, prev *entry) (*entry, error) {
+	m := mustMeta(obj)
+	st.rv++
+	m.SetResourceVersion(formatRV(st.rv))
+	obj.GetObjectKind().SetGroupVersionKind(res.gvk())
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		st.rv--
+		return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
+	}
+	e := &entry{obj: obj, raw: raw}
+	b := st.buckets[res.name]
+	key := objectKey(m.GetNamespace(), m.GetName())
+	if typ == watch.Deleted {
+		delete(b.objects, key)
+		b.sorted = nil
+	} else {
+		if _, ok := b.objects[key]; !ok {
+			b.sorted = nil
+		}
+		b.objects[key] = e
+	}
+	b.history = append(b.history, event{typ: typ, rv: st.rv, cur: e, prev: prev})
+	if len(b.history) > st.historySize {
+		b.compacted = b.history[0].rv
+		b.history[0] = event{}
+		b.history = b.history[1:]
+	}
+	st.changed.fire()
+	return e, nil
+}
+
+// since returns the events of res newer than rv, at most max of them, and the channel that is
+// closed at the next write. expired reports that events after rv were already dropped; closed
+// reports that CloseWatches was called after the watch started in epoch.
+func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []event, expired, closed bool, next <-chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.epoch != epoch {
+		return nil, false, true, nil
+	}
+	b := st.buckets[res.name]
+	if rv < b.compacted {
+		return nil, true, false, nil
+	}
+	i := sort.Search(len(b.history), func(i int) bool { return b.history[i].rv > rv })
+	j := min(len(b.history), i+max)
+	evs = append([]event(nil), b.history[i:j]...)
+	return evs, false, false, st.changed.wait()
+}
+
+// closeWatches ends every open watch at its next read. The caller holds mu.
+func (st *store) closeWatches() {
+	st.epoch++
+	st.changed.fire()
+}
+
+// newUID returns a random RFC 4122 version 4 UUID drawn from the store's source. The caller
+// holds mu.
+func (st *store) newUID() types.UID {
+	var b [16]byte
+	_, _ = st.rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+}
+
+// nameSuffix returns the 5 characters kube-apiserver appends to a generateName prefix, drawn
+// from the same alphabet (no vowels, no look-alike digits). The caller holds mu.
+func (st *store) nameSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[st.rand.Intn(len(alphabet))]
+	}
+	return string(b)
+}
+
+func mustMeta(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("fakeapiserver: %T has no object metadata", obj))
+	}
+	return m
+}

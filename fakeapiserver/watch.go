@@ -1,0 +1,193 @@
+package fakeapiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watchBatch is how many history events a watch copies out per lock acquisition.
+const watchBatch = 256
+
+// watcher streams one watch response.
+type watcher struct {
+	s      *Server
+	t      target
+	opts   listOptions
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	out    output
+	tablev string
+	buf    bytes.Buffer
+	// sentColumns is set after the first table, since only the first carries column definitions.
+	sentColumns bool
+}
+
+// watch serves a watch request: optional initial events, then every later write that passes the
+// selectors, until the client goes away, the server stops or timeoutSeconds pass.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
+	out, tablev, err := negotiate(r)
+	if err != nil {
+		return err
+	}
+	opts, err := parseListOptions(r, t)
+	if err != nil {
+		return err
+	}
+	sendInitial := opts.resourceVersion == "" || opts.resourceVersion == "0"
+	if opts.sendInitialEvents != nil {
+		if *opts.sendInitialEvents && opts.rvMatch != metav1.ResourceVersionMatchNotOlderThan {
+			return apierrors.NewBadRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
+		}
+		sendInitial = *opts.sendInitialEvents
+	} else if opts.rvMatch != "" {
+		return apierrors.NewBadRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	}
+	wt := &watcher{s: s, t: t, opts: opts, w: w, rc: http.NewResponseController(w), out: out, tablev: tablev}
+
+	var initial []*entry
+	var startErr error
+	var from, epoch uint64
+	_ = s.store.locked(func() error {
+		from, epoch = s.store.rv, s.store.epoch
+		if opts.resourceVersion != "" && opts.resourceVersion != "0" {
+			want, _ := strconv.ParseUint(opts.resourceVersion, 10, 64)
+			if want > from {
+				startErr = tooLargeRV(want, from)
+				return nil
+			}
+			if !sendInitial {
+				from = want
+			}
+		}
+		if sendInitial {
+			initial = s.store.list(t.res, t.namespace)
+		}
+		return nil
+	})
+
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if startErr != nil {
+		return wt.sendError(startErr)
+	}
+	for _, e := range initial {
+		if opts.matches(t.res, e) {
+			wt.encode(watch.Added, e.raw, e)
+		}
+	}
+	if sendInitial && opts.sendInitialEvents != nil && opts.bookmarks {
+		wt.bookmark(from)
+	}
+	if err := wt.flush(); err != nil {
+		return nil
+	}
+	timeout, stopTimer := s.watchTimer(opts.timeout)
+	defer stopTimer()
+	for {
+		evs, expired, closed, next := s.store.since(t.res, from, watchBatch, epoch)
+		if closed {
+			return nil
+		}
+		if expired {
+			return wt.sendError(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.store.currentRV())))
+		}
+		for _, ev := range evs {
+			wt.send(ev)
+			from = ev.rv
+		}
+		if len(evs) > 0 {
+			if err := wt.flush(); err != nil {
+				return nil
+			}
+			continue
+		}
+		if !s.waitForWrite(r.Context(), next, timeout) {
+			return nil
+		}
+	}
+}
+
+// send writes one history event as the watch sees it through its namespace and selectors.
+func (wt *watcher) send(ev event) {
+	res := wt.t.res
+	inNS := func(e *entry) bool {
+		return e != nil && (wt.t.namespace == "" || e.meta().GetNamespace() == wt.t.namespace)
+	}
+	curOK := inNS(ev.cur) && wt.opts.matches(res, ev.cur)
+	prevOK := inNS(ev.prev) && wt.opts.matches(res, ev.prev)
+	switch {
+	case ev.typ == watch.Modified && curOK && !prevOK:
+		wt.encode(watch.Added, ev.cur.raw, ev.cur)
+	case ev.typ == watch.Modified && !curOK && prevOK:
+		// The object left the selection: the watcher sees it deleted, with its last content
+		// that matched and the version of the write that made it leave.
+		prev := ev.prev.obj.DeepCopyObject()
+		mustMeta(prev).SetResourceVersion(formatRV(ev.rv))
+		raw, err := json.Marshal(prev)
+		if err != nil {
+			return
+		}
+		wt.encode(watch.Deleted, raw, &entry{obj: prev, raw: raw})
+	case curOK:
+		wt.encode(ev.typ, ev.cur.raw, ev.cur)
+	}
+}
+
+func (wt *watcher) encode(typ watch.EventType, raw []byte, e *entry) {
+	if wt.out == outputTable && typ != watch.Error && typ != watch.Bookmark {
+		table, err := wt.s.buildTable(wt.tablev, wt.t.res, []*entry{e}, "", wt.opts.includeObject, !wt.sentColumns)
+		if err != nil {
+			return
+		}
+		wt.sentColumns = true
+		if raw, err = json.Marshal(table); err != nil {
+			return
+		}
+	}
+	wt.buf.WriteString(`{"type":`)
+	wt.buf.WriteString(strconv.Quote(string(typ)))
+	wt.buf.WriteString(`,"object":`)
+	wt.buf.Write(raw)
+	wt.buf.WriteString("}\n")
+}
+
+// bookmark ends the initial events of a watch-list request, as client-go's reflector expects.
+func (wt *watcher) bookmark(rv uint64) {
+	obj := map[string]any{
+		"kind":       wt.t.res.kind,
+		"apiVersion": wt.t.res.gv.String(),
+		"metadata": map[string]any{
+			"resourceVersion": formatRV(rv),
+			"annotations":     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+		},
+	}
+	raw, _ := json.Marshal(obj)
+	wt.encode(watch.Bookmark, raw, nil)
+}
+
+func (wt *watcher) sendError(err error) error {
+	st := err.(apierrors.APIStatus).Status()
+	st.Kind, st.APIVersion = "Status", "v1"
+	raw, _ := json.Marshal(&st)
+	wt.encode(watch.Error, raw, nil)
+	_ = wt.flush()
+	return nil
+}
+
+func (wt *watcher) flush() error {
+	if wt.buf.Len() > 0 {
+		if _, err := wt.w.Write(wt.buf.Bytes()); err != nil {
+			return err
+		}
+		wt.buf.Reset()
+	}
+	return wt.rc.Flush()
+}
