@@ -1,0 +1,115 @@
+package workqueue
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// TestGetWork ports the kubelet's work_queue_test.go TestGetWork.
+func TestGetWork(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	q := New(clk)
+	q.Enqueue("foo1", -time.Minute)
+	q.Enqueue("foo2", -time.Minute)
+	q.Enqueue("foo3", time.Minute)
+	q.Enqueue("foo4", time.Minute)
+
+	steps := []struct {
+		advance time.Duration
+		want    []types.UID
+	}{
+		{want: []types.UID{"foo1", "foo2"}},
+		{want: nil},
+		{advance: time.Hour, want: []types.UID{"foo3", "foo4"}},
+		{want: nil},
+	}
+	for i, s := range steps {
+		clk.Advance(s.advance)
+		if diff := cmp.Diff(s.want, q.GetWork()); diff != "" {
+			t.Errorf("step %d: GetWork() mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+	if got := q.Len(); got != 0 {
+		t.Errorf("Len() = %d, want 0", got)
+	}
+}
+
+func TestEnqueueLastWriteWins(t *testing.T) {
+	tests := []struct {
+		name         string
+		first, again time.Duration
+		advance      time.Duration
+		want         []types.UID
+	}{
+		{name: "later overwrites sooner", first: time.Second, again: time.Minute, advance: 2 * time.Second, want: nil},
+		{name: "sooner overwrites later", first: time.Minute, again: time.Second, advance: 2 * time.Second, want: []types.UID{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			q := New(clk)
+			q.Enqueue("a", tt.first)
+			q.Enqueue("a", tt.again)
+			if got := q.Len(); got != 1 {
+				t.Errorf("Len() = %d, want 1", got)
+			}
+			clk.Advance(tt.advance)
+			if diff := cmp.Diff(tt.want, q.GetWork()); diff != "" {
+				t.Errorf("GetWork() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGetWorkIsStrictlyBefore(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	q := New(clk)
+	q.Enqueue("zero", 0)
+	if got := q.GetWork(); len(got) != 0 {
+		t.Errorf("GetWork() at the enqueue instant = %v, want nothing", got)
+	}
+	if due, ok := q.NextDue(); !ok || !due.Equal(vclock.Epoch) {
+		t.Errorf("NextDue() = %v, %v, want %v, true", due, ok, vclock.Epoch)
+	}
+	clk.Advance(time.Nanosecond)
+	if diff := cmp.Diff([]types.UID{"zero"}, q.GetWork()); diff != "" {
+		t.Errorf("GetWork() one nanosecond later mismatch (-want +got):\n%s", diff)
+	}
+	if _, ok := q.NextDue(); ok {
+		t.Error("NextDue() on an empty queue = true, want false")
+	}
+}
+
+func TestGetWorkIsSorted(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	q := New(clk)
+	var want []types.UID
+	for i := 20; i > 0; i-- {
+		q.Enqueue(types.UID(fmt.Sprintf("uid-%02d", i)), -time.Second)
+	}
+	for i := 1; i <= 20; i++ {
+		want = append(want, types.UID(fmt.Sprintf("uid-%02d", i)))
+	}
+	if diff := cmp.Diff(want, q.GetWork()); diff != "" {
+		t.Errorf("GetWork() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func ExampleQueue() {
+	clk := vclock.New(vclock.Epoch)
+	q := New(clk)
+	q.Enqueue("pod-b", 0)
+	q.Enqueue("pod-a", 0)
+	fmt.Println(q.GetWork()) // nothing is due strictly before the enqueue instant
+	clk.Advance(time.Second)
+	fmt.Println(q.GetWork())
+	// Output:
+	// []
+	// [pod-a pod-b]
+}
