@@ -1,0 +1,48 @@
+package fakeruntime_test
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+func ExampleRuntime_SyncPod() {
+	clk := vclock.New(vclock.Epoch)
+	rt := fakeruntime.New(fakeruntime.Options{
+		Clock:     clk,
+		Latencies: fakeruntime.DefaultLatencies,
+		Tracer: trace.Func(func(e trace.Event) {
+			fmt.Println(strings.TrimSpace(fmt.Sprint(clk.Since(vclock.Epoch), " ", e.Event, " ", e.Container)))
+		}),
+	})
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1",
+			Annotations: map[string]string{fakeruntime.AnnotationExitAfter + "nginx": "10s"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+	}
+	res, _ := rt.SyncPod(pod, nil, fakeruntime.NewBackoff(clk))
+	fmt.Println("done after", res.Done.Sub(vclock.Epoch))
+	for {
+		next, ok := rt.NextWake()
+		if !ok {
+			break
+		}
+		clk.Set(next)
+		rt.Advance()
+	}
+	// Output:
+	// 0s sync
+	// done after 3s
+	// 500ms sandbox
+	// 500ms pull nginx
+	// 2.5s pulled nginx
+	// 2.5s created nginx
+	// 3s started nginx
+	// 13s exited nginx
+}

@@ -1,0 +1,160 @@
+package fakeruntime
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// env is a runtime on a virtual clock with a recorded trace.
+type env struct {
+	t      *testing.T
+	clk    *vclock.Clock
+	rt     *Runtime
+	bo     *Backoff
+	events []trace.Event
+}
+
+func newEnv(t *testing.T, lat Latencies) *env {
+	t.Helper()
+	e := &env{t: t, clk: vclock.New(vclock.Epoch)}
+	e.rt = New(Options{Clock: e.clk, Latencies: lat, Tracer: trace.Func(func(ev trace.Event) {
+		ev.T = e.clk.Since(vclock.Epoch)
+		e.events = append(e.events, ev)
+	})})
+	e.bo = NewBackoff(e.clk)
+	return e
+}
+
+// at returns the instant d after the start.
+func at(d time.Duration) time.Time { return vclock.Epoch.Add(d) }
+
+func (e *env) status(pod *v1.Pod) *kubecontainer.PodStatus {
+	e.t.Helper()
+	s, err := e.rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		e.t.Fatalf("GetPodStatus(%s) = %v", pod.Name, err)
+	}
+	return s
+}
+
+func (e *env) sync(pod *v1.Pod) (Result, error) {
+	e.t.Helper()
+	return e.rt.SyncPod(pod, e.status(pod), e.bo)
+}
+
+// drive plays a minimal kubelet against the runtime until the instant until: it syncs the pod at
+// once, again whenever a container of it exits (the PLEG's ContainerDied), and at the expiry of
+// every back-off error.
+func (e *env) drive(pod *v1.Pod, until time.Time) {
+	e.t.Helper()
+	syncAt, syncDue := e.clk.Now(), true
+	busyUntil := e.clk.Now()
+	for {
+		now := e.clk.Now()
+		if syncDue && !syncAt.After(now) && !busyUntil.After(now) {
+			syncDue = false
+			res, err := e.sync(pod)
+			busyUntil = res.Done
+			if exp, ok := kubecontainer.MinBackoffExpiration(err); ok {
+				syncAt, syncDue = exp, true
+			} else if err != nil && !errors.Is(err, ErrImagePull) {
+				e.t.Fatalf("SyncPod(%s) at %v = %v", pod.Name, now.Sub(vclock.Epoch), err)
+			} else if err != nil {
+				syncAt, syncDue = res.Done, true
+			}
+		}
+		next, ok := e.rt.NextWake()
+		if syncDue {
+			due := syncAt
+			if busyUntil.After(due) {
+				due = busyUntil
+			}
+			if !ok || due.Before(next) {
+				next, ok = due, true
+			}
+		}
+		if !ok || next.After(until) {
+			e.clk.Set(until)
+			e.rt.Advance()
+			return
+		}
+		e.clk.Set(next)
+		n := len(e.events)
+		e.rt.Advance()
+		for _, ev := range e.events[n:] {
+			if ev.Event == "exited" && ev.UID == string(pod.UID) {
+				syncAt, syncDue = e.clk.Now(), true
+			}
+		}
+	}
+}
+
+// times returns when each event named word happened for container, in order.
+func (e *env) times(word, container string) []time.Duration {
+	var out []time.Duration
+	for _, ev := range e.events {
+		if ev.Event == word && ev.Container == container {
+			out = append(out, ev.T)
+		}
+	}
+	return out
+}
+
+type podOpt func(*v1.Pod)
+
+func newPod(name string, opts ...podOpt) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: map[string]string{}},
+		Spec: v1.PodSpec{
+			RestartPolicy: v1.RestartPolicyAlways,
+			Containers:    []v1.Container{{Name: "app", Image: "busybox:1.36"}},
+		},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func withPolicy(rp v1.RestartPolicy) podOpt { return func(p *v1.Pod) { p.Spec.RestartPolicy = rp } }
+
+func withExit(container string, after string, code string) podOpt {
+	return func(p *v1.Pod) {
+		p.Annotations[AnnotationExitAfter+container] = after
+		if code != "" {
+			p.Annotations[AnnotationExitCode+container] = code
+		}
+	}
+}
+
+func withInit(names ...string) podOpt {
+	return func(p *v1.Pod) {
+		for _, n := range names {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: "busybox:1.36"})
+		}
+	}
+}
+
+func withGrace(seconds int64) podOpt {
+	return func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = &seconds }
+}
+
+func gaps(exits, starts []time.Duration) []time.Duration {
+	// starts[0] is the first run; every later start follows exits[i-1].
+	var out []time.Duration
+	for i := 1; i < len(starts) && i-1 < len(exits); i++ {
+		out = append(out, starts[i]-exits[i-1])
+	}
+	return out
+}
+
+var metaNow = metav1.NewTime(vclock.Epoch)

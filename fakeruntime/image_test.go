@@ -1,0 +1,88 @@
+package fakeruntime
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+func TestImagePullFailureAndBackoff(t *testing.T) {
+	e := newEnv(t, Latencies{ImagePull: 2 * time.Second})
+	e.rt.FailImagePull("busybox:1.36", 2)
+	pod := newPod("pull")
+
+	steps := []struct {
+		at       time.Duration
+		wantErr  error
+		wantDone time.Duration
+		wantExp  time.Duration // expiry of a back-off error, 0 if none
+	}{
+		{at: 0, wantErr: ErrImagePull, wantDone: 2 * time.Second},
+		{at: 2 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 2 * time.Second, wantExp: 12 * time.Second},
+		{at: 12 * time.Second, wantErr: ErrImagePull, wantDone: 14 * time.Second},
+		{at: 20 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 20 * time.Second, wantExp: 34 * time.Second},
+		{at: 34 * time.Second, wantDone: 36 * time.Second},
+	}
+	for _, s := range steps {
+		e.clk.Set(at(s.at))
+		res, err := e.sync(pod)
+		if !errors.Is(err, s.wantErr) || (s.wantErr == nil && err != nil) {
+			t.Errorf("SyncPod() at %v error = %v, want %v", s.at, err, s.wantErr)
+		}
+		if !res.Done.Equal(at(s.wantDone)) {
+			t.Errorf("SyncPod() at %v Done = %v, want %v", s.at, res.Done.Sub(at(0)), s.wantDone)
+		}
+		exp, ok := kubecontainer.MinBackoffExpiration(err)
+		if ok != (s.wantExp != 0) || (ok && !exp.Equal(at(s.wantExp))) {
+			t.Errorf("SyncPod() at %v back-off expiry = %v, %v, want %v", s.at, exp.Sub(at(0)), ok, s.wantExp)
+		}
+	}
+	e.clk.Set(at(40 * time.Second))
+	if c := e.status(pod).FindContainerStatusByName("app"); c == nil || c.State != kubecontainer.ContainerStateRunning {
+		t.Errorf("app = %+v, want running", c)
+	}
+}
+
+func TestImagePullPolicies(t *testing.T) {
+	tests := []struct {
+		name      string
+		image     string
+		policy    v1.PullPolicy
+		preloaded bool
+		wantPulls int
+		wantErr   error
+	}{
+		{name: "IfNotPresent missing pulls", image: "nginx:1.27", policy: v1.PullIfNotPresent, wantPulls: 1},
+		{name: "IfNotPresent present does not pull", image: "nginx:1.27", policy: v1.PullIfNotPresent, preloaded: true},
+		{name: "Always present pulls", image: "nginx:1.27", policy: v1.PullAlways, preloaded: true, wantPulls: 1},
+		{name: "Never missing fails", image: "nginx:1.27", policy: v1.PullNever, wantErr: ErrImageNeverPull},
+		{name: "Never present runs", image: "nginx:1.27", policy: v1.PullNever, preloaded: true},
+		{name: "default for latest is Always", image: "nginx:latest", preloaded: true, wantPulls: 1},
+		{name: "default for untagged is Always", image: "registry:5000/nginx", preloaded: true, wantPulls: 1},
+		{name: "default for a tag is IfNotPresent", image: "registry:5000/nginx:1.27", preloaded: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, Latencies{ImagePull: time.Second})
+			if tt.preloaded {
+				e.rt.images[tt.image] = at(0)
+			}
+			pod := newPod("img")
+			pod.Spec.Containers[0].Image = tt.image
+			pod.Spec.Containers[0].ImagePullPolicy = tt.policy
+			_, err := e.sync(pod)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Errorf("SyncPod() error = %v, want %v", err, tt.wantErr)
+			}
+			e.clk.Set(at(time.Minute))
+			e.rt.Advance()
+			if got := len(e.times("pull", "app")); got != tt.wantPulls {
+				t.Errorf("pulls = %d, want %d", got, tt.wantPulls)
+			}
+		})
+	}
+}

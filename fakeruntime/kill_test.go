@@ -1,0 +1,110 @@
+package fakeruntime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+func TestKillPodGrace(t *testing.T) {
+	int64p := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name      string
+		grace     int64 // spec terminationGracePeriodSeconds
+		deletion  *int64
+		override  *int64
+		behavior  *Behavior
+		stop      time.Duration
+		wantDone  time.Duration
+		wantCode  int
+		wantGrace time.Duration
+	}{
+		{name: "clean stop within grace", grace: 30, stop: 500 * time.Millisecond, wantDone: 500 * time.Millisecond, wantCode: 0, wantGrace: 30 * time.Second},
+		{name: "ignores SIGTERM", grace: 30, stop: 500 * time.Millisecond, behavior: &Behavior{IgnoreSIGTERM: true}, wantDone: 30 * time.Second, wantCode: 137, wantGrace: 30 * time.Second},
+		{name: "stop slower than grace", grace: 3, stop: 5 * time.Second, wantDone: 3 * time.Second, wantCode: 137, wantGrace: 3 * time.Second},
+		{name: "deletion grace wins over spec", grace: 30, deletion: int64p(5), stop: time.Minute, wantDone: 5 * time.Second, wantCode: 137, wantGrace: 5 * time.Second},
+		{name: "minimum of 2s", grace: 0, stop: time.Minute, wantDone: 2 * time.Second, wantCode: 137, wantGrace: 2 * time.Second},
+		{name: "override used as given", grace: 30, override: int64p(1), stop: time.Minute, wantDone: time.Second, wantCode: 137, wantGrace: time.Second},
+		{name: "natural exit before the deadline", grace: 30, stop: time.Minute, behavior: &Behavior{RunFor: 4 * time.Second, ExitCode: 3, IgnoreSIGTERM: true}, wantDone: 4 * time.Second, wantCode: 3, wantGrace: 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, Latencies{ContainerStop: tt.stop})
+			pod := newPod("kill", withGrace(tt.grace))
+			pod.DeletionGracePeriodSeconds = tt.deletion
+			if _, err := e.sync(pod); err != nil {
+				t.Fatalf("SyncPod() = %v", err)
+			}
+			if tt.behavior != nil {
+				e.rt.SetBehavior("default/kill", "app", *tt.behavior)
+			}
+			res, err := e.rt.KillPod(pod, nil, tt.override)
+			if err != nil {
+				t.Fatalf("KillPod() = %v", err)
+			}
+			if !res.Done.Equal(at(tt.wantDone)) {
+				t.Errorf("KillPod() Done = %v, want %v", res.Done.Sub(at(0)), tt.wantDone)
+			}
+			if c := e.status(pod).FindContainerStatusByName("app"); c.State != kubecontainer.ContainerStateRunning {
+				t.Errorf("app before Done = %s, want running", c.State)
+			}
+			e.clk.Set(res.Done)
+			st := e.status(pod)
+			c := st.FindContainerStatusByName("app")
+			if c.State != kubecontainer.ContainerStateExited || c.ExitCode != tt.wantCode || !c.FinishedAt.Equal(res.Done) {
+				t.Errorf("app at Done = %s code %d finished %v, want exited code %d at Done", c.State, c.ExitCode, c.FinishedAt.Sub(at(0)), tt.wantCode)
+			}
+			if st.Sandboxes[0].State != kubecontainer.SandboxNotReady {
+				t.Errorf("sandbox at Done = %s, want notready", st.Sandboxes[0].State)
+			}
+			if got := killingGrace(e.events); got != tt.wantGrace {
+				t.Errorf("traced grace = %v, want %v", got, tt.wantGrace)
+			}
+		})
+	}
+}
+
+func killingGrace(events []trace.Event) time.Duration {
+	for _, ev := range events {
+		if ev.Event == "killing" {
+			return ev.Delay
+		}
+	}
+	return -1
+}
+
+func TestKillRuntimeOnlyPod(t *testing.T) {
+	e := newEnv(t, Latencies{ContainerStop: time.Minute})
+	pod := newPod("orphan")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatalf("SyncPod() = %v", err)
+	}
+	pods, err := e.rt.GetPods(false)
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("GetPods(false) = %v, %v, want one pod", pods, err)
+	}
+	one := int64(1)
+	res, err := e.rt.KillPod(nil, pods[0], &one)
+	if err != nil || !res.Done.Equal(at(time.Second)) {
+		t.Errorf("KillPod(nil, running, 1) = %v, %v, want Done at 1s", res.Done.Sub(at(0)), err)
+	}
+	e.clk.Set(res.Done)
+	if pods, _ := e.rt.GetPods(false); len(pods) != 0 {
+		t.Errorf("GetPods(false) after the kill = %d pods, want none running", len(pods))
+	}
+	var got []string
+	for _, ev := range e.events {
+		if ev.Pod != "default/orphan" {
+			t.Errorf("event %q for pod %q, want default/orphan", ev.Event, ev.Pod)
+		}
+		got = append(got, ev.Event)
+	}
+	want := []string{"sync", "sandbox", "pull", "pulled", "created", "started", "killing", "exited", "sandbox"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,289 @@
+package fakeruntime
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Latencies are how long the runtime's blocking calls take on the clock. Zero makes a step
+// instant.
+type Latencies struct {
+	// SandboxStart is the time from RunPodSandbox to a ready sandbox.
+	SandboxStart time.Duration
+	// ImagePull is the time one image pull takes, successful or not.
+	ImagePull time.Duration
+	// ContainerStart is the time from a created container to a running one.
+	ContainerStart time.Duration
+	// ContainerStop is how long a container that handles SIGTERM takes to exit.
+	ContainerStop time.Duration
+}
+
+// DefaultLatencies are plausible latencies for a local runtime with a warm registry, used by the
+// run command.
+var DefaultLatencies = Latencies{
+	SandboxStart:   500 * time.Millisecond,
+	ImagePull:      2 * time.Second,
+	ContainerStart: 500 * time.Millisecond,
+	ContainerStop:  500 * time.Millisecond,
+}
+
+// Options configure a Runtime.
+type Options struct {
+	// Clock is where the runtime reads the time. Required.
+	Clock clock.PassiveClock
+	// Latencies are the durations of the blocking steps.
+	Latencies Latencies
+	// Tracer receives the runtime's events. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// Result is what a blocking runtime call reports.
+type Result struct {
+	// Done is the instant the kubelet's blocking call would have returned: after the sequential
+	// sandbox, pull, create and start steps of a SyncPod, or when the last container of a KillPod
+	// stopped.
+	Done time.Time
+}
+
+// Errors the runtime returns. Check them with errors.Is.
+var (
+	// ErrRuntimeDown is returned by every call while the runtime is down (see Down).
+	ErrRuntimeDown = errors.New("container runtime is down")
+	// ErrImagePull is returned when an image pull failed; the next pull of that image for that
+	// pod is held back with kubecontainer.ErrImagePullBackOff.
+	ErrImagePull = errors.New("ErrImagePull")
+	// ErrImageNeverPull is returned when an image is missing and its pull policy is Never.
+	ErrImageNeverPull = errors.New("ErrImageNeverPull")
+	// ErrNotFound is returned for a container or pod the runtime does not have.
+	ErrNotFound = errors.New("not found")
+	// ErrContainerRunning is returned when removing a container that still runs.
+	ErrContainerRunning = errors.New("container is running")
+	// ErrBadAnnotation is returned when a minikubelet.io scripting annotation does not parse.
+	ErrBadAnnotation = errors.New("bad minikubelet.io annotation")
+)
+
+// Runtime is an in-memory container runtime: the kubelet's kuberuntime manager on top of a fake
+// CRI. It is a core: every call returns at once, records its effects at the virtual instants they
+// happen, and Advance applies them when the clock reaches them. It is safe for concurrent use.
+//
+// The struct is wider than the house limit because it is the whole fake CRI; its state is split
+// by concern into records (pods, containers, sandboxes), the schedule, and scripting.
+type Runtime struct {
+	clock  clock.PassiveClock
+	lat    Latencies
+	tracer trace.Tracer
+
+	mu sync.Mutex // guards every field below
+	// pods, containers and sandboxes are the records visible as of the applied schedule.
+	pods       map[types.UID]*podRec
+	containers map[string]*containerRec
+	uids       []types.UID // sorted keys of pods; nil when it must be rebuilt
+	// schedule holds the effects that happen later, in (time, sequence) order.
+	schedule transitions
+	seq      uint64
+	// lastContainer and lastSandbox number the IDs handed out.
+	lastContainer, lastSandbox int
+	// images maps each image to the instant its pull completes.
+	images       map[string]time.Time
+	imageBackoff *Backoff
+	pullFailures map[string]int
+	behaviors    map[behaviorKey]Behavior
+	downUntil    time.Time
+}
+
+type podRec struct {
+	uid             types.UID
+	name, namespace string
+	containers      []*containerRec // in creation order
+	sandboxes       []*sandboxRec   // in creation order
+}
+
+func (p *podRec) key() string { return p.namespace + "/" + p.name }
+
+type containerRec struct {
+	status kubecontainer.ContainerStatus
+	seq    int
+	podUID types.UID
+	// exitAt and killAt are the pending natural exit and the pending exit of a stop, if any.
+	exitAt, killAt *transition
+}
+
+type sandboxRec struct {
+	status kubecontainer.SandboxStatus
+	seq    int
+}
+
+// New returns an empty Runtime. It panics without a clock, a wiring error.
+func New(opts Options) *Runtime {
+	if opts.Clock == nil {
+		panic("fakeruntime.New: Options.Clock is required")
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	return &Runtime{
+		clock:        opts.Clock,
+		lat:          opts.Latencies,
+		tracer:       opts.Tracer,
+		pods:         map[types.UID]*podRec{},
+		containers:   map[string]*containerRec{},
+		images:       map[string]time.Time{},
+		imageBackoff: newBackoff(opts.Clock, InitialBackoff, MaxImageBackoff),
+		pullFailures: map[string]int{},
+		behaviors:    map[behaviorKey]Behavior{},
+	}
+}
+
+// NextWake returns the instant of the earliest scheduled effect, and false if none is scheduled.
+func (r *Runtime) NextWake() (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.schedule) > 0 && r.schedule[0].cancelled {
+		heap.Pop(&r.schedule)
+	}
+	if len(r.schedule) == 0 {
+		return time.Time{}, false
+	}
+	return r.schedule[0].at, true
+}
+
+// Advance applies every scheduled effect due at or before now, in (time, sequence) order, and
+// traces each. Every other call does the same first, so a caller never sees a stale state.
+func (r *Runtime) Advance() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.applyDue(r.clock.Now())
+}
+
+// GetPods lists the runtime's pods sorted by UID, each with its containers and sandboxes sorted by
+// ID. With all false it lists only running containers and ready sandboxes, and only pods that have
+// one.
+func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	if err := r.checkUp(now); err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
+	// containers to a handful of allocations; the PLEG relists every second.
+	nc, ns := 0, 0
+	for _, rec := range r.pods {
+		nc += len(rec.containers)
+		ns += len(rec.sandboxes)
+	}
+	backing := make([]kubecontainer.Pod, 0, len(r.pods))
+	containers := make([]kubecontainer.ContainerStatus, 0, nc)
+	sandboxes := make([]kubecontainer.SandboxStatus, 0, ns)
+	pods := make([]*kubecontainer.Pod, 0, len(r.pods))
+	for _, uid := range r.sortedUIDs() {
+		rec := r.pods[uid]
+		c0, s0 := len(containers), len(sandboxes)
+		for _, c := range rec.containers {
+			if all || c.status.State == kubecontainer.ContainerStateRunning {
+				containers = append(containers, c.status)
+			}
+		}
+		for _, s := range rec.sandboxes {
+			if all || s.status.State == kubecontainer.SandboxReady {
+				sandboxes = append(sandboxes, s.status)
+			}
+		}
+		if !all && len(containers) == c0 && len(sandboxes) == s0 {
+			continue
+		}
+		backing = append(backing, kubecontainer.Pod{
+			ID: rec.uid, Name: rec.name, Namespace: rec.namespace,
+			Containers: containers[c0:len(containers):len(containers)],
+			Sandboxes:  sandboxes[s0:len(sandboxes):len(sandboxes)],
+		})
+		pods = append(pods, &backing[len(backing)-1])
+	}
+	return pods, nil
+}
+
+// GetPodStatus returns what the runtime has for the pod now: sandboxes and container instances
+// newest first. An unknown pod has an empty status.
+func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	if err := r.checkUp(now); err != nil {
+		return nil, fmt.Errorf("get status of pod %s/%s: %w", namespace, name, err)
+	}
+	s := &kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}
+	rec := r.pods[uid]
+	if rec == nil {
+		return s, nil
+	}
+	for i := len(rec.sandboxes) - 1; i >= 0; i-- {
+		s.Sandboxes = append(s.Sandboxes, rec.sandboxes[i].status)
+	}
+	for i := len(rec.containers) - 1; i >= 0; i-- {
+		s.ContainerStatuses = append(s.ContainerStatuses, rec.containers[i].status)
+	}
+	return s, nil
+}
+
+// checkUp returns ErrRuntimeDown while the runtime is down.
+func (r *Runtime) checkUp(now time.Time) error {
+	if now.Before(r.downUntil) {
+		return ErrRuntimeDown
+	}
+	return nil
+}
+
+// sortedUIDs returns the pod UIDs in order, rebuilding the cached order after a pod came or went.
+func (r *Runtime) sortedUIDs() []types.UID {
+	if r.uids == nil {
+		r.uids = make([]types.UID, 0, len(r.pods))
+		for uid := range r.pods {
+			r.uids = append(r.uids, uid)
+		}
+		slices.Sort(r.uids)
+	}
+	return r.uids
+}
+
+// podFor returns the record of uid, creating it on the first visible effect.
+func (r *Runtime) podFor(uid types.UID, name, namespace string) *podRec {
+	rec := r.pods[uid]
+	if rec == nil {
+		rec = &podRec{uid: uid, name: name, namespace: namespace}
+		r.pods[uid] = rec
+		r.uids = nil
+	}
+	return rec
+}
+
+// dropIfEmpty forgets a pod with no containers and no sandboxes left.
+func (r *Runtime) dropIfEmpty(rec *podRec) {
+	if len(rec.containers) == 0 && len(rec.sandboxes) == 0 {
+		delete(r.pods, rec.uid)
+		r.uids = nil
+	}
+}
+
+// emit sends e as a runtime event.
+func (r *Runtime) emit(e trace.Event) {
+	e.Component = trace.Runtime
+	r.tracer.Emit(e)
+}
+
+// emitAt traces e at the instant at, through the schedule even when at is now, so that the
+// steps of one call appear in the order they happen and each when it happens.
+func (r *Runtime) emitAt(at time.Time, e trace.Event) {
+	r.scheduleAt(at, func(time.Time) { r.emit(e) })
+}

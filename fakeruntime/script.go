@@ -1,0 +1,136 @@
+package fakeruntime
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Annotation key prefixes that script a container from its pod's own metadata. The container's
+// name follows the prefix. A real kubelet ignores them.
+const (
+	// AnnotationExitAfter is followed by a container name; its value is a Go duration ("5s")
+	// after which every run of that container exits by itself.
+	AnnotationExitAfter = "minikubelet.io/exit-after."
+	// AnnotationExitCode is followed by a container name; its value is the exit code (0 to 255)
+	// of those exits. It defaults to 0 and has no effect without AnnotationExitAfter.
+	AnnotationExitCode = "minikubelet.io/exit-code."
+)
+
+// Behavior scripts what a container does once it runs.
+type Behavior struct {
+	// ExitCode is the code the container exits with after RunFor.
+	ExitCode int
+	// RunFor is how long each run lasts before the container exits by itself. Zero means it runs
+	// until it is stopped.
+	RunFor time.Duration
+	// IgnoreSIGTERM makes a stop wait out the whole grace period and end in SIGKILL.
+	IgnoreSIGTERM bool
+}
+
+type behaviorKey struct {
+	pod, container string // "namespace/name" and container name
+}
+
+// SetBehavior scripts every run of the named container of the pod "namespace/name" from now on.
+// The run in progress, if any, is included: it exits RunFor after this call (or keeps running
+// when RunFor is zero). A Behavior set here wins over the pod's annotations.
+func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	r.behaviors[behaviorKey{pod: podKey, container: container}] = b
+	for _, c := range r.runningInstances(podKey, container) {
+		if b.RunFor > 0 {
+			r.scheduleExit(c, now.Add(b.RunFor), b.ExitCode)
+		} else {
+			cancel(c.exitAt)
+			c.exitAt = nil
+		}
+	}
+	r.applyDue(now)
+}
+
+// ContainerExit makes the running instance of the named container exit now with exitCode, as if
+// its process ended. It returns an error wrapping ErrNotFound if no such container runs.
+func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	running := r.runningInstances(podKey, container)
+	if len(running) == 0 {
+		return fmt.Errorf("exit container %s of pod %s: no running instance: %w", container, podKey, ErrNotFound)
+	}
+	r.exitContainer(running[len(running)-1], now, exitCode, "")
+	return nil
+}
+
+// FailImagePull makes the next times pulls of image fail with ErrImagePull.
+func (r *Runtime) FailImagePull(image string, times int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pullFailures[image] = times
+}
+
+// Down makes every runtime call fail with ErrRuntimeDown until the instant until, so the PLEG's
+// relists fail too. Containers keep running and exiting meanwhile.
+func (r *Runtime) Down(until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	r.downUntil = until
+	r.emit(trace.Event{Event: "down", Delay: until.Sub(now), Message: ErrRuntimeDown.Error()})
+}
+
+// runningInstances returns the running containers with that name in every pod named podKey,
+// oldest first.
+func (r *Runtime) runningInstances(podKey, container string) []*containerRec {
+	var found []*containerRec
+	for _, rec := range r.pods {
+		if rec.key() != podKey {
+			continue
+		}
+		for _, c := range rec.containers {
+			if c.status.Name == container && c.status.State == kubecontainer.ContainerStateRunning {
+				found = append(found, c)
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b *containerRec) int { return a.seq - b.seq })
+	return found
+}
+
+// BehaviorFromAnnotations reads the scripting annotations for container from a pod's annotations.
+// It returns false when there are none, and an error wrapping ErrBadAnnotation, naming the key,
+// when a value does not parse.
+func BehaviorFromAnnotations(annotations map[string]string, container string) (Behavior, bool, error) {
+	var b Behavior
+	after, hasAfter := annotations[AnnotationExitAfter+container]
+	code, hasCode := annotations[AnnotationExitCode+container]
+	if !hasAfter && !hasCode {
+		return b, false, nil
+	}
+	if hasAfter {
+		d, err := time.ParseDuration(strings.TrimSpace(after))
+		if err != nil || d <= 0 {
+			return Behavior{}, false, fmt.Errorf("%s%s=%q: want a positive duration such as 5s: %w", AnnotationExitAfter, container, after, ErrBadAnnotation)
+		}
+		b.RunFor = d
+	}
+	if hasCode {
+		n, err := strconv.Atoi(strings.TrimSpace(code))
+		if err != nil || n < 0 || n > 255 {
+			return Behavior{}, false, fmt.Errorf("%s%s=%q: want an integer from 0 to 255: %w", AnnotationExitCode, container, code, ErrBadAnnotation)
+		}
+		b.ExitCode = n
+	}
+	return b, true, nil
+}

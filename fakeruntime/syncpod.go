@@ -1,0 +1,279 @@
+package fakeruntime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// SyncPod makes the runtime run pod as its spec says, given the status the caller last read from
+// the pod cache: the kubelet's kuberuntime SyncPod. It kills the pod first when its sandbox must be
+// recreated, creates the sandbox, starts the next init container or the regular containers that
+// should run, each after its image is present, and holds back restarts that are in back-off.
+//
+// Every step takes its latency: the sandbox is ready, each image pulled and each container created
+// and running at the instant the step ends, and Result.Done is when the last step ends. Back-offs
+// come back as *kubecontainer.BackoffError (joined with errors.Join when several containers are
+// held back), so kubecontainer.MinBackoffExpiration gives the requeue time. backOff is the crash-loop
+// back-off; nil disables it.
+func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *Backoff) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	key := kubecontainer.PodKey(pod)
+	if err := r.checkUp(now); err != nil {
+		r.emit(trace.Event{Event: "error", Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
+		return Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
+	}
+	if status == nil {
+		status = &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	acts := computePodActions(pod, status)
+	if acts.empty() {
+		return Result{Done: now}, nil
+	}
+	r.emit(trace.Event{Event: "sync", Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
+	s := &podSync{r: r, pod: pod, key: key, status: status, backOff: backOff, now: now, at: now}
+	err := s.run(acts)
+	r.applyDue(now)
+	return Result{Done: s.at}, err
+}
+
+// podSync is one SyncPod in progress. at is the virtual instant the current step starts: the
+// kubelet's goroutine would be there, blocked on the previous steps.
+type podSync struct {
+	r       *Runtime
+	pod     *v1.Pod
+	key     string
+	status  *kubecontainer.PodStatus
+	backOff *Backoff
+	now, at time.Time
+}
+
+func (s *podSync) run(acts podActions) error {
+	r := s.r
+	if acts.killPod {
+		s.at = r.killPodAt(s.pod, runningPodFromStatus(s.status), nil, s.now, acts.why)
+		if acts.createSandbox {
+			r.purgeInitContainersAt(s.pod, s.at)
+		}
+	}
+	if acts.createSandbox {
+		s.createSandbox(acts.attempt)
+	}
+	if acts.nextInit != nil {
+		// Regular containers wait for every init container, so a failed start ends the sync.
+		return s.start(acts.nextInit)
+	}
+	var errs []error
+	for _, c := range acts.start {
+		if err := s.start(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// createSandbox makes a sandbox that is ready SandboxStart from now.
+func (s *podSync) createSandbox(attempt int) {
+	r := s.r
+	r.lastSandbox++
+	seq := r.lastSandbox
+	id := fmt.Sprintf("s-%06d", seq)
+	s.at = s.at.Add(r.lat.SandboxStart)
+	pod := s.pod
+	r.scheduleAt(s.at, func(at time.Time) {
+		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
+		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, status: kubecontainer.SandboxStatus{
+			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
+		}})
+		r.emit(trace.Event{Event: "sandbox", Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
+	})
+}
+
+// start starts one container: back-off check, image, create, start. The kubelet's start closure in
+// SyncPod with doBackOff and startContainer.
+func (s *podSync) start(c *v1.Container) error {
+	r := s.r
+	if err := s.doBackOff(c); err != nil {
+		return err
+	}
+	if err := s.ensureImage(c); err != nil {
+		return err
+	}
+	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
+	if err != nil {
+		r.emitAt(s.at, trace.Event{Event: "failed", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"})
+		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
+	}
+	restarts := 0
+	if prev := s.status.FindContainerStatusByName(c.Name); prev != nil {
+		restarts = prev.RestartCount + 1
+	}
+	r.lastContainer++
+	rec := &containerRec{seq: r.lastContainer, podUID: s.pod.UID, status: kubecontainer.ContainerStatus{
+		ID:           fmt.Sprintf("c-%06d", r.lastContainer),
+		Name:         c.Name,
+		Image:        c.Image,
+		State:        kubecontainer.ContainerStateCreated,
+		RestartCount: restarts,
+	}}
+	pod, key := s.pod, s.key
+	r.scheduleAt(s.at, func(at time.Time) {
+		rec.status.CreatedAt = at
+		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
+		p.containers = append(p.containers, rec)
+		r.containers[rec.status.ID] = rec
+		r.emit(trace.Event{Event: "created", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"})
+	})
+	s.at = s.at.Add(r.lat.ContainerStart)
+	r.scheduleAt(s.at, func(at time.Time) {
+		if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
+			return // removed or stopped before it ran
+		}
+		rec.status.State = kubecontainer.ContainerStateRunning
+		rec.status.StartedAt = at
+		r.emit(trace.Event{Event: "started", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"})
+		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
+		if !ok && scripted {
+			b, ok = script, true
+		}
+		if ok && b.RunFor > 0 {
+			r.scheduleExit(rec, at.Add(b.RunFor), b.ExitCode)
+		}
+	})
+	return nil
+}
+
+// doBackOff holds a restart back while the newest exited instance of c is in crash-loop back-off,
+// and otherwise records the restart in the back-off.
+func (s *podSync) doBackOff(c *v1.Container) error {
+	if s.backOff == nil {
+		return nil
+	}
+	var exited *kubecontainer.ContainerStatus
+	for i := range s.status.ContainerStatuses {
+		cs := &s.status.ContainerStatuses[i]
+		if cs.Name == c.Name && cs.State == kubecontainer.ContainerStateExited {
+			exited = cs
+			break
+		}
+	}
+	if exited == nil {
+		return nil
+	}
+	id := backoffKey(s.pod, c.Name)
+	if s.backOff.inBackOffSince(id, exited.FinishedAt, s.at) {
+		d := s.backOff.Get(id)
+		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
+		s.r.emitAt(s.at, trace.Event{Event: "backoff", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"})
+		return &kubecontainer.BackoffError{Err: err, Expiry: exited.FinishedAt.Add(d)}
+	}
+	s.backOff.next(id, exited.FinishedAt, s.at)
+	return nil
+}
+
+// ensureImage makes c's image present: the kubelet's EnsureImageExists with its pull policy and
+// per-pod image back-off.
+func (s *podSync) ensureImage(c *v1.Container) error {
+	r := s.r
+	image := c.Image
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = defaultPullPolicy(image)
+	}
+	pulledAt, ok := r.images[image]
+	present := ok && !pulledAt.After(s.at)
+	ev := trace.Event{Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Message: image, Func: "EnsureImageExists"}
+	switch {
+	case policy == v1.PullNever && present, policy == v1.PullIfNotPresent && present:
+		return nil
+	case policy == v1.PullNever:
+		ev.Event, ev.Reason = "failed", "ErrImageNeverPull"
+		r.emitAt(s.at, ev)
+		return fmt.Errorf("container image %q is not present with pull policy of Never: %w", image, ErrImageNeverPull)
+	}
+	id := string(s.pod.UID) + "_" + image
+	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {
+		d := r.imageBackoff.Get(id)
+		ev.Event, ev.Reason, ev.Delay = "backoff", "ImagePullBackOff", d
+		r.emitAt(s.at, ev)
+		err := fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
+		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.lastUpdate(id).Add(d)}
+	}
+	ev.Event = "pull"
+	r.emitAt(s.at, ev)
+	s.at = s.at.Add(r.lat.ImagePull)
+	if r.pullFailures[image] > 0 {
+		r.pullFailures[image]--
+		r.imageBackoff.next(id, s.at, s.at)
+		ev.Event, ev.Reason = "failed", "ErrImagePull"
+		r.emitAt(s.at, ev)
+		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, ErrImagePull)
+	}
+	if !ok || s.at.Before(pulledAt) {
+		r.images[image] = s.at
+	}
+	ev.Event = "pulled"
+	r.emitAt(s.at, ev)
+	return nil
+}
+
+// purgeInitContainersAt removes every init container instance of pod at the instant at, so a new
+// sandbox runs initialization from the start.
+func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
+	if len(pod.Spec.InitContainers) == 0 {
+		return
+	}
+	names := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		names[c.Name] = true
+	}
+	purge := func(time.Time) {
+		rec := r.pods[pod.UID]
+		if rec == nil {
+			return
+		}
+		for _, c := range append([]*containerRec(nil), rec.containers...) {
+			if names[c.status.Name] && c.status.State != kubecontainer.ContainerStateRunning {
+				r.removeContainer(rec, c, "purgeInitContainers")
+			}
+		}
+	}
+	r.scheduleAt(at, purge)
+}
+
+// backoffKey names a container in the crash-loop back-off: the kubelet's stable key without the
+// container hash.
+func backoffKey(pod *v1.Pod, container string) string {
+	return pod.Name + "_" + pod.Namespace + "_" + string(pod.UID) + "_" + container
+}
+
+// formatPod is the kubelet's format.Pod: "name_namespace(uid)".
+func formatPod(pod *v1.Pod) string {
+	return pod.Name + "_" + pod.Namespace + "(" + string(pod.UID) + ")"
+}
+
+// defaultPullPolicy is the API server's default: Always for an untagged or ":latest" image,
+// IfNotPresent otherwise.
+func defaultPullPolicy(image string) v1.PullPolicy {
+	if strings.Contains(image, "@") {
+		return v1.PullIfNotPresent
+	}
+	name := image[strings.LastIndex(image, "/")+1:]
+	i := strings.LastIndex(name, ":")
+	if i < 0 || name[i+1:] == "latest" {
+		return v1.PullAlways
+	}
+	return v1.PullIfNotPresent
+}
