@@ -1,0 +1,102 @@
+package pleg
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// Cache holds the last status the PLEG read for each pod, and the start time of the last relist
+// that updated every pod that needed it: the kubelet's kubecontainer.Cache. It is safe for
+// concurrent use. It stores and hands out copies.
+type Cache struct {
+	mu        sync.Mutex // guards pods and timestamp
+	pods      map[types.UID]cacheEntry
+	timestamp time.Time
+}
+
+type cacheEntry struct {
+	status   *kubecontainer.PodStatus
+	err      error
+	modified time.Time
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{pods: map[types.UID]cacheEntry{}}
+}
+
+// Get returns the cached status and error of the pod. A pod with no entry gets an empty status
+// carrying only its UID, and no error.
+func (c *Cache) Get(uid types.UID) (*kubecontainer.PodStatus, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pods[uid]
+	if !ok {
+		return &kubecontainer.PodStatus{UID: uid}, nil
+	}
+	return copyStatus(e.status), e.err
+}
+
+// Set stores the status (possibly nil) and error read for the pod at timestamp.
+func (c *Cache) Set(uid types.UID, status *kubecontainer.PodStatus, err error, timestamp time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pods[uid] = cacheEntry{status: copyStatus(status), err: err, modified: timestamp}
+}
+
+// Delete forgets the pod.
+func (c *Cache) Delete(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pods, uid)
+}
+
+// UpdateTime sets the global timestamp: every pod's entry is at least as new as t.
+func (c *Cache) UpdateTime(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timestamp = t
+}
+
+// Timestamp returns the global timestamp, zero before the first relist.
+func (c *Cache) Timestamp() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timestamp
+}
+
+// GetNewerThan returns the pod's status and error if its entry was modified after minTime, or if
+// the global timestamp is after minTime (then a pod with no entry gets the empty status). ok is
+// false otherwise: the kubelet's call would block until the next relist, and the caller should
+// ask again after it. The error comes before ok because the pod workers' Cache interface says so.
+func (c *Cache) GetNewerThan(uid types.UID, minTime time.Time) (*kubecontainer.PodStatus, error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pods[uid]
+	if ok && e.modified.After(minTime) {
+		return copyStatus(e.status), e.err, true
+	}
+	if !c.timestamp.After(minTime) {
+		return nil, nil, false
+	}
+	if !ok {
+		return &kubecontainer.PodStatus{UID: uid}, nil, true
+	}
+	return copyStatus(e.status), e.err, true
+}
+
+// copyStatus returns a copy of s that shares no slices with it.
+func copyStatus(s *kubecontainer.PodStatus) *kubecontainer.PodStatus {
+	if s == nil {
+		return nil
+	}
+	out := *s
+	out.Sandboxes = slices.Clone(s.Sandboxes)
+	out.ContainerStatuses = slices.Clone(s.ContainerStatuses)
+	return &out
+}

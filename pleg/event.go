@@ -1,0 +1,52 @@
+package pleg
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// EventType is the kind of a pod lifecycle event.
+type EventType int
+
+// The event types, with the kubelet's names.
+const (
+	// ContainerStarted: a container or sandbox is running that was not before.
+	ContainerStarted EventType = iota
+	// ContainerDied: a container or sandbox exited, or vanished while running.
+	ContainerDied
+	// ContainerRemoved: an exited container or sandbox is gone from the runtime.
+	ContainerRemoved
+	// PodSync: a pod was reinspected after an earlier failure and nothing else changed.
+	PodSync
+	// ContainerChanged: a container entered the created or unknown state. Relist never returns
+	// it; the type exists because the kubelet has it.
+	ContainerChanged
+)
+
+// String returns the kubelet's name for t, or "EventType(n)" for a value outside the enum.
+func (t EventType) String() string {
+	switch t {
+	case ContainerStarted:
+		return "ContainerStarted"
+	case ContainerDied:
+		return "ContainerDied"
+	case ContainerRemoved:
+		return "ContainerRemoved"
+	case PodSync:
+		return "PodSync"
+	case ContainerChanged:
+		return "ContainerChanged"
+	}
+	return "EventType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Event is one pod lifecycle event: the kubelet's PodLifecycleEvent.
+type Event struct {
+	// ID is the pod's UID.
+	ID types.UID
+	// Type is what happened.
+	Type EventType
+	// Data is the container or sandbox ID; empty for PodSync.
+	Data string
+}

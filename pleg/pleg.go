@@ -1,0 +1,383 @@
+package pleg
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// The kubelet's generic PLEG settings.
+const (
+	// DefaultRelistPeriod is genericPlegRelistPeriod.
+	DefaultRelistPeriod = time.Second
+	// DefaultRelistThreshold is genericPlegRelistThreshold.
+	DefaultRelistThreshold = 3 * time.Minute
+)
+
+// Lister is the part of the container runtime the PLEG reads.
+type Lister interface {
+	// GetPods lists every pod the runtime has, with all its containers and sandboxes when all is
+	// true.
+	GetPods(all bool) ([]*kubecontainer.Pod, error)
+	// GetPodStatus returns one pod's full status.
+	GetPodStatus(uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error)
+}
+
+// Options configure a PLEG.
+type Options struct {
+	// Runtime is what the PLEG relists. Required.
+	Runtime Lister
+	// Cache receives the pod statuses. Required.
+	Cache *Cache
+	// Clock is where the PLEG reads the time. Required.
+	Clock clock.PassiveClock
+	// RelistPeriod is the time from the end of one relist to the next. Zero means
+	// DefaultRelistPeriod.
+	RelistPeriod time.Duration
+	// RelistThreshold is how old the last successful relist may be before the PLEG is unhealthy.
+	// Zero means DefaultRelistThreshold.
+	RelistThreshold time.Duration
+	// Tracer receives the PLEG's events. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// PLEG is the generic relisting pod lifecycle event generator. It is safe for concurrent use.
+type PLEG struct {
+	opts Options
+
+	mu sync.Mutex // guards every field below
+	// records holds, per pod, the listing of the last successful relist of that pod (old) and of
+	// this relist (current).
+	records map[types.UID]*podRecord
+	// reinspect holds the pods whose status could not be read last time.
+	reinspect map[types.UID]bool
+	// relistTime is the start of the last relist whose listing succeeded.
+	relistTime time.Time
+	// next is when the next relist is due.
+	next    time.Time
+	healthy bool
+	// uids and entries are scratch space reused across relists.
+	uids    []types.UID
+	entries []entry
+}
+
+type podRecord struct {
+	old, current *kubecontainer.Pod
+}
+
+// New returns a PLEG whose first relist is due at once. It panics if a required option is
+// missing, a wiring error.
+func New(opts Options) *PLEG {
+	switch {
+	case opts.Runtime == nil:
+		panic("pleg.New: Options.Runtime is required")
+	case opts.Cache == nil:
+		panic("pleg.New: Options.Cache is required")
+	case opts.Clock == nil:
+		panic("pleg.New: Options.Clock is required")
+	}
+	if opts.RelistPeriod <= 0 {
+		opts.RelistPeriod = DefaultRelistPeriod
+	}
+	if opts.RelistThreshold <= 0 {
+		opts.RelistThreshold = DefaultRelistThreshold
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	return &PLEG{
+		opts:      opts,
+		records:   map[types.UID]*podRecord{},
+		reinspect: map[types.UID]bool{},
+		next:      opts.Clock.Now(),
+	}
+}
+
+// NextWake returns when the next relist is due: one period after the previous relist, failed or
+// not. The PLEG always has a next relist.
+func (g *PLEG) NextWake() (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.next, true
+}
+
+// RequestReinspect marks a pod to have its status read on the next relist even if none of its
+// containers changed.
+func (g *PLEG) RequestReinspect(uid types.UID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reinspect[uid] = true
+}
+
+// Relist lists the runtime, updates the cache for every pod that changed and returns the events
+// to send, pods in UID order and each pod's events in container ID order. If the listing fails it
+// returns nothing and changes nothing, so the PLEG's health degrades.
+func (g *PLEG) Relist() []Event {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.opts.Clock.Now()
+	g.next = now.Add(g.opts.RelistPeriod)
+	pods, err := g.opts.Runtime.GetPods(true)
+	if err != nil {
+		g.emit(trace.Event{Event: "error", Message: err.Error(), Func: "relist"})
+		return nil
+	}
+	g.relistTime = now
+
+	for _, r := range g.records {
+		r.current = nil
+	}
+	for _, p := range pods {
+		r := g.records[p.ID]
+		if r == nil {
+			r = &podRecord{}
+			g.records[p.ID] = r
+		}
+		r.current = p
+	}
+	g.uids = g.uids[:0]
+	for uid := range g.records {
+		g.uids = append(g.uids, uid)
+	}
+	slices.Sort(g.uids)
+
+	var out []Event
+	needsReinspection := map[types.UID]bool{}
+	for _, uid := range g.uids {
+		r := g.records[uid]
+		events := g.computeEvents(uid, r.old, r.current)
+		reinspect := g.reinspect[uid]
+		if len(events) == 0 && !reinspect {
+			if r.old == nil && r.current == nil {
+				delete(g.records, uid)
+			}
+			continue
+		}
+		if err := g.updateCache(uid, r.current, now); err != nil {
+			// Hold the events back and keep the old record, so the next relist finds the same
+			// changes again.
+			needsReinspection[uid] = true
+			continue
+		}
+		if len(events) == 0 {
+			events = append(events, Event{ID: uid, Type: PodSync})
+		}
+		key := podKey(r.old, r.current)
+		for _, e := range events {
+			if e.Type == ContainerChanged {
+				continue
+			}
+			out = append(out, e)
+			g.emit(trace.Event{Event: e.Type.String(), Pod: key, UID: string(uid), Container: g.containerName(e.Data, r.old, r.current), Message: e.Data, Func: "relist"})
+		}
+		if r.current == nil {
+			delete(g.records, uid)
+		} else {
+			// Keep a copy: the lister may share one backing array across a whole listing, and
+			// an old record held for hours must not pin it.
+			r.old = copyPod(r.current)
+		}
+	}
+	g.opts.Cache.UpdateTime(now)
+	g.reinspect = needsReinspection
+	g.checkHealth(now)
+	return out
+}
+
+// copyPod returns a copy of p that shares no slices with it.
+func copyPod(p *kubecontainer.Pod) *kubecontainer.Pod {
+	out := *p
+	out.Containers = slices.Clone(p.Containers)
+	out.Sandboxes = slices.Clone(p.Sandboxes)
+	return &out
+}
+
+// updateCache reads the pod's status into the cache, or deletes a pod that is gone.
+func (g *PLEG) updateCache(uid types.UID, pod *kubecontainer.Pod, now time.Time) error {
+	if pod == nil {
+		g.opts.Cache.Delete(uid)
+		return nil
+	}
+	status, err := g.opts.Runtime.GetPodStatus(pod.ID, pod.Name, pod.Namespace)
+	g.opts.Cache.Set(uid, status, err, now)
+	if err != nil {
+		g.emit(trace.Event{Event: "error", Pod: podKey(nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
+	}
+	return err
+}
+
+// containerName returns the name of the container with that ID, empty for a sandbox.
+func (g *PLEG) containerName(id string, pods ...*kubecontainer.Pod) string {
+	for _, p := range pods {
+		if p == nil {
+			continue
+		}
+		for i := range p.Containers {
+			if p.Containers[i].ID == id {
+				return p.Containers[i].Name
+			}
+		}
+	}
+	return ""
+}
+
+// podKey returns "namespace/name" from whichever listing has the pod.
+func podKey(old, cur *kubecontainer.Pod) string {
+	p := cur
+	if p == nil {
+		p = old
+	}
+	if p == nil {
+		return ""
+	}
+	return p.Namespace + "/" + p.Name
+}
+
+// emit sends e as a PLEG event.
+func (g *PLEG) emit(e trace.Event) {
+	e.Component = trace.PLEG
+	g.opts.Tracer.Emit(e)
+}
+
+// Healthy reports whether the last successful relist is recent enough: false before the first
+// one and once it is older than the threshold.
+func (g *PLEG) Healthy() (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.checkHealth(g.opts.Clock.Now())
+}
+
+// checkHealth computes the health at now and traces a change.
+func (g *PLEG) checkHealth(now time.Time) (bool, error) {
+	var err error
+	switch {
+	case g.relistTime.IsZero():
+		err = fmt.Errorf("pleg has yet to be successful")
+	case now.Sub(g.relistTime) > g.opts.RelistThreshold:
+		err = fmt.Errorf("pleg was last seen active %v ago; threshold is %v", now.Sub(g.relistTime), g.opts.RelistThreshold)
+	}
+	ok := err == nil
+	if ok != g.healthy {
+		e := trace.Event{Event: "health", From: healthWord(g.healthy), To: healthWord(ok), Func: "Healthy"}
+		if err != nil {
+			e.Message = err.Error()
+		}
+		g.emit(e)
+		g.healthy = ok
+	}
+	return ok, err
+}
+
+func healthWord(ok bool) string {
+	if ok {
+		return "healthy"
+	}
+	return "unhealthy"
+}
+
+// state is a container's state as the PLEG compares it.
+type state uint8
+
+const (
+	stateNonExistent state = iota
+	stateRunning
+	stateExited
+	stateUnknown
+)
+
+// entry is one container or sandbox ID with its old and new states.
+type entry struct {
+	id       string
+	old, new state
+}
+
+// computeEvents returns the events of one pod, in container ID order.
+func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event {
+	es := g.entries[:0]
+	add := func(p *kubecontainer.Pod, isNew bool) {
+		if p == nil {
+			return
+		}
+		for i := range p.Containers {
+			es = append(es, newEntry(p.Containers[i].ID, containerState(p.Containers[i].State), isNew))
+		}
+		for i := range p.Sandboxes {
+			es = append(es, newEntry(p.Sandboxes[i].ID, sandboxState(p.Sandboxes[i].State), isNew))
+		}
+	}
+	add(old, false)
+	add(cur, true)
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.id, b.id) })
+	g.entries = es
+
+	var events []Event
+	for i := 0; i < len(es); {
+		e := es[i]
+		j := i + 1
+		// An ID in both listings appears twice, once with only its old state and once with only
+		// its new one; the zero state means "not listed", so max merges them.
+		for ; j < len(es) && es[j].id == e.id; j++ {
+			e.old = max(e.old, es[j].old)
+			e.new = max(e.new, es[j].new)
+		}
+		i = j
+		events = appendEvents(events, uid, e)
+	}
+	return events
+}
+
+func newEntry(id string, s state, isNew bool) entry {
+	if isNew {
+		return entry{id: id, new: s}
+	}
+	return entry{id: id, old: s}
+}
+
+// appendEvents applies the state table.
+func appendEvents(events []Event, uid types.UID, e entry) []Event {
+	if e.old == e.new {
+		return events
+	}
+	switch e.new {
+	case stateRunning:
+		return append(events, Event{ID: uid, Type: ContainerStarted, Data: e.id})
+	case stateExited:
+		return append(events, Event{ID: uid, Type: ContainerDied, Data: e.id})
+	case stateUnknown:
+		return append(events, Event{ID: uid, Type: ContainerChanged, Data: e.id})
+	}
+	if e.old == stateExited {
+		return append(events, Event{ID: uid, Type: ContainerRemoved, Data: e.id})
+	}
+	return append(events, Event{ID: uid, Type: ContainerDied, Data: e.id}, Event{ID: uid, Type: ContainerRemoved, Data: e.id})
+}
+
+// containerState maps a runtime state: created counts as unknown, as in the kubelet.
+func containerState(s kubecontainer.ContainerState) state {
+	switch s {
+	case kubecontainer.ContainerStateRunning:
+		return stateRunning
+	case kubecontainer.ContainerStateExited:
+		return stateExited
+	}
+	return stateUnknown
+}
+
+// sandboxState maps a sandbox state: ready is running, notready is exited.
+func sandboxState(s kubecontainer.SandboxState) state {
+	switch s {
+	case kubecontainer.SandboxReady:
+		return stateRunning
+	case kubecontainer.SandboxNotReady:
+		return stateExited
+	}
+	return stateUnknown
+}
