@@ -1,0 +1,65 @@
+// Package podworkers drives each pod, by UID, through its lifecycle: the kubelet's pod workers
+// (pkg/kubelet/pod_workers.go) as a passive core.
+//
+// The kubelet runs one goroutine per UID that blocks in the sync functions and in the pod cache.
+// Here a worker is a record with one state field, changed only by one transition function, and
+// the caller drives every worker with three calls: UpdatePod records an update (coalescing,
+// termination, grace periods), Step does what is due at the clock's current time, and
+// SyncKnownPods reconciles the workers with the desired pods during housekeeping. The queries
+// (IsPodTerminationRequested, ShouldPodContentBeRemoved, ...) answer the rest of the kubelet.
+//
+// # Lifecycle
+//
+//	                 first update
+//	      ┌──────────────┴──────────────────────────────┐ terminal phase and the cache
+//	      ▼                                             │ shows nothing running
+//	  ┌────────┐  kill, deletionTimestamp,              │ (kubelet restart)
+//	  │  sync  │  terminal phase, runtime-only kill,    │
+//	  │SyncPod │  SyncPod says terminal, orphaned       │
+//	  └───┬────┘                                        │
+//	      ▼                                             │
+//	┌─────────────┐ SyncTerminatingPod ok ┌──────────┐◀─┘
+//	│ terminating │──────────────────────▶│terminated│
+//	│SyncTerminat-│                       │SyncTermi-│
+//	│ ing[Runtime]│                       │natedPod  │
+//	│     Pod     │                       └────┬─────┘ SyncTerminatedPod ok,
+//	└──────┬──────┘                            │       or a static pod that never started
+//	       │ runtime-only pod stopped,         ▼
+//	       │ or killed before it     ┌──────────────────┐
+//	       └────────────────────────▶│     finished     │ takes no more updates
+//	         could start             └────────┬─────────┘
+//	                                          ▼ SyncKnownPods: orphaned or restart requested
+//	                                      forgotten (a runtime-only pod at once)
+//
+// An orphan that never started is forgotten from any state. Each sync function is retried, with
+// back-off, until it succeeds; only success moves the worker on. Every transition is a trace
+// event {Event: "state", From, To}; a worker's creation has From "" and its removal To "".
+//
+// # Time: busy until Done
+//
+// A sync function returns at once with Result.Done, the virtual instant its blocking work ends.
+// The worker stays busy until then: updates arriving meanwhile replace its pending update, as they
+// would while a kubelet worker blocks. Step completes the sync when the clock reaches Done, and
+// NextWake reports the earliest Done.
+//
+// As in the kubelet, a worker first takes its pending update (startPodSync: the static pod
+// exclusion and the "killed before it started" check happen here), then waits until the pod cache
+// is newer than the end of its previous sync, then syncs. The wait is Cache.GetNewerThan answering
+// ok=false; the caller calls Step again after each PLEG relist. So a worker cannot sync twice
+// faster than one relist.
+//
+// # Cancellation
+//
+// The kubelet cancels a worker's context when a pod becomes terminating or its grace period gets
+// shorter. Here: a sync whose work has not ended by then ends at that instant with
+// context.Canceled (the Syncer's own result is discarded), and a taken update still waiting for the
+// cache ends with context.Canceled without calling the Syncer as soon as the cache is ready. Either
+// way the newer update is pending and runs next, after the next relist, as in the kubelet. A sync
+// whose Done equals the instant of the cancel has completed and is not cancelled.
+//
+// # Determinism
+//
+// Step completes syncs in order of Done and then of arrival, and starts workers in the order
+// their pending updates arrived. SyncKnownPods visits UIDs in sorted order. Jitter comes from the
+// seeded Rand in Options.
+package podworkers

@@ -1,0 +1,169 @@
+package podworkers
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// SyncKnownPods reconciles the workers with the desired pods (every non-mirror pod in config), as
+// housekeeping does: the kubelet's SyncKnownPods. It forgets finished workers that are orphaned or
+// whose UID was re-created, starts terminating running orphans, and reports every worker it kept.
+// From the first call on, unknown UIDs are answered as pods that cannot be running.
+func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+	known := make(map[types.UID]bool, len(desired))
+	for _, pod := range desired {
+		known[pod.UID] = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.podsSynced = true
+	// Sorted, so that the replays it queues arrive in the same order on every run.
+	uids := make([]types.UID, 0, len(w.pods))
+	for uid := range w.pods {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+
+	workers := make(map[types.UID]PodWorkerSync, len(uids))
+	for _, uid := range uids {
+		s := w.pods[uid]
+		orphan := !known[uid]
+		if (s.flags.restartRequested || orphan) && w.removeTerminatedWorker(s, orphan) {
+			continue
+		}
+		sync := PodWorkerSync{State: s.workType(), Orphan: orphan}
+		var pod *v1.Pod
+		switch {
+		case s.active != nil:
+			pod = s.active.Pod
+		case s.pending != nil:
+			pod = s.pending.Pod
+		}
+		if pod != nil {
+			sync.HasConfig = true
+			sync.Static = kubecontainer.IsStaticPod(pod)
+		}
+		workers[uid] = sync
+	}
+	return workers
+}
+
+// removeTerminatedWorker is the kubelet's removeTerminatedWorker: it forgets a finished worker, or
+// an orphan that never started, and reports true. An orphan that did start is driven to
+// termination instead: a running one starts terminating with the spec's grace period (1 without a
+// known pod) and its last update is replayed; the replay carries no kill options, so
+// SyncTerminatingPod gets a nil grace period, as in the kubelet.
+func (w *Workers) removeTerminatedWorker(s *podStatus, orphaned bool) bool {
+	if s.state != Finished {
+		if !orphaned {
+			return false // a restart waits until the old worker finishes
+		}
+		s.flags.deleted = true
+		switch {
+		case !s.isStarted() && !s.flags.observedRuntime:
+			// Never started: forget it without running any sync.
+		case s.state == Sync:
+			if err := w.transition(s, Terminating, "removeTerminatedWorker"); err != nil {
+				return false
+			}
+			s.times.terminating = w.clock.Now()
+			if s.active != nil && s.active.Pod != nil {
+				s.gracePeriod, _ = effectiveGracePeriod(s.gracePeriod, s.active.Pod, nil)
+			} else {
+				s.gracePeriod = 1
+			}
+			w.requeueLastPodUpdate(s)
+			return false
+		default:
+			w.requeueLastPodUpdate(s)
+			return false
+		}
+	}
+	w.releaseStatic(s)
+	w.forget(s, "removeTerminatedWorker")
+	return true
+}
+
+// State returns the worker's state, and false if the workers do not know uid.
+func (w *Workers) State(uid types.UID) (State, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.pods[uid]; ok {
+		return s.state, true
+	}
+	return 0, false
+}
+
+// query answers a question about uid: known for a known worker, else unknown(podsSynced).
+func (w *Workers) query(uid types.UID, known func(*podStatus) bool, unknown func(podsSynced bool) bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.pods[uid]; ok {
+		return known(s)
+	}
+	return unknown(w.podsSynced)
+}
+
+func no(bool) bool                { return false }
+func synced(podsSynced bool) bool { return podsSynced }
+
+// IsPodKnownTerminated reports whether a known pod has no running containers any more. An unknown
+// pod is not known to be terminated.
+func (w *Workers) IsPodKnownTerminated(uid types.UID) bool {
+	return w.query(uid, (*podStatus).isTerminated, no)
+}
+
+// CouldHaveRunningContainers reports whether the pod may have running containers: a known pod until
+// it is terminated, an unknown one only until the first SyncKnownPods.
+func (w *Workers) CouldHaveRunningContainers(uid types.UID) bool {
+	return w.query(uid, func(s *podStatus) bool { return !s.isTerminated() }, func(ps bool) bool { return !ps })
+}
+
+// ShouldPodBeFinished reports whether the pod's worker has finished; an unknown pod counts as
+// finished once SyncKnownPods has run.
+func (w *Workers) ShouldPodBeFinished(uid types.UID) bool {
+	return w.query(uid, func(s *podStatus) bool { return s.state == Finished }, synced)
+}
+
+// IsPodTerminationRequested reports whether termination was requested for a known pod. It is false
+// for an unknown pod; cleanup loops should use ShouldPodContainersBeTerminating.
+func (w *Workers) IsPodTerminationRequested(uid types.UID) bool {
+	return w.query(uid, (*podStatus).isTerminationRequested, no)
+}
+
+// ShouldPodContainersBeTerminating reports whether the worker has picked up the termination, so no
+// container of the pod may start again; an unknown pod counts once SyncKnownPods has run.
+func (w *Workers) ShouldPodContainersBeTerminating(uid types.UID) bool {
+	return w.query(uid, func(s *podStatus) bool { return s.flags.startedTerminating }, synced)
+}
+
+// ShouldPodRuntimeBeRemoved reports whether the pod's runtime resources may be torn down: a known
+// pod once terminated, an unknown one once SyncKnownPods has run.
+func (w *Workers) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
+	return w.query(uid, (*podStatus).isTerminated, synced)
+}
+
+// ShouldPodContentBeRemoved reports whether all of the pod's content may be removed: an evicted
+// pod, or a deleted one once terminated; an unknown pod once SyncKnownPods has run.
+func (w *Workers) ShouldPodContentBeRemoved(uid types.UID) bool {
+	return w.query(uid, func(s *podStatus) bool {
+		return s.flags.evicted || (s.flags.deleted && s.isTerminated())
+	}, synced)
+}
+
+// IsPodForMirrorPodTerminatingByFullName reports whether the static pod that holds the full name is
+// terminating and not yet terminated. Housekeeping leaves that pod's orphaned mirror pod alone.
+func (w *Workers) IsPodForMirrorPodTerminatingByFullName(fullname string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	uid, ok := w.startedStatic[fullname]
+	if !ok {
+		return false
+	}
+	s, ok := w.pods[uid]
+	return ok && s.isTerminationRequested() && !s.isTerminated()
+}

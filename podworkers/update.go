@@ -1,0 +1,275 @@
+package podworkers
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// UpdatePod records an update for a pod's worker and never blocks: the kubelet's UpdatePod. The
+// update replaces any pending one (coalescing), may request termination, may shorten the grace
+// period, and may cancel the sync in flight. The worker acts on it at the next Step.
+//
+// UpdatePod copies opts and the objects it points to; the caller keeps ownership of them.
+func (w *Workers) UpdatePod(opts UpdateOptions) {
+	opts = copyOptions(opts)
+	var callbacks []func()
+	w.mu.Lock()
+	w.updatePod(opts, &callbacks)
+	w.mu.Unlock()
+	runCallbacks(callbacks)
+}
+
+func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
+	// Identify the pod. A runtime-only pod can only be killed; a RunningPod next to a Pod is noise.
+	var uid types.UID
+	var name, namespace string
+	isRuntimePod := false
+	switch {
+	case opts.Pod != nil:
+		opts.RunningPod = nil
+		uid, name, namespace = opts.Pod.UID, opts.Pod.Name, opts.Pod.Namespace
+	case opts.RunningPod != nil:
+		if opts.UpdateType != SyncPodKill {
+			return
+		}
+		uid, name, namespace = opts.RunningPod.ID, opts.RunningPod.Name, opts.RunningPod.Namespace
+		isRuntimePod = true
+	default:
+		return // neither a pod nor a running pod: nothing to act on
+	}
+
+	now := w.clock.Now()
+	s, known := w.pods[uid]
+	firstTime := !known
+	if firstTime {
+		s = w.newStatus(uid, name, namespace, opts.Pod, now)
+	}
+
+	// A runtime-only kill uses the config pod the worker already knows, if any.
+	pod := opts.Pod
+	if isRuntimePod {
+		s.flags.observedRuntime = true
+		switch {
+		case s.pending != nil && s.pending.Pod != nil:
+			pod = s.pending.Pod
+			opts.Pod, opts.RunningPod = pod, nil
+		case s.active != nil && s.active.Pod != nil:
+			pod = s.active.Pod
+			opts.Pod, opts.RunningPod = pod, nil
+		default:
+			pod = runningToAPIPod(opts.RunningPod)
+		}
+	}
+
+	// A Create for a UID that is terminating means the UID was reused; housekeeping restarts it
+	// once the old worker finishes.
+	if !firstTime && s.isTerminationRequested() && opts.UpdateType == SyncPodCreate {
+		s.flags.restartRequested = true
+		return
+	}
+	if s.state == Finished {
+		return
+	}
+
+	becameTerminating := false
+	if !s.isTerminationRequested() {
+		terminate := true
+		switch {
+		case isRuntimePod, pod.DeletionTimestamp != nil:
+			s.flags.deleted = true
+		case pod.Status.Phase == v1.PodFailed, pod.Status.Phase == v1.PodSucceeded:
+		case opts.UpdateType == SyncPodKill:
+			if opts.KillPodOptions != nil && opts.KillPodOptions.Evict {
+				s.flags.evicted = true
+			}
+		default:
+			terminate = false
+		}
+		if terminate {
+			if err := w.transition(s, Terminating, "UpdatePod"); err != nil {
+				return
+			}
+			s.times.terminating = now
+			becameTerminating = true
+		}
+	}
+
+	// Once terminating, every update is a kill and the grace period only goes down.
+	shortened := false
+	switch {
+	case s.isTerminated():
+		if isRuntimePod {
+			return // housekeeping saw a stale runtime pod; the worker is finishing anyway
+		}
+		if k := opts.KillPodOptions; k != nil && k.OnTerminated != nil {
+			*callbacks = append(*callbacks, k.OnTerminated)
+		}
+		opts.KillPodOptions = nil
+	case s.isTerminationRequested():
+		if k := opts.KillPodOptions; k != nil {
+			if k.OnTerminated != nil {
+				s.onTerminated = append(s.onTerminated, k.OnTerminated)
+			}
+			if k.PodStatusFunc != nil {
+				s.statusFns = append(s.statusFns, k.PodStatusFunc)
+			}
+		} else {
+			opts.KillPodOptions = &KillPodOptions{}
+		}
+		var grace int64
+		grace, shortened = effectiveGracePeriod(s.gracePeriod, pod, opts.KillPodOptions)
+		s.gracePeriod = grace
+		opts.KillPodOptions.PodTerminationGracePeriodSecondsOverride = &grace
+	default:
+		if k := opts.KillPodOptions; k != nil {
+			if k.OnTerminated != nil {
+				*callbacks = append(*callbacks, k.OnTerminated)
+			}
+			opts.KillPodOptions = nil
+		}
+	}
+
+	s.pending = &opts
+	s.pendingSeq = w.nextSeq()
+	s.flags.signalled = true
+
+	if becameTerminating || shortened {
+		w.cancel(s, now)
+	}
+}
+
+// newStatus creates the worker for a UID seen for the first time. A pod whose config phase is
+// terminal and whose cached runtime status shows nothing running starts out terminated (the
+// kubelet-restart case), so that SyncTerminatedPod still runs but nothing is started.
+func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, now time.Time) *podStatus {
+	s := &podStatus{
+		uid:      uid,
+		key:      namespace + "/" + name,
+		fullname: kubecontainer.BuildPodFullName(name, namespace),
+		state:    stateNone,
+		times:    lifecycleTimes{synced: now},
+	}
+	w.pods[uid] = s
+	initial := Sync
+	if pod != nil && (pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded) {
+		// The kubelet's podCache.Get: an entry newer than the zero time is any entry at all, and
+		// a cache that has none yet answers, like the kubelet's, with an empty status.
+		cached, err, ok := w.cache.GetNewerThan(uid, time.Time{})
+		if err == nil && (!ok || isStatusTerminal(cached)) {
+			initial = Terminated
+			s.times.terminating, s.times.terminated = now, now
+			s.flags.startedTerminating = true
+		}
+	}
+	// The transition from the pseudo-state is always legal.
+	_ = w.transition(s, initial, "UpdatePod")
+	// Static pods start in the order of their first update.
+	if pod != nil && kubecontainer.IsStaticPod(pod) {
+		w.waitingStatic[s.fullname] = append(w.waitingStatic[s.fullname], uid)
+	}
+	return s
+}
+
+// cancel models the kubelet cancelling the sync context: a sync that is in flight ends now with
+// context.Canceled, and a taken update whose sync has not started will end that way as soon as
+// the cache lets it start. A sync whose work already ended at now is complete, not cancelled.
+func (w *Workers) cancel(s *podStatus, now time.Time) {
+	wk := s.work
+	if wk == nil || wk.canceled {
+		return
+	}
+	if wk.called && !wk.done.IsZero() && !wk.done.After(now) {
+		return
+	}
+	wk.canceled = true
+	if wk.busy(now) {
+		wk.done = now
+	}
+	w.emit(s, trace.Event{Event: "cancel", Op: workOp(wk), Func: "UpdatePod"})
+}
+
+// isStatusTerminal reports whether a cached runtime status shows no running container and no ready
+// sandbox.
+func isStatusTerminal(s *kubecontainer.PodStatus) bool {
+	if s == nil {
+		return true
+	}
+	for _, c := range s.ContainerStatuses {
+		if c.State == kubecontainer.ContainerStateRunning {
+			return false
+		}
+	}
+	for _, sb := range s.Sandboxes {
+		if sb.State == kubecontainer.SandboxReady {
+			return false
+		}
+	}
+	return true
+}
+
+// effectiveGracePeriod is the kubelet's calculateEffectiveGracePeriod: starting from the current
+// grace period (0 = not set), the pod's deletion grace period and then the kill's override may
+// only lower it; with neither, an unset value takes the spec's; the result is at least 1.
+// shortened reports that a set grace period changed.
+func effectiveGracePeriod(current int64, pod *v1.Pod, kill *KillPodOptions) (grace int64, shortened bool) {
+	grace = current
+	overridden := false
+	if d := pod.DeletionGracePeriodSeconds; d != nil && (grace == 0 || *d < grace) {
+		grace, overridden = *d, true
+	}
+	if kill != nil {
+		if o := kill.PodTerminationGracePeriodSecondsOverride; o != nil && (grace == 0 || *o < grace) {
+			grace, overridden = *o, true
+		}
+	}
+	if !overridden && grace == 0 && pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if grace < 1 {
+		grace = 1
+	}
+	return grace, current != 0 && current != grace
+}
+
+// runningToAPIPod is the kubelet's Pod.ToAPIPod: a placeholder API pod for a runtime-only pod.
+func runningToAPIPod(p *kubecontainer.Pod) *v1.Pod {
+	pod := &v1.Pod{}
+	pod.UID, pod.Name, pod.Namespace = p.ID, p.Name, p.Namespace
+	return pod
+}
+
+// copyOptions copies opts deeply enough that the workers never share an object with the caller.
+// The callbacks are shared, as they must be.
+func copyOptions(opts UpdateOptions) UpdateOptions {
+	if opts.Pod != nil {
+		opts.Pod = opts.Pod.DeepCopy()
+	}
+	if opts.MirrorPod != nil {
+		opts.MirrorPod = opts.MirrorPod.DeepCopy()
+	}
+	if opts.RunningPod != nil {
+		rp := *opts.RunningPod
+		rp.Containers = append([]kubecontainer.ContainerStatus(nil), rp.Containers...)
+		rp.Sandboxes = append([]kubecontainer.SandboxStatus(nil), rp.Sandboxes...)
+		opts.RunningPod = &rp
+	}
+	if opts.KillPodOptions != nil {
+		k := *opts.KillPodOptions
+		k.PodTerminationGracePeriodSecondsOverride = copyInt64(k.PodTerminationGracePeriodSecondsOverride)
+		opts.KillPodOptions = &k
+	}
+	return opts
+}
+
+func copyInt64(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

@@ -1,0 +1,287 @@
+package podworkers
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Defaults, with the kubelet's values.
+const (
+	// DefaultResyncInterval is the kubelet's SyncFrequency: a pod that synced without error is
+	// queued again after jitter(1m, 0.5).
+	DefaultResyncInterval = time.Minute
+	// DefaultBackOffPeriod is how long a pod waits after a sync error, and how often a blocked
+	// static pod retries, before jitter.
+	DefaultBackOffPeriod = 10 * time.Second
+	// NetworkNotReadyErrorMsg marks a sync error that is retried after jitter(1s, 0.5).
+	NetworkNotReadyErrorMsg = "network is not ready"
+
+	// jitterFactor is the kubelet's workerResyncIntervalJitterFactor and
+	// workerBackOffPeriodJitterFactor.
+	jitterFactor = 0.5
+	// backOffOnTransientErrorPeriod is the base delay after a "network is not ready" error.
+	backOffOnTransientErrorPeriod = time.Second
+)
+
+// ErrIllegalTransition is wrapped by the error of a state transition the lifecycle does not allow.
+var ErrIllegalTransition = errors.New("illegal pod worker state transition")
+
+// Options configures Workers.
+type Options struct {
+	// Syncer runs the four sync functions. Required.
+	Syncer Syncer
+	// Cache is the pod status cache. Required.
+	Cache Cache
+	// Queue receives the requeues. Required.
+	Queue Queue
+	// Clock gives the current time. Required.
+	Clock clock.PassiveClock
+	// ResyncInterval is the delay, before jitter, after a sync without error. Zero means
+	// DefaultResyncInterval.
+	ResyncInterval time.Duration
+	// BackOffPeriod is the delay, before jitter, after a sync error. Zero means
+	// DefaultBackOffPeriod.
+	BackOffPeriod time.Duration
+	// Rand supplies the jitter. Nil means a generator with a fixed seed.
+	Rand Rand
+	// Tracer receives the workers' events. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.Syncer == nil {
+		errs = append(errs, errors.New("Syncer is required"))
+	}
+	if o.Cache == nil {
+		errs = append(errs, errors.New("Cache is required"))
+	}
+	if o.Queue == nil {
+		errs = append(errs, errors.New("Queue is required"))
+	}
+	if o.Clock == nil {
+		errs = append(errs, errors.New("Clock is required"))
+	}
+	if o.ResyncInterval < 0 || o.BackOffPeriod < 0 {
+		errs = append(errs, errors.New("ResyncInterval and BackOffPeriod must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Workers is the kubelet's podWorkers as a passive core: one state machine per pod UID, driven by
+// UpdatePod, Step and SyncKnownPods. It is safe for concurrent use; the lock is released while a
+// sync function or an OnTerminated callback runs, so both may call back into the Workers.
+type Workers struct {
+	syncer         Syncer
+	cache          Cache
+	queue          Queue
+	clock          clock.PassiveClock
+	resyncInterval time.Duration
+	backOffPeriod  time.Duration
+	rand           Rand
+	tracer         trace.Tracer
+
+	// mu guards every field below.
+	mu sync.Mutex
+	// pods is the kubelet's podSyncStatuses.
+	pods map[types.UID]*podStatus
+	// startedStatic is the kubelet's startedStaticPodsByFullname.
+	startedStatic map[string]types.UID
+	// waitingStatic is the kubelet's waitingToStartStaticPodsByFullname.
+	waitingStatic map[string][]types.UID
+	// podsSynced becomes true with the first SyncKnownPods.
+	podsSynced bool
+	// seq orders pending updates, so that Step starts workers in the order their updates arrived.
+	seq uint64
+	// held lets tests keep a worker from picking up its wake-ups, as the kubelet's tests do with
+	// workerChannelFn. Nil outside tests.
+	held map[types.UID]bool
+}
+
+// New returns Workers configured by opts. It panics if a required option is missing, because that
+// is a wiring mistake no caller can recover from.
+func New(opts Options) *Workers {
+	if err := opts.validate(); err != nil {
+		panic(fmt.Sprintf("podworkers.New: %v", err))
+	}
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = DefaultResyncInterval
+	}
+	if opts.BackOffPeriod == 0 {
+		opts.BackOffPeriod = DefaultBackOffPeriod
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewPCG(1, 1))
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	return &Workers{
+		syncer:         opts.Syncer,
+		cache:          opts.Cache,
+		queue:          opts.Queue,
+		clock:          opts.Clock,
+		resyncInterval: opts.ResyncInterval,
+		backOffPeriod:  opts.BackOffPeriod,
+		rand:           opts.Rand,
+		tracer:         opts.Tracer,
+		pods:           map[types.UID]*podStatus{},
+		startedStatic:  map[string]types.UID{},
+		waitingStatic:  map[string][]types.UID{},
+	}
+}
+
+// podStatus is one worker: the kubelet's podSyncStatus with its timestamps and flags folded into
+// one state field where they decide behaviour. It has more than a dozen fields because it is the
+// kubelet's record of a pod's whole lifecycle; the times and flags are grouped to keep it readable.
+type podStatus struct {
+	uid      types.UID
+	key      string // "namespace/name" for the trace
+	fullname string // the kubelet's full name at the first update
+	state    State
+	times    lifecycleTimes
+	flags    statusFlags
+	// gracePeriod is the effective grace period in seconds once termination was requested; it
+	// only goes down.
+	gracePeriod int64
+	// pending is the next update to process; a newer update replaces it (coalescing).
+	pending *UpdateOptions
+	// pendingSeq is when pending arrived, in the Workers' sequence.
+	pendingSeq uint64
+	// active accumulates what the worker last processed; it is replayed on phase transitions.
+	active *UpdateOptions
+	// lastSyncTime is when the last sync ended; the next sync waits for a cache newer than it.
+	lastSyncTime time.Time
+	// work is the update the worker took and is waiting on the cache for, or is running.
+	work *work
+	// onTerminated and statusFns come from the kill requests received while terminating.
+	onTerminated []func()
+	statusFns    []func(*v1.PodStatus)
+}
+
+// lifecycleTimes are the kubelet's timestamps. The state field decides behaviour; these record
+// when each step happened, for tests and readers.
+type lifecycleTimes struct {
+	synced, started, terminating, terminated time.Time
+}
+
+// statusFlags are the kubelet's flags that are not a state of their own.
+type statusFlags struct {
+	// signalled is the kubelet's one-slot wake-up channel holding a value.
+	signalled bool
+	// startedTerminating: the worker has picked up the terminating work, so no container will
+	// start again.
+	startedTerminating bool
+	deleted            bool
+	evicted            bool
+	// restartRequested: a Create arrived for the UID while it was terminating.
+	restartRequested bool
+	// observedRuntime: a runtime-only kill was seen for the UID.
+	observedRuntime bool
+}
+
+// work is one iteration of the kubelet's podWorkerLoop, from startPodSync to completeWork.
+type work struct {
+	// state is the kubelet's WorkType when the update was taken; it picks the sync function.
+	state State
+	opts  UpdateOptions
+	seq   uint64
+	// called is set once the sync function was invoked.
+	called bool
+	// canceled models the kubelet's context cancellation: the sync ends at the cancel instant
+	// with context.Canceled.
+	canceled bool
+	// done is when the sync's blocking work ends; set once the sync function returned.
+	done   time.Time
+	result Result
+	err    error
+}
+
+// busy reports whether the sync function returned and its blocking work has not ended at now.
+func (wk *work) busy(now time.Time) bool {
+	return wk.called && !wk.done.IsZero() && wk.done.After(now)
+}
+
+func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }
+func (s *podStatus) isTerminationRequested() bool { return s.state >= Terminating }
+func (s *podStatus) isTerminated() bool           { return s.state >= Terminated }
+
+// workType is the kubelet's WorkType: a finished worker still reads as Terminated.
+func (s *podStatus) workType() State {
+	if s.state == Finished {
+		return Terminated
+	}
+	return s.state
+}
+
+// legalTransitions lists every edge of the lifecycle; see the diagram in doc.go.
+var legalTransitions = map[[2]State]bool{
+	{stateNone, Sync}:         true, // first update
+	{stateNone, Terminated}:   true, // first update of a terminal pod the runtime shows stopped
+	{Sync, Terminating}:       true, // kill, deletion, terminal phase, terminal SyncPod, orphaned
+	{Terminating, Terminated}: true, // SyncTerminatingPod succeeded
+	{Terminating, Finished}:   true, // runtime-only pod stopped, or killed before it could start
+	{Terminated, Finished}:    true, // SyncTerminatedPod succeeded, or a static pod never started
+	{Sync, stateNone}:         true, // forgotten orphan that never started
+	{Terminating, stateNone}:  true,
+	{Terminated, stateNone}:   true,
+	{Finished, stateNone}:     true, // forgotten by SyncKnownPods
+}
+
+// checkTransition returns an error wrapping ErrIllegalTransition if the lifecycle has no edge from
+// from to to.
+func checkTransition(from, to State) error {
+	if legalTransitions[[2]State{from, to}] {
+		return nil
+	}
+	return fmt.Errorf("from %q to %q: %w", from.traceName(), to.traceName(), ErrIllegalTransition)
+}
+
+// transition is the one place a worker's state changes. An illegal transition leaves the state as
+// it was, is traced as an error, and is returned.
+func (w *Workers) transition(s *podStatus, to State, fn string) error {
+	if err := checkTransition(s.state, to); err != nil {
+		err = fmt.Errorf("pod %s: %w", s.uid, err)
+		w.emit(s, trace.Event{Event: "error", Reason: "IllegalTransition", Message: err.Error(), Func: fn})
+		return err
+	}
+	from := s.state
+	s.state = to
+	w.emit(s, trace.Event{Event: "state", From: from.traceName(), To: to.traceName(), Func: fn})
+	return nil
+}
+
+// emit sends e about the pod s to the tracer.
+func (w *Workers) emit(s *podStatus, e trace.Event) {
+	e.Component = trace.PodWorkers
+	e.Pod = s.key
+	e.UID = string(s.uid)
+	w.tracer.Emit(e)
+}
+
+// nextSeq returns the next number in the arrival order of pending updates.
+func (w *Workers) nextSeq() uint64 {
+	w.seq++
+	return w.seq
+}
+
+// jitter is the kubelet's wait.Jitter(d, 0.5): a delay uniform in [d, 1.5d).
+func (w *Workers) jitter(d time.Duration) time.Duration {
+	return d + time.Duration(w.rand.Float64()*jitterFactor*float64(d))
+}
+
+// runCallbacks calls fns in order. Callers run it after releasing the lock.
+func runCallbacks(fns []func()) {
+	for _, fn := range fns {
+		fn()
+	}
+}
