@@ -1,0 +1,13 @@
+// Package podmanager holds the kubelet's desired pod set: every pod from config, with static pods
+// and their mirror pods linked by full name.
+//
+// It mirrors the kubelet's pkg/kubelet/pod/pod_manager.go (basicManager). The sync loop adds,
+// updates and removes pods as config changes; housekeeping reads the whole set; the pod workers'
+// callers resolve a pod to its mirror pod and back. A mirror pod is never run: it is the API
+// object that shows a static pod's status, and the manager translates its UID to the static
+// pod's.
+//
+// Manager is safe for concurrent use. It copies every pod it stores and every pod it returns.
+// Lists come back sorted by namespace and name, and orphaned mirror full names sorted, so that
+// what reaches the trace is the same on every run.
+package podmanager

@@ -1,0 +1,287 @@
+package podmanager
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Options configures a Manager. The zero value is valid.
+type Options struct {
+	// Tracer receives an event for each pod added, updated or removed. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// Manager is the desired pod set: the kubelet's basicManager. Regular and static pods are keyed by
+// their UID and full name; mirror pods are kept apart, keyed the same way, and linked to the static
+// pod with the same full name.
+type Manager struct {
+	tracer trace.Tracer
+
+	// mu guards every field below.
+	mu sync.RWMutex
+	// podByUID and podByFullName hold regular and static pods.
+	podByUID      map[types.UID]*v1.Pod
+	podByFullName map[string]*v1.Pod
+	// mirrorByUID and mirrorByFullName hold mirror pods.
+	mirrorByUID      map[types.UID]*v1.Pod
+	mirrorByFullName map[string]*v1.Pod
+	// translation maps a mirror pod's UID to its static pod's UID. It outlives the static pod and
+	// goes only when the mirror pod is removed, as in the kubelet.
+	translation map[types.UID]types.UID
+}
+
+// New returns an empty Manager. New(Options{}) traces nothing.
+func New(opts Options) *Manager {
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	m := &Manager{tracer: opts.Tracer}
+	m.reset()
+	return m
+}
+
+func (m *Manager) reset() {
+	m.podByUID = map[types.UID]*v1.Pod{}
+	m.podByFullName = map[string]*v1.Pod{}
+	m.mirrorByUID = map[types.UID]*v1.Pod{}
+	m.mirrorByFullName = map[string]*v1.Pod{}
+	m.translation = map[types.UID]types.UID{}
+}
+
+// SetPods replaces the whole set with pods. It emits no trace event: it is for start-up and tests,
+// not for config changes.
+func (m *Manager) SetPods(pods []*v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reset()
+	for _, pod := range pods {
+		m.store(pod.DeepCopy())
+	}
+}
+
+// AddPod adds pod, or replaces the pod with its UID.
+func (m *Manager) AddPod(pod *v1.Pod) { m.upsert(pod, "add", "AddPod") }
+
+// UpdatePod replaces the pod with pod's UID, or adds it. It is the same operation as AddPod.
+func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, "update", "UpdatePod") }
+
+func (m *Manager) upsert(pod *v1.Pod, event, fn string) {
+	stored := pod.DeepCopy()
+	m.mu.Lock()
+	m.store(stored)
+	m.mu.Unlock()
+	m.emit(stored, event, fn)
+}
+
+// store files pod under its maps and records the mirror translation if both halves are present.
+func (m *Manager) store(pod *v1.Pod) {
+	fullname := kubecontainer.GetPodFullName(pod)
+	if kubecontainer.IsMirrorPod(pod) {
+		m.mirrorByUID[pod.UID] = pod
+		m.mirrorByFullName[fullname] = pod
+		if static, ok := m.podByFullName[fullname]; ok {
+			m.translation[pod.UID] = static.UID
+		}
+		return
+	}
+	m.podByUID[pod.UID] = pod
+	m.podByFullName[fullname] = pod
+	if mirror, ok := m.mirrorByFullName[fullname]; ok {
+		m.translation[mirror.UID] = pod.UID
+	}
+}
+
+// RemovePod removes pod by its UID and full name. Removing a mirror pod also drops its UID
+// translation; removing a static pod leaves its mirror pod, now orphaned, in place.
+func (m *Manager) RemovePod(pod *v1.Pod) {
+	fullname := kubecontainer.GetPodFullName(pod)
+	m.mu.Lock()
+	if kubecontainer.IsMirrorPod(pod) {
+		delete(m.mirrorByUID, pod.UID)
+		delete(m.mirrorByFullName, fullname)
+		delete(m.translation, pod.UID)
+	} else {
+		delete(m.podByUID, pod.UID)
+		delete(m.podByFullName, fullname)
+	}
+	m.mu.Unlock()
+	m.emit(pod, "remove", "RemovePod")
+}
+
+// emit traces a change to pod, with the kind of pod as the reason.
+func (m *Manager) emit(pod *v1.Pod, event, fn string) {
+	reason := ""
+	switch {
+	case kubecontainer.IsMirrorPod(pod):
+		reason = "mirror"
+	case kubecontainer.IsStaticPod(pod):
+		reason = "static"
+	}
+	m.tracer.Emit(trace.Event{Component: trace.PodManager, Event: event, Pod: kubecontainer.PodKey(pod),
+		UID: string(pod.UID), Reason: reason, Func: fn})
+}
+
+// GetPods returns every regular and static pod, without mirror pods, sorted by namespace and name.
+func (m *Manager) GetPods() []*v1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return sortedCopies(m.podByUID)
+}
+
+// GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by
+// namespace and name), and the sorted full names of mirror pods with no pod of the same full name:
+// the orphaned mirror pods housekeeping deletes.
+func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMirrorFullnames []string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for fullname := range m.mirrorByFullName {
+		if _, ok := m.podByFullName[fullname]; !ok {
+			orphanedMirrorFullnames = append(orphanedMirrorFullnames, fullname)
+		}
+	}
+	slices.Sort(orphanedMirrorFullnames)
+	return sortedCopies(m.podByUID), sortedCopies(m.mirrorByUID), orphanedMirrorFullnames
+}
+
+// GetPodByFullName returns the regular or static pod with the full name "<name>_<namespace>".
+func (m *Manager) GetPodByFullName(fullname string) (*v1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return lookup(m.podByFullName, fullname)
+}
+
+// GetPodByName returns the regular or static pod with the namespace and name.
+func (m *Manager) GetPodByName(namespace, name string) (*v1.Pod, bool) {
+	return m.GetPodByFullName(kubecontainer.BuildPodFullName(name, namespace))
+}
+
+// GetPodByUID returns the regular or static pod with uid. A mirror pod's UID finds nothing;
+// translate it with TranslatePodUID first.
+func (m *Manager) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return lookup(m.podByUID, uid)
+}
+
+// GetMirrorPodByPod returns the mirror pod with pod's full name.
+func (m *Manager) GetMirrorPodByPod(pod *v1.Pod) (*v1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return lookup(m.mirrorByFullName, kubecontainer.GetPodFullName(pod))
+}
+
+// GetPodByMirrorPod returns the static pod with the mirror pod's full name.
+func (m *Manager) GetPodByMirrorPod(mirror *v1.Pod) (*v1.Pod, bool) {
+	return m.GetPodByFullName(kubecontainer.GetPodFullName(mirror))
+}
+
+// GetPodAndMirrorPod resolves pod as the pod handlers do. For a mirror pod it returns the static
+// pod with its full name (or nil), pod itself, and wasMirror = true; for any other pod it returns
+// pod itself, the mirror pod with its full name (or nil), and false.
+func (m *Manager) GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool) {
+	fullname := kubecontainer.GetPodFullName(pod)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if kubecontainer.IsMirrorPod(pod) {
+		static, _ := lookup(m.podByFullName, fullname)
+		return static, pod, true
+	}
+	mirror, _ = lookup(m.mirrorByFullName, fullname)
+	return pod, mirror, false
+}
+
+// TranslatePodUID returns the static pod's UID for a mirror pod's UID, and any other UID,
+// including "", unchanged.
+func (m *Manager) TranslatePodUID(uid types.UID) types.UID {
+	if uid == "" {
+		return uid
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if static, ok := m.translation[uid]; ok {
+		return static
+	}
+	return uid
+}
+
+// GetUIDTranslations returns the static-to-mirror and mirror-to-static UID maps. Every static pod
+// appears in the first, mapped to "" when it has no mirror pod.
+func (m *Manager) GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]types.UID) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	podToMirror = make(map[types.UID]types.UID, len(m.translation))
+	mirrorToPod = make(map[types.UID]types.UID, len(m.translation))
+	for uid, pod := range m.podByUID {
+		if kubecontainer.IsStaticPod(pod) {
+			podToMirror[uid] = ""
+		}
+	}
+	for mirrorUID, staticUID := range m.translation {
+		mirrorToPod[mirrorUID] = staticUID
+		podToMirror[staticUID] = mirrorUID
+	}
+	return podToMirror, mirrorToPod
+}
+
+// GetStaticPodToMirrorPodMap maps each static pod to its mirror pod, or to nil when it has none.
+// The keys are copies, so look entries up by ranging over the map.
+func (m *Manager) GetStaticPodToMirrorPodMap() map[*v1.Pod]*v1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := map[*v1.Pod]*v1.Pod{}
+	for _, pod := range m.podByUID {
+		if kubecontainer.IsStaticPod(pod) {
+			mirror, _ := lookup(m.mirrorByFullName, kubecontainer.GetPodFullName(pod))
+			out[pod.DeepCopy()] = mirror
+		}
+	}
+	return out
+}
+
+// IsMirrorPodOf reports whether mirror is the mirror pod of pod: same name and namespace, and a
+// kubernetes.io/config.mirror annotation equal to pod's kubernetes.io/config.hash. A mirror pod
+// left over from an earlier version of the static pod fails the hash check.
+func IsMirrorPodOf(mirror, pod *v1.Pod) bool {
+	if pod.Name != mirror.Name || pod.Namespace != mirror.Namespace {
+		return false
+	}
+	hash, ok := mirror.Annotations[kubecontainer.ConfigMirrorAnnotationKey]
+	if !ok {
+		return false
+	}
+	return hash == pod.Annotations[kubecontainer.ConfigHashAnnotationKey]
+}
+
+// lookup returns a copy of the pod under key.
+func lookup[K comparable](m map[K]*v1.Pod, key K) (*v1.Pod, bool) {
+	pod, ok := m[key]
+	if !ok {
+		return nil, false
+	}
+	return pod.DeepCopy(), true
+}
+
+// sortedCopies returns copies of the map's pods sorted by namespace, then name, then UID.
+func sortedCopies(m map[types.UID]*v1.Pod) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(m))
+	for _, pod := range m {
+		out = append(out, pod.DeepCopy())
+	}
+	slices.SortFunc(out, func(a, b *v1.Pod) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.UID), string(b.UID))
+	})
+	return out
+}
