@@ -1,0 +1,114 @@
+package sources
+
+import (
+	"cmp"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// APIOptions configures NewAPI.
+type APIOptions struct {
+	// NodeName is the node whose pods the API server sends. The core does not filter on it (the
+	// server does, through the field selector); it is kept so that the runner and the core agree.
+	NodeName string
+	// Tracer receives one event per SET. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// API is the core of the API server pod source: the kubelet's UndeltaStore inside
+// NewSourceApiserver. It keeps every pod the reflector delivered, keyed by namespace/name, and
+// answers each store change with the full set of pods as one SET update.
+//
+// The kubelet pushes the store's contents in map order. API sorts them by namespace, then name, so
+// that replays are byte-identical; podconfig diffs by UID, so the order has no other effect.
+//
+// API is not safe for concurrent use; the runner serialises calls.
+type API struct {
+	nodeName string
+	tracer   trace.Tracer
+	// pods holds private deep copies, keyed by kubecontainer.PodKey.
+	pods map[string]*v1.Pod
+}
+
+// NewAPI returns an empty API source core.
+func NewAPI(opts APIOptions) *API {
+	tracer := opts.Tracer
+	if tracer == nil {
+		tracer = trace.Discard
+	}
+	return &API{nodeName: opts.NodeName, tracer: tracer, pods: map[string]*v1.Pod{}}
+}
+
+// NodeName returns the node the source was built for.
+func (a *API) NodeName() string { return a.nodeName }
+
+// Replace makes pods the whole content of the store, as a reflector's list or relist does, and
+// returns the resulting SET. An empty list still gives a SET, which is what marks the api source
+// as seen in podconfig.
+func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
+	a.pods = make(map[string]*v1.Pod, len(pods))
+	for _, pod := range pods {
+		if pod == nil {
+			continue
+		}
+		a.pods[kubecontainer.PodKey(pod)] = pod.DeepCopy()
+	}
+	return a.set()
+}
+
+// Add stores pod (replacing any pod with the same namespace/name) and returns the resulting SET,
+// as a watch ADDED event does.
+func (a *API) Add(pod *v1.Pod) podconfig.Update {
+	if pod != nil {
+		a.pods[kubecontainer.PodKey(pod)] = pod.DeepCopy()
+	}
+	return a.set()
+}
+
+// Update is Add for a watch MODIFIED event: the UndeltaStore does not tell them apart.
+func (a *API) Update(pod *v1.Pod) podconfig.Update {
+	return a.Add(pod)
+}
+
+// Delete forgets the pod with pod's namespace/name and returns the resulting SET, as a watch
+// DELETED event does. Deleting an unknown pod still gives a SET, as in the kubelet.
+func (a *API) Delete(pod *v1.Pod) podconfig.Update {
+	if pod != nil {
+		delete(a.pods, kubecontainer.PodKey(pod))
+	}
+	return a.set()
+}
+
+// Pods returns deep copies of the stored pods, sorted by namespace, then name.
+func (a *API) Pods() []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(a.pods))
+	for _, pod := range a.pods {
+		out = append(out, pod.DeepCopy())
+	}
+	slices.SortFunc(out, func(x, y *v1.Pod) int {
+		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+	})
+	return out
+}
+
+// set builds the SET for the current content and traces it.
+func (a *API) set() podconfig.Update {
+	pods := a.Pods()
+	keys := make([]string, len(pods))
+	for i, pod := range pods {
+		keys[i] = kubecontainer.PodKey(pod)
+	}
+	a.tracer.Emit(trace.Event{
+		Component: trace.Sources,
+		Event:     "set",
+		Source:    podconfig.APISource,
+		Pods:      keys,
+		Func:      "NewSourceApiserver",
+	})
+	return podconfig.Update{Op: podconfig.SET, Source: podconfig.APISource, Pods: pods}
+}

@@ -1,0 +1,258 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+)
+
+// WaitForAPIServerSyncPeriod is how often the API source checks whether the node informer has
+// synced before it starts watching pods: the kubelet's WaitForAPIServerSyncPeriod.
+const WaitForAPIServerSyncPeriod = time.Second
+
+// podHostField is the field selector key the kubelet uses to list only its own pods.
+const podHostField = "spec.nodeName"
+
+// APIRunnerOptions configures NewAPIRunner.
+type APIRunnerOptions struct {
+	// Core receives every store change. Required.
+	Core *API
+	// Client talks to the API server. Required: a standalone kubelet has no API source at all.
+	Client kubernetes.Interface
+	// NodeName selects the pods bound to this node. Required.
+	NodeName string
+	// NodeHasSynced reports whether the node informer has synced. Nil means always true.
+	NodeHasSynced func() bool
+	// Clock drives the node-sync poll and the reflector's back-off. Nil means the real clock.
+	Clock clock.WithTicker
+	// Out receives every SET the core returns. Required.
+	Out chan<- podconfig.Update
+}
+
+// APIRunner runs the API server pod source: NewSourceApiserver's goroutine. It waits for the node
+// informer, then runs a client-go Reflector (resync 0) over the pods bound to the node in every
+// namespace, and forwards each store change to the core and each resulting SET to Out.
+//
+// Relists after a dropped watch or an expired resource version (410 Gone) are the reflector's own;
+// each relist is a Replace and gives one SET holding the full, current set of pods.
+type APIRunner struct {
+	opts      APIRunnerOptions
+	store     *apiStore
+	reflector *cache.Reflector
+}
+
+// NewAPIRunner returns a runner for opts. It starts nothing; Run does.
+func NewAPIRunner(opts APIRunnerOptions) *APIRunner {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.NodeHasSynced == nil {
+		opts.NodeHasSynced = func() bool { return true }
+	}
+	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out}}
+	if opts.Client != nil {
+		r.reflector = cache.NewReflectorWithOptions(
+			podListWatch(opts.Client, opts.NodeName),
+			&v1.Pod{},
+			r.store,
+			cache.ReflectorOptions{Name: "sources/api", ResyncPeriod: 0, Clock: opts.Clock},
+		)
+	}
+	return r
+}
+
+// podListWatch lists and watches the pods bound to nodeName in every namespace. It goes through
+// the typed client rather than its REST client (as the kubelet does) so that the fake clientset
+// works too; the requests on the wire are the same. The wrapper tells the reflector when the
+// client (the fake clientset) cannot stream lists, so it falls back to list and watch.
+func podListWatch(client kubernetes.Interface, nodeName string) cache.ListerWatcher {
+	selector := fields.OneTermEqualSelector(podHostField, nodeName).String()
+	pods := client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			options.FieldSelector = selector
+			return pods.List(ctx, options)
+		},
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			options.FieldSelector = selector
+			return pods.Watch(ctx, options)
+		},
+	}
+	return cache.ToListWatcherWithWatchListSemantics(lw, client)
+}
+
+func (r *APIRunner) validate() error {
+	var errs []error
+	if r.opts.Core == nil {
+		errs = append(errs, errors.New("core is required"))
+	}
+	if r.opts.Client == nil {
+		errs = append(errs, errors.New("client is required"))
+	}
+	if r.opts.NodeName == "" {
+		errs = append(errs, errors.New("node name is required"))
+	}
+	if r.opts.Out == nil {
+		errs = append(errs, errors.New("out channel is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("api source: %w", err)
+	}
+	return nil
+}
+
+// Run waits until the node has synced, then keeps the core in step with the API server until ctx
+// is done. It returns nil when ctx ends, or an error for invalid options. The reflector's own
+// goroutines have returned when Run does, except a paginated list that ctx already cancelled.
+func (r *APIRunner) Run(ctx context.Context) error {
+	if err := r.validate(); err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx)
+	logger.Info("Waiting for node sync before watching apiserver pods")
+	if !r.waitForNodeSync(ctx) {
+		return nil
+	}
+	logger.Info("Watching apiserver")
+	r.store.start(ctx.Done())
+	r.reflector.RunWithContext(ctx)
+	return nil
+}
+
+// waitForNodeSync polls NodeHasSynced at once and then every WaitForAPIServerSyncPeriod, as the
+// kubelet's PollUntilContextCancel does. It reports false if ctx ended first.
+func (r *APIRunner) waitForNodeSync(ctx context.Context) bool {
+	logger := klog.FromContext(ctx)
+	if r.opts.NodeHasSynced() {
+		logger.V(4).Info("Node sync completed")
+		return true
+	}
+	ticker := r.opts.Clock.NewTicker(WaitForAPIServerSyncPeriod)
+	defer ticker.Stop()
+	for {
+		logger.V(4).Info("Node sync has not completed yet")
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ticker.C():
+		}
+		if r.opts.NodeHasSynced() {
+			logger.V(4).Info("Node sync completed")
+			return true
+		}
+	}
+}
+
+// LastSyncResourceVersion returns the resource version of the last list or watch event the
+// reflector applied, or "" before the first list. The store sends each SET on Out before the
+// reflector records the version, so once this returns v, every change up to v has been delivered.
+// It is safe to call from any goroutine.
+func (r *APIRunner) LastSyncResourceVersion() string {
+	if r.reflector == nil {
+		return ""
+	}
+	return r.reflector.LastSyncResourceVersion()
+}
+
+// apiStore adapts the core to the reflector's store: every call goes to the core, and the SET it
+// returns is sent on out before the call returns, so SETs leave in the order of the changes.
+type apiStore struct {
+	core *API
+	out  chan<- podconfig.Update
+
+	// mu guards core and done, and serialises the sends.
+	mu   sync.Mutex
+	done <-chan struct{}
+}
+
+var _ cache.ReflectorStore = (*apiStore)(nil)
+
+func (s *apiStore) start(done <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = done
+}
+
+// send delivers u unless the runner is stopping; a change lost at shutdown has nobody to see it.
+func (s *apiStore) send(u podconfig.Update) {
+	select {
+	case s.out <- u:
+	case <-s.done:
+	}
+}
+
+func (s *apiStore) Add(obj any) error {
+	pod, err := asPod(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.send(s.core.Add(pod))
+	return nil
+}
+
+func (s *apiStore) Update(obj any) error {
+	pod, err := asPod(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.send(s.core.Update(pod))
+	return nil
+}
+
+func (s *apiStore) Delete(obj any) error {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, err := asPod(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.send(s.core.Delete(pod))
+	return nil
+}
+
+func (s *apiStore) Replace(objs []any, _ string) error {
+	pods := make([]*v1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		pod, err := asPod(obj)
+		if err != nil {
+			return err
+		}
+		pods = append(pods, pod)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.send(s.core.Replace(pods))
+	return nil
+}
+
+// Resync does nothing: the reflector runs with resync 0, and an UndeltaStore resync pushes nothing.
+func (s *apiStore) Resync() error { return nil }
+
+func asPod(obj any) (*v1.Pod, error) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod == nil {
+		return nil, fmt.Errorf("api source: object of type %T is not a pod", obj)
+	}
+	return pod, nil
+}

@@ -1,0 +1,27 @@
+// Package sources turns static pod manifests into the full SETs the kubelet's pod sources send.
+//
+// It mirrors the kubelet's pkg/kubelet/config: common.go (decoding, scheme defaulting, static-pod
+// defaults and validation), file.go and file_linux.go (the manifest directory or file and its
+// inotify watch), http.go (the manifest URL) and apiserver.go (pods bound to the node in the API
+// server). Every source sends podconfig.Update values with Op
+// SET that carry the source's whole desired state; podconfig diffs them.
+//
+// Each source is a pure core plus a runner:
+//
+//	File   Relist, HandleEvent, NextWake    FileRunner: ticker + fsnotify watch + retry loop
+//	HTTP   Poll, NextWake                   HTTPRunner: sliding-period poll loop + log throttling
+//	API    store changes → full SETs        APIRunner: list-watch of the API server (api.go)
+//
+// The cores read files and make HTTP requests, because those are inputs, but they never start
+// goroutines or read the wall clock. In replay the engine calls them directly and hands the file
+// source the watch events fsnotify would have produced.
+//
+// Deliberate differences from the kubelet, all listed in docs/fidelity.md:
+//   - Pods inside a file SET are sorted by namespace/name; the kubelet's order comes from map
+//     iteration and is random.
+//   - A generated UID hashes canonical JSON of the decoded, defaulted pod instead of the kubelet's
+//     dump of its internal Go types, so UIDs differ from a real kubelet's while keeping the rule:
+//     same content, node and location give the same UID; any change gives a new one.
+//   - Defaulting and validation are a subset of the API server's, written on top of
+//     k8s.io/apimachinery because k8s.io/kubernetes cannot be imported.
+package sources

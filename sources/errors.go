@@ -1,0 +1,55 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+
+	utilio "k8s.io/utils/io"
+)
+
+var (
+	// ErrPathNotExist is returned, together with an empty SET, when the static pod path does not
+	// exist. The watch loop treats it as retryable: it retries every second without backing off.
+	ErrPathNotExist = errors.New("path does not exist, ignoring")
+	// ErrTooLarge is returned for a manifest file or HTTP body of MaxConfigLength bytes or more.
+	ErrTooLarge = utilio.ErrLimitReached
+	// ErrUnparsable marks input that is not a v1 Pod (nor, for http, a v1 PodList) at all.
+	ErrUnparsable = errors.New("couldn't parse")
+	// ErrNotInCache is returned when a delete event names a file whose pod is no longer stored.
+	ErrNotInCache = errors.New("doesn't exist in cache")
+	// ErrEmptyBody is returned, together with an empty SET, when the manifest URL answers 200
+	// with no body.
+	ErrEmptyBody = errors.New("zero-length data received")
+)
+
+// StatusError is returned when the manifest URL answers with a status other than 200 OK.
+type StatusError struct {
+	URL        string
+	Status     string // the status line, for example "404 Not Found"
+	StatusCode int
+}
+
+// Error returns "<url>: <status line>", the kubelet's text.
+func (e *StatusError) Error() string { return fmt.Sprintf("%s: %s", e.URL, e.Status) }
+
+// reason classifies err for the trace's Reason field; fallback names anything unclassified.
+func reason(err error, fallback string) string {
+	var status *StatusError
+	switch {
+	case errors.Is(err, ErrPathNotExist):
+		return "PathMissing"
+	case errors.Is(err, ErrTooLarge):
+		return "TooLarge"
+	case errors.Is(err, ErrInvalidPod), errors.Is(err, ErrAPIReference):
+		return "InvalidManifest"
+	case errors.Is(err, ErrUnparsable):
+		return "UnparsableManifest"
+	case errors.Is(err, ErrNotInCache):
+		return "NotInCache"
+	case errors.Is(err, ErrEmptyBody):
+		return "EmptyBody"
+	case errors.As(err, &status):
+		return "BadStatus"
+	}
+	return fallback
+}

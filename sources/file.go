@@ -1,0 +1,257 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	utilio "k8s.io/utils/io"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// DefaultFileCheckFrequency is the kubelet's default fileCheckFrequency.
+const DefaultFileCheckFrequency = 20 * time.Second
+
+// FileOptions configures a File source.
+type FileOptions struct {
+	// Path is the static pod path: a directory of manifests or one manifest file. Trailing
+	// separators are trimmed, as the kubelet does.
+	Path string
+	// NodeName is the kubelet's node name.
+	NodeName string
+	// Period is the relist period (fileCheckFrequency). Zero means DefaultFileCheckFrequency.
+	Period time.Duration
+	// Clock schedules relists. Nil means the real clock.
+	Clock clock.PassiveClock
+	// Tracer receives "set" and "error" events. Nil means trace.Discard.
+	Tracer trace.Tracer
+}
+
+// File is the static pod file source: the kubelet's sourceFile without its goroutines. It keeps
+// the kubelet's store semantics (an UndeltaStore keyed by namespace/name that pushes its whole
+// content after every change) and its map from file path to the key last parsed from it, quirks
+// included. It is not safe for concurrent use, except CheckWatchPath.
+type File struct {
+	path     string
+	nodeName string
+	period   time.Duration
+	clock    clock.PassiveClock
+	tracer   trace.Tracer
+
+	store      map[string]*v1.Pod // namespace/name → pod, the UndeltaStore
+	fileKeys   map[string]string  // file path → store key last parsed from it, the fileKeyMapping
+	nextRelist time.Time          // the next tick of the kubelet's relist ticker
+}
+
+// NewFile returns a File source. The first relist is due at once.
+func NewFile(opts FileOptions) *File {
+	if opts.Period <= 0 {
+		opts.Period = DefaultFileCheckFrequency
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = trace.Discard
+	}
+	return &File{
+		path:       strings.TrimRight(opts.Path, string(os.PathSeparator)),
+		nodeName:   opts.NodeName,
+		period:     opts.Period,
+		clock:      opts.Clock,
+		tracer:     opts.Tracer,
+		store:      map[string]*v1.Pod{},
+		fileKeys:   map[string]string{},
+		nextRelist: opts.Clock.Now(),
+	}
+}
+
+// Path returns the static pod path the source reads, with trailing separators trimmed.
+func (f *File) Path() string { return f.path }
+
+// NextWake returns when the next periodic relist is due. Relists follow a fixed ticker grid from
+// construction, as the kubelet's ticker does; a missed tick is dropped, not made up.
+func (f *File) NextWake() (time.Time, bool) { return f.nextRelist, true }
+
+// Relist reads the whole static pod path: the kubelet's listConfig. The update, when not nil, is
+// to be sent whatever the error. In a directory every bad manifest is skipped and reported, and
+// the returned error joins those reports; the good manifests still make the SET.
+//
+// The kubelet's store rules apply: a directory with no valid manifest sends an empty SET without
+// clearing the store (quirk Q3); a bad single file sends nothing and keeps its old pod (Q4).
+func (f *File) Relist() (*podconfig.Update, error) {
+	const fn = "listConfig"
+	now := f.clock.Now()
+	if !f.nextRelist.After(now) {
+		f.nextRelist = f.nextRelist.Add((now.Sub(f.nextRelist)/f.period + 1) * f.period)
+	}
+	info, err := os.Stat(f.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// The empty SET bypasses the store so that the source is marked seen.
+			u := newSet(f.tracer, podconfig.FileSource, fn, nil)
+			return u, traceError(f.tracer, podconfig.FileSource, fn, "", fmt.Errorf("%s: %w", f.path, ErrPathNotExist))
+		}
+		return nil, traceError(f.tracer, podconfig.FileSource, fn, "StatFailed", err)
+	}
+	switch {
+	case info.IsDir():
+		pods, errs, err := f.extractFromDir()
+		if err != nil {
+			return nil, err
+		}
+		if len(pods) == 0 {
+			return newSet(f.tracer, podconfig.FileSource, fn, nil), errors.Join(errs...)
+		}
+		clear(f.store)
+		for _, p := range pods {
+			f.store[storeKey(p)] = p // a later file with the same key wins, as in Replace
+		}
+		return f.push(fn), errors.Join(errs...)
+	case info.Mode().IsRegular():
+		pod, err := f.extractFromFile(f.path)
+		if err != nil {
+			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err)
+		}
+		clear(f.store)
+		f.store[storeKey(pod)] = pod
+		return f.push(fn), nil
+	default:
+		return nil, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
+			fmt.Errorf("%s: path is not a directory or file", f.path))
+	}
+}
+
+// extractFromDir reads every non-dot entry of the directory in sorted order, skipping (and
+// reporting) what cannot be used. It does not recurse and has no extension filter, so backup
+// files such as "web.yaml~" are manifests too.
+func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
+	const fn = "extractFromDir"
+	entries, err := filepath.Glob(filepath.Join(f.path, "[^.]*"))
+	if err != nil {
+		// Only a malformed pattern fails, e.g. a static pod path with glob metacharacters.
+		return nil, nil, traceError(f.tracer, podconfig.FileSource, fn, "GlobFailed", fmt.Errorf("%s: glob failed: %w", f.path, err))
+	}
+	sort.Strings(entries)
+	for _, path := range entries {
+		info, err := os.Stat(path) // follows symlinks; a dangling one fails here
+		if err != nil {
+			skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "StatFailed", err))
+			continue
+		}
+		switch {
+		case info.IsDir():
+			// The kubelet logs "not recursing into manifest path" and moves on; so does the
+			// runner, so this is neither traced nor returned.
+		case info.Mode().IsRegular():
+			pod, err := f.extractFromFile(path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				// The file vanished between the glob and the read: skipped silently.
+			case err != nil:
+				skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err))
+			default:
+				pods = append(pods, pod)
+			}
+		default:
+			skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
+				fmt.Errorf("%s: manifest path is not a directory or file: %v", path, info.Mode())))
+		}
+	}
+	return pods, skipped, nil
+}
+
+// extractFromFile reads and decodes one manifest and records which store key it produced.
+func (f *File) extractFromFile(path string) (*v1.Pod, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	data, err := utilio.ReadAtMost(file, MaxConfigLength)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	pod, parsed, err := DecodePod(data, DecodeOptions{NodeName: f.nodeName, Source: path, IsFile: true})
+	if !parsed {
+		return nil, fmt.Errorf("%s: %w as pod(%v), please check config file", path, ErrUnparsable, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.fileKeys[path] = storeKey(pod)
+	return pod, nil
+}
+
+// HandleEvent applies one watch event: the kubelet's consumeWatchEvent. An add or modify re-reads
+// the file and stores its pod (a bad file leaves the old pod in place until a relist); a delete
+// removes the pod last read from that path. Events for dotfiles and never-read paths change
+// nothing and return nil.
+func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
+	const fn = "consumeWatchEvent"
+	if strings.HasPrefix(filepath.Base(ev.Path), ".") {
+		return nil, nil
+	}
+	switch ev.Op {
+	case WatchAdd, WatchModify:
+		pod, err := f.extractFromFile(ev.Path)
+		if err != nil {
+			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed",
+				fmt.Errorf("can't process config file %q: %w", ev.Path, err))
+		}
+		f.store[storeKey(pod)] = pod
+		return f.push(fn), nil
+	case WatchDelete:
+		key, ok := f.fileKeys[ev.Path]
+		if !ok {
+			return nil, nil
+		}
+		if _, ok := f.store[key]; !ok {
+			return nil, traceError(f.tracer, podconfig.FileSource, fn, "",
+				fmt.Errorf("%s: the pod with key %s %w", ev.Path, key, ErrNotInCache))
+		}
+		delete(f.store, key)
+		delete(f.fileKeys, ev.Path)
+		return f.push(fn), nil
+	}
+	return nil, traceError(f.tracer, podconfig.FileSource, fn, "UnknownEvent",
+		fmt.Errorf("%s: unknown watch event %v", ev.Path, ev.Op))
+}
+
+// CheckWatchPath is the first step of the kubelet's doWatch, run before each attempt to start the
+// watcher. A missing path yields an empty SET (bypassing the store) and an error wrapping
+// ErrPathNotExist, which the watch loop retries without back-off. Any other stat error is
+// returned alone; nil means the watcher can be started. It reads no mutable state, so the watch
+// goroutine may call it while another goroutine relists.
+func (f *File) CheckWatchPath() (*podconfig.Update, error) {
+	const fn = "doWatch"
+	if _, err := os.Stat(f.path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			u := newSet(f.tracer, podconfig.FileSource, fn, nil)
+			return u, traceError(f.tracer, podconfig.FileSource, fn, "", fmt.Errorf("%s: %w", f.path, ErrPathNotExist))
+		}
+		return nil, traceError(f.tracer, podconfig.FileSource, fn, "StatFailed", err)
+	}
+	return nil, nil
+}
+
+// push sends the whole store, as the UndeltaStore does after every change.
+func (f *File) push(fn string) *podconfig.Update {
+	pods := make([]*v1.Pod, 0, len(f.store))
+	for _, p := range f.store {
+		pods = append(pods, p)
+	}
+	sortPods(pods)
+	return newSet(f.tracer, podconfig.FileSource, fn, pods)
+}
+
+func storeKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }

@@ -1,0 +1,46 @@
+package sources
+
+import (
+	"cmp"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// newSet builds the SET a source sends, with deep copies of pods so that nothing downstream can
+// reach the source's own objects, and traces it as a "set" event. pods is never nil, so an empty
+// SET carries an empty slice, as the kubelet's does.
+func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.Update {
+	out := make([]*v1.Pod, len(pods))
+	names := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+		names[i] = p.Namespace + "/" + p.Name
+	}
+	tracer.Emit(trace.Event{Component: trace.Sources, Event: "set", Source: source, Pods: names, Func: fn})
+	return &podconfig.Update{Pods: out, Op: podconfig.SET, Source: source}
+}
+
+// sortPods orders pods by namespace, then name. The kubelet's file SETs come out of a map in
+// random order; a fixed order keeps replays byte-identical.
+func sortPods(pods []*v1.Pod) {
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
+
+// traceError records err as an "error" event and returns it unchanged.
+func traceError(tracer trace.Tracer, source, fn, fallbackReason string, err error) error {
+	tracer.Emit(trace.Event{
+		Component: trace.Sources,
+		Event:     "error",
+		Source:    source,
+		Reason:    reason(err, fallbackReason),
+		Message:   err.Error(),
+		Func:      fn,
+	})
+	return err
+}
