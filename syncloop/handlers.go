@@ -1,0 +1,278 @@
+package syncloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/pleg"
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// ErrSourcesNotReady is why a removed pod is not killed before every source has been seen: the
+// kubelet's deletePod refuses, and housekeeping kills the pod later.
+var ErrSourcesNotReady = errors.New("skipping delete because sources aren't ready yet")
+
+// handlerFuncs names the handler each config operation dispatches to.
+var handlerFuncs = map[podconfig.Op]string{
+	podconfig.ADD:       "HandlePodAdditions",
+	podconfig.UPDATE:    "HandlePodUpdates",
+	podconfig.DELETE:    "HandlePodUpdates",
+	podconfig.REMOVE:    "HandlePodRemoves",
+	podconfig.RECONCILE: "HandlePodReconcile",
+}
+
+// handleConfig is the configCh case of syncLoopIteration.
+func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
+	ev := trace.Event{Event: "config", Op: u.Op.String(), Source: u.Source, Pods: podKeys(u.Pods), Func: handlerFuncs[u.Op]}
+	var err error
+	switch u.Op {
+	case podconfig.ADD:
+		l.emit(ev)
+		l.HandlePodAdditions(ctx, u.Pods)
+	case podconfig.UPDATE, podconfig.DELETE:
+		l.emit(ev)
+		l.HandlePodUpdates(ctx, u.Pods)
+	case podconfig.REMOVE:
+		l.emit(ev)
+		l.HandlePodRemoves(ctx, u.Pods)
+	case podconfig.RECONCILE:
+		l.emit(ev)
+		l.HandlePodReconcile(ctx, u.Pods)
+	case podconfig.SET:
+		err = fmt.Errorf("config update from source %q: kubelet does not support snapshot update: %w", u.Source, ErrUnsupportedOp)
+	default:
+		err = fmt.Errorf("config update from source %q with op %s: %w", u.Source, u.Op, ErrUnsupportedOp)
+	}
+	if err != nil {
+		ev.Event, ev.Reason, ev.Message, ev.Func = "error", "InvalidOperation", err.Error(), "syncLoopIteration"
+		l.emit(ev)
+	}
+	// The kubelet records the source after handling the update, whatever its op.
+	l.seen.Insert(u.Source)
+	return err
+}
+
+// handlePLEG is the plegCh case of syncLoopIteration.
+func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
+	if e.Type != pleg.ContainerRemoved {
+		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
+		if pod, ok := l.opts.PodManager.GetPodByUID(e.ID); ok {
+			l.emit(trace.Event{Event: "pleg", Pod: kubecontainer.PodKey(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
+			l.HandlePodSyncs(ctx, []*v1.Pod{pod})
+		}
+	}
+	if e.Type == pleg.ContainerDied && e.Data != "" {
+		l.cleanUpContainersInPod(e.ID, e.Data)
+	}
+}
+
+// handleSyncTick is the syncCh case of syncLoopIteration: getPodsToSync, then HandlePodSyncs.
+func (l *Loop) handleSyncTick(ctx context.Context) {
+	pods := l.getPodsToSync()
+	if len(pods) == 0 {
+		return
+	}
+	l.emit(trace.Event{Event: "sync", Pods: podKeys(pods), Func: "HandlePodSyncs"})
+	l.HandlePodSyncs(ctx, pods)
+}
+
+// getPodsToSync returns the pods whose work queue entry is due, in the queue's order. Due UIDs the
+// pod manager does not know (orphans driven by their own worker) are dropped, as in the kubelet.
+func (l *Loop) getPodsToSync() []*v1.Pod {
+	uids := l.opts.WorkQueue.GetWork()
+	pods := make([]*v1.Pod, 0, len(uids))
+	for _, uid := range uids {
+		if pod, ok := l.opts.PodManager.GetPodByUID(uid); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods
+}
+
+// HandlePodAdditions handles pods added by a source, oldest first. Mirror pods make their static
+// pod sync; every other pod gets a Create. The pod manager learns each pod before the pod worker.
+func (l *Loop) HandlePodAdditions(ctx context.Context, pods []*v1.Pod) {
+	sorted := append([]*v1.Pod(nil), pods...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
+	})
+	for _, p := range sorted {
+		l.opts.PodManager.AddPod(p)
+		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		if wasMirror {
+			if pod == nil {
+				l.skipMirror(p, "HandlePodAdditions")
+				continue
+			}
+			l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
+			continue
+		}
+		// Admission: the simulator has no admit handlers, so every pod is admitted.
+		l.updatePod(podworkers.SyncPodCreate, pod, mirror)
+	}
+}
+
+// HandlePodUpdates handles UPDATE and DELETE: a changed mirror pod makes its static pod sync with
+// the changed mirror attached.
+func (l *Loop) HandlePodUpdates(ctx context.Context, pods []*v1.Pod) {
+	for _, p := range pods {
+		l.opts.PodManager.UpdatePod(p)
+		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		if wasMirror && pod == nil {
+			l.skipMirror(p, "HandlePodUpdates")
+			continue
+		}
+		l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
+	}
+}
+
+// HandlePodRemoves handles pods a source no longer has. A removed mirror pod makes its static pod
+// sync with the removed mirror attached; any other pod is killed once every source is ready.
+func (l *Loop) HandlePodRemoves(ctx context.Context, pods []*v1.Pod) {
+	for _, p := range pods {
+		l.opts.PodManager.RemovePod(p)
+		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		if wasMirror {
+			if pod == nil {
+				l.skipMirror(p, "HandlePodRemoves")
+				continue
+			}
+			l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
+			continue
+		}
+		if err := l.deletePod(pod); err != nil {
+			l.emit(trace.Event{Event: "error", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
+		}
+	}
+}
+
+// deletePod asks the pod worker to kill a removed pod, unless a source has not been seen yet.
+func (l *Loop) deletePod(pod *v1.Pod) error {
+	if !l.sourcesReady() {
+		return fmt.Errorf("delete pod %s: %w", kubecontainer.PodKey(pod), ErrSourcesNotReady)
+	}
+	l.workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+	return nil
+}
+
+// HandlePodReconcile handles status-only changes. It only records the pod; an evicted pod also
+// loses all its dead containers. Readiness gates are not modelled, so nothing here syncs a pod.
+func (l *Loop) HandlePodReconcile(ctx context.Context, pods []*v1.Pod) {
+	for _, p := range pods {
+		l.opts.PodManager.UpdatePod(p)
+		pod, _, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		if wasMirror && pod == nil {
+			l.skipMirror(p, "HandlePodReconcile")
+			continue
+		}
+		if pod.Status.Phase == v1.PodFailed && pod.Status.Reason == "Evicted" {
+			if status, err := l.opts.Cache.Get(pod.UID); err == nil {
+				l.deleteContainersInPod(pod.UID, "", status, true)
+			}
+		}
+	}
+}
+
+// HandlePodSyncs syncs pods after a PLEG event or a due work queue entry.
+func (l *Loop) HandlePodSyncs(ctx context.Context, pods []*v1.Pod) {
+	for _, p := range pods {
+		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		if wasMirror {
+			l.skipMirror(p, "HandlePodSyncs")
+			continue
+		}
+		l.updatePod(podworkers.SyncPodSync, pod, mirror)
+	}
+}
+
+func (l *Loop) updatePod(t podworkers.SyncPodType, pod, mirror *v1.Pod) {
+	l.workers.UpdatePod(podworkers.UpdateOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
+}
+
+// skipMirror traces the kubelet's "Unable to find pod for mirror pod, skipping".
+func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
+	l.emit(trace.Event{Event: "skip", Pod: kubecontainer.PodKey(mirror), UID: string(mirror.UID), Reason: "MirrorPodWithoutStaticPod", Func: fn})
+}
+
+// sourcesReady is the kubelet's sourcesReady.AllReady.
+func (l *Loop) sourcesReady() bool {
+	return l.opts.SourcesReady == nil || l.opts.SourcesReady(l.seen)
+}
+
+// cleanUpContainersInPod is the kubelet's reaction to ContainerDied: prune the dead instances of
+// that container, keeping the newest one unless the pod's content should be removed.
+func (l *Loop) cleanUpContainersInPod(uid types.UID, containerID string) {
+	status, err := l.opts.Cache.Get(uid)
+	if err != nil {
+		return
+	}
+	l.deleteContainersInPod(uid, containerID, status, l.workers.ShouldPodContentBeRemoved(uid))
+}
+
+// deleteContainersInPod is the container deletor: it removes the exited instances of the container
+// named by containerID (of every container when containerID is empty) beyond the newest
+// minDeadContainerInPod, or all of them when removeAll is set.
+func (l *Loop) deleteContainersInPod(uid types.UID, containerID string, status *kubecontainer.PodStatus, removeAll bool) {
+	keep := minDeadContainerInPod
+	if removeAll {
+		keep = 0
+	}
+	for _, id := range containersToDelete(containerID, status, keep) {
+		if err := l.opts.Runtime.RemoveContainer(id); err != nil {
+			l.emit(trace.Event{Event: "error", UID: string(uid), Reason: "FailedToRemoveContainer", Message: err.Error(), Func: "deleteContainersInPod"})
+		}
+	}
+}
+
+// containersToDelete returns the IDs of the exited instances to remove, oldest last kept out: the
+// kubelet's getContainersToDeleteInPod. An ID the status does not list selects nothing.
+func containersToDelete(containerID string, status *kubecontainer.PodStatus, keep int) []string {
+	if status == nil {
+		return nil
+	}
+	var name string
+	if containerID != "" {
+		found := false
+		for _, c := range status.ContainerStatuses {
+			if c.ID == containerID {
+				name, found = c.Name, true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	var candidates []kubecontainer.ContainerStatus
+	for _, c := range status.ContainerStatuses {
+		if c.State == kubecontainer.ContainerStateExited && (containerID == "" || c.Name == name) {
+			candidates = append(candidates, c)
+		}
+	}
+	if len(candidates) <= keep {
+		return nil
+	}
+	sort.SliceStable(candidates, func(i, j int) bool { return candidates[i].CreatedAt.After(candidates[j].CreatedAt) })
+	ids := make([]string, 0, len(candidates)-keep)
+	for _, c := range candidates[keep:] {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// podKeys returns "namespace/name" of each pod, in order.
+func podKeys(pods []*v1.Pod) []string {
+	keys := make([]string, len(pods))
+	for i, p := range pods {
+		keys[i] = kubecontainer.PodKey(p)
+	}
+	return keys
+}

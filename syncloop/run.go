@@ -1,0 +1,82 @@
+package syncloop
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+)
+
+// Runner drives a Loop on a real clock: the kubelet's syncLoop goroutine. One goroutine reads
+// config updates and sleeps until the Loop's next wake-up; every call into the Loop is made from
+// it.
+type Runner struct {
+	loop    *Loop
+	updates <-chan podconfig.Update
+	clock   clock.WithTicker
+}
+
+// NewRunner returns a Runner that feeds updates to loop and wakes it on clk.
+func NewRunner(loop *Loop, updates <-chan podconfig.Update, clk clock.WithTicker) *Runner {
+	return &Runner{loop: loop, updates: updates, clock: clk}
+}
+
+// Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are
+// logged, not returned: the kubelet logs them and keeps looping. A closed updates channel is
+// logged and no longer read; the kubelet's syncLoop would return, but a runner returns only when
+// its context ends, so the Loop keeps running the pods it has.
+func (r *Runner) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	updates := r.updates
+	r.advance(ctx, logger)
+	timer := r.clock.NewTimer(r.delay())
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case u, ok := <-updates:
+			if !ok {
+				logger.Info("Update channel is closed, no more pod updates")
+				updates = nil
+				continue
+			}
+			if err := r.loop.Step(ctx, ConfigUpdate{u}); err != nil {
+				logger.Error(err, "Failed to handle pod update", "op", u.Op, "source", u.Source)
+			}
+			r.advance(ctx, logger)
+		case <-timer.C():
+			r.advance(ctx, logger)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C():
+			default:
+			}
+		}
+		timer.Reset(r.delay())
+	}
+}
+
+func (r *Runner) advance(ctx context.Context, logger klog.Logger) {
+	// Work due now can make more work due now (a sync that ends at once, a requeue); run it all
+	// before sleeping, but give up after a bound so that a bug cannot spin forever.
+	for range maxAdvancesPerInstant {
+		if err := r.loop.Advance(ctx); err != nil {
+			logger.Error(err, "Sync loop iteration failed")
+		}
+		if r.loop.NextWake().After(r.clock.Now()) {
+			return
+		}
+	}
+}
+
+// maxAdvancesPerInstant bounds the Advance calls the Runner makes without sleeping.
+const maxAdvancesPerInstant = 100
+
+func (r *Runner) delay() time.Duration {
+	return max(r.loop.NextWake().Sub(r.clock.Now()), 0)
+}
