@@ -195,3 +195,10 @@ func mustMeta(obj runtime.Object) metav1.Object {
 	}
 	return m
 }
+
+// currentEpoch returns the CloseWatches count, for in-process readers of the history.
+func (st *store) currentEpoch() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.epoch
+}

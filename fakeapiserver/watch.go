@@ -118,14 +118,22 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 // send writes one history event as the watch sees it through its namespace and selectors.
 func (wt *watcher) send(ev event) {
 	res := wt.t.res
-	inNS := func(e *entry) bool {
-		return e != nil && (wt.t.namespace == "" || e.meta().GetNamespace() == wt.t.namespace)
+	match := func(e *entry) bool {
+		return e != nil && (wt.t.namespace == "" || e.meta().GetNamespace() == wt.t.namespace) && wt.opts.matches(res, e)
 	}
-	curOK := inNS(ev.cur) && wt.opts.matches(res, ev.cur)
-	prevOK := inNS(ev.prev) && wt.opts.matches(res, ev.prev)
+	if typ, e, ok := selectEvent(ev, match); ok {
+		wt.encode(typ, e.raw, e)
+	}
+}
+
+// selectEvent turns one history event into what a watch whose selection is match sees, if
+// anything: an update that enters the selection is ADDED, one that leaves it is DELETED.
+func selectEvent(ev event, match func(*entry) bool) (watch.EventType, *entry, bool) {
+	curOK := match(ev.cur)
+	prevOK := match(ev.prev)
 	switch {
 	case ev.typ == watch.Modified && curOK && !prevOK:
-		wt.encode(watch.Added, ev.cur.raw, ev.cur)
+		return watch.Added, ev.cur, true
 	case ev.typ == watch.Modified && !curOK && prevOK:
 		// The object left the selection: the watcher sees it deleted, with its last content
 		// that matched and the version of the write that made it leave.
@@ -133,12 +141,13 @@ func (wt *watcher) send(ev event) {
 		mustMeta(prev).SetResourceVersion(formatRV(ev.rv))
 		raw, err := json.Marshal(prev)
 		if err != nil {
-			return
+			return "", nil, false
 		}
-		wt.encode(watch.Deleted, raw, &entry{obj: prev, raw: raw})
+		return watch.Deleted, &entry{obj: prev, raw: raw}, true
 	case curOK:
-		wt.encode(ev.typ, ev.cur.raw, ev.cur)
+		return ev.typ, ev.cur, true
 	}
+	return "", nil, false
 }
 
 func (wt *watcher) encode(typ watch.EventType, raw []byte, e *entry) {

@@ -1,0 +1,67 @@
+package fakeapiserver
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// PodEvent is one change to a pod as a watch of one node's pods sees it.
+type PodEvent struct {
+	Type            watch.EventType
+	Pod             *v1.Pod
+	ResourceVersion uint64
+}
+
+// NodePods lists the pods bound to nodeName and returns the resource version of the list: what
+// a list with fieldSelector=spec.nodeName=<nodeName> answers, read in-process without a socket.
+//
+// Replay uses it and PodEventsSince to feed the api source synchronously. Everything a client
+// does over HTTP stays available; these two only spare the deterministic engine a goroutine
+// per watch.
+func (s *Server) NodePods(nodeName string) ([]*v1.Pod, uint64) {
+	var pods []*v1.Pod
+	var rv uint64
+	_ = s.store.locked(func() error {
+		rv = s.store.rv
+		for _, e := range s.store.list(podResource(), "") {
+			if pod := e.obj.(*v1.Pod); pod.Spec.NodeName == nodeName {
+				pods = append(pods, pod.DeepCopy())
+			}
+		}
+		return nil
+	})
+	return pods, rv
+}
+
+// PodEventsSince returns, oldest first, every change after resource version rv to the pods bound
+// to nodeName, as a watch with fieldSelector=spec.nodeName=<nodeName> started at rv delivers
+// them. An rv older than the kept history is the watch's 410 Gone: the caller relists.
+func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, error) {
+	res := podResource()
+	evs, expired, _, _ := s.store.since(res, rv, int(^uint(0)>>1), s.store.currentEpoch())
+	if expired {
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
+	}
+	match := func(e *entry) bool { return e != nil && e.obj.(*v1.Pod).Spec.NodeName == nodeName }
+	var out []PodEvent
+	for _, ev := range evs {
+		typ, e, ok := selectEvent(ev, match)
+		if !ok {
+			continue
+		}
+		out = append(out, PodEvent{Type: typ, Pod: e.obj.(*v1.Pod).DeepCopy(), ResourceVersion: ev.rv})
+	}
+	return out, nil
+}
+
+func podResource() *resource {
+	for _, res := range resources() {
+		if res.name == "pods" {
+			return res
+		}
+	}
+	panic("fakeapiserver: no pods resource")
+}
