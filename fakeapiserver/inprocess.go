@@ -2,6 +2,9 @@ package fakeapiserver
 
 import (
 	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,12 +41,18 @@ func (s *Server) NodePods(nodeName string) ([]*v1.Pod, uint64) {
 
 // PodEventsSince returns, oldest first, every change after resource version rv to the pods bound
 // to nodeName, as a watch with fieldSelector=spec.nodeName=<nodeName> started at rv delivers
-// them. An rv older than the kept history is the watch's 410 Gone: the caller relists.
-func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, error) {
+// them, and the resource version to resume from next time (the newest pod write it looked at,
+// matching or not). An rv older than the kept history is the watch's 410 Gone: the caller
+// relists.
+func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, uint64, error) {
 	res := podResource()
-	evs, expired, _, _ := s.store.since(res, rv, int(^uint(0)>>1), s.store.currentEpoch())
+	evs, expired, _, _ := s.store.since(res, rv, math.MaxInt32, s.store.currentEpoch())
 	if expired {
-		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
+		return nil, rv, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
+	}
+	next := rv
+	if len(evs) > 0 {
+		next = evs[len(evs)-1].rv
 	}
 	match := func(e *entry) bool { return e != nil && e.obj.(*v1.Pod).Spec.NodeName == nodeName }
 	var out []PodEvent
@@ -54,7 +63,23 @@ func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, error) 
 		}
 		out = append(out, PodEvent{Type: typ, Pod: e.obj.(*v1.Pod).DeepCopy(), ResourceVersion: ev.rv})
 	}
-	return out, nil
+	return out, next, nil
+}
+
+// Transport returns an http.RoundTripper that serves each request with the server's handler in
+// the calling goroutine, with no socket. A client-go clientset built on it talks to the server
+// synchronously, which replay needs; watches must not be made through it, because a watch
+// response only ends when the client goes away.
+func (s *Server) Transport() http.RoundTripper { return handlerTransport{s.Handler()} }
+
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	w := httptest.NewRecorder()
+	t.h.ServeHTTP(w, r)
+	res := w.Result()
+	res.Request = r
+	return res, nil
 }
 
 func podResource() *resource {

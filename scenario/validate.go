@@ -10,8 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// The worker states an expect step may name, as podworkers prints them.
-var workerStates = []string{"sync", "terminating", "terminated", "finished"}
+// The worker states an expect step may name, as podworkers prints them; "none" means the pod
+// workers have forgotten the UID.
+var workerStates = []string{"sync", "terminating", "terminated", "finished", "none"}
 
 // The container states an expect step may name.
 var containerStates = []string{"waiting", "running", "terminated", "absent"}
@@ -161,7 +162,7 @@ func (e *Expect) validate() error {
 		errs = append(errs, fmt.Errorf("phase %q is not a pod phase", e.Phase))
 	}
 	if e.WorkerState != "" && !slices.Contains(workerStates, e.WorkerState) {
-		errs = append(errs, fmt.Errorf("workerState %q: want one of %s (or none: use present)", e.WorkerState, strings.Join(workerStates, ", ")))
+		errs = append(errs, fmt.Errorf("workerState %q: want one of %s", e.WorkerState, strings.Join(workerStates, ", ")))
 	}
 	if e.Mirror != "" && e.Mirror != "present" && e.Mirror != "absent" {
 		errs = append(errs, fmt.Errorf("mirror %q: want present or absent", e.Mirror))

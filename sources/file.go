@@ -34,6 +34,8 @@ type FileOptions struct {
 	Clock clock.PassiveClock
 	// Tracer receives "set" and "error" events. Nil means trace.Discard.
 	Tracer trace.Tracer
+	// FS is where manifests are read from. Nil means the real disk.
+	FS FileSystem
 }
 
 // File is the static pod file source: the kubelet's sourceFile without its goroutines. It keeps
@@ -46,6 +48,7 @@ type File struct {
 	period   time.Duration
 	clock    clock.PassiveClock
 	tracer   trace.Tracer
+	fs       FileSystem
 
 	store      map[string]*v1.Pod // namespace/name → pod, the UndeltaStore
 	fileKeys   map[string]string  // file path → store key last parsed from it, the fileKeyMapping
@@ -63,7 +66,11 @@ func NewFile(opts FileOptions) *File {
 	if opts.Tracer == nil {
 		opts.Tracer = trace.Discard
 	}
+	if opts.FS == nil {
+		opts.FS = OSFileSystem{}
+	}
 	return &File{
+		fs:         opts.FS,
 		path:       strings.TrimRight(opts.Path, string(os.PathSeparator)),
 		nodeName:   opts.NodeName,
 		period:     opts.Period,
@@ -94,7 +101,7 @@ func (f *File) Relist() (*podconfig.Update, error) {
 	if !f.nextRelist.After(now) {
 		f.nextRelist = f.nextRelist.Add((now.Sub(f.nextRelist)/f.period + 1) * f.period)
 	}
-	info, err := os.Stat(f.path)
+	info, err := f.fs.Stat(f.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// The empty SET bypasses the store so that the source is marked seen.
@@ -136,14 +143,14 @@ func (f *File) Relist() (*podconfig.Update, error) {
 // files such as "web.yaml~" are manifests too.
 func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 	const fn = "extractFromDir"
-	entries, err := filepath.Glob(filepath.Join(f.path, "[^.]*"))
+	entries, err := f.fs.Glob(filepath.Join(f.path, "[^.]*"))
 	if err != nil {
 		// Only a malformed pattern fails, e.g. a static pod path with glob metacharacters.
 		return nil, nil, traceError(f.tracer, podconfig.FileSource, fn, "GlobFailed", fmt.Errorf("%s: glob failed: %w", f.path, err))
 	}
 	sort.Strings(entries)
 	for _, path := range entries {
-		info, err := os.Stat(path) // follows symlinks; a dangling one fails here
+		info, err := f.fs.Stat(path) // follows symlinks; a dangling one fails here
 		if err != nil {
 			skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "StatFailed", err))
 			continue
@@ -172,7 +179,7 @@ func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 
 // extractFromFile reads and decodes one manifest and records which store key it produced.
 func (f *File) extractFromFile(path string) (*v1.Pod, error) {
-	file, err := os.Open(path)
+	file, err := f.fs.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +241,7 @@ func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
 // goroutine may call it while another goroutine relists.
 func (f *File) CheckWatchPath() (*podconfig.Update, error) {
 	const fn = "doWatch"
-	if _, err := os.Stat(f.path); err != nil {
+	if _, err := f.fs.Stat(f.path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			u := newSet(f.tracer, podconfig.FileSource, fn, nil)
 			return u, traceError(f.tracer, podconfig.FileSource, fn, "", fmt.Errorf("%s: %w", f.path, ErrPathNotExist))

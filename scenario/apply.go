@@ -1,0 +1,152 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// apply carries out step i. Expectations are judged on the state after everything due before
+// them at this instant has settled.
+func (e *engine) apply(ctx context.Context, i int) {
+	st := &e.s.Steps[i]
+	switch {
+	case st.WriteManifest != nil:
+		e.writeManifest(st.WriteManifest)
+	case st.RemoveManifest != nil:
+		e.removeManifest(st.RemoveManifest.Name)
+	case st.RenameManifest != nil:
+		e.renameManifest(st.RenameManifest)
+	case st.ServeHTTP != nil:
+		e.serve.status, e.serve.body = st.ServeHTTP.Status, st.ServeHTTP.Content
+		e.stepEvent("serveHTTP", "", fmt.Sprintf("%d, %d bytes", st.ServeHTTP.Status, len(st.ServeHTTP.Content)))
+	case st.APICreatePod != nil, st.APIUpdatePod != nil, st.APIUpdatePodStatus != nil,
+		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil:
+		e.applyAPI(ctx, st)
+	case st.ContainerExit != nil:
+		c := st.ContainerExit
+		e.stepEvent("containerExit", c.Pod, fmt.Sprintf("container %s exits with %d", c.Container, c.ExitCode))
+		if err := e.node.Runtime.ContainerExit(c.Pod, c.Container, c.ExitCode); err != nil {
+			e.stepError("containerExit", err)
+		}
+	case st.CrashLoop != nil:
+		c := st.CrashLoop
+		e.stepEvent("crashLoop", c.Pod, fmt.Sprintf("container %s exits with %d after %v, every run", c.Container, c.ExitCode, c.After.Duration))
+		e.node.Runtime.SetBehavior(c.Pod, c.Container, fakeruntime.Behavior{ExitCode: c.ExitCode, RunFor: c.After.Duration})
+	case st.FailImagePull != nil:
+		f := st.FailImagePull
+		e.stepEvent("failImagePull", "", fmt.Sprintf("the next %d pulls of %s fail", f.Times, f.Image))
+		e.node.Runtime.FailImagePull(f.Image, f.Times)
+	case st.RuntimeDown != nil:
+		e.stepEvent("runtimeDown", "", "for "+st.RuntimeDown.For.String())
+		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
+	case st.Expect != nil:
+		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
+	case st.ExpectEvent != nil:
+		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
+	}
+	if st.ExpectEvent == nil {
+		// An expectEvent looks at what happened since the step before it; consecutive
+		// expectEvents share one window.
+		e.window = len(e.rec.Events())
+	}
+}
+
+// writeManifest writes the file and delivers what inotify would: a new file is IN_CREATE then
+// IN_MODIFY (add, then modify), a rewritten one IN_MODIFY alone.
+func (e *engine) writeManifest(w *WriteManifest) {
+	existed := e.dir.has(w.Name)
+	e.dir.files[w.Name] = []byte(w.Content)
+	e.stepEvent("writeManifest", "", e.manifestPath(w.Name))
+	if !existed {
+		e.watchEvent(w.Name, sources.WatchAdd)
+	}
+	e.watchEvent(w.Name, sources.WatchModify)
+}
+
+func (e *engine) removeManifest(name string) {
+	e.stepEvent("removeManifest", "", e.manifestPath(name))
+	if !e.dir.has(name) {
+		e.stepError("removeManifest", fmt.Errorf("%s: no such file", e.manifestPath(name)))
+		return
+	}
+	delete(e.dir.files, name)
+	e.watchEvent(name, sources.WatchDelete)
+}
+
+// renameManifest moves a file inside the directory: inotify reports IN_MOVED_FROM for the old
+// name (a delete for the file source) and IN_MOVED_TO for the new one (an add).
+func (e *engine) renameManifest(r *RenameManifest) {
+	e.stepEvent("renameManifest", "", e.manifestPath(r.From)+" -> "+e.manifestPath(r.To))
+	data, ok := e.dir.files[r.From]
+	if !ok {
+		e.stepError("renameManifest", fmt.Errorf("%s: no such file", e.manifestPath(r.From)))
+		return
+	}
+	delete(e.dir.files, r.From)
+	e.dir.files[r.To] = data
+	e.watchEvent(r.From, sources.WatchDelete)
+	e.watchEvent(r.To, sources.WatchAdd)
+}
+
+func (e *engine) watchEvent(name string, op sources.WatchOp) {
+	u, _ := e.file.HandleEvent(sources.WatchEvent{Path: e.manifestPath(name), Op: op}) // errors are in the trace
+	e.queue(u)
+}
+
+// applyAPI sends an API step through the fake API server's REST API, with its real semantics.
+func (e *engine) applyAPI(ctx context.Context, st *Step) {
+	var err error
+	core := e.client.CoreV1()
+	switch {
+	case st.APICreatePod != nil:
+		pod := st.APICreatePod.Pod.DeepCopy()
+		if pod.Namespace == "" {
+			pod.Namespace = metav1.NamespaceDefault
+		}
+		e.stepEvent("apiCreatePod", pod.Namespace+"/"+pod.Name, "")
+		_, err = core.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	case st.APIUpdatePod != nil:
+		pod := st.APIUpdatePod.Pod.DeepCopy()
+		if pod.Namespace == "" {
+			pod.Namespace = metav1.NamespaceDefault
+		}
+		e.stepEvent("apiUpdatePod", pod.Namespace+"/"+pod.Name, "")
+		cur, gerr := core.Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err = gerr; err == nil {
+			// The scenario gives the desired object; the resourceVersion and status are the
+			// server's, as with kubectl replace.
+			pod.ResourceVersion, pod.UID, pod.Status = cur.ResourceVersion, cur.UID, cur.Status
+			_, err = core.Pods(pod.Namespace).Update(ctx, pod, metav1.UpdateOptions{})
+		}
+	case st.APIUpdatePodStatus != nil:
+		a := st.APIUpdatePodStatus
+		e.stepEvent("apiUpdatePodStatus", a.Namespace+"/"+a.Name, "")
+		cur, gerr := core.Pods(a.Namespace).Get(ctx, a.Name, metav1.GetOptions{})
+		if err = gerr; err == nil {
+			cur.Status = *a.Status.DeepCopy()
+			_, err = core.Pods(a.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		}
+	case st.APIDeletePod != nil:
+		a := st.APIDeletePod
+		msg := "default grace period"
+		if a.GracePeriodSeconds != nil {
+			msg = "grace period " + strconv.FormatInt(*a.GracePeriodSeconds, 10) + "s"
+		}
+		e.stepEvent("apiDeletePod", a.Namespace+"/"+a.Name, msg)
+		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{GracePeriodSeconds: a.GracePeriodSeconds})
+	case st.APIDeleteMirrorPod != nil:
+		a := st.APIDeleteMirrorPod
+		e.stepEvent("apiDeleteMirrorPod", a.Namespace+"/"+a.Name, "as kubectl delete pod")
+		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
+	}
+	if err != nil {
+		name, _ := st.action()
+		e.stepError(name, err)
+	}
+}

@@ -1,0 +1,349 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"path"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/node"
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// StaticPodPath is the static pod directory of every replay, kubeadm's usual path. It is
+// virtual: replay keeps the directory in memory.
+const StaticPodPath = "/etc/kubernetes/manifests"
+
+// nodeIP is the simulated node's address.
+const nodeIP = "10.0.0.10"
+
+// maxSpins bounds how often settle may find work at one instant before the engine declares a
+// livelock: a component that keeps asking to be woken "now" is a bug, and a hang would hide it.
+const maxSpins = 100000
+
+// RunOptions configure one replay.
+type RunOptions struct {
+	// Out receives the trace as it is produced. Nil writes nothing.
+	Out io.Writer
+	// Format is the trace's format on Out.
+	Format trace.Format
+	// Until stops the replay at this virtual time. Zero plays every step.
+	Until time.Duration
+}
+
+// ErrLivelock is returned when the components keep finding work at one instant.
+var ErrLivelock = errors.New("replay made no progress in virtual time")
+
+// engine is one replay in progress. It is used from one goroutine only: that is what makes the
+// trace deterministic (docs/design/002-replay.md).
+type engine struct {
+	s   *Scenario
+	clk *vclock.Clock
+	rec *trace.Recorder
+
+	storage *podconfig.Storage
+	dir     *memDir               // nil without the file source
+	file    *sources.File         // nil without the file source
+	serve   *scriptedHTTP         // nil without the http source
+	http    *sources.HTTP         // nil without the http source
+	server  *fakeapiserver.Server // nil without the api source
+	client  kubernetes.Interface  // nil without the api source
+	api     *sources.API          // nil without the api source
+	apiRV   uint64
+	node    *node.Node
+
+	pending []podconfig.Update   // source output not yet merged, in the order it was produced
+	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
+	window  int                  // index of the first trace event after the previous step
+	result  Result
+}
+
+// Run replays s and returns the verdicts on its expectations. An error means the replay itself
+// could not go on (a livelock, a broken component), not that an expectation failed.
+func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
+	e, err := newEngine(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run(ctx, opts.Until); err != nil {
+		return nil, fmt.Errorf("replay %s: %w", s.path, err)
+	}
+	if err := e.rec.Err(); err != nil {
+		return nil, err
+	}
+	return &e.result, nil
+}
+
+func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
+	clk := vclock.New(vclock.Epoch)
+	e := &engine{
+		s:      s,
+		clk:    clk,
+		rec:    trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true}),
+		uids:   map[string]types.UID{},
+		result: Result{Name: s.Name},
+	}
+	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec})
+	if err != nil {
+		return nil, err
+	}
+	e.storage = storage
+	seed := int64(1)
+	if s.Seed != nil {
+		seed = *s.Seed
+	}
+	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
+	if s.hasSource(podconfig.FileSource) {
+		storage.Register(podconfig.FileSource)
+		e.dir = newMemDir(StaticPodPath)
+		e.file = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
+			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir})
+	}
+	if s.hasSource(podconfig.HTTPSource) {
+		storage.Register(podconfig.HTTPSource)
+		e.serve = &scriptedHTTP{status: http.StatusNotFound}
+		e.http = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
+			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
+			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec})
+	}
+	if s.hasSource(podconfig.APISource) {
+		storage.Register(podconfig.APISource)
+		e.server = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))})
+		client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1})
+		if err != nil {
+			return nil, err
+		}
+		e.client = client
+		e.api = sources.NewAPI(sources.APIOptions{NodeName: s.Node, Tracer: e.rec})
+	}
+	var lat fakeruntime.Latencies
+	if r := s.Runtime; r != nil {
+		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
+			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
+	}
+	n, err := node.New(node.Options{
+		NodeName:      s.Node,
+		NodeIP:        nodeIP,
+		Clock:         clk,
+		Tracer:        e.rec,
+		Seed:          uint64(seed),
+		Client:        e.client,
+		Latencies:     lat,
+		SyncFrequency: durationOr(s.SyncFrequency, time.Minute),
+		SourcesReady:  storage.SeenAllSources,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.node = n
+	return e, nil
+}
+
+func (s *Scenario) hasSource(name string) bool {
+	for _, src := range s.Sources {
+		if src == name {
+			return true
+		}
+	}
+	return false
+}
+
+func durationOr(d *Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.Duration
+}
+
+// run is the discrete-event loop: settle the current instant, play the steps due at it, then
+// jump to the earliest wake-up of any component or step.
+func (e *engine) run(ctx context.Context, until time.Duration) error {
+	if e.api != nil {
+		pods, rv := e.server.NodePods(e.s.Node)
+		e.pending = append(e.pending, e.api.Replace(pods))
+		e.apiRV = rv
+	}
+	if err := e.settle(ctx); err != nil {
+		return err
+	}
+	next := 0
+	for next < len(e.s.Steps) {
+		now := e.clk.Since(vclock.Epoch)
+		for next < len(e.s.Steps) && e.s.Steps[next].At.Duration <= now {
+			e.apply(ctx, next)
+			if err := e.settle(ctx); err != nil {
+				return err
+			}
+			next++
+		}
+		if next == len(e.s.Steps) {
+			break
+		}
+		wake := vclock.Epoch.Add(e.s.Steps[next].At.Duration)
+		for _, t := range e.wakes() {
+			if t.Before(wake) {
+				wake = t
+			}
+		}
+		if until > 0 && wake.After(vclock.Epoch.Add(until)) {
+			e.clk.Set(vclock.Epoch.Add(until))
+			if err := e.settle(ctx); err != nil {
+				return err
+			}
+			break
+		}
+		e.clk.Set(wake)
+		if err := e.settle(ctx); err != nil {
+			return err
+		}
+	}
+	e.result.End = e.clk.Since(vclock.Epoch)
+	return nil
+}
+
+// wakes lists when each component next wants attention.
+func (e *engine) wakes() []time.Time {
+	out := []time.Time{e.node.Loop.NextWake()}
+	if e.file != nil {
+		if t, ok := e.file.NextWake(); ok {
+			out = append(out, t)
+		}
+	}
+	if e.http != nil {
+		if t, ok := e.http.NextWake(); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// settle runs everything due at the current instant until nothing is left, in the fixed order
+// of docs/design/002-replay.md: sources, PodConfig, the sync loop, and the API echo of what the
+// sync loop wrote.
+func (e *engine) settle(ctx context.Context) error {
+	for spins := 0; ; spins++ {
+		if spins == maxSpins {
+			return fmt.Errorf("%w at %v", ErrLivelock, e.clk.Since(vclock.Epoch))
+		}
+		now := e.clk.Now()
+		progressed := false
+		if e.file != nil {
+			if t, ok := e.file.NextWake(); ok && !t.After(now) {
+				u, _ := e.file.Relist() // errors are in the trace
+				e.queue(u)
+				progressed = true
+			}
+		}
+		if e.http != nil {
+			if t, ok := e.http.NextWake(); ok && !t.After(now) {
+				u, _ := e.http.Poll(ctx)
+				e.queue(u)
+				progressed = true
+			}
+		}
+		if e.pumpAPI() {
+			progressed = true
+		}
+		if len(e.pending) > 0 {
+			progressed = true
+			if err := e.merge(ctx); err != nil {
+				return err
+			}
+		}
+		if err := e.node.Loop.Advance(ctx); err != nil {
+			return err
+		}
+		if e.pumpAPI() {
+			progressed = true
+		}
+		if !progressed && e.node.Loop.NextWake().After(now) {
+			return nil
+		}
+	}
+}
+
+func (e *engine) queue(u *podconfig.Update) {
+	if u != nil {
+		e.pending = append(e.pending, *u)
+	}
+}
+
+// merge hands every pending source update to PodConfig, and what PodConfig emits to the sync
+// loop, in the order the sources produced them.
+func (e *engine) merge(ctx context.Context) error {
+	for len(e.pending) > 0 {
+		in := e.pending[0]
+		e.pending = e.pending[1:]
+		for _, out := range e.storage.Merge(in.Source, in) {
+			for _, p := range out.Pods {
+				if !kubecontainer.IsMirrorPod(p) {
+					e.uids[kubecontainer.PodKey(p)] = p.UID
+				}
+			}
+			if err := e.node.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out}); err != nil {
+				// The sync loop reports unsupported operations here; the trace has them.
+				continue
+			}
+		}
+	}
+	return nil
+}
+
+// pumpAPI feeds the api source every watch event its node's pods got since it last looked, the
+// way the reflector would, and reports whether there were any. A history that has been
+// compacted is a 410 Gone: the source relists, as the reflector does.
+func (e *engine) pumpAPI() bool {
+	if e.server == nil || e.server.ResourceVersion() == e.apiRV {
+		return false
+	}
+	evs, next, err := e.server.PodEventsSince(e.s.Node, e.apiRV)
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		pods, rv := e.server.NodePods(e.s.Node)
+		e.pending = append(e.pending, e.api.Replace(pods))
+		e.apiRV = rv
+		return true
+	}
+	e.apiRV = next
+	for _, ev := range evs {
+		switch ev.Type {
+		case watch.Added:
+			e.pending = append(e.pending, e.api.Add(ev.Pod))
+		case watch.Modified:
+			e.pending = append(e.pending, e.api.Update(ev.Pod))
+		case watch.Deleted:
+			e.pending = append(e.pending, e.api.Delete(ev.Pod))
+		}
+	}
+	return len(evs) > 0
+}
+
+// stepEvent traces a scenario step, so the trace shows what the world did to the kubelet.
+func (e *engine) stepEvent(action, pod, msg string) {
+	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: action, Pod: pod, Message: msg})
+}
+
+// stepError traces a step that could not be carried out, such as removing a file that does not
+// exist or creating a pod that already exists. The replay goes on: the error is part of what
+// the scenario shows.
+func (e *engine) stepError(action string, err error) {
+	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: "error", Reason: action, Message: err.Error()})
+}
+
+func (e *engine) manifestPath(name string) string { return path.Join(StaticPodPath, name) }

@@ -1,0 +1,149 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// checkExpect judges an expect step against the kubelet's own view of the pod: the pod manager
+// (present), the status manager (phase, containers), the pod workers (workerState) and the API
+// server (mirror).
+func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
+	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
+	var what, seen []string
+	fail := false
+	check := func(field, want, got string) {
+		what = append(what, field+"="+want)
+		seen = append(seen, field+"="+got)
+		if want != got {
+			fail = true
+		}
+	}
+	ns, name, _ := strings.Cut(x.Pod, "/")
+	pod, present := e.node.Pods.GetPodByName(ns, name)
+	uid := e.uids[x.Pod]
+	if present {
+		uid = pod.UID
+	}
+	if x.Present != nil {
+		check("present", strconv.FormatBool(*x.Present), strconv.FormatBool(present))
+	}
+	status, hasStatus := e.node.Loop.StatusManager().GetPodStatus(uid)
+	if x.Phase != "" {
+		got := "none"
+		if hasStatus {
+			got = string(status.Phase)
+		}
+		check("phase", x.Phase, got)
+	}
+	if x.WorkerState != "" {
+		got := "none"
+		if uid != "" {
+			if st, ok := e.node.Loop.Workers().State(uid); ok {
+				got = st.String()
+			}
+		}
+		check("workerState", x.WorkerState, got)
+	}
+	if x.Mirror != "" {
+		check("mirror", x.Mirror, e.mirrorState(ctx, ns, name))
+	}
+	if x.Container != "" {
+		state, restarts := containerState(status, x.Container)
+		if x.State != "" {
+			check("container "+x.Container+" state", x.State, state)
+		}
+		if x.RestartCount != nil {
+			check("container "+x.Container+" restartCount", strconv.Itoa(*x.RestartCount), strconv.Itoa(restarts))
+		}
+	}
+	o.What = "expect " + x.Pod + " " + strings.Join(what, " ")
+	o.Met = !fail
+	if fail {
+		o.Seen = strings.Join(seen, " ")
+	}
+	return o
+}
+
+// mirrorState says whether the API server holds a mirror pod under the name.
+func (e *engine) mirrorState(ctx context.Context, ns, name string) string {
+	if e.client == nil {
+		return "absent"
+	}
+	p, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "absent"
+	case err != nil:
+		return "error: " + err.Error()
+	case !kubecontainer.IsMirrorPod(p):
+		return "absent (a regular pod has the name)"
+	}
+	return "present"
+}
+
+// containerState reads a container's state and restart count from the kubelet's pod status.
+func containerState(status v1.PodStatus, name string) (string, int) {
+	all := append(append([]v1.ContainerStatus(nil), status.InitContainerStatuses...), status.ContainerStatuses...)
+	for _, c := range all {
+		if c.Name != name {
+			continue
+		}
+		switch {
+		case c.State.Running != nil:
+			return "running", int(c.RestartCount)
+		case c.State.Terminated != nil:
+			return "terminated", int(c.RestartCount)
+		default:
+			return "waiting", int(c.RestartCount)
+		}
+	}
+	return "absent", 0
+}
+
+// checkEvent judges an expectEvent step: a matching trace event since the step before.
+func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
+	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
+	parts := []string{"component=" + x.Component, "event=" + x.Event}
+	for _, f := range []struct{ k, v string }{{"op", x.Op}, {"source", x.Source}, {"pod", x.Pod}} {
+		if f.v != "" {
+			parts = append(parts, f.k+"="+f.v)
+		}
+	}
+	o.What = "expectEvent " + strings.Join(parts, " ")
+	events := e.rec.Events()[e.window:]
+	near := 0
+	for _, ev := range events {
+		if string(ev.Component) != x.Component || ev.Event != x.Event {
+			continue
+		}
+		near++
+		if (x.Op == "" || ev.Op == x.Op) && (x.Source == "" || ev.Source == x.Source) && (x.Pod == "" || eventNamesPod(ev.Pod, ev.Pods, x.Pod)) {
+			o.Met = true
+			return o
+		}
+	}
+	o.Seen = fmt.Sprintf("%d %s/%s events since the previous step, none matching", near, x.Component, x.Event)
+	return o
+}
+
+// eventNamesPod matches an event's pod, or one of the pods an update carries.
+func eventNamesPod(pod string, pods []string, want string) bool {
+	if pod == want {
+		return true
+	}
+	for _, p := range pods {
+		if p == want {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,85 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Outcome is the verdict on one expect or expectEvent step.
+type Outcome struct {
+	// Step is the step's number in the file, from 1.
+	Step int
+	At   time.Duration
+	// What describes the expectation, such as `expect default/web-node-1 phase=Running`.
+	What string
+	Met  bool
+	// Seen says what was found instead when the expectation failed.
+	Seen string
+}
+
+// Result is what a replay produced besides its trace.
+type Result struct {
+	Name     string
+	Outcomes []Outcome
+	// End is the virtual time the replay stopped at.
+	End time.Duration
+}
+
+// Passed reports whether every expectation was met.
+func (r *Result) Passed() bool {
+	for _, o := range r.Outcomes {
+		if !o.Met {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteSummary prints one line per expectation and a closing count.
+func (r *Result) WriteSummary(w io.Writer) {
+	fmt.Fprintf(w, "scenario %s: replayed to %v\n", r.Name, r.End)
+	met := 0
+	for _, o := range r.Outcomes {
+		if o.Met {
+			met++
+			fmt.Fprintf(w, "  ok    step %d at %v: %s\n", o.Step, o.At, o.What)
+			continue
+		}
+		fmt.Fprintf(w, "  FAIL  step %d at %v: %s; saw %s\n", o.Step, o.At, o.What, o.Seen)
+	}
+	fmt.Fprintf(w, "expectations: %d met, %d failed\n", met, len(r.Outcomes)-met)
+}
+
+// FirstDifference compares two traces line by line and describes the first line where they
+// differ, or returns "" when they are identical.
+func FirstDifference(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	// A final newline ends the last line; it does not start another.
+	wl := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	gl := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w == g {
+			continue
+		}
+		switch {
+		case i >= len(wl):
+			return fmt.Sprintf("line %d: unexpected extra line %q", i+1, g)
+		case i >= len(gl):
+			return fmt.Sprintf("line %d: missing line %q", i+1, w)
+		}
+		return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, w, g)
+	}
+	return "traces differ in their line endings"
+}
