@@ -132,7 +132,7 @@ func (m *Manager) emit(pod *v1.Pod, event, fn string) {
 func (m *Manager) GetPods() []*v1.Pod {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return sortedCopies(m.podByUID)
+	return sorted(m.podByUID)
 }
 
 // GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by
@@ -147,7 +147,7 @@ func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMi
 		}
 	}
 	slices.Sort(orphanedMirrorFullnames)
-	return sortedCopies(m.podByUID), sortedCopies(m.mirrorByUID), orphanedMirrorFullnames
+	return sorted(m.podByUID), sorted(m.mirrorByUID), orphanedMirrorFullnames
 }
 
 // GetPodByFullName returns the regular or static pod with the full name "<name>_<namespace>".
@@ -231,7 +231,6 @@ func (m *Manager) GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]t
 }
 
 // GetStaticPodToMirrorPodMap maps each static pod to its mirror pod, or to nil when it has none.
-// The keys are copies, so look entries up by ranging over the map.
 func (m *Manager) GetStaticPodToMirrorPodMap() map[*v1.Pod]*v1.Pod {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -239,7 +238,7 @@ func (m *Manager) GetStaticPodToMirrorPodMap() map[*v1.Pod]*v1.Pod {
 	for _, pod := range m.podByUID {
 		if kubecontainer.IsStaticPod(pod) {
 			mirror, _ := lookup(m.mirrorByFullName, kubecontainer.GetPodFullName(pod))
-			out[pod.DeepCopy()] = mirror
+			out[pod] = mirror
 		}
 	}
 	return out
@@ -259,20 +258,17 @@ func IsMirrorPodOf(mirror, pod *v1.Pod) bool {
 	return hash == pod.Annotations[kubecontainer.ConfigHashAnnotationKey]
 }
 
-// lookup returns a copy of the pod under key.
+// lookup returns the stored pod under key.
 func lookup[K comparable](m map[K]*v1.Pod, key K) (*v1.Pod, bool) {
 	pod, ok := m[key]
-	if !ok {
-		return nil, false
-	}
-	return pod.DeepCopy(), true
+	return pod, ok
 }
 
-// sortedCopies returns copies of the map's pods sorted by namespace, then name, then UID.
-func sortedCopies(m map[types.UID]*v1.Pod) []*v1.Pod {
+// sorted returns the map's pods sorted by namespace, then name, then UID.
+func sorted(m map[types.UID]*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(m))
 	for _, pod := range m {
-		out = append(out, pod.DeepCopy())
+		out = append(out, pod)
 	}
 	slices.SortFunc(out, func(a, b *v1.Pod) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {

@@ -270,10 +270,17 @@ func TestCopies(t *testing.T) {
 	if got.Labels != nil {
 		t.Errorf("stored pod labels = %v after the caller changed its object, want none", got.Labels)
 	}
-	got.Labels = map[string]string{"changed": "by reader"}
+	// Readers share the stored object, so an update must replace it, never change it in place:
+	// a reader holding the old pointer keeps seeing the old pod.
+	updated := got.DeepCopy()
+	updated.Labels = map[string]string{"version": "2"}
+	m.UpdatePod(updated)
+	if got.Labels != nil {
+		t.Errorf("a pod read before UpdatePod has labels %v, want the old none", got.Labels)
+	}
 	again, _ := m.GetPodByUID(static.UID)
-	if again.Labels != nil {
-		t.Errorf("stored pod labels = %v after a reader changed its copy, want none", again.Labels)
+	if again.Labels["version"] != "2" {
+		t.Errorf("GetPodByUID() after UpdatePod has labels %v, want version=2", again.Labels)
 	}
 }
 

@@ -53,7 +53,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 	if st.ExpectEvent == nil {
 		// An expectEvent looks at what happened since the step before it; consecutive
 		// expectEvents share one window.
-		e.window = len(e.rec.Events())
+		e.window = e.rec.Len()
 	}
 }
 

@@ -119,7 +119,7 @@ func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
 		}
 	}
 	o.What = "expectEvent " + strings.Join(parts, " ")
-	events := e.rec.Events()[e.window:]
+	events := e.rec.EventsSince(e.window)
 	near := 0
 	for _, ev := range events {
 		if string(ev.Component) != x.Component || ev.Event != x.Event {

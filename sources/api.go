@@ -98,7 +98,14 @@ func (a *API) Pods() []*v1.Pod {
 
 // set builds the SET for the current content and traces it.
 func (a *API) set() podconfig.Update {
-	pods := a.Pods()
+	// The SET shares the stored objects read-only (see newSet); Pods is for callers that keep them.
+	pods := make([]*v1.Pod, 0, len(a.pods))
+	for _, pod := range a.pods {
+		pods = append(pods, pod)
+	}
+	slices.SortFunc(pods, func(x, y *v1.Pod) int {
+		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+	})
 	keys := make([]string, len(pods))
 	for i, pod := range pods {
 		keys[i] = kubecontainer.PodKey(pod)

@@ -108,21 +108,28 @@ func TestAPISortsAndTraces(t *testing.T) {
 	}
 }
 
-func TestAPICopiesAndNeverMutates(t *testing.T) {
+func TestAPICopiesInputAndReplacesStoredPods(t *testing.T) {
 	in := apiPod("ns", "p", "i")
 	keep := in.DeepCopy()
 	a := NewAPI(APIOptions{})
-	got := a.Add(in)
-	if got.Pods[0] == in {
-		t.Fatal("Add(pod) returned the input pointer, want a copy")
+	first := a.Add(in)
+	if first.Pods[0] == in {
+		t.Fatal("Add(pod) returned the input pointer, want the store's own copy")
 	}
-	got.Pods[0].Labels = map[string]string{"mutated": "yes"}
 	in.Spec.Containers[0].Image = "changed-after-add"
 	if diff := gocmp.Diff([]*v1.Pod{keep}, a.Pods()); diff != "" {
-		t.Errorf("Pods() after mutating the input and the output (-want +got):\n%s", diff)
+		t.Errorf("Pods() after the caller changed its input (-want +got):\n%s", diff)
 	}
-	if diff := gocmp.Diff(keep.Spec, a.Delete(apiPod("ns", "other", "i")).Pods[0].Spec); diff != "" {
-		t.Errorf("stored pod changed (-want +got):\n%s", diff)
+	// A SET shares the stored objects read-only, so an update must replace the stored pod and
+	// leave the pods of an earlier SET as they were.
+	changed := keep.DeepCopy()
+	changed.Labels = map[string]string{"version": "2"}
+	second := a.Update(changed)
+	if first.Pods[0].Labels != nil {
+		t.Errorf("an earlier SET's pod has labels %v after Update, want none", first.Pods[0].Labels)
+	}
+	if got := second.Pods[0].Labels["version"]; got != "2" {
+		t.Errorf("Update() SET pod label version = %q, want 2", got)
 	}
 }
 

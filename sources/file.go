@@ -1,11 +1,13 @@
 package sources
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,9 +52,10 @@ type File struct {
 	tracer   trace.Tracer
 	fs       FileSystem
 
-	store      map[string]*v1.Pod // namespace/name → pod, the UndeltaStore
-	fileKeys   map[string]string  // file path → store key last parsed from it, the fileKeyMapping
-	nextRelist time.Time          // the next tick of the kubelet's relist ticker
+	store      map[string]*v1.Pod     // namespace/name → pod, the UndeltaStore
+	fileKeys   map[string]string      // file path → store key last parsed from it, the fileKeyMapping
+	nextRelist time.Time              // the next tick of the kubelet's relist ticker
+	decoded    map[string]decodedFile // file path → its last successful decode; a cache only
 }
 
 // NewFile returns a File source. The first relist is due at once.
@@ -78,6 +81,7 @@ func NewFile(opts FileOptions) *File {
 		tracer:     opts.Tracer,
 		store:      map[string]*v1.Pod{},
 		fileKeys:   map[string]string{},
+		decoded:    map[string]decodedFile{},
 		nextRelist: opts.Clock.Now(),
 	}
 }
@@ -149,6 +153,11 @@ func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 		return nil, nil, traceError(f.tracer, podconfig.FileSource, fn, "GlobFailed", fmt.Errorf("%s: glob failed: %w", f.path, err))
 	}
 	sort.Strings(entries)
+	for path := range f.decoded {
+		if _, found := slices.BinarySearch(entries, path); !found {
+			delete(f.decoded, path)
+		}
+	}
 	for _, path := range entries {
 		info, err := f.fs.Stat(path) // follows symlinks; a dangling one fails here
 		if err != nil {
@@ -188,6 +197,14 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if d, ok := f.decoded[path]; ok && bytes.Equal(d.data, data) {
+		// Decoding depends only on the bytes, the path and the node name, so an unchanged file
+		// decodes to the same pod: skip the YAML work, which dominates every relist.
+		pod := d.pod.DeepCopy()
+		f.fileKeys[path] = storeKey(pod)
+		return pod, nil
+	}
+	delete(f.decoded, path)
 	pod, parsed, err := DecodePod(data, DecodeOptions{NodeName: f.nodeName, Source: path, IsFile: true})
 	if !parsed {
 		return nil, fmt.Errorf("%s: %w as pod(%v), please check config file", path, ErrUnparsable, err)
@@ -195,8 +212,15 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.decoded[path] = decodedFile{data: data, pod: pod.DeepCopy()}
 	f.fileKeys[path] = storeKey(pod)
 	return pod, nil
+}
+
+// decodedFile remembers the last successful decode of one manifest file.
+type decodedFile struct {
+	data []byte
+	pod  *v1.Pod
 }
 
 // HandleEvent applies one watch event: the kubelet's consumeWatchEvent. An add or modify re-reads

@@ -14,10 +14,15 @@ import (
 // reach the source's own objects, and traces it as a "set" event. pods is never nil, so an empty
 // SET carries an empty slice, as the kubelet's does.
 func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.Update {
-	out := make([]*v1.Pod, len(pods))
+	// The pods are the source's stored objects, shared read-only: a source replaces a stored pod
+	// and never edits one, and podconfig copies what it keeps, as the kubelet's UndeltaStore hands
+	// out its objects. Copying them here made every periodic relist copy every pod twice.
+	out := slices.Clone(pods)
+	if out == nil {
+		out = []*v1.Pod{}
+	}
 	names := make([]string, len(pods))
 	for i, p := range pods {
-		out[i] = p.DeepCopy()
 		names[i] = p.Namespace + "/" + p.Name
 	}
 	tracer.Emit(trace.Event{Component: trace.Sources, Event: "set", Source: source, Pods: names, Func: fn})

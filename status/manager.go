@@ -86,6 +86,8 @@ type Manager struct {
 	pending bool
 	// nextFull is when the next full batch is due.
 	nextFull time.Time
+	// reconciled memoizes needsReconcile.
+	reconciled map[types.UID]reconcileMemo
 }
 
 // New returns a Manager. It panics without a Clock, which is a wiring error.
@@ -113,6 +115,7 @@ func New(opts Options) *Manager {
 		anchored:    now,
 		statuses:    map[types.UID]*versioned{},
 		apiVersions: map[types.UID]uint64{},
+		reconciled:  map[types.UID]reconcileMemo{},
 		nextFull:    now.Add(opts.SyncPeriod),
 	}
 }
@@ -135,6 +138,19 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 		return v1.PodStatus{}, false
 	}
 	return *v.status.DeepCopy(), true
+}
+
+// GetPodPhase returns the phase of the cached status, without copying the status: housekeeping
+// asks it for every pod every 2s.
+func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
+	uid = m.pods.TranslatePodUID(uid)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.statuses[uid]
+	if !ok {
+		return "", false
+	}
+	return v.status.Phase, true
 }
 
 // SetPodStatus caches status as the pod's latest and, if it differs from the cached one (or the

@@ -471,3 +471,15 @@ func TestManagerWriteOrder(t *testing.T) {
 		t.Errorf("patch order mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestGetPodPhase(t *testing.T) {
+	m := New(Options{Clock: vclock.New(vclock.Epoch)})
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}}
+	if _, ok := m.GetPodPhase("u1"); ok {
+		t.Error("GetPodPhase(u1) found a phase before any SetPodStatus")
+	}
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
+	if got, ok := m.GetPodPhase("u1"); !ok || got != v1.PodRunning {
+		t.Errorf("GetPodPhase(u1) = %q, %v, want Running, true", got, ok)
+	}
+}

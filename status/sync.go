@@ -91,6 +91,11 @@ func (m *Manager) collect(all bool) []write {
 			}
 		}
 	}
+	for uid := range m.reconciled {
+		if _, ok := m.statuses[uid]; !ok {
+			delete(m.reconciled, uid)
+		}
+	}
 	uids := make([]types.UID, 0, len(m.statuses))
 	for uid := range m.statuses {
 		uids = append(uids, uid)
@@ -126,7 +131,7 @@ func (m *Manager) collect(all bool) []write {
 			batch = append(batch, w)
 		case m.needsUpdate(target, v):
 			batch = append(batch, w)
-		case m.needsReconcile(uid, v.status):
+		case m.needsReconcile(uid, v):
 			delete(m.apiVersions, target)
 			batch = append(batch, w)
 		}
@@ -147,7 +152,12 @@ func (m *Manager) needsUpdate(target types.UID, v *versioned) bool {
 
 // needsReconcile reports whether the pod manager's copy of the API status (the mirror pod's, for
 // a static pod) differs from the cached one, so the cached one must be written again.
-func (m *Manager) needsReconcile(uid types.UID, status v1.PodStatus) bool {
+//
+// The answer is memoized per UID: the pod manager replaces a pod's object on every change and
+// never edits one in place, so the same object and the same cached version give the same answer.
+// Without the memo every full batch (each 10s) compared every pod's status by reflection.
+// The caller holds m.mu.
+func (m *Manager) needsReconcile(uid types.UID, v *versioned) bool {
 	pod, ok := m.pods.GetPodByUID(uid)
 	if !ok {
 		return false
@@ -157,9 +167,21 @@ func (m *Manager) needsReconcile(uid types.UID, status v1.PodStatus) bool {
 			return false
 		}
 	}
+	if memo, ok := m.reconciled[uid]; ok && memo.pod == pod && memo.version == v.version {
+		return memo.needs
+	}
 	api := pod.Status.DeepCopy()
 	normalizeStatus(pod, api)
-	return !equalByKubelet(api, &status)
+	needs := !equalByKubelet(api, &v.status)
+	m.reconciled[uid] = reconcileMemo{pod: pod, version: v.version, needs: needs}
+	return needs
+}
+
+// reconcileMemo is the last needsReconcile answer for one UID.
+type reconcileMemo struct {
+	pod     *v1.Pod // the API object compared, as the pod manager held it
+	version uint64  // the cached status version compared
+	needs   bool
 }
 
 // canBeDeleted reports whether the API object pod can be deleted: it is being deleted, it is not

@@ -135,8 +135,8 @@ func (l *Loop) isAdmittedPodTerminal(pod *v1.Pod) bool {
 	if terminalPhase(pod.Status.Phase) {
 		return true
 	}
-	s, ok := l.status.GetPodStatus(pod.UID)
-	return ok && terminalPhase(s.Phase)
+	phase, ok := l.status.GetPodPhase(pod.UID)
+	return ok && terminalPhase(phase)
 }
 
 func terminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }

@@ -78,6 +78,24 @@ func (r *Recorder) Events() []Event {
 	return append([]Event(nil), r.events...)
 }
 
+// Len returns how many events were kept so far. With Events or EventsSince it lets a caller
+// look at what happened after a point without copying the whole history each time.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// EventsSince returns a copy of the kept events from index i on.
+func (r *Recorder) EventsSince(i int) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= len(r.events) {
+		return nil
+	}
+	return append([]Event(nil), r.events[max(i, 0):]...)
+}
+
 // Err returns the first error writing to Out, after which the Recorder stops writing.
 func (r *Recorder) Err() error {
 	r.mu.Lock()

@@ -116,3 +116,23 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("Format(7).String() = %q", got)
 	}
 }
+
+func TestRecorderEventsSince(t *testing.T) {
+	r := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	for _, name := range []string{"a", "b", "c"} {
+		r.Emit(Event{Component: Scenario, Event: name})
+	}
+	if r.Len() != 3 {
+		t.Errorf("Len() = %d, want 3", r.Len())
+	}
+	var got []string
+	for _, e := range r.EventsSince(1) {
+		got = append(got, e.Event)
+	}
+	if diff := cmp.Diff([]string{"b", "c"}, got); diff != "" {
+		t.Errorf("EventsSince(1) mismatch (-want +got):\n%s", diff)
+	}
+	if got := r.EventsSince(3); got != nil {
+		t.Errorf("EventsSince(3) = %v, want nil", got)
+	}
+}
