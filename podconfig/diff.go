@@ -47,9 +47,18 @@ const (
 // copied from when it changed, so an unchanged re-sent SET costs no copies.
 func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types.UID]*v1.Pod, c *changes) {
 	var seen string // the config.seen value, read from the clock once per batch
+	sent := s.sent[source]
+	if sent == nil {
+		sent = make(map[types.UID]*v1.Pod)
+		s.sent[source] = sent
+	}
 	for _, ref := range s.filterDuplicates(source, batch) {
 		if existing, ok := old[ref.UID]; ok {
 			into[ref.UID] = existing
+			if sent[ref.UID] == ref {
+				continue // the very object compared last time: unchanged, by the sources' contract
+			}
+			sent[ref.UID] = ref
 			switch checkAndUpdate(source, existing, ref) {
 			case update:
 				c.updates = append(c.updates, existing)
@@ -70,6 +79,7 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 		p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
 		p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
 		into[p.UID] = p
+		sent[p.UID] = ref
 		c.adds = append(c.adds, p)
 	}
 }

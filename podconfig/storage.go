@@ -76,6 +76,10 @@ type Storage struct {
 	seen sets.Set[string]
 	// sources holds every configured source (Register); it only grows.
 	sources sets.Set[string]
+	// sent maps a source name to the object it last sent for each UID it has. A source never
+	// edits an object it sent (it replaces it), so receiving the same object again means nothing
+	// changed and the comparison can be skipped: the file source re-sends every pod every 20s.
+	sent map[string]map[types.UID]*v1.Pod
 }
 
 // NewStorage returns an empty Storage, or an error naming the first invalid option.
@@ -86,6 +90,7 @@ func NewStorage(opts StorageOptions) (*Storage, error) {
 	return &Storage{
 		opts:    opts,
 		pods:    make(map[string]map[types.UID]*v1.Pod),
+		sent:    make(map[string]map[types.UID]*v1.Pod),
 		seen:    sets.New[string](),
 		sources: sets.New[string](),
 	}, nil
@@ -149,6 +154,8 @@ type changes struct {
 // Merge applies u, sent by source, and returns the updates the kubelet's podStorage would emit for
 // it, in emission order for the mode (Incremental: REMOVE, ADD, UPDATE, DELETE, the first-time
 // empty ADD, RECONCILE). It never modifies u or its pods, and every returned pod is a fresh copy.
+// A source must not change an object after sending it (send a new one instead): an object
+// received again is taken as unchanged without being compared.
 //
 // ADD, UPDATE and DELETE inputs are handled alike and merged into what source already has; REMOVE
 // drops pods by UID; SET replaces everything source has and marks it seen. An unknown Op changes
@@ -198,6 +205,11 @@ func (s *Storage) Merge(source string, u Update) []Update {
 		return nil
 	}
 	s.pods[source] = pods
+	for uid := range s.sent[source] {
+		if _, ok := pods[uid]; !ok {
+			delete(s.sent[source], uid)
+		}
+	}
 	firstSet := !seenBefore && s.seen.Has(source)
 	return s.emit(source, firstSet, &c)
 }

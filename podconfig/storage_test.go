@@ -290,3 +290,27 @@ func TestNilPodsSkipped(t *testing.T) {
 		{in: upd(REMOVE, testSource, nil, a), want: []Update{upd(REMOVE, testSource, stored(a))}},
 	})
 }
+
+// TestResentObjectIsNotCompared pins the sources' contract: an object sent again is taken as
+// unchanged, while a new object with new content is compared as usual.
+func TestResentObjectIsNotCompared(t *testing.T) {
+	s, _, _ := newStorage(t, Incremental)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i:1"}}}}
+	s.Merge("file", Update{Op: SET, Source: "file", Pods: []*v1.Pod{pod}})
+	if got := s.Merge("file", Update{Op: SET, Source: "file", Pods: []*v1.Pod{pod}}); len(got) != 0 {
+		t.Errorf("Merge(same object again) = %v, want nothing", got)
+	}
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Image = "i:2"
+	got := s.Merge("file", Update{Op: SET, Source: "file", Pods: []*v1.Pod{changed}})
+	if len(got) != 1 || got[0].Op != UPDATE {
+		t.Errorf("Merge(changed copy) = %v, want one UPDATE", got)
+	}
+	// Removing and re-sending the old object must compare again: the memo went with the pod.
+	s.Merge("file", Update{Op: SET, Source: "file"})
+	got = s.Merge("file", Update{Op: SET, Source: "file", Pods: []*v1.Pod{pod}})
+	if len(got) != 1 || got[0].Op != ADD {
+		t.Errorf("Merge(old object after removal) = %v, want one ADD", got)
+	}
+}

@@ -199,8 +199,9 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	}
 	if d, ok := f.decoded[path]; ok && bytes.Equal(d.data, data) {
 		// Decoding depends only on the bytes, the path and the node name, so an unchanged file
-		// decodes to the same pod: skip the YAML work, which dominates every relist.
-		pod := d.pod.DeepCopy()
+		// decodes to the same pod: skip the YAML work, which dominates every relist. The pod is
+		// shared read-only, so PodConfig recognises the object it saw last time.
+		pod := d.pod
 		f.fileKeys[path] = storeKey(pod)
 		return pod, nil
 	}
@@ -212,7 +213,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.decoded[path] = decodedFile{data: data, pod: pod.DeepCopy()}
+	f.decoded[path] = decodedFile{data: data, pod: pod}
 	f.fileKeys[path] = storeKey(pod)
 	return pod, nil
 }
