@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// apiserverConfig is the configuration of `minikubelet apiserver`.
+type apiserverConfig struct {
+	Addr            string
+	WriteKubeconfig string
+}
+
+func newAPIServerCommand() *cobra.Command {
+	var cfg apiserverConfig
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Run the fake API server alone, for several minikubelets (one per node) to share",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on; loopback unless told otherwise")
+	cmd.Flags().StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for this server to this file")
+	return cmd
+}
+
+func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
+	srv := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	l, err := fakeapiserver.Listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + l.Addr().String()
+	fmt.Fprintf(out, "fake API server listening on %s\n", url)
+	if cfg.WriteKubeconfig != "" {
+		if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
+			l.Close()
+			return err
+		}
+	}
+	return srv.Serve(ctx, l)
+}
+
+// startEmbeddedAPIServer listens on addr and serves srv until ctx is done. It returns the URL and
+// a channel that yields Serve's result once it has stopped.
+func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string) (string, <-chan error, error) {
+	l, err := fakeapiserver.Listen(addr)
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	klog.FromContext(ctx).Info("Started embedded API server", "url", "http://"+l.Addr().String())
+	return "http://" + l.Addr().String(), done, nil
+}
+
+// writeKubeconfig writes a kubeconfig that points kubectl at url.
+func writeKubeconfig(path, url string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: url}
+	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{}
+	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
+	kc.CurrentContext = "minikubelet"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// restConfigFromKubeconfig loads an existing kubeconfig, for --kubeconfig.
+func restConfigFromKubeconfig(path string) (*rest.Config, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}

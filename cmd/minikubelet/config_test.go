@@ -1,0 +1,124 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+func resolveArgs(t *testing.T, args ...string) (*runConfig, error) {
+	t.Helper()
+	var f runFlags
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Parse(%q) error = %v", args, err)
+	}
+	return f.resolve(fs)
+}
+
+func TestResolveDefaults(t *testing.T) {
+	cfg, err := resolveArgs(t, "--hostname-override", "Node-1")
+	if err != nil {
+		t.Fatalf("resolve() error = %v", err)
+	}
+	want := &runConfig{
+		NodeName:           "node-1",
+		StaticPodURLHeader: http.Header{},
+		FileCheckFrequency: 20 * time.Second,
+		HTTPCheckFrequency: 20 * time.Second,
+		SyncFrequency:      time.Minute,
+		TraceFormat:        trace.Text,
+		APIServerAddr:      "127.0.0.1:0",
+	}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubelet.yaml")
+	file := `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/kubernetes/manifests
+staticPodURL: http://example.invalid/pods
+staticPodURLHeader:
+  Authorization: ["Bearer x"]
+fileCheckFrequency: 5s
+httpCheckFrequency: 7s
+syncFrequency: 30s
+evictionHard:
+  memory.available: 100Mi
+`
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := resolveArgs(t, "--config", path, "--hostname-override", "n1",
+		"--file-check-frequency", "1s", "--trace-format", "json")
+	if err != nil {
+		t.Fatalf("resolve() error = %v", err)
+	}
+	want := &runConfig{
+		NodeName:           "n1",
+		StaticPodPath:      "/etc/kubernetes/manifests",
+		StaticPodURL:       "http://example.invalid/pods",
+		StaticPodURLHeader: http.Header{"Authorization": {"Bearer x"}},
+		FileCheckFrequency: time.Second, // the flag wins
+		HTTPCheckFrequency: 7 * time.Second,
+		SyncFrequency:      30 * time.Second,
+		TraceFormat:        trace.JSON,
+		APIServerAddr:      "127.0.0.1:0",
+	}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	dir := t.TempDir()
+	wrongKind := filepath.Join(dir, "wrong.yaml")
+	os.WriteFile(wrongKind, []byte("apiVersion: v1\nkind: Pod\n"), 0o644)
+	badDuration := filepath.Join(dir, "dur.yaml")
+	os.WriteFile(badDuration, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: soon\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "read kubelet config"},
+		{"wrong kind", []string{"--config", wrongKind}, "want apiVersion kubelet.config.k8s.io/v1beta1"},
+		{"bad duration in file", []string{"--config", badDuration}, "parse duration"},
+		{"bad duration flag", []string{"--sync-frequency", "often"}, "--sync-frequency"},
+		{"zero period", []string{"--file-check-frequency", "0s"}, "fileCheckFrequency must be positive"},
+		{"bad header", []string{"--manifest-url-header", "novalue"}, "key:value"},
+		{"bad trace format", []string{"--trace-format", "xml"}, "unknown trace format"},
+		{"standalone and kubeconfig", []string{"--standalone", "--kubeconfig", "kc"}, "exclude each other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := resolveArgs(t, append([]string{"--hostname-override", "n1"}, tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("resolve(%q) error = %v, want it to contain %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseURLHeader(t *testing.T) {
+	got, err := parseURLHeader("a:hello,b:again,a:world")
+	if err != nil {
+		t.Fatalf("parseURLHeader() error = %v", err)
+	}
+	want := http.Header{"A": {"hello", "world"}, "B": {"again"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parseURLHeader() mismatch (-want +got):\n%s", diff)
+	}
+}

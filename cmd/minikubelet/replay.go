@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minikubelet/minikubelet/scenario"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// replayConfig is the configuration of `minikubelet replay`.
+type replayConfig struct {
+	Files       []string
+	TraceFormat trace.Format
+	Until       time.Duration // 0 = play every step
+	Golden      string
+}
+
+func newReplayCommand() *cobra.Command {
+	var format string
+	var cfg replayConfig
+	cmd := &cobra.Command{
+		Use:   "replay FILE...",
+		Short: "Replay scenario files on a virtual clock and check their expectations",
+		Long: `replay runs the real minikubelet components on a virtual clock that jumps from one due
+timer to the next, plays each scenario's steps, prints the trace and then a summary of the
+expectations. It exits 0 when every expectation is met, 1 when one fails or the trace differs
+from --golden, and 2 when a scenario file is invalid.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := trace.ParseFormat(format)
+			if err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("--trace-format: %w", err)}
+			}
+			cfg.TraceFormat, cfg.Files = f, args
+			if cfg.Golden != "" && len(args) != 1 {
+				return &exitError{code: 2, err: errors.New("--golden compares one scenario's trace: give one FILE")}
+			}
+			return replay(cmd.Context(), cfg, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&format, "trace-format", "text", "trace output: text or json")
+	cmd.Flags().DurationVar(&cfg.Until, "until", 0, "stop at this virtual time instead of after the last step")
+	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this file and print the first difference")
+	return cmd
+}
+
+func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
+	// Every file is checked before anything runs, so one typo does not waste a long replay.
+	var scenarios []*scenario.Scenario
+	var errs []error
+	for _, path := range cfg.Files {
+		s, err := scenario.Load(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		scenarios = append(scenarios, s)
+	}
+	if len(errs) > 0 {
+		return &exitError{code: 2, err: errors.Join(errs...)}
+	}
+	failed := false
+	for _, s := range scenarios {
+		var traceBuf bytes.Buffer
+		res, err := scenario.Run(ctx, s, scenario.RunOptions{
+			Out:    io.MultiWriter(out, &traceBuf),
+			Format: cfg.TraceFormat,
+			Until:  cfg.Until,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
+		res.WriteSummary(out)
+		if !res.Passed() {
+			failed = true
+		}
+		if cfg.Golden != "" {
+			want, err := os.ReadFile(cfg.Golden)
+			if err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("--golden: %w", err)}
+			}
+			if diff := scenario.FirstDifference(want, traceBuf.Bytes()); diff != "" {
+				fmt.Fprintf(out, "trace differs from %s: %s\n", cfg.Golden, diff)
+				failed = true
+			} else {
+				fmt.Fprintf(out, "trace matches %s\n", cfg.Golden)
+			}
+		}
+	}
+	if failed {
+		return &exitError{code: 1, err: errors.New("replay: expectations failed or the trace differs")}
+	}
+	return nil
+}

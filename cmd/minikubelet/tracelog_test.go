@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// traceEvent is one line of the JSON trace, decoded the way a tool reading it would.
+type traceEvent struct {
+	T         float64  `json:"t"`
+	Component string   `json:"component,omitempty"`
+	Event     string   `json:"event,omitempty"`
+	Pod       string   `json:"pod,omitempty"`
+	UID       string   `json:"uid,omitempty"`
+	Op        string   `json:"op,omitempty"`
+	Source    string   `json:"source,omitempty"`
+	Pods      []string `json:"pods,omitempty"`
+	From      string   `json:"from,omitempty"`
+	To        string   `json:"to,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
+	Message   string   `json:"message,omitempty"`
+	Func      string   `json:"func,omitempty"`
+}
+
+func (e traceEvent) String() string {
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+// carries reports whether the event names pod, alone or in its list of pods.
+func (e traceEvent) carries(pod string) bool {
+	return e.Pod == pod || slices.Contains(e.Pods, pod)
+}
+
+// traceLog is the io.Writer a run writes its JSON trace to. It decodes each complete line and
+// wakes the tests waiting for an event, so that they wait for facts, not for time.
+type traceLog struct {
+	mu      sync.Mutex // guards every field below
+	partial []byte
+	events  []traceEvent
+	bad     []string      // lines that are not valid JSON events
+	changed chan struct{} // closed and replaced whenever events grows
+}
+
+func newTraceLog() *traceLog {
+	return &traceLog{changed: make(chan struct{})}
+}
+
+func (l *traceLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	grew := false
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := l.partial[:i]
+		var e traceEvent
+		if err := json.Unmarshal(line, &e); err != nil || e.Component == "" || e.Event == "" {
+			l.bad = append(l.bad, string(line))
+		} else {
+			l.events = append(l.events, e)
+			grew = true
+		}
+		l.partial = l.partial[i+1:]
+	}
+	if grew {
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
+	return len(p), nil
+}
+
+// snapshot returns the events so far, the lines that did not decode, and a channel closed at the
+// next event.
+func (l *traceLog) snapshot() ([]traceEvent, []string, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events), slices.Clone(l.bad), l.changed
+}
+
+// waitFor returns the index and value of the first event at index from or later that matches,
+// waiting for it until ctx ends. what describes the event for the failure message.
+func (l *traceLog) waitFor(ctx context.Context, from int, what string, match func(traceEvent) bool) (int, traceEvent, error) {
+	for {
+		events, _, changed := l.snapshot()
+		for i := from; i < len(events); i++ {
+			if match(events[i]) {
+				return i, events[i], nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return 0, traceEvent{}, fmt.Errorf("no %s in the trace after event %d: %w\n%s", what, from, ctx.Err(), l.tail(40))
+		}
+	}
+}
+
+// mustWait is waitFor that fails the test.
+func (l *traceLog) mustWait(t *testing.T, ctx context.Context, from int, what string, match func(traceEvent) bool) (int, traceEvent) {
+	t.Helper()
+	i, e, err := l.waitFor(ctx, from, what, match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i, e
+}
+
+// waitForAll waits until, for every pod in pods, an event at index from or later matches it.
+func (l *traceLog) waitForAll(ctx context.Context, from int, what string, pods []string, match func(traceEvent, string) bool) error {
+	for _, pod := range pods {
+		if _, _, err := l.waitFor(ctx, from, what+" of "+pod, func(e traceEvent) bool { return match(e, pod) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tail renders the last n events, for failure messages.
+func (l *traceLog) tail(n int) string {
+	events, bad, _ := l.snapshot()
+	var b strings.Builder
+	fmt.Fprintf(&b, "last events of %d:\n", len(events))
+	for _, e := range events[max(0, len(events)-n):] {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	for _, line := range bad {
+		b.WriteString("  undecodable line: " + line + "\n")
+	}
+	return b.String()
+}
+
+// isUpdate matches PodConfig's update of op from source.
+func isUpdate(op, source string) func(traceEvent) bool {
+	return func(e traceEvent) bool {
+		return e.Component == "podconfig" && e.Event == "update" && e.Op == op && e.Source == source
+	}
+}
+
+// isRunning matches the status manager's first Running status of pod.
+func isRunning(e traceEvent, pod string) bool {
+	return e.Component == "status" && e.Event == "set" && e.Pod == pod && e.To == "Running"
+}
