@@ -287,3 +287,16 @@ func (r *Runtime) emit(e trace.Event) {
 func (r *Runtime) emitAt(at time.Time, e trace.Event) {
 	r.scheduleAt(at, func(time.Time) { r.emit(e) })
 }
+
+// Status answers the CRI Status call the kubelet's updateRuntimeUp makes every 5s: nil while the
+// runtime answers, an error wrapping ErrRuntimeDown while it is down.
+func (r *Runtime) Status() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	r.applyDue(now)
+	if err := r.checkUp(now); err != nil {
+		return fmt.Errorf("runtime status: %w", err)
+	}
+	return nil
+}

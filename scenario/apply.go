@@ -15,6 +15,7 @@ import (
 // them at this instant has settled.
 func (e *engine) apply(ctx context.Context, i int) {
 	st := &e.s.Steps[i]
+	mark := e.rec.Len()
 	switch {
 	case st.WriteManifest != nil:
 		e.writeManifest(st.WriteManifest)
@@ -51,9 +52,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
 	}
 	if st.ExpectEvent == nil {
-		// An expectEvent looks at what happened since the step before it; consecutive
-		// expectEvents share one window.
-		e.window = e.rec.Len()
+		// An expectEvent looks at what happened since the step before it began, the events its
+		// action emitted itself included; consecutive expectEvents share one window.
+		e.window = mark
 	}
 }
 

@@ -267,9 +267,9 @@ func (e *engine) settle(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := e.node.Loop.Advance(ctx); err != nil {
-			return err
-		}
+		// The sync loop traces what failed and goes on, as the kubelet logs and loops; a replay
+		// of a runtime outage must not stop at the first failed housekeeping.
+		_ = e.node.Loop.Advance(ctx)
 		if e.pumpAPI() {
 			progressed = true
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,8 +25,8 @@ type Loop struct {
 	opts    Options
 	workers *podworkers.Workers
 	status  *status.Manager
-	// backoff is the crash-loop and image-pull back-off shared by every pod, the kubelet's
-	// kl.backOff.
+	// backoff is the crash-loop back-off shared by every pod, the kubelet's kl.backOff. (The
+	// image-pull back-off lives in the runtime, as the kubelet's imageBackOff does.)
 	backoff *fakeruntime.Backoff
 	// reasons is the kubelet's reasonCache: why the last runtime sync could not start a container.
 	reasons reasonCache
@@ -33,7 +34,7 @@ type Loop struct {
 	seen sets.Set[string]
 	// ticks holds when each periodic input is next due.
 	ticks ticks
-	// deferred holds inputs that arrived while the PLEG was unhealthy, in arrival order.
+	// deferred holds inputs that arrived while the runtime state had errors, in arrival order.
 	deferred []Input
 	// skipping records which skips are in progress, so that each is traced once.
 	skipping skipping
@@ -41,6 +42,8 @@ type Loop struct {
 	kills killQueue
 	// node is the node object's registration and heartbeat state.
 	node nodeState
+	// rt is when the runtime last answered its status check.
+	rt runtimeState
 }
 
 // skipping is true for a part of the loop while it is held back: dispatch while the PLEG is
@@ -170,23 +173,19 @@ func (l *Loop) dispatch(ctx context.Context, in Input) error {
 	return nil
 }
 
-// healthy reports whether the runtime state allows dispatch, which in the simulator means the PLEG
-// is healthy. It traces the transitions between healthy and not.
+// healthy reports whether the runtime state allows dispatch: the check syncLoop makes before each
+// iteration. It traces the transitions between healthy and not.
 func (l *Loop) healthy() bool {
-	ok, err := l.plegHealthy()
+	err := l.runtimeErrors()
 	switch {
-	case !ok && !l.skipping.dispatch:
+	case err != nil && !l.skipping.dispatch:
 		l.skipping.dispatch = true
-		msg := "pleg is not healthy"
-		if err != nil {
-			msg = err.Error()
-		}
-		l.emit(trace.Event{Event: "skip", Reason: "PLEGNotHealthy", Message: msg, Func: "syncLoop"})
-	case ok && l.skipping.dispatch:
+		l.emit(trace.Event{Event: "skip", Reason: "RuntimeErrors", Message: strings.ReplaceAll(err.Error(), "\n", "; "), Func: "syncLoop"})
+	case err == nil && l.skipping.dispatch:
 		l.skipping.dispatch = false
 		l.emit(trace.Event{Event: "resume", Func: "syncLoop"})
 	}
-	return ok
+	return err == nil
 }
 
 // deferInput keeps in until dispatch resumes. Ticks are coalesced to one pending tick each.
@@ -211,6 +210,7 @@ func (l *Loop) Advance(ctx context.Context) error {
 		errs = append(errs, l.registerNode(ctx, now))
 	}
 	l.opts.Runtime.Advance()
+	l.updateRuntimeUp(now)
 	l.completeKills(now)
 	if due(l.plegNextWake(), now) {
 		for _, e := range l.opts.PLEG.Relist() {
@@ -255,10 +255,9 @@ func (l *Loop) NextWake() time.Time {
 	if l.opts.NodeClient != nil {
 		earliest(l.node.nextWake(l.opts.Clock.Now()))
 	}
-	if len(l.deferred) > 0 {
-		if ok, _ := l.plegHealthy(); ok {
-			earliest(l.opts.Clock.Now())
-		}
+	earliest(l.rt.nextCheck)
+	if len(l.deferred) > 0 && l.runtimeErrors() == nil {
+		earliest(l.opts.Clock.Now())
 	}
 	return w
 }

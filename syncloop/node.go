@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -189,17 +190,13 @@ func (l *Loop) updateNodeStatus(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// readiness is the Ready condition the kubelet would report: not ready while the PLEG is not.
+// readiness is the Ready condition the kubelet would report: not ready while the runtime state
+// has errors (the runtime is down, or the PLEG is not healthy).
 func (l *Loop) readiness() (bool, string) {
-	ok, err := l.plegHealthy()
-	if ok {
-		return true, "kubelet is posting ready status"
+	if err := l.runtimeErrors(); err != nil {
+		return false, strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
-	msg := "PLEG is not healthy"
-	if err != nil {
-		msg += ": " + err.Error()
-	}
-	return false, msg
+	return true, "kubelet is posting ready status"
 }
 
 // getNode returns the node as SyncPod sees it: from the API, or the node the kubelet would build
