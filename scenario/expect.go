@@ -85,7 +85,7 @@ func (e *engine) mirrorState(ctx context.Context, ns, name string) string {
 	case err != nil:
 		return "error: " + err.Error()
 	case !kubecontainer.IsMirrorPod(p):
-		return "absent (a regular pod has the name)"
+		return "absent" // a regular pod has the name, which is no mirror pod
 	}
 	return "present"
 }

@@ -209,7 +209,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		delete(m.statuses, w.uid)
 		m.mu.Unlock()
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "drop", Pod: key, UID: string(w.uid),
-			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(pod.UID), Func: "syncPod"})
+			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(translated), Func: "syncPod"})
 		return nil
 	}
 	couldRun := m.safety != nil && m.safety.PodCouldHaveRunningContainers(pod)
