@@ -113,6 +113,7 @@ func (w *Workers) requeueLastPodUpdate(s *podStatus) {
 	s.pending = &replay
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true
+	w.wake(s)
 }
 
 // completeWork is the kubelet's completeWork (v1.35): queue the UID again, at once after a phase
@@ -140,6 +141,7 @@ func (w *Workers) completeWork(s *podStatus, phaseTransition bool, err error) {
 	if s.pending != nil {
 		s.flags.signalled = true
 	}
+	w.wake(s)
 }
 
 // statusError is a failure to read the pod's status from the cache, which the kubelet reports as

@@ -62,4 +62,8 @@
 // Step completes syncs in order of Done and then of arrival, and starts workers in the order
 // their pending updates arrived. SyncKnownPods visits UIDs in sorted order. Jitter comes from the
 // seeded Rand in Options.
+//
+// Step and NextWake cost what is due, not the number of workers: the workers keep the busy syncs
+// ordered by Done and the wake-ups ordered by arrival (index.go), and a worker waiting for the
+// cache asks it once per Step, since the cache only gets newer at a relist, between Steps.
 package podworkers

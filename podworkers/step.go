@@ -2,7 +2,6 @@ package podworkers
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,7 +16,14 @@ import (
 // than its last sync, run the sync function, in the order the updates arrived. It repeats until
 // nothing more can happen at this instant. Call it after UpdatePod, after each PLEG relist (which
 // makes waiting workers ready) and at NextWake.
+//
+// A worker whose taken update waits for the cache is asked once per Step: the cache only gets
+// newer at a relist, between Steps. Step's cost is proportional to the work due, not to the number
+// of workers.
 func (w *Workers) Step(ctx context.Context) {
+	w.mu.Lock()
+	w.retryWaiting()
+	w.mu.Unlock()
 	for {
 		var callbacks []func()
 		w.mu.Lock()
@@ -45,21 +51,10 @@ func (w *Workers) NextWake() (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	var next time.Time
-	found := false
-	for _, s := range w.pods {
-		var t time.Time
-		switch {
-		case s.work != nil && s.work.called && !s.work.done.IsZero():
-			t = s.work.done
-		case s.work == nil && s.flags.signalled && s.state != Finished && !w.held[s.uid]:
-			t = now
-		default:
-			continue
-		}
-		if !found || t.Before(next) {
-			next, found = t, true
-		}
+	e, found := w.peekBusy()
+	next := e.done
+	if w.hasWake() && (!found || now.Before(next)) {
+		next, found = now, true
 	}
 	return next, found
 }
@@ -76,13 +71,29 @@ type call struct {
 
 // advance does every piece of due work that does not call the Syncer, and returns the next sync to
 // run, if any. progressed reports whether anything changed.
+//
+// It first completes the syncs that ended, by (Done, arrival). Then one pass visits, in arrival
+// order, the workers that had a wake-up or a taken update when the pass began; a worker that
+// becomes due during the pass (its iteration ended without a call and a newer update is pending)
+// waits for the next pass. The pass stops at the first sync to run.
 func (w *Workers) advance(callbacks *[]func()) (c *call, progressed bool) {
 	now := w.clock.Now()
-	for _, s := range w.due(now) {
-		w.complete(s, callbacks)
+	for {
+		e, ok := w.peekBusy()
+		if !ok || e.done.After(now) {
+			break
+		}
+		w.busy.pop()
+		w.complete(e.s, callbacks)
 		progressed = true
 	}
-	for _, s := range w.candidates() {
+	w.inPass = true
+	defer w.endPass()
+	for {
+		s, ok := w.popWake()
+		if !ok {
+			return nil, progressed
+		}
 		if s.work == nil {
 			w.startPodSync(s, now)
 			progressed = true
@@ -90,51 +101,16 @@ func (w *Workers) advance(callbacks *[]func()) (c *call, progressed bool) {
 				continue
 			}
 		}
-		if c, done := w.prepare(s, now, callbacks); c != nil {
-			return c, true
-		} else if done {
-			progressed = true
-		}
-	}
-	return nil, progressed
-}
-
-// due returns the workers whose sync has ended at now, ordered by end time and then arrival.
-func (w *Workers) due(now time.Time) []*podStatus {
-	var out []*podStatus
-	for _, s := range w.pods {
-		if wk := s.work; wk != nil && wk.called && !wk.done.IsZero() && !wk.done.After(now) {
-			out = append(out, s)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].work, out[j].work
-		if !a.done.Equal(b.done) {
-			return a.done.Before(b.done)
-		}
-		return a.seq < b.seq
-	})
-	return out
-}
-
-// candidates returns, in arrival order, the workers that have a wake-up to pick up or a taken
-// update waiting for the cache.
-func (w *Workers) candidates() []*podStatus {
-	var out []*podStatus
-	seqOf := map[*podStatus]uint64{}
-	for _, s := range w.pods {
+		c, done := w.prepare(s, now, callbacks)
 		switch {
-		case s.state == Finished || w.held[s.uid]:
-		case s.work == nil && s.flags.signalled:
-			out = append(out, s)
-			seqOf[s] = s.pendingSeq
-		case s.work != nil && !s.work.called:
-			out = append(out, s)
-			seqOf[s] = s.work.seq
+		case c != nil:
+			return c, true
+		case done:
+			progressed = true
+		default:
+			w.waiting = append(w.waiting, s)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return seqOf[out[i]] < seqOf[out[j]] })
-	return out
 }
 
 // prepare readies the taken update's sync once the cache allows it. It returns the call to make,
@@ -210,5 +186,7 @@ func (w *Workers) finishCall(c *call, res Result, err error, callbacks *[]func()
 	}
 	if !wk.done.After(now) {
 		w.complete(s, callbacks)
+		return
 	}
+	w.pushBusy(s, wk)
 }

@@ -137,6 +137,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 	s.pending = &opts
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true
+	w.wake(s)
 
 	if becameTerminating || shortened {
 		w.cancel(s, now)
@@ -189,6 +190,7 @@ func (w *Workers) cancel(s *podStatus, now time.Time) {
 	wk.canceled = true
 	if wk.busy(now) {
 		wk.done = now
+		w.pushBusy(s, wk)
 	}
 	w.emit(s, trace.Event{Event: "cancel", Op: workOp(wk), Func: "UpdatePod"})
 }

@@ -105,6 +105,17 @@ type Workers struct {
 	// held lets tests keep a worker from picking up its wake-ups, as the kubelet's tests do with
 	// workerChannelFn. Nil outside tests.
 	held map[types.UID]bool
+
+	// wakes indexes, by arrival, the workers with a wake-up to pick up; during a Step also the
+	// workers retrying their taken update against the cache. See index.go.
+	wakes minHeap[wakeEntry]
+	// busy indexes the busy syncs by (Done, seq).
+	busy minHeap[busyEntry]
+	// waiting holds the workers whose taken update waits for a newer cache, for the next Step.
+	waiting []*podStatus
+	// inPass is true while advance visits the wakes; entries added meanwhile wait in deferred.
+	inPass   bool
+	deferred []wakeEntry
 }
 
 // New returns Workers configured by opts. It panics if a required option is missing, because that
@@ -137,6 +148,8 @@ func New(opts Options) *Workers {
 		pods:           map[types.UID]*podStatus{},
 		startedStatic:  map[string]types.UID{},
 		waitingStatic:  map[string][]types.UID{},
+		wakes:          minHeap[wakeEntry]{less: wakeLess},
+		busy:           minHeap[busyEntry]{less: busyLess},
 	}
 }
 
@@ -163,6 +176,8 @@ type podStatus struct {
 	lastSyncTime time.Time
 	// work is the update the worker took and is waiting on the cache for, or is running.
 	work *work
+	// wakeKey is the key of the worker's live entry in the Workers' wakes, or 0 for none.
+	wakeKey uint64
 	// onTerminated and statusFns come from the kill requests received while terminating.
 	onTerminated []func()
 	statusFns    []func(*v1.PodStatus)
