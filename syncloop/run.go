@@ -65,7 +65,8 @@ func (r *Runner) advance(ctx context.Context, logger klog.Logger) {
 	// Work due now can make more work due now (a sync that ends at once, a requeue); run it all
 	// before sleeping, but give up after a bound so that a bug cannot spin forever.
 	for range maxAdvancesPerInstant {
-		if err := r.loop.Advance(ctx); err != nil {
+		// At shutdown an API call in flight sees the cancelled context; that is not a failure.
+		if err := r.loop.Advance(ctx); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Sync loop iteration failed")
 		}
 		if r.loop.NextWake().After(r.clock.Now()) {
