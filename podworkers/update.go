@@ -69,6 +69,9 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 	// A Create for a UID that is terminating means the UID was reused; housekeeping restarts it
 	// once the old worker finishes.
 	if !firstTime && s.isTerminationRequested() && opts.UpdateType == SyncPodCreate {
+		if !s.flags.restartRequested {
+			w.emit(s, trace.Event{Event: "restart-requested", Func: "UpdatePod"})
+		}
 		s.flags.restartRequested = true
 		return
 	}
