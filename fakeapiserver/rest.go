@@ -120,17 +120,22 @@ func (s *Server) now() metav1.Time {
 	return metav1.NewTime(s.clock.Now().Truncate(time.Second))
 }
 
-// create serves POST to a collection.
-func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error {
+// readObject decodes the request body of a create or update, with the request's field validation.
+func readObject(r *http.Request, t target) (runtime.Object, []string, error) {
 	fv, err := parseFieldValidation(r)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	data, err := readObjectBody(r)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	obj, warnings, err := decode(t.res, data, fv)
+	return decode(t.res, data, fv)
+}
+
+// create serves POST to a collection.
+func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error {
+	obj, warnings, err := readObject(r, t)
 	if err != nil {
 		return err
 	}
@@ -198,15 +203,7 @@ func dryRunEntry(res *resource, obj runtime.Object) (*entry, error) {
 
 // update serves PUT of an object or its status.
 func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error {
-	fv, err := parseFieldValidation(r)
-	if err != nil {
-		return err
-	}
-	data, err := readObjectBody(r)
-	if err != nil {
-		return err
-	}
-	obj, warnings, err := decode(t.res, data, fv)
+	obj, warnings, err := readObject(r, t)
 	if err != nil {
 		return err
 	}
