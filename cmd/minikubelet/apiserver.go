@@ -45,13 +45,14 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		return err
 	}
 	url := "http://" + l.Addr().String()
-	fmt.Fprintf(out, "fake API server listening on %s\n", url)
 	if cfg.WriteKubeconfig != "" {
 		if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
 			l.Close()
 			return err
 		}
 	}
+	// Printed last, so that whoever waits for this line finds the kubeconfig written.
+	fmt.Fprintf(out, "fake API server listening on %s\n", url)
 	return srv.Serve(ctx, l)
 }
 
