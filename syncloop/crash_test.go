@@ -141,6 +141,28 @@ func TestTerminalRestartPolicies(t *testing.T) {
 				}
 				t.Errorf("terminal flow (-want +got):\n%s", diff)
 			}
+			// SyncPod stops at the terminal phase: between the exit and the move to terminating
+			// the runtime is not asked to sync the pod again (kubelet SyncPod, step 2).
+			if n := runtimeSyncsBetween(e.trace(), "exited", "completeSync"); n != 0 {
+				t.Errorf("runtime SyncPod called %d times after the pod turned terminal, want 0", n)
+			}
 		})
 	}
+}
+
+// runtimeSyncsBetween counts the runtime's SyncPod events after the first runtime event named
+// from and before the first later event whose Func is until.
+func runtimeSyncsBetween(events []trace.Event, from, until string) int {
+	n, in := 0, false
+	for _, ev := range events {
+		switch {
+		case !in:
+			in = ev.Component == trace.Runtime && ev.Event == from
+		case ev.Func == until:
+			return n
+		case ev.Component == trace.Runtime && ev.Func == "SyncPod":
+			n++
+		}
+	}
+	return n
 }
