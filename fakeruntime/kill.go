@@ -60,6 +60,7 @@ func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOv
 // last one is stopped.
 func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *int64, now time.Time, why string) time.Time {
 	key, uid := podIdentity(pod, running)
+	r.generation[podUID(pod, running)]++
 	rec := r.pods[podUID(pod, running)]
 	if rec == nil {
 		return now

@@ -98,7 +98,11 @@ type Runtime struct {
 	imageBackoff *Backoff
 	pullFailures map[string]int
 	behaviors    map[behaviorKey]Behavior
-	downUntil    time.Time
+	// generation counts the kills of each pod. A sandbox or container creation or start that a
+	// SyncPod scheduled before a kill is dropped when it falls due: the kill cancelled the
+	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
+	generation map[types.UID]int
+	downUntil  time.Time
 }
 
 type podRec struct {
@@ -141,6 +145,7 @@ func New(opts Options) *Runtime {
 		imageBackoff: newBackoff(opts.Clock, InitialBackoff, MaxImageBackoff),
 		pullFailures: map[string]int{},
 		behaviors:    map[behaviorKey]Behavior{},
+		generation:   map[types.UID]int{},
 	}
 }
 

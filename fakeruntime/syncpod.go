@@ -84,6 +84,18 @@ func (s *podSync) run(acts podActions) error {
 	return errors.Join(errs...)
 }
 
+// schedule runs fn at the instant at unless the pod is killed before then (see
+// Runtime.generation).
+func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
+	r, uid := s.r, s.pod.UID
+	gen := r.generation[uid]
+	r.scheduleAt(at, func(at time.Time) {
+		if r.generation[uid] == gen {
+			fn(at)
+		}
+	})
+}
+
 // createSandbox makes a sandbox that is ready SandboxStart from now.
 func (s *podSync) createSandbox(attempt int) {
 	r := s.r
@@ -92,7 +104,7 @@ func (s *podSync) createSandbox(attempt int) {
 	id := fmt.Sprintf("s-%06d", seq)
 	s.at = s.at.Add(r.lat.SandboxStart)
 	pod := s.pod
-	r.scheduleAt(s.at, func(at time.Time) {
+	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
 		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
@@ -129,7 +141,7 @@ func (s *podSync) start(c *v1.Container) error {
 		RestartCount: restarts,
 	}}
 	pod, key := s.pod, s.key
-	r.scheduleAt(s.at, func(at time.Time) {
+	s.schedule(s.at, func(at time.Time) {
 		rec.status.CreatedAt = at
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
 		p.containers = append(p.containers, rec)
@@ -137,7 +149,7 @@ func (s *podSync) start(c *v1.Container) error {
 		r.emit(trace.Event{Event: "created", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
-	r.scheduleAt(s.at, func(at time.Time) {
+	s.schedule(s.at, func(at time.Time) {
 		if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
 			return // removed or stopped before it ran
 		}
