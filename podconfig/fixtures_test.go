@@ -58,7 +58,7 @@ func withContainer(p *v1.Pod) *v1.Pod {
 	})
 }
 
-// stored returns what Storage keeps and emits for p sent by source and first seen at seen.
+// storedAt returns what Storage keeps and emits for p sent by source and first seen at seen.
 func storedAt(p *v1.Pod, source, seen string) *v1.Pod {
 	return with(p, func(p *v1.Pod) {
 		if p.Annotations == nil {

@@ -1,9 +1,6 @@
 package sources
 
 import (
-	"cmp"
-	"slices"
-
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -90,9 +87,7 @@ func (a *API) Pods() []*v1.Pod {
 	for _, pod := range a.pods {
 		out = append(out, pod.DeepCopy())
 	}
-	slices.SortFunc(out, func(x, y *v1.Pod) int {
-		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
-	})
+	sortPods(out)
 	return out
 }
 
@@ -103,19 +98,6 @@ func (a *API) set() podconfig.Update {
 	for _, pod := range a.pods {
 		pods = append(pods, pod)
 	}
-	slices.SortFunc(pods, func(x, y *v1.Pod) int {
-		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
-	})
-	keys := make([]string, len(pods))
-	for i, pod := range pods {
-		keys[i] = kubecontainer.PodKey(pod)
-	}
-	a.tracer.Emit(trace.Event{
-		Component: trace.Sources,
-		Event:     "set",
-		Source:    podconfig.APISource,
-		Pods:      keys,
-		Func:      "NewSourceApiserver",
-	})
-	return podconfig.Update{Op: podconfig.SET, Source: podconfig.APISource, Pods: pods}
+	sortPods(pods)
+	return *newSet(a.tracer, podconfig.APISource, "NewSourceApiserver", pods)
 }

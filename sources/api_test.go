@@ -267,16 +267,27 @@ func TestAPIRunnerInvalidOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		opts APIRunnerOptions
+		want string // the whole error: exactly the missing option is named
 	}{
-		{"no core", APIRunnerOptions{Client: fake.NewClientset(), NodeName: apiTestNode, Out: make(chan podconfig.Update)}},
-		{"no client", APIRunnerOptions{Core: NewAPI(APIOptions{}), NodeName: apiTestNode, Out: make(chan podconfig.Update)}},
-		{"no node", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), Out: make(chan podconfig.Update)}},
-		{"no out", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), NodeName: apiTestNode}},
+		{"no core", APIRunnerOptions{Client: fake.NewClientset(), NodeName: apiTestNode, Out: make(chan podconfig.Update)},
+			"api source: core is required"},
+		{"no client", APIRunnerOptions{Core: NewAPI(APIOptions{}), NodeName: apiTestNode, Out: make(chan podconfig.Update)},
+			"api source: client is required"},
+		{"no node", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), Out: make(chan podconfig.Update)},
+			"api source: node name is required"},
+		{"no out", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), NodeName: apiTestNode},
+			"api source: out channel is required"},
+		{"nothing", APIRunnerOptions{},
+			"api source: core is required\nclient is required\nnode name is required\nout channel is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := NewAPIRunner(tt.opts).Run(t.Context()); err == nil {
-				t.Error("Run() = nil, want an error")
+			err := NewAPIRunner(tt.opts).Run(t.Context())
+			if err == nil {
+				t.Fatal("Run() = nil, want an error")
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Run() = %q, want %q", err, tt.want)
 			}
 		})
 	}

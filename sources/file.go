@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	utilio "k8s.io/utils/io"
 
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -125,7 +126,7 @@ func (f *File) Relist() (*podconfig.Update, error) {
 		}
 		clear(f.store)
 		for _, p := range pods {
-			f.store[storeKey(p)] = p // a later file with the same key wins, as in Replace
+			f.store[kubecontainer.PodKey(p)] = p // a later file with the same key wins, as in Replace
 		}
 		return f.push(fn), errors.Join(errs...)
 	case info.Mode().IsRegular():
@@ -134,7 +135,7 @@ func (f *File) Relist() (*podconfig.Update, error) {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err)
 		}
 		clear(f.store)
-		f.store[storeKey(pod)] = pod
+		f.store[kubecontainer.PodKey(pod)] = pod
 		return f.push(fn), nil
 	default:
 		return nil, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
@@ -202,7 +203,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		// decodes to the same pod: skip the YAML work, which dominates every relist. The pod is
 		// shared read-only, so PodConfig recognises the object it saw last time.
 		pod := d.pod
-		f.fileKeys[path] = storeKey(pod)
+		f.fileKeys[path] = kubecontainer.PodKey(pod)
 		return pod, nil
 	}
 	delete(f.decoded, path)
@@ -214,7 +215,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.decoded[path] = decodedFile{data: data, pod: pod}
-	f.fileKeys[path] = storeKey(pod)
+	f.fileKeys[path] = kubecontainer.PodKey(pod)
 	return pod, nil
 }
 
@@ -240,7 +241,7 @@ func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed",
 				fmt.Errorf("can't process config file %q: %w", ev.Path, err))
 		}
-		f.store[storeKey(pod)] = pod
+		f.store[kubecontainer.PodKey(pod)] = pod
 		return f.push(fn), nil
 	case WatchDelete:
 		key, ok := f.fileKeys[ev.Path]
@@ -285,5 +286,3 @@ func (f *File) push(fn string) *podconfig.Update {
 	sortPods(pods)
 	return newSet(f.tracer, podconfig.FileSource, fn, pods)
 }
-
-func storeKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }

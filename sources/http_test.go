@@ -69,25 +69,41 @@ func TestExtractFromHTTPBadness(t *testing.T) {
 }
 
 func TestExtractInvalidPods(t *testing.T) {
+	// Each pod is named, so that the decoder gets past the name check to the branch the case names.
+	named := metav1.ObjectMeta{Name: "a"}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
+		want string // the error names the URL and contains this
 	}{
-		{"noVersion", &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}},
-		{"invalidVersion", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1betta2", Kind: "Pod"}}},
-		{"invalidVolumeName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "_INVALID_"}}}}},
-		{"duplicateVolumeNames", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "repeated"}, {Name: "repeated"}}}}},
-		{"unspecifiedContainerName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: ""}}}}},
-		{"invalidContainerName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "_INVALID_"}}}}},
+		{"noVersion", &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}},
+			"couldn't parse as single"},
+		{"invalidVersion", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1betta2", Kind: "Pod"}},
+			"couldn't parse as single"},
+		{"invalidVolumeName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: named,
+			Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "_INVALID_"}}}},
+			`spec.volumes[0].name: Invalid value: "_INVALID_"`},
+		{"duplicateVolumeNames", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: named,
+			Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "repeated"}, {Name: "repeated"}}}},
+			`spec.volumes[1].name: Duplicate value: "repeated"`},
+		{"unspecifiedContainerName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: named,
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: ""}}}},
+			"spec.containers[0].name: Required value"},
+		{"invalidContainerName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: named,
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "_INVALID_"}}}},
+			`spec.containers[0].name: Invalid value: "_INVALID_"`},
+		{"noName", &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}},
+			"invalid pod: name is needed for the pod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _, _ := newHTTPSource(t, http.StatusOK, string(mustJSON(t, tc.pod)), nil)
-			if u, err := h.Poll(context.Background()); u != nil || err == nil {
-				t.Errorf("Poll() = %v, %v, want no update and an error", names(u), err)
+			u, err := h.Poll(context.Background())
+			if u != nil || err == nil {
+				t.Fatalf("Poll() = %v, %v, want no update and an error", names(u), err)
+			}
+			if !strings.HasPrefix(err.Error(), h.url+": ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Poll() error = %q, want it to name %s and contain %q", err, h.url, tc.want)
 			}
 		})
 	}

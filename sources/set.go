@@ -6,13 +6,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
-// newSet builds the SET a source sends, with deep copies of pods so that nothing downstream can
-// reach the source's own objects, and traces it as a "set" event. pods is never nil, so an empty
-// SET carries an empty slice, as the kubelet's does.
+// newSet builds the SET a source sends and traces it as a "set" event. The SET gets its own slice
+// but shares the pod objects; its Pods is never nil, so an empty SET carries an empty slice, as
+// the kubelet's does.
 func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.Update {
 	// The pods are the source's stored objects, shared read-only: a source replaces a stored pod
 	// and never edits one, and podconfig copies what it keeps, as the kubelet's UndeltaStore hands
@@ -23,7 +24,7 @@ func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.U
 	}
 	names := make([]string, len(pods))
 	for i, p := range pods {
-		names[i] = p.Namespace + "/" + p.Name
+		names[i] = kubecontainer.PodKey(p)
 	}
 	tracer.Emit(trace.Event{Component: trace.Sources, Event: "set", Source: source, Pods: names, Func: fn})
 	return &podconfig.Update{Pods: out, Op: podconfig.SET, Source: source}

@@ -75,13 +75,13 @@ func TestDecodePodNotParsed(t *testing.T) {
 		name, data, want string
 	}{
 		{"empty", "", "Object 'Kind' is missing"},
-		{"garbage", "\x01\x02\x03", ""},
+		{"garbage", "\x01\x02\x03", "yaml: control characters are not allowed"},
 		{"noVersion", `{"kind":"Pod","metadata":{"name":"a"}}`, "Object 'apiVersion' is missing"},
 		{"noKind", `{"apiVersion":"v1","metadata":{"name":"a"}}`, "Object 'Kind' is missing"},
 		{"invalidVersion", `{"apiVersion":"v1betta2","kind":"Pod","metadata":{"name":"a"}}`, "v1betta2"},
 		{"podList", `{"apiVersion":"v1","kind":"PodList","items":[]}`, "invalid pod: decoded a PodList"},
 		{"service", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}`, "invalid pod: decoded a Service"},
-		{"yamlList", "- a\n- b\n", ""},
+		{"yamlList", "- a\n- b\n", "cannot unmarshal array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod, parsed, err := DecodePod([]byte(tc.data), DecodeOptions{NodeName: "n", Source: "f"})

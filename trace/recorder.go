@@ -50,9 +50,11 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 
 // Emit stamps e with the time since the start and records it.
 func (r *Recorder) Emit(e Event) {
-	e.T = r.clock.Since(r.start)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Stamped under the lock, so that events from concurrent runners are kept and written in
+	// the order of their stamps.
+	e.T = r.clock.Since(r.start)
 	if r.keep {
 		r.events = append(r.events, e)
 	}

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,42 @@ func TestRecorderEventsSince(t *testing.T) {
 	}
 	if got := r.EventsSince(3); got != nil {
 		t.Errorf("EventsSince(3) = %v, want nil", got)
+	}
+}
+
+// failingWriter accepts n writes, then fails every later one.
+type failingWriter struct {
+	n      int
+	writes []string
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(w.writes) >= w.n {
+		return 0, errDiskFull
+	}
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+func TestRecorderStopsWritingAfterAnError(t *testing.T) {
+	w := &failingWriter{n: 1}
+	r := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Out: w, Format: Text, Keep: true})
+	if err := r.Err(); err != nil {
+		t.Fatalf("Err() before any write = %v, want nil", err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		r.Emit(Event{Component: Scenario, Event: name})
+	}
+	want := []string{Event{Component: Scenario, Event: "a"}.Text() + "\n"}
+	if diff := cmp.Diff(want, w.writes); diff != "" {
+		t.Errorf("lines written mismatch (-want +got):\n%s", diff)
+	}
+	if err := r.Err(); !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "write trace: ") {
+		t.Errorf("Err() = %v, want the first write error wrapped as \"write trace: ...\"", err)
+	}
+	if got := r.Len(); got != 3 {
+		t.Errorf("Len() = %d, want 3: a write error does not stop keeping events", got)
 	}
 }

@@ -57,11 +57,12 @@ func TestReplayExitCodes(t *testing.T) {
 		files    []string
 		wantCode int
 		wantOut  string
+		wantErr  []string // the error contains each of these; nil means no error
 	}{
-		{"all expectations met", []string{good}, 0, "expectations: 1 met, 0 failed"},
-		{"an expectation fails", []string{failing}, 1, "FAIL  step 2 at 5s"},
-		{"unknown action", []string{good, bad}, 2, ""},
-		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, 2, ""},
+		{"all expectations met", []string{good}, 0, "expectations: 1 met, 0 failed", nil},
+		{"an expectation fails", []string{failing}, 1, "FAIL  step 2 at 5s", []string{"expectations failed"}},
+		{"unknown action", []string{good, bad}, 2, "", []string{bad, "explode"}},
+		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, 2, "", []string{filepath.Join(dir, "nope.yaml")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +73,14 @@ func TestReplayExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), tt.wantOut) {
 				t.Errorf("replay() output = %q, want it to contain %q", out.String(), tt.wantOut)
+			}
+			for _, want := range tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("replay() error = %v, want it to contain %q", err, want)
+				}
+			}
+			if tt.wantErr == nil && err != nil {
+				t.Errorf("replay() error = %v, want nil", err)
 			}
 			if tt.wantCode == 2 && out.Len() != 0 {
 				t.Errorf("replay() of an invalid file printed %q, want nothing run", out.String())
@@ -94,6 +103,12 @@ func TestReplayGolden(t *testing.T) {
 	err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: golden}, &out)
 	if err != nil || !strings.Contains(out.String(), "trace matches") {
 		t.Errorf("replay(--golden same) = %v, output %q, want a match", err, out.String())
+	}
+	out.Reset()
+	missing := filepath.Join(dir, "missing.golden")
+	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: missing}, &out)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--golden: ") || out.Len() != 0 {
+		t.Errorf("replay(--golden missing) = %v, output %q, want exit 2 before anything runs", err, out.String())
 	}
 	writeFile(t, dir, "good.golden", strings.Replace(traceOnly, `"podconfig"`, `"podkonfig"`, 1)+"\n")
 	out.Reset()
