@@ -131,7 +131,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 		e.client = client
-		e.api = sources.NewAPI(sources.APIOptions{NodeName: s.Node, Tracer: e.rec})
+		e.api = sources.NewAPI(sources.APIOptions{Tracer: e.rec})
 	}
 	var lat fakeruntime.Latencies
 	if r := s.Runtime; r != nil {

@@ -10,9 +10,6 @@ import (
 
 // APIOptions configures NewAPI.
 type APIOptions struct {
-	// NodeName is the node whose pods the API server sends. The core does not filter on it (the
-	// server does, through the field selector); it is kept so that the runner and the core agree.
-	NodeName string
 	// Tracer receives one event per SET. Nil means trace.Discard.
 	Tracer trace.Tracer
 }
@@ -26,8 +23,7 @@ type APIOptions struct {
 //
 // API is not safe for concurrent use; the runner serialises calls.
 type API struct {
-	nodeName string
-	tracer   trace.Tracer
+	tracer trace.Tracer
 	// pods holds private deep copies, keyed by kubecontainer.PodKey.
 	pods map[string]*v1.Pod
 }
@@ -38,11 +34,8 @@ func NewAPI(opts APIOptions) *API {
 	if tracer == nil {
 		tracer = trace.Discard
 	}
-	return &API{nodeName: opts.NodeName, tracer: tracer, pods: map[string]*v1.Pod{}}
+	return &API{tracer: tracer, pods: map[string]*v1.Pod{}}
 }
-
-// NodeName returns the node the source was built for.
-func (a *API) NodeName() string { return a.nodeName }
 
 // Replace makes pods the whole content of the store, as a reflector's list or relist does, and
 // returns the resulting SET. An empty list still gives a SET, which is what marks the api source

@@ -52,7 +52,7 @@ func TestAPIUpdatesAndMultiplePods(t *testing.T) {
 	p1 := apiPod("default", "p", "image/one")
 	q := apiPod("default", "q", "image/blah")
 	p2 := apiPod("default", "p", "image/two")
-	a := NewAPI(APIOptions{NodeName: apiTestNode})
+	a := NewAPI(APIOptions{})
 	steps := []struct {
 		name string
 		got  podconfig.Update
@@ -444,7 +444,7 @@ func newAPIEnv(t *testing.T, history int, pods ...*v1.Pod) (*apiEnv, func()) {
 	if e.storage, err = podconfig.NewStorage(podconfig.StorageOptions{Clock: clock.RealClock{}, Tracer: trace.Discard}); err != nil {
 		t.Fatalf("podconfig.NewStorage() = %v", err)
 	}
-	e.runner = NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{NodeName: apiTestNode}), Client: client, NodeName: apiTestNode, Out: e.out})
+	e.runner = NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: client, NodeName: apiTestNode, Out: e.out})
 	return e, startAPIRunner(t, e.runner)
 }
 
@@ -621,7 +621,7 @@ func TestAPIRunnerRelistsAfterGone(t *testing.T) {
 }
 
 func ExampleAPI() {
-	a := NewAPI(APIOptions{NodeName: "node-a"})
+	a := NewAPI(APIOptions{})
 	web := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	db := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}}
 	for _, u := range []podconfig.Update{a.Replace(nil), a.Add(web), a.Add(db), a.Delete(web)} {

@@ -177,7 +177,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 			}))
 		nodeHasSynced := nodeInformers.Core().V1().Nodes().Informer().HasSynced
 		sourceRunners = append(sourceRunners, runner{"api source", sources.NewAPIRunner(sources.APIRunnerOptions{
-			Core:          sources.NewAPI(sources.APIOptions{NodeName: cfg.NodeName, Tracer: d.tracer}),
+			Core:          sources.NewAPI(sources.APIOptions{Tracer: d.tracer}),
 			Client:        d.client,
 			NodeName:      cfg.NodeName,
 			NodeHasSynced: nodeHasSynced,
