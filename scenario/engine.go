@@ -263,9 +263,7 @@ func (e *engine) settle(ctx context.Context) error {
 		}
 		if len(e.pending) > 0 {
 			progressed = true
-			if err := e.merge(ctx); err != nil {
-				return err
-			}
+			e.merge(ctx)
 		}
 		// The sync loop traces what failed and goes on, as the kubelet logs and loops; a replay
 		// of a runtime outage must not stop at the first failed housekeeping.
@@ -287,7 +285,7 @@ func (e *engine) queue(u *podconfig.Update) {
 
 // merge hands every pending source update to PodConfig, and what PodConfig emits to the sync
 // loop, in the order the sources produced them.
-func (e *engine) merge(ctx context.Context) error {
+func (e *engine) merge(ctx context.Context) {
 	for len(e.pending) > 0 {
 		in := e.pending[0]
 		e.pending = e.pending[1:]
@@ -297,13 +295,10 @@ func (e *engine) merge(ctx context.Context) error {
 					e.uids[kubecontainer.PodKey(p)] = p.UID
 				}
 			}
-			if err := e.node.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out}); err != nil {
-				// The sync loop reports unsupported operations here; the trace has them.
-				continue
-			}
+			// The sync loop traces what it cannot handle (an unsupported operation) and goes on.
+			_ = e.node.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out})
 		}
 	}
-	return nil
 }
 
 // pumpAPI feeds the api source every watch event its node's pods got since it last looked, the
