@@ -43,6 +43,7 @@ type behaviorKey struct {
 func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.behaviors[behaviorKey{pod: podKey, container: container}] = b
@@ -62,6 +63,7 @@ func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	running := r.runningInstances(podKey, container)
@@ -76,6 +78,7 @@ func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
 func (r *Runtime) FailImagePull(image string, times int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changed()
 	r.pullFailures[image] = times
 }
 
@@ -84,6 +87,7 @@ func (r *Runtime) FailImagePull(image string, times int) {
 func (r *Runtime) Down(until time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.downUntil = until
