@@ -201,7 +201,13 @@ func parseListOptions(r *http.Request, t target) (listOptions, error) {
 		if err != nil || n < 0 {
 			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", v))
 		}
-		opts.timeout = time.Duration(n) * time.Second
+		// A count of seconds past what a Duration holds would wrap negative; no watch needs to
+		// outlive a century.
+		const maxTimeout = 100 * 365 * 24 * time.Hour
+		opts.timeout = maxTimeout
+		if n < int64(maxTimeout/time.Second) {
+			opts.timeout = time.Duration(n) * time.Second
+		}
 	}
 	switch opts.includeObject {
 	case "", metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
