@@ -40,7 +40,6 @@ const minimumGracePeriod = 2 * time.Second
 func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOverride *int64) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if pod == nil && running == nil {

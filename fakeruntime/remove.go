@@ -15,7 +15,6 @@ import (
 func (r *Runtime) RemoveContainer(id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
@@ -39,7 +38,6 @@ func (r *Runtime) RemoveContainer(id string) error {
 func (r *Runtime) RemovePod(uid types.UID) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {

@@ -103,15 +103,7 @@ type Runtime struct {
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
 	generation map[types.UID]int
 	downUntil  time.Time
-	// listed caches GetPods' answers (index 0: running only, 1: all) until anything changes. The
-	// PLEG lists every second and housekeeping every two; most of the time nothing has changed,
-	// and copying every container status each time made listing the cost of a long replay.
-	listed [2][]*kubecontainer.Pod
 }
-
-// changed forgets the cached listings. Every method that may change a record calls it; so does
-// applyDue when an effect falls due.
-func (r *Runtime) changed() { r.listed = [2][]*kubecontainer.Pod{} }
 
 type podRec struct {
 	uid             types.UID
@@ -180,8 +172,7 @@ func (r *Runtime) Advance() {
 
 // GetPods lists the runtime's pods sorted by UID, each with its containers and sandboxes sorted by
 // ID. With all false it lists only running containers and ready sandboxes, and only pods that have
-// one. The listing is shared with later calls until the runtime changes: callers must not modify
-// it.
+// one.
 func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -189,13 +180,6 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	idx := 0
-	if all {
-		idx = 1
-	}
-	if cached := r.listed[idx]; cached != nil {
-		return cached, nil
 	}
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
@@ -231,7 +215,6 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 		})
 		pods = append(pods, &backing[len(backing)-1])
 	}
-	r.listed[idx] = pods
 	return pods, nil
 }
 

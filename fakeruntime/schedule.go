@@ -58,7 +58,6 @@ func (r *Runtime) applyDue(now time.Time) {
 	for len(r.schedule) > 0 && !r.schedule[0].at.After(now) {
 		t := heap.Pop(&r.schedule).(*transition)
 		if !t.cancelled {
-			r.changed()
 			t.apply(t.at)
 		}
 	}

@@ -43,7 +43,6 @@ type behaviorKey struct {
 func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.behaviors[behaviorKey{pod: podKey, container: container}] = b
@@ -63,7 +62,6 @@ func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	running := r.runningInstances(podKey, container)
@@ -78,7 +76,6 @@ func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
 func (r *Runtime) FailImagePull(image string, times int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	r.pullFailures[image] = times
 }
 
@@ -87,7 +84,6 @@ func (r *Runtime) FailImagePull(image string, times int) {
 func (r *Runtime) Down(until time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.downUntil = until

@@ -25,7 +25,6 @@ import (
 func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *Backoff) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changed()
 	now := r.clock.Now()
 	r.applyDue(now)
 	key := kubecontainer.PodKey(pod)
