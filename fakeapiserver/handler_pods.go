@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -20,16 +21,16 @@ const defaultGracePeriod int64 = 30
 // starts Pending, and the first generation is 1.
 func preparePodCreate(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
-	defaultPod(pod)
+	apidefaults.SetPodDefaults(pod)
 	pod.Generation = 1
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podQOS(pod)}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: apidefaults.QOSClass(pod)}
 }
 
 // preparePodUpdate is the pod registry's update strategy: an update of the pod keeps the status,
 // bumps the generation when the spec changes, and may change only the mutable spec fields.
 func preparePodUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	oldPod, newPod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
-	defaultPod(newPod)
+	apidefaults.SetPodDefaults(newPod)
 	newPod.Status = *oldPod.Status.DeepCopy()
 	if equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) {
 		return nil

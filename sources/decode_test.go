@@ -380,31 +380,6 @@ func TestToleration(t *testing.T) {
 	}
 }
 
-func TestImagePullPolicyDefault(t *testing.T) {
-	for _, tc := range []struct {
-		image string
-		want  v1.PullPolicy
-	}{
-		{"nginx", v1.PullAlways},
-		{"nginx:latest", v1.PullAlways},
-		{"nginx:1.27", v1.PullIfNotPresent},
-		{"bar:bartag", v1.PullIfNotPresent},
-		{"registry.k8s.io/pause:3.10", v1.PullIfNotPresent},
-		{"localhost:5000/app", v1.PullAlways},
-		{"localhost:5000/app:latest", v1.PullAlways},
-		{"nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", v1.PullIfNotPresent},
-		{"Nginx", v1.PullIfNotPresent}, // does not parse
-	} {
-		t.Run(strings.NewReplacer("/", "_").Replace(tc.image), func(t *testing.T) {
-			c := v1.Container{Image: tc.image}
-			defaultContainer(&c)
-			if c.ImagePullPolicy != tc.want {
-				t.Errorf("defaultContainer(image %q).ImagePullPolicy = %q, want %q", tc.image, c.ImagePullPolicy, tc.want)
-			}
-		})
-	}
-}
-
 func TestDecodeSchemeDefaults(t *testing.T) {
 	manifest := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"hostNetwork":true,"containers":[{"name":"c","image":"i:1",
 	"ports":[{"containerPort":8080}],"resources":{"limits":{"cpu":"0.0001"}},

@@ -3,7 +3,6 @@ package sources
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/minikubelet/minikubelet/apidefaults"
 )
 
 // validatePodCreate is the subset of the API server's ValidatePodCreate that a static pod can
@@ -309,7 +310,7 @@ func validateVolumes(volumes []v1.Volume, p *field.Path) (sets.Set[string], fiel
 			allErrs = append(allErrs, field.Duplicate(namePath, vol.Name))
 		}
 		names.Insert(vol.Name)
-		switch n := volumeSourceCount(&vol.VolumeSource); {
+		switch n := apidefaults.VolumeSourceCount(&vol.VolumeSource); {
 		case n == 0:
 			allErrs = append(allErrs, field.Required(idx, "must specify a volume type"))
 		case n > 1:
@@ -320,16 +321,4 @@ func validateVolumes(volumes []v1.Volume, p *field.Path) (sets.Set[string], fiel
 		}
 	}
 	return names, allErrs
-}
-
-// volumeSourceCount counts the non-nil sources in a VolumeSource, whose fields are all pointers.
-func volumeSourceCount(src *v1.VolumeSource) int {
-	n := 0
-	v := reflect.ValueOf(src).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		if f := v.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			n++
-		}
-	}
-	return n
 }

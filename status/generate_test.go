@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -394,37 +393,5 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox()}, false, t0, GenerateOptions{})
 	if want := FakePodIP(pod.UID); got.PodIP != want || want != FakePodIP("uid-web") {
 		t.Errorf("PodIP = %q, want stable %q", got.PodIP, want)
-	}
-}
-
-func TestQOSClass(t *testing.T) {
-	rl := func(cpu, mem string) v1.ResourceList {
-		l := v1.ResourceList{}
-		if cpu != "" {
-			l[v1.ResourceCPU] = resource.MustParse(cpu)
-		}
-		if mem != "" {
-			l[v1.ResourceMemory] = resource.MustParse(mem)
-		}
-		return l
-	}
-	tests := []struct {
-		name string
-		res  v1.ResourceRequirements
-		want v1.PodQOSClass
-	}{
-		{"none", v1.ResourceRequirements{}, v1.PodQOSBestEffort},
-		{"requests only", v1.ResourceRequirements{Requests: rl("100m", "")}, v1.PodQOSBurstable},
-		{"equal requests and limits", v1.ResourceRequirements{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}, v1.PodQOSGuaranteed},
-		{"limits above requests", v1.ResourceRequirements{Requests: rl("1", "1Gi"), Limits: rl("2", "1Gi")}, v1.PodQOSBurstable},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := newPod(v1.RestartPolicyAlways, "a")
-			pod.Spec.Containers[0].Resources = tc.res
-			if got := qosClass(pod); got != tc.want {
-				t.Errorf("qosClass(%v) = %s, want %s", tc.res, got, tc.want)
-			}
-		})
 	}
 }

@@ -1,15 +1,15 @@
-package status
+package apidefaults
 
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// qosClass returns the pod's quality of service class from the cpu and memory requests and
+// QOSClass returns the pod's quality of service class from the cpu and memory requests and
 // limits of its containers and init containers: the kubelet's v1qos.GetPodQOS (without pod-level
 // resources). It reads the spec as given; API defaulting (requests copied from limits) is the
 // caller's.
-func qosClass(pod *v1.Pod) v1.PodQOSClass {
+func QOSClass(pod *v1.Pod) v1.PodQOSClass {
 	requests := v1.ResourceList{}
 	limits := v1.ResourceList{}
 	guaranteed := true
