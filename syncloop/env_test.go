@@ -1,12 +1,8 @@
 package syncloop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -108,7 +104,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if !o.standalone {
 		storage.Register(podconfig.APISource)
 		e.server = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer})
-		e.client = inProcessClient(t, e.server.Handler())
+		e.client = inProcessClient(t, e.server)
 		opts.NodeClient = ClientsetNodeClient{Client: e.client}
 		opts.MirrorClient = podmanager.NewMirrorClient(podmanager.MirrorClientOptions{Client: e.client, NodeName: testNode, Tracer: tracer})
 		opts.Status = status.Options{Client: status.ClientsetAdapter{Client: e.client}}
@@ -252,31 +248,15 @@ func staticPod(name string, uid types.UID, policy v1.RestartPolicy) *v1.Pod {
 	}
 }
 
-// inProcessClient is a clientset whose requests the fake API server's handler serves directly.
-func inProcessClient(t testing.TB, h http.Handler) kubernetes.Interface {
+// inProcessClient is a clientset whose requests the fake API server serves in the calling
+// goroutine.
+func inProcessClient(t testing.TB, srv *fakeapiserver.Server) kubernetes.Interface {
 	t.Helper()
-	cfg := &rest.Config{Host: "http://apiserver.invalid", Transport: handlerTransport{h}, QPS: -1}
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
 	if err != nil {
 		t.Fatalf("NewForConfig() = %v", err)
 	}
 	return c
-}
-
-// handlerTransport serves each request with an http.Handler in the calling goroutine.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	w := httptest.NewRecorder()
-	t.h.ServeHTTP(w, r)
-	res := w.Result()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	res.Request = r
-	return res, nil
 }
 
 // eventLog is a record.EventRecorder that keeps "Type Reason Message" lines.
