@@ -136,5 +136,11 @@ func IsMirrorPod(pod *v1.Pod) bool {
 
 // PodKey returns "namespace/name", the way the trace names pods.
 func PodKey(pod *v1.Pod) string {
-	return pod.Namespace + "/" + pod.Name
+	return BuildPodKey(pod.Namespace, pod.Name)
+}
+
+// BuildPodKey returns "namespace/name" for a pod known only by its namespace and name (a runtime
+// pod, a mirror pod's full name).
+func BuildPodKey(namespace, name string) string {
+	return namespace + "/" + name
 }
