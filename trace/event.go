@@ -35,7 +35,7 @@ type Event struct {
 	T time.Duration
 	// Component is who did it.
 	Component Component
-	// Event is what happened, a short lowercase word such as "update", "state" or "error".
+	// Event is what happened: the word of a Kind, such as "update", "state" or "error".
 	Event string
 	// Pod is "namespace/name" for pod-scoped events.
 	Pod string

@@ -1,0 +1,130 @@
+package trace
+
+// Kind is what happened in an event: the event word of the text form and the "event" key of the
+// JSON form. A kind means something only together with the component that emits it: "sync" from
+// the syncloop is a sync tick, from podworkers a call of a sync function, from the runtime the
+// actions SyncPod decided. docs/trace.md's catalogue lists, per component, every kind it emits
+// and the fields it sets; a test checks that the catalogue covers the golden traces and every
+// constant below.
+//
+// There is one constant per word, not one per (component, word) pair. The word is all the trace
+// carries, so two constants with one value would be the same kind under two names, and a switch
+// over them would not compile. Words that several components use are declared once, in the first
+// block; the other blocks follow the pipeline order of the catalogue and hold the words only that
+// component uses.
+//
+// The trace observes; it does not drive. No component may branch on the kind of an event it
+// receives from the trace: a consumer that needs to know something gets a typed value or a sink
+// of its own.
+type Kind string
+
+// String returns the event word.
+func (k Kind) String() string { return string(k) }
+
+// Kinds used by more than one component.
+const (
+	KindError  Kind = "error"  // a failure; every component but podmanager, workqueue and apiserver
+	KindSync   Kind = "sync"   // syncloop: a sync tick; podworkers: a sync call; runtime: SyncPod's actions
+	KindUpdate Kind = "update" // podconfig: an update leaves PodConfig; podmanager, apiserver: a pod replaced
+	KindSet    Kind = "set"    // sources: a SET sent; status: the cached status changed
+	KindSkip   Kind = "skip"   // syncloop, housekeeping, mirror: something was not done, with the reason
+	KindCreate Kind = "create" // mirror: a mirror pod created; apiserver: a pod created
+	KindDelete Kind = "delete" // mirror: a mirror pod deleted; status: a finished pod deleted; apiserver: a pod gone
+)
+
+// Kinds of the syncloop component.
+const (
+	KindConfig Kind = "config" // a config update handed to its handler
+	KindPLEG   Kind = "pleg"   // a PLEG event triggers a sync
+	KindResume Kind = "resume" // dispatch resumes after the runtime state's errors cleared
+)
+
+// Kinds of the housekeeping component.
+const (
+	KindDeleteMirror Kind = "delete-mirror" // an orphaned mirror pod is deleted
+	KindRestart      Kind = "restart"       // a desired pod without a worker is started again
+	KindKill         Kind = "kill"          // a pod no worker knows is killed
+)
+
+// Kinds of the podmanager component.
+const (
+	KindAdd    Kind = "add"    // the pod manager holds a new pod
+	KindRemove Kind = "remove" // the pod manager dropped a pod
+)
+
+// Kinds of the mirror component.
+const (
+	KindReconcile Kind = "reconcile" // SyncPod deletes or creates a static pod's mirror pod
+)
+
+// Kinds of the podworkers component.
+const (
+	KindState            Kind = "state"             // a worker changed state
+	KindCancel           Kind = "cancel"            // a sync in progress is cancelled
+	KindRequeue          Kind = "requeue"           // the UID goes back into the work queue
+	KindBlocked          Kind = "blocked"           // a static pod may not start yet
+	KindRestartRequested Kind = "restart-requested" // a terminating pod was added again
+)
+
+// Kinds of the runtime component.
+const (
+	KindSandbox Kind = "sandbox" // a sandbox became ready or was stopped
+	KindPull    Kind = "pull"    // an image pull starts
+	KindPulled  Kind = "pulled"  // an image pull succeeded
+	KindFailed  Kind = "failed"  // a pull failed or a container could not be created
+	KindBackOff Kind = "backoff" // a pull or a restart is held back
+	KindCreated Kind = "created" // a container was created
+	KindStarted Kind = "started" // a container is running
+	KindKilling Kind = "killing" // a running container is being stopped
+	KindExited  Kind = "exited"  // a container exited
+	KindRemoved Kind = "removed" // a dead container or a stopped sandbox was removed
+	KindDown    Kind = "down"    // the runtime stops answering for a while
+)
+
+// Kinds of the pleg component. The first four are the kubelet's PodLifecycleEventType names, which
+// the PLEG writes as they are. ContainerChanged has no constant: the PLEG computes it but never
+// sends it, as in the kubelet, so it never reaches the trace.
+const (
+	KindContainerStarted Kind = "ContainerStarted" // a container or sandbox started
+	KindContainerDied    Kind = "ContainerDied"    // a container or sandbox exited
+	KindContainerRemoved Kind = "ContainerRemoved" // an exited container or sandbox is gone
+	KindPodSync          Kind = "PodSync"          // a pod reinspected with no container change
+	KindHealth           Kind = "health"           // the PLEG's health changed
+)
+
+// Kinds of the status component.
+const (
+	KindReject Kind = "reject" // a new status was refused
+	KindPatch  Kind = "patch"  // the status was written to the API server
+	KindDrop   Kind = "drop"   // the status of a recreated pod was dropped
+)
+
+// Kinds of the node component.
+const (
+	KindRegister Kind = "register" // the node object was created or adopted
+	KindReady    Kind = "ready"    // the node's Ready condition changed
+)
+
+// Kinds of the apiserver component.
+const (
+	KindStatus   Kind = "status"   // a pod's status changed
+	KindDeleting Kind = "deleting" // a graceful delete set the deletionTimestamp
+)
+
+// Kinds of the scenario component: the names of the scenario steps that act on the world, as
+// written in scenario files. The expect and expectEvent steps only observe and emit nothing.
+const (
+	KindWriteManifest      Kind = "writeManifest"
+	KindRemoveManifest     Kind = "removeManifest"
+	KindRenameManifest     Kind = "renameManifest"
+	KindServeHTTP          Kind = "serveHTTP"
+	KindAPICreatePod       Kind = "apiCreatePod"
+	KindAPIUpdatePod       Kind = "apiUpdatePod"
+	KindAPIUpdatePodStatus Kind = "apiUpdatePodStatus"
+	KindAPIDeletePod       Kind = "apiDeletePod"
+	KindAPIDeleteMirrorPod Kind = "apiDeleteMirrorPod"
+	KindContainerExit      Kind = "containerExit"
+	KindCrashLoop          Kind = "crashLoop"
+	KindFailImagePull      Kind = "failImagePull"
+	KindRuntimeDown        Kind = "runtimeDown"
+)
