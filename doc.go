@@ -6,15 +6,21 @@
 // API server sits on the side:
 //
 //	manifests ─▶ sources ─▶ podconfig ─▶ syncloop ─▶ podmanager
-//	                                        │
-//	                                        ▼
-//	                         podworkers (workqueue) ─▶ fakeruntime
-//	                                        ▲               │
-//	                                        └──── pleg ◀────┘
+//	                                        │  │
+//	                 housekeeping ◀─────────┘  ▼
+//	                                   podworkers (workqueue) ─▶ podsync ─▶ fakeruntime
+//	                                           ▲                    │            │
+//	                                           │                    ▼            │
+//	                                           │                 status          │
+//	                                           └────────── pleg ◀────────────────┘
+//
+//	   runtimestate: is the runtime up, is the PLEG healthy  ─▶ syncloop (skip), nodestatus (Ready)
+//	   nodestatus:   node registration, status heartbeat, lease
 //
 //	fakeapiserver: the API server the api source watches and mirror pods live in
 //	scenario:      drives every core synchronously on a vclock for deterministic replay
 //	trace:         the one event stream every component writes to
+//	kubelet:       builds one node's sync side and wires it; nothing else constructs its siblings
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. The run command wraps the cores in runners on the real clock; the replay command drives

@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/minikubelet/minikubelet/fakeapiserver"
 )
 
 func podBody(i int) string {
@@ -23,7 +21,9 @@ func BenchmarkWatchFanOut(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		srv := fakeapiserver.New(fakeapiserver.Options{HistorySize: 2 * events})
+		opts := testOptions()
+		opts.HistorySize = 2 * events
+		srv := newServer(b, opts)
 		ts := httptest.NewServer(srv.Handler())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, watchers)
@@ -66,7 +66,7 @@ func BenchmarkWatchFanOut(b *testing.B) {
 
 // BenchmarkList10000Pods lists 10,000 pods, whole and filtered to one node as a kubelet does.
 func BenchmarkList10000Pods(b *testing.B) {
-	srv := fakeapiserver.New(fakeapiserver.Options{})
+	srv := newServer(b, testOptions())
 	h := srv.Handler()
 	for i := range 10000 {
 		if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json", podBody(i)); w.Code != http.StatusCreated {

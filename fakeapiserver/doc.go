@@ -24,6 +24,13 @@
 // Every write to a pod is also a trace.Event from trace.APIServer, emitted in resource-version
 // order, so a trace shows the API writes interleaved with the kubelet's reactions to them.
 //
-// The store is synchronous and guarded by one mutex; the only goroutines are the HTTP server's own
-// request goroutines, and the only waiting is a watch request waiting for the next write (run.go).
+// # Concurrency
+//
+// The project's cores are driven by one goroutine and have no locks; the store is the documented
+// exception. net/http serves each request on a goroutine of its own, so the store is truly shared
+// by many goroutines and is guarded by one mutex, which every read-check-write sequence holds
+// throughout. The server starts no goroutines besides the HTTP server's (run.go), and the only
+// waiting is a watch request waiting for the next write.
+//
+// New requires a clock and a tracer (ErrMissingOption otherwise); there is no real-clock default.
 package fakeapiserver

@@ -2,6 +2,7 @@ package fakeapiserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
 const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
@@ -40,7 +43,9 @@ func decodeStatus(t *testing.T, w *httptest.ResponseRecorder) metav1.Status {
 }
 
 func TestErrorStatuses(t *testing.T) {
-	srv := fakeapiserver.New(fakeapiserver.Options{MaxBodyBytes: 1024})
+	opts := testOptions()
+	opts.MaxBodyBytes = 1024
+	srv := newServer(t, opts)
 	h := srv.Handler()
 	if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json", podJSON); w.Code != http.StatusCreated {
 		t.Fatalf("create p = %d %s", w.Code, w.Body.String())
@@ -107,7 +112,7 @@ func TestFieldValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := fakeapiserver.New(fakeapiserver.Options{}).Handler()
+			h := newServer(t, testOptions()).Handler()
 			w := do(h, "POST", "/api/v1/namespaces/default/pods"+tc.query, "application/json", body)
 			if w.Code != tc.code {
 				t.Errorf("POST%s = %d %s, want %d", tc.query, w.Code, w.Body.String(), tc.code)
@@ -120,7 +125,7 @@ func TestFieldValidation(t *testing.T) {
 }
 
 func TestDiscovery(t *testing.T) {
-	h := fakeapiserver.New(fakeapiserver.Options{}).Handler()
+	h := newServer(t, testOptions()).Handler()
 	tests := []struct {
 		path string
 		want string
@@ -146,5 +151,25 @@ func TestDiscovery(t *testing.T) {
 		if w := do(h, "GET", path, "", ""); w.Code != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", path, w.Code)
 		}
+	}
+}
+
+func TestNewRequiresOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts fakeapiserver.Options
+		want string
+	}{
+		{"nothing", fakeapiserver.Options{}, "options Clock, Tracer: missing required option"},
+		{"noClock", fakeapiserver.Options{Tracer: trace.Discard}, "options Clock: missing required option"},
+		{"noTracer", fakeapiserver.Options{Clock: vclock.New(vclock.Epoch)}, "options Tracer: missing required option"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := fakeapiserver.New(tt.opts)
+			if srv != nil || !errors.Is(err, fakeapiserver.ErrMissingOption) || err.Error() != tt.want {
+				t.Errorf("New() = %v, %v, want nil and %q wrapping ErrMissingOption", srv, err, tt.want)
+			}
+		})
 	}
 }

@@ -20,7 +20,11 @@ import (
 func Example() {
 	clock := vclock.New(vclock.Epoch)
 	tracer := trace.Func(func(e trace.Event) { fmt.Println("trace:", e.Event, e.Pod, e.Func) })
-	srv := fakeapiserver.New(fakeapiserver.Options{Clock: clock, Tracer: tracer})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock, Tracer: tracer})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	pods := kubernetes.NewForConfigOrDie(&rest.Config{Host: ts.URL}).CoreV1().Pods("default")
@@ -61,7 +65,11 @@ func ExampleServer_Serve() {
 		fmt.Println(err)
 		return
 	}
-	srv := fakeapiserver.New(fakeapiserver.Options{})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/minikubelet/minikubelet/fakeapiserver"
 )
 
 var (
@@ -37,7 +35,9 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(1), "/api/v1/namespaces/default/events", "", uint8(1), "metadata: {name: e}\ninvolvedObject: {kind: Pod}")
 	f.Add(uint8(2), "/api/v1/namespaces/default/pods/p", "", uint8(2), "k8s\x00\x0a\x02v1")
 	f.Fuzz(func(t *testing.T, method uint8, path, query string, contentType uint8, body string) {
-		srv := fakeapiserver.New(fakeapiserver.Options{MaxBodyBytes: 1 << 16})
+		opts := testOptions()
+		opts.MaxBodyBytes = 1 << 16
+		srv := newServer(t, opts)
 		h := srv.Handler()
 		if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json",
 			strings.Replace(podJSON, `"spec":{`, `"spec":{"nodeName":"n",`, 1)); w.Code != http.StatusCreated {

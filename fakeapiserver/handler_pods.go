@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/apidefaults"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -128,7 +129,7 @@ func (s *Server) tracePod(t target, event, verb string, obj runtime.Object) {
 	s.tracer.Emit(trace.Event{
 		Component: trace.APIServer,
 		Event:     event,
-		Pod:       m.GetNamespace() + "/" + m.GetName(),
+		Pod:       kubecontainer.BuildPodKey(m.GetNamespace(), m.GetName()),
 		UID:       string(m.GetUID()),
 		Func:      fn,
 	})

@@ -17,7 +17,10 @@ import (
 
 func TestInProcessNodePodEvents(t *testing.T) {
 	ctx := context.Background()
-	srv := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	srv, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +46,7 @@ func newFixture(t testing.TB, opts fakeapiserver.Options) *fixture {
 	if opts.Tracer == nil {
 		opts.Tracer = f.trace
 	}
-	f.srv = fakeapiserver.New(opts)
+	f.srv = newServer(t, opts)
 	f.ts = httptest.NewServer(f.srv.Handler())
 	t.Cleanup(f.ts.Close)
 	client, err := kubernetes.NewForConfig(f.restConfig())
@@ -53,6 +55,21 @@ func newFixture(t testing.TB, opts fakeapiserver.Options) *fixture {
 	}
 	f.client = client
 	return f
+}
+
+// newServer returns fakeapiserver.New(opts) and stops the test if it fails.
+func newServer(t testing.TB, opts fakeapiserver.Options) *fakeapiserver.Server {
+	t.Helper()
+	srv, err := fakeapiserver.New(opts)
+	if err != nil {
+		t.Fatalf("fakeapiserver.New() = %v", err)
+	}
+	return srv
+}
+
+// testOptions returns Options with a virtual clock and no tracing, for tests that need neither.
+func testOptions() fakeapiserver.Options {
+	return fakeapiserver.Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard}
 }
 
 func (f *fixture) restConfig() *rest.Config {
@@ -104,5 +121,5 @@ func summarize(t testing.TB, ev watch.Event) podEvent {
 	if !ok {
 		t.Fatalf("watch event %s carries %T, want *v1.Pod (%v)", ev.Type, ev.Object, ev.Object)
 	}
-	return podEvent{Type: ev.Type, Name: pod.Namespace + "/" + pod.Name}
+	return podEvent{Type: ev.Type, Name: kubecontainer.PodKey(pod)}
 }

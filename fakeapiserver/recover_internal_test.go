@@ -15,13 +15,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
 // TestInformerRecoversFromExpired makes an informer's watch end and, in the same instant, writes
 // more pods than the history keeps, so that the informer's resumed watch gets 410 Gone. The
 // informer must relist and end up with every pod.
 func TestInformerRecoversFromExpired(t *testing.T) {
-	srv := New(Options{HistorySize: 3})
+	srv, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, HistorySize: 3})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
 	var mu sync.Mutex // guards requests
 	var requests []string
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

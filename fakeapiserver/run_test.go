@@ -16,7 +16,7 @@ func TestServeStopsWatches(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Listen(\"\") = %v", err)
 	}
-	srv := fakeapiserver.New(fakeapiserver.Options{})
+	srv := newServer(t, testOptions())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()

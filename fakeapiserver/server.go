@@ -1,9 +1,12 @@
 package fakeapiserver
 
 import (
+	"errors"
+	"fmt"
 	"math/rand"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/utils/clock"
@@ -21,10 +24,10 @@ const DefaultMaxBodyBytes = 3 << 20
 
 // Options configures a Server.
 type Options struct {
-	// Clock stamps creationTimestamp, deletionTimestamp and table ages. Nil means the real clock.
-	// When it also implements clock.Clock, watch timeoutSeconds are honoured on it.
+	// Clock stamps creationTimestamp, deletionTimestamp and table ages. Required. When it also
+	// implements clock.Clock, watch timeoutSeconds are honoured on it.
 	Clock clock.PassiveClock
-	// Tracer receives one event per pod write. Nil means trace.Discard.
+	// Tracer receives one event per pod write. Required; trace.Discard records nothing.
 	Tracer trace.Tracer
 	// HistorySize is how many watch events each resource keeps. Zero means DefaultHistorySize.
 	HistorySize int
@@ -33,6 +36,24 @@ type Options struct {
 	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
 	// source seeded with 1, so that a replay names its objects the same way every time.
 	Rand *rand.Rand
+}
+
+// ErrMissingOption is wrapped by New when a required option is unset; the error names the
+// missing options.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
 }
 
 // Server is an in-memory Kubernetes API server. Its zero value is not usable; call New.
@@ -46,13 +67,10 @@ type Server struct {
 	stopOnce sync.Once
 }
 
-// New returns a Server with an empty store.
-func New(opts Options) *Server {
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
+// New returns a Server with an empty store, or an error wrapping ErrMissingOption.
+func New(opts Options) (*Server, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = DefaultHistorySize
@@ -69,7 +87,7 @@ func New(opts Options) *Server {
 		maxBody: opts.MaxBodyBytes,
 		store:   newStore(opts.HistorySize, opts.Rand),
 		stop:    make(chan struct{}),
-	}
+	}, nil
 }
 
 // ResourceVersion returns the resource version of the latest write, so that a caller can wait

@@ -43,7 +43,10 @@ type bucket struct {
 	compacted uint64
 }
 
-// store is the object store shared by all handlers.
+// store is the object store shared by all handlers. Unlike the project's other cores, which one
+// goroutine drives without locks, it is truly shared: net/http serves every request, watches
+// included, on a goroutine of its own, and all of them read and write the store at once. So it is
+// the documented exception and keeps one mutex, mu, taken by every method and by locked.
 type store struct {
 	historySize int
 

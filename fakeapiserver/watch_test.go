@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 func TestWatchResume(t *testing.T) {
@@ -57,7 +58,7 @@ func TestWatchResume(t *testing.T) {
 			var got []podEvent
 			for {
 				ev := summarize(t, next(t, w))
-				if ev.Name == marker.Namespace+"/"+marker.Name {
+				if ev.Name == kubecontainer.PodKey(marker) {
 					break
 				}
 				if !strings.Contains(ev.Name, "/marker-") { // earlier cases' markers
@@ -131,7 +132,7 @@ func TestSelectors(t *testing.T) {
 			}
 			var names []string
 			for _, p := range list.Items {
-				names = append(names, p.Namespace+"/"+p.Name)
+				names = append(names, kubecontainer.PodKey(&p))
 			}
 			if diff := cmp.Diff(tc.names, names); diff != "" {
 				t.Errorf("List(%+v) (-want +got):\n%s", tc.opts, diff)

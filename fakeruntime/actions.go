@@ -103,7 +103,7 @@ func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions 
 		c := &pod.Spec.Containers[i]
 		cs := status.FindContainerStatusByName(c.Name)
 		if cs == nil || cs.State != kubecontainer.ContainerStateRunning {
-			if shouldContainerBeRestarted(c, pod, status) {
+			if kubecontainer.ShouldContainerBeRestarted(c, pod, status) {
 				acts.start = append(acts.start, c)
 			}
 			continue
@@ -144,29 +144,6 @@ func containerSucceeded(c *v1.Container, status *kubecontainer.PodStatus) bool {
 		return false
 	}
 	return cs.ExitCode == 0
-}
-
-// shouldContainerBeRestarted is the kubelet's rule for a regular container that is not running.
-func shouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *kubecontainer.PodStatus) bool {
-	if pod.DeletionTimestamp != nil {
-		return false
-	}
-	cs := status.FindContainerStatusByName(c.Name)
-	switch {
-	case cs == nil:
-		return true
-	case cs.State == kubecontainer.ContainerStateRunning:
-		return false
-	case cs.State == kubecontainer.ContainerStateUnknown || cs.State == kubecontainer.ContainerStateCreated:
-		return true
-	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return cs.ExitCode != 0
-	}
-	return true
 }
 
 // nextInitContainer finds the init container to run next: the kubelet's
@@ -217,17 +194,4 @@ func initContainerFailed(cs *kubecontainer.ContainerStatus) bool {
 		return true
 	}
 	return cs.State == kubecontainer.ContainerStateUnknown
-}
-
-// runningPodFromStatus is the kubelet's ConvertPodStatusToRunningPod: the running containers and
-// every sandbox of a status.
-func runningPodFromStatus(status *kubecontainer.PodStatus) *kubecontainer.Pod {
-	p := &kubecontainer.Pod{ID: status.UID, Name: status.Name, Namespace: status.Namespace}
-	for _, c := range status.ContainerStatuses {
-		if c.State == kubecontainer.ContainerStateRunning {
-			p.Containers = append(p.Containers, c)
-		}
-	}
-	p.Sandboxes = append(p.Sandboxes, status.Sandboxes...)
-	return p
 }

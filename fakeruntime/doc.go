@@ -7,7 +7,9 @@
 // create the sandbox, pull images with the IfNotPresent, Always and Never policies and the image
 // pull back-off, run init containers one at a time, start regular containers, hold restarts back
 // with the crash-loop back-off), KillPod is killPodWithSyncResult, and GetPods and GetPodStatus
-// are what the PLEG relists. Backoff mirrors client-go's flowcontrol.Backoff without jitter.
+// are what the PLEG relists. The back-offs are kubecontainer.Backoff. The runtime records the
+// Kubernetes events kuberuntime records (Pulling, Started, Killing, BackOff...) through
+// Options.Recorder, at the virtual instant each step happens.
 //
 // # Time: busy until
 //

@@ -19,18 +19,25 @@ type env struct {
 	t      *testing.T
 	clk    *vclock.Clock
 	rt     *Runtime
-	bo     *Backoff
+	bo     *kubecontainer.Backoff
 	events []trace.Event
 }
 
 func newEnv(t *testing.T, lat Latencies) *env {
 	t.Helper()
 	e := &env{t: t, clk: vclock.New(vclock.Epoch)}
-	e.rt = New(Options{Clock: e.clk, Latencies: lat, Tracer: trace.Func(func(ev trace.Event) {
+	rt, err := New(Options{Clock: e.clk, Latencies: lat, Tracer: trace.Func(func(ev trace.Event) {
 		ev.T = e.clk.Since(vclock.Epoch)
 		e.events = append(e.events, ev)
 	})})
-	e.bo = NewBackoff(e.clk)
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	e.rt = rt
+	e.bo, err = kubecontainer.NewBackoff(e.clk, kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff)
+	if err != nil {
+		t.Fatalf("NewBackoff() error = %v", err)
+	}
 	return e
 }
 
@@ -46,7 +53,7 @@ func (e *env) status(pod *v1.Pod) *kubecontainer.PodStatus {
 	return s
 }
 
-func (e *env) sync(pod *v1.Pod) (Result, error) {
+func (e *env) sync(pod *v1.Pod) (kubecontainer.Result, error) {
 	e.t.Helper()
 	return e.rt.SyncPod(pod, e.status(pod), e.bo)
 }
@@ -66,7 +73,7 @@ func (e *env) drive(pod *v1.Pod, until time.Time) {
 			busyUntil = res.Done
 			if exp, ok := kubecontainer.MinBackoffExpiration(err); ok {
 				syncAt, syncDue = exp, true
-			} else if err != nil && !errors.Is(err, ErrImagePull) {
+			} else if err != nil && !errors.Is(err, kubecontainer.ErrImagePull) {
 				e.t.Fatalf("SyncPod(%s) at %v = %v", pod.Name, now.Sub(vclock.Epoch), err)
 			} else if err != nil {
 				syncAt, syncDue = res.Done, true

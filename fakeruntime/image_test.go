@@ -21,9 +21,9 @@ func TestImagePullFailureAndBackoff(t *testing.T) {
 		wantDone time.Duration
 		wantExp  time.Duration // expiry of a back-off error, 0 if none
 	}{
-		{at: 0, wantErr: ErrImagePull, wantDone: 2 * time.Second},
+		{at: 0, wantErr: kubecontainer.ErrImagePull, wantDone: 2 * time.Second},
 		{at: 2 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 2 * time.Second, wantExp: 12 * time.Second},
-		{at: 12 * time.Second, wantErr: ErrImagePull, wantDone: 14 * time.Second},
+		{at: 12 * time.Second, wantErr: kubecontainer.ErrImagePull, wantDone: 14 * time.Second},
 		{at: 20 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 20 * time.Second, wantExp: 34 * time.Second},
 		{at: 34 * time.Second, wantDone: 36 * time.Second},
 	}
@@ -59,7 +59,7 @@ func TestImagePullPolicies(t *testing.T) {
 		{name: "IfNotPresent missing pulls", image: "nginx:1.27", policy: v1.PullIfNotPresent, wantPulls: 1},
 		{name: "IfNotPresent present does not pull", image: "nginx:1.27", policy: v1.PullIfNotPresent, preloaded: true},
 		{name: "Always present pulls", image: "nginx:1.27", policy: v1.PullAlways, preloaded: true, wantPulls: 1},
-		{name: "Never missing fails", image: "nginx:1.27", policy: v1.PullNever, wantErr: ErrImageNeverPull},
+		{name: "Never missing fails", image: "nginx:1.27", policy: v1.PullNever, wantErr: kubecontainer.ErrImageNeverPull},
 		{name: "Never present runs", image: "nginx:1.27", policy: v1.PullNever, preloaded: true},
 		{name: "default for latest is Always", image: "nginx:latest", preloaded: true, wantPulls: 1},
 		{name: "default for untagged is Always", image: "registry:5000/nginx", preloaded: true, wantPulls: 1},

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -37,23 +38,21 @@ const minimumGracePeriod = 2 * time.Second
 // within the grace period, or at the deadline with ExitCodeKilled if it is not or if the
 // container is scripted to ignore SIGTERM. A container that was about to exit by itself earlier
 // does so. The sandboxes stop when the last container has; that instant is Result.Done.
-func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOverride *int64) (Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOverride *int64) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	if pod == nil && running == nil {
-		return Result{Done: now}, errors.New("kill pod: neither a pod nor a running pod given")
+		return kubecontainer.Result{Done: now}, errors.New("kill pod: neither a pod nor a running pod given")
 	}
 	if err := r.checkUp(now); err != nil {
 		e := trace.Event{Event: "error", Message: err.Error(), Func: "KillPod"}
 		e.Pod, e.UID = podIdentity(pod, running)
 		r.emit(e)
-		return Result{Done: now}, fmt.Errorf("kill pod %s: %w", e.Pod, err)
+		return kubecontainer.Result{Done: now}, fmt.Errorf("kill pod %s: %w", e.Pod, err)
 	}
 	done := r.killPodAt(pod, running, gracePeriodOverride, now, "")
 	r.applyDue(now)
-	return Result{Done: done}, nil
+	return kubecontainer.Result{Done: done}, nil
 }
 
 // killPodAt stops the pod's containers and sandboxes from the instant now and returns when the
@@ -92,7 +91,8 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 			continue
 		}
 		b := r.behaviors[behaviorKey{pod: key, container: c.status.Name}]
-		r.emit(trace.Event{Event: "killing", Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"})
+		r.emitAndRecord(trace.Event{Event: "killing", Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
+			kubeEvent{v1.EventTypeNormal, events.KillingContainer, "Stopping container " + c.status.Name})
 		stopAfter, code := grace, ExitCodeKilled
 		if !b.IgnoreSIGTERM && r.lat.ContainerStop <= grace {
 			stopAfter, code = r.lat.ContainerStop, ExitCodeStopped

@@ -13,8 +13,6 @@ import (
 // container deletor calls after ContainerDied. It returns an error wrapping ErrNotFound for an
 // unknown ID and ErrContainerRunning for a running container.
 func (r *Runtime) RemoveContainer(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
@@ -36,8 +34,6 @@ func (r *Runtime) RemoveContainer(id string) error {
 // GetPods once nothing is left. It returns an error wrapping ErrContainerRunning if some
 // containers or sandboxes still run; those are kept.
 func (r *Runtime) RemovePod(uid types.UID) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {

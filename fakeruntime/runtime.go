@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -43,47 +45,70 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Latencies are the durations of the blocking steps.
 	Latencies Latencies
-	// Tracer receives the runtime's events. Nil means trace.Discard.
+	// Tracer receives the runtime's trace events. Required; trace.Discard drops them.
 	Tracer trace.Tracer
+	// Recorder receives the Kubernetes events kuberuntime records (Pulling, Pulled, Created,
+	// Started, Killing, BackOff, Failed). Nil records none.
+	Recorder EventRecorder
 }
 
-// Result is what a blocking runtime call reports.
-type Result struct {
-	// Done is the instant the kubelet's blocking call would have returned: after the sequential
-	// sandbox, pull, create and start steps of a SyncPod, or when the last container of a KillPod
-	// stopped.
-	Done time.Time
+// EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
+// satisfies it.
+type EventRecorder interface {
+	Event(object runtime.Object, eventType, reason, message string)
 }
 
-// Errors the runtime returns. Check them with errors.Is.
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// Errors the runtime returns besides kubecontainer's. Check them with errors.Is.
 var (
 	// ErrRuntimeDown is returned by every call while the runtime is down (see Down).
 	ErrRuntimeDown = errors.New("container runtime is down")
-	// ErrImagePull is returned when an image pull failed; the next pull of that image for that
-	// pod is held back with kubecontainer.ErrImagePullBackOff.
-	ErrImagePull = errors.New("ErrImagePull")
-	// ErrImageNeverPull is returned when an image is missing and its pull policy is Never.
-	ErrImageNeverPull = errors.New("ErrImageNeverPull")
 	// ErrNotFound is returned for a container or pod the runtime does not have.
 	ErrNotFound = errors.New("not found")
 	// ErrContainerRunning is returned when removing a container that still runs.
 	ErrContainerRunning = errors.New("container is running")
-	// ErrBadAnnotation is returned when a minikubelet.io scripting annotation does not parse.
-	ErrBadAnnotation = errors.New("bad minikubelet.io annotation")
+	// ErrBadAnnotation is returned when a minikubelet.io scripting annotation does not parse. It
+	// is also a kubecontainer.ErrCreateContainerConfig: the container cannot be configured.
+	ErrBadAnnotation error = configError("bad minikubelet.io annotation")
 )
+
+// configError is an error that counts as kubecontainer.ErrCreateContainerConfig.
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
+// Is makes errors.Is(err, kubecontainer.ErrCreateContainerConfig) hold.
+func (e configError) Is(target error) bool { return target == kubecontainer.ErrCreateContainerConfig }
 
 // Runtime is an in-memory container runtime: the kubelet's kuberuntime manager on top of a fake
 // CRI. It is a core: every call returns at once, records its effects at the virtual instants they
-// happen, and Advance applies them when the clock reaches them. It is safe for concurrent use.
+// happen, and Advance applies them when the clock reaches them. It is driven by one goroutine and
+// has no lock; a runner that shares it serialises the calls.
 //
 // The struct is wider than the house limit because it is the whole fake CRI; its state is split
 // by concern into records (pods, containers, sandboxes), the schedule, and scripting.
 type Runtime struct {
-	clock  clock.PassiveClock
-	lat    Latencies
-	tracer trace.Tracer
+	clock    clock.PassiveClock
+	lat      Latencies
+	tracer   trace.Tracer
+	recorder EventRecorder
 
-	mu sync.Mutex // guards every field below
 	// pods, containers and sandboxes are the records visible as of the applied schedule.
 	pods       map[types.UID]*podRec
 	containers map[string]*containerRec
@@ -95,7 +120,7 @@ type Runtime struct {
 	lastContainer, lastSandbox int
 	// images maps each image to the instant its pull completes.
 	images       map[string]time.Time
-	imageBackoff *Backoff
+	imageBackoff *kubecontainer.Backoff
 	pullFailures map[string]int
 	behaviors    map[behaviorKey]Behavior
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
@@ -112,7 +137,7 @@ type podRec struct {
 	sandboxes       []*sandboxRec   // in creation order
 }
 
-func (p *podRec) key() string { return p.namespace + "/" + p.name }
+func (p *podRec) key() string { return kubecontainer.BuildPodKey(p.namespace, p.name) }
 
 type containerRec struct {
 	status kubecontainer.ContainerStatus
@@ -127,32 +152,32 @@ type sandboxRec struct {
 	seq    int
 }
 
-// New returns an empty Runtime. It panics without a clock, a wiring error.
-func New(opts Options) *Runtime {
-	if opts.Clock == nil {
-		panic("fakeruntime.New: Options.Clock is required")
+// New returns an empty Runtime.
+func New(opts Options) (*Runtime, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new runtime: %w", err)
 	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
+	imageBackoff, err := kubecontainer.NewBackoff(opts.Clock, kubecontainer.InitialBackoff, kubecontainer.MaxImageBackoff)
+	if err != nil {
+		return nil, fmt.Errorf("new runtime: %w", err)
 	}
 	return &Runtime{
 		clock:        opts.Clock,
 		lat:          opts.Latencies,
 		tracer:       opts.Tracer,
+		recorder:     opts.Recorder,
 		pods:         map[types.UID]*podRec{},
 		containers:   map[string]*containerRec{},
 		images:       map[string]time.Time{},
-		imageBackoff: newBackoff(opts.Clock, InitialBackoff, MaxImageBackoff),
+		imageBackoff: imageBackoff,
 		pullFailures: map[string]int{},
 		behaviors:    map[behaviorKey]Behavior{},
 		generation:   map[types.UID]int{},
-	}
+	}, nil
 }
 
 // NextWake returns the instant of the earliest scheduled effect, and false if none is scheduled.
 func (r *Runtime) NextWake() (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for len(r.schedule) > 0 && r.schedule[0].cancelled {
 		heap.Pop(&r.schedule)
 	}
@@ -165,8 +190,6 @@ func (r *Runtime) NextWake() (time.Time, bool) {
 // Advance applies every scheduled effect due at or before now, in (time, sequence) order, and
 // traces each. Every other call does the same first, so a caller never sees a stale state.
 func (r *Runtime) Advance() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.applyDue(r.clock.Now())
 }
 
@@ -174,8 +197,6 @@ func (r *Runtime) Advance() {
 // ID. With all false it lists only running containers and ready sandboxes, and only pods that have
 // one.
 func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
@@ -221,8 +242,6 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 // GetPodStatus returns what the runtime has for the pod now: sandboxes and container instances
 // newest first. An unknown pod has an empty status.
 func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
@@ -287,17 +306,32 @@ func (r *Runtime) emit(e trace.Event) {
 	r.tracer.Emit(e)
 }
 
-// emitAt traces e at the instant at, through the schedule even when at is now, so that the
-// steps of one call appear in the order they happen and each when it happens.
-func (r *Runtime) emitAt(at time.Time, e trace.Event) {
-	r.scheduleAt(at, func(time.Time) { r.emit(e) })
+// kubeEvent is a Kubernetes event kuberuntime records at one step of a call.
+type kubeEvent struct {
+	eventType, reason, message string
+}
+
+// emitAndRecord traces e and records k about e's pod, at the same instant: in the kubelet,
+// kuberuntime records its events as each step happens.
+func (r *Runtime) emitAndRecord(e trace.Event, k kubeEvent) {
+	r.emit(e)
+	if r.recorder == nil {
+		return
+	}
+	namespace, name, _ := strings.Cut(e.Pod, "/")
+	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: types.UID(e.UID)}
+	r.recorder.Event(ref, k.eventType, k.reason, k.message)
+}
+
+// emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
+// so that the steps of one call appear in the order they happen and each when it happens.
+func (r *Runtime) emitAndRecordAt(at time.Time, e trace.Event, k kubeEvent) {
+	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(e, k) })
 }
 
 // Status answers the CRI Status call the kubelet's updateRuntimeUp makes every 5s: nil while the
 // runtime answers, an error wrapping ErrRuntimeDown while it is down.
 func (r *Runtime) Status() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {

@@ -41,8 +41,6 @@ type behaviorKey struct {
 // The run in progress, if any, is included: it exits RunFor after this call (or keeps running
 // when RunFor is zero). A Behavior set here wins over the pod's annotations.
 func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.behaviors[behaviorKey{pod: podKey, container: container}] = b
@@ -60,8 +58,6 @@ func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 // ContainerExit makes the running instance of the named container exit now with exitCode, as if
 // its process ended. It returns an error wrapping ErrNotFound if no such container runs.
 func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	running := r.runningInstances(podKey, container)
@@ -74,16 +70,12 @@ func (r *Runtime) ContainerExit(podKey, container string, exitCode int) error {
 
 // FailImagePull makes the next times pulls of image fail with ErrImagePull.
 func (r *Runtime) FailImagePull(image string, times int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.pullFailures[image] = times
 }
 
 // Down makes every runtime call fail with ErrRuntimeDown until the instant until, so the PLEG's
 // relists fail too. Containers keep running and exiting meanwhile.
 func (r *Runtime) Down(until time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.downUntil = until

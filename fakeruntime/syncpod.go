@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -22,28 +23,26 @@ import (
 // come back as *kubecontainer.BackoffError (joined with errors.Join when several containers are
 // held back), so kubecontainer.MinBackoffExpiration gives the requeue time. backOff is the crash-loop
 // back-off; nil disables it.
-func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *Backoff) (Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	key := kubecontainer.PodKey(pod)
 	if err := r.checkUp(now); err != nil {
 		r.emit(trace.Event{Event: "error", Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
-		return Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
+		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
 	}
 	if status == nil {
 		status = &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
 	acts := computePodActions(pod, status)
 	if acts.empty() {
-		return Result{Done: now}, nil
+		return kubecontainer.Result{Done: now}, nil
 	}
 	r.emit(trace.Event{Event: "sync", Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
 	s := &podSync{r: r, pod: pod, key: key, status: status, backOff: backOff, now: now, at: now}
 	err := s.run(acts)
 	r.applyDue(now)
-	return Result{Done: s.at}, err
+	return kubecontainer.Result{Done: s.at}, err
 }
 
 // podSync is one SyncPod in progress. at is the virtual instant the current step starts: the
@@ -53,14 +52,14 @@ type podSync struct {
 	pod     *v1.Pod
 	key     string
 	status  *kubecontainer.PodStatus
-	backOff *Backoff
+	backOff *kubecontainer.Backoff
 	now, at time.Time
 }
 
 func (s *podSync) run(acts podActions) error {
 	r := s.r
 	if acts.killPod {
-		s.at = r.killPodAt(s.pod, runningPodFromStatus(s.status), nil, s.now, acts.why)
+		s.at = r.killPodAt(s.pod, kubecontainer.ConvertPodStatusToRunningPod(s.status), nil, s.now, acts.why)
 		if acts.createSandbox {
 			r.purgeInitContainersAt(s.pod, s.at)
 		}
@@ -125,7 +124,8 @@ func (s *podSync) start(c *v1.Container) error {
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
 	if err != nil {
-		r.emitAt(s.at, trace.Event{Event: "failed", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"})
+		r.emitAndRecordAt(s.at, trace.Event{Event: "failed", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
+			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
 	}
 	restarts := 0
@@ -146,7 +146,8 @@ func (s *podSync) start(c *v1.Container) error {
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
 		p.containers = append(p.containers, rec)
 		r.containers[rec.status.ID] = rec
-		r.emit(trace.Event{Event: "created", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"})
+		r.emitAndRecord(trace.Event{Event: "created", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Created container: " + c.Name})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
 	s.schedule(s.at, func(at time.Time) {
@@ -155,7 +156,8 @@ func (s *podSync) start(c *v1.Container) error {
 		}
 		rec.status.State = kubecontainer.ContainerStateRunning
 		rec.status.StartedAt = at
-		r.emit(trace.Event{Event: "started", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"})
+		r.emitAndRecord(trace.Event{Event: "started", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Started container " + c.Name})
 		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
 		if !ok && scripted {
 			b, ok = script, true
@@ -185,13 +187,14 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 		return nil
 	}
 	id := backoffKey(s.pod, c.Name)
-	if s.backOff.inBackOffSince(id, exited.FinishedAt, s.at) {
+	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
-		s.r.emitAt(s.at, trace.Event{Event: "backoff", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"})
+		s.r.emitAndRecordAt(s.at, trace.Event{Event: "backoff", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
+			kubeEvent{v1.EventTypeWarning, events.BackOffStartContainer, fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, formatPod(s.pod))})
 		return &kubecontainer.BackoffError{Err: err, Expiry: exited.FinishedAt.Add(d)}
 	}
-	s.backOff.next(id, exited.FinishedAt, s.at)
+	s.backOff.NextAt(id, exited.FinishedAt, s.at)
 	return nil
 }
 
@@ -212,32 +215,32 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = "failed", "ErrImageNeverPull"
-		r.emitAt(s.at, ev)
-		return fmt.Errorf("container image %q is not present with pull policy of Never: %w", image, ErrImageNeverPull)
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, fmt.Sprintf("Container image %q is not present with pull policy of Never", image)})
+		return fmt.Errorf("container image %q is not present with pull policy of Never: %w", image, kubecontainer.ErrImageNeverPull)
 	}
 	id := string(s.pod.UID) + "_" + image
 	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {
 		d := r.imageBackoff.Get(id)
 		ev.Event, ev.Reason, ev.Delay = "backoff", "ImagePullBackOff", d
-		r.emitAt(s.at, ev)
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
 		err := fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
-		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.lastUpdate(id).Add(d)}
+		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.LastUpdate(id).Add(d)}
 	}
 	ev.Event = "pull"
-	r.emitAt(s.at, ev)
+	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
 	s.at = s.at.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
 		r.pullFailures[image]--
-		r.imageBackoff.next(id, s.at, s.at)
+		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = "failed", "ErrImagePull"
-		r.emitAt(s.at, ev)
-		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, ErrImagePull)
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
+		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 	}
 	ev.Event = "pulled"
-	r.emitAt(s.at, ev)
+	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
 	return nil
 }
 

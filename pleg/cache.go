@@ -2,7 +2,6 @@ package pleg
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -11,10 +10,10 @@ import (
 )
 
 // Cache holds the last status the PLEG read for each pod, and the start time of the last relist
-// that updated every pod that needed it: the kubelet's kubecontainer.Cache. It is safe for
-// concurrent use. It stores and hands out copies.
+// that updated every pod that needed it: the kubelet's kubecontainer.Cache. It is part of the
+// core: the goroutine that drives the PLEG and the pod workers drives it too, and it is not safe
+// for concurrent use. It stores and hands out copies.
 type Cache struct {
-	mu        sync.Mutex // guards pods and timestamp
 	pods      map[types.UID]cacheEntry
 	timestamp time.Time
 }
@@ -33,8 +32,6 @@ func NewCache() *Cache {
 // Get returns the cached status and error of the pod. A pod with no entry gets an empty status
 // carrying only its UID, and no error.
 func (c *Cache) Get(uid types.UID) (*kubecontainer.PodStatus, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.pods[uid]
 	if !ok {
 		return &kubecontainer.PodStatus{UID: uid}, nil
@@ -44,29 +41,21 @@ func (c *Cache) Get(uid types.UID) (*kubecontainer.PodStatus, error) {
 
 // Set stores the status (possibly nil) and error read for the pod at timestamp.
 func (c *Cache) Set(uid types.UID, status *kubecontainer.PodStatus, err error, timestamp time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.pods[uid] = cacheEntry{status: copyStatus(status), err: err, modified: timestamp}
 }
 
 // Delete forgets the pod.
 func (c *Cache) Delete(uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	delete(c.pods, uid)
 }
 
 // UpdateTime sets the global timestamp: every pod's entry is at least as new as t.
 func (c *Cache) UpdateTime(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.timestamp = t
 }
 
 // Timestamp returns the global timestamp, zero before the first relist.
 func (c *Cache) Timestamp() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.timestamp
 }
 
@@ -75,8 +64,6 @@ func (c *Cache) Timestamp() time.Time {
 // false otherwise: the kubelet's call would block until the next relist, and the caller should
 // ask again after it. The error comes before ok because the pod workers' Cache interface says so.
 func (c *Cache) GetNewerThan(uid types.UID, minTime time.Time) (*kubecontainer.PodStatus, error, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.pods[uid]
 	if ok && e.modified.After(minTime) {
 		return copyStatus(e.status), e.err, true

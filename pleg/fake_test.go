@@ -54,11 +54,15 @@ type testPLEG struct {
 func newTestPLEG(t *testing.T) *testPLEG {
 	t.Helper()
 	tp := &testPLEG{lister: newFakeLister(), cache: NewCache(), clk: vclock.New(vclock.Epoch)}
-	tp.pleg = New(Options{
+	g, err := New(Options{
 		Runtime: tp.lister, Cache: tp.cache, Clock: tp.clk,
 		RelistPeriod: 1e12, RelistThreshold: DefaultRelistThreshold,
 		Tracer: trace.Func(func(e trace.Event) { tp.events = append(tp.events, e) }),
 	})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	tp.pleg = g
 	return tp
 }
 

@@ -1,10 +1,10 @@
 package pleg
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -45,15 +45,39 @@ type Options struct {
 	// RelistThreshold is how old the last successful relist may be before the PLEG is unhealthy.
 	// Zero means DefaultRelistThreshold.
 	RelistThreshold time.Duration
-	// Tracer receives the PLEG's events. Nil means trace.Discard.
+	// Tracer receives the PLEG's events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
 }
 
-// PLEG is the generic relisting pod lifecycle event generator. It is safe for concurrent use.
+// ErrMissingOption is wrapped by the error New returns when a required option is missing.
+var ErrMissingOption = errors.New("missing required option")
+
+// validate reports every missing required option, wrapping ErrMissingOption.
+func (o Options) validate() error {
+	var missing []string
+	if o.Runtime == nil {
+		missing = append(missing, "Runtime")
+	}
+	if o.Cache == nil {
+		missing = append(missing, "Cache")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// PLEG is the generic relisting pod lifecycle event generator. It is a core: one goroutine drives
+// it, and it is not safe for concurrent use.
 type PLEG struct {
 	opts Options
 
-	mu sync.Mutex // guards every field below
 	// records holds, per pod, the listing of the last successful relist of that pod (old) and of
 	// this relist (current).
 	records map[types.UID]*podRecord
@@ -73,16 +97,11 @@ type podRecord struct {
 	old, current *kubecontainer.Pod
 }
 
-// New returns a PLEG whose first relist is due at once. It panics if a required option is
-// missing, a wiring error.
-func New(opts Options) *PLEG {
-	switch {
-	case opts.Runtime == nil:
-		panic("pleg.New: Options.Runtime is required")
-	case opts.Cache == nil:
-		panic("pleg.New: Options.Cache is required")
-	case opts.Clock == nil:
-		panic("pleg.New: Options.Clock is required")
+// New returns a PLEG whose first relist is due at once. A missing required option is an error
+// wrapping ErrMissingOption.
+func New(opts Options) (*PLEG, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new pleg: %w", err)
 	}
 	if opts.RelistPeriod <= 0 {
 		opts.RelistPeriod = DefaultRelistPeriod
@@ -90,30 +109,23 @@ func New(opts Options) *PLEG {
 	if opts.RelistThreshold <= 0 {
 		opts.RelistThreshold = DefaultRelistThreshold
 	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
-	}
 	return &PLEG{
 		opts:      opts,
 		records:   map[types.UID]*podRecord{},
 		reinspect: map[types.UID]bool{},
 		next:      opts.Clock.Now(),
-	}
+	}, nil
 }
 
 // NextWake returns when the next relist is due: one period after the previous relist, failed or
 // not. The PLEG always has a next relist.
 func (g *PLEG) NextWake() (time.Time, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	return g.next, true
 }
 
 // RequestReinspect marks a pod to have its status read on the next relist even if none of its
 // containers changed.
 func (g *PLEG) RequestReinspect(uid types.UID) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.reinspect[uid] = true
 }
 
@@ -121,8 +133,6 @@ func (g *PLEG) RequestReinspect(uid types.UID) {
 // to send, pods in UID order and each pod's events in container ID order. If the listing fails it
 // returns nothing and changes nothing, so the PLEG's health degrades.
 func (g *PLEG) Relist() []Event {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	now := g.opts.Clock.Now()
 	g.next = now.Add(g.opts.RelistPeriod)
 	pods, err := g.opts.Runtime.GetPods(true)
@@ -250,8 +260,6 @@ func (g *PLEG) emit(e trace.Event) {
 // Healthy reports whether the last successful relist is recent enough: false before the first
 // one and once it is older than the threshold.
 func (g *PLEG) Healthy() (bool, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	return g.checkHealth(g.opts.Clock.Now())
 }
 

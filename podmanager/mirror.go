@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,8 +43,24 @@ type MirrorClientOptions struct {
 	NodeName string
 	// Nodes returns this node's object, for its UID. Nil means a GET through Client.
 	Nodes NodeGetter
-	// Tracer receives one event per API write. Nil means trace.Discard.
+	// Tracer receives one event per API write. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
+}
+
+// validate reports the missing required options, wrapping ErrMissingOption. NodeName is required
+// only with a Client: a standalone mirror client writes nothing.
+func (o MirrorClientOptions) validate() error {
+	var missing []string
+	if o.Client != nil && o.NodeName == "" {
+		missing = append(missing, "NodeName")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
 }
 
 // MirrorClient creates and deletes the mirror pods of static pods in the API server: the
@@ -55,18 +72,19 @@ type MirrorClient struct {
 	tracer   trace.Tracer
 }
 
-// NewMirrorClient returns a mirror client for opts.
-func NewMirrorClient(opts MirrorClientOptions) *MirrorClient {
-	c := &MirrorClient{client: opts.Client, nodeName: opts.NodeName, nodes: opts.Nodes, tracer: opts.Tracer}
-	if c.tracer == nil {
-		c.tracer = trace.Discard
+// NewMirrorClient returns a mirror client for opts. A missing required option is an error wrapping
+// ErrMissingOption.
+func NewMirrorClient(opts MirrorClientOptions) (*MirrorClient, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new mirror client: %w", err)
 	}
+	c := &MirrorClient{client: opts.Client, nodeName: opts.NodeName, nodes: opts.Nodes, tracer: opts.Tracer}
 	if c.nodes == nil && c.client != nil {
 		c.nodes = NodeGetterFunc(func(ctx context.Context, name string) (*v1.Node, error) {
 			return c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		})
 	}
-	return c
+	return c, nil
 }
 
 // CreateMirrorPod creates the mirror pod of staticPod: a shallow copy with its own annotations

@@ -43,6 +43,16 @@ func mirrorNodeGetter(t *testing.T, node *v1.Node, err error) NodeGetter {
 	})
 }
 
+// newMirrorClient returns NewMirrorClient(opts), failing the test on an error.
+func newMirrorClient(t *testing.T, opts MirrorClientOptions) *MirrorClient {
+	t.Helper()
+	mc, err := NewMirrorClient(opts)
+	if err != nil {
+		t.Fatalf("NewMirrorClient() = %v", err)
+	}
+	return mc
+}
+
 // TestCreateMirrorPod ports the kubelet's TestCreateMirrorPod.
 func TestCreateMirrorPod(t *testing.T) {
 	tests := []struct {
@@ -58,7 +68,7 @@ func TestCreateMirrorPod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			client := fake.NewClientset()
-			mc := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Nodes: mirrorNodeGetter(t, tt.node, tt.nodeErr)})
+			mc := newMirrorClient(t, MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Nodes: mirrorNodeGetter(t, tt.node, tt.nodeErr), Tracer: trace.Discard})
 			pod := mirrorStaticPod()
 			err := mc.CreateMirrorPod(t.Context(), pod)
 			if tt.wantErr != nil {
@@ -94,7 +104,7 @@ func TestCreateMirrorPod(t *testing.T) {
 
 func TestCreateMirrorPodNodeFromClient(t *testing.T) {
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: mirrorTestNode, UID: "from-api"}})
-	mc := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: mirrorTestNode})
+	mc := newMirrorClient(t, MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Tracer: trace.Discard})
 	if err := mc.CreateMirrorPod(t.Context(), mirrorStaticPod()); err != nil {
 		t.Fatalf("CreateMirrorPod() = %v, want nil", err)
 	}
@@ -131,7 +141,7 @@ func TestCreateMirrorPodAlreadyExists(t *testing.T) {
 				})
 			}
 			var events []trace.Event
-			mc := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) }),
+			mc := newMirrorClient(t, MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) }),
 				Nodes: mirrorNodeGetter(t, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: mirrorTestNode, UID: "n"}}, nil)})
 			err := mc.CreateMirrorPod(t.Context(), mirrorStaticPod())
 			if (err != nil) != tt.wantErr {
@@ -177,7 +187,7 @@ func TestDeleteMirrorPod(t *testing.T) {
 				client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.apiErr })
 			}
 			var events []trace.Event
-			mc := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
+			mc := newMirrorClient(t, MirrorClientOptions{Client: client, NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
 			deleted, err := mc.DeleteMirrorPod(t.Context(), tt.fullName, tt.uid)
 			if deleted != tt.wantDeleted || !errors.Is(err, tt.wantErr) {
 				t.Fatalf("DeleteMirrorPod(%q) = %v, %v, want %v, %v", tt.fullName, deleted, err, tt.wantDeleted, tt.wantErr)
@@ -217,7 +227,7 @@ func TestDeleteMirrorPod(t *testing.T) {
 
 func TestMirrorClientStandalone(t *testing.T) {
 	var events []trace.Event
-	mc := NewMirrorClient(MirrorClientOptions{NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
+	mc := newMirrorClient(t, MirrorClientOptions{NodeName: mirrorTestNode, Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
 	if err := mc.CreateMirrorPod(t.Context(), mirrorStaticPod()); err != nil {
 		t.Errorf("CreateMirrorPod() = %v, want nil", err)
 	}
@@ -233,7 +243,7 @@ func TestMirrorClientStandalone(t *testing.T) {
 
 func TestCreateMirrorPodTrace(t *testing.T) {
 	var events []trace.Event
-	mc := NewMirrorClient(MirrorClientOptions{Client: fake.NewClientset(), NodeName: mirrorTestNode,
+	mc := newMirrorClient(t, MirrorClientOptions{Client: fake.NewClientset(), NodeName: mirrorTestNode,
 		Nodes:  mirrorNodeGetter(t, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: mirrorTestNode, UID: "n"}}, nil),
 		Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
 	if err := mc.CreateMirrorPod(t.Context(), mirrorStaticPod()); err != nil {
@@ -248,7 +258,11 @@ func TestCreateMirrorPodTrace(t *testing.T) {
 func ExampleMirrorClient() {
 	ctx := context.Background()
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "node-uid"}})
-	mc := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: "node-a"})
+	mc, err := NewMirrorClient(MirrorClientOptions{Client: client, NodeName: "node-a", Tracer: trace.Discard})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-node-a", UID: "abc",
 		Annotations: map[string]string{kubecontainer.ConfigHashAnnotationKey: "abc"}}}
 	fmt.Println(mc.CreateMirrorPod(ctx, static))
@@ -261,4 +275,30 @@ func ExampleMirrorClient() {
 	// abc Node node-a
 	// true <nil>
 	// false <nil>
+}
+
+func TestNewMirrorClientRequiredOptions(t *testing.T) {
+	tests := []struct {
+		name        string
+		opts        MirrorClientOptions
+		wantMissing string // "": no error
+	}{
+		{name: "standalone", opts: MirrorClientOptions{Tracer: trace.Discard}},
+		{name: "no tracer", opts: MirrorClientOptions{NodeName: mirrorTestNode}, wantMissing: "Tracer"},
+		{name: "client without node name", opts: MirrorClientOptions{Client: fake.NewClientset(), Tracer: trace.Discard}, wantMissing: "NodeName"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewMirrorClient(tt.opts)
+			if tt.wantMissing == "" {
+				if err != nil {
+					t.Errorf("NewMirrorClient() = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), tt.wantMissing) {
+				t.Errorf("NewMirrorClient() = %v, want an error wrapping ErrMissingOption naming %s", err, tt.wantMissing)
+			}
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
@@ -59,7 +60,10 @@ func runLifecycle(b *testing.B, pods []*v1.Pod) {
 			return work(pod.UID), nil
 		},
 	}
-	w := podworkers.New(podworkers.Options{Syncer: syncer, Cache: relistedCache{clock}, Queue: discardQueue{}, Clock: clock})
+	w, err := podworkers.New(podworkers.Options{Syncer: syncer, Cache: relistedCache{clock}, Queue: discardQueue{}, Clock: clock, Tracer: trace.Discard})
+	if err != nil {
+		b.Fatalf("New() = %v", err)
+	}
 	ctx := context.Background()
 	run := func() {
 		// Step at every wake-up and at a relist once a second, until nothing is left to do

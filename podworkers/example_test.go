@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
@@ -48,13 +49,18 @@ func Example() {
 			return podworkers.Result{}, nil
 		},
 	}
-	w := podworkers.New(podworkers.Options{
+	w, err := podworkers.New(podworkers.Options{
 		Syncer: syncer,
 		Cache:  relistedCache{clock},
 		Queue:  discardQueue{},
 		Clock:  clock,
 		Rand:   rand.New(rand.NewPCG(1, 2)),
+		Tracer: trace.Discard,
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	grace := int64(5)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{UID: "uid-1", Name: "web", Namespace: "default"},

@@ -147,7 +147,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: vclock.New(time.Unix(1, 0)), syncer: newFakeSyncer(), queue: &fakeQueue{}}
 	h.cache = &fakeCache{clock: h.clock, status: map[types.UID]*kubecontainer.PodStatus{}, blocked: map[types.UID]bool{}}
-	h.w = New(Options{
+	w, err := New(Options{
 		Syncer:         h.syncer,
 		Cache:          h.cache,
 		Queue:          h.queue,
@@ -157,6 +157,10 @@ func newHarness(t *testing.T) *harness {
 		Rand:           rand.New(rand.NewPCG(7, 7)),
 		Tracer:         trace.Func(func(e trace.Event) { h.events = append(h.events, e) }),
 	})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	h.w = w
 	return h
 }
 
@@ -181,8 +185,6 @@ func (h *harness) drain() {
 
 // working reports whether a worker that is not held has something to do.
 func (h *harness) working() bool {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	for _, s := range h.w.pods {
 		if h.w.held[s.uid] || s.state == Finished {
 			continue
@@ -195,8 +197,6 @@ func (h *harness) working() bool {
 }
 
 func (h *harness) hold(uid types.UID) {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	if h.w.held == nil {
 		h.w.held = map[types.UID]bool{}
 	}
@@ -204,8 +204,6 @@ func (h *harness) hold(uid types.UID) {
 }
 
 func (h *harness) release(uid types.UID) {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	delete(h.w.held, uid)
 }
 
@@ -221,8 +219,6 @@ type snapshot struct {
 }
 
 func (h *harness) snapshot(uid types.UID) *snapshot {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	s, ok := h.w.pods[uid]
 	if !ok {
 		return nil
@@ -238,14 +234,10 @@ func (h *harness) snapshot(uid types.UID) *snapshot {
 }
 
 func (h *harness) started() map[string]types.UID {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	return maps2(h.w.startedStatic)
 }
 
 func (h *harness) waiting() map[string][]types.UID {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
 	out := map[string][]types.UID{}
 	for k, v := range h.w.waitingStatic {
 		out[k] = slices.Clone(v)

@@ -25,10 +25,10 @@ import (
 func scanStep(w *Workers, ctx context.Context) {
 	for {
 		var callbacks []func()
-		w.mu.Lock()
 		c, progressed := scanAdvance(w, &callbacks)
-		w.mu.Unlock()
-		runCallbacks(callbacks)
+		for _, fn := range callbacks {
+			fn()
+		}
 		if c == nil {
 			if !progressed {
 				return
@@ -36,10 +36,11 @@ func scanStep(w *Workers, ctx context.Context) {
 			continue
 		}
 		res, err := w.invoke(ctx, c)
-		w.mu.Lock()
+		callbacks = nil
 		w.finishCall(c, res, err, &callbacks)
-		w.mu.Unlock()
-		runCallbacks(callbacks)
+		for _, fn := range callbacks {
+			fn()
+		}
 	}
 }
 
@@ -93,8 +94,6 @@ func scanAdvance(w *Workers, callbacks *[]func()) (*call, bool) {
 }
 
 func scanNextWake(w *Workers) (time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	now := w.clock.Now()
 	var next time.Time
 	found := false
@@ -142,15 +141,20 @@ func (c *simCache) GetNewerThan(uid types.UID, minTime time.Time) (*kubecontaine
 	return &kubecontainer.PodStatus{UID: uid}, nil, true
 }
 
-func newSim(seed uint64, indexed bool) *sim {
+func newSim(t *testing.T, seed uint64, indexed bool) *sim {
+	t.Helper()
 	clock := vclock.New(vclock.Epoch)
 	m := &sim{clock: clock, rand: rand.New(rand.NewPCG(seed, 2)), indexed: indexed,
 		cache: &simCache{clock: clock, blocked: map[types.UID]bool{}, err: map[types.UID]bool{}}}
-	m.w = New(Options{
+	w, err := New(Options{
 		Syncer: m, Cache: m.cache, Queue: m, Clock: clock,
 		Rand:   rand.New(rand.NewPCG(seed, 3)),
 		Tracer: trace.Func(func(e trace.Event) { m.logf("%+v", e) }),
 	})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	m.w = w
 	return m
 }
 
@@ -266,8 +270,6 @@ func randomOp(r *rand.Rand) (string, op) {
 		return "cache error " + string(uid), func(m *sim) { m.cache.err[uid] = !m.cache.err[uid] }
 	case n < 57:
 		return "hold " + string(uid), func(m *sim) {
-			m.w.mu.Lock()
-			defer m.w.mu.Unlock()
 			if m.w.held == nil {
 				m.w.held = map[types.UID]bool{}
 			}
@@ -300,7 +302,7 @@ func TestStepMatchesScan(t *testing.T) {
 	for seed := range uint64(300) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
-			indexed, scan := newSim(seed, true), newSim(seed, false)
+			indexed, scan := newSim(t, seed, true), newSim(t, seed, false)
 			var ops []string
 			for range 300 {
 				name, apply := randomOp(r)

@@ -18,8 +18,6 @@ func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	for _, pod := range desired {
 		known[pod.UID] = true
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.podsSynced = true
 	// Sorted, so that the replays it queues arrive in the same order on every run.
 	uids := make([]types.UID, 0, len(w.pods))
@@ -90,18 +88,25 @@ func (w *Workers) removeTerminatedWorker(s *podStatus, orphaned bool) bool {
 
 // State returns the worker's state, and false if the workers do not know uid.
 func (w *Workers) State(uid types.UID) (State, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if s, ok := w.pods[uid]; ok {
 		return s.state, true
 	}
 	return 0, false
 }
 
+// States returns the state of every worker the Workers know, keyed by UID, in a fresh map the
+// caller may keep and change. It is a read-only view for cross-component invariant checks; a
+// finished worker reports Finished, unlike SyncKnownPods.
+func (w *Workers) States() map[types.UID]State {
+	states := make(map[types.UID]State, len(w.pods))
+	for uid, s := range w.pods {
+		states[uid] = s.state
+	}
+	return states
+}
+
 // query answers a question about uid: known for a known worker, else unknown(podsSynced).
 func (w *Workers) query(uid types.UID, known func(*podStatus) bool, unknown func(podsSynced bool) bool) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if s, ok := w.pods[uid]; ok {
 		return known(s)
 	}
@@ -158,8 +163,6 @@ func (w *Workers) ShouldPodContentBeRemoved(uid types.UID) bool {
 // IsPodForMirrorPodTerminatingByFullName reports whether the static pod that holds the full name is
 // terminating and not yet terminated. Housekeeping leaves that pod's orphaned mirror pod alone.
 func (w *Workers) IsPodForMirrorPodTerminatingByFullName(fullname string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	uid, ok := w.startedStatic[fullname]
 	if !ok {
 		return false

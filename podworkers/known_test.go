@@ -1,7 +1,9 @@
 package podworkers
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,11 +27,7 @@ func TestSyncKnownPods(t *testing.T) {
 		}
 		return count
 	}
-	known := func() int {
-		h.w.mu.Lock()
-		defer h.w.mu.Unlock()
-		return len(h.w.pods)
-	}
+	known := func() int { return len(h.w.States()) }
 
 	for i := range n {
 		h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: pod(i)})
@@ -229,5 +227,36 @@ func TestOrphanedRunningPodTerminates(t *testing.T) {
 	h.w.SyncKnownPods(nil)
 	if _, ok := h.w.State("1"); ok {
 		t.Error("State(1) found after the second SyncKnownPods, want the finished orphan forgotten")
+	}
+}
+
+func TestStates(t *testing.T) {
+	h := newHarness(t)
+	if diff := cmp.Diff(map[types.UID]State{}, h.w.States()); diff != "" {
+		t.Errorf("States() before any update (-want +got):\n%s", diff)
+	}
+	h.update(UpdateOptions{UpdateType: SyncPodCreate, Pod: newNamedPod("1", "ns", "running", false)})
+	h.update(UpdateOptions{UpdateType: SyncPodKill, Pod: newNamedPod("2", "ns", "killed", false)})
+	h.drain()
+	want := map[types.UID]State{"1": Sync, "2": Finished}
+	got := h.w.States()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("States() (-want +got):\n%s", diff)
+	}
+	got["1"] = Terminating
+	if st, _ := h.w.State("1"); st != Sync {
+		t.Errorf("State(1) after changing the map States returned = %v, want sync", st)
+	}
+}
+
+func TestNewMissingOptions(t *testing.T) {
+	_, err := New(Options{})
+	if !errors.Is(err, ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	}
+	for _, name := range []string{"Syncer", "Cache", "Queue", "Clock", "Tracer"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("New(Options{}) = %q, want it to name %s", err, name)
+		}
 	}
 }

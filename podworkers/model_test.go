@@ -45,8 +45,8 @@ func TestIllegalTransitionIsTracedAndLeavesState(t *testing.T) {
 	if !errors.Is(err, ErrIllegalTransition) {
 		t.Fatalf("transition(sync -> finished) = %v, want ErrIllegalTransition", err)
 	}
-	if s.state != Sync {
-		t.Errorf("state after an illegal transition = %v, want sync", s.state)
+	if st, ok := h.w.State("1"); !ok || st != Sync {
+		t.Errorf("State(1) after an illegal transition = %v, %v, want sync, true", st, ok)
 	}
 	last := h.events[len(h.events)-1]
 	if last.Event != "error" || last.Reason != "IllegalTransition" {

@@ -115,8 +115,8 @@ func TestStaticPodExclusion(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("step 8: SyncKnownPods (-want +got):\n%s", diff)
 	}
-	if s := h.snapshot("3-static"); s != nil {
-		t.Errorf("step 8: worker 3-static = %+v, want forgotten", s)
+	if st, ok := h.w.State("3-static"); ok {
+		t.Errorf("step 8: State(3-static) = %v, true, want forgotten", st)
 	}
 
 	// 9

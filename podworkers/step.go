@@ -21,15 +21,16 @@ import (
 // newer at a relist, between Steps. Step's cost is proportional to the work due, not to the number
 // of workers.
 func (w *Workers) Step(ctx context.Context) {
-	w.mu.Lock()
 	w.retryWaiting()
-	w.mu.Unlock()
 	for {
+		// The OnTerminated callbacks run after advance and after finishCall, not where they are
+		// collected. This is for order, not for locking: it keeps the callbacks' order relative to
+		// the trace, and a callback that calls back into the Workers never sees a half-done step.
 		var callbacks []func()
-		w.mu.Lock()
 		c, progressed := w.advance(&callbacks)
-		w.mu.Unlock()
-		runCallbacks(callbacks)
+		for _, fn := range callbacks {
+			fn()
+		}
 		if c == nil {
 			if !progressed {
 				return
@@ -37,10 +38,11 @@ func (w *Workers) Step(ctx context.Context) {
 			continue
 		}
 		res, err := w.invoke(ctx, c)
-		w.mu.Lock()
+		callbacks = nil // advance's callbacks have run; each runs once
 		w.finishCall(c, res, err, &callbacks)
-		w.mu.Unlock()
-		runCallbacks(callbacks)
+		for _, fn := range callbacks {
+			fn()
+		}
 	}
 }
 
@@ -48,8 +50,6 @@ func (w *Workers) Step(ctx context.Context) {
 // ends, or now if a worker has a wake-up it has not picked up yet. Workers waiting for the cache are
 // not reported: a PLEG relist wakes them.
 func (w *Workers) NextWake() (time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	now := w.clock.Now()
 	e, found := w.peekBusy()
 	next := e.done
@@ -59,7 +59,7 @@ func (w *Workers) NextWake() (time.Time, bool) {
 	return next, found
 }
 
-// call is one sync function invocation, prepared under the lock and run without it.
+// call is one sync function invocation, prepared by advance and run by invoke.
 type call struct {
 	s       *podStatus
 	wk      *work
@@ -155,7 +155,7 @@ func (w *Workers) prepare(s *podStatus, now time.Time, callbacks *[]func()) (c *
 	return c, false
 }
 
-// invoke runs the sync function for c, without the lock.
+// invoke runs the sync function for c. The Syncer may call back into the Workers.
 func (w *Workers) invoke(ctx context.Context, c *call) (Result, error) {
 	opts := c.wk.opts
 	switch {

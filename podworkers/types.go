@@ -112,7 +112,8 @@ type KillPodOptions struct {
 	// dropped because the pod is not terminating. As in the kubelet it is never called when the
 	// worker has finished (every update is ignored then) or when a pod killed before it could
 	// start finishes without a sync; a caller that waits on it needs a timeout, like the kubelet's
-	// killPodNow. It runs after the Workers' lock is released, so it may call back into them.
+	// killPodNow. It runs at the end of the UpdatePod call or the Step iteration that decided it,
+	// so it may call back into the Workers.
 	OnTerminated func()
 }
 

@@ -17,11 +17,14 @@ import (
 // UpdatePod copies opts and the objects it points to; the caller keeps ownership of them.
 func (w *Workers) UpdatePod(opts UpdateOptions) {
 	opts = copyOptions(opts)
+	// A dropped kill's OnTerminated runs once the update is recorded, not where it is collected.
+	// This is for order, not for locking: it keeps its order relative to the trace, and a callback
+	// that calls back into the Workers sees the update done.
 	var callbacks []func()
-	w.mu.Lock()
 	w.updatePod(opts, &callbacks)
-	w.mu.Unlock()
-	runCallbacks(callbacks)
+	for _, fn := range callbacks {
+		fn()
+	}
 }
 
 func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {

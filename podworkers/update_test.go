@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -326,6 +327,36 @@ func TestKillPodNow(t *testing.T) {
 	h.w.UpdatePod(UpdateOptions{UpdateType: SyncPodKill, Pod: pod, KillPodOptions: &KillPodOptions{OnTerminated: func() { late++ }}})
 	if late != 0 {
 		t.Errorf("OnTerminated calls for a finished pod = %d, want 0", late)
+	}
+}
+
+// TestOnTerminatedOnceWhenStepAlsoSyncs checks that a Step which completes a termination and then
+// runs another pod's sync calls the terminated pod's OnTerminated exactly once.
+func TestOnTerminatedOnceWhenStepAlsoSyncs(t *testing.T) {
+	h := newHarness(t)
+	h.syncer.result = func(fn string, uid types.UID) (Result, error) {
+		if fn == "SyncTerminatingPod" {
+			return Result{Done: h.clock.Now().Add(5 * time.Second)}, nil
+		}
+		return Result{}, nil
+	}
+	completed := 0
+	h.w.UpdatePod(UpdateOptions{UpdateType: SyncPodKill, Pod: newNamedPod("a", "ns", "a", false),
+		KillPodOptions: &KillPodOptions{OnTerminated: func() { completed++ }}})
+	h.clock.Advance(time.Second)
+	h.w.Step(context.Background())
+	done, ok := h.w.NextWake()
+	if !ok {
+		t.Fatal("NextWake() = _, false, want the end of SyncTerminatingPod")
+	}
+	h.clock.Set(done)
+	h.w.UpdatePod(UpdateOptions{UpdateType: SyncPodCreate, Pod: newNamedPod("b", "ns", "b", false)})
+	h.w.Step(context.Background())
+	if diff := cmp.Diff([]syncRecord{{Name: "b", UpdateType: SyncPodCreate}}, h.syncer.processed["b"]); diff != "" {
+		t.Errorf("processed[b] (-want +got):\n%s", diff)
+	}
+	if completed != 1 {
+		t.Errorf("OnTerminated calls = %d, want 1", completed)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -32,6 +32,9 @@ const (
 	backOffOnTransientErrorPeriod = time.Second
 )
 
+// ErrMissingOption is wrapped by the error New returns when a required option is missing.
+var ErrMissingOption = errors.New("missing required option")
+
 // ErrIllegalTransition is wrapped by the error of a state transition the lifecycle does not allow.
 var ErrIllegalTransition = errors.New("illegal pod worker state transition")
 
@@ -53,23 +56,31 @@ type Options struct {
 	BackOffPeriod time.Duration
 	// Rand supplies the jitter. Nil means a generator with a fixed seed.
 	Rand Rand
-	// Tracer receives the workers' events. Nil means trace.Discard.
+	// Tracer receives the workers' events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
 }
 
+// validate reports every missing required option (wrapping ErrMissingOption) and every invalid one.
 func (o Options) validate() error {
-	var errs []error
+	var missing []string
 	if o.Syncer == nil {
-		errs = append(errs, errors.New("Syncer is required"))
+		missing = append(missing, "Syncer")
 	}
 	if o.Cache == nil {
-		errs = append(errs, errors.New("Cache is required"))
+		missing = append(missing, "Cache")
 	}
 	if o.Queue == nil {
-		errs = append(errs, errors.New("Queue is required"))
+		missing = append(missing, "Queue")
 	}
 	if o.Clock == nil {
-		errs = append(errs, errors.New("Clock is required"))
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	var errs []error
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption))
 	}
 	if o.ResyncInterval < 0 || o.BackOffPeriod < 0 {
 		errs = append(errs, errors.New("ResyncInterval and BackOffPeriod must not be negative"))
@@ -78,8 +89,8 @@ func (o Options) validate() error {
 }
 
 // Workers is the kubelet's podWorkers as a passive core: one state machine per pod UID, driven by
-// UpdatePod, Step and SyncKnownPods. It is safe for concurrent use; the lock is released while a
-// sync function or an OnTerminated callback runs, so both may call back into the Workers.
+// UpdatePod, Step and SyncKnownPods. It is a core: one goroutine drives it, and it is not safe for
+// concurrent use. A sync function or an OnTerminated callback may call back into the Workers.
 type Workers struct {
 	syncer         Syncer
 	cache          Cache
@@ -90,8 +101,6 @@ type Workers struct {
 	rand           Rand
 	tracer         trace.Tracer
 
-	// mu guards every field below.
-	mu sync.Mutex
 	// pods is the kubelet's podSyncStatuses.
 	pods map[types.UID]*podStatus
 	// startedStatic is the kubelet's startedStaticPodsByFullname.
@@ -118,11 +127,11 @@ type Workers struct {
 	deferred []wakeEntry
 }
 
-// New returns Workers configured by opts. It panics if a required option is missing, because that
-// is a wiring mistake no caller can recover from.
-func New(opts Options) *Workers {
+// New returns Workers configured by opts. A missing required option is an error wrapping
+// ErrMissingOption.
+func New(opts Options) (*Workers, error) {
 	if err := opts.validate(); err != nil {
-		panic(fmt.Sprintf("podworkers.New: %v", err))
+		return nil, fmt.Errorf("new pod workers: %w", err)
 	}
 	if opts.ResyncInterval == 0 {
 		opts.ResyncInterval = DefaultResyncInterval
@@ -132,9 +141,6 @@ func New(opts Options) *Workers {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewPCG(1, 1))
-	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
 	}
 	return &Workers{
 		syncer:         opts.Syncer,
@@ -150,7 +156,7 @@ func New(opts Options) *Workers {
 		waitingStatic:  map[string][]types.UID{},
 		wakes:          minHeap[wakeEntry]{less: wakeLess},
 		busy:           minHeap[busyEntry]{less: busyLess},
-	}
+	}, nil
 }
 
 // podStatus is one worker: the kubelet's podSyncStatus with its timestamps and flags folded into
@@ -292,11 +298,4 @@ func (w *Workers) nextSeq() uint64 {
 // jitter is the kubelet's wait.Jitter(d, 0.5): a delay uniform in [d, 1.5d).
 func (w *Workers) jitter(d time.Duration) time.Duration {
 	return d + time.Duration(w.rand.Float64()*jitterFactor*float64(d))
-}
-
-// runCallbacks calls fns in order. Callers run it after releasing the lock.
-func runCallbacks(fns []func()) {
-	for _, fn := range fns {
-		fn()
-	}
 }

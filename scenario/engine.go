@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -19,7 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/node"
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -34,10 +33,6 @@ const StaticPodPath = "/etc/kubernetes/manifests"
 // nodeIP is the simulated node's address.
 const nodeIP = "10.0.0.10"
 
-// maxSpins bounds how often settle may find work at one instant before the engine declares a
-// livelock: a component that keeps asking to be woken "now" is a bug, and a hang would hide it.
-const maxSpins = 100000
-
 // RunOptions configure one replay.
 type RunOptions struct {
 	// Out receives the trace as it is produced. Nil writes nothing.
@@ -47,9 +42,6 @@ type RunOptions struct {
 	// Until stops the replay at this virtual time. Zero plays every step.
 	Until time.Duration
 }
-
-// ErrLivelock is returned when the components keep finding work at one instant.
-var ErrLivelock = errors.New("replay made no progress in virtual time")
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
 // trace deterministic (docs/design/002-replay.md).
@@ -67,7 +59,7 @@ type engine struct {
 	client  kubernetes.Interface  // nil without the api source
 	api     *sources.API          // nil without the api source
 	apiRV   uint64
-	node    *node.Node
+	node    *kubelet.Node
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
@@ -113,32 +105,40 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	if s.hasSource(podconfig.FileSource) {
 		storage.Register(podconfig.FileSource)
 		e.dir = newMemDir(StaticPodPath)
-		e.file = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
-			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir})
+		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
+			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
+			return nil, err
+		}
 	}
 	if s.hasSource(podconfig.HTTPSource) {
 		storage.Register(podconfig.HTTPSource)
 		e.serve = &scriptedHTTP{status: http.StatusNotFound}
-		e.http = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
+		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
 			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
-			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec})
+			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
+			return nil, err
+		}
 	}
 	if s.hasSource(podconfig.APISource) {
 		storage.Register(podconfig.APISource)
-		e.server = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))})
+		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))}); err != nil {
+			return nil, err
+		}
 		client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1})
 		if err != nil {
 			return nil, err
 		}
 		e.client = client
-		e.api = sources.NewAPI(sources.APIOptions{Tracer: e.rec})
+		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
+			return nil, err
+		}
 	}
 	var lat fakeruntime.Latencies
 	if r := s.Runtime; r != nil {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
-	n, err := node.New(node.Options{
+	n, err := kubelet.New(kubelet.Options{
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
 		Clock:         clk,
@@ -220,7 +220,8 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 
 // wakes lists when each component next wants attention.
 func (e *engine) wakes() []time.Time {
-	out := []time.Time{e.node.Loop.NextWake()}
+	loopWake, _ := e.node.Loop.NextWake()
+	out := []time.Time{loopWake}
 	if e.file != nil {
 		if t, ok := e.file.NextWake(); ok {
 			out = append(out, t)
@@ -239,8 +240,10 @@ func (e *engine) wakes() []time.Time {
 // sync loop wrote.
 func (e *engine) settle(ctx context.Context) error {
 	for spins := 0; ; spins++ {
-		if spins == maxSpins {
-			return fmt.Errorf("%w at %v", ErrLivelock, e.clk.Since(vclock.Epoch))
+		// The same bound as every driver of the sync loop: a component that keeps asking to be
+		// woken "now" is a bug, and a hang would hide it.
+		if spins == syncloop.MaxAdvancesPerInstant {
+			return fmt.Errorf("replay at %v: %w", e.clk.Since(vclock.Epoch), syncloop.ErrLivelock)
 		}
 		now := e.clk.Now()
 		progressed := false
@@ -271,7 +274,7 @@ func (e *engine) settle(ctx context.Context) error {
 		if e.pumpAPI() {
 			progressed = true
 		}
-		if !progressed && e.node.Loop.NextWake().After(now) {
+		if wake, _ := e.node.Loop.NextWake(); !progressed && wake.After(now) {
 			return nil
 		}
 	}

@@ -36,7 +36,7 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 	if x.Present != nil {
 		check("present", strconv.FormatBool(*x.Present), strconv.FormatBool(present))
 	}
-	status, hasStatus := e.node.Loop.StatusManager().GetPodStatus(uid)
+	status, hasStatus := e.node.Status.GetPodStatus(uid)
 	if x.Phase != "" {
 		got := "none"
 		if hasStatus {
@@ -47,7 +47,7 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 	if x.WorkerState != "" {
 		got := "none"
 		if uid != "" {
-			if st, ok := e.node.Loop.Workers().State(uid); ok {
+			if st, ok := e.node.Workers.State(uid); ok {
 				got = st.String()
 			}
 		}

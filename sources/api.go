@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -10,8 +12,16 @@ import (
 
 // APIOptions configures NewAPI.
 type APIOptions struct {
-	// Tracer receives one event per SET. Nil means trace.Discard.
+	// Tracer receives one event per SET. Required; trace.Discard records nothing.
 	Tracer trace.Tracer
+}
+
+func (o APIOptions) validate() error {
+	var missing []string
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	return missingOptions(missing)
 }
 
 // API is the core of the API server pod source: the kubelet's UndeltaStore inside
@@ -28,13 +38,12 @@ type API struct {
 	pods map[string]*v1.Pod
 }
 
-// NewAPI returns an empty API source core.
-func NewAPI(opts APIOptions) *API {
-	tracer := opts.Tracer
-	if tracer == nil {
-		tracer = trace.Discard
+// NewAPI returns an empty API source core, or an error wrapping ErrMissingOption.
+func NewAPI(opts APIOptions) (*API, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("api source: %w", err)
 	}
-	return &API{tracer: tracer, pods: map[string]*v1.Pod{}}
+	return &API{tracer: opts.Tracer, pods: map[string]*v1.Pod{}}, nil
 }
 
 // Replace makes pods the whole content of the store, as a reflector's list or relist does, and

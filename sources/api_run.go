@@ -2,9 +2,7 @@ package sources
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,10 +35,30 @@ type APIRunnerOptions struct {
 	NodeName string
 	// NodeHasSynced reports whether the node informer has synced. Nil means always true.
 	NodeHasSynced func() bool
-	// Clock drives the node-sync poll and the reflector's back-off. Nil means the real clock.
+	// Clock drives the node-sync poll and the reflector's back-off. Required.
 	Clock clock.WithTicker
 	// Out receives every SET the core returns. Required.
 	Out chan<- podconfig.Update
+}
+
+func (o APIRunnerOptions) validate() error {
+	var missing []string
+	if o.Core == nil {
+		missing = append(missing, "Core")
+	}
+	if o.Client == nil {
+		missing = append(missing, "Client")
+	}
+	if o.NodeName == "" {
+		missing = append(missing, "NodeName")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Out == nil {
+		missing = append(missing, "Out")
+	}
+	return missingOptions(missing)
 }
 
 // APIRunner runs the API server pod source: NewSourceApiserver's goroutine. It waits for the node
@@ -55,24 +73,23 @@ type APIRunner struct {
 	reflector *cache.Reflector
 }
 
-// NewAPIRunner returns a runner for opts. It starts nothing; Run does.
-func NewAPIRunner(opts APIRunnerOptions) *APIRunner {
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
+// NewAPIRunner returns a runner for opts, or an error wrapping ErrMissingOption. It starts
+// nothing; Run does.
+func NewAPIRunner(opts APIRunnerOptions) (*APIRunner, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("api source: %w", err)
 	}
 	if opts.NodeHasSynced == nil {
 		opts.NodeHasSynced = func() bool { return true }
 	}
 	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out}}
-	if opts.Client != nil {
-		r.reflector = cache.NewReflectorWithOptions(
-			podListWatch(opts.Client, opts.NodeName),
-			&v1.Pod{},
-			r.store,
-			cache.ReflectorOptions{Name: "sources/api", ResyncPeriod: 0, Clock: opts.Clock},
-		)
-	}
-	return r
+	r.reflector = cache.NewReflectorWithOptions(
+		podListWatch(opts.Client, opts.NodeName),
+		&v1.Pod{},
+		r.store,
+		cache.ReflectorOptions{Name: "sources/api", ResyncPeriod: 0, Clock: opts.Clock},
+	)
+	return r, nil
 }
 
 // podListWatch lists and watches the pods bound to nodeName in every namespace. It goes through
@@ -95,40 +112,19 @@ func podListWatch(client kubernetes.Interface, nodeName string) cache.ListerWatc
 	return cache.ToListWatcherWithWatchListSemantics(lw, client)
 }
 
-func (r *APIRunner) validate() error {
-	var errs []error
-	if r.opts.Core == nil {
-		errs = append(errs, errors.New("core is required"))
-	}
-	if r.opts.Client == nil {
-		errs = append(errs, errors.New("client is required"))
-	}
-	if r.opts.NodeName == "" {
-		errs = append(errs, errors.New("node name is required"))
-	}
-	if r.opts.Out == nil {
-		errs = append(errs, errors.New("out channel is required"))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("api source: %w", err)
-	}
-	return nil
-}
-
 // Run waits until the node has synced, then keeps the core in step with the API server until ctx
-// is done. It returns nil when ctx ends, or an error for invalid options. The reflector's own
-// goroutines have returned when Run does, except a paginated list that ctx already cancelled.
+// is done, and returns nil. The reflector's own goroutines have returned when Run does, except a
+// paginated list that ctx already cancelled. Run may be called once.
 func (r *APIRunner) Run(ctx context.Context) error {
-	if err := r.validate(); err != nil {
-		return err
-	}
 	logger := klog.FromContext(ctx)
 	logger.Info("Waiting for node sync before watching apiserver pods")
 	if !r.waitForNodeSync(ctx) {
 		return nil
 	}
 	logger.Info("Watching apiserver")
-	r.store.start(ctx.Done())
+	// The reflector calls the store only from the goroutine running RunWithContext, this one:
+	// it lists in a helper goroutine but applies the list here, after waiting for it.
+	r.store.done = ctx.Done()
 	r.reflector.RunWithContext(ctx)
 	return nil
 }
@@ -162,30 +158,22 @@ func (r *APIRunner) waitForNodeSync(ctx context.Context) bool {
 // reflector records the version, so once this returns v, every change up to v has been delivered.
 // It is safe to call from any goroutine.
 func (r *APIRunner) LastSyncResourceVersion() string {
-	if r.reflector == nil {
-		return ""
-	}
 	return r.reflector.LastSyncResourceVersion()
 }
 
 // apiStore adapts the core to the reflector's store: every call goes to the core, and the SET it
 // returns is sent on out before the call returns, so SETs leave in the order of the changes.
+//
+// It has no lock: one goroutine, Run's, sets done and then makes every call through the
+// reflector, so the core stays single-goroutine. LastSyncResourceVersion, the only method others
+// call, reads the reflector's own locked state.
 type apiStore struct {
 	core *API
 	out  chan<- podconfig.Update
-
-	// mu guards core and done, and serialises the sends.
-	mu   sync.Mutex
-	done <-chan struct{}
+	done <-chan struct{} // ctx.Done() of the Run in progress
 }
 
 var _ cache.ReflectorStore = (*apiStore)(nil)
-
-func (s *apiStore) start(done <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.done = done
-}
 
 // send delivers u unless the runner is stopping; a change lost at shutdown has nobody to see it.
 func (s *apiStore) send(u podconfig.Update) {
@@ -200,8 +188,6 @@ func (s *apiStore) Add(obj any) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.send(s.core.Add(pod))
 	return nil
 }
@@ -211,8 +197,6 @@ func (s *apiStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.send(s.core.Update(pod))
 	return nil
 }
@@ -225,8 +209,6 @@ func (s *apiStore) Delete(obj any) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.send(s.core.Delete(pod))
 	return nil
 }
@@ -240,8 +222,6 @@ func (s *apiStore) Replace(objs []any, _ string) error {
 		}
 		pods = append(pods, pod)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.send(s.core.Replace(pods))
 	return nil
 }

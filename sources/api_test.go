@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -52,7 +54,7 @@ func TestAPIUpdatesAndMultiplePods(t *testing.T) {
 	p1 := apiPod("default", "p", "image/one")
 	q := apiPod("default", "q", "image/blah")
 	p2 := apiPod("default", "p", "image/two")
-	a := NewAPI(APIOptions{})
+	a := newAPI(t, trace.Discard)
 	steps := []struct {
 		name string
 		got  podconfig.Update
@@ -74,7 +76,7 @@ func TestAPIUpdatesAndMultiplePods(t *testing.T) {
 // TestAPITwoNamespacesSameName ports TestNewSourceApiserver_TwoNamespacesSameName (bug #2294).
 func TestAPITwoNamespacesSameName(t *testing.T) {
 	one, two := apiPod("one", "p", "i"), apiPod("two", "p", "i")
-	a := NewAPI(APIOptions{})
+	a := newAPI(t, trace.Discard)
 	if got := a.Replace([]*v1.Pod{two, one}); len(got.Pods) != 2 {
 		t.Errorf("Replace([two/p one/p]) has %d pods, want 2", len(got.Pods))
 	}
@@ -85,7 +87,7 @@ func TestAPITwoNamespacesSameName(t *testing.T) {
 
 // TestAPIInitialEmptySendsEmptySET ports TestNewSourceApiserverInitialEmptySendsEmptyPodUpdate.
 func TestAPIInitialEmptySendsEmptySET(t *testing.T) {
-	got := NewAPI(APIOptions{}).Replace(nil)
+	got := newAPI(t, trace.Discard).Replace(nil)
 	if diff := gocmp.Diff(apiSET(), got); diff != "" {
 		t.Errorf("Replace(nil) mismatch (-want +got):\n%s", diff)
 	}
@@ -96,7 +98,7 @@ func TestAPIInitialEmptySendsEmptySET(t *testing.T) {
 
 func TestAPISortsAndTraces(t *testing.T) {
 	var events []trace.Event
-	a := NewAPI(APIOptions{Tracer: trace.Func(func(e trace.Event) { events = append(events, e) })})
+	a := newAPI(t, trace.Func(func(e trace.Event) { events = append(events, e) }))
 	a.Replace([]*v1.Pod{apiPod("b", "x", "i"), apiPod("a", "z", "i"), apiPod("a", "y", "i")})
 	a.Delete(apiPod("zz", "unknown", "i"))
 	base := trace.Event{Component: trace.Sources, Event: "set", Source: "api", Func: "NewSourceApiserver"}
@@ -111,7 +113,7 @@ func TestAPISortsAndTraces(t *testing.T) {
 func TestAPICopiesInputAndReplacesStoredPods(t *testing.T) {
 	in := apiPod("ns", "p", "i")
 	keep := in.DeepCopy()
-	a := NewAPI(APIOptions{})
+	a := newAPI(t, trace.Discard)
 	first := a.Add(in)
 	if first.Pods[0] == in {
 		t.Fatal("Add(pod) returned the input pointer, want the store's own copy")
@@ -163,7 +165,7 @@ func startAPIRunner(t *testing.T, r *APIRunner) (stop func()) {
 func apiPodNames(u podconfig.Update) []string {
 	var names []string
 	for _, p := range u.Pods {
-		names = append(names, p.Namespace+"/"+p.Name)
+		names = append(names, kubecontainer.PodKey(p))
 	}
 	return names
 }
@@ -175,7 +177,7 @@ func TestAPIRunnerFakeClientset(t *testing.T) {
 		p1 := apiPod("default", "p", "image/one")
 		client := fake.NewClientset(p1)
 		out := make(chan podconfig.Update)
-		r := NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: client, NodeName: apiTestNode, Out: out})
+		r := newAPIRunner(t, APIRunnerOptions{Core: newAPI(t, trace.Discard), Client: client, NodeName: apiTestNode, Clock: clock.RealClock{}, Out: out})
 		stop := startAPIRunner(t, r)
 		defer stop()
 
@@ -222,7 +224,8 @@ func TestAPIRunnerWaitsForNodeSync(t *testing.T) {
 		synced := func() bool { polls++; return polls == 3 }
 		out := make(chan podconfig.Update)
 		start := time.Now()
-		r := NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), NodeName: apiTestNode, NodeHasSynced: synced, Out: out})
+		r := newAPIRunner(t, APIRunnerOptions{Core: newAPI(t, trace.Discard), Client: fake.NewClientset(), NodeName: apiTestNode, NodeHasSynced: synced,
+			Clock: clock.RealClock{}, Out: out})
 		stop := startAPIRunner(t, r)
 		defer stop()
 		got := receiveSET(t, out)
@@ -247,8 +250,8 @@ func TestAPIRunnerStopsWhileWaitingForNode(t *testing.T) {
 		}
 		out := make(chan podconfig.Update)
 		start := time.Now()
-		r := NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), NodeName: apiTestNode,
-			NodeHasSynced: synced, Out: out})
+		r := newAPIRunner(t, APIRunnerOptions{Core: newAPI(t, trace.Discard), Client: fake.NewClientset(), NodeName: apiTestNode,
+			NodeHasSynced: synced, Clock: clock.RealClock{}, Out: out})
 		stop := startAPIRunner(t, r)
 		<-polled
 		stop()
@@ -263,31 +266,34 @@ func TestAPIRunnerStopsWhileWaitingForNode(t *testing.T) {
 	})
 }
 
-func TestAPIRunnerInvalidOptions(t *testing.T) {
+func TestNewAPIRunnerMissingOptions(t *testing.T) {
+	core := newAPI(t, trace.Discard)
+	complete := func() APIRunnerOptions {
+		return APIRunnerOptions{Core: core, Client: fake.NewClientset(), NodeName: apiTestNode, Clock: clock.RealClock{}, Out: make(chan podconfig.Update)}
+	}
 	tests := []struct {
-		name string
-		opts APIRunnerOptions
-		want string // the whole error: exactly the missing option is named
+		name  string
+		clear func(*APIRunnerOptions)
+		want  string // the whole error: exactly the missing options are named
 	}{
-		{"no core", APIRunnerOptions{Client: fake.NewClientset(), NodeName: apiTestNode, Out: make(chan podconfig.Update)},
-			"api source: core is required"},
-		{"no client", APIRunnerOptions{Core: NewAPI(APIOptions{}), NodeName: apiTestNode, Out: make(chan podconfig.Update)},
-			"api source: client is required"},
-		{"no node", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), Out: make(chan podconfig.Update)},
-			"api source: node name is required"},
-		{"no out", APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: fake.NewClientset(), NodeName: apiTestNode},
-			"api source: out channel is required"},
-		{"nothing", APIRunnerOptions{},
-			"api source: core is required\nclient is required\nnode name is required\nout channel is required"},
+		{"noCore", func(o *APIRunnerOptions) { o.Core = nil }, "api source: options Core: missing required option"},
+		{"noClient", func(o *APIRunnerOptions) { o.Client = nil }, "api source: options Client: missing required option"},
+		{"noNode", func(o *APIRunnerOptions) { o.NodeName = "" }, "api source: options NodeName: missing required option"},
+		{"noClock", func(o *APIRunnerOptions) { o.Clock = nil }, "api source: options Clock: missing required option"},
+		{"noOut", func(o *APIRunnerOptions) { o.Out = nil }, "api source: options Out: missing required option"},
+		{"nothing", func(o *APIRunnerOptions) { *o = APIRunnerOptions{} },
+			"api source: options Core, Client, NodeName, Clock, Out: missing required option"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := NewAPIRunner(tt.opts).Run(t.Context())
-			if err == nil {
-				t.Fatal("Run() = nil, want an error")
+			opts := complete()
+			tt.clear(&opts)
+			r, err := NewAPIRunner(opts)
+			if r != nil || !errors.Is(err, ErrMissingOption) {
+				t.Fatalf("NewAPIRunner() = %v, %v, want nil, an error wrapping ErrMissingOption", r, err)
 			}
 			if err.Error() != tt.want {
-				t.Errorf("Run() = %q, want %q", err, tt.want)
+				t.Errorf("NewAPIRunner() error = %q, want %q", err, tt.want)
 			}
 		})
 	}
@@ -426,7 +432,11 @@ type apiEnv struct {
 
 func newAPIEnv(t *testing.T, history int, pods ...*v1.Pod) (*apiEnv, func()) {
 	t.Helper()
-	e := &apiEnv{srv: fakeapiserver.New(fakeapiserver.Options{HistorySize: history}), out: make(chan podconfig.Update)}
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, HistorySize: history})
+	if err != nil {
+		t.Fatalf("fakeapiserver.New() = %v", err)
+	}
+	e := &apiEnv{srv: srv, out: make(chan podconfig.Update)}
 	e.gate = &watchPartition{handler: e.srv.Handler()}
 	client, err := kubernetes.NewForConfig(&rest.Config{
 		Host:          "http://apiserver.test",
@@ -444,7 +454,7 @@ func newAPIEnv(t *testing.T, history int, pods ...*v1.Pod) (*apiEnv, func()) {
 	if e.storage, err = podconfig.NewStorage(podconfig.StorageOptions{Clock: clock.RealClock{}, Tracer: trace.Discard}); err != nil {
 		t.Fatalf("podconfig.NewStorage() = %v", err)
 	}
-	e.runner = NewAPIRunner(APIRunnerOptions{Core: NewAPI(APIOptions{}), Client: client, NodeName: apiTestNode, Out: e.out})
+	e.runner = newAPIRunner(t, APIRunnerOptions{Core: newAPI(t, trace.Discard), Client: client, NodeName: apiTestNode, Clock: clock.RealClock{}, Out: e.out})
 	return e, startAPIRunner(t, e.runner)
 }
 
@@ -621,7 +631,10 @@ func TestAPIRunnerRelistsAfterGone(t *testing.T) {
 }
 
 func ExampleAPI() {
-	a := NewAPI(APIOptions{})
+	a, err := NewAPI(APIOptions{Tracer: trace.Discard})
+	if err != nil {
+		panic(err)
+	}
 	web := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	db := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}}
 	for _, u := range []podconfig.Update{a.Replace(nil), a.Add(web), a.Add(db), a.Delete(web)} {

@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podvalidation"
 )
 
 // MaxConfigLength is the kubelet's maxConfigLength: a manifest file or HTTP body of this many
@@ -121,7 +122,7 @@ func prepare(pod *v1.Pod, opts DecodeOptions) error {
 	if err := applyDefaults(pod, opts); err != nil {
 		return err
 	}
-	if errs := validatePodCreate(pod); len(errs) > 0 {
+	if errs := podvalidation.ValidatePodCreate(pod, podvalidation.StaticPod); len(errs) > 0 {
 		// %v of the list renders as the kubelet prints it: "[path: reason, ...]" in brackets.
 		return fmt.Errorf("%w: %v", ErrInvalidPod, errs)
 	}

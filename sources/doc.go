@@ -14,7 +14,11 @@
 //
 // The cores read files and make HTTP requests, because those are inputs, but they never start
 // goroutines or read the wall clock. In replay the engine calls them directly and hands the file
-// source the watch events fsnotify would have produced.
+// source the watch events fsnotify would have produced. Every constructor takes an options struct
+// and returns an error wrapping ErrMissingOption when a required one (the clock, the tracer, the
+// core a runner drives) is unset; there is no real-clock default. Each core is driven by one
+// goroutine and has no lock; the API runner's store adapter is called only from the reflector's
+// goroutine.
 //
 // Deliberate differences from the kubelet, all listed in docs/fidelity.md:
 //   - Pods inside a file SET are sorted by namespace/name; the kubelet's order comes from map
@@ -22,6 +26,7 @@
 //   - A generated UID hashes canonical JSON of the decoded, defaulted pod instead of the kubelet's
 //     dump of its internal Go types, so UIDs differ from a real kubelet's while keeping the rule:
 //     same content, node and location give the same UID; any change gives a new one.
-//   - Defaulting and validation are a subset of the API server's, written on top of
-//     k8s.io/apimachinery because k8s.io/kubernetes cannot be imported.
+//   - Defaulting (package apidefaults) and validation (package podvalidation, its StaticPod
+//     subset) are a subset of the API server's, written on top of k8s.io/apimachinery because
+//     k8s.io/kubernetes cannot be imported.
 package sources

@@ -3,6 +3,7 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	utilio "k8s.io/utils/io"
 )
@@ -20,7 +21,19 @@ var (
 	// ErrEmptyBody is returned, together with an empty SET, when the manifest URL answers 200
 	// with no body.
 	ErrEmptyBody = errors.New("zero-length data received")
+	// ErrMissingOption is wrapped by every constructor in this package when a required option is
+	// unset; the error names the missing options.
+	ErrMissingOption = errors.New("missing required option")
 )
+
+// missingOptions returns nil when missing is empty, or else an error wrapping ErrMissingOption
+// that names the missing options.
+func missingOptions(missing []string) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+}
 
 // StatusError is returned when the manifest URL answers with a status other than 200 OK.
 type StatusError struct {

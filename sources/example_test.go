@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
@@ -45,7 +46,10 @@ func ExampleFile_Relist() {
 	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(web), 0o644); err != nil {
 		panic(err)
 	}
-	src := sources.NewFile(sources.FileOptions{Path: dir, NodeName: "node-1", Clock: vclock.New(vclock.Epoch)})
+	src, err := sources.NewFile(sources.FileOptions{Path: dir, NodeName: "node-1", Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		panic(err)
+	}
 	update, err := src.Relist()
 	fmt.Println(update.Op, update.Source, len(update.Pods), update.Pods[0].Name, err)
 	next, _ := src.NextWake()

@@ -27,18 +27,32 @@ const DefaultFileCheckFrequency = 20 * time.Second
 // FileOptions configures a File source.
 type FileOptions struct {
 	// Path is the static pod path: a directory of manifests or one manifest file. Trailing
-	// separators are trimmed, as the kubelet does.
+	// separators are trimmed, as the kubelet does. Required.
 	Path string
 	// NodeName is the kubelet's node name.
 	NodeName string
 	// Period is the relist period (fileCheckFrequency). Zero means DefaultFileCheckFrequency.
 	Period time.Duration
-	// Clock schedules relists. Nil means the real clock.
+	// Clock schedules relists. Required.
 	Clock clock.PassiveClock
-	// Tracer receives "set" and "error" events. Nil means trace.Discard.
+	// Tracer receives "set" and "error" events. Required; trace.Discard records nothing.
 	Tracer trace.Tracer
 	// FS is where manifests are read from. Nil means the real disk.
 	FS FileSystem
+}
+
+func (o FileOptions) validate() error {
+	var missing []string
+	if o.Path == "" {
+		missing = append(missing, "Path")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	return missingOptions(missing)
 }
 
 // File is the static pod file source: the kubelet's sourceFile without its goroutines. It keeps
@@ -59,16 +73,14 @@ type File struct {
 	decoded    map[string]decodedFile // file path → its last successful decode; a cache only
 }
 
-// NewFile returns a File source. The first relist is due at once.
-func NewFile(opts FileOptions) *File {
+// NewFile returns a File source, or an error wrapping ErrMissingOption. The first relist is due
+// at once.
+func NewFile(opts FileOptions) (*File, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("file source: %w", err)
+	}
 	if opts.Period <= 0 {
 		opts.Period = DefaultFileCheckFrequency
-	}
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
 	}
 	if opts.FS == nil {
 		opts.FS = OSFileSystem{}
@@ -84,7 +96,7 @@ func NewFile(opts FileOptions) *File {
 		fileKeys:   map[string]string{},
 		decoded:    map[string]decodedFile{},
 		nextRelist: opts.Clock.Now(),
-	}
+	}, nil
 }
 
 // Path returns the static pod path the source reads, with trailing separators trimmed.

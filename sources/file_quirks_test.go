@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
@@ -213,7 +214,7 @@ func TestSymlinks(t *testing.T) {
 
 func TestFileNextWake(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	f := NewFile(FileOptions{Path: t.TempDir(), NodeName: "node1", Clock: clk, Period: 20 * time.Second})
+	f := newFile(t, FileOptions{Path: t.TempDir(), NodeName: "node1", Clock: clk, Period: 20 * time.Second, Tracer: trace.Discard})
 	check := func(want time.Duration) {
 		t.Helper()
 		got, ok := f.NextWake()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/podvalidation"
 	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
@@ -63,7 +64,7 @@ func TestReadPodsFromFileExistAlready(t *testing.T) {
 	path := join(t.TempDir(), "test_pod_manifest")
 	writeFile(t, path, string(mustJSON(t, simplePodFixture())))
 	clk := vclock.New(vclock.Epoch)
-	f := NewFile(FileOptions{Path: path, NodeName: "random-test-hostname", Clock: clk})
+	f := newFile(t, FileOptions{Path: path, NodeName: "random-test-hostname", Clock: clk, Tracer: trace.Discard})
 	u, err := f.Relist()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestReadPodsFromFileExistAlready(t *testing.T) {
 		t.Errorf("Relist() mismatch (-want +got):\n%s", diff)
 	}
 	for _, p := range u.Pods {
-		if errs := validatePodCreate(p); len(errs) > 0 {
+		if errs := podvalidation.ValidatePodCreate(p, podvalidation.StaticPod); len(errs) > 0 {
 			t.Errorf("received pod fails validation: %v", errs)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/podvalidation"
 )
 
 // checkDecoded fails unless a pod that decoded without error is fully prepared and valid.
@@ -13,7 +15,7 @@ func checkDecoded(t *testing.T, pod *v1.Pod, opts DecodeOptions) {
 	if pod == nil {
 		t.Fatal("decoded without error but returned a nil pod")
 	}
-	if errs := validatePodCreate(pod); len(errs) > 0 {
+	if errs := podvalidation.ValidatePodCreate(pod, podvalidation.StaticPod); len(errs) > 0 {
 		t.Errorf("decoded pod fails validation: %v", errs)
 	}
 	if res, err := apiReference(pod); res != "" || err != nil {

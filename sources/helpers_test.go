@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
@@ -50,7 +51,47 @@ func newTestFile(t testing.TB, path string) (*File, *vclock.Clock, *events) {
 	t.Helper()
 	clk := vclock.New(vclock.Epoch)
 	ev := &events{}
-	return NewFile(FileOptions{Path: path, NodeName: "node1", Clock: clk, Tracer: ev}), clk, ev
+	return newFile(t, FileOptions{Path: path, NodeName: "node1", Clock: clk, Tracer: ev}), clk, ev
+}
+
+// newFile returns NewFile(opts) and stops the test if it fails.
+func newFile(t testing.TB, opts FileOptions) *File {
+	t.Helper()
+	f, err := NewFile(opts)
+	if err != nil {
+		t.Fatalf("NewFile() error = %v", err)
+	}
+	return f
+}
+
+// newHTTP returns NewHTTP(opts) and stops the test if it fails.
+func newHTTP(t testing.TB, opts HTTPOptions) *HTTP {
+	t.Helper()
+	h, err := NewHTTP(opts)
+	if err != nil {
+		t.Fatalf("NewHTTP() error = %v", err)
+	}
+	return h
+}
+
+// newAPI returns an API core that traces to tracer, and stops the test if NewAPI fails.
+func newAPI(t testing.TB, tracer trace.Tracer) *API {
+	t.Helper()
+	a, err := NewAPI(APIOptions{Tracer: tracer})
+	if err != nil {
+		t.Fatalf("NewAPI() error = %v", err)
+	}
+	return a
+}
+
+// newAPIRunner returns NewAPIRunner(opts) and stops the test if it fails.
+func newAPIRunner(t testing.TB, opts APIRunnerOptions) *APIRunner {
+	t.Helper()
+	r, err := NewAPIRunner(opts)
+	if err != nil {
+		t.Fatalf("NewAPIRunner() error = %v", err)
+	}
+	return r
 }
 
 // names lists "namespace/name" of an update's pods in order; nil for no update.
@@ -60,7 +101,7 @@ func names(u *podconfig.Update) []string {
 	}
 	out := make([]string, len(u.Pods))
 	for i, p := range u.Pods {
-		out[i] = p.Namespace + "/" + p.Name
+		out[i] = kubecontainer.PodKey(p)
 	}
 	return out
 }
@@ -70,7 +111,7 @@ func uids(u *podconfig.Update) map[string]string {
 	out := map[string]string{}
 	if u != nil {
 		for _, p := range u.Pods {
-			out[p.Namespace+"/"+p.Name] = string(p.UID)
+			out[kubecontainer.PodKey(p)] = string(p.UID)
 		}
 	}
 	return out

@@ -26,7 +26,7 @@ const (
 
 // HTTPOptions configures an HTTP source.
 type HTTPOptions struct {
-	// URL is the manifest URL (staticPodURL).
+	// URL is the manifest URL (staticPodURL). Required.
 	URL string
 	// Header is sent with every request (staticPodURLHeader).
 	Header http.Header
@@ -37,10 +37,24 @@ type HTTPOptions struct {
 	// Client makes the requests. Nil means a client with DefaultHTTPTimeout; replay passes one
 	// with an in-process transport.
 	Client *http.Client
-	// Clock schedules polls. Nil means the real clock.
+	// Clock schedules polls. Required.
 	Clock clock.PassiveClock
-	// Tracer receives "set" and "error" events. Nil means trace.Discard.
+	// Tracer receives "set" and "error" events. Required; trace.Discard records nothing.
 	Tracer trace.Tracer
+}
+
+func (o HTTPOptions) validate() error {
+	var missing []string
+	if o.URL == "" {
+		missing = append(missing, "URL")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	return missingOptions(missing)
 }
 
 // HTTP is the manifest URL source: the kubelet's sourceURL without its goroutine. It remembers the
@@ -59,19 +73,17 @@ type HTTP struct {
 	nextPoll time.Time // period after the last poll finished; construction time before the first
 }
 
-// NewHTTP returns an HTTP source. The first poll is due at once.
-func NewHTTP(opts HTTPOptions) *HTTP {
+// NewHTTP returns an HTTP source, or an error wrapping ErrMissingOption. The first poll is due
+// at once.
+func NewHTTP(opts HTTPOptions) (*HTTP, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("http source: %w", err)
+	}
 	if opts.Period <= 0 {
 		opts.Period = DefaultHTTPCheckFrequency
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
 	}
 	return &HTTP{
 		url:      opts.URL,
@@ -82,7 +94,7 @@ func NewHTTP(opts HTTPOptions) *HTTP {
 		clock:    opts.Clock,
 		tracer:   opts.Tracer,
 		nextPoll: opts.Clock.Now(),
-	}
+	}, nil
 }
 
 // NextWake returns when the next poll is due: one period after the previous poll finished, as

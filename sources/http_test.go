@@ -17,6 +17,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/podvalidation"
 	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
 )
@@ -49,7 +50,7 @@ func newHTTPSource(t *testing.T, status int, body string, header http.Header) (*
 	srv := httptest.NewServer(ms)
 	t.Cleanup(srv.Close)
 	ev := &events{}
-	h := NewHTTP(HTTPOptions{URL: srv.URL, Header: header, NodeName: "different-value", Clock: vclock.New(vclock.Epoch), Tracer: ev})
+	h := newHTTP(t, HTTPOptions{URL: srv.URL, Header: header, NodeName: "different-value", Clock: vclock.New(vclock.Epoch), Tracer: ev})
 	return h, ms, ev
 }
 
@@ -58,7 +59,7 @@ func TestExtractFromHTTPBadness(t *testing.T) {
 	url := srv.URL + "/_not_found_"
 	srv.Close()
 	ev := &events{}
-	h := NewHTTP(HTTPOptions{URL: url, NodeName: "other", Clock: vclock.New(vclock.Epoch), Tracer: ev})
+	h := newHTTP(t, HTTPOptions{URL: url, NodeName: "other", Clock: vclock.New(vclock.Epoch), Tracer: ev})
 	u, err := h.Poll(context.Background())
 	if u != nil || err == nil || !strings.Contains(err.Error(), url) {
 		t.Errorf("Poll() = %v, %v, want no update and an error naming %s", u, err, url)
@@ -164,7 +165,7 @@ func TestExtractPodsFromHTTP(t *testing.T) {
 				t.Errorf("Poll() mismatch (-want +got):\n%s", diff)
 			}
 			for _, p := range u.Pods {
-				if errs := validatePodCreate(p); len(errs) > 0 {
+				if errs := podvalidation.ValidatePodCreate(p, podvalidation.StaticPod); len(errs) > 0 {
 					t.Errorf("received pod fails validation: %v", errs)
 				}
 			}
@@ -262,7 +263,7 @@ func TestHTTPClientTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	h := NewHTTP(HTTPOptions{URL: srv.URL, NodeName: "n", Clock: vclock.New(vclock.Epoch),
+	h := newHTTP(t, HTTPOptions{URL: srv.URL, NodeName: "n", Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard,
 		Client: &http.Client{Timeout: 50 * time.Millisecond}})
 	u, err := h.Poll(context.Background())
 	if u != nil || err == nil || !strings.Contains(err.Error(), "Client.Timeout") {
@@ -274,7 +275,7 @@ func TestHTTPNextWake(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	h := NewHTTP(HTTPOptions{URL: srv.URL, NodeName: "n", Clock: clk, Period: 20 * time.Second, Tracer: trace.Discard})
+	h := newHTTP(t, HTTPOptions{URL: srv.URL, NodeName: "n", Clock: clk, Period: 20 * time.Second, Tracer: trace.Discard})
 	if got, ok := h.NextWake(); !ok || !got.Equal(vclock.Epoch) {
 		t.Errorf("NextWake() before the first poll = %v, %v, want the start", got, ok)
 	}

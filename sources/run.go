@@ -39,10 +39,42 @@ type FileRunner struct {
 	watching func()
 }
 
-// NewFileRunner returns a runner for core. clk must be the clock core was built with; every
-// update core produces is sent to out.
-func NewFileRunner(core *File, clk clock.WithTicker, out chan<- podconfig.Update) *FileRunner {
-	return &FileRunner{core: core, clock: clk, out: out}
+// FileRunnerOptions configures NewFileRunner.
+type FileRunnerOptions struct {
+	// Core is the file source to drive. Required.
+	Core *File
+	// Clock times relists and watcher retries; it must be the clock Core was built with. Required.
+	Clock clock.WithTicker
+	// Out receives every update Core produces. Required.
+	Out chan<- podconfig.Update
+}
+
+func (o FileRunnerOptions) validate() error {
+	return validateRunnerOptions(o.Core == nil, o.Clock == nil, o.Out == nil)
+}
+
+// NewFileRunner returns a runner for opts.Core, or an error wrapping ErrMissingOption. It starts
+// nothing; Run does.
+func NewFileRunner(opts FileRunnerOptions) (*FileRunner, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("file source: %w", err)
+	}
+	return &FileRunner{core: opts.Core, clock: opts.Clock, out: opts.Out}, nil
+}
+
+// validateRunnerOptions names the options a source runner lacks.
+func validateRunnerOptions(noCore, noClock, noOut bool) error {
+	var missing []string
+	if noCore {
+		missing = append(missing, "Core")
+	}
+	if noClock {
+		missing = append(missing, "Clock")
+	}
+	if noOut {
+		missing = append(missing, "Out")
+	}
+	return missingOptions(missing)
 }
 
 // Run relists and watches until ctx is done, then stops the watcher and returns nil once both of
@@ -220,10 +252,27 @@ type HTTPRunner struct {
 	out   chan<- podconfig.Update
 }
 
-// NewHTTPRunner returns a runner for core. clk must be the clock core was built with; every
-// update core produces is sent to out.
-func NewHTTPRunner(core *HTTP, clk clock.WithTicker, out chan<- podconfig.Update) *HTTPRunner {
-	return &HTTPRunner{core: core, clock: clk, out: out}
+// HTTPRunnerOptions configures NewHTTPRunner.
+type HTTPRunnerOptions struct {
+	// Core is the HTTP source to drive. Required.
+	Core *HTTP
+	// Clock times polls; it must be the clock Core was built with. Required.
+	Clock clock.WithTicker
+	// Out receives every update Core produces. Required.
+	Out chan<- podconfig.Update
+}
+
+func (o HTTPRunnerOptions) validate() error {
+	return validateRunnerOptions(o.Core == nil, o.Clock == nil, o.Out == nil)
+}
+
+// NewHTTPRunner returns a runner for opts.Core, or an error wrapping ErrMissingOption. It starts
+// nothing; Run does.
+func NewHTTPRunner(opts HTTPRunnerOptions) (*HTTPRunner, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("http source: %w", err)
+	}
+	return &HTTPRunner{core: opts.Core, clock: opts.Clock, out: opts.Out}, nil
 }
 
 // Run polls until ctx is done and returns nil. It runs in the caller's goroutine only.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // startFileRunner runs a FileRunner with a one-hour period, so that any prompt update must come
@@ -28,9 +29,12 @@ func startFileRunner(t *testing.T, path string) (<-chan podconfig.Update, <-chan
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	_, tctx := ktesting.NewTestContext(t)
 	ctx = klog.NewContext(ctx, klog.FromContext(tctx))
-	core := NewFile(FileOptions{Path: path, NodeName: "node1", Period: time.Hour, Clock: clock.RealClock{}})
+	core := newFile(t, FileOptions{Path: path, NodeName: "node1", Period: time.Hour, Clock: clock.RealClock{}, Tracer: trace.Discard})
 	out := make(chan podconfig.Update, 100)
-	r := NewFileRunner(core, clock.RealClock{}, out)
+	r, err := NewFileRunner(FileRunnerOptions{Core: core, Clock: clock.RealClock{}, Out: out})
+	if err != nil {
+		t.Fatalf("NewFileRunner() error = %v", err)
+	}
 	watching := make(chan struct{})
 	var once sync.Once
 	r.watching = func() { once.Do(func() { close(watching) }) }
@@ -158,12 +162,16 @@ func TestHTTPRunner(t *testing.T) {
 			{200, a}, {500, ""}, {500, ""}, {500, ""}, {500, ""}, {500, ""}, {200, b},
 		}}
 		start := time.Now()
-		core := NewHTTP(HTTPOptions{URL: "http://manifests.test/pods", NodeName: "node1", Clock: clock.RealClock{},
-			Client: &http.Client{Transport: tr}})
+		core := newHTTP(t, HTTPOptions{URL: "http://manifests.test/pods", NodeName: "node1", Clock: clock.RealClock{},
+			Tracer: trace.Discard, Client: &http.Client{Transport: tr}})
 		out := make(chan podconfig.Update, 10)
 		ctx, cancel := context.WithCancel(tctx)
 		done := make(chan error, 1)
-		go func() { done <- NewHTTPRunner(core, clock.RealClock{}, out).Run(ctx) }()
+		r, err := NewHTTPRunner(HTTPRunnerOptions{Core: core, Clock: clock.RealClock{}, Out: out})
+		if err != nil {
+			t.Fatalf("NewHTTPRunner() error = %v", err)
+		}
+		go func() { done <- r.Run(ctx) }()
 
 		synctest.Wait()
 		if u := <-out; !cmp.Equal(names(&u), []string{"default/a-node1"}) {

@@ -92,7 +92,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 			continue
 		}
 		done := cs.Ready
-		if isSidecar(ic) {
+		if kubecontainer.IsRestartableInitContainer(ic) {
 			done = cs.Started != nil && *cs.Started
 		}
 		if !done {
@@ -138,7 +138,7 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
+		if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
 			check(pod.Spec.InitContainers[i].Name)
 		}
 	}

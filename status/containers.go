@@ -54,30 +54,6 @@ func ReasonFromError(err error) Reason {
 	return Reason{Reason: err.Error()}
 }
 
-// ShouldContainerBeRestarted reports whether the runtime would start container again on the next
-// sync: the kubelet's kubecontainer.ShouldContainerBeRestarted.
-func ShouldContainerBeRestarted(container *v1.Container, pod *v1.Pod, status *kubecontainer.PodStatus) bool {
-	if pod.DeletionTimestamp != nil {
-		return false
-	}
-	cs := status.FindContainerStatusByName(container.Name)
-	switch {
-	case cs == nil:
-		return true
-	case cs.State == kubecontainer.ContainerStateRunning:
-		return false
-	case cs.State == kubecontainer.ContainerStateUnknown, cs.State == kubecontainer.ContainerStateCreated:
-		return true
-	case isSidecar(container):
-		return true
-	case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
-		return false
-	case pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && cs.ExitCode == 0:
-		return false
-	}
-	return true
-}
-
 // convertContainerStatuses builds the API statuses of containers (the regular or the init
 // containers of pod) from the runtime's view and the previous API statuses: the kubelet's
 // convertToAPIContainerStatuses.
@@ -165,14 +141,14 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 			if cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0 {
 				continue
 			}
-			if cs == nil && anyRegularContainerCreated(pod, rs) && !isSidecar(c) && statuses[c.Name].State.Waiting != nil {
+			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && statuses[c.Name].State.Waiting != nil {
 				statuses[c.Name].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 					Reason: ReasonCompleted, Message: msgInitAssumedDone,
 				}}
 				continue
 			}
 		}
-		if !ShouldContainerBeRestarted(c, pod, rs) {
+		if !kubecontainer.ShouldContainerBeRestarted(c, pod, rs) {
 			continue
 		}
 		r, ok := reasons[c.Name]
@@ -282,7 +258,7 @@ func setStartedAndReady(pod *v1.Pod, s *v1.PodStatus) {
 		cs := &s.InitContainerStatuses[i]
 		started := cs.State.Running != nil
 		cs.Started = &started
-		if i < len(pod.Spec.InitContainers) && !isSidecar(&pod.Spec.InitContainers[i]) {
+		if i < len(pod.Spec.InitContainers) && !kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
 			if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
 				cs.Ready = true
 			}

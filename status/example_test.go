@@ -51,11 +51,15 @@ func ExampleManager() {
 		Status:     v1.PodStatus{Phase: v1.PodPending},
 	}
 	client := fake.NewClientset(pod.DeepCopy())
-	m := status.New(status.Options{
+	m, err := status.New(status.Options{
 		Client: status.ClientsetAdapter{Client: client},
 		Clock:  clk,
 		Tracer: trace.Func(func(e trace.Event) { fmt.Println(e.Event, e.Pod, e.To, e.Func) }),
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
 	if at, ok := m.NextWake(); ok && !at.After(clk.Now()) {
 		_ = m.Step(context.Background())

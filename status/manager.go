@@ -1,8 +1,9 @@
 package status
 
 import (
+	"errors"
 	"fmt"
-	"sync"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,12 +48,30 @@ type Options struct {
 	PodManager PodManager
 	// DeletionSafety holds terminal phases back while containers may run. Nil means none may.
 	DeletionSafety DeletionSafety
-	// Clock gives the time; it is required.
+	// Clock gives the time. Required.
 	Clock clock.PassiveClock
 	// SyncPeriod is the full batch period; zero means DefaultSyncPeriod.
 	SyncPeriod time.Duration
-	// Tracer receives events; nil means trace.Discard.
+	// Tracer receives events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
+}
+
+// ErrMissingOption is wrapped by the error New returns when a required option is missing.
+var ErrMissingOption = errors.New("missing required option")
+
+// validate reports every missing required option, wrapping ErrMissingOption.
+func (o Options) validate() error {
+	var missing []string
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
 }
 
 // versioned is one pod's cached status: the kubelet's versionedPodStatus.
@@ -66,7 +85,8 @@ type versioned struct {
 	status   v1.PodStatus
 }
 
-// Manager is the kubelet's status manager as a core. It is safe for concurrent use.
+// Manager is the kubelet's status manager as a core: one goroutine drives it, and it is not safe
+// for concurrent use.
 type Manager struct {
 	client   PodStatusClient
 	pods     PodManager
@@ -76,7 +96,6 @@ type Manager struct {
 	tracer   trace.Tracer
 	anchored time.Time // full batches are due at anchored + k*period
 
-	mu sync.Mutex // guards the fields below
 	// statuses is keyed by the pod's own UID (the static pod's for static pods).
 	statuses map[types.UID]*versioned
 	// apiVersions is the last version written, keyed by the UID of the API object written (the
@@ -90,16 +109,13 @@ type Manager struct {
 	reconciled map[types.UID]reconcileMemo
 }
 
-// New returns a Manager. It panics without a Clock, which is a wiring error.
-func New(opts Options) *Manager {
-	if opts.Clock == nil {
-		panic("status.New: Options.Clock is required")
+// New returns a Manager. A missing required option is an error wrapping ErrMissingOption.
+func New(opts Options) (*Manager, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new status manager: %w", err)
 	}
 	if opts.SyncPeriod <= 0 {
 		opts.SyncPeriod = DefaultSyncPeriod
-	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
 	}
 	if opts.PodManager == nil {
 		opts.PodManager = noPods{}
@@ -117,7 +133,7 @@ func New(opts Options) *Manager {
 		apiVersions: map[types.UID]uint64{},
 		reconciled:  map[types.UID]reconcileMemo{},
 		nextFull:    now.Add(opts.SyncPeriod),
-	}
+	}, nil
 }
 
 // noPods is the PodManager of a Manager given none.
@@ -131,8 +147,6 @@ func (noPods) TranslatePodUID(uid types.UID) types.UID   { return uid }
 // translated to its static pod's), and whether there is one.
 func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	uid = m.pods.TranslatePodUID(uid)
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	v, ok := m.statuses[uid]
 	if !ok {
 		return v1.PodStatus{}, false
@@ -144,8 +158,6 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 // asks it for every pod every 2s.
 func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 	uid = m.pods.TranslatePodUID(uid)
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	v, ok := m.statuses[uid]
 	if !ok {
 		return "", false
@@ -158,8 +170,6 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	status = *status.DeepCopy()
 	status.ObservedGeneration = pod.Generation
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.update(pod, status, pod.DeletionTimestamp != nil, false, "SetPodStatus")
 }
 
@@ -168,8 +178,6 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 // never initialized), a non-static pod still Pending or Running becomes Failed, and the status is
 // flagged finished, which allows the API object to be deleted.
 func (m *Manager) TerminatePod(pod *v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	base := pod.Status
 	if v, ok := m.statuses[pod.UID]; ok {
 		base = v.status
@@ -198,8 +206,6 @@ func (m *Manager) TerminatePod(pod *v1.Pod) {
 
 // RemoveOrphanedStatuses forgets the status of every pod whose UID is not in podUIDs.
 func (m *Manager) RemoveOrphanedStatuses(podUIDs map[types.UID]bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for uid := range m.statuses {
 		if !podUIDs[uid] {
 			delete(m.statuses, uid)
@@ -226,7 +232,7 @@ func hasPodInitialized(pod *v1.Pod) bool {
 	if n > len(pod.Spec.InitContainers) || pod.Spec.InitContainers[n-1].Name != last.Name {
 		return false
 	}
-	if isSidecar(&pod.Spec.InitContainers[n-1]) {
+	if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[n-1]) {
 		return last.State.Running != nil && last.Started != nil && *last.Started
 	}
 	for _, st := range []v1.ContainerState{last.LastTerminationState, last.State} {
@@ -326,7 +332,7 @@ func checkContainerStateTransition(old, next *v1.PodStatus, spec *v1.PodSpec) er
 		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
 			return fmt.Errorf("found mismatch between pod spec and status, container: %s", o.Name)
 		}
-		if isSidecar(&spec.InitContainers[i]) || !final(o) {
+		if kubecontainer.IsRestartableInitContainer(&spec.InitContainers[i]) || !final(o) {
 			continue
 		}
 		if n, ok := findStatus(next.InitContainerStatuses, o.Name); ok && n.State.Terminated == nil {

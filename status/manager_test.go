@@ -2,6 +2,8 @@ package status
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +80,28 @@ type env struct {
 	m      *Manager
 }
 
+// newManager calls New and fails the test on an error.
+func newManager(t *testing.T, opts Options) *Manager {
+	t.Helper()
+	m, err := New(opts)
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	return m
+}
+
+func TestNewMissingOptions(t *testing.T) {
+	_, err := New(Options{})
+	if !errors.Is(err, ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	}
+	for _, name := range []string{"Clock", "Tracer"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("New(Options{}) = %q, want it to name %s", err, name)
+		}
+	}
+}
+
 func newEnv(t *testing.T, safety DeletionSafety, apiObjects ...*v1.Pod) *env {
 	t.Helper()
 	e := &env{clock: vclock.New(vclock.Epoch), client: fake.NewClientset(), pods: newFakePods()}
@@ -86,7 +110,7 @@ func newEnv(t *testing.T, safety DeletionSafety, apiObjects ...*v1.Pod) *env {
 			t.Fatalf("Tracker().Add(%s) = %v", p.Name, err)
 		}
 	}
-	e.m = New(Options{
+	e.m = newManager(t, Options{
 		Client:         ClientsetAdapter{Client: e.client},
 		PodManager:     e.pods,
 		DeletionSafety: safety,
@@ -377,7 +401,7 @@ func TestManagerDropsStatusOfRecreatedPod(t *testing.T) {
 func TestManagerStandalone(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	var events []trace.Event
-	m := New(Options{Clock: clk, Tracer: trace.Func(func(ev trace.Event) { events = append(events, ev) })})
+	m := newManager(t, Options{Clock: clk, Tracer: trace.Func(func(ev trace.Event) { events = append(events, ev) })})
 	pod := apiPod("web", "uid-web")
 	m.SetPodStatus(pod, runningStatus(pod, clk.Now()))
 	if at, ok := m.NextWake(); ok {
@@ -406,7 +430,7 @@ func TestManagerTerminatePod(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := New(Options{Clock: vclock.New(vclock.Epoch)})
+			m := newManager(t, Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
 			pod := apiPod("web", "uid-web")
 			pod.Annotations[kubecontainer.ConfigSourceAnnotationKey] = tc.source
 			m.SetPodStatus(pod, running)
@@ -425,7 +449,7 @@ func TestManagerTerminatePod(t *testing.T) {
 
 func TestManagerRejectsIllegalTransition(t *testing.T) {
 	var events []trace.Event
-	m := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Func(func(ev trace.Event) { events = append(events, ev) })})
+	m := newManager(t, Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Func(func(ev trace.Event) { events = append(events, ev) })})
 	pod := apiPod("job", "uid-job")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{succeededState("a")}})
@@ -440,7 +464,7 @@ func TestManagerRejectsIllegalTransition(t *testing.T) {
 }
 
 func TestManagerRemoveOrphanedStatuses(t *testing.T) {
-	m := New(Options{Clock: vclock.New(vclock.Epoch)})
+	m := newManager(t, Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
 	for _, uid := range []types.UID{"a", "b"} {
 		m.SetPodStatus(apiPod(string(uid), uid), v1.PodStatus{Phase: v1.PodPending})
 	}
@@ -473,7 +497,7 @@ func TestManagerWriteOrder(t *testing.T) {
 }
 
 func TestGetPodPhase(t *testing.T) {
-	m := New(Options{Clock: vclock.New(vclock.Epoch)})
+	m := newManager(t, Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}}
 	if _, ok := m.GetPodPhase("u1"); ok {
 		t.Error("GetPodPhase(u1) found a phase before any SetPodStatus")

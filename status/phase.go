@@ -24,7 +24,7 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if isSidecar(c) {
+		if kubecontainer.IsRestartableInitContainer(c) {
 			continue
 		}
 		cs, ok := findStatus(info, c.Name)
@@ -50,7 +50,7 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !kubecontainer.IsRestartableInitContainer(c) {
 			continue
 		}
 		cs, ok := findStatus(info, c.Name)
@@ -133,11 +133,6 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 // isTerminal reports whether phase is Succeeded or Failed, the phases a pod never leaves.
 func isTerminal(phase v1.PodPhase) bool {
 	return phase == v1.PodSucceeded || phase == v1.PodFailed
-}
-
-// isSidecar reports whether c is a restartable init container.
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
 // findStatus returns the status named name.

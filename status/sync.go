@@ -30,8 +30,6 @@ func (m *Manager) NextWake() (time.Time, bool) {
 	if m.client == nil {
 		return time.Time{}, false
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.pending {
 		return m.clock.Now(), true
 	}
@@ -50,19 +48,16 @@ func (m *Manager) Step(ctx context.Context) error {
 		return nil
 	}
 	now := m.clock.Now()
-	m.mu.Lock()
 	all := !now.Before(m.nextFull)
 	if all {
 		periods := now.Sub(m.anchored)/m.period + 1
 		m.nextFull = m.anchored.Add(periods * m.period)
 	}
 	if !all && !m.pending {
-		m.mu.Unlock()
 		return nil
 	}
 	m.pending = false
 	batch := m.collect(all)
-	m.mu.Unlock()
 
 	var errs []error
 	for _, w := range batch {
@@ -80,7 +75,7 @@ type write struct {
 }
 
 // collect picks the statuses to write, in namespace, name, UID order: the first half of the
-// kubelet's syncBatch. The caller holds m.mu.
+// kubelet's syncBatch.
 func (m *Manager) collect(all bool) []write {
 	if all {
 		for uid := range m.apiVersions {
@@ -140,7 +135,7 @@ func (m *Manager) collect(all bool) []write {
 }
 
 // needsUpdate reports whether the status was never written at this version, or the pod can now
-// be deleted. The caller holds m.mu.
+// be deleted.
 func (m *Manager) needsUpdate(target types.UID, v *versioned) bool {
 	latest, ok := m.apiVersions[target]
 	if !ok || latest < v.version {
@@ -156,7 +151,6 @@ func (m *Manager) needsUpdate(target types.UID, v *versioned) bool {
 // The answer is memoized per UID: the pod manager replaces a pod's object on every change and
 // never edits one in place, so the same object and the same cached version give the same answer.
 // Without the memo every full batch (each 10s) compared every pod's status by reflection.
-// The caller holds m.mu.
 func (m *Manager) needsReconcile(uid types.UID, v *versioned) bool {
 	pod, ok := m.pods.GetPodByUID(uid)
 	if !ok {
@@ -205,9 +199,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		return err
 	}
 	if translated := m.pods.TranslatePodUID(pod.UID); translated != "" && translated != w.uid {
-		m.mu.Lock()
 		delete(m.statuses, w.uid)
-		m.mu.Unlock()
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "drop", Pod: key, UID: string(w.uid),
 			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(translated), Func: "syncPod"})
 		return nil
@@ -228,9 +220,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "patch", Pod: key, UID: string(pod.UID),
 			From: string(from), To: string(pod.Status.Phase), Func: "syncPod"})
 	}
-	m.mu.Lock()
 	m.apiVersions[pod.UID] = w.status.version
-	m.mu.Unlock()
 
 	if !canBeDeleted(pod, w.status.finished) {
 		return nil
@@ -241,9 +231,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 	}
 	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "delete", Pod: key, UID: string(pod.UID),
 		To: string(pod.Status.Phase), Func: "syncPod"})
-	m.mu.Lock()
 	delete(m.statuses, w.uid)
-	m.mu.Unlock()
 	return nil
 }
 

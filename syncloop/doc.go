@@ -1,13 +1,12 @@
-// Package syncloop is the kubelet's dispatch loop and its four pod sync functions.
+// Package syncloop is the kubelet's dispatch loop: syncLoopIteration and the pod handlers.
 //
-// It mirrors the parts of the kubelet's pkg/kubelet/kubelet.go and kubelet_pods.go that sit
-// between PodConfig and the pod workers: syncLoopIteration, the pod handlers (HandlePodAdditions,
-// HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs), the sync functions the
-// pod workers call (SyncPod, SyncTerminatingPod, SyncTerminatingRuntimePod, SyncTerminatedPod),
-// housekeeping (HandlePodCleanups), the container deletor that prunes dead containers after a
-// ContainerDied event, the mirror pod reconcile inside SyncPod, and the node heartbeat (node
-// registration, node status and lease renewal). It is deliberately not a Kubelet-style hub: every
-// other concern lives in its own package and reaches the Loop through Options.
+// It mirrors the parts of the kubelet's kubelet.go that sit between PodConfig and the pod workers:
+// syncLoop, syncLoopIteration, the pod handlers (HandlePodAdditions, HandlePodUpdates,
+// HandlePodRemoves, HandlePodReconcile, HandlePodSyncs) and the container deletor that prunes dead
+// containers after a ContainerDied event. It does not sync pods itself: the sync functions live in
+// package podsync, housekeeping in package housekeeping, the node heartbeat in package nodestatus,
+// and the runtime state check in package runtimestate. Package kubelet builds them all and hands
+// them to the Loop as small interfaces the Loop declares.
 //
 // # Inputs and time
 //
@@ -22,35 +21,21 @@
 // Advance does all work due at the clock's current instant, always in the same order, and NextWake
 // says when that is next:
 //
-//	runtime.Advance → terminating-kill completions → PLEG relist (each event is a PLEGEvent)
-//	→ deferred inputs → workers.Step → sync tick → housekeeping tick → status manager → node
+//	node registration → runtime → runtime state check → kill completions → PLEG relist (each
+//	event is a PLEGEvent) → deferred inputs → pod workers → sync tick → housekeeping tick
+//	→ status manager → node heartbeat
 //
 // Go picks at random among ready channels; the fixed order above is one of the orders the kubelet
-// can take, chosen so that replays are byte-identical.
+// can take, chosen so that replays are byte-identical. Settle calls Advance until nothing more is
+// due at the current instant; the Runner and the replay engine both stop at
+// MaxAdvancesPerInstant.
 //
-// # Building a Loop
+// # Deferral
 //
-// The pod workers call the Loop's sync functions and the Loop sends updates to the pod workers;
-// the status manager asks the Loop whether a pod may still run containers and the Loop writes
-// statuses to it. New breaks both cycles by building these two collaborators itself, from
-// Options.Workers (with the Loop as their Syncer) and Options.Status (with the Loop as its
-// DeletionSafety); Workers and StatusManager return them for callers that inspect them.
-//
-// # Kubernetes events
-//
-// The runtime traces each step (pull, create, start, kill, back-off) at the virtual instant it
-// happens. RuntimeEvents, given to the runtime as its Tracer, turns those trace events into the
-// kubelet's Kubernetes events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed), so
-// each is recorded exactly once and at the right time. The Loop records only its own
-// (FailedKillPod) through Options.Recorder.
-//
-// # Busy until
-//
-// A runtime call returns at once with the virtual instant its work ends (Result.Done). The sync
-// functions pass it on, so the pod worker stays busy until then, like a kubelet worker blocked in
-// SyncPod or in killPod. SyncTerminatingPod's last steps (checking that nothing runs any more and
-// writing the final status) happen at that instant, from Advance, as they would after the
-// kubelet's killPod returns.
+// While the runtime state has errors (the runtime has not answered for 30s, or the PLEG is
+// unhealthy) the kubelet's syncLoop skips its iterations. Step then keeps config updates and PLEG
+// events in arrival order, and one pending tick per ticker, and the first Advance after the runtime
+// state is healthy again dispatches them.
 //
 // Run mode wraps the Loop in a Runner (run.go), the only place with goroutines and timers.
 package syncloop

@@ -10,30 +10,19 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/pleg"
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
-	"github.com/minikubelet/minikubelet/workqueue"
 )
 
-// Example drives a standalone sync loop on a virtual clock, as the scenario engine does: hand it
-// a config update with Step, then Advance at every NextWake.
+// Example drives a standalone kubelet's sync loop on a virtual clock, as the scenario engine
+// does: hand it a config update with Step, then Settle at every NextWake.
 func Example() {
 	ctx := context.Background()
 	clk := vclock.New(vclock.Epoch)
-	rt := fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: fakeruntime.DefaultLatencies})
-	cache := pleg.NewCache()
-	loop, err := syncloop.New(syncloop.Options{
-		NodeName:   "node-1",
-		Clock:      clk,
-		PodManager: podmanager.New(podmanager.Options{}),
-		WorkQueue:  workqueue.New(clk),
-		Runtime:    rt,
-		PLEG:       pleg.New(pleg.Options{Runtime: rt, Cache: cache, Clock: clk}),
-		Cache:      cache,
-	})
+	n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Latencies: fakeruntime.DefaultLatencies})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -44,19 +33,18 @@ func Example() {
 			Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: podconfig.FileSource}},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "nginx:1.27"}}},
 	}
-	if err := loop.Step(ctx, syncloop.ConfigUpdate{Update: podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}}); err != nil {
+	if err := n.Loop.Step(ctx, syncloop.ConfigUpdate{Update: podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}}); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for clk.Since(vclock.Epoch) < 10*time.Second {
-		if err := loop.Advance(ctx); err != nil {
+		if err := n.Loop.Settle(ctx); err != nil {
 			fmt.Println(err)
 		}
-		if next := loop.NextWake(); next.After(clk.Now()) {
-			clk.Set(next)
-		}
+		next, _ := n.Loop.NextWake()
+		clk.Set(next)
 	}
-	status, _ := loop.StatusManager().GetPodStatus(pod.UID)
+	status, _ := n.Status.GetPodStatus(pod.UID)
 	fmt.Println(status.Phase, *status.ContainerStatuses[0].Started)
 	// Output: Running true
 }

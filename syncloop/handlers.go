@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
@@ -19,6 +18,10 @@ import (
 // ErrSourcesNotReady is why a removed pod is not killed before every source has been seen: the
 // kubelet's deletePod refuses, and housekeeping kills the pod later.
 var ErrSourcesNotReady = errors.New("skipping delete because sources aren't ready yet")
+
+// ErrUnsupportedOp is returned by Step for a config update whose Op the sync loop does not
+// handle: SET (the kubelet runs PodConfig in incremental mode) or a value outside the enum.
+var ErrUnsupportedOp = errors.New("unsupported pod operation")
 
 // handlerFuncs names the handler each config operation dispatches to.
 var handlerFuncs = map[podconfig.Op]string{
@@ -36,16 +39,16 @@ func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
 	switch u.Op {
 	case podconfig.ADD:
 		l.emit(ev)
-		l.HandlePodAdditions(ctx, u.Pods)
+		l.handlePodAdditions(ctx, u.Pods)
 	case podconfig.UPDATE, podconfig.DELETE:
 		l.emit(ev)
-		l.HandlePodUpdates(ctx, u.Pods)
+		l.handlePodUpdates(ctx, u.Pods)
 	case podconfig.REMOVE:
 		l.emit(ev)
-		l.HandlePodRemoves(ctx, u.Pods)
+		l.handlePodRemoves(ctx, u.Pods)
 	case podconfig.RECONCILE:
 		l.emit(ev)
-		l.HandlePodReconcile(ctx, u.Pods)
+		l.handlePodReconcile(ctx, u.Pods)
 	case podconfig.SET:
 		err = fmt.Errorf("config update from source %q: kubelet does not support snapshot update: %w", u.Source, ErrUnsupportedOp)
 	default:
@@ -64,14 +67,28 @@ func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
 func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
 	if e.Type != pleg.ContainerRemoved {
 		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
-		if pod, ok := l.opts.PodManager.GetPodByUID(e.ID); ok {
+		if pod, ok := l.opts.Pods.GetPodByUID(e.ID); ok {
 			l.emit(trace.Event{Event: "pleg", Pod: kubecontainer.PodKey(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
-			l.HandlePodSyncs(ctx, []*v1.Pod{pod})
+			l.handlePodSyncs(ctx, []*v1.Pod{pod})
 		}
 	}
 	if e.Type == pleg.ContainerDied && e.Data != "" {
 		l.cleanUpContainersInPod(e.ID, e.Data)
 	}
+}
+
+// handleHousekeepingTick is the housekeepingCh case of syncLoopIteration: nothing happens until
+// every source has been seen.
+func (l *Loop) handleHousekeepingTick(ctx context.Context) error {
+	if !l.sourcesReady() {
+		if !l.skipping.housekeeping {
+			l.skipping.housekeeping = true
+			l.emit(trace.Event{Component: trace.Housekeeping, Event: "skip", Reason: "SourcesNotReady", Message: "not every pod source has been seen", Func: "syncLoopIteration"})
+		}
+		return nil
+	}
+	l.skipping.housekeeping = false
+	return l.opts.Housekeeping.HandlePodCleanups(ctx)
 }
 
 // handleSyncTick is the syncCh case of syncLoopIteration: getPodsToSync, then HandlePodSyncs.
@@ -81,7 +98,7 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 		return
 	}
 	l.emit(trace.Event{Event: "sync", Pods: podKeys(pods), Func: "HandlePodSyncs"})
-	l.HandlePodSyncs(ctx, pods)
+	l.handlePodSyncs(ctx, pods)
 }
 
 // getPodsToSync returns the pods whose work queue entry is due, in the queue's order. Due UIDs the
@@ -90,23 +107,24 @@ func (l *Loop) getPodsToSync() []*v1.Pod {
 	uids := l.opts.WorkQueue.GetWork()
 	pods := make([]*v1.Pod, 0, len(uids))
 	for _, uid := range uids {
-		if pod, ok := l.opts.PodManager.GetPodByUID(uid); ok {
+		if pod, ok := l.opts.Pods.GetPodByUID(uid); ok {
 			pods = append(pods, pod)
 		}
 	}
 	return pods
 }
 
-// HandlePodAdditions handles pods added by a source, oldest first. Mirror pods make their static
-// pod sync; every other pod gets a Create. The pod manager learns each pod before the pod worker.
-func (l *Loop) HandlePodAdditions(ctx context.Context, pods []*v1.Pod) {
+// handlePodAdditions is the kubelet's HandlePodAdditions: pods added by a source, oldest first.
+// Mirror pods make their static pod sync; every other pod gets a Create. The pod manager learns
+// each pod before the pod worker.
+func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 	sorted := append([]*v1.Pod(nil), pods...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
 	})
 	for _, p := range sorted {
-		l.opts.PodManager.AddPod(p)
-		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		l.opts.Pods.AddPod(p)
+		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror {
 			if pod == nil {
 				l.skipMirror(p, "HandlePodAdditions")
@@ -120,12 +138,12 @@ func (l *Loop) HandlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 	}
 }
 
-// HandlePodUpdates handles UPDATE and DELETE: a changed mirror pod makes its static pod sync with
-// the changed mirror attached.
-func (l *Loop) HandlePodUpdates(ctx context.Context, pods []*v1.Pod) {
+// handlePodUpdates is the kubelet's HandlePodUpdates, for UPDATE and DELETE: a changed mirror pod
+// makes its static pod sync with the changed mirror attached.
+func (l *Loop) handlePodUpdates(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
-		l.opts.PodManager.UpdatePod(p)
-		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		l.opts.Pods.UpdatePod(p)
+		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror && pod == nil {
 			l.skipMirror(p, "HandlePodUpdates")
 			continue
@@ -134,12 +152,13 @@ func (l *Loop) HandlePodUpdates(ctx context.Context, pods []*v1.Pod) {
 	}
 }
 
-// HandlePodRemoves handles pods a source no longer has. A removed mirror pod makes its static pod
-// sync with the removed mirror attached; any other pod is killed once every source is ready.
-func (l *Loop) HandlePodRemoves(ctx context.Context, pods []*v1.Pod) {
+// handlePodRemoves is the kubelet's HandlePodRemoves: pods a source no longer has. A removed
+// mirror pod makes its static pod sync with the removed mirror attached; any other pod is killed
+// once every source is ready.
+func (l *Loop) handlePodRemoves(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
-		l.opts.PodManager.RemovePod(p)
-		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		l.opts.Pods.RemovePod(p)
+		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror {
 			if pod == nil {
 				l.skipMirror(p, "HandlePodRemoves")
@@ -159,16 +178,17 @@ func (l *Loop) deletePod(pod *v1.Pod) error {
 	if !l.sourcesReady() {
 		return fmt.Errorf("delete pod %s: %w", kubecontainer.PodKey(pod), ErrSourcesNotReady)
 	}
-	l.workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+	l.opts.Workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	return nil
 }
 
-// HandlePodReconcile handles status-only changes. It only records the pod; an evicted pod also
-// loses all its dead containers. Readiness gates are not modelled, so nothing here syncs a pod.
-func (l *Loop) HandlePodReconcile(ctx context.Context, pods []*v1.Pod) {
+// handlePodReconcile is the kubelet's HandlePodReconcile: status-only changes. It only records the
+// pod; an evicted pod also loses all its dead containers. Readiness gates are not modelled, so
+// nothing here syncs a pod.
+func (l *Loop) handlePodReconcile(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
-		l.opts.PodManager.UpdatePod(p)
-		pod, _, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		l.opts.Pods.UpdatePod(p)
+		pod, _, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror && pod == nil {
 			l.skipMirror(p, "HandlePodReconcile")
 			continue
@@ -181,10 +201,11 @@ func (l *Loop) HandlePodReconcile(ctx context.Context, pods []*v1.Pod) {
 	}
 }
 
-// HandlePodSyncs syncs pods after a PLEG event or a due work queue entry.
-func (l *Loop) HandlePodSyncs(ctx context.Context, pods []*v1.Pod) {
+// handlePodSyncs is the kubelet's HandlePodSyncs: it syncs pods after a PLEG event or a due work
+// queue entry.
+func (l *Loop) handlePodSyncs(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
-		pod, mirror, wasMirror := l.opts.PodManager.GetPodAndMirrorPod(p)
+		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror {
 			l.skipMirror(p, "HandlePodSyncs")
 			continue
@@ -194,7 +215,7 @@ func (l *Loop) HandlePodSyncs(ctx context.Context, pods []*v1.Pod) {
 }
 
 func (l *Loop) updatePod(t podworkers.SyncPodType, pod, mirror *v1.Pod) {
-	l.workers.UpdatePod(podworkers.UpdateOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
+	l.opts.Workers.UpdatePod(podworkers.UpdateOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
 }
 
 // skipMirror traces the kubelet's "Unable to find pod for mirror pod, skipping".
@@ -205,67 +226,6 @@ func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
 // sourcesReady is the kubelet's sourcesReady.AllReady.
 func (l *Loop) sourcesReady() bool {
 	return l.opts.SourcesReady == nil || l.opts.SourcesReady(l.seen)
-}
-
-// cleanUpContainersInPod is the kubelet's reaction to ContainerDied: prune the dead instances of
-// that container, keeping the newest one unless the pod's content should be removed.
-func (l *Loop) cleanUpContainersInPod(uid types.UID, containerID string) {
-	status, err := l.opts.Cache.Get(uid)
-	if err != nil {
-		return
-	}
-	l.deleteContainersInPod(uid, containerID, status, l.workers.ShouldPodContentBeRemoved(uid))
-}
-
-// deleteContainersInPod is the container deletor: it removes the exited instances of the container
-// named by containerID (of every container when containerID is empty) beyond the newest
-// minDeadContainerInPod, or all of them when removeAll is set.
-func (l *Loop) deleteContainersInPod(uid types.UID, containerID string, status *kubecontainer.PodStatus, removeAll bool) {
-	keep := minDeadContainerInPod
-	if removeAll {
-		keep = 0
-	}
-	for _, id := range containersToDelete(containerID, status, keep) {
-		if err := l.opts.Runtime.RemoveContainer(id); err != nil {
-			l.emit(trace.Event{Event: "error", UID: string(uid), Reason: "FailedToRemoveContainer", Message: err.Error(), Func: "deleteContainersInPod"})
-		}
-	}
-}
-
-// containersToDelete returns the IDs of the exited instances to remove, oldest last kept out: the
-// kubelet's getContainersToDeleteInPod. An ID the status does not list selects nothing.
-func containersToDelete(containerID string, status *kubecontainer.PodStatus, keep int) []string {
-	if status == nil {
-		return nil
-	}
-	var name string
-	if containerID != "" {
-		found := false
-		for _, c := range status.ContainerStatuses {
-			if c.ID == containerID {
-				name, found = c.Name, true
-				break
-			}
-		}
-		if !found {
-			return nil
-		}
-	}
-	var candidates []kubecontainer.ContainerStatus
-	for _, c := range status.ContainerStatuses {
-		if c.State == kubecontainer.ContainerStateExited && (containerID == "" || c.Name == name) {
-			candidates = append(candidates, c)
-		}
-	}
-	if len(candidates) <= keep {
-		return nil
-	}
-	sort.SliceStable(candidates, func(i, j int) bool { return candidates[i].CreatedAt.After(candidates[j].CreatedAt) })
-	ids := make([]string, 0, len(candidates)-keep)
-	for _, c := range candidates[keep:] {
-		ids = append(ids, c.ID)
-	}
-	return ids
 }
 
 // podKeys returns "namespace/name" of each pod, in order.

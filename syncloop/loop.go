@@ -7,29 +7,39 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/minikubelet/minikubelet/fakeruntime"
-	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
-// Loop is the kubelet's sync loop: it dispatches inputs to the pod handlers, runs housekeeping,
-// implements the four sync functions the pod workers call, and keeps the node object alive.
+// The sync loop's periods.
+const (
+	// SyncPeriod is the kubelet's syncTicker period: how often due work queue entries are synced.
+	SyncPeriod = time.Second
+	// HousekeepingPeriod is the kubelet's housekeepingPeriod: how often HandlePodCleanups runs.
+	HousekeepingPeriod = 2 * time.Second
+)
+
+// MaxAdvancesPerInstant bounds how often the work due at one instant may make more work due at
+// that same instant. Every driver of a Loop (Settle, the Runner, the replay engine) uses it, so a
+// bug that spins fails the same way in run and in replay.
+const MaxAdvancesPerInstant = 1000
+
+// ErrLivelock is returned when the work due at one instant keeps making more work due at that
+// instant, MaxAdvancesPerInstant times in a row.
+var ErrLivelock = errors.New("made no progress in time")
+
+// Loop is the kubelet's sync loop: it dispatches inputs to the pod handlers, ticks the sync and
+// housekeeping tickers, holds dispatch back while the runtime state has errors, and wakes every
+// collaborator when its work is due, in a fixed order.
 //
-// A Loop is a core: it has no goroutines and is not safe for concurrent use. Step and Advance are
-// called from one goroutine, the scenario engine's or the Runner's.
+// A Loop is a core: it has no goroutines and no lock. Step, Advance and Settle are called from one
+// goroutine, the scenario engine's or the Runner's.
 type Loop struct {
-	opts    Options
-	workers *podworkers.Workers
-	status  *status.Manager
-	// backoff is the crash-loop back-off shared by every pod, the kubelet's kl.backOff. (The
-	// image-pull back-off lives in the runtime, as the kubelet's imageBackOff does.)
-	backoff *fakeruntime.Backoff
-	// reasons is the kubelet's reasonCache: why the last runtime sync could not start a container.
-	reasons reasonCache
+	opts Options
+	// runtime is the runtime's optional Timed capability, nil when it has none.
+	runtime Timed
 	// seen is the set of sources that delivered at least one update, the kubelet's sourcesReady.
 	seen sets.Set[string]
 	// ticks holds when each periodic input is next due.
@@ -38,16 +48,10 @@ type Loop struct {
 	deferred []Input
 	// skipping records which skips are in progress, so that each is traced once.
 	skipping skipping
-	// kills are SyncTerminatingPod calls whose kill ends after the call returned.
-	kills killQueue
-	// node is the node object's registration and heartbeat state.
-	node nodeState
-	// rt is when the runtime last answered its status check.
-	rt runtimeState
 }
 
-// skipping is true for a part of the loop while it is held back: dispatch while the PLEG is
-// unhealthy, housekeeping while a source has not been seen.
+// skipping is true for a part of the loop while it is held back: dispatch while the runtime state
+// has errors, housekeeping while a source has not been seen.
 type skipping struct {
 	dispatch, housekeeping bool
 }
@@ -57,84 +61,30 @@ type ticks struct {
 	sync, housekeeping time.Time
 }
 
-// New returns a Loop and builds its pod workers, with the Loop as their Syncer.
+// New returns a Loop whose first ticks are one period from now.
 func New(opts Options) (*Loop, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new sync loop: %w", err)
 	}
-	if opts.Tracer == nil {
-		opts.Tracer = trace.Discard
-	}
 	now := opts.Clock.Now()
 	l := &Loop{
-		opts:    opts,
-		backoff: fakeruntime.NewBackoff(opts.Clock),
-		reasons: reasonCache{},
-		seen:    sets.New[string](),
-		ticks:   ticks{sync: now.Add(SyncPeriod), housekeeping: now.Add(HousekeepingPeriod)},
-		kills:   killQueue{},
+		opts:  opts,
+		seen:  sets.New[string](),
+		ticks: ticks{sync: now.Add(SyncPeriod), housekeeping: now.Add(HousekeepingPeriod)},
 	}
-	wopts := opts.Workers
-	wopts.Syncer = l
-	if wopts.Clock == nil {
-		wopts.Clock = opts.Clock
+	if t, ok := opts.Runtime.(Timed); ok {
+		l.runtime = t
 	}
-	if wopts.Tracer == nil {
-		wopts.Tracer = opts.Tracer
-	}
-	if wopts.Rand == nil && opts.Rand != nil {
-		wopts.Rand = opts.Rand
-	}
-	if wopts.Cache == nil {
-		wopts.Cache = opts.Cache
-	}
-	if wopts.Queue == nil {
-		wopts.Queue = opts.WorkQueue
-	}
-	l.workers = podworkers.New(wopts)
-
-	sopts := opts.Status
-	if sopts.Clock == nil {
-		sopts.Clock = opts.Clock
-	}
-	if sopts.Tracer == nil {
-		sopts.Tracer = opts.Tracer
-	}
-	if sopts.PodManager == nil {
-		sopts.PodManager = opts.PodManager
-	}
-	if sopts.DeletionSafety == nil {
-		sopts.DeletionSafety = l
-	}
-	l.status = status.New(sopts)
 	return l, nil
-}
-
-// Workers returns the pod workers the Loop built, for callers that check invariants or inspect
-// pod states.
-func (l *Loop) Workers() *podworkers.Workers { return l.workers }
-
-// StatusManager returns the status manager the Loop built.
-func (l *Loop) StatusManager() *status.Manager { return l.status }
-
-// PodCouldHaveRunningContainers reports whether the pod's worker may still have containers
-// running: the kubelet's podDeletionSafety, which keeps a terminal phase out of the API until the
-// pod is stopped.
-func (l *Loop) PodCouldHaveRunningContainers(pod *v1.Pod) bool {
-	return l.workers.CouldHaveRunningContainers(pod.UID)
 }
 
 // SourcesSeen returns the sources the loop has received an update from, sorted.
 func (l *Loop) SourcesSeen() []string { return sets.List(l.seen) }
 
-// ErrUnsupportedOp is returned by Step for a config update whose Op the sync loop does not
-// handle: SET (the kubelet runs PodConfig in incremental mode) or a value outside the enum.
-var ErrUnsupportedOp = errors.New("unsupported pod operation")
-
 // Step handles one input as the kubelet's syncLoopIteration handles one ready channel. While the
-// PLEG is unhealthy nothing is dispatched: config updates and PLEG events wait in arrival order,
-// and each ticker keeps one pending tick, as a Go ticker's channel does; they are dispatched by the
-// first Advance after the PLEG is healthy again.
+// runtime state has errors nothing is dispatched: config updates and PLEG events wait in arrival
+// order, and each ticker keeps one pending tick, as a Go ticker's channel does; they are
+// dispatched by the first Advance after the runtime state is healthy again.
 func (l *Loop) Step(ctx context.Context, in Input) error {
 	if in == nil {
 		return nil
@@ -147,7 +97,7 @@ func (l *Loop) Step(ctx context.Context, in Input) error {
 	return errors.Join(err, l.dispatch(ctx, in))
 }
 
-// dispatchDeferred dispatches the inputs held while the PLEG was unhealthy, oldest first.
+// dispatchDeferred dispatches the inputs held while the runtime state had errors, oldest first.
 func (l *Loop) dispatchDeferred(ctx context.Context) error {
 	var errs []error
 	for len(l.deferred) > 0 {
@@ -176,7 +126,7 @@ func (l *Loop) dispatch(ctx context.Context, in Input) error {
 // healthy reports whether the runtime state allows dispatch: the check syncLoop makes before each
 // iteration. It traces the transitions between healthy and not.
 func (l *Loop) healthy() bool {
-	err := l.runtimeErrors()
+	err := l.opts.RuntimeState.Errors()
 	switch {
 	case err != nil && !l.skipping.dispatch:
 		l.skipping.dispatch = true
@@ -201,18 +151,27 @@ func (l *Loop) deferInput(in Input) {
 	l.deferred = append(l.deferred, in)
 }
 
-// Advance does every piece of work due at the clock's current time, in a fixed order. Errors
-// from individual steps do not stop the others; they are returned joined.
+// Advance does every piece of work due at the clock's current time, in a fixed order:
+//
+//	node registration → runtime → runtime state check → kill completions → PLEG relist (each
+//	event is a PLEGEvent) → deferred inputs → pod workers → sync tick → housekeeping tick →
+//	status manager → node heartbeat
+//
+// Go picks at random among ready channels; this order is one of the orders the kubelet can take,
+// chosen so that replays are byte-identical. Errors from individual steps do not stop the others;
+// they are returned joined.
 func (l *Loop) Advance(ctx context.Context) error {
 	now := l.opts.Clock.Now()
 	var errs []error
-	if l.opts.NodeClient != nil && !l.node.registered {
-		errs = append(errs, l.registerNode(ctx, now))
+	if l.opts.Node != nil {
+		errs = append(errs, l.opts.Node.Register(ctx))
 	}
-	l.opts.Runtime.Advance()
-	l.updateRuntimeUp(now)
-	l.completeKills(now)
-	if due(l.plegNextWake(), now) {
+	if l.runtime != nil {
+		l.runtime.Advance()
+	}
+	l.opts.RuntimeState.Advance()
+	l.opts.Kills.Advance()
+	if t, ok := l.opts.PLEG.NextWake(); ok && !t.After(now) {
 		for _, e := range l.opts.PLEG.Relist() {
 			errs = append(errs, l.Step(ctx, PLEGEvent{e}))
 		}
@@ -220,59 +179,61 @@ func (l *Loop) Advance(ctx context.Context) error {
 	if len(l.deferred) > 0 && l.healthy() {
 		errs = append(errs, l.dispatchDeferred(ctx))
 	}
-	l.workers.Step(ctx)
-	if due(l.ticks.sync, now) {
-		l.ticks.sync = nextTick(l.ticks.sync, SyncPeriod, now)
+	l.opts.Workers.Step(ctx)
+	if vclock.Due(l.ticks.sync, now) {
+		l.ticks.sync = vclock.NextTick(l.ticks.sync, SyncPeriod, now)
 		errs = append(errs, l.Step(ctx, SyncTick{}))
 	}
-	if due(l.ticks.housekeeping, now) {
-		l.ticks.housekeeping = nextTick(l.ticks.housekeeping, HousekeepingPeriod, now)
+	if vclock.Due(l.ticks.housekeeping, now) {
+		l.ticks.housekeeping = vclock.NextTick(l.ticks.housekeeping, HousekeepingPeriod, now)
 		errs = append(errs, l.Step(ctx, HousekeepingTick{}))
 	}
-	errs = append(errs, l.status.Step(ctx))
-	if l.opts.NodeClient != nil {
-		errs = append(errs, l.heartbeat(ctx, now))
+	errs = append(errs, l.opts.Status.Step(ctx))
+	if l.opts.Node != nil {
+		errs = append(errs, l.opts.Node.Heartbeat(ctx))
 	}
 	return errors.Join(errs...)
 }
 
-// NextWake returns the earliest instant at which Advance has work: the minimum over the runtime,
-// pending kill completions, the PLEG, the pod workers, the tickers, the status manager and the
-// node heartbeat. Deferred inputs make it now once the PLEG can be healthy again.
-func (l *Loop) NextWake() time.Time {
-	w := l.ticks.sync
-	earliest := func(t time.Time) {
-		if !t.IsZero() && t.Before(w) {
-			w = t
-		}
+// NextWake returns the earliest instant at which Advance has work: the minimum over the tickers,
+// the runtime, the runtime state, pending kill completions, the PLEG, the pod workers, the status
+// manager and the node heartbeat. Deferred inputs make it now once the runtime state is healthy
+// again. The tickers always run, so it always reports a wake-up.
+func (l *Loop) NextWake() (time.Time, bool) {
+	wakes := []vclock.Wake{
+		{At: l.ticks.sync, OK: true},
+		{At: l.ticks.housekeeping, OK: true},
+		vclock.WakeOf(l.opts.RuntimeState.NextWake()),
+		vclock.WakeOf(l.opts.Kills.NextWake()),
+		vclock.WakeOf(l.opts.PLEG.NextWake()),
+		vclock.WakeOf(l.opts.Workers.NextWake()),
+		vclock.WakeOf(l.opts.Status.NextWake()),
 	}
-	earliest(l.ticks.housekeeping)
-	earliest(l.runtimeNextWake())
-	earliest(l.kills.nextWake())
-	earliest(l.plegNextWake())
-	earliest(l.workersNextWake())
-	earliest(l.statusNextWake())
-	if l.opts.NodeClient != nil {
-		earliest(l.node.nextWake(l.opts.Clock.Now()))
+	if l.runtime != nil {
+		wakes = append(wakes, vclock.WakeOf(l.runtime.NextWake()))
 	}
-	earliest(l.rt.nextCheck)
-	if len(l.deferred) > 0 && l.runtimeErrors() == nil {
-		earliest(l.opts.Clock.Now())
+	if l.opts.Node != nil {
+		wakes = append(wakes, vclock.WakeOf(l.opts.Node.NextWake()))
 	}
-	return w
+	if len(l.deferred) > 0 && l.opts.RuntimeState.Errors() == nil {
+		wakes = append(wakes, vclock.Wake{At: l.opts.Clock.Now(), OK: true})
+	}
+	return vclock.Earliest(wakes...)
 }
 
-// due reports whether a wake-up at t is due at now. A zero t means no wake-up.
-func due(t, now time.Time) bool { return !t.IsZero() && !t.After(now) }
-
-// nextTick returns the first tick after now on the grid of period that starts at last, dropping
-// missed ticks as a Go ticker does.
-func nextTick(last time.Time, period time.Duration, now time.Time) time.Time {
-	next := last.Add(period)
-	for !next.After(now) {
-		next = next.Add(period)
+// Settle calls Advance until no work is due at the clock's current instant. It fails with
+// ErrLivelock after MaxAdvancesPerInstant calls; Advance errors are returned joined, and do not
+// stop it.
+func (l *Loop) Settle(ctx context.Context) error {
+	var errs []error
+	for range MaxAdvancesPerInstant {
+		errs = append(errs, l.Advance(ctx))
+		if t, _ := l.NextWake(); t.After(l.opts.Clock.Now()) {
+			return errors.Join(errs...)
+		}
 	}
-	return next
+	errs = append(errs, fmt.Errorf("sync loop at %v: %w", l.opts.Clock.Now(), ErrLivelock))
+	return errors.Join(errs...)
 }
 
 // emit sends e with the sync loop's component unless it names another.
@@ -281,23 +242,4 @@ func (l *Loop) emit(e trace.Event) {
 		e.Component = trace.SyncLoop
 	}
 	l.opts.Tracer.Emit(e)
-}
-
-// The collaborators report "no wake-up" as (zero, false); the Loop folds that into a zero time.
-
-func (l *Loop) plegHealthy() (bool, error) { return l.opts.PLEG.Healthy() }
-
-func (l *Loop) plegNextWake() time.Time { return wake(l.opts.PLEG.NextWake()) }
-
-func (l *Loop) runtimeNextWake() time.Time { return wake(l.opts.Runtime.NextWake()) }
-
-func (l *Loop) workersNextWake() time.Time { return wake(l.workers.NextWake()) }
-
-func (l *Loop) statusNextWake() time.Time { return wake(l.status.NextWake()) }
-
-func wake(t time.Time, ok bool) time.Time {
-	if !ok {
-		return time.Time{}
-	}
-	return t
 }

@@ -4,129 +4,150 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
-	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/workqueue"
 )
 
-// The kubelet's sync loop periods.
-const (
-	// SyncPeriod is the kubelet's syncTicker period: how often due work queue entries are synced.
-	SyncPeriod = time.Second
-	// HousekeepingPeriod is the kubelet's housekeepingPeriod: how often HandlePodCleanups runs.
-	HousekeepingPeriod = 2 * time.Second
-	// NodeStatusPeriod is the kubelet's default nodeStatusUpdateFrequency.
-	NodeStatusPeriod = 10 * time.Second
-	// LeaseRenewPeriod is how often the node lease is renewed: the kubelet's default
-	// nodeLeaseDurationSeconds (40s) times its renew interval fraction (0.25).
-	LeaseRenewPeriod = 10 * time.Second
-)
-
-// minDeadContainerInPod is how many dead instances of a container the container deletor keeps after
-// a ContainerDied event, unless the pod's content should be removed.
-const minDeadContainerInPod = 1
-
-// orphanKillGracePeriod is the grace, in seconds, housekeeping and SyncTerminatingRuntimePod give a
-// pod that exists only in the runtime.
-const orphanKillGracePeriod int64 = 1
-
-// MirrorClient creates and deletes mirror pods: the part of the kubelet's mirror client that the
-// sync loop calls. A nil MirrorClient is a standalone kubelet: nothing is created or deleted.
-type MirrorClient interface {
-	// CreateMirrorPod creates the mirror pod of the static pod.
-	CreateMirrorPod(ctx context.Context, static *v1.Pod) error
-	// DeleteMirrorPod deletes the mirror pod with the full name, with grace 0 and, when uid is not
-	// nil, a UID precondition. It reports whether the API deleted it.
-	DeleteMirrorPod(ctx context.Context, fullName string, uid *types.UID) (bool, error)
+// Timed is a core the loop wakes when its work is due: the runtime's scheduled effects, the
+// runtime state's status check, the pod syncer's kill completions.
+type Timed interface {
+	// Advance does the work due at the clock's current time.
+	Advance()
+	// NextWake returns when work is next due, false for none.
+	NextWake() (time.Time, bool)
 }
 
-// Options holds a Loop's collaborators. It is the list of the kubelet components the sync loop
-// talks to, which is why it is longer than an options struct should be; each collaborator is
-// its own small core.
-type Options struct {
-	// NodeName is this node's name. Required.
-	NodeName string
-	// NodeIP is the node's InternalIP address, reported as every pod's hostIP when there is a
-	// NodeClient. Empty reports none.
-	NodeIP string
-	// Clock is the time source of every decision. Required.
-	Clock clock.PassiveClock
-	// Tracer receives the loop's trace events. Nil means trace.Discard.
-	Tracer trace.Tracer
-	// Rand is the seeded random source of the pod workers' jitter, used when Workers.Rand is
-	// nil. Nil leaves the workers' own fixed-seed default.
-	Rand *rand.Rand
+// PodManager is the desired pod set as the handlers update and read it.
+type PodManager interface {
+	AddPod(pod *v1.Pod)
+	UpdatePod(pod *v1.Pod)
+	RemovePod(pod *v1.Pod)
+	GetPodByUID(uid types.UID) (*v1.Pod, bool)
+	GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool)
+}
 
-	// PodManager is the desired pod set. Required.
-	PodManager *podmanager.Manager
-	// Workers configures the pod workers New builds; New sets their Syncer to the Loop and fills
-	// the clock, tracer, random source, cache and queue from these Options where they are unset.
-	Workers podworkers.Options
-	// WorkQueue is the timestamped work queue the pod workers fill and the sync tick drains.
-	// Required.
-	WorkQueue *workqueue.Queue
-	// Runtime is the container runtime. Required.
-	Runtime *fakeruntime.Runtime
+// Workers are the pod workers as the loop sends them updates and steps them.
+type Workers interface {
+	UpdatePod(opts podworkers.UpdateOptions)
+	// Step starts and completes the syncs due now.
+	Step(ctx context.Context)
+	NextWake() (time.Time, bool)
+	// ShouldPodContentBeRemoved tells the container deletor whether to keep the newest dead
+	// instance of a container.
+	ShouldPodContentBeRemoved(uid types.UID) bool
+}
+
+// WorkQueue hands out the UIDs whose resync is due.
+type WorkQueue interface {
+	GetWork() []types.UID
+}
+
+// PLEG is the pod lifecycle event generator the loop relists when it is due.
+type PLEG interface {
+	Relist() []pleg.Event
+	NextWake() (time.Time, bool)
+}
+
+// PodCache is the pod status cache the container deletor reads.
+type PodCache interface {
+	Get(uid types.UID) (*kubecontainer.PodStatus, error)
+}
+
+// ContainerRemover removes dead containers: the container deletor's runtime call. A runtime that
+// also schedules its own effects is Timed too, and the loop advances it first.
+type ContainerRemover interface {
+	RemoveContainer(id string) error
+}
+
+// RuntimeState is the kubelet's runtimeState: checked every few seconds, it holds dispatch back
+// while it has errors.
+type RuntimeState interface {
+	Timed
+	Errors() error
+}
+
+// Housekeeper runs HandlePodCleanups.
+type Housekeeper interface {
+	HandlePodCleanups(ctx context.Context) error
+}
+
+// StatusManager writes pod statuses to the API in batches.
+type StatusManager interface {
+	Step(ctx context.Context) error
+	NextWake() (time.Time, bool)
+}
+
+// NodeStatus registers the node and sends its heartbeats.
+type NodeStatus interface {
+	// Register creates the node object when that is due; the loop calls it first in Advance.
+	Register(ctx context.Context) error
+	// Heartbeat renews the lease and writes the node status when due; the loop calls it last.
+	Heartbeat(ctx context.Context) error
+	NextWake() (time.Time, bool)
+}
+
+// Options holds a Loop's collaborators: the kubelet components syncLoopIteration talks to. It is
+// longer than the house limit because it is that list; each field is a small interface the loop
+// declares, and package kubelet fills them.
+type Options struct {
+	// Clock is the time of every tick. Required.
+	Clock clock.PassiveClock
+	// Tracer receives the loop's trace events. Required; trace.Discard drops them.
+	Tracer trace.Tracer
+	// Pods is the desired pod set. Required.
+	Pods PodManager
+	// Workers are the pod workers. Required.
+	Workers Workers
+	// WorkQueue is the queue the workers fill and the sync tick drains. Required.
+	WorkQueue WorkQueue
 	// PLEG relists the runtime; Cache is the pod cache it fills. Both required.
-	PLEG  *pleg.PLEG
-	Cache *pleg.Cache
-	// Status configures the status manager New builds; New fills its clock, tracer, pod manager
-	// and deletion safety (the Loop, asking the pod workers) where they are unset.
-	Status status.Options
-	// MirrorClient creates and deletes mirror pods. Nil is a standalone kubelet.
-	MirrorClient MirrorClient
-	// Recorder receives the kubelet's Kubernetes events. Nil records none.
-	Recorder record.EventRecorder
+	PLEG  PLEG
+	Cache PodCache
+	// Runtime is the container runtime, advanced first in each Advance when it is Timed.
+	// Required.
+	Runtime ContainerRemover
+	// RuntimeState holds dispatch back while the runtime or the PLEG is unhealthy. Required.
+	RuntimeState RuntimeState
+	// Kills finishes SyncTerminatingPod calls whose kill ended: the pod syncer. Required.
+	Kills Timed
+	// Housekeeping runs on the housekeeping tick once every source has been seen. Required.
+	Housekeeping Housekeeper
+	// Status is the status manager. Required.
+	Status StatusManager
+	// Node registers the node and sends heartbeats. Nil is a standalone kubelet.
+	Node NodeStatus
 	// SourcesReady reports whether every configured source has been seen, given the sources the
 	// loop has seen so far: PodConfig's SeenAllSources. Nil means always ready.
 	SourcesReady func(seen sets.Set[string]) bool
-	// NodeClient registers the node and sends its heartbeats. Nil is a standalone kubelet: no
-	// node object, no lease.
-	NodeClient NodeClient
 }
 
-// Errors from New.
-var (
-	// ErrMissingOption is wrapped by New when a required option is unset.
-	ErrMissingOption = errors.New("missing required option")
-)
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
 
 func (o *Options) validate() error {
 	var missing []string
-	if o.NodeName == "" {
-		missing = append(missing, "NodeName")
-	}
-	if o.Clock == nil {
-		missing = append(missing, "Clock")
-	}
-	if o.PodManager == nil {
-		missing = append(missing, "PodManager")
-	}
-	if o.WorkQueue == nil {
-		missing = append(missing, "WorkQueue")
-	}
-	if o.Runtime == nil {
-		missing = append(missing, "Runtime")
-	}
-	if o.PLEG == nil {
-		missing = append(missing, "PLEG")
-	}
-	if o.Cache == nil {
-		missing = append(missing, "Cache")
+	for _, c := range []struct {
+		name  string
+		unset bool
+	}{
+		{"Clock", o.Clock == nil}, {"Tracer", o.Tracer == nil}, {"Pods", o.Pods == nil},
+		{"Workers", o.Workers == nil}, {"WorkQueue", o.WorkQueue == nil}, {"PLEG", o.PLEG == nil},
+		{"Cache", o.Cache == nil}, {"Runtime", o.Runtime == nil}, {"RuntimeState", o.RuntimeState == nil},
+		{"Kills", o.Kills == nil}, {"Housekeeping", o.Housekeeping == nil}, {"Status", o.Status == nil},
+	} {
+		if c.unset {
+			missing = append(missing, c.name)
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)

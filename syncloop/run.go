@@ -62,22 +62,15 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 func (r *Runner) advance(ctx context.Context, logger klog.Logger) {
-	// Work due now can make more work due now (a sync that ends at once, a requeue); run it all
-	// before sleeping, but give up after a bound so that a bug cannot spin forever.
-	for range maxAdvancesPerInstant {
-		// At shutdown an API call in flight sees the cancelled context; that is not a failure.
-		if err := r.loop.Advance(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "Sync loop iteration failed")
-		}
-		if r.loop.NextWake().After(r.clock.Now()) {
-			return
-		}
+	// Work due now can make more work due now (a sync that ends at once, a requeue); Settle runs
+	// it all before the Runner sleeps, and gives up after a bound so that a bug cannot spin
+	// forever. At shutdown an API call in flight sees the cancelled context; that is not a failure.
+	if err := r.loop.Settle(ctx); err != nil && ctx.Err() == nil {
+		logger.Error(err, "Sync loop iteration failed")
 	}
 }
 
-// maxAdvancesPerInstant bounds the Advance calls the Runner makes without sleeping.
-const maxAdvancesPerInstant = 100
-
 func (r *Runner) delay() time.Duration {
-	return max(r.loop.NextWake().Sub(r.clock.Now()), 0)
+	next, _ := r.loop.NextWake()
+	return max(next.Sub(r.clock.Now()), 0)
 }

@@ -1,4 +1,4 @@
-package syncloop
+package syncloop_test
 
 import (
 	"context"
@@ -7,32 +7,44 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 func TestRunnerRunsPodsFromUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, envOptions{standalone: true, clock: clock.RealClock{}})
+		// Inside the bubble the real clock is the bubble's fake one.
+		n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clock.RealClock{}, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatalf("kubelet.New() = %v", err)
+		}
 		updates := make(chan podconfig.Update)
 		_, ctx := ktesting.NewTestContext(t)
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
-		go func() { done <- NewRunner(e.loop, updates, clock.RealClock{}).Run(ctx) }()
+		go func() { done <- syncloop.NewRunner(n.Loop, updates, clock.RealClock{}).Run(ctx) }()
 
-		pod := staticPod("web", "uid-web", v1.RestartPolicyAlways)
-		pod.Annotations[kubecontainer.ConfigSourceAnnotationKey] = podconfig.FileSource
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: metav1.NamespaceDefault, UID: "uid-web",
+				Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: podconfig.FileSource, kubecontainer.ConfigHashAnnotationKey: "uid-web"}},
+			Spec: v1.PodSpec{NodeName: "node-1", RestartPolicy: v1.RestartPolicyAlways,
+				Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}}},
+		}
 		updates <- podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}
 		// Sleeping in the bubble moves its fake clock; the runner wakes at each NextWake.
 		time.Sleep(3 * time.Second)
 		synctest.Wait()
-		if got := e.phase(pod.UID); got != v1.PodRunning {
-			t.Errorf("phase of %s after 3s = %q, want Running", pod.Name, got)
+		if s, _ := n.Status.GetPodStatus(pod.UID); s.Phase != v1.PodRunning {
+			t.Errorf("phase of %s after 3s = %q, want Running", pod.Name, s.Phase)
 		}
-		if got := e.loop.SourcesSeen(); len(got) != 1 || got[0] != podconfig.FileSource {
+		if got := n.Loop.SourcesSeen(); len(got) != 1 || got[0] != podconfig.FileSource {
 			t.Errorf("SourcesSeen() = %v, want [file]", got)
 		}
 

@@ -1,42 +1,56 @@
 package workqueue
 
 import (
+	"errors"
+	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
-// Queue is a set of pod UIDs, each with the instant it becomes due. It is safe for concurrent use.
+// ErrMissingOption is wrapped by the error New returns when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+// Options configures a Queue.
+type Options struct {
+	// Clock gives the current time. Required.
+	Clock clock.PassiveClock
+}
+
+// validate reports the missing required options, wrapping ErrMissingOption.
+func (o Options) validate() error {
+	if o.Clock == nil {
+		return fmt.Errorf("options Clock: %w", ErrMissingOption)
+	}
+	return nil
+}
+
+// Queue is a set of pod UIDs, each with the instant it becomes due. It is a core: it is driven by
+// one goroutine and is not safe for concurrent use.
 type Queue struct {
 	clock clock.PassiveClock
-
-	mu    sync.Mutex // guards queue
 	queue map[types.UID]time.Time
 }
 
-// New returns an empty Queue that reads the time from clk.
-func New(clk clock.PassiveClock) *Queue {
-	if clk == nil {
-		panic("workqueue.New: nil clock")
+// New returns an empty Queue that reads the time from opts.Clock. A missing required option is an
+// error wrapping ErrMissingOption.
+func New(opts Options) (*Queue, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new work queue: %w", err)
 	}
-	return &Queue{clock: clk, queue: map[types.UID]time.Time{}}
+	return &Queue{clock: opts.Clock, queue: map[types.UID]time.Time{}}, nil
 }
 
 // Enqueue makes uid due delay from now. A later call for the same UID wins, even when it makes
 // the UID due later than before: the kubelet's queue keeps one due time per UID.
 func (q *Queue) Enqueue(uid types.UID, delay time.Duration) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.queue[uid] = q.clock.Now().Add(delay)
 }
 
 // GetWork removes and returns every UID due strictly before now, sorted.
 func (q *Queue) GetWork() []types.UID {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	now := q.clock.Now()
 	var items []types.UID
 	for uid, due := range q.queue {
@@ -51,16 +65,12 @@ func (q *Queue) GetWork() []types.UID {
 
 // Len returns how many UIDs are queued, due or not.
 func (q *Queue) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	return len(q.queue)
 }
 
 // NextDue returns the earliest due time in the queue and false if the queue is empty. The sync
 // loop polls the queue on its own ticker, as the kubelet does; NextDue is for tools and tests.
 func (q *Queue) NextDue() (time.Time, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	var earliest time.Time
 	found := false
 	for _, due := range q.queue {

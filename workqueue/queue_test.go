@@ -1,7 +1,9 @@
 package workqueue
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,10 +13,27 @@ import (
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
+// newQueue returns an empty Queue on clk, failing the test on an error.
+func newQueue(t *testing.T, clk *vclock.Clock) *Queue {
+	t.Helper()
+	q, err := New(Options{Clock: clk})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	return q
+}
+
+func TestNewRequiresClock(t *testing.T) {
+	q, err := New(Options{})
+	if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), "Clock") {
+		t.Errorf("New(Options{}) = %v, %v, want an error wrapping ErrMissingOption naming Clock", q, err)
+	}
+}
+
 // TestGetWork ports the kubelet's work_queue_test.go TestGetWork.
 func TestGetWork(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	q := New(clk)
+	q := newQueue(t, clk)
 	q.Enqueue("foo1", -time.Minute)
 	q.Enqueue("foo2", -time.Minute)
 	q.Enqueue("foo3", time.Minute)
@@ -53,7 +72,7 @@ func TestEnqueueLastWriteWins(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := vclock.New(vclock.Epoch)
-			q := New(clk)
+			q := newQueue(t, clk)
 			q.Enqueue("a", tt.first)
 			q.Enqueue("a", tt.again)
 			if got := q.Len(); got != 1 {
@@ -69,7 +88,7 @@ func TestEnqueueLastWriteWins(t *testing.T) {
 
 func TestGetWorkIsStrictlyBefore(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	q := New(clk)
+	q := newQueue(t, clk)
 	q.Enqueue("zero", 0)
 	if got := q.GetWork(); len(got) != 0 {
 		t.Errorf("GetWork() at the enqueue instant = %v, want nothing", got)
@@ -88,7 +107,7 @@ func TestGetWorkIsStrictlyBefore(t *testing.T) {
 
 func TestGetWorkIsSorted(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	q := New(clk)
+	q := newQueue(t, clk)
 	var want []types.UID
 	for i := 20; i > 0; i-- {
 		q.Enqueue(types.UID(fmt.Sprintf("uid-%02d", i)), -time.Second)
@@ -103,7 +122,11 @@ func TestGetWorkIsSorted(t *testing.T) {
 
 func ExampleQueue() {
 	clk := vclock.New(vclock.Epoch)
-	q := New(clk)
+	q, err := New(Options{Clock: clk})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	q.Enqueue("pod-b", 0)
 	q.Enqueue("pod-a", 0)
 	fmt.Println(q.GetWork()) // nothing is due strictly before the enqueue instant

@@ -39,7 +39,10 @@ func newAPIServerCommand() *cobra.Command {
 }
 
 func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
-	srv := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	if err != nil {
+		return err
+	}
 	l, err := fakeapiserver.Listen(cfg.Addr)
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
-	"github.com/minikubelet/minikubelet/node"
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -96,7 +96,10 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		}
 		rc = c
 	} else {
-		srv := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer})
+		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer})
+		if err != nil {
+			return nil, fmt.Errorf("embedded API server: %w", err)
+		}
 		url, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr)
 		if err != nil {
 			return nil, fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err)
@@ -152,19 +155,33 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	var sourceRunners []runner
 	if cfg.StaticPodPath != "" {
 		logger.Info("Adding static pod path", "path", cfg.StaticPodPath)
-		core := sources.NewFile(sources.FileOptions{
+		core, err := sources.NewFile(sources.FileOptions{
 			Path: cfg.StaticPodPath, NodeName: cfg.NodeName, Period: cfg.FileCheckFrequency,
 			Clock: d.clock, Tracer: d.tracer,
 		})
-		sourceRunners = append(sourceRunners, runner{"file source", sources.NewFileRunner(core, d.clock, pc.Channel(podconfig.FileSource)).Run})
+		if err != nil {
+			return err
+		}
+		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: core, Clock: d.clock, Out: pc.Channel(podconfig.FileSource)})
+		if err != nil {
+			return err
+		}
+		sourceRunners = append(sourceRunners, runner{"file source", r.Run})
 	}
 	if cfg.StaticPodURL != "" {
 		logger.Info("Adding pod URL with HTTP header", "URL", cfg.StaticPodURL, "header", cfg.StaticPodURLHeader)
-		core := sources.NewHTTP(sources.HTTPOptions{
+		core, err := sources.NewHTTP(sources.HTTPOptions{
 			URL: cfg.StaticPodURL, Header: cfg.StaticPodURLHeader, NodeName: cfg.NodeName,
 			Period: cfg.HTTPCheckFrequency, Clock: d.clock, Tracer: d.tracer,
 		})
-		sourceRunners = append(sourceRunners, runner{"http source", sources.NewHTTPRunner(core, d.clock, pc.Channel(podconfig.HTTPSource)).Run})
+		if err != nil {
+			return err
+		}
+		r, err := sources.NewHTTPRunner(sources.HTTPRunnerOptions{Core: core, Clock: d.clock, Out: pc.Channel(podconfig.HTTPSource)})
+		if err != nil {
+			return err
+		}
+		sourceRunners = append(sourceRunners, runner{"http source", r.Run})
 	}
 	var nodeInformers informers.SharedInformerFactory
 	if d.client != nil {
@@ -176,17 +193,25 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 				o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, cfg.NodeName).String()
 			}))
 		nodeHasSynced := nodeInformers.Core().V1().Nodes().Informer().HasSynced
-		sourceRunners = append(sourceRunners, runner{"api source", sources.NewAPIRunner(sources.APIRunnerOptions{
-			Core:          sources.NewAPI(sources.APIOptions{Tracer: d.tracer}),
+		core, err := sources.NewAPI(sources.APIOptions{Tracer: d.tracer})
+		if err != nil {
+			return err
+		}
+		r, err := sources.NewAPIRunner(sources.APIRunnerOptions{
+			Core:          core,
 			Client:        d.client,
 			NodeName:      cfg.NodeName,
 			NodeHasSynced: nodeHasSynced,
 			Clock:         d.clock,
 			Out:           pc.Channel(podconfig.APISource),
-		}).Run})
+		})
+		if err != nil {
+			return err
+		}
+		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
 	}
 
-	n, err := node.New(node.Options{
+	n, err := kubelet.New(kubelet.Options{
 		NodeName:      cfg.NodeName,
 		NodeIP:        nodeIP,
 		Clock:         d.clock,

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -299,7 +300,10 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 	defer cancel()
 	// An API server of its own, as `minikubelet apiserver` runs one for several nodes.
-	srv := fakeapiserver.New(fakeapiserver.Options{})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
 	l, err := fakeapiserver.Listen("")
 	if err != nil {
 		t.Fatal(err)

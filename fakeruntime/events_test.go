@@ -1,0 +1,87 @@
+package fakeruntime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// recorded is one Kubernetes event as the runtime recorded it, with the virtual instant.
+type recorded struct {
+	At                    time.Duration
+	Pod                   string
+	Type, Reason, Message string
+}
+
+// recorderFunc adapts a function to an EventRecorder.
+type recorderFunc func(object runtime.Object, eventType, reason, message string)
+
+func (f recorderFunc) Event(object runtime.Object, eventType, reason, message string) {
+	f(object, eventType, reason, message)
+}
+
+func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	var got []recorded
+	rt, err := New(Options{
+		Clock:     clk,
+		Latencies: Latencies{ImagePull: 2 * time.Second, ContainerStart: time.Second, ContainerStop: time.Second},
+		Tracer:    trace.Discard,
+		Recorder: recorderFunc(func(object runtime.Object, eventType, reason, message string) {
+			ref := object.(*v1.ObjectReference)
+			got = append(got, recorded{At: clk.Since(vclock.Epoch), Pod: ref.Namespace + "/" + ref.Name + " " + string(ref.UID), Type: eventType, Reason: reason, Message: message})
+		}),
+	})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	pod := newPod("web")
+	rt.FailImagePull("busybox:1.36", 1)
+	run := func() {
+		for {
+			next, ok := rt.NextWake()
+			if !ok {
+				return
+			}
+			clk.Set(next)
+			rt.Advance()
+		}
+	}
+	sync := func() {
+		status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+		if err != nil {
+			t.Fatalf("GetPodStatus() error = %v", err)
+		}
+		_, _ = rt.SyncPod(pod, status, nil)
+		run()
+	}
+	sync() // the pull fails at 2s
+	sync() // held back: image pull back-off
+	clk.Set(vclock.Epoch.Add(12 * time.Second))
+	sync() // pulls again, starts at 15s
+	if _, err := rt.KillPod(pod, nil, nil); err != nil {
+		t.Fatalf("KillPod() error = %v", err)
+	}
+	run()
+
+	p := "default/web uid-web"
+	want := []recorded{
+		{At: 0, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
+		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: `Failed to pull image "busybox:1.36"`},
+		{At: 2 * time.Second, Pod: p, Type: "Normal", Reason: "BackOff", Message: `Back-off pulling image "busybox:1.36"`},
+		{At: 12 * time.Second, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
+		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Pulled", Message: `Successfully pulled image "busybox:1.36"`},
+		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Created", Message: "Created container: app"},
+		{At: 15 * time.Second, Pod: p, Type: "Normal", Reason: "Started", Message: "Started container app"},
+		{At: 15 * time.Second, Pod: p, Type: "Normal", Reason: "Killing", Message: "Stopping container app"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded events mismatch (-want +got):\n%s", diff)
+	}
+}

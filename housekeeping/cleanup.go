@@ -1,0 +1,250 @@
+package housekeeping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// orphanKillGracePeriod is the grace, in seconds, housekeeping gives a pod that exists only in the
+// runtime.
+const orphanKillGracePeriod int64 = 1
+
+// PodManager is the desired pod set as housekeeping reads it.
+type PodManager interface {
+	// GetPodsAndMirrorPods returns the regular pods, the mirror pods and the full names of the
+	// mirror pods whose static pod is gone.
+	GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMirrorFullnames []string)
+	// GetPodAndMirrorPod resolves a pod to its static pod and mirror pod.
+	GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool)
+}
+
+// Workers are the pod workers as housekeeping drives and asks them.
+type Workers interface {
+	SyncKnownPods(desired []*v1.Pod) map[types.UID]podworkers.PodWorkerSync
+	UpdatePod(opts podworkers.UpdateOptions)
+	IsPodForMirrorPodTerminatingByFullName(fullname string) bool
+	IsPodKnownTerminated(uid types.UID) bool
+	IsPodTerminationRequested(uid types.UID) bool
+}
+
+// Runtime lists the pods the runtime runs.
+type Runtime interface {
+	GetPods(all bool) ([]*kubecontainer.Pod, error)
+}
+
+// StatusManager is the status manager as housekeeping cleans and reads it.
+type StatusManager interface {
+	// RemoveOrphanedStatuses drops the statuses of pods not in podUIDs.
+	RemoveOrphanedStatuses(podUIDs map[types.UID]bool)
+	// GetPodPhase returns the phase last set for the pod, if any.
+	GetPodPhase(uid types.UID) (v1.PodPhase, bool)
+}
+
+// MirrorDeleter deletes mirror pods.
+type MirrorDeleter interface {
+	// DeleteMirrorPod deletes the mirror pod with the full name; a nil uid sets no precondition.
+	DeleteMirrorPod(ctx context.Context, fullName string, uid *types.UID) (bool, error)
+}
+
+// BackoffGC is the crash-loop back-off, collected at the end of each pass.
+type BackoffGC interface {
+	GC()
+}
+
+// Options configure a Cleaner.
+type Options struct {
+	// Tracer receives the pass's decisions. Required.
+	Tracer trace.Tracer
+	// Pods, Workers, Runtime and Status are the components the pass reads and drives. Required.
+	Pods    PodManager
+	Workers Workers
+	Runtime Runtime
+	Status  StatusManager
+	// CrashLoopBackOff is garbage-collected after each pass. Required.
+	CrashLoopBackOff BackoffGC
+	// Mirror deletes orphaned mirror pods. Nil is a standalone kubelet: there are none.
+	Mirror MirrorDeleter
+}
+
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	for _, c := range []struct {
+		name  string
+		unset bool
+	}{
+		{"Tracer", o.Tracer == nil}, {"Pods", o.Pods == nil}, {"Workers", o.Workers == nil},
+		{"Runtime", o.Runtime == nil}, {"Status", o.Status == nil}, {"CrashLoopBackOff", o.CrashLoopBackOff == nil},
+	} {
+		if c.unset {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// Cleaner runs housekeeping passes.
+type Cleaner struct {
+	opts Options
+}
+
+// New returns a Cleaner.
+func New(opts Options) (*Cleaner, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new housekeeping: %w", err)
+	}
+	return &Cleaner{opts: opts}, nil
+}
+
+// HandlePodCleanups runs one housekeeping pass (see the package doc). It fails only when the
+// runtime cannot list its pods; the rest of the pass is then skipped, as in the kubelet.
+func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
+	pm, workers := c.opts.Pods, c.opts.Workers
+	allPods, mirrorPods, orphanedMirrors := pm.GetPodsAndMirrorPods()
+	working := workers.SyncKnownPods(allPods)
+
+	running, err := c.opts.Runtime.GetPods(false)
+	if err != nil {
+		err = fmt.Errorf("housekeeping: list running pods: %w", err)
+		c.emit(trace.Event{Event: "error", Reason: "FailedToListPods", Message: err.Error(), Func: "HandlePodCleanups"})
+		return err
+	}
+
+	known := make(map[types.UID]bool, len(allPods)+len(mirrorPods))
+	for _, p := range allPods {
+		known[p.UID] = true
+	}
+	for _, p := range mirrorPods {
+		known[p.UID] = true
+	}
+	c.opts.Status.RemoveOrphanedStatuses(known)
+
+	sort.Strings(orphanedMirrors)
+	for _, fullName := range orphanedMirrors {
+		if workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
+			continue
+		}
+		c.deleteOrphanedMirror(ctx, fullName)
+	}
+
+	for _, pod := range c.filterOutInactivePods(allPods) {
+		if _, known := working[pod.UID]; known {
+			continue
+		}
+		static, mirror, wasMirror := pm.GetPodAndMirrorPod(pod)
+		if static == nil || wasMirror {
+			continue
+		}
+		c.emit(trace.Event{Event: "restart", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
+		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
+		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
+	}
+
+	for _, pod := range filterTerminalPodsToDelete(allPods, running, working) {
+		c.emit(trace.Event{Event: "kill", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "TerminalPodDeleted", Func: "HandlePodCleanups"})
+		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+	}
+
+	sort.Slice(running, func(i, j int) bool { return running[i].ID < running[j].ID })
+	for _, rp := range running {
+		if _, known := working[rp.ID]; known {
+			continue
+		}
+		grace := orphanKillGracePeriod
+		c.emit(trace.Event{Event: "kill", Pod: kubecontainer.BuildPodKey(rp.Namespace, rp.Name), UID: string(rp.ID), Reason: "OrphanedRuntimePod", Func: "HandlePodCleanups"})
+		workers.UpdatePod(podworkers.UpdateOptions{
+			UpdateType:     podworkers.SyncPodKill,
+			RunningPod:     rp,
+			KillPodOptions: &podworkers.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace},
+		})
+		working[rp.ID] = podworkers.PodWorkerSync{State: podworkers.Terminating, Orphan: true}
+	}
+
+	c.opts.CrashLoopBackOff.GC()
+	return nil
+}
+
+// deleteOrphanedMirror deletes the mirror pod of a static pod that is gone, with grace 0 and no
+// UID precondition. Without a mirror client (standalone) there is none.
+func (c *Cleaner) deleteOrphanedMirror(ctx context.Context, fullName string) {
+	if c.opts.Mirror == nil {
+		return
+	}
+	name, namespace, _ := kubecontainer.ParsePodFullName(fullName)
+	ev := trace.Event{Event: "delete-mirror", Pod: kubecontainer.BuildPodKey(namespace, name), Reason: "OrphanedMirrorPod", Func: "HandlePodCleanups"}
+	c.emit(ev)
+	// The mirror client traces the API call and its outcome; only a bad full name is an error.
+	if _, err := c.opts.Mirror.DeleteMirrorPod(ctx, fullName, nil); err != nil {
+		ev.Event, ev.Reason, ev.Message = "error", "FailedToDeleteMirrorPod", err.Error()
+		c.emit(ev)
+	}
+}
+
+// filterOutInactivePods returns the pods that are admitted and not done: the kubelet's
+// filterOutInactivePods. A pod is inactive once its worker is terminated, or when it is terminal
+// (in the API or the status manager) and not terminating.
+func (c *Cleaner) filterOutInactivePods(pods []*v1.Pod) []*v1.Pod {
+	active := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if c.opts.Workers.IsPodKnownTerminated(p.UID) {
+			continue
+		}
+		if c.isAdmittedPodTerminal(p) && !c.opts.Workers.IsPodTerminationRequested(p.UID) {
+			continue
+		}
+		active = append(active, p)
+	}
+	return active
+}
+
+// isAdmittedPodTerminal reports whether the pod's API phase, or the status manager's, is terminal.
+func (c *Cleaner) isAdmittedPodTerminal(pod *v1.Pod) bool {
+	if terminalPhase(pod.Status.Phase) {
+		return true
+	}
+	phase, ok := c.opts.Status.GetPodPhase(pod.UID)
+	return ok && terminalPhase(phase)
+}
+
+func terminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// filterTerminalPodsToDelete returns the pods being deleted that are terminal, unknown to the
+// workers and absent from the runtime, so that a kill lets their API deletion finish.
+func filterTerminalPodsToDelete(pods []*v1.Pod, running []*kubecontainer.Pod, working map[types.UID]podworkers.PodWorkerSync) []*v1.Pod {
+	inRuntime := make(map[types.UID]bool, len(running))
+	for _, rp := range running {
+		inRuntime[rp.ID] = true
+	}
+	var out []*v1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil || !terminalPhase(p.Status.Phase) || inRuntime[p.UID] {
+			continue
+		}
+		if _, known := working[p.UID]; known {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// emit traces e as housekeeping.
+func (c *Cleaner) emit(e trace.Event) {
+	e.Component = trace.Housekeeping
+	c.opts.Tracer.Emit(e)
+}

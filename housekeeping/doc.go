@@ -1,0 +1,20 @@
+// Package housekeeping is the kubelet's periodic clean-up pass, HandlePodCleanups.
+//
+// It mirrors kubelet_pods.go's HandlePodCleanups, which the sync loop runs on every 2s housekeeping
+// tick once every pod source has been seen. One pass, in the kubelet's order:
+//
+//  1. SyncKnownPods: forget finished workers of pods no longer desired, and start terminating
+//     workers of pods no longer desired;
+//  2. list the runtime's running pods;
+//  3. drop statuses of pods the pod manager no longer has;
+//  4. delete orphaned mirror pods whose static pod is not terminating (grace 0, no precondition);
+//  5. restart desired, active pods the workers do not know (a static pod re-added after its old
+//     worker finished);
+//  6. kill terminal pods being deleted that nothing runs any more, so their API deletion finishes;
+//  7. kill running pods the workers do not know (orphans) with grace 1;
+//  8. garbage-collect the crash-loop back-off.
+//
+// Probes, pod directories, user namespaces and cgroups are not modelled.
+//
+// Cleaner is a core: no goroutine, no lock; the sync loop calls it from its one goroutine.
+package housekeeping

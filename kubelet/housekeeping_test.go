@@ -1,0 +1,90 @@
+package kubelet
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// apiPodFixture is the kubelet tests' simplePod: pod1/ns1, UID "1", one container, no grace.
+func apiPodFixture() *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "1", Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: "api"}},
+		Spec:       v1.PodSpec{NodeName: testNode, Containers: []v1.Container{{Name: "container-1", Image: "busybox:1.36"}}},
+	}
+}
+
+func TestOrphanedRuntimePodIsKilledWithGraceOne(t *testing.T) {
+	e := newEnv(t, envOptions{standalone: true, latencies: fakeruntime.Latencies{ContainerStop: 30 * time.Second}})
+	e.setFile() // the only source has been seen: housekeeping runs
+	orphan := apiPodFixture()
+	if _, err := e.n.Runtime.SyncPod(orphan, nil, nil); err != nil {
+		t.Fatalf("runtime SyncPod() = %v", err)
+	}
+	gone := func() bool {
+		pods, err := e.n.Runtime.GetPods(false)
+		_, known := e.n.Workers.State(orphan.UID)
+		return err == nil && len(pods) == 0 && !known
+	}
+	if !e.run(10*time.Second, gone) {
+		t.Fatalf("orphaned runtime pod still running or known after %v", e.now())
+	}
+	for _, ev := range e.trace() {
+		if ev.Component == trace.Runtime && ev.Event == "killing" {
+			if ev.Delay != time.Second {
+				t.Errorf("orphan killed with grace %v, want 1s", ev.Delay)
+			}
+			return
+		}
+	}
+	t.Error("no kill of the orphaned runtime pod in the trace")
+}
+
+func TestHousekeepingWaitsForSources(t *testing.T) {
+	ready := false
+	e := newEnv(t, envOptions{standalone: true, sourcesReady: func() bool { return ready }})
+	pod := staticPod("web", "uid-web", v1.RestartPolicyAlways)
+	e.setFile(pod)
+	if !e.run(10*time.Second, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
+		t.Fatalf("%s not Running after %v", pod.Name, e.now())
+	}
+	e.setFile() // removed before every source was seen: the kill is skipped
+	e.runFor(5 * time.Second)
+	if s, _ := e.n.Workers.State(pod.UID); s != podworkers.Sync {
+		t.Errorf("worker state of %s with sources not ready = %v, want sync", pod.UID, s)
+	}
+	var skips, cleanups int
+	for _, ev := range e.trace() {
+		if ev.Component == trace.Housekeeping && ev.Event == "skip" {
+			skips++
+		}
+		if ev.Func == "FailedToDeletePod" || ev.Reason == "FailedToDeletePod" {
+			cleanups++
+		}
+	}
+	if skips == 0 {
+		t.Error("no housekeeping skip traced while sources were not ready")
+	}
+	if cleanups != 1 {
+		t.Errorf("traced %d refused deletes, want 1", cleanups)
+	}
+
+	ready = true
+	if !e.run(10*time.Second, func() bool { _, known := e.n.Workers.State(pod.UID); return !known }) {
+		t.Fatalf("worker of %s not forgotten after sources became ready", pod.UID)
+	}
+	pods, err := e.n.Runtime.GetPods(false)
+	if err != nil {
+		t.Fatalf("GetPods() = %v", err)
+	}
+	if len(pods) != 0 {
+		t.Errorf("runtime still runs %d pods, want 0", len(pods))
+	}
+}

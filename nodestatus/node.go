@@ -1,0 +1,115 @@
+package nodestatus
+
+import (
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// Node facts the simulated kubelet reports.
+const (
+	// KubeletVersion is the version the node reports.
+	KubeletVersion = "v1.35.0"
+	// LeaseNamespace holds the node leases.
+	LeaseNamespace = "kube-node-lease"
+	// leaseDurationSeconds is the kubelet's default nodeLeaseDurationSeconds.
+	leaseDurationSeconds = 40
+)
+
+// readyMessage is the Ready condition's message while the kubelet is ready.
+const readyMessage = "kubelet is posting ready status"
+
+// InitialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
+// status, with Ready as given.
+func InitialNode(name, ip string, now time.Time, ready bool) *v1.Node {
+	capacity := v1.ResourceList{
+		v1.ResourceCPU:              resource.MustParse("4"),
+		v1.ResourceMemory:           resource.MustParse("8Gi"),
+		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		v1.ResourcePods:             resource.MustParse("110"),
+	}
+	allocatable := capacity.DeepCopy()
+	// The default hard eviction threshold memory.available<100Mi is held back from allocatable.
+	mem := allocatable[v1.ResourceMemory]
+	mem.Sub(resource.MustParse("100Mi"))
+	allocatable[v1.ResourceMemory] = mem
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				v1.LabelHostname:   name,
+				v1.LabelOSStable:   "linux",
+				v1.LabelArchStable: "amd64",
+			},
+		},
+		Status: v1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: allocatable,
+			NodeInfo: v1.NodeSystemInfo{
+				KubeletVersion:          KubeletVersion,
+				OperatingSystem:         "linux",
+				Architecture:            "amd64",
+				ContainerRuntimeVersion: "fake://" + KubeletVersion,
+			},
+			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10250}},
+		},
+	}
+	node.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: name}}
+	if ip != "" {
+		node.Status.Addresses = append([]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ip}}, node.Status.Addresses...)
+	}
+	msg := readyMessage
+	if !ready {
+		msg = "PLEG is not healthy"
+	}
+	setConditions(node, now, ready, msg)
+	return node
+}
+
+// setConditions writes the pressure conditions and Ready with heartbeat now. A condition's
+// transition time moves only when its status changes.
+func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) {
+	ts := metav1.NewTime(now)
+	readyStatus, readyReason := v1.ConditionTrue, "KubeletReady"
+	if !ready {
+		readyStatus, readyReason = v1.ConditionFalse, "KubeletNotReady"
+	}
+	want := []v1.NodeCondition{
+		{Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+		{Type: v1.NodeDiskPressure, Status: v1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
+		{Type: v1.NodePIDPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
+		{Type: v1.NodeReady, Status: readyStatus, Reason: readyReason, Message: readyMsg},
+	}
+	for i := range want {
+		want[i].LastHeartbeatTime = ts
+		want[i].LastTransitionTime = ts
+		for _, old := range node.Status.Conditions {
+			if old.Type == want[i].Type && old.Status == want[i].Status {
+				want[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	node.Status.Conditions = want
+}
+
+// newLease is the node lease as renewed at now, owned by the node once its UID is known.
+func newLease(nodeName string, nodeUID types.UID, now time.Time) *coordinationv1.Lease {
+	renew := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Namespace: LeaseNamespace},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(nodeName),
+			LeaseDurationSeconds: ptr.To[int32](leaseDurationSeconds),
+			RenewTime:            &renew,
+		},
+	}
+	if nodeUID != "" {
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: nodeName, UID: nodeUID}}
+	}
+	return lease
+}

@@ -1,0 +1,143 @@
+package nodestatus
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+// fakeClient keeps one node and one lease in memory and logs each call at its virtual instant.
+type fakeClient struct {
+	clk      *vclock.Clock
+	node     *v1.Node
+	lease    *coordinationv1.Lease
+	failNext int // how many CreateNode calls fail first
+	calls    []string
+}
+
+func (c *fakeClient) log(call string) {
+	c.calls = append(c.calls, c.clk.Since(vclock.Epoch).String()+" "+call)
+}
+
+func (c *fakeClient) GetNode(_ context.Context, name string) (*v1.Node, error) {
+	c.log("get")
+	return c.node.DeepCopy(), nil
+}
+
+func (c *fakeClient) CreateNode(_ context.Context, node *v1.Node) (*v1.Node, error) {
+	c.log("create")
+	if c.failNext > 0 {
+		c.failNext--
+		return nil, errors.New("connection refused")
+	}
+	c.node = node.DeepCopy()
+	c.node.UID = types.UID("node-uid")
+	return c.node.DeepCopy(), nil
+}
+
+func (c *fakeClient) UpdateNodeStatus(_ context.Context, node *v1.Node) (*v1.Node, error) {
+	c.log("status")
+	c.node = node.DeepCopy()
+	return node, nil
+}
+
+func (c *fakeClient) RenewLease(_ context.Context, lease *coordinationv1.Lease) error {
+	c.log("lease")
+	c.lease = lease.DeepCopy()
+	return nil
+}
+
+// fakeState is a runtime state whose errors the test sets.
+type fakeState struct{ err error }
+
+func (s *fakeState) Errors() error     { return s.err }
+func (s *fakeState) PLEGHealthy() bool { return true }
+
+// drive calls Register and Heartbeat at every wake-up until the instant until.
+func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
+	t.Helper()
+	for {
+		if err := s.Register(context.Background()); err != nil {
+			t.Logf("Register() at %v: %v", clk.Since(vclock.Epoch), err)
+		}
+		if err := s.Heartbeat(context.Background()); err != nil {
+			t.Errorf("Heartbeat() at %v: %v", clk.Since(vclock.Epoch), err)
+		}
+		next, ok := s.NextWake()
+		if !ok || next.After(vclock.Epoch.Add(until)) {
+			return
+		}
+		clk.Set(next)
+	}
+}
+
+func TestRegisterRetriesThenHeartbeats(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk, failNext: 2}
+	s, err := New(Options{NodeName: "node-1", NodeIP: "10.0.0.10", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drive(t, s, clk, 21*time.Second)
+	want := []string{
+		"0s create", "100ms create", "300ms create", // retries after 100ms, then 200ms
+		"300ms lease",
+		"10.3s lease", "10.3s get", "10.3s status",
+		"20.3s lease", "20.3s get", "20.3s status",
+	}
+	if diff := cmp.Diff(want, client.calls); diff != "" {
+		t.Errorf("API calls (-want +got):\n%s", diff)
+	}
+	if got := client.lease.OwnerReferences; len(got) != 1 || got[0].UID != "node-uid" {
+		t.Errorf("lease owner references = %v, want the node", got)
+	}
+	if got := client.node.Status.Addresses[0]; got.Type != v1.NodeInternalIP || got.Address != "10.0.0.10" {
+		t.Errorf("first node address = %v, want InternalIP 10.0.0.10", got)
+	}
+}
+
+func TestReadyFollowsTheRuntimeState(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	state := &fakeState{}
+	rec := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drive(t, s, clk, 5*time.Second)
+	state.err = errors.New("container runtime is down")
+	drive(t, s, clk, 15*time.Second)
+	var ready v1.NodeCondition
+	for _, c := range client.node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			ready = c
+		}
+	}
+	if ready.Status != v1.ConditionFalse || ready.Reason != "KubeletNotReady" || ready.Message != "container runtime is down" {
+		t.Errorf("Ready = %s %s %q, want False KubeletNotReady with the runtime's error", ready.Status, ready.Reason, ready.Message)
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		got = append(got, e.Event+" "+e.To)
+	}
+	if diff := cmp.Diff([]string{"register ", "ready False"}, got); diff != "" {
+		t.Errorf("node trace (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewNeedsAClient(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	if _, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, RuntimeState: &fakeState{}}); !errors.Is(err, ErrMissingOption) {
+		t.Errorf("New() without a client error = %v, want %v", err, ErrMissingOption)
+	}
+}

@@ -1,0 +1,68 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Why SyncPod deletes or creates a static pod's mirror pod, as trace reasons.
+const (
+	reasonMirrorDeleting = "MirrorPodDeleting"
+	reasonMirrorOutdated = "MirrorPodOutdated"
+	reasonMirrorMissing  = "MirrorPodMissing"
+)
+
+// reconcileMirror is the mirror pod step of SyncPod for a static pod (the kubelet's
+// tryReconcileMirrorPods): delete a mirror pod that is being deleted or no longer matches the
+// static pod, with a UID precondition, then create one if there is none or it was just deleted
+// and the node exists. Errors never fail SyncPod; the mirror client traces its API writes and
+// their outcome, this function traces the decisions. Without a mirror client (standalone) there
+// is nothing to do.
+func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
+	if s.opts.Mirror == nil || !kubecontainer.IsStaticPod(pod) {
+		return
+	}
+	fullName := kubecontainer.GetPodFullName(pod)
+	ev := trace.Event{Component: trace.Mirror, Event: "reconcile", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
+	deleted := false
+	if mirror != nil && (mirror.DeletionTimestamp != nil || !podmanager.IsMirrorPodOf(mirror, pod)) {
+		e := ev
+		e.UID, e.Reason = string(mirror.UID), reasonMirrorOutdated
+		if mirror.DeletionTimestamp != nil {
+			e.Reason = reasonMirrorDeleting
+		}
+		s.emit(e)
+		uid := mirror.UID
+		ok, err := s.opts.Mirror.DeleteMirrorPod(ctx, fullName, &uid)
+		if err != nil {
+			s.emit(with(ev, "error", "FailedToDeleteMirrorPod", err.Error()))
+		}
+		deleted = ok
+	}
+	if mirror != nil && !deleted {
+		return
+	}
+	node, err := s.opts.Nodes.GetNode(ctx, s.opts.NodeName)
+	switch {
+	case err != nil:
+		s.emit(with(ev, "skip", "NodeUnavailable", "no mirror pod: "+fmt.Errorf("failed to get node info: %w", err).Error()))
+	case node.DeletionTimestamp != nil:
+		s.emit(with(ev, "skip", "NodeDeleted", "no mirror pod: node has been removed from the cluster"))
+	default:
+		s.emit(with(ev, "reconcile", reasonMirrorMissing, ""))
+		// A failure is traced by the mirror client and only logged by the kubelet.
+		_ = s.opts.Mirror.CreateMirrorPod(ctx, pod)
+	}
+}
+
+// with returns e with its event word, reason and message set.
+func with(e trace.Event, event, reason, message string) trace.Event {
+	e.Event, e.Reason, e.Message = event, reason, message
+	return e
+}

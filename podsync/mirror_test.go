@@ -1,0 +1,97 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// logMirror logs mirror client calls; deletes succeed.
+type logMirror struct{ calls []string }
+
+func (m *logMirror) CreateMirrorPod(_ context.Context, static *v1.Pod) error {
+	m.calls = append(m.calls, "create "+kubecontainer.GetPodFullName(static))
+	return nil
+}
+
+func (m *logMirror) DeleteMirrorPod(_ context.Context, fullName string, uid *types.UID) (bool, error) {
+	m.calls = append(m.calls, "delete "+fullName+" uid="+string(*uid))
+	return true, nil
+}
+
+// nodes answers GetNode with node, or err.
+type nodes struct {
+	node *v1.Node
+	err  error
+}
+
+func (n nodes) GetNode(context.Context, string) (*v1.Node, error) { return n.node, n.err }
+
+func staticPod() *v1.Pod {
+	p := pod("web-node-1")
+	p.Annotations = map[string]string{kubecontainer.ConfigSourceAnnotationKey: "file", kubecontainer.ConfigHashAnnotationKey: "hash-2"}
+	return p
+}
+
+func mirrorOf(hash string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: "default", UID: "mirror-uid",
+		Annotations: map[string]string{kubecontainer.ConfigMirrorAnnotationKey: hash}}}
+}
+
+func TestSyncPodReconcilesTheMirrorPod(t *testing.T) {
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	deleted := node.DeepCopy()
+	deleted.DeletionTimestamp = &metav1.Time{}
+	for _, tc := range []struct {
+		name       string
+		mirror     *v1.Pod
+		nodes      nodes
+		wantCalls  []string
+		wantReason []string
+	}{
+		{name: "missing", nodes: nodes{node: node},
+			wantCalls: []string{"create web-node-1_default"}, wantReason: []string{"MirrorPodMissing"}},
+		{name: "current", mirror: mirrorOf("hash-2"), nodes: nodes{node: node}},
+		{name: "outdated", mirror: mirrorOf("hash-1"), nodes: nodes{node: node},
+			wantCalls:  []string{"delete web-node-1_default uid=mirror-uid", "create web-node-1_default"},
+			wantReason: []string{"MirrorPodOutdated", "MirrorPodMissing"}},
+		{name: "node missing", nodes: nodes{err: errors.New(`nodes "node-1" not found`)},
+			wantReason: []string{"NodeUnavailable"}},
+		{name: "node deleted", nodes: nodes{node: deleted}, wantReason: []string{"NodeDeleted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			m := &logMirror{}
+			opts := f.s.opts
+			opts.Mirror, opts.Nodes = m, tc.nodes
+			s, err := New(opts)
+			if err != nil {
+				t.Fatalf("New() error = %v", err)
+			}
+			if _, err := s.SyncPod(context.Background(), podworkers.SyncPodSync, staticPod(), tc.mirror, nil); err != nil {
+				t.Fatalf("SyncPod() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.wantCalls, m.calls); diff != "" {
+				t.Errorf("mirror client calls (-want +got):\n%s", diff)
+			}
+			var reasons []string
+			for _, e := range f.rec.Events() {
+				if e.Component == trace.Mirror {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			if diff := cmp.Diff(tc.wantReason, reasons); diff != "" {
+				t.Errorf("mirror trace reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

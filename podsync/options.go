@@ -1,0 +1,116 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// Runtime is the container runtime as the sync functions call it: kuberuntime's SyncPod, KillPod
+// and GetPodStatus. Each call returns at once with the instant its blocking work ends.
+type Runtime interface {
+	// SyncPod starts what should run, holding restarts back with the crash-loop back-off.
+	SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error)
+	// KillPod stops the running pod's containers and sandboxes; pod may be nil for a runtime-only
+	// pod.
+	KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOverride *int64) (kubecontainer.Result, error)
+	// GetPodStatus reads the pod from the runtime.
+	GetPodStatus(uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error)
+}
+
+// StatusManager is where the sync functions write pod statuses: the kubelet's status manager.
+type StatusManager interface {
+	// GetPodStatus returns the status last set for the pod, if any.
+	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
+	// SetPodStatus records the pod's new status.
+	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
+	// TerminatePod marks the pod's status final.
+	TerminatePod(pod *v1.Pod)
+}
+
+// MirrorClient creates and deletes mirror pods: the part of the kubelet's mirror client that
+// SyncPod calls.
+type MirrorClient interface {
+	// CreateMirrorPod creates the mirror pod of the static pod.
+	CreateMirrorPod(ctx context.Context, static *v1.Pod) error
+	// DeleteMirrorPod deletes the mirror pod with the full name, with grace 0 and, when uid is not
+	// nil, a UID precondition. It reports whether the API deleted it.
+	DeleteMirrorPod(ctx context.Context, fullName string, uid *types.UID) (bool, error)
+}
+
+// NodeGetter reads the node object, which must exist before a mirror pod is created.
+type NodeGetter interface {
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
+}
+
+// EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
+// satisfies it.
+type EventRecorder interface {
+	Event(object runtime.Object, eventType, reason, message string)
+}
+
+// Options configure a Syncer.
+type Options struct {
+	// NodeName is this node's name. Required.
+	NodeName string
+	// HostIP is reported as every pod's hostIP. A kubelet without an API client reports none.
+	HostIP string
+	// Clock is the time of every decision. Required.
+	Clock clock.PassiveClock
+	// Tracer receives mirror pod decisions and failed kills. Required.
+	Tracer trace.Tracer
+	// Runtime is the container runtime. Required.
+	Runtime Runtime
+	// Status is the status manager. Required.
+	Status StatusManager
+	// CrashLoopBackOff is the kubelet's crash-loop back-off, shared by every pod (kl.backOff).
+	// Required.
+	CrashLoopBackOff *kubecontainer.Backoff
+	// Mirror creates and deletes mirror pods. Nil is a standalone kubelet: no mirror pods.
+	Mirror MirrorClient
+	// Nodes reads the node before a mirror pod is created. Required with Mirror.
+	Nodes NodeGetter
+	// Recorder receives the FailedKillPod event. Nil records none.
+	Recorder EventRecorder
+}
+
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	if o.NodeName == "" {
+		missing = append(missing, "NodeName")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if o.Runtime == nil {
+		missing = append(missing, "Runtime")
+	}
+	if o.Status == nil {
+		missing = append(missing, "Status")
+	}
+	if o.CrashLoopBackOff == nil {
+		missing = append(missing, "CrashLoopBackOff")
+	}
+	if o.Mirror != nil && o.Nodes == nil {
+		missing = append(missing, "Nodes (with Mirror)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}

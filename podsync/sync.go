@@ -1,0 +1,155 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/events"
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/status"
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// orphanKillGracePeriod is the grace, in seconds, SyncTerminatingRuntimePod gives a pod that
+// exists only in the runtime.
+const orphanKillGracePeriod int64 = 1
+
+// ErrContainersStillRunning is returned when the runtime still lists running containers after a
+// kill that reported success: the kubelet's "CRI violation" check in SyncTerminatingPod.
+var ErrContainersStillRunning = errors.New("detected running containers after a successful KillPod, CRI violation")
+
+// Syncer runs the pod sync functions.
+type Syncer struct {
+	opts Options
+	// reasons is the kubelet's reasonCache: why the last runtime sync could not start a container.
+	reasons reasonCache
+	// kills are SyncTerminatingPod calls whose kill ends after the call returned.
+	kills killQueue
+}
+
+// New returns a Syncer.
+func New(opts Options) (*Syncer, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new pod syncer: %w", err)
+	}
+	return &Syncer{opts: opts, reasons: reasonCache{}, kills: killQueue{}}, nil
+}
+
+// SyncPod makes the pod run as configured: the kubelet's SyncPod. It writes the pod's status,
+// stops at a terminal phase, reconciles a static pod's mirror pod and asks the runtime to start
+// what should run. A back-off is returned as the runtime's *kubecontainer.BackoffError, so the pod
+// worker requeues the pod when the back-off expires (v1.35).
+func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType, pod, mirrorPod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
+	apiStatus := s.generateStatus(pod, podStatus, false)
+	if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
+		// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
+		s.opts.Status.SetPodStatus(pod, apiStatus)
+		return podworkers.Result{IsTerminal: true}, nil
+	}
+	s.opts.Status.SetPodStatus(pod, apiStatus)
+	s.reconcileMirror(ctx, pod, mirrorPod)
+
+	res, err := s.opts.Runtime.SyncPod(pod, podStatus, s.opts.CrashLoopBackOff)
+	s.reasons.update(pod, err)
+	if err != nil {
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("sync pod %s: %w", kubecontainer.PodKey(pod), err)
+	}
+	return podworkers.Result{Done: res.Done}, nil
+}
+
+// SyncTerminatingPod stops every container of the pod: the kubelet's SyncTerminatingPod. The kill
+// returns at once with the instant its last container stops; the check that nothing runs any more
+// and the final status (podIsTerminal) are written at that instant, by Advance when it is later
+// than now.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) (podworkers.Result, error) {
+	apiStatus := s.generateStatus(pod, podStatus, false)
+	if podStatusFn != nil {
+		podStatusFn(&apiStatus)
+	}
+	s.opts.Status.SetPodStatus(pod, apiStatus)
+
+	running := kubecontainer.ConvertPodStatusToRunningPod(podStatus)
+	running.ID, running.Name, running.Namespace = pod.UID, pod.Name, pod.Namespace
+	res, err := s.opts.Runtime.KillPod(pod, running, gracePeriod)
+	if err != nil {
+		s.recordEvent(pod, v1.EventTypeWarning, events.FailedToKillPod, fmt.Sprintf("error killing pod: %v", err))
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill pod %s: %w", kubecontainer.PodKey(pod), err)
+	}
+	if res.Done.After(s.opts.Clock.Now()) {
+		s.kills.add(pod, res.Done)
+		return podworkers.Result{Done: res.Done}, nil
+	}
+	if err := s.finishTerminating(pod); err != nil {
+		return podworkers.Result{}, err
+	}
+	return podworkers.Result{}, nil
+}
+
+// finishTerminating is the end of SyncTerminatingPod, once the kill is over: read the pod from the
+// runtime, fail if a container still runs, and write the final status.
+func (s *Syncer) finishTerminating(pod *v1.Pod) error {
+	stopped, err := s.opts.Runtime.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("read status of pod %s before final termination: %w", kubecontainer.PodKey(pod), err)
+	}
+	var running []string
+	for _, c := range stopped.ContainerStatuses {
+		if c.State == kubecontainer.ContainerStateRunning {
+			running = append(running, c.ID)
+		}
+	}
+	if len(running) > 0 {
+		return fmt.Errorf("terminate pod %s: %v: %w", kubecontainer.PodKey(pod), running, ErrContainersStillRunning)
+	}
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true))
+	return nil
+}
+
+// SyncTerminatingRuntimePod stops a pod that exists only in the runtime, with grace 1: the
+// kubelet's SyncTerminatingRuntimePod. No status is written.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecontainer.Pod) (podworkers.Result, error) {
+	grace := orphanKillGracePeriod
+	res, err := s.opts.Runtime.KillPod(nil, running, &grace)
+	if err != nil {
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill runtime pod %s: %w", kubecontainer.BuildPodKey(running.Namespace, running.Name), err)
+	}
+	return podworkers.Result{Done: res.Done}, nil
+}
+
+// SyncTerminatedPod writes the stopped pod's final status and marks it finished in the status
+// manager: the kubelet's SyncTerminatedPod. Volumes, cgroups and user namespaces are not
+// modelled, so there is nothing to wait for.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
+	s.opts.Status.TerminatePod(pod)
+	s.reasons.forget(pod.UID)
+	return podworkers.Result{}, nil
+}
+
+// generateStatus is the kubelet's generateAPIPodStatus: the old status is the status manager's, or
+// the pod's own when the manager has none.
+func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus, podIsTerminal bool) v1.PodStatus {
+	old, ok := s.opts.Status.GetPodStatus(pod.UID)
+	if !ok {
+		old = pod.Status
+	}
+	return status.GeneratePodStatus(pod, old, podStatus, podIsTerminal, s.opts.Clock.Now(), status.GenerateOptions{
+		Reasons: s.reasons[pod.UID],
+		HostIP:  s.opts.HostIP,
+	})
+}
+
+// recordEvent sends one Kubernetes event about pod; a nil Recorder records nothing.
+func (s *Syncer) recordEvent(pod *v1.Pod, eventType, reason, message string) {
+	if s.opts.Recorder == nil {
+		return
+	}
+	s.opts.Recorder.Event(pod, eventType, reason, message)
+}
+
+// emit traces e; every event names its own component.
+func (s *Syncer) emit(e trace.Event) { s.opts.Tracer.Emit(e) }
