@@ -15,6 +15,7 @@ import (
 // them at this instant has settled.
 func (e *engine) apply(ctx context.Context, i int) {
 	st := &e.s.Steps[i]
+	e.step = i
 	mark := e.rec.Len()
 	switch {
 	case st.WriteManifest != nil:

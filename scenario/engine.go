@@ -65,6 +65,9 @@ type engine struct {
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
 	window  int                  // index of the first trace event after the previous step
 	result  Result
+	inv     *invariants
+	// step is the index of the last step played, -1 before the first.
+	step int
 }
 
 // Run replays s and returns the verdicts on its expectations. An error means the replay itself
@@ -91,6 +94,8 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		rec:    trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true}),
 		uids:   map[string]types.UID{},
 		result: Result{Name: s.Name},
+		inv:    newInvariants(),
+		step:   -1,
 	}
 	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec})
 	if err != nil {
@@ -275,7 +280,8 @@ func (e *engine) settle(ctx context.Context) error {
 			progressed = true
 		}
 		if wake, _ := e.node.Loop.NextWake(); !progressed && wake.After(now) {
-			return nil
+			// Every instant ends settled; that is when the components must agree.
+			return e.checkInvariants(e.step)
 		}
 	}
 }
