@@ -249,6 +249,7 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 	}
 	if uid := nm.GetUID(); uid != "" && uid != om.GetUID() {
 		return nil, apierrors.NewConflict(res.groupResource(), t.name,
+			//lint:ignore ST1005 kube-apiserver's exact message, which clients show
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, om.GetUID()))
 	}
 	next := newObj
@@ -367,10 +368,12 @@ func checkPreconditions(t target, old *entry, pre *metav1.Preconditions) error {
 	m := old.meta()
 	if pre.UID != nil && *pre.UID != m.GetUID() {
 		return apierrors.NewConflict(t.res.groupResource(), t.name,
+			//lint:ignore ST1005 kube-apiserver's exact message, which clients show
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, m.GetUID()))
 	}
 	if pre.ResourceVersion != nil && *pre.ResourceVersion != m.GetResourceVersion() {
 		return apierrors.NewConflict(t.res.groupResource(), t.name,
+			//lint:ignore ST1005 kube-apiserver's exact message, which clients show
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
 				*pre.ResourceVersion, m.GetResourceVersion()))
 	}
