@@ -86,7 +86,7 @@ func (s *Server) deletePod(t target, old *entry, opts metav1.DeleteOptions, dryR
 		}
 		e, err := s.store.commit(t.res, watch.Deleted, pod.DeepCopy(), old)
 		if err == nil {
-			s.tracePod(t, "delete", "DELETE", e.obj)
+			s.tracePod(t, trace.KindDelete, "DELETE", e.obj)
 		}
 		return e, true, err
 	}
@@ -110,14 +110,14 @@ func (s *Server) deletePod(t target, old *entry, opts metav1.DeleteOptions, dryR
 	}
 	e, err := s.store.commit(t.res, watch.Modified, next, old)
 	if err == nil {
-		s.tracePod(t, "deleting", "DELETE", e.obj)
+		s.tracePod(t, trace.KindDeleting, "DELETE", e.obj)
 	}
 	return e, false, err
 }
 
 // tracePod emits the trace event of a pod write; writes to other resources are not traced. The
 // caller holds the store lock, so events come out in resource-version order.
-func (s *Server) tracePod(t target, event, verb string, obj runtime.Object) {
+func (s *Server) tracePod(t target, event trace.Kind, verb string, obj runtime.Object) {
 	if t.res.name != "pods" {
 		return
 	}

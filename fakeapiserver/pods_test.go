@@ -99,7 +99,7 @@ func TestPodLifecycle(t *testing.T) {
 		if e.Component != trace.APIServer || e.Pod != "default/web" || e.UID != string(created.UID) {
 			t.Errorf("trace event %+v, want component apiserver, pod default/web, uid %s", e, created.UID)
 		}
-		events = append(events, e.Event+" "+e.Func)
+		events = append(events, string(e.Event)+" "+e.Func)
 	}
 	wantEvents := []string{"create POST pods", "update PUT pods", "update PATCH pods", "update PATCH pods", "update PATCH pods", "delete DELETE pods"}
 	if diff := cmp.Diff(wantEvents, events); diff != "" {
@@ -257,7 +257,7 @@ func TestGracefulDeletion(t *testing.T) {
 
 	var got []string
 	for _, e := range f.trace.Events() {
-		got = append(got, e.Event+" "+e.Pod)
+		got = append(got, string(e.Event)+" "+e.Pod)
 	}
 	want := []string{"create default/bound", "create default/unbound", "deleting default/bound", "deleting default/bound",
 		"delete default/bound", "delete default/unbound"}
@@ -312,7 +312,7 @@ func TestStatusSubresource(t *testing.T) {
 
 	var got2 []string
 	for _, e := range f.trace.Events() {
-		got2 = append(got2, e.Event+" "+e.Func)
+		got2 = append(got2, string(e.Event)+" "+e.Func)
 	}
 	want := []string{"create POST pods", "status PUT pods/status", "update PUT pods", "status PATCH pods/status"}
 	if diff := cmp.Diff(want, got2); diff != "" {

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // get serves GET of one object.
@@ -181,7 +183,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 		if out, err = s.store.commit(t.res, watch.Added, obj, nil); err != nil {
 			return err
 		}
-		s.tracePod(t, "create", "POST", out.obj)
+		s.tracePod(t, trace.KindCreate, "POST", out.obj)
 		return nil
 	})
 	if err != nil {
@@ -287,9 +289,9 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 		return nil, err
 	}
 	if t.subresource == "status" {
-		s.tracePod(t, "status", verb, e.obj)
+		s.tracePod(t, trace.KindStatus, verb, e.obj)
 	} else {
-		s.tracePod(t, "update", verb, e.obj)
+		s.tracePod(t, trace.KindUpdate, verb, e.obj)
 	}
 	return e, nil
 }

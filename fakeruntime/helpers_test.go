@@ -109,7 +109,7 @@ func (e *env) drive(pod *v1.Pod, until time.Time) {
 func (e *env) times(word, container string) []time.Duration {
 	var out []time.Duration
 	for _, ev := range e.events {
-		if ev.Event == word && ev.Container == container {
+		if string(ev.Event) == word && ev.Container == container {
 			out = append(out, ev.T)
 		}
 	}

@@ -19,7 +19,7 @@ func TestInitContainersRunInOrder(t *testing.T) {
 	var got []string
 	for _, ev := range e.events {
 		if ev.Event == "started" || ev.Event == "exited" {
-			got = append(got, ev.Event+" "+ev.Container+" "+ev.T.String())
+			got = append(got, string(ev.Event)+" "+ev.Container+" "+ev.T.String())
 		}
 	}
 	want := []string{

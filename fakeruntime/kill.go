@@ -45,7 +45,7 @@ func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOv
 		return kubecontainer.Result{Done: now}, errors.New("kill pod: neither a pod nor a running pod given")
 	}
 	if err := r.checkUp(now); err != nil {
-		e := trace.Event{Event: "error", Message: err.Error(), Func: "KillPod"}
+		e := trace.Event{Event: trace.KindError, Message: err.Error(), Func: "KillPod"}
 		e.Pod, e.UID = podIdentity(pod, running)
 		r.emit(e)
 		return kubecontainer.Result{Done: now}, fmt.Errorf("kill pod %s: %w", e.Pod, err)
@@ -91,7 +91,7 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 			continue
 		}
 		b := r.behaviors[behaviorKey{pod: key, container: c.status.Name}]
-		r.emitAndRecord(trace.Event{Event: "killing", Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
+		r.emitAndRecord(trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, "Stopping container " + c.status.Name})
 		stopAfter, code := grace, ExitCodeKilled
 		if !b.IgnoreSIGTERM && r.lat.ContainerStop <= grace {
@@ -110,7 +110,7 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 				return
 			}
 			s.status.State = kubecontainer.SandboxNotReady
-			r.emit(trace.Event{Event: "sandbox", Pod: key, UID: uid, From: string(kubecontainer.SandboxReady), To: string(kubecontainer.SandboxNotReady), Message: s.status.ID, Func: "StopPodSandbox"})
+			r.emit(trace.Event{Event: trace.KindSandbox, Pod: key, UID: uid, From: string(kubecontainer.SandboxReady), To: string(kubecontainer.SandboxNotReady), Message: s.status.ID, Func: "StopPodSandbox"})
 		})
 	}
 	return done
@@ -152,7 +152,7 @@ func (r *Runtime) exitContainer(c *containerRec, at time.Time, code int, fn stri
 		c.status.Reason = "Error"
 	}
 	rec := r.pods[c.podUID]
-	r.emit(trace.Event{Event: "exited", Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
+	r.emit(trace.Event{Event: trace.KindExited, Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
 }
 
 // gracePeriod is kuberuntime's killContainer rule for the grace period.

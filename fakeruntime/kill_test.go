@@ -101,7 +101,7 @@ func TestKillRuntimeOnlyPod(t *testing.T) {
 		if ev.Pod != "default/orphan" {
 			t.Errorf("event %q for pod %q, want default/orphan", ev.Event, ev.Pod)
 		}
-		got = append(got, ev.Event)
+		got = append(got, string(ev.Event))
 	}
 	want := []string{"sync", "sandbox", "pull", "pulled", "created", "started", "killing", "exited", "sandbox"}
 	if diff := cmp.Diff(want, got); diff != "" {

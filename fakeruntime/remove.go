@@ -58,7 +58,7 @@ func (r *Runtime) RemovePod(uid types.UID) error {
 			left++
 			continue
 		}
-		r.emit(trace.Event{Event: "removed", Pod: rec.key(), UID: string(uid), Message: s.status.ID, Func: "GarbageCollect"})
+		r.emit(trace.Event{Event: trace.KindRemoved, Pod: rec.key(), UID: string(uid), Message: s.status.ID, Func: "GarbageCollect"})
 	}
 	rec.sandboxes = kept
 	r.dropIfEmpty(rec)
@@ -79,6 +79,6 @@ func (r *Runtime) removeContainer(rec *podRec, c *containerRec, fn string) {
 			break
 		}
 	}
-	r.emit(trace.Event{Event: "removed", Pod: rec.key(), UID: string(rec.uid), Container: c.status.Name, Message: c.status.ID, Func: fn})
+	r.emit(trace.Event{Event: trace.KindRemoved, Pod: rec.key(), UID: string(rec.uid), Container: c.status.Name, Message: c.status.ID, Func: fn})
 	r.dropIfEmpty(rec)
 }

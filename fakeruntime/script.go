@@ -79,7 +79,7 @@ func (r *Runtime) Down(until time.Time) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	r.downUntil = until
-	r.emit(trace.Event{Event: "down", Delay: until.Sub(now), Message: ErrRuntimeDown.Error()})
+	r.emit(trace.Event{Event: trace.KindDown, Delay: until.Sub(now), Message: ErrRuntimeDown.Error()})
 }
 
 // runningInstances returns the running containers with that name in every pod named podKey,

@@ -28,7 +28,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 	r.applyDue(now)
 	key := kubecontainer.PodKey(pod)
 	if err := r.checkUp(now); err != nil {
-		r.emit(trace.Event{Event: "error", Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
+		r.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
 		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
 	}
 	if status == nil {
@@ -38,7 +38,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 	if acts.empty() {
 		return kubecontainer.Result{Done: now}, nil
 	}
-	r.emit(trace.Event{Event: "sync", Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
+	r.emit(trace.Event{Event: trace.KindSync, Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
 	s := &podSync{r: r, pod: pod, key: key, status: status, backOff: backOff, now: now, at: now}
 	err := s.run(acts)
 	r.applyDue(now)
@@ -108,7 +108,7 @@ func (s *podSync) createSandbox(attempt int) {
 		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
-		r.emit(trace.Event{Event: "sandbox", Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
+		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
 	})
 }
 
@@ -124,7 +124,7 @@ func (s *podSync) start(c *v1.Container) error {
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
 	if err != nil {
-		r.emitAndRecordAt(s.at, trace.Event{Event: "failed", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
+		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
 	}
@@ -146,7 +146,7 @@ func (s *podSync) start(c *v1.Container) error {
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
 		p.containers = append(p.containers, rec)
 		r.containers[rec.status.ID] = rec
-		r.emitAndRecord(trace.Event{Event: "created", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+		r.emitAndRecord(trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Created container: " + c.Name})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
@@ -156,7 +156,7 @@ func (s *podSync) start(c *v1.Container) error {
 		}
 		rec.status.State = kubecontainer.ContainerStateRunning
 		rec.status.StartedAt = at
-		r.emitAndRecord(trace.Event{Event: "started", Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+		r.emitAndRecord(trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Started container " + c.Name})
 		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
 		if !ok && scripted {
@@ -190,7 +190,7 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
-		s.r.emitAndRecordAt(s.at, trace.Event{Event: "backoff", Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
+		s.r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindBackOff, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
 			kubeEvent{v1.EventTypeWarning, events.BackOffStartContainer, fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, formatPod(s.pod))})
 		return &kubecontainer.BackoffError{Err: err, Expiry: exited.FinishedAt.Add(d)}
 	}
@@ -214,32 +214,32 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	case policy == v1.PullNever && present, policy == v1.PullIfNotPresent && present:
 		return nil
 	case policy == v1.PullNever:
-		ev.Event, ev.Reason = "failed", "ErrImageNeverPull"
+		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, fmt.Sprintf("Container image %q is not present with pull policy of Never", image)})
 		return fmt.Errorf("container image %q is not present with pull policy of Never: %w", image, kubecontainer.ErrImageNeverPull)
 	}
 	id := string(s.pod.UID) + "_" + image
 	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {
 		d := r.imageBackoff.Get(id)
-		ev.Event, ev.Reason, ev.Delay = "backoff", "ImagePullBackOff", d
+		ev.Event, ev.Reason, ev.Delay = trace.KindBackOff, "ImagePullBackOff", d
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
 		err := fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
 		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.LastUpdate(id).Add(d)}
 	}
-	ev.Event = "pull"
+	ev.Event = trace.KindPull
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
 	s.at = s.at.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
-		ev.Event, ev.Reason = "failed", "ErrImagePull"
+		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
 		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 	}
-	ev.Event = "pulled"
+	ev.Event = trace.KindPulled
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
 	return nil
 }

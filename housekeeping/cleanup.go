@@ -121,7 +121,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	running, err := c.opts.Runtime.GetPods(false)
 	if err != nil {
 		err = fmt.Errorf("housekeeping: list running pods: %w", err)
-		c.emit(trace.Event{Event: "error", Reason: "FailedToListPods", Message: err.Error(), Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindError, Reason: "FailedToListPods", Message: err.Error(), Func: "HandlePodCleanups"})
 		return err
 	}
 
@@ -150,13 +150,13 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		if static == nil || wasMirror {
 			continue
 		}
-		c.emit(trace.Event{Event: "restart", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindRestart, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
 		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
 	}
 
 	for _, pod := range filterTerminalPodsToDelete(allPods, running, working) {
-		c.emit(trace.Event{Event: "kill", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "TerminalPodDeleted", Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindKill, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "TerminalPodDeleted", Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 
@@ -166,7 +166,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 			continue
 		}
 		grace := orphanKillGracePeriod
-		c.emit(trace.Event{Event: "kill", Pod: kubecontainer.BuildPodKey(rp.Namespace, rp.Name), UID: string(rp.ID), Reason: "OrphanedRuntimePod", Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindKill, Pod: kubecontainer.BuildPodKey(rp.Namespace, rp.Name), UID: string(rp.ID), Reason: "OrphanedRuntimePod", Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{
 			UpdateType:     podworkers.SyncPodKill,
 			RunningPod:     rp,
@@ -186,11 +186,11 @@ func (c *Cleaner) deleteOrphanedMirror(ctx context.Context, fullName string) {
 		return
 	}
 	name, namespace, _ := kubecontainer.ParsePodFullName(fullName)
-	ev := trace.Event{Event: "delete-mirror", Pod: kubecontainer.BuildPodKey(namespace, name), Reason: "OrphanedMirrorPod", Func: "HandlePodCleanups"}
+	ev := trace.Event{Event: trace.KindDeleteMirror, Pod: kubecontainer.BuildPodKey(namespace, name), Reason: "OrphanedMirrorPod", Func: "HandlePodCleanups"}
 	c.emit(ev)
 	// The mirror client traces the API call and its outcome; only a bad full name is an error.
 	if _, err := c.opts.Mirror.DeleteMirrorPod(ctx, fullName, nil); err != nil {
-		ev.Event, ev.Reason, ev.Message = "error", "FailedToDeleteMirrorPod", err.Error()
+		ev.Event, ev.Reason, ev.Message = trace.KindError, "FailedToDeleteMirrorPod", err.Error()
 		c.emit(ev)
 	}
 }

@@ -158,7 +158,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) events() []string {
 	var out []string
 	for _, e := range f.rec.Events() {
-		out = append(out, e.Event+" "+e.Reason)
+		out = append(out, string(e.Event)+" "+e.Reason)
 	}
 	return out
 }

@@ -157,7 +157,7 @@ func runtimeSyncsBetween(events []trace.Event, from, until string) int {
 	for _, ev := range events {
 		switch {
 		case !in:
-			in = ev.Component == trace.Runtime && ev.Event == from
+			in = ev.Component == trace.Runtime && string(ev.Event) == from
 		case ev.Func == until:
 			return n
 		case ev.Component == trace.Runtime && ev.Func == "SyncPod":

@@ -16,7 +16,7 @@ import (
 // step is the part of a trace event that the sequence tests compare.
 type step struct {
 	Component trace.Component
-	Event     string
+	Event     trace.Kind
 	Op        string
 	To        string
 	Func      string

@@ -136,13 +136,13 @@ func (s *Status) Register(ctx context.Context) error {
 	if err != nil {
 		s.backoff = min(max(2*s.backoff, registerBackoffMin), registerBackoffMax)
 		s.retry = now.Add(s.backoff)
-		ev.Event, ev.Reason, ev.Message = "error", "FailedToRegisterNode", err.Error()
+		ev.Event, ev.Reason, ev.Message = trace.KindError, "FailedToRegisterNode", err.Error()
 		s.opts.Tracer.Emit(ev)
 		return fmt.Errorf("register node %s: %w", name, err)
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
 	s.status, s.lease = now.Add(StatusPeriod), now
-	ev.Event = "register"
+	ev.Event = trace.KindRegister
 	s.opts.Tracer.Emit(ev)
 	return nil
 }
@@ -158,14 +158,14 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	if vclock.Due(s.lease, now) {
 		s.lease = vclock.NextTick(s.lease, LeaseRenewPeriod, now)
 		if err := s.opts.Client.RenewLease(ctx, newLease(name, s.uid, now)); err != nil {
-			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: "error", Pod: name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})
+			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})
 			errs = append(errs, fmt.Errorf("renew lease of node %s: %w", name, err))
 		}
 	}
 	if vclock.Due(s.status, now) {
 		s.status = vclock.NextTick(s.status, StatusPeriod, now)
 		if err := s.updateNodeStatus(ctx, now); err != nil {
-			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: "error", Pod: name, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
+			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
 			errs = append(errs, fmt.Errorf("update status of node %s: %w", name, err))
 		}
 	}
@@ -190,7 +190,7 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 		if ready {
 			to = string(v1.ConditionTrue)
 		}
-		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: "ready", Pod: s.opts.NodeName, To: to, Message: msg, Func: "setNodeReadyCondition"})
+		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindReady, Pod: s.opts.NodeName, To: to, Message: msg, Func: "setNodeReadyCondition"})
 	}
 	return nil
 }

@@ -128,7 +128,7 @@ func TestReadyFollowsTheRuntimeState(t *testing.T) {
 	}
 	var got []string
 	for _, e := range rec.Events() {
-		got = append(got, e.Event+" "+e.To)
+		got = append(got, string(e.Event)+" "+e.To)
 	}
 	if diff := cmp.Diff([]string{"register ", "ready False"}, got); diff != "" {
 		t.Errorf("node trace (-want +got):\n%s", diff)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // EventType is the kind of a pod lifecycle event.
@@ -39,6 +41,22 @@ func (t EventType) String() string {
 		return "ContainerChanged"
 	}
 	return "EventType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// traceKind is how the trace names an event of type t: the kubelet's name.
+func (t EventType) traceKind() trace.Kind {
+	switch t {
+	case ContainerStarted:
+		return trace.KindContainerStarted
+	case ContainerDied:
+		return trace.KindContainerDied
+	case ContainerRemoved:
+		return trace.KindContainerRemoved
+	case PodSync:
+		return trace.KindPodSync
+	}
+	// ContainerChanged is never returned, so never traced.
+	return trace.Kind(t.String())
 }
 
 // Event is one pod lifecycle event: the kubelet's PodLifecycleEvent.

@@ -137,7 +137,7 @@ func (g *PLEG) Relist() []Event {
 	g.next = now.Add(g.opts.RelistPeriod)
 	pods, err := g.opts.Runtime.GetPods(true)
 	if err != nil {
-		g.emit(trace.Event{Event: "error", Message: err.Error(), Func: "relist"})
+		g.emit(trace.Event{Event: trace.KindError, Message: err.Error(), Func: "relist"})
 		return nil
 	}
 	g.relistTime = now
@@ -186,7 +186,7 @@ func (g *PLEG) Relist() []Event {
 				continue
 			}
 			out = append(out, e)
-			g.emit(trace.Event{Event: e.Type.String(), Pod: key, UID: string(uid), Container: g.containerName(e.Data, r.old, r.current), Message: e.Data, Func: "relist"})
+			g.emit(trace.Event{Event: e.Type.traceKind(), Pod: key, UID: string(uid), Container: g.containerName(e.Data, r.old, r.current), Message: e.Data, Func: "relist"})
 		}
 		if r.current == nil {
 			delete(g.records, uid)
@@ -219,7 +219,7 @@ func (g *PLEG) updateCache(uid types.UID, pod *kubecontainer.Pod, now time.Time)
 	status, err := g.opts.Runtime.GetPodStatus(pod.ID, pod.Name, pod.Namespace)
 	g.opts.Cache.Set(uid, status, err, now)
 	if err != nil {
-		g.emit(trace.Event{Event: "error", Pod: podKey(nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
+		g.emit(trace.Event{Event: trace.KindError, Pod: podKey(nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
 	}
 	return err
 }
@@ -274,7 +274,7 @@ func (g *PLEG) checkHealth(now time.Time) (bool, error) {
 	}
 	ok := err == nil
 	if ok != g.healthy {
-		e := trace.Event{Event: "health", From: healthWord(g.healthy), To: healthWord(ok), Func: "Healthy"}
+		e := trace.Event{Event: trace.KindHealth, From: healthWord(g.healthy), To: healthWord(ok), Func: "Healthy"}
 		if err != nil {
 			e.Message = err.Error()
 		}

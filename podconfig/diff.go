@@ -123,7 +123,7 @@ func (s *Storage) reportDuplicate(source string, p *v1.Pod) {
 	msg := fmt.Sprintf("Error validating pod %s from %s due to duplicate pod name %q, ignoring", desc, source, p.Name)
 	s.opts.Tracer.Emit(trace.Event{
 		Component: trace.PodConfig,
-		Event:     "error",
+		Event:     trace.KindError,
 		Source:    source,
 		Pod:       p.Namespace + "/" + p.Name,
 		UID:       string(p.UID),

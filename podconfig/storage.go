@@ -195,7 +195,7 @@ func (s *Storage) Merge(source string, u Update) []Update {
 	default:
 		s.opts.Tracer.Emit(trace.Event{
 			Component: trace.PodConfig,
-			Event:     "error",
+			Event:     trace.KindError,
 			Op:        u.Op.String(),
 			Source:    source,
 			Reason:    "InvalidOp",
@@ -276,7 +276,7 @@ func (s *Storage) traceUpdate(u Update, fn string) {
 	}
 	e := trace.Event{
 		Component: trace.PodConfig,
-		Event:     "update",
+		Event:     trace.KindUpdate,
 		Op:        u.Op.String(),
 		Source:    u.Source,
 		Pods:      names,

@@ -79,12 +79,12 @@ func (m *Manager) SetPods(pods []*v1.Pod) {
 }
 
 // AddPod adds pod, or replaces the pod with its UID.
-func (m *Manager) AddPod(pod *v1.Pod) { m.upsert(pod, "add", "AddPod") }
+func (m *Manager) AddPod(pod *v1.Pod) { m.upsert(pod, trace.KindAdd, "AddPod") }
 
 // UpdatePod replaces the pod with pod's UID, or adds it. It is the same operation as AddPod.
-func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, "update", "UpdatePod") }
+func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, trace.KindUpdate, "UpdatePod") }
 
-func (m *Manager) upsert(pod *v1.Pod, event, fn string) {
+func (m *Manager) upsert(pod *v1.Pod, event trace.Kind, fn string) {
 	stored := pod.DeepCopy()
 	m.store(stored)
 	m.emit(stored, event, fn)
@@ -120,11 +120,11 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 		delete(m.podByUID, pod.UID)
 		delete(m.podByFullName, fullname)
 	}
-	m.emit(pod, "remove", "RemovePod")
+	m.emit(pod, trace.KindRemove, "RemovePod")
 }
 
 // emit traces a change to pod, with the kind of pod as the reason.
-func (m *Manager) emit(pod *v1.Pod, event, fn string) {
+func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
 	reason := ""
 	switch {
 	case kubecontainer.IsMirrorPod(pod):

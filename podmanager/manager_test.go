@@ -303,7 +303,7 @@ func TestTrace(t *testing.T) {
 	m.AddPod(mirror)
 	m.UpdatePod(normal)
 	m.RemovePod(mirror)
-	ev := func(event string, pod *v1.Pod, reason, fn string) trace.Event {
+	ev := func(event trace.Kind, pod *v1.Pod, reason, fn string) trace.Event {
 		return trace.Event{Component: trace.PodManager, Event: event, Pod: "default/" + pod.Name, UID: string(pod.UID), Reason: reason, Func: fn}
 	}
 	want := []trace.Event{

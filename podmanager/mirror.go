@@ -110,7 +110,7 @@ func (c *MirrorClient) CreateMirrorPod(ctx context.Context, staticPod *v1.Pod) e
 
 	ev := trace.Event{
 		Component: trace.Mirror,
-		Event:     "create",
+		Event:     trace.KindCreate,
 		Pod:       kubecontainer.PodKey(staticPod),
 		UID:       string(staticPod.UID),
 		Func:      "CreateMirrorPod",
@@ -180,7 +180,7 @@ func (c *MirrorClient) DeleteMirrorPod(ctx context.Context, podFullName string, 
 
 	ev := trace.Event{
 		Component: trace.Mirror,
-		Event:     "delete",
+		Event:     trace.KindDelete,
 		Pod:       namespace + "/" + name,
 		UID:       string(uidValue),
 		Func:      "DeleteMirrorPod",

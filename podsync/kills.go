@@ -17,7 +17,7 @@ import (
 func (s *Syncer) Advance() {
 	for _, pod := range s.kills.popDue(s.opts.Clock.Now()) {
 		if err := s.finishTerminating(pod); err != nil {
-			s.emit(trace.Event{Component: trace.SyncLoop, Event: "error", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "KillPodIncomplete", Message: err.Error(), Func: "SyncTerminatingPod"})
+			s.emit(trace.Event{Component: trace.SyncLoop, Event: trace.KindError, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "KillPodIncomplete", Message: err.Error(), Func: "SyncTerminatingPod"})
 		}
 	}
 }

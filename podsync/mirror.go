@@ -29,7 +29,7 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 		return
 	}
 	fullName := kubecontainer.GetPodFullName(pod)
-	ev := trace.Event{Component: trace.Mirror, Event: "reconcile", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
+	ev := trace.Event{Component: trace.Mirror, Event: trace.KindReconcile, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
 	deleted := false
 	if mirror != nil && (mirror.DeletionTimestamp != nil || !podmanager.IsMirrorPodOf(mirror, pod)) {
 		e := ev
@@ -41,7 +41,7 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 		uid := mirror.UID
 		ok, err := s.opts.Mirror.DeleteMirrorPod(ctx, fullName, &uid)
 		if err != nil {
-			s.emit(with(ev, "error", "FailedToDeleteMirrorPod", err.Error()))
+			s.emit(with(ev, trace.KindError, "FailedToDeleteMirrorPod", err.Error()))
 		}
 		deleted = ok
 	}
@@ -51,18 +51,18 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 	node, err := s.opts.Nodes.GetNode(ctx, s.opts.NodeName)
 	switch {
 	case err != nil:
-		s.emit(with(ev, "skip", "NodeUnavailable", "no mirror pod: "+fmt.Errorf("failed to get node info: %w", err).Error()))
+		s.emit(with(ev, trace.KindSkip, "NodeUnavailable", "no mirror pod: "+fmt.Errorf("failed to get node info: %w", err).Error()))
 	case node.DeletionTimestamp != nil:
-		s.emit(with(ev, "skip", "NodeDeleted", "no mirror pod: node has been removed from the cluster"))
+		s.emit(with(ev, trace.KindSkip, "NodeDeleted", "no mirror pod: node has been removed from the cluster"))
 	default:
-		s.emit(with(ev, "reconcile", reasonMirrorMissing, ""))
+		s.emit(with(ev, trace.KindReconcile, reasonMirrorMissing, ""))
 		// A failure is traced by the mirror client and only logged by the kubelet.
 		_ = s.opts.Mirror.CreateMirrorPod(ctx, pod)
 	}
 }
 
 // with returns e with its event word, reason and message set.
-func with(e trace.Event, event, reason, message string) trace.Event {
+func with(e trace.Event, event trace.Kind, reason, message string) trace.Event {
 	e.Event, e.Reason, e.Message = event, reason, message
 	return e
 }

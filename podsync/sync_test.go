@@ -61,7 +61,7 @@ func (s *fakeStatus) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	return st, ok
 }
 func (s *fakeStatus) SetPodStatus(pod *v1.Pod, st v1.PodStatus) { s.statuses[pod.UID] = st }
-func (s *fakeStatus) TerminatePod(pod *v1.Pod)                   { s.terminated = append(s.terminated, pod.UID) }
+func (s *fakeStatus) TerminatePod(pod *v1.Pod)                  { s.terminated = append(s.terminated, pod.UID) }
 
 // recorder keeps "Type Reason Message" lines.
 type recorder []string

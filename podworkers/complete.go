@@ -29,7 +29,7 @@ func (w *Workers) finishWork(s *podStatus, res *Result, err error, callbacks *[]
 	phaseTransition := false
 	switch {
 	case err != nil:
-		e := trace.Event{Event: "error", Message: err.Error(), Func: syncFunc(wk)}
+		e := trace.Event{Event: trace.KindError, Message: err.Error(), Func: syncFunc(wk)}
 		var se *statusError
 		switch {
 		case errors.As(err, &se):
@@ -126,7 +126,7 @@ func (w *Workers) completeWork(s *podStatus, phaseTransition bool, err error) {
 	case phaseTransition:
 	case err == nil:
 		delay = w.jitter(w.resyncInterval)
-	case strings.Contains(err.Error(), NetworkNotReadyErrorMsg):
+	case strings.Contains(err.Error(), networkNotReadyErrorMsg):
 		delay = w.jitter(backOffOnTransientErrorPeriod)
 	default:
 		backoff := w.backOffPeriod
@@ -137,7 +137,7 @@ func (w *Workers) completeWork(s *podStatus, phaseTransition bool, err error) {
 		delay = w.jitter(backoff)
 	}
 	w.queue.Enqueue(s.uid, delay)
-	w.emit(s, trace.Event{Event: "requeue", Delay: delay, Func: "completeWork"})
+	w.emit(s, trace.Event{Event: trace.KindRequeue, Delay: delay, Func: "completeWork"})
 	if s.pending != nil {
 		s.flags.signalled = true
 	}

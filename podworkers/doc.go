@@ -33,7 +33,7 @@
 //
 // An orphan that never started is forgotten from any state. Each sync function is retried, with
 // back-off, until it succeeds; only success moves the worker on. Every transition is a trace
-// event {Event: "state", From, To}; a worker's creation has From "" and its removal To "".
+// event {Event: trace.KindState, From, To}; a worker's creation has From "" and its removal To "".
 //
 // # Time: busy until Done
 //

@@ -175,7 +175,7 @@ func (m *sim) result(fn string, uid types.UID) (Result, error) {
 	}
 	switch m.rand.IntN(12) {
 	case 0:
-		return res, errors.New(NetworkNotReadyErrorMsg)
+		return res, errors.New(networkNotReadyErrorMsg)
 	case 1:
 		return res, &kubecontainer.BackoffError{Err: kubecontainer.ErrCrashLoopBackOff, Expiry: now.Add(5 * time.Second)}
 	case 2:

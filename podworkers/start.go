@@ -60,7 +60,7 @@ func (w *Workers) allowPodStart(s *podStatus, pod *v1.Pod) (canStart, canEverSta
 	if !w.allowStaticPodStart(s.fullname, s.uid) {
 		delay := w.jitter(w.backOffPeriod)
 		w.queue.Enqueue(s.uid, delay)
-		w.emit(s, trace.Event{Event: "blocked", Reason: "StaticPodExclusion", Delay: delay, Func: "allowPodStart"})
+		w.emit(s, trace.Event{Event: trace.KindBlocked, Reason: "StaticPodExclusion", Delay: delay, Func: "allowPodStart"})
 		return false, true
 	}
 	return true, true

@@ -151,7 +151,7 @@ func (w *Workers) prepare(s *podStatus, now time.Time, callbacks *[]func()) (c *
 		c.podFunc = w.acknowledgeTerminating(s)
 	}
 	wk.called = true
-	w.emit(s, trace.Event{Event: "sync", Op: workOp(wk), Func: syncFunc(wk)})
+	w.emit(s, trace.Event{Event: trace.KindSync, Op: workOp(wk), Func: syncFunc(wk)})
 	return c, false
 }
 

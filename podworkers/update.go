@@ -73,7 +73,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 	// once the old worker finishes.
 	if !firstTime && s.isTerminationRequested() && opts.UpdateType == SyncPodCreate {
 		if !s.flags.restartRequested {
-			w.emit(s, trace.Event{Event: "restart-requested", Func: "UpdatePod"})
+			w.emit(s, trace.Event{Event: trace.KindRestartRequested, Func: "UpdatePod"})
 		}
 		s.flags.restartRequested = true
 		return
@@ -198,7 +198,7 @@ func (w *Workers) cancel(s *podStatus, now time.Time) {
 		wk.done = now
 		w.pushBusy(s, wk)
 	}
-	w.emit(s, trace.Event{Event: "cancel", Op: workOp(wk), Func: "UpdatePod"})
+	w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Func: "UpdatePod"})
 }
 
 // isStatusTerminal reports whether a cached runtime status shows no running container and no ready

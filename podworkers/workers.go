@@ -22,8 +22,8 @@ const (
 	// DefaultBackOffPeriod is how long a pod waits after a sync error, and how often a blocked
 	// static pod retries, before jitter.
 	DefaultBackOffPeriod = 10 * time.Second
-	// NetworkNotReadyErrorMsg marks a sync error that is retried after jitter(1s, 0.5).
-	NetworkNotReadyErrorMsg = "network is not ready"
+	// networkNotReadyErrorMsg marks a sync error that is retried after jitter(1s, 0.5).
+	networkNotReadyErrorMsg = "network is not ready"
 
 	// jitterFactor is the kubelet's workerResyncIntervalJitterFactor and
 	// workerBackOffPeriodJitterFactor.
@@ -272,12 +272,12 @@ func checkTransition(from, to State) error {
 func (w *Workers) transition(s *podStatus, to State, fn string) error {
 	if err := checkTransition(s.state, to); err != nil {
 		err = fmt.Errorf("pod %s: %w", s.uid, err)
-		w.emit(s, trace.Event{Event: "error", Reason: "IllegalTransition", Message: err.Error(), Func: fn})
+		w.emit(s, trace.Event{Event: trace.KindError, Reason: "IllegalTransition", Message: err.Error(), Func: fn})
 		return err
 	}
 	from := s.state
 	s.state = to
-	w.emit(s, trace.Event{Event: "state", From: from.traceName(), To: to.traceName(), Func: fn})
+	w.emit(s, trace.Event{Event: trace.KindState, From: from.traceName(), To: to.traceName(), Func: fn})
 	return nil
 }
 

@@ -94,7 +94,7 @@ func (s *State) Advance() {
 	}
 	s.nextCheck = now.Add(UpPeriod)
 	if err := s.opts.Runtime.Status(); err != nil {
-		s.opts.Tracer.Emit(trace.Event{Component: trace.SyncLoop, Event: "error", Reason: "RuntimeStatus", Message: err.Error(), Func: "updateRuntimeUp"})
+		s.opts.Tracer.Emit(trace.Event{Component: trace.SyncLoop, Event: trace.KindError, Reason: "RuntimeStatus", Message: err.Error(), Func: "updateRuntimeUp"})
 		return
 	}
 	s.lastSync = now

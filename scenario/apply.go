@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // apply carries out step i. Expectations are judged on the state after everything due before
@@ -26,26 +28,26 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.renameManifest(st.RenameManifest)
 	case st.ServeHTTP != nil:
 		e.serve.status, e.serve.body = st.ServeHTTP.Status, st.ServeHTTP.Content
-		e.stepEvent("serveHTTP", "", fmt.Sprintf("%d, %d bytes", st.ServeHTTP.Status, len(st.ServeHTTP.Content)))
+		e.stepEvent(trace.KindServeHTTP, "", fmt.Sprintf("%d, %d bytes", st.ServeHTTP.Status, len(st.ServeHTTP.Content)))
 	case st.APICreatePod != nil, st.APIUpdatePod != nil, st.APIUpdatePodStatus != nil,
 		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil:
 		e.applyAPI(ctx, st)
 	case st.ContainerExit != nil:
 		c := st.ContainerExit
-		e.stepEvent("containerExit", c.Pod, fmt.Sprintf("container %s exits with %d", c.Container, c.ExitCode))
+		e.stepEvent(trace.KindContainerExit, c.Pod, fmt.Sprintf("container %s exits with %d", c.Container, c.ExitCode))
 		if err := e.node.Runtime.ContainerExit(c.Pod, c.Container, c.ExitCode); err != nil {
-			e.stepError("containerExit", err)
+			e.stepError(trace.KindContainerExit, err)
 		}
 	case st.CrashLoop != nil:
 		c := st.CrashLoop
-		e.stepEvent("crashLoop", c.Pod, fmt.Sprintf("container %s exits with %d after %v, every run", c.Container, c.ExitCode, c.After.Duration))
+		e.stepEvent(trace.KindCrashLoop, c.Pod, fmt.Sprintf("container %s exits with %d after %v, every run", c.Container, c.ExitCode, c.After.Duration))
 		e.node.Runtime.SetBehavior(c.Pod, c.Container, fakeruntime.Behavior{ExitCode: c.ExitCode, RunFor: c.After.Duration})
 	case st.FailImagePull != nil:
 		f := st.FailImagePull
-		e.stepEvent("failImagePull", "", fmt.Sprintf("the next %d pulls of %s fail", f.Times, f.Image))
+		e.stepEvent(trace.KindFailImagePull, "", fmt.Sprintf("the next %d pulls of %s fail", f.Times, f.Image))
 		e.node.Runtime.FailImagePull(f.Image, f.Times)
 	case st.RuntimeDown != nil:
-		e.stepEvent("runtimeDown", "", "for "+st.RuntimeDown.For.String())
+		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
 	case st.Expect != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
@@ -64,7 +66,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 func (e *engine) writeManifest(w *WriteManifest) {
 	existed := e.dir.has(w.Name)
 	e.dir.files[w.Name] = []byte(w.Content)
-	e.stepEvent("writeManifest", "", e.manifestPath(w.Name))
+	e.stepEvent(trace.KindWriteManifest, "", e.manifestPath(w.Name))
 	if !existed {
 		e.watchEvent(w.Name, sources.WatchAdd)
 	}
@@ -72,9 +74,9 @@ func (e *engine) writeManifest(w *WriteManifest) {
 }
 
 func (e *engine) removeManifest(name string) {
-	e.stepEvent("removeManifest", "", e.manifestPath(name))
+	e.stepEvent(trace.KindRemoveManifest, "", e.manifestPath(name))
 	if !e.dir.has(name) {
-		e.stepError("removeManifest", fmt.Errorf("%s: no such file", e.manifestPath(name)))
+		e.stepError(trace.KindRemoveManifest, fmt.Errorf("%s: no such file", e.manifestPath(name)))
 		return
 	}
 	delete(e.dir.files, name)
@@ -84,10 +86,10 @@ func (e *engine) removeManifest(name string) {
 // renameManifest moves a file inside the directory: inotify reports IN_MOVED_FROM for the old
 // name (a delete for the file source) and IN_MOVED_TO for the new one (an add).
 func (e *engine) renameManifest(r *RenameManifest) {
-	e.stepEvent("renameManifest", "", e.manifestPath(r.From)+" -> "+e.manifestPath(r.To))
+	e.stepEvent(trace.KindRenameManifest, "", e.manifestPath(r.From)+" -> "+e.manifestPath(r.To))
 	data, ok := e.dir.files[r.From]
 	if !ok {
-		e.stepError("renameManifest", fmt.Errorf("%s: no such file", e.manifestPath(r.From)))
+		e.stepError(trace.KindRenameManifest, fmt.Errorf("%s: no such file", e.manifestPath(r.From)))
 		return
 	}
 	delete(e.dir.files, r.From)
@@ -111,14 +113,14 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		if pod.Namespace == "" {
 			pod.Namespace = metav1.NamespaceDefault
 		}
-		e.stepEvent("apiCreatePod", pod.Namespace+"/"+pod.Name, "")
+		e.stepEvent(trace.KindAPICreatePod, kubecontainer.PodKey(pod), "")
 		_, err = core.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	case st.APIUpdatePod != nil:
 		pod := st.APIUpdatePod.Pod.DeepCopy()
 		if pod.Namespace == "" {
 			pod.Namespace = metav1.NamespaceDefault
 		}
-		e.stepEvent("apiUpdatePod", pod.Namespace+"/"+pod.Name, "")
+		e.stepEvent(trace.KindAPIUpdatePod, kubecontainer.PodKey(pod), "")
 		cur, gerr := core.Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err = gerr; err == nil {
 			// The scenario gives the desired object; the resourceVersion and status are the
@@ -128,7 +130,7 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		}
 	case st.APIUpdatePodStatus != nil:
 		a := st.APIUpdatePodStatus
-		e.stepEvent("apiUpdatePodStatus", a.Namespace+"/"+a.Name, "")
+		e.stepEvent(trace.KindAPIUpdatePodStatus, kubecontainer.BuildPodKey(a.Namespace, a.Name), "")
 		cur, gerr := core.Pods(a.Namespace).Get(ctx, a.Name, metav1.GetOptions{})
 		if err = gerr; err == nil {
 			cur.Status = *a.Status.DeepCopy()
@@ -140,15 +142,15 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		if a.GracePeriodSeconds != nil {
 			msg = "grace period " + strconv.FormatInt(*a.GracePeriodSeconds, 10) + "s"
 		}
-		e.stepEvent("apiDeletePod", a.Namespace+"/"+a.Name, msg)
+		e.stepEvent(trace.KindAPIDeletePod, kubecontainer.BuildPodKey(a.Namespace, a.Name), msg)
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{GracePeriodSeconds: a.GracePeriodSeconds})
 	case st.APIDeleteMirrorPod != nil:
 		a := st.APIDeleteMirrorPod
-		e.stepEvent("apiDeleteMirrorPod", a.Namespace+"/"+a.Name, "as kubectl delete pod")
+		e.stepEvent(trace.KindAPIDeleteMirrorPod, kubecontainer.BuildPodKey(a.Namespace, a.Name), "as kubectl delete pod")
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
 	}
 	if err != nil {
 		name, _ := st.action()
-		e.stepError(name, err)
+		e.stepError(trace.Kind(name), err)
 	}
 }

@@ -339,15 +339,15 @@ func (e *engine) pumpAPI() bool {
 }
 
 // stepEvent traces a scenario step, so the trace shows what the world did to the kubelet.
-func (e *engine) stepEvent(action, pod, msg string) {
+func (e *engine) stepEvent(action trace.Kind, pod, msg string) {
 	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: action, Pod: pod, Message: msg})
 }
 
 // stepError traces a step that could not be carried out, such as removing a file that does not
 // exist or creating a pod that already exists. The replay goes on: the error is part of what
 // the scenario shows.
-func (e *engine) stepError(action string, err error) {
-	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: "error", Reason: action, Message: err.Error()})
+func (e *engine) stepError(action trace.Kind, err error) {
+	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.KindError, Reason: string(action), Message: err.Error()})
 }
 
 func (e *engine) manifestPath(name string) string { return path.Join(StaticPodPath, name) }

@@ -122,7 +122,7 @@ func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
 	events := e.rec.EventsSince(e.window)
 	near := 0
 	for _, ev := range events {
-		if string(ev.Component) != x.Component || ev.Event != x.Event {
+		if string(ev.Component) != x.Component || string(ev.Event) != x.Event {
 			continue
 		}
 		near++

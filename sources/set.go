@@ -26,7 +26,7 @@ func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.U
 	for i, p := range pods {
 		names[i] = kubecontainer.PodKey(p)
 	}
-	tracer.Emit(trace.Event{Component: trace.Sources, Event: "set", Source: source, Pods: names, Func: fn})
+	tracer.Emit(trace.Event{Component: trace.Sources, Event: trace.KindSet, Source: source, Pods: names, Func: fn})
 	return &podconfig.Update{Pods: out, Op: podconfig.SET, Source: source}
 }
 
@@ -42,7 +42,7 @@ func sortPods(pods []*v1.Pod) {
 func traceError(tracer trace.Tracer, source, fn, fallbackReason string, err error) error {
 	tracer.Emit(trace.Event{
 		Component: trace.Sources,
-		Event:     "error",
+		Event:     trace.KindError,
 		Source:    source,
 		Reason:    reason(err, fallbackReason),
 		Message:   err.Error(),

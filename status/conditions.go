@@ -11,12 +11,12 @@ import (
 
 // Condition reasons the kubelet sets, with the kubelet's values.
 const (
-	ReasonUnknownContainerStatuses = "UnknownContainerStatuses"
-	ReasonPodCompleted             = "PodCompleted"
-	ReasonPodFailed                = "PodFailed"
-	ReasonContainersNotReady       = "ContainersNotReady"
-	ReasonContainersNotInitialized = "ContainersNotInitialized"
-	ReasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
+	reasonUnknownContainerStatuses = "UnknownContainerStatuses"
+	reasonPodCompleted             = "PodCompleted"
+	reasonPodFailed                = "PodFailed"
+	reasonContainersNotReady       = "ContainersNotReady"
+	reasonContainersNotInitialized = "ContainersNotInitialized"
+	reasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
 )
 
 // ownedByKubelet reports whether the kubelet owns conditions of type t: it regenerates them on
@@ -80,7 +80,7 @@ func sandboxNeeded(rs *kubecontainer.PodStatus) bool {
 func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.PodInitialized, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue}
 	if statuses == nil && len(pod.Spec.InitContainers) > 0 {
-		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
+		c.Status, c.Reason = v1.ConditionFalse, reasonUnknownContainerStatuses
 		return c
 	}
 	var unknown, incomplete []string
@@ -100,7 +100,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 		}
 	}
 	if phase == v1.PodSucceeded && len(unknown) == 0 {
-		c.Reason = ReasonPodCompleted
+		c.Reason = reasonPodCompleted
 		return c
 	}
 	if anyRegularContainerStarted(&pod.Spec, statuses) {
@@ -114,7 +114,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %v", incomplete))
 	}
 	if len(msgs) > 0 {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, ReasonContainersNotInitialized, strings.Join(msgs, ", ")
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotInitialized, strings.Join(msgs, ", ")
 	}
 	return c
 }
@@ -124,7 +124,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.ContainersReady, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue}
 	if statuses == nil {
-		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
+		c.Status, c.Reason = v1.ConditionFalse, reasonUnknownContainerStatuses
 		return c
 	}
 	var unknown, unready []string
@@ -156,7 +156,7 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 		msgs = append(msgs, fmt.Sprintf("containers with unready status: %v", unready))
 	}
 	if len(msgs) > 0 {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, ReasonContainersNotReady, strings.Join(msgs, ", ")
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotReady, strings.Join(msgs, ", ")
 	}
 	return c
 }
@@ -180,7 +180,7 @@ func readyCondition(pod *v1.Pod, conditions []v1.PodCondition, statuses []v1.Con
 		}
 	}
 	if len(msgs) > 0 {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, ReasonReadinessGatesNotReady, strings.Join(msgs, ", ")
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonReadinessGatesNotReady, strings.Join(msgs, ", ")
 	}
 	return c
 }
@@ -190,9 +190,9 @@ func terminalReadyCondition(t v1.PodConditionType, generation int64, phase v1.Po
 	c := v1.PodCondition{Type: t, ObservedGeneration: generation, Status: v1.ConditionFalse}
 	switch phase {
 	case v1.PodFailed:
-		c.Reason = ReasonPodFailed
+		c.Reason = reasonPodFailed
 	case v1.PodSucceeded:
-		c.Reason = ReasonPodCompleted
+		c.Reason = reasonPodCompleted
 	}
 	return c
 }

@@ -13,11 +13,11 @@ import (
 // Waiting reasons the kubelet gives a container that has not started, and the reason and message
 // of a container whose end nobody saw.
 const (
-	ReasonContainerCreating = "ContainerCreating"
-	ReasonPodInitializing   = "PodInitializing"
-	ReasonStatusUnknown     = "ContainerStatusUnknown"
-	ReasonCompleted         = "Completed"
-	ReasonError             = "Error"
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+	reasonStatusUnknown     = "ContainerStatusUnknown"
+	reasonCompleted         = "Completed"
+	reasonError             = "Error"
 
 	msgNotLocatedTerminated = "The container could not be located when the pod was terminated"
 	msgNotLocatedDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
@@ -27,9 +27,9 @@ const (
 // exitCodeUnknown is the exit code the kubelet reports for a container whose end it did not see.
 const exitCodeUnknown = 137
 
-// ContainerIDPrefix is the runtime type the fake runtime's container IDs carry in the API, as
+// containerIDPrefix is the runtime type the fake runtime's container IDs carry in the API, as
 // "containerd://" does for containerd.
-const ContainerIDPrefix = "fake://"
+const containerIDPrefix = "fake://"
 
 // Reason is why the runtime last failed to start a container: an entry of the kubelet's
 // reasonCache, filled from the results of the last runtime sync. A container that has no running
@@ -64,9 +64,9 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 	for _, s := range previous {
 		old[s.Name] = s
 	}
-	defaultReason := ReasonContainerCreating
+	defaultReason := reasonContainerCreating
 	if hasInit {
-		defaultReason = ReasonPodInitializing
+		defaultReason = reasonPodInitializing
 	}
 
 	statuses := make(map[string]*v1.ContainerStatus, len(containers))
@@ -102,7 +102,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 			continue
 		}
 		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{
-			Reason:   ReasonStatusUnknown,
+			Reason:   reasonStatusUnknown,
 			Message:  msgNotLocatedDeleted,
 			ExitCode: exitCodeUnknown,
 		}
@@ -143,7 +143,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 			}
 			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && statuses[c.Name].State.Waiting != nil {
 				statuses[c.Name].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-					Reason: ReasonCompleted, Message: msgInitAssumedDone,
+					Reason: reasonCompleted, Message: msgInitAssumedDone,
 				}}
 				continue
 			}
@@ -178,7 +178,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 
 // convertInstance converts one runtime container instance.
 func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) *v1.ContainerStatus {
-	id := ContainerIDPrefix + cs.ID
+	id := containerIDPrefix + cs.ID
 	s := &v1.ContainerStatus{
 		Name:         cs.Name,
 		RestartCount: int32(cs.RestartCount),
@@ -195,9 +195,9 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 		reason := cs.Reason
 		if reason == "" {
 			// What containerd reports when nothing more specific (such as OOMKilled) is known.
-			reason = ReasonError
+			reason = reasonError
 			if cs.ExitCode == 0 {
-				reason = ReasonCompleted
+				reason = reasonCompleted
 			}
 		}
 		s.State.Terminated = &v1.ContainerStateTerminated{
@@ -210,7 +210,7 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 		}
 	case cs.State == kubecontainer.ContainerStateUnknown && old != nil && old.State.Running != nil:
 		s.State.Terminated = &v1.ContainerStateTerminated{
-			Reason:   ReasonStatusUnknown,
+			Reason:   reasonStatusUnknown,
 			Message:  msgNotLocatedTerminated,
 			ExitCode: exitCodeUnknown,
 		}
@@ -227,7 +227,7 @@ func imageID(image string) string {
 	if image == "" {
 		return ""
 	}
-	return ContainerIDPrefix + image
+	return containerIDPrefix + image
 }
 
 // anyRegularContainerCreated reports whether the runtime has any instance of a regular container,

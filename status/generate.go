@@ -15,8 +15,8 @@ import (
 
 // Active deadline eviction, with the kubelet's values.
 const (
-	ReasonDeadlineExceeded  = "DeadlineExceeded"
-	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
 )
 
 // GenerateOptions carries what GeneratePodStatus needs beyond the pod and the runtime's view.
@@ -27,7 +27,7 @@ type GenerateOptions struct {
 	Reasons map[string]Reason
 	// HostIP is the node's IP. Empty leaves hostIP unset, as a kubelet with no API client does.
 	HostIP string
-	// PodIP is the IP of the pod's sandbox. Empty derives one from the pod UID with FakePodIP.
+	// PodIP is the IP of the pod's sandbox. Empty derives one from the pod UID with fakePodIP.
 	PodIP string
 }
 
@@ -73,7 +73,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		}
 	}
 	if pastActiveDeadline(pod, old, now) {
-		s.Phase, s.Reason, s.Message = v1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
+		s.Phase, s.Reason, s.Message = v1.PodFailed, reasonDeadlineExceeded, messageDeadlineExceeded
 	}
 	if isTerminal(pod.Status.Phase) && s.Phase != pod.Status.Phase {
 		s.Phase = pod.Status.Phase
@@ -132,11 +132,11 @@ func podIP(pod *v1.Pod, rs *kubecontainer.PodStatus, old v1.PodStatus, opts Gene
 	if opts.PodIP != "" {
 		return opts.PodIP
 	}
-	return FakePodIP(pod.UID)
+	return fakePodIP(pod.UID)
 }
 
-// FakePodIP returns a stable IP in 10.88.0.0/16 for a pod UID, for a runtime that has no network.
-func FakePodIP(uid types.UID) string {
+// fakePodIP returns a stable IP in 10.88.0.0/16 for a pod UID, for a runtime that has no network.
+func fakePodIP(uid types.UID) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(uid))
 	v := h.Sum32()

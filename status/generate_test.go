@@ -52,8 +52,8 @@ func TestGeneratePodStatusNewPod(t *testing.T) {
 		Conditions: []v1.PodCondition{
 			cond(v1.PodReadyToStartContainers, v1.ConditionFalse, "", "", t0),
 			cond(v1.PodInitialized, v1.ConditionTrue, "", "", t0),
-			cond(v1.PodReady, v1.ConditionFalse, ReasonContainersNotReady, notReady, t0),
-			cond(v1.ContainersReady, v1.ConditionFalse, ReasonContainersNotReady, notReady, t0),
+			cond(v1.PodReady, v1.ConditionFalse, reasonContainersNotReady, notReady, t0),
+			cond(v1.ContainersReady, v1.ConditionFalse, reasonContainersNotReady, notReady, t0),
 			cond(v1.PodScheduled, v1.ConditionTrue, "", "", t0),
 		},
 		HostIP:    "192.168.0.10",
@@ -63,7 +63,7 @@ func TestGeneratePodStatusNewPod(t *testing.T) {
 		ContainerStatuses: []v1.ContainerStatus{{
 			Name:    "app",
 			Image:   "app:1",
-			State:   v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ReasonContainerCreating}},
+			State:   v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reasonContainerCreating}},
 			Started: boolp(false),
 		}},
 		InitContainerStatuses: []v1.ContainerStatus{},
@@ -98,7 +98,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 		Started:      boolp(true),
 		State:        v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: mt(t1)}},
 		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			ExitCode: 2, Reason: ReasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
+			ExitCode: 2, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		}},
 	}}
 	if diff := cmp.Diff(want, got.ContainerStatuses); diff != "" {
@@ -148,7 +148,7 @@ func TestGeneratePodStatusWaitingReasons(t *testing.T) {
 			Reason: "CrashLoopBackOff", Message: "CrashLoopBackOff: back-off 40s restarting failed container=app pod=web_default",
 		}},
 		wantLast: &v1.ContainerStateTerminated{
-			ExitCode: 1, Reason: ReasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
+			ExitCode: 1, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		},
 		wantRestart: 3,
 		wantPhase:   v1.PodRunning,
@@ -173,7 +173,7 @@ func TestGeneratePodStatusWaitingReasons(t *testing.T) {
 		policy:    v1.RestartPolicyAlways,
 		instances: []kubecontainer.ContainerStatus{exited},
 		wantState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			ExitCode: 1, Reason: ReasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
+			ExitCode: 1, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		}},
 		wantRestart: 3,
 		wantPhase:   v1.PodRunning,
@@ -183,7 +183,7 @@ func TestGeneratePodStatusWaitingReasons(t *testing.T) {
 		instances: []kubecontainer.ContainerStatus{exited},
 		reasons:   map[string]Reason{"app": {Reason: "CrashLoopBackOff"}},
 		wantState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			ExitCode: 1, Reason: ReasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
+			ExitCode: 1, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		}},
 		wantRestart: 3,
 		wantPhase:   v1.PodFailed,
@@ -220,14 +220,14 @@ func TestGeneratePodStatusCompleted(t *testing.T) {
 	if got.Phase != v1.PodSucceeded {
 		t.Errorf("Phase = %s, want Succeeded", got.Phase)
 	}
-	if term := got.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != ReasonCompleted {
+	if term := got.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != reasonCompleted {
 		t.Errorf("State = %+v, want Terminated Completed", got.ContainerStatuses[0].State)
 	}
 	wantConds := []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, v1.ConditionTrue, "", "", t1),
-		cond(v1.PodInitialized, v1.ConditionTrue, ReasonPodCompleted, "", t1),
-		cond(v1.PodReady, v1.ConditionFalse, ReasonPodCompleted, "", t1),
-		cond(v1.ContainersReady, v1.ConditionFalse, ReasonPodCompleted, "", t1),
+		cond(v1.PodInitialized, v1.ConditionTrue, reasonPodCompleted, "", t1),
+		cond(v1.PodReady, v1.ConditionFalse, reasonPodCompleted, "", t1),
+		cond(v1.ContainersReady, v1.ConditionFalse, reasonPodCompleted, "", t1),
 		cond(v1.PodScheduled, v1.ConditionTrue, "", "", t1),
 	}
 	if diff := cmp.Diff(wantConds, got.Conditions); diff != "" {
@@ -319,7 +319,7 @@ func TestGeneratePodStatusVanishedContainer(t *testing.T) {
 				wantRestarts = 0
 			}
 			last := cs.LastTerminationState.Terminated
-			if cs.State.Waiting == nil || last == nil || last.Reason != ReasonStatusUnknown || last.ExitCode != 137 || cs.RestartCount != wantRestarts {
+			if cs.State.Waiting == nil || last == nil || last.Reason != reasonStatusUnknown || last.ExitCode != 137 || cs.RestartCount != wantRestarts {
 				t.Errorf("container status = %+v, want waiting, last terminated ContainerStatusUnknown 137, %d restarts", cs, wantRestarts)
 			}
 			if got.Phase != v1.PodRunning {
@@ -336,14 +336,14 @@ func TestGeneratePodStatusInitContainers(t *testing.T) {
 		ID: "i1", Name: "setup", Image: "setup:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0,
 	}}}
 	got := GeneratePodStatus(pod, pod.Status, rs, false, t1, GenerateOptions{})
-	if w := got.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != ReasonPodInitializing {
+	if w := got.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != reasonPodInitializing {
 		t.Errorf("app state = %+v, want Waiting PodInitializing", got.ContainerStatuses[0].State)
 	}
 	if got.InitContainerStatuses[0].State.Running == nil {
 		t.Errorf("setup state = %+v, want Running", got.InitContainerStatuses[0].State)
 	}
 	_, c := findCondition(got.Conditions, v1.PodInitialized)
-	want := cond(v1.PodInitialized, v1.ConditionFalse, ReasonContainersNotInitialized, "containers with incomplete status: [setup]", t1)
+	want := cond(v1.PodInitialized, v1.ConditionFalse, reasonContainersNotInitialized, "containers with incomplete status: [setup]", t1)
 	if diff := cmp.Diff(&want, c); diff != "" {
 		t.Errorf("Initialized condition mismatch (-want +got):\n%s", diff)
 	}
@@ -377,8 +377,8 @@ func TestGeneratePodStatusActiveDeadline(t *testing.T) {
 		t.Errorf("Phase before the deadline = %s, want Running", got.Phase)
 	}
 	got := GeneratePodStatus(pod, old, rs, false, t0.Add(30*time.Second), GenerateOptions{})
-	if got.Phase != v1.PodFailed || got.Reason != ReasonDeadlineExceeded || got.Message != MessageDeadlineExceeded {
-		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, ReasonDeadlineExceeded)
+	if got.Phase != v1.PodFailed || got.Reason != reasonDeadlineExceeded || got.Message != messageDeadlineExceeded {
+		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, reasonDeadlineExceeded)
 	}
 }
 
@@ -391,7 +391,7 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 	}
 	pod.Spec.HostNetwork = false
 	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox()}, false, t0, GenerateOptions{})
-	if want := FakePodIP(pod.UID); got.PodIP != want || want != FakePodIP("uid-web") {
+	if want := fakePodIP(pod.UID); got.PodIP != want || want != fakePodIP("uid-web") {
 		t.Errorf("PodIP = %q, want stable %q", got.PodIP, want)
 	}
 }

@@ -184,7 +184,7 @@ func (m *Manager) TerminatePod(pod *v1.Pod) {
 	}
 	status := *base.DeepCopy()
 	unknown := v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-		Reason: ReasonStatusUnknown, Message: msgNotLocatedTerminated, ExitCode: exitCodeUnknown,
+		Reason: reasonStatusUnknown, Message: msgNotLocatedTerminated, ExitCode: exitCodeUnknown,
 	}}
 	if hasPodInitialized(pod) {
 		for i := range status.ContainerStatuses {
@@ -275,7 +275,7 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 		}
 	}
 	if err := checkContainerStateTransition(&old, &status, &pod.Spec); err != nil {
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "reject", Pod: kubecontainer.PodKey(pod),
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: kubecontainer.PodKey(pod),
 			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
 		return
 	}
@@ -306,7 +306,7 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 	}
 	m.statuses[pod.UID] = next
 	m.pending = true
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "set", Pod: kubecontainer.PodKey(pod),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: kubecontainer.PodKey(pod),
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
 }
 

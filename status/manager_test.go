@@ -169,7 +169,7 @@ func (e *env) verbs() []string {
 func (e *env) eventWords() []string {
 	var out []string
 	for _, ev := range e.events {
-		out = append(out, ev.Event+" "+ev.Pod+" "+ev.From+"->"+ev.To+" "+ev.Func)
+		out = append(out, string(ev.Event)+" "+ev.Pod+" "+ev.From+"->"+ev.To+" "+ev.Func)
 	}
 	e.events = nil
 	return out
@@ -440,8 +440,8 @@ func TestManagerTerminatePod(t *testing.T) {
 				t.Errorf("phase after TerminatePod = %s, want %s", got.Phase, tc.wantPhase)
 			}
 			term := got.ContainerStatuses[0].State.Terminated
-			if term == nil || term.ExitCode != 137 || term.Reason != ReasonStatusUnknown {
-				t.Errorf("container after TerminatePod = %+v, want terminated 137 %s", got.ContainerStatuses[0].State, ReasonStatusUnknown)
+			if term == nil || term.ExitCode != 137 || term.Reason != reasonStatusUnknown {
+				t.Errorf("container after TerminatePod = %+v, want terminated 137 %s", got.ContainerStatuses[0].State, reasonStatusUnknown)
 			}
 		})
 	}

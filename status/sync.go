@@ -200,7 +200,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 	}
 	if translated := m.pods.TranslatePodUID(pod.UID); translated != "" && translated != w.uid {
 		delete(m.statuses, w.uid)
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "drop", Pod: key, UID: string(w.uid),
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDrop, Pod: key, UID: string(w.uid),
 			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(translated), Func: "syncPod"})
 		return nil
 	}
@@ -217,7 +217,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 			m.traceError(key, w.uid, err)
 			return err
 		}
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: "patch", Pod: key, UID: string(pod.UID),
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindPatch, Pod: key, UID: string(pod.UID),
 			From: string(from), To: string(pod.Status.Phase), Func: "syncPod"})
 	}
 	m.apiVersions[pod.UID] = w.status.version
@@ -229,7 +229,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		m.traceError(key, w.uid, err)
 		return err
 	}
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "delete", Pod: key, UID: string(pod.UID),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDelete, Pod: key, UID: string(pod.UID),
 		To: string(pod.Status.Phase), Func: "syncPod"})
 	delete(m.statuses, w.uid)
 	return nil
@@ -237,7 +237,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 
 // traceError records a failed API call.
 func (m *Manager) traceError(key string, uid types.UID, err error) {
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: "error", Pod: key, UID: string(uid),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindError, Pod: key, UID: string(uid),
 		Message: err.Error(), Func: "syncPod"})
 }
 

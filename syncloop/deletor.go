@@ -33,7 +33,7 @@ func (l *Loop) deleteContainersInPod(uid types.UID, containerID string, status *
 	}
 	for _, id := range containersToDelete(containerID, status, keep) {
 		if err := l.opts.Runtime.RemoveContainer(id); err != nil {
-			l.emit(trace.Event{Event: "error", UID: string(uid), Reason: "FailedToRemoveContainer", Message: err.Error(), Func: "deleteContainersInPod"})
+			l.emit(trace.Event{Event: trace.KindError, UID: string(uid), Reason: "FailedToRemoveContainer", Message: err.Error(), Func: "deleteContainersInPod"})
 		}
 	}
 }

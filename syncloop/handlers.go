@@ -34,7 +34,7 @@ var handlerFuncs = map[podconfig.Op]string{
 
 // handleConfig is the configCh case of syncLoopIteration.
 func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
-	ev := trace.Event{Event: "config", Op: u.Op.String(), Source: u.Source, Pods: podKeys(u.Pods), Func: handlerFuncs[u.Op]}
+	ev := trace.Event{Event: trace.KindConfig, Op: u.Op.String(), Source: u.Source, Pods: podKeys(u.Pods), Func: handlerFuncs[u.Op]}
 	var err error
 	switch u.Op {
 	case podconfig.ADD:
@@ -55,7 +55,7 @@ func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
 		err = fmt.Errorf("config update from source %q with op %s: %w", u.Source, u.Op, ErrUnsupportedOp)
 	}
 	if err != nil {
-		ev.Event, ev.Reason, ev.Message, ev.Func = "error", "InvalidOperation", err.Error(), "syncLoopIteration"
+		ev.Event, ev.Reason, ev.Message, ev.Func = trace.KindError, "InvalidOperation", err.Error(), "syncLoopIteration"
 		l.emit(ev)
 	}
 	// The kubelet records the source after handling the update, whatever its op.
@@ -68,7 +68,7 @@ func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
 	if e.Type != pleg.ContainerRemoved {
 		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
 		if pod, ok := l.opts.Pods.GetPodByUID(e.ID); ok {
-			l.emit(trace.Event{Event: "pleg", Pod: kubecontainer.PodKey(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
+			l.emit(trace.Event{Event: trace.KindPLEG, Pod: kubecontainer.PodKey(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
 			l.handlePodSyncs(ctx, []*v1.Pod{pod})
 		}
 	}
@@ -83,7 +83,7 @@ func (l *Loop) handleHousekeepingTick(ctx context.Context) error {
 	if !l.sourcesReady() {
 		if !l.skipping.housekeeping {
 			l.skipping.housekeeping = true
-			l.emit(trace.Event{Component: trace.Housekeeping, Event: "skip", Reason: "SourcesNotReady", Message: "not every pod source has been seen", Func: "syncLoopIteration"})
+			l.emit(trace.Event{Component: trace.Housekeeping, Event: trace.KindSkip, Reason: "SourcesNotReady", Message: "not every pod source has been seen", Func: "syncLoopIteration"})
 		}
 		return nil
 	}
@@ -97,7 +97,7 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 	if len(pods) == 0 {
 		return
 	}
-	l.emit(trace.Event{Event: "sync", Pods: podKeys(pods), Func: "HandlePodSyncs"})
+	l.emit(trace.Event{Event: trace.KindSync, Pods: podKeys(pods), Func: "HandlePodSyncs"})
 	l.handlePodSyncs(ctx, pods)
 }
 
@@ -168,7 +168,7 @@ func (l *Loop) handlePodRemoves(ctx context.Context, pods []*v1.Pod) {
 			continue
 		}
 		if err := l.deletePod(pod); err != nil {
-			l.emit(trace.Event{Event: "error", Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
+			l.emit(trace.Event{Event: trace.KindError, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
 		}
 	}
 }
@@ -220,7 +220,7 @@ func (l *Loop) updatePod(t podworkers.SyncPodType, pod, mirror *v1.Pod) {
 
 // skipMirror traces the kubelet's "Unable to find pod for mirror pod, skipping".
 func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
-	l.emit(trace.Event{Event: "skip", Pod: kubecontainer.PodKey(mirror), UID: string(mirror.UID), Reason: "MirrorPodWithoutStaticPod", Func: fn})
+	l.emit(trace.Event{Event: trace.KindSkip, Pod: kubecontainer.PodKey(mirror), UID: string(mirror.UID), Reason: "MirrorPodWithoutStaticPod", Func: fn})
 }
 
 // sourcesReady is the kubelet's sourcesReady.AllReady.

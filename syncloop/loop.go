@@ -130,10 +130,10 @@ func (l *Loop) healthy() bool {
 	switch {
 	case err != nil && !l.skipping.dispatch:
 		l.skipping.dispatch = true
-		l.emit(trace.Event{Event: "skip", Reason: "RuntimeErrors", Message: strings.ReplaceAll(err.Error(), "\n", "; "), Func: "syncLoop"})
+		l.emit(trace.Event{Event: trace.KindSkip, Reason: "RuntimeErrors", Message: strings.ReplaceAll(err.Error(), "\n", "; "), Func: "syncLoop"})
 	case err == nil && l.skipping.dispatch:
 		l.skipping.dispatch = false
-		l.emit(trace.Event{Event: "resume", Func: "syncLoop"})
+		l.emit(trace.Event{Event: trace.KindResume, Func: "syncLoop"})
 	}
 	return err == nil
 }

@@ -235,7 +235,7 @@ func TestInputsWaitWhileTheRuntimeStateHasErrors(t *testing.T) {
 	}
 	var got []string
 	for _, e := range f.rec.Events() {
-		got = append(got, e.Event+" "+e.Reason)
+		got = append(got, string(e.Event)+" "+e.Reason)
 	}
 	if diff := cmp.Diff([]string{"skip RuntimeErrors", "resume ", "config "}, got); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)

@@ -414,7 +414,7 @@ func TestParseTextLine(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseTextLine(%q) error = %v, want nil", line, err)
 			}
-			if component != tt.event.Component || string(kind) != tt.event.Event {
+			if component != tt.event.Component || kind != tt.event.Event {
 				t.Errorf("parseTextLine(%q) = %s, %s, want %s, %s", line, component, kind, tt.event.Component, tt.event.Event)
 			}
 		})

@@ -36,7 +36,7 @@ type Event struct {
 	// Component is who did it.
 	Component Component
 	// Event is what happened: the word of a Kind, such as "update", "state" or "error".
-	Event string
+	Event Kind
 	// Pod is "namespace/name" for pod-scoped events.
 	Pod string
 	// UID is the pod's UID for pod-scoped events.

@@ -70,7 +70,7 @@ func (e Event) Text() string {
 
 // body is the event word followed by its fields as key=value pairs, in the JSON field order.
 func (e Event) body() string {
-	parts := []string{e.Event}
+	parts := []string{string(e.Event)}
 	add := func(k, v string) {
 		if v != "" {
 			parts = append(parts, k+"="+v)

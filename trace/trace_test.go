@@ -121,14 +121,14 @@ func TestParseFormat(t *testing.T) {
 func TestRecorderEventsSince(t *testing.T) {
 	r := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
 	for _, name := range []string{"a", "b", "c"} {
-		r.Emit(Event{Component: Scenario, Event: name})
+		r.Emit(Event{Component: Scenario, Event: Kind(name)})
 	}
 	if r.Len() != 3 {
 		t.Errorf("Len() = %d, want 3", r.Len())
 	}
 	var got []string
 	for _, e := range r.EventsSince(1) {
-		got = append(got, e.Event)
+		got = append(got, string(e.Event))
 	}
 	if diff := cmp.Diff([]string{"b", "c"}, got); diff != "" {
 		t.Errorf("EventsSince(1) mismatch (-want +got):\n%s", diff)
@@ -161,7 +161,7 @@ func TestRecorderStopsWritingAfterAnError(t *testing.T) {
 		t.Fatalf("Err() before any write = %v, want nil", err)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		r.Emit(Event{Component: Scenario, Event: name})
+		r.Emit(Event{Component: Scenario, Event: Kind(name)})
 	}
 	want := []string{Event{Component: Scenario, Event: "a"}.Text() + "\n"}
 	if diff := cmp.Diff(want, w.writes); diff != "" {
