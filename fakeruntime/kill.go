@@ -176,7 +176,7 @@ func podIdentity(pod *v1.Pod, running *kubecontainer.Pod) (string, string) {
 	if pod != nil {
 		return kubecontainer.PodKey(pod), string(pod.UID)
 	}
-	return running.Namespace + "/" + running.Name, string(running.ID)
+	return kubecontainer.BuildPodKey(running.Namespace, running.Name), string(running.ID)
 }
 
 // podUID returns the UID of the pod a kill is for.

@@ -248,7 +248,7 @@ func podKey(old, cur *kubecontainer.Pod) string {
 	if p == nil {
 		return ""
 	}
-	return p.Namespace + "/" + p.Name
+	return kubecontainer.BuildPodKey(p.Namespace, p.Name)
 }
 
 // emit sends e as a PLEG event.

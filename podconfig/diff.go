@@ -125,7 +125,7 @@ func (s *Storage) reportDuplicate(source string, p *v1.Pod) {
 		Component: trace.PodConfig,
 		Event:     trace.KindError,
 		Source:    source,
-		Pod:       p.Namespace + "/" + p.Name,
+		Pod:       kubecontainer.PodKey(p),
 		UID:       string(p.UID),
 		Reason:    "FailedValidation",
 		Message:   msg,

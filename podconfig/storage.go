@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -272,7 +273,7 @@ func (s *Storage) emit(source string, firstSet bool, c *changes) []Update {
 func (s *Storage) traceUpdate(u Update, fn string) {
 	names := make([]string, len(u.Pods))
 	for i, p := range u.Pods {
-		names[i] = p.Namespace + "/" + p.Name
+		names[i] = kubecontainer.PodKey(p)
 	}
 	e := trace.Event{
 		Component: trace.PodConfig,

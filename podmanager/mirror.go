@@ -181,7 +181,7 @@ func (c *MirrorClient) DeleteMirrorPod(ctx context.Context, podFullName string, 
 	ev := trace.Event{
 		Component: trace.Mirror,
 		Event:     trace.KindDelete,
-		Pod:       namespace + "/" + name,
+		Pod:       kubecontainer.BuildPodKey(namespace, name),
 		UID:       string(uidValue),
 		Func:      "DeleteMirrorPod",
 	}

@@ -156,7 +156,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, now time.Time) *podStatus {
 	s := &podStatus{
 		uid:      uid,
-		key:      namespace + "/" + name,
+		key:      kubecontainer.BuildPodKey(namespace, name),
 		fullname: kubecontainer.BuildPodFullName(name, namespace),
 		state:    stateNone,
 		times:    lifecycleTimes{synced: now},

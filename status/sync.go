@@ -189,7 +189,7 @@ func canBeDeleted(pod *v1.Pod, finished bool) bool {
 
 // syncPod writes one status to the API: the kubelet's status manager syncPod.
 func (m *Manager) syncPod(ctx context.Context, w write) error {
-	key := w.status.namespace + "/" + w.status.name
+	key := kubecontainer.BuildPodKey(w.status.namespace, w.status.name)
 	pod, err := m.client.GetPod(ctx, w.status.namespace, w.status.name)
 	if apierrors.IsNotFound(err) {
 		return nil // the pod is gone; RemoveOrphanedStatuses will drop the status
