@@ -39,7 +39,11 @@ type fixture struct {
 func newFixture(t testing.TB, opts fakeapiserver.Options) *fixture {
 	t.Helper()
 	f := &fixture{clock: clocktesting.NewFakeClock(start)}
-	f.trace = trace.NewRecorder(trace.RecorderOptions{Clock: f.clock, Keep: true})
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: f.clock, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.trace = rec
 	if opts.Clock == nil {
 		opts.Clock = f.clock
 	}

@@ -144,9 +144,11 @@ func newFixture(t *testing.T) *fixture {
 		status:  &fakeStatus{phases: map[types.UID]v1.PodPhase{}},
 		mirror:  &logMirror{},
 		gc:      &countingGC{},
-		rec:     trace.NewRecorder(trace.RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true}),
 	}
 	var err error
+	if f.rec, err = trace.NewRecorder(trace.RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true}); err != nil {
+		t.Fatal(err)
+	}
 	f.c, err = New(Options{Tracer: f.rec, Pods: f.pods, Workers: f.workers, Runtime: f.runtime, Status: f.status, CrashLoopBackOff: f.gc, Mirror: f.mirror})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)

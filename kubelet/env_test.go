@@ -62,7 +62,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e := &env{t: t, ctx: context.Background(), clk: vclock.New(vclock.Epoch), events: &eventLog{}}
 	var tracer trace.Tracer = trace.Discard
 	if !o.discard {
-		e.rec = trace.NewRecorder(trace.RecorderOptions{Clock: e.clk, Keep: true})
+		rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: e.clk, Keep: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.rec = rec
 		tracer = e.rec
 	}
 	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: e.clk, Tracer: tracer})

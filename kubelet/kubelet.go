@@ -208,3 +208,29 @@ type deletionSafetyFunc func(pod *v1.Pod) bool
 
 // PodCouldHaveRunningContainers calls f.
 func (f deletionSafetyFunc) PodCouldHaveRunningContainers(pod *v1.Pod) bool { return f(pod) }
+
+// The wiring relies on these implementations; a signature that drifts fails here, not as a
+// collaborator the loop silently stops waking.
+var (
+	_ syncloop.Timed             = (*fakeruntime.Runtime)(nil)
+	_ syncloop.ContainerRemover  = (*fakeruntime.Runtime)(nil)
+	_ podsync.Runtime            = (*fakeruntime.Runtime)(nil)
+	_ housekeeping.Runtime       = (*fakeruntime.Runtime)(nil)
+	_ runtimestate.Runtime       = (*fakeruntime.Runtime)(nil)
+	_ pleg.Lister                = (*fakeruntime.Runtime)(nil)
+	_ podworkers.Syncer          = (*podsync.Syncer)(nil)
+	_ syncloop.Timed             = (*podsync.Syncer)(nil)
+	_ syncloop.RuntimeState      = (*runtimestate.State)(nil)
+	_ nodestatus.RuntimeState    = (*runtimestate.State)(nil)
+	_ syncloop.NodeStatus        = (*nodestatus.Status)(nil)
+	_ syncloop.Housekeeper       = (*housekeeping.Cleaner)(nil)
+	_ syncloop.Workers           = (*podworkers.Workers)(nil)
+	_ housekeeping.Workers       = (*podworkers.Workers)(nil)
+	_ syncloop.StatusManager     = (*status.Manager)(nil)
+	_ podsync.StatusManager      = (*status.Manager)(nil)
+	_ housekeeping.StatusManager = (*status.Manager)(nil)
+	_ syncloop.PodManager        = (*podmanager.Manager)(nil)
+	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
+	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
+	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
+)

@@ -24,9 +24,9 @@ const (
 // readyMessage is the Ready condition's message while the kubelet is ready.
 const readyMessage = "kubelet is posting ready status"
 
-// InitialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
+// initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
 // status, with Ready as given.
-func InitialNode(name, ip string, now time.Time, ready bool) *v1.Node {
+func initialNode(name, ip string, now time.Time, ready bool) *v1.Node {
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("4"),
 		v1.ResourceMemory:           resource.MustParse("8Gi"),

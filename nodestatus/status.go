@@ -128,7 +128,7 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	created, err := s.opts.Client.CreateNode(ctx, InitialNode(name, s.opts.NodeIP, now, ready))
+	created, err := s.opts.Client.CreateNode(ctx, initialNode(name, s.opts.NodeIP, now, ready))
 	if apierrors.IsAlreadyExists(err) {
 		created, err = s.opts.Client.GetNode(ctx, name)
 	}

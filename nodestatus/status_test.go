@@ -109,7 +109,10 @@ func TestReadyFollowsTheRuntimeState(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
 	state := &fakeState{}
-	rec := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)

@@ -83,7 +83,10 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clk := vclock.New(vclock.Epoch)
 	f := &fixture{clk: clk, rt: &fakeRuntime{clk: clk}, status: &fakeStatus{statuses: map[types.UID]v1.PodStatus{}}, events: &recorder{}}
-	f.rec = trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	var err error
+	if f.rec, err = trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
 	crash, err := kubecontainer.NewBackoff(clk, kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,10 @@ func TestNewNeedsEveryOption(t *testing.T) {
 func TestErrorsFollowTheStatusChecks(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	rt, pl := &fakeRuntime{}, &fakePLEG{}
-	rec := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := New(Options{Clock: clk, Tracer: rec, Runtime: rt, PLEG: pl})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)

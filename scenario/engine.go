@@ -88,10 +88,14 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 
 func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	clk := vclock.New(vclock.Epoch)
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true})
+	if err != nil {
+		return nil, err
+	}
 	e := &engine{
 		s:      s,
 		clk:    clk,
-		rec:    trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true}),
+		rec:    rec,
 		uids:   map[string]types.UID{},
 		result: Result{Name: s.Name},
 		inv:    newInvariants(),

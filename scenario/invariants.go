@@ -24,8 +24,11 @@ const invariantGrace = 2 * syncloop.HousekeepingPeriod
 
 // invariants holds what the checks remember between two instants.
 type invariants struct {
-	// restarts is the highest restart count seen per pod UID and container name.
+	// restarts is the highest restart count seen per pod UID and container name, while the pod
+	// has a worker.
 	restarts map[types.UID]map[string]int32
+	// traced is how many trace events the last check had seen.
+	traced int
 	// undesiredSince is when each worker in sync was first seen without its pod in the pod
 	// manager, once every source had been seen.
 	undesiredSince map[types.UID]time.Time
@@ -44,7 +47,7 @@ func newInvariants() *invariants {
 
 // checkInvariants runs every cross-component check on the settled state at the current instant:
 //
-//   - a container's restart count never goes down while its pod has a status;
+//   - a container's restart count never goes down while its pod has a worker;
 //   - once every source has been seen, a worker in sync whose pod the pod manager no longer holds
 //     is asked to stop within invariantGrace (housekeeping's SyncKnownPods);
 //   - a mirror pod whose static pod is gone, and whose static pod is not terminating, is deleted
@@ -61,11 +64,20 @@ func (e *engine) checkInvariants(step int) error {
 	}
 	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
 
-	for _, uid := range uids {
+	// A restart count changes only in a sync, which traces the pod's UID: check the pods the
+	// trace named since the last check, not every pod at every instant.
+	named := sets.New[types.UID]()
+	for _, ev := range e.rec.EventsSince(e.inv.traced) {
+		if ev.UID != "" {
+			named.Insert(types.UID(ev.UID))
+		}
+	}
+	e.inv.traced = e.rec.Len()
+	for _, uid := range sets.List(named) {
 		errs = append(errs, e.inv.checkRestarts(uid, e))
 	}
 	for uid := range e.inv.restarts {
-		if _, ok := e.node.Status.GetPodStatus(uid); !ok {
+		if _, ok := states[uid]; !ok {
 			delete(e.inv.restarts, uid)
 		}
 	}

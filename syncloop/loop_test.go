@@ -136,7 +136,8 @@ type fixture struct {
 	loop  *Loop
 }
 
-func newFixture(t *testing.T, withNode bool) *fixture {
+// newFixture builds a Loop on fakes; tweak, if not nil, changes the options before New.
+func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	t.Helper()
 	clk := vclock.New(vclock.Epoch)
 	log := &calls{}
@@ -147,8 +148,12 @@ func newFixture(t *testing.T, withNode bool) *fixture {
 		queue: &fakeQueue{},
 		cache: &fakeCache{},
 		pods:  &fakePods{log: log, pods: map[types.UID]*v1.Pod{}},
-		rec:   trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true}),
 	}
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rec = rec
 	opts := Options{
 		Clock: clk, Tracer: f.rec, Pods: f.pods, Workers: &fakeWorkers{log: log}, WorkQueue: f.queue,
 		PLEG: f.pleg, Cache: f.cache, Runtime: &fakeRuntime{timed{log: log, name: "runtime"}},
@@ -156,8 +161,8 @@ func newFixture(t *testing.T, withNode bool) *fixture {
 		Status:       &fakeStatus{log: log},
 		SourcesReady: func(sets.Set[string]) bool { return f.ready },
 	}
-	if withNode {
-		opts.Node = &fakeNode{log: log}
+	if tweak != nil {
+		tweak(&opts)
 	}
 	loop, err := New(opts)
 	if err != nil {
@@ -184,7 +189,7 @@ func TestNewNamesMissingOptions(t *testing.T) {
 }
 
 func TestAdvanceCallsEachCollaboratorInTheKubeletOrder(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t, func(o *Options) { o.Node = &fakeNode{log: o.Housekeeping.(*fakeHousekeeper).log} })
 	f.pleg.events = []pleg.Event{{ID: "uid-a", Type: pleg.ContainerStarted}}
 	f.pods.pods["uid-a"] = pod("a")
 	f.queue.due = []types.UID{"uid-a"}
@@ -206,7 +211,7 @@ func TestAdvanceCallsEachCollaboratorInTheKubeletOrder(t *testing.T) {
 }
 
 func TestInputsWaitWhileTheRuntimeStateHasErrors(t *testing.T) {
-	f := newFixture(t, false)
+	f := newFixture(t, nil)
 	ctx := context.Background()
 	f.state.err = errors.New("container runtime is down")
 	add := ConfigUpdate{podconfig.Update{Op: podconfig.ADD, Source: "file", Pods: []*v1.Pod{pod("a")}}}
@@ -243,7 +248,7 @@ func TestInputsWaitWhileTheRuntimeStateHasErrors(t *testing.T) {
 }
 
 func TestStepRejectsASnapshot(t *testing.T) {
-	f := newFixture(t, false)
+	f := newFixture(t, nil)
 	err := f.loop.Step(context.Background(), ConfigUpdate{podconfig.Update{Op: podconfig.SET, Source: "file"}})
 	if !errors.Is(err, ErrUnsupportedOp) {
 		t.Errorf("Step(SET) error = %v, want %v", err, ErrUnsupportedOp)
@@ -254,7 +259,7 @@ func TestStepRejectsASnapshot(t *testing.T) {
 }
 
 func TestHousekeepingWaitsForEverySource(t *testing.T) {
-	f := newFixture(t, false)
+	f := newFixture(t, nil)
 	f.ready = false
 	ctx := context.Background()
 	for range 2 {
@@ -284,8 +289,7 @@ func TestContainerDiedPrunesOlderDeadInstances(t *testing.T) {
 		{name: "removes all when the content goes", removeContent: true, want: calls{"runtime.RemoveContainer c2", "runtime.RemoveContainer c1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, false)
-			f.loop.opts.Workers.(*fakeWorkers).removeContent = tc.removeContent
+			f := newFixture(t, func(o *Options) { o.Workers.(*fakeWorkers).removeContent = tc.removeContent })
 			at := vclock.Epoch
 			f.cache.status = &kubecontainer.PodStatus{ContainerStatuses: []kubecontainer.ContainerStatus{
 				{ID: "c3", Name: "app", State: kubecontainer.ContainerStateRunning, CreatedAt: at.Add(3 * time.Second)},
@@ -305,9 +309,8 @@ func TestContainerDiedPrunesOlderDeadInstances(t *testing.T) {
 }
 
 func TestSettleFailsOnALivelock(t *testing.T) {
-	f := newFixture(t, false)
 	// A collaborator that always wants to be woken now.
-	f.loop.opts.Kills = &timed{log: f.log, name: "kills", next: f.clk.Now()}
+	f := newFixture(t, func(o *Options) { o.Kills = &timed{log: &calls{}, name: "kills", next: o.Clock.Now()} })
 	if err := f.loop.Settle(context.Background()); !errors.Is(err, ErrLivelock) {
 		t.Errorf("Settle() error = %v, want %v", err, ErrLivelock)
 	}

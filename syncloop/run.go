@@ -2,6 +2,8 @@ package syncloop
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -19,9 +21,38 @@ type Runner struct {
 	clock   clock.WithTicker
 }
 
-// NewRunner returns a Runner that feeds updates to loop and wakes it on clk.
-func NewRunner(loop *Loop, updates <-chan podconfig.Update, clk clock.WithTicker) *Runner {
-	return &Runner{loop: loop, updates: updates, clock: clk}
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Loop is the core the Runner drives. Required.
+	Loop *Loop
+	// Updates is PodConfig's output, the kubelet's configCh. Required.
+	Updates <-chan podconfig.Update
+	// Clock wakes the Runner when the Loop's next work is due. Required.
+	Clock clock.WithTicker
+}
+
+func (o RunnerOptions) validate() error {
+	var missing []string
+	for _, c := range []struct {
+		name  string
+		unset bool
+	}{{"Loop", o.Loop == nil}, {"Updates", o.Updates == nil}, {"Clock", o.Clock == nil}} {
+		if c.unset {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("new sync loop runner: options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// NewRunner returns a Runner that feeds the updates to the Loop and wakes it on the clock.
+func NewRunner(opts RunnerOptions) (*Runner, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{loop: opts.Loop, updates: opts.Updates, clock: opts.Clock}, nil
 }
 
 // Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are

@@ -29,7 +29,11 @@ func TestRunnerRunsPodsFromUpdates(t *testing.T) {
 		_, ctx := ktesting.NewTestContext(t)
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
-		go func() { done <- syncloop.NewRunner(n.Loop, updates, clock.RealClock{}).Run(ctx) }()
+		r, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: updates, Clock: clock.RealClock{}})
+		if err != nil {
+			t.Fatalf("NewRunner() error = %v", err)
+		}
+		go func() { done <- r.Run(ctx) }()
 
 		pod := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: metav1.NamespaceDefault, UID: "uid-web",

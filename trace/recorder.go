@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -39,13 +40,19 @@ type Recorder struct {
 
 var _ Tracer = (*Recorder)(nil)
 
-// NewRecorder returns a Recorder.
-func NewRecorder(opts RecorderOptions) *Recorder {
+// ErrNoClock is returned by NewRecorder without a clock.
+var ErrNoClock = errors.New("new recorder: options Clock: missing required option")
+
+// NewRecorder returns a Recorder. It fails without a clock.
+func NewRecorder(opts RecorderOptions) (*Recorder, error) {
+	if opts.Clock == nil {
+		return nil, ErrNoClock
+	}
 	start := opts.Start
 	if start.IsZero() {
 		start = opts.Clock.Now()
 	}
-	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep}
+	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep}, nil
 }
 
 // Emit stamps e with the time since the start and records it.

@@ -88,7 +88,10 @@ func TestTextSummarisesLongPodLists(t *testing.T) {
 func TestRecorderStampsAndWrites(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	var out bytes.Buffer
-	r := NewRecorder(RecorderOptions{Clock: clk, Out: &out, Format: JSON, Keep: true})
+	r, err := NewRecorder(RecorderOptions{Clock: clk, Out: &out, Format: JSON, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Emit(Event{Component: Sources, Event: "set", Source: "file", T: time.Hour})
 	clk.Advance(2500 * time.Millisecond)
 	r.Emit(Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file"})
@@ -119,7 +122,10 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestRecorderEventsSince(t *testing.T) {
-	r := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"a", "b", "c"} {
 		r.Emit(Event{Component: Scenario, Event: Kind(name)})
 	}
@@ -156,7 +162,10 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 func TestRecorderStopsWritingAfterAnError(t *testing.T) {
 	w := &failingWriter{n: 1}
-	r := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Out: w, Format: Text, Keep: true})
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Out: w, Format: Text, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Err(); err != nil {
 		t.Fatalf("Err() before any write = %v, want nil", err)
 	}

@@ -47,7 +47,10 @@ const (
 // broadcaster, then the API server.
 func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	clk := clock.RealClock{}
-	tracer := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat})
+	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat})
+	if err != nil {
+		return err
+	}
 
 	apiCtx, stopAPI := context.WithCancel(ctx)
 	defer stopAPI()
@@ -239,7 +242,11 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	for _, r := range sourceRunners {
 		g.Go(ctx, r.name, r.run)
 	}
-	g.Go(ctx, "sync loop", syncloop.NewRunner(n.Loop, pc.Updates(), d.clock).Run)
+	loopRunner, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock})
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "sync loop", loopRunner.Run)
 	logger.Info("Started kubelet", "node", cfg.NodeName)
 	return nil
 }
