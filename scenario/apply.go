@@ -54,11 +54,18 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.ExpectEvent != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
 	}
-	if st.ExpectEvent == nil {
-		// An expectEvent looks at what happened since the step before it began, the events its
-		// action emitted itself included; consecutive expectEvents share one window.
+	// An expectEvent looks at the events since the step before it began, that step's own events
+	// included. expectEvents in a row at one instant share the window of the first of them:
+	// nothing happens between them, and they check what the same earlier steps caused.
+	if i+1 == len(e.s.Steps) || !sameCheck(st, &e.s.Steps[i+1]) {
 		e.window = mark
 	}
+}
+
+// sameCheck reports whether b, the step after a, is an expectEvent judged on a's window: both
+// are expectEvents at the same instant.
+func sameCheck(a, b *Step) bool {
+	return a.ExpectEvent != nil && b.ExpectEvent != nil && a.At == b.At
 }
 
 // writeManifest writes the file and delivers what inotify would: a new file is IN_CREATE then

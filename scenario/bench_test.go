@@ -26,7 +26,7 @@ func hourOf100Pods(tb testing.TB) *Scenario {
 `, i, i)
 	}
 	b.WriteString("- at: 1h\n  expect: {pod: default/pod-099-node-1, phase: Running, mirror: present}\n")
-	s, err := Parse("bench.yaml", []byte(b.String()))
+	s, err := Parse("bench.yaml", []byte(b.String()), LoadOptions{})
 	if err != nil {
 		tb.Fatalf("Parse() error = %v", err)
 	}

@@ -63,7 +63,7 @@ type engine struct {
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
-	window  int                  // index of the first trace event after the previous step
+	window  int                  // index of the first trace event the next expectEvent looks at
 	result  Result
 	inv     *invariants
 	// step is the index of the last step played, -1 before the first.
@@ -71,7 +71,9 @@ type engine struct {
 }
 
 // Run replays s and returns the verdicts on its expectations. An error means the replay itself
-// could not go on (a livelock, a broken component), not that an expectation failed.
+// could not go on (a livelock, a broken component), not that an expectation failed. When ctx is
+// done, Run returns within the instant it is playing, with an error that wraps ctx.Err() and
+// names the virtual time reached.
 func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 	e, err := newEngine(s, opts)
 	if err != nil {
@@ -182,8 +184,13 @@ func durationOr(d *Duration, def time.Duration) time.Duration {
 }
 
 // run is the discrete-event loop: settle the current instant, play the steps due at it, then
-// jump to the earliest wake-up of any component or step.
+// jump to the earliest wake-up of any component or step. It looks at ctx once per instant, which
+// costs nothing next to settling one, so that a cancelled replay stops within the instant it is
+// playing.
 func (e *engine) run(ctx context.Context, until time.Duration) error {
+	if err := e.interrupted(ctx); err != nil {
+		return err
+	}
 	if e.api != nil {
 		pods, rv := e.server.NodePods(e.s.Node)
 		e.pending = append(e.pending, e.api.Replace(pods))
@@ -194,6 +201,9 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	}
 	next := 0
 	for next < len(e.s.Steps) {
+		if err := e.interrupted(ctx); err != nil {
+			return err
+		}
 		now := e.clk.Since(vclock.Epoch)
 		for next < len(e.s.Steps) && e.s.Steps[next].At.Duration <= now {
 			e.apply(ctx, next)
@@ -224,6 +234,14 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 		}
 	}
 	e.result.End = e.clk.Since(vclock.Epoch)
+	return nil
+}
+
+// interrupted returns ctx's error, with the virtual time the replay reached, once ctx is done.
+func (e *engine) interrupted(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped at %v: %w", e.clk.Since(vclock.Epoch), err)
+	}
 	return nil
 }
 

@@ -25,7 +25,7 @@ steps:
       spec: {containers: [{name: nginx, image: nginx:1.27}]}
 - at: 5s
   expect: {pod: default/web-node-1, phase: Running, container: nginx, state: running}
-`))
+`), scenario.LoadOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -152,8 +152,9 @@ type Expect struct {
 	RestartCount *int   `json:"restartCount,omitempty"`
 }
 
-// ExpectEvent asserts that a matching trace event happened after the previous step and by this
-// one. Empty optional fields match anything.
+// ExpectEvent asserts that a matching trace event happened since the previous step began (its
+// own events included) and by this one. expectEvents in a row at one instant all look back to
+// the step before the first of them. Empty optional fields match anything.
 type ExpectEvent struct {
 	Component string `json:"component"`
 	Event     string `json:"event"`
@@ -188,18 +189,44 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()
 // ErrInvalid wraps every problem found in a scenario file before it runs.
 var ErrInvalid = errors.New("invalid scenario")
 
+// ErrTooLong is wrapped, with ErrInvalid, by the error for a duration above
+// LoadOptions.MaxDuration.
+var ErrTooLong = errors.New("longer than the maximum replay duration")
+
+// DefaultMaxDuration is the default LoadOptions.MaxDuration: a day of virtual time. It is far
+// above anything the kubelet's own timers need to show (resyncs of 60–90s, the PLEG's 3m health
+// threshold, the 5m cap of the crash-loop back-off), and it keeps a replay to seconds of CPU and
+// its trace to megabytes; without a bound, `at: 2562047h` replays for hours and writes a trace of
+// a hundred gigabytes.
+const DefaultMaxDuration = 24 * time.Hour
+
+// LoadOptions configure Load and Parse. The zero value is the default.
+type LoadOptions struct {
+	// MaxDuration bounds the durations that set how long a replay runs or that could only take
+	// effect after it: every step's at, runtimeDown.for and crashLoop.after. Zero (or negative)
+	// means DefaultMaxDuration.
+	MaxDuration time.Duration
+}
+
+func (o LoadOptions) maxDuration() time.Duration {
+	if o.MaxDuration <= 0 {
+		return DefaultMaxDuration
+	}
+	return o.MaxDuration
+}
+
 // Load reads and validates a scenario file. Every problem is reported with the file and, where
 // it belongs to a step, the step number (from 1) and its time.
-func Load(path string) (*Scenario, error) {
+func Load(path string, opts LoadOptions) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return Parse(path, data)
+	return Parse(path, data, opts)
 }
 
 // Parse decodes and validates scenario YAML that came from path.
-func Parse(path string, data []byte) (*Scenario, error) {
+func Parse(path string, data []byte, opts LoadOptions) (*Scenario, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalid, path, fmt.Sprintf(format, args...))
 	}
@@ -223,7 +250,7 @@ func Parse(path string, data []byte) (*Scenario, error) {
 		}
 		s.Steps = append(s.Steps, st)
 	}
-	if err := s.validate(); err != nil {
+	if err := s.validate(opts.maxDuration()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, path, err)
 	}
 	return &s, nil

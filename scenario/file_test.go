@@ -35,7 +35,7 @@ steps:
 - at: 11s
   removeManifest: {name: web.yaml}
 `
-	s, err := Parse("demo.yaml", []byte(src))
+	s, err := Parse("demo.yaml", []byte(src), LoadOptions{})
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
 	}
@@ -81,7 +81,7 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("bad.yaml", []byte(tt.src))
+			_, err := Parse("bad.yaml", []byte(tt.src), LoadOptions{})
 			if err == nil {
 				t.Fatalf("Parse() succeeded, want an error containing %q", tt.want)
 			}
@@ -96,8 +96,50 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load("does-not-exist.yaml")
+	_, err := Load("does-not-exist.yaml", LoadOptions{})
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Errorf("Load() error = %v, want ErrInvalid naming the file", err)
+	}
+}
+
+func TestParseMaxDuration(t *testing.T) {
+	head := "name: long\nsources: [file]\nsteps:\n"
+	tests := []struct {
+		name string
+		src  string
+		max  time.Duration
+		want string // "" means valid
+	}{
+		{"at the default maximum", head + "- at: 24h\n  removeManifest: {name: a}\n", 0, ""},
+		{"at past the default maximum", head + "- at: 2562047h\n  removeManifest: {name: a}\n", 0,
+			"long.yaml: step 1 (at 2562047h0m0s): at 2562047h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"a later step past the maximum", head + "- at: 1s\n  removeManifest: {name: a}\n- at: 24h0m1s\n  removeManifest: {name: a}\n", 0,
+			"step 2 (at 24h0m1s): at 24h0m1s: longer than the maximum"},
+		{"runtimeDown.for past the maximum", head + "- at: 1s\n  runtimeDown: {for: 25h}\n", 0,
+			"step 1 (at 1s): runtimeDown.for 25h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"crashLoop.after past the maximum", head + "- at: 1s\n  crashLoop: {pod: default/web, container: c, after: 48h}\n", 0,
+			"step 1 (at 1s): crashLoop.after 48h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"a raised maximum", head + "- at: 48h\n  runtimeDown: {for: 72h}\n", 72 * time.Hour, ""},
+		{"past a raised maximum", head + "- at: 73h\n  removeManifest: {name: a}\n", 72 * time.Hour,
+			"at 73h0m0s: longer than the maximum replay duration 72h0m0s"},
+		{"a lowered maximum", head + "- at: 2m\n  removeManifest: {name: a}\n", time.Minute,
+			"at 2m0s: longer than the maximum replay duration 1m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("long.yaml", []byte(tt.src), LoadOptions{MaxDuration: tt.max})
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Parse(MaxDuration %v) error = %v, want none", tt.max, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrTooLong) {
+				t.Errorf("Parse(MaxDuration %v) error = %v, want ErrInvalid and ErrTooLong", tt.max, err)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse(MaxDuration %v) error = %v, want it to contain %q", tt.max, err, tt.want)
+			}
+		})
 	}
 }

@@ -14,7 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("- a\n- b"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse("fuzz.yaml", data)
+		s, err := Parse("fuzz.yaml", data, LoadOptions{})
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {
 				t.Errorf("Parse() error = %v, want ErrInvalid", err)

@@ -30,7 +30,7 @@ steps:
       spec: {containers: [{name: nginx, image: nginx:1.27}]}
 - at: 30s
   expect: {pod: default/web-node-1, phase: Running}
-`))
+`), LoadOptions{})
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
 	}

@@ -41,7 +41,7 @@ func TestScenarios(t *testing.T) {
 	for _, file := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			s, err := Load(file)
+			s, err := Load(file, LoadOptions{})
 			if err != nil {
 				t.Fatalf("Load() error = %v", err)
 			}
@@ -81,7 +81,7 @@ func TestDeterminism(t *testing.T) {
 	}
 	for _, file := range scenarioFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			s, err := Load(file)
+			s, err := Load(file, LoadOptions{})
 			if err != nil {
 				t.Fatalf("Load() error = %v", err)
 			}

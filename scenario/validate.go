@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -17,7 +18,7 @@ var workerStates = []string{"sync", "terminating", "terminated", "finished", "no
 // The container states an expect step may name.
 var containerStates = []string{"waiting", "running", "terminated", "absent"}
 
-func (s *Scenario) validate() error {
+func (s *Scenario) validate(maxDuration time.Duration) error {
 	var errs []error
 	if s.Name == "" {
 		errs = append(errs, errors.New("name is required"))
@@ -51,7 +52,7 @@ func (s *Scenario) validate() error {
 			errs = append(errs, fmt.Errorf("step %d (at %v): steps must be in non-decreasing order of at, but step %d is at %v",
 				i+1, st.At.Duration, i, s.Steps[i-1].At.Duration))
 		}
-		if err := st.validate(seen); err != nil {
+		if err := errors.Join(st.validate(seen), st.bound(maxDuration)); err != nil {
 			errs = append(errs, fmt.Errorf("step %d (at %v): %w", i+1, st.At.Duration, err))
 		}
 	}
@@ -149,6 +150,25 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	}
 	return nil
+}
+
+// bound refuses durations above limit among those that set how long the replay runs (at) or
+// that could only take effect after it (runtimeDown.for, crashLoop.after).
+func (st *Step) bound(limit time.Duration) error {
+	check := func(field string, d time.Duration) error {
+		if d > limit {
+			return fmt.Errorf("%s %v: %w %v", field, d, ErrTooLong, limit)
+		}
+		return nil
+	}
+	errs := []error{check("at", st.At.Duration)}
+	if st.RuntimeDown != nil {
+		errs = append(errs, check("runtimeDown.for", st.RuntimeDown.For.Duration))
+	}
+	if st.CrashLoop != nil {
+		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))
+	}
+	return errors.Join(errs...)
 }
 
 func (e *Expect) validate() error {

@@ -27,7 +27,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	klog.InitFlags(nil)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background())
 	ctx = klog.NewContext(ctx, klog.Background())
 	root := newRootCommand()
 	err := root.ExecuteContext(ctx)
@@ -41,6 +41,30 @@ func main() {
 		os.Exit(ee.code)
 	}
 	os.Exit(1)
+}
+
+// signalContext returns a context that the first SIGINT or SIGTERM cancels, for every
+// subcommand to stop on. The signals get their default action back before the context is
+// cancelled, so that a second one ends the process at once if the first did not stop it. stop
+// cancels the context and releases the signals.
+func signalContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+		}
+		signal.Stop(sigs)
+		cancel()
+	}()
+	return ctx, func() {
+		cancel()
+		<-released
+	}
 }
 
 func newRootCommand() *cobra.Command {

@@ -117,3 +117,39 @@ func TestReplayGolden(t *testing.T) {
 		t.Errorf("replay(--golden changed) = %v, output %q, want exit 1 and the first difference", err, out.String())
 	}
 }
+
+func TestReplayMaxDuration(t *testing.T) {
+	// A day and a second of runtime outage: past the default maximum, but the replay is short
+	// (and the pod, running before the outage, still counts as Running at 5s).
+	file := writeFile(t, t.TempDir(), "outage.yaml", strings.Replace(passingScenario, "- at: 5s\n",
+		"- at: 1s\n  runtimeDown: {for: 24h0m1s}\n- at: 5s\n", 1))
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"default maximum", nil, 2, file + ": step 2 (at 1s): runtimeDown.for 24h0m1s: longer than the maximum replay duration 24h0m0s (--max-duration raises the maximum)"},
+		{"raised maximum", []string{"--max-duration", "25h"}, 0, ""},
+		{"zero maximum", []string{"--max-duration", "0s"}, 2, "--max-duration 0s: must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := newReplayCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			cmd.SetArgs(append(tt.args, file))
+			err := cmd.ExecuteContext(context.Background())
+			if got := exitCode(err); got != tt.wantCode {
+				t.Errorf("replay %q exit code = %d (err %v), want %d", tt.args, got, err, tt.wantCode)
+			}
+			if tt.wantErr == "" && err != nil {
+				t.Errorf("replay %q error = %v, want nil", tt.args, err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("replay %q error = %v, want it to contain %q", tt.args, err, tt.wantErr)
+			}
+		})
+	}
+}
