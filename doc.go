@@ -17,6 +17,7 @@
 //	   runtimestate: is the runtime up, is the PLEG healthy  ─▶ syncloop (skip), nodestatus (Ready)
 //	   nodestatus:   node registration, status heartbeat, lease
 //
+//	manifest:      decodes, defaults and validates a static pod for the file and http sources
 //	fakeapiserver: the API server the api source watches and mirror pods live in
 //	scenario:      drives every core synchronously on a vclock for deterministic replay
 //	trace:         the one event stream every component writes to

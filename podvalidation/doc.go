@@ -1,5 +1,5 @@
 // Package podvalidation checks a pod the way the API server does on create, in the two subsets
-// minikubelet runs: the kubelet's, for static pods it decodes (package sources), and the fake API
+// minikubelet runs: the kubelet's, for static pods it decodes (package manifest), and the fake API
 // server's, for pods written to it (package fakeapiserver).
 //
 // It mirrors k8s.io/kubernetes pkg/apis/core/validation: ValidatePodCreate and the helpers it
@@ -12,5 +12,5 @@
 // closely. APIServer is the fake API server's smaller, older subset; where it words a shared check
 // differently (a reused container name is only a duplicate, an empty policy is unsupported rather
 // than required), the difference is kept so that the server's Status causes do not change. The
-// PreventStaticPodAPIReferences check is the kubelet's own, not validation, and stays in sources.
+// PreventStaticPodAPIReferences check is the kubelet's own, not validation, and lives in manifest.
 package podvalidation

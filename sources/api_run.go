@@ -18,9 +18,9 @@ import (
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
-// WaitForAPIServerSyncPeriod is how often the API source checks whether the node informer has
-// synced before it starts watching pods: the kubelet's WaitForAPIServerSyncPeriod.
-const WaitForAPIServerSyncPeriod = time.Second
+// waitForAPIServerSyncPeriod is how often the API source checks whether the node informer has
+// synced before it starts watching pods: the kubelet's waitForAPIServerSyncPeriod.
+const waitForAPIServerSyncPeriod = time.Second
 
 // podHostField is the field selector key the kubelet uses to list only its own pods.
 const podHostField = "spec.nodeName"
@@ -129,7 +129,7 @@ func (r *APIRunner) Run(ctx context.Context) error {
 	return nil
 }
 
-// waitForNodeSync polls NodeHasSynced at once and then every WaitForAPIServerSyncPeriod, as the
+// waitForNodeSync polls NodeHasSynced at once and then every waitForAPIServerSyncPeriod, as the
 // kubelet's PollUntilContextCancel does. It reports false if ctx ended first.
 func (r *APIRunner) waitForNodeSync(ctx context.Context) bool {
 	logger := klog.FromContext(ctx)
@@ -137,7 +137,7 @@ func (r *APIRunner) waitForNodeSync(ctx context.Context) bool {
 		logger.V(4).Info("Node sync completed")
 		return true
 	}
-	ticker := r.opts.Clock.NewTicker(WaitForAPIServerSyncPeriod)
+	ticker := r.opts.Clock.NewTicker(waitForAPIServerSyncPeriod)
 	defer ticker.Stop()
 	for {
 		logger.V(4).Info("Node sync has not completed yet")

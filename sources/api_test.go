@@ -233,8 +233,8 @@ func TestAPIRunnerWaitsForNodeSync(t *testing.T) {
 			t.Errorf("first update mismatch (-want +got):\n%s", diff)
 		}
 		// Polled at 0s, 1s and 2s.
-		if waited := time.Since(start); waited != 2*WaitForAPIServerSyncPeriod {
-			t.Errorf("first SET after %v, want %v", waited, 2*WaitForAPIServerSyncPeriod)
+		if waited := time.Since(start); waited != 2*waitForAPIServerSyncPeriod {
+			t.Errorf("first SET after %v, want %v", waited, 2*waitForAPIServerSyncPeriod)
 		}
 	})
 }
@@ -255,8 +255,8 @@ func TestAPIRunnerStopsWhileWaitingForNode(t *testing.T) {
 		stop := startAPIRunner(t, r)
 		<-polled
 		stop()
-		if waited := time.Since(start); waited != 60*WaitForAPIServerSyncPeriod {
-			t.Errorf("61st poll after %v, want %v", waited, 60*WaitForAPIServerSyncPeriod)
+		if waited := time.Since(start); waited != 60*waitForAPIServerSyncPeriod {
+			t.Errorf("61st poll after %v, want %v", waited, 60*waitForAPIServerSyncPeriod)
 		}
 		select {
 		case u := <-out:

@@ -16,7 +16,7 @@ func BenchmarkFileRelist(b *testing.B) {
 	dir := b.TempDir()
 	for i := range pods {
 		name := fmt.Sprintf("pod-%04d", i)
-		writeFile(b, join(dir, name+".yaml"), manifest(name, "app", "  labels: {app: bench}\n"))
+		writeFile(b, join(dir, name+".yaml"), podYAML(name, "app", "  labels: {app: bench}\n"))
 	}
 	for _, tc := range []struct {
 		name  string

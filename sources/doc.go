@@ -1,10 +1,11 @@
 // Package sources turns static pod manifests into the full SETs the kubelet's pod sources send.
 //
-// It mirrors the kubelet's pkg/kubelet/config: common.go (decoding, scheme defaulting, static-pod
-// defaults and validation), file.go and file_linux.go (the manifest directory or file and its
-// inotify watch), http.go (the manifest URL) and apiserver.go (pods bound to the node in the API
-// server). Every source sends podconfig.Update values with Op
-// SET that carry the source's whole desired state; podconfig diffs them.
+// It mirrors the kubelet's pkg/kubelet/config: file.go and file_linux.go (the manifest directory or
+// file and its inotify watch), http.go (the manifest URL) and apiserver.go (pods bound to the node
+// in the API server). The file and http sources read at most 10 MiB of a manifest, as common.go's
+// maxConfigLength says, and hand the bytes to package manifest, which decodes, defaults and
+// validates them as common.go does. Every source sends podconfig.Update values with Op SET that
+// carry the source's whole desired state; podconfig diffs them.
 //
 // Each source is a pure core plus a runner:
 //
@@ -23,10 +24,8 @@
 // Deliberate differences from the kubelet, all listed in docs/fidelity.md:
 //   - Pods inside a file SET are sorted by namespace/name; the kubelet's order comes from map
 //     iteration and is random.
-//   - A generated UID hashes canonical JSON of the decoded, defaulted pod instead of the kubelet's
-//     dump of its internal Go types, so UIDs differ from a real kubelet's while keeping the rule:
-//     same content, node and location give the same UID; any change gives a new one.
-//   - Defaulting (package apidefaults) and validation (package podvalidation, its StaticPod
-//     subset) are a subset of the API server's, written on top of k8s.io/apimachinery because
-//     k8s.io/kubernetes cannot be imported.
+//   - An HTTP body that is neither a Pod nor a PodList is quoted in the error only up to 1 KiB.
+//
+// The decoder's own differences (UIDs, defaulting and validation subsets) are listed in package
+// manifest.
 package sources

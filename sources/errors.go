@@ -6,13 +6,19 @@ import (
 	"strings"
 
 	utilio "k8s.io/utils/io"
+
+	"github.com/minikubelet/minikubelet/manifest"
 )
+
+// maxConfigLength is the kubelet's maxConfigLength (config/common.go): a manifest file or HTTP
+// body of this many bytes or more is refused with ErrTooLarge.
+const maxConfigLength = 10 << 20
 
 var (
 	// ErrPathNotExist is returned, together with an empty SET, when the static pod path does not
 	// exist. The watch loop treats it as retryable: it retries every second without backing off.
 	ErrPathNotExist = errors.New("path does not exist, ignoring")
-	// ErrTooLarge is returned for a manifest file or HTTP body of MaxConfigLength bytes or more.
+	// ErrTooLarge is returned for a manifest file or HTTP body of 10 MiB or more.
 	ErrTooLarge = utilio.ErrLimitReached
 	// ErrUnparsable marks input that is not a v1 Pod (nor, for http, a v1 PodList) at all.
 	ErrUnparsable = errors.New("couldn't parse")
@@ -53,7 +59,7 @@ func reason(err error, fallback string) string {
 		return "PathMissing"
 	case errors.Is(err, ErrTooLarge):
 		return "TooLarge"
-	case errors.Is(err, ErrInvalidPod), errors.Is(err, ErrAPIReference):
+	case errors.Is(err, manifest.ErrInvalidPod), errors.Is(err, manifest.ErrAPIReference):
 		return "InvalidManifest"
 	case errors.Is(err, ErrUnparsable):
 		return "UnparsableManifest"

@@ -10,32 +10,6 @@ import (
 	"github.com/minikubelet/minikubelet/vclock"
 )
 
-func ExampleDecodePod() {
-	manifest := []byte(`
-apiVersion: v1
-kind: Pod
-metadata:
-  name: etcd
-  namespace: kube-system
-spec:
-  containers:
-  - name: etcd
-    image: registry.k8s.io/etcd:3.6.0
-`)
-	pod, parsed, err := sources.DecodePod(manifest, sources.DecodeOptions{
-		NodeName: "node-1",
-		Source:   "/etc/kubernetes/manifests/etcd.yaml",
-		IsFile:   true,
-	})
-	fmt.Println(parsed, err)
-	fmt.Println(pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.Phase, len(pod.UID))
-	fmt.Println(pod.Spec.Containers[0].ImagePullPolicy, pod.Spec.Tolerations[0].Operator, pod.Spec.Tolerations[0].Effect)
-	// Output:
-	// true <nil>
-	// kube-system etcd-node-1 node-1 Pending 32
-	// IfNotPresent Exists NoExecute
-}
-
 func ExampleFile_Relist() {
 	dir, err := os.MkdirTemp("", "manifests")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	utilio "k8s.io/utils/io"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -83,7 +84,7 @@ func NewFile(opts FileOptions) (*File, error) {
 		opts.Period = DefaultFileCheckFrequency
 	}
 	if opts.FS == nil {
-		opts.FS = OSFileSystem{}
+		opts.FS = oSFileSystem{}
 	}
 	return &File{
 		fs:         opts.FS,
@@ -206,7 +207,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		return nil, err
 	}
 	defer file.Close()
-	data, err := utilio.ReadAtMost(file, MaxConfigLength)
+	data, err := utilio.ReadAtMost(file, maxConfigLength)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -219,7 +220,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		return pod, nil
 	}
 	delete(f.decoded, path)
-	pod, parsed, err := DecodePod(data, DecodeOptions{NodeName: f.nodeName, Source: path, IsFile: true})
+	pod, parsed, err := manifest.DecodePod(data, manifest.Options{NodeName: f.nodeName, Source: path, IsFile: true})
 	if !parsed {
 		return nil, fmt.Errorf("%s: %w as pod(%v), please check config file", path, ErrUnparsable, err)
 	}

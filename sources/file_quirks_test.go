@@ -10,6 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
@@ -39,7 +40,7 @@ func TestQ3StalePodReappears(t *testing.T) {
 	dir := t.TempDir()
 	f, _, _ := newTestFile(t, dir)
 	a, b := join(dir, "a.yaml"), join(dir, "b.yaml")
-	writeFile(t, a, manifest("a", "a", ""))
+	writeFile(t, a, podYAML("a", "a", ""))
 	u, err := f.Relist()
 	mustSet(t, "relist", u, err, "default/a-node1")
 
@@ -55,7 +56,7 @@ func TestQ3StalePodReappears(t *testing.T) {
 		t.Errorf("Relist() error = %v, want one naming %s", err, a)
 	}
 
-	writeFile(t, b, manifest("b", "b", ""))
+	writeFile(t, b, podYAML("b", "b", ""))
 	u, err = f.HandleEvent(WatchEvent{Path: b, Op: WatchAdd})
 	mustSet(t, "add b", u, err, "default/a-node1", "default/b-node1")
 
@@ -73,12 +74,12 @@ func TestQ4InvalidFileKeepsPod(t *testing.T) {
 		dir := t.TempDir()
 		f, _, _ := newTestFile(t, dir)
 		a, b := join(dir, "a.yaml"), join(dir, "b.yaml")
-		writeFile(t, a, manifest("a", "a", ""))
-		writeFile(t, b, manifest("b", "b", ""))
+		writeFile(t, a, podYAML("a", "a", ""))
+		writeFile(t, b, podYAML("b", "b", ""))
 		u, err := f.Relist()
 		mustSet(t, "relist", u, err, "default/a-node1", "default/b-node1")
-		writeFile(t, a, manifest("a", "A", ""))
-		if u, err := f.HandleEvent(WatchEvent{Path: a, Op: WatchModify}); u != nil || !errors.Is(err, ErrInvalidPod) {
+		writeFile(t, a, podYAML("a", "A", ""))
+		if u, err := f.HandleEvent(WatchEvent{Path: a, Op: WatchModify}); u != nil || !errors.Is(err, manifest.ErrInvalidPod) {
 			t.Errorf("HandleEvent(invalid edit) = %v, %v, want no update and ErrInvalidPod", names(u), err)
 		}
 		u, err = f.HandleEvent(WatchEvent{Path: b, Op: WatchModify})
@@ -89,16 +90,16 @@ func TestQ4InvalidFileKeepsPod(t *testing.T) {
 	t.Run("singleFile", func(t *testing.T) {
 		path := join(t.TempDir(), "a.yaml")
 		f, _, _ := newTestFile(t, path)
-		writeFile(t, path, manifest("a", "a", ""))
+		writeFile(t, path, podYAML("a", "a", ""))
 		u, err := f.Relist()
 		first := mustSet(t, "relist", u, err, "default/a-node1")
-		writeFile(t, path, manifest("a", "A", ""))
+		writeFile(t, path, podYAML("a", "A", ""))
 		for i := 0; i < 2; i++ {
-			if u, err := f.Relist(); u != nil || !errors.Is(err, ErrInvalidPod) {
+			if u, err := f.Relist(); u != nil || !errors.Is(err, manifest.ErrInvalidPod) {
 				t.Errorf("Relist() of an invalid single file = %v, %v, want no update and ErrInvalidPod", names(u), err)
 			}
 		}
-		writeFile(t, path, manifest("a", "a", "  labels: {v: \"2\"}\n"))
+		writeFile(t, path, podYAML("a", "a", "  labels: {v: \"2\"}\n"))
 		u, err = f.Relist()
 		second := mustSet(t, "relist after fix", u, err, "default/a-node1")
 		if uids(first)["default/a-node1"] == uids(second)["default/a-node1"] {
@@ -113,7 +114,7 @@ func TestQ5StaleFileKey(t *testing.T) {
 	dir := t.TempDir()
 	f, _, _ := newTestFile(t, dir)
 	a, b := join(dir, "a.yaml"), join(dir, "b.yaml")
-	writeFile(t, a, manifest("web", "web", ""))
+	writeFile(t, a, podYAML("web", "web", ""))
 	u, err := f.Relist()
 	mustSet(t, "relist", u, err, "default/web-node1")
 	if err := os.Rename(a, b); err != nil {
@@ -136,8 +137,8 @@ func TestDuplicateNamesAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
 	f, _, _ := newTestFile(t, dir)
 	a, b := join(dir, "a.yaml"), join(dir, "b.yaml")
-	writeFile(t, a, manifest("web", "from-a", ""))
-	writeFile(t, b, manifest("web", "from-b", ""))
+	writeFile(t, a, podYAML("web", "from-a", ""))
+	writeFile(t, b, podYAML("web", "from-b", ""))
 	container := func(u *podconfig.Update) string { return u.Pods[0].Spec.Containers[0].Name }
 	u, err := f.Relist()
 	mustSet(t, "relist", u, err, "default/web-node1")
@@ -165,7 +166,7 @@ func TestPathMissingThenAppearing(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, join(dir, "web.yaml"), manifest("web", "web", ""))
+	writeFile(t, join(dir, "web.yaml"), podYAML("web", "web", ""))
 	if u, err := f.CheckWatchPath(); u != nil || err != nil {
 		t.Errorf("CheckWatchPath() = %v, %v, want nothing once the path exists", names(u), err)
 	}
@@ -182,8 +183,8 @@ func TestSizeLimit(t *testing.T) {
 		return base + strings.Repeat(" ", size-len(base))
 	}
 	big, ok := join(dir, "big.json"), join(dir, "ok.json")
-	writeFile(t, big, pad("big", MaxConfigLength))
-	writeFile(t, ok, pad("oky", MaxConfigLength-1))
+	writeFile(t, big, pad("big", maxConfigLength))
+	writeFile(t, ok, pad("oky", maxConfigLength-1))
 	ev.take()
 	u, err := f.Relist()
 	mustSet(t, "relist", u, nil, "default/oky-node1")
@@ -198,7 +199,7 @@ func TestSizeLimit(t *testing.T) {
 func TestSymlinks(t *testing.T) {
 	dir, target := t.TempDir(), t.TempDir()
 	f, _, _ := newTestFile(t, dir)
-	writeFile(t, join(target, "web.yaml"), manifest("web", "web", ""))
+	writeFile(t, join(target, "web.yaml"), podYAML("web", "web", ""))
 	if err := os.Symlink(join(target, "web.yaml"), join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -253,9 +254,9 @@ func TestWatchOpFor(t *testing.T) {
 		{"none", 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := WatchOpFor(tc.op)
+			got, ok := watchOpFor(tc.op)
 			if got != tc.want || ok != tc.ok {
-				t.Errorf("WatchOpFor(%v) = %v, %v, want %v, %v", tc.op, got, ok, tc.want, tc.ok)
+				t.Errorf("watchOpFor(%v) = %v, %v, want %v, %v", tc.op, got, ok, tc.want, tc.ok)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/podvalidation"
 	"github.com/minikubelet/minikubelet/trace"
@@ -153,25 +154,25 @@ func TestDirectoryLifecycle(t *testing.T) {
 	web := join(dir, "web.yaml")
 
 	// Create.
-	writeFile(t, web, manifest("web", "web", ""))
+	writeFile(t, web, podYAML("web", "web", ""))
 	u1 := step("create", false, "default/web-node1")(f.HandleEvent(WatchEvent{Path: web, Op: WatchAdd}))
 
 	// Edit: a new UID, so podconfig sees REMOVE of the old one and ADD of the new one.
-	writeFile(t, web, manifest("web", "web", "  labels: {tier: front}\n"))
+	writeFile(t, web, podYAML("web", "web", "  labels: {tier: front}\n"))
 	u2 := step("edit", false, "default/web-node1")(f.HandleEvent(WatchEvent{Path: web, Op: WatchModify}))
 	if a, b := uids(u1)["default/web-node1"], uids(u2)["default/web-node1"]; a == b {
 		t.Errorf("UID after edit = %q, want a new UID", b)
 	}
 
 	// Pinned UID: edits keep it, so podconfig sees UPDATE.
-	writeFile(t, web, manifest("web", "web", "  uid: web-uid\n"))
+	writeFile(t, web, podYAML("web", "web", "  uid: web-uid\n"))
 	u3 := step("pin", false, "default/web-node1")(f.HandleEvent(WatchEvent{Path: web, Op: WatchModify}))
-	writeFile(t, web, manifest("web", "web", "  uid: web-uid\n  labels: {tier: back}\n"))
+	writeFile(t, web, podYAML("web", "web", "  uid: web-uid\n  labels: {tier: back}\n"))
 	u4 := step("pinned edit", false, "default/web-node1")(f.HandleEvent(WatchEvent{Path: web, Op: WatchModify}))
 	if a, b := uids(u3)["default/web-node1"], uids(u4)["default/web-node1"]; a != "web-uid" || b != "web-uid" {
 		t.Errorf("pinned UIDs = %q, %q, want web-uid twice", a, b)
 	}
-	writeFile(t, web, manifest("web", "web", ""))
+	writeFile(t, web, podYAML("web", "web", ""))
 	u5 := step("unpin", false, "default/web-node1")(f.HandleEvent(WatchEvent{Path: web, Op: WatchModify}))
 
 	// Rename: the move out deletes, the move in adds with a UID that hashes the new path.
@@ -187,23 +188,23 @@ func TestDirectoryLifecycle(t *testing.T) {
 
 	// Dotfiles are ignored by the watch and the relist.
 	dot := join(dir, ".db.yaml")
-	writeFile(t, dot, manifest("db", "db", ""))
+	writeFile(t, dot, podYAML("db", "db", ""))
 	step("dotfile event", false)(f.HandleEvent(WatchEvent{Path: dot, Op: WatchAdd}))
 
 	// A backup file is a manifest like any other; a broken file beside good ones is reported and
 	// skipped; a sub-directory is skipped.
-	writeFile(t, join(dir, "cache.yaml~"), manifest("cache", "cache", ""))
+	writeFile(t, join(dir, "cache.yaml~"), podYAML("cache", "cache", ""))
 	broken := join(dir, "broken.yaml")
-	writeFile(t, broken, manifest("broken", "Web", ""))
+	writeFile(t, broken, podYAML("broken", "Web", ""))
 	if err := os.Mkdir(join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, join(dir, "sub", "x.yaml"), manifest("x", "x", ""))
+	writeFile(t, join(dir, "sub", "x.yaml"), podYAML("x", "x", ""))
 	ev.take()
 	u, err := f.Relist()
 	step("relist", true, "default/cache-node1", "default/web-node1")(u, err)
 	wantMsg := broken + `: invalid pod: [spec.containers[0].name: Invalid value: "Web": a lowercase RFC 1123 label`
-	if err == nil || !strings.HasPrefix(err.Error(), wantMsg) || !errors.Is(err, ErrInvalidPod) {
+	if err == nil || !strings.HasPrefix(err.Error(), wantMsg) || !errors.Is(err, manifest.ErrInvalidPod) {
 		t.Errorf("Relist() error = %v, want one starting %q", err, wantMsg)
 	}
 	got := ev.take()

@@ -22,16 +22,16 @@ type FileSystem interface {
 	Open(path string) (io.ReadCloser, error)
 }
 
-// OSFileSystem is the real disk.
-type OSFileSystem struct{}
+// oSFileSystem is the real disk.
+type oSFileSystem struct{}
 
-var _ FileSystem = OSFileSystem{}
+var _ FileSystem = oSFileSystem{}
 
 // Stat calls os.Stat.
-func (OSFileSystem) Stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
+func (oSFileSystem) Stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
 
 // Glob calls filepath.Glob.
-func (OSFileSystem) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+func (oSFileSystem) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
 
 // Open calls os.Open.
-func (OSFileSystem) Open(path string) (io.ReadCloser, error) { return os.Open(path) }
+func (oSFileSystem) Open(path string) (io.ReadCloser, error) { return os.Open(path) }

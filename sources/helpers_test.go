@@ -1,11 +1,15 @@
 package sources
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -34,10 +38,34 @@ func (e *events) take() []trace.Event {
 	return out
 }
 
-// manifest is a minimal pod manifest; extra is inserted under metadata.
-func manifest(name, container, extra string) string {
+// podYAML is a minimal pod manifest; extra is inserted under metadata.
+func podYAML(name, container, extra string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n%sspec:\n  containers:\n  - name: %s\n    image: nginx:1.27\n",
 		name, extra, container)
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// simplePod is a pod with one container named "c" running image.
+func simplePod(name, image string) *v1.Pod {
+	return &v1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: image}}},
+	}
+}
+
+// containerSecurityContext is the kubelet tests' ValidSecurityContextWithContainerDefaults.
+func containerSecurityContext() *v1.SecurityContext {
+	priv := false
+	return &v1.SecurityContext{Capabilities: &v1.Capabilities{}, Privileged: &priv}
 }
 
 func writeFile(t testing.TB, path, content string) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 	utilio "k8s.io/utils/io"
 
+	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -18,8 +19,8 @@ import (
 const (
 	// DefaultHTTPCheckFrequency is the kubelet's default httpCheckFrequency.
 	DefaultHTTPCheckFrequency = 20 * time.Second
-	// DefaultHTTPTimeout is the total timeout of the kubelet's manifest URL client.
-	DefaultHTTPTimeout = 10 * time.Second
+	// defaultHTTPTimeout is the total timeout of the kubelet's manifest URL client.
+	defaultHTTPTimeout = 10 * time.Second
 	// maxBodyInError caps how much of an unparsable body an error quotes.
 	maxBodyInError = 1024
 )
@@ -34,7 +35,7 @@ type HTTPOptions struct {
 	NodeName string
 	// Period is the poll period (httpCheckFrequency). Zero means DefaultHTTPCheckFrequency.
 	Period time.Duration
-	// Client makes the requests. Nil means a client with DefaultHTTPTimeout; replay passes one
+	// Client makes the requests. Nil means a client with defaultHTTPTimeout; replay passes one
 	// with an in-process transport.
 	Client *http.Client
 	// Clock schedules polls. Required.
@@ -83,7 +84,7 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		opts.Period = DefaultHTTPCheckFrequency
 	}
 	if opts.Client == nil {
-		opts.Client = &http.Client{Timeout: DefaultHTTPTimeout}
+		opts.Client = &http.Client{Timeout: defaultHTTPTimeout}
 	}
 	return &HTTP{
 		url:      opts.URL,
@@ -129,7 +130,7 @@ func (h *HTTP) extract(ctx context.Context) (*podconfig.Update, error) {
 		return nil, err // a *url.Error, which names the URL
 	}
 	defer resp.Body.Close()
-	data, err := utilio.ReadAtMost(resp.Body, MaxConfigLength)
+	data, err := utilio.ReadAtMost(resp.Body, maxConfigLength)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.url, err)
 	}
@@ -146,15 +147,15 @@ func (h *HTTP) extract(ctx context.Context) (*podconfig.Update, error) {
 	}
 	h.data = data
 
-	opts := DecodeOptions{NodeName: h.nodeName, Source: h.url}
-	pod, parsed, singleErr := DecodePod(data, opts)
+	opts := manifest.Options{NodeName: h.nodeName, Source: h.url}
+	pod, parsed, singleErr := manifest.DecodePod(data, opts)
 	if parsed {
 		if singleErr != nil {
 			return nil, fmt.Errorf("%s: %w", h.url, singleErr)
 		}
 		return newSet(h.tracer, podconfig.HTTPSource, fn, []*v1.Pod{pod}), nil
 	}
-	pods, parsed, listErr := DecodePodList(data, opts)
+	pods, parsed, listErr := manifest.DecodePodList(data, opts)
 	if parsed {
 		if listErr != nil {
 			return nil, fmt.Errorf("%s: %w", h.url, listErr)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/podvalidation"
 	"github.com/minikubelet/minikubelet/trace"
@@ -219,7 +220,7 @@ func TestHTTPSequence(t *testing.T) {
 		{"changed", 200, b, []string{"default/b-different-value"}, nil, ""},
 		{"garbage", 200, "{not json", nil, ErrUnparsable, "UnparsableManifest"},
 		{"q2GarbageAgain", 200, "{not json", nil, nil, ""},
-		{"invalidPod", 200, string(mustJSON(t, simplePod("Bad", "nginx"))), nil, ErrInvalidPod, "InvalidManifest"},
+		{"invalidPod", 200, string(mustJSON(t, simplePod("Bad", "nginx"))), nil, manifest.ErrInvalidPod, "InvalidManifest"},
 		{"duplicateNames", 200, dup, []string{"default/x-different-value", "default/x-different-value"}, nil, ""},
 	} {
 		ms.set(s.status, s.body)

@@ -202,7 +202,7 @@ func (r *FileRunner) watch(ctx context.Context, events chan<- WatchEvent) error 
 				logger.V(4).Info("Ignored pod manifest, because it starts with dots", "eventName", e.Name)
 				continue
 			}
-			op, ok := WatchOpFor(e.Op)
+			op, ok := watchOpFor(e.Op)
 			if !ok {
 				continue
 			}

@@ -83,14 +83,14 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 func TestFileRunnerPicksUpEditsWithoutWaitingForThePeriod(t *testing.T) {
 	dir := t.TempDir()
 	web := join(dir, "web.yaml")
-	writeFile(t, web, manifest("web", "web", ""))
+	writeFile(t, web, podYAML("web", "web", ""))
 	out, watching, stop := startFileRunner(t, dir)
 
 	first := await(t, out, "the first relist", func(u podconfig.Update) bool { return len(u.Pods) == 1 })
 	waitClosed(t, watching, "the watch")
 	oldUID := first.Pods[0].UID
 
-	writeFile(t, web, manifest("web", "web", "  labels: {v: \"2\"}\n"))
+	writeFile(t, web, podYAML("web", "web", "  labels: {v: \"2\"}\n"))
 	edited := await(t, out, "the edit", func(u podconfig.Update) bool { return len(u.Pods) == 1 && u.Pods[0].UID != oldUID })
 	if got := edited.Pods[0].Labels["v"]; got != "2" {
 		t.Errorf("edited pod label v = %q, want 2", got)
@@ -101,8 +101,8 @@ func TestFileRunnerPicksUpEditsWithoutWaitingForThePeriod(t *testing.T) {
 	}
 	await(t, out, "the delete", func(u podconfig.Update) bool { return len(u.Pods) == 0 })
 
-	writeFile(t, join(dir, ".hidden.yaml"), manifest("hidden", "hidden", ""))
-	writeFile(t, join(dir, "db.yaml"), manifest("db", "db", ""))
+	writeFile(t, join(dir, ".hidden.yaml"), podYAML("hidden", "hidden", ""))
+	writeFile(t, join(dir, "db.yaml"), podYAML("db", "db", ""))
 	got := await(t, out, "the new file", func(u podconfig.Update) bool { return len(u.Pods) > 0 })
 	if diff := cmp.Diff([]string{"default/db-node1"}, names(&got)); diff != "" {
 		t.Errorf("SET after adding a file and a dotfile mismatch (-want +got):\n%s", diff)
@@ -121,7 +121,7 @@ func TestFileRunnerPathMissingThenAppearing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitClosed(t, watching, "the watch on the new directory")
-	writeFile(t, join(dir, "web.yaml"), manifest("web", "web", ""))
+	writeFile(t, join(dir, "web.yaml"), podYAML("web", "web", ""))
 	await(t, out, "the new manifest", func(u podconfig.Update) bool { return len(u.Pods) == 1 })
 	stop()
 }

@@ -37,11 +37,11 @@ type WatchEvent struct {
 	Op WatchOp
 }
 
-// WatchOpFor maps an fsnotify operation to a WatchOp in the kubelet's precedence order: Create is
+// watchOpFor maps an fsnotify operation to a WatchOp in the kubelet's precedence order: Create is
 // add; Write and Chmod are modify; Remove and Rename are delete. ok is false for anything else,
 // which the kubelet ignores. On Linux a file moved into the directory arrives as Create and one
 // moved out as Rename.
-func WatchOpFor(op fsnotify.Op) (watchOp WatchOp, ok bool) {
+func watchOpFor(op fsnotify.Op) (watchOp WatchOp, ok bool) {
 	switch {
 	case op.Has(fsnotify.Create):
 		return WatchAdd, true

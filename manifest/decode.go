@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"encoding/hex"
@@ -19,10 +19,6 @@ import (
 	"github.com/minikubelet/minikubelet/podvalidation"
 )
 
-// MaxConfigLength is the kubelet's maxConfigLength: a manifest file or HTTP body of this many
-// bytes or more is refused.
-const MaxConfigLength = 10 << 20
-
 var (
 	// ErrInvalidPod marks a manifest that decoded as a Pod but is unusable: no name, or it fails
 	// create-validation. Errors wrapping it read "invalid pod: ...", as the kubelet's do.
@@ -33,8 +29,8 @@ var (
 	ErrAPIReference = errors.New("static pods may not reference")
 )
 
-// DecodeOptions says where a manifest came from, which feeds the static-pod defaults.
-type DecodeOptions struct {
+// Options says where a manifest came from, which feeds the static-pod defaults.
+type Options struct {
 	// NodeName is the kubelet's node name: the name suffix, spec.nodeName and part of a file
 	// pod's generated UID.
 	NodeName string
@@ -50,7 +46,7 @@ type DecodeOptions struct {
 var deserializer = func() runtime.Decoder {
 	scheme := runtime.NewScheme()
 	if err := v1.AddToScheme(scheme); err != nil {
-		panic(fmt.Sprintf("sources: registering core/v1: %v", err))
+		panic(fmt.Sprintf("manifest: registering core/v1: %v", err))
 	}
 	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
 }()
@@ -61,7 +57,7 @@ var deserializer = func() runtime.Decoder {
 // parsed reports whether data was a v1 Pod at all. parsed with a nil error means pod is usable;
 // parsed with an error means data was a Pod that is invalid; not parsed means data is something
 // else (a caller may then try DecodePodList). data is never modified and pod is a new object.
-func DecodePod(data []byte, opts DecodeOptions) (pod *v1.Pod, parsed bool, err error) {
+func DecodePod(data []byte, opts Options) (pod *v1.Pod, parsed bool, err error) {
 	js, err := utilyaml.ToJSON(data)
 	if err != nil {
 		return nil, false, err
@@ -83,7 +79,7 @@ func DecodePod(data []byte, opts DecodeOptions) (pod *v1.Pod, parsed bool, err e
 // DecodePodList decodes a v1 PodList (YAML or JSON) and prepares every item as DecodePod does:
 // the kubelet's tryDecodePodList, which only the http source uses. The first bad item fails the
 // whole list; an empty list is valid and yields no pods. Pods keep their list order.
-func DecodePodList(data []byte, opts DecodeOptions) (pods []*v1.Pod, parsed bool, err error) {
+func DecodePodList(data []byte, opts Options) (pods []*v1.Pod, parsed bool, err error) {
 	obj, _, err := deserializer.Decode(data, nil, nil)
 	if err != nil {
 		return nil, false, err
@@ -112,7 +108,7 @@ func kindOf(obj runtime.Object) string {
 
 // prepare runs the steps after decoding, in the kubelet's order: name check, scheme defaulting,
 // applyDefaults, create-validation, then the API-reference ban.
-func prepare(pod *v1.Pod, opts DecodeOptions) error {
+func prepare(pod *v1.Pod, opts Options) error {
 	// The kubelet converts to its internal type and back, which leaves TypeMeta empty.
 	pod.TypeMeta = metav1.TypeMeta{}
 	setSchemeDefaults(pod)
@@ -138,7 +134,7 @@ func prepare(pod *v1.Pod, opts DecodeOptions) error {
 
 // applyDefaults sets what the kubelet sets on every file and http pod (§10.3 of the reference):
 // UID, name suffix, namespace, node name, config.hash, the file toleration and phase Pending.
-func applyDefaults(pod *v1.Pod, opts DecodeOptions) error {
+func applyDefaults(pod *v1.Pod, opts Options) error {
 	if pod.UID == "" {
 		uid, err := staticPodUID(pod, opts)
 		if err != nil {
@@ -166,7 +162,7 @@ func applyDefaults(pod *v1.Pod, opts DecodeOptions) error {
 // as the kubelet does. The kubelet hashes a dump of its internal Go types; canonical JSON (struct
 // field order, sorted map keys) is the deterministic stand-in, so the values differ from a real
 // kubelet's but change exactly when the content, node or location changes.
-func staticPodUID(pod *v1.Pod, opts DecodeOptions) (types.UID, error) {
+func staticPodUID(pod *v1.Pod, opts Options) (types.UID, error) {
 	data, err := json.Marshal(pod)
 	if err != nil {
 		return "", fmt.Errorf("hashing pod %q: %w", pod.Name, err)

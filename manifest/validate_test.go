@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"errors"
@@ -59,7 +59,7 @@ func TestDecodePodValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := fullySpecifiedPod()
 			tc.mutate(pod)
-			got, parsed, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f", IsFile: true})
+			got, parsed, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f", IsFile: true})
 			if !parsed || got != nil || !errors.Is(err, ErrInvalidPod) {
 				t.Fatalf("DecodePod() = %v, parsed %v, err %v, want nil, parsed, ErrInvalidPod", got, parsed, err)
 			}
@@ -84,7 +84,7 @@ func TestDecodePodNotParsed(t *testing.T) {
 		{"yamlList", "- a\n- b\n", "cannot unmarshal array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod, parsed, err := DecodePod([]byte(tc.data), DecodeOptions{NodeName: "n", Source: "f"})
+			pod, parsed, err := DecodePod([]byte(tc.data), Options{NodeName: "n", Source: "f"})
 			if parsed || pod != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("DecodePod(%q) = %v, parsed %v, err %v, want not parsed with an error containing %q", tc.data, pod, parsed, err, tc.want)
 			}
@@ -93,7 +93,7 @@ func TestDecodePodNotParsed(t *testing.T) {
 }
 
 func TestDecodePodNameRequired(t *testing.T) {
-	_, parsed, err := DecodePod(mustJSON(t, simplePod("", "nginx")), DecodeOptions{NodeName: "n", Source: "f"})
+	_, parsed, err := DecodePod(mustJSON(t, simplePod("", "nginx")), Options{NodeName: "n", Source: "f"})
 	if !parsed || err == nil || err.Error() != "invalid pod: name is needed for the pod" {
 		t.Errorf("DecodePod(no name) = parsed %v, err %v, want parsed, %q", parsed, err, "invalid pod: name is needed for the pod")
 	}

@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 )
 
 // checkDecoded fails unless a pod that decoded without error is fully prepared and valid.
-func checkDecoded(t *testing.T, pod *v1.Pod, opts DecodeOptions) {
+func checkDecoded(t *testing.T, pod *v1.Pod, opts Options) {
 	t.Helper()
 	if pod == nil {
 		t.Fatal("decoded without error but returned a nil pod")
@@ -30,8 +30,8 @@ func checkDecoded(t *testing.T, pod *v1.Pod, opts DecodeOptions) {
 }
 
 func fuzzSeeds(f *testing.F) {
-	f.Add([]byte(manifest("web", "web", "")))
-	f.Add([]byte(manifest("web", "web", "  namespace: kube-system\n  uid: pinned\n")))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: kube-system\n  uid: pinned\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n"))
 	f.Add(mustJSON(f, fullySpecifiedPod()))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i"}]}}]}`))
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v}]\n  containers:\n  - name: c\n    image: i:latest\n    resources: {limits: {cpu: 100m}}\n    ports: [{containerPort: 80}]\n    livenessProbe: {httpGet: {port: 80}}\n"))
@@ -42,7 +42,7 @@ func fuzzSeeds(f *testing.F) {
 func FuzzDecodePod(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, opts := range []DecodeOptions{
+		for _, opts := range []Options{
 			{NodeName: "node1", Source: "/etc/kubernetes/manifests/p.yaml", IsFile: true},
 			{NodeName: "node1", Source: "http://x/pods"},
 		} {
@@ -62,7 +62,7 @@ func FuzzDecodePod(f *testing.F) {
 func FuzzDecodePodList(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		opts := DecodeOptions{NodeName: "node1", Source: "http://x/pods"}
+		opts := Options{NodeName: "node1", Source: "http://x/pods"}
 		pods, parsed, err := DecodePodList(data, opts)
 		if !parsed && err == nil {
 			t.Fatalf("DecodePodList() = not parsed without an error")

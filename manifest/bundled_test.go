@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func TestBundledManifestsDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pod, parsed, err := DecodePod(data, DecodeOptions{NodeName: "node-1", Source: file, IsFile: true})
+			pod, parsed, err := DecodePod(data, Options{NodeName: "node-1", Source: file, IsFile: true})
 			if !parsed || err != nil {
 				t.Fatalf("DecodePod(%s) = parsed %v, error %v, want a valid pod", file, parsed, err)
 			}

@@ -1,4 +1,4 @@
-package sources
+package manifest
 
 import (
 	"encoding/json"
@@ -87,7 +87,7 @@ func mustYAML(t testing.TB, v any) []byte {
 
 func TestDecodeSinglePod(t *testing.T) {
 	in := fullySpecifiedPod()
-	opts := DecodeOptions{NodeName: "node1", Source: "manifests/test.yaml", IsFile: true}
+	opts := Options{NodeName: "node1", Source: "manifests/test.yaml", IsFile: true}
 	want := withStaticDefaults(in, true)
 	for _, tc := range []struct {
 		name string
@@ -112,7 +112,7 @@ func TestDecodePodList(t *testing.T) {
 	in := fullySpecifiedPod()
 	in.TypeMeta = metav1.TypeMeta{}
 	list := &v1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []v1.Pod{*in}}
-	opts := DecodeOptions{NodeName: "node1", Source: "http://example.com/pods"}
+	opts := Options{NodeName: "node1", Source: "http://example.com/pods"}
 	want := []*v1.Pod{withStaticDefaults(in, false)}
 	for _, tc := range []struct {
 		name string
@@ -134,7 +134,7 @@ func TestDecodePodList(t *testing.T) {
 }
 
 func TestDecodePodListEmptyAndBadItem(t *testing.T) {
-	opts := DecodeOptions{NodeName: "node1", Source: "http://example.com/pods"}
+	opts := Options{NodeName: "node1", Source: "http://example.com/pods"}
 	pods, parsed, err := DecodePodList([]byte(`{"apiVersion":"v1","kind":"PodList","items":[]}`), opts)
 	if !parsed || err != nil || len(pods) != 0 {
 		t.Errorf("DecodePodList(empty) = %v, %v, %v, want no pods, parsed, no error", pods, parsed, err)
@@ -196,7 +196,7 @@ func TestDecodePodRejectsAPIReferences(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := fullySpecifiedPod()
 			tc.mutate(pod)
-			_, parsed, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f", IsFile: true})
+			_, parsed, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f", IsFile: true})
 			if !parsed || err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrAPIReference) {
 				t.Errorf("DecodePod() = parsed %v, err %v, want parsed and an error containing %q", parsed, err, tc.want)
 			}
@@ -211,7 +211,7 @@ func TestDecodePodAllowsLocalVolumes(t *testing.T) {
 		{Name: "scratch"}, // no source: defaulted to emptyDir
 		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}},
 	}
-	got, parsed, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f", IsFile: true})
+	got, parsed, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f", IsFile: true})
 	if !parsed || err != nil {
 		t.Fatalf("DecodePod() = parsed %v, err %v, want parsed, no error", parsed, err)
 	}
@@ -225,7 +225,7 @@ func TestDecodeSinglePodWithContainerRestartPolicy(t *testing.T) {
 	always := v1.ContainerRestartPolicyAlways
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod.Spec.Containers[0].RestartPolicy = &always
-	if _, parsed, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f"}); !parsed || err != nil {
+	if _, parsed, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f"}); !parsed || err != nil {
 		t.Errorf("DecodePod() = parsed %v, err %v, want parsed, no error", parsed, err)
 	}
 }
@@ -242,7 +242,7 @@ func TestStaticPodNameGenerate(t *testing.T) {
 			pod := simplePod("static-pod1", "nginx")
 			pod.Spec.NodeName = strings.ToLower(tc.node)
 			got := pod.DeepCopy()
-			if err := applyDefaults(got, DecodeOptions{NodeName: tc.node, Source: "f", IsFile: true}); err != nil {
+			if err := applyDefaults(got, Options{NodeName: tc.node, Source: "f", IsFile: true}); err != nil {
 				t.Fatal(err)
 			}
 			if got.Name != tc.want {
@@ -251,7 +251,7 @@ func TestStaticPodNameGenerate(t *testing.T) {
 		})
 	}
 	// An upper-case name is invalid, which is why the node name is lower-cased.
-	_, parsed, err := DecodePod(mustJSON(t, simplePod("static-pod1-NODE1", "nginx")), DecodeOptions{NodeName: "node1", Source: "f"})
+	_, parsed, err := DecodePod(mustJSON(t, simplePod("static-pod1-NODE1", "nginx")), Options{NodeName: "node1", Source: "f"})
 	if !parsed || err == nil || !strings.Contains(err.Error(), "metadata.name: Invalid value") {
 		t.Errorf("DecodePod(upper-case name) = parsed %v, err %v, want a metadata.name validation error", parsed, err)
 	}
@@ -261,7 +261,7 @@ func TestDecodeSinglePodTerminationGracePeriodSeconds(t *testing.T) {
 	pod := fullySpecifiedPod()
 	grace := int64(-1)
 	pod.Spec.TerminationGracePeriodSeconds = &grace
-	got, parsed, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f"})
+	got, parsed, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f"})
 	if !parsed || err != nil {
 		t.Fatalf("DecodePod() = parsed %v, err %v, want parsed, no error", parsed, err)
 	}
@@ -274,7 +274,7 @@ var hexUID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func TestStaticDefaults(t *testing.T) {
 	manifest := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n    ports:\n    - containerPort: 80\n")
-	opts := DecodeOptions{NodeName: "node-a", Source: "/etc/kubernetes/manifests/web.yaml", IsFile: true}
+	opts := Options{NodeName: "node-a", Source: "/etc/kubernetes/manifests/web.yaml", IsFile: true}
 	pod, parsed, err := DecodePod(manifest, opts)
 	if !parsed || err != nil {
 		t.Fatalf("DecodePod() = parsed %v, err %v, want parsed, no error", parsed, err)
@@ -305,7 +305,7 @@ func TestStaticDefaults(t *testing.T) {
 	}
 
 	// The UID is a function of content, node and location, and of nothing else.
-	uid := func(data []byte, o DecodeOptions) string {
+	uid := func(data []byte, o Options) string {
 		p, _, err := DecodePod(data, o)
 		if err != nil {
 			t.Fatal(err)
@@ -321,8 +321,8 @@ func TestStaticDefaults(t *testing.T) {
 	otherNode.NodeName = "node-b"
 	otherPath := opts
 	otherPath.Source = "/etc/kubernetes/manifests/web2.yaml"
-	http := DecodeOptions{NodeName: "node-a", Source: "http://x/pods"}
-	httpOtherNode := DecodeOptions{NodeName: "node-b", Source: "http://x/pods"}
+	http := Options{NodeName: "node-a", Source: "http://x/pods"}
+	httpOtherNode := Options{NodeName: "node-b", Source: "http://x/pods"}
 	for name, got := range map[string]string{
 		"edited content": uid(edited, opts), "other node": uid(manifest, otherNode), "other path": uid(manifest, otherPath),
 		"http": uid(manifest, http),
@@ -362,14 +362,14 @@ func TestToleration(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := fullySpecifiedPod()
 			pod.Spec.Tolerations = tc.have
-			got, _, err := DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "f", IsFile: true})
+			got, _, err := DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "f", IsFile: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got.Spec.Tolerations); diff != "" {
 				t.Errorf("file tolerations mismatch (-want +got):\n%s", diff)
 			}
-			got, _, err = DecodePod(mustJSON(t, pod), DecodeOptions{NodeName: "node1", Source: "u"})
+			got, _, err = DecodePod(mustJSON(t, pod), Options{NodeName: "node1", Source: "u"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +385,7 @@ func TestDecodeSchemeDefaults(t *testing.T) {
 	"ports":[{"containerPort":8080}],"resources":{"limits":{"cpu":"0.0001"}},
 	"livenessProbe":{"httpGet":{"port":8080}},
 	"env":[{"name":"N","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}]}}`
-	pod, _, err := DecodePod([]byte(manifest), DecodeOptions{NodeName: "node1", Source: "f", IsFile: true})
+	pod, _, err := DecodePod([]byte(manifest), Options{NodeName: "node1", Source: "f", IsFile: true})
 	if err != nil {
 		t.Fatal(err)
 	}
