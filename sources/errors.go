@@ -20,6 +20,9 @@ var (
 	ErrPathNotExist = errors.New("path does not exist, ignoring")
 	// ErrTooLarge is returned for a manifest file or HTTP body of 10 MiB or more.
 	ErrTooLarge = utilio.ErrLimitReached
+	// ErrNotRegular is returned for a path in the static pod directory that is not a regular
+	// file when the source reads it (a FIFO, a device, a socket): it is never opened for real.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrUnparsable marks input that is not a v1 Pod (nor, for http, a v1 PodList) at all.
 	ErrUnparsable = errors.New("couldn't parse")
 	// ErrNotInCache is returned when a delete event names a file whose pod is no longer stored.

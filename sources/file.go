@@ -84,7 +84,7 @@ func NewFile(opts FileOptions) (*File, error) {
 		opts.Period = DefaultFileCheckFrequency
 	}
 	if opts.FS == nil {
-		opts.FS = oSFileSystem{}
+		opts.FS = osFileSystem{}
 	}
 	return &File{
 		fs:         opts.FS,

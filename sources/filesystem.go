@@ -1,10 +1,12 @@
 package sources
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // FileSystem is what the file source reads the static pod path through. Paths are the
@@ -18,20 +20,38 @@ type FileSystem interface {
 	Stat(path string) (fs.FileInfo, error)
 	// Glob returns the paths matching pattern, like filepath.Glob.
 	Glob(pattern string) ([]string, error)
-	// Open opens a file for reading.
+	// Open opens a regular file for reading. It never blocks: anything else (a FIFO, a device,
+	// a socket) is refused with an error wrapping ErrNotRegular.
 	Open(path string) (io.ReadCloser, error)
 }
 
-// oSFileSystem is the real disk.
-type oSFileSystem struct{}
+// osFileSystem is the real disk.
+type osFileSystem struct{}
 
-var _ FileSystem = oSFileSystem{}
+var _ FileSystem = osFileSystem{}
 
 // Stat calls os.Stat.
-func (oSFileSystem) Stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
+func (osFileSystem) Stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
 
 // Glob calls filepath.Glob.
-func (oSFileSystem) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+func (osFileSystem) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
 
-// Open calls os.Open.
-func (oSFileSystem) Open(path string) (io.ReadCloser, error) { return os.Open(path) }
+// Open opens path without blocking and refuses anything but a regular file. A plain open(2) of a
+// FIFO blocks until a writer appears, which would stall the file source (and its shutdown) for
+// good; a type check before the open would race with a rename.
+func (osFileSystem) Open(path string) (io.ReadCloser, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotRegular, info.Mode())
+	}
+	return f, nil
+}
