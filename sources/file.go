@@ -213,8 +213,12 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	}
 	if d, ok := f.decoded[path]; ok && bytes.Equal(d.data, data) {
 		// Decoding depends only on the bytes, the path and the node name, so an unchanged file
-		// decodes to the same pod: skip the YAML work, which dominates every relist. The pod is
-		// shared read-only, so PodConfig recognises the object it saw last time.
+		// decodes to the same pod, or fails the same way: skip the YAML work, which dominates
+		// every relist. The pod is shared read-only, so PodConfig recognises the object it saw
+		// last time.
+		if d.err != nil {
+			return nil, d.err
+		}
 		pod := d.pod
 		f.fileKeys[path] = kubecontainer.PodKey(pod)
 		return pod, nil
@@ -222,20 +226,25 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 	delete(f.decoded, path)
 	pod, parsed, err := manifest.DecodePod(data, manifest.Options{NodeName: f.nodeName, Source: path, IsFile: true})
 	if !parsed {
-		return nil, fmt.Errorf("%s: %w as pod(%v), please check config file", path, ErrUnparsable, err)
+		err = fmt.Errorf("%s: %w as pod(%s), please check config file", path, ErrUnparsable, errorText(err))
+		f.decoded[path] = decodedFile{data: data, err: err}
+		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		err = fmt.Errorf("%s: %w", path, err)
+		f.decoded[path] = decodedFile{data: data, err: err}
+		return nil, err
 	}
 	f.decoded[path] = decodedFile{data: data, pod: pod}
 	f.fileKeys[path] = kubecontainer.PodKey(pod)
 	return pod, nil
 }
 
-// decodedFile remembers the last successful decode of one manifest file.
+// decodedFile remembers the last decode of one manifest file: its pod, or why it failed.
 type decodedFile struct {
 	data []byte
 	pod  *v1.Pod
+	err  error
 }
 
 // HandleEvent applies one watch event: the kubelet's consumeWatchEvent. An add or modify re-reads

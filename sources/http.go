@@ -167,6 +167,6 @@ func (h *HTTP) extract(ctx context.Context) (*podconfig.Update, error) {
 	if len(body) > maxBodyInError {
 		body = body[:maxBodyInError]
 	}
-	return nil, fmt.Errorf("%s: received '%s', but %w as single (%v) or multiple pods (%v)",
-		h.url, body, ErrUnparsable, singleErr, listErr)
+	return nil, fmt.Errorf("%s: received '%s', but %w as single (%s) or multiple pods (%s)",
+		h.url, body, ErrUnparsable, errorText(singleErr), errorText(listErr))
 }
