@@ -28,6 +28,10 @@ func newAPIServerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the fake API server alone, for several minikubelets (one per node) to share",
+		Long: `Run the fake API server alone, for several minikubelets (one per node) to share.
+
+It keeps every object in memory: when it stops, its pods, nodes, leases and events are gone, and
+a restarted server starts empty. UIDs are random at every start.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
@@ -39,7 +43,7 @@ func newAPIServerCommand() *cobra.Command {
 }
 
 func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
-	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand()})
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		}
 		rc = c
 	} else {
-		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer})
+		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer, Rand: serverRand()})
 		if err != nil {
 			return nil, fmt.Errorf("embedded API server: %w", err)
 		}
