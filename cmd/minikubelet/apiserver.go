@@ -52,6 +52,7 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		return err
 	}
 	url := "http://" + l.Addr().String()
+	warnIfExposed(klog.FromContext(ctx), l.Addr())
 	if cfg.WriteKubeconfig != "" {
 		if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
 			l.Close()
@@ -73,6 +74,7 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()
 	klog.FromContext(ctx).Info("Started embedded API server", "url", "http://"+l.Addr().String())
+	warnIfExposed(klog.FromContext(ctx), l.Addr())
 	return "http://" + l.Addr().String(), done, nil
 }
 
