@@ -41,10 +41,13 @@ func initialNode(name, ip string, now time.Time, ready bool) *v1.Node {
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
+			// The v1.35 kubelet still writes the beta OS and arch labels beside the stable ones.
 			Labels: map[string]string{
-				v1.LabelHostname:   name,
-				v1.LabelOSStable:   "linux",
-				v1.LabelArchStable: "amd64",
+				v1.LabelHostname:          name,
+				v1.LabelOSStable:          "linux",
+				v1.LabelArchStable:        "amd64",
+				"beta.kubernetes.io/os":   "linux",
+				"beta.kubernetes.io/arch": "amd64",
 			},
 		},
 		Status: v1.NodeStatus{

@@ -144,3 +144,25 @@ func TestNewNeedsAClient(t *testing.T) {
 		t.Errorf("New() without a client error = %v, want %v", err, ErrMissingOption)
 	}
 }
+
+func TestRegisteredNodeCarriesTheKubeletsLabels(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	if err := s.Register(context.Background()); err != nil {
+		t.Fatalf("Register() error = %v", err)
+	}
+	want := map[string]string{
+		"kubernetes.io/hostname":  "node-1",
+		"kubernetes.io/os":        "linux",
+		"kubernetes.io/arch":      "amd64",
+		"beta.kubernetes.io/os":   "linux",
+		"beta.kubernetes.io/arch": "amd64",
+	}
+	if diff := cmp.Diff(want, client.node.Labels); diff != "" {
+		t.Errorf("node labels (-want +got):\n%s", diff)
+	}
+}
