@@ -24,13 +24,29 @@
 // Every write to a pod is also a trace.Event from trace.APIServer, emitted in resource-version
 // order, so a trace shows the API writes interleaved with the kubelet's reactions to them.
 //
+// # Bounds
+//
+// Request bodies are limited to 3 MiB (413). A JSON patch may hold at most MaxJSONPatchOperations
+// operations (413), and its copy operations may add at most MaxJSONPatchCopyBytes to the object
+// (422): kube-apiserver's limits, codes and messages. A watch holds at most 64 KiB of encoded
+// events before writing them, and a write its client does not take within 5 seconds drops the
+// watch ("Forcing watcher close due to unresponsiveness", as kube-apiserver's cacher logs): the
+// stream ends and the client watches again. Serve returns within about a second of its context
+// ending, closing the connections of requests still running by then.
+//
 // # Concurrency
 //
 // The project's cores are driven by one goroutine and have no locks; the store is the documented
 // exception. net/http serves each request on a goroutine of its own, so the store is truly shared
 // by many goroutines and is guarded by one mutex, which every read-check-write sequence holds
-// throughout. The server starts no goroutines besides the HTTP server's (run.go), and the only
-// waiting is a watch request waiting for the next write.
+// throughout. Work that grows with the request stays outside it: a body is decoded, and a patch
+// applied to the version it read, before the lock is taken to commit, and a patch whose object
+// changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. The server
+// starts no goroutines besides the HTTP server's (run.go), and the only waiting is a watch request
+// waiting for the next write or for its client to take the last one.
+//
+// A connection's write deadline is wall time by nature, so run.go reads the real clock to set
+// one; that decides only when a stuck client is cut off, never what a response or the trace says.
 //
 // New requires a clock and a tracer (ErrMissingOption otherwise); there is no real-clock default.
 package fakeapiserver

@@ -4,15 +4,47 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 )
 
+// MaxJSONPatchOperations is the most operations one JSON patch may hold. A longer patch is
+// refused with 413 before it is applied, as kube-apiserver's maxJSONPatchOperations
+// (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go) is.
+const MaxJSONPatchOperations = 10000
+
+// MaxJSONPatchCopyBytes bounds, in bytes, how much the copy operations of one JSON patch may add
+// to an object: kube-apiserver's default JSONPatchMaxCopyBytes (3 MiB, twice etcd's recommended
+// request size), which it sets as json-patch's AccumulatedCopySizeLimit. A patch that copies
+// more is refused with 422 at the copy that goes past the bound.
+const MaxJSONPatchCopyBytes = 3 << 20
+
+// limitJSONPatchCopies sets json-patch's AccumulatedCopySizeLimit, a process-wide variable, to
+// MaxJSONPatchCopyBytes unless a lower limit is already set, the way kube-apiserver's
+// GenericAPIServer construction does.
+func limitJSONPatchCopies() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= MaxJSONPatchCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, MaxJSONPatchCopyBytes) {
+			return
+		}
+	}
+}
+
 // patch serves PATCH of an object or its status. JSON patch, JSON merge patch and strategic merge
 // patch are supported; server-side apply is not.
+//
+// The patch is applied and its result decoded without the store lock, to the version read
+// before; the write then commits only if the object is still that version, and otherwise the
+// patch is applied again to the newer one, as kube-apiserver's GuaranteedUpdate retries.
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	fv, err := parseFieldValidation(r)
 	if err != nil {
@@ -32,52 +64,110 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
-	var out *entry
-	var warnings []string
-	err = s.store.locked(func() error {
-		old, ok := s.store.get(t.res, t.namespace, t.name)
-		if !ok {
-			return apierrors.NewNotFound(t.res.groupResource(), t.name)
-		}
-		patched, err := applyPatch(t.res, types.PatchType(pt), old.raw, data)
+	p, err := newPatchRequest(types.PatchType(pt), data)
+	if err != nil {
+		return err
+	}
+	for {
+		var old *entry
+		err := s.store.locked(func() error {
+			var ok bool
+			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		obj, warns, err := decode(t.res, body{data: patched}, fv)
+		patched, err := p.apply(t.res, old.raw)
 		if err != nil {
 			return err
 		}
-		warnings = warns
+		obj, warnings, err := decode(t.res, body{data: patched}, fv)
+		if err != nil {
+			return err
+		}
 		if err := checkIdentity(t, mustMeta(obj)); err != nil {
 			return err
 		}
-		out, err = s.applyUpdate(t, old, obj, isDryRun(r), "PATCH")
-		return err
-	})
-	if err != nil {
-		return err
+		var out *entry
+		var moved bool
+		err = s.store.locked(func() error {
+			cur, ok := s.store.get(t.res, t.namespace, t.name)
+			switch {
+			case !ok:
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			case cur != old:
+				moved = true
+				return nil
+			}
+			out, err = s.applyUpdate(t, old, obj, isDryRun(r), "PATCH")
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if moved {
+			if err := r.Context().Err(); err != nil {
+				return err // the client is gone
+			}
+			continue
+		}
+		writeWarnings(w, warnings)
+		writeRaw(w, http.StatusOK, out.raw)
+		return nil
 	}
-	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.raw)
-	return nil
 }
 
-func applyPatch(res *resource, pt types.PatchType, original, patch []byte) ([]byte, error) {
+// patchRequest is a PATCH body, decoded as far as it can be without the object it applies to.
+type patchRequest struct {
+	typ  types.PatchType
+	data []byte
+	ops  jsonpatch.Patch // for a JSON patch
+}
+
+// newPatchRequest decodes a JSON patch and checks its length, with kube-apiserver's errors: 400
+// for a body that is not a JSON patch, 413 for one longer than MaxJSONPatchOperations.
+func newPatchRequest(pt types.PatchType, data []byte) (patchRequest, error) {
+	p := patchRequest{typ: pt, data: data}
+	if pt != types.JSONPatchType {
+		return p, nil
+	}
+	ops, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		return p, apierrors.NewBadRequest(err.Error())
+	}
+	if len(ops) > MaxJSONPatchOperations {
+		return p, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+			"The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(ops)))
+	}
+	p.ops = ops
+	return p, nil
+}
+
+// apply applies the patch to original, an object encoded as JSON.
+//
+// A JSON patch that does not apply (a missing path, a failed test, a copy past
+// MaxJSONPatchCopyBytes) is kube-apiserver's 422, whose message does not say why; the error also
+// wraps json-patch's, which does. The other patch types keep a 400 that says why.
+func (p patchRequest) apply(res *resource, original []byte) ([]byte, error) {
 	var out []byte
 	var err error
-	switch pt {
+	switch p.typ {
 	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(patch); err == nil {
-			out, err = p.Apply(original)
+		if out, err = p.ops.Apply(original); err != nil {
+			st := apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			return nil, fmt.Errorf("%w: %w", st, err)
 		}
+		return out, nil
 	case types.MergePatchType:
-		out, err = jsonpatch.MergePatch(original, patch)
+		out, err = jsonpatch.MergePatch(original, p.data)
 	default:
-		out, err = strategicpatch.StrategicMergePatch(original, patch, res.newObj())
+		out, err = strategicpatch.StrategicMergePatch(original, p.data, res.newObj())
 	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be applied as a %s: %v", pt, err))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be applied as a %s: %v", p.typ, err))
 	}
 	return out, nil
 }

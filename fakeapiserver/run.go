@@ -11,6 +11,38 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// watchWriteTimeout is how long one write to a watch stream may block before the watch is
+// dropped as unresponsive. kube-apiserver's cacher drops a watcher whose buffer of 10 to 1000
+// events stays full for its dispatch budget (at most 100ms); here the buffer is the connection's
+// (the kernel's socket buffers and watchBufferBytes), and the budget is more generous.
+const watchWriteTimeout = 5 * time.Second
+
+// shutdownGrace is how long Serve waits, once its context is done, for requests in flight to end
+// before it closes their connections.
+const shutdownGrace = time.Second
+
+// writeWithin writes p to a response and flushes it, failing with an error that wraps
+// os.ErrDeadlineExceeded if the client does not take it within watchWriteTimeout. A connection's
+// write deadline is wall time by nature, so this is where the package reads the real clock; it
+// decides only when a stuck client is cut off, never what anyone sees. The deadline is cleared
+// afterwards, so that the end of a watch that then waited is still written.
+func writeWithin(rc *http.ResponseController, w http.ResponseWriter, p []byte) error {
+	if err := rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	var err error
+	if len(p) > 0 {
+		_, err = w.Write(p)
+	}
+	if err == nil {
+		err = rc.Flush()
+	}
+	if derr := rc.SetWriteDeadline(time.Time{}); err == nil && derr != nil && !errors.Is(derr, http.ErrNotSupported) {
+		err = derr
+	}
+	return err
+}
+
 // broadcaster wakes every waiting watch at each write. It is guarded by the store's mutex.
 type broadcaster struct {
 	ch chan struct{}
@@ -59,8 +91,9 @@ func Listen(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// Serve serves the API on l until ctx is done, then ends every watch, waits for the requests in
-// flight and returns. It closes l.
+// Serve serves the API on l until ctx is done, then ends every watch, waits up to shutdownGrace
+// for the requests in flight, closes the connections of those still running and returns. It
+// closes l. So Serve returns within about a second of ctx ending whatever its clients do.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	logger := klog.FromContext(ctx)
 	hs := &http.Server{
@@ -78,7 +111,15 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.stopWatches()
-	err := hs.Shutdown(context.WithoutCancel(ctx))
+	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(graceCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A request is still writing, most likely to a watch client that stopped reading:
+		// closing its connection ends the write at once.
+		logger.V(2).Info("Closing connections still busy after the shutdown grace period", "grace", shutdownGrace)
+		err = hs.Close()
+	}
 	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
 		err = serveErr
 	}

@@ -81,6 +81,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
 	}
+	limitJSONPatchCopies()
 	return &Server{
 		clock:   opts.Clock,
 		tracer:  opts.Tracer,

@@ -3,17 +3,24 @@ package fakeapiserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 )
 
 // watchBatch is how many history events a watch copies out per lock acquisition.
 const watchBatch = 256
+
+// watchBufferBytes bounds the encoded events a watch holds before writing them to its client.
+// One event larger than this is held whole.
+const watchBufferBytes = 64 << 10
 
 // watcher streams one watch response.
 type watcher struct {
@@ -81,13 +88,16 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 	for _, e := range initial {
 		if opts.matches(t.res, e) {
 			wt.encode(watch.Added, e.raw, e)
+			if err := wt.spill(); err != nil {
+				return wt.end(r, err)
+			}
 		}
 	}
 	if sendInitial && opts.sendInitialEvents != nil && opts.bookmarks {
 		wt.bookmark(from)
 	}
 	if err := wt.flush(); err != nil {
-		return nil
+		return wt.end(r, err)
 	}
 	timeout, stopTimer := s.watchTimer(opts.timeout)
 	defer stopTimer()
@@ -102,10 +112,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 		for _, ev := range evs {
 			wt.send(ev)
 			from = ev.rv
+			if err := wt.spill(); err != nil {
+				return wt.end(r, err)
+			}
 		}
 		if len(evs) > 0 {
 			if err := wt.flush(); err != nil {
-				return nil
+				return wt.end(r, err)
 			}
 			continue
 		}
@@ -113,6 +126,18 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 			return nil
 		}
 	}
+}
+
+// end ends a watch whose write failed. A write that timed out is a client that stopped reading:
+// the watch is dropped with the log line of kube-apiserver's cacher, and the client, seeing its
+// stream end, watches again from the last version it saw (or relists on 410 Gone). Any other
+// write error is a client that went away.
+func (wt *watcher) end(r *http.Request, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		klog.FromContext(r.Context()).V(1).Info("Forcing watcher close due to unresponsiveness",
+			"resource", wt.t.res.groupResource().String(), "client", r.RemoteAddr, "bufferedBytes", wt.buf.Len(), "err", err)
+	}
+	return nil
 }
 
 // send writes one history event as the watch sees it through its namespace and selectors.
@@ -191,12 +216,23 @@ func (wt *watcher) sendError(err error) error {
 	return nil
 }
 
-func (wt *watcher) flush() error {
-	if wt.buf.Len() > 0 {
-		if _, err := wt.w.Write(wt.buf.Bytes()); err != nil {
-			return err
-		}
-		wt.buf.Reset()
+// spill writes the buffered events out once they reach watchBufferBytes, so that what a watch
+// holds for its client stays bounded however many events it is behind.
+func (wt *watcher) spill() error {
+	if wt.buf.Len() < watchBufferBytes {
+		return nil
 	}
-	return wt.rc.Flush()
+	return wt.flush()
+}
+
+// flush writes the buffered events out and flushes them to the client, within watchWriteTimeout.
+func (wt *watcher) flush() error {
+	if err := writeWithin(wt.rc, wt.w, wt.buf.Bytes()); err != nil {
+		return err
+	}
+	if wt.buf.Cap() > 2*watchBufferBytes {
+		wt.buf = bytes.Buffer{} // do not keep what one large object grew it to
+	}
+	wt.buf.Reset()
+	return nil
 }

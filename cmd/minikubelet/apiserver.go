@@ -32,7 +32,7 @@ func newAPIServerCommand() *cobra.Command {
 
 It keeps every object in memory: when it stops, its pods, nodes, leases and events are gone, and
 a restarted server starts empty. UIDs are random at every start.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
 		},

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestAPIServerCommandServesUntilCancelled runs `minikubelet apiserver` in-process: it announces
@@ -20,17 +23,9 @@ func TestAPIServerCommandServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	serveCtx, stop := context.WithCancel(ctx)
-	go func() {
-		done <- runAPIServer(serveCtx, apiserverConfig{Addr: "127.0.0.1:0", WriteKubeconfig: kc}, pw)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	go io.Copy(io.Discard, pr) // nothing more is printed, but never block the server on it
-	if err != nil || !strings.HasPrefix(line, "fake API server listening on http://127.0.0.1:") {
-		t.Fatalf("first line = %q, %v, want the loopback URL", line, err)
+	url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0", WriteKubeconfig: kc})
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("URL = %q, want a loopback one", url)
 	}
 	cfg, err := restConfigFromKubeconfig(kc)
 	if err != nil {
@@ -49,13 +44,77 @@ func TestAPIServerCommandServesUntilCancelled(t *testing.T) {
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("list pods = %v, %v, want the one pod", list, err)
 	}
-	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("runAPIServer() after cancel = %v, want nil", err)
+	if err := stop(); err != nil {
+		t.Errorf("runAPIServer() after cancel = %v, want nil", err)
+	}
+}
+
+// startAPIServerCommand runs runAPIServer with cfg until stop is called, and returns the URL it
+// announced. stop cancels it and returns its result, or stops the test if it does not return
+// before ctx ends.
+func startAPIServerCommand(t *testing.T, ctx context.Context, cfg apiserverConfig) (url string, stop func() error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	serveCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		done <- runAPIServer(serveCtx, cfg, pw)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	go io.Copy(io.Discard, pr) // nothing more is printed, but never block the server on it
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "fake API server listening on ")
+	if err != nil || !ok {
+		cancel()
+		t.Fatalf("first line = %q, %v, want the URL", line, err)
+	}
+	return url, func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			t.Fatal("runAPIServer() did not return after cancel")
+			return nil
 		}
-	case <-ctx.Done():
-		t.Fatal("runAPIServer() did not return after cancel")
+	}
+}
+
+// TestAPIServerCommandStopsWithStuckWatcher opens a watch over TCP that reads its response line
+// and then nothing more, while the server has megabytes of events to send it. Cancelling must
+// still end runAPIServer: the server gives requests in flight a short grace and then closes them.
+func TestAPIServerCommandStopsWithStuckWatcher(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0"})
+	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: url})
+	// Eight pods of 2 MiB each: more than the kernel buffers of one loopback connection hold.
+	big := strings.Repeat("x", 2<<20)
+	for i := range 8 {
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", Annotations: map[string]string{"big": big}},
+			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "busybox"}}},
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod p%d: %v", i, err)
+		}
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, "GET /api/v1/pods?watch=1&resourceVersion=0 HTTP/1.1\r\nHost: fake\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	status, err := bufio.NewReaderSize(conn, 16).ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Fatalf("watch response = %q, %v, want 200", status, err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("runAPIServer() after cancel with a watch client that stopped reading = %v, want nil", err)
 	}
 }
