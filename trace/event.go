@@ -25,6 +25,12 @@ const (
 	Node         Component = "node"         // node registration, status and lease
 	APIServer    Component = "apiserver"    // the fake API server
 	Scenario     Component = "scenario"     // scenario steps in replay
+
+	// The plugin registration pipeline.
+	PluginWatcher Component = "pluginwatcher" // the plugin registry directory watcher
+	PluginManager Component = "pluginmanager" // the plugin manager's reconciler and operations
+	DeviceManager Component = "devicemanager" // the device manager and its device plugin endpoints
+	CSI           Component = "csi"           // the CSI plugin's registration handler
 )
 
 // Event is one thing a component did. Only Component and Event are always set; every other field

@@ -128,3 +128,17 @@ const (
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
 )
+
+// Kinds of the plugin pipeline: pluginwatcher, pluginmanager, devicemanager and csi. The
+// pluginwatcher uses add and remove; the pluginmanager register, backoff and error too.
+const (
+	KindInfo         Kind = "info"         // pluginmanager: a plugin answered GetInfo
+	KindRegistered   Kind = "registered"   // pluginmanager: a register operation succeeded; csi, devicemanager: a plugin taken in
+	KindUnregister   Kind = "unregister"   // pluginmanager: an unregister operation started
+	KindUnregistered Kind = "unregistered" // pluginmanager: a plugin let go; csi, devicemanager: a plugin dropped
+	KindUpdated      Kind = "updated"      // pluginmanager: a registered socket was recreated
+	KindDevices      Kind = "devices"      // devicemanager: a ListAndWatch update
+	KindStopped      Kind = "stopped"      // devicemanager: an endpoint stopped, the grace period begins
+	KindExpired      Kind = "expired"      // devicemanager: a resource removed after the grace period
+	KindAllocate     Kind = "allocate"     // devicemanager: devices allocated to a container
+)
