@@ -1,0 +1,48 @@
+package devicemanager
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// SupportedVersions are the device plugin API versions the kubelet serves.
+var SupportedVersions = []string{pluginapi.Version}
+
+// ErrInvalidRegistration is wrapped by the validation errors of both registration paths.
+var ErrInvalidRegistration = errors.New("invalid device plugin registration")
+
+// IsExtendedResourceName is core/v1 helper IsExtendedResourceName: a prefixed name outside the
+// kubernetes.io namespace that is a valid quota resource name after "requests.".
+func IsExtendedResourceName(name string) bool {
+	if !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/") || strings.HasPrefix(name, "requests.") {
+		return false
+	}
+	return len(validation.IsQualifiedName("requests."+name)) == 0
+}
+
+// validateRegisterRequest is the classic Register path's validation on kubelet.sock.
+func validateRegisterRequest(version, resource string) error {
+	if !slices.Contains(SupportedVersions, version) {
+		return fmt.Errorf("requested API version %q is not supported by kubelet. Supported version is %q: %w", version, SupportedVersions, ErrInvalidRegistration)
+	}
+	if !IsExtendedResourceName(resource) {
+		return fmt.Errorf("the ResourceName %q is invalid: %w", resource, ErrInvalidRegistration)
+	}
+	return nil
+}
+
+// validatePlugin is the plugin manager path's ValidatePlugin.
+func validatePlugin(name string, versions []string) error {
+	if !slices.Contains(versions, pluginapi.Version) {
+		return fmt.Errorf("manager version, %s, is not among plugin supported versions %v: %w", pluginapi.Version, versions, ErrInvalidRegistration)
+	}
+	if !IsExtendedResourceName(name) {
+		return fmt.Errorf("invalid name of device plugin socket: %s: %w", name, ErrInvalidRegistration)
+	}
+	return nil
+}
