@@ -51,6 +51,9 @@ type Options struct {
 	Client Client
 	// RuntimeState decides the Ready condition. Required.
 	RuntimeState RuntimeState
+	// Devices adds the device plugins' extended resources to capacity and allocatable. Nil adds
+	// none.
+	Devices DeviceCapacity
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -128,7 +131,9 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	created, err := s.opts.Client.CreateNode(ctx, initialNode(name, s.opts.NodeIP, now, ready))
+	initial := initialNode(name, s.opts.NodeIP, now, ready)
+	s.applyDevices(initial)
+	created, err := s.opts.Client.CreateNode(ctx, initial)
 	if apierrors.IsAlreadyExists(err) {
 		created, err = s.opts.Client.GetNode(ctx, name)
 	}
@@ -181,6 +186,7 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	ready, msg := s.readiness()
 	upd := node.DeepCopy()
 	setConditions(upd, now, ready, msg)
+	s.applyDevices(upd)
 	if _, err := s.opts.Client.UpdateNodeStatus(ctx, upd); err != nil {
 		return err
 	}
