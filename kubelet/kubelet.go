@@ -51,6 +51,8 @@ type Options struct {
 	SyncFrequency time.Duration
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
 	SourcesReady func(seen sets.Set[string]) bool
+	// Devices is the device manager. Nil is a node without device plugins.
+	Devices Devices
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -143,7 +145,11 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}); err != nil {
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}
+		if opts.Devices != nil {
+			nopts.Devices = opts.Devices
+		}
+		if node, err = nodestatus.New(nopts); err != nil {
 			return nil, err
 		}
 	}
@@ -196,6 +202,9 @@ func build(opts Options) (*Node, error) {
 	}
 	if node != nil {
 		lopts.Node = node
+	}
+	if opts.Devices != nil {
+		lopts.Admit = admitter{devices: opts.Devices, status: n.Status, recorder: opts.Recorder}
 	}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err

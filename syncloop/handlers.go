@@ -133,7 +133,10 @@ func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 			l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
 			continue
 		}
-		// Admission: the simulator has no admit handlers, so every pod is admitted.
+		// Admission: only the device manager's resource allocation is an admit handler here.
+		if l.opts.Admit != nil && !l.opts.Admit.Admit(ctx, pod) {
+			continue
+		}
 		l.updatePod(podworkers.SyncPodCreate, pod, mirror)
 	}
 }

@@ -129,6 +129,16 @@ type Options struct {
 	// SourcesReady reports whether every configured source has been seen, given the sources the
 	// loop has seen so far: PodConfig's SeenAllSources. Nil means always ready.
 	SourcesReady func(seen sets.Set[string]) bool
+	// Admit decides whether a new pod may run. Nil admits every pod.
+	Admit Admitter
+}
+
+// Admitter is the kubelet's canAdmitPod with its admit handlers, and rejectPod for the pods they
+// refuse.
+type Admitter interface {
+	// Admit reports whether the pod may run; for a refused pod it has recorded the rejection
+	// (a Failed status and an event).
+	Admit(ctx context.Context, pod *v1.Pod) bool
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
