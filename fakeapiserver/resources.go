@@ -97,6 +97,7 @@ func resources() []*resource {
 			columns:  leaseColumns,
 			cells:    leaseCells,
 		},
+		csiNodeResource(),
 	}
 }
 
