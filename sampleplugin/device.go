@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -93,6 +94,14 @@ func (d *Device) SetHealth(healthy bool, ids ...string) error {
 // Run serves the plugin on its socket, registers it on kubelet.sock, and serves until ctx is done;
 // it removes its socket on the way out.
 func (d *Device) Run(ctx context.Context) error {
+	// Like real device plugins, wait for the kubelet's registration socket: the device manager
+	// removes every other socket in the directory when it starts.
+	if err := waitForFile(ctx, filepath.Join(d.opts.Dir, "kubelet.sock")); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	sock := d.Endpoint()
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale socket: %w", err)
@@ -197,4 +206,35 @@ func (d *Device) Allocate(_ context.Context, r *pluginapi.AllocateRequest) (*plu
 		})
 	}
 	return resp, nil
+}
+
+// waitForFile returns once path exists, watching its directory (created if needed) for it.
+func waitForFile(ctx context.Context, path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Close() }()
+	if err := w.Add(dir); err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-w.Events:
+			if ev.Name == path && ev.Has(fsnotify.Create) {
+				return nil
+			}
+		case err := <-w.Errors:
+			return fmt.Errorf("watch %s: %w", dir, err)
+		}
+	}
 }

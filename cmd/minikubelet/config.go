@@ -35,6 +35,8 @@ type runConfig struct {
 	Kubeconfig      string // an existing API server instead of the embedded one
 	WriteKubeconfig string // where to write a kubeconfig for the embedded API server
 	Standalone      bool   // no API server at all
+
+	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 }
 
 func (c *runConfig) validate() error {

@@ -77,6 +77,6 @@ as a trace, either live ("run") or replayed from a scenario on a virtual clock (
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand())
+	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand(), newPluginCommand())
 	return root
 }

@@ -214,6 +214,10 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
 	}
 
+	devices, err := startPlugins(ctx, cfg, g, d)
+	if err != nil {
+		return fmt.Errorf("plugin registration: %w", err)
+	}
 	n, err := kubelet.New(kubelet.Options{
 		NodeName:      cfg.NodeName,
 		NodeIP:        nodeIP,
@@ -225,6 +229,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		Latencies:     fakeruntime.DefaultLatencies,
 		SyncFrequency: cfg.SyncFrequency,
 		SourcesReady:  pc.SeenAllSources,
+		Devices:       devices,
 	})
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
