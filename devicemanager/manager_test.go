@@ -139,7 +139,7 @@ func TestValidation(t *testing.T) {
 			t.Errorf("%s %s: err = %v, want %q", tc.version, tc.name, err, tc.wantMsg)
 		}
 	}
-	if err := validatePlugin("example.com/gpu", []string{"v1alpha1"}); err == nil || !strings.Contains(err.Error(), "is not among plugin supported versions") {
+	if err := ValidatePlugin("example.com/gpu", []string{"v1alpha1"}); err == nil || !strings.Contains(err.Error(), "is not among plugin supported versions") {
 		t.Errorf("plugin manager path, wrong version: %v", err)
 	}
 }

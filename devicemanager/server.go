@@ -161,7 +161,7 @@ func (s *Server) Register(ctx context.Context, r *pluginapi.RegisterRequest) (*p
 
 // ValidatePlugin is the plugin manager path's validation.
 func (s *Server) ValidatePlugin(name, _ string, versions []string) error {
-	return validatePlugin(name, versions)
+	return ValidatePlugin(name, versions)
 }
 
 // RegisterPlugin connects a plugin the plugin manager found.

@@ -36,8 +36,9 @@ func validateRegisterRequest(version, resource string) error {
 	return nil
 }
 
-// validatePlugin is the plugin manager path's ValidatePlugin.
-func validatePlugin(name string, versions []string) error {
+// ValidatePlugin is the plugin manager path's validation: the advertised versions must include
+// v1beta1 and the name must be an extended resource name.
+func ValidatePlugin(name string, versions []string) error {
 	if !slices.Contains(versions, pluginapi.Version) {
 		return fmt.Errorf("manager version, %s, is not among plugin supported versions %v: %w", pluginapi.Version, versions, ErrInvalidRegistration)
 	}

@@ -60,6 +60,7 @@ type engine struct {
 	api     *sources.API          // nil without the api source
 	apiRV   uint64
 	node    *kubelet.Node
+	plugins *pluginWorld // nil unless a step needs the plugin pipeline
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
@@ -149,6 +150,14 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
+	var devices kubelet.Devices
+	if s.hasPluginSteps() {
+		if e.plugins, err = newPluginWorld(clk, e.rec, e.client, s.Node); err != nil {
+			return nil, err
+		}
+		e.plugins.stepFail = e.stepError
+		devices = e.plugins.dm
+	}
 	n, err := kubelet.New(kubelet.Options{
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
@@ -159,12 +168,22 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		Latencies:     lat,
 		SyncFrequency: durationOr(s.SyncFrequency, time.Minute),
 		SourcesReady:  storage.SeenAllSources,
+		Devices:       devices,
 	})
 	if err != nil {
 		return nil, err
 	}
 	e.node = n
 	return e, nil
+}
+
+func (s *Scenario) hasPluginSteps() bool {
+	for i := range s.Steps {
+		if s.Steps[i].isPluginStep() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Scenario) hasSource(name string) bool {
@@ -259,6 +278,9 @@ func (e *engine) wakes() []time.Time {
 			out = append(out, t)
 		}
 	}
+	if e.plugins != nil {
+		out = append(out, e.plugins.nextWake())
+	}
 	return out
 }
 
@@ -289,6 +311,9 @@ func (e *engine) settle(ctx context.Context) error {
 			}
 		}
 		if e.pumpAPI() {
+			progressed = true
+		}
+		if e.plugins != nil && e.plugins.advance(ctx, now) {
 			progressed = true
 		}
 		if len(e.pending) > 0 {

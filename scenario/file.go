@@ -62,6 +62,13 @@ type Step struct {
 	RuntimeDown        *RuntimeDown        `json:"runtimeDown,omitempty"`
 	Expect             *Expect             `json:"expect,omitempty"`
 	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
+	// The plugin registration steps (plugins.go).
+	CreatePluginSocket *CreatePluginSocket `json:"createPluginSocket,omitempty"`
+	RemovePluginSocket *RemovePluginSocket `json:"removePluginSocket,omitempty"`
+	DeviceHealth       *DeviceHealth       `json:"deviceHealth,omitempty"`
+	PluginFails        *PluginFails        `json:"pluginFails,omitempty"`
+	ExpectPlugin       *ExpectPlugin       `json:"expectPlugin,omitempty"`
+	ExpectNode         *ExpectNode         `json:"expectNode,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

@@ -80,6 +80,12 @@ func (st *Step) action() (string, int) {
 		{"runtimeDown", st.RuntimeDown != nil},
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
+		{"createPluginSocket", st.CreatePluginSocket != nil},
+		{"removePluginSocket", st.RemovePluginSocket != nil},
+		{"deviceHealth", st.DeviceHealth != nil},
+		{"pluginFails", st.PluginFails != nil},
+		{"expectPlugin", st.ExpectPlugin != nil},
+		{"expectNode", st.ExpectNode != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -94,7 +100,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expectPlugin, expectNode")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -149,7 +155,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	case st.ExpectEvent != nil:
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	}
-	return nil
+	return st.validatePlugin(need)
 }
 
 // bound refuses durations above limit among those that set how long the replay runs (at) or

@@ -127,6 +127,10 @@ const (
 	KindCrashLoop          Kind = "crashLoop"
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
+	KindCreatePluginSocket Kind = "createPluginSocket"
+	KindRemovePluginSocket Kind = "removePluginSocket"
+	KindDeviceHealth       Kind = "deviceHealth"
+	KindPluginFails        Kind = "pluginFails"
 )
 
 // Kinds of the plugin pipeline: pluginwatcher, pluginmanager, devicemanager and csi. The
