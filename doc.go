@@ -17,11 +17,17 @@
 //	   runtimestate: is the runtime up, is the PLEG healthy  ─▶ syncloop (skip), nodestatus (Ready)
 //	   nodestatus:   node registration, status heartbeat, lease
 //
+// The second pipeline discovers node plugins (docs/plugins.md):
+//
+//	plugins_registry ─▶ pluginwatcher ─▶ pluginmanager ─┬─ DevicePlugin ─▶ devicemanager ─▶ nodestatus, admission
+//	                                                    └─ CSIPlugin ─▶ csiplugin ─▶ node annotation, CSINode
+//
 //	manifest:      decodes, defaults and validates a static pod for the file and http sources
 //	fakeapiserver: the API server the api source watches and mirror pods live in
 //	scenario:      drives every core synchronously on a vclock for deterministic replay
 //	trace:         the one event stream every component writes to
 //	kubelet:       builds one node's sync side and wires it; nothing else constructs its siblings
+//	sampleplugin:  sample device plugin and CSI driver for the plugin command
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. The run command wraps the cores in runners on the real clock; the replay command drives

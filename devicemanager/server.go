@@ -263,3 +263,10 @@ func (p grpcPlugin) Allocate(ctx context.Context, r *pluginapi.AllocateRequest) 
 func (p grpcPlugin) GetPreferredAllocation(ctx context.Context, r *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
 	return p.c.GetPreferredAllocation(ctx, r)
 }
+
+// RemovePods is Manager.RemovePods under the server's lock.
+func (s *Server) RemovePods(active map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Manager.RemovePods(active)
+}

@@ -15,6 +15,8 @@ func (d refusingDevices) GetCapacity() (v1.ResourceList, v1.ResourceList, []stri
 	return nil, nil, nil
 }
 
+func (d refusingDevices) RemovePods(map[string]bool) {}
+
 func (d refusingDevices) Admit(context.Context, *v1.Pod) (bool, string, string) {
 	if d.ok {
 		return true, "", ""
@@ -30,10 +32,10 @@ func TestAdmitterRejectsWithStatusAndEvent(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu", UID: "u1"}}
 	statuses := statusLog{}
 	rec := record.NewFakeRecorder(4)
-	if !(admitter{devices: refusingDevices{ok: true}, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
+	if !(admitter{devices: refusingDevices{ok: true}, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
 		t.Fatal("admitted pod refused")
 	}
-	if (admitter{devices: refusingDevices{}, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
+	if (admitter{devices: refusingDevices{}, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
 		t.Fatal("refused pod admitted")
 	}
 	st := statuses["gpu"]
@@ -44,3 +46,5 @@ func TestAdmitterRejectsWithStatusAndEvent(t *testing.T) {
 		t.Errorf("event = %q", got)
 	}
 }
+
+func noPods() map[string]bool { return nil }

@@ -204,7 +204,7 @@ func build(opts Options) (*Node, error) {
 		lopts.Node = node
 	}
 	if opts.Devices != nil {
-		lopts.Admit = admitter{devices: opts.Devices, status: n.Status, recorder: opts.Recorder}
+		lopts.Admit = admitter{devices: opts.Devices, active: activePods(n), status: n.Status, recorder: opts.Recorder}
 	}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
