@@ -100,7 +100,7 @@ func (c *CSI) Run(ctx context.Context) error {
 }
 
 // serveOn listens on a fresh unix socket (removing a stale one) and serves a gRPC server there.
-// stop ends the server, which removes the socket.
+// stop ends the server once its RPCs in flight are answered, which removes the socket.
 func serveOn(path string, register func(*grpc.Server)) (stop func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, err
@@ -120,7 +120,8 @@ func serveOn(path string, register func(*grpc.Server)) (stop func(), err error) 
 	register(s)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Serve(l) }()
-	return func() { s.Stop(); <-done }, nil
+	// GracefulStop lets an RPC in flight (the kubelet's notification) get its answer.
+	return func() { s.GracefulStop(); <-done }, nil
 }
 
 // driverName asks the driver for its name, as node-driver-registrar does with its --timeout (1s
