@@ -72,6 +72,8 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--pod-manifest-path", bundledManifests, "--trace-format", "json",
 		"--hostname-override", node)
 	cmd.Stdout, cmd.Stderr = log, &stderr
+	// The default --root-dir is under the user's state directory: keep it inside the test.
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
