@@ -12,7 +12,7 @@ func TestPluginStepValidation(t *testing.T) {
 	}{
 		{"unknown type", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x}`, `type "DRAPlugin"`},
 		{"csi without api", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x}`, "needs the api source"},
-		{"absolute socket", `removePluginSocket: {name: /tmp/a.sock}`, "must be a relative path"},
+		{"absolute socket", `removePluginSocket: {name: /run/a.sock}`, "must be a relative path"},
 		{"escaping socket", `removePluginSocket: {name: ../a.sock}`, "must be a relative path"},
 		{"unknown call", `pluginFails: {name: a.sock, call: Allocate, times: 1}`, `call "Allocate"`},
 		{"no times", `pluginFails: {name: a.sock, call: GetInfo}`, "times must be positive"},
