@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -103,6 +104,14 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 			return nil, fmt.Errorf("find the node name: %w", err)
 		}
 		cfg.NodeName = strings.ToLower(host)
+	}
+	if cfg.RootDir != "" {
+		// Sockets are dialled as unix://PATH, which needs an absolute path.
+		abs, err := filepath.Abs(cfg.RootDir)
+		if err != nil {
+			return nil, fmt.Errorf("--root-dir: %w", err)
+		}
+		cfg.RootDir = abs
 	}
 	format, err := trace.ParseFormat(f.traceFormat)
 	if err != nil {

@@ -35,6 +35,10 @@ func newDevicePluginCommand() *cobra.Command {
 		Short: "A device plugin (deviceplugin v1beta1) that registers on kubelet.sock",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			rootDir, err := filepath.Abs(rootDir)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
 			p, err := sampleplugin.NewDevice(sampleplugin.DeviceOptions{
 				Dir: filepath.Join(rootDir, devicePluginsDir), Resource: res, Count: count, PreferredAllocation: preferred,
 			})
@@ -74,6 +78,10 @@ func newCSIPluginCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			segments, err := parseTopology(topology)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			rootDir, err := filepath.Abs(rootDir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
