@@ -5,8 +5,8 @@
 // It mirrors pkg/volume/csi/csi_plugin.go (RegistrationHandler) and
 // pkg/volume/csi/nodeinfomanager:
 //
-//	ValidatePlugin: a non-empty version list whose highest 1.x version is newer than the one a
-//	                driver of the same name registered with
+//	ValidatePlugin: a non-empty version list whose highest version of major 1 or lower is newer
+//	                than the one a driver of the same name registered with
 //	RegisterPlugin: validate again, remember (endpoint, version), NodeGetInfo on the endpoint (2m),
 //	                then install: node annotation csi.volume.kubernetes.io/nodeid, topology labels,
 //	                and the driver in the CSINode (node id, topology keys, allocatable count);

@@ -26,14 +26,14 @@ func (d GRPCDriver) NodeGetInfo(ctx context.Context, endpoint string) (NodeInfo,
 	defer func() { _ = conn.Close() }()
 	resp, err := csi.NewNodeClient(conn).NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
 	if err != nil {
-		return NodeInfo{}, fmt.Errorf("NodeGetInfo at %s: %w", endpoint, err)
+		return NodeInfo{}, err
 	}
 	info := NodeInfo{NodeID: resp.GetNodeId(), MaxVolumesPerNode: resp.GetMaxVolumesPerNode()}
 	if t := resp.GetAccessibleTopology(); t != nil {
 		info.Topology = t.GetSegments()
 	}
 	if info.NodeID == "" {
-		return NodeInfo{}, fmt.Errorf("NodeGetInfo at %s: node ID is empty", endpoint)
+		return NodeInfo{}, fmt.Errorf("node ID is empty in the NodeGetInfo answer of %s", endpoint)
 	}
 	return info, nil
 }

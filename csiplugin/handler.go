@@ -77,25 +77,29 @@ func New(opts Options) (*Handler, error) {
 	return &Handler{opts: opts, drivers: map[string]driver{}}, nil
 }
 
-// ValidatePlugin refuses a driver without a 1.x version, or one already registered with the same
-// or a higher version.
+// ValidatePlugin refuses a driver without a supported version (the highest version of major 1
+// or lower), or one already registered with the same or a higher version.
 func (h *Handler) ValidatePlugin(name, endpoint string, versions []string) error {
-	_, err := h.validateVersions("ValidatePlugin", name, endpoint, versions)
-	if err != nil {
+	if _, err := h.validateVersions("ValidatePlugin", name, endpoint, versions); err != nil {
+		err = &csiError{msg: fmt.Sprintf("validation failed for CSI Driver %s at endpoint %s: %v", name, endpoint, err)}
 		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "ValidatePlugin", Func: "ValidatePlugin", Message: err.Error()})
+		return err
 	}
-	return err
+	return nil
 }
 
-func (h *Handler) validateVersions(call, name, endpoint string, versions []string) (*utilversion.Version, error) {
-	v, err := highestSupportedVersion(versions)
+func (h *Handler) validateVersions(call, name, _ string, versions []string) (*utilversion.Version, error) {
+	if len(versions) == 0 {
+		return nil, &csiError{msg: logf("%s for CSI driver %q failed. Plugin returned an empty list for supported versions", call, name)}
+	}
+	v, err := utilversion.HighestSupportedVersion(versions)
 	if err != nil {
-		return nil, fmt.Errorf("%s for CSI driver %q failed. Plugin returned an invalid version %v: %w", call, name, versions, err)
+		return nil, &csiError{msg: logf("%s for CSI driver %q failed. None of the versions specified %q are supported. err=%v", call, name, versions, err)}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old, ok := h.drivers[name]; ok && !old.version.LessThan(v) {
-		return nil, fmt.Errorf("%s for CSI driver %q failed. Another driver with the same name is already registered with a higher supported version: %q: %w", call, name, old.version, ErrValidation)
+		return nil, &csiError{msg: logf("%s for CSI driver %q failed. Another driver with the same name is already registered with a higher supported version: %q", call, name, old.version)}
 	}
 	return v, nil
 }
@@ -119,14 +123,12 @@ func (h *Handler) RegisterPlugin(name, endpoint string, versions []string, timeo
 	info, err := h.opts.Driver.NodeGetInfo(ctx, endpoint)
 	if err != nil {
 		h.forget(ctx, name)
-		err = fmt.Errorf("RegisterPlugin for CSI driver %q failed during NodeGetInfo: %w", name, err)
-		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "NodeGetInfo", Func: "RegisterPlugin", Message: err.Error()})
+		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "NodeGetInfo", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %v", name, err)})
 		return err
 	}
 	if err := h.opts.Nodes.InstallCSIDriver(ctx, name, info); err != nil {
 		h.forget(ctx, name)
-		err = fmt.Errorf("RegisterPlugin for CSI driver %q failed to install it on the node: %w", name, err)
-		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "InstallCSIDriver", Func: "RegisterPlugin", Message: err.Error()})
+		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "InstallCSIDriver", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %v", name, err)})
 		return err
 	}
 	h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindRegistered, Func: "RegisterPlugin",

@@ -22,28 +22,32 @@ type fakeDriver struct {
 
 func (d fakeDriver) NodeGetInfo(context.Context, string) (NodeInfo, error) { return d.info, d.err }
 
-func TestHighestSupportedVersion(t *testing.T) {
+func TestValidateVersions(t *testing.T) {
+	h, _ := newHandler(t, fakeDriver{})
 	for _, tc := range []struct {
 		versions []string
-		want     string
+		want     string // the version, or a part of the error
 	}{
 		{[]string{"1.0.0"}, "1.0.0"},
 		{[]string{"0.3.0", "1.2.0", "1.10.0", "2.0.0"}, "1.10.0"},
 		{[]string{"v1.5"}, "1.5"},
-		{nil, ""},
-		{[]string{"2.0.0"}, ""},
-		{[]string{"not-a-version"}, ""},
+		{nil, `kubernetes.io/csi: ValidatePlugin for CSI driver "d" failed. Plugin returned an empty list for supported versions`},
+		{[]string{"2.0.0"}, `kubernetes.io/csi: ValidatePlugin for CSI driver "d" failed. None of the versions specified ["2.0.0"] are supported.`},
+		{[]string{"not-a-version"}, "None of the versions specified"},
 	} {
-		v, err := highestSupportedVersion(tc.versions)
-		if tc.want == "" {
-			if !errors.Is(err, ErrValidation) {
-				t.Errorf("%v: err = %v, want ErrValidation", tc.versions, err)
+		v, err := h.validateVersions("ValidatePlugin", "d", "/e", tc.versions)
+		if err != nil {
+			if !errors.Is(err, ErrValidation) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: err = %v, want ErrValidation containing %q", tc.versions, err, tc.want)
 			}
 			continue
 		}
-		if err != nil || v.String() != tc.want {
-			t.Errorf("%v: %v %v, want %s", tc.versions, v, err, tc.want)
+		if v.String() != tc.want {
+			t.Errorf("%v: %v, want %s", tc.versions, v, tc.want)
 		}
+	}
+	if err := h.ValidatePlugin("d", "/e", nil); err == nil || !strings.HasPrefix(err.Error(), "validation failed for CSI Driver d at endpoint /e: kubernetes.io/csi: ") {
+		t.Errorf("ValidatePlugin() = %v", err)
 	}
 }
 
@@ -114,7 +118,7 @@ func TestRegisterInstallsAndDeRegisterUninstalls(t *testing.T) {
 func TestRegisterFailureForgetsDriver(t *testing.T) {
 	h, _ := newHandler(t, fakeDriver{err: errors.New("unavailable")})
 	err := h.RegisterPlugin("example.csi.k8s.io", "/csi/csi.sock", []string{"1.0.0"}, nil)
-	if err == nil || !strings.Contains(err.Error(), "failed during NodeGetInfo") {
+	if err == nil || err.Error() != "unavailable" {
 		t.Fatalf("err = %v", err)
 	}
 	if len(h.Drivers()) != 0 {

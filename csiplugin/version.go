@@ -3,36 +3,22 @@ package csiplugin
 import (
 	"errors"
 	"fmt"
-
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 )
 
-// ErrValidation is wrapped by every refusal of ValidatePlugin.
+// ErrValidation is matched (errors.Is) by every refusal of ValidatePlugin and RegisterPlugin's
+// version check.
 var ErrValidation = errors.New("csi driver validation failed")
 
-// highestSupportedVersion returns the highest version with major 1 among versions, parsed as
-// generic versions; others are skipped.
-func highestSupportedVersion(versions []string) (*utilversion.Version, error) {
-	if len(versions) == 0 {
-		return nil, fmt.Errorf("CSI driver reporting empty array for supported versions: %w", ErrValidation)
-	}
-	var highest *utilversion.Version
-	var errs []error
-	for _, s := range versions {
-		v, err := utilversion.ParseGeneric(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("version %q: %w", s, err))
-			continue
-		}
-		if v.Major() != 1 {
-			continue
-		}
-		if highest == nil || highest.LessThan(v) {
-			highest = v
-		}
-	}
-	if highest == nil {
-		return nil, fmt.Errorf("none of the CSI versions reported by this driver are supported: %w", errors.Join(append(errs, ErrValidation)...))
-	}
-	return highest, nil
+// PluginName is the CSI volume plugin's name, the prefix of its messages.
+const PluginName = "kubernetes.io/csi"
+
+// csiError carries the kubelet's exact message and matches ErrValidation.
+type csiError struct{ msg string }
+
+func (e *csiError) Error() string        { return e.msg }
+func (e *csiError) Is(target error) bool { return target == ErrValidation }
+
+// logf formats a message as the CSI plugin's log helper does: prefixed with the plugin's name.
+func logf(format string, args ...any) string {
+	return fmt.Sprintf(PluginName+": "+format, args...)
 }

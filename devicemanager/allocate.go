@@ -91,14 +91,14 @@ func (m *Manager) Allocate(ctx context.Context, pod *v1.Pod, c *v1.Container) er
 		e := m.endpoints[res]
 		resp, err := e.plugin.Allocate(ctx, &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: ids}}})
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrAllocate, res, err)
+			return kerr(ErrAllocate, "%v", err)
 		}
 		if len(resp.ContainerResponses) == 0 {
-			return fmt.Errorf("%w: no containers return in allocation response %v", ErrAllocate, resp)
+			return kerr(ErrAllocate, "no containers return in allocation response %v", resp)
 		}
 		b, err := proto.Marshal(resp.ContainerResponses[0])
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrAllocate, res, err)
+			return kerr(ErrAllocate, "%s: %v", res, err)
 		}
 		m.record(uid, c.Name, res, ids, b)
 		m.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindAllocate, Pod: pod.Namespace + "/" + pod.Name, UID: uid,
@@ -120,17 +120,17 @@ func (m *Manager) isDevicePluginResource(res string) bool {
 func (m *Manager) devicesToAllocate(ctx context.Context, res string, n int) ([]string, error) {
 	healthy, ok := m.healthy[res]
 	if !ok {
-		return nil, fmt.Errorf("cannot allocate unregistered device %s: %w", res, ErrAllocate)
+		return nil, kerr(ErrAllocate, "cannot allocate unregistered device %s", res)
 	}
 	if len(healthy) == 0 {
-		return nil, fmt.Errorf("no healthy devices present; cannot allocate unhealthy devices %s: %w", res, ErrAllocate)
+		return nil, kerr(ErrAllocate, "no healthy devices present; cannot allocate unhealthy devices %s", res)
 	}
 	e, ok := m.endpoints[res]
 	if !ok {
-		return nil, fmt.Errorf("unknown Device Plugin %s: %w", res, ErrAllocate)
+		return nil, kerr(ErrAllocate, "unknown Device Plugin %s", res)
 	}
 	if e.stopped() || e.plugin == nil {
-		return nil, fmt.Errorf("endpoint %s has been stopped: %w", res, ErrAllocate)
+		return nil, kerr(ErrAllocate, "endpoint %s has been stopped", res)
 	}
 	used := m.inUse(res)
 	var available []string
@@ -140,7 +140,7 @@ func (m *Manager) devicesToAllocate(ctx context.Context, res string, n int) ([]s
 		}
 	}
 	if len(available) < n {
-		return nil, fmt.Errorf("requested number of devices unavailable for %s. Requested: %d, Available: %d: %w", res, n, len(available), ErrAllocate)
+		return nil, kerr(ErrAllocate, "requested number of devices unavailable for %s. Requested: %d, Available: %d", res, n, len(available))
 	}
 	if e.options.GetGetPreferredAllocationAvailable() {
 		resp, err := e.plugin.GetPreferredAllocation(ctx, &pluginapi.PreferredAllocationRequest{ContainerRequests: []*pluginapi.ContainerPreferredAllocationRequest{{

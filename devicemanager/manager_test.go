@@ -164,7 +164,7 @@ func TestAdmitAllocatesAndRejects(t *testing.T) {
 		t.Fatalf("p1 rejected: %s", msg)
 	}
 	ok, reason, msg := m.Admit(ctx, gpuPod("p2", 3))
-	wantMsg := "Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 3, Available: 2: device allocation failed, which is unexpected"
+	wantMsg := "Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 3, Available: 2, which is unexpected"
 	if ok || reason != AdmissionReason || msg != wantMsg {
 		t.Fatalf("p2: %v %q %q, want a rejection %q", ok, reason, msg, wantMsg)
 	}

@@ -2,7 +2,6 @@ package devicemanager
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -28,10 +27,10 @@ func IsExtendedResourceName(name string) bool {
 // validateRegisterRequest is the classic Register path's validation on kubelet.sock.
 func validateRegisterRequest(version, resource string) error {
 	if !slices.Contains(SupportedVersions, version) {
-		return fmt.Errorf("requested API version %q is not supported by kubelet. Supported version is %q: %w", version, SupportedVersions, ErrInvalidRegistration)
+		return kerr(ErrInvalidRegistration, "requested API version %q is not supported by kubelet. Supported version is %q", version, SupportedVersions)
 	}
 	if !IsExtendedResourceName(resource) {
-		return fmt.Errorf("the ResourceName %q is invalid: %w", resource, ErrInvalidRegistration)
+		return kerr(ErrInvalidRegistration, "the ResourceName %q is invalid", resource)
 	}
 	return nil
 }
@@ -40,10 +39,10 @@ func validateRegisterRequest(version, resource string) error {
 // v1beta1 and the name must be an extended resource name.
 func ValidatePlugin(name string, versions []string) error {
 	if !slices.Contains(versions, pluginapi.Version) {
-		return fmt.Errorf("manager version, %s, is not among plugin supported versions %v: %w", pluginapi.Version, versions, ErrInvalidRegistration)
+		return kerr(ErrInvalidRegistration, "manager version, %s, is not among plugin supported versions %v", pluginapi.Version, versions)
 	}
 	if !IsExtendedResourceName(name) {
-		return fmt.Errorf("invalid name of device plugin socket: %s: %w", name, ErrInvalidRegistration)
+		return kerr(ErrInvalidRegistration, "invalid name of device plugin socket: the ResourceName %q is invalid", name)
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func (GRPCDialer) Dial(ctx context.Context, socketPath string) (Client, error) {
 func DialUnix(ctx context.Context, socketPath string, timeout time.Duration) (*grpc.ClientConn, error) {
 	conn, err := grpc.NewClient("unix://"+socketPath, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", socketPath, err)
+		return nil, fmt.Errorf("failed to dial socket %s, err: %w", socketPath, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -53,7 +53,7 @@ func DialUnix(ctx context.Context, socketPath string, timeout time.Duration) (*g
 		}
 		if !conn.WaitForStateChange(ctx, s) {
 			_ = conn.Close()
-			return nil, fmt.Errorf("dial %s: last state %s: %w", socketPath, s, ctx.Err())
+			return nil, fmt.Errorf("failed to dial socket %s, err: %w (last state %s)", socketPath, ctx.Err(), s)
 		}
 	}
 }
@@ -72,7 +72,7 @@ func (c *grpcClient) GetInfo(ctx context.Context) (*registerapi.PluginInfo, erro
 func (c *grpcClient) NotifyRegistrationStatus(ctx context.Context, s *registerapi.RegistrationStatus) error {
 	ctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
 	defer cancel()
-	_, err := c.api.NotifyRegistrationStatus(ctx, s, grpc.WaitForReady(true))
+	_, err := c.api.NotifyRegistrationStatus(ctx, s)
 	return err
 }
 

@@ -211,3 +211,21 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The kubelet returns a generic error for a failed validation; the reason goes to the plugin.
+func TestValidationErrorIsGeneric(t *testing.T) {
+	w := newWorld(t)
+	w.handler.validateErr = errors.New("bad version")
+	p := w.serve("/r/gpu.sock", "example.com/gpu")
+	ops := w.m.Reconcile()
+	err := RunOperation(context.Background(), ops[0], Env{Dialer: w.dialer, Books: w.m.Actual(), Tracer: trace.Discard})
+	if !errors.Is(err, ErrValidation) || err.Error() != "RegisterPlugin error -- pluginHandler.ValidatePluginFunc failed" {
+		t.Errorf("err = %v", err)
+	}
+	if !errors.Is(err, w.handler.validateErr) {
+		t.Errorf("err does not wrap the handler's error")
+	}
+	if len(p.notified) != 1 || p.notified[0] != "false RegisterPlugin error -- plugin validation failed with err: bad version" {
+		t.Errorf("notified = %q", p.notified)
+	}
+}

@@ -102,28 +102,35 @@ func register(ctx context.Context, op Operation, env Env) error {
 	path := op.Plugin.SocketPath
 	client, err := env.Dialer.Dial(ctx, path)
 	if err != nil {
-		return fail(env, path, "Dial", fmt.Errorf("RegisterPlugin error -- %w at socket %s, err: %w", ErrDial, path, err))
+		return fail(env, path, "Dial", "", opError(ErrDial, err, "RegisterPlugin error -- dial failed at socket %s, err: %v", path, err))
 	}
 	defer func() { _ = client.Close() }()
 
 	info, err := client.GetInfo(ctx)
 	if err != nil {
-		return fail(env, path, "GetInfo", fmt.Errorf("RegisterPlugin error -- %w at socket %s, err: %w", ErrGetInfo, path, err))
+		return fail(env, path, "GetInfo", "", opError(ErrGetInfo, err, "RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket %s, err: %v", path, err))
 	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindInfo, Func: "GetInfo",
 		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s versions=%v", path, info.Type, info.Name, info.Endpoint, info.SupportedVersions)})
 	handler, ok := op.Handlers[info.Type]
 	if !ok {
-		e := fmt.Errorf("RegisterPlugin error -- %w: %s at socket %s", ErrNoHandler, info.Type, path)
-		return notifyFailure(ctx, env, client, path, "NoHandler", e)
+		told := fmt.Sprintf("RegisterPlugin error -- no handler registered for plugin type: %s at socket %s", info.Type, path)
+		if err := notify(ctx, client, false, told); err != nil {
+			return fail(env, path, "NoHandler", told, opError(ErrNotify, err, "RegisterPlugin error -- failed to send error at socket %s, err: %v", path, err))
+		}
+		return fail(env, path, "NoHandler", told, opError(ErrNoHandler, nil, "%s", told))
 	}
 	endpoint := info.Endpoint
 	if endpoint == "" {
 		endpoint = path
 	}
 	if err := handler.ValidatePlugin(info.Name, endpoint, info.SupportedVersions); err != nil {
-		e := fmt.Errorf("RegisterPlugin error -- %w with err: %w", ErrValidation, err)
-		return notifyFailure(ctx, env, client, path, "ValidatePlugin", e)
+		told := fmt.Sprintf("RegisterPlugin error -- plugin validation failed with err: %v", err)
+		if err := notify(ctx, client, false, told); err != nil {
+			return fail(env, path, "ValidatePlugin", told, opError(ErrNotify, err, "RegisterPlugin error -- failed to send error at socket %s, err: %v", path, err))
+		}
+		// The kubelet returns a generic error here; what went wrong is only in the notification.
+		return fail(env, path, "ValidatePlugin", told, opError(ErrValidation, err, "RegisterPlugin error -- pluginHandler.ValidatePluginFunc failed"))
 	}
 	// The actual state learns of the plugin before the handler does, so that a delete arriving
 	// meanwhile is an ordinary unregistration. An error here is only logged in the kubelet.
@@ -133,35 +140,59 @@ func register(ctx context.Context, op Operation, env Env) error {
 		env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindError, Reason: "AddPlugin", Message: err.Error(), Func: "RegisterPlugin"})
 	}
 	if err := handler.RegisterPlugin(info.Name, endpoint, info.SupportedVersions, nil); err != nil {
-		e := fmt.Errorf("RegisterPlugin error -- %w with err: %w", ErrRegistration, err)
-		return notifyFailure(ctx, env, client, path, "RegisterPlugin", e)
+		told := fmt.Sprintf("RegisterPlugin error -- plugin registration failed with err: %v", err)
+		// The operation fails with the notification's text, whether or not it was delivered.
+		if nerr := notify(ctx, client, false, told); nerr != nil {
+			return fail(env, path, "RegisterPlugin", told, opError(ErrRegistration, nerr, "%s: %v", told, nerr))
+		}
+		return fail(env, path, "RegisterPlugin", told, opError(ErrRegistration, err, "%s", told))
 	}
-	if err := client.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
-		return fail(env, path, "NotifyRegistrationStatus", fmt.Errorf("RegisterPlugin error -- %w: %w", ErrNotify, err))
+	// The notification comes after RegisterPlugin, so that a handler always sees Validate then
+	// Register even when the notification fails.
+	if err := notify(ctx, client, true, ""); err != nil {
+		// notifyPlugin formats its error as "<errStr>: <err>", with an empty errStr here.
+		return fail(env, path, "NotifyRegistrationStatus", "", opError(ErrNotify, err, "RegisterPlugin error -- failed to send registration status at socket %s, err: : %v", path, err))
 	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindRegistered, Func: "RegisterPlugin",
 		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s id=%s", path, info.Type, info.Name, endpoint, p.ID)})
 	return nil
 }
 
-// notifyFailure tells the plugin it was not registered. The operation fails whatever the
-// notification's own result, so every failure path backs off.
-func notifyFailure(ctx context.Context, env Env, client Client, path, reason string, cause error) error {
-	if err := client.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: false, Error: cause.Error()}); err != nil {
-		cause = errors.Join(cause, fmt.Errorf("%w: %w", ErrNotify, err))
-	}
-	return fail(env, path, reason, cause)
+// notify sends the registration status, the kubelet's notifyPlugin without its error formatting.
+func notify(ctx context.Context, client Client, registered bool, errStr string) error {
+	return client.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: registered, Error: errStr})
 }
 
-func fail(env Env, path, reason string, err error) error {
+// opError is an operation's error: the kubelet's text, matching kind (and cause, when given) with
+// errors.Is.
+func opError(kind, cause error, format string, args ...any) error {
+	return &operationError{msg: fmt.Sprintf(format, args...), kind: kind, cause: cause}
+}
+
+type operationError struct {
+	msg         string
+	kind, cause error
+}
+
+func (e *operationError) Error() string        { return e.msg }
+func (e *operationError) Is(target error) bool { return target == e.kind }
+func (e *operationError) Unwrap() error        { return e.cause }
+
+// fail traces a failed register operation: what the plugin was told, when it was told something,
+// else the operation's error.
+func fail(env Env, path, reason, told string, err error) error {
+	msg := told
+	if msg == "" {
+		msg = err.Error()
+	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindError, Reason: reason, Func: "RegisterPlugin",
-		Message: fmt.Sprintf("socket=%s: %v", path, err)})
+		Message: fmt.Sprintf("socket=%s: %s", path, msg)})
 	return err
 }
 
 func unregister(p PluginInfo, env Env) error {
 	if p.Handler == nil {
-		err := fmt.Errorf("UnregisterPlugin error -- %w for %s", ErrNoPluginEntry, p.SocketPath)
+		err := opError(ErrNoPluginEntry, nil, "UnregisterPlugin error -- failed to get plugin handler for %s", p.SocketPath)
 		env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindError, Reason: "NoHandler", Func: "UnregisterPlugin", Message: err.Error()})
 		return err
 	}
