@@ -190,13 +190,13 @@ func (s *Server) DeRegisterPlugin(name, endpoint string) {
 func (s *Server) connect(ctx context.Context, res, path string) error {
 	conn, err := s.opts.Dial(ctx, path, DialTimeout)
 	if err != nil {
-		return fmt.Errorf("failed to dial device plugin %s at %s: %w", res, path, err)
+		return fmt.Errorf("failed to dial device plugin: %w", err)
 	}
 	client := pluginapi.NewDevicePluginClient(conn)
 	options, err := client.GetDevicePluginOptions(ctx, &pluginapi.Empty{})
 	if err != nil {
 		_ = conn.Close()
-		return fmt.Errorf("failed to get device plugin options of %s: %w", res, err)
+		return fmt.Errorf("failed to get device plugin options: %w", err)
 	}
 	streamCtx := context.Background()
 	s.mu.Lock()

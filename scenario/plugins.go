@@ -298,10 +298,10 @@ func (h simDeviceHandler) ValidatePlugin(name, _ string, versions []string) erro
 func (h simDeviceHandler) RegisterPlugin(name, endpoint string, _ []string, _ *time.Duration) error {
 	p, ok := h.w.byEndpoint(endpoint)
 	if !ok {
-		return fmt.Errorf("failed to dial device plugin %s at %s: no such file or directory", name, endpoint)
+		return fmt.Errorf("failed to dial device plugin: dial unix %s: connect: no such file or directory", endpoint)
 	}
 	if err := p.fail("GetDevicePluginOptions"); err != nil {
-		return fmt.Errorf("failed to get device plugin options of %s: %w", name, err)
+		return fmt.Errorf("failed to get device plugin options: %w", err)
 	}
 	h.w.dm.PluginConnected(name, endpoint, simDevicePlugin{}, &pluginapi.DevicePluginOptions{})
 	h.w.dm.Update(name, clone(p.devices))
