@@ -142,7 +142,7 @@ func (m *Manager) start(op Operation, now time.Time) (Operation, bool) {
 func (m *Manager) Finish(op Operation, err error) {
 	d := m.exec.Finish(op.Plugin.SocketPath, m.opts.Clock.Now(), err)
 	if err != nil {
-		m.opts.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindBackOff, Func: "goroutinemap.Run", Delay: d,
+		m.opts.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindBackOff, Func: "operationComplete", Delay: d,
 			Message: fmt.Sprintf("socket=%s", op.Plugin.SocketPath)})
 	}
 }
