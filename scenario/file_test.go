@@ -69,7 +69,7 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"two actions", head + "- at: 1s\n  removeManifest: {name: a}\n  runtimeDown: {for: 1s}\n", "step 1 (at 1s): more than one action"},
 		{"no action", head + "- at: 1s\n", "step 1 (at 1s): no action"},
 		{"missing source", head + "- at: 1s\n  serveHTTP: {status: 200, content: x}\n", "serveHTTP needs the http source"},
-		{"malformed pod", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod:\n    pod:\n      metadata: {name: p}\n      spec: {containerz: []}\n", `step 1: unknown field "containerz"`},
+		{"malformed pod", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod:\n    pod:\n      metadata: {name: p}\n      spec: {containerz: []}\n", `step 1: unknown field "apiCreatePod.pod.spec.containerz"`},
 		{"pod without containers", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod: {pod: {metadata: {name: p}}}\n", "pod.spec.containers must not be empty"},
 		{"bad duration", head + "- at: soon\n  removeManifest: {name: a}\n", "step 1:"},
 		{"bad pod key", head + "- at: 1s\n  expect: {pod: web, phase: Running}\n", `pod "web": want namespace/name`},
@@ -78,6 +78,17 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"unknown source", "name: bad\nsources: [etcd]\n", `unknown pod source "etcd"`},
 		{"path in manifest name", head + "- at: 1s\n  removeManifest: {name: ../etc/passwd}\n", "plain file name"},
 		{"missing name", "sources: [file]\n", "name is required"},
+		{"unknown expect key", head + "- at: 1s\n  expect: {pod: default/web, exitcode: 1}\n", `step 1: unknown field "expect.exitcode"`},
+		{"exitCode without container", head + "- at: 1s\n  expect: {pod: default/web, exitCode: 1}\n", "describe a container"},
+		{"bad condition type", head + "- at: 1s\n  expect: {pod: default/web, conditions: {Happy: \"True\"}}\n", `"Happy" is not a pod condition type`},
+		{"bad condition value", head + "- at: 1s\n  expect: {pod: default/web, conditions: {Ready: Maybe}}\n", `conditions.Ready: "Maybe"`},
+		{"bad ready", head + "- at: 1s\n  expect: {pod: default/web, container: c, ready: maybe}\n", "step 1:"},
+		{"apiObject bad kind", head + "- at: 1s\n  expect: {apiObject: {kind: Secret, namespace: a, name: b, path: .data, equals: x}}\n", `apiObject.kind "Secret"`},
+		{"apiObject bad path", head + "- at: 1s\n  expect: {apiObject: {kind: Node, name: node-1, path: \"{.status[\", equals: x}}\n", "apiObject.path"},
+		{"apiObject node namespace", head + "- at: 1s\n  expect: {apiObject: {kind: Node, namespace: x, name: node-1, path: .kind, equals: Node}}\n", "must be empty for a Node"},
+		{"pod checks without pod", head + "- at: 1s\n  expect: {phase: Running}\n", "pod is required"},
+		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},
+		{"expectNoEvent unknown key", head + "- at: 1s\n  expectNoEvent: {component: runtime, event: pull, image: x}\n", `step 1: unknown field "expectNoEvent.image"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -80,6 +80,7 @@ func (st *Step) action() (string, int) {
 		{"runtimeDown", st.RuntimeDown != nil},
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
+		{"expectNoEvent", st.ExpectNoEvent != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -94,7 +95,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent, expectNoEvent")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -148,6 +149,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
+	case st.ExpectNoEvent != nil:
+		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	}
 	return nil
 }
@@ -172,10 +175,18 @@ func (st *Step) bound(limit time.Duration) error {
 }
 
 func (e *Expect) validate() error {
-	errs := []error{podKey(e.Pod)}
-	if e.Phase == "" && e.Present == nil && e.WorkerState == "" && e.Mirror == "" && e.Container == "" {
-		errs = append(errs, errors.New("expect checks nothing: give phase, present, workerState, mirror or container"))
+	var errs []error
+	podChecks := e.Phase != "" || e.Present != nil || e.WorkerState != "" || e.Mirror != "" || e.Container != "" || e.checksPodDetails()
+	switch {
+	case e.Pod != "":
+		errs = append(errs, podKey(e.Pod))
+	case podChecks:
+		errs = append(errs, errors.New("pod is required: which pod (namespace/name)"))
 	}
+	if !podChecks && e.APIObject == nil {
+		errs = append(errs, errors.New("expect checks nothing: give phase, present, workerState, mirror, container, conditions, podReason, podMessage or apiObject"))
+	}
+	errs = append(errs, e.validateDetails())
 	switch v1.PodPhase(e.Phase) {
 	case "", v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed, v1.PodUnknown:
 	default:
