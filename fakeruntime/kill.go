@@ -93,9 +93,10 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		b := r.behaviors[behaviorKey{pod: key, container: c.status.Name}]
 		r.emitAndRecord(trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, "Stopping container " + c.status.Name})
+		stop := r.stopBehavior(key, c.status.Name, b)
 		stopAfter, code := grace, ExitCodeKilled
-		if !b.IgnoreSIGTERM && r.lat.ContainerStop <= grace {
-			stopAfter, code = r.lat.ContainerStop, ExitCodeStopped
+		if !stop.IgnoreSIGTERM && stop.After <= grace {
+			stopAfter, code = stop.After, ExitCodeStopped
 		}
 		if t := r.stopContainerAt(c, now.Add(stopAfter), code); t.After(done) {
 			done = t

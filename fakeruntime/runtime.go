@@ -123,6 +123,7 @@ type Runtime struct {
 	imageBackoff *kubecontainer.Backoff
 	pullFailures map[string]int
 	behaviors    map[behaviorKey]Behavior
+	stops        map[behaviorKey]StopBehavior
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
 	// SyncPod scheduled before a kill is dropped when it falls due: the kill cancelled the
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
@@ -172,6 +173,7 @@ func New(opts Options) (*Runtime, error) {
 		imageBackoff: imageBackoff,
 		pullFailures: map[string]int{},
 		behaviors:    map[behaviorKey]Behavior{},
+		stops:        map[behaviorKey]StopBehavior{},
 		generation:   map[types.UID]int{},
 	}, nil
 }

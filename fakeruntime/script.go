@@ -126,3 +126,28 @@ func BehaviorFromAnnotations(annotations map[string]string, container string) (B
 	}
 	return b, true, nil
 }
+
+// StopBehavior scripts how a container reacts to SIGTERM.
+type StopBehavior struct {
+	// After is how long the container takes to exit after SIGTERM; it replaces
+	// Latencies.ContainerStop for this container.
+	After time.Duration
+	// IgnoreSIGTERM makes every stop wait out the whole grace period and end in SIGKILL.
+	IgnoreSIGTERM bool
+}
+
+// SetStopBehavior scripts how every run of the named container of the pod "namespace/name",
+// the current one included, reacts to SIGTERM from now on. It leaves what SetBehavior scripted
+// (the run time and exit code) alone.
+func (r *Runtime) SetStopBehavior(podKey, container string, s StopBehavior) {
+	r.stops[behaviorKey{pod: podKey, container: container}] = s
+}
+
+// stopBehavior is the container's reaction to SIGTERM: SetStopBehavior's, else the runtime's stop
+// latency, with SetBehavior's IgnoreSIGTERM.
+func (r *Runtime) stopBehavior(podKey, container string, b Behavior) StopBehavior {
+	if s, ok := r.stops[behaviorKey{pod: podKey, container: container}]; ok {
+		return s
+	}
+	return StopBehavior{After: r.lat.ContainerStop, IgnoreSIGTERM: b.IgnoreSIGTERM}
+}

@@ -218,9 +218,6 @@ type work struct {
 	seq   uint64
 	// called is set once the sync function was invoked.
 	called bool
-	// canceled models the kubelet's context cancellation: the sync ends at the cancel instant
-	// with context.Canceled.
-	canceled bool
 	// done is when the sync's blocking work ends; set once the sync function returned.
 	done   time.Time
 	result Result

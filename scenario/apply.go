@@ -49,6 +49,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.RuntimeDown != nil:
 		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
+	case st.ContainerStop != nil:
+		e.containerStop(st.ContainerStop)
 	case st.Expect != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:

@@ -63,6 +63,7 @@ type Step struct {
 	Expect             *Expect             `json:"expect,omitempty"`
 	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
 	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
+	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

@@ -87,6 +87,9 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"apiObject bad path", head + "- at: 1s\n  expect: {apiObject: {kind: Node, name: node-1, path: \"{.status[\", equals: x}}\n", "apiObject.path"},
 		{"apiObject node namespace", head + "- at: 1s\n  expect: {apiObject: {kind: Node, namespace: x, name: node-1, path: .kind, equals: Node}}\n", "must be empty for a Node"},
 		{"pod checks without pod", head + "- at: 1s\n  expect: {phase: Running}\n", "pod is required"},
+		{"containerStop without effect", head + "- at: 1s\n  containerStop: {pod: default/web, container: c}\n", "needs after or ignoreSIGTERM"},
+		{"containerStop with both", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 1s, ignoreSIGTERM: true}\n", "exclude each other"},
+		{"containerStop too long", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 25h}\n", "containerStop.after 25h0m0s"},
 		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},
 		{"expectNoEvent unknown key", head + "- at: 1s\n  expectNoEvent: {component: runtime, event: pull, image: x}\n", `step 1: unknown field "expectNoEvent.image"`},
 	}

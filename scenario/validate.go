@@ -81,6 +81,7 @@ func (st *Step) action() (string, int) {
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
 		{"expectNoEvent", st.ExpectNoEvent != nil},
+		{"containerStop", st.ContainerStop != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -95,7 +96,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent, expectNoEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, expect, expectEvent, expectNoEvent")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -149,6 +150,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
+	case st.ContainerStop != nil:
+		return st.ContainerStop.validate()
 	case st.ExpectNoEvent != nil:
 		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	}
@@ -170,6 +173,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))
+	}
+	if st.ContainerStop != nil && st.ContainerStop.After != nil {
+		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
 	}
 	return errors.Join(errs...)
 }

@@ -127,4 +127,5 @@ const (
 	KindCrashLoop          Kind = "crashLoop"
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
+	KindContainerStop      Kind = "containerStop"
 )
