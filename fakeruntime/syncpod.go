@@ -19,10 +19,11 @@ import (
 // should run, each after its image is present, and holds back restarts that are in back-off.
 //
 // Every step takes its latency: the sandbox is ready, each image pulled and each container created
-// and running at the instant the step ends, and Result.Done is when the last step ends. Back-offs
-// come back as *kubecontainer.BackoffError (joined with errors.Join when several containers are
-// held back), so kubecontainer.MinBackoffExpiration gives the requeue time. backOff is the crash-loop
-// back-off; nil disables it.
+// and running at the instant the step ends, and Result.Done is when the last step ends. Crash-loop
+// back-offs come back as *kubecontainer.BackoffError (joined with errors.Join when several
+// containers are held back), so kubecontainer.MinBackoffExpiration gives the requeue time; an
+// image pull back-off is a plain error wrapping kubecontainer.ErrImagePullBackOff, as in v1.35.0.
+// backOff is the crash-loop back-off; nil disables it.
 func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
@@ -223,8 +224,9 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		d := r.imageBackoff.Get(id)
 		ev.Event, ev.Reason, ev.Delay = trace.KindBackOff, "ImagePullBackOff", d
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
-		err := fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
-		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.LastUpdate(id).Add(d)}
+		// A plain error, as in v1.35.0, where only doBackOff returns a BackoffError: the pod
+		// worker retries after jitter(backOffPeriod), not at the pull back-off's expiry.
+		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
 	}
 	ev.Event = trace.KindPull
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
