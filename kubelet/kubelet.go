@@ -179,20 +179,27 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The kubelet registers the active-deadline handler as a sync loop handler (and as a pod sync
+	// handler, which GeneratePodStatus is).
+	deadline, err := status.NewActiveDeadline(clk, n.Status)
+	if err != nil {
+		return nil, err
+	}
 	lopts := syncloop.Options{
-		Clock:        clk,
-		Tracer:       tracer,
-		Pods:         n.Pods,
-		Workers:      n.Workers,
-		WorkQueue:    queue,
-		PLEG:         relister,
-		Cache:        n.Cache,
-		Runtime:      n.Runtime,
-		RuntimeState: state,
-		Kills:        syncer,
-		Housekeeping: cleaner,
-		Status:       n.Status,
-		SourcesReady: opts.SourcesReady,
+		SyncLoopHandlers: []syncloop.PodSyncLoopHandler{deadline},
+		Clock:            clk,
+		Tracer:           tracer,
+		Pods:             n.Pods,
+		Workers:          n.Workers,
+		WorkQueue:        queue,
+		PLEG:             relister,
+		Cache:            n.Cache,
+		Runtime:          n.Runtime,
+		RuntimeState:     state,
+		Kills:            syncer,
+		Housekeeping:     cleaner,
+		Status:           n.Status,
+		SourcesReady:     opts.SourcesReady,
 	}
 	if node != nil {
 		lopts.Node = node
