@@ -3,6 +3,8 @@ package fakeruntime
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,7 +189,7 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 	if exited == nil {
 		return nil
 	}
-	id := backoffKey(s.pod, c.Name)
+	id := backoffKey(s.pod, c)
 	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
@@ -270,10 +272,14 @@ func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
 	r.scheduleAt(at, purge)
 }
 
-// backoffKey names a container in the crash-loop back-off: the kubelet's stable key without the
-// container hash.
-func backoffKey(pod *v1.Pod, container string) string {
-	return pod.Name + "_" + pod.Namespace + "_" + string(pod.UID) + "_" + container
+// backoffKey names a container in the crash-loop back-off: v1.35's GetBackoffKey, an FNV-64a hash
+// of the pod's name, namespace and UID and the container's name, image and resources. A new image
+// or new resources give a fresh entry, so the container restarts at once.
+func backoffKey(pod *v1.Pod, c *v1.Container) string {
+	key := strings.Join([]string{pod.Name, pod.Namespace, string(pod.UID), c.Name, c.Image, c.Resources.String()}, "/")
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // formatPod is the kubelet's format.Pod: "name_namespace(uid)".
