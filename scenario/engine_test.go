@@ -65,7 +65,7 @@ func TestExpectEventWindow(t *testing.T) {
 - at: 19s
   expectEvent: {component: apiserver, event: delete, pod: default/web}
 - at: 19s
-  expectEvent: {component: apiserver, event: deleting, pod: default/web}
+  expectEvent: {component: scenario, event: apiDeletePod, pod: default/web}
 `,
 		want: []bool{true, true, false},
 	}, {
@@ -75,7 +75,7 @@ func TestExpectEventWindow(t *testing.T) {
 - at: 19s
   expectEvent: {component: apiserver, event: delete, pod: default/web}
 - at: 19s
-  expectEvent: {component: apiserver, event: deleting, pod: default/web}
+  expectEvent: {component: scenario, event: apiDeletePod, pod: default/web}
 `,
 		want: []bool{true, true, false},
 	}, {
