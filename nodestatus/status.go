@@ -27,6 +27,10 @@ const (
 	// the kubelet's do.
 	registerBackoffMin = 100 * time.Millisecond
 	registerBackoffMax = 7 * time.Second
+	// FastStatusPeriod is how often fastStatusUpdateOnce checks whether the new node would be
+	// Ready, and fastStatusTimeout (the kubelet's nodeReadyGracePeriod) when it gives up.
+	FastStatusPeriod  = 100 * time.Millisecond
+	fastStatusTimeout = 120 * time.Second
 )
 
 // RuntimeState is what Ready follows: the kubelet's runtimeState.
@@ -91,6 +95,9 @@ type Status struct {
 	status, lease time.Time
 	// ready is the Ready condition last reported.
 	ready bool
+	// fast is when fastStatusUpdateOnce next checks the node, zero once it is done; fastStart is
+	// when it started.
+	fast, fastStart time.Time
 }
 
 // New returns a Status whose registration is due at once.
@@ -112,10 +119,14 @@ func (s *Status) NextWake() (time.Time, bool) {
 		}
 		return s.retry, true
 	}
-	if s.lease.Before(s.status) {
-		return s.lease, true
+	next := s.status
+	if s.lease.Before(next) {
+		next = s.lease
 	}
-	return s.status, true
+	if !s.fast.IsZero() && s.fast.Before(next) {
+		next = s.fast
+	}
+	return next, true
 }
 
 // Register creates the node object (the kubelet's registerWithAPIServer), adopting an existing
@@ -142,6 +153,9 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
 	s.status, s.lease = now.Add(StatusPeriod), now
+	// The kubelet's Run starts fastStatusUpdateOnce with the node: every 100ms it patches the node
+	// status as soon as it would be Ready, instead of waiting for the first periodic update.
+	s.fastStart, s.fast = now, now.Add(FastStatusPeriod)
 	ev.Event = trace.KindRegister
 	s.opts.Tracer.Emit(ev)
 	return nil
@@ -162,6 +176,11 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("renew lease of node %s: %w", name, err))
 		}
 	}
+	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
+		if err := s.fastStatusUpdate(ctx, now); err != nil {
+			errs = append(errs, fmt.Errorf("fast status update of node %s: %w", name, err))
+		}
+	}
 	if vclock.Due(s.status, now) {
 		s.status = vclock.NextTick(s.status, StatusPeriod, now)
 		if err := s.updateNodeStatus(ctx, now); err != nil {
@@ -172,12 +191,47 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// fastStatusUpdate is one poll of the kubelet's fastStatusUpdateOnce (fastNodeStatusUpdate): it
+// ends when the node object is already Ready, when the node would be Ready and its status has been
+// written, or after 120s; otherwise it polls again 100ms later.
+func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
+	if now.Sub(s.fastStart) >= fastStatusTimeout {
+		s.fast = time.Time{}
+		return nil
+	}
+	s.fast = now.Add(FastStatusPeriod)
+	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
+	if err != nil {
+		return err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+			s.fast = time.Time{}
+			return nil
+		}
+	}
+	if ready, _ := s.readiness(); !ready {
+		return nil
+	}
+	s.fast = time.Time{}
+	if err := s.writeStatus(ctx, node, now); err != nil {
+		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
+		return err
+	}
+	return nil
+}
+
 // updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time.
 func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
 	if err != nil {
 		return err
 	}
+	return s.writeStatus(ctx, node, now)
+}
+
+// writeStatus writes node's conditions with a fresh heartbeat time.
+func (s *Status) writeStatus(ctx context.Context, node *v1.Node, now time.Time) error {
 	ready, msg := s.readiness()
 	upd := node.DeepCopy()
 	setConditions(upd, now, ready, msg)
