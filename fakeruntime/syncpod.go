@@ -231,8 +231,11 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
 	}
 	ev.Event = trace.KindPull
+	start := r.reservePull(s.at)
+	ev.Delay = start.Sub(s.at)
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
-	s.at = s.at.Add(r.lat.ImagePull)
+	ev.Delay = 0
+	s.at = start.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
@@ -299,4 +302,26 @@ func defaultPullPolicy(image string) v1.PullPolicy {
 		return v1.PullAlways
 	}
 	return v1.PullIfNotPresent
+}
+
+// reservePull takes the image puller slot that frees first for a pull asked for at the instant
+// at, and returns when the pull starts: at once without a limit, else when the slot is free. The
+// kubelet's serial puller is one slot, its parallel puller with maxParallelImagePulls that many;
+// a pull runs to its end even if its pod is killed meanwhile, so the slot stays taken.
+func (r *Runtime) reservePull(at time.Time) time.Time {
+	if len(r.pullSlots) == 0 {
+		return at
+	}
+	i := 0
+	for j := range r.pullSlots {
+		if r.pullSlots[j].Before(r.pullSlots[i]) {
+			i = j
+		}
+	}
+	start := at
+	if r.pullSlots[i].After(start) {
+		start = r.pullSlots[i]
+	}
+	r.pullSlots[i] = start.Add(r.lat.ImagePull)
+	return start
 }

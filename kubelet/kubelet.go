@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,21 @@ type Options struct {
 	SyncFrequency time.Duration
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
 	SourcesReady func(seen sets.Set[string]) bool
+	// SerializeImagePulls is the KubeletConfiguration field: one image pull at a time on the
+	// node. Nil is the kubelet's default, true.
+	SerializeImagePulls *bool
+	// MaxParallelImagePulls bounds the pulls at once when SerializeImagePulls is false; nil is no
+	// limit. With SerializeImagePulls it must be nil or 1, as the kubelet's validation requires.
+	MaxParallelImagePulls *int32
+	// NodeStatusUpdateFrequency is how often the node status is written; zero is the kubelet's
+	// 10s.
+	NodeStatusUpdateFrequency time.Duration
+	// FeatureGates turns the kubelet feature gates minikubelet models on or off (FeatureGateNames);
+	// a gate not listed keeps its v1.35 default.
+	FeatureGates map[string]bool
+	// MaxContainerRestartPeriod is crashLoopBackOff.maxContainerRestartPeriod, the crash-loop
+	// back-off's cap when the KubeletCrashLoopBackOffMax gate is on (1s to 300s); zero is 300s.
+	MaxContainerRestartPeriod time.Duration
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -70,7 +86,92 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
 	}
-	return nil
+	return o.ValidateConfig()
+}
+
+// ValidateConfig checks the KubeletConfiguration settings among the options (image pulls,
+// feature gates, the crash-loop back-off's cap, the node status frequency) as the kubelet's
+// configuration validation does, so that callers can refuse a bad configuration before they
+// build anything.
+func (o Options) ValidateConfig() error {
+	_, err := o.imagePullSlots()
+	var errs []error
+	errs = append(errs, err)
+	for name := range o.FeatureGates {
+		if _, ok := featureGateDefaults[name]; !ok {
+			errs = append(errs, fmt.Errorf("unrecognized feature gate: %s (minikubelet models %s)", name, strings.Join(FeatureGateNames(), ", ")))
+		}
+	}
+	if d := o.MaxContainerRestartPeriod; d != 0 && (d < time.Second || d > kubecontainer.MaxContainerBackoff) {
+		errs = append(errs, fmt.Errorf("invalid configuration: crashLoopBackOff.maxContainerRestartPeriod %v must be between 1s and 300s", d))
+	}
+	if o.NodeStatusUpdateFrequency < 0 {
+		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v must not be negative", o.NodeStatusUpdateFrequency))
+	}
+	return errors.Join(errs...)
+}
+
+// featureGateDefaults are the kubelet feature gates minikubelet models, with their v1.35 defaults.
+var featureGateDefaults = map[string]bool{
+	// KubeletCrashLoopBackOffMax (beta in v1.35) lets crashLoopBackOff.maxContainerRestartPeriod
+	// set the crash-loop back-off's cap.
+	"KubeletCrashLoopBackOffMax": true,
+	// ReduceDefaultCrashLoopBackOffDecay (alpha) starts the crash-loop back-off at 1s and caps it
+	// at 60s.
+	"ReduceDefaultCrashLoopBackOffDecay": false,
+}
+
+// FeatureGateNames lists the feature gates Options.FeatureGates may set, sorted.
+func FeatureGateNames() []string {
+	names := make([]string, 0, len(featureGateDefaults))
+	for n := range featureGateDefaults {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (o Options) enabled(gate string) bool {
+	if v, ok := o.FeatureGates[gate]; ok {
+		return v
+	}
+	return featureGateDefaults[gate]
+}
+
+// crashLoopBackOff returns the crash-loop back-off's initial delay and cap: the kubelet's
+// newCrashLoopBackOff.
+func (o Options) crashLoopBackOff() (initial, maximum time.Duration) {
+	initial, maximum = kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff
+	if o.enabled("ReduceDefaultCrashLoopBackOffDecay") {
+		initial, maximum = time.Second, time.Minute
+	}
+	if o.enabled("KubeletCrashLoopBackOffMax") {
+		// The configuration's value, 300s by default, wins.
+		maximum = kubecontainer.MaxContainerBackoff
+		if o.MaxContainerRestartPeriod != 0 {
+			maximum = o.MaxContainerRestartPeriod
+		}
+		initial = min(initial, maximum)
+	}
+	return initial, maximum
+}
+
+// imagePullSlots is how many image pulls the node runs at once (0: no limit), from the two
+// KubeletConfiguration fields, with the kubelet's validation.
+func (o Options) imagePullSlots() (int, error) {
+	serialize := o.SerializeImagePulls == nil || *o.SerializeImagePulls
+	max := o.MaxParallelImagePulls
+	switch {
+	case max != nil && *max < 1:
+		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be a positive number", *max)
+	case serialize && max != nil && *max != 1:
+		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be 1 or nil when serializeImagePulls is true", *max)
+	case serialize:
+		return 1, nil
+	case max != nil:
+		return int(*max), nil
+	}
+	return 0, nil
 }
 
 // Node is one simulated kubelet's sync side. Loop is its entry point; the other fields are the
@@ -101,7 +202,11 @@ func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
 	n := &Node{Cache: pleg.NewCache()}
 	var err error
-	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder}); err != nil {
+	slots, err := opts.imagePullSlots()
+	if err != nil {
+		return nil, err
+	}
+	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder, MaxParallelImagePulls: slots}); err != nil {
 		return nil, err
 	}
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
@@ -120,7 +225,8 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	// kl.backOff: the crash-loop back-off every pod shares.
-	crashLoop, err := kubecontainer.NewBackoff(clk, kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff)
+	initial, maximum := opts.crashLoopBackOff()
+	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +249,8 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}); err != nil {
+		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+			StatusPeriod: opts.NodeStatusUpdateFrequency}); err != nil {
 			return nil, err
 		}
 	}

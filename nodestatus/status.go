@@ -55,6 +55,8 @@ type Options struct {
 	Client Client
 	// RuntimeState decides the Ready condition. Required.
 	RuntimeState RuntimeState
+	// StatusPeriod is nodeStatusUpdateFrequency; zero is the kubelet's default, StatusPeriod.
+	StatusPeriod time.Duration
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -80,7 +82,17 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
 	}
+	if o.StatusPeriod < 0 {
+		return fmt.Errorf("options StatusPeriod %v: must not be negative", o.StatusPeriod)
+	}
 	return nil
+}
+
+func (o Options) statusPeriod() time.Duration {
+	if o.StatusPeriod == 0 {
+		return StatusPeriod
+	}
+	return o.StatusPeriod
 }
 
 // Status registers the node and keeps its status and lease fresh.
@@ -152,7 +164,7 @@ func (s *Status) Register(ctx context.Context) error {
 		return fmt.Errorf("register node %s: %w", name, err)
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
-	s.status, s.lease = now.Add(StatusPeriod), now
+	s.status, s.lease = now.Add(s.opts.statusPeriod()), now
 	// The kubelet's Run starts fastStatusUpdateOnce with the node: every 100ms it patches the node
 	// status as soon as it would be Ready, instead of waiting for the first periodic update.
 	s.fastStart, s.fast = now, now.Add(FastStatusPeriod)
@@ -182,7 +194,7 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 		}
 	}
 	if vclock.Due(s.status, now) {
-		s.status = vclock.NextTick(s.status, StatusPeriod, now)
+		s.status = vclock.NextTick(s.status, s.opts.statusPeriod(), now)
 		if err := s.updateNodeStatus(ctx, now); err != nil {
 			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
 			errs = append(errs, fmt.Errorf("update status of node %s: %w", name, err))

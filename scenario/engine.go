@@ -149,7 +149,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
-	n, err := kubelet.New(kubelet.Options{
+	kopts := kubelet.Options{
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
 		Clock:         clk,
@@ -157,9 +157,11 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		Seed:          uint64(seed),
 		Client:        e.client,
 		Latencies:     lat,
-		SyncFrequency: durationOr(s.SyncFrequency, time.Minute),
+		SyncFrequency: time.Minute,
 		SourcesReady:  storage.SeenAllSources,
-	})
+	}
+	s.kubeletOptions(&kopts)
+	n, err := kubelet.New(kopts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,12 @@ type Scenario struct {
 	// Runtime sets the fake runtime's latencies.
 	Runtime *RuntimeSettings `json:"runtime,omitempty"`
 	// Seed seeds the jitter of the pod workers; default 1.
-	Seed  *int64 `json:"seed,omitempty"`
-	Steps []Step `json:"-"`
+	Seed *int64 `json:"seed,omitempty"`
+	// Settings are KubeletConfiguration fields of the sync side; FeatureGates the kubelet
+	// feature gates minikubelet models.
+	Settings     *Settings       `json:"settings,omitempty"`
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	Steps        []Step          `json:"-"`
 
 	// path is the file the scenario came from, for error messages.
 	path string

@@ -90,6 +90,11 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"containerStop without effect", head + "- at: 1s\n  containerStop: {pod: default/web, container: c}\n", "needs after or ignoreSIGTERM"},
 		{"containerStop with both", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 1s, ignoreSIGTERM: true}\n", "exclude each other"},
 		{"containerStop too long", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 25h}\n", "containerStop.after 25h0m0s"},
+		{"unknown feature gate", "name: bad\nfeatureGates: {Nope: true}\n", "unrecognized feature gate: Nope"},
+		{"parallel pulls while serialized", "name: bad\nsettings: {maxParallelImagePulls: 3}\n", "must be 1 or nil when serializeImagePulls is true"},
+		{"two sync frequencies", "name: bad\nsyncFrequency: 1m\nsettings: {syncFrequency: 2m}\n", "are the same setting"},
+		{"unknown setting", "name: bad\nsettings: {maxPods: 10}\n", `unknown field "settings.maxPods"`},
+		{"restart period too long", "name: bad\nsettings: {crashLoopBackOff: {maxContainerRestartPeriod: 10m}}\n", "must be between 1s and 300s"},
 		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},
 		{"expectNoEvent unknown key", head + "- at: 1s\n  expectNoEvent: {component: runtime, event: pull, image: x}\n", `step 1: unknown field "expectNoEvent.image"`},
 	}

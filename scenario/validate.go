@@ -46,6 +46,9 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
 	}
+	if err := s.validateSettings(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if i > 0 && st.At.Duration < s.Steps[i-1].At.Duration {

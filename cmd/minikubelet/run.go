@@ -214,7 +214,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
 	}
 
-	n, err := kubelet.New(kubelet.Options{
+	kopts := kubelet.Options{
 		NodeName:      cfg.NodeName,
 		NodeIP:        nodeIP,
 		Clock:         d.clock,
@@ -225,7 +225,9 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		Latencies:     fakeruntime.DefaultLatencies,
 		SyncFrequency: cfg.SyncFrequency,
 		SourcesReady:  pc.SeenAllSources,
-	})
+	}
+	cfg.Sync.apply(&kopts)
+	n, err := kubelet.New(kopts)
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
