@@ -132,7 +132,7 @@ type Runtime struct {
 	behaviors    map[behaviorKey]Behavior
 	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
 	pullSlots []time.Time
-	stops        map[behaviorKey]StopBehavior
+	stops     map[behaviorKey]StopBehavior
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
 	// SyncPod scheduled before a kill is dropped when it falls due: the kill cancelled the
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -44,7 +45,8 @@ type Options struct {
 	// Client is the API server. Nil is a standalone kubelet: no node object, no mirror pods, no
 	// status writes.
 	Client kubernetes.Interface
-	// Recorder receives the kubelet's Kubernetes events. Nil records none.
+	// Recorder receives the kubelet's Kubernetes events, after the trace: every event is traced
+	// (component events) whether or not there is a recorder. Nil records none.
 	Recorder record.EventRecorder
 	// Latencies are the fake runtime's.
 	Latencies fakeruntime.Latencies
@@ -201,12 +203,15 @@ func New(opts Options) (*Node, error) {
 func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
 	n := &Node{Cache: pleg.NewCache()}
-	var err error
+	recorder, err := events.NewTracing(opts.Recorder, tracer)
+	if err != nil {
+		return nil, err
+	}
 	slots, err := opts.imagePullSlots()
 	if err != nil {
 		return nil, err
 	}
-	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder, MaxParallelImagePulls: slots}); err != nil {
+	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}); err != nil {
 		return nil, err
 	}
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
@@ -254,9 +259,7 @@ func build(opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
-	if opts.Recorder != nil {
-		syncOpts.Recorder = opts.Recorder
-	}
+	syncOpts.Recorder = recorder
 	if n.Status, err = status.New(sopts); err != nil {
 		return nil, err
 	}

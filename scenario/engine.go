@@ -9,12 +9,15 @@ import (
 	"path"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -103,15 +106,35 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		inv:    newInvariants(),
 		step:   -1,
 	}
-	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec})
-	if err != nil {
-		return nil, err
-	}
-	e.storage = storage
 	seed := int64(1)
 	if s.Seed != nil {
 		seed = *s.Seed
 	}
+	// The kubelet's Kubernetes events go to the API server synchronously, on the virtual clock.
+	var apiEvents record.EventRecorder
+	if s.hasSource(podconfig.APISource) {
+		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))}); err != nil {
+			return nil, err
+		}
+		client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1})
+		if err != nil {
+			return nil, err
+		}
+		e.client = client
+		if apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: client,
+			Source: v1.EventSource{Component: "kubelet", Host: s.Node}}); err != nil {
+			return nil, err
+		}
+	}
+	configEvents, err := events.NewTracing(apiEvents, e.rec)
+	if err != nil {
+		return nil, err
+	}
+	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec, Recorder: configEvents})
+	if err != nil {
+		return nil, err
+	}
+	e.storage = storage
 	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
 	if s.hasSource(podconfig.FileSource) {
 		storage.Register(podconfig.FileSource)
@@ -132,14 +155,6 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	}
 	if s.hasSource(podconfig.APISource) {
 		storage.Register(podconfig.APISource)
-		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))}); err != nil {
-			return nil, err
-		}
-		client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1})
-		if err != nil {
-			return nil, err
-		}
-		e.client = client
 		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
 			return nil, err
 		}
@@ -159,6 +174,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		Latencies:     lat,
 		SyncFrequency: time.Minute,
 		SourcesReady:  storage.SeenAllSources,
+		Recorder:      apiEvents,
 	}
 	s.kubeletOptions(&kopts)
 	n, err := kubelet.New(kopts)

@@ -117,8 +117,9 @@ func objectName(ns, name string) string {
 	return ns + "/" + name
 }
 
-// readAPIPath gets the object and prints its JSONPath as `kubectl get -o jsonpath` would. An
-// object that does not exist prints "<absent>".
+// readAPIPath gets the object (without a name, the list of the kind in the namespace, as
+// `kubectl get events -o jsonpath` reads it) and prints its JSONPath as kubectl would. An object
+// that does not exist prints "<absent>".
 func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) {
 	if e.client == nil {
 		return "", fmt.Errorf("no API server: add the api source")
@@ -126,14 +127,26 @@ func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) 
 	var obj runtime.Object
 	var err error
 	get := metav1.GetOptions{}
-	switch a.Kind {
-	case "Pod":
+	list := metav1.ListOptions{}
+	switch {
+	case a.Name == "" && a.Kind == "Pod":
+		obj, err = e.client.CoreV1().Pods(a.Namespace).List(ctx, list)
+	case a.Name == "" && a.Kind == "Node":
+		obj, err = e.client.CoreV1().Nodes().List(ctx, list)
+	case a.Name == "" && a.Kind == "Lease":
+		obj, err = e.client.CoordinationV1().Leases(a.Namespace).List(ctx, list)
+	case a.Name == "" && a.Kind == "Event":
+		obj, err = e.client.CoreV1().Events(a.Namespace).List(ctx, list)
+	}
+	switch {
+	case a.Name == "":
+	case a.Kind == "Pod":
 		obj, err = e.client.CoreV1().Pods(a.Namespace).Get(ctx, a.Name, get)
-	case "Node":
+	case a.Kind == "Node":
 		obj, err = e.client.CoreV1().Nodes().Get(ctx, a.Name, get)
-	case "Lease":
+	case a.Kind == "Lease":
 		obj, err = e.client.CoordinationV1().Leases(a.Namespace).Get(ctx, a.Name, get)
-	case "Event":
+	case a.Kind == "Event":
 		obj, err = e.client.CoreV1().Events(a.Namespace).Get(ctx, a.Name, get)
 	}
 	if apierrors.IsNotFound(err) {
@@ -181,7 +194,7 @@ func (a *APIObject) validate() error {
 	if a.Kind == "Node" && a.Namespace != "" {
 		errs = append(errs, errors.New("apiObject.namespace must be empty for a Node"))
 	}
-	errs = append(errs, required("apiObject.name", a.Name), required("apiObject.path", a.Path))
+	errs = append(errs, required("apiObject.path", a.Path))
 	if a.Path != "" {
 		if _, err := parseJSONPath(a.Path); err != nil {
 			errs = append(errs, fmt.Errorf("apiObject.%w", err))

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -146,7 +147,12 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	}
 	recorder := d.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
-	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: recorder})
+	// The kubelet package traces the events of the sync side; PodConfig's are traced here.
+	configEvents, err := events.NewTracing(recorder, d.tracer)
+	if err != nil {
+		return err
+	}
+	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: configEvents})
 	if err != nil {
 		return fmt.Errorf("pod config: %w", err)
 	}
