@@ -133,6 +133,8 @@ type Runtime struct {
 	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
 	pullSlots []time.Time
 	stops     map[behaviorKey]StopBehavior
+	// callFailures counts, per CRI call, how many of its next calls fail.
+	callFailures map[string]int
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
 	// SyncPod scheduled before a kill is dropped when it falls due: the kill cancelled the
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
@@ -183,6 +185,7 @@ func New(opts Options) (*Runtime, error) {
 		pullFailures: map[string]int{},
 		behaviors:    map[behaviorKey]Behavior{},
 		stops:        map[behaviorKey]StopBehavior{},
+		callFailures: map[string]int{},
 		pullSlots:    make([]time.Time, opts.MaxParallelImagePulls),
 		generation:   map[types.UID]int{},
 	}, nil

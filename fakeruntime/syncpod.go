@@ -68,7 +68,9 @@ func (s *podSync) run(acts podActions) error {
 		}
 	}
 	if acts.createSandbox {
-		s.createSandbox(acts.attempt)
+		if err := s.createSandbox(acts.attempt); err != nil {
+			return err
+		}
 	}
 	if acts.nextInit != nil {
 		// Regular containers wait for every init container, so a failed start ends the sync.
@@ -98,9 +100,17 @@ func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	})
 }
 
-// createSandbox makes a sandbox that is ready SandboxStart from now.
-func (s *podSync) createSandbox(attempt int) {
+// createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
+// RunPodSandbox is scripted to fail.
+func (s *podSync) createSandbox(attempt int) error {
 	r := s.r
+	if r.failCall(CallRunPodSandbox) {
+		s.at = s.at.Add(r.lat.SandboxStart)
+		msg := "rpc error: code = Unknown desc = failed to create sandbox (scripted RunPodSandbox failure)"
+		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
+			kubeEvent{v1.EventTypeWarning, events.FailedCreatePodSandBox, "Failed to create pod sandbox: " + msg})
+		return fmt.Errorf("create sandbox for pod %s: %s: %w", s.key, msg, kubecontainer.ErrCreatePodSandbox)
+	}
 	r.lastSandbox++
 	seq := r.lastSandbox
 	id := fmt.Sprintf("s-%06d", seq)
@@ -113,6 +123,7 @@ func (s *podSync) createSandbox(attempt int) {
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
 	})
+	return nil
 }
 
 // start starts one container: back-off check, image, create, start. The kubelet's start closure in
@@ -130,6 +141,12 @@ func (s *podSync) start(c *v1.Container) error {
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
+	}
+	if r.failCall(CallCreateContainer) {
+		msg := "failed to create containerd container: scripted CreateContainer failure"
+		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
+			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
+		return fmt.Errorf("start container %s of pod %s: %s: %w", c.Name, s.key, msg, kubecontainer.ErrCreateContainer)
 	}
 	restarts := 0
 	if prev := s.status.FindContainerStatusByName(c.Name); prev != nil {

@@ -51,6 +51,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
 	case st.ContainerStop != nil:
 		e.containerStop(st.ContainerStop)
+	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:
+		e.applyFault(st)
 	case st.Expect != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:

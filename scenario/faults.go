@@ -3,6 +3,8 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/trace"
@@ -39,4 +41,56 @@ func (e *engine) containerStop(c *ContainerStop) {
 	}
 	e.stepEvent(trace.KindContainerStop, c.Pod, msg)
 	e.node.Runtime.SetStopBehavior(c.Pod, c.Container, s)
+}
+
+// ContainerRef names a container of a pod ("namespace/name" as the kubelet names it).
+type ContainerRef struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+}
+
+// PodKeyRef names a pod ("namespace/name" as the kubelet names it).
+type PodKeyRef struct {
+	Pod string `json:"pod"`
+}
+
+// FailRuntimeCall makes the next Times calls of a CRI call fail.
+type FailRuntimeCall struct {
+	Call  string `json:"call"`
+	Times int    `json:"times"`
+}
+
+func (f *FailRuntimeCall) validate() error {
+	var errs []error
+	if !slices.Contains(fakeruntime.RuntimeCalls, f.Call) {
+		errs = append(errs, fmt.Errorf("failRuntimeCall.call %q: want one of %s", f.Call, strings.Join(fakeruntime.RuntimeCalls, ", ")))
+	}
+	if f.Times <= 0 {
+		errs = append(errs, errors.New("failRuntimeCall.times must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// applyFault carries out oomKill, killSandbox and failRuntimeCall.
+func (e *engine) applyFault(st *Step) {
+	rt := e.node.Runtime
+	switch {
+	case st.OOMKill != nil:
+		c := st.OOMKill
+		e.stepEvent(trace.KindOOMKill, c.Pod, "container "+c.Container)
+		if err := rt.OOMKill(c.Pod, c.Container); err != nil {
+			e.stepError(trace.KindOOMKill, err)
+		}
+	case st.KillSandbox != nil:
+		e.stepEvent(trace.KindKillSandbox, st.KillSandbox.Pod, "")
+		if err := rt.KillSandbox(st.KillSandbox.Pod); err != nil {
+			e.stepError(trace.KindKillSandbox, err)
+		}
+	case st.FailRuntimeCall != nil:
+		f := st.FailRuntimeCall
+		e.stepEvent(trace.KindFailRuntimeCall, "", fmt.Sprintf("the next %d %s calls fail", f.Times, f.Call))
+		if err := rt.FailRuntimeCall(f.Call, f.Times); err != nil {
+			e.stepError(trace.KindFailRuntimeCall, err)
+		}
+	}
 }

@@ -68,6 +68,9 @@ type Step struct {
 	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
 	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
 	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
+	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
+	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
+	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

@@ -95,6 +95,9 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"two sync frequencies", "name: bad\nsyncFrequency: 1m\nsettings: {syncFrequency: 2m}\n", "are the same setting"},
 		{"unknown setting", "name: bad\nsettings: {maxPods: 10}\n", `unknown field "settings.maxPods"`},
 		{"restart period too long", "name: bad\nsettings: {crashLoopBackOff: {maxContainerRestartPeriod: 10m}}\n", "must be between 1s and 300s"},
+		{"unknown runtime call", head + "- at: 1s\n  failRuntimeCall: {call: ExecSync, times: 1}\n", `failRuntimeCall.call "ExecSync"`},
+		{"no failures", head + "- at: 1s\n  failRuntimeCall: {call: CreateContainer, times: 0}\n", "failRuntimeCall.times must be positive"},
+		{"oomKill without container", head + "- at: 1s\n  oomKill: {pod: default/web}\n", "container is required"},
 		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},
 		{"expectNoEvent unknown key", head + "- at: 1s\n  expectNoEvent: {component: runtime, event: pull, image: x}\n", `step 1: unknown field "expectNoEvent.image"`},
 	}

@@ -85,6 +85,9 @@ func (st *Step) action() (string, int) {
 		{"expectEvent", st.ExpectEvent != nil},
 		{"expectNoEvent", st.ExpectNoEvent != nil},
 		{"containerStop", st.ContainerStop != nil},
+		{"oomKill", st.OOMKill != nil},
+		{"killSandbox", st.KillSandbox != nil},
+		{"failRuntimeCall", st.FailRuntimeCall != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -99,7 +102,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, expect, expectEvent, expectNoEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, expect, expectEvent, expectNoEvent")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -155,6 +158,12 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	case st.ContainerStop != nil:
 		return st.ContainerStop.validate()
+	case st.OOMKill != nil:
+		return errors.Join(podKey(st.OOMKill.Pod), required("container", st.OOMKill.Container))
+	case st.KillSandbox != nil:
+		return podKey(st.KillSandbox.Pod)
+	case st.FailRuntimeCall != nil:
+		return st.FailRuntimeCall.validate()
 	case st.ExpectNoEvent != nil:
 		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	}

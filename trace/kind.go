@@ -134,4 +134,7 @@ const (
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
 	KindContainerStop      Kind = "containerStop"
+	KindOOMKill            Kind = "oomKill"
+	KindKillSandbox        Kind = "killSandbox"
+	KindFailRuntimeCall    Kind = "failRuntimeCall"
 )
