@@ -50,6 +50,10 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Latencies are the fake runtime's.
 	Latencies fakeruntime.Latencies
+	// Runtime is an existing runtime for the new kubelet to use, as after a kubelet restart:
+	// containers outlive the kubelet process. Nil creates one with Latencies, the image pull
+	// settings and Recorder.
+	Runtime *fakeruntime.Runtime
 	// SyncFrequency is the pod workers' resync interval; zero is the kubelet's 1m.
 	SyncFrequency time.Duration
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
@@ -211,8 +215,11 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}); err != nil {
-		return nil, err
+	n.Runtime = opts.Runtime
+	if n.Runtime == nil {
+		if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}); err != nil {
+			return nil, err
+		}
 	}
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
 		return nil, err

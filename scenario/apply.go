@@ -53,6 +53,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.containerStop(st.ContainerStop)
 	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:
 		e.applyFault(st)
+	case st.RestartKubelet != nil:
+		e.restartKubelet()
 	case st.Expect != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:

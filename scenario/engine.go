@@ -64,6 +64,10 @@ type engine struct {
 	apiRV   uint64
 	node    *kubelet.Node
 
+	apiEvents record.EventRecorder // nil without the api source
+	seed      int64
+	restarts  int // kubelet restarts so far
+
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
 	window  int                  // index of the first trace event the next expectEvent looks at
@@ -126,37 +130,53 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 	}
-	configEvents, err := events.NewTracing(apiEvents, e.rec)
-	if err != nil {
+	e.apiEvents, e.seed = apiEvents, seed
+	if err := e.startKubelet(nil); err != nil {
 		return nil, err
+	}
+	return e, nil
+}
+
+// startKubelet builds what lives in the kubelet process: PodConfig, the sources and the sync
+// side. A restart calls it again with the runtime, whose containers outlive the process; the API
+// server, the static pod directory and what the manifest URL serves stay as they are.
+func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
+	s, clk := e.s, e.clk
+	configEvents, err := events.NewTracing(e.apiEvents, e.rec)
+	if err != nil {
+		return err
 	}
 	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec, Recorder: configEvents})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.storage = storage
 	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
 	if s.hasSource(podconfig.FileSource) {
 		storage.Register(podconfig.FileSource)
-		e.dir = newMemDir(StaticPodPath)
+		if e.dir == nil {
+			e.dir = newMemDir(StaticPodPath)
+		}
 		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
 			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if s.hasSource(podconfig.HTTPSource) {
 		storage.Register(podconfig.HTTPSource)
-		e.serve = &scriptedHTTP{status: http.StatusNotFound}
+		if e.serve == nil {
+			e.serve = &scriptedHTTP{status: http.StatusNotFound}
+		}
 		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
 			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
 			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if s.hasSource(podconfig.APISource) {
 		storage.Register(podconfig.APISource)
 		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var lat fakeruntime.Latencies
@@ -169,20 +189,21 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		NodeIP:        nodeIP,
 		Clock:         clk,
 		Tracer:        e.rec,
-		Seed:          uint64(seed),
+		Seed:          uint64(e.seed) + uint64(e.restarts),
 		Client:        e.client,
 		Latencies:     lat,
+		Runtime:       runtime,
 		SyncFrequency: time.Minute,
 		SourcesReady:  storage.SeenAllSources,
-		Recorder:      apiEvents,
+		Recorder:      e.apiEvents,
 	}
 	s.kubeletOptions(&kopts)
 	n, err := kubelet.New(kopts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.node = n
-	return e, nil
+	return nil
 }
 
 func (s *Scenario) hasSource(name string) bool {
@@ -209,11 +230,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	if err := e.interrupted(ctx); err != nil {
 		return err
 	}
-	if e.api != nil {
-		pods, rv := e.server.NodePods(e.s.Node)
-		e.pending = append(e.pending, e.api.Replace(pods))
-		e.apiRV = rv
-	}
+	e.listAPI()
 	if err := e.settle(ctx); err != nil {
 		return err
 	}
@@ -253,6 +270,17 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	}
 	e.result.End = e.clk.Since(vclock.Epoch)
 	return nil
+}
+
+// listAPI gives the api source the node's pods as its first list does (the reflector's
+// initial list), and watches from there.
+func (e *engine) listAPI() {
+	if e.api == nil {
+		return
+	}
+	pods, rv := e.server.NodePods(e.s.Node)
+	e.pending = append(e.pending, e.api.Replace(pods))
+	e.apiRV = rv
 }
 
 // interrupted returns ctx's error, with the virtual time the replay reached, once ctx is done.

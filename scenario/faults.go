@@ -94,3 +94,24 @@ func (e *engine) applyFault(st *Step) {
 		}
 	}
 }
+
+// RestartKubelet restarts the kubelet process. It has no fields: `restartKubelet: {}`.
+type RestartKubelet struct{}
+
+// restartKubelet ends the kubelet process and starts a new one, as a kubelet restart does: the
+// containers keep running in the runtime and the API server keeps its objects, but everything in
+// the kubelet's memory is gone (PodConfig, the pod manager, the pod workers and their back-offs,
+// the status manager, the PLEG's cache, the crash-loop back-off, updates not yet handled). The
+// new kubelet re-reads its sources, relists the runtime and the API server, and rebuilds its pod
+// workers from what they show.
+func (e *engine) restartKubelet() {
+	e.stepEvent(trace.KindRestartKubelet, "", "")
+	e.restarts++
+	e.pending = nil
+	if err := e.startKubelet(e.node.Runtime); err != nil {
+		e.stepError(trace.KindRestartKubelet, err)
+		return
+	}
+	e.inv = newInvariants()
+	e.listAPI()
+}

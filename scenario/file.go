@@ -71,6 +71,7 @@ type Step struct {
 	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
 	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
 	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
+	RestartKubelet     *RestartKubelet     `json:"restartKubelet,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

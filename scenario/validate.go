@@ -88,6 +88,7 @@ func (st *Step) action() (string, int) {
 		{"oomKill", st.OOMKill != nil},
 		{"killSandbox", st.KillSandbox != nil},
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
+		{"restartKubelet", st.RestartKubelet != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -102,7 +103,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, expect, expectEvent, expectNoEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, expect, expectEvent, expectNoEvent")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}

@@ -137,4 +137,5 @@ const (
 	KindOOMKill            Kind = "oomKill"
 	KindKillSandbox        Kind = "killSandbox"
 	KindFailRuntimeCall    Kind = "failRuntimeCall"
+	KindRestartKubelet     Kind = "restartKubelet"
 )
