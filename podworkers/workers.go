@@ -224,11 +224,6 @@ type work struct {
 	err    error
 }
 
-// busy reports whether the sync function returned and its blocking work has not ended at now.
-func (wk *work) busy(now time.Time) bool {
-	return wk.called && !wk.done.IsZero() && wk.done.After(now)
-}
-
 func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }
 func (s *podStatus) isTerminationRequested() bool { return s.state >= Terminating }
 func (s *podStatus) isTerminated() bool           { return s.state >= Terminated }
