@@ -67,6 +67,9 @@ type Options struct {
 	// NodeStatusUpdateFrequency is how often the node status is written; zero is the kubelet's
 	// 10s.
 	NodeStatusUpdateFrequency time.Duration
+	// NodeStatusReportFrequency is how often an unchanged node status is written all the same;
+	// zero is the kubelet's 5m.
+	NodeStatusReportFrequency time.Duration
 	// FeatureGates turns the kubelet feature gates minikubelet models on or off (FeatureGateNames);
 	// a gate not listed keeps its v1.35 default.
 	FeatureGates map[string]bool
@@ -111,8 +114,9 @@ func (o Options) ValidateConfig() error {
 	if d := o.MaxContainerRestartPeriod; d != 0 && (d < time.Second || d > kubecontainer.MaxContainerBackoff) {
 		errs = append(errs, fmt.Errorf("invalid configuration: crashLoopBackOff.maxContainerRestartPeriod %v must be between 1s and 300s", d))
 	}
-	if o.NodeStatusUpdateFrequency < 0 {
-		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v must not be negative", o.NodeStatusUpdateFrequency))
+	if o.NodeStatusUpdateFrequency < 0 || o.NodeStatusReportFrequency < 0 {
+		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v and nodeStatusReportFrequency %v must not be negative",
+			o.NodeStatusUpdateFrequency, o.NodeStatusReportFrequency))
 	}
 	return errors.Join(errs...)
 }
@@ -262,7 +266,8 @@ func build(opts Options) (*Node, error) {
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
 		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
-			StatusPeriod: opts.NodeStatusUpdateFrequency}); err != nil {
+			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
+			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}); err != nil {
 			return nil, err
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -20,6 +22,9 @@ import (
 const (
 	// StatusPeriod is the kubelet's default nodeStatusUpdateFrequency.
 	StatusPeriod = 10 * time.Second
+	// ReportPeriod is the kubelet's default nodeStatusReportFrequency: with the node lease as
+	// the heartbeat, an unchanged status is written only this often.
+	ReportPeriod = 5 * time.Minute
 	// LeaseRenewPeriod is how often the node lease is renewed: the kubelet's default
 	// nodeLeaseDurationSeconds (40s) times its renew interval fraction (0.25).
 	LeaseRenewPeriod = 10 * time.Second
@@ -57,6 +62,12 @@ type Options struct {
 	RuntimeState RuntimeState
 	// StatusPeriod is nodeStatusUpdateFrequency; zero is the kubelet's default, StatusPeriod.
 	StatusPeriod time.Duration
+	// ReportPeriod is nodeStatusReportFrequency: how often an unchanged status is written all the
+	// same; zero is the kubelet's default, ReportPeriod.
+	ReportPeriod time.Duration
+	// Rand draws the kubelet's random delay added to ReportPeriod after a change. Nil uses a
+	// source seeded with 1.
+	Rand *rand.Rand
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -82,10 +93,17 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
 	}
-	if o.StatusPeriod < 0 {
-		return fmt.Errorf("options StatusPeriod %v: must not be negative", o.StatusPeriod)
+	if o.StatusPeriod < 0 || o.ReportPeriod < 0 {
+		return fmt.Errorf("options StatusPeriod %v, ReportPeriod %v: must not be negative", o.StatusPeriod, o.ReportPeriod)
 	}
 	return nil
+}
+
+func (o Options) reportPeriod() time.Duration {
+	if o.ReportPeriod == 0 {
+		return ReportPeriod
+	}
+	return o.ReportPeriod
 }
 
 func (o Options) statusPeriod() time.Duration {
@@ -110,6 +128,11 @@ type Status struct {
 	// fast is when fastStatusUpdateOnce next checks the node, zero once it is done; fastStart is
 	// when it started.
 	fast, fastStart time.Time
+	// lastReport is when the status was last written (the kubelet's lastStatusReportTime), and
+	// delay the random delay added to the report period after a change.
+	lastReport time.Time
+	delay      time.Duration
+	rand       *rand.Rand
 }
 
 // New returns a Status whose registration is due at once.
@@ -117,7 +140,11 @@ func New(opts Options) (*Status, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new node status: %w", err)
 	}
-	return &Status{opts: opts}, nil
+	r := opts.Rand
+	if r == nil {
+		r = rand.New(rand.NewPCG(1, 1))
+	}
+	return &Status{opts: opts, rand: r}, nil
 }
 
 // Registered reports whether the node object exists.
@@ -233,13 +260,50 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time.
+// updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time, when
+// they changed (heartbeat times aside) or nodeStatusReportFrequency has passed since the last
+// write: the kubelet's tryUpdateNodeStatus. After a change, or at the first write, the next
+// report of an unchanged status waits the report period plus a random delay of up to half of it
+// either way, so that nodes do not all report at once.
 func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
 	if err != nil {
 		return err
 	}
+	ready, msg := s.readiness()
+	probe := node.DeepCopy()
+	setConditions(probe, now, ready, msg)
+	changed := conditionsChanged(node.Status.Conditions, probe.Status.Conditions)
+	period := s.opts.reportPeriod()
+	if !changed && !s.lastReport.IsZero() && now.Sub(s.lastReport) < period+s.delay {
+		return nil
+	}
+	if changed || s.lastReport.IsZero() {
+		s.delay = time.Duration(float64(period) * (s.rand.Float64() - 0.5))
+	} else {
+		s.delay = 0
+	}
 	return s.writeStatus(ctx, node, now)
+}
+
+// conditionsChanged compares two condition lists with their heartbeat times left out: the
+// kubelet's nodeConditionsHaveChanged.
+func conditionsChanged(a, b []v1.NodeCondition) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.LastHeartbeatTime, y.LastHeartbeatTime = metav1.Time{}, metav1.Time{}
+		if !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
+			return true
+		}
+		x.LastTransitionTime, y.LastTransitionTime = metav1.Time{}, metav1.Time{}
+		if x != y {
+			return true
+		}
+	}
+	return false
 }
 
 // writeStatus writes node's conditions with a fresh heartbeat time.
@@ -250,6 +314,7 @@ func (s *Status) writeStatus(ctx context.Context, node *v1.Node, now time.Time) 
 	if _, err := s.opts.Client.UpdateNodeStatus(ctx, upd); err != nil {
 		return err
 	}
+	s.lastReport = now
 	if ready != s.ready {
 		s.ready = ready
 		to := string(v1.ConditionFalse)

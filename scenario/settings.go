@@ -17,8 +17,11 @@ type Settings struct {
 	// SyncFrequency is the pod workers' resync interval (default 1m); the top-level
 	// syncFrequency is the same setting.
 	SyncFrequency *Duration `json:"syncFrequency,omitempty"`
-	// NodeStatusUpdateFrequency is how often the node status is written (default 10s).
+	// NodeStatusUpdateFrequency is how often the node status is computed and, when it changed,
+	// written (default 10s).
 	NodeStatusUpdateFrequency *Duration `json:"nodeStatusUpdateFrequency,omitempty"`
+	// NodeStatusReportFrequency is how often an unchanged node status is written (default 5m).
+	NodeStatusReportFrequency *Duration `json:"nodeStatusReportFrequency,omitempty"`
 	// CrashLoopBackOff holds maxContainerRestartPeriod, the crash-loop back-off's cap when the
 	// KubeletCrashLoopBackOffMax gate is on.
 	CrashLoopBackOff *CrashLoopBackOffSettings `json:"crashLoopBackOff,omitempty"`
@@ -40,6 +43,7 @@ func (s *Scenario) kubeletOptions(o *kubelet.Options) {
 	o.SerializeImagePulls, o.MaxParallelImagePulls = st.SerializeImagePulls, st.MaxParallelImagePulls
 	o.SyncFrequency = durationOr(st.SyncFrequency, o.SyncFrequency)
 	o.NodeStatusUpdateFrequency = durationOr(st.NodeStatusUpdateFrequency, 0)
+	o.NodeStatusReportFrequency = durationOr(st.NodeStatusReportFrequency, 0)
 	if c := st.CrashLoopBackOff; c != nil {
 		o.MaxContainerRestartPeriod = durationOr(c.MaxContainerRestartPeriod, 0)
 	}
@@ -52,7 +56,8 @@ func (s *Scenario) validateSettings() error {
 		if st.SyncFrequency != nil && s.SyncFrequency != nil {
 			errs = append(errs, errors.New("settings.syncFrequency and syncFrequency are the same setting: give one"))
 		}
-		for name, d := range map[string]*Duration{"settings.syncFrequency": st.SyncFrequency, "settings.nodeStatusUpdateFrequency": st.NodeStatusUpdateFrequency} {
+		for name, d := range map[string]*Duration{"settings.syncFrequency": st.SyncFrequency,
+			"settings.nodeStatusUpdateFrequency": st.NodeStatusUpdateFrequency, "settings.nodeStatusReportFrequency": st.NodeStatusReportFrequency} {
 			if d != nil && d.Duration <= 0 {
 				errs = append(errs, fmt.Errorf("%s must be positive", name))
 			}

@@ -47,6 +47,7 @@ type syncSettings struct {
 	SerializeImagePulls       *bool
 	MaxParallelImagePulls     *int32
 	NodeStatusUpdateFrequency time.Duration
+	NodeStatusReportFrequency time.Duration
 	MaxContainerRestartPeriod time.Duration
 	FeatureGates              map[string]bool
 }
@@ -55,6 +56,7 @@ type syncSettings struct {
 func (s syncSettings) apply(o *kubelet.Options) {
 	o.SerializeImagePulls, o.MaxParallelImagePulls = s.SerializeImagePulls, s.MaxParallelImagePulls
 	o.NodeStatusUpdateFrequency, o.MaxContainerRestartPeriod = s.NodeStatusUpdateFrequency, s.MaxContainerRestartPeriod
+	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
 	o.FeatureGates = s.FeatureGates
 }
 
@@ -104,6 +106,7 @@ type kubeletConfigFile struct {
 	SerializeImagePulls       *bool           `json:"serializeImagePulls"`
 	MaxParallelImagePulls     *int32          `json:"maxParallelImagePulls"`
 	NodeStatusUpdateFrequency *duration       `json:"nodeStatusUpdateFrequency"`
+	NodeStatusReportFrequency *duration       `json:"nodeStatusReportFrequency"`
 	FeatureGates              map[string]bool `json:"featureGates"`
 	CrashLoopBackOff          struct {
 		MaxContainerRestartPeriod *duration `json:"maxContainerRestartPeriod"`
@@ -156,6 +159,7 @@ func loadKubeletConfig(path string, cfg *runConfig) error {
 		{f.HTTPCheckFrequency, &cfg.HTTPCheckFrequency},
 		{f.SyncFrequency, &cfg.SyncFrequency},
 		{f.NodeStatusUpdateFrequency, &cfg.Sync.NodeStatusUpdateFrequency},
+		{f.NodeStatusReportFrequency, &cfg.Sync.NodeStatusReportFrequency},
 		{f.CrashLoopBackOff.MaxContainerRestartPeriod, &cfg.Sync.MaxContainerRestartPeriod},
 	} {
 		if set.from != nil {

@@ -59,6 +59,7 @@ syncFrequency: 30s
 serializeImagePulls: false
 maxParallelImagePulls: 3
 nodeStatusUpdateFrequency: 4s
+nodeStatusReportFrequency: 1m
 crashLoopBackOff:
   maxContainerRestartPeriod: 1m
 featureGates:
@@ -87,7 +88,7 @@ evictionHard:
 		APIServerAddr:      "127.0.0.1:0",
 		Sync: syncSettings{
 			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3),
-			NodeStatusUpdateFrequency: 4 * time.Second, MaxContainerRestartPeriod: time.Minute,
+			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
 			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
 		},
 	}
