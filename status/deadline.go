@@ -40,5 +40,5 @@ func (a *ActiveDeadline) ShouldSync(pod *v1.Pod) bool {
 	if !ok {
 		s = pod.Status
 	}
-	return pastActiveDeadline(pod, s, a.clock.Now())
+	return PastActiveDeadline(pod, s, a.clock.Now())
 }

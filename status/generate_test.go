@@ -378,8 +378,8 @@ func TestGeneratePodStatusActiveDeadline(t *testing.T) {
 		t.Errorf("Phase before the deadline = %s, want Running", got.Phase)
 	}
 	got := GeneratePodStatus(pod, old, rs, false, t0.Add(30*time.Second), GenerateOptions{})
-	if got.Phase != v1.PodFailed || got.Reason != reasonDeadlineExceeded || got.Message != messageDeadlineExceeded {
-		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, reasonDeadlineExceeded)
+	if got.Phase != v1.PodFailed || got.Reason != ReasonDeadlineExceeded || got.Message != MessageDeadlineExceeded {
+		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, ReasonDeadlineExceeded)
 	}
 }
 
