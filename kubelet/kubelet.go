@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -324,7 +325,7 @@ func build(opts Options) (*Node, error) {
 		SourcesReady:     opts.SourcesReady,
 	}
 	if node != nil {
-		lopts.Node = node
+		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 	}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
@@ -363,3 +364,22 @@ var (
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
 	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
 )
+
+// registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
+// object exists, the mirror pods of the static pods known then are reconciled at once.
+type registeringNode struct {
+	*nodestatus.Status
+	pods   *podmanager.Manager
+	syncer *podsync.Syncer
+	done   bool
+}
+
+// Register registers the node and, the first time it is registered, reconciles the mirror pods.
+func (r *registeringNode) Register(ctx context.Context) error {
+	err := r.Status.Register(ctx)
+	if !r.done && r.Registered() {
+		r.done = true
+		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
+	}
+	return err
+}
