@@ -28,6 +28,12 @@ const (
 	ErrImageNeverPullPolicy = "ErrImageNeverPull"
 )
 
+// Sandbox event reasons, recorded by the runtime.
+const (
+	// FailedCreatePodSandBox is recorded when the pod's sandbox could not be created.
+	FailedCreatePodSandBox = "FailedCreatePodSandBox"
+)
+
 // Pod event reasons, recorded by the pod sync functions.
 const (
 	// FailedToKillPod is recorded when SyncTerminatingPod's kill failed.

@@ -53,9 +53,10 @@ func Example() {
 	// web Pending 1
 	// trace: deleting default/web DELETE pods
 	// deletionGracePeriodSeconds: 30
+	// trace: deleting default/web DELETE pods
 	// trace: delete default/web DELETE pods
 	// pods "web" not found
-	// resourceVersion: 3
+	// resourceVersion: 4
 }
 
 // ExampleServer_Serve runs the server on a loopback port until its context ends.

@@ -60,59 +60,91 @@ func preparePodUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	return nil
 }
 
-// deletePod applies graceful deletion. A pod bound to a node gets a deletionTimestamp grace
-// seconds ahead and stays until deleted with a zero grace period (the kubelet's confirmation);
-// an unbound pod, a pod in a terminal phase, or a zero grace period removes it at once. A second
-// graceful delete can only shorten the grace period. Finalizers are not honoured. The caller
-// holds the store lock.
+// deletePod applies graceful deletion as the generic registry does for pods (rest.BeforeDelete
+// with the pod strategy's CheckGracefulDelete). A first delete writes deletionTimestamp =
+// now + grace and deletionGracePeriodSeconds, and bumps the generation; the grace is the
+// request's, else the spec's, and 0 for an unbound pod or one in a terminal phase. A later
+// delete may only shorten it: the deadline becomes the first delete's time plus the new grace
+// (now, with grace 1s, if that is already past), and the generation stays. Either way a grace of
+// 0 writes the pod with its deletionTimestamp first (watchers see it MODIFIED) and then removes
+// it; a pod whose deletion grace is already 0 is removed at once. Finalizers are not honoured. The
+// caller holds the store lock.
 func (s *Server) deletePod(t target, old *entry, opts metav1.DeleteOptions, dryRun bool) (*entry, bool, error) {
 	pod := old.obj.(*corev1.Pod)
-	grace := defaultGracePeriod
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if opts.GracePeriodSeconds != nil {
-		grace = *opts.GracePeriodSeconds
-	}
-	if grace < 0 {
-		grace = 1
-	}
-	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		grace = 0
-	}
-	if grace == 0 {
-		if dryRun {
-			return old, true, nil
+	now := s.now().Time
+	next := pod.DeepCopy()
+	var grace int64
+	switch {
+	case pod.DeletionTimestamp != nil && (pod.DeletionGracePeriodSeconds == nil || *pod.DeletionGracePeriodSeconds <= 0):
+		return s.removePod(t, old, dryRun)
+	case pod.DeletionTimestamp != nil:
+		current := *pod.DeletionGracePeriodSeconds
+		if opts.GracePeriodSeconds == nil {
+			return old, false, nil // a graceful deletion is pending
 		}
-		e, err := s.store.commit(t.res, watch.Deleted, pod.DeepCopy(), old)
-		if err == nil {
-			s.tracePod(t, trace.KindDelete, "DELETE", e.obj)
+		grace = max(*opts.GracePeriodSeconds, -1)
+		if grace < 0 {
+			grace = 1
 		}
-		return e, true, err
-	}
-	deadline := s.now().Add(time.Duration(grace) * time.Second)
-	if pod.DeletionTimestamp != nil {
-		if pod.DeletionGracePeriodSeconds != nil && grace >= *pod.DeletionGracePeriodSeconds {
+		if grace >= current {
 			return old, false, nil
 		}
-		if pod.DeletionTimestamp.Time.Before(deadline) {
-			deadline = pod.DeletionTimestamp.Time
+		deadline := pod.DeletionTimestamp.Add(time.Duration(grace-current) * time.Second)
+		if deadline.Before(now) {
+			deadline = now
+			if grace != 0 {
+				grace = 1
+			}
+		}
+		ts := metav1.NewTime(deadline)
+		next.DeletionTimestamp = &ts
+	default:
+		grace = defaultGracePeriod
+		if pod.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *pod.Spec.TerminationGracePeriodSeconds
+		}
+		if opts.GracePeriodSeconds != nil {
+			grace = *opts.GracePeriodSeconds
+		}
+		if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			grace = 0
+		}
+		if grace < 0 {
+			grace = 1
+		}
+		ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+		next.DeletionTimestamp = &ts
+		if next.Generation > 0 {
+			next.Generation++
 		}
 	}
-	next := pod.DeepCopy()
-	ts := metav1.NewTime(deadline)
-	next.DeletionTimestamp = &ts
 	next.DeletionGracePeriodSeconds = &grace
-	next.Generation++
 	if dryRun {
 		e, err := dryRunEntry(t.res, next)
-		return e, false, err
+		return e, grace == 0, err
 	}
 	e, err := s.store.commit(t.res, watch.Modified, next, old)
-	if err == nil {
-		s.tracePod(t, trace.KindDeleting, "DELETE", e.obj)
+	if err != nil {
+		return nil, false, err
 	}
-	return e, false, err
+	s.tracePod(t, trace.KindDeleting, "DELETE", e.obj)
+	if grace > 0 {
+		return e, false, nil
+	}
+	return s.removePod(t, e, false)
+}
+
+// removePod removes the pod from the store: the generic registry's final delete.
+func (s *Server) removePod(t target, old *entry, dryRun bool) (*entry, bool, error) {
+	if dryRun {
+		return old, true, nil
+	}
+	e, err := s.store.commit(t.res, watch.Deleted, old.obj.DeepCopyObject(), old)
+	if err != nil {
+		return nil, false, err
+	}
+	s.tracePod(t, trace.KindDelete, "DELETE", e.obj)
+	return e, true, nil
 }
 
 // tracePod emits the trace event of a pod write; writes to other resources are not traced. The

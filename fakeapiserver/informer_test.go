@@ -60,7 +60,8 @@ func TestInformer(t *testing.T) {
 	if err := f.client.CoreV1().Pods("default").Delete(ctx, "after", *metav1.NewDeleteOptions(0)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"add before", "add after", "update after", "delete after"}
+	// The grace-0 delete is an update (the deletionTimestamp) before the delete.
+	want := []string{"add before", "add after", "update after", "update after", "delete after"}
 	for _, w := range want {
 		if got := <-events; got != w {
 			t.Errorf("informer event = %q, want %q", got, w)

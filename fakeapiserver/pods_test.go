@@ -101,7 +101,7 @@ func TestPodLifecycle(t *testing.T) {
 		}
 		events = append(events, string(e.Event)+" "+e.Func)
 	}
-	wantEvents := []string{"create POST pods", "update PUT pods", "update PATCH pods", "update PATCH pods", "update PATCH pods", "delete DELETE pods"}
+	wantEvents := []string{"create POST pods", "update PUT pods", "update PATCH pods", "update PATCH pods", "update PATCH pods", "deleting DELETE pods", "delete DELETE pods"}
 	if diff := cmp.Diff(wantEvents, events); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}
@@ -231,8 +231,20 @@ func TestGracefulDeletion(t *testing.T) {
 		t.Fatalf("Delete(bound, 10) = %v", err)
 	}
 	ev = next(t, w)
-	if p := ev.Object.(*corev1.Pod); *p.DeletionGracePeriodSeconds != 10 || !p.DeletionTimestamp.Time.Equal(start.Add(15*time.Second)) {
-		t.Errorf("after Delete(bound, 10): grace %d deletionTimestamp %v, want 10 and %v", *p.DeletionGracePeriodSeconds, p.DeletionTimestamp, start.Add(15*time.Second))
+	// The deadline is the first delete's time plus the new grace, and the generation stays.
+	if p := ev.Object.(*corev1.Pod); *p.DeletionGracePeriodSeconds != 10 || !p.DeletionTimestamp.Time.Equal(start.Add(15*time.Second)) ||
+		p.Generation != terminating.Generation || terminating.Generation != bound.Generation+1 {
+		t.Errorf("after Delete(bound, 10): grace %d deletionTimestamp %v generation %d (first delete %d, created %d), want 10, %v and one bump",
+			*p.DeletionGracePeriodSeconds, p.DeletionTimestamp, p.Generation, terminating.Generation, bound.Generation, start.Add(15*time.Second))
+	}
+	// Shortening to a deadline already past gives now, with grace 1s.
+	f.clock.Step(20 * time.Second)
+	if err := pods.Delete(ctx, "bound", *metav1.NewDeleteOptions(5)); err != nil {
+		t.Fatalf("Delete(bound, 5) = %v", err)
+	}
+	ev = next(t, w)
+	if p := ev.Object.(*corev1.Pod); *p.DeletionGracePeriodSeconds != 1 || !p.DeletionTimestamp.Time.Equal(start.Add(25*time.Second)) {
+		t.Errorf("after Delete(bound, 5) past the deadline: grace %d deletionTimestamp %v, want 1 and %v", *p.DeletionGracePeriodSeconds, p.DeletionTimestamp, start.Add(25*time.Second))
 	}
 	// The kubelet confirms with grace 0 and a UID precondition; a wrong UID is a conflict.
 	wrong := metav1.NewDeleteOptions(0)
@@ -245,14 +257,23 @@ func TestGracefulDeletion(t *testing.T) {
 	if err := pods.Delete(ctx, "bound", *confirm); err != nil {
 		t.Fatalf("Delete(bound, 0) = %v", err)
 	}
+	// A grace-0 delete writes the pod with grace 0 first, as the generic registry does.
+	ev = next(t, w)
+	if p := ev.Object.(*corev1.Pod); ev.Type != watch.Modified || *p.DeletionGracePeriodSeconds != 0 || !p.DeletionTimestamp.Time.Equal(start.Add(25*time.Second)) {
+		t.Errorf("after the confirmation got %s grace %d deletionTimestamp %v, want MODIFIED, 0, now", ev.Type, *p.DeletionGracePeriodSeconds, p.DeletionTimestamp)
+	}
 	if got := summarize(t, next(t, w)); got != (podEvent{watch.Deleted, "default/bound"}) {
 		t.Errorf("after the confirmation got %v, want DELETED default/bound", got)
 	}
 	if err := pods.Delete(ctx, "unbound", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("Delete(unbound) = %v", err)
 	}
+	ev = next(t, w)
+	if p := ev.Object.(*corev1.Pod); ev.Type != watch.Modified || p.DeletionTimestamp == nil || *p.DeletionGracePeriodSeconds != 0 {
+		t.Errorf("after Delete(unbound) got %s with deletionTimestamp %v, want MODIFIED with the timestamp and grace 0", ev.Type, p.DeletionTimestamp)
+	}
 	if got := summarize(t, next(t, w)); got != (podEvent{watch.Deleted, "default/unbound"}) {
-		t.Errorf("after Delete(unbound) got %v, want DELETED default/unbound at once", got)
+		t.Errorf("after Delete(unbound) got %v, want DELETED default/unbound", got)
 	}
 
 	var got []string
@@ -260,7 +281,7 @@ func TestGracefulDeletion(t *testing.T) {
 		got = append(got, string(e.Event)+" "+e.Pod)
 	}
 	want := []string{"create default/bound", "create default/unbound", "deleting default/bound", "deleting default/bound",
-		"delete default/bound", "delete default/unbound"}
+		"deleting default/bound", "deleting default/bound", "delete default/bound", "deleting default/unbound", "delete default/unbound"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}

@@ -37,7 +37,9 @@ func TestWatchResume(t *testing.T) {
 		want      []podEvent
 	}{
 		{"fromCreate", "", a.ResourceVersion, []podEvent{
-			{watch.Added, "other/b"}, {watch.Modified, "default/a"}, {watch.Deleted, "other/b"}}},
+			{watch.Added, "other/b"}, {watch.Modified, "default/a"},
+			// An unbound pod is deleted with grace 0: written with its deletionTimestamp, then removed.
+			{watch.Modified, "other/b"}, {watch.Deleted, "other/b"}}},
 		{"fromCreateInNamespace", "default", a.ResourceVersion, []podEvent{{watch.Modified, "default/a"}}},
 		{"fromZero", "", "0", []podEvent{{watch.Added, "default/a"}}},
 		{"fromNow", "", fmt.Sprint(f.srv.ResourceVersion()), nil},

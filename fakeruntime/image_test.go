@@ -5,11 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
+// TestImagePullFailureAndBackoff checks the pull back-off's window (10s, then 20s, from each
+// failure) and that, as in v1.35.0, it is a plain error with no expiry for the pod worker.
 func TestImagePullFailureAndBackoff(t *testing.T) {
 	e := newEnv(t, Latencies{ImagePull: 2 * time.Second})
 	e.rt.FailImagePull("busybox:1.36", 2)
@@ -19,12 +24,11 @@ func TestImagePullFailureAndBackoff(t *testing.T) {
 		at       time.Duration
 		wantErr  error
 		wantDone time.Duration
-		wantExp  time.Duration // expiry of a back-off error, 0 if none
 	}{
 		{at: 0, wantErr: kubecontainer.ErrImagePull, wantDone: 2 * time.Second},
-		{at: 2 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 2 * time.Second, wantExp: 12 * time.Second},
+		{at: 2 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 2 * time.Second},
 		{at: 12 * time.Second, wantErr: kubecontainer.ErrImagePull, wantDone: 14 * time.Second},
-		{at: 20 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 20 * time.Second, wantExp: 34 * time.Second},
+		{at: 20 * time.Second, wantErr: kubecontainer.ErrImagePullBackOff, wantDone: 20 * time.Second},
 		{at: 34 * time.Second, wantDone: 36 * time.Second},
 	}
 	for _, s := range steps {
@@ -36,9 +40,8 @@ func TestImagePullFailureAndBackoff(t *testing.T) {
 		if !res.Done.Equal(at(s.wantDone)) {
 			t.Errorf("SyncPod() at %v Done = %v, want %v", s.at, res.Done.Sub(at(0)), s.wantDone)
 		}
-		exp, ok := kubecontainer.MinBackoffExpiration(err)
-		if ok != (s.wantExp != 0) || (ok && !exp.Equal(at(s.wantExp))) {
-			t.Errorf("SyncPod() at %v back-off expiry = %v, %v, want %v", s.at, exp.Sub(at(0)), ok, s.wantExp)
+		if exp, ok := kubecontainer.MinBackoffExpiration(err); ok {
+			t.Errorf("SyncPod() at %v back-off expiry = %v, want none: only a crash loop carries one", s.at, exp.Sub(at(0)))
 		}
 	}
 	e.clk.Set(at(40 * time.Second))
@@ -84,5 +87,45 @@ func TestImagePullPolicies(t *testing.T) {
 				t.Errorf("pulls = %d, want %d", got, tt.wantPulls)
 			}
 		})
+	}
+}
+
+// TestImagePullsShareThePuller checks the node's image puller: with one slot (the kubelet's
+// serializeImagePulls) three pods asking at once get their images one after the other, with two
+// slots two at a time, and without a limit all at once.
+func TestImagePullsShareThePuller(t *testing.T) {
+	tests := []struct {
+		name     string
+		slots    int
+		wantDone []time.Duration
+	}{
+		{name: "serial", slots: 1, wantDone: []time.Duration{3 * time.Second, 6 * time.Second, 9 * time.Second}},
+		{name: "two at once", slots: 2, wantDone: []time.Duration{3 * time.Second, 3 * time.Second, 6 * time.Second}},
+		{name: "no limit", slots: 0, wantDone: []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			rt, err := New(Options{Clock: clk, Latencies: Latencies{ImagePull: 3 * time.Second}, Tracer: trace.Discard, MaxParallelImagePulls: tt.slots})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []time.Duration
+			for _, name := range []string{"a", "b", "c"} {
+				pod := newPod(name)
+				pod.Spec.Containers[0].Image = "registry.example/" + name + ":1"
+				res, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil)
+				if err != nil {
+					t.Fatalf("SyncPod(%s) = %v", name, err)
+				}
+				got = append(got, res.Done.Sub(vclock.Epoch))
+			}
+			if diff := cmp.Diff(tt.wantDone, got); diff != "" {
+				t.Errorf("SyncPod Done (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, MaxParallelImagePulls: -1}); err == nil {
+		t.Error("New(MaxParallelImagePulls -1) error = nil, want an error")
 	}
 }

@@ -93,9 +93,10 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		b := r.behaviors[behaviorKey{pod: key, container: c.status.Name}]
 		r.emitAndRecord(trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, "Stopping container " + c.status.Name})
+		stop := r.stopBehavior(key, c.status.Name, b)
 		stopAfter, code := grace, ExitCodeKilled
-		if !b.IgnoreSIGTERM && r.lat.ContainerStop <= grace {
-			stopAfter, code = r.lat.ContainerStop, ExitCodeStopped
+		if !stop.IgnoreSIGTERM && stop.After <= grace {
+			stopAfter, code = stop.After, ExitCodeStopped
 		}
 		if t := r.stopContainerAt(c, now.Add(stopAfter), code); t.After(done) {
 			done = t
@@ -136,8 +137,18 @@ func (r *Runtime) scheduleExit(c *containerRec, at time.Time, code int) {
 	c.exitAt = r.scheduleAt(at, func(at time.Time) { r.exitContainer(c, at, code, "") })
 }
 
-// exitContainer moves a running container to exited.
+// exitContainer moves a running container to exited, with the reason containerd gives an
+// ordinary exit.
 func (r *Runtime) exitContainer(c *containerRec, at time.Time, code int, fn string) {
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	r.exitContainerWithReason(c, at, code, reason, fn)
+}
+
+// exitContainerWithReason moves a running container to exited with the runtime's reason.
+func (r *Runtime) exitContainerWithReason(c *containerRec, at time.Time, code int, reason, fn string) {
 	if r.containers[c.status.ID] != c || c.status.State != kubecontainer.ContainerStateRunning {
 		return
 	}
@@ -147,10 +158,7 @@ func (r *Runtime) exitContainer(c *containerRec, at time.Time, code int, fn stri
 	c.status.State = kubecontainer.ContainerStateExited
 	c.status.FinishedAt = at
 	c.status.ExitCode = code
-	c.status.Reason = "Completed"
-	if code != 0 {
-		c.status.Reason = "Error"
-	}
+	c.status.Reason = reason
 	rec := r.pods[c.podUID]
 	r.emit(trace.Event{Event: trace.KindExited, Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
 }

@@ -13,15 +13,16 @@ import (
 func TestKillPodGrace(t *testing.T) {
 	int64p := func(v int64) *int64 { return &v }
 	tests := []struct {
-		name      string
-		grace     int64 // spec terminationGracePeriodSeconds
-		deletion  *int64
-		override  *int64
-		behavior  *Behavior
-		stop      time.Duration
-		wantDone  time.Duration
-		wantCode  int
-		wantGrace time.Duration
+		name         string
+		grace        int64 // spec terminationGracePeriodSeconds
+		deletion     *int64
+		override     *int64
+		behavior     *Behavior
+		stop         time.Duration
+		stopBehavior *StopBehavior
+		wantDone     time.Duration
+		wantCode     int
+		wantGrace    time.Duration
 	}{
 		{name: "clean stop within grace", grace: 30, stop: 500 * time.Millisecond, wantDone: 500 * time.Millisecond, wantCode: 0, wantGrace: 30 * time.Second},
 		{name: "ignores SIGTERM", grace: 30, stop: 500 * time.Millisecond, behavior: &Behavior{IgnoreSIGTERM: true}, wantDone: 30 * time.Second, wantCode: 137, wantGrace: 30 * time.Second},
@@ -29,6 +30,9 @@ func TestKillPodGrace(t *testing.T) {
 		{name: "deletion grace wins over spec", grace: 30, deletion: int64p(5), stop: time.Minute, wantDone: 5 * time.Second, wantCode: 137, wantGrace: 5 * time.Second},
 		{name: "minimum of 2s", grace: 0, stop: time.Minute, wantDone: 2 * time.Second, wantCode: 137, wantGrace: 2 * time.Second},
 		{name: "override used as given", grace: 30, override: int64p(1), stop: time.Minute, wantDone: time.Second, wantCode: 137, wantGrace: time.Second},
+		{name: "own stop time", grace: 30, stop: time.Minute, stopBehavior: &StopBehavior{After: 7 * time.Second}, wantDone: 7 * time.Second, wantCode: 0, wantGrace: 30 * time.Second},
+		{name: "own stop time beyond grace", grace: 5, stop: 0, stopBehavior: &StopBehavior{After: 7 * time.Second}, wantDone: 5 * time.Second, wantCode: 137, wantGrace: 5 * time.Second},
+		{name: "stop behaviour ignores SIGTERM", grace: 30, stop: 0, stopBehavior: &StopBehavior{IgnoreSIGTERM: true}, wantDone: 30 * time.Second, wantCode: 137, wantGrace: 30 * time.Second},
 		{name: "natural exit before the deadline", grace: 30, stop: time.Minute, behavior: &Behavior{RunFor: 4 * time.Second, ExitCode: 3, IgnoreSIGTERM: true}, wantDone: 4 * time.Second, wantCode: 3, wantGrace: 30 * time.Second},
 	}
 	for _, tt := range tests {
@@ -41,6 +45,9 @@ func TestKillPodGrace(t *testing.T) {
 			}
 			if tt.behavior != nil {
 				e.rt.SetBehavior("default/kill", "app", *tt.behavior)
+			}
+			if tt.stopBehavior != nil {
+				e.rt.SetStopBehavior("default/kill", "app", *tt.stopBehavior)
 			}
 			res, err := e.rt.KillPod(pod, nil, tt.override)
 			if err != nil {

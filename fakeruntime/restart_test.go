@@ -1,11 +1,13 @@
 package fakeruntime
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
@@ -61,6 +63,36 @@ func TestCrashLoopBackoffError(t *testing.T) {
 	exp, ok := kubecontainer.MinBackoffExpiration(err)
 	if !ok || !exp.Equal(at(20*time.Second)) {
 		t.Errorf("MinBackoffExpiration() = %v, %v, want %v, true", exp, ok, at(20*time.Second))
+	}
+}
+
+// TestBackoffKeyFollowsImageAndResources checks v1.35's GetBackoffKey: a crash-looping container
+// whose image or resources change gets a fresh back-off entry and restarts at once.
+func TestBackoffKeyFollowsImageAndResources(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *v1.Container)
+		want   bool // held back
+	}{
+		{name: "unchanged", change: func(*v1.Container) {}, want: true},
+		{name: "new image", change: func(c *v1.Container) { c.Image = "busybox:1.37" }},
+		{name: "new resources", change: func(c *v1.Container) {
+			c.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
+		}},
+		{name: "new environment keeps the key", change: func(c *v1.Container) { c.Env = []v1.EnvVar{{Name: "A", Value: "b"}} }, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, Latencies{})
+			pod := newPod("crash", withExit("app", "5s", "1"))
+			e.drive(pod, at(10*time.Second)) // ran 0-5s, restarted at once, exited again at 10s
+			changed := pod.DeepCopy()
+			tt.change(&changed.Spec.Containers[0])
+			_, err := e.sync(changed)
+			if held := errors.Is(err, kubecontainer.ErrCrashLoopBackOff); held != tt.want {
+				t.Errorf("SyncPod() error = %v, held back = %v, want %v", err, held, tt.want)
+			}
+		})
 	}
 }
 

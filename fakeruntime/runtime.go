@@ -50,6 +50,10 @@ type Options struct {
 	// Recorder receives the Kubernetes events kuberuntime records (Pulling, Pulled, Created,
 	// Started, Killing, BackOff, Failed). Nil records none.
 	Recorder EventRecorder
+	// MaxParallelImagePulls is how many image pulls the node runs at once; later pulls wait in
+	// line. 1 is the kubelet's default serial image puller (serializeImagePulls: true); 0 means
+	// no limit (serializeImagePulls: false without maxParallelImagePulls).
+	MaxParallelImagePulls int
 }
 
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
@@ -71,6 +75,9 @@ func (o Options) validate() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	if o.MaxParallelImagePulls < 0 {
+		return fmt.Errorf("options MaxParallelImagePulls %d: must not be negative", o.MaxParallelImagePulls)
 	}
 	return nil
 }
@@ -123,6 +130,11 @@ type Runtime struct {
 	imageBackoff *kubecontainer.Backoff
 	pullFailures map[string]int
 	behaviors    map[behaviorKey]Behavior
+	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
+	pullSlots []time.Time
+	stops     map[behaviorKey]StopBehavior
+	// callFailures counts, per CRI call, how many of its next calls fail.
+	callFailures map[string]int
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
 	// SyncPod scheduled before a kill is dropped when it falls due: the kill cancelled the
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
@@ -172,6 +184,9 @@ func New(opts Options) (*Runtime, error) {
 		imageBackoff: imageBackoff,
 		pullFailures: map[string]int{},
 		behaviors:    map[behaviorKey]Behavior{},
+		stops:        map[behaviorKey]StopBehavior{},
+		callFailures: map[string]int{},
+		pullSlots:    make([]time.Time, opts.MaxParallelImagePulls),
 		generation:   map[types.UID]int{},
 	}, nil
 }

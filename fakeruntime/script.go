@@ -126,3 +126,94 @@ func BehaviorFromAnnotations(annotations map[string]string, container string) (B
 	}
 	return b, true, nil
 }
+
+// StopBehavior scripts how a container reacts to SIGTERM.
+type StopBehavior struct {
+	// After is how long the container takes to exit after SIGTERM; it replaces
+	// Latencies.ContainerStop for this container.
+	After time.Duration
+	// IgnoreSIGTERM makes every stop wait out the whole grace period and end in SIGKILL.
+	IgnoreSIGTERM bool
+}
+
+// SetStopBehavior scripts how every run of the named container of the pod "namespace/name",
+// the current one included, reacts to SIGTERM from now on. It leaves what SetBehavior scripted
+// (the run time and exit code) alone.
+func (r *Runtime) SetStopBehavior(podKey, container string, s StopBehavior) {
+	r.stops[behaviorKey{pod: podKey, container: container}] = s
+}
+
+// stopBehavior is the container's reaction to SIGTERM: SetStopBehavior's, else the runtime's stop
+// latency, with SetBehavior's IgnoreSIGTERM.
+func (r *Runtime) stopBehavior(podKey, container string, b Behavior) StopBehavior {
+	if s, ok := r.stops[behaviorKey{pod: podKey, container: container}]; ok {
+		return s
+	}
+	return StopBehavior{After: r.lat.ContainerStop, IgnoreSIGTERM: b.IgnoreSIGTERM}
+}
+
+// The CRI calls FailRuntimeCall can make fail.
+const (
+	CallRunPodSandbox   = "RunPodSandbox"
+	CallCreateContainer = "CreateContainer"
+)
+
+// RuntimeCalls lists the calls FailRuntimeCall accepts.
+var RuntimeCalls = []string{CallRunPodSandbox, CallCreateContainer}
+
+// FailRuntimeCall makes the next times calls of the CRI call fail: RunPodSandbox (the sandbox is
+// not created; the kubelet records FailedCreatePodSandBox and retries after its back-off) or
+// CreateContainer (the container is not created; it shows CreateContainerError).
+func (r *Runtime) FailRuntimeCall(call string, times int) error {
+	if !slices.Contains(RuntimeCalls, call) {
+		return fmt.Errorf("fail runtime call %q: want one of %s", call, strings.Join(RuntimeCalls, ", "))
+	}
+	r.callFailures[call] = times
+	return nil
+}
+
+// failCall reports whether this call of call fails, using up one scripted failure.
+func (r *Runtime) failCall(call string) bool {
+	if r.callFailures[call] == 0 {
+		return false
+	}
+	r.callFailures[call]--
+	return true
+}
+
+// OOMKill makes the running instance of the named container exit now as the kernel's OOM killer
+// ends it: exit code 137, reason OOMKilled. It returns an error wrapping ErrNotFound if no such
+// container runs.
+func (r *Runtime) OOMKill(podKey, container string) error {
+	now := r.clock.Now()
+	r.applyDue(now)
+	running := r.runningInstances(podKey, container)
+	if len(running) == 0 {
+		return fmt.Errorf("OOM-kill container %s of pod %s: no running instance: %w", container, podKey, ErrNotFound)
+	}
+	r.exitContainerWithReason(running[len(running)-1], now, ExitCodeKilled, "OOMKilled", "")
+	return nil
+}
+
+// KillSandbox makes the pod's ready sandbox die now (its pause process ended): the sandbox is
+// not ready any more, so the kubelet's next SyncPod kills the pod and creates a new sandbox. The
+// containers keep running until then. It returns an error wrapping ErrNotFound if the pod has
+// no ready sandbox.
+func (r *Runtime) KillSandbox(podKey string) error {
+	now := r.clock.Now()
+	r.applyDue(now)
+	for _, uid := range r.sortedUIDs() {
+		rec := r.pods[uid]
+		if rec.key() != podKey {
+			continue
+		}
+		for _, s := range rec.sandboxes {
+			if s.status.State == kubecontainer.SandboxReady {
+				s.status.State = kubecontainer.SandboxNotReady
+				r.emit(trace.Event{Event: trace.KindSandbox, Pod: podKey, UID: string(uid), From: string(kubecontainer.SandboxReady), To: string(kubecontainer.SandboxNotReady), Reason: "SandboxDied", Message: s.status.ID})
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("kill the sandbox of pod %s: no ready sandbox: %w", podKey, ErrNotFound)
+}

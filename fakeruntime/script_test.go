@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 func TestBehaviorFromAnnotations(t *testing.T) {
@@ -54,4 +56,40 @@ func FuzzBehaviorFromAnnotations(f *testing.F) {
 			t.Errorf("BehaviorFromAnnotations(%q, %q) = %+v, %v, want a positive RunFor and a code in 0..255", after, code, b, ok)
 		}
 	})
+}
+
+// TestRuntimeFaults checks the scripted faults: an OOM kill, a sandbox that dies, and failing
+// RunPodSandbox and CreateContainer calls.
+func TestRuntimeFaults(t *testing.T) {
+	e := newEnv(t, Latencies{SandboxStart: time.Second})
+	pod := newPod("faulty")
+	if err := e.rt.FailRuntimeCall(CallRunPodSandbox, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sync(pod); !errors.Is(err, kubecontainer.ErrCreatePodSandbox) {
+		t.Fatalf("SyncPod() with a failing RunPodSandbox = %v, want ErrCreatePodSandbox", err)
+	}
+	if err := e.rt.FailRuntimeCall(CallCreateContainer, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sync(pod); !errors.Is(err, kubecontainer.ErrCreateContainer) {
+		t.Fatalf("SyncPod() with a failing CreateContainer = %v, want ErrCreateContainer", err)
+	}
+	e.drive(pod, at(10*time.Second))
+	if err := e.rt.OOMKill("default/faulty", "app"); err != nil {
+		t.Fatalf("OOMKill() = %v", err)
+	}
+	c := e.status(pod).FindContainerStatusByName("app")
+	if c.State != kubecontainer.ContainerStateExited || c.ExitCode != 137 || c.Reason != "OOMKilled" {
+		t.Errorf("app after OOMKill = %s %d %q, want exited 137 OOMKilled", c.State, c.ExitCode, c.Reason)
+	}
+	if err := e.rt.KillSandbox("default/faulty"); err != nil {
+		t.Fatalf("KillSandbox() = %v", err)
+	}
+	if err := e.rt.KillSandbox("default/faulty"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("KillSandbox() without a ready sandbox = %v, want ErrNotFound", err)
+	}
+	if err := e.rt.FailRuntimeCall("ExecSync", 1); err == nil {
+		t.Error("FailRuntimeCall(ExecSync) = nil, want an error")
+	}
 }

@@ -3,6 +3,8 @@ package fakeruntime
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,10 +21,11 @@ import (
 // should run, each after its image is present, and holds back restarts that are in back-off.
 //
 // Every step takes its latency: the sandbox is ready, each image pulled and each container created
-// and running at the instant the step ends, and Result.Done is when the last step ends. Back-offs
-// come back as *kubecontainer.BackoffError (joined with errors.Join when several containers are
-// held back), so kubecontainer.MinBackoffExpiration gives the requeue time. backOff is the crash-loop
-// back-off; nil disables it.
+// and running at the instant the step ends, and Result.Done is when the last step ends. Crash-loop
+// back-offs come back as *kubecontainer.BackoffError (joined with errors.Join when several
+// containers are held back), so kubecontainer.MinBackoffExpiration gives the requeue time; an
+// image pull back-off is a plain error wrapping kubecontainer.ErrImagePullBackOff, as in v1.35.0.
+// backOff is the crash-loop back-off; nil disables it.
 func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
@@ -65,7 +68,9 @@ func (s *podSync) run(acts podActions) error {
 		}
 	}
 	if acts.createSandbox {
-		s.createSandbox(acts.attempt)
+		if err := s.createSandbox(acts.attempt); err != nil {
+			return err
+		}
 	}
 	if acts.nextInit != nil {
 		// Regular containers wait for every init container, so a failed start ends the sync.
@@ -95,9 +100,17 @@ func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	})
 }
 
-// createSandbox makes a sandbox that is ready SandboxStart from now.
-func (s *podSync) createSandbox(attempt int) {
+// createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
+// RunPodSandbox is scripted to fail.
+func (s *podSync) createSandbox(attempt int) error {
 	r := s.r
+	if r.failCall(CallRunPodSandbox) {
+		s.at = s.at.Add(r.lat.SandboxStart)
+		msg := "rpc error: code = Unknown desc = failed to create sandbox (scripted RunPodSandbox failure)"
+		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
+			kubeEvent{v1.EventTypeWarning, events.FailedCreatePodSandBox, "Failed to create pod sandbox: " + msg})
+		return fmt.Errorf("create sandbox for pod %s: %s: %w", s.key, msg, kubecontainer.ErrCreatePodSandbox)
+	}
 	r.lastSandbox++
 	seq := r.lastSandbox
 	id := fmt.Sprintf("s-%06d", seq)
@@ -110,6 +123,7 @@ func (s *podSync) createSandbox(attempt int) {
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
 	})
+	return nil
 }
 
 // start starts one container: back-off check, image, create, start. The kubelet's start closure in
@@ -127,6 +141,12 @@ func (s *podSync) start(c *v1.Container) error {
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
+	}
+	if r.failCall(CallCreateContainer) {
+		msg := "failed to create containerd container: scripted CreateContainer failure"
+		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
+			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
+		return fmt.Errorf("start container %s of pod %s: %s: %w", c.Name, s.key, msg, kubecontainer.ErrCreateContainer)
 	}
 	restarts := 0
 	if prev := s.status.FindContainerStatusByName(c.Name); prev != nil {
@@ -186,7 +206,7 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 	if exited == nil {
 		return nil
 	}
-	id := backoffKey(s.pod, c.Name)
+	id := backoffKey(s.pod, c)
 	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
@@ -223,12 +243,16 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		d := r.imageBackoff.Get(id)
 		ev.Event, ev.Reason, ev.Delay = trace.KindBackOff, "ImagePullBackOff", d
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
-		err := fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
-		return &kubecontainer.BackoffError{Err: err, Expiry: r.imageBackoff.LastUpdate(id).Add(d)}
+		// A plain error, as in v1.35.0, where only doBackOff returns a BackoffError: the pod
+		// worker retries after jitter(backOffPeriod), not at the pull back-off's expiry.
+		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
 	}
 	ev.Event = trace.KindPull
+	start := r.reservePull(s.at)
+	ev.Delay = start.Sub(s.at)
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
-	s.at = s.at.Add(r.lat.ImagePull)
+	ev.Delay = 0
+	s.at = start.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
@@ -268,10 +292,14 @@ func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
 	r.scheduleAt(at, purge)
 }
 
-// backoffKey names a container in the crash-loop back-off: the kubelet's stable key without the
-// container hash.
-func backoffKey(pod *v1.Pod, container string) string {
-	return pod.Name + "_" + pod.Namespace + "_" + string(pod.UID) + "_" + container
+// backoffKey names a container in the crash-loop back-off: v1.35's GetBackoffKey, an FNV-64a hash
+// of the pod's name, namespace and UID and the container's name, image and resources. A new image
+// or new resources give a fresh entry, so the container restarts at once.
+func backoffKey(pod *v1.Pod, c *v1.Container) string {
+	key := strings.Join([]string{pod.Name, pod.Namespace, string(pod.UID), c.Name, c.Image, c.Resources.String()}, "/")
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // formatPod is the kubelet's format.Pod: "name_namespace(uid)".
@@ -291,4 +319,26 @@ func defaultPullPolicy(image string) v1.PullPolicy {
 		return v1.PullAlways
 	}
 	return v1.PullIfNotPresent
+}
+
+// reservePull takes the image puller slot that frees first for a pull asked for at the instant
+// at, and returns when the pull starts: at once without a limit, else when the slot is free. The
+// kubelet's serial puller is one slot, its parallel puller with maxParallelImagePulls that many;
+// a pull runs to its end even if its pod is killed meanwhile, so the slot stays taken.
+func (r *Runtime) reservePull(at time.Time) time.Time {
+	if len(r.pullSlots) == 0 {
+		return at
+	}
+	i := 0
+	for j := range r.pullSlots {
+		if r.pullSlots[j].Before(r.pullSlots[i]) {
+			i = j
+		}
+	}
+	start := at
+	if r.pullSlots[i].After(start) {
+		start = r.pullSlots[i]
+	}
+	r.pullSlots[i] = start.Add(r.lat.ImagePull)
+	return start
 }

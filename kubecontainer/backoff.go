@@ -9,14 +9,15 @@ import (
 var (
 	// ErrCrashLoopBackOff is wrapped by a BackoffError when a container's restart is held back.
 	ErrCrashLoopBackOff = errors.New("CrashLoopBackOff")
-	// ErrImagePullBackOff is wrapped by a BackoffError when an image pull is held back.
+	// ErrImagePullBackOff is wrapped by the plain error of an image pull held back: in v1.35.0
+	// only the crash-loop back-off is a BackoffError.
 	ErrImagePullBackOff = errors.New("ImagePullBackOff")
 )
 
 // BackoffError says that the runtime held an action back until Expiry. Since v1.35 the kubelet's
 // pod workers requeue a pod when its earliest back-off expires instead of on the next resync.
 type BackoffError struct {
-	// Err is ErrCrashLoopBackOff or ErrImagePullBackOff, possibly wrapped with the container name.
+	// Err is ErrCrashLoopBackOff, possibly wrapped with the container name.
 	Err error
 	// Expiry is when the held-back action may be tried again.
 	Expiry time.Time

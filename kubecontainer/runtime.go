@@ -21,6 +21,10 @@ var (
 	// ErrCreateContainerConfig is returned when a container's configuration cannot be generated;
 	// the API shows it as CreateContainerConfigError.
 	ErrCreateContainerConfig = errors.New("CreateContainerConfigError")
+	// ErrCreateContainer is returned when the runtime's CreateContainer call failed.
+	ErrCreateContainer = errors.New("CreateContainerError")
+	// ErrCreatePodSandbox is returned when the runtime's RunPodSandbox call failed.
+	ErrCreatePodSandbox = errors.New("CreatePodSandboxError")
 )
 
 // Result is what a runtime call that blocks in the kubelet reports besides its error.

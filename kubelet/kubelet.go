@@ -1,9 +1,11 @@
 package kubelet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -43,16 +46,39 @@ type Options struct {
 	// Client is the API server. Nil is a standalone kubelet: no node object, no mirror pods, no
 	// status writes.
 	Client kubernetes.Interface
-	// Recorder receives the kubelet's Kubernetes events. Nil records none.
+	// Recorder receives the kubelet's Kubernetes events, after the trace: every event is traced
+	// (component events) whether or not there is a recorder. Nil records none.
 	Recorder record.EventRecorder
 	// Latencies are the fake runtime's.
 	Latencies fakeruntime.Latencies
+	// Runtime is an existing runtime for the new kubelet to use, as after a kubelet restart:
+	// containers outlive the kubelet process. Nil creates one with Latencies, the image pull
+	// settings and Recorder.
+	Runtime *fakeruntime.Runtime
 	// SyncFrequency is the pod workers' resync interval; zero is the kubelet's 1m.
 	SyncFrequency time.Duration
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
 	SourcesReady func(seen sets.Set[string]) bool
 	// Devices is the device manager. Nil is a node without device plugins.
 	Devices Devices
+	// SerializeImagePulls is the KubeletConfiguration field: one image pull at a time on the
+	// node. Nil is the kubelet's default, true.
+	SerializeImagePulls *bool
+	// MaxParallelImagePulls bounds the pulls at once when SerializeImagePulls is false; nil is no
+	// limit. With SerializeImagePulls it must be nil or 1, as the kubelet's validation requires.
+	MaxParallelImagePulls *int32
+	// NodeStatusUpdateFrequency is how often the node status is written; zero is the kubelet's
+	// 10s.
+	NodeStatusUpdateFrequency time.Duration
+	// NodeStatusReportFrequency is how often an unchanged node status is written all the same;
+	// zero is the kubelet's 5m.
+	NodeStatusReportFrequency time.Duration
+	// FeatureGates turns the kubelet feature gates minikubelet models on or off (FeatureGateNames);
+	// a gate not listed keeps its v1.35 default.
+	FeatureGates map[string]bool
+	// MaxContainerRestartPeriod is crashLoopBackOff.maxContainerRestartPeriod, the crash-loop
+	// back-off's cap when the KubeletCrashLoopBackOffMax gate is on (1s to 300s); zero is 300s.
+	MaxContainerRestartPeriod time.Duration
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -72,7 +98,93 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
 	}
-	return nil
+	return o.ValidateConfig()
+}
+
+// ValidateConfig checks the KubeletConfiguration settings among the options (image pulls,
+// feature gates, the crash-loop back-off's cap, the node status frequency) as the kubelet's
+// configuration validation does, so that callers can refuse a bad configuration before they
+// build anything.
+func (o Options) ValidateConfig() error {
+	_, err := o.imagePullSlots()
+	var errs []error
+	errs = append(errs, err)
+	for name := range o.FeatureGates {
+		if _, ok := featureGateDefaults[name]; !ok {
+			errs = append(errs, fmt.Errorf("unrecognized feature gate: %s (minikubelet models %s)", name, strings.Join(FeatureGateNames(), ", ")))
+		}
+	}
+	if d := o.MaxContainerRestartPeriod; d != 0 && (d < time.Second || d > kubecontainer.MaxContainerBackoff) {
+		errs = append(errs, fmt.Errorf("invalid configuration: crashLoopBackOff.maxContainerRestartPeriod %v must be between 1s and 300s", d))
+	}
+	if o.NodeStatusUpdateFrequency < 0 || o.NodeStatusReportFrequency < 0 {
+		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v and nodeStatusReportFrequency %v must not be negative",
+			o.NodeStatusUpdateFrequency, o.NodeStatusReportFrequency))
+	}
+	return errors.Join(errs...)
+}
+
+// featureGateDefaults are the kubelet feature gates minikubelet models, with their v1.35 defaults.
+var featureGateDefaults = map[string]bool{
+	// KubeletCrashLoopBackOffMax (beta in v1.35) lets crashLoopBackOff.maxContainerRestartPeriod
+	// set the crash-loop back-off's cap.
+	"KubeletCrashLoopBackOffMax": true,
+	// ReduceDefaultCrashLoopBackOffDecay (alpha) starts the crash-loop back-off at 1s and caps it
+	// at 60s.
+	"ReduceDefaultCrashLoopBackOffDecay": false,
+}
+
+// FeatureGateNames lists the feature gates Options.FeatureGates may set, sorted.
+func FeatureGateNames() []string {
+	names := make([]string, 0, len(featureGateDefaults))
+	for n := range featureGateDefaults {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (o Options) enabled(gate string) bool {
+	if v, ok := o.FeatureGates[gate]; ok {
+		return v
+	}
+	return featureGateDefaults[gate]
+}
+
+// crashLoopBackOff returns the crash-loop back-off's initial delay and cap: the kubelet's
+// newCrashLoopBackOff.
+func (o Options) crashLoopBackOff() (initial, maximum time.Duration) {
+	initial, maximum = kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff
+	if o.enabled("ReduceDefaultCrashLoopBackOffDecay") {
+		initial, maximum = time.Second, time.Minute
+	}
+	if o.enabled("KubeletCrashLoopBackOffMax") {
+		// The configuration's value, 300s by default, wins.
+		maximum = kubecontainer.MaxContainerBackoff
+		if o.MaxContainerRestartPeriod != 0 {
+			maximum = o.MaxContainerRestartPeriod
+		}
+		initial = min(initial, maximum)
+	}
+	return initial, maximum
+}
+
+// imagePullSlots is how many image pulls the node runs at once (0: no limit), from the two
+// KubeletConfiguration fields, with the kubelet's validation.
+func (o Options) imagePullSlots() (int, error) {
+	serialize := o.SerializeImagePulls == nil || *o.SerializeImagePulls
+	max := o.MaxParallelImagePulls
+	switch {
+	case max != nil && *max < 1:
+		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be a positive number", *max)
+	case serialize && max != nil && *max != 1:
+		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be 1 or nil when serializeImagePulls is true", *max)
+	case serialize:
+		return 1, nil
+	case max != nil:
+		return int(*max), nil
+	}
+	return 0, nil
 }
 
 // Node is one simulated kubelet's sync side. Loop is its entry point; the other fields are the
@@ -102,9 +214,19 @@ func New(opts Options) (*Node, error) {
 func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
 	n := &Node{Cache: pleg.NewCache()}
-	var err error
-	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder}); err != nil {
+	recorder, err := events.NewTracing(opts.Recorder, tracer)
+	if err != nil {
 		return nil, err
+	}
+	slots, err := opts.imagePullSlots()
+	if err != nil {
+		return nil, err
+	}
+	n.Runtime = opts.Runtime
+	if n.Runtime == nil {
+		if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}); err != nil {
+			return nil, err
+		}
 	}
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
 		return nil, err
@@ -122,7 +244,8 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	// kl.backOff: the crash-loop back-off every pod shares.
-	crashLoop, err := kubecontainer.NewBackoff(clk, kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff)
+	initial, maximum := opts.crashLoopBackOff()
+	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +268,9 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
+			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {
 			nopts.Devices = opts.Devices
 		}
@@ -153,9 +278,7 @@ func build(opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
-	if opts.Recorder != nil {
-		syncOpts.Recorder = opts.Recorder
-	}
+	syncOpts.Recorder = recorder
 	if n.Status, err = status.New(sopts); err != nil {
 		return nil, err
 	}
@@ -185,23 +308,30 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The kubelet registers the active-deadline handler as a sync loop handler (and as a pod sync
+	// handler, which GeneratePodStatus is).
+	deadline, err := status.NewActiveDeadline(clk, n.Status)
+	if err != nil {
+		return nil, err
+	}
 	lopts := syncloop.Options{
-		Clock:        clk,
-		Tracer:       tracer,
-		Pods:         n.Pods,
-		Workers:      n.Workers,
-		WorkQueue:    queue,
-		PLEG:         relister,
-		Cache:        n.Cache,
-		Runtime:      n.Runtime,
-		RuntimeState: state,
-		Kills:        syncer,
-		Housekeeping: cleaner,
-		Status:       n.Status,
-		SourcesReady: opts.SourcesReady,
+		SyncLoopHandlers: []syncloop.PodSyncLoopHandler{deadline},
+		Clock:            clk,
+		Tracer:           tracer,
+		Pods:             n.Pods,
+		Workers:          n.Workers,
+		WorkQueue:        queue,
+		PLEG:             relister,
+		Cache:            n.Cache,
+		Runtime:          n.Runtime,
+		RuntimeState:     state,
+		Kills:            syncer,
+		Housekeeping:     cleaner,
+		Status:           n.Status,
+		SourcesReady:     opts.SourcesReady,
 	}
 	if node != nil {
-		lopts.Node = node
+		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 	}
 	if opts.Devices != nil {
 		lopts.Admit = admitter{devices: opts.Devices, active: activePods(n), status: n.Status, recorder: opts.Recorder}
@@ -243,3 +373,22 @@ var (
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
 	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
 )
+
+// registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
+// object exists, the mirror pods of the static pods known then are reconciled at once.
+type registeringNode struct {
+	*nodestatus.Status
+	pods   *podmanager.Manager
+	syncer *podsync.Syncer
+	done   bool
+}
+
+// Register registers the node and, the first time it is registered, reconciles the mirror pods.
+func (r *registeringNode) Register(ctx context.Context) error {
+	err := r.Status.Register(ctx)
+	if !r.done && r.Registered() {
+		r.done = true
+		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
+	}
+	return err
+}

@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/dump"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -159,16 +159,14 @@ func applyDefaults(pod *v1.Pod, opts Options) error {
 }
 
 // staticPodUID hashes the decoded, defaulted pod with FNV-1a 128 followed by the pod's location,
-// as the kubelet does. The kubelet hashes a dump of its internal Go types; canonical JSON (struct
-// field order, sorted map keys) is the deterministic stand-in, so the values differ from a real
-// kubelet's but change exactly when the content, node or location changes.
+// as the kubelet does. The kubelet hashes the dump (dump.ForHash: spew's %#v with sorted keys) of
+// its internal Go types; minikubelet hashes the same dump of the v1 pod. The values differ from a
+// real kubelet's, but they change exactly when the kubelet's do: with the content, node or
+// location, and with a field that goes from nil to empty (`labels: {}`, `env: []`), which the
+// dump tells apart and JSON would not.
 func staticPodUID(pod *v1.Pod, opts Options) (types.UID, error) {
-	data, err := json.Marshal(pod)
-	if err != nil {
-		return "", fmt.Errorf("hashing pod %q: %w", pod.Name, err)
-	}
 	h := fnv.New128a()
-	h.Write(data)
+	_, _ = h.Write([]byte(dump.ForHash(pod)))
 	if opts.IsFile {
 		fmt.Fprintf(h, "host:%s", opts.NodeName)
 		fmt.Fprintf(h, "file:%s", opts.Source)

@@ -317,6 +317,13 @@ func TestStaticDefaults(t *testing.T) {
 		t.Errorf("UID of the same input = %q, then %q, want equal", pod.UID, same)
 	}
 	edited := []byte(strings.Replace(string(manifest), "name: web\nspec", "name: web\n  labels: {a: b}\nspec", 1))
+	// The kubelet's dump of the object tells nil from empty, so an empty map or list is an edit.
+	emptyLabels := []byte(strings.Replace(string(manifest), "name: web\nspec", "name: web\n  labels: {}\nspec", 1))
+	emptyEnv := []byte(strings.Replace(string(manifest), "image: nginx\n", "image: nginx\n    env: []\n", 1))
+	reordered := []byte("kind: Pod\napiVersion: v1\nspec:\n  containers:\n  - image: nginx\n    name: web\n    ports:\n    - containerPort: 80\nmetadata:\n  name: web\n")
+	if got := uid(reordered, opts); got != same {
+		t.Errorf("UID of the same pod with its keys in another order = %q, want %q", got, same)
+	}
 	otherNode := opts
 	otherNode.NodeName = "node-b"
 	otherPath := opts
@@ -325,7 +332,7 @@ func TestStaticDefaults(t *testing.T) {
 	httpOtherNode := Options{NodeName: "node-b", Source: "http://x/pods"}
 	for name, got := range map[string]string{
 		"edited content": uid(edited, opts), "other node": uid(manifest, otherNode), "other path": uid(manifest, otherPath),
-		"http": uid(manifest, http),
+		"http": uid(manifest, http), "empty labels": uid(emptyLabels, opts), "empty env": uid(emptyEnv, opts),
 	} {
 		if got == same {
 			t.Errorf("UID with %s = %q, want a different UID", name, got)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"math/rand/v2"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -20,6 +23,9 @@ import (
 const (
 	// StatusPeriod is the kubelet's default nodeStatusUpdateFrequency.
 	StatusPeriod = 10 * time.Second
+	// ReportPeriod is the kubelet's default nodeStatusReportFrequency: with the node lease as
+	// the heartbeat, an unchanged status is written only this often.
+	ReportPeriod = 5 * time.Minute
 	// LeaseRenewPeriod is how often the node lease is renewed: the kubelet's default
 	// nodeLeaseDurationSeconds (40s) times its renew interval fraction (0.25).
 	LeaseRenewPeriod = 10 * time.Second
@@ -27,6 +33,10 @@ const (
 	// the kubelet's do.
 	registerBackoffMin = 100 * time.Millisecond
 	registerBackoffMax = 7 * time.Second
+	// FastStatusPeriod is how often fastStatusUpdateOnce checks whether the new node would be
+	// Ready, and fastStatusTimeout (the kubelet's nodeReadyGracePeriod) when it gives up.
+	FastStatusPeriod  = 100 * time.Millisecond
+	fastStatusTimeout = 120 * time.Second
 )
 
 // RuntimeState is what Ready follows: the kubelet's runtimeState.
@@ -54,6 +64,14 @@ type Options struct {
 	// Devices adds the device plugins' extended resources to capacity and allocatable. Nil adds
 	// none.
 	Devices DeviceCapacity
+	// StatusPeriod is nodeStatusUpdateFrequency; zero is the kubelet's default, StatusPeriod.
+	StatusPeriod time.Duration
+	// ReportPeriod is nodeStatusReportFrequency: how often an unchanged status is written all the
+	// same; zero is the kubelet's default, ReportPeriod.
+	ReportPeriod time.Duration
+	// Rand draws the kubelet's random delay added to ReportPeriod after a change. Nil uses a
+	// source seeded with 1.
+	Rand *rand.Rand
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -79,7 +97,24 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
 	}
+	if o.StatusPeriod < 0 || o.ReportPeriod < 0 {
+		return fmt.Errorf("options StatusPeriod %v, ReportPeriod %v: must not be negative", o.StatusPeriod, o.ReportPeriod)
+	}
 	return nil
+}
+
+func (o Options) reportPeriod() time.Duration {
+	if o.ReportPeriod == 0 {
+		return ReportPeriod
+	}
+	return o.ReportPeriod
+}
+
+func (o Options) statusPeriod() time.Duration {
+	if o.StatusPeriod == 0 {
+		return StatusPeriod
+	}
+	return o.StatusPeriod
 }
 
 // Status registers the node and keeps its status and lease fresh.
@@ -94,6 +129,14 @@ type Status struct {
 	status, lease time.Time
 	// ready is the Ready condition last reported.
 	ready bool
+	// fast is when fastStatusUpdateOnce next checks the node, zero once it is done; fastStart is
+	// when it started.
+	fast, fastStart time.Time
+	// lastReport is when the status was last written (the kubelet's lastStatusReportTime), and
+	// delay the random delay added to the report period after a change.
+	lastReport time.Time
+	delay      time.Duration
+	rand       *rand.Rand
 }
 
 // New returns a Status whose registration is due at once.
@@ -101,7 +144,11 @@ func New(opts Options) (*Status, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new node status: %w", err)
 	}
-	return &Status{opts: opts}, nil
+	r := opts.Rand
+	if r == nil {
+		r = rand.New(rand.NewPCG(1, 1))
+	}
+	return &Status{opts: opts, rand: r}, nil
 }
 
 // Registered reports whether the node object exists.
@@ -115,10 +162,14 @@ func (s *Status) NextWake() (time.Time, bool) {
 		}
 		return s.retry, true
 	}
-	if s.lease.Before(s.status) {
-		return s.lease, true
+	next := s.status
+	if s.lease.Before(next) {
+		next = s.lease
 	}
-	return s.status, true
+	if !s.fast.IsZero() && s.fast.Before(next) {
+		next = s.fast
+	}
+	return next, true
 }
 
 // Register creates the node object (the kubelet's registerWithAPIServer), adopting an existing
@@ -146,7 +197,10 @@ func (s *Status) Register(ctx context.Context) error {
 		return fmt.Errorf("register node %s: %w", name, err)
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
-	s.status, s.lease = now.Add(StatusPeriod), now
+	s.status, s.lease = now.Add(s.opts.statusPeriod()), now
+	// The kubelet's Run starts fastStatusUpdateOnce with the node: every 100ms it patches the node
+	// status as soon as it would be Ready, instead of waiting for the first periodic update.
+	s.fastStart, s.fast = now, now.Add(FastStatusPeriod)
 	ev.Event = trace.KindRegister
 	s.opts.Tracer.Emit(ev)
 	return nil
@@ -167,8 +221,13 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("renew lease of node %s: %w", name, err))
 		}
 	}
+	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
+		if err := s.fastStatusUpdate(ctx, now); err != nil {
+			errs = append(errs, fmt.Errorf("fast status update of node %s: %w", name, err))
+		}
+	}
 	if vclock.Due(s.status, now) {
-		s.status = vclock.NextTick(s.status, StatusPeriod, now)
+		s.status = vclock.NextTick(s.status, s.opts.statusPeriod(), now)
 		if err := s.updateNodeStatus(ctx, now); err != nil {
 			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
 			errs = append(errs, fmt.Errorf("update status of node %s: %w", name, err))
@@ -177,19 +236,106 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time.
+// fastStatusUpdate is one poll of the kubelet's fastStatusUpdateOnce (fastNodeStatusUpdate): it
+// ends when the node object is already Ready, when the node would be Ready and its status has been
+// written, or after 120s; otherwise it polls again 100ms later.
+func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
+	if now.Sub(s.fastStart) >= fastStatusTimeout {
+		s.fast = time.Time{}
+		return nil
+	}
+	s.fast = now.Add(FastStatusPeriod)
+	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
+	if err != nil {
+		return err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+			s.fast = time.Time{}
+			return nil
+		}
+	}
+	if ready, _ := s.readiness(); !ready {
+		return nil
+	}
+	s.fast = time.Time{}
+	ready, msg := s.readiness()
+	upd := node.DeepCopy()
+	setConditions(upd, now, ready, msg)
+	s.applyDevices(upd)
+	if err := s.writeStatus(ctx, upd, ready, msg, now); err != nil {
+		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
+		return err
+	}
+	return nil
+}
+
+// updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time, when
+// they changed (heartbeat times aside) or nodeStatusReportFrequency has passed since the last
+// write: the kubelet's tryUpdateNodeStatus. After a change, or at the first write, the next
+// report of an unchanged status waits the report period plus a random delay of up to half of it
+// either way, so that nodes do not all report at once.
 func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
 	if err != nil {
 		return err
 	}
 	ready, msg := s.readiness()
+	// The setters run once on a copy, as the kubelet's do: GetCapacity, which removes an expired
+	// resource as it reports it, must not be asked twice.
 	upd := node.DeepCopy()
 	setConditions(upd, now, ready, msg)
 	s.applyDevices(upd)
+	changed := statusChanged(&node.Status, &upd.Status)
+	period := s.opts.reportPeriod()
+	if !changed && !s.lastReport.IsZero() && now.Sub(s.lastReport) < period+s.delay {
+		return nil
+	}
+	if changed || s.lastReport.IsZero() {
+		s.delay = time.Duration(float64(period) * (s.rand.Float64() - 0.5))
+	} else {
+		s.delay = 0
+	}
+	return s.writeStatus(ctx, upd, ready, msg, now)
+}
+
+// statusChanged compares two node statuses, the conditions without their heartbeat times and the
+// rest (capacity, allocatable...) as they are: the kubelet's nodeStatusHasChanged.
+func statusChanged(a, b *v1.NodeStatus) bool {
+	if conditionsChanged(a.Conditions, b.Conditions) {
+		return true
+	}
+	x, y := a.DeepCopy(), b.DeepCopy()
+	x.Conditions, y.Conditions = nil, nil
+	return !apiequality.Semantic.DeepEqual(x, y)
+}
+
+// conditionsChanged compares two condition lists with their heartbeat times left out: the
+// kubelet's nodeConditionsHaveChanged.
+func conditionsChanged(a, b []v1.NodeCondition) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.LastHeartbeatTime, y.LastHeartbeatTime = metav1.Time{}, metav1.Time{}
+		if !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
+			return true
+		}
+		x.LastTransitionTime, y.LastTransitionTime = metav1.Time{}, metav1.Time{}
+		if x != y {
+			return true
+		}
+	}
+	return false
+}
+
+// writeStatus writes upd, the node with the setters applied, and traces a change of readiness.
+func (s *Status) writeStatus(ctx context.Context, upd *v1.Node, ready bool, msg string, now time.Time) error {
 	if _, err := s.opts.Client.UpdateNodeStatus(ctx, upd); err != nil {
 		return err
 	}
+	s.lastReport = now
 	if ready != s.ready {
 		s.ready = ready
 		to := string(v1.ConditionFalse)

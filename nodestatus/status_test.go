@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,10 +58,13 @@ func (c *fakeClient) RenewLease(_ context.Context, lease *coordinationv1.Lease) 
 }
 
 // fakeState is a runtime state whose errors the test sets.
-type fakeState struct{ err error }
+type fakeState struct {
+	err       error
+	unhealthy bool // the PLEG has not relisted yet
+}
 
 func (s *fakeState) Errors() error     { return s.err }
-func (s *fakeState) PLEGHealthy() bool { return true }
+func (s *fakeState) PLEGHealthy() bool { return !s.unhealthy }
 
 // drive calls Register and Heartbeat at every wake-up until the instant until.
 func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
@@ -91,8 +95,9 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	want := []string{
 		"0s create", "100ms create", "300ms create", // retries after 100ms, then 200ms
 		"300ms lease",
+		"400ms get", // fastStatusUpdateOnce: the node was registered Ready, nothing to do
 		"10.3s lease", "10.3s get", "10.3s status",
-		"20.3s lease", "20.3s get", "20.3s status",
+		"20.3s lease", "20.3s get", // unchanged: not written until nodeStatusReportFrequency
 	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
@@ -164,5 +169,88 @@ func TestRegisteredNodeCarriesTheKubeletsLabels(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, client.node.Labels); diff != "" {
 		t.Errorf("node labels (-want +got):\n%s", diff)
+	}
+}
+
+// TestFastStatusUpdate checks fastStatusUpdateOnce: a node registered NotReady is patched Ready
+// at the first 100ms poll that finds the runtime state without errors, not at the first 10s
+// status update, and the polling stops then.
+func TestFastStatusUpdate(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	state := &fakeState{err: errors.New("PLEG is not healthy"), unhealthy: true}
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drive(t, s, clk, 250*time.Millisecond)
+	state.err, state.unhealthy = nil, false
+	drive(t, s, clk, 11*time.Second)
+	want := []string{
+		"0s create", "0s lease",
+		"100ms get", "200ms get", // NotReady: poll again
+		"300ms get", "300ms status", // would be Ready: patched, and the polling ends
+		"10s lease", "10s get", // unchanged since the fast update: not written
+	}
+	if diff := cmp.Diff(want, client.calls); diff != "" {
+		t.Errorf("API calls (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		got = append(got, e.T.String()+" "+string(e.Event)+" "+e.To)
+	}
+	if diff := cmp.Diff([]string{"0s register ", "300ms ready True"}, got); diff != "" {
+		t.Errorf("node trace (-want +got):\n%s", diff)
+	}
+}
+
+// TestReportFrequency checks nodeStatusReportFrequency: an unchanged status is written at the
+// first update (with a random delay drawn for the next report), then once per report period,
+// while a change is written at once.
+func TestReportFrequency(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	state := &fakeState{}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state,
+		StatusPeriod: 10 * time.Second, ReportPeriod: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drive(t, s, clk, 200*time.Second)
+	var writes []time.Duration
+	for _, c := range client.calls {
+		if d, ok := strings.CutSuffix(c, " status"); ok {
+			v, _ := time.ParseDuration(d)
+			writes = append(writes, v)
+		}
+	}
+	if len(writes) < 4 || writes[0] != 10*time.Second {
+		t.Fatalf("status writes at %v, want the first at 10s and then every 30s or so", writes)
+	}
+	if gap := writes[1] - writes[0]; gap < 20*time.Second || gap > 50*time.Second {
+		t.Errorf("second write %v after the first, want 30s ± the random delay", gap)
+	}
+	for i := 2; i < len(writes); i++ {
+		if gap := writes[i] - writes[i-1]; gap != 30*time.Second {
+			t.Errorf("write %d came %v after the one before, want the report period 30s", i, gap)
+		}
+	}
+	// A change is written at the next update.
+	last := writes[len(writes)-1]
+	state.err = errors.New("container runtime is down")
+	n := len(client.calls)
+	drive(t, s, clk, last+40*time.Second)
+	changed := false
+	for _, c := range client.calls[n:] {
+		if strings.HasSuffix(c, " status") {
+			changed = true
+		}
+	}
+	if !changed {
+		t.Errorf("calls after the runtime went down = %v, want the NotReady status written", client.calls[n:])
 	}
 }

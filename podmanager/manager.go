@@ -49,6 +49,9 @@ type Manager struct {
 	// translation maps a mirror pod's UID to its static pod's UID. It outlives the static pod and
 	// goes only when the mirror pod is removed, as in the kubelet.
 	translation map[types.UID]types.UID
+	// pods and mirrors cache the sorted values of podByUID and mirrorByUID; nil after a change.
+	// The sync loop lists the pods at every 1s sync tick and housekeeping every 2s.
+	pods, mirrors []*v1.Pod
 }
 
 // New returns an empty Manager. A missing required option is an error wrapping ErrMissingOption.
@@ -96,6 +99,7 @@ func (m *Manager) store(pod *v1.Pod) {
 	if kubecontainer.IsMirrorPod(pod) {
 		m.mirrorByUID[pod.UID] = pod
 		m.mirrorByFullName[fullname] = pod
+		m.mirrors = nil
 		if static, ok := m.podByFullName[fullname]; ok {
 			m.translation[pod.UID] = static.UID
 		}
@@ -103,6 +107,7 @@ func (m *Manager) store(pod *v1.Pod) {
 	}
 	m.podByUID[pod.UID] = pod
 	m.podByFullName[fullname] = pod
+	m.pods = nil
 	if mirror, ok := m.mirrorByFullName[fullname]; ok {
 		m.translation[mirror.UID] = pod.UID
 	}
@@ -116,9 +121,11 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 		delete(m.mirrorByUID, pod.UID)
 		delete(m.mirrorByFullName, fullname)
 		delete(m.translation, pod.UID)
+		m.mirrors = nil
 	} else {
 		delete(m.podByUID, pod.UID)
 		delete(m.podByFullName, fullname)
+		m.pods = nil
 	}
 	m.emit(pod, trace.KindRemove, "RemovePod")
 }
@@ -138,7 +145,7 @@ func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
 
 // GetPods returns every regular and static pod, without mirror pods, sorted by namespace and name.
 func (m *Manager) GetPods() []*v1.Pod {
-	return sorted(m.podByUID)
+	return m.sortedPods()
 }
 
 // GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by
@@ -151,7 +158,10 @@ func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMi
 		}
 	}
 	slices.Sort(orphanedMirrorFullnames)
-	return sorted(m.podByUID), sorted(m.mirrorByUID), orphanedMirrorFullnames
+	if m.mirrors == nil {
+		m.mirrors = sorted(m.mirrorByUID)
+	}
+	return m.sortedPods(), slices.Clone(m.mirrors), orphanedMirrorFullnames
 }
 
 // GetPodByFullName returns the regular or static pod with the full name "<name>_<namespace>".
@@ -255,6 +265,15 @@ func lookup[K comparable](m map[K]*v1.Pod, key K) (*v1.Pod, bool) {
 }
 
 // sorted returns the map's pods sorted by namespace, then name, then UID.
+// sortedPods returns a copy of the sorted regular and static pods, from the cache when it is
+// fresh.
+func (m *Manager) sortedPods() []*v1.Pod {
+	if m.pods == nil {
+		m.pods = sorted(m.podByUID)
+	}
+	return slices.Clone(m.pods)
+}
+
 func sorted(m map[types.UID]*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(m))
 	for _, pod := range m {

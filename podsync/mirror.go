@@ -3,6 +3,8 @@ package podsync
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -65,4 +67,22 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 func with(e trace.Event, event trace.Kind, reason, message string) trace.Event {
 	e.Event, e.Reason, e.Message = event, reason, message
 	return e
+}
+
+// FastStaticPodsRegistration reconciles the mirror pod of every static pod in staticToMirror (the
+// pod manager's static pods, each with its mirror pod or nil), in the order of their keys: the
+// kubelet's fastStaticPodsRegistration, which runs once the node object exists, so that static
+// pods whose SyncPod ran before the node was registered get their mirror pods at once rather than
+// at their next sync.
+func (s *Syncer) FastStaticPodsRegistration(ctx context.Context, staticToMirror map[*v1.Pod]*v1.Pod) {
+	pods := make([]*v1.Pod, 0, len(staticToMirror))
+	for p := range staticToMirror {
+		pods = append(pods, p)
+	}
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return strings.Compare(kubecontainer.PodKey(a)+"/"+string(a.UID), kubecontainer.PodKey(b)+"/"+string(b.UID))
+	})
+	for _, p := range pods {
+		s.reconcileMirror(ctx, p, staticToMirror[p])
+	}
 }

@@ -95,3 +95,22 @@ func TestSyncPodReconcilesTheMirrorPod(t *testing.T) {
 		})
 	}
 }
+
+// TestFastStaticPodsRegistration checks that every static pod known when the node appears gets
+// its mirror pod reconciled, in key order, and that a current mirror pod is left alone.
+func TestFastStaticPodsRegistration(t *testing.T) {
+	f := newFixture(t)
+	m := &logMirror{}
+	opts := f.s.opts
+	opts.Mirror, opts.Nodes = m, nodes{node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}}
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	other := staticPod()
+	other.Name, other.UID = "db-node-1", "uid-db"
+	s.FastStaticPodsRegistration(context.Background(), map[*v1.Pod]*v1.Pod{staticPod(): mirrorOf("hash-2"), other: nil})
+	if diff := cmp.Diff([]string{"create db-node-1_default"}, m.calls); diff != "" {
+		t.Errorf("mirror client calls (-want +got):\n%s", diff)
+	}
+}

@@ -79,7 +79,7 @@ type Options struct {
 	Mirror MirrorClient
 	// Nodes reads the node before a mirror pod is created. Required with Mirror.
 	Nodes NodeGetter
-	// Recorder receives the FailedKillPod event. Nil records none.
+	// Recorder receives the FailedKillPod and DeadlineExceeded events. Nil records none.
 	Recorder EventRecorder
 }
 

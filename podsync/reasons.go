@@ -87,6 +87,8 @@ func reasonOf(err error) status.Reason {
 		return status.Reason{Reason: "ErrImageNeverPull", Message: strings.TrimSuffix(err.Error(), ": "+kubecontainer.ErrImageNeverPull.Error())}
 	case errors.Is(err, kubecontainer.ErrCreateContainerConfig):
 		return status.Reason{Reason: "CreateContainerConfigError", Message: err.Error()}
+	case errors.Is(err, kubecontainer.ErrCreateContainer):
+		return status.Reason{Reason: "CreateContainerError", Message: strings.TrimSuffix(err.Error(), ": "+kubecontainer.ErrCreateContainer.Error())}
 	}
 	r := status.ReasonFromError(err)
 	for _, sentinel := range []error{kubecontainer.ErrCrashLoopBackOff, kubecontainer.ErrImagePullBackOff} {

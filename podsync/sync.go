@@ -137,7 +137,12 @@ func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus,
 	if !ok {
 		old = pod.Status
 	}
-	return status.GeneratePodStatus(pod, old, podStatus, podIsTerminal, s.opts.Clock.Now(), status.GenerateOptions{
+	now := s.opts.Clock.Now()
+	if status.PastActiveDeadline(pod, old, now) {
+		// The active-deadline handler's ShouldEvict records this at every status it fails.
+		s.recordEvent(pod, v1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
+	}
+	return status.GeneratePodStatus(pod, old, podStatus, podIsTerminal, now, status.GenerateOptions{
 		Reasons: s.reasons[pod.UID],
 		HostIP:  s.opts.HostIP,
 	})

@@ -14,11 +14,7 @@ import (
 func (w *Workers) complete(s *podStatus, callbacks *[]func()) {
 	wk := s.work
 	s.lastSyncTime = w.clock.Now()
-	err := wk.err
-	if wk.canceled {
-		err = context.Canceled
-	}
-	w.finishWork(s, &wk.result, err, callbacks)
+	w.finishWork(s, &wk.result, wk.err, callbacks)
 }
 
 // finishWork is the end of the kubelet's podWorkerLoop iteration: on success it moves the pod to

@@ -51,11 +51,10 @@
 // # Cancellation
 //
 // The kubelet cancels a worker's context when a pod becomes terminating or its grace period gets
-// shorter. Here: a sync whose work has not ended by then ends at that instant with
-// context.Canceled (the Syncer's own result is discarded), and a taken update still waiting for the
-// cache ends with context.Canceled without calling the Syncer as soon as the cache is ready. Either
-// way the newer update is pending and runs next, after the next relist, as in the kubelet. A sync
-// whose Done equals the instant of the cancel has completed and is not cancelled.
+// shorter, but in v1.35.0 nothing it models watches that context (TODO #113606): SyncPod runs the
+// runtime on context.WithoutCancel and the other sync functions start from context.Background().
+// So a sync in flight ends when its work ends, a kill keeps the grace period it started with, and
+// the newer update runs next, after the next relist. The cancel is only traced.
 //
 // # Determinism
 //

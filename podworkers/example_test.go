@@ -71,8 +71,9 @@ func Example() {
 	w.Step(context.Background())
 	clock.Advance(time.Second)
 	w.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
-	// The kill cancels the running SyncPod at 1s. Each later sync waits for a relist newer than
-	// the end of the previous one; this example relists and steps once a second.
+	// The kill at 1s cancels the sync context, which v1.35.0's sync functions do not watch: the
+	// SyncPod runs to its end at 3s. Each later sync waits for a relist newer than the end of the
+	// previous one; this example relists and steps once a second.
 	for range 10 {
 		w.Step(context.Background())
 		clock.Advance(time.Second)
@@ -81,7 +82,7 @@ func Example() {
 	fmt.Println(at(), "state", state)
 	// Output:
 	// 0s SyncPod create web
-	// 2s SyncTerminatingPod web grace 5
-	// 8s SyncTerminatedPod web
+	// 4s SyncTerminatingPod web grace 5
+	// 10s SyncTerminatedPod web
 	// 11s state finished
 }

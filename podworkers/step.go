@@ -114,7 +114,7 @@ func (w *Workers) advance(callbacks *[]func()) (c *call, progressed bool) {
 }
 
 // prepare readies the taken update's sync once the cache allows it. It returns the call to make,
-// or done = true when the iteration ended without a call (a cache error or a cancelled context).
+// or done = true when the iteration ended without a call (a cache error).
 func (w *Workers) prepare(s *podStatus, now time.Time, callbacks *[]func()) (c *call, done bool) {
 	wk := s.work
 	var status *kubecontainer.PodStatus
@@ -131,17 +131,6 @@ func (w *Workers) prepare(s *podStatus, now time.Time, callbacks *[]func()) (c *
 			return nil, true
 		}
 		status = cached
-	}
-	if wk.canceled {
-		// The context was cancelled while the worker waited for the cache: the sync would see it
-		// cancelled at once. The kubelet acknowledges the termination before that call.
-		if wk.state == Terminating {
-			w.acknowledgeTerminating(s)
-		}
-		wk.called, wk.done = true, now
-		s.lastSyncTime = now
-		w.finishWork(s, nil, context.Canceled, callbacks)
-		return nil, true
 	}
 	c = &call{s: s, wk: wk, pod: wk.opts.Pod, status: status}
 	if wk.state == Terminating {
@@ -181,7 +170,7 @@ func (w *Workers) finishCall(c *call, res Result, err error, callbacks *[]func()
 	wk := c.wk
 	wk.result, wk.err = res, err
 	wk.done = res.Done
-	if wk.done.IsZero() || wk.done.Before(now) || wk.canceled {
+	if wk.done.IsZero() || wk.done.Before(now) {
 		wk.done = now
 	}
 	if !wk.done.After(now) {

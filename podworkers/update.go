@@ -182,23 +182,19 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 	return s
 }
 
-// cancel models the kubelet cancelling the sync context: a sync that is in flight ends now with
-// context.Canceled, and a taken update whose sync has not started will end that way as soon as
-// the cache lets it start. A sync whose work already ended at now is complete, not cancelled.
+// cancel is the kubelet cancelling the sync context. In v1.35.0 no sync function watches that
+// context (TODO #113606): SyncPod runs the runtime's SyncPod on context.WithoutCancel, and
+// SyncTerminatingPod, SyncTerminatingRuntimePod and SyncTerminatedPod start from
+// context.Background(); the worker's wait for the pod cache does not watch it either. So a sync in
+// flight, or a taken update still waiting for the cache, runs to its end with its own options (a
+// kill keeps its grace period), and the newer update runs after it. Only the trace shows the
+// cancel.
 func (w *Workers) cancel(s *podStatus, now time.Time) {
 	wk := s.work
-	if wk == nil || wk.canceled {
+	if wk == nil || (wk.called && !wk.done.IsZero() && !wk.done.After(now)) {
 		return
 	}
-	if wk.called && !wk.done.IsZero() && !wk.done.After(now) {
-		return
-	}
-	wk.canceled = true
-	if wk.busy(now) {
-		wk.done = now
-		w.pushBusy(s, wk)
-	}
-	w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Func: "UpdatePod"})
+	w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Message: "no effect: the sync functions do not watch the context", Func: "UpdatePod"})
 }
 
 // isStatusTerminal reports whether a cached runtime status shows no running container and no ready

@@ -218,18 +218,10 @@ type work struct {
 	seq   uint64
 	// called is set once the sync function was invoked.
 	called bool
-	// canceled models the kubelet's context cancellation: the sync ends at the cancel instant
-	// with context.Canceled.
-	canceled bool
 	// done is when the sync's blocking work ends; set once the sync function returned.
 	done   time.Time
 	result Result
 	err    error
-}
-
-// busy reports whether the sync function returned and its blocking work has not ended at now.
-func (wk *work) busy(now time.Time) bool {
-	return wk.called && !wk.done.IsZero() && wk.done.After(now)
 }
 
 func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }

@@ -49,6 +49,12 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.RuntimeDown != nil:
 		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
+	case st.ContainerStop != nil:
+		e.containerStop(st.ContainerStop)
+	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:
+		e.applyFault(st)
+	case st.RestartKubelet != nil:
+		e.restartKubelet()
 	case st.Expect != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
@@ -59,6 +65,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpectNode(ctx, i, st.ExpectNode))
 	case st.isPluginStep():
 		e.applyPlugin(st)
+	case st.ExpectNoEvent != nil:
+		e.result.Outcomes = append(e.result.Outcomes, e.checkNoEvent(i, st.ExpectNoEvent))
 	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:
@@ -68,10 +76,11 @@ func (e *engine) apply(ctx context.Context, i int) {
 	}
 }
 
-// sameCheck reports whether b, the step after a, is an expectEvent judged on a's window: both
-// are expectEvents at the same instant.
+// sameCheck reports whether b, the step after a, is an event check judged on a's window: both
+// are expectEvents or expectNoEvents at the same instant.
 func sameCheck(a, b *Step) bool {
-	return a.ExpectEvent != nil && b.ExpectEvent != nil && a.At == b.At
+	isEventCheck := func(s *Step) bool { return s.ExpectEvent != nil || s.ExpectNoEvent != nil }
+	return isEventCheck(a) && isEventCheck(b) && a.At == b.At
 }
 
 // writeManifest writes the file and delivers what inotify would: a new file is IN_CREATE then

@@ -9,12 +9,15 @@ import (
 	"path"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -62,6 +65,10 @@ type engine struct {
 	node    *kubelet.Node
 	plugins *pluginWorld // nil unless a step needs the plugin pipeline
 
+	apiEvents record.EventRecorder // nil without the api source
+	seed      int64
+	restarts  int // kubelet restarts so far
+
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
 	window  int                  // index of the first trace event the next expectEvent looks at
@@ -104,35 +111,13 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		inv:    newInvariants(),
 		step:   -1,
 	}
-	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec})
-	if err != nil {
-		return nil, err
-	}
-	e.storage = storage
 	seed := int64(1)
 	if s.Seed != nil {
 		seed = *s.Seed
 	}
-	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
-	if s.hasSource(podconfig.FileSource) {
-		storage.Register(podconfig.FileSource)
-		e.dir = newMemDir(StaticPodPath)
-		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
-			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
-			return nil, err
-		}
-	}
-	if s.hasSource(podconfig.HTTPSource) {
-		storage.Register(podconfig.HTTPSource)
-		e.serve = &scriptedHTTP{status: http.StatusNotFound}
-		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
-			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
-			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
-			return nil, err
-		}
-	}
+	// The kubelet's Kubernetes events go to the API server synchronously, on the virtual clock.
+	var apiEvents record.EventRecorder
 	if s.hasSource(podconfig.APISource) {
-		storage.Register(podconfig.APISource)
 		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))}); err != nil {
 			return nil, err
 		}
@@ -141,8 +126,58 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 		e.client = client
-		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
+		if apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: client,
+			Source: v1.EventSource{Component: "kubelet", Host: s.Node}}); err != nil {
 			return nil, err
+		}
+	}
+	e.apiEvents, e.seed = apiEvents, seed
+	if err := e.startKubelet(nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// startKubelet builds what lives in the kubelet process: PodConfig, the sources and the sync
+// side. A restart calls it again with the runtime, whose containers outlive the process; the API
+// server, the static pod directory and what the manifest URL serves stay as they are.
+func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
+	s, clk := e.s, e.clk
+	configEvents, err := events.NewTracing(e.apiEvents, e.rec)
+	if err != nil {
+		return err
+	}
+	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec, Recorder: configEvents})
+	if err != nil {
+		return err
+	}
+	e.storage = storage
+	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
+	if s.hasSource(podconfig.FileSource) {
+		storage.Register(podconfig.FileSource)
+		if e.dir == nil {
+			e.dir = newMemDir(StaticPodPath)
+		}
+		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
+			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
+			return err
+		}
+	}
+	if s.hasSource(podconfig.HTTPSource) {
+		storage.Register(podconfig.HTTPSource)
+		if e.serve == nil {
+			e.serve = &scriptedHTTP{status: http.StatusNotFound}
+		}
+		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
+			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
+			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
+			return err
+		}
+	}
+	if s.hasSource(podconfig.APISource) {
+		storage.Register(podconfig.APISource)
+		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
+			return err
 		}
 	}
 	var lat fakeruntime.Latencies
@@ -152,29 +187,38 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	}
 	var devices kubelet.Devices
 	if s.hasPluginSteps() {
-		if e.plugins, err = newPluginWorld(clk, e.rec, e.client, s.Node); err != nil {
-			return nil, err
+		// The plugin world outlives a restartKubelet: its sockets and plugins are not the
+		// kubelet's, and the device manager keeps its state (the kubelet reads it back from its
+		// checkpoint).
+		if e.plugins == nil {
+			if e.plugins, err = newPluginWorld(clk, e.rec, e.client, s.Node); err != nil {
+				return err
+			}
+			e.plugins.stepFail = e.stepError
 		}
-		e.plugins.stepFail = e.stepError
 		devices = e.plugins.dm
 	}
-	n, err := kubelet.New(kubelet.Options{
+	kopts := kubelet.Options{
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
 		Clock:         clk,
 		Tracer:        e.rec,
-		Seed:          uint64(seed),
+		Seed:          uint64(e.seed) + uint64(e.restarts),
 		Client:        e.client,
 		Latencies:     lat,
-		SyncFrequency: durationOr(s.SyncFrequency, time.Minute),
+		Runtime:       runtime,
+		SyncFrequency: time.Minute,
 		SourcesReady:  storage.SeenAllSources,
 		Devices:       devices,
-	})
+		Recorder:      e.apiEvents,
+	}
+	s.kubeletOptions(&kopts)
+	n, err := kubelet.New(kopts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.node = n
-	return e, nil
+	return nil
 }
 
 func (s *Scenario) hasPluginSteps() bool {
@@ -210,11 +254,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	if err := e.interrupted(ctx); err != nil {
 		return err
 	}
-	if e.api != nil {
-		pods, rv := e.server.NodePods(e.s.Node)
-		e.pending = append(e.pending, e.api.Replace(pods))
-		e.apiRV = rv
-	}
+	e.listAPI()
 	if err := e.settle(ctx); err != nil {
 		return err
 	}
@@ -254,6 +294,17 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	}
 	e.result.End = e.clk.Since(vclock.Epoch)
 	return nil
+}
+
+// listAPI gives the api source the node's pods as its first list does (the reflector's
+// initial list), and watches from there.
+func (e *engine) listAPI() {
+	if e.api == nil {
+		return
+	}
+	pods, rv := e.server.NodePods(e.s.Node)
+	e.pending = append(e.pending, e.api.Replace(pods))
+	e.apiRV = rv
 }
 
 // interrupted returns ctx's error, with the virtual time the replay reached, once ctx is done.

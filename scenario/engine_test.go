@@ -65,7 +65,7 @@ func TestExpectEventWindow(t *testing.T) {
 - at: 19s
   expectEvent: {component: apiserver, event: delete, pod: default/web}
 - at: 19s
-  expectEvent: {component: apiserver, event: deleting, pod: default/web}
+  expectEvent: {component: scenario, event: apiDeletePod, pod: default/web}
 `,
 		want: []bool{true, true, false},
 	}, {
@@ -75,9 +75,38 @@ func TestExpectEventWindow(t *testing.T) {
 - at: 19s
   expectEvent: {component: apiserver, event: delete, pod: default/web}
 - at: 19s
-  expectEvent: {component: apiserver, event: deleting, pod: default/web}
+  expectEvent: {component: scenario, event: apiDeletePod, pod: default/web}
 `,
 		want: []bool{true, true, false},
+	}, {
+		// expectNoEvent shares the window: it fails on what an expectEvent there would see.
+		name: "expectNoEvent",
+		steps: deleteWeb + `- at: 5s
+  expectNoEvent: {component: apiserver, event: deleting, pod: default/web}
+- at: 5s
+  expectNoEvent: {component: apiserver, event: create, pod: default/web}
+- at: 5s
+  expectNoEvent: {component: runtime, event: killing, container: other}
+- at: 5s
+  expectEvent: {component: runtime, event: killing, container: nginx}
+`,
+		want: []bool{false, true, true, true},
+	}, {
+		name: "container details, conditions and API objects",
+		steps: `- at: 3s
+  expect: {pod: default/web, container: nginx, state: running, reason: "", ready: true, conditions: {Ready: "True", ContainersReady: "True", DisruptionTarget: absent}, podReason: ""}
+- at: 3s
+  expect: {pod: default/web, container: nginx, exitCode: 0}
+- at: 3s
+  expect: {apiObject: {kind: Pod, namespace: default, name: web, path: '.status.containerStatuses[0].ready', equals: "true"}}
+- at: 3s
+  expect: {apiObject: {kind: Node, name: node-1, path: '{.metadata.labels.kubernetes\.io/hostname}', equals: node-1}}
+- at: 3s
+  expect: {apiObject: {kind: Pod, namespace: default, name: nothing, path: .status, equals: <absent>}}
+- at: 3s
+  expect: {pod: default/web, conditions: {Ready: "False"}}
+`,
+		want: []bool{true, false, true, true, true, false},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

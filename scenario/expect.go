@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // checkExpect judges an expect step against the kubelet's own view of the pod: the pod manager
@@ -26,6 +27,16 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 		if want != got {
 			fail = true
 		}
+	}
+	if x.Pod == "" {
+		// Only an apiObject check.
+		e.checkAPIObject(ctx, x.APIObject, check)
+		o.What = "expect " + strings.Join(what, " ")
+		o.Met = !fail
+		if fail {
+			o.Seen = strings.Join(seen, " ")
+		}
+		return o
 	}
 	ns, name, _ := strings.Cut(x.Pod, "/")
 	pod, present := e.node.Pods.GetPodByName(ns, name)
@@ -64,6 +75,11 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 		if x.RestartCount != nil {
 			check("container "+x.Container+" restartCount", strconv.Itoa(*x.RestartCount), strconv.Itoa(restarts))
 		}
+		checkContainerDetails(status, x, check)
+	}
+	checkPodFields(status, hasStatus, x, check)
+	if x.APIObject != nil {
+		e.checkAPIObject(ctx, x.APIObject, check)
 	}
 	o.What = "expect " + x.Pod + " " + strings.Join(what, " ")
 	o.Met = !fail
@@ -112,13 +128,7 @@ func containerState(status v1.PodStatus, name string) (string, int) {
 // checkEvent judges an expectEvent step: a matching trace event since the step before.
 func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
 	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
-	parts := []string{"component=" + x.Component, "event=" + x.Event}
-	for _, f := range []struct{ k, v string }{{"op", x.Op}, {"source", x.Source}, {"pod", x.Pod}} {
-		if f.v != "" {
-			parts = append(parts, f.k+"="+f.v)
-		}
-	}
-	o.What = "expectEvent " + strings.Join(parts, " ")
+	o.What = "expectEvent " + x.describe()
 	events := e.rec.EventsSince(e.window)
 	near := 0
 	for _, ev := range events {
@@ -126,13 +136,46 @@ func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
 			continue
 		}
 		near++
-		if (x.Op == "" || ev.Op == x.Op) && (x.Source == "" || ev.Source == x.Source) && (x.Pod == "" || eventNamesPod(ev.Pod, ev.Pods, x.Pod)) {
+		if x.matches(ev) {
 			o.Met = true
 			return o
 		}
 	}
 	o.Seen = fmt.Sprintf("%d %s/%s events since the previous step, none matching", near, x.Component, x.Event)
 	return o
+}
+
+// checkNoEvent judges an expectNoEvent step: no matching trace event in the window an
+// expectEvent at the same place would look at.
+func (e *engine) checkNoEvent(i int, x *ExpectEvent) Outcome {
+	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration, What: "expectNoEvent " + x.describe(), Met: true}
+	for _, ev := range e.rec.EventsSince(e.window) {
+		if string(ev.Component) == x.Component && string(ev.Event) == x.Event && x.matches(ev) {
+			o.Met = false
+			o.Seen = fmt.Sprintf("at %v: %s/%s pod=%s container=%s reason=%s", ev.T, ev.Component, ev.Event, ev.Pod, ev.Container, ev.Reason)
+			return o
+		}
+	}
+	return o
+}
+
+// describe lists the fields an expectEvent or expectNoEvent matches on.
+func (x *ExpectEvent) describe() string {
+	parts := []string{"component=" + x.Component, "event=" + x.Event}
+	for _, f := range []struct{ k, v string }{{"op", x.Op}, {"source", x.Source}, {"pod", x.Pod}, {"container", x.Container}, {"reason", x.Reason}} {
+		if f.v != "" {
+			parts = append(parts, f.k+"="+f.v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// matches reports whether ev's optional fields match x's; component and event are checked by the
+// caller.
+func (x *ExpectEvent) matches(ev trace.Event) bool {
+	return (x.Op == "" || ev.Op == x.Op) && (x.Source == "" || ev.Source == x.Source) &&
+		(x.Pod == "" || eventNamesPod(ev.Pod, ev.Pods, x.Pod)) &&
+		(x.Container == "" || ev.Container == x.Container) && (x.Reason == "" || ev.Reason == x.Reason)
 }
 
 // eventNamesPod matches an event's pod, or one of the pods an update carries.

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -28,8 +28,12 @@ type Scenario struct {
 	// Runtime sets the fake runtime's latencies.
 	Runtime *RuntimeSettings `json:"runtime,omitempty"`
 	// Seed seeds the jitter of the pod workers; default 1.
-	Seed  *int64 `json:"seed,omitempty"`
-	Steps []Step `json:"-"`
+	Seed *int64 `json:"seed,omitempty"`
+	// Settings are KubeletConfiguration fields of the sync side; FeatureGates the kubelet
+	// feature gates minikubelet models.
+	Settings     *Settings       `json:"settings,omitempty"`
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	Steps        []Step          `json:"-"`
 
 	// path is the file the scenario came from, for error messages.
 	path string
@@ -69,6 +73,12 @@ type Step struct {
 	PluginFails        *PluginFails        `json:"pluginFails,omitempty"`
 	ExpectPlugin       *ExpectPlugin       `json:"expectPlugin,omitempty"`
 	ExpectNode         *ExpectNode         `json:"expectNode,omitempty"`
+	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
+	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
+	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
+	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
+	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
+	RestartKubelet     *RestartKubelet     `json:"restartKubelet,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.
@@ -146,10 +156,11 @@ type RuntimeDown struct {
 	For Duration `json:"for"`
 }
 
-// Expect asserts the state of one pod at this instant. Container, State and RestartCount go
-// together: State and RestartCount describe the named container.
+// Expect asserts the state of one pod at this instant. Container, State, RestartCount, Reason,
+// ExitCode and Ready go together: they describe the named container. APIObject checks a field of
+// any API object; with it, Pod may be empty.
 type Expect struct {
-	Pod          string `json:"pod"`
+	Pod          string `json:"pod,omitempty"`
 	Phase        string `json:"phase,omitempty"`
 	Present      *bool  `json:"present,omitempty"`
 	WorkerState  string `json:"workerState,omitempty"`
@@ -157,17 +168,43 @@ type Expect struct {
 	Container    string `json:"container,omitempty"`
 	State        string `json:"state,omitempty"`
 	RestartCount *int   `json:"restartCount,omitempty"`
+	// Reason is the container's waiting or terminated reason ("" when it has none).
+	Reason *string `json:"reason,omitempty"`
+	// ExitCode is the container's terminated exit code.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// Ready is the container's ready flag.
+	Ready *bool `json:"ready,omitempty"`
+	// Conditions maps a pod condition type to its status (True, False, Unknown) or "absent".
+	Conditions map[string]string `json:"conditions,omitempty"`
+	// PodReason and PodMessage are the pod status's reason and message.
+	PodReason  *string `json:"podReason,omitempty"`
+	PodMessage *string `json:"podMessage,omitempty"`
+	// APIObject checks one field of an object in the API server.
+	APIObject *APIObject `json:"apiObject,omitempty"`
+}
+
+// APIObject names an API object and a JSONPath into it, and the text the path must print.
+type APIObject struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Equals    string `json:"equals"`
 }
 
 // ExpectEvent asserts that a matching trace event happened since the previous step began (its
 // own events included) and by this one. expectEvents in a row at one instant all look back to
 // the step before the first of them. Empty optional fields match anything.
+//
+// ExpectNoEvent uses the same fields and asserts that no trace event matched in the same window.
 type ExpectEvent struct {
 	Component string `json:"component"`
 	Event     string `json:"event"`
 	Op        string `json:"op,omitempty"`
 	Source    string `json:"source,omitempty"`
 	Pod       string `json:"pod,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Container string `json:"container,omitempty"`
 }
 
 // Duration is a Go duration written as a string such as "1m30s".
@@ -263,13 +300,20 @@ func Parse(path string, data []byte, opts LoadOptions) (*Scenario, error) {
 	return &s, nil
 }
 
-// strictJSON decodes data into v, refusing unknown fields: a misspelt key in a scenario would
-// otherwise silently do nothing.
+// strictJSON decodes data into v, refusing unknown and duplicate fields and matching key names
+// case-sensitively, as the API server's strict decoding does: a misspelt key in a scenario
+// (`exitcode` for `exitCode`) would otherwise silently do nothing, or be taken for another.
 func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	strict, err := sigsjson.UnmarshalStrict(data, v)
+	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = strings.TrimPrefix(e.Error(), "json: ")
+		}
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
 	}
+	if err := s.validateSettings(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if i > 0 && st.At.Duration < s.Steps[i-1].At.Duration {
@@ -86,6 +89,12 @@ func (st *Step) action() (string, int) {
 		{"pluginFails", st.PluginFails != nil},
 		{"expectPlugin", st.ExpectPlugin != nil},
 		{"expectNode", st.ExpectNode != nil},
+		{"expectNoEvent", st.ExpectNoEvent != nil},
+		{"containerStop", st.ContainerStop != nil},
+		{"oomKill", st.OOMKill != nil},
+		{"killSandbox", st.KillSandbox != nil},
+		{"failRuntimeCall", st.FailRuntimeCall != nil},
+		{"restartKubelet", st.RestartKubelet != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -100,7 +109,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expectPlugin, expectNode")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -154,6 +163,16 @@ func (st *Step) validate(sources map[string]bool) error {
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
+	case st.ContainerStop != nil:
+		return st.ContainerStop.validate()
+	case st.OOMKill != nil:
+		return errors.Join(podKey(st.OOMKill.Pod), required("container", st.OOMKill.Container))
+	case st.KillSandbox != nil:
+		return podKey(st.KillSandbox.Pod)
+	case st.FailRuntimeCall != nil:
+		return st.FailRuntimeCall.validate()
+	case st.ExpectNoEvent != nil:
+		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	}
 	return st.validatePlugin(need)
 }
@@ -174,14 +193,25 @@ func (st *Step) bound(limit time.Duration) error {
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))
 	}
+	if st.ContainerStop != nil && st.ContainerStop.After != nil {
+		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
+	}
 	return errors.Join(errs...)
 }
 
 func (e *Expect) validate() error {
-	errs := []error{podKey(e.Pod)}
-	if e.Phase == "" && e.Present == nil && e.WorkerState == "" && e.Mirror == "" && e.Container == "" {
-		errs = append(errs, errors.New("expect checks nothing: give phase, present, workerState, mirror or container"))
+	var errs []error
+	podChecks := e.Phase != "" || e.Present != nil || e.WorkerState != "" || e.Mirror != "" || e.Container != "" || e.checksPodDetails()
+	switch {
+	case e.Pod != "":
+		errs = append(errs, podKey(e.Pod))
+	case podChecks:
+		errs = append(errs, errors.New("pod is required: which pod (namespace/name)"))
 	}
+	if !podChecks && e.APIObject == nil {
+		errs = append(errs, errors.New("expect checks nothing: give phase, present, workerState, mirror, container, conditions, podReason, podMessage or apiObject"))
+	}
+	errs = append(errs, e.validateDetails())
 	switch v1.PodPhase(e.Phase) {
 	case "", v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed, v1.PodUnknown:
 	default:

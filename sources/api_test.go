@@ -554,7 +554,9 @@ func TestAPIRunnerPodLifecycle(t *testing.T) {
 		e.delete(t, "ns", "a", 30)
 		checkAPIOps(t, "graceful delete", e.next(t, "graceful delete", "ns/a"), "DELETE ns/a")
 
+		// The grace-0 delete writes deletionGracePeriodSeconds 0 first (a DELETE), then removes it.
 		e.delete(t, "ns", "a", 0)
+		checkAPIOps(t, "grace 0", e.next(t, "grace 0", "ns/a"), "DELETE ns/a")
 		checkAPIOps(t, "removed", e.next(t, "removed"), "REMOVE ns/a")
 
 		e.create(t, apiPodOnNode(apiPod("ns", "y", "i"), "node-b"))
@@ -588,7 +590,8 @@ func TestAPIRunnerSurvivesWatchDrop(t *testing.T) {
 		e.gate.heal()
 
 		checkAPIOps(t, "add d", e.next(t, "add d", "ns/a", "ns/b", "ns/c", "ns/d"), "ADD ns/d")
-		checkAPIOps(t, "delete a", e.next(t, "delete a", "ns/b", "ns/c", "ns/d"), "REMOVE ns/a")
+		checkAPIOps(t, "delete a", e.next(t, "delete a", "ns/a", "ns/b", "ns/c", "ns/d"), "DELETE ns/a")
+		checkAPIOps(t, "remove a", e.next(t, "remove a", "ns/b", "ns/c", "ns/d"), "REMOVE ns/a")
 		checkAPIOps(t, "label b", e.next(t, "label b", "ns/b", "ns/c", "ns/d"), "UPDATE ns/b")
 		e.quiet(t, "after the drop")
 		if diff := gocmp.Diff([]string{"watchlist rv=", "watch rv=" + resumeRV}, e.gate.log()); diff != "" {
@@ -615,7 +618,7 @@ func TestAPIRunnerRelistsAfterGone(t *testing.T) {
 		e.gate.split()
 		e.srv.CloseWatches()
 		synctest.Wait()
-		// Three writes push resumeRV out of a history of two.
+		// Five writes (a grace-0 delete is two) push resumeRV out of a history of two.
 		e.delete(t, "ns", "a", 0)
 		e.delete(t, "ns", "b", 0)
 		e.create(t, apiPod("ns", "d", "i"))

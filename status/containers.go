@@ -126,6 +126,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		}
 		s := convertInstance(cs, o)
 		if seen[cs.Name] == 0 {
+			setResources(s, containerByName(containers, cs.Name))
 			statuses[cs.Name] = s
 		} else {
 			statuses[cs.Name].LastTerminationState = s.State
@@ -268,4 +269,27 @@ func setStartedAndReady(pod *v1.Pod, s *v1.PodStatus) {
 			cs.Ready = true
 		}
 	}
+}
+
+// containerByName returns the spec of the named container, or nil.
+func containerByName(containers []v1.Container, name string) *v1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	return nil
+}
+
+// setResources writes what the v1.35 kubelet reports of a container the runtime knows, now that
+// in-place resize is GA: resources, the allocated requests and limits (the runtime reports no
+// actual values of its own, so the kubelet would keep the allocated ones), and
+// allocatedResources, the allocated requests. A container with neither requests nor limits gets
+// neither field, as a real kubelet's objects show.
+func setResources(s *v1.ContainerStatus, c *v1.Container) {
+	if c == nil || (len(c.Resources.Requests) == 0 && len(c.Resources.Limits) == 0) {
+		return
+	}
+	s.Resources = c.Resources.DeepCopy()
+	s.AllocatedResources = c.Resources.Requests.DeepCopy()
 }

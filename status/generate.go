@@ -13,10 +13,11 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
-// Active deadline eviction, with the kubelet's values.
+// Active deadline eviction, with the kubelet's values: the pod status's reason and message, and
+// the Normal event the active-deadline handler records each time it fails a pod's status.
 const (
-	reasonDeadlineExceeded  = "DeadlineExceeded"
-	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
 )
 
 // GenerateOptions carries what GeneratePodStatus needs beyond the pod and the runtime's view.
@@ -72,8 +73,8 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 			s.Message = pod.Status.Message
 		}
 	}
-	if pastActiveDeadline(pod, old, now) {
-		s.Phase, s.Reason, s.Message = v1.PodFailed, reasonDeadlineExceeded, messageDeadlineExceeded
+	if PastActiveDeadline(pod, old, now) {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
 	}
 	if isTerminal(pod.Status.Phase) && s.Phase != pod.Status.Phase {
 		s.Phase = pod.Status.Phase
@@ -143,9 +144,9 @@ func fakePodIP(uid types.UID) string {
 	return "10.88." + strconv.Itoa(int(v>>8&0xff)) + "." + strconv.Itoa(1+int(v&0xff)%254)
 }
 
-// pastActiveDeadline reports whether the pod has run longer than spec.activeDeadlineSeconds,
+// PastActiveDeadline reports whether the pod has run longer than spec.activeDeadlineSeconds,
 // counted from the start time the status manager knows: the kubelet's activeDeadlineHandler.
-func pastActiveDeadline(pod *v1.Pod, old v1.PodStatus, now time.Time) bool {
+func PastActiveDeadline(pod *v1.Pod, old v1.PodStatus, now time.Time) bool {
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -377,8 +378,8 @@ func TestGeneratePodStatusActiveDeadline(t *testing.T) {
 		t.Errorf("Phase before the deadline = %s, want Running", got.Phase)
 	}
 	got := GeneratePodStatus(pod, old, rs, false, t0.Add(30*time.Second), GenerateOptions{})
-	if got.Phase != v1.PodFailed || got.Reason != reasonDeadlineExceeded || got.Message != messageDeadlineExceeded {
-		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, reasonDeadlineExceeded)
+	if got.Phase != v1.PodFailed || got.Reason != ReasonDeadlineExceeded || got.Message != MessageDeadlineExceeded {
+		t.Errorf("after the deadline = %s %q %q, want Failed %q", got.Phase, got.Reason, got.Message, ReasonDeadlineExceeded)
 	}
 }
 
@@ -393,5 +394,43 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox()}, false, t0, GenerateOptions{})
 	if want := fakePodIP(pod.UID); got.PodIP != want || want != fakePodIP("uid-web") {
 		t.Errorf("PodIP = %q, want stable %q", got.PodIP, want)
+	}
+}
+
+// TestGeneratePodStatusResources checks the v1.35 container resources: a container the runtime
+// knows and that has requests or limits reports them as resources, and its requests as
+// allocatedResources; a container without any, or not yet created, reports neither.
+func TestGeneratePodStatusResources(t *testing.T) {
+	pod := newPod(v1.RestartPolicyAlways, "app", "plain", "later")
+	pod.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup:1", Resources: v1.ResourceRequirements{
+		Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}}}
+	res := v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")},
+	}
+	pod.Spec.Containers[0].Resources = res
+	pod.Spec.Containers[2].Resources = res
+	rs := &kubecontainer.PodStatus{Sandboxes: readySandbox(), ContainerStatuses: []kubecontainer.ContainerStatus{
+		{ID: "i1", Name: "setup", Image: "setup:1", State: kubecontainer.ContainerStateExited, CreatedAt: t0, StartedAt: t0, FinishedAt: t0},
+		{ID: "c1", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
+		{ID: "c2", Name: "plain", Image: "plain:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
+	}}
+	got := GeneratePodStatus(pod, pod.Status, rs, false, t1, GenerateOptions{})
+	type pair struct {
+		Resources *v1.ResourceRequirements
+		Allocated v1.ResourceList
+	}
+	gotPairs := map[string]pair{}
+	for _, s := range append(append([]v1.ContainerStatus{}, got.InitContainerStatuses...), got.ContainerStatuses...) {
+		gotPairs[s.Name] = pair{s.Resources, s.AllocatedResources}
+	}
+	want := map[string]pair{
+		"setup": {Resources: &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}},
+		"app":   {Resources: &res, Allocated: res.Requests},
+		"plain": {},
+		"later": {},
+	}
+	if diff := cmp.Diff(want, gotPairs); diff != "" {
+		t.Errorf("container resources (-want +got):\n%s", diff)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
@@ -101,14 +102,32 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 	l.handlePodSyncs(ctx, pods)
 }
 
-// getPodsToSync returns the pods whose work queue entry is due, in the queue's order. Due UIDs the
-// pod manager does not know (orphans driven by their own worker) are dropped, as in the kubelet.
+// getPodsToSync returns the pods whose work queue entry is due, in the queue's order, then every
+// other pod a sync loop handler asks for (a pod past its activeDeadlineSeconds), in the pod
+// manager's order. Due UIDs the pod manager does not know (orphans driven by their own worker) are
+// dropped, as in the kubelet.
 func (l *Loop) getPodsToSync() []*v1.Pod {
 	uids := l.opts.WorkQueue.GetWork()
 	pods := make([]*v1.Pod, 0, len(uids))
+	due := make(map[types.UID]bool, len(uids))
 	for _, uid := range uids {
 		if pod, ok := l.opts.Pods.GetPodByUID(uid); ok {
 			pods = append(pods, pod)
+			due[uid] = true
+		}
+	}
+	if len(l.opts.SyncLoopHandlers) == 0 {
+		return pods
+	}
+	for _, pod := range l.opts.Pods.GetPods() {
+		if due[pod.UID] {
+			continue
+		}
+		for _, h := range l.opts.SyncLoopHandlers {
+			if h.ShouldSync(pod) {
+				pods = append(pods, pod)
+				break
+			}
 		}
 	}
 	return pods

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,14 @@ func (p *fakePods) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
 	return pod, ok
 }
 func (p *fakePods) GetPodAndMirrorPod(pod *v1.Pod) (*v1.Pod, *v1.Pod, bool) { return pod, nil, false }
+func (p *fakePods) GetPods() []*v1.Pod {
+	var out []*v1.Pod
+	for _, pod := range p.pods {
+		out = append(out, pod)
+	}
+	slices.SortFunc(out, func(a, b *v1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
 
 type fakeWorkers struct {
 	log           *calls
@@ -313,5 +322,29 @@ func TestSettleFailsOnALivelock(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Kills = &timed{log: &calls{}, name: "kills", next: o.Clock.Now()} })
 	if err := f.loop.Settle(context.Background()); !errors.Is(err, ErrLivelock) {
 		t.Errorf("Settle() error = %v, want %v", err, ErrLivelock)
+	}
+}
+
+// namedHandler asks for the pods it names.
+type namedHandler map[string]bool
+
+func (h namedHandler) ShouldSync(pod *v1.Pod) bool { return h[pod.Name] }
+
+// TestSyncTickAsksSyncLoopHandlers checks getPodsToSync: the due pods first, then the pods a
+// handler (the active-deadline handler in the kubelet) asks for, each once.
+func TestSyncTickAsksSyncLoopHandlers(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.SyncLoopHandlers = []PodSyncLoopHandler{namedHandler{"a": true, "c": true}, namedHandler{"c": true}}
+	})
+	for _, name := range []string{"a", "b", "c"} {
+		f.pods.pods[types.UID("uid-"+name)] = pod(name)
+	}
+	f.queue.due = []types.UID{"uid-b", "uid-a"}
+	if err := f.loop.Step(context.Background(), SyncTick{}); err != nil {
+		t.Fatalf("Step(SyncTick) error = %v", err)
+	}
+	want := calls{"workers.UpdatePod sync b", "workers.UpdatePod sync a", "workers.UpdatePod sync c"}
+	if diff := cmp.Diff(want, *f.log); diff != "" {
+		t.Errorf("sync tick calls (-want +got):\n%s", diff)
 	}
 }

@@ -34,6 +34,15 @@ type PodManager interface {
 	RemovePod(pod *v1.Pod)
 	GetPodByUID(uid types.UID) (*v1.Pod, bool)
 	GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool)
+	// GetPods returns every regular and static pod, without mirror pods, in a stable order.
+	GetPods() []*v1.Pod
+}
+
+// PodSyncLoopHandler asks for a pod to be synced at a sync tick although its work queue entry is
+// not due: the kubelet's lifecycle.PodSyncLoopHandler. The only one in the kubelet is the
+// active-deadline handler.
+type PodSyncLoopHandler interface {
+	ShouldSync(pod *v1.Pod) bool
 }
 
 // Workers are the pod workers as the loop sends them updates and steps them.
@@ -131,6 +140,8 @@ type Options struct {
 	SourcesReady func(seen sets.Set[string]) bool
 	// Admit decides whether a new pod may run. Nil admits every pod.
 	Admit Admitter
+	// SyncLoopHandlers are asked at every sync tick about each pod whose queue entry is not due.
+	SyncLoopHandlers []PodSyncLoopHandler
 }
 
 // Admitter is the kubelet's canAdmitPod with its admit handlers, and rejectPod for the pods they

@@ -24,6 +24,7 @@ const (
 	Mirror       Component = "mirror"       // the mirror pod client
 	Node         Component = "node"         // node registration, status and lease
 	APIServer    Component = "apiserver"    // the fake API server
+	Events       Component = "events"       // the kubelet's Kubernetes event recorder
 	Scenario     Component = "scenario"     // scenario steps in replay
 
 	// The plugin registration pipeline.

@@ -111,6 +111,12 @@ const (
 	KindDeleting Kind = "deleting" // a graceful delete set the deletionTimestamp
 )
 
+// Kinds of the events component: the type of a Kubernetes event the kubelet records.
+const (
+	KindNormal  Kind = "Normal"  // a Normal event was recorded
+	KindWarning Kind = "Warning" // a Warning event was recorded
+)
+
 // Kinds of the scenario component: the names of the scenario steps that act on the world, as
 // written in scenario files. The expect and expectEvent steps only observe and emit nothing.
 const (
@@ -131,6 +137,11 @@ const (
 	KindRemovePluginSocket Kind = "removePluginSocket"
 	KindDeviceHealth       Kind = "deviceHealth"
 	KindPluginFails        Kind = "pluginFails"
+	KindContainerStop      Kind = "containerStop"
+	KindOOMKill            Kind = "oomKill"
+	KindKillSandbox        Kind = "killSandbox"
+	KindFailRuntimeCall    Kind = "failRuntimeCall"
+	KindRestartKubelet     Kind = "restartKubelet"
 )
 
 // Kinds of the plugin pipeline: pluginwatcher, pluginmanager, devicemanager and csi. The

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -30,6 +31,8 @@ type runConfig struct {
 	HTTPCheckFrequency time.Duration
 	SyncFrequency      time.Duration
 	TraceFormat        trace.Format
+	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
+	Sync syncSettings
 
 	APIServerAddr   string // where the embedded API server listens
 	Kubeconfig      string // an existing API server instead of the embedded one
@@ -39,8 +42,33 @@ type runConfig struct {
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 }
 
+// syncSettings are the KubeletConfiguration fields of the sync side that have no flag here:
+// image pulls, the node status frequency, the crash-loop back-off's cap and the feature gates
+// minikubelet models.
+type syncSettings struct {
+	SerializeImagePulls       *bool
+	MaxParallelImagePulls     *int32
+	NodeStatusUpdateFrequency time.Duration
+	NodeStatusReportFrequency time.Duration
+	MaxContainerRestartPeriod time.Duration
+	FeatureGates              map[string]bool
+}
+
+// apply copies the settings into the kubelet's options.
+func (s syncSettings) apply(o *kubelet.Options) {
+	o.SerializeImagePulls, o.MaxParallelImagePulls = s.SerializeImagePulls, s.MaxParallelImagePulls
+	o.NodeStatusUpdateFrequency, o.MaxContainerRestartPeriod = s.NodeStatusUpdateFrequency, s.MaxContainerRestartPeriod
+	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
+	o.FeatureGates = s.FeatureGates
+}
+
 func (c *runConfig) validate() error {
 	var errs []error
+	var o kubelet.Options
+	c.Sync.apply(&o)
+	if err := o.ValidateConfig(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("node name is empty: set --hostname-override"))
 	}
@@ -76,6 +104,15 @@ type kubeletConfigFile struct {
 	FileCheckFrequency *duration           `json:"fileCheckFrequency"`
 	HTTPCheckFrequency *duration           `json:"httpCheckFrequency"`
 	SyncFrequency      *duration           `json:"syncFrequency"`
+
+	SerializeImagePulls       *bool           `json:"serializeImagePulls"`
+	MaxParallelImagePulls     *int32          `json:"maxParallelImagePulls"`
+	NodeStatusUpdateFrequency *duration       `json:"nodeStatusUpdateFrequency"`
+	NodeStatusReportFrequency *duration       `json:"nodeStatusReportFrequency"`
+	FeatureGates              map[string]bool `json:"featureGates"`
+	CrashLoopBackOff          struct {
+		MaxContainerRestartPeriod *duration `json:"maxContainerRestartPeriod"`
+	} `json:"crashLoopBackOff"`
 }
 
 // duration decodes a metav1.Duration string such as "20s".
@@ -123,9 +160,23 @@ func loadKubeletConfig(path string, cfg *runConfig) error {
 		{f.FileCheckFrequency, &cfg.FileCheckFrequency},
 		{f.HTTPCheckFrequency, &cfg.HTTPCheckFrequency},
 		{f.SyncFrequency, &cfg.SyncFrequency},
+		{f.NodeStatusUpdateFrequency, &cfg.Sync.NodeStatusUpdateFrequency},
+		{f.NodeStatusReportFrequency, &cfg.Sync.NodeStatusReportFrequency},
+		{f.CrashLoopBackOff.MaxContainerRestartPeriod, &cfg.Sync.MaxContainerRestartPeriod},
 	} {
 		if set.from != nil {
 			*set.to = set.from.Duration
+		}
+	}
+	cfg.Sync.SerializeImagePulls, cfg.Sync.MaxParallelImagePulls = f.SerializeImagePulls, f.MaxParallelImagePulls
+	// A real kubelet's file sets gates minikubelet does not model; those are ignored like the
+	// other fields it does not read.
+	for _, name := range kubelet.FeatureGateNames() {
+		if v, ok := f.FeatureGates[name]; ok {
+			if cfg.Sync.FeatureGates == nil {
+				cfg.Sync.FeatureGates = map[string]bool{}
+			}
+			cfg.Sync.FeatureGates[name] = v
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -56,6 +57,15 @@ staticPodURLHeader:
 fileCheckFrequency: 5s
 httpCheckFrequency: 7s
 syncFrequency: 30s
+serializeImagePulls: false
+maxParallelImagePulls: 3
+nodeStatusUpdateFrequency: 4s
+nodeStatusReportFrequency: 1m
+crashLoopBackOff:
+  maxContainerRestartPeriod: 1m
+featureGates:
+  ReduceDefaultCrashLoopBackOffDecay: true
+  SomeGateOnlyTheKubeletKnows: true
 evictionHard:
   memory.available: 100Mi
 `
@@ -78,6 +88,11 @@ evictionHard:
 		TraceFormat:        trace.JSON,
 		APIServerAddr:      "127.0.0.1:0",
 		RootDir:            defaultRootDir(),
+		Sync: syncSettings{
+			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3),
+			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
+			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
+		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -88,6 +103,8 @@ func TestResolveErrors(t *testing.T) {
 	dir := t.TempDir()
 	wrongKind := filepath.Join(dir, "wrong.yaml")
 	os.WriteFile(wrongKind, []byte("apiVersion: v1\nkind: Pod\n"), 0o644)
+	badPulls := filepath.Join(dir, "pulls.yaml")
+	os.WriteFile(badPulls, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxParallelImagePulls: 2\n"), 0o644)
 	badDuration := filepath.Join(dir, "dur.yaml")
 	os.WriteFile(badDuration, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: soon\n"), 0o644)
 	tests := []struct {
@@ -98,6 +115,7 @@ func TestResolveErrors(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "read kubelet config"},
 		{"wrong kind", []string{"--config", wrongKind}, "want apiVersion kubelet.config.k8s.io/v1beta1"},
 		{"bad duration in file", []string{"--config", badDuration}, "parse duration"},
+		{"parallel pulls while serialized", []string{"--config", badPulls}, "must be 1 or nil when serializeImagePulls is true"},
 		{"bad duration flag", []string{"--sync-frequency", "often"}, "--sync-frequency"},
 		{"zero period", []string{"--file-check-frequency", "0s"}, "fileCheckFrequency must be positive"},
 		{"bad header", []string{"--manifest-url-header", "novalue"}, "key:value"},

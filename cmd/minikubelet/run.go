@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -146,7 +147,12 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	}
 	recorder := d.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
-	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: recorder})
+	// The kubelet package traces the events of the sync side; PodConfig's are traced here.
+	configEvents, err := events.NewTracing(recorder, d.tracer)
+	if err != nil {
+		return err
+	}
+	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: configEvents})
 	if err != nil {
 		return fmt.Errorf("pod config: %w", err)
 	}
@@ -218,7 +224,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	if err != nil {
 		return fmt.Errorf("plugin registration: %w", err)
 	}
-	n, err := kubelet.New(kubelet.Options{
+	kopts := kubelet.Options{
 		NodeName:      cfg.NodeName,
 		NodeIP:        nodeIP,
 		Clock:         d.clock,
@@ -230,7 +236,9 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		SyncFrequency: cfg.SyncFrequency,
 		SourcesReady:  pc.SeenAllSources,
 		Devices:       devices,
-	})
+	}
+	cfg.Sync.apply(&kopts)
+	n, err := kubelet.New(kopts)
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
