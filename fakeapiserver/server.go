@@ -31,6 +31,12 @@ type Options struct {
 	Tracer trace.Tracer
 	// HistorySize is how many watch events each resource keeps. Zero means DefaultHistorySize.
 	HistorySize int
+	// HistoryBytes bounds the encoded size of each resource's watch history. Zero means
+	// DefaultHistoryBytes.
+	HistoryBytes int64
+	// MaxConnections caps the client connections Serve keeps open. Zero means
+	// DefaultMaxConnections.
+	MaxConnections int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
@@ -61,6 +67,7 @@ type Server struct {
 	clock   clock.PassiveClock
 	tracer  trace.Tracer
 	maxBody int64
+	maxConn int
 	store   *store
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
@@ -78,6 +85,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = DefaultHistoryBytes
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
 	}
@@ -86,8 +99,11 @@ func New(opts Options) (*Server, error) {
 		clock:   opts.Clock,
 		tracer:  opts.Tracer,
 		maxBody: opts.MaxBodyBytes,
-		store:   newStore(opts.HistorySize, opts.Rand),
-		stop:    make(chan struct{}),
+		maxConn: opts.MaxConnections,
+		store: newStore(storeOptions{
+			historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
+		}),
+		stop: make(chan struct{}),
 	}, nil
 }
 
@@ -124,8 +140,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if r.Body != nil {
+		limitBodyRead(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
+	s.expireNow()
 	switch p := r.URL.Path; {
 	case p == "/version" || p == "/version/":
 		s.serveVersion(w, r)
