@@ -39,6 +39,9 @@ type Options struct {
 	MaxConnections int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
+	// <token>"); any other request is answered 401 Unauthorized. Empty means no authentication.
+	BearerToken string
 	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
 	// source seeded with 1, so that a replay names its objects the same way every time.
 	Rand *rand.Rand
@@ -68,6 +71,7 @@ type Server struct {
 	tracer  trace.Tracer
 	maxBody int64
 	maxConn int
+	token   string
 	store   *store
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
@@ -100,6 +104,7 @@ func New(opts Options) (*Server, error) {
 		tracer:  opts.Tracer,
 		maxBody: opts.MaxBodyBytes,
 		maxConn: opts.MaxConnections,
+		token:   opts.BearerToken,
 		store: newStore(storeOptions{
 			historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
 		}),
@@ -139,6 +144,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, internalError(p))
 		}
 	}()
+	if !s.authenticated(r) {
+		writeError(w, unauthorized())
+		return
+	}
 	if r.Body != nil {
 		limitBodyRead(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
