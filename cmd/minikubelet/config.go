@@ -31,10 +31,11 @@ type runConfig struct {
 	SyncFrequency      time.Duration
 	TraceFormat        trace.Format
 
-	APIServerAddr   string // where the embedded API server listens
-	Kubeconfig      string // an existing API server instead of the embedded one
-	WriteKubeconfig string // where to write a kubeconfig for the embedded API server
-	Standalone      bool   // no API server at all
+	APIServerAddr   string         // where the embedded API server listens
+	Kubeconfig      string         // an existing API server instead of the embedded one
+	WriteKubeconfig string         // where to write a kubeconfig for the embedded API server
+	Standalone      bool           // no API server at all
+	Security        securityConfig // how the embedded API server is locked
 }
 
 func (c *runConfig) validate() error {
@@ -59,6 +60,9 @@ func (c *runConfig) validate() error {
 	}
 	if c.Kubeconfig != "" && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig only applies to the embedded API server: drop --kubeconfig"))
+	}
+	if err := c.Security.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

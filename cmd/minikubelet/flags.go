@@ -27,6 +27,7 @@ type runFlags struct {
 	kubeconfig         string
 	writeKubeconfig    string
 	standalone         bool
+	security           securityConfig
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -43,6 +44,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
+	f.security.bind(fs)
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -56,6 +58,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Kubeconfig:         f.kubeconfig,
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
+		Security:           f.security,
 	}
 	if f.config != "" {
 		if err := loadKubeletConfig(f.config, cfg); err != nil {
