@@ -42,8 +42,13 @@ type Options struct {
 	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
 	// <token>"); any other request is answered 401 Unauthorized. Empty means no authentication.
 	BearerToken string
+	// DataDir, when set, is where the server keeps its objects (a bbolt database), so that a
+	// server started again on it serves them with their resource versions. Empty means memory
+	// only. A server with a DataDir must be closed with Close.
+	DataDir string
 	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
-	// source seeded with 1, so that a replay names its objects the same way every time.
+	// source seeded with 1, so that a replay names its objects the same way every time; with a
+	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
 	Rand *rand.Rand
 }
 
@@ -65,7 +70,8 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Server is an in-memory Kubernetes API server. Its zero value is not usable; call New.
+// Server is a Kubernetes API server that keeps its objects in memory, and on disk too with
+// Options.DataDir. Its zero value is not usable; call New.
 type Server struct {
 	clock   clock.PassiveClock
 	tracer  trace.Tracer
@@ -97,18 +103,27 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
+		if opts.DataDir != "" {
+			opts.Rand = randomlySeeded()
+		}
 	}
 	limitJSONPatchCopies()
+	st := newStore(storeOptions{
+		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
+	})
+	if opts.DataDir != "" {
+		if err := st.openDisk(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	return &Server{
 		clock:   opts.Clock,
 		tracer:  opts.Tracer,
 		maxBody: opts.MaxBodyBytes,
 		maxConn: opts.MaxConnections,
 		token:   opts.BearerToken,
-		store: newStore(storeOptions{
-			historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
-		}),
-		stop: make(chan struct{}),
+		store:   st,
+		stop:    make(chan struct{}),
 	}, nil
 }
 

@@ -57,6 +57,7 @@ type store struct {
 	historyBytes int64
 	resources    []*resource
 	now          func() time.Time
+	disk         *disk // nil when objects live only in memory
 
 	mu      sync.Mutex // guards everything below
 	rv      uint64
@@ -149,6 +150,16 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 	e := &entry{obj: obj, raw: raw}
 	b := st.buckets[res.name]
 	key := objectKey(m.GetNamespace(), m.GetName())
+	if st.disk != nil {
+		stored := raw
+		if typ == watch.Deleted {
+			stored = nil
+		}
+		if err := st.disk.write(res, key, stored, st.rv); err != nil {
+			st.rv--
+			return nil, err
+		}
+	}
 	if typ == watch.Deleted {
 		delete(b.objects, key)
 		b.sorted = nil
