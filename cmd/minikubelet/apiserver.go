@@ -21,6 +21,7 @@ import (
 type apiserverConfig struct {
 	Addr            string
 	WriteKubeconfig string
+	DataDir         string
 	Security        securityConfig
 }
 
@@ -31,8 +32,10 @@ func newAPIServerCommand() *cobra.Command {
 		Short: "Run the fake API server alone, for several minikubelets (one per node) to share",
 		Long: `Run the fake API server alone, for several minikubelets (one per node) to share.
 
-It keeps every object in memory: when it stops, its pods, nodes, leases and events are gone, and
-a restarted server starts empty. UIDs are random at every start.
+Without --data-dir it keeps every object in memory: when it stops, its pods, nodes, leases and
+events are gone, and a restarted server starts empty. With --data-dir it keeps them in a database
+in that directory, and a server started again on it carries on with the same objects and resource
+versions. UIDs are random at every start.
 
 Every request must carry a bearer token, random at every start unless --token sets it, which
 --write-kubeconfig writes into the kubeconfig; --tls serves HTTPS with a self-signed certificate.
@@ -44,6 +47,7 @@ Any client with the token may do anything: see docs/security.md.`,
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on; loopback unless told otherwise")
 	cmd.Flags().StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for this server to this file")
+	bindDataDir(cmd.Flags(), &cfg.DataDir)
 	cfg.Security.bind(cmd.Flags())
 	return cmd
 }
@@ -53,10 +57,13 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		return err
 	}
 	token := cfg.Security.token()
-	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand(), BearerToken: token})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{
+		Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+	})
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	l, sv, err := cfg.Security.listen(cfg.Addr, token)
 	if err != nil {
 		return err

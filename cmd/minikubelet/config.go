@@ -36,6 +36,7 @@ type runConfig struct {
 	WriteKubeconfig string         // where to write a kubeconfig for the embedded API server
 	Standalone      bool           // no API server at all
 	Security        securityConfig // how the embedded API server is locked
+	DataDir         string         // where the embedded API server keeps its objects; "" for memory
 }
 
 func (c *runConfig) validate() error {
@@ -57,6 +58,9 @@ func (c *runConfig) validate() error {
 	}
 	if c.Standalone && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig needs an API server: drop --standalone"))
+	}
+	if c.DataDir != "" && (c.Standalone || c.Kubeconfig != "") {
+		errs = append(errs, errors.New("--data-dir only applies to the embedded API server: drop --standalone and --kubeconfig"))
 	}
 	if c.Kubeconfig != "" && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig only applies to the embedded API server: drop --kubeconfig"))

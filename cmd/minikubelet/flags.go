@@ -28,6 +28,7 @@ type runFlags struct {
 	writeKubeconfig    string
 	standalone         bool
 	security           securityConfig
+	dataDir            string
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -45,6 +46,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
 	f.security.bind(fs)
+	bindDataDir(fs, &f.dataDir)
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -59,6 +61,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
 		Security:           f.security,
+		DataDir:            f.dataDir,
 	}
 	if f.config != "" {
 		if err := loadKubeletConfig(f.config, cfg); err != nil {

@@ -100,15 +100,17 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		rc = c
 	} else {
 		token := cfg.Security.token()
-		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer, Rand: serverRand(), BearerToken: token})
+		srv, err := fakeapiserver.New(fakeapiserver.Options{
+			Clock: clk, Tracer: tracer, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("embedded API server: %w", err)
 		}
 		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.Security, token)
 		if err != nil {
-			return nil, fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err)
+			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
-		g.Go(ctx, "embedded API server", func(context.Context) error { return <-done })
+		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
 		if cfg.WriteKubeconfig != "" {
 			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 				return nil, err
