@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // dataFile is the name of the database in Options.DataDir.
@@ -43,7 +44,7 @@ func openDisk(dir string, resources []*resource) (*disk, error) {
 	}
 	path := filepath.Join(dir, dataFile)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrDataDirInUse)
 	}
 	if err != nil {
