@@ -38,7 +38,7 @@ type Recorder struct {
 	// forgotten is how many of the first kept events Forget dropped: events[0] has index
 	// forgotten.
 	forgotten int
-	err    error
+	err       error
 }
 
 var _ Tracer = (*Recorder)(nil)
