@@ -89,6 +89,8 @@ func replaySoak(b *testing.B, hours int) {
 	if len(sampler.heap) < 2 {
 		b.Fatalf("heap sampled %d times, want one per virtual hour", len(sampler.heap))
 	}
+	// One line, which the benchmark's log does not truncate as it does many.
+	b.Logf("heap by virtual hour (MiB): %.1f", sampler.heap)
 	b.ReportMetric(sampler.heap[0], "heap-MiB-1h")
 	b.ReportMetric(sampler.heap[len(sampler.heap)-1], "heap-MiB-end")
 	b.ReportMetric(float64(events.Load())/replaySoakWatchers, "events/watcher")
