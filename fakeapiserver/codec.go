@@ -82,6 +82,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	if errors.As(err, &tooLarge) {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", tooLarge.Limit))
 	}
+	if timeout := bodyReadError(err); timeout != nil {
+		return nil, timeout
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
 	}

@@ -1,5 +1,7 @@
-// Package fakeapiserver is an in-memory Kubernetes API server for the objects a kubelet reads and
-// writes: Pods (API pods and mirror pods), the Node, Leases and Events.
+// Package fakeapiserver is a Kubernetes API server for the objects a kubelet reads and writes: Pods
+// (API pods and mirror pods), the Node, Leases and Events. It keeps them in memory, and with
+// Options.DataDir also in a bbolt database that a later server on the same directory loads
+// (persist.go).
 //
 // It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
 // coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
@@ -32,7 +34,15 @@
 // events before writing them, and a write its client does not take within 5 seconds drops the
 // watch ("Forcing watcher close due to unresponsiveness", as kube-apiserver's cacher logs): the
 // stream ends and the client watches again. Serve returns within about a second of its context
-// ending, closing the connections of requests still running by then.
+// ending, closing the connections of requests still running by then. limits.go holds the rest:
+// Events expire EventTTL after their last write, the watch history is bounded in bytes as well as
+// events, headers and bodies must arrive within kube-apiserver's timeouts, and connections are
+// capped.
+//
+// # Authentication
+//
+// With Options.BearerToken every request must carry that token, or gets kube-apiserver's 401
+// Status (auth.go); there is no authorization. SelfSignedTLS makes a certificate to serve TLS with.
 //
 // # Concurrency
 //
@@ -42,7 +52,8 @@
 // throughout. Work that grows with the request stays outside it: a body is decoded, and a patch
 // applied to the version it read, before the lock is taken to commit, and a patch whose object
 // changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. The server
-// starts no goroutines besides the HTTP server's (run.go), and the only waiting is a watch request
+// starts no goroutines besides the HTTP server's and the sweep of expired Events (run.go), and the
+// only waiting is a watch request
 // waiting for the next write or for its client to take the last one.
 //
 // A connection's write deadline is wall time by nature, so run.go reads the real clock to set

@@ -96,11 +96,12 @@ func Listen(addr string) (net.Listener, error) {
 // closes l. So Serve returns within about a second of ctx ending whatever its clients do.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	logger := klog.FromContext(ctx)
-	hs := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	hs := s.newHTTPServer(ctx)
+	l = limitListener(l, s.maxConn)
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); s.sweepExpired(sweepCtx) }()
+	defer func() { stopSweep(); <-swept }()
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(l) }()
 	logger.V(2).Info("Serving fake API server", "address", l.Addr().String())

@@ -31,10 +31,24 @@ type Options struct {
 	Tracer trace.Tracer
 	// HistorySize is how many watch events each resource keeps. Zero means DefaultHistorySize.
 	HistorySize int
+	// HistoryBytes bounds the encoded size of each resource's watch history. Zero means
+	// DefaultHistoryBytes.
+	HistoryBytes int64
+	// MaxConnections caps the client connections Serve keeps open. Zero means
+	// DefaultMaxConnections.
+	MaxConnections int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
+	// <token>"); any other request is answered 401 Unauthorized. Empty means no authentication.
+	BearerToken string
+	// DataDir, when set, is where the server keeps its objects (a bbolt database), so that a
+	// server started again on it serves them with their resource versions. Empty means memory
+	// only. A server with a DataDir must be closed with Close.
+	DataDir string
 	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
-	// source seeded with 1, so that a replay names its objects the same way every time.
+	// source seeded with 1, so that a replay names its objects the same way every time; with a
+	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
 	Rand *rand.Rand
 }
 
@@ -56,11 +70,14 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Server is an in-memory Kubernetes API server. Its zero value is not usable; call New.
+// Server is a Kubernetes API server that keeps its objects in memory, and on disk too with
+// Options.DataDir. Its zero value is not usable; call New.
 type Server struct {
 	clock   clock.PassiveClock
 	tracer  trace.Tracer
 	maxBody int64
+	maxConn int
+	token   string
 	store   *store
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
@@ -78,15 +95,34 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = DefaultHistoryBytes
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
+		if opts.DataDir != "" {
+			opts.Rand = randomlySeeded()
+		}
 	}
 	limitJSONPatchCopies()
+	st := newStore(storeOptions{
+		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
+	})
+	if opts.DataDir != "" {
+		if err := st.openDisk(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	return &Server{
 		clock:   opts.Clock,
 		tracer:  opts.Tracer,
 		maxBody: opts.MaxBodyBytes,
-		store:   newStore(opts.HistorySize, opts.Rand),
+		maxConn: opts.MaxConnections,
+		token:   opts.BearerToken,
+		store:   st,
 		stop:    make(chan struct{}),
 	}, nil
 }
@@ -123,9 +159,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, internalError(p))
 		}
 	}()
+	if !s.authenticated(r) {
+		writeError(w, unauthorized())
+		return
+	}
 	if r.Body != nil {
+		limitBodyRead(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
+	s.expireNow()
 	switch p := r.URL.Path; {
 	case p == "/version" || p == "/version/":
 		s.serveVersion(w, r)

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,10 @@ type bucket struct {
 	// compacted is the resource version of the newest event dropped from history: a watch
 	// resuming from an older version cannot be served and gets 410 Gone.
 	compacted uint64
+	// historyBytes is the encoded size of history's objects, at most store.historyBytes.
+	historyBytes int64
+	// expiry lists the writes of a resource whose objects expire (events); nil for the others.
+	expiry *expiryQueue
 }
 
 // store is the object store shared by all handlers. Unlike the project's other cores, which one
@@ -48,7 +53,11 @@ type bucket struct {
 // included, on a goroutine of its own, and all of them read and write the store at once. So it is
 // the documented exception and keeps one mutex, mu, taken by every method and by locked.
 type store struct {
-	historySize int
+	historySize  int
+	historyBytes int64
+	resources    []*resource
+	now          func() time.Time
+	disk         *disk // nil when objects live only in memory
 
 	mu      sync.Mutex // guards everything below
 	rv      uint64
@@ -59,10 +68,25 @@ type store struct {
 	epoch uint64
 }
 
-func newStore(historySize int, r *rand.Rand) *store {
-	st := &store{historySize: historySize, rand: r, buckets: map[string]*bucket{}, changed: newBroadcaster()}
-	for _, res := range resources() {
-		st.buckets[res.name] = &bucket{objects: map[string]*entry{}}
+// storeOptions configures a store.
+type storeOptions struct {
+	historySize  int
+	historyBytes int64
+	rand         *rand.Rand
+	now          func() time.Time // when writes happen, for objects that expire
+}
+
+func newStore(o storeOptions) *store {
+	st := &store{
+		historySize: o.historySize, historyBytes: o.historyBytes, now: o.now, rand: o.rand,
+		resources: resources(), buckets: map[string]*bucket{}, changed: newBroadcaster(),
+	}
+	for _, res := range st.resources {
+		b := &bucket{objects: map[string]*entry{}}
+		if res.name == "events" {
+			b.expiry = &expiryQueue{ttl: EventTTL}
+		}
+		st.buckets[res.name] = b
 	}
 	return st
 }
@@ -126,6 +150,16 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 	e := &entry{obj: obj, raw: raw}
 	b := st.buckets[res.name]
 	key := objectKey(m.GetNamespace(), m.GetName())
+	if st.disk != nil {
+		stored := raw
+		if typ == watch.Deleted {
+			stored = nil
+		}
+		if err := st.disk.write(res, key, stored, st.rv); err != nil {
+			st.rv--
+			return nil, err
+		}
+	}
 	if typ == watch.Deleted {
 		delete(b.objects, key)
 		b.sorted = nil
@@ -135,12 +169,16 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 		}
 		b.objects[key] = e
 	}
-	b.history = append(b.history, event{typ: typ, rv: st.rv, cur: e, prev: prev})
-	if len(b.history) > st.historySize {
-		b.compacted = b.history[0].rv
-		b.history[0] = event{}
-		b.history = b.history[1:]
+	if b.expiry != nil && typ != watch.Deleted {
+		b.expiry.push(key, st.rv, st.now())
 	}
+	ev := event{typ: typ, rv: st.rv, cur: e, prev: prev}
+	b.history = append(b.history, ev)
+	b.historyBytes += ev.size()
+	if len(b.history) > st.historySize {
+		b.dropOldest()
+	}
+	b.trimHistory(st.historyBytes)
 	st.changed.fire()
 	return e, nil
 }

@@ -263,6 +263,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 		if err := e.interrupted(ctx); err != nil {
 			return err
 		}
+		e.forget(next)
 		now := e.clk.Since(vclock.Epoch)
 		for next < len(e.s.Steps) && e.s.Steps[next].At.Duration <= now {
 			e.apply(ctx, next)
@@ -305,6 +306,17 @@ func (e *engine) listAPI() {
 	pods, rv := e.server.NodePods(e.s.Node)
 	e.pending = append(e.pending, e.api.Replace(pods))
 	e.apiRV = rv
+}
+
+// forget lets the recorder drop the trace events no check will look at again: those the
+// invariants have seen, unless the next step, an expectEvent, still looks at them. They have
+// already gone to Out; only what a long replay holds in memory changes.
+func (e *engine) forget(next int) {
+	keep := e.inv.traced
+	if st := &e.s.Steps[next]; st.ExpectEvent != nil || st.ExpectNoEvent != nil {
+		keep = min(keep, e.window)
+	}
+	e.rec.Forget(keep)
 }
 
 // interrupted returns ctx's error, with the virtual time the replay reached, once ctx is done.

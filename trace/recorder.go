@@ -33,9 +33,12 @@ type Recorder struct {
 	format Format
 	keep   bool
 
-	mu     sync.Mutex // guards events, err and writes to out
+	mu     sync.Mutex // guards events, forgotten, err and writes to out
 	events []Event
-	err    error
+	// forgotten is how many of the first kept events Forget dropped: events[0] has index
+	// forgotten.
+	forgotten int
+	err       error
 }
 
 var _ Tracer = (*Recorder)(nil)
@@ -80,7 +83,8 @@ func (r *Recorder) Emit(e Event) {
 	}
 }
 
-// Events returns a copy of every event emitted so far. It is empty unless Keep was set.
+// Events returns a copy of every event kept so far and not forgotten. It is empty unless Keep
+// was set.
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -92,17 +96,34 @@ func (r *Recorder) Events() []Event {
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.events)
+	return r.forgotten + len(r.events)
 }
 
-// EventsSince returns a copy of the kept events from index i on.
+// EventsSince returns a copy of the kept events from index i on, those forgotten left out.
 func (r *Recorder) EventsSince(i int) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	i -= r.forgotten
 	if i >= len(r.events) {
 		return nil
 	}
 	return append([]Event(nil), r.events[max(i, 0):]...)
+}
+
+// Forget drops the kept events before index i, which the caller will not ask for again, so that
+// a long replay holds only the events its checks still need. Indices do not change: Len still
+// counts every event kept, and EventsSince takes the same i as before.
+func (r *Recorder) Forget(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(i-r.forgotten, len(r.events))
+	if n <= 0 {
+		return
+	}
+	// The dropped prefix of the array is released when a later append reallocates it.
+	clear(r.events[:n])
+	r.events = r.events[n:]
+	r.forgotten += n
 }
 
 // Err returns the first error writing to Out, after which the Recorder stops writing.

@@ -21,6 +21,8 @@ import (
 type apiserverConfig struct {
 	Addr            string
 	WriteKubeconfig string
+	DataDir         string
+	Security        securityConfig
 }
 
 func newAPIServerCommand() *cobra.Command {
@@ -30,8 +32,14 @@ func newAPIServerCommand() *cobra.Command {
 		Short: "Run the fake API server alone, for several minikubelets (one per node) to share",
 		Long: `Run the fake API server alone, for several minikubelets (one per node) to share.
 
-It keeps every object in memory: when it stops, its pods, nodes, leases and events are gone, and
-a restarted server starts empty. UIDs are random at every start.`,
+Without --data-dir it keeps every object in memory: when it stops, its pods, nodes, leases and
+events are gone, and a restarted server starts empty. With --data-dir it keeps them in a database
+in that directory, and a server started again on it carries on with the same objects and resource
+versions. UIDs are random at every start.
+
+Every request must carry a bearer token, random at every start unless --token sets it, which
+--write-kubeconfig writes into the kubeconfig; --tls serves HTTPS with a self-signed certificate.
+Any client with the token may do anything: see docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
@@ -39,50 +47,61 @@ a restarted server starts empty. UIDs are random at every start.`,
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on; loopback unless told otherwise")
 	cmd.Flags().StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for this server to this file")
+	bindDataDir(cmd.Flags(), &cfg.DataDir)
+	cfg.Security.bind(cmd.Flags())
 	return cmd
 }
 
 func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
-	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand()})
+	if err := cfg.Security.validate(); err != nil {
+		return err
+	}
+	token := cfg.Security.token()
+	srv, err := fakeapiserver.New(fakeapiserver.Options{
+		Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+	})
 	if err != nil {
 		return err
 	}
-	l, err := fakeapiserver.Listen(cfg.Addr)
+	defer srv.Close()
+	l, sv, err := cfg.Security.listen(cfg.Addr, token)
 	if err != nil {
 		return err
 	}
-	url := "http://" + l.Addr().String()
-	warnIfExposed(klog.FromContext(ctx), l.Addr())
+	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
 	if cfg.WriteKubeconfig != "" {
-		if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
+		if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 			l.Close()
 			return err
 		}
+	} else if token != "" && cfg.Security.Token == "" {
+		klog.FromContext(ctx).Info("The fake API server requires a random bearer token that only --write-kubeconfig reveals: set --write-kubeconfig, --token or --no-auth")
 	}
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
-	fmt.Fprintf(out, "fake API server listening on %s\n", url)
+	fmt.Fprintf(out, "fake API server listening on %s\n", sv.url)
 	return srv.Serve(ctx, l)
 }
 
-// startEmbeddedAPIServer listens on addr and serves srv until ctx is done. It returns the URL and
-// a channel that yields Serve's result once it has stopped.
-func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string) (string, <-chan error, error) {
-	l, err := fakeapiserver.Listen(addr)
+// startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
+// It returns what clients need and a channel that yields Serve's result once it has stopped.
+func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, sec securityConfig, token string) (serving, <-chan error, error) {
+	l, sv, err := sec.listen(addr, token)
 	if err != nil {
-		return "", nil, err
+		return serving{}, nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()
-	klog.FromContext(ctx).Info("Started embedded API server", "url", "http://"+l.Addr().String())
-	warnIfExposed(klog.FromContext(ctx), l.Addr())
-	return "http://" + l.Addr().String(), done, nil
+	klog.FromContext(ctx).Info("Started embedded API server", "url", sv.url)
+	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
+	return sv, done, nil
 }
 
-// writeKubeconfig writes a kubeconfig that points kubectl at url.
-func writeKubeconfig(path, url string) error {
+// writeKubeconfig writes a kubeconfig that points kubectl at the server, with its token and the
+// authority of its certificate. The file is readable by its owner only.
+func writeKubeconfig(path string, sv serving) error {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: url}
-	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{}
+	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
+	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}
 	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
 	kc.CurrentContext = "minikubelet"
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {

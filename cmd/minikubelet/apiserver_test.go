@@ -14,7 +14,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // TestAPIServerCommandServesUntilCancelled runs `minikubelet apiserver` in-process: it announces
@@ -24,7 +23,7 @@ func TestAPIServerCommandServesUntilCancelled(t *testing.T) {
 	defer cancel()
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0", WriteKubeconfig: kc})
-	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
 		t.Fatalf("URL = %q, want a loopback one", url)
 	}
 	cfg, err := restConfigFromKubeconfig(kc)
@@ -86,8 +85,15 @@ func startAPIServerCommand(t *testing.T, ctx context.Context, cfg apiserverConfi
 func TestAPIServerCommandStopsWithStuckWatcher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0"})
-	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: url})
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	// Plain HTTP, so that the test can speak it on a bare connection.
+	url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0", WriteKubeconfig: kc,
+		Security: securityConfig{NoAuth: true, NoTLS: true}})
+	cfg, err := restConfigFromKubeconfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
 	// Eight pods of 2 MiB each: more than the kernel buffers of one loopback connection hold.
 	big := strings.Repeat("x", 2<<20)
 	for i := range 8 {

@@ -34,10 +34,12 @@ type runConfig struct {
 	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
 	Sync syncSettings
 
-	APIServerAddr   string // where the embedded API server listens
-	Kubeconfig      string // an existing API server instead of the embedded one
-	WriteKubeconfig string // where to write a kubeconfig for the embedded API server
-	Standalone      bool   // no API server at all
+	APIServerAddr   string         // where the embedded API server listens
+	Kubeconfig      string         // an existing API server instead of the embedded one
+	WriteKubeconfig string         // where to write a kubeconfig for the embedded API server
+	Standalone      bool           // no API server at all
+	Security        securityConfig // how the embedded API server is locked
+	DataDir         string         // where the embedded API server keeps its objects; "" for memory
 
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 }
@@ -87,8 +89,14 @@ func (c *runConfig) validate() error {
 	if c.Standalone && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig needs an API server: drop --standalone"))
 	}
+	if c.DataDir != "" && (c.Standalone || c.Kubeconfig != "") {
+		errs = append(errs, errors.New("--data-dir only applies to the embedded API server: drop --standalone and --kubeconfig"))
+	}
 	if c.Kubeconfig != "" && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig only applies to the embedded API server: drop --kubeconfig"))
+	}
+	if err := c.Security.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

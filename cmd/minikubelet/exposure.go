@@ -13,12 +13,12 @@ func exposed(addr net.Addr) bool {
 	return !ok || !tcp.IP.IsLoopback()
 }
 
-// warnIfExposed says loudly that the fake API server, which has no authentication,
-// authorization or TLS, listens where other machines can reach it.
-func warnIfExposed(logger klog.Logger, addr net.Addr) {
-	if !exposed(addr) {
+// warnIfExposed says loudly that the fake API server listens where other machines can reach it
+// without authentication (--no-auth). A token without TLS is refused earlier, by validate.
+func warnIfExposed(logger klog.Logger, addr net.Addr, sv serving) {
+	if !exposed(addr) || sv.token != "" {
 		return
 	}
-	logger.Info("WARNING: the fake API server has no authentication, authorization or TLS, and listens on a non-loopback address: anyone who can reach it can read and change every object, and create pods in any namespace",
-		"address", addr.String())
+	logger.Info("WARNING: the fake API server has no authentication and listens on a non-loopback address: anyone who can reach it can read and change every object, and create pods in any namespace",
+		"address", addr.String(), "tls", sv.caData != nil)
 }

@@ -29,6 +29,8 @@ type runFlags struct {
 	writeKubeconfig    string
 	standalone         bool
 	rootDir            string
+	security           securityConfig
+	dataDir            string
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -46,6 +48,8 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
 	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry and device-plugins (the kubelet's /var/lib/kubelet)")
+	f.security.bind(fs)
+	bindDataDir(fs, &f.dataDir)
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -60,6 +64,8 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
 		RootDir:            f.rootDir,
+		Security:           f.security,
+		DataDir:            f.dataDir,
 	}
 	if f.config != "" {
 		if err := loadKubeletConfig(f.config, cfg); err != nil {

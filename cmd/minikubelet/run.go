@@ -100,23 +100,26 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		}
 		rc = c
 	} else {
-		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer, Rand: serverRand()})
+		token := cfg.Security.token()
+		srv, err := fakeapiserver.New(fakeapiserver.Options{
+			Clock: clk, Tracer: tracer, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("embedded API server: %w", err)
 		}
-		url, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr)
+		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.Security, token)
 		if err != nil {
-			return nil, fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err)
+			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
-		g.Go(ctx, "embedded API server", func(context.Context) error { return <-done })
+		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
 		if cfg.WriteKubeconfig != "" {
-			if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
+			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 				return nil, err
 			}
 			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server",
 				"path", cfg.WriteKubeconfig, "try", "kubectl --kubeconfig "+cfg.WriteKubeconfig+" get pods -A")
 		}
-		rc = &rest.Config{Host: url}
+		rc = sv.restConfig()
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent

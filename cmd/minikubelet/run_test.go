@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -218,6 +219,7 @@ func TestRunServesKubectl(t *testing.T) {
 	podA := "default/a-" + testNode
 	cfg := testConfig(dir, false)
 	cfg.WriteKubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	// kubectl needs the token and the certificate authority the kubeconfig carries.
 
 	log := newTraceLog()
 	stop := runInBackground(t, cfg, log)
@@ -300,7 +302,7 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 	defer cancel()
 	// An API server of its own, as `minikubelet apiserver` runs one for several nodes.
-	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, BearerToken: "t0ken"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,8 +310,12 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tlsConfig, ca, err := fakeapiserver.SelfSignedTLS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
+	go func() { served <- srv.Serve(ctx, tls.NewListener(l, tlsConfig)) }()
 	defer func() {
 		cancel()
 		if err := <-served; err != nil {
@@ -320,7 +326,7 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
 	cfg := testConfig(dir, false)
 	cfg.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := writeKubeconfig(cfg.Kubeconfig, "http://"+l.Addr().String()); err != nil {
+	if err := writeKubeconfig(cfg.Kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
 		t.Fatal(err)
 	}
 

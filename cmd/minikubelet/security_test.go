@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// TestAPIServerCommandSecurity starts `minikubelet apiserver` with each security setting and
+// checks what its kubeconfig carries, that a client with it is served and that one without the
+// token is refused.
+func TestAPIServerCommandSecurity(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sec       securityConfig
+		scheme    string
+		wantToken string // "" for none, "*" for a generated one
+	}{
+		{"default", securityConfig{}, "https://", "*"},
+		{"fixed token", securityConfig{Token: "my-token"}, "https://", "my-token"},
+		{"no auth", securityConfig{NoAuth: true}, "https://", ""},
+		{"no auth, no tls", securityConfig{NoAuth: true, NoTLS: true}, "http://", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			kc := filepath.Join(t.TempDir(), "kubeconfig")
+			url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: "127.0.0.1:0", WriteKubeconfig: kc, Security: tc.sec})
+			defer func() {
+				if err := stop(); err != nil {
+					t.Errorf("runAPIServer() = %v", err)
+				}
+			}()
+			if !strings.HasPrefix(url, tc.scheme) {
+				t.Errorf("URL = %q, want %s", url, tc.scheme)
+			}
+			cfg, err := restConfigFromKubeconfig(kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantToken == "*" && len(cfg.BearerToken) < 20:
+				t.Errorf("kubeconfig token = %q, want a generated one", cfg.BearerToken)
+			case tc.wantToken != "*" && cfg.BearerToken != tc.wantToken:
+				t.Errorf("kubeconfig token = %q, want %q", cfg.BearerToken, tc.wantToken)
+			}
+			if got := len(cfg.CAData) > 0; got == tc.sec.NoTLS {
+				t.Errorf("kubeconfig carries a certificate authority = %v, want %v", got, !tc.sec.NoTLS)
+			}
+			list := func(cfg *rest.Config) error {
+				_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+				return err
+			}
+			if err := list(cfg); err != nil {
+				t.Errorf("list with the kubeconfig = %v, want it served", err)
+			}
+			anonymous := rest.CopyConfig(cfg)
+			anonymous.BearerToken = ""
+			err = list(anonymous)
+			if tc.wantToken == "" && err != nil {
+				t.Errorf("list without a token and --no-auth = %v, want it served", err)
+			}
+			if tc.wantToken != "" && !apierrors.IsUnauthorized(err) {
+				t.Errorf("list without the token = %v, want Unauthorized", err)
+			}
+		})
+	}
+}
+
+func TestSecurityConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    securityConfig
+		want string // "" for valid
+	}{
+		{"default", securityConfig{}, ""},
+		{"token", securityConfig{Token: "x"}, ""},
+		{"no auth", securityConfig{NoAuth: true}, ""},
+		{"no auth, no tls", securityConfig{NoAuth: true, NoTLS: true}, ""},
+		{"no auth and a token", securityConfig{NoAuth: true, Token: "x"}, "exclude each other"},
+		{"a token over plain HTTP", securityConfig{NoTLS: true}, "--no-tls needs --no-auth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.c.validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("validate(%+v) = %v, want %q", tc.c, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestWarnIfExposed checks the warning for each way of listening beyond loopback.
+func TestWarnIfExposed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		addr string
+		sv   serving
+		want string // "" for no warning
+	}{
+		{"loopback without anything", "127.0.0.1:8080", serving{}, ""},
+		{"exposed without auth", "0.0.0.0:8080", serving{}, "has no authentication"},
+		{"exposed without auth, with TLS", "0.0.0.0:8080", serving{caData: []byte("ca")}, "has no authentication"},
+		{"exposed with a token", "10.1.2.3:8080", serving{token: "t"}, ""},
+		{"exposed with a token and TLS", "[::]:8080", serving{token: "t", caData: []byte("ca")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+			a, err := net.ResolveTCPAddr("tcp", tc.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnIfExposed(logger, a, tc.sv)
+			got := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("warnIfExposed(%s) logged %q, want nothing", tc.addr, got)
+			case tc.want != "" && !(strings.Contains(got, "WARNING") && strings.Contains(got, tc.want)):
+				t.Errorf("warnIfExposed(%s) logged %q, want a WARNING with %q", tc.addr, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package fakeapiserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/net/netutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// The bounds that keep one client from exhausting the server. docs/fidelity.md lists each with
+// what kube-apiserver does.
+const (
+	// EventTTL is how long an Event lives after its last write: kube-apiserver's --event-ttl
+	// default. The real server stores each Event under an etcd lease renewed at every write;
+	// here an expired Event is deleted, with a DELETED watch event, on the server's clock.
+	EventTTL = time.Hour
+	// DefaultHistoryBytes bounds, per resource, the encoded size of the objects the watch
+	// history holds (an event counts its object and, for an update or delete, the previous
+	// one), when Options.HistoryBytes is zero. kube-apiserver bounds its watch cache by
+	// event count only (100 to 102,400 events, sized by a 75s window).
+	DefaultHistoryBytes = 32 << 20
+	// DefaultMaxConnections caps the open client connections when Options.MaxConnections is
+	// zero. A connection past the cap waits in the listen backlog until one closes.
+	// kube-apiserver caps requests in flight instead (400 read-only, 200 mutating, or API
+	// Priority and Fairness) and HTTP/2 streams per connection (250).
+	DefaultMaxConnections = 1024
+	// readHeaderTimeout is how long a client may take to send its request line and headers:
+	// kube-apiserver's value, after which the connection is closed.
+	readHeaderTimeout = 32 * time.Second
+	// bodyReadTimeout is how long a client may take to send a request body: kube-apiserver's
+	// --request-timeout default, which bounds every request that is not long-running. A
+	// body still incomplete then is answered 504 Timeout.
+	bodyReadTimeout = 60 * time.Second
+	// maxHeaderBytes is kube-apiserver's bound on request headers; larger ones get 431.
+	maxHeaderBytes = 1 << 20
+	// expirySweepPeriod is how often a serving server deletes the Events whose TTL passed.
+	// Requests also delete them first, so a client never sees an expired Event.
+	expirySweepPeriod = time.Second
+)
+
+// expiring is one write of an object with a TTL: the object expires at at unless a later write
+// (a newer rv) renewed it.
+type expiring struct {
+	key string
+	rv  uint64
+	at  time.Time
+}
+
+// expiryQueue lists the writes of one resource oldest first. Every write adds one item, so it is
+// ordered by expiry as long as the clock does not go back; an item whose object was written again
+// or deleted since is skipped when it comes due.
+type expiryQueue struct {
+	ttl   time.Duration
+	items []expiring
+}
+
+func (q *expiryQueue) push(key string, rv uint64, now time.Time) {
+	q.items = append(q.items, expiring{key: key, rv: rv, at: now.Add(q.ttl)})
+}
+
+// due removes and returns the items that expire at or before now.
+func (q *expiryQueue) due(now time.Time) []expiring {
+	n := 0
+	for n < len(q.items) && !q.items[n].at.After(now) {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	out := append([]expiring(nil), q.items[:n]...)
+	clear(q.items[:n])
+	q.items = q.items[n:]
+	return out
+}
+
+// expire deletes every object whose TTL passed, as etcd does when a lease expires: each gets a
+// DELETED watch event with a new resource version. The caller holds mu.
+func (st *store) expire(now time.Time) {
+	for _, res := range st.resources {
+		b := st.buckets[res.name]
+		if b.expiry == nil {
+			continue
+		}
+		for _, it := range b.expiry.due(now) {
+			e, ok := b.objects[it.key]
+			if !ok || e.meta().GetResourceVersion() != formatRV(it.rv) {
+				continue // deleted or written again since
+			}
+			// Encoding an object that was stored already cannot fail.
+			_, _ = st.commit(res, watch.Deleted, e.obj.DeepCopyObject(), e)
+		}
+	}
+}
+
+// expireNow deletes what expired by the server's clock.
+func (s *Server) expireNow() {
+	_ = s.store.locked(func() error {
+		s.store.expire(s.clock.Now())
+		return nil
+	})
+}
+
+// sweepExpired deletes expired objects every expirySweepPeriod until ctx is done, so that watchers
+// see them go even when no request arrives. It does nothing on a clock that cannot tick.
+func (s *Server) sweepExpired(ctx context.Context) {
+	c, ok := s.clock.(clock.WithTicker)
+	if !ok {
+		return
+	}
+	t := c.NewTicker(expirySweepPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			s.expireNow()
+		}
+	}
+}
+
+// trimHistory drops the oldest events of b while it holds more than max bytes, keeping at least
+// the newest. The caller holds mu.
+func (b *bucket) trimHistory(max int64) {
+	for b.historyBytes > max && len(b.history) > 1 {
+		b.dropOldest()
+	}
+}
+
+// dropOldest compacts the oldest event away.
+func (b *bucket) dropOldest() {
+	b.compacted = b.history[0].rv
+	b.historyBytes -= b.history[0].size()
+	b.history[0] = event{}
+	b.history = b.history[1:]
+}
+
+// size is what an event holds in encoded bytes: its object and the previous one.
+func (ev event) size() int64 {
+	n := int64(len(ev.cur.raw))
+	if ev.prev != nil {
+		n += int64(len(ev.prev.raw))
+	}
+	return n
+}
+
+// limitBodyRead gives the client bodyReadTimeout to send the body of r. It reads the real clock, as
+// a connection deadline must, and does nothing for a request served in-process.
+func limitBodyRead(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+}
+
+// bodyReadError turns the error of reading a request body into the Status the client gets, or
+// returns nil when it is not one this file causes.
+func bodyReadError(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+	}
+	return nil
+}
+
+// limitListener caps the connections l accepts at max.
+func limitListener(l net.Listener, max int) net.Listener {
+	return netutil.LimitListener(l, max)
+}
+
+// newHTTPServer returns the http.Server that Serve runs, with the header bounds of kube-apiserver.
+func (s *Server) newHTTPServer(ctx context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+}

@@ -1,0 +1,164 @@
+package fakeapiserver
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// dataFile is the name of the database in Options.DataDir.
+const dataFile = "minikubelet-apiserver.db"
+
+// openTimeout is how long New waits for another process to release the database.
+const openTimeout = time.Second
+
+var (
+	metaBucket = []byte("meta")
+	rvKey      = []byte("resourceVersion")
+)
+
+// ErrDataDirInUse is wrapped by New when another server holds the database in Options.DataDir.
+var ErrDataDirInUse = errors.New("data directory in use by another API server")
+
+// disk keeps the store's objects in a bbolt database, so that they survive a restart: one bucket
+// per resource, keyed namespace/name, holding each object's JSON as served, and the latest
+// resource version. Every write is one transaction, committed (and synced) before the write is
+// answered. Its methods are called with the store's mutex held.
+type disk struct {
+	db *bolt.DB
+}
+
+func openDisk(dir string, resources []*resource) (*disk, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, dataFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: %w", path, ErrDataDirInUse)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range append([][]byte{metaBucket}, bucketNames(resources)...) {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare %s: %w", path, err)
+	}
+	return &disk{db: db}, nil
+}
+
+func bucketNames(resources []*resource) [][]byte {
+	var out [][]byte
+	for _, res := range resources {
+		out = append(out, []byte(res.name))
+	}
+	return out
+}
+
+// load fills st with the stored objects and resource version. A watch cannot resume from before
+// the restart: the history starts empty, compacted at the stored version, so such a watch gets
+// 410 Gone and its client relists. Objects that expire get a full TTL from now.
+func (d *disk) load(st *store) error {
+	return d.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(metaBucket).Get(rvKey); v != nil {
+			rv, err := strconv.ParseUint(string(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("stored resource version %q: %w", v, err)
+			}
+			st.rv = rv
+		}
+		for _, res := range st.resources {
+			b := st.buckets[res.name]
+			b.compacted = st.rv
+			err := tx.Bucket([]byte(res.name)).ForEach(func(k, v []byte) error {
+				obj := res.newObj()
+				if err := json.Unmarshal(v, obj); err != nil {
+					return fmt.Errorf("stored %s %s: %w", res.singular, k, err)
+				}
+				raw := append([]byte(nil), v...)
+				b.objects[string(k)] = &entry{obj: obj, raw: raw}
+				if b.expiry != nil {
+					rv, _ := strconv.ParseUint(mustMeta(obj).GetResourceVersion(), 10, 64)
+					b.expiry.push(string(k), rv, st.now())
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// write stores raw under key (or deletes key when raw is nil) and the new resource version, in
+// one transaction.
+func (d *disk) write(res *resource, key string, raw []byte, rv uint64) error {
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(res.name))
+		var err error
+		if raw == nil {
+			err = b.Delete([]byte(key))
+		} else {
+			err = b.Put([]byte(key), raw)
+		}
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(metaBucket).Put(rvKey, []byte(formatRV(rv)))
+	})
+	if err != nil {
+		return fmt.Errorf("store %s %s: %w", res.singular, key, err)
+	}
+	return nil
+}
+
+func (d *disk) close() error { return d.db.Close() }
+
+// Close releases the data directory of a server made with Options.DataDir; it does nothing for
+// one without. Call it after Serve has returned.
+func (s *Server) Close() error {
+	if s.store.disk == nil {
+		return nil
+	}
+	return s.store.disk.close()
+}
+
+// openDisk opens the database in dir and loads what it holds into st.
+func (st *store) openDisk(dir string) error {
+	d, err := openDisk(dir, st.resources)
+	if err != nil {
+		return err
+	}
+	if err := d.load(st); err != nil {
+		d.close()
+		return fmt.Errorf("load %s: %w", filepath.Join(dir, dataFile), err)
+	}
+	st.disk = d
+	return nil
+}
+
+// randomlySeeded returns a source seeded from the operating system's random numbers.
+func randomlySeeded() *rand.Rand {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return rand.New(rand.NewSource(int64(binary.LittleEndian.Uint64(b[:]))))
+}
