@@ -50,6 +50,8 @@ type Options struct {
 	// Recorder receives the Kubernetes events kuberuntime records (Pulling, Pulled, Created,
 	// Started, Killing, BackOff, Failed). Nil records none.
 	Recorder EventRecorder
+	// Metrics receives the runtime's CRI calls and starts. Nil records none.
+	Metrics Metrics
 }
 
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
@@ -108,6 +110,7 @@ type Runtime struct {
 	lat      Latencies
 	tracer   trace.Tracer
 	recorder EventRecorder
+	metrics  Metrics
 
 	// pods, containers and sandboxes are the records visible as of the applied schedule.
 	pods       map[types.UID]*podRec
@@ -166,6 +169,7 @@ func New(opts Options) (*Runtime, error) {
 		lat:          opts.Latencies,
 		tracer:       opts.Tracer,
 		recorder:     opts.Recorder,
+		metrics:      opts.Metrics,
 		pods:         map[types.UID]*podRec{},
 		containers:   map[string]*containerRec{},
 		images:       map[string]time.Time{},
@@ -200,8 +204,11 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
+		r.observeOp("list_podsandbox", 0, err)
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
+	r.observeOp("list_podsandbox", 0, nil)
+	r.observeOp("list_containers", 0, nil)
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0

@@ -74,6 +74,8 @@ type Options struct {
 	CrashLoopBackOff BackoffGC
 	// Mirror deletes orphaned mirror pods. Nil is a standalone kubelet: there are none.
 	Mirror MirrorDeleter
+	// Metrics receives the pass's pod counts. Nil records none.
+	Metrics Metrics
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -142,7 +144,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.deleteOrphanedMirror(ctx, fullName)
 	}
 
-	for _, pod := range c.filterOutInactivePods(allPods) {
+	active := c.filterOutInactivePods(allPods)
+	restarted := map[types.UID]bool{}
+	for _, pod := range active {
 		if _, known := working[pod.UID]; known {
 			continue
 		}
@@ -153,6 +157,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.emit(trace.Event{Event: trace.KindRestart, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
 		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
+		restarted[pod.UID] = kubecontainer.IsStaticPod(pod)
 	}
 
 	for _, pod := range filterTerminalPodsToDelete(allPods, running, working) {
@@ -175,6 +180,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		working[rp.ID] = podworkers.PodWorkerSync{State: podworkers.Terminating, Orphan: true}
 	}
 
+	c.observe(allPods, active, mirrorPods, restarted, working)
 	c.opts.CrashLoopBackOff.GC()
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podmanager"
@@ -51,6 +52,8 @@ type Options struct {
 	SyncFrequency time.Duration
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
 	SourcesReady func(seen sets.Set[string]) bool
+	// Metrics receives every core's metrics. Nil records none.
+	Metrics *metrics.Registry
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -82,6 +85,8 @@ type Node struct {
 	Cache   *pleg.Cache
 	Workers *podworkers.Workers
 	Status  *status.Manager
+	// Metrics is Options.Metrics.
+	Metrics *metrics.Registry
 }
 
 // New builds a Node.
@@ -99,9 +104,14 @@ func New(opts Options) (*Node, error) {
 // build wires the cores in dependency order; the first constructor error stops it.
 func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
-	n := &Node{Cache: pleg.NewCache()}
+	n := &Node{Cache: pleg.NewCache(), Metrics: opts.Metrics}
 	var err error
-	if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder}); err != nil {
+	ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: opts.Recorder}
+	popts := pleg.Options{Cache: n.Cache, Clock: clk, Tracer: tracer}
+	if opts.Metrics != nil {
+		ropts.Metrics, popts.Metrics = opts.Metrics, opts.Metrics
+	}
+	if n.Runtime, err = fakeruntime.New(ropts); err != nil {
 		return nil, err
 	}
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
@@ -111,7 +121,8 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer})
+	popts.Runtime = n.Runtime
+	relister, err := pleg.New(popts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +161,9 @@ func build(opts Options) (*Node, error) {
 	if opts.Recorder != nil {
 		syncOpts.Recorder = opts.Recorder
 	}
+	if opts.Metrics != nil {
+		syncOpts.Metrics = opts.Metrics
+	}
 	if n.Status, err = status.New(sopts); err != nil {
 		return nil, err
 	}
@@ -158,7 +172,7 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Workers, err = podworkers.New(podworkers.Options{
+	wopts := podworkers.Options{
 		Syncer:         syncer,
 		Clock:          clk,
 		Tracer:         tracer,
@@ -166,7 +180,11 @@ func build(opts Options) (*Node, error) {
 		Cache:          n.Cache,
 		Queue:          queue,
 		ResyncInterval: opts.SyncFrequency,
-	}); err != nil {
+	}
+	if opts.Metrics != nil {
+		wopts.Metrics = opts.Metrics
+	}
+	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return nil, err
 	}
 	hopts := housekeeping.Options{
@@ -174,6 +192,9 @@ func build(opts Options) (*Node, error) {
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror
+	}
+	if opts.Metrics != nil {
+		hopts.Metrics = opts.Metrics
 	}
 	cleaner, err := housekeeping.New(hopts)
 	if err != nil {
@@ -233,4 +254,9 @@ var (
 	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
 	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
+	_ pleg.Metrics               = (*metrics.Registry)(nil)
+	_ podworkers.Metrics         = (*metrics.Registry)(nil)
+	_ podsync.Metrics            = (*metrics.Registry)(nil)
+	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
+	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
 )

@@ -101,9 +101,10 @@ type RunningCounts struct {
 	Containers map[string]int
 }
 
-// ObserveRelist records one relist that started at start and ended at end: the interval since
-// the previous relist's start, the duration, the last-seen time and, when counts is not nil, the
-// running pods and containers.
+// ObserveRelist records one relist that started at start and ended at end, as the kubelet's
+// generic PLEG does: the interval since the start of the last successful relist, the duration,
+// and, when the listing succeeded (counts not nil), the last-seen time and the running pods and
+// containers. As in the kubelet, a container state absent from this listing keeps its last value.
 func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	if r == nil {
 		return
@@ -111,12 +112,12 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	if !r.lastRelist.IsZero() {
 		r.f.plegRelistInterval.Observe(start.Sub(r.lastRelist).Seconds())
 	}
-	r.lastRelist = start
 	r.f.plegRelistDuration.Observe(end.Sub(start).Seconds())
-	r.f.plegLastSeen.Set(float64(start.Unix()))
 	if counts == nil {
 		return
 	}
+	r.lastRelist = start
+	r.f.plegLastSeen.Set(float64(start.Unix()))
 	r.f.runningPods.Set(float64(counts.Pods))
 	for state, n := range counts.Containers {
 		r.f.runningContainers.WithLabelValues(state).Set(float64(n))

@@ -62,7 +62,8 @@ func TestRelist(t *testing.T) {
 	r := newRegistry(t, "n")
 	t0 := time.Unix(1000, 0)
 	r.ObserveRelist(t0, t0, &metrics.RunningCounts{Pods: 2, Containers: map[string]int{"running": 3, "exited": 1}})
-	r.ObserveRelist(t0.Add(time.Second), t0.Add(1500*time.Millisecond), nil)
+	r.ObserveRelist(t0.Add(time.Second), t0.Add(1500*time.Millisecond), &metrics.RunningCounts{Pods: 2})
+	r.ObserveRelist(t0.Add(3*time.Second), t0.Add(3*time.Second), nil) // a failed listing
 	want := `
 # HELP kubelet_pleg_last_seen_seconds [ALPHA] Timestamp in seconds when PLEG was last seen active.
 # TYPE kubelet_pleg_last_seen_seconds gauge
@@ -83,9 +84,9 @@ kubelet_running_pods 2
 		name string
 		want float64
 	}{
-		{"kubelet_pleg_relist_interval_seconds_count", 1},
-		{"kubelet_pleg_relist_interval_seconds_sum", 1},
-		{"kubelet_pleg_relist_duration_seconds_count", 2},
+		{"kubelet_pleg_relist_interval_seconds_count", 2},
+		{"kubelet_pleg_relist_interval_seconds_sum", 3},
+		{"kubelet_pleg_relist_duration_seconds_count", 3},
 		{"kubelet_pleg_relist_duration_seconds_sum", 0.5},
 	} {
 		if got, err := r.Value(tc.name, nil); err != nil || got != tc.want {

@@ -53,6 +53,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
+	case st.ExpectMetric != nil:
+		e.result.Outcomes = append(e.result.Outcomes, e.checkMetric(i, st.ExpectMetric))
 	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:

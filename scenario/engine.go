@@ -19,6 +19,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -149,7 +150,12 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
+	reg, err := metrics.New(metrics.Options{NodeName: s.Node})
+	if err != nil {
+		return nil, err
+	}
 	n, err := kubelet.New(kubelet.Options{
+		Metrics:       reg,
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
 		Clock:         clk,

@@ -62,6 +62,7 @@ type Step struct {
 	RuntimeDown        *RuntimeDown        `json:"runtimeDown,omitempty"`
 	Expect             *Expect             `json:"expect,omitempty"`
 	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
+	ExpectMetric       *ExpectMetric       `json:"expectMetric,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

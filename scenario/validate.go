@@ -80,6 +80,7 @@ func (st *Step) action() (string, int) {
 		{"runtimeDown", st.RuntimeDown != nil},
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
+		{"expectMetric", st.ExpectMetric != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -94,7 +95,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, expect, expectEvent, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -148,6 +149,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
+	case st.ExpectMetric != nil:
+		return st.ExpectMetric.validate()
 	}
 	return nil
 }
