@@ -15,8 +15,10 @@ import (
 
 type startMetrics struct{ workerStart, podStart []time.Duration }
 
-func (m *startMetrics) ObservePodWorkerStart(d time.Duration) { m.workerStart = append(m.workerStart, d) }
-func (m *startMetrics) ObservePodStart(d time.Duration)       { m.podStart = append(m.podStart, d) }
+func (m *startMetrics) ObservePodWorkerStart(d time.Duration) {
+	m.workerStart = append(m.workerStart, d)
+}
+func (m *startMetrics) ObservePodStart(d time.Duration) { m.podStart = append(m.podStart, d) }
 
 // TestStartMetrics: the worker start latency is observed on the create sync only; the pod start
 // latency on the first sync (no status yet, the kubelet's quirk) and when the phase goes from
