@@ -15,6 +15,7 @@ require (
 	k8s.io/client-go v0.35.10
 	k8s.io/component-base v0.35.10
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/kubelet v0.35.10
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
 	sigs.k8s.io/yaml v1.6.0
 )
