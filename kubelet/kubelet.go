@@ -54,6 +54,8 @@ type Options struct {
 	SourcesReady func(seen sets.Set[string]) bool
 	// Metrics receives every core's metrics. Nil records none.
 	Metrics *metrics.Registry
+	// KubeletPort is the port the node advertises for its server; zero is 10250.
+	KubeletPort int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -154,7 +156,7 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}); err != nil {
+		if node, err = nodestatus.New(nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state}); err != nil {
 			return nil, err
 		}
 	}

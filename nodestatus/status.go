@@ -51,6 +51,8 @@ type Options struct {
 	Client Client
 	// RuntimeState decides the Ready condition. Required.
 	RuntimeState RuntimeState
+	// KubeletPort is advertised in status.daemonEndpoints. Zero is the kubelet's 10250.
+	KubeletPort int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -128,7 +130,7 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	created, err := s.opts.Client.CreateNode(ctx, initialNode(name, s.opts.NodeIP, now, ready))
+	created, err := s.opts.Client.CreateNode(ctx, initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, now, ready))
 	if apierrors.IsAlreadyExists(err) {
 		created, err = s.opts.Client.GetNode(ctx, name)
 	}

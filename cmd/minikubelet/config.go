@@ -35,6 +35,8 @@ type runConfig struct {
 	Kubeconfig      string // an existing API server instead of the embedded one
 	WriteKubeconfig string // where to write a kubeconfig for the embedded API server
 	Standalone      bool   // no API server at all
+
+	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
 }
 
 func (c *runConfig) validate() error {

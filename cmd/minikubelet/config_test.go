@@ -38,6 +38,7 @@ func TestResolveDefaults(t *testing.T) {
 		SyncFrequency:      time.Minute,
 		TraceFormat:        trace.Text,
 		APIServerAddr:      "127.0.0.1:0",
+		KubeletAddr:        "127.0.0.1:10250",
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -76,6 +77,7 @@ evictionHard:
 		SyncFrequency:      30 * time.Second,
 		TraceFormat:        trace.JSON,
 		APIServerAddr:      "127.0.0.1:0",
+		KubeletAddr:        "127.0.0.1:10250",
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

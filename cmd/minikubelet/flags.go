@@ -27,6 +27,9 @@ type runFlags struct {
 	kubeconfig         string
 	writeKubeconfig    string
 	standalone         bool
+	address            string
+	port               int
+	enableServer       bool
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -43,6 +46,9 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
+	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
+	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
+	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -56,6 +62,9 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Kubeconfig:         f.kubeconfig,
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
+	}
+	if f.enableServer {
+		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
 	}
 	if f.config != "" {
 		if err := loadKubeletConfig(f.config, cfg); err != nil {

@@ -65,6 +65,15 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	kubeCtx, stopKubelet := context.WithCancel(apiCtx)
 	defer stopKubelet()
 	kubelet := &group{cancel: stopKubelet}
+	var serving *kubeletServing
+	if cfg.KubeletAddr != "" {
+		if serving, err = startKubeletServer(kubeCtx, cfg.KubeletAddr, kubelet); err != nil {
+			stopKubelet()
+			stopAPI()
+			api.wait()
+			return err
+		}
+	}
 	// The broadcaster takes the logger from kubeCtx but not its cancellation: it stops after the
 	// kubelet's runners, so that the events they recorded last are still sent.
 	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(kubeCtx)))
@@ -73,6 +82,7 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 		tracer:      tracer,
 		client:      client,
 		broadcaster: broadcaster,
+		serving:     serving,
 	})
 	if err != nil {
 		stopKubelet()
@@ -132,6 +142,7 @@ type kubeletDeps struct {
 	tracer      trace.Tracer
 	client      kubernetes.Interface // nil when standalone
 	broadcaster record.EventBroadcaster
+	serving     *kubeletServing // nil serves no kubelet server
 }
 
 // startKubelet builds the pod sources, PodConfig and the sync side, as the kubelet's
@@ -214,7 +225,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
 	}
 
-	n, err := kubelet.New(kubelet.Options{
+	kopts := kubelet.Options{
 		NodeName:      cfg.NodeName,
 		NodeIP:        nodeIP,
 		Clock:         d.clock,
@@ -225,9 +236,24 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		Latencies:     fakeruntime.DefaultLatencies,
 		SyncFrequency: cfg.SyncFrequency,
 		SourcesReady:  pc.SeenAllSources,
-	})
+	}
+	var ns *nodeServing
+	if d.serving != nil {
+		if ns, err = newNodeServing(cfg.NodeName); err != nil {
+			return err
+		}
+		kopts.Metrics, kopts.KubeletPort = ns.metrics, d.serving.port
+	}
+	n, err := kubelet.New(kopts)
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
+	}
+	ropts := syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock}
+	if ns != nil {
+		if err := d.serving.add(cfg.NodeName, ns, d.clock, cfg); err != nil {
+			return err
+		}
+		ropts.Settled = ns.publisher(cfg.NodeName, n, d.clock)
 	}
 
 	if nodeInformers != nil {
@@ -242,7 +268,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	for _, r := range sourceRunners {
 		g.Go(ctx, r.name, r.run)
 	}
-	loopRunner, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock})
+	loopRunner, err := syncloop.NewRunner(ropts)
 	if err != nil {
 		return err
 	}
