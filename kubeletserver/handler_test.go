@@ -33,6 +33,8 @@ func crashingPod() kubeletserver.PodView {
 	return kubeletserver.PodView{
 		Pod: pod, HasStatus: true,
 		Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "app", ContainerID: "fake://c-000002", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, ContainerID: "fake://c-000001"}}},
 			{Name: "side", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}},
 		}},
 		Runtime: &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, ContainerStatuses: []kubecontainer.ContainerStatus{
@@ -166,6 +168,24 @@ func TestContainerLogs(t *testing.T) {
 	}
 }
 
+// TestCrashLoopLogs: while a container waits in CrashLoopBackOff, its current log and its
+// previous log are both the last terminated instance's, as on a kubelet.
+func TestCrashLoopLogs(t *testing.T) {
+	f := newFixture(t)
+	pv := crashingPod()
+	pv.Status.ContainerStatuses[0].State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	pv.Status.ContainerStatuses[0].LastTerminationState.Terminated.ContainerID = "fake://c-000002"
+	pv.Runtime.ContainerStatuses[0].State = kubecontainer.ContainerStateExited
+	pv.Runtime.ContainerStatuses[0].FinishedAt = t0.Add(22 * time.Second)
+	f.board.Publish(&kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(30 * time.Second), Pods: []kubeletserver.PodView{pv}})
+	want := "minikubelet: container app exited with code 0\n"
+	for _, q := range []string{"?tailLines=1", "?previous=true&tailLines=1"} {
+		if code, body := f.get("/containerLogs/default/web/app" + q); code != 200 || body != want {
+			t.Errorf("logs%s = %d %q, want %q", q, code, body, want)
+		}
+	}
+}
+
 // TestFollow: a follower gets the lines so far, then the exit line once a snapshot shows the
 // instance exited, and the stream ends.
 func TestFollow(t *testing.T) {
@@ -177,6 +197,7 @@ func TestFollow(t *testing.T) {
 		f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/containerLogs/default/web/app?follow=true", nil))
 	}()
 	exited := crashingPod()
+	exited.Status.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 137, ContainerID: "fake://c-000002"}}
 	exited.Runtime.ContainerStatuses[0].State = kubecontainer.ContainerStateExited
 	exited.Runtime.ContainerStatuses[0].FinishedAt = t0.Add(40 * time.Second)
 	exited.Runtime.ContainerStatuses[0].ExitCode = 137

@@ -31,7 +31,7 @@ type logLine struct {
 // instanceLog is the simulated log of one container instance: a line when it started, the lines
 // its pod's annotation scripts, and a line when it exited.
 func instanceLog(pod *v1.Pod, c *kubecontainer.ContainerStatus) []logLine {
-	if c.StartedAt.IsZero() {
+	if c == nil || c.StartedAt.IsZero() {
 		return nil
 	}
 	lines := []logLine{{c.StartedAt, fmt.Sprintf("minikubelet: container %s started (id %s, image %s, restart %d)", c.Name, c.ID, c.Image, c.RestartCount)}}
@@ -57,6 +57,7 @@ type logOptions struct {
 
 // errSplitStreams is the kubelet's refusal of a stream other than All while the
 // PodLogsQuerySplitStreams gate is off (it is, in v1.35); the text is the kubelet's.
+//
 //lint:ignore ST1005 the text is the kubelet's
 var errSplitStreams = errors.New("Please enable PodLogsQuerySplitStreams feature gate to use the stream option")
 
@@ -213,37 +214,62 @@ func hasContainer(pod *v1.Pod, name string) bool {
 	return false
 }
 
-// pickInstance is the kubelet's validateContainerLogStatus on the runtime's instances (newest
-// first): the newest one that has started, or with previous the one before the newest.
+// pickInstance is the kubelet's validateContainerLogStatus: the container's API status picks
+// the instance, by the container ID of its current state or, with previous, of its last
+// termination state. It returns the runtime's ID of that instance.
 func pickInstance(pv *PodView, container string, previous bool) (string, error) {
-	var instances []*kubecontainer.ContainerStatus
-	if pv.Runtime != nil {
-		for i := range pv.Runtime.ContainerStatuses {
-			if c := &pv.Runtime.ContainerStatuses[i]; c.Name == container {
-				instances = append(instances, c)
+	podName := pv.Pod.Name
+	var cs *v1.ContainerStatus
+	for _, list := range [][]v1.ContainerStatus{pv.Status.ContainerStatuses, pv.Status.InitContainerStatuses, pv.Status.EphemeralContainerStatuses} {
+		for i := range list {
+			if cs == nil && list[i].Name == container {
+				cs = &list[i]
 			}
 		}
 	}
-	podName := pv.Pod.Name
-	if previous {
-		if len(instances) < 2 || instances[1].State != kubecontainer.ContainerStateExited {
+	if cs == nil {
+		return "", fmt.Errorf("container %q in pod %q is not available", container, podName)
+	}
+	last := cs.LastTerminationState.Terminated
+	waiting, running, terminated := cs.State.Waiting, cs.State.Running, cs.State.Terminated
+	var id string
+	switch {
+	case previous:
+		if last == nil || last.ContainerID == "" {
 			return "", fmt.Errorf("previous terminated container %q in pod %q not found", container, podName)
 		}
-		return instances[1].ID, nil
-	}
-	if len(instances) > 0 && !instances[0].StartedAt.IsZero() {
-		return instances[0].ID, nil
-	}
-	if len(instances) > 1 {
-		return instances[1].ID, nil // waiting to restart: the last terminated instance
-	}
-	reason := "ContainerCreating"
-	for _, s := range append(append([]v1.ContainerStatus(nil), pv.Status.InitContainerStatuses...), pv.Status.ContainerStatuses...) {
-		if s.Name == container && s.State.Waiting != nil && s.State.Waiting.Reason != "" {
-			reason = s.State.Waiting.Reason
+		id = last.ContainerID
+	case running != nil:
+		id = cs.ContainerID
+	case terminated != nil:
+		switch {
+		case terminated.ContainerID != "":
+			id = terminated.ContainerID
+		case last != nil && last.ContainerID != "":
+			id = last.ContainerID
+		default:
+			return "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
 		}
+	case last != nil:
+		if last.ContainerID == "" {
+			return "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
+		}
+		id = last.ContainerID
+	case waiting != nil:
+		switch waiting.Reason {
+		case kubecontainer.ErrImagePull.Error():
+			return "", fmt.Errorf("container %q in pod %q is waiting to start: image can't be pulled", container, podName)
+		case kubecontainer.ErrImagePullBackOff.Error():
+			return "", fmt.Errorf("container %q in pod %q is waiting to start: trying and failing to pull image", container, podName)
+		}
+		return "", fmt.Errorf("container %q in pod %q is waiting to start: %v", container, podName, waiting.Reason)
+	default:
+		return "", fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", container, podName)
 	}
-	return "", fmt.Errorf("container %q in pod %q is waiting to start: %s", container, podName, reason)
+	if _, rid, ok := strings.Cut(id, "://"); ok {
+		id = rid
+	}
+	return id, nil
 }
 
 // instance returns the instance with the ID, or nil once the runtime no longer has it.
