@@ -30,6 +30,8 @@ type runFlags struct {
 	address            string
 	port               int
 	enableServer       bool
+	nodes              int
+	nodeNamePrefix     string
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -49,6 +51,8 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
+	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -62,6 +66,8 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Kubeconfig:         f.kubeconfig,
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
+		Nodes:              f.nodes,
+		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
 	}
 	if f.enableServer {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)

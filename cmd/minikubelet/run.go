@@ -145,8 +145,8 @@ type kubeletDeps struct {
 	serving     *kubeletServing // nil serves no kubelet server
 }
 
-// startKubelet builds the pod sources, PodConfig and the sync side, as the kubelet's
-// RunKubelet does, and starts their runners in g.
+// startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
+// broadcaster, the API client and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	logger := klog.FromContext(ctx)
 	d.broadcaster.StartStructuredLogging(3)
@@ -154,6 +154,24 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		d.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: d.client.CoreV1().Events("")})
 	} else {
 		logger.Info("No API server defined, no events will be sent to the API server")
+	}
+	for _, name := range nodeNames(cfg) {
+		node := *cfg
+		node.NodeName = name
+		if err := startNode(ctx, &node, g, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startNode builds one node's pod sources, PodConfig and sync side, as the kubelet's RunKubelet
+// does, and starts their runners in g.
+func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
+	logger := klog.FromContext(ctx)
+	if cfg.Nodes > 1 {
+		logger = klog.LoggerWithValues(logger, "node", cfg.NodeName)
+		ctx = klog.NewContext(ctx, logger)
 	}
 	recorder := d.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
