@@ -39,6 +39,7 @@ func TestResolveDefaults(t *testing.T) {
 		TraceFormat:        trace.Text,
 		APIServerAddr:      "127.0.0.1:0",
 		KubeletAddr:        "127.0.0.1:10250",
+		Nodes:              1,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -78,6 +79,7 @@ evictionHard:
 		TraceFormat:        trace.JSON,
 		APIServerAddr:      "127.0.0.1:0",
 		KubeletAddr:        "127.0.0.1:10250",
+		Nodes:              1,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
