@@ -55,7 +55,7 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	apiCtx, stopAPI := context.WithCancel(ctx)
 	defer stopAPI()
 	api := &group{cancel: stopAPI}
-	client, err := connectAPI(apiCtx, cfg, clk, tracer, api)
+	clients, err := connectAPI(apiCtx, cfg, clk, tracer, api)
 	if err != nil {
 		stopAPI()
 		api.wait()
@@ -74,32 +74,37 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 			return err
 		}
 	}
-	// The broadcaster takes the logger from kubeCtx but not its cancellation: it stops after the
+	// The broadcasters take the logger from kubeCtx but not its cancellation: they stop after the
 	// kubelet's runners, so that the events they recorded last are still sent.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(kubeCtx)))
+	broadcasters := &broadcasters{ctx: context.WithoutCancel(kubeCtx)}
 	err = startKubelet(kubeCtx, cfg, kubelet, kubeletDeps{
-		clock:       clk,
-		tracer:      tracer,
-		client:      client,
-		broadcaster: broadcaster,
-		serving:     serving,
+		clock:        clk,
+		tracer:       tracer,
+		clients:      clients,
+		broadcasters: broadcasters,
+		serving:      serving,
 	})
 	if err != nil {
 		stopKubelet()
 	}
 	<-kubeCtx.Done()
 	kubelet.wait()
-	broadcaster.Shutdown()
+	broadcasters.shutdown()
 	stopAPI()
 	api.wait()
 	return errors.Join(err, kubelet.err, api.err, tracer.Err())
 }
 
-// connectAPI returns the client of the API server cfg names: none when standalone, the one in
-// --kubeconfig, or else an embedded fake API server that it starts in g.
-func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (kubernetes.Interface, error) {
+// clientFactory makes a node's API client: each simulated kubelet has its own rate limits, as
+// each kubelet has, while client-go shares the connections of clients built from one config. It
+// returns nil when standalone.
+type clientFactory func() (kubernetes.Interface, error)
+
+// connectAPI returns the client factory of the API server cfg names: none when standalone, the
+// one in --kubeconfig, or else an embedded fake API server that it starts in g.
+func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (clientFactory, error) {
 	if cfg.Standalone {
-		return nil, nil
+		return func() (kubernetes.Interface, error) { return nil, nil }, nil
 	}
 	var rc *rest.Config
 	if cfg.Kubeconfig != "" {
@@ -129,32 +134,46 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+	return func() (kubernetes.Interface, error) {
+		client, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+		}
+		return client, nil
+	}, nil
+}
+
+// broadcasters are the event broadcasters of every node, one per node as each kubelet has one.
+// They are made by startKubelet's goroutine and shut down after the nodes' runners stopped.
+type broadcasters struct {
+	ctx context.Context // the broadcasters' logger, without cancellation
+	all []record.EventBroadcaster
+}
+
+func (b *broadcasters) new() record.EventBroadcaster {
+	eb := record.NewBroadcaster(record.WithContext(b.ctx))
+	b.all = append(b.all, eb)
+	return eb
+}
+
+func (b *broadcasters) shutdown() {
+	for _, eb := range b.all {
+		eb.Shutdown()
 	}
-	return client, nil
 }
 
 // kubeletDeps are what startKubelet shares between the components it builds.
 type kubeletDeps struct {
-	clock       clock.WithTicker
-	tracer      trace.Tracer
-	client      kubernetes.Interface // nil when standalone
-	broadcaster record.EventBroadcaster
-	serving     *kubeletServing // nil serves no kubelet server
+	clock        clock.WithTicker
+	tracer       trace.Tracer
+	clients      clientFactory
+	broadcasters *broadcasters
+	serving      *kubeletServing // nil serves no kubelet server
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
 // broadcaster, the API client and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
-	logger := klog.FromContext(ctx)
-	d.broadcaster.StartStructuredLogging(3)
-	if d.client != nil {
-		d.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: d.client.CoreV1().Events("")})
-	} else {
-		logger.Info("No API server defined, no events will be sent to the API server")
-	}
 	for _, name := range nodeNames(cfg) {
 		node := *cfg
 		node.NodeName = name
@@ -173,7 +192,18 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		logger = klog.LoggerWithValues(logger, "node", cfg.NodeName)
 		ctx = klog.NewContext(ctx, logger)
 	}
-	recorder := d.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
+	client, err := d.clients()
+	if err != nil {
+		return err
+	}
+	broadcaster := d.broadcasters.new()
+	broadcaster.StartStructuredLogging(3)
+	if client != nil {
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	} else {
+		logger.Info("No API server defined, no events will be sent to the API server")
+	}
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
 	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: recorder})
 	if err != nil {
@@ -216,11 +246,11 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		sourceRunners = append(sourceRunners, runner{"http source", r.Run})
 	}
 	var nodeInformers informers.SharedInformerFactory
-	if d.client != nil {
+	if client != nil {
 		logger.Info("Adding apiserver pod source")
 		// The kubelet waits for its node informer, which lists and watches only its own node,
 		// before it watches pods.
-		nodeInformers = informers.NewSharedInformerFactoryWithOptions(d.client, 0,
+		nodeInformers = informers.NewSharedInformerFactoryWithOptions(client, 0,
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, cfg.NodeName).String()
 			}))
@@ -231,7 +261,7 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		}
 		r, err := sources.NewAPIRunner(sources.APIRunnerOptions{
 			Core:          core,
-			Client:        d.client,
+			Client:        client,
 			NodeName:      cfg.NodeName,
 			NodeHasSynced: nodeHasSynced,
 			Clock:         d.clock,
@@ -249,7 +279,7 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		Clock:         d.clock,
 		Tracer:        d.tracer,
 		Seed:          uint64(d.clock.Now().UnixNano()),
-		Client:        d.client,
+		Client:        client,
 		Recorder:      recorder,
 		Latencies:     fakeruntime.DefaultLatencies,
 		SyncFrequency: cfg.SyncFrequency,
