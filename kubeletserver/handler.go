@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -68,6 +69,12 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 		h.mux.Handle("GET /metrics", opts.Metrics)
 	}
 	h.mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", h.containerLogs)
+	// enableProfilingHandler: the process's Go profiles, shared by every node of the process.
+	h.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	h.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	h.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	h.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	h.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	for _, p := range []string{"/exec/", "/attach/", "/portForward/", "/run/"} {
 		h.mux.HandleFunc(p, h.unsupported)
 	}

@@ -71,7 +71,6 @@ func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady t
 		})
 	}
 	wg.Wait()
-	cpu0, _ := cpuSeconds(pid)
 	fmt.Printf("created %d pods in %v (%d failed)\n", total, time.Since(start).Round(time.Millisecond), failed.Load())
 	for {
 		nl, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -103,7 +102,6 @@ func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady t
 		time.Sleep(2 * time.Second)
 	}
 	fmt.Printf("all Ready and Running %v after the first create\n", time.Since(start).Round(time.Millisecond))
-	_ = cpu0
 	c1, _ := cpuSeconds(pid)
 	time.Sleep(steady)
 	c2, _ := cpuSeconds(pid)
