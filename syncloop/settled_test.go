@@ -2,6 +2,7 @@ package syncloop_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,9 +24,9 @@ func TestRunnerCallsSettled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		calls := 0
+		var calls atomic.Int32
 		r, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: make(chan podconfig.Update), Clock: clock.RealClock{},
-			Settled: func() { calls++ }})
+			Settled: func() { calls.Add(1) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,13 +35,13 @@ func TestRunnerCallsSettled(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- r.Run(ctx) }()
 		synctest.Wait()
-		if calls != 1 {
-			t.Errorf("calls after the first pass = %d, want 1", calls)
+		if got := calls.Load(); got != 1 {
+			t.Errorf("calls after the first pass = %d, want 1", got)
 		}
 		time.Sleep(3 * time.Second) // the loop wakes at least every second (sync ticks, relists)
 		synctest.Wait()
-		if calls < 4 {
-			t.Errorf("calls after 3s = %d, want one per wake-up, at least 4", calls)
+		if got := calls.Load(); got < 4 {
+			t.Errorf("calls after 3s = %d, want one per wake-up, at least 4", got)
 		}
 		cancel()
 		if err := <-done; err != nil {
