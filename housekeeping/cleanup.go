@@ -166,6 +166,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	}
 
 	sort.Slice(running, func(i, j int) bool { return running[i].ID < running[j].ID })
+	orphans := 0
 	for _, rp := range running {
 		if _, known := working[rp.ID]; known {
 			continue
@@ -178,9 +179,10 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 			KillPodOptions: &podworkers.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace},
 		})
 		working[rp.ID] = podworkers.PodWorkerSync{State: podworkers.Terminating, Orphan: true}
+		orphans++
 	}
 
-	c.observe(allPods, active, mirrorPods, restarted, working)
+	c.observe(allPods, active, mirrorPods, restarted, working, orphans)
 	c.opts.CrashLoopBackOff.GC()
 	return nil
 }

@@ -10,17 +10,18 @@ import (
 )
 
 // Metrics is where a pass records its counts (kubelet_desired_pods, kubelet_active_pods,
-// kubelet_mirror_pods, kubelet_restarted_pods_total, kubelet_working_pods).
+// kubelet_mirror_pods, kubelet_restarted_pods_total, kubelet_working_pods,
+// kubelet_orphaned_runtime_pods_total).
 type Metrics interface {
 	SetPodCounts(metrics.PodCounts)
 }
 
 // observe hands the pass's counts to the metrics, as HandlePodCleanups sets them.
-func (c *Cleaner) observe(all, active, mirrors []*v1.Pod, restarted map[types.UID]bool, working map[types.UID]podworkers.PodWorkerSync) {
+func (c *Cleaner) observe(all, active, mirrors []*v1.Pod, restarted map[types.UID]bool, working map[types.UID]podworkers.PodWorkerSync, orphans int) {
 	if c.opts.Metrics == nil {
 		return
 	}
-	counts := metrics.PodCounts{Mirror: len(mirrors), Restarted: restarted, Working: map[metrics.WorkingKey]int{}}
+	counts := metrics.PodCounts{Mirror: len(mirrors), Restarted: restarted, Working: map[metrics.WorkingKey]int{}, OrphanedRuntimePods: orphans}
 	for _, p := range all {
 		if kubecontainer.IsStaticPod(p) {
 			counts.DesiredStatic++

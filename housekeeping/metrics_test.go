@@ -48,6 +48,7 @@ func TestPassCounts(t *testing.T) {
 			{Lifecycle: "sync", Config: "desired", Static: "true"}:                1,
 			{Lifecycle: "terminating", Config: "runtime_only", Static: "unknown"}: 1,
 		},
+		OrphanedRuntimePods: 1,
 	}}
 	if diff := cmp.Diff(want, rec.got); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)

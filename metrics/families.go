@@ -32,6 +32,7 @@ type families struct {
 	mirrorPods           *compbasemetrics.Gauge
 	workingPods          *compbasemetrics.GaugeVec
 	restartedPods        *compbasemetrics.CounterVec
+	orphanedRuntimePods  *compbasemetrics.Counter
 	startedPods          *compbasemetrics.Counter
 	startedPodsErrors    *compbasemetrics.Counter
 	startedContainers    *compbasemetrics.CounterVec
@@ -89,6 +90,7 @@ func newFamilies() *families {
 		mirrorPods:           gauge("mirror_pods", "The number of mirror pods the kubelet will try to create (one per admitted static pod)"),
 		workingPods:          gaugeVec("working_pods", "Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static. An orphaned pod has been removed from local configuration or force deleted in the API and consumes resources that are not otherwise visible.", "lifecycle", "config", "static"),
 		restartedPods:        counterVec("restarted_pods_total", "Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)", "static"),
+		orphanedRuntimePods:  counter("orphaned_runtime_pods_total", "Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual."),
 		startedPods:          counter("started_pods_total", "Cumulative number of pods started"),
 		startedPodsErrors:    counter("started_pods_errors_total", "Cumulative number of errors when starting pods"),
 		startedContainers:    counterVec("started_containers_total", "Cumulative number of containers started", "container_type"),
@@ -103,6 +105,6 @@ func (f *families) registerables() []compbasemetrics.Registerable {
 		f.plegRelistDuration, f.plegRelistInterval, f.plegLastSeen,
 		f.runtimeOps, f.runtimeOpsErrors, f.runtimeOpsDuration, f.evictions,
 		f.runningPods, f.runningContainers, f.desiredPods, f.activePods, f.mirrorPods, f.workingPods,
-		f.restartedPods, f.startedPods, f.startedPodsErrors, f.startedContainers, f.startedContainersErr,
+		f.restartedPods, f.orphanedRuntimePods, f.startedPods, f.startedPodsErrors, f.startedContainers, f.startedContainersErr,
 	}
 }

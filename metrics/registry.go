@@ -172,6 +172,8 @@ type PodCounts struct {
 	Restarted map[types.UID]bool
 	// Working counts the pod workers by (lifecycle, config, static).
 	Working map[WorkingKey]int
+	// OrphanedRuntimePods is how many runtime pods unknown to the workers this pass killed.
+	OrphanedRuntimePods int
 }
 
 // WorkingKey labels kubelet_working_pods: lifecycle is sync, terminating or terminated; config is
@@ -213,6 +215,7 @@ func (r *Registry) SetPodCounts(c PodCounts) {
 	}
 	r.f.restartedPods.WithLabelValues("true").Add(float64(static))
 	r.f.restartedPods.WithLabelValues("").Add(float64(regular))
+	r.f.orphanedRuntimePods.Add(float64(c.OrphanedRuntimePods))
 	for _, k := range workingKeys {
 		r.f.workingPods.WithLabelValues(k.Lifecycle, k.Config, k.Static).Set(float64(c.Working[k]))
 	}

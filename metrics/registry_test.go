@@ -99,8 +99,9 @@ func TestPodCounts(t *testing.T) {
 	r := newRegistry(t, "n")
 	r.SetPodCounts(metrics.PodCounts{
 		DesiredRegular: 3, DesiredStatic: 2, ActiveRegular: 2, ActiveStatic: 1, Mirror: 2,
-		Restarted: map[types.UID]bool{"a": true, "b": false, "c": true},
-		Working:   map[metrics.WorkingKey]int{{Lifecycle: "sync", Config: "desired", Static: "true"}: 2},
+		Restarted:           map[types.UID]bool{"a": true, "b": false, "c": true},
+		Working:             map[metrics.WorkingKey]int{{Lifecycle: "sync", Config: "desired", Static: "true"}: 2},
+		OrphanedRuntimePods: 2,
 	})
 	for _, tc := range []struct {
 		name   string
@@ -112,6 +113,7 @@ func TestPodCounts(t *testing.T) {
 		{"kubelet_active_pods", map[string]string{"static": ""}, 2},
 		{"kubelet_active_pods", map[string]string{"static": "true"}, 1},
 		{"kubelet_mirror_pods", nil, 2},
+		{"kubelet_orphaned_runtime_pods_total", nil, 2},
 		{"kubelet_restarted_pods_total", map[string]string{"static": "true"}, 2},
 		{"kubelet_restarted_pods_total", map[string]string{"static": ""}, 1},
 		{"kubelet_working_pods", map[string]string{"lifecycle": "sync", "config": "desired", "static": "true"}, 2},
