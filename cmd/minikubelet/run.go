@@ -168,19 +168,36 @@ type kubeletDeps struct {
 	tracer       trace.Tracer
 	clients      clientFactory
 	broadcasters *broadcasters
+	sharedPods   map[string]sources.SharedAPINode // with many nodes: every node's API source, fed by one watch
 	serving      *kubeletServing // nil serves no kubelet server
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
 // broadcaster, the API client and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
-	for _, name := range nodeNames(cfg) {
+	names := nodeNames(cfg)
+	if len(names) > 1 {
+		d.sharedPods = map[string]sources.SharedAPINode{}
+	}
+	for _, name := range names {
 		node := *cfg
 		node.NodeName = name
 		if err := startNode(ctx, &node, g, d); err != nil {
 			return err
 		}
 	}
+	if len(d.sharedPods) == 0 {
+		return nil
+	}
+	client, err := d.clients()
+	if err != nil {
+		return err
+	}
+	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: client, Clock: d.clock, Nodes: d.sharedPods})
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "shared api source", r.Run)
 	return nil
 }
 
@@ -246,7 +263,14 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		sourceRunners = append(sourceRunners, runner{"http source", r.Run})
 	}
 	var nodeInformers informers.SharedInformerFactory
-	if client != nil {
+	if client != nil && d.sharedPods != nil {
+		// A fleet: one watch over every pod feeds every node (startKubelet starts it).
+		core, err := sources.NewAPI(sources.APIOptions{Tracer: d.tracer})
+		if err != nil {
+			return err
+		}
+		d.sharedPods[cfg.NodeName] = sources.SharedAPINode{Core: core, Out: pc.Channel(podconfig.APISource)}
+	} else if client != nil {
 		logger.Info("Adding apiserver pod source")
 		// The kubelet waits for its node informer, which lists and watches only its own node,
 		// before it watches pods.
