@@ -169,7 +169,7 @@ type kubeletDeps struct {
 	clients      clientFactory
 	broadcasters *broadcasters
 	sharedPods   map[string]sources.SharedAPINode // with many nodes: every node's API source, fed by one watch
-	serving      *kubeletServing // nil serves no kubelet server
+	serving      *kubeletServing                  // nil serves no kubelet server
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
