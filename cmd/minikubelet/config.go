@@ -40,8 +40,9 @@ type runConfig struct {
 
 	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
 
-	Nodes          int    // how many nodes to simulate; 0 or 1 is one node named NodeName
-	NodeNamePrefix string // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
+	Nodes          int           // how many nodes to simulate; 0 or 1 is one node named NodeName
+	NodeNamePrefix string        // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
+	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
 }
 
 // nodeNames returns the names of the simulated nodes: NodeName alone, or with Nodes > 1 the

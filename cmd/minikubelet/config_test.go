@@ -40,6 +40,7 @@ func TestResolveDefaults(t *testing.T) {
 		APIServerAddr:      "127.0.0.1:0",
 		KubeletAddr:        "127.0.0.1:10250",
 		Nodes:              1,
+		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -80,6 +81,7 @@ evictionHard:
 		APIServerAddr:      "127.0.0.1:0",
 		KubeletAddr:        "127.0.0.1:10250",
 		Nodes:              1,
+		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

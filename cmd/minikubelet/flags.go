@@ -68,6 +68,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Standalone:         f.standalone,
 		Nodes:              f.nodes,
 		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
+		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
 	if f.enableServer {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)

@@ -102,9 +102,23 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 	return nil
 }
 
-// publisher returns the sync loop runner's Settled hook: a snapshot of the node after each pass.
-func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.PassiveClock) func() {
-	return func() { ns.board.Publish(kubeletserver.Capture(name, n, clk.Now())) }
+// defaultSnapshotPeriod bounds how often `run` takes a node's snapshot: at the end of a sync loop
+// pass, at most once per period. Taking one copies every pod's status, and a fleet's nodes pass
+// through their loops many times a second; the server's view is then at most this old.
+const defaultSnapshotPeriod = 500 * time.Millisecond
+
+// publisher returns the sync loop runner's Settled hook: a snapshot of the node after a pass, at
+// most once per period (zero: after every pass). It runs on the runner's goroutine.
+func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.PassiveClock, period time.Duration) func() {
+	var last time.Time
+	return func() {
+		now := clk.Now()
+		if !last.IsZero() && now.Sub(last) < period {
+			return
+		}
+		last = now
+		ns.board.Publish(kubeletserver.Capture(name, n, now))
+	}
 }
 
 // configz is the part of the KubeletConfiguration the simulated kubelet honours, with the v1beta1

@@ -325,7 +325,7 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		if err := d.serving.add(cfg.NodeName, ns, d.clock, cfg); err != nil {
 			return err
 		}
-		ropts.Settled = ns.publisher(cfg.NodeName, n, d.clock)
+		ropts.Settled = ns.publisher(cfg.NodeName, n, d.clock, cfg.SnapshotPeriod)
 	}
 
 	if nodeInformers != nil {
