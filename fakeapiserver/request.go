@@ -59,6 +59,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gv := strings.Join(segs[1:gvSegs], "/")
+	if gv == "v1" && s.serveKubeletProxy(w, r, segs[gvSegs:]) {
+		return
+	}
 	t, ok := parseTarget(gv, segs[gvSegs:])
 	if !ok {
 		writeError(w, notFoundPath(r.URL.Path))

@@ -54,6 +54,8 @@ type Options struct {
 	// line. 1 is the kubelet's default serial image puller (serializeImagePulls: true); 0 means
 	// no limit (serializeImagePulls: false without maxParallelImagePulls).
 	MaxParallelImagePulls int
+	// Metrics receives the runtime's CRI calls and starts. Nil records none.
+	Metrics Metrics
 }
 
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
@@ -115,6 +117,7 @@ type Runtime struct {
 	lat      Latencies
 	tracer   trace.Tracer
 	recorder EventRecorder
+	metrics  Metrics
 
 	// pods, containers and sandboxes are the records visible as of the applied schedule.
 	pods       map[types.UID]*podRec
@@ -178,6 +181,7 @@ func New(opts Options) (*Runtime, error) {
 		lat:          opts.Latencies,
 		tracer:       opts.Tracer,
 		recorder:     opts.Recorder,
+		metrics:      opts.Metrics,
 		pods:         map[types.UID]*podRec{},
 		containers:   map[string]*containerRec{},
 		images:       map[string]time.Time{},
@@ -215,8 +219,11 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
+		r.observeOp("list_podsandbox", 0, err)
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
+	r.observeOp("list_podsandbox", 0, nil)
+	r.observeOp("list_containers", 0, nil)
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0

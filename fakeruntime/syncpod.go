@@ -115,6 +115,10 @@ func (s *podSync) createSandbox(attempt int) error {
 	seq := r.lastSandbox
 	id := fmt.Sprintf("s-%06d", seq)
 	s.at = s.at.Add(r.lat.SandboxStart)
+	r.observeOp("run_podsandbox", r.lat.SandboxStart, nil)
+	if r.metrics != nil {
+		r.metrics.StartedPod(nil)
+	}
 	pod := s.pod
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
@@ -134,10 +138,12 @@ func (s *podSync) start(c *v1.Container) error {
 		return err
 	}
 	if err := s.ensureImage(c); err != nil {
+		r.startedContainer(s.pod, c, err)
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
 	if err != nil {
+		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
@@ -170,6 +176,9 @@ func (s *podSync) start(c *v1.Container) error {
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Created container: " + c.Name})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
+	r.startedContainer(s.pod, c, nil)
+	r.observeOp("create_container", 0, nil)
+	r.observeOp("start_container", r.lat.ContainerStart, nil)
 	s.schedule(s.at, func(at time.Time) {
 		if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
 			return // removed or stopped before it ran
@@ -254,12 +263,14 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	ev.Delay = 0
 	s.at = start.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
+		r.observeOp("pull_image", r.lat.ImagePull, kubecontainer.ErrImagePull)
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
 		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
 		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
+	r.observeOp("pull_image", r.lat.ImagePull, nil)
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 	}

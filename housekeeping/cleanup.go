@@ -74,6 +74,8 @@ type Options struct {
 	CrashLoopBackOff BackoffGC
 	// Mirror deletes orphaned mirror pods. Nil is a standalone kubelet: there are none.
 	Mirror MirrorDeleter
+	// Metrics receives the pass's pod counts. Nil records none.
+	Metrics Metrics
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -142,7 +144,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.deleteOrphanedMirror(ctx, fullName)
 	}
 
-	for _, pod := range c.filterOutInactivePods(allPods) {
+	active := c.filterOutInactivePods(allPods)
+	restarted := map[types.UID]bool{}
+	for _, pod := range active {
 		if _, known := working[pod.UID]; known {
 			continue
 		}
@@ -153,6 +157,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.emit(trace.Event{Event: trace.KindRestart, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
 		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
+		restarted[pod.UID] = kubecontainer.IsStaticPod(pod)
 	}
 
 	for _, pod := range filterTerminalPodsToDelete(allPods, running, working) {
@@ -161,6 +166,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	}
 
 	sort.Slice(running, func(i, j int) bool { return running[i].ID < running[j].ID })
+	orphans := 0
 	for _, rp := range running {
 		if _, known := working[rp.ID]; known {
 			continue
@@ -173,8 +179,10 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 			KillPodOptions: &podworkers.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace},
 		})
 		working[rp.ID] = podworkers.PodWorkerSync{State: podworkers.Terminating, Orphan: true}
+		orphans++
 	}
 
+	c.observe(allPods, active, mirrorPods, restarted, working, orphans)
 	c.opts.CrashLoopBackOff.GC()
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podmanager"
@@ -79,6 +80,10 @@ type Options struct {
 	// MaxContainerRestartPeriod is crashLoopBackOff.maxContainerRestartPeriod, the crash-loop
 	// back-off's cap when the KubeletCrashLoopBackOffMax gate is on (1s to 300s); zero is 300s.
 	MaxContainerRestartPeriod time.Duration
+	// Metrics receives every core's metrics. Nil records none.
+	Metrics *metrics.Registry
+	// KubeletPort is the port the node advertises for its server; zero is 10250.
+	KubeletPort int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -196,6 +201,8 @@ type Node struct {
 	Cache   *pleg.Cache
 	Workers *podworkers.Workers
 	Status  *status.Manager
+	// Metrics is Options.Metrics.
+	Metrics *metrics.Registry
 }
 
 // New builds a Node.
@@ -213,7 +220,7 @@ func New(opts Options) (*Node, error) {
 // build wires the cores in dependency order; the first constructor error stops it.
 func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
-	n := &Node{Cache: pleg.NewCache()}
+	n := &Node{Cache: pleg.NewCache(), Metrics: opts.Metrics}
 	recorder, err := events.NewTracing(opts.Recorder, tracer)
 	if err != nil {
 		return nil, err
@@ -224,7 +231,11 @@ func build(opts Options) (*Node, error) {
 	}
 	n.Runtime = opts.Runtime
 	if n.Runtime == nil {
-		if n.Runtime, err = fakeruntime.New(fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}); err != nil {
+		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}
+		if opts.Metrics != nil {
+			ropts.Metrics = opts.Metrics
+		}
+		if n.Runtime, err = fakeruntime.New(ropts); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +246,11 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer})
+	popts := pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer}
+	if opts.Metrics != nil {
+		popts.Metrics = opts.Metrics
+	}
+	relister, err := pleg.New(popts)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +283,7 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
 			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {
@@ -279,6 +294,9 @@ func build(opts Options) (*Node, error) {
 		}
 	}
 	syncOpts.Recorder = recorder
+	if opts.Metrics != nil {
+		syncOpts.Metrics = opts.Metrics
+	}
 	if n.Status, err = status.New(sopts); err != nil {
 		return nil, err
 	}
@@ -287,7 +305,7 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Workers, err = podworkers.New(podworkers.Options{
+	wopts := podworkers.Options{
 		Syncer:         syncer,
 		Clock:          clk,
 		Tracer:         tracer,
@@ -295,7 +313,11 @@ func build(opts Options) (*Node, error) {
 		Cache:          n.Cache,
 		Queue:          queue,
 		ResyncInterval: opts.SyncFrequency,
-	}); err != nil {
+	}
+	if opts.Metrics != nil {
+		wopts.Metrics = opts.Metrics
+	}
+	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return nil, err
 	}
 	hopts := housekeeping.Options{
@@ -303,6 +325,9 @@ func build(opts Options) (*Node, error) {
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror
+	}
+	if opts.Metrics != nil {
+		hopts.Metrics = opts.Metrics
 	}
 	cleaner, err := housekeeping.New(hopts)
 	if err != nil {
@@ -334,7 +359,7 @@ func build(opts Options) (*Node, error) {
 		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 	}
 	if opts.Devices != nil {
-		lopts.Admit = admitter{devices: opts.Devices, active: activePods(n), status: n.Status, recorder: opts.Recorder}
+		lopts.Admit = admitter{devices: opts.Devices, active: activePods(n), status: n.Status, recorder: recorder}
 	}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
@@ -372,6 +397,11 @@ var (
 	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
 	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
+	_ pleg.Metrics               = (*metrics.Registry)(nil)
+	_ podworkers.Metrics         = (*metrics.Registry)(nil)
+	_ podsync.Metrics            = (*metrics.Registry)(nil)
+	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
+	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
 )
 
 // registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node

@@ -17,6 +17,8 @@ const (
 	KubeletVersion = "v1.35.0"
 	// LeaseNamespace holds the node leases.
 	LeaseNamespace = "kube-node-lease"
+	// DefaultKubeletPort is the kubelet server's port (ports.KubeletPort).
+	DefaultKubeletPort = 10250
 	// leaseDurationSeconds is the kubelet's default nodeLeaseDurationSeconds.
 	leaseDurationSeconds = 40
 )
@@ -26,7 +28,10 @@ const readyMessage = "kubelet is posting ready status"
 
 // initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
 // status, with Ready as given.
-func initialNode(name, ip string, now time.Time, ready bool) *v1.Node {
+func initialNode(name, ip string, port int32, now time.Time, ready bool) *v1.Node {
+	if port == 0 {
+		port = DefaultKubeletPort
+	}
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("4"),
 		v1.ResourceMemory:           resource.MustParse("8Gi"),
@@ -59,7 +64,7 @@ func initialNode(name, ip string, now time.Time, ready bool) *v1.Node {
 				Architecture:            "amd64",
 				ContainerRuntimeVersion: "fake://" + KubeletVersion,
 			},
-			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10250}},
+			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: port}},
 		},
 	}
 	node.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: name}}

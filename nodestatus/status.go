@@ -72,6 +72,8 @@ type Options struct {
 	// Rand draws the kubelet's random delay added to ReportPeriod after a change. Nil uses a
 	// source seeded with 1.
 	Rand *rand.Rand
+	// KubeletPort is advertised in status.daemonEndpoints. Zero is the kubelet's 10250.
+	KubeletPort int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -182,7 +184,7 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	initial := initialNode(name, s.opts.NodeIP, now, ready)
+	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, now, ready)
 	s.applyDevices(initial)
 	created, err := s.opts.Client.CreateNode(ctx, initial)
 	if apierrors.IsAlreadyExists(err) {

@@ -254,3 +254,19 @@ func TestReportFrequency(t *testing.T) {
 		t.Errorf("calls after the runtime went down = %v, want the NotReady status written", client.calls[n:])
 	}
 }
+
+// TestNodeAdvertisesTheKubeletPort: daemonEndpoints carries the server's port, 10250 by default.
+func TestNodeAdvertisesTheKubeletPort(t *testing.T) {
+	for _, tc := range []struct{ port, want int32 }{{0, 10250}, {41234, 41234}} {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, KubeletPort: tc.port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drive(t, s, clk, time.Second)
+		if got := client.node.Status.DaemonEndpoints.KubeletEndpoint.Port; got != tc.want {
+			t.Errorf("KubeletPort %d: advertised port %d, want %d", tc.port, got, tc.want)
+		}
+	}
+}

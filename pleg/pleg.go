@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -47,6 +48,14 @@ type Options struct {
 	RelistThreshold time.Duration
 	// Tracer receives the PLEG's events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
+	// Metrics receives the relist metrics. Nil records none.
+	Metrics Metrics
+}
+
+// Metrics is where the PLEG records its relists (kubelet_pleg_relist_*, kubelet_running_*).
+type Metrics interface {
+	// ObserveRelist records a relist from start to end; counts is nil when the listing failed.
+	ObserveRelist(start, end time.Time, counts *metrics.RunningCounts)
 }
 
 // ErrMissingOption is wrapped by the error New returns when a required option is missing.
@@ -138,9 +147,11 @@ func (g *PLEG) Relist() []Event {
 	pods, err := g.opts.Runtime.GetPods(true)
 	if err != nil {
 		g.emit(trace.Event{Event: trace.KindError, Message: err.Error(), Func: "relist"})
+		g.observe(now, nil, false)
 		return nil
 	}
 	g.relistTime = now
+	defer g.observe(now, pods, true)
 
 	for _, r := range g.records {
 		r.current = nil
@@ -200,6 +211,32 @@ func (g *PLEG) Relist() []Event {
 	g.reinspect = needsReinspection
 	g.checkHealth(now)
 	return out
+}
+
+// observe hands the relist to the metrics: the running pods (those with a running sandbox) and
+// the containers by state, as the kubelet's updateRunningPodAndContainerMetrics counts them.
+func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) {
+	if g.opts.Metrics == nil {
+		return
+	}
+	end := g.opts.Clock.Now()
+	if !listed {
+		g.opts.Metrics.ObserveRelist(start, end, nil)
+		return
+	}
+	counts := &metrics.RunningCounts{Containers: map[string]int{}}
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			counts.Containers[string(c.State)]++
+		}
+		for _, s := range p.Sandboxes {
+			if s.State == kubecontainer.SandboxReady {
+				counts.Pods++
+				break
+			}
+		}
+	}
+	g.opts.Metrics.ObserveRelist(start, end, counts)
 }
 
 // copyPod returns a copy of p that shares no slices with it.

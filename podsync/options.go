@@ -81,6 +81,8 @@ type Options struct {
 	Nodes NodeGetter
 	// Recorder receives the FailedKillPod and DeadlineExceeded events. Nil records none.
 	Recorder EventRecorder
+	// Metrics receives the pod start latencies. Nil records none.
+	Metrics Metrics
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.

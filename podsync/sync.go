@@ -44,12 +44,14 @@ func New(opts Options) (*Syncer, error) {
 // what should run. A back-off is returned as the runtime's *kubecontainer.BackoffError, so the pod
 // worker requeues the pod when the back-off expires (v1.35).
 func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType, pod, mirrorPod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
+	s.observeWorkerStart(updateType, pod)
 	apiStatus := s.generateStatus(pod, podStatus, false)
 	if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
 		// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
 		s.opts.Status.SetPodStatus(pod, apiStatus)
 		return podworkers.Result{IsTerminal: true}, nil
 	}
+	s.observePodStart(pod, apiStatus)
 	s.opts.Status.SetPodStatus(pod, apiStatus)
 	s.reconcileMirror(ctx, pod, mirrorPod)
 

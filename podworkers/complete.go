@@ -22,6 +22,7 @@ func (w *Workers) complete(s *podStatus, callbacks *[]func()) {
 func (w *Workers) finishWork(s *podStatus, res *Result, err error, callbacks *[]func()) {
 	wk := s.work
 	s.work = nil
+	w.observe(wk)
 	phaseTransition := false
 	switch {
 	case err != nil:

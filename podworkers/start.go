@@ -18,7 +18,7 @@ func (w *Workers) startPodSync(s *podStatus, now time.Time) {
 	if s.pending == nil {
 		return
 	}
-	wk := &work{state: s.workType(), opts: *s.pending, seq: s.pendingSeq}
+	wk := &work{state: s.workType(), opts: *s.pending, seq: s.pendingSeq, taken: now}
 	pending, pendingSeq := s.pending, s.pendingSeq
 	s.pending = nil
 

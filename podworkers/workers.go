@@ -58,6 +58,8 @@ type Options struct {
 	Rand Rand
 	// Tracer receives the workers' events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
+	// Metrics receives the duration of every worker iteration. Nil records none.
+	Metrics Metrics
 }
 
 // validate reports every missing required option (wrapping ErrMissingOption) and every invalid one.
@@ -100,6 +102,7 @@ type Workers struct {
 	backOffPeriod  time.Duration
 	rand           Rand
 	tracer         trace.Tracer
+	metrics        Metrics
 
 	// pods is the kubelet's podSyncStatuses.
 	pods map[types.UID]*podStatus
@@ -151,6 +154,7 @@ func New(opts Options) (*Workers, error) {
 		backOffPeriod:  opts.BackOffPeriod,
 		rand:           opts.Rand,
 		tracer:         opts.Tracer,
+		metrics:        opts.Metrics,
 		pods:           map[types.UID]*podStatus{},
 		startedStatic:  map[string]types.UID{},
 		waitingStatic:  map[string][]types.UID{},
@@ -218,6 +222,8 @@ type work struct {
 	seq   uint64
 	// called is set once the sync function was invoked.
 	called bool
+	// taken is when the worker took the update; the iteration's duration is measured from it.
+	taken time.Time
 	// done is when the sync's blocking work ends; set once the sync function returned.
 	done   time.Time
 	result Result

@@ -67,6 +67,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.applyPlugin(st)
 	case st.ExpectNoEvent != nil:
 		e.result.Outcomes = append(e.result.Outcomes, e.checkNoEvent(i, st.ExpectNoEvent))
+	case st.ExpectMetric != nil:
+		e.result.Outcomes = append(e.result.Outcomes, e.checkMetric(i, st.ExpectMetric))
 	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:

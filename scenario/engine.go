@@ -22,6 +22,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -185,6 +186,11 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
+	// Every kubelet start has its own registry: a restarted kubelet's metrics start from zero.
+	reg, err := metrics.New(metrics.Options{NodeName: s.Node})
+	if err != nil {
+		return err
+	}
 	var devices kubelet.Devices
 	if s.hasPluginSteps() {
 		// The plugin world outlives a restartKubelet: its sockets and plugins are not the
@@ -199,6 +205,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		devices = e.plugins.dm
 	}
 	kopts := kubelet.Options{
+		Metrics:       reg,
 		NodeName:      s.Node,
 		NodeIP:        nodeIP,
 		Clock:         clk,

@@ -79,6 +79,7 @@ type Step struct {
 	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
 	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
 	RestartKubelet     *RestartKubelet     `json:"restartKubelet,omitempty"`
+	ExpectMetric       *ExpectMetric       `json:"expectMetric,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

@@ -95,6 +95,7 @@ func (st *Step) action() (string, int) {
 		{"killSandbox", st.KillSandbox != nil},
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
 		{"restartKubelet", st.RestartKubelet != nil},
+		{"expectMetric", st.ExpectMetric != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -109,7 +110,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -173,6 +174,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return st.FailRuntimeCall.validate()
 	case st.ExpectNoEvent != nil:
 		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
+	case st.ExpectMetric != nil:
+		return st.ExpectMetric.validate()
 	}
 	return st.validatePlugin(need)
 }

@@ -19,6 +19,7 @@ type Runner struct {
 	loop    *Loop
 	updates <-chan podconfig.Update
 	clock   clock.WithTicker
+	settled func()
 }
 
 // RunnerOptions configure a Runner.
@@ -29,6 +30,9 @@ type RunnerOptions struct {
 	Updates <-chan podconfig.Update
 	// Clock wakes the Runner when the Loop's next work is due. Required.
 	Clock clock.WithTicker
+	// Settled, if set, is called on the Runner's goroutine after every pass, once the Loop has
+	// settled: the moment to read the cores, for example to publish a snapshot of them.
+	Settled func()
 }
 
 func (o RunnerOptions) validate() error {
@@ -52,7 +56,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{loop: opts.Loop, updates: opts.Updates, clock: opts.Clock}, nil
+	return &Runner{loop: opts.Loop, updates: opts.Updates, clock: opts.Clock, settled: opts.Settled}, nil
 }
 
 // Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are
@@ -98,6 +102,9 @@ func (r *Runner) advance(ctx context.Context, logger klog.Logger) {
 	// forever. At shutdown an API call in flight sees the cancelled context; that is not a failure.
 	if err := r.loop.Settle(ctx); err != nil && ctx.Err() == nil {
 		logger.Error(err, "Sync loop iteration failed")
+	}
+	if r.settled != nil {
+		r.settled()
 	}
 }
 

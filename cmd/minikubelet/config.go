@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -42,6 +44,12 @@ type runConfig struct {
 	DataDir         string         // where the embedded API server keeps its objects; "" for memory
 
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
+
+	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
+
+	Nodes          int           // how many nodes to simulate; 0 or 1 is one node named NodeName
+	NodeNamePrefix string        // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
+	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
 }
 
 // syncSettings are the KubeletConfiguration fields of the sync side that have no flag here:
@@ -62,6 +70,24 @@ func (s syncSettings) apply(o *kubelet.Options) {
 	o.NodeStatusUpdateFrequency, o.MaxContainerRestartPeriod = s.NodeStatusUpdateFrequency, s.MaxContainerRestartPeriod
 	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
 	o.FeatureGates = s.FeatureGates
+}
+
+// nodeNames returns the names of the simulated nodes: NodeName alone, or with Nodes > 1 the
+// prefix followed by -0, -1, ... zero-padded to one width so that they sort in order.
+func nodeNames(c *runConfig) []string {
+	if c.Nodes <= 1 {
+		return []string{c.NodeName}
+	}
+	prefix := c.NodeNamePrefix
+	if prefix == "" {
+		prefix = c.NodeName
+	}
+	width := len(strconv.Itoa(c.Nodes - 1))
+	names := make([]string, c.Nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%0*d", prefix, width, i)
+	}
+	return names
 }
 
 func (c *runConfig) validate() error {
@@ -88,6 +114,18 @@ func (c *runConfig) validate() error {
 	}
 	if c.Standalone && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig needs an API server: drop --standalone"))
+	}
+	if c.Nodes < 0 {
+		errs = append(errs, fmt.Errorf("--nodes must not be negative, got %d", c.Nodes))
+	}
+	for _, n := range nodeNames(c) {
+		if c.Nodes <= 1 {
+			break // one node keeps the name it was given, as before
+		}
+		if errs2 := validation.IsDNS1123Subdomain(n); len(errs2) > 0 {
+			errs = append(errs, fmt.Errorf("node name %q: %s", n, strings.Join(errs2, "; ")))
+			break
+		}
 	}
 	if c.DataDir != "" && (c.Standalone || c.Kubeconfig != "") {
 		errs = append(errs, errors.New("--data-dir only applies to the embedded API server: drop --standalone and --kubeconfig"))

@@ -40,6 +40,9 @@ func TestResolveDefaults(t *testing.T) {
 		TraceFormat:        trace.Text,
 		APIServerAddr:      "127.0.0.1:0",
 		RootDir:            defaultRootDir(),
+		KubeletAddr:        "127.0.0.1:10250",
+		Nodes:              1,
+		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -93,6 +96,9 @@ evictionHard:
 			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
 			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
 		},
+		KubeletAddr:        "127.0.0.1:10250",
+		Nodes:              1,
+		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

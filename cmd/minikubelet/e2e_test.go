@@ -70,7 +70,7 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	log := newTraceLog()
 	var stderr strings.Builder
 	cmd := exec.Command(bin, "run", "--pod-manifest-path", bundledManifests, "--trace-format", "json",
-		"--hostname-override", node)
+		"--hostname-override", node, "--port", "0")
 	cmd.Stdout, cmd.Stderr = log, &stderr
 	// The default --root-dir is under the user's state directory: keep it inside the test.
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())

@@ -31,6 +31,11 @@ type runFlags struct {
 	rootDir            string
 	security           securityConfig
 	dataDir            string
+	address            string
+	port               int
+	enableServer       bool
+	nodes              int
+	nodeNamePrefix     string
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -50,6 +55,11 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry and device-plugins (the kubelet's /var/lib/kubelet)")
 	f.security.bind(fs)
 	bindDataDir(fs, &f.dataDir)
+	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
+	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
+	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
+	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -66,6 +76,12 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		RootDir:            f.rootDir,
 		Security:           f.security,
 		DataDir:            f.dataDir,
+		Nodes:              f.nodes,
+		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
+		SnapshotPeriod:     defaultSnapshotPeriod,
+	}
+	if f.enableServer {
+		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
 	}
 	if f.config != "" {
 		if err := loadKubeletConfig(f.config, cfg); err != nil {

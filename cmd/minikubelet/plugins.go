@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"k8s.io/client-go/kubernetes"
 	"os"
 	"path/filepath"
 
@@ -43,7 +44,7 @@ func defaultRootDir() string {
 // and its DevicePlugin handler), the CSI handler when there is an API server, the plugin manager
 // and its watcher. It returns the device manager for the node status and pod admission; nil when
 // cfg.RootDir is empty.
-func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) (kubelet.Devices, error) {
+func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, client kubernetes.Interface) (kubelet.Devices, error) {
 	if cfg.RootDir == "" {
 		return nil, nil
 	}
@@ -64,9 +65,9 @@ func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		return nil, err
 	}
 	pm.AddHandler(registerapi.DevicePlugin, devices)
-	if d.client != nil {
+	if client != nil {
 		csi, err := csiplugin.New(csiplugin.Options{
-			Nodes:  csiplugin.APINodeInfo{Client: d.client, NodeName: cfg.NodeName},
+			Nodes:  csiplugin.APINodeInfo{Client: client, NodeName: cfg.NodeName},
 			Driver: csiplugin.GRPCDriver{Dial: pluginmanager.DialUnix},
 			Tracer: d.tracer,
 		})

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +37,8 @@ const (
 	kubeAPIBurst   = 100
 	eventComponent = "kubelet"
 	userAgent      = "minikubelet"
+	// embeddedIdleConns is the idle connection pool to the embedded API server.
+	embeddedIdleConns = 1024
 	// nodeIP is the node's InternalIP and the hostIP of its pods. The simulated node has no
 	// network of its own, so it claims the loopback address.
 	nodeIP = "127.0.0.1"
@@ -56,7 +60,7 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	apiCtx, stopAPI := context.WithCancel(ctx)
 	defer stopAPI()
 	api := &group{cancel: stopAPI}
-	client, err := connectAPI(apiCtx, cfg, clk, tracer, api)
+	clients, err := connectAPI(apiCtx, cfg, clk, tracer, api)
 	if err != nil {
 		stopAPI()
 		api.wait()
@@ -66,31 +70,46 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	kubeCtx, stopKubelet := context.WithCancel(apiCtx)
 	defer stopKubelet()
 	kubelet := &group{cancel: stopKubelet}
-	// The broadcaster takes the logger from kubeCtx but not its cancellation: it stops after the
+	var serving *kubeletServing
+	if cfg.KubeletAddr != "" {
+		if serving, err = startKubeletServer(kubeCtx, cfg.KubeletAddr, kubelet); err != nil {
+			stopKubelet()
+			stopAPI()
+			api.wait()
+			return err
+		}
+	}
+	// The broadcasters take the logger from kubeCtx but not its cancellation: they stop after the
 	// kubelet's runners, so that the events they recorded last are still sent.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(kubeCtx)))
+	broadcasters := &broadcasters{ctx: context.WithoutCancel(kubeCtx)}
 	err = startKubelet(kubeCtx, cfg, kubelet, kubeletDeps{
-		clock:       clk,
-		tracer:      tracer,
-		client:      client,
-		broadcaster: broadcaster,
+		clock:        clk,
+		tracer:       tracer,
+		clients:      clients,
+		broadcasters: broadcasters,
+		serving:      serving,
 	})
 	if err != nil {
 		stopKubelet()
 	}
 	<-kubeCtx.Done()
 	kubelet.wait()
-	broadcaster.Shutdown()
+	broadcasters.shutdown()
 	stopAPI()
 	api.wait()
 	return errors.Join(err, kubelet.err, api.err, tracer.Err())
 }
 
-// connectAPI returns the client of the API server cfg names: none when standalone, the one in
-// --kubeconfig, or else an embedded fake API server that it starts in g.
-func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (kubernetes.Interface, error) {
+// clientFactory makes a node's API client: each simulated kubelet has its own rate limits, as
+// each kubelet has, while client-go shares the connections of clients built from one config. It
+// returns nil when standalone.
+type clientFactory func() (kubernetes.Interface, error)
+
+// connectAPI returns the client factory of the API server cfg names: none when standalone, the
+// one in --kubeconfig, or else an embedded fake API server that it starts in g.
+func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (clientFactory, error) {
 	if cfg.Standalone {
-		return nil, nil
+		return func() (kubernetes.Interface, error) { return nil, nil }, nil
 	}
 	var rc *rest.Config
 	if cfg.Kubeconfig != "" {
@@ -119,36 +138,110 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server",
 				"path", cfg.WriteKubeconfig, "try", "kubectl --kubeconfig "+cfg.WriteKubeconfig+" get pods -A")
 		}
+		// One transport for every node's client, with an idle pool as large as a fleet's
+		// concurrent requests: client-go's default of 25 idle connections per host made a
+		// 1,000-node fleet dial and close connections all the time. client-go refuses a custom
+		// transport beside TLS options, so the transport carries the TLS configuration itself.
 		rc = sv.restConfig()
+		tlsConfig, err := rest.TLSConfigFor(rc)
+		if err != nil {
+			return nil, fmt.Errorf("embedded API server's TLS configuration: %w", err)
+		}
+		rc.TLSClientConfig = rest.TLSClientConfig{}
+		rc.Transport = &http.Transport{
+			TLSClientConfig: tlsConfig,
+			MaxIdleConns:    embeddedIdleConns, MaxIdleConnsPerHost: embeddedIdleConns, IdleConnTimeout: 90 * time.Second,
+		}
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+	return func() (kubernetes.Interface, error) {
+		client, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+		}
+		return client, nil
+	}, nil
+}
+
+// broadcasters are the event broadcasters of every node, one per node as each kubelet has one.
+// They are made by startKubelet's goroutine and shut down after the nodes' runners stopped.
+type broadcasters struct {
+	ctx context.Context // the broadcasters' logger, without cancellation
+	all []record.EventBroadcaster
+}
+
+func (b *broadcasters) new() record.EventBroadcaster {
+	eb := record.NewBroadcaster(record.WithContext(b.ctx))
+	b.all = append(b.all, eb)
+	return eb
+}
+
+func (b *broadcasters) shutdown() {
+	for _, eb := range b.all {
+		eb.Shutdown()
 	}
-	return client, nil
 }
 
 // kubeletDeps are what startKubelet shares between the components it builds.
 type kubeletDeps struct {
-	clock       clock.WithTicker
-	tracer      trace.Tracer
-	client      kubernetes.Interface // nil when standalone
-	broadcaster record.EventBroadcaster
+	clock        clock.WithTicker
+	tracer       trace.Tracer
+	clients      clientFactory
+	broadcasters *broadcasters
+	sharedPods   map[string]sources.SharedAPINode // with many nodes: every node's API source, fed by one watch
+	serving      *kubeletServing                  // nil serves no kubelet server
 }
 
-// startKubelet builds the pod sources, PodConfig and the sync side, as the kubelet's
-// RunKubelet does, and starts their runners in g.
+// startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
+// broadcaster, the API client and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
+	names := nodeNames(cfg)
+	if len(names) > 1 {
+		d.sharedPods = map[string]sources.SharedAPINode{}
+	}
+	for _, name := range names {
+		node := *cfg
+		node.NodeName = name
+		if err := startNode(ctx, &node, g, d); err != nil {
+			return err
+		}
+	}
+	if len(d.sharedPods) == 0 {
+		return nil
+	}
+	client, err := d.clients()
+	if err != nil {
+		return err
+	}
+	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: client, Clock: d.clock, Nodes: d.sharedPods})
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "shared api source", r.Run)
+	return nil
+}
+
+// startNode builds one node's pod sources, PodConfig and sync side, as the kubelet's RunKubelet
+// does, and starts their runners in g.
+func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	logger := klog.FromContext(ctx)
-	d.broadcaster.StartStructuredLogging(3)
-	if d.client != nil {
-		d.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: d.client.CoreV1().Events("")})
+	if cfg.Nodes > 1 {
+		logger = klog.LoggerWithValues(logger, "node", cfg.NodeName)
+		ctx = klog.NewContext(ctx, logger)
+	}
+	client, err := d.clients()
+	if err != nil {
+		return err
+	}
+	broadcaster := d.broadcasters.new()
+	broadcaster.StartStructuredLogging(3)
+	if client != nil {
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	} else {
 		logger.Info("No API server defined, no events will be sent to the API server")
 	}
-	recorder := d.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
 	// The kubelet package traces the events of the sync side; PodConfig's are traced here.
 	configEvents, err := events.NewTracing(recorder, d.tracer)
@@ -196,11 +289,18 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		sourceRunners = append(sourceRunners, runner{"http source", r.Run})
 	}
 	var nodeInformers informers.SharedInformerFactory
-	if d.client != nil {
+	if client != nil && d.sharedPods != nil {
+		// A fleet: one watch over every pod feeds every node (startKubelet starts it).
+		core, err := sources.NewAPI(sources.APIOptions{Tracer: d.tracer})
+		if err != nil {
+			return err
+		}
+		d.sharedPods[cfg.NodeName] = sources.SharedAPINode{Core: core, Out: pc.Channel(podconfig.APISource)}
+	} else if client != nil {
 		logger.Info("Adding apiserver pod source")
 		// The kubelet waits for its node informer, which lists and watches only its own node,
 		// before it watches pods.
-		nodeInformers = informers.NewSharedInformerFactoryWithOptions(d.client, 0,
+		nodeInformers = informers.NewSharedInformerFactoryWithOptions(client, 0,
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, cfg.NodeName).String()
 			}))
@@ -211,7 +311,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		}
 		r, err := sources.NewAPIRunner(sources.APIRunnerOptions{
 			Core:          core,
-			Client:        d.client,
+			Client:        client,
 			NodeName:      cfg.NodeName,
 			NodeHasSynced: nodeHasSynced,
 			Clock:         d.clock,
@@ -223,9 +323,13 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
 	}
 
-	devices, err := startPlugins(ctx, cfg, g, d)
-	if err != nil {
-		return fmt.Errorf("plugin registration: %w", err)
+	// The plugin pipeline is one kubelet's: its root directory, kubelet.sock and registry
+	// watcher. A fleet's nodes run without it.
+	var devices kubelet.Devices
+	if cfg.Nodes <= 1 {
+		if devices, err = startPlugins(ctx, cfg, g, d, client); err != nil {
+			return fmt.Errorf("plugin registration: %w", err)
+		}
 	}
 	kopts := kubelet.Options{
 		NodeName:      cfg.NodeName,
@@ -233,7 +337,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		Clock:         d.clock,
 		Tracer:        d.tracer,
 		Seed:          uint64(d.clock.Now().UnixNano()),
-		Client:        d.client,
+		Client:        client,
 		Recorder:      recorder,
 		Latencies:     fakeruntime.DefaultLatencies,
 		SyncFrequency: cfg.SyncFrequency,
@@ -241,9 +345,23 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		Devices:       devices,
 	}
 	cfg.Sync.apply(&kopts)
+	var ns *nodeServing
+	if d.serving != nil {
+		if ns, err = newNodeServing(cfg.NodeName); err != nil {
+			return err
+		}
+		kopts.Metrics, kopts.KubeletPort = ns.metrics, d.serving.port
+	}
 	n, err := kubelet.New(kopts)
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
+	}
+	ropts := syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock}
+	if ns != nil {
+		if err := d.serving.add(cfg.NodeName, ns, d.clock, cfg); err != nil {
+			return err
+		}
+		ropts.Settled = ns.publisher(cfg.NodeName, n, d.clock, cfg.SnapshotPeriod)
 	}
 
 	if nodeInformers != nil {
@@ -258,7 +376,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 	for _, r := range sourceRunners {
 		g.Go(ctx, r.name, r.run)
 	}
-	loopRunner, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock})
+	loopRunner, err := syncloop.NewRunner(ropts)
 	if err != nil {
 		return err
 	}

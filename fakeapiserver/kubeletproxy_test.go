@@ -1,0 +1,59 @@
+package fakeapiserver_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestKubeletProxy: pods/log reaches the kubelet of the pod's node at its InternalIP and
+// advertised port with the log options passed on; a kubelet's plain-text failure comes back as a
+// Status; nodes/proxy passes any path through; an unscheduled pod has an empty log.
+func TestKubeletProxy(t *testing.T) {
+	var got []string
+	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.RequestURI())
+		if r.URL.Query().Get("previous") == "true" {
+			http.Error(w, `previous terminated container "main" in pod "p" not found`, http.StatusBadRequest)
+			return
+		}
+		fmt.Fprint(w, "line\n")
+	}))
+	defer kubelet.Close()
+	host, port, _ := net.SplitHostPort(kubelet.Listener.Addr().String())
+
+	srv := newServer(t, testOptions())
+	h := srv.Handler()
+	node := `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"addresses":[{"type":"Hostname","address":"n1"},{"type":"InternalIP","address":"` + host + `"}],"daemonEndpoints":{"kubeletEndpoint":{"Port":` + port + `}}}}`
+	for _, c := range []struct{ path, body string }{
+		{"/api/v1/nodes", node},
+		{"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"n1","containers":[{"name":"main","image":"busybox"}]}}`},
+		{"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pending"},"spec":{"containers":[{"name":"main","image":"busybox"}]}}`},
+	} {
+		if w := do(h, "POST", c.path, "application/json", c.body); w.Code != http.StatusCreated {
+			t.Fatalf("create %s = %d %s", c.path, w.Code, w.Body.String())
+		}
+	}
+	if w := do(h, "GET", "/api/v1/namespaces/default/pods/p/log?follow=true&tailLines=3&insecureSkipTLSVerifyBackend=true", "", ""); w.Code != 200 || w.Body.String() != "line\n" {
+		t.Errorf("pods/log = %d %q", w.Code, w.Body.String())
+	}
+	st := decodeStatus(t, do(h, "GET", "/api/v1/namespaces/default/pods/p/log?previous=true", "", ""))
+	if st.Code != 400 || st.Message != `previous terminated container "main" in pod "p" not found` {
+		t.Errorf("failed pods/log = %+v", st)
+	}
+	if st := decodeStatus(t, do(h, "GET", "/api/v1/namespaces/default/pods/p/log?container=other", "", "")); st.Code != 400 {
+		t.Errorf("pods/log of an unknown container = %+v", st)
+	}
+	if w := do(h, "GET", "/api/v1/nodes/n1/proxy/metrics/resource?x=1", "", ""); w.Code != 200 {
+		t.Errorf("nodes/proxy = %d %q", w.Code, w.Body.String())
+	}
+	if w := do(h, "GET", "/api/v1/namespaces/default/pods/pending/log", "", ""); w.Code != 200 || w.Body.Len() != 0 {
+		t.Errorf("log of an unscheduled pod = %d %q, want an empty 200", w.Code, w.Body.String())
+	}
+	want := []string{"/containerLogs/default/p/main?follow=true&tailLines=3", "/containerLogs/default/p/main?previous=true", "/metrics/resource?x=1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("kubelet requests = %q, want %q", got, want)
+	}
+}

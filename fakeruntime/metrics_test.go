@@ -1,0 +1,67 @@
+package fakeruntime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type metricsLog struct{ lines []string }
+
+func (m *metricsLog) ObserveRuntimeOperation(op string, d time.Duration, err error) {
+	line := "op " + op + " " + d.String()
+	if err != nil {
+		line += " error"
+	}
+	m.lines = append(m.lines, line)
+}
+
+func (m *metricsLog) StartedPod(err error) { m.lines = append(m.lines, "pod") }
+
+func (m *metricsLog) StartedContainer(containerType, code string) {
+	m.lines = append(m.lines, "container "+containerType+" "+code)
+}
+
+// TestMetrics: a pod with an init container whose first pull fails: the sandbox, each pull, each
+// start attempt with its error code, and the CRI calls with their latencies.
+func TestMetrics(t *testing.T) {
+	e := newEnv(t, Latencies{SandboxStart: time.Second, ImagePull: 2 * time.Second, ContainerStart: 500 * time.Millisecond})
+	log := &metricsLog{}
+	e.rt.metrics = log
+	e.rt.FailImagePull("busybox:1.36", 1)
+	pod := newPod("web", withInit("setup"))
+	if _, err := e.rt.SyncPod(pod, nil, e.bo); err == nil {
+		t.Fatal("first SyncPod succeeded; want the pull to fail")
+	}
+	e.clk.Advance(time.Minute)
+	if _, err := e.sync(pod); err != nil {
+		t.Fatalf("second SyncPod: %v", err)
+	}
+	want := []string{
+		"op run_podsandbox 1s", "pod",
+		"op pull_image 2s error", "container init_container ErrImagePull",
+		"op pull_image 2s", "container init_container ", "op create_container 0s", "op start_container 500ms",
+	}
+	if diff := cmp.Diff(want, log.lines); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+// TestListMetrics: a listing is two CRI calls, both errors while the runtime is down.
+func TestListMetrics(t *testing.T) {
+	e := newEnv(t, Latencies{})
+	log := &metricsLog{}
+	e.rt.metrics = log
+	if _, err := e.rt.GetPods(true); err != nil {
+		t.Fatal(err)
+	}
+	e.rt.Down(e.clk.Now().Add(time.Minute))
+	if _, err := e.rt.GetPods(true); err == nil {
+		t.Fatal("GetPods succeeded while down")
+	}
+	want := []string{"op list_podsandbox 0s", "op list_containers 0s", "op list_podsandbox 0s error"}
+	if diff := cmp.Diff(want, log.lines); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}

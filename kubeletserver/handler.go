@@ -1,0 +1,162 @@
+package kubeletserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+)
+
+// ErrMissingOption is wrapped by the constructors when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+// NodeOptions configure one node's handler.
+type NodeOptions struct {
+	// Board carries the node's snapshots. Required.
+	Board *Board
+	// Clock is the time of the health check, of sinceSeconds and of the made-up usage. Required.
+	Clock clock.PassiveClock
+	// Metrics serves /metrics. Nil answers 404 there.
+	Metrics http.Handler
+	// Configz is what /configz shows under "kubeletconfig". Nil answers an empty object.
+	Configz any
+	// SyncLoopThreshold is how old the last sync loop pass may be before /healthz fails: the
+	// kubelet's max(2 × syncFrequency, 5m). Zero means 5m.
+	SyncLoopThreshold time.Duration
+}
+
+// defaultSyncLoopThreshold is the kubelet's minimum sync loop health threshold.
+const defaultSyncLoopThreshold = 5 * time.Minute
+
+// NodeHandler serves one node at the kubelet's paths.
+type NodeHandler struct {
+	opts NodeOptions
+	mux  *http.ServeMux
+}
+
+// NewNodeHandler returns the handler of one node.
+func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
+	var missing []string
+	if opts.Board == nil {
+		missing = append(missing, "Board")
+	}
+	if opts.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("new kubelet server: options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	if opts.SyncLoopThreshold <= 0 {
+		opts.SyncLoopThreshold = defaultSyncLoopThreshold
+	}
+	h := &NodeHandler{opts: opts, mux: http.NewServeMux()}
+	h.mux.HandleFunc("/healthz", h.healthz)
+	h.mux.HandleFunc("/healthz/{check}", h.healthzCheck)
+	h.mux.HandleFunc("GET /pods", h.pods)
+	h.mux.HandleFunc("GET /pods/{$}", h.pods)
+	h.mux.HandleFunc("GET /runningpods/", h.runningPods)
+	h.mux.HandleFunc("GET /configz", h.configz)
+	h.mux.HandleFunc("/stats/summary", h.statsSummary)
+	h.mux.HandleFunc("GET /metrics/resource", h.resourceMetrics)
+	if opts.Metrics != nil {
+		h.mux.Handle("GET /metrics", opts.Metrics)
+	}
+	h.mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", h.containerLogs)
+	// enableProfilingHandler: the process's Go profiles, shared by every node of the process.
+	h.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	h.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	h.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	h.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	h.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	for _, p := range []string{"/exec/", "/attach/", "/portForward/", "/run/"} {
+		h.mux.HandleFunc(p, h.unsupported)
+	}
+	return h, nil
+}
+
+// ServeHTTP routes the request to the kubelet path it names.
+func (h *NodeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mux.ServeHTTP(w, r)
+}
+
+// snapshot is the node's latest snapshot.
+func (h *NodeHandler) snapshot() *Snapshot {
+	s, _ := h.opts.Board.Latest()
+	return s
+}
+
+// pods is the kubelet's getPods: the pods bound to the node as the pod manager holds them, with
+// the status manager's status.
+func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
+	s := h.snapshot()
+	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: make([]v1.Pod, 0, len(s.Pods))}
+	for _, pv := range s.Pods {
+		p := *pv.Pod
+		if pv.HasStatus {
+			p.Status = pv.Status
+		}
+		list.Items = append(list.Items, p)
+	}
+	writeJSON(w, http.StatusOK, &list)
+}
+
+// runningPods is the kubelet's getRunningPods: the runtime's pods as API pods carrying only their
+// UID, name, namespace and running containers' names and images.
+func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
+	s := h.snapshot()
+	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
+	for _, pv := range s.Pods {
+		rs := pv.Runtime
+		if rs == nil {
+			continue
+		}
+		p := v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: pv.Pod.UID, Name: pv.Pod.Name, Namespace: pv.Pod.Namespace}}
+		for _, c := range rs.ContainerStatuses {
+			if c.State == "running" {
+				p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c.Name, Image: c.Image})
+			}
+		}
+		if len(p.Spec.Containers) > 0 {
+			list.Items = append(list.Items, p)
+		}
+	}
+	writeJSON(w, http.StatusOK, &list)
+}
+
+// configz writes {"kubeletconfig": ...}, as component-base's configz does.
+func (h *NodeHandler) configz(w http.ResponseWriter, _ *http.Request) {
+	cfg := h.opts.Configz
+	if cfg == nil {
+		cfg = struct{}{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"kubeletconfig": cfg})
+}
+
+// unsupported answers exec, attach, port-forward and run: the simulated runtime runs no process.
+func (h *NodeHandler) unsupported(w http.ResponseWriter, r *http.Request) {
+	op := strings.Trim(strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0], "/")
+	writeStatus(w, http.StatusNotImplemented, metav1.StatusReasonNotAcceptable,
+		fmt.Sprintf("%s is not supported by the simulated runtime: minikubelet runs no container processes", op))
+}
+
+// writeJSON writes v as JSON with the status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeStatus writes a metav1.Status failure.
+func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
+	writeJSON(w, code, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code),
+	})
+}

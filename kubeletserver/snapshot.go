@@ -1,0 +1,88 @@
+package kubeletserver
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet"
+)
+
+// Snapshot is one node's state as the server shows it, taken on the goroutine that drives the
+// node. Nothing in it is mutated after Capture returns.
+type Snapshot struct {
+	// Node is the node's name.
+	Node string
+	// Taken is when the snapshot was captured: the end of a sync loop pass.
+	Taken time.Time
+	// Pods are the pods the pod manager holds, in its order.
+	Pods []PodView
+}
+
+// PodView is one pod: its config, the status manager's status and the runtime's view.
+type PodView struct {
+	Pod *v1.Pod
+	// Status is the status manager's status; zero if HasStatus is false.
+	Status    v1.PodStatus
+	HasStatus bool
+	// Runtime is the PLEG cache's status: every container instance still known, newest first
+	// within one container name. Nil when the PLEG has not seen the pod.
+	Runtime *kubecontainer.PodStatus
+}
+
+// Capture takes a Snapshot of n at now. It reads the cores, so it must run on the goroutine that
+// drives them.
+func Capture(name string, n *kubelet.Node, now time.Time) *Snapshot {
+	pods := n.Pods.GetPods()
+	s := &Snapshot{Node: name, Taken: now, Pods: make([]PodView, 0, len(pods))}
+	for _, p := range pods {
+		v := PodView{Pod: p}
+		v.Status, v.HasStatus = n.Status.GetPodStatus(p.UID)
+		if rs, err := n.Cache.Get(p.UID); err == nil && rs != nil {
+			v.Runtime = rs
+		}
+		s.Pods = append(s.Pods, v)
+	}
+	return s
+}
+
+// find returns the pod with the namespace and name.
+func (s *Snapshot) find(namespace, name string) (*PodView, bool) {
+	for i := range s.Pods {
+		if p := s.Pods[i].Pod; p.Namespace == namespace && p.Name == name {
+			return &s.Pods[i], true
+		}
+	}
+	return nil, false
+}
+
+// Board holds a node's latest Snapshot. Publish is called by the node's driving goroutine;
+// handlers read Latest and wait on Changed from any goroutine.
+type Board struct {
+	mu      sync.Mutex // guards latest and changed
+	latest  *Snapshot
+	changed chan struct{}
+}
+
+// NewBoard returns a Board with an empty snapshot of the node.
+func NewBoard(node string) *Board {
+	return &Board{latest: &Snapshot{Node: node}, changed: make(chan struct{})}
+}
+
+// Publish makes s the latest snapshot and wakes every waiter.
+func (b *Board) Publish(s *Snapshot) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.latest = s
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// Latest returns the latest snapshot and a channel closed when a newer one is published.
+func (b *Board) Latest() (*Snapshot, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.latest, b.changed
+}

@@ -1,0 +1,230 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	compbasemetrics "k8s.io/component-base/metrics"
+)
+
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+// Options configure one node's Registry.
+type Options struct {
+	// NodeName labels kubelet_node_name. Required.
+	NodeName string
+}
+
+func (o Options) validate() error {
+	if o.NodeName == "" {
+		return fmt.Errorf("options NodeName: %w", ErrMissingOption)
+	}
+	return nil
+}
+
+// Registry is one node's kubelet metrics. The zero value is not usable; a nil *Registry records
+// nothing, so a core built without metrics can call its methods unconditionally.
+type Registry struct {
+	reg compbasemetrics.KubeRegistry
+	f   *families
+	// lastRelist is the start of the previous relist, for the relist interval. Written only by
+	// the goroutine that drives the node's cores.
+	lastRelist time.Time
+}
+
+// New returns a Registry holding the kubelet's families, with kubelet_node_name set.
+func New(opts Options) (*Registry, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new metrics: %w", err)
+	}
+	r := &Registry{reg: compbasemetrics.NewKubeRegistry(), f: newFamilies()}
+	for _, c := range r.f.registerables() {
+		if err := r.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("new metrics %s: %w", opts.NodeName, err)
+		}
+	}
+	r.f.nodeName.WithLabelValues(opts.NodeName).Set(1)
+	return r, nil
+}
+
+// Gatherer returns the registry, for tests and for custom handlers.
+func (r *Registry) Gatherer() compbasemetrics.KubeRegistry { return r.reg }
+
+// Handler serves the registry in the Prometheus exposition format, as the kubelet's /metrics.
+func (r *Registry) Handler() http.Handler {
+	return compbasemetrics.HandlerFor(r.reg, compbasemetrics.HandlerOpts{})
+}
+
+// ObservePodWorker records one pod worker iteration: kubelet_pod_worker_duration_seconds with the
+// update type (create, update, sync, kill) or "terminated" for SyncTerminatedPod.
+func (r *Registry) ObservePodWorker(operation string, d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.podWorkerDuration.WithLabelValues(operation).Observe(d.Seconds())
+}
+
+// ObservePodWorkerStart records the time from the kubelet first seeing a pod to its worker
+// starting the first SyncPod.
+func (r *Registry) ObservePodWorkerStart(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.podWorkerStart.Observe(d.Seconds())
+}
+
+// ObservePodStart records the time from the kubelet first seeing a pod to SyncPod seeing it
+// leave Pending for Running.
+func (r *Registry) ObservePodStart(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.podStartDuration.Observe(d.Seconds())
+}
+
+// ObservePodStartSLI records the pod start SLI: creation to running, minus image pulls.
+func (r *Registry) ObservePodStartSLI(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.podStartSLI.WithLabelValues().Observe(d.Seconds())
+}
+
+// RunningCounts are what a relist saw: the pods with a running sandbox and the containers by
+// state (created, running, exited, unknown).
+type RunningCounts struct {
+	Pods       int
+	Containers map[string]int
+}
+
+// ObserveRelist records one relist that started at start and ended at end, as the kubelet's
+// generic PLEG does: the interval since the start of the last successful relist, the duration,
+// and, when the listing succeeded (counts not nil), the last-seen time and the running pods and
+// containers. As in the kubelet, a container state absent from this listing keeps its last value.
+func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
+	if r == nil {
+		return
+	}
+	if !r.lastRelist.IsZero() {
+		r.f.plegRelistInterval.Observe(start.Sub(r.lastRelist).Seconds())
+	}
+	r.f.plegRelistDuration.Observe(end.Sub(start).Seconds())
+	if counts == nil {
+		return
+	}
+	r.lastRelist = start
+	r.f.plegLastSeen.Set(float64(start.Unix()))
+	r.f.runningPods.Set(float64(counts.Pods))
+	for state, n := range counts.Containers {
+		r.f.runningContainers.WithLabelValues(state).Set(float64(n))
+	}
+}
+
+// ObserveRuntimeOperation records one CRI call by its operation_type name (run_podsandbox,
+// create_container, start_container, ...), its duration and whether it failed.
+func (r *Registry) ObserveRuntimeOperation(operation string, d time.Duration, err error) {
+	if r == nil {
+		return
+	}
+	r.f.runtimeOps.WithLabelValues(operation).Inc()
+	r.f.runtimeOpsDuration.WithLabelValues(operation).Observe(d.Seconds())
+	if err != nil {
+		r.f.runtimeOpsErrors.WithLabelValues(operation).Inc()
+	}
+}
+
+// StartedPod counts a pod sandbox creation attempt; err is its failure, if any.
+func (r *Registry) StartedPod(err error) {
+	if r == nil {
+		return
+	}
+	r.f.startedPods.Inc()
+	if err != nil {
+		r.f.startedPodsErrors.Inc()
+	}
+}
+
+// StartedContainer counts a container start attempt of a type (container, init_container,
+// ephemeral_container); code is the error's text when it failed, empty otherwise.
+func (r *Registry) StartedContainer(containerType, code string) {
+	if r == nil {
+		return
+	}
+	r.f.startedContainers.WithLabelValues(containerType).Inc()
+	if code != "" {
+		r.f.startedContainersErr.WithLabelValues(containerType, code).Inc()
+	}
+}
+
+// PodCounts are what housekeeping counts at the end of HandlePodCleanups.
+type PodCounts struct {
+	// DesiredRegular and DesiredStatic are the pods the kubelet is told to run.
+	DesiredRegular, DesiredStatic int
+	// ActiveRegular and ActiveStatic are those not yet terminal.
+	ActiveRegular, ActiveStatic int
+	// Mirror is the number of mirror pods.
+	Mirror int
+	// Restarted maps the UIDs restarted in this pass to whether the pod is static.
+	Restarted map[types.UID]bool
+	// Working counts the pod workers by (lifecycle, config, static).
+	Working map[WorkingKey]int
+	// OrphanedRuntimePods is how many runtime pods unknown to the workers this pass killed.
+	OrphanedRuntimePods int
+}
+
+// WorkingKey labels kubelet_working_pods: lifecycle is sync, terminating or terminated; config is
+// desired, orphan or runtime_only; static is "true", "" or "unknown".
+type WorkingKey struct {
+	Lifecycle, Config, Static string
+}
+
+// workingKeys are the label combinations the kubelet always reports, zero or not.
+var workingKeys = func() []WorkingKey {
+	var keys []WorkingKey
+	for _, cfg := range []struct{ config, static string }{
+		{"desired", "true"}, {"desired", ""}, {"orphan", "true"}, {"orphan", ""}, {"runtime_only", "unknown"},
+	} {
+		for _, lc := range []string{"sync", "terminating", "terminated"} {
+			keys = append(keys, WorkingKey{Lifecycle: lc, Config: cfg.config, Static: cfg.static})
+		}
+	}
+	return keys
+}()
+
+// SetPodCounts records housekeeping's counts.
+func (r *Registry) SetPodCounts(c PodCounts) {
+	if r == nil {
+		return
+	}
+	r.f.desiredPods.WithLabelValues("").Set(float64(c.DesiredRegular))
+	r.f.desiredPods.WithLabelValues("true").Set(float64(c.DesiredStatic))
+	r.f.activePods.WithLabelValues("").Set(float64(c.ActiveRegular))
+	r.f.activePods.WithLabelValues("true").Set(float64(c.ActiveStatic))
+	r.f.mirrorPods.Set(float64(c.Mirror))
+	var static, regular int
+	for _, isStatic := range c.Restarted {
+		if isStatic {
+			static++
+		} else {
+			regular++
+		}
+	}
+	r.f.restartedPods.WithLabelValues("true").Add(float64(static))
+	r.f.restartedPods.WithLabelValues("").Add(float64(regular))
+	r.f.orphanedRuntimePods.Add(float64(c.OrphanedRuntimePods))
+	for _, k := range workingKeys {
+		r.f.workingPods.WithLabelValues(k.Lifecycle, k.Config, k.Static).Set(float64(c.Working[k]))
+	}
+}
+
+// Eviction counts an eviction by its signal (memory.available, nodefs.available, ...).
+func (r *Registry) Eviction(signal string) {
+	if r == nil {
+		return
+	}
+	r.f.evictions.WithLabelValues(signal).Inc()
+}

@@ -1,0 +1,196 @@
+package metrics_test
+
+import (
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/minikubelet/minikubelet/metrics"
+)
+
+func newRegistry(t *testing.T, node string) *metrics.Registry {
+	t.Helper()
+	r, err := metrics.New(metrics.Options{NodeName: node})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r
+}
+
+func TestNewRequiresNodeName(t *testing.T) {
+	if _, err := metrics.New(metrics.Options{}); !errors.Is(err, metrics.ErrMissingOption) {
+		t.Fatalf("New without NodeName: got %v, want ErrMissingOption", err)
+	}
+}
+
+func TestRegistriesAreIndependent(t *testing.T) {
+	a, b := newRegistry(t, "node-a"), newRegistry(t, "node-b")
+	a.StartedPod(nil)
+	a.StartedPod(nil)
+	b.StartedPod(errors.New("boom"))
+	for _, tc := range []struct {
+		r           *metrics.Registry
+		name        string
+		want        float64
+		description string
+	}{
+		{a, "kubelet_started_pods_total", 2, "a's pods"},
+		{a, "kubelet_started_pods_errors_total", 0, "a's errors"},
+		{b, "kubelet_started_pods_total", 1, "b's pods"},
+		{b, "kubelet_started_pods_errors_total", 1, "b's errors"},
+	} {
+		got, err := tc.r.Value(tc.name, nil)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Value(%s) = %v, %v; want %v", tc.description, tc.name, got, err, tc.want)
+		}
+	}
+	if got, err := b.Value("kubelet_node_name", map[string]string{"node": "node-b"}); err != nil || got != 1 {
+		t.Errorf("node name of b = %v, %v; want 1", got, err)
+	}
+	if _, err := b.Value("kubelet_node_name", map[string]string{"node": "node-a"}); !errors.Is(err, metrics.ErrNoSeries) {
+		t.Errorf("b carries a's node name: %v", err)
+	}
+}
+
+func TestRelist(t *testing.T) {
+	r := newRegistry(t, "n")
+	t0 := time.Unix(1000, 0)
+	r.ObserveRelist(t0, t0, &metrics.RunningCounts{Pods: 2, Containers: map[string]int{"running": 3, "exited": 1}})
+	r.ObserveRelist(t0.Add(time.Second), t0.Add(1500*time.Millisecond), &metrics.RunningCounts{Pods: 2})
+	r.ObserveRelist(t0.Add(3*time.Second), t0.Add(3*time.Second), nil) // a failed listing
+	want := `
+# HELP kubelet_pleg_last_seen_seconds [ALPHA] Timestamp in seconds when PLEG was last seen active.
+# TYPE kubelet_pleg_last_seen_seconds gauge
+kubelet_pleg_last_seen_seconds 1001
+# HELP kubelet_running_containers [ALPHA] Number of containers currently running
+# TYPE kubelet_running_containers gauge
+kubelet_running_containers{container_state="exited"} 1
+kubelet_running_containers{container_state="running"} 3
+# HELP kubelet_running_pods [ALPHA] Number of pods that have a running pod sandbox
+# TYPE kubelet_running_pods gauge
+kubelet_running_pods 2
+`
+	if err := testutil.GatherAndCompare(r.Gatherer(), strings.NewReader(want),
+		"kubelet_pleg_last_seen_seconds", "kubelet_running_containers", "kubelet_running_pods"); err != nil {
+		t.Error(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{"kubelet_pleg_relist_interval_seconds_count", 2},
+		{"kubelet_pleg_relist_interval_seconds_sum", 3},
+		{"kubelet_pleg_relist_duration_seconds_count", 3},
+		{"kubelet_pleg_relist_duration_seconds_sum", 0.5},
+	} {
+		if got, err := r.Value(tc.name, nil); err != nil || got != tc.want {
+			t.Errorf("Value(%s) = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestPodCounts(t *testing.T) {
+	r := newRegistry(t, "n")
+	r.SetPodCounts(metrics.PodCounts{
+		DesiredRegular: 3, DesiredStatic: 2, ActiveRegular: 2, ActiveStatic: 1, Mirror: 2,
+		Restarted:           map[types.UID]bool{"a": true, "b": false, "c": true},
+		Working:             map[metrics.WorkingKey]int{{Lifecycle: "sync", Config: "desired", Static: "true"}: 2},
+		OrphanedRuntimePods: 2,
+	})
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"kubelet_desired_pods", map[string]string{"static": ""}, 3},
+		{"kubelet_desired_pods", map[string]string{"static": "true"}, 2},
+		{"kubelet_active_pods", map[string]string{"static": ""}, 2},
+		{"kubelet_active_pods", map[string]string{"static": "true"}, 1},
+		{"kubelet_mirror_pods", nil, 2},
+		{"kubelet_orphaned_runtime_pods_total", nil, 2},
+		{"kubelet_restarted_pods_total", map[string]string{"static": "true"}, 2},
+		{"kubelet_restarted_pods_total", map[string]string{"static": ""}, 1},
+		{"kubelet_working_pods", map[string]string{"lifecycle": "sync", "config": "desired", "static": "true"}, 2},
+		{"kubelet_working_pods", map[string]string{"lifecycle": "terminated", "config": "runtime_only", "static": "unknown"}, 0},
+	} {
+		if got, err := r.Value(tc.name, tc.labels); err != nil || got != tc.want {
+			t.Errorf("Value(%s%v) = %v, %v; want %v", tc.name, tc.labels, got, err, tc.want)
+		}
+	}
+}
+
+func TestWorkersRuntimeAndStarts(t *testing.T) {
+	r := newRegistry(t, "n")
+	r.ObservePodWorker("create", 2*time.Second)
+	r.ObservePodWorkerStart(time.Second)
+	r.ObservePodStart(3 * time.Second)
+	r.ObserveRuntimeOperation("start_container", 10*time.Millisecond, nil)
+	r.ObserveRuntimeOperation("start_container", 10*time.Millisecond, errors.New("x"))
+	r.StartedContainer("container", "")
+	r.StartedContainer("init_container", "CreateContainerError")
+	r.Eviction("memory.available")
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"kubelet_pod_worker_duration_seconds_sum", map[string]string{"operation_type": "create"}, 2},
+		{"kubelet_pod_worker_start_duration_seconds_count", nil, 1},
+		{"kubelet_pod_start_duration_seconds_sum", nil, 3},
+		{"kubelet_runtime_operations_total", map[string]string{"operation_type": "start_container"}, 2},
+		{"kubelet_runtime_operations_errors_total", map[string]string{"operation_type": "start_container"}, 1},
+		{"kubelet_started_containers_total", map[string]string{"container_type": "init_container"}, 1},
+		{"kubelet_started_containers_errors_total", map[string]string{"container_type": "init_container", "code": "CreateContainerError"}, 1},
+		{"kubelet_evictions", map[string]string{"eviction_signal": "memory.available"}, 1},
+	} {
+		if got, err := r.Value(tc.name, tc.labels); err != nil || got != tc.want {
+			t.Errorf("Value(%s%v) = %v, %v; want %v", tc.name, tc.labels, got, err, tc.want)
+		}
+	}
+}
+
+func TestNilRegistryRecordsNothing(t *testing.T) {
+	var r *metrics.Registry
+	r.StartedPod(nil)
+	r.ObservePodWorker("sync", time.Second)
+	r.ObserveRelist(time.Unix(1, 0), time.Unix(1, 0), nil)
+	r.SetPodCounts(metrics.PodCounts{})
+}
+
+func TestHandlerServesKubeletSeries(t *testing.T) {
+	r := newRegistry(t, "node-1")
+	r.ObservePodWorker("sync", 0)
+	rec := httptest.NewRecorder()
+	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`kubelet_node_name{node="node-1"} 1`,
+		`# TYPE kubelet_pod_worker_duration_seconds histogram`,
+		`kubelet_pod_worker_duration_seconds_bucket{operation_type="sync",le="0.005"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+// The exposition passes the Prometheus linter, as the kubelet's families do.
+func TestLint(t *testing.T) {
+	r := newRegistry(t, "n")
+	r.ObservePodWorker("sync", 0)
+	rec := httptest.NewRecorder()
+	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	problems, err := testutil.NewPromLinter(rec.Body).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}
