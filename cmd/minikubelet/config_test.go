@@ -96,9 +96,9 @@ evictionHard:
 			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
 			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
 		},
-		KubeletAddr:        "127.0.0.1:10250",
-		Nodes:              1,
-		SnapshotPeriod:     defaultSnapshotPeriod,
+		KubeletAddr:    "127.0.0.1:10250",
+		Nodes:          1,
+		SnapshotPeriod: defaultSnapshotPeriod,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
