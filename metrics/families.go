@@ -37,6 +37,7 @@ type families struct {
 	startedPodsErrors    *compbasemetrics.Counter
 	startedContainers    *compbasemetrics.CounterVec
 	startedContainersErr *compbasemetrics.CounterVec
+	totalPlugins         *compbasemetrics.GaugeVec
 }
 
 func newFamilies() *families {
@@ -95,6 +96,11 @@ func newFamilies() *families {
 		startedPodsErrors:    counter("started_pods_errors_total", "Cumulative number of errors when starting pods"),
 		startedContainers:    counterVec("started_containers_total", "Cumulative number of containers started", "container_type"),
 		startedContainersErr: counterVec("started_containers_errors_total", "Cumulative number of errors when starting containers", "container_type", "code"),
+		// The plugin manager's family has no kubelet_ prefix: the kubelet declares it with a
+		// bare name.
+		totalPlugins: compbasemetrics.NewGaugeVec(&compbasemetrics.GaugeOpts{
+			Name: "plugin_manager_total_plugins", Help: "Number of plugins in Plugin Manager", StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"socket_path", "state"}),
 	}
 }
 
@@ -106,5 +112,6 @@ func (f *families) registerables() []compbasemetrics.Registerable {
 		f.runtimeOps, f.runtimeOpsErrors, f.runtimeOpsDuration, f.evictions,
 		f.runningPods, f.runningContainers, f.desiredPods, f.activePods, f.mirrorPods, f.workingPods,
 		f.restartedPods, f.orphanedRuntimePods, f.startedPods, f.startedPodsErrors, f.startedContainers, f.startedContainersErr,
+		f.totalPlugins,
 	}
 }

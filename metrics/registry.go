@@ -228,3 +228,24 @@ func (r *Registry) Eviction(signal string) {
 	}
 	r.f.evictions.WithLabelValues(signal).Inc()
 }
+
+// PluginCount is one series of plugin_manager_total_plugins: how many plugins (0 or 1) a cache of
+// the plugin manager holds for a socket; State is actual_state_of_world or
+// desired_state_of_world.
+type PluginCount struct {
+	SocketPath, State string
+	Value             int
+}
+
+// SetTotalPlugins replaces plugin_manager_total_plugins with the plugin manager's caches as
+// they are now. The kubelet computes the family at every scrape; here the plugin manager's driver
+// sets it after every change, so a scrape never reads the caches from another goroutine.
+func (r *Registry) SetTotalPlugins(counts []PluginCount) {
+	if r == nil {
+		return
+	}
+	r.f.totalPlugins.Reset()
+	for _, c := range counts {
+		r.f.totalPlugins.WithLabelValues(c.SocketPath, c.State).Set(float64(c.Value))
+	}
+}

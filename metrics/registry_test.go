@@ -194,3 +194,23 @@ func TestLint(t *testing.T) {
 		t.Errorf("lint %s: %s", p.Metric, p.Text)
 	}
 }
+
+// TestTotalPlugins: the gauge shows the plugin manager's caches as last set; a socket gone from
+// both caches has no series left.
+func TestTotalPlugins(t *testing.T) {
+	r := newRegistry(t, "node-1")
+	r.SetTotalPlugins([]metrics.PluginCount{
+		{SocketPath: "/reg/a.sock", State: "actual_state_of_world", Value: 1},
+		{SocketPath: "/reg/a.sock", State: "desired_state_of_world", Value: 1},
+		{SocketPath: "/reg/b.sock", State: "desired_state_of_world", Value: 1},
+	})
+	r.SetTotalPlugins([]metrics.PluginCount{{SocketPath: "/reg/b.sock", State: "desired_state_of_world", Value: 1}})
+	want := `
+# HELP plugin_manager_total_plugins [ALPHA] Number of plugins in Plugin Manager
+# TYPE plugin_manager_total_plugins gauge
+plugin_manager_total_plugins{socket_path="/reg/b.sock",state="desired_state_of_world"} 1
+`
+	if err := testutil.GatherAndCompare(r.Gatherer(), strings.NewReader(want), "plugin_manager_total_plugins"); err != nil {
+		t.Error(err)
+	}
+}

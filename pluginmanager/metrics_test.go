@@ -22,7 +22,7 @@ func TestTotalPlugins(t *testing.T) {
 	if err := m.Actual().AddPlugin(PluginInfo{SocketPath: "/r/b.sock", ID: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []Sample{{"/r/b.sock", StateActual, 1}, {"/r/a.sock", StateDesired, 1}}
+	want := []Sample{{SocketPath: "/r/b.sock", State: StateActual, Value: 1}, {SocketPath: "/r/a.sock", State: StateDesired, Value: 1}}
 	if diff := cmp.Diff(want, m.TotalPlugins()); diff != "" {
 		t.Errorf("samples (-want +got):\n%s", diff)
 	}

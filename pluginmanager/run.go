@@ -14,10 +14,11 @@ import (
 // Runner runs a Manager on the real clock: the reconciler on its own goroutine, each operation on
 // a goroutine of its own, as the kubelet's goroutinemap does.
 type Runner struct {
-	m      *Manager
-	clock  clock.Clock
-	dialer Dialer
-	tracer trace.Tracer
+	m       *Manager
+	clock   clock.Clock
+	dialer  Dialer
+	tracer  trace.Tracer
+	metrics func([]Sample)
 
 	mu sync.Mutex // guards m and everything it holds (both caches, the executor, the handlers)
 	wg sync.WaitGroup
@@ -29,6 +30,9 @@ type RunnerOptions struct {
 	Clock   clock.Clock
 	Dialer  Dialer
 	Tracer  trace.Tracer
+	// Metrics receives plugin_manager_total_plugins after every reconciler pass and every
+	// finished operation, under the runner's lock. Nil records none.
+	Metrics func([]Sample)
 }
 
 // NewRunner returns a Runner; nothing runs before Run.
@@ -36,7 +40,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if opts.Manager == nil || opts.Clock == nil || opts.Dialer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("new plugin manager runner: options Manager, Clock, Dialer and Tracer: %w", ErrMissingOption)
 	}
-	return &Runner{m: opts.Manager, clock: opts.Clock, dialer: opts.Dialer, tracer: opts.Tracer}, nil
+	return &Runner{m: opts.Manager, clock: opts.Clock, dialer: opts.Dialer, tracer: opts.Tracer, metrics: opts.Metrics}, nil
 }
 
 // Lock holds the runner's lock and returns its release: the watcher (pluginwatcher.Run) takes it
@@ -78,6 +82,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.mu.Lock()
 		ops := r.m.Reconcile()
 		next, _ := r.m.NextWake()
+		r.record()
 		r.mu.Unlock()
 		for _, op := range ops {
 			r.wg.Add(1)
@@ -89,6 +94,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				}
 				r.mu.Lock()
 				r.m.Finish(op, err)
+				r.record()
 				r.mu.Unlock()
 			}()
 		}
@@ -99,5 +105,12 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-t.C():
 		}
+	}
+}
+
+// record hands the caches' counts to the metrics; r.mu is held.
+func (r *Runner) record() {
+	if r.metrics != nil {
+		r.metrics(r.m.TotalPlugins())
 	}
 }

@@ -383,8 +383,12 @@ func (e *engine) settle(ctx context.Context) error {
 		if e.pumpAPI() {
 			progressed = true
 		}
-		if e.plugins != nil && e.plugins.advance(ctx, now) {
-			progressed = true
+		if e.plugins != nil {
+			if e.plugins.advance(ctx, now) {
+				progressed = true
+			}
+			// The caches change in passes and in the socket steps; the gauge follows them.
+			e.node.Metrics.SetTotalPlugins(e.plugins.pm.TotalPlugins())
 		}
 		if len(e.pending) > 0 {
 			progressed = true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/minikubelet/minikubelet/metrics"
 	"k8s.io/client-go/kubernetes"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func defaultRootDir() string {
 // and its DevicePlugin handler), the CSI handler when there is an API server, the plugin manager
 // and its watcher. It returns the device manager for the node status and pod admission; nil when
 // cfg.RootDir is empty.
-func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, client kubernetes.Interface) (kubelet.Devices, error) {
+func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, client kubernetes.Interface, reg *metrics.Registry) (kubelet.Devices, error) {
 	if cfg.RootDir == "" {
 		return nil, nil
 	}
@@ -76,7 +77,8 @@ func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, 
 		}
 		pm.AddHandler(registerapi.CSIPlugin, csi)
 	}
-	runner, err := pluginmanager.NewRunner(pluginmanager.RunnerOptions{Manager: pm, Clock: d.clock, Dialer: pluginmanager.GRPCDialer{}, Tracer: d.tracer})
+	runner, err := pluginmanager.NewRunner(pluginmanager.RunnerOptions{Manager: pm, Clock: d.clock, Dialer: pluginmanager.GRPCDialer{}, Tracer: d.tracer,
+		Metrics: reg.SetTotalPlugins})
 	if err != nil {
 		return nil, err
 	}

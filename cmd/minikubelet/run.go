@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minikubelet/minikubelet/metrics"
 	"io"
 	"net/http"
 	"sync"
@@ -325,9 +326,17 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 
 	// The plugin pipeline is one kubelet's: its root directory, kubelet.sock and registry
 	// watcher. A fleet's nodes run without it.
+	var ns *nodeServing
+	var reg *metrics.Registry
+	if d.serving != nil {
+		if ns, err = newNodeServing(cfg.NodeName); err != nil {
+			return err
+		}
+		reg = ns.metrics
+	}
 	var devices kubelet.Devices
 	if cfg.Nodes <= 1 {
-		if devices, err = startPlugins(ctx, cfg, g, d, client); err != nil {
+		if devices, err = startPlugins(ctx, cfg, g, d, client, reg); err != nil {
 			return fmt.Errorf("plugin registration: %w", err)
 		}
 	}
@@ -345,11 +354,7 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		Devices:       devices,
 	}
 	cfg.Sync.apply(&kopts)
-	var ns *nodeServing
-	if d.serving != nil {
-		if ns, err = newNodeServing(cfg.NodeName); err != nil {
-			return err
-		}
+	if ns != nil {
 		kopts.Metrics, kopts.KubeletPort = ns.metrics, d.serving.port
 	}
 	n, err := kubelet.New(kopts)
