@@ -50,9 +50,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
 	case st.Expect != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
+		e.judged(e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
+		e.judged(e.checkEvent(i, st.ExpectEvent))
 	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:

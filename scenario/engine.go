@@ -41,6 +41,10 @@ type RunOptions struct {
 	Format trace.Format
 	// Until stops the replay at this virtual time. Zero plays every step.
 	Until time.Duration
+	// Report receives, in Format, each expectation's verdict and each step that could not be
+	// carried out, at its instant, between the trace lines written to Out. Nil writes nothing.
+	// It is apart from Out so that Out holds the trace alone, as a golden file does.
+	Report io.Writer
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -65,6 +69,7 @@ type engine struct {
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
 	window  int                  // index of the first trace event the next expectEvent looks at
 	result  Result
+	report  reporter
 	inv     *invariants
 	// step is the index of the last step played, -1 before the first.
 	step int
@@ -85,6 +90,7 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 	if err := e.rec.Err(); err != nil {
 		return nil, err
 	}
+	e.result.Events = e.rec.Events()
 	return &e.result, nil
 }
 
@@ -100,6 +106,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		rec:    rec,
 		uids:   map[string]types.UID{},
 		result: Result{Name: s.Name},
+		report: reporter{w: opts.Report, format: opts.Format},
 		inv:    newInvariants(),
 		step:   -1,
 	}
@@ -226,6 +233,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 			if err := e.settle(ctx); err != nil {
 				return err
 			}
+			e.result.NotReached = e.notReached(next)
 			break
 		}
 		e.clk.Set(wake)
@@ -366,10 +374,11 @@ func (e *engine) stepEvent(action trace.Kind, pod, msg string) {
 }
 
 // stepError traces a step that could not be carried out, such as removing a file that does not
-// exist or creating a pod that already exists. The replay goes on: the error is part of what
-// the scenario shows.
+// exist or creating a pod that already exists, and fails the replay. The replay goes on, so
+// that the trace shows what followed.
 func (e *engine) stepError(action trace.Kind, err error) {
 	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.KindError, Reason: string(action), Message: err.Error()})
+	e.failStep(string(action), err)
 }
 
 func (e *engine) manifestPath(name string) string { return path.Join(StaticPodPath, name) }

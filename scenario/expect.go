@@ -17,11 +17,10 @@ import (
 // (present), the status manager (phase, containers), the pod workers (workerState) and the API
 // server (mirror).
 func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
-	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
-	var what, seen []string
+	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration, What: describeExpect(x)}
+	var seen []string
 	fail := false
 	check := func(field, want, got string) {
-		what = append(what, field+"="+want)
 		seen = append(seen, field+"="+got)
 		if want != got {
 			fail = true
@@ -65,12 +64,39 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 			check("container "+x.Container+" restartCount", strconv.Itoa(*x.RestartCount), strconv.Itoa(restarts))
 		}
 	}
-	o.What = "expect " + x.Pod + " " + strings.Join(what, " ")
 	o.Met = !fail
 	if fail {
-		o.Seen = strings.Join(seen, " ")
+		o.Seen = strings.Join(seen, " ") + e.unknownPodHint(x.Pod)
 	}
 	return o
+}
+
+// describeExpect renders an expect step as the summary names it, such as
+// `expect default/web-node-1 phase=Running`.
+func describeExpect(x *Expect) string {
+	what := []string{"expect", x.Pod}
+	add := func(field, want string) { what = append(what, field+"="+want) }
+	if x.Present != nil {
+		add("present", strconv.FormatBool(*x.Present))
+	}
+	if x.Phase != "" {
+		add("phase", x.Phase)
+	}
+	if x.WorkerState != "" {
+		add("workerState", x.WorkerState)
+	}
+	if x.Mirror != "" {
+		add("mirror", x.Mirror)
+	}
+	if x.Container != "" {
+		if x.State != "" {
+			add("container "+x.Container+" state", x.State)
+		}
+		if x.RestartCount != nil {
+			add("container "+x.Container+" restartCount", strconv.Itoa(*x.RestartCount))
+		}
+	}
+	return strings.Join(what, " ")
 }
 
 // mirrorState says whether the API server holds a mirror pod under the name.
@@ -111,14 +137,7 @@ func containerState(status v1.PodStatus, name string) (string, int) {
 
 // checkEvent judges an expectEvent step: a matching trace event since the step before.
 func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
-	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
-	parts := []string{"component=" + x.Component, "event=" + x.Event}
-	for _, f := range []struct{ k, v string }{{"op", x.Op}, {"source", x.Source}, {"pod", x.Pod}} {
-		if f.v != "" {
-			parts = append(parts, f.k+"="+f.v)
-		}
-	}
-	o.What = "expectEvent " + strings.Join(parts, " ")
+	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration, What: describeEvent(x)}
 	events := e.rec.EventsSince(e.window)
 	near := 0
 	for _, ev := range events {
@@ -133,6 +152,17 @@ func (e *engine) checkEvent(i int, x *ExpectEvent) Outcome {
 	}
 	o.Seen = fmt.Sprintf("%d %s/%s events since the previous step, none matching", near, x.Component, x.Event)
 	return o
+}
+
+// describeEvent renders an expectEvent step as the summary names it.
+func describeEvent(x *ExpectEvent) string {
+	parts := []string{"component=" + x.Component, "event=" + x.Event}
+	for _, f := range []struct{ k, v string }{{"op", x.Op}, {"source", x.Source}, {"pod", x.Pod}} {
+		if f.v != "" {
+			parts = append(parts, f.k+"="+f.v)
+		}
+	}
+	return "expectEvent " + strings.Join(parts, " ")
 }
 
 // eventNamesPod matches an event's pod, or one of the pods an update carries.
