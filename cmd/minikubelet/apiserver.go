@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -52,22 +55,42 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		return err
 	}
 	url := "http://" + l.Addr().String()
-	warnIfExposed(klog.FromContext(ctx), l.Addr())
+	logger := klog.FromContext(ctx)
+	warnIfExposed(logger, l.Addr())
 	if cfg.WriteKubeconfig != "" {
 		if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
 			l.Close()
 			return err
 		}
 	}
+	logger.Info("Serving the fake API server", "url", url, "kubeconfig", cfg.WriteKubeconfig,
+		"resources", servedResources, "storage", "memory only, empty at every start")
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
 	fmt.Fprintf(out, "fake API server listening on %s\n", url)
 	return srv.Serve(ctx, l)
 }
 
+// announceKubectl prints where the API server is and a kubectl command line to paste, apart from
+// the trace and the logs.
+func announceKubectl(w io.Writer, url, kubeconfig string) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "API server %s; watch the node's pods with:\n  kubectl --kubeconfig %s get pods -A -w\n", url, kubeconfig)
+}
+
+// servedResources is what the fake API server serves, for the start-up log.
+const servedResources = "core/v1 pods, nodes, events; coordination.k8s.io/v1 leases; discovery, /version, OpenAPI"
+
 // startEmbeddedAPIServer listens on addr and serves srv until ctx is done. It returns the URL and
 // a channel that yields Serve's result once it has stopped.
-func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string) (string, <-chan error, error) {
+// With fallback, an address in use gives way to a free port on loopback, with a warning.
+func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, fallback bool) (string, <-chan error, error) {
 	l, err := fakeapiserver.Listen(addr)
+	if err != nil && fallback && errors.Is(err, syscall.EADDRINUSE) {
+		klog.FromContext(ctx).Info("Warning: the default API server address is in use; taking a free port", "addr", addr, "err", err)
+		l, err = fakeapiserver.Listen(fallbackAPIServerAddr)
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -78,8 +101,11 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	return "http://" + l.Addr().String(), done, nil
 }
 
-// writeKubeconfig writes a kubeconfig that points kubectl at url.
+// writeKubeconfig writes a kubeconfig that points kubectl at url, creating its directory.
 func writeKubeconfig(path, url string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: url}
 	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{}

@@ -72,6 +72,9 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--pod-manifest-path", bundledManifests, "--trace-format", "json",
 		"--hostname-override", node)
 	cmd.Stdout, cmd.Stderr = log, &stderr
+	// The default kubeconfig goes to the user's cache directory: here, the test's own.
+	cache := t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +118,9 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	}
 	if _, bad, _ := log.snapshot(); len(bad) > 0 {
 		t.Errorf("trace lines that are not JSON events: %q", bad)
+	}
+	// The start-up screen says how to point kubectl at the node.
+	if want := "  kubectl --kubeconfig " + filepath.Join(cache, "minikubelet", "kubeconfig") + " get pods -A -w\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("minikubelet run's standard error lacks the kubectl line %q", want)
 	}
 }

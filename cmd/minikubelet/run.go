@@ -103,7 +103,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		if err != nil {
 			return nil, fmt.Errorf("embedded API server: %w", err)
 		}
-		url, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr)
+		url, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.APIServerFallback)
 		if err != nil {
 			return nil, fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err)
 		}
@@ -112,8 +112,8 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			if err := writeKubeconfig(cfg.WriteKubeconfig, url); err != nil {
 				return nil, err
 			}
-			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server",
-				"path", cfg.WriteKubeconfig, "try", "kubectl --kubeconfig "+cfg.WriteKubeconfig+" get pods -A")
+			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server", "path", cfg.WriteKubeconfig)
+			announceKubectl(cfg.Announce, url, cfg.WriteKubeconfig)
 		}
 		rc = &rest.Config{Host: url}
 	}
