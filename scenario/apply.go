@@ -56,19 +56,19 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.RestartKubelet != nil:
 		e.restartKubelet()
 	case st.Expect != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkExpect(ctx, i, st.Expect))
+		e.judged(e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkEvent(i, st.ExpectEvent))
+		e.judged(e.checkEvent(i, st.ExpectEvent))
 	case st.ExpectPlugin != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkExpectPlugin(i, st.ExpectPlugin))
+		e.judged(e.checkExpectPlugin(i, st.ExpectPlugin))
 	case st.ExpectNode != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkExpectNode(ctx, i, st.ExpectNode))
+		e.judged(e.checkExpectNode(ctx, i, st.ExpectNode))
 	case st.isPluginStep():
 		e.applyPlugin(st)
 	case st.ExpectNoEvent != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkNoEvent(i, st.ExpectNoEvent))
+		e.judged(e.checkNoEvent(i, st.ExpectNoEvent))
 	case st.ExpectMetric != nil:
-		e.result.Outcomes = append(e.result.Outcomes, e.checkMetric(i, st.ExpectMetric))
+		e.judged(e.checkMetric(i, st.ExpectMetric))
 	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:

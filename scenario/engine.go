@@ -45,6 +45,14 @@ type RunOptions struct {
 	Format trace.Format
 	// Until stops the replay at this virtual time. Zero plays every step.
 	Until time.Duration
+	// Report receives, in Format, each expectation's verdict and each step that could not be
+	// carried out, at its instant, between the trace lines written to Out. Nil writes nothing.
+	// It is apart from Out so that Out holds the trace alone, as a golden file does.
+	Report io.Writer
+	// KeepEvents keeps every trace event for Result.Events. Without it a replay forgets the
+	// events no check will read again, so that a long replay's memory stays flat, and
+	// Result.Events holds only the last of them.
+	KeepEvents bool
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -65,6 +73,7 @@ type engine struct {
 	apiRV   uint64
 	node    *kubelet.Node
 	plugins *pluginWorld // nil unless a step needs the plugin pipeline
+	keep    bool         // RunOptions.KeepEvents: forget no trace event
 
 	apiEvents record.EventRecorder // nil without the api source
 	seed      int64
@@ -74,6 +83,7 @@ type engine struct {
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
 	window  int                  // index of the first trace event the next expectEvent looks at
 	result  Result
+	report  reporter
 	inv     *invariants
 	// step is the index of the last step played, -1 before the first.
 	step int
@@ -94,6 +104,7 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 	if err := e.rec.Err(); err != nil {
 		return nil, err
 	}
+	e.result.Events = e.rec.Events()
 	return &e.result, nil
 }
 
@@ -109,8 +120,10 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		rec:    rec,
 		uids:   map[string]types.UID{},
 		result: Result{Name: s.Name},
+		report: reporter{w: opts.Report, format: opts.Format},
 		inv:    newInvariants(),
 		step:   -1,
+		keep:   opts.KeepEvents,
 	}
 	seed := int64(1)
 	if s.Seed != nil {
@@ -270,7 +283,9 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 		if err := e.interrupted(ctx); err != nil {
 			return err
 		}
-		e.forget(next)
+		if !e.keep {
+			e.forget(next)
+		}
 		now := e.clk.Since(vclock.Epoch)
 		for next < len(e.s.Steps) && e.s.Steps[next].At.Duration <= now {
 			e.apply(ctx, next)
@@ -293,6 +308,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 			if err := e.settle(ctx); err != nil {
 				return err
 			}
+			e.result.NotReached = e.notReached(next)
 			break
 		}
 		e.clk.Set(wake)
@@ -465,10 +481,11 @@ func (e *engine) stepEvent(action trace.Kind, pod, msg string) {
 }
 
 // stepError traces a step that could not be carried out, such as removing a file that does not
-// exist or creating a pod that already exists. The replay goes on: the error is part of what
-// the scenario shows.
+// exist or creating a pod that already exists, and fails the replay. The replay goes on, so
+// that the trace shows what followed.
 func (e *engine) stepError(action trace.Kind, err error) {
 	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.KindError, Reason: string(action), Message: err.Error()})
+	e.failStep(string(action), err)
 }
 
 func (e *engine) manifestPath(name string) string { return path.Join(StaticPodPath, name) }

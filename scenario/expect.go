@@ -84,9 +84,37 @@ func (e *engine) checkExpect(ctx context.Context, i int, x *Expect) Outcome {
 	o.What = "expect " + x.Pod + " " + strings.Join(what, " ")
 	o.Met = !fail
 	if fail {
-		o.Seen = strings.Join(seen, " ")
+		o.Seen = strings.Join(seen, " ") + e.unknownPodHint(x.Pod)
 	}
 	return o
+}
+
+// describeExpect renders an expect step as the summary names it, such as
+// `expect default/web-node-1 phase=Running`.
+func describeExpect(x *Expect) string {
+	what := []string{"expect", x.Pod}
+	add := func(field, want string) { what = append(what, field+"="+want) }
+	if x.Present != nil {
+		add("present", strconv.FormatBool(*x.Present))
+	}
+	if x.Phase != "" {
+		add("phase", x.Phase)
+	}
+	if x.WorkerState != "" {
+		add("workerState", x.WorkerState)
+	}
+	if x.Mirror != "" {
+		add("mirror", x.Mirror)
+	}
+	if x.Container != "" {
+		if x.State != "" {
+			add("container "+x.Container+" state", x.State)
+		}
+		if x.RestartCount != nil {
+			add("container "+x.Container+" restartCount", strconv.Itoa(*x.RestartCount))
+		}
+	}
+	return strings.Join(what, " ")
 }
 
 // mirrorState says whether the API server holds a mirror pod under the name.

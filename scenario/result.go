@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // Outcome is the verdict on one expect or expectEvent step.
@@ -26,10 +28,21 @@ type Result struct {
 	Outcomes []Outcome
 	// End is the virtual time the replay stopped at.
 	End time.Duration
+	// NotReached lists the expectations after the time a replay stopped at (RunOptions.Until),
+	// which were not judged. They do not fail the replay, but the summary says so.
+	NotReached []Outcome
+	// StepErrors lists the steps that could not be carried out. Each fails the replay.
+	StepErrors []StepError
+	// Events is the whole trace with RunOptions.KeepEvents, for a comparison with a golden file
+	// in either format (RenderTrace); without it only the last events.
+	Events []trace.Event
 }
 
-// Passed reports whether every expectation was met.
+// Passed reports whether every expectation judged was met and every step was carried out.
 func (r *Result) Passed() bool {
+	if len(r.StepErrors) > 0 {
+		return false
+	}
 	for _, o := range r.Outcomes {
 		if !o.Met {
 			return false
@@ -50,7 +63,20 @@ func (r *Result) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  FAIL  step %d at %v: %s; saw %s\n", o.Step, o.At, o.What, o.Seen)
 	}
-	fmt.Fprintf(w, "expectations: %d met, %d failed\n", met, len(r.Outcomes)-met)
+	for _, o := range r.NotReached {
+		fmt.Fprintf(w, "  NOT REACHED  step %d at %v: %s\n", o.Step, o.At, o.What)
+	}
+	for _, s := range r.StepErrors {
+		fmt.Fprintf(w, "  FAIL  %v\n", s)
+	}
+	tail := ""
+	if len(r.NotReached) > 0 {
+		tail = fmt.Sprintf(", %d not reached (stopped at %v)", len(r.NotReached), r.End)
+	}
+	fmt.Fprintf(w, "expectations: %d met, %d failed%s\n", met, len(r.Outcomes)-met, tail)
+	if len(r.StepErrors) > 0 {
+		fmt.Fprintf(w, "steps not carried out: %d\n", len(r.StepErrors))
+	}
 }
 
 // FirstDifference compares two traces line by line and describes the first line where they

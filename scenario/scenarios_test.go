@@ -73,9 +73,14 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestDeterminism replays every scenario 20 times in each trace format and requires the same
-// bytes each time. CI runs it under -race with GOMAXPROCS 1 and 2.
+// bytes each time. Under -race it replays each 4 times: the race detector looks for concurrent
+// access in every run, and what it slows down tenfold is the repetition, not the check. CI runs it
+// under -race with GOMAXPROCS 1 and 2, and all 20 times without.
 func TestDeterminism(t *testing.T) {
 	runs := 20
+	if raceEnabled {
+		runs = 4
+	}
 	if testing.Short() {
 		runs = 3
 	}

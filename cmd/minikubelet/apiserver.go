@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -68,7 +71,8 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
+	logger := klog.FromContext(ctx)
+	warnIfExposed(logger, l.Addr(), sv)
 	if cfg.WriteKubeconfig != "" {
 		if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 			l.Close()
@@ -77,15 +81,42 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	} else if token != "" && cfg.Security.Token == "" {
 		klog.FromContext(ctx).Info("The fake API server requires a random bearer token that only --write-kubeconfig reveals: set --write-kubeconfig, --token or --no-auth")
 	}
+	storage := "memory only, empty at every start"
+	if cfg.DataDir != "" {
+		storage = "kept in " + cfg.DataDir
+	}
+	logger.Info("Serving the fake API server", "url", sv.url, "kubeconfig", cfg.WriteKubeconfig,
+		"resources", servedResources, "storage", storage)
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
 	fmt.Fprintf(out, "fake API server listening on %s\n", sv.url)
 	return srv.Serve(ctx, l)
 }
 
+// announceKubectl prints where the API server is and a kubectl command line to paste, apart from
+// the trace and the logs.
+func announceKubectl(w io.Writer, url, kubeconfig string) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "API server %s; watch the node's pods with:\n  kubectl --kubeconfig %s get pods -A -w\n", url, kubeconfig)
+}
+
+// servedResources is what the fake API server serves, for the start-up log.
+const servedResources = "core/v1 pods, nodes, events; coordination.k8s.io/v1 leases; discovery, /version, OpenAPI"
+
 // startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
 // It returns what clients need and a channel that yields Serve's result once it has stopped.
-func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, sec securityConfig, token string) (serving, <-chan error, error) {
-	l, sv, err := sec.listen(addr, token)
+// With fallback, an address in use gives way to a free port on loopback, with a warning.
+func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, fallback bool, sec securityConfig, token string) (serving, <-chan error, error) {
+	l, err := fakeapiserver.Listen(addr)
+	if err != nil && fallback && errors.Is(err, syscall.EADDRINUSE) {
+		klog.FromContext(ctx).Info("Warning: the default API server address is in use; taking a free port", "addr", addr, "err", err)
+		l, err = fakeapiserver.Listen(fallbackAPIServerAddr)
+	}
+	if err != nil {
+		return serving{}, nil, err
+	}
+	l, sv, err := sec.secure(l, token)
 	if err != nil {
 		return serving{}, nil, err
 	}
@@ -97,8 +128,11 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 }
 
 // writeKubeconfig writes a kubeconfig that points kubectl at the server, with its token and the
-// authority of its certificate. The file is readable by its owner only.
+// authority of its certificate, creating its directory. The file is readable by its owner only.
 func writeKubeconfig(path string, sv serving) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
 	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}

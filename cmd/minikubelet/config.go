@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,12 +38,17 @@ type runConfig struct {
 	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
 	Sync syncSettings
 
-	APIServerAddr   string         // where the embedded API server listens
-	Kubeconfig      string         // an existing API server instead of the embedded one
-	WriteKubeconfig string         // where to write a kubeconfig for the embedded API server
-	Standalone      bool           // no API server at all
-	Security        securityConfig // how the embedded API server is locked
-	DataDir         string         // where the embedded API server keeps its objects; "" for memory
+	APIServerAddr string // where the embedded API server listens
+	// APIServerFallback lets the embedded API server take a free port when APIServerAddr is in
+	// use: true for the default address, false for one the user chose.
+	APIServerFallback bool
+	Kubeconfig        string         // an existing API server instead of the embedded one
+	WriteKubeconfig   string         // where to write a kubeconfig for the embedded API server
+	Standalone        bool           // no API server at all
+	Security          securityConfig // how the embedded API server is locked
+	DataDir           string         // where the embedded API server keeps its objects; "" for memory
+	// Announce receives the start-up screen's kubectl line (standard error); nil prints nothing.
+	Announce io.Writer
 
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 
@@ -226,6 +233,25 @@ func loadKubeletConfig(path string, cfg *runConfig) error {
 		}
 	}
 	return nil
+}
+
+// defaultAPIServerAddr is where the embedded API server listens unless told otherwise: the
+// kube-apiserver's secure port on loopback, the same at every start, so that a kubectl watching
+// the node survives a restart of the simulator.
+const defaultAPIServerAddr = "127.0.0.1:6443"
+
+// fallbackAPIServerAddr is where it listens when defaultAPIServerAddr is taken.
+const fallbackAPIServerAddr = "127.0.0.1:0"
+
+// defaultKubeconfigPath is where run writes a kubeconfig for its embedded API server unless
+// --write-kubeconfig says otherwise: minikubelet/kubeconfig in the user's cache directory
+// ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS).
+func defaultKubeconfigPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the default kubeconfig path (set --write-kubeconfig): %w", err)
+	}
+	return filepath.Join(dir, "minikubelet", "kubeconfig"), nil
 }
 
 // parseURLHeader parses --manifest-url-header, "key:value,key:value"; a key may repeat and its

@@ -27,6 +27,8 @@ func resolveArgs(t *testing.T, args ...string) (*runConfig, error) {
 }
 
 func TestResolveDefaults(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
 	cfg, err := resolveArgs(t, "--hostname-override", "Node-1")
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)
@@ -38,7 +40,9 @@ func TestResolveDefaults(t *testing.T) {
 		HTTPCheckFrequency: 20 * time.Second,
 		SyncFrequency:      time.Minute,
 		TraceFormat:        trace.Text,
-		APIServerAddr:      "127.0.0.1:0",
+		APIServerAddr:      "127.0.0.1:6443",
+		APIServerFallback:  true,
+		WriteKubeconfig:    filepath.Join(cache, "minikubelet", "kubeconfig"),
 		RootDir:            defaultRootDir(),
 		KubeletAddr:        "127.0.0.1:10250",
 		Nodes:              1,
@@ -76,7 +80,7 @@ evictionHard:
 		t.Fatal(err)
 	}
 	cfg, err := resolveArgs(t, "--config", path, "--hostname-override", "n1",
-		"--file-check-frequency", "1s", "--trace-format", "json")
+		"--file-check-frequency", "1s", "--trace-format", "json", "--apiserver-addr", "127.0.0.1:0", "--write-kubeconfig", "kc")
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)
 	}
@@ -89,7 +93,8 @@ evictionHard:
 		HTTPCheckFrequency: 7 * time.Second,
 		SyncFrequency:      30 * time.Second,
 		TraceFormat:        trace.JSON,
-		APIServerAddr:      "127.0.0.1:0",
+		APIServerAddr:      "127.0.0.1:0", // chosen, so no fallback
+		WriteKubeconfig:    "kc",
 		RootDir:            defaultRootDir(),
 		Sync: syncSettings{
 			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3),

@@ -72,8 +72,10 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--pod-manifest-path", bundledManifests, "--trace-format", "json",
 		"--hostname-override", node, "--port", "0")
 	cmd.Stdout, cmd.Stderr = log, &stderr
-	// The default --root-dir is under the user's state directory: keep it inside the test.
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	// The default --root-dir is under the user's state directory and the default kubeconfig in
+	// its cache directory: keep both inside the test.
+	cache := t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+cache)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +119,9 @@ func TestBinaryRunsBundledManifests(t *testing.T) {
 	}
 	if _, bad, _ := log.snapshot(); len(bad) > 0 {
 		t.Errorf("trace lines that are not JSON events: %q", bad)
+	}
+	// The start-up screen says how to point kubectl at the node.
+	if want := "  kubectl --kubeconfig " + filepath.Join(cache, "minikubelet", "kubeconfig") + " get pods -A -w\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("minikubelet run's standard error lacks the kubectl line %q", want)
 	}
 }

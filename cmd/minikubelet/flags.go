@@ -48,9 +48,9 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.syncFrequency, "sync-frequency", defaultSyncFrequency.String(), "pod worker resync interval (syncFrequency)")
 	fs.StringVar(&f.hostnameOverride, "hostname-override", "", "the node name; defaults to the lowercased hostname")
 	fs.StringVar(&f.traceFormat, "trace-format", "text", "trace output: text or json")
-	fs.StringVar(&f.apiserverAddr, "apiserver-addr", "127.0.0.1:0", "address of the embedded API server")
+	fs.StringVar(&f.apiserverAddr, "apiserver-addr", defaultAPIServerAddr, "address of the embedded API server; when the default is taken, a free port on 127.0.0.1")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
-	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file")
+	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file (default minikubelet/kubeconfig in the user's cache directory, such as ~/.cache/minikubelet/kubeconfig)")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
 	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry and device-plugins (the kubelet's /var/lib/kubelet)")
 	f.security.bind(fs)
@@ -70,6 +70,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		HTTPCheckFrequency: defaultHTTPCheckFrequency,
 		SyncFrequency:      defaultSyncFrequency,
 		APIServerAddr:      f.apiserverAddr,
+		APIServerFallback:  !fs.Changed("apiserver-addr"),
 		Kubeconfig:         f.kubeconfig,
 		WriteKubeconfig:    f.writeKubeconfig,
 		Standalone:         f.standalone,
@@ -135,6 +136,13 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		}
 		cfg.RootDir = abs
 	}
+	if cfg.WriteKubeconfig == "" && cfg.Kubeconfig == "" && !cfg.Standalone {
+		path, err := defaultKubeconfigPath()
+		if err != nil {
+			return nil, err
+		}
+		cfg.WriteKubeconfig = path
+	}
 	format, err := trace.ParseFormat(f.traceFormat)
 	if err != nil {
 		return nil, fmt.Errorf("--trace-format: %w", err)
@@ -154,6 +162,7 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
+			cfg.Announce = cmd.ErrOrStderr()
 			return run(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}

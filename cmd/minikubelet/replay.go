@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,10 @@ type replayConfig struct {
 	Files       []string
 	TraceFormat trace.Format
 	Until       time.Duration // 0 = play every step
-	Golden      string
+	// Golden is the file the trace is compared with, in either format (GoldenFormat); with
+	// UpdateGolden, the file written. "" with UpdateGolden means each scenario's own golden file.
+	Golden       string
+	UpdateGolden bool
 	// MaxDuration bounds the scenarios' durations (scenario.LoadOptions); 0 = the default.
 	MaxDuration time.Duration
 }
@@ -32,11 +34,28 @@ func newReplayCommand() *cobra.Command {
 		Use:   "replay FILE...",
 		Short: "Replay scenario files on a virtual clock and check their expectations",
 		Long: `replay runs the real minikubelet components on a virtual clock that jumps from one due
-timer to the next, plays each scenario's steps, prints the trace and then a summary of the
-expectations. It exits 0 when every expectation is met, 1 when one fails, the trace differs
-from --golden or the replay is interrupted (SIGINT, SIGTERM), and 2 when a scenario file is
-invalid or --golden cannot be read. A scenario whose steps reach past --max-duration of virtual
-time is invalid.`,
+timer to the next and plays each scenario's steps. It prints the scenario's name and description,
+then the trace with each expectation's verdict at its instant, then a summary. With
+--trace-format json every line is a JSON object (JSON Lines): trace events have a "component",
+the header, verdicts and summary a "kind".
+
+A step that cannot be carried out (a containerExit naming a container the pod does not have, a
+removeManifest of a missing file) fails the replay. With --until, the expectations after that time
+are listed as not reached.
+
+--golden compares the trace with a golden file, text or JSON Lines (told apart by its content);
+--update-golden writes it instead (JSON Lines for a .json or .jsonl file, text otherwise), by
+default to the .golden file beside each scenario.
+
+Exit codes: 0 when every expectation is met, 1 when one fails, a step cannot be carried out, the
+trace differs from --golden or the replay is interrupted (SIGINT, SIGTERM), 2 for a usage error:
+an invalid scenario file (one whose steps reach past --max-duration of virtual time included), an
+unreadable --golden, a bad flag.`,
+		Example: `  minikubelet replay scenarios/static-pod-lifecycle.yaml
+  minikubelet replay --trace-format json scenarios/crash-loop.yaml | jq -c 'select(.kind)'
+  minikubelet replay --until 30s scenarios/mirror-pod-deleted.yaml
+  minikubelet replay --golden scenarios/crash-loop.golden scenarios/crash-loop.yaml
+  minikubelet replay --update-golden scenarios/*.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := trace.ParseFormat(format)
@@ -48,14 +67,15 @@ time is invalid.`,
 				return &exitError{code: 2, err: fmt.Errorf("--max-duration %v: must be positive", cfg.MaxDuration)}
 			}
 			if cfg.Golden != "" && len(args) != 1 {
-				return &exitError{code: 2, err: errors.New("--golden compares one scenario's trace: give one FILE")}
+				return &exitError{code: 2, err: errors.New("--golden names one scenario's golden file: give one FILE")}
 			}
 			return replay(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&format, "trace-format", "text", "trace output: text or json")
-	cmd.Flags().DurationVar(&cfg.Until, "until", 0, "stop at this virtual time instead of after the last step")
-	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this file and print the first difference")
+	cmd.Flags().StringVar(&format, "trace-format", "text", "trace output: text or json (JSON Lines)")
+	cmd.Flags().DurationVar(&cfg.Until, "until", 0, "stop at this virtual time instead of after the last step; later expectations are reported as not reached")
+	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this golden file (text or JSON Lines) and print the first difference")
+	cmd.Flags().BoolVar(&cfg.UpdateGolden, "update-golden", false, "write the trace to --golden, or to the .golden file beside each scenario, instead of comparing")
 	cmd.Flags().DurationVar(&cfg.MaxDuration, "max-duration", scenario.DefaultMaxDuration,
 		"refuse scenarios with a step (at), runtimeDown.for or crashLoop.after beyond this virtual time")
 	return cmd
@@ -78,7 +98,7 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 		scenarios = append(scenarios, s)
 	}
 	var golden []byte
-	if cfg.Golden != "" {
+	if cfg.Golden != "" && !cfg.UpdateGolden {
 		var err error
 		if golden, err = os.ReadFile(cfg.Golden); err != nil {
 			errs = append(errs, fmt.Errorf("--golden: %w", err))
@@ -87,38 +107,73 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 	if len(errs) > 0 {
 		return &exitError{code: 2, err: errors.Join(errs...)}
 	}
-	failed := false
-	for _, s := range scenarios {
-		// The trace is kept for --golden only: a long replay's trace need not sit in memory.
-		var traceBuf bytes.Buffer
-		traceOut := out
-		if cfg.Golden != "" {
-			traceOut = io.MultiWriter(out, &traceBuf)
+	var failures []error
+	for i, s := range scenarios {
+		if i > 0 && cfg.TraceFormat == trace.Text {
+			fmt.Fprintln(out)
 		}
+		scenario.WriteHeader(out, s, cfg.TraceFormat)
 		res, err := scenario.Run(ctx, s, scenario.RunOptions{
-			Out:    traceOut,
+			Out:    out,
+			Report: out,
 			Format: cfg.TraceFormat,
 			Until:  cfg.Until,
+			// A golden file is compared in its own format, rendered from the kept events.
+			KeepEvents: cfg.UpdateGolden || cfg.Golden != "",
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out)
-		res.WriteSummary(out)
-		if !res.Passed() {
-			failed = true
+		check, err := checkGolden(cfg, cfg.Files[i], golden, res)
+		if err != nil {
+			return err
 		}
-		if cfg.Golden != "" {
-			if diff := scenario.FirstDifference(golden, traceBuf.Bytes()); diff != "" {
-				fmt.Fprintf(out, "trace differs from %s: %s\n", cfg.Golden, diff)
-				failed = true
-			} else {
-				fmt.Fprintf(out, "trace matches %s\n", cfg.Golden)
-			}
+		if cfg.TraceFormat == trace.Text {
+			fmt.Fprintln(out)
+		}
+		res.WriteSummaryFormat(out, cfg.TraceFormat, check)
+		for _, se := range res.StepErrors {
+			failures = append(failures, fmt.Errorf("%s: %w", cfg.Files[i], se))
+		}
+		if n := failedOutcomes(res); n > 0 {
+			failures = append(failures, fmt.Errorf("%s: %d expectations failed", cfg.Files[i], n))
+		}
+		if check != nil && check.Difference != "" {
+			failures = append(failures, fmt.Errorf("%s: the trace differs from %s", cfg.Files[i], check.File))
 		}
 	}
-	if failed {
-		return &exitError{code: 1, err: errors.New("replay: expectations failed or the trace differs")}
+	if len(failures) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("replay failed: %w", errors.Join(failures...))}
 	}
 	return nil
+}
+
+func failedOutcomes(res *scenario.Result) int {
+	n := 0
+	for _, o := range res.Outcomes {
+		if !o.Met {
+			n++
+		}
+	}
+	return n
+}
+
+// checkGolden compares the replay's trace with the golden file, in the golden file's format, or
+// writes the golden file with --update-golden. It returns nil when there is no golden file.
+func checkGolden(cfg replayConfig, file string, golden []byte, res *scenario.Result) (*scenario.GoldenCheck, error) {
+	switch {
+	case cfg.UpdateGolden:
+		path := cfg.Golden
+		if path == "" {
+			path = scenario.GoldenPath(file)
+		}
+		if err := os.WriteFile(path, scenario.RenderTrace(res.Events, scenario.GoldenFormatForPath(path)), 0o644); err != nil {
+			return nil, fmt.Errorf("--update-golden: %w", err)
+		}
+		return &scenario.GoldenCheck{File: path, Updated: true}, nil
+	case cfg.Golden != "":
+		got := scenario.RenderTrace(res.Events, scenario.GoldenFormat(golden))
+		return &scenario.GoldenCheck{File: cfg.Golden, Difference: scenario.FirstDifference(golden, got)}, nil
+	}
+	return nil, nil
 }

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -92,29 +97,141 @@ func TestReplayExitCodes(t *testing.T) {
 func TestReplayGolden(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "good.yaml", passingScenario)
-	var first bytes.Buffer
-	if err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON}, &first); err != nil {
-		t.Fatalf("replay() error = %v", err)
+	textGolden := filepath.Join(dir, "good.golden")
+	jsonGolden := filepath.Join(dir, "good.jsonl")
+	// --update-golden writes each golden file in the format its name asks for, whatever the
+	// output format.
+	for _, golden := range []string{textGolden, jsonGolden} {
+		var out bytes.Buffer
+		err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: golden, UpdateGolden: true}, &out)
+		if err != nil || !strings.Contains(out.String(), "golden "+golden+" updated") {
+			t.Fatalf("replay(--update-golden %s) = %v, output %q", golden, err, out.String())
+		}
 	}
-	// The golden file is the trace alone: everything before the blank line of the summary.
-	traceOnly, _, _ := strings.Cut(first.String(), "\n\n")
-	golden := writeFile(t, dir, "good.golden", traceOnly+"\n")
+	text, err := os.ReadFile(textGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonl, err := os.ReadFile(jsonGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(text), "    0.000s  sources") || !strings.HasPrefix(string(jsonl), `{"t":0,"component":"sources"`) {
+		t.Fatalf("golden files hold more than the trace:\n%s\n%s", text, jsonl)
+	}
+	// Either golden file matches a replay in either output format.
+	for _, golden := range []string{textGolden, jsonGolden} {
+		for _, format := range []trace.Format{trace.Text, trace.JSON} {
+			var out bytes.Buffer
+			err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: format, Golden: golden}, &out)
+			want := "trace matches " + golden
+			if format == trace.JSON {
+				want = `"golden":{"file":"` + golden + `","updated":false,"matches":true}`
+			}
+			if err != nil || !strings.Contains(out.String(), want) {
+				t.Errorf("replay(--golden %s, %v) = %v, output %q, want it to contain %q", golden, format, err, out.String(), want)
+			}
+		}
+	}
 	var out bytes.Buffer
-	err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: golden}, &out)
-	if err != nil || !strings.Contains(out.String(), "trace matches") {
-		t.Errorf("replay(--golden same) = %v, output %q, want a match", err, out.String())
-	}
-	out.Reset()
 	missing := filepath.Join(dir, "missing.golden")
 	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: missing}, &out)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--golden: ") || out.Len() != 0 {
 		t.Errorf("replay(--golden missing) = %v, output %q, want exit 2 before anything runs", err, out.String())
 	}
-	writeFile(t, dir, "good.golden", strings.Replace(traceOnly, `"podconfig"`, `"podkonfig"`, 1)+"\n")
+	writeFile(t, dir, "good.jsonl", strings.Replace(string(jsonl), `"podconfig"`, `"podkonfig"`, 1))
 	out.Reset()
-	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: golden}, &out)
-	if exitCode(err) != 1 || !strings.Contains(out.String(), "trace differs from") {
+	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: jsonGolden}, &out)
+	if exitCode(err) != 1 || !strings.Contains(out.String(), "trace differs from "+jsonGolden+": line 2") {
 		t.Errorf("replay(--golden changed) = %v, output %q, want exit 1 and the first difference", err, out.String())
+	}
+}
+
+func TestReplayUpdateGoldenBesideScenario(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "good.yaml", passingScenario)
+	if err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, UpdateGolden: true}, io.Discard); err != nil {
+		t.Fatalf("replay(--update-golden) error = %v", err)
+	}
+	golden := filepath.Join(dir, "good.golden")
+	got, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("--update-golden wrote no %s: %v", golden, err)
+	}
+	if !strings.HasPrefix(string(got), "    0.000s  ") {
+		t.Errorf("%s = %q, want the text trace", golden, got)
+	}
+}
+
+// TestReplayJSONLines checks that replay's JSON output is JSON Lines from the first line to the
+// last, header and summary included.
+func TestReplayJSONLines(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{writeFile(t, dir, "a.yaml", passingScenario), writeFile(t, dir, "b.yaml", strings.Replace(passingScenario, "tiny", "tiny2", 1))}
+	var out bytes.Buffer
+	if err := replay(context.Background(), replayConfig{Files: files, TraceFormat: trace.JSON}, &out); err != nil {
+		t.Fatalf("replay() error = %v", err)
+	}
+	var kinds []string
+	for i, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("line %d %q is not a JSON object: %v", i+1, line, err)
+		}
+		if k, ok := obj["kind"].(string); ok {
+			kinds = append(kinds, k)
+		} else if _, ok := obj["component"]; !ok {
+			t.Errorf("line %d %q has neither a kind nor a component", i+1, line)
+		}
+	}
+	want := []string{"scenario", "verdict", "summary", "scenario", "verdict", "summary"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("report lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestReplayFailsLoudly(t *testing.T) {
+	dir := t.TempDir()
+	misspelled := writeFile(t, dir, "misspelled.yaml", strings.Replace(passingScenario, "- at: 5s\n",
+		"- at: 2s\n  containerExit: {pod: default/web-node-1, container: ngnix, exitCode: 1}\n- at: 5s\n", 1))
+	unknownPod := writeFile(t, dir, "unknown.yaml", strings.Replace(passingScenario, "pod: default/web-node-1", "pod: default/web", 1))
+	good := writeFile(t, dir, "good.yaml", passingScenario+"- at: 1h\n  expect: {pod: default/web-node-1, present: true}\n")
+	tests := []struct {
+		name     string
+		cfg      replayConfig
+		wantCode int
+		wantOut  []string
+		wantErr  string
+	}{
+		{"misspelled container", replayConfig{Files: []string{misspelled}}, 1,
+			[]string{"    2.000s  verdict       FAIL step 2: containerExit could not be carried out: exit container ngnix", "steps not carried out: 1"},
+			"step 2 (containerExit at 2s) could not be carried out"},
+		{"unknown pod", replayConfig{Files: []string{unknownPod}}, 1,
+			[]string{"FAIL step 2: expect default/web phase=Running; saw phase=none (no pod default/web was ever seen; known pods: default/web-node-1)"},
+			"1 expectations failed"},
+		{"until", replayConfig{Files: []string{good}, Until: 10 * time.Second}, 0,
+			[]string{"    5.000s  verdict       ok   step 2: expect default/web-node-1 phase=Running\n",
+				"  NOT REACHED  step 3 at 1h0m0s: expect default/web-node-1 present=true",
+				"expectations: 1 met, 0 failed, 1 not reached (stopped at 10s)"}, ""},
+		{"description first", replayConfig{Files: []string{good}}, 0, []string{"# scenario tiny (" + good + ")\n    0.000s"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			tt.cfg.TraceFormat = trace.Text
+			err := replay(context.Background(), tt.cfg, &out)
+			if got := exitCode(err); got != tt.wantCode {
+				t.Errorf("replay() exit code = %d (err %v), want %d", got, err, tt.wantCode)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("replay() error = %v, want it to contain %q", err, tt.wantErr)
+			}
+			for _, want := range tt.wantOut {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("replay() output = %s\nwant it to contain %q", out.String(), want)
+				}
+			}
+		})
 	}
 }
 

@@ -127,7 +127,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 		if err != nil {
 			return nil, fmt.Errorf("embedded API server: %w", err)
 		}
-		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.Security, token)
+		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.APIServerFallback, cfg.Security, token)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
@@ -136,8 +136,8 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 				return nil, err
 			}
-			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server",
-				"path", cfg.WriteKubeconfig, "try", "kubectl --kubeconfig "+cfg.WriteKubeconfig+" get pods -A")
+			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server", "path", cfg.WriteKubeconfig)
+			announceKubectl(cfg.Announce, sv.url, cfg.WriteKubeconfig)
 		}
 		// One transport for every node's client, with an idle pool as large as a fleet's
 		// concurrent requests: client-go's default of 25 idle connections per host made a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -10,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
@@ -294,6 +297,61 @@ func TestRunReportsStartupFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunFallsBackFromTheDefaultAddress checks that the default address, when taken, gives way to
+// a free port, announced with a kubectl line, while an address the user chose does not
+// (TestRunReportsStartupFailures).
+func TestRunFallsBackFromTheDefaultAddress(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := t.TempDir()
+	cfg := testConfig(dir, false)
+	cfg.APIServerAddr, cfg.APIServerFallback = busy.Addr().String(), true
+	cfg.WriteKubeconfig = filepath.Join(dir, "sub", "kubeconfig")
+	var announce syncBuffer
+	cfg.Announce = &announce
+	log := newTraceLog()
+	stop := runInBackground(t, cfg, log)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	// The kubeconfig is written and announced before the kubelet starts.
+	log.mustWait(t, ctx, 0, "node registration", func(e traceEvent) bool { return e.Component == "node" && e.Event == "register" })
+	if err := stop(); err != nil {
+		t.Fatalf("run() = %v", err)
+	}
+	kc, err := clientcmd.LoadFromFile(cfg.WriteKubeconfig)
+	if err != nil {
+		t.Fatalf("load the kubeconfig: %v", err)
+	}
+	if server := kc.Clusters["minikubelet"].Server; !strings.HasPrefix(server, "https://127.0.0.1:") || strings.HasSuffix(server, busy.Addr().String()) {
+		t.Errorf("kubeconfig server = %q, want a free port on 127.0.0.1 other than %s", server, busy.Addr())
+	}
+	got := announce.String()
+	if !strings.Contains(got, "  kubectl --kubeconfig "+cfg.WriteKubeconfig+" get pods -A -w\n") || strings.Contains(got, busy.Addr().String()) {
+		t.Errorf("announcement = %q, want a kubectl line for %s on another port than %s", got, cfg.WriteKubeconfig, busy.Addr())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on different goroutines.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestRunUsesKubeconfig(t *testing.T) {

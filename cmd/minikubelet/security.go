@@ -63,6 +63,11 @@ func (c securityConfig) listen(addr, token string) (net.Listener, serving, error
 	if err != nil {
 		return nil, serving{}, err
 	}
+	return c.secure(l, token)
+}
+
+// secure wraps l in TLS unless NoTLS, and says how clients reach it.
+func (c securityConfig) secure(l net.Listener, token string) (net.Listener, serving, error) {
 	s := serving{url: "http://" + l.Addr().String(), token: token}
 	if c.NoTLS {
 		return l, s, nil
