@@ -2,10 +2,12 @@ package kubelet
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -32,10 +34,10 @@ func TestAdmitterRejectsWithStatusAndEvent(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu", UID: "u1"}}
 	statuses := statusLog{}
 	rec := record.NewFakeRecorder(4)
-	if !(admitter{devices: refusingDevices{ok: true}, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
+	if !(admitter{devices: refusingDevices{ok: true}, maxPods: 110, count: noCount, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
 		t.Fatal("admitted pod refused")
 	}
-	if (admitter{devices: refusingDevices{}, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
+	if (admitter{devices: refusingDevices{}, maxPods: 110, count: noCount, active: noPods, status: statuses, recorder: rec}).Admit(context.Background(), pod) {
 		t.Fatal("refused pod admitted")
 	}
 	st := statuses["gpu"]
@@ -48,3 +50,55 @@ func TestAdmitterRejectsWithStatusAndEvent(t *testing.T) {
 }
 
 func noPods() map[string]bool { return nil }
+
+func noCount(types.UID) int { return 0 }
+
+// TestAdmitterCountsPods checks the pod count of the predicate admit handler: the other active
+// pods plus the new one must fit maxPods; the new pod itself, already in the pod manager, is not
+// counted twice.
+func TestAdmitterCountsPods(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "new", UID: "new"}}
+	for _, tc := range []struct {
+		name    string
+		active  map[string]bool
+		maxPods int
+		wantOK  bool
+		wantMsg string
+	}{
+		{name: "room left", active: map[string]bool{"a": true, "new": true}, maxPods: 2, wantOK: true},
+		{name: "full", active: map[string]bool{"a": true, "b": true, "new": true}, maxPods: 2,
+			wantMsg: "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"},
+		{name: "full without devices", active: map[string]bool{"a": true}, maxPods: 1,
+			wantMsg: "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			statuses := statusLog{}
+			rec := record.NewFakeRecorder(4)
+			a := admitter{maxPods: tc.maxPods, active: func() map[string]bool { return tc.active }, status: statuses, recorder: rec,
+				count: func(except types.UID) int {
+					n := 0
+					for uid := range tc.active {
+						if types.UID(uid) != except {
+							n++
+						}
+					}
+					return n
+				}}
+			if tc.name != "full without devices" {
+				a.devices = refusingDevices{ok: true}
+			}
+			if got := a.Admit(context.Background(), pod); got != tc.wantOK {
+				t.Fatalf("Admit() = %v, want %v", got, tc.wantOK)
+			}
+			if tc.wantOK {
+				return
+			}
+			if st := statuses["new"]; st.Phase != v1.PodFailed || st.Reason != "OutOfpods" || st.Message != tc.wantMsg {
+				t.Errorf("status = %+v, want Failed OutOfpods %q", st, tc.wantMsg)
+			}
+			if got := <-rec.Events; got != "Warning OutOfpods "+strings.TrimPrefix(tc.wantMsg, "Pod was rejected: ") {
+				t.Errorf("event = %q", got)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				e := newEnv(b, envOptions{standalone: true, discard: true})
+				e := newEnv(b, envOptions{standalone: true, discard: true, maxPods: int32(n)})
 				b.StartTimer()
 
 				e.setFile(pods...)

@@ -55,6 +55,8 @@ type envOptions struct {
 	sourcesReady func() bool
 	// discard drops the trace instead of keeping it.
 	discard bool
+	// maxPods is the node's maxPods; zero is the kubelet's 110.
+	maxPods int32
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -84,6 +86,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Recorder:     e.events,
 		Latencies:    o.latencies,
 		SourcesReady: storage.SeenAllSources,
+		MaxPods:      o.maxPods,
 	}
 	if o.sourcesReady != nil {
 		ready := o.sourcesReady

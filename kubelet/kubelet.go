@@ -84,6 +84,8 @@ type Options struct {
 	Metrics *metrics.Registry
 	// KubeletPort is the port the node advertises for its server; zero is 10250.
 	KubeletPort int32
+	// MaxPods is how many pods the node admits (KubeletConfiguration maxPods); zero is 110.
+	MaxPods int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -121,6 +123,9 @@ func (o Options) ValidateConfig() error {
 	}
 	if d := o.MaxContainerRestartPeriod; d != 0 && (d < time.Second || d > kubecontainer.MaxContainerBackoff) {
 		errs = append(errs, fmt.Errorf("invalid configuration: crashLoopBackOff.maxContainerRestartPeriod %v must be between 1s and 300s", d))
+	}
+	if o.MaxPods < 0 {
+		errs = append(errs, fmt.Errorf("invalid configuration: maxPods (--max-pods) %v must not be a negative number", o.MaxPods))
 	}
 	if o.NodeStatusUpdateFrequency < 0 || o.NodeStatusReportFrequency < 0 {
 		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v and nodeStatusReportFrequency %v must not be negative",
@@ -283,7 +288,7 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, MaxPods: opts.MaxPods, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
 			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {
@@ -358,9 +363,11 @@ func build(opts Options) (*Node, error) {
 	if node != nil {
 		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 	}
-	if opts.Devices != nil {
-		lopts.Admit = admitter{devices: opts.Devices, active: activePods(n), status: n.Status, recorder: recorder}
+	maxPods := opts.MaxPods
+	if maxPods == 0 {
+		maxPods = nodestatus.DefaultMaxPods
 	}
+	lopts.Admit = admitter{devices: opts.Devices, maxPods: int(maxPods), count: activeCount(n), active: activePods(n), status: n.Status, recorder: recorder}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
 	}

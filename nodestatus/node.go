@@ -23,20 +23,26 @@ const (
 	leaseDurationSeconds = 40
 )
 
+// DefaultMaxPods is the kubelet's default maxPods: the node's pods capacity and allocatable.
+const DefaultMaxPods = 110
+
 // readyMessage is the Ready condition's message while the kubelet is ready.
 const readyMessage = "kubelet is posting ready status"
 
 // initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
 // status, with Ready as given.
-func initialNode(name, ip string, port int32, now time.Time, ready bool) *v1.Node {
+func initialNode(name, ip string, port, maxPods int32, now time.Time, ready bool) *v1.Node {
 	if port == 0 {
 		port = DefaultKubeletPort
+	}
+	if maxPods == 0 {
+		maxPods = DefaultMaxPods
 	}
 	capacity := v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("4"),
 		v1.ResourceMemory:           resource.MustParse("8Gi"),
 		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-		v1.ResourcePods:             resource.MustParse("110"),
+		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 	}
 	allocatable := capacity.DeepCopy()
 	// The default hard eviction threshold memory.available<100Mi is held back from allocatable.

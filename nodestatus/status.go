@@ -74,6 +74,8 @@ type Options struct {
 	Rand *rand.Rand
 	// KubeletPort is advertised in status.daemonEndpoints. Zero is the kubelet's 10250.
 	KubeletPort int32
+	// MaxPods is the node's pods capacity and allocatable (maxPods). Zero is DefaultMaxPods.
+	MaxPods int32
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -184,7 +186,7 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, now, ready)
+	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.MaxPods, now, ready)
 	s.applyDevices(initial)
 	created, err := s.opts.Client.CreateNode(ctx, initial)
 	if apierrors.IsAlreadyExists(err) {

@@ -148,6 +148,18 @@ func (m *Manager) GetPods() []*v1.Pod {
 	return m.sortedPods()
 }
 
+// CountPods counts the regular and static pods for which keep is true, in no order and without
+// the copy and sort of GetPods: admission counts the active pods for every new pod.
+func (m *Manager) CountPods(keep func(*v1.Pod) bool) int {
+	n := 0
+	for _, pod := range m.podByUID {
+		if keep(pod) {
+			n++
+		}
+	}
+	return n
+}
+
 // GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by
 // namespace and name), and the sorted full names of mirror pods with no pod of the same full name:
 // the orphaned mirror pods housekeeping deletes.

@@ -93,7 +93,7 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"unknown feature gate", "name: bad\nfeatureGates: {Nope: true}\n", "unrecognized feature gate: Nope"},
 		{"parallel pulls while serialized", "name: bad\nsettings: {maxParallelImagePulls: 3}\n", "must be 1 or nil when serializeImagePulls is true"},
 		{"two sync frequencies", "name: bad\nsyncFrequency: 1m\nsettings: {syncFrequency: 2m}\n", "are the same setting"},
-		{"unknown setting", "name: bad\nsettings: {maxPods: 10}\n", `unknown field "settings.maxPods"`},
+		{"unknown setting", "name: bad\nsettings: {podPidsLimit: 10}\n", `unknown field "settings.podPidsLimit"`},
 		{"restart period too long", "name: bad\nsettings: {crashLoopBackOff: {maxContainerRestartPeriod: 10m}}\n", "must be between 1s and 300s"},
 		{"unknown runtime call", head + "- at: 1s\n  failRuntimeCall: {call: ExecSync, times: 1}\n", `failRuntimeCall.call "ExecSync"`},
 		{"no failures", head + "- at: 1s\n  failRuntimeCall: {call: CreateContainer, times: 0}\n", "failRuntimeCall.times must be positive"},

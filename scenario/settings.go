@@ -22,6 +22,9 @@ type Settings struct {
 	NodeStatusUpdateFrequency *Duration `json:"nodeStatusUpdateFrequency,omitempty"`
 	// NodeStatusReportFrequency is how often an unchanged node status is written (default 5m).
 	NodeStatusReportFrequency *Duration `json:"nodeStatusReportFrequency,omitempty"`
+	// MaxPods is how many pods the node admits (default 110): the node's pods capacity and
+	// allocatable, and the admit handler's limit (OutOfpods).
+	MaxPods *int32 `json:"maxPods,omitempty"`
 	// CrashLoopBackOff holds maxContainerRestartPeriod, the crash-loop back-off's cap when the
 	// KubeletCrashLoopBackOffMax gate is on.
 	CrashLoopBackOff *CrashLoopBackOffSettings `json:"crashLoopBackOff,omitempty"`
@@ -44,6 +47,9 @@ func (s *Scenario) kubeletOptions(o *kubelet.Options) {
 	o.SyncFrequency = durationOr(st.SyncFrequency, o.SyncFrequency)
 	o.NodeStatusUpdateFrequency = durationOr(st.NodeStatusUpdateFrequency, 0)
 	o.NodeStatusReportFrequency = durationOr(st.NodeStatusReportFrequency, 0)
+	if st.MaxPods != nil {
+		o.MaxPods = *st.MaxPods
+	}
 	if c := st.CrashLoopBackOff; c != nil {
 		o.MaxContainerRestartPeriod = durationOr(c.MaxContainerRestartPeriod, 0)
 	}

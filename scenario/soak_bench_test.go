@@ -42,7 +42,8 @@ func BenchmarkReplaySoak(b *testing.B) {
 
 func replaySoak(b *testing.B, hours int) {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "name: soak\nsources: [file, api]\nsteps:\n")
+	// The node must admit them all: maxPods above the kubelet's 110.
+	fmt.Fprintf(&sb, "name: soak\nsources: [file, api]\nsettings: {maxPods: %d}\nsteps:\n", replaySoakPods)
 	for i := range replaySoakPods {
 		fmt.Fprintf(&sb, "- at: 0s\n  writeManifest:\n    name: pod-%03d.yaml\n    content: |\n      apiVersion: v1\n      kind: Pod\n      metadata: {name: pod-%03d}\n      spec: {containers: [{name: app, image: busybox:1.36}]}\n", i, i)
 	}

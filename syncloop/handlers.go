@@ -152,7 +152,7 @@ func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 			l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
 			continue
 		}
-		// Admission: only the device manager's resource allocation is an admit handler here.
+		// Admission: the device manager's resource allocation and the pod count (maxPods).
 		if l.opts.Admit != nil && !l.opts.Admit.Admit(ctx, pod) {
 			continue
 		}

@@ -65,6 +65,7 @@ type runConfig struct {
 type syncSettings struct {
 	SerializeImagePulls       *bool
 	MaxParallelImagePulls     *int32
+	MaxPods                   int32
 	NodeStatusUpdateFrequency time.Duration
 	NodeStatusReportFrequency time.Duration
 	MaxContainerRestartPeriod time.Duration
@@ -76,6 +77,7 @@ func (s syncSettings) apply(o *kubelet.Options) {
 	o.SerializeImagePulls, o.MaxParallelImagePulls = s.SerializeImagePulls, s.MaxParallelImagePulls
 	o.NodeStatusUpdateFrequency, o.MaxContainerRestartPeriod = s.NodeStatusUpdateFrequency, s.MaxContainerRestartPeriod
 	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
+	o.MaxPods = s.MaxPods
 	o.FeatureGates = s.FeatureGates
 }
 
@@ -160,6 +162,7 @@ type kubeletConfigFile struct {
 
 	SerializeImagePulls       *bool           `json:"serializeImagePulls"`
 	MaxParallelImagePulls     *int32          `json:"maxParallelImagePulls"`
+	MaxPods                   *int32          `json:"maxPods"`
 	NodeStatusUpdateFrequency *duration       `json:"nodeStatusUpdateFrequency"`
 	NodeStatusReportFrequency *duration       `json:"nodeStatusReportFrequency"`
 	FeatureGates              map[string]bool `json:"featureGates"`
@@ -222,6 +225,9 @@ func loadKubeletConfig(path string, cfg *runConfig) error {
 		}
 	}
 	cfg.Sync.SerializeImagePulls, cfg.Sync.MaxParallelImagePulls = f.SerializeImagePulls, f.MaxParallelImagePulls
+	if f.MaxPods != nil {
+		cfg.Sync.MaxPods = *f.MaxPods
+	}
 	// A real kubelet's file sets gates minikubelet does not model; those are ignored like the
 	// other fields it does not read.
 	for _, name := range kubelet.FeatureGateNames() {

@@ -66,6 +66,7 @@ httpCheckFrequency: 7s
 syncFrequency: 30s
 serializeImagePulls: false
 maxParallelImagePulls: 3
+maxPods: 250
 nodeStatusUpdateFrequency: 4s
 nodeStatusReportFrequency: 1m
 crashLoopBackOff:
@@ -97,7 +98,7 @@ evictionHard:
 		WriteKubeconfig:    "kc",
 		RootDir:            defaultRootDir(),
 		Sync: syncSettings{
-			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3),
+			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3), MaxPods: 250,
 			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
 			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
 		},

@@ -52,6 +52,7 @@ func soak(b *testing.B) {
 	}
 	cfg := testConfig(dir, false)
 	cfg.FileCheckFrequency = defaultFileCheckFrequency
+	cfg.Sync.MaxPods = soakPods // the node must admit them all: above the kubelet's 110
 	cfg.TraceFormat = trace.JSON
 	cfg.WriteKubeconfig = filepath.Join(b.TempDir(), "kubeconfig")
 
