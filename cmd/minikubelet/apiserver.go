@@ -40,9 +40,10 @@ events are gone, and a restarted server starts empty. With --data-dir it keeps t
 in that directory, and a server started again on it carries on with the same objects and resource
 versions. UIDs are random at every start.
 
-Every request must carry a bearer token, random at every start unless --token sets it, which
---write-kubeconfig writes into the kubeconfig; --tls serves HTTPS with a self-signed certificate.
-Any client with the token may do anything: see docs/security.md.`,
+It serves HTTPS with a self-signed certificate, and every request must carry a bearer token,
+random at every start unless --token sets it; --write-kubeconfig writes both into the kubeconfig.
+--no-auth drops the token and --no-tls (with --no-auth) serves plain HTTP. Any client with the
+token may do anything: see docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
