@@ -133,6 +133,7 @@ const (
 	KindCrashLoop          Kind = "crashLoop"
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
+	KindAPIServerDown      Kind = "apiServerDown"
 	KindCreatePluginSocket Kind = "createPluginSocket"
 	KindRemovePluginSocket Kind = "removePluginSocket"
 	KindDeviceHealth       Kind = "deviceHealth"
