@@ -51,6 +51,9 @@ type ContainerStatus struct {
 	ExitCode   int
 	// RestartCount is how many instances of this container ran before this one.
 	RestartCount int
+	// Hash is HashContainer of the spec the instance was created from, which the kubelet keeps
+	// as a container annotation and compares with the current spec.
+	Hash uint64
 	Reason       string
 	Message      string
 }
