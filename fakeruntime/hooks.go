@@ -71,6 +71,19 @@ func ParseHookAnnotation(value string) (HookBehavior, error) {
 	return b, nil
 }
 
+// checkHookAnnotations reports a hook annotation of container that does not parse, naming its
+// key; the start then fails as for the other scripting annotations.
+func checkHookAnnotations(annotations map[string]string, container string) error {
+	for _, prefix := range []string{AnnotationPostStart, AnnotationPreStop} {
+		if v, ok := annotations[prefix+container]; ok {
+			if _, err := ParseHookAnnotation(v); err != nil {
+				return fmt.Errorf("%s%s=%w", prefix, container, err)
+			}
+		}
+	}
+	return nil
+}
+
 // hookRun is one run of a lifecycle hook, decided when the kubelet starts it.
 type hookRun struct {
 	// d is how long the hook runs; err is non-empty when it fails, with msg the handler

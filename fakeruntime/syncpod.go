@@ -170,6 +170,9 @@ func (s *podSync) start(c *v1.Container) error {
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
+	if err == nil {
+		err = checkHookAnnotations(s.pod.Annotations, c.Name)
+	}
 	if err != nil {
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
