@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -51,6 +52,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
 	case st.ContainerStop != nil:
 		e.containerStop(st.ContainerStop)
+	case st.Hook != nil:
+		e.hook(st.Hook)
 	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:
 		e.applyFault(st)
 	case st.RestartKubelet != nil:
@@ -173,8 +176,33 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		e.stepEvent(trace.KindAPIDeleteMirrorPod, kubecontainer.BuildPodKey(a.Namespace, a.Name), "as kubectl delete pod")
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
 	}
+	name, _ := st.action()
+	if want := expectedAPIError(st); want != "" {
+		switch {
+		case err == nil:
+			e.stepError(trace.Kind(name), fmt.Errorf("the API server accepted the write, want an error containing %q", want))
+		case !strings.Contains(err.Error(), want):
+			e.stepError(trace.Kind(name), fmt.Errorf("want an error containing %q: %w", want, err))
+		default:
+			// The server's message ends in a multi-line diff of the specs; the trace keeps its
+			// first line.
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.Kind(name), Reason: "Rejected", Message: msg})
+		}
+		return
+	}
 	if err != nil {
-		name, _ := st.action()
 		e.stepError(trace.Kind(name), err)
 	}
+}
+
+// expectedAPIError is the error an apiCreatePod or apiUpdatePod step expects, if any.
+func expectedAPIError(st *Step) string {
+	switch {
+	case st.APICreatePod != nil:
+		return st.APICreatePod.ExpectError
+	case st.APIUpdatePod != nil:
+		return st.APIUpdatePod.ExpectError
+	}
+	return ""
 }

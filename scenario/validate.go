@@ -91,6 +91,7 @@ func (st *Step) action() (string, int) {
 		{"expectNode", st.ExpectNode != nil},
 		{"expectNoEvent", st.ExpectNoEvent != nil},
 		{"containerStop", st.ContainerStop != nil},
+		{"hook", st.Hook != nil},
 		{"oomKill", st.OOMKill != nil},
 		{"killSandbox", st.KillSandbox != nil},
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
@@ -110,7 +111,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, hook, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -166,6 +167,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	case st.ContainerStop != nil:
 		return st.ContainerStop.validate()
+	case st.Hook != nil:
+		return st.Hook.validate()
 	case st.OOMKill != nil:
 		return errors.Join(podKey(st.OOMKill.Pod), required("container", st.OOMKill.Container))
 	case st.KillSandbox != nil:
@@ -198,6 +201,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.ContainerStop != nil && st.ContainerStop.After != nil {
 		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
+	}
+	if st.Hook != nil && st.Hook.Duration != nil {
+		errs = append(errs, check("hook.duration", st.Hook.Duration.Duration))
 	}
 	return errors.Join(errs...)
 }
