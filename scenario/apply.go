@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -187,13 +188,31 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 			// The server's message ends in a multi-line diff of the specs; the trace keeps its
 			// first line.
 			msg, _, _ := strings.Cut(err.Error(), "\n")
-			e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.Kind(name), Reason: "Rejected", Message: msg})
+			e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.Kind(name), Pod: stepPodKey(st), Reason: "Rejected", Message: msg})
 		}
 		return
 	}
 	if err != nil {
 		e.stepError(trace.Kind(name), err)
 	}
+}
+
+// stepPodKey is the "namespace/name" of the pod an apiCreatePod or apiUpdatePod step writes.
+func stepPodKey(st *Step) string {
+	var pod *v1.Pod
+	switch {
+	case st.APICreatePod != nil:
+		pod = &st.APICreatePod.Pod
+	case st.APIUpdatePod != nil:
+		pod = &st.APIUpdatePod.Pod
+	default:
+		return ""
+	}
+	ns := pod.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return kubecontainer.BuildPodKey(ns, pod.Name)
 }
 
 // expectedAPIError is the error an apiCreatePod or apiUpdatePod step expects, if any.
