@@ -120,7 +120,12 @@ func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.Lifec
 		}
 	case h.HTTPGet != nil:
 		if b.Fail {
-			run.err = fmt.Sprintf("Get %q: dial tcp: connect: connection refused", httpHookURL(h.HTTPGet))
+			host := h.HTTPGet.Host
+			if host == "" {
+				host = pod.Status.PodIP
+			}
+			addr := host + ":" + h.HTTPGet.Port.String()
+			run.err = fmt.Sprintf("Get %q: dial tcp %s: connect: connection refused", httpHookURL(h.HTTPGet, host), addr)
 			run.msg = fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, formatPod(pod), run.err)
 		}
 	case h.Sleep != nil:
@@ -141,14 +146,14 @@ func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.Lifec
 	return run
 }
 
-// httpHookURL is the URL an HTTP hook requests, with the pod IP left out when the hook names no
-// host: the fake runtime's pods have no network of their own.
-func httpHookURL(h *v1.HTTPGetAction) string {
+// httpHookURL is the URL an HTTP hook requests from host: the hook's own host, else the pod's
+// IP as its status shows it (the runtime's sandboxes have no address of their own).
+func httpHookURL(h *v1.HTTPGetAction, host string) string {
 	scheme := strings.ToLower(string(h.Scheme))
 	if scheme == "" {
 		scheme = "http"
 	}
-	return fmt.Sprintf("%s://%s:%s%s", scheme, h.Host, h.Port.String(), h.Path)
+	return fmt.Sprintf("%s://%s:%s%s", scheme, host, h.Port.String(), h.Path)
 }
 
 // describeHandler names what a handler the kubelet cannot run holds.
