@@ -172,3 +172,23 @@ func TestParseHookAnnotation(t *testing.T) {
 }
 
 func durp(d time.Duration) *time.Duration { return &d }
+
+// FuzzParseHookAnnotation feeds the hook annotations' parser, which reads pod metadata anyone can
+// write: it must not panic, and what it accepts must be a valid behaviour.
+func FuzzParseHookAnnotation(f *testing.F) {
+	for _, s := range []string{"fail", "3s", "fail 3s", "", "fail fail", "-1s", "1h2m3.5s fail"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseHookAnnotation(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadAnnotation) {
+				t.Errorf("ParseHookAnnotation(%q) error %v does not wrap ErrBadAnnotation", s, err)
+			}
+			return
+		}
+		if b.Duration != nil && *b.Duration < 0 {
+			t.Errorf("ParseHookAnnotation(%q) = negative duration %v", s, *b.Duration)
+		}
+	})
+}
