@@ -21,10 +21,10 @@ func TestComputePodActions(t *testing.T) {
 		return kubecontainer.ContainerStatus{Name: name, State: kubecontainer.ContainerStateExited, ExitCode: code}
 	}
 	tests := []struct {
-		name   string
-		pod    *v1.Pod
-		sbx    []kubecontainer.SandboxStatus
-		cs     []kubecontainer.ContainerStatus
+		name    string
+		pod     *v1.Pod
+		sbx     []kubecontainer.SandboxStatus
+		cs      []kubecontainer.ContainerStatus
 		want    string
 		reason  string
 		startup SidecarStartup

@@ -121,9 +121,9 @@ type killTarget struct {
 // killPlan is what stopContainers decided for one target.
 type killPlan struct {
 	t       killTarget
-	grace   int64     // seconds left for StopContainer, before the 2s floor
-	turn    time.Time // when StopContainer is called: after preStop and the ordering wait
-	hook    *hookRun  // the preStop run, if any
+	grace   int64         // seconds left for StopContainer, before the 2s floor
+	turn    time.Time     // when StopContainer is called: after preStop and the ordering wait
+	hook    *hookRun      // the preStop run, if any
 	stopFor time.Duration // how long the stop takes: the container's own stop time or the timeout
 	timeout time.Duration // StopContainer's timeout
 	code    int

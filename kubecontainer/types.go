@@ -53,9 +53,9 @@ type ContainerStatus struct {
 	RestartCount int
 	// Hash is HashContainer of the spec the instance was created from, which the kubelet keeps
 	// as a container annotation and compares with the current spec.
-	Hash uint64
-	Reason       string
-	Message      string
+	Hash    uint64
+	Reason  string
+	Message string
 }
 
 // PodStatus is everything the runtime knows about one pod at one instant: the kubelet's
