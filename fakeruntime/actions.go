@@ -75,12 +75,13 @@ func (a podActions) String() string {
 	return strings.Join(parts, " ")
 }
 
-// Kill reasons, the kubelet's containerKillReason values this runtime uses. A probe kill would
-// add LivenessProbe and StartupProbe, whose probe-level grace period replaces the pod's.
+// Kill reasons, the kubelet's containerKillReason values. A kill for a failed liveness or startup
+// probe takes the probe's own terminationGracePeriodSeconds (containerGracePeriod).
 const (
 	reasonUnknown             = "Unknown"
 	reasonFailedPostStartHook = "FailedPostStartHook"
 	reasonStartupProbe        = "StartupProbe"
+	reasonLivenessProbe       = "LivenessProbe"
 )
 
 // computePodActions decides what SyncPod does, from the pod's spec and the status the caller read

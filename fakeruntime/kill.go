@@ -340,8 +340,16 @@ func containerGracePeriod(pod *v1.Pod, c *v1.Container, reason string) int64 {
 	case pod.DeletionGracePeriodSeconds != nil:
 		return *pod.DeletionGracePeriodSeconds
 	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		if c != nil && reason == reasonStartupProbe && c.StartupProbe != nil && c.StartupProbe.TerminationGracePeriodSeconds != nil {
-			return *c.StartupProbe.TerminationGracePeriodSeconds
+		var probe *v1.Probe
+		switch {
+		case c == nil:
+		case reason == reasonStartupProbe:
+			probe = c.StartupProbe
+		case reason == reasonLivenessProbe:
+			probe = c.LivenessProbe
+		}
+		if probe != nil && probe.TerminationGracePeriodSeconds != nil {
+			return *probe.TerminationGracePeriodSeconds
 		}
 		return *pod.Spec.TerminationGracePeriodSeconds
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
@@ -114,5 +115,31 @@ func TestKillRuntimeOnlyPod(t *testing.T) {
 	want := []string{"sync", "sandbox", "pull", "pulled", "created", "started", "killing", "exited", "sandbox"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestContainerGracePeriod(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	probe := &v1.Probe{TerminationGracePeriodSeconds: i64(5)}
+	c := &v1.Container{Name: "app", LivenessProbe: probe, StartupProbe: probe}
+	pod := newPod("g", withGrace(30))
+	deleted := newPod("g", withGrace(30))
+	deleted.DeletionGracePeriodSeconds = i64(10)
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		reason string
+		want   int64
+	}{
+		{"pod grace", pod, "", 30},
+		{"liveness probe grace", pod, reasonLivenessProbe, 5},
+		{"startup probe grace", pod, reasonStartupProbe, 5},
+		{"deletion grace wins over the probe's", deleted, reasonLivenessProbe, 10},
+		{"no pod", nil, "", 2},
+	}
+	for _, tt := range tests {
+		if got := containerGracePeriod(tt.pod, c, tt.reason); got != tt.want {
+			t.Errorf("%s: containerGracePeriod() = %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }
