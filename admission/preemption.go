@@ -9,12 +9,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/apidefaults"
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 // Preemption's event and status, as pkg/kubelet/preemption writes them on a victim.
 const (
-	ReasonPreempting       = "Preempting"
+	ReasonPreempting       = events.PreemptContainer
 	MessagePreempted       = "Preempted in order to admit critical pod"
 	messageDisruption      = "Pod was preempted by Kubelet to accommodate a critical pod."
 	systemCriticalPriority = 2000000000

@@ -187,7 +187,7 @@ func nextInitContainer(pod *v1.Pod, status *kubecontainer.PodStatus) (*kubeconta
 // initContainerFailed reports whether an init container instance failed: exited non-zero, or in
 // an unknown state.
 func initContainerFailed(cs *kubecontainer.ContainerStatus) bool {
-	if cs.Reason == "OOMKilled" {
+	if cs.Reason == ReasonOOMKilled {
 		return true
 	}
 	if cs.State == kubecontainer.ContainerStateExited && cs.ExitCode != 0 {
