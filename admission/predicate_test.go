@@ -6,8 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -30,7 +30,6 @@ func testPod(name string, containers ...v1.Container) *v1.Pod {
 		Spec:       v1.PodSpec{NodeName: "node-1", Containers: containers},
 	}
 }
-
 
 func testNode(allocatable v1.ResourceList) *v1.Node {
 	return &v1.Node{

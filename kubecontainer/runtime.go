@@ -99,7 +99,9 @@ type StartError struct {
 	Cause error
 }
 
-func (e *StartError) Error() string { return "container " + e.Container + ": " + e.Message + ": " + e.Err.Error() }
+func (e *StartError) Error() string {
+	return "container " + e.Container + ": " + e.Message + ": " + e.Err.Error()
+}
 
 // Unwrap returns the reason and the cause, so that errors.Is(err, ErrRunContainer) works.
 func (e *StartError) Unwrap() []error {
