@@ -1,9 +1,12 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,10 +29,6 @@ type Devices interface {
 // node object from the API server or, without one, the node the kubelet would register.
 type NodeFunc func(ctx context.Context) (*v1.Node, error)
 
-// ActivePodsFunc returns the kubelet's GetActivePods: the admitted pods that are not finished,
-// terminating ones included.
-type ActivePodsFunc func() []*v1.Pod
-
 // KillFunc asks the pod workers to kill a pod with a status function applied to its final
 // status: the kubelet's killPodNow, without its wait.
 type KillFunc func(pod *v1.Pod, statusFn func(*v1.PodStatus))
@@ -48,8 +47,10 @@ type StatusSetter interface {
 type Options struct {
 	// Node is getNodeAnyWay. Required.
 	Node NodeFunc
-	// ActivePods lists the active pods. Required.
-	ActivePods ActivePodsFunc
+	// ActivePods yields the kubelet's GetActivePods, in any order: the pods that are not
+	// finished, terminating ones included. It is walked at every admission, so it should not
+	// copy or sort. Required.
+	ActivePods iter.Seq[*v1.Pod]
 	// Kill kills the victims of a critical pod's preemption. Required.
 	Kill KillFunc
 	// Status receives the Failed status of a rejected pod. Required.
@@ -132,17 +133,23 @@ func (a *Admitter) Admit(ctx context.Context, pod *v1.Pod) bool {
 
 // canAdmit runs the handlers over the active pods other than pod; the first refusal wins.
 func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, string) {
-	active := a.opts.ActivePods()
-	others := make([]*v1.Pod, 0, len(active))
-	for _, p := range active {
-		if p.UID != pod.UID {
-			others = append(others, p)
+	// The other pods are walked by each check that needs them, never copied: admission runs for
+	// every new pod, over every active pod.
+	others := func(yield func(*v1.Pod) bool) {
+		for p := range a.opts.ActivePods {
+			if p.UID != pod.UID && !yield(p) {
+				return
+			}
 		}
 	}
 	if d := a.opts.Devices; d != nil {
 		// The device manager's UpdateAllocatedDevices: devices of pods that are no longer
 		// active are free again before the new pod's allocation.
-		d.RemovePods(uidSet(active))
+		active := map[string]bool{string(pod.UID): true}
+		for p := range others {
+			active[string(p.UID)] = true
+		}
+		d.RemovePods(active)
 		if ok, reason, message := d.Admit(ctx, pod); !ok {
 			return false, reason, message
 		}
@@ -151,7 +158,7 @@ func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, str
 }
 
 // predicate is the predicate admit handler's Admit.
-func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others []*v1.Pod) (bool, string, string) {
+func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
 	logger := klog.FromContext(ctx)
 	node, err := a.opts.Node(ctx)
 	if err != nil {
@@ -195,7 +202,7 @@ func (a *Admitter) handleFailure(ctx context.Context, pod *v1.Pod, failures []Fa
 	if len(other) > 0 {
 		return other, nil
 	}
-	victims, err := podsToPreempt(pod, a.opts.ActivePods(), needed)
+	victims, err := podsToPreempt(pod, sortedPods(a.opts.ActivePods), needed)
 	if err != nil {
 		return nil, fmt.Errorf("preemption: error finding a set of pods to preempt: %w", err)
 	}
@@ -211,10 +218,12 @@ func (a *Admitter) handleFailure(ctx context.Context, pod *v1.Pod, failures []Fa
 	return nil, nil
 }
 
-func uidSet(pods []*v1.Pod) map[string]bool {
-	out := make(map[string]bool, len(pods))
-	for _, p := range pods {
-		out[string(p.UID)] = true
-	}
+// sortedPods lists the pods by namespace and name. The kubelet walks its active pods in map order,
+// which decides between victims that tie; here the order is the same on every run.
+func sortedPods(pods iter.Seq[*v1.Pod]) []*v1.Pod {
+	out := slices.Collect(pods)
+	slices.SortFunc(out, func(a, b *v1.Pod) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
 	return out
 }

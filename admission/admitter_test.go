@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,7 +41,7 @@ func newHarness(t *testing.T, node *v1.Node, active []*v1.Pod, devices Devices) 
 	h := &harness{statuses: statusLog{}, events: record.NewFakeRecorder(16), killedSt: map[string]v1.PodStatus{}}
 	opts := Options{
 		Node:       func(context.Context) (*v1.Node, error) { return node, nil },
-		ActivePods: func() []*v1.Pod { return active },
+		ActivePods: slices.Values(active),
 		Kill: func(pod *v1.Pod, fn func(*v1.PodStatus)) {
 			h.killed = append(h.killed, pod.Name)
 			st := v1.PodStatus{Phase: v1.PodRunning}

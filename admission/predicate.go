@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -93,7 +94,7 @@ func preCheck(pod *v1.Pod, node *v1.Node) (reason, message string, ok bool) {
 // affinity (nodeSelector and required node affinity), node name and host ports, in that order,
 // then, for a pod that is not static, an untolerated NoExecute taint. others are the active pods
 // other than pod. Requests for extended resources the node does not advertise are dropped first.
-func GeneralFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others []*v1.Pod) []Failure {
+func GeneralFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others iter.Seq[*v1.Pod]) []Failure {
 	allocatable := amountsOf(node.Status.Allocatable)
 	pod = dropMissingExtendedResources(pod, allocatable)
 	failures := fitsRequest(PodRequests(pod), allocatable, others)
@@ -126,18 +127,24 @@ func amountsOf(rl v1.ResourceList) amounts {
 // other pods: the pod count first, then, if the pod requests anything, cpu, memory,
 // ephemeral-storage and each scalar resource. The kubelet walks the scalar resources in map
 // order; here they go by name, so that the first failure reported is the same on every run.
-func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others []*v1.Pod) []Failure {
-	var used amounts
-	for _, p := range others {
-		used.add(PodRequests(p))
-	}
+func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others iter.Seq[*v1.Pod]) []Failure {
 	req := amountsOf(podRequests)
 	var out []Failure
-	if int64(len(others))+1 > allocatable.pods {
-		out = append(out, Failure{Resource: v1.ResourcePods, Requested: 1, Used: int64(len(others)), Capacity: allocatable.pods})
+	count := int64(0)
+	for range others {
+		count++
+	}
+	if count+1 > allocatable.pods {
+		out = append(out, Failure{Resource: v1.ResourcePods, Requested: 1, Used: count, Capacity: allocatable.pods})
 	}
 	if req.milliCPU == 0 && req.memory == 0 && req.ephemeralStorage == 0 && len(req.scalar) == 0 {
 		return out
+	}
+	// What the other pods ask for is summed only now: most pods ask for nothing, and admission
+	// runs for every new pod.
+	var used amounts
+	for p := range others {
+		used.add(PodRequests(p))
 	}
 	check := func(name v1.ResourceName, want, inUse, capacity int64) {
 		if want > 0 && want > capacity-inUse {
@@ -221,13 +228,13 @@ func hostPorts(pod *v1.Pod) []hostPort {
 
 // fitsPorts is the nodeports filter: a wanted port conflicts with one in use on the same protocol
 // and port when either address is 0.0.0.0 or both are the same.
-func fitsPorts(pod *v1.Pod, others []*v1.Pod) bool {
+func fitsPorts(pod *v1.Pod, others iter.Seq[*v1.Pod]) bool {
 	want := hostPorts(pod)
 	if len(want) == 0 {
 		return true
 	}
 	var used []hostPort
-	for _, p := range others {
+	for p := range others {
 		used = append(used, hostPorts(p)...)
 	}
 	for _, w := range want {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,7 +126,7 @@ func TestGeneralFilter(t *testing.T) {
 				node = testNode(alloc)
 			}
 			var got []string
-			for _, f := range GeneralFilter(klog.Background(), tc.pod, node, tc.others) {
+			for _, f := range GeneralFilter(klog.Background(), tc.pod, node, slices.Values(tc.others)) {
 				got = append(got, f.Reason()+": "+f.Message())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"iter"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,7 +39,7 @@ func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admissi
 			}
 			return local, nil
 		},
-		ActivePods: func() []*v1.Pod { return activePods(n) },
+		ActivePods: activePods(n),
 		Kill: func(pod *v1.Pod, statusFn func(*v1.PodStatus)) {
 			// killPodNow, which the kubelet blocks on until the pod is dead or a timeout; here
 			// the kill is asked for and admission goes on (docs/fidelity.md).
@@ -58,23 +59,25 @@ func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admissi
 	return admission.New(aopts)
 }
 
-// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager): every
-// pod except those whose worker has terminated and those in a terminal phase that are not being
-// terminated any more. Pods still terminating count.
-func activePods(n *Node) []*v1.Pod {
-	var out []*v1.Pod
-	for _, p := range n.Pods.GetPods() {
-		if n.Workers.IsPodKnownTerminated(p.UID) {
-			continue
+// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager), in no
+// order: every pod except those whose worker has terminated and those in a terminal phase that
+// are not being terminated any more. Pods still terminating count.
+func activePods(n *Node) iter.Seq[*v1.Pod] {
+	return func(yield func(*v1.Pod) bool) {
+		for p := range n.Pods.AllPods() {
+			if n.Workers.IsPodKnownTerminated(p.UID) {
+				continue
+			}
+			phase, ok := n.Status.GetPodPhase(p.UID)
+			if !ok {
+				phase = p.Status.Phase
+			}
+			if (phase == v1.PodSucceeded || phase == v1.PodFailed) && !n.Workers.IsPodTerminationRequested(p.UID) {
+				continue
+			}
+			if !yield(p) {
+				return
+			}
 		}
-		phase, ok := n.Status.GetPodPhase(p.UID)
-		if !ok {
-			phase = p.Status.Phase
-		}
-		if (phase == v1.PodSucceeded || phase == v1.PodFailed) && !n.Workers.IsPodTerminationRequested(p.UID) {
-			continue
-		}
-		out = append(out, p)
 	}
-	return out
 }
