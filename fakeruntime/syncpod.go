@@ -157,6 +157,7 @@ func (s *podSync) start(c *v1.Container) error {
 		return &kubecontainer.StartError{Container: c.Name, Message: err.Error(), Err: kubecontainer.ErrCreateContainerConfig, Cause: err}
 	}
 	if r.failCall(CallCreateContainer) {
+		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainer)
 		msg := "failed to create containerd container: scripted CreateContainer failure"
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
