@@ -78,6 +78,10 @@ type engine struct {
 	apiEvents record.EventRecorder // nil without the api source
 	seed      int64
 	restarts  int // kubelet restarts so far
+	// cp is the control plane beside the API server; nil without controllers and peers.
+	cp *controlPlane
+	// stopped is true between a stopNode and a startNode: nothing of the kubelet runs.
+	stopped bool
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
@@ -147,6 +151,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	}
 	e.apiEvents, e.seed = apiEvents, seed
 	if err := e.startKubelet(nil); err != nil {
+		return nil, err
+	}
+	if e.cp, err = e.newControlPlane(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -352,8 +359,12 @@ func (e *engine) interrupted(ctx context.Context) error {
 
 // wakes lists when each component next wants attention.
 func (e *engine) wakes() []time.Time {
+	out := e.controlPlaneWakes()
+	if e.stopped {
+		return out
+	}
 	loopWake, _ := e.node.Loop.NextWake()
-	out := []time.Time{loopWake}
+	out = append(out, loopWake)
 	if e.file != nil {
 		if t, ok := e.file.NextWake(); ok {
 			out = append(out, t)
@@ -382,6 +393,13 @@ func (e *engine) settle(ctx context.Context) error {
 		}
 		now := e.clk.Now()
 		progressed := false
+		if e.stopped {
+			// Only the world outside the kubelet moves.
+			if !e.advanceControlPlane(ctx) {
+				return e.checkInvariants(e.step)
+			}
+			continue
+		}
 		if e.file != nil {
 			if t, ok := e.file.NextWake(); ok && !t.After(now) {
 				u, _ := e.file.Relist() // errors are in the trace
@@ -414,6 +432,9 @@ func (e *engine) settle(ctx context.Context) error {
 		// of a runtime outage must not stop at the first failed housekeeping.
 		_ = e.node.Loop.Advance(ctx)
 		if e.pumpAPI() {
+			progressed = true
+		}
+		if e.advanceControlPlane(ctx) {
 			progressed = true
 		}
 		if wake, _ := e.node.Loop.NextWake(); !progressed && wake.After(now) {

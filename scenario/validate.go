@@ -49,6 +49,9 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	if err := s.validateSettings(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.validateControlPlane(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if i > 0 && st.At.Duration < s.Steps[i-1].At.Duration {
@@ -96,6 +99,9 @@ func (st *Step) action() (string, int) {
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
 		{"restartKubelet", st.RestartKubelet != nil},
 		{"expectMetric", st.ExpectMetric != nil},
+		{"stopNode", st.StopNode != nil},
+		{"startNode", st.StartNode != nil},
+		{"apiDeleteNode", st.APIDeleteNode != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -110,7 +116,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, stopNode, startNode, apiDeleteNode, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -146,6 +152,10 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(need("api"), podRef(st.APIDeletePod.Namespace, st.APIDeletePod.Name), err)
 	case st.APIDeleteMirrorPod != nil:
 		return errors.Join(need("api"), podRef(st.APIDeleteMirrorPod.Namespace, st.APIDeleteMirrorPod.Name))
+	case st.StopNode != nil, st.StartNode != nil:
+		return need("api")
+	case st.APIDeleteNode != nil:
+		return errors.Join(need("api"), required("name", st.APIDeleteNode.Name))
 	case st.ContainerExit != nil:
 		return errors.Join(podKey(st.ContainerExit.Pod), required("container", st.ContainerExit.Container))
 	case st.CrashLoop != nil:

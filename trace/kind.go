@@ -143,6 +143,9 @@ const (
 	KindKillSandbox        Kind = "killSandbox"
 	KindFailRuntimeCall    Kind = "failRuntimeCall"
 	KindRestartKubelet     Kind = "restartKubelet"
+	KindStopNode           Kind = "stopNode"
+	KindStartNode          Kind = "startNode"
+	KindAPIDeleteNode      Kind = "apiDeleteNode"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.

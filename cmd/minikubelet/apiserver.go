@@ -10,12 +10,14 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -26,6 +28,7 @@ type apiserverConfig struct {
 	WriteKubeconfig string
 	DataDir         string
 	Security        securityConfig
+	Controllers     string
 }
 
 func newAPIServerCommand() *cobra.Command {
@@ -53,12 +56,17 @@ token may do anything: see docs/security.md.`,
 	cmd.Flags().StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for this server to this file")
 	bindDataDir(cmd.Flags(), &cfg.DataDir)
 	cfg.Security.bind(cmd.Flags())
+	bindControllers(cmd.Flags(), &cfg.Controllers)
 	return cmd
 }
 
 func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
 	if err := cfg.Security.validate(); err != nil {
 		return err
+	}
+	names, err := controllers.ParseNames(cfg.Controllers)
+	if err != nil {
+		return fmt.Errorf("--controllers: %w", err)
 	}
 	token := cfg.Security.token()
 	srv, err := fakeapiserver.New(fakeapiserver.Options{
@@ -88,9 +96,38 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	}
 	logger.Info("Serving the fake API server", "url", sv.url, "kubeconfig", cfg.WriteKubeconfig,
 		"resources", servedResources, "storage", storage)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g := &group{cancel: cancel}
+	if err := startControllers(ctx, names, sv.restConfig(), clock.RealClock{}, trace.Discard, g); err != nil {
+		l.Close()
+		return err
+	}
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
 	fmt.Fprintf(out, "fake API server listening on %s\n", sv.url)
-	return srv.Serve(ctx, l)
+	err = srv.Serve(ctx, l)
+	cancel()
+	g.wait()
+	return errors.Join(err, g.err)
+}
+
+// startControllers runs the named controllers in g against the API server rc reaches.
+func startControllers(ctx context.Context, names []string, rc *rest.Config, clk clock.WithTicker, tracer trace.Tracer, g *group) error {
+	if len(names) == 0 {
+		return nil
+	}
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, "minikubelet-controllers"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("controllers' API client: %w", err)
+	}
+	r, err := controllers.NewRunner(controllers.RunnerOptions{Names: names, Clientset: client, Clock: clk, Tracer: tracer})
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "controllers", r.Run)
+	return nil
 }
 
 // announceKubectl prints where the API server is and a kubectl command line to paste, apart from

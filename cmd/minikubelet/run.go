@@ -132,6 +132,9 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
 		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
+		if err := startControllers(ctx, cfg.Controllers, sv.restConfig(), clk, tracer, g); err != nil {
+			return nil, err
+		}
 		if cfg.WriteKubeconfig != "" {
 			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 				return nil, err

@@ -28,6 +28,9 @@ const (
 	// --large-cluster-size-threshold.
 	unhealthyZoneThreshold = 0.55
 	largeClusterThreshold  = 50
+	// evictionPeriod is how long after a node is queued for its NoExecute taint the tainting pass
+	// takes it (scheduler.NodeEvictionPeriod); a node Ready again by then is not tainted.
+	evictionPeriod = 100 * time.Millisecond
 	// leaseNamespace holds the node leases.
 	leaseNamespace = v1.NamespaceNodeLease
 )
@@ -108,6 +111,9 @@ type Controller struct {
 	health      map[string]*health
 	zones       map[string]zoneState
 	nextMonitor time.Time
+	// tainting holds the nodes queued for a NoExecute taint and when the tainting pass takes
+	// them: the real controller's zoneNoExecuteTainter queues.
+	tainting map[string]time.Time
 }
 
 // New returns a Controller whose first health check is due at once.
@@ -115,11 +121,19 @@ func New(opts Options) (*Controller, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}}, nil
+	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}}, nil
 }
 
-// NextWake returns when the next health check is due.
-func (c *Controller) NextWake() time.Time { return c.nextMonitor }
+// NextWake returns when the next health check or tainting pass is due.
+func (c *Controller) NextWake() time.Time {
+	next := c.nextMonitor
+	for _, t := range c.tainting {
+		if t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
 
 // Sync keeps the NoSchedule condition taints of every node, and when the monitor period has
 // passed checks every node's health. It returns the first error; a failed node is retried at the
@@ -147,8 +161,34 @@ func (c *Controller) Sync(ctx context.Context) error {
 		if err := c.noScheduleTaints(ctx, node, now); err != nil {
 			errs = append(errs, err)
 		}
+		at, queued := c.tainting[node.Name]
+		if !queued || at.After(now) {
+			continue
+		}
+		// doNoExecuteTaintingPass: the condition as it is now decides; a Ready node is skipped.
+		delete(c.tainting, node.Name)
+		if cur := condition(&node.Status, v1.NodeReady); cur != nil && cur.Status != v1.ConditionTrue {
+			if err := c.noExecuteTaints(ctx, node, cur.Status, now); err != nil {
+				c.tainting[node.Name] = now.Add(evictionPeriod) // retried, as the queue retries
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.tainting) {
+		if !slicesContainsNode(nodes, name) {
+			delete(c.tainting, name)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+func slicesContainsNode(nodes []*v1.Node, name string) bool {
+	for _, n := range nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // monitor is monitorNodeHealth: it notes new and deleted nodes, updates every node's health,
@@ -214,14 +254,38 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 	taintable := c.handleDisruption(ctx, nodes, zoneConditions, now)
 	for _, node := range nodes {
 		cur, ok := current[node.Name]
-		if !ok || !taintable[zoneKey(node)] && cur.Status != v1.ConditionTrue {
-			continue
-		}
-		if err := c.noExecuteTaints(ctx, node, cur.Status, now); err != nil {
-			errs = append(errs, err)
+		switch {
+		case !ok:
+		case cur.Status == v1.ConditionTrue:
+			// markNodeAsReachable: a Ready node loses its NoExecute taints at once.
+			delete(c.tainting, node.Name)
+			if err := c.noExecuteTaints(ctx, node, cur.Status, now); err != nil {
+				errs = append(errs, err)
+			}
+		case !taintable[zoneKey(node)]:
+			// The zone's limiter is stopped: nothing is taken from its queue.
+			delete(c.tainting, node.Name)
+		case hasTaint(node.Spec.Taints, unreachableNoExecute) && cur.Status == v1.ConditionFalse,
+			hasTaint(node.Spec.Taints, notReadyNoExecute) && cur.Status == v1.ConditionUnknown:
+			// The other NoExecute taint is swapped at once, not queued.
+			if err := c.noExecuteTaints(ctx, node, cur.Status, now); err != nil {
+				errs = append(errs, err)
+			}
+		default:
+			if _, queued := c.tainting[node.Name]; !queued && !c.hasNoExecuteFor(node, cur.Status) {
+				c.tainting[node.Name] = now.Add(evictionPeriod)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// hasNoExecuteFor reports whether the node already has the NoExecute taint of status.
+func (c *Controller) hasNoExecuteFor(node *v1.Node, status v1.ConditionStatus) bool {
+	if status == v1.ConditionFalse {
+		return hasTaint(node.Spec.Taints, notReadyNoExecute)
+	}
+	return hasTaint(node.Spec.Taints, unreachableNoExecute)
 }
 
 // updateHealth is tryUpdateNodeHealth: it returns the Ready condition as observed and as it is

@@ -125,7 +125,7 @@ func (c *Controller) gcTerminated(ctx context.Context, pods []*v1.Pod) error {
 	if n <= 0 {
 		return nil
 	}
-	klog.FromContext(ctx).Info("Garbage collecting pods", "numPods", n)
+	klog.FromContext(ctx).V(2).Info("Garbage collecting pods", "numPods", n)
 	sortByEvictionAndCreation(terminated)
 	var errs []error
 	for _, p := range terminated[:n] {
@@ -205,7 +205,7 @@ func (c *Controller) gcUnscheduledTerminating(ctx context.Context, pods []*v1.Po
 // Failed (with cond, when given), then deleted with grace period 0.
 func (c *Controller) markFailedAndDelete(ctx context.Context, pod *v1.Pod, cond *v1.PodCondition, reason string) error {
 	key := kubecontainer.PodKey(pod)
-	klog.FromContext(ctx).Info("PodGC is force deleting Pod", "pod", klog.KObj(pod))
+	klog.FromContext(ctx).V(2).Info("PodGC is force deleting Pod", "pod", klog.KObj(pod))
 	if pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
 		next := pod.DeepCopy()
 		next.Status.Phase = v1.PodFailed

@@ -181,7 +181,7 @@ func (c *Controller) cancel(key, why string) {
 // delete with the pod's own grace period.
 func (c *Controller) evict(ctx context.Context, pod *v1.Pod) error {
 	key := kubecontainer.PodKey(pod)
-	klog.FromContext(ctx).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
+	klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
 	c.event(key, "Marking for deletion Pod %s")
 	next := pod.DeepCopy()
 	if setCondition(&next.Status, v1.PodCondition{
