@@ -61,7 +61,7 @@ func (e *engine) newControlPlane() (*controlPlane, error) {
 		if r, ok := recorders[source]; ok {
 			return r
 		}
-		api, err := events.NewAPIRecorder(events.APIRecorderOptions{Clock: e.clk, Client: e.client, Source: v1.EventSource{Component: source}})
+		api, err := events.NewAPIRecorder(events.APIRecorderOptions{Clock: e.clk, Client: e.client, Source: v1.EventSource{Component: source}, LastNano: &e.eventNano})
 		if err != nil {
 			return nil
 		}

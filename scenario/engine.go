@@ -80,6 +80,8 @@ type engine struct {
 	restarts  int // kubelet restarts so far
 	// cp is the control plane beside the API server; nil without controllers and peers.
 	cp *controlPlane
+	// eventNano is the name suffix counter every event recorder of the replay shares.
+	eventNano int64
 	// stopped is true between a stopNode and a startNode: nothing of the kubelet runs.
 	stopped bool
 
@@ -145,7 +147,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 		e.client = client
 		if apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: client,
-			Source: v1.EventSource{Component: "kubelet", Host: s.Node}}); err != nil {
+			Source: v1.EventSource{Component: "kubelet", Host: s.Node}, LastNano: &e.eventNano}); err != nil {
 			return nil, err
 		}
 	}
