@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -173,12 +173,9 @@ func (s *Scenario) validateControlPlane() error {
 	if (len(s.Controllers) > 0 || len(s.PeerNodes) > 0) && !s.hasSource("api") {
 		errs = append(errs, errors.New("controllers and peerNodes need the api source: add it to sources"))
 	}
-	for _, c := range s.Controllers {
-		if !slices.Contains(controllers.Names, c) {
-			errs = append(errs, fmt.Errorf("controllers: unknown controller %q", c))
-		}
-	}
-	if names, err := controllers.ParseNames(joinComma(s.Controllers)); err == nil {
+	if names, err := controllers.ParseNames(strings.Join(s.Controllers, ",")); err != nil {
+		errs = append(errs, fmt.Errorf("controllers: %w", err))
+	} else {
 		s.Controllers = names
 	}
 	for _, p := range s.PeerNodes {
@@ -187,15 +184,4 @@ func (s *Scenario) validateControlPlane() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
 }

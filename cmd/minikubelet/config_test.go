@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -47,6 +48,7 @@ func TestResolveDefaults(t *testing.T) {
 		KubeletAddr:        "127.0.0.1:10250",
 		Nodes:              1,
 		SnapshotPeriod:     defaultSnapshotPeriod,
+		Controllers:        controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -105,6 +107,7 @@ evictionHard:
 		KubeletAddr:    "127.0.0.1:10250",
 		Nodes:          1,
 		SnapshotPeriod: defaultSnapshotPeriod,
+		Controllers:    controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

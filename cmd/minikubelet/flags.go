@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/minikubelet/minikubelet/controllers"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/trace"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -174,21 +176,13 @@ func (c *Controller) Sync(ctx context.Context) error {
 			}
 		}
 	}
+	// A deleted node leaves the queue.
 	for _, name := range sortedKeys(c.tainting) {
-		if !slicesContainsNode(nodes, name) {
+		if !slices.ContainsFunc(nodes, func(n *v1.Node) bool { return n.Name == name }) {
 			delete(c.tainting, name)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func slicesContainsNode(nodes []*v1.Node, name string) bool {
-	for _, n := range nodes {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // monitor is monitorNodeHealth: it notes new and deleted nodes, updates every node's health,
@@ -479,7 +473,7 @@ func (c *Controller) nodeEvent(name, uid, reason, msg string) {
 	if c.opts.Recorder == nil {
 		return
 	}
-	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: typesUID(uid)}
+	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: types.UID(uid)}
 	if reason == "NodeNotReady" {
 		c.opts.Recorder.Eventf(ref, v1.EventTypeNormal, reason, "%s", msg)
 		return

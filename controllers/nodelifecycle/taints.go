@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/trace"
@@ -149,5 +148,3 @@ func taintDiff(a, b []v1.Taint) []v1.Taint {
 	}
 	return out
 }
-
-func typesUID(s string) types.UID { return types.UID(s) }

@@ -56,11 +56,15 @@ func TestSchedule(t *testing.T) {
 			wantMsg: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
 		{name: "untolerated taint and unschedulable node",
 			nodes: []*v1.Node{
-				node("a", func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}} }),
+				node("a", func(n *v1.Node) {
+					n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}}
+				}),
 				node("b", func(n *v1.Node) { n.Spec.Unschedulable = true }),
 			},
 			wantMsg: "0/2 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."},
-		{name: "tolerated taint", nodes: []*v1.Node{node("a", func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}} })},
+		{name: "tolerated taint", nodes: []*v1.Node{node("a", func(n *v1.Node) {
+			n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}}
+		})},
 			pod: func(p *v1.Pod) {
 				p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "x", Effect: v1.TaintEffectNoSchedule}}
 			}, wantNode: "a"},
