@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -83,7 +84,7 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, t target) error {
 		for k, v := range b.Annotations {
 			next.Annotations[k] = v
 		}
-		setPodScheduled(&next.Status, metav1.NewTime(s.now().Time))
+		apidefaults.UpdatePodCondition(&next.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, s.now().Time)
 		if dryRun {
 			return nil
 		}
@@ -102,23 +103,4 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, t target) error {
 		Status:   metav1.StatusSuccess,
 	})
 	return nil
-}
-
-// setPodScheduled makes the PodScheduled condition True, as podutil.UpdatePodCondition does: the
-// transition time moves only when the status changes.
-func setPodScheduled(st *corev1.PodStatus, now metav1.Time) {
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		if c.Type != corev1.PodScheduled {
-			continue
-		}
-		if c.Status != corev1.ConditionTrue {
-			c.LastTransitionTime = now
-		}
-		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
-		return
-	}
-	st.Conditions = append(st.Conditions, corev1.PodCondition{
-		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now,
-	})
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -370,11 +371,14 @@ func (c *Controller) markPodsNotReady(ctx context.Context, pods []*v1.Pod, nodeN
 		}
 		pod := p.DeepCopy()
 		cond := podCondition(&pod.Status, v1.PodReady)
-		if cond == nil || cond.Status == v1.ConditionFalse {
+		if cond == nil {
 			continue
 		}
-		cond.Status = v1.ConditionFalse
-		cond.LastTransitionTime = metav1.NewTime(c.opts.Clock.Now())
+		next := *cond
+		next.Status = v1.ConditionFalse
+		if !apidefaults.UpdatePodCondition(&pod.Status, next, c.opts.Clock.Now()) {
+			continue
+		}
 		if _, err := c.opts.Writer.UpdatePodStatus(ctx, pod); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue

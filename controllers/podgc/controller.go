@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -211,7 +212,7 @@ func (c *Controller) markFailedAndDelete(ctx context.Context, pod *v1.Pod, cond 
 		next.Status.Phase = v1.PodFailed
 		next.Status.ObservedGeneration = pod.Generation
 		if cond != nil {
-			setCondition(&next.Status, *cond, c.opts.Clock.Now())
+			apidefaults.UpdatePodCondition(&next.Status, *cond, c.opts.Clock.Now())
 		}
 		if _, err := c.opts.Writer.UpdatePodStatus(ctx, next); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -261,20 +262,4 @@ func hasTaintKey(n *v1.Node, key string) bool {
 		}
 	}
 	return false
-}
-
-// setCondition is UpdatePodCondition: the transition time moves only when the status changes.
-func setCondition(st *v1.PodStatus, c v1.PodCondition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	for i := range st.Conditions {
-		if st.Conditions[i].Type != c.Type {
-			continue
-		}
-		if st.Conditions[i].Status == c.Status {
-			c.LastTransitionTime = st.Conditions[i].LastTransitionTime
-		}
-		st.Conditions[i] = c
-		return
-	}
-	st.Conditions = append(st.Conditions, c)
 }

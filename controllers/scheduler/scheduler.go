@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -143,8 +144,8 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	})
 	now := s.opts.Clock.Now()
 	var errs []error
+	fp := fingerprint(nodes, used)
 	for _, pod := range pending {
-		fp := fingerprint(nodes, used)
 		if a, ok := s.unschedulable[string(pod.UID)]; ok && a.fingerprint == fp && now.Before(a.at.Add(RetryPeriod)) {
 			continue
 		}
@@ -166,6 +167,7 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 		u.pods++
 		addTo(u.requests, podRequests(pod))
 		used[node] = u
+		fp = fingerprint(nodes, used)
 	}
 	return errors.Join(errs...)
 }
@@ -261,26 +263,8 @@ func (s *Scheduler) fail(ctx context.Context, pod *v1.Pod, msg string, rejected 
 		s.opts.Recorder.Event(pod, v1.EventTypeWarning, "FailedScheduling", msg)
 	}
 	next := pod.DeepCopy()
-	cond := v1.PodCondition{Type: v1.PodScheduled, ObservedGeneration: pod.Generation, Status: v1.ConditionFalse,
-		Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(s.opts.Clock.Now())}
-	changed := true
-	found := false
-	for i := range next.Status.Conditions {
-		c := &next.Status.Conditions[i]
-		if c.Type != v1.PodScheduled {
-			continue
-		}
-		found = true
-		if c.Status == cond.Status {
-			cond.LastTransitionTime = c.LastTransitionTime
-		}
-		changed = *c != cond
-		*c = cond
-	}
-	if !found {
-		next.Status.Conditions = append(next.Status.Conditions, cond)
-	}
-	if !changed {
+	if !apidefaults.UpdatePodCondition(&next.Status, v1.PodCondition{Type: v1.PodScheduled, ObservedGeneration: pod.Generation,
+		Status: v1.ConditionFalse, Reason: reason, Message: msg}, s.opts.Clock.Now()) {
 		return nil
 	}
 	if _, err := s.opts.Writer.UpdatePodStatus(ctx, next); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

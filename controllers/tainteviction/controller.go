@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -184,7 +185,7 @@ func (c *Controller) evict(ctx context.Context, pod *v1.Pod) error {
 	klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
 	c.event(key, "Marking for deletion Pod %s")
 	next := pod.DeepCopy()
-	if setCondition(&next.Status, v1.PodCondition{
+	if apidefaults.UpdatePodCondition(&next.Status, v1.PodCondition{
 		Type: v1.DisruptionTarget, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue,
 		Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint",
 	}, c.opts.Clock.Now()) {
@@ -253,27 +254,6 @@ func minTolerationTime(tolerations []v1.Toleration) time.Duration {
 		return -1
 	}
 	return time.Duration(least) * time.Second
-}
-
-// setCondition is UpdatePodCondition: it sets the condition, moving its transition time only when
-// its status changes, and reports whether anything changed.
-func setCondition(st *v1.PodStatus, c v1.PodCondition, now time.Time) bool {
-	c.LastTransitionTime = metav1.NewTime(now)
-	for i := range st.Conditions {
-		old := &st.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		changed := old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message ||
-			old.ObservedGeneration != c.ObservedGeneration || !old.LastTransitionTime.Equal(&c.LastTransitionTime)
-		*old = c
-		return changed
-	}
-	st.Conditions = append(st.Conditions, c)
-	return true
 }
 
 func splitKey(key string) (string, string) {
