@@ -100,36 +100,44 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	used := map[string]usage{}
 	var pending []*v1.Pod
-	live := map[string]bool{}
 	for _, p := range pods {
-		live[string(p.UID)] = true
-		if p.Spec.NodeName != "" {
-			if p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
-				u := used[p.Spec.NodeName]
-				if u.requests == nil {
-					u.requests = v1.ResourceList{}
-				}
-				u.pods++
-				addTo(u.requests, podRequests(p))
-				used[p.Spec.NodeName] = u
-			}
-			continue
-		}
-		if p.DeletionTimestamp != nil || len(p.Spec.SchedulingGates) > 0 ||
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || len(p.Spec.SchedulingGates) > 0 ||
 			(p.Spec.SchedulerName != "" && p.Spec.SchedulerName != Name) ||
 			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue
 		}
 		pending = append(pending, p)
 	}
-	for uid := range s.unschedulable {
-		if !live[uid] {
-			delete(s.unschedulable, uid)
+	if len(s.unschedulable) > 0 {
+		live := map[string]bool{}
+		for _, p := range pending {
+			live[string(p.UID)] = true
+		}
+		for uid := range s.unschedulable {
+			if !live[uid] {
+				delete(s.unschedulable, uid) // bound, deleted or no longer ours
+			}
 		}
 	}
+	if len(pending) == 0 {
+		return nil
+	}
+	// What the nodes' pods use: the scheduler cache's NodeInfo.
+	used := map[string]usage{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		u := used[p.Spec.NodeName]
+		if u.requests == nil {
+			u.requests = v1.ResourceList{}
+		}
+		u.pods++
+		addTo(u.requests, podRequests(p))
+		used[p.Spec.NodeName] = u
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	// PrioritySort: higher priority first, then the older pod.
 	sort.Slice(pending, func(i, j int) bool {
 		a, b := pending[i], pending[j]

@@ -98,15 +98,32 @@ func (c *Controller) Sync(ctx context.Context) error {
 			}
 		}
 	}
-	sort.Slice(pods, func(i, j int) bool { return kubecontainer.PodKey(pods[i]) < kubecontainer.PodKey(pods[j]) })
+	// Only the pods on tainted nodes and those with an eviction scheduled matter; a fleet's other
+	// pods are skipped without building their keys.
+	type keyed struct {
+		key string
+		pod *v1.Pod
+	}
+	var relevant []keyed
 	present := map[string]*v1.Pod{}
 	for _, pod := range pods {
-		key := kubecontainer.PodKey(pod)
 		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
 			continue
 		}
+		_, tainted := taints[pod.Spec.NodeName]
+		if !tainted && len(c.scheduled) == 0 {
+			continue
+		}
+		key := kubecontainer.PodKey(pod)
+		if _, ok := c.scheduled[key]; !tainted && !ok {
+			continue
+		}
+		relevant = append(relevant, keyed{key, pod})
 		present[key] = pod
-		c.process(ctx, pod, taints[pod.Spec.NodeName], now)
+	}
+	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
+	for _, r := range relevant {
+		c.process(ctx, r.pod, taints[r.pod.Spec.NodeName], now)
 	}
 	// A pod that is gone or being deleted needs no eviction (handlePodUpdate on a deleted pod).
 	for _, key := range sortedKeys(c.scheduled) {
