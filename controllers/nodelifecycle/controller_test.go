@@ -35,18 +35,23 @@ func newClient(t *testing.T, clk *vclock.Clock) kubernetes.Interface {
 // createNode creates a Ready node whose lease was renewed now.
 func createNode(t *testing.T, c kubernetes.Interface, name string, now time.Time) {
 	t.Helper()
-	ctx := context.Background()
+	n := createBareNode(t, c, name)
 	ts := metav1.NewTime(now)
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	n, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: ts, LastTransitionTime: ts}}
-	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	renew(t, c, name, now)
+}
+
+// createBareNode creates a node whose kubelet never posted a status nor a lease.
+func createBareNode(t *testing.T, c kubernetes.Interface, name string) *v1.Node {
+	t.Helper()
+	n, err := c.CoreV1().Nodes().Create(context.Background(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func renew(t *testing.T, c kubernetes.Interface, name string, now time.Time) {
@@ -83,20 +88,29 @@ func TestHealth(t *testing.T) {
 		// at is when the state is checked.
 		at   time.Duration
 		want nodeState
+		// bare makes node-1 a node that never posted a status.
+		bare bool
 	}{
-		{"renewed lease keeps the node ready", []string{"node-2"}, 2 * time.Minute, 2 * time.Minute, nodeState{Ready: v1.ConditionTrue}},
-		{"within the grace period", []string{"node-2"}, 10 * time.Second, 60 * time.Second, nodeState{Ready: v1.ConditionTrue}},
+		{"renewed lease keeps the node ready", []string{"node-2"}, 2 * time.Minute, 2 * time.Minute, nodeState{Ready: v1.ConditionTrue}, false},
+		{"within the grace period", []string{"node-2"}, 10 * time.Second, 60 * time.Second, nodeState{Ready: v1.ConditionTrue}, false},
 		{"after the grace period", []string{"node-2"}, 10 * time.Second, 70 * time.Second, nodeState{Ready: v1.ConditionUnknown,
-			Taints: []string{"node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"}}},
+			Taints: []string{"node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"}}, false},
 		{"the only node: master disruption mode, no NoExecute taint", nil, 10 * time.Second, 70 * time.Second, nodeState{Ready: v1.ConditionUnknown,
-			Taints: []string{"node.kubernetes.io/unreachable:NoSchedule"}}},
+			Taints: []string{"node.kubernetes.io/unreachable:NoSchedule"}}, false},
+		{"never posted a status, within the startup grace period", []string{"node-2"}, 0, 55 * time.Second, nodeState{}, true},
+		{"never posted a status, after the startup grace period", []string{"node-2"}, 0, 66 * time.Second, nodeState{Ready: v1.ConditionUnknown,
+			Taints: []string{"node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := vclock.New(vclock.Epoch)
 			c := newClient(t, clk)
-			createNode(t, c, "node-1", clk.Now())
+			if tt.bare {
+				createBareNode(t, c, "node-1")
+			} else {
+				createNode(t, c, "node-1", clk.Now())
+			}
 			for _, p := range tt.peers {
 				createNode(t, c, p, clk.Now())
 			}
@@ -121,7 +135,7 @@ func TestHealth(t *testing.T) {
 				}
 				clk.Set(next)
 				if !clk.Now().Before(nextRenew) {
-					if clk.Since(vclock.Epoch) <= tt.renewUntil {
+					if !tt.bare && clk.Since(vclock.Epoch) <= tt.renewUntil {
 						renew(t, c, "node-1", clk.Now())
 					}
 					for _, p := range tt.peers {
