@@ -26,12 +26,15 @@ func TestCollect(t *testing.T) {
 		threshold int
 		at        time.Duration
 		wantGone  bool
+		// outOfService makes node n not Ready with the out-of-service taint, and p terminating.
+		outOfService bool
 	}{
-		{"orphaned, within the quarantine", false, v1.PodRunning, 0, 30 * time.Second, false},
-		{"orphaned, after the quarantine", false, v1.PodRunning, 0, 45 * time.Second, true},
-		{"bound to a node that exists", true, v1.PodRunning, 0, 5 * time.Minute, false},
-		{"terminated, under the threshold", true, v1.PodSucceeded, 0, time.Minute, false},
-		{"terminated, over the threshold", true, v1.PodSucceeded, 1, 0, true},
+		{"orphaned, within the quarantine", false, v1.PodRunning, 0, 30 * time.Second, false, false},
+		{"orphaned, after the quarantine", false, v1.PodRunning, 0, 45 * time.Second, true, false},
+		{"bound to a node that exists", true, v1.PodRunning, 0, 5 * time.Minute, false, false},
+		{"terminated, under the threshold", true, v1.PodSucceeded, 0, time.Minute, false, false},
+		{"terminated, over the threshold", true, v1.PodSucceeded, 1, 0, true, false},
+		{"terminating on an out-of-service node", true, v1.PodRunning, 0, 0, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,7 +49,11 @@ func TestCollect(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.node {
-				if _, err := c.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{}); err != nil {
+				n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+				if tt.outOfService {
+					n.Spec.Taints = []v1.Taint{{Key: v1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: v1.TaintEffectNoExecute}}
+				}
+				if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -66,6 +73,11 @@ func TestCollect(t *testing.T) {
 					t.Fatal(err)
 				}
 				names = append(names, name)
+				if tt.outOfService {
+					if err := c.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
 				clk.Set(clk.Now().Add(time.Second)) // p is the older
 			}
 			start := clk.Now()
