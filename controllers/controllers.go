@@ -79,6 +79,9 @@ type Options struct {
 	// Recorder returns the event recorder of one event source (NodeLifecycleSource, ...). Nil
 	// records no Kubernetes events.
 	Recorder func(source string) record.EventRecorder
+	// NodeMonitorPeriod and NodeMonitorGracePeriod are kube-controller-manager's
+	// --node-monitor-period and --node-monitor-grace-period; zero means the defaults (5s, 50s).
+	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
 }
 
 // New builds the named controllers' cores, in the order they must run: node lifecycle, taint
@@ -98,7 +101,8 @@ func New(opts Options) ([]Core, error) {
 		switch name {
 		case NodeLifecycle:
 			nl, err := nodelifecycle.New(nodelifecycle.Options{Clock: opts.Clock, Lister: opts.Client, Writer: opts.Client,
-				Tracer: opts.Tracer, Recorder: recorder(NodeLifecycleSource)})
+				Tracer: opts.Tracer, Recorder: recorder(NodeLifecycleSource),
+				MonitorPeriod: opts.NodeMonitorPeriod, MonitorGracePeriod: opts.NodeMonitorGracePeriod})
 			if err != nil {
 				return nil, err
 			}

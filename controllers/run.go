@@ -33,6 +33,8 @@ type RunnerOptions struct {
 	Clock clock.WithTicker
 	// Tracer receives the controllers' trace events and Kubernetes events. Required.
 	Tracer trace.Tracer
+	// NodeMonitorPeriod and NodeMonitorGracePeriod are Options' fields of the same names.
+	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
 }
 
 // Runner runs controllers on one goroutine against a live API server: informers keep caches of
@@ -81,6 +83,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	cores, err := New(Options{
 		Names: r.opts.Names, Clock: r.opts.Clock, Tracer: r.opts.Tracer, Recorder: recorder,
+		NodeMonitorPeriod: r.opts.NodeMonitorPeriod, NodeMonitorGracePeriod: r.opts.NodeMonitorGracePeriod,
 		Client: Client{Clientset: r.opts.Clientset, Nodes: nodes.Lister(), Pods: pods.Lister(), Leases: leases.Lister()},
 	})
 	if err != nil {

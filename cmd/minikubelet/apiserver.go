@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/controllers"
+	"github.com/minikubelet/minikubelet/controllers/nodelifecycle"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -29,6 +31,9 @@ type apiserverConfig struct {
 	DataDir         string
 	Security        securityConfig
 	Controllers     string
+	// NodeMonitorPeriod and NodeMonitorGracePeriod are kube-controller-manager's flags of the
+	// node lifecycle controller.
+	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
 }
 
 func newAPIServerCommand() *cobra.Command {
@@ -57,6 +62,10 @@ token may do anything: see docs/security.md.`,
 	bindDataDir(cmd.Flags(), &cfg.DataDir)
 	cfg.Security.bind(cmd.Flags())
 	bindControllers(cmd.Flags(), &cfg.Controllers)
+	cmd.Flags().DurationVar(&cfg.NodeMonitorPeriod, "node-monitor-period", nodelifecycle.DefaultMonitorPeriod,
+		"how often the node lifecycle controller checks the nodes' heartbeats (kube-controller-manager's flag)")
+	cmd.Flags().DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", nodelifecycle.DefaultMonitorGracePeriod,
+		"how long a node may go without a status or lease renewal before it is Unknown (kube-controller-manager's flag)")
 	return cmd
 }
 
@@ -99,7 +108,9 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g := &group{cancel: cancel}
-	if err := startControllers(ctx, names, sv.restConfig(), clock.RealClock{}, trace.Discard, g); err != nil {
+	ropts := controllers.RunnerOptions{Names: names, Clock: clock.RealClock{}, Tracer: trace.Discard,
+		NodeMonitorPeriod: cfg.NodeMonitorPeriod, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}
+	if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
 		l.Close()
 		return err
 	}
@@ -111,9 +122,9 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	return errors.Join(err, g.err)
 }
 
-// startControllers runs the named controllers in g against the API server rc reaches.
-func startControllers(ctx context.Context, names []string, rc *rest.Config, clk clock.WithTicker, tracer trace.Tracer, g *group) error {
-	if len(names) == 0 {
+// startControllers runs the controllers opts names in g against the API server rc reaches.
+func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *rest.Config, g *group) error {
+	if len(opts.Names) == 0 {
 		return nil
 	}
 	rc = rest.CopyConfig(rc)
@@ -122,7 +133,8 @@ func startControllers(ctx context.Context, names []string, rc *rest.Config, clk 
 	if err != nil {
 		return fmt.Errorf("controllers' API client: %w", err)
 	}
-	r, err := controllers.NewRunner(controllers.RunnerOptions{Names: names, Clientset: client, Clock: clk, Tracer: tracer})
+	opts.Clientset = client
+	r, err := controllers.NewRunner(opts)
 	if err != nil {
 		return err
 	}
