@@ -27,6 +27,10 @@ type APIRecorderOptions struct {
 	Client kubernetes.Interface
 	// Source names the recorder, as the kubelet's: component "kubelet", host the node name.
 	Source v1.EventSource
+	// LastNano, when set, is the name suffix counter shared by every recorder that writes to
+	// one server, so that two recorders' events about one object at one virtual instant get
+	// different names, as the real clock would give them. Nil keeps a counter of its own.
+	LastNano *int64
 }
 
 // APIRecorder writes Kubernetes events to the API server synchronously, on its clock: what
@@ -43,7 +47,7 @@ type APIRecorder struct {
 	correlator *record.EventCorrelator
 	// lastNano is the name suffix last used: two events at one virtual instant get successive
 	// nanoseconds, where the real clock would have moved on.
-	lastNano int64
+	lastNano *int64
 }
 
 var _ record.EventRecorder = (*APIRecorder)(nil)
@@ -53,11 +57,16 @@ func NewAPIRecorder(opts APIRecorderOptions) (*APIRecorder, error) {
 	if opts.Clock == nil || opts.Client == nil {
 		return nil, fmt.Errorf("new API event recorder: %w", errors.New("clock and client are required"))
 	}
+	last := opts.LastNano
+	if last == nil {
+		last = new(int64)
+	}
 	return &APIRecorder{
 		clock:      opts.Clock,
 		client:     opts.Client,
 		source:     opts.Source,
 		correlator: record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{Clock: opts.Clock}),
+		lastNano:   last,
 	}, nil
 }
 
@@ -87,8 +96,8 @@ func (r *APIRecorder) record(object runtime.Object, annotations map[string]strin
 		return
 	}
 	now := r.clock.Now()
-	nanos := max(now.UnixNano(), r.lastNano+1)
-	r.lastNano = nanos
+	nanos := max(now.UnixNano(), *r.lastNano+1)
+	*r.lastNano = nanos
 	namespace := ref.Namespace
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault

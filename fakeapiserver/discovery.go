@@ -98,6 +98,11 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 				Verbs: metav1.Verbs{"get", "patch", "update"},
 			})
 		}
+		if res.name == "pods" {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: metav1.Verbs{"create"},
+			})
+		}
 	}
 	if len(list.APIResources) == 0 || strings.Count(gv, "/") > 1 {
 		writeError(w, notFoundPath(r.URL.Path))

@@ -5,7 +5,8 @@
 //
 // It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
 // coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
-// selectors, the pods/status and nodes/status subresources, graceful pod deletion, metav1.Status
+// selectors, the pods/status and nodes/status subresources, pods/binding (the scheduler's way to
+// assign a pod to a node, handler_binding.go), graceful pod deletion, metav1.Status
 // errors, discovery, a small OpenAPI v3 document and server-side tables, so that both client-go
 // (typed clientsets, informers, the event recorder) and kubectl work against it unchanged.
 //

@@ -100,7 +100,10 @@ func parseTarget(gv string, segs []string) (target, bool) {
 	}
 	if len(segs) > 2 {
 		t.subresource = segs[2]
-		if t.subresource != "status" || !res.hasStatus {
+		switch {
+		case t.subresource == "status" && res.hasStatus:
+		case t.subresource == "binding" && res.name == "pods":
+		default:
 			return t, false
 		}
 	}
@@ -114,6 +117,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	isWatch := t.watch || queryBool(r, "watch")
 	var err error
 	switch {
+	case t.subresource == "binding" && r.Method == http.MethodPost:
+		err = s.bind(w, r, t)
+	case t.subresource == "binding":
+		err = methodNotAllowed(r, t.res)
 	case r.Method == http.MethodGet && (isWatch || t.name == ""):
 		if isWatch {
 			err = s.watch(w, r, t)

@@ -65,6 +65,12 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.applyFault(st)
 	case st.RestartKubelet != nil:
 		e.restartKubelet()
+	case st.StopNode != nil:
+		e.stopNode()
+	case st.StartNode != nil:
+		e.startNode()
+	case st.APIDeleteNode != nil:
+		e.apiDeleteNode(ctx, st.APIDeleteNode)
 	case st.Expect != nil:
 		e.judged(e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:

@@ -64,6 +64,10 @@ type engine struct {
 	client kubernetes.Interface  // nil without the api source
 	keep   bool                  // RunOptions.KeepEvents: forget no trace event
 	seed   int64
+	// cp is the control plane beside the API server; nil without controllers and peers.
+	cp *controlPlane
+	// eventNano is the name suffix counter every event recorder of the replay shares.
+	eventNano int64
 
 	// proc is the node the engine is working on: the one a step names, or each in turn while an
 	// instant settles; procs are every node, in the scenario's order. Code that works on one
@@ -103,6 +107,8 @@ type proc struct {
 
 	apiEvents record.EventRecorder // nil without the api source
 	restarts  int                  // kubelet restarts so far
+	// stopped is true between a stopNode and a startNode: nothing of the kubelet runs.
+	stopped bool
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
@@ -165,7 +171,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			// The kubelet's Kubernetes events go to the API server synchronously, on the
 			// virtual clock.
 			if p.apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: e.client,
-				Source: v1.EventSource{Component: "kubelet", Host: name}}); err != nil {
+				Source: v1.EventSource{Component: "kubelet", Host: name}, LastNano: &e.eventNano}); err != nil {
 				return nil, err
 			}
 		}
@@ -176,6 +182,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 	}
 	e.proc = e.procs[0]
+	if e.cp, err = e.newControlPlane(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -404,9 +413,11 @@ func (e *engine) interrupted(ctx context.Context) error {
 
 // wakes lists when each component next wants attention.
 func (e *engine) wakes() []time.Time {
-	var out []time.Time
+	out := e.controlPlaneWakes()
 	e.each(func() bool {
-		out = append(out, e.procWakes()...)
+		if !e.stopped {
+			out = append(out, e.procWakes()...)
+		}
 		return false
 	})
 	return out
@@ -449,10 +460,14 @@ func (e *engine) settle(ctx context.Context) error {
 		now := e.clk.Now()
 		// Each node in the scenario's order; a node's writes reach the others' watches in the
 		// same pass or the next.
-		progressed := e.each(func() bool { return e.settleProc(ctx, now) })
+		// A stopped node does nothing: only the world outside its kubelet moves.
+		progressed := e.each(func() bool { return !e.stopped && e.settleProc(ctx, now) })
+		if e.advanceControlPlane(ctx) {
+			progressed = true
+		}
 		idle := !progressed && !e.each(func() bool {
 			wake, _ := e.node.Loop.NextWake()
-			return !wake.After(now)
+			return !e.stopped && !wake.After(now)
 		})
 		if idle {
 			// Every instant ends settled; that is when the components must agree.

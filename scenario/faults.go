@@ -151,6 +151,7 @@ type RestartKubelet struct{}
 func (e *engine) restartKubelet() {
 	e.stepEvent(trace.KindRestartKubelet, "", "")
 	e.restarts++
+	e.stopped = false // a new process runs, whether or not the old one was stopped
 	e.pending = nil
 	if err := e.startKubelet(e.node.Runtime); err != nil {
 		e.stepError(trace.KindRestartKubelet, err)

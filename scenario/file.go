@@ -35,7 +35,12 @@ type Scenario struct {
 	// feature gates minikubelet models.
 	Settings     *Settings       `json:"settings,omitempty"`
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
-	Steps        []Step          `json:"-"`
+	// Controllers are the control-plane controllers replay runs beside the API server (package
+	// controllers); none by default. PeerNodes are other nodes, kept Ready by a heartbeat of
+	// their own, so that the cluster does not look fully disrupted when the node stops.
+	Controllers []string `json:"controllers,omitempty"`
+	PeerNodes   []string `json:"peerNodes,omitempty"`
+	Steps       []Step   `json:"-"`
 
 	// path is the file the scenario came from, for error messages.
 	path string
@@ -87,6 +92,10 @@ type Step struct {
 	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
 	RestartKubelet     *RestartKubelet     `json:"restartKubelet,omitempty"`
 	ExpectMetric       *ExpectMetric       `json:"expectMetric,omitempty"`
+	// The control-plane steps (controlplane.go).
+	StopNode      *StopNode      `json:"stopNode,omitempty"`
+	StartNode     *StartNode     `json:"startNode,omitempty"`
+	APIDeleteNode *APIDeleteNode `json:"apiDeleteNode,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.

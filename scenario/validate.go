@@ -62,6 +62,9 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	if err := s.validateSettings(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.validateControlPlane(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if i > 0 && st.At.Duration < s.Steps[i-1].At.Duration {
@@ -141,6 +144,9 @@ func (st *Step) actions() []stepAction {
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
 		{"restartKubelet", st.RestartKubelet != nil},
 		{"expectMetric", st.ExpectMetric != nil},
+		{"stopNode", st.StopNode != nil},
+		{"startNode", st.StartNode != nil},
+		{"apiDeleteNode", st.APIDeleteNode != nil},
 	}
 }
 
@@ -184,6 +190,10 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(need("api"), podRef(st.APIDeletePod.Namespace, st.APIDeletePod.Name), err)
 	case st.APIDeleteMirrorPod != nil:
 		return errors.Join(need("api"), podRef(st.APIDeleteMirrorPod.Namespace, st.APIDeleteMirrorPod.Name))
+	case st.StopNode != nil, st.StartNode != nil:
+		return need("api")
+	case st.APIDeleteNode != nil:
+		return errors.Join(need("api"), required("name", st.APIDeleteNode.Name))
 	case st.ContainerExit != nil:
 		return errors.Join(podKey(st.ContainerExit.Pod), required("container", st.ContainerExit.Container))
 	case st.CrashLoop != nil:

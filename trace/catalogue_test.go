@@ -28,6 +28,7 @@ const (
 var allComponents = []Component{
 	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, PodWorkers, WorkQueue, Runtime, PLEG,
 	Status, PodStartup, Mirror, Node, APIServer, Events, Scenario, PluginWatcher, PluginManager, DeviceManager, CSI,
+	NodeLifecycle, TaintEviction, PodGC, Scheduler,
 }
 
 // pair is one (component, kind) the trace can carry: a row of the catalogue.

@@ -27,6 +27,11 @@ const (
 	APIServer    Component = "apiserver"    // the fake API server
 	Events       Component = "events"       // the kubelet's Kubernetes event recorder
 	Scenario     Component = "scenario"     // scenario steps in replay
+	// The control-plane controllers beside the fake API server (package controllers).
+	NodeLifecycle Component = "nodelifecycle" // kube-controller-manager's node lifecycle controller
+	TaintEviction Component = "tainteviction" // kube-controller-manager's taint eviction controller
+	PodGC         Component = "podgc"         // kube-controller-manager's pod garbage collector
+	Scheduler     Component = "scheduler"     // kube-scheduler
 
 	// The plugin registration pipeline.
 	PluginWatcher Component = "pluginwatcher" // the plugin registry directory watcher

@@ -115,6 +115,7 @@ const (
 const (
 	KindStatus   Kind = "status"   // a pod's status changed
 	KindDeleting Kind = "deleting" // a graceful delete set the deletionTimestamp
+	KindBind     Kind = "bind"     // apiserver: pods/binding assigned a pod to a node; scheduler: a pod bound
 )
 
 // Kinds of the events component: the type of a Kubernetes event the kubelet records.
@@ -149,6 +150,21 @@ const (
 	KindKillSandbox        Kind = "killSandbox"
 	KindFailRuntimeCall    Kind = "failRuntimeCall"
 	KindRestartKubelet     Kind = "restartKubelet"
+	KindStopNode           Kind = "stopNode"
+	KindStartNode          Kind = "startNode"
+	KindAPIDeleteNode      Kind = "apiDeleteNode"
+)
+
+// Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.
+const (
+	KindNode          Kind = "node"          // nodelifecycle: a node registered with or removed from the controller (reason RegisteredNode, RemovingNode, NodeNotReady)
+	KindTaint         Kind = "taint"         // nodelifecycle: a taint added to a node
+	KindUntaint       Kind = "untaint"       // nodelifecycle: a taint removed from a node
+	KindNotReady      Kind = "not-ready"     // nodelifecycle: a pod of a node that stopped being Ready marked not Ready
+	KindEvictAt       Kind = "evict-at"      // tainteviction: a pod's eviction scheduled, Delay from now
+	KindEvictCancel   Kind = "evict-cancel"  // tainteviction: a scheduled eviction cancelled
+	KindEvict         Kind = "evict"         // tainteviction: a pod given the DisruptionTarget condition and deleted
+	KindUnschedulable Kind = "unschedulable" // scheduler: no node fits the pod
 )
 
 // Kinds of the plugin pipeline: pluginwatcher, pluginmanager, devicemanager and csi. The

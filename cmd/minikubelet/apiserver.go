@@ -8,14 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/controllers"
+	"github.com/minikubelet/minikubelet/controllers/nodelifecycle"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -26,6 +30,10 @@ type apiserverConfig struct {
 	WriteKubeconfig string
 	DataDir         string
 	Security        securityConfig
+	Controllers     string
+	// NodeMonitorPeriod and NodeMonitorGracePeriod are kube-controller-manager's flags of the
+	// node lifecycle controller.
+	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
 }
 
 func newAPIServerCommand() *cobra.Command {
@@ -53,12 +61,21 @@ token may do anything: see docs/security.md.`,
 	cmd.Flags().StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for this server to this file")
 	bindDataDir(cmd.Flags(), &cfg.DataDir)
 	cfg.Security.bind(cmd.Flags())
+	bindControllers(cmd.Flags(), &cfg.Controllers)
+	cmd.Flags().DurationVar(&cfg.NodeMonitorPeriod, "node-monitor-period", nodelifecycle.DefaultMonitorPeriod,
+		"how often the node lifecycle controller checks the nodes' heartbeats (kube-controller-manager's flag)")
+	cmd.Flags().DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", nodelifecycle.DefaultMonitorGracePeriod,
+		"how long a node may go without a status or lease renewal before it is Unknown (kube-controller-manager's flag)")
 	return cmd
 }
 
 func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error {
 	if err := cfg.Security.validate(); err != nil {
 		return err
+	}
+	names, err := controllers.ParseNames(cfg.Controllers)
+	if err != nil {
+		return fmt.Errorf("--controllers: %w", err)
 	}
 	token := cfg.Security.token()
 	srv, err := fakeapiserver.New(fakeapiserver.Options{
@@ -88,9 +105,41 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	}
 	logger.Info("Serving the fake API server", "url", sv.url, "kubeconfig", cfg.WriteKubeconfig,
 		"resources", servedResources, "storage", storage)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g := &group{cancel: cancel}
+	ropts := controllers.RunnerOptions{Names: names, Clock: clock.RealClock{}, Tracer: trace.Discard,
+		NodeMonitorPeriod: cfg.NodeMonitorPeriod, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}
+	if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
+		l.Close()
+		return err
+	}
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
 	fmt.Fprintf(out, "fake API server listening on %s\n", sv.url)
-	return srv.Serve(ctx, l)
+	err = srv.Serve(ctx, l)
+	cancel()
+	g.wait()
+	return errors.Join(err, g.err)
+}
+
+// startControllers runs the controllers opts names in g against the API server rc reaches.
+func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *rest.Config, g *group) error {
+	if len(opts.Names) == 0 {
+		return nil
+	}
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, "minikubelet-controllers"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("controllers' API client: %w", err)
+	}
+	opts.Clientset = client
+	r, err := controllers.NewRunner(opts)
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "controllers", r.Run)
+	return nil
 }
 
 // announceKubectl prints where the API server is and a kubectl command line to paste, apart from

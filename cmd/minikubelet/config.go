@@ -58,6 +58,8 @@ type runConfig struct {
 	Nodes          int           // how many nodes to simulate; 0 or 1 is one node named NodeName
 	NodeNamePrefix string        // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
 	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
+
+	Controllers []string // the controllers run beside the embedded API server (package controllers)
 }
 
 // syncSettings are the KubeletConfiguration fields of the sync side that have no flag here:

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -49,6 +50,7 @@ func TestResolveDefaults(t *testing.T) {
 		KubeletAddr:        "127.0.0.1:10250",
 		Nodes:              1,
 		SnapshotPeriod:     defaultSnapshotPeriod,
+		Controllers:        controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -114,6 +116,7 @@ mergeDefaultEvictionSettings: true
 		KubeletAddr:    "127.0.0.1:10250",
 		Nodes:          1,
 		SnapshotPeriod: defaultSnapshotPeriod,
+		Controllers:    controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -36,6 +37,7 @@ type runFlags struct {
 	enableServer       bool
 	nodes              int
 	nodeNamePrefix     string
+	controllers        string
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -60,6 +62,15 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
+	bindControllers(fs, &f.controllers)
+}
+
+// bindControllers adds --controllers, the control-plane controllers that run beside the fake API
+// server.
+func bindControllers(fs *pflag.FlagSet, to *string) {
+	fs.StringVar(to, "controllers", strings.Join(controllers.Names, ","),
+		"control-plane controllers to run beside the embedded API server, comma-separated: "+
+			strings.Join(controllers.Names, ", ")+"; empty runs none")
 }
 
 // resolve merges the --config file and the flags, flags winning where they were set, as the
@@ -81,6 +92,11 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
 		SnapshotPeriod:     defaultSnapshotPeriod,
 	}
+	names, err := controllers.ParseNames(f.controllers)
+	if err != nil {
+		return nil, fmt.Errorf("--controllers: %w", err)
+	}
+	cfg.Controllers = names
 	if f.enableServer {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
 	}

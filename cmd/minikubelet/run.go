@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/controllers"
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -132,6 +133,10 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
 		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
+		ropts := controllers.RunnerOptions{Names: cfg.Controllers, Clock: clk, Tracer: tracer}
+		if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
+			return nil, err
+		}
 		if cfg.WriteKubeconfig != "" {
 			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
 				return nil, err

@@ -1,0 +1,91 @@
+package controllers
+
+import (
+	"context"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+)
+
+// Client is what the controllers read and write through: client-go's typed clientset, with reads
+// served from informer listers when they are set. Objects a lister returns are shared with its
+// cache; the cores copy before they change anything. Errors are the API's, so that apierrors
+// predicates work on them.
+type Client struct {
+	// Clientset writes, and reads whatever has no lister. Required.
+	Clientset kubernetes.Interface
+	// Nodes, Pods and Leases, when set, serve the lists and gets from an informer's cache.
+	Nodes  corelisters.NodeLister
+	Pods   corelisters.PodLister
+	Leases coordinationlisters.LeaseLister
+}
+
+// ListNodes returns every node.
+func (c Client) ListNodes(ctx context.Context) ([]*v1.Node, error) {
+	if c.Nodes != nil {
+		return c.Nodes.List(labels.Everything())
+	}
+	list, err := c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Node, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// ListPods returns every pod in every namespace.
+func (c Client) ListPods(ctx context.Context) ([]*v1.Pod, error) {
+	if c.Pods != nil {
+		return c.Pods.List(labels.Everything())
+	}
+	list, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// GetLease reads one lease.
+func (c Client) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	if c.Leases != nil {
+		return c.Leases.Leases(namespace).Get(name)
+	}
+	return c.Clientset.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// UpdateNode replaces the node (its spec and metadata).
+func (c Client) UpdateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
+	return c.Clientset.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+}
+
+// UpdateNodeStatus replaces the node's status.
+func (c Client) UpdateNodeStatus(ctx context.Context, node *v1.Node) (*v1.Node, error) {
+	return c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+}
+
+// UpdatePodStatus replaces the pod's status.
+func (c Client) UpdatePodStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	return c.Clientset.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+}
+
+// DeletePod deletes the pod with opts.
+func (c Client) DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
+	return c.Clientset.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+}
+
+// Bind assigns a pod to a node through the pods/binding subresource.
+func (c Client) Bind(ctx context.Context, b *v1.Binding) error {
+	return c.Clientset.CoreV1().Pods(b.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+}

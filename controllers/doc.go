@@ -1,0 +1,20 @@
+// Package controllers runs the control-plane controllers a node depends on, beside the fake API
+// server: the node lifecycle controller and the taint eviction controller of
+// kube-controller-manager (package nodelifecycle and tainteviction, the real
+// pkg/controller/nodelifecycle and pkg/controller/tainteviction), its pod garbage collector
+// (package podgc, pkg/controller/podgc) and a small kube-scheduler (package scheduler,
+// pkg/scheduler).
+//
+// Each controller is a core on an injected clock with two methods, Sync and NextWake: Sync does
+// what is due at the clock's now and reacts to what it reads from the API server; NextWake says
+// when it next wants to run even if nothing changes. The cores read and write through small
+// interfaces they declare; Client here implements all of them over client-go, reading either
+// straight from the API server (replay, where the server answers in-process) or from informer
+// caches (run and apiserver). Runner is the thin runner: one goroutine that syncs every core when
+// its wake-up is due or when an informer saw a change, so the cores never run at once, as replay
+// runs them.
+//
+// Names lists the controllers `--controllers` may switch: nodelifecycle (with the taint
+// eviction controller, which kube-controller-manager ran inside it before v1.29), podgc and
+// scheduler.
+package controllers
