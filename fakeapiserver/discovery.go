@@ -90,7 +90,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			Verbs: verbs, ShortNames: res.shortNames,
+			Verbs: verbs, ShortNames: res.shortNames, Categories: res.categories,
 		})
 		if res.hasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{

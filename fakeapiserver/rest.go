@@ -153,6 +153,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	dryRun := isDryRun(r)
 	var out *entry
 	err = s.store.locked(func() error {
+		if err := s.admitCreate(t, obj); err != nil {
+			return err
+		}
 		if m.GetName() == "" && m.GetGenerateName() != "" {
 			for range 16 {
 				m.SetName(m.GetGenerateName() + s.store.nameSuffix())
@@ -313,8 +316,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		if err := checkPreconditions(t, old, opts.Preconditions); err != nil {
 			return err
 		}
-		if t.res.name == "pods" {
+		switch t.res.name {
+		case "pods":
 			out, removed, err = s.deletePod(t, old, opts, dryRun)
+			return err
+		case "namespaces":
+			out, removed, err = s.deleteNamespace(t, old, dryRun)
 			return err
 		}
 		removed = true

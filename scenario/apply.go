@@ -148,8 +148,13 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		cur, gerr := core.Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err = gerr; err == nil {
 			// The scenario gives the desired object; the resourceVersion and status are the
-			// server's, as with kubectl replace.
+			// server's, as with kubectl replace. So is the service account admission named at
+			// create when the pod named none: no admission plugin fills it in on update, and
+			// the spec may not change it.
 			pod.ResourceVersion, pod.UID, pod.Status = cur.ResourceVersion, cur.UID, cur.Status
+			if pod.Spec.ServiceAccountName == "" {
+				pod.Spec.ServiceAccountName = cur.Spec.ServiceAccountName
+			}
 			_, err = core.Pods(pod.Namespace).Update(ctx, pod, metav1.UpdateOptions{})
 		}
 	case st.APIUpdatePodStatus != nil:

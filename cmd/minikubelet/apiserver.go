@@ -135,7 +135,14 @@ func writeKubeconfig(path string, sv serving) error {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
+	cluster := &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
+	if len(sv.caData) == 0 {
+		// Plain HTTP (--no-tls). client-go ignores TLS settings for an http:// server, but
+		// stricter clients (the JavaScript client) refuse one unless the kubeconfig says
+		// verification is off; without a certificate authority there is nothing to verify.
+		cluster.InsecureSkipTLSVerify = true
+	}
+	kc.Clusters["minikubelet"] = cluster
 	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}
 	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
 	kc.CurrentContext = "minikubelet"
