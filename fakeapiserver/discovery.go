@@ -55,7 +55,7 @@ func groups() []metav1.APIGroup {
 		Name:             coordinationV.Group,
 		Versions:         []metav1.GroupVersionForDiscovery{gv},
 		PreferredVersion: gv,
-	}, storageGroup()}
+	}, storageGroup(), eventsGroup()}
 }
 
 func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {

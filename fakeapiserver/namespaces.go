@@ -282,10 +282,10 @@ func (s *Server) namespaceHasContent(namespace string) bool {
 	return false
 }
 
-// resource returns the store's descriptor of the resource named name.
+// resource returns the store's descriptor of the stored resource named name.
 func (st *store) resource(name string) *resource {
 	for _, res := range st.resources {
-		if res.name == name {
+		if res.name == name && !res.view {
 			return res
 		}
 	}

@@ -111,6 +111,10 @@ func parseTarget(gv string, segs []string) (target, bool) {
 }
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
+	if t.res.view {
+		s.serveEventsV1(w, r, t)
+		return
+	}
 	isWatch := t.watch || queryBool(r, "watch")
 	var err error
 	switch {

@@ -104,6 +104,7 @@ func resources() []*resource {
 		},
 		csiNodeResource(),
 		namespaceResource(),
+		eventsV1Resource(),
 	}
 }
 

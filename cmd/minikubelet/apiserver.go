@@ -103,7 +103,7 @@ func announceKubectl(w io.Writer, url, kubeconfig string) {
 }
 
 // servedResources is what the fake API server serves, for the start-up log.
-const servedResources = "core/v1 pods, nodes, events; coordination.k8s.io/v1 leases; discovery, /version, OpenAPI"
+const servedResources = "core/v1 pods, nodes, events, namespaces; coordination.k8s.io/v1 leases; events.k8s.io/v1 events; storage.k8s.io/v1 csinodes; discovery, /version, OpenAPI"
 
 // startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
 // It returns what clients need and a channel that yields Serve's result once it has stopped.
