@@ -40,7 +40,9 @@ func eventsV1Resource() *resource {
 		fieldSet: eventsV1Fields,
 		validate: func(runtime.Object) field.ErrorList { return nil },
 		columns:  eventColumns,
-		cells:    func(now time.Time, obj runtime.Object) []any { return eventCells(now, eventToCore(obj.(*eventsv1.Event))) },
+		cells: func(now time.Time, obj runtime.Object) []any {
+			return eventCells(now, eventToCore(obj.(*eventsv1.Event)))
+		},
 	}
 }
 
