@@ -236,7 +236,7 @@ func (s *Server) deleteNamespaceContent(namespace string) error {
 // finalizeNamespaces finishes the deletion of every terminating namespace that holds nothing any
 // more: the namespace controller removes the "kubernetes" finalizer through the finalize
 // subresource and then deletes the namespace, which goes at once. It runs before every request
-// and at each expiry sweep. The caller holds the store lock.
+// and after it, and at each expiry sweep. The caller holds the store lock.
 func (s *Server) finalizeNamespaces() error {
 	res := s.store.resource("namespaces")
 	for _, e := range s.store.list(res, "") {
@@ -269,6 +269,12 @@ func (s *Server) finalizeNamespaces() error {
 		}
 	}
 	return nil
+}
+
+// finalizeNow finishes the namespaces a request emptied, as the namespace controller would
+// shortly after it, so that a client waiting for one to go sees it go.
+func (s *Server) finalizeNow() {
+	_ = s.store.locked(s.finalizeNamespaces)
 }
 
 // namespaceHasContent reports whether any namespaced object is left in namespace. The caller

@@ -184,6 +184,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.serveAPI(w, r)
 	}
+	s.finalizeNow()
 }
 
 func hasPrefix(s, prefix string) bool {
