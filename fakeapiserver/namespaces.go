@@ -239,7 +239,10 @@ func (s *Server) deleteNamespaceContent(namespace string) error {
 // and after it, and at each expiry sweep. The caller holds the store lock.
 func (s *Server) finalizeNamespaces() error {
 	res := s.store.resource("namespaces")
-	for _, e := range s.store.list(res, "") {
+	if !s.anyTerminating(res) {
+		return nil // the common case, checked at every request without allocating
+	}
+	for _, e := range s.store.list(res, "") { // in name order, so that replays write alike
 		ns := e.obj.(*corev1.Namespace)
 		if ns.Status.Phase != corev1.NamespaceTerminating || s.namespaceHasContent(ns.Name) {
 			continue
@@ -269,6 +272,16 @@ func (s *Server) finalizeNamespaces() error {
 		}
 	}
 	return nil
+}
+
+// anyTerminating reports whether a namespace is terminating. The caller holds the store lock.
+func (s *Server) anyTerminating(res *resource) bool {
+	for _, e := range s.store.buckets[res.name].objects {
+		if e.obj.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
+			return true
+		}
+	}
+	return false
 }
 
 // finalizeNow finishes the namespaces a request emptied, as the namespace controller would
