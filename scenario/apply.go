@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -30,7 +31,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.serve.status, e.serve.body = st.ServeHTTP.Status, st.ServeHTTP.Content
 		e.stepEvent(trace.KindServeHTTP, "", fmt.Sprintf("%d, %d bytes", st.ServeHTTP.Status, len(st.ServeHTTP.Content)))
 	case st.APICreatePod != nil, st.APIUpdatePod != nil, st.APIUpdatePodStatus != nil,
-		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil:
+		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil, st.APICreateNamespace != nil, st.APIDeleteNamespace != nil:
 		e.applyAPI(ctx, st)
 	case st.ContainerExit != nil:
 		c := st.ContainerExit
@@ -177,6 +178,14 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		a := st.APIDeleteMirrorPod
 		e.stepEvent(trace.KindAPIDeleteMirrorPod, kubecontainer.BuildPodKey(a.Namespace, a.Name), "as kubectl delete pod")
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
+	case st.APICreateNamespace != nil:
+		name := st.APICreateNamespace.Name
+		e.stepEvent(trace.KindAPICreateNamespace, "", name)
+		_, err = core.Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	case st.APIDeleteNamespace != nil:
+		name := st.APIDeleteNamespace.Name
+		e.stepEvent(trace.KindAPIDeleteNamespace, "", name)
+		err = core.Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	}
 	if err != nil {
 		name, _ := st.action()

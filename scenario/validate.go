@@ -77,6 +77,8 @@ func (st *Step) action() (string, int) {
 		{"apiUpdatePodStatus", st.APIUpdatePodStatus != nil},
 		{"apiDeletePod", st.APIDeletePod != nil},
 		{"apiDeleteMirrorPod", st.APIDeleteMirrorPod != nil},
+		{"apiCreateNamespace", st.APICreateNamespace != nil},
+		{"apiDeleteNamespace", st.APIDeleteNamespace != nil},
 		{"containerExit", st.ContainerExit != nil},
 		{"crashLoop", st.CrashLoop != nil},
 		{"failImagePull", st.FailImagePull != nil},
@@ -146,6 +148,10 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(need("api"), podRef(st.APIDeletePod.Namespace, st.APIDeletePod.Name), err)
 	case st.APIDeleteMirrorPod != nil:
 		return errors.Join(need("api"), podRef(st.APIDeleteMirrorPod.Namespace, st.APIDeleteMirrorPod.Name))
+	case st.APICreateNamespace != nil:
+		return errors.Join(need("api"), required("name", st.APICreateNamespace.Name))
+	case st.APIDeleteNamespace != nil:
+		return errors.Join(need("api"), required("name", st.APIDeleteNamespace.Name))
 	case st.ContainerExit != nil:
 		return errors.Join(podKey(st.ContainerExit.Pod), required("container", st.ContainerExit.Container))
 	case st.CrashLoop != nil:
