@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,9 @@ var scheme = func() *runtime.Scheme {
 		panic(err)
 	}
 	if err := storagev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := eventsv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)

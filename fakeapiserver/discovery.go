@@ -55,7 +55,7 @@ func groups() []metav1.APIGroup {
 		Name:             coordinationV.Group,
 		Versions:         []metav1.GroupVersionForDiscovery{gv},
 		PreferredVersion: gv,
-	}, storageGroup()}
+	}, storageGroup(), eventsGroup()}
 }
 
 func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {
@@ -90,7 +90,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			Verbs: verbs, ShortNames: res.shortNames,
+			Verbs: verbs, ShortNames: res.shortNames, Categories: res.categories,
 		})
 		if res.hasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{

@@ -1,5 +1,6 @@
 // Package fakeapiserver is a Kubernetes API server for the objects a kubelet reads and writes: Pods
-// (API pods and mirror pods), the Node, Leases and Events. It keeps them in memory, and with
+// (API pods and mirror pods), the Node, Leases and Events (core/v1 and events.k8s.io/v1), and the
+// Namespaces they live in. It keeps them in memory, and with
 // Options.DataDir also in a bbolt database that a later server on the same directory loads
 // (persist.go).
 //
@@ -16,6 +17,11 @@
 // a bounded history of its recent watch events; a watch that resumes from a version older than the
 // history holds ends with an ERROR event carrying 410 Gone (reason Expired), which makes client-go
 // reflectors relist, as they do against a real server whose watch cache moved on.
+//
+// Lists are paged with kube-apiserver's continue tokens over consistent snapshots, and watches get
+// periodic bookmarks (paging.go, bookmarks.go). Creates go through the admission kube-apiserver's
+// default plugins apply (admission.go, namespaces.go): a namespace must exist and not be
+// terminating, and a pod gets its service account name, priority and default tolerations.
 //
 // # Pod deletion
 //

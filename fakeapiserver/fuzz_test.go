@@ -34,6 +34,12 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(0), "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", "labelSelector=a!%3D", uint8(6), "")
 	f.Add(uint8(1), "/api/v1/namespaces/default/events", "", uint8(1), "metadata: {name: e}\ninvolvedObject: {kind: Pod}")
 	f.Add(uint8(2), "/api/v1/namespaces/default/pods/p", "", uint8(2), "k8s\x00\x0a\x02v1")
+	f.Add(uint8(0), "/api/v1/pods", "limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJhIn0", uint8(0), "")
+	f.Add(uint8(3), "/apis/events.k8s.io/v1/namespaces/default/events/e", "", uint8(4), `{"note":"x"}`)
+	f.Add(uint8(1), "/apis/events.k8s.io/v1/namespaces/default/events", "", uint8(0), `{"metadata":{"name":"e"},"eventTime":"2026-01-01T00:00:00.000000Z"}`)
+	f.Add(uint8(0), "/apis/events.k8s.io/v1/events", "watch=1&fieldSelector=regarding.name%3Dp", uint8(0), "")
+	f.Add(uint8(4), "/api/v1/namespaces/kube-node-lease", "", uint8(0), "")
+	f.Add(uint8(1), "/api/v1/namespaces", "", uint8(0), `{"metadata":{"name":"team"}}`)
 	f.Fuzz(func(t *testing.T, method uint8, path, query string, contentType uint8, body string) {
 		opts := testOptions()
 		opts.MaxBodyBytes = 1 << 16

@@ -39,6 +39,7 @@ func preparePodCreate(obj runtime.Object) {
 func preparePodUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	oldPod, newPod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
 	apidefaults.SetPodDefaults(newPod)
+	admitPodUpdate(oldPod, newPod)
 	newPod.Status = *oldPod.Status.DeepCopy()
 	if equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) {
 		return nil

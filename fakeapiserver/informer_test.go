@@ -2,6 +2,10 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -97,3 +102,62 @@ func TestEventRecorder(t *testing.T) {
 		t.Errorf("second event = %s count %d, want the same event (%s) patched to count 2", second.Name, second.Count, first.Name)
 	}
 }
+
+// TestInformerWatchList runs a namespace informer with client-go's WatchListClient (on by
+// default since client-go v0.35): it must sync from one watch with sendInitialEvents, ended by
+// the initial-events bookmark, with no list request, and then see a namespace come.
+func TestInformerWatchList(t *testing.T) {
+	f := newFixture(t, fakeapiserver.Options{})
+	var mu sync.Mutex
+	var requests []string
+	cfg := f.restConfig()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			requests = append(requests, r.URL.Query().Get("watch")+" "+r.URL.Query().Get("sendInitialEvents"))
+			mu.Unlock()
+			return rt.RoundTrip(r)
+		})
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	factory := informers.NewSharedInformerFactory(client, 0)
+	inf := factory.Core().V1().Namespaces().Informer()
+	added := make(chan string, 16)
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { added <- obj.(*corev1.Namespace).Name },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer func() {
+		cancel()
+		factory.Shutdown()
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	f.createNamespace(t, "team")
+	var got []string
+	for range 5 {
+		got = append(got, <-added)
+	}
+	sort.Strings(got[:4]) // the initial sync replaces the informer's store at once, in no order
+	if want := "[default kube-node-lease kube-public kube-system team]"; fmt.Sprint(got) != want {
+		t.Errorf("namespaces the informer added = %v, want %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) == 0 || requests[0] != "true true" {
+		t.Errorf("informer requests (watch, sendInitialEvents) = %q, want a watch-list first", requests)
+	}
+	for _, r := range requests {
+		if r == " " {
+			t.Errorf("informer listed (%q), want it to sync from the watch-list alone", requests)
+		}
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

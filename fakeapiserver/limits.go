@@ -85,7 +85,7 @@ func (q *expiryQueue) due(now time.Time) []expiring {
 func (st *store) expire(now time.Time) {
 	for _, res := range st.resources {
 		b := st.buckets[res.name]
-		if b.expiry == nil {
+		if res.view || b.expiry == nil {
 			continue
 		}
 		for _, it := range b.expiry.due(now) {
@@ -103,7 +103,7 @@ func (st *store) expire(now time.Time) {
 func (s *Server) expireNow() {
 	_ = s.store.locked(func() error {
 		s.store.expire(s.clock.Now())
-		return nil
+		return s.finalizeNamespaces()
 	})
 }
 

@@ -99,7 +99,7 @@ func TestServeSweepsExpiredEvents(t *testing.T) {
 		if w := do(h, "POST", "/api/v1/namespaces/default/events", "application/json", body); w.Code != http.StatusCreated {
 			t.Fatalf("create event = %d %s", w.Code, w.Body.String())
 		}
-		c := l.dial(t, "GET /api/v1/events?watch=1&resourceVersion=1 HTTP/1.1\r\nHost: fake\r\n\r\n")
+		c := l.dial(t, "GET /api/v1/events?watch=1&resourceVersion=5 HTTP/1.1\r\nHost: fake\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -146,9 +146,9 @@ func TestHistoryBoundedInBytes(t *testing.T) {
 	if first.Type != string(watch.Error) || !strings.Contains(string(first.Object.Raw), `"code":410`) {
 		t.Errorf("watch from resourceVersion 1 after 160 KiB of pods = %s, want ERROR 410 Gone", first.Type)
 	}
-	recent := watchFirstEvent(t, f, "18")
+	recent := watchFirstEvent(t, f, fmt.Sprint(bootRV+18))
 	if recent.Type != string(watch.Added) || !strings.Contains(string(recent.Object.Raw), `"name":"pod-18"`) {
-		t.Errorf("watch from resourceVersion 18 = %s, want ADDED pod-18", recent.Type)
+		t.Errorf("watch from resourceVersion %d = %s, want ADDED pod-18", bootRV+18, recent.Type)
 	}
 }
 

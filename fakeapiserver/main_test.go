@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// bootRV is the resource version of a new server: one write for each system namespace.
+const bootRV = 4
+
 // start is the fixed instant the fake clock of every test starts at.
 var start = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
@@ -101,6 +104,16 @@ func (f *fixture) createPod(t testing.TB, pod *corev1.Pod) *corev1.Pod {
 		t.Fatalf("Create(%s/%s) = %v", pod.Namespace, pod.Name, err)
 	}
 	return got
+}
+
+// createNamespace creates a namespace, as a test must before it creates objects in any namespace
+// but the system ones.
+func (f *fixture) createNamespace(t testing.TB, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := f.client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s = %v", name, err)
+	}
 }
 
 // next returns the next watch event, failing the test if the stream ends first.

@@ -68,6 +68,9 @@ func openDisk(dir string, resources []*resource) (*disk, error) {
 func bucketNames(resources []*resource) [][]byte {
 	var out [][]byte
 	for _, res := range resources {
+		if res.view {
+			continue
+		}
 		out = append(out, []byte(res.name))
 	}
 	return out
@@ -86,6 +89,9 @@ func (d *disk) load(st *store) error {
 			st.rv = rv
 		}
 		for _, res := range st.resources {
+			if res.view {
+				continue
+			}
 			b := st.buckets[res.name]
 			b.compacted = st.rv
 			err := tx.Bucket([]byte(res.name)).ForEach(func(k, v []byte) error {

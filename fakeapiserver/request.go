@@ -114,6 +114,10 @@ func parseTarget(gv string, segs []string) (target, bool) {
 }
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
+	if t.res.view {
+		s.serveEventsV1(w, r, t)
+		return
+	}
 	isWatch := t.watch || queryBool(r, "watch")
 	var err error
 	switch {
@@ -163,6 +167,9 @@ type listOptions struct {
 	sendInitialEvents *bool
 	timeout           time.Duration
 	includeObject     metav1.IncludeObjectPolicy
+	// limit and continueToken page a list (paging.go); zero and empty for all of it.
+	limit         int64
+	continueToken string
 }
 
 func parseListOptions(r *http.Request, t target) (listOptions, error) {
@@ -172,6 +179,14 @@ func parseListOptions(r *http.Request, t target) (listOptions, error) {
 		rvMatch:         metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
 		bookmarks:       queryBool(r, "allowWatchBookmarks"),
 		includeObject:   metav1.IncludeObjectPolicy(q.Get("includeObject")),
+		continueToken:   q.Get("continue"),
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", v))
+		}
+		opts.limit = max(n, 0)
 	}
 	var err error
 	if opts.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
@@ -193,11 +208,6 @@ func parseListOptions(r *http.Request, t target) (listOptions, error) {
 		if _, err := strconv.ParseUint(opts.resourceVersion, 10, 64); err != nil {
 			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", opts.resourceVersion))
 		}
-	}
-	switch opts.rvMatch {
-	case "", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact:
-	default:
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("unsupported resourceVersionMatch %q", opts.rvMatch))
 	}
 	if v := q.Get("sendInitialEvents"); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -26,6 +26,11 @@ type resource struct {
 	hasStatus  bool // serves the status subresource
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
+	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
+	categories []string
+	// view marks a resource served by converting another resource's objects (events.k8s.io
+	// Events, eventsv1.go); it has no bucket of its own.
+	view bool
 
 	newObj func() runtime.Object
 	// fieldSet is what field selectors match against; every key is a supported field label.
@@ -80,7 +85,7 @@ func resources() []*resource {
 		},
 		{
 			name: "pods", singular: "pod", kind: "Pod", gv: coreV1, namespaced: true,
-			shortNames: []string{"po"}, hasStatus: true, returnDeleted: true,
+			shortNames: []string{"po"}, hasStatus: true, returnDeleted: true, categories: []string{"all"},
 			newObj:        func() runtime.Object { return &corev1.Pod{} },
 			fieldSet:      podFields,
 			prepareCreate: preparePodCreate,
@@ -98,6 +103,8 @@ func resources() []*resource {
 			cells:    leaseCells,
 		},
 		csiNodeResource(),
+		namespaceResource(),
+		eventsV1Resource(),
 	}
 }
 

@@ -45,8 +45,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 	return nil
 }
 
-// list serves GET of a collection. limit and continue are ignored: the whole list is one page,
-// which the API allows a server to do.
+// list serves GET of a collection, paged with limit and continue (paging.go).
 func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 	out, tableVersion, err := negotiate(r)
 	if err != nil {
@@ -56,35 +55,38 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
-	var all []*entry
-	var rv uint64
+	if err := validateListOptions(opts, false); err != nil {
+		return err
+	}
+	var page listPage
 	err = s.store.locked(func() error {
-		rv = s.store.rv
-		if err := checkListRV(opts, rv); err != nil {
-			return err
-		}
-		all = s.store.list(t.res, t.namespace)
-		return nil
+		page, err = s.listPage(t, opts)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	items := all[:0:0]
-	for _, e := range all {
-		if opts.matches(t.res, e) {
-			items = append(items, e)
-		}
-	}
+	items, rv := page.items, page.rv
 	if out == outputTable {
-		return s.writeTable(w, tableVersion, t.res, items, formatRV(rv), opts.includeObject)
+		table, err := s.buildTable(tableVersion, t.res, items, formatRV(rv), opts.includeObject, true)
+		if err != nil {
+			return err
+		}
+		table.Continue, table.RemainingItemCount = page.cont, page.remaining
+		writeJSON(w, http.StatusOK, table)
+		return nil
 	}
 	size := 128
 	for _, e := range items {
 		size += len(e.raw) + 1
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	fmt.Fprintf(buf, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`,
-		t.res.kind+"List", t.res.gv.String(), formatRV(rv))
+	listMeta, err := json.Marshal(metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(buf, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`,
+		t.res.kind+"List", t.res.gv.String(), listMeta)
 	for i, e := range items {
 		if i > 0 {
 			buf.WriteByte(',')
@@ -93,24 +95,6 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 	}
 	buf.WriteString("]}")
 	writeRaw(w, http.StatusOK, buf.Bytes())
-	return nil
-}
-
-func checkListRV(opts listOptions, current uint64) error {
-	if opts.resourceVersion == "" || opts.resourceVersion == "0" {
-		if opts.rvMatch == metav1.ResourceVersionMatchExact {
-			return apierrors.NewBadRequest("resourceVersionMatch=Exact requires a non-zero resourceVersion")
-		}
-		return nil
-	}
-	want, _ := strconv.ParseUint(opts.resourceVersion, 10, 64)
-	switch {
-	case want > current:
-		return tooLargeRV(want, current)
-	case opts.rvMatch == metav1.ResourceVersionMatchExact && want != current:
-		// Only the latest state is kept, so older snapshots are gone.
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", want, current))
-	}
 	return nil
 }
 
@@ -153,6 +137,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	dryRun := isDryRun(r)
 	var out *entry
 	err = s.store.locked(func() error {
+		if err := s.admitCreate(t, obj); err != nil {
+			return err
+		}
 		if m.GetName() == "" && m.GetGenerateName() != "" {
 			for range 16 {
 				m.SetName(m.GetGenerateName() + s.store.nameSuffix())
@@ -313,8 +300,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		if err := checkPreconditions(t, old, opts.Preconditions); err != nil {
 			return err
 		}
-		if t.res.name == "pods" {
+		switch t.res.name {
+		case "pods":
 			out, removed, err = s.deletePod(t, old, opts, dryRun)
+			return err
+		case "namespaces":
+			out, removed, err = s.deleteNamespace(t, old, dryRun)
 			return err
 		}
 		removed = true

@@ -59,19 +59,6 @@ func (b *broadcaster) fire() {
 // wait returns the channel closed at the next write.
 func (b *broadcaster) wait() <-chan struct{} { return b.ch }
 
-// waitForWrite blocks until the next write, and reports false when the watch must end instead:
-// the client went away, the server is stopping or the watch timed out.
-func (s *Server) waitForWrite(ctx context.Context, next <-chan struct{}, timeout <-chan time.Time) bool {
-	select {
-	case <-next:
-		return true
-	case <-ctx.Done():
-	case <-s.stop:
-	case <-timeout:
-	}
-	return false
-}
-
 // watchTimer returns a channel that fires after d on the server's clock, or never if d is zero
 // or the clock cannot make timers.
 func (s *Server) watchTimer(d time.Duration) (<-chan time.Time, func()) {

@@ -25,8 +25,8 @@ func TestServeStopsWatches(t *testing.T) {
 	if _, err := client.CoreV1().Pods("default").Create(context.Background(), newPod("default", "p", ""), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("Create() over Serve = %v", err)
 	}
-	if got := srv.ResourceVersion(); got != 1 {
-		t.Errorf("ResourceVersion() = %d, want 1", got)
+	if got := srv.ResourceVersion(); got != bootRV+1 {
+		t.Errorf("ResourceVersion() = %d, want %d", got, bootRV+1)
 	}
 	w, err := client.CoreV1().Pods("").Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {

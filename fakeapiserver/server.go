@@ -116,7 +116,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	return &Server{
+	s := &Server{
 		clock:   opts.Clock,
 		tracer:  opts.Tracer,
 		maxBody: opts.MaxBodyBytes,
@@ -124,7 +124,12 @@ func New(opts Options) (*Server, error) {
 		token:   opts.BearerToken,
 		store:   st,
 		stop:    make(chan struct{}),
-	}, nil
+	}
+	if err := s.bootstrapNamespaces(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // ResourceVersion returns the resource version of the latest write, so that a caller can wait
@@ -179,6 +184,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.serveAPI(w, r)
 	}
+	s.finalizeNow()
 }
 
 func hasPrefix(s, prefix string) bool {

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -69,9 +70,12 @@ func methodNotAllowed(r *http.Request, res *resource) error {
 	return apierrors.NewMethodNotSupported(res.groupResource(), r.Method)
 }
 
-func notFoundPath(path string) error {
-	return statusError(http.StatusNotFound, metav1.StatusReasonNotFound,
-		fmt.Sprintf("the server could not find the requested resource (path %s)", path))
+// notFoundPath is the answer for a path nothing is served at: kube-apiserver's go-restful
+// container answers with NewGenericServerResponse, whose details are present but empty. Clients
+// rely on that: kubectl debug reads details.name of a 404 to tell a missing subresource from a
+// missing pod, and dereferences details to do so.
+func notFoundPath(string) error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
 }
 
 func successStatus(res *resource, name string, uid string) *metav1.Status {

@@ -82,6 +82,9 @@ func newStore(o storeOptions) *store {
 		resources: resources(), buckets: map[string]*bucket{}, changed: newBroadcaster(),
 	}
 	for _, res := range st.resources {
+		if res.view {
+			continue // its objects live in another resource's bucket
+		}
 		b := &bucket{objects: map[string]*entry{}}
 		if res.name == "events" {
 			b.expiry = &expiryQueue{ttl: EventTTL}

@@ -47,14 +47,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
+	defaultWatchList(&opts)
+	if err := validateListOptions(opts, true); err != nil {
+		return err
+	}
 	sendInitial := opts.resourceVersion == "" || opts.resourceVersion == "0"
 	if opts.sendInitialEvents != nil {
-		if *opts.sendInitialEvents && opts.rvMatch != metav1.ResourceVersionMatchNotOlderThan {
-			return apierrors.NewBadRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
-		}
 		sendInitial = *opts.sendInitialEvents
-	} else if opts.rvMatch != "" {
-		return apierrors.NewBadRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
 	}
 	wt := &watcher{s: s, t: t, opts: opts, w: w, rc: http.NewResponseController(w), out: out, tablev: tablev}
 
@@ -101,6 +100,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 	}
 	timeout, stopTimer := s.watchTimer(opts.timeout)
 	defer stopTimer()
+	bookmarks := s.newBookmarker(opts)
+	defer bookmarks.stop()
 	for {
 		evs, expired, closed, next := s.store.since(t.res, from, watchBatch, epoch)
 		if closed {
@@ -122,8 +123,24 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 			}
 			continue
 		}
-		if !s.waitForWrite(r.Context(), next, timeout) {
+		if bookmarks.pending {
+			// Everything up to from is sent; the bookmark carries the latest version if no
+			// write of this resource came after from, and waits for the next round otherwise.
+			if rv, quiet := s.store.quietSince(t.res, from); quiet {
+				wt.bookmark(rv)
+				if err := wt.flush(); err != nil {
+					return wt.end(r, err)
+				}
+				from = rv
+				bookmarks.sent()
+			}
+			continue
+		}
+		switch s.waitForWriteOrBookmark(r.Context(), next, timeout, bookmarks.c()) {
+		case wokeByEnd:
 			return nil
+		case wokeByBookmark:
+			bookmarks.pending = true
 		}
 	}
 }

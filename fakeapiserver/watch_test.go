@@ -20,6 +20,7 @@ import (
 func TestWatchResume(t *testing.T) {
 	f := newFixture(t, fakeapiserver.Options{})
 	ctx := context.Background()
+	f.createNamespace(t, "other")
 	a := f.createPod(t, newPod("default", "a", ""))
 	f.createPod(t, newPod("other", "b", ""))
 	a.Labels["x"] = "y"

@@ -35,7 +35,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.serve.status, e.serve.body = st.ServeHTTP.Status, st.ServeHTTP.Content
 		e.stepEvent(trace.KindServeHTTP, "", fmt.Sprintf("%d, %d bytes", st.ServeHTTP.Status, len(st.ServeHTTP.Content)))
 	case st.APICreatePod != nil, st.APIUpdatePod != nil, st.APIUpdatePodStatus != nil,
-		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil:
+		st.APIDeletePod != nil, st.APIDeleteMirrorPod != nil, st.APICreateNamespace != nil, st.APIDeleteNamespace != nil:
 		e.applyAPI(ctx, st)
 	case st.ContainerExit != nil:
 		c := st.ContainerExit
@@ -164,8 +164,13 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		cur, gerr := core.Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err = gerr; err == nil {
 			// The scenario gives the desired object; the resourceVersion and status are the
-			// server's, as with kubectl replace.
+			// server's, as with kubectl replace. So is the service account admission named at
+			// create when the pod named none: no admission plugin fills it in on update, and
+			// the spec may not change it.
 			pod.ResourceVersion, pod.UID, pod.Status = cur.ResourceVersion, cur.UID, cur.Status
+			if pod.Spec.ServiceAccountName == "" {
+				pod.Spec.ServiceAccountName = cur.Spec.ServiceAccountName
+			}
 			_, err = core.Pods(pod.Namespace).Update(ctx, pod, metav1.UpdateOptions{})
 		}
 	case st.APIUpdatePodStatus != nil:
@@ -188,6 +193,14 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		a := st.APIDeleteMirrorPod
 		e.stepEvent(trace.KindAPIDeleteMirrorPod, kubecontainer.BuildPodKey(a.Namespace, a.Name), "as kubectl delete pod")
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
+	case st.APICreateNamespace != nil:
+		name := st.APICreateNamespace.Name
+		e.stepEvent(trace.KindAPICreateNamespace, "", name)
+		_, err = core.Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	case st.APIDeleteNamespace != nil:
+		name := st.APIDeleteNamespace.Name
+		e.stepEvent(trace.KindAPIDeleteNamespace, "", name)
+		err = core.Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	}
 	name, _ := st.action()
 	if want := expectedAPIError(st); want != "" {

@@ -26,7 +26,7 @@ var conditionTypes = []string{
 var conditionValues = []string{string(v1.ConditionTrue), string(v1.ConditionFalse), string(v1.ConditionUnknown), "absent"}
 
 // The kinds an apiObject check may read, with the kind's resource.
-var apiObjectKinds = map[string]bool{"Pod": true, "Node": true, "Lease": true, "Event": true}
+var apiObjectKinds = map[string]bool{"Pod": true, "Node": true, "Lease": true, "Event": true, "Namespace": true}
 
 // checkContainerDetails checks the container's reason, exit code and ready flag.
 func checkContainerDetails(status v1.PodStatus, x *Expect, check func(field, want, got string)) {
@@ -137,6 +137,8 @@ func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) 
 		obj, err = e.client.CoordinationV1().Leases(a.Namespace).List(ctx, list)
 	case a.Name == "" && a.Kind == "Event":
 		obj, err = e.client.CoreV1().Events(a.Namespace).List(ctx, list)
+	case a.Name == "" && a.Kind == "Namespace":
+		obj, err = e.client.CoreV1().Namespaces().List(ctx, list)
 	}
 	switch {
 	case a.Name == "":
@@ -148,6 +150,8 @@ func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) 
 		obj, err = e.client.CoordinationV1().Leases(a.Namespace).Get(ctx, a.Name, get)
 	case a.Kind == "Event":
 		obj, err = e.client.CoreV1().Events(a.Namespace).Get(ctx, a.Name, get)
+	case a.Kind == "Namespace":
+		obj, err = e.client.CoreV1().Namespaces().Get(ctx, a.Name, get)
 	}
 	if apierrors.IsNotFound(err) {
 		return "<absent>", nil
@@ -186,13 +190,14 @@ func parseJSONPath(path string) (*jsonpath.JSONPath, error) {
 func (a *APIObject) validate() error {
 	var errs []error
 	if !apiObjectKinds[a.Kind] {
-		errs = append(errs, fmt.Errorf("apiObject.kind %q: want Pod, Node, Lease or Event", a.Kind))
+		errs = append(errs, fmt.Errorf("apiObject.kind %q: want Pod, Node, Lease, Event or Namespace", a.Kind))
 	}
-	if a.Kind != "Node" && a.Kind != "" && a.Namespace == "" {
+	clusterScoped := a.Kind == "Node" || a.Kind == "Namespace"
+	if !clusterScoped && a.Kind != "" && a.Namespace == "" {
 		errs = append(errs, fmt.Errorf("apiObject.namespace is required for a %s", a.Kind))
 	}
-	if a.Kind == "Node" && a.Namespace != "" {
-		errs = append(errs, errors.New("apiObject.namespace must be empty for a Node"))
+	if clusterScoped && a.Namespace != "" {
+		errs = append(errs, fmt.Errorf("apiObject.namespace must be empty for a %s", a.Kind))
 	}
 	errs = append(errs, required("apiObject.path", a.Path))
 	if a.Path != "" {

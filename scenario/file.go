@@ -70,6 +70,8 @@ type Step struct {
 	APIUpdatePodStatus *APIUpdatePodStatus `json:"apiUpdatePodStatus,omitempty"`
 	APIDeletePod       *APIDeletePod       `json:"apiDeletePod,omitempty"`
 	APIDeleteMirrorPod *PodRef             `json:"apiDeleteMirrorPod,omitempty"`
+	APICreateNamespace *NamespaceRef       `json:"apiCreateNamespace,omitempty"`
+	APIDeleteNamespace *NamespaceRef       `json:"apiDeleteNamespace,omitempty"`
 	ContainerExit      *ContainerExit      `json:"containerExit,omitempty"`
 	CrashLoop          *CrashLoop          `json:"crashLoop,omitempty"`
 	FailImagePull      *FailImagePull      `json:"failImagePull,omitempty"`
@@ -142,6 +144,11 @@ type APIDeletePod struct {
 	Namespace          string `json:"namespace"`
 	Name               string `json:"name"`
 	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}
+
+// NamespaceRef names a namespace, for apiCreateNamespace and apiDeleteNamespace.
+type NamespaceRef struct {
+	Name string `json:"name"`
 }
 
 // PodRef names a pod by namespace and name.

@@ -123,6 +123,8 @@ func (st *Step) actions() []stepAction {
 		{"apiUpdatePodStatus", st.APIUpdatePodStatus != nil},
 		{"apiDeletePod", st.APIDeletePod != nil},
 		{"apiDeleteMirrorPod", st.APIDeleteMirrorPod != nil},
+		{"apiCreateNamespace", st.APICreateNamespace != nil},
+		{"apiDeleteNamespace", st.APIDeleteNamespace != nil},
 		{"containerExit", st.ContainerExit != nil},
 		{"crashLoop", st.CrashLoop != nil},
 		{"failImagePull", st.FailImagePull != nil},
@@ -194,6 +196,10 @@ func (st *Step) validate(sources map[string]bool) error {
 		return need("api")
 	case st.APIDeleteNode != nil:
 		return errors.Join(need("api"), required("name", st.APIDeleteNode.Name))
+	case st.APICreateNamespace != nil:
+		return errors.Join(need("api"), required("name", st.APICreateNamespace.Name))
+	case st.APIDeleteNamespace != nil:
+		return errors.Join(need("api"), required("name", st.APIDeleteNamespace.Name))
 	case st.ContainerExit != nil:
 		return errors.Join(podKey(st.ContainerExit.Pod), required("container", st.ContainerExit.Container))
 	case st.CrashLoop != nil:

@@ -16,6 +16,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -460,6 +461,11 @@ func newAPIEnv(t *testing.T, history int, pods ...*v1.Pod) (*apiEnv, func()) {
 
 func (e *apiEnv) create(t *testing.T, p *v1.Pod) {
 	t.Helper()
+	// As on a real server, the pod's namespace must exist first.
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Namespace}}
+	if _, err := e.client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s: %v", p.Namespace, err)
+	}
 	if _, err := e.client.CoreV1().Pods(p.Namespace).Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating %s/%s: %v", p.Namespace, p.Name, err)
 	}

@@ -136,6 +136,8 @@ const (
 	KindAPIUpdatePodStatus Kind = "apiUpdatePodStatus"
 	KindAPIDeletePod       Kind = "apiDeletePod"
 	KindAPIDeleteMirrorPod Kind = "apiDeleteMirrorPod"
+	KindAPICreateNamespace Kind = "apiCreateNamespace"
+	KindAPIDeleteNamespace Kind = "apiDeleteNamespace"
 	KindContainerExit      Kind = "containerExit"
 	KindCrashLoop          Kind = "crashLoop"
 	KindFailImagePull      Kind = "failImagePull"

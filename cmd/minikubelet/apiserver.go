@@ -152,7 +152,7 @@ func announceKubectl(w io.Writer, url, kubeconfig string) {
 }
 
 // servedResources is what the fake API server serves, for the start-up log.
-const servedResources = "core/v1 pods, nodes, events; coordination.k8s.io/v1 leases; discovery, /version, OpenAPI"
+const servedResources = "core/v1 pods, nodes, events, namespaces; coordination.k8s.io/v1 leases; events.k8s.io/v1 events; storage.k8s.io/v1 csinodes; discovery, /version, OpenAPI"
 
 // startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
 // It returns what clients need and a channel that yields Serve's result once it has stopped.
@@ -184,7 +184,14 @@ func writeKubeconfig(path string, sv serving) error {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["minikubelet"] = &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
+	cluster := &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
+	if len(sv.caData) == 0 {
+		// Plain HTTP (--no-tls). client-go ignores TLS settings for an http:// server, but
+		// stricter clients (the JavaScript client) refuse one unless the kubeconfig says
+		// verification is off; without a certificate authority there is nothing to verify.
+		cluster.InsecureSkipTLSVerify = true
+	}
+	kc.Clusters["minikubelet"] = cluster
 	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}
 	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
 	kc.CurrentContext = "minikubelet"
