@@ -20,6 +20,10 @@ type target struct {
 	name        string // "" for the collection
 	subresource string // "" or "status"
 	watch       bool   // the legacy /watch/ path prefix
+	// manager is the field manager a write is recorded under (fieldmanager.go).
+	manager string
+	// applied is set by a server-side apply, whose patch already recorded the managed fields.
+	applied bool
 }
 
 var served = func() map[string]*resource {
@@ -112,6 +116,7 @@ func parseTarget(gv string, segs []string) (target, bool) {
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
 	isWatch := t.watch || queryBool(r, "watch")
+	t.manager = managerOf(r)
 	var err error
 	switch {
 	case r.Method == http.MethodGet && (isWatch || t.name == ""):
