@@ -83,7 +83,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"invalid", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"x"}}`, nil, 422, metav1.StatusReasonInvalid},
 		{"putCollection", "PUT", "/api/v1/namespaces/default/pods", "application/json", podJSON, nil, 405, metav1.StatusReasonMethodNotAllowed},
 		{"postAllNamespaces", "POST", "/api/v1/pods", "application/json", podJSON, nil, 405, metav1.StatusReasonMethodNotAllowed},
-		{"deleteCollection", "DELETE", "/api/v1/namespaces/default/pods", "", "", nil, 405, metav1.StatusReasonMethodNotAllowed},
+		{"deleteCollectionAllNamespaces", "DELETE", "/api/v1/pods", "", "", nil, 405, metav1.StatusReasonMethodNotAllowed},
 		{"nameMismatch", "PUT", "/api/v1/namespaces/default/pods/other", "application/json", podJSON, nil, 400, metav1.StatusReasonBadRequest},
 		{"badDeleteOptions", "DELETE", "/api/v1/namespaces/default/pods/p", "application/json", `{"gracePeriodSeconds":"x"}`, nil, 400, metav1.StatusReasonBadRequest},
 	}

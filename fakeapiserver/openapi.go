@@ -293,6 +293,18 @@ func optionParams(opts interface{ SwaggerDoc() map[string]string }, skip ...stri
 	return out
 }
 
+// collectionDeleteParams are the delete options' parameters and the list options' that select
+// what to delete; dryRun is in both and listed once.
+func collectionDeleteParams(deleteParams, listParams []common.Parameter) []common.Parameter {
+	out := append([]common.Parameter(nil), deleteParams...)
+	for _, p := range listParams {
+		if p.Name() != "dryRun" && p.Name() != "watch" && p.Name() != "allowWatchBookmarks" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -387,11 +399,9 @@ func resourceRoutes(res *resource) *routeContainer {
 	if res.returnDeleted {
 		deleted = obj
 	}
-	if res.name == "pods" {
-		add("DELETE", collection, "delete", "Collection"+scope+kind, "deletecollection",
-			"delete collection of "+kind, with(append(append([]common.Parameter(nil), deleteParams...), listParams...)),
-			&metav1.DeleteOptions{}, response{200, &metav1.Status{}})
-	}
+	add("DELETE", collection, "delete", "Collection"+scope+kind, "deletecollection",
+		"delete collection of "+kind, with(collectionDeleteParams(deleteParams, listParams)),
+		&metav1.DeleteOptions{}, response{200, &metav1.Status{}})
 	add("GET", item, "read", scope+kind, "get", "read the specified "+kind,
 		with(nil, nameParam), nil, response{200, obj})
 	add("PUT", item, "replace", scope+kind, "put", "replace the specified "+kind,

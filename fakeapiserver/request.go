@@ -137,6 +137,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		err = s.patch(w, r, t)
 	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
 		err = s.delete(w, r, t)
+	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced):
+		err = s.deleteCollection(w, r, t)
 	default:
 		err = methodNotAllowed(r, t.res)
 	}
