@@ -278,3 +278,31 @@ spec:
 		t.Errorf("a pod with an unknown field was created")
 	}
 }
+
+// TestKubectlClientSideValidation: kubectl validates a List itself, against the /openapi/v2
+// document it downloads as protobuf, since the server cannot validate a List's items for it.
+func TestKubectlClientSideValidation(t *testing.T) {
+	f := newFixture(t, fakeapiserver.Options{})
+	k := newKubectl(t, f)
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: listed}
+  spec:
+    bogus: 1
+    containers: [{name: c, image: busybox:1.36}]
+`
+	cmd := k.command(context.Background(), "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(list)
+	out, err := cmd.CombinedOutput()
+	want := `error validating data: ValidationError(Pod.spec): unknown field "bogus" in io.k8s.api.core.v1.PodSpec`
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("kubectl apply of a List with an unknown field = %v\n%s\nwant %q", err, out, want)
+	}
+	good := strings.Replace(list, "    bogus: 1\n", "", 1)
+	if out := k.run(t, good, "apply", "-f", "-"); !strings.Contains(out, "pod/listed created") {
+		t.Errorf("kubectl apply of a valid List = %q", out)
+	}
+}
