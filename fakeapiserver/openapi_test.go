@@ -306,3 +306,29 @@ items:
 		t.Errorf("kubectl apply of a valid List = %q", out)
 	}
 }
+
+// FuzzOpenAPIAccept sends arbitrary Accept headers to the OpenAPI documents: the answer is a
+// document in a type the header allows, or 406.
+func FuzzOpenAPIAccept(f *testing.F) {
+	for _, a := range []string{"", "*/*", "application/json;q=0.1, application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+		"application/*;q=0", ";;,", "application/json;q=abc", "text/plain, */*;q=0.5"} {
+		f.Add("/openapi/v2", a)
+		f.Add("/openapi/v3/api/v1", a)
+	}
+	h := newServer(f, testOptions()).Handler()
+	f.Fuzz(func(t *testing.T, path, accept string) {
+		if path != "/openapi/v2" {
+			path = "/openapi/v3/api/v1"
+		}
+		w := do(h, "GET", path, "", "", "Accept", accept)
+		switch ct := w.Header().Get("Content-Type"); {
+		case w.Code == http.StatusNotAcceptable:
+		case w.Code != http.StatusOK || w.Body.Len() == 0:
+			t.Fatalf("GET %s Accept %q = %d with %d bytes", path, accept, w.Code, w.Body.Len())
+		case ct == "application/json" && !json.Valid(w.Body.Bytes()):
+			t.Fatalf("GET %s Accept %q = invalid JSON", path, accept)
+		case ct != "application/json" && !strings.HasSuffix(ct, "+protobuf"):
+			t.Fatalf("GET %s Accept %q = Content-Type %q", path, accept, ct)
+		}
+	})
+}
