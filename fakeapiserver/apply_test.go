@@ -237,6 +237,16 @@ spec:
 	if got := managers(pod); len(got) != 2 || got[0].Manager != "kubectl" || got[1].Manager != "other" || got[1].Operation != "Apply" {
 		t.Errorf("managers = %v, want kubectl and other applying", got)
 	}
+	// kubectl diff --server-side dry-runs the apply: it shows the change and writes nothing.
+	diff := k.command(ctx, "diff", "--server-side", "--field-manager", "other", "-f", "-")
+	diff.Stdin = strings.NewReader(strings.Replace(changed, "1.37", "1.38", 1))
+	diffOut, err := diff.CombinedOutput()
+	if !strings.Contains(string(diffOut), "+  - image: busybox:1.38") || !strings.Contains(string(diffOut), "-  - image: busybox:1.37") {
+		t.Errorf("kubectl diff --server-side = %v\n%s\nwant the image change", err, diffOut)
+	}
+	if after, err := f.client.CoreV1().Pods("default").Get(ctx, "ssa", metav1.GetOptions{}); err != nil || after.ResourceVersion != pod.ResourceVersion {
+		t.Errorf("kubectl diff wrote the pod: %v", err)
+	}
 	out2 := k.run(t, "", "get", "pod", "ssa", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}")
 	if out2 != "kubectl other" {
 		t.Errorf("kubectl get --show-managed-fields managers = %q", out2)
