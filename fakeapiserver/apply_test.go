@@ -14,6 +14,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/trace"
 )
 
 // managerEntry is a managedFields entry reduced to what the tests compare.
@@ -93,6 +94,9 @@ func TestServerSideApplyClientGo(t *testing.T) {
 	}
 	if pod.Status.Phase != corev1.PodPending || pod.Spec.RestartPolicy != corev1.RestartPolicyAlways || pod.UID == "" {
 		t.Errorf("created pod: phase %q restartPolicy %q uid %q, want the create strategy's", pod.Status.Phase, pod.Spec.RestartPolicy, pod.UID)
+	}
+	if evs := f.trace.Events(); len(evs) != 1 || evs[0].Event != trace.KindCreate || evs[0].Func != "PATCH pods" {
+		t.Errorf("trace of the apply = %+v, want one create by PATCH pods", evs)
 	}
 
 	// Applying again without a label removes it: the manager gave the field up.

@@ -242,7 +242,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 				return nil
 			case old == nil:
 				created = true
-				out, err = s.insert(t, obj, dryRun)
+				out, err = s.insert(t, obj, dryRun, "PATCH")
 				return err
 			}
 			out, err = s.applyUpdate(t, old, obj, dryRun, "PATCH")

@@ -72,7 +72,7 @@ func buildOpenAPI() (*openAPISpecs, error) {
 			GetOperationIDAndTagsFromRoute: operationIDAndTags,
 			CommonResponses:                map[int]*spec3.Response{401: {ResponseProps: spec3.ResponseProps{Description: unauthorized}}},
 			SecuritySchemes: spec3.SecuritySchemes{"BearerToken": {SecuritySchemeProps: spec3.SecuritySchemeProps{
-				Type: "http", Scheme: "bearer", Description: "Bearer Token authentication",
+				Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
 			}}},
 			DefaultSecurity: []map[string][]string{{"BearerToken": {}}},
 		})

@@ -152,7 +152,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	}
 	var out *entry
 	err = s.store.locked(func() error {
-		out, err = s.insert(t, obj, isDryRun(r))
+		out, err = s.insert(t, obj, isDryRun(r), "POST")
 		return err
 	})
 	if err != nil {
@@ -165,8 +165,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 
 // insert stores obj as a new object, after naming it, the create strategy, the managed fields of
 // the request's manager, and validation: the part of a create that holds the store lock, shared
-// by POST and by a server-side apply that creates. The caller holds the store lock.
-func (s *Server) insert(t target, obj runtime.Object, dryRun bool) (*entry, error) {
+// by POST and by a server-side apply that creates (verb PATCH, for the trace). The caller holds
+// the store lock.
+func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) (*entry, error) {
 	m := mustMeta(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		for range 16 {
@@ -199,7 +200,7 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool) (*entry, erro
 	if err != nil {
 		return nil, err
 	}
-	s.tracePod(t, trace.KindCreate, "POST", out.obj)
+	s.tracePod(t, trace.KindCreate, verb, out.obj)
 	return out, nil
 }
 
