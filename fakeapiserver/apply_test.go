@@ -41,12 +41,11 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 	pod := f.createPod(t, newPod("default", "web", "node-1"))
 	f.clock.Step(5 * time.Second)
 	pod.Status.Phase = corev1.PodRunning
-	pod, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: "kubelet"})
-	if err != nil {
+	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Step(5 * time.Second)
-	pod, err = pods.Patch(ctx, "web", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"tier":"front"}}}`), metav1.PatchOptions{FieldManager: "labeler"})
+	pod, err := pods.Patch(ctx, "web", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"tier":"front"}}}`), metav1.PatchOptions{FieldManager: "labeler"})
 	if err != nil {
 		t.Fatal(err)
 	}
