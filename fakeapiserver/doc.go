@@ -54,8 +54,9 @@
 // throughout. Work that grows with the request stays outside it: a body is decoded, and a patch
 // applied to the version it read, before the lock is taken to commit, and a patch whose object
 // changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. A server-side
-// apply is merged the same way; the managed fields of other writes are computed under the lock,
-// against the stored object they replace. The server
+// apply is merged the same way, and a create records its managed fields before taking the lock;
+// those of updates and other patches are computed under it, against the stored object they
+// replace. The server
 // starts no goroutines besides the HTTP server's and the sweep of expired Events (run.go), and the
 // only waiting is a watch request
 // waiting for the next write or for its client to take the last one.

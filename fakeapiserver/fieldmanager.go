@@ -131,7 +131,7 @@ func managerOf(r *http.Request) string {
 // the stored object, nil for a create. A server-side apply has already done so. The caller holds
 // the store lock, since the result is what is stored.
 func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object {
-	if t.applied {
+	if t.tracked {
 		return obj
 	}
 	fms, err := fieldManagers()
@@ -193,7 +193,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	fm := fms[fieldManagerKey(t.res, t.subresource)]
-	t.manager, t.applied = opts.FieldManager, true
+	t.manager, t.tracked = opts.FieldManager, true
 	force := opts.Force != nil && *opts.Force
 	dryRun := len(opts.DryRun) > 0
 	for {

@@ -22,8 +22,9 @@ type target struct {
 	watch       bool   // the legacy /watch/ path prefix
 	// manager is the field manager a write is recorded under (fieldmanager.go).
 	manager string
-	// applied is set by a server-side apply, whose patch already recorded the managed fields.
-	applied bool
+	// tracked is set once the write's managed fields are recorded: by a server-side apply, whose
+	// merge records them, and by a create, which records them before taking the store lock.
+	tracked bool
 }
 
 var served = func() map[string]*resource {

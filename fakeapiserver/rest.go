@@ -150,6 +150,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	case m.GetNamespace() != t.namespace:
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
+	// The managed fields of a create depend on the object alone, so they are computed before the
+	// lock is taken, on the object as the create strategy will leave it.
+	if t.res.prepareCreate != nil {
+		t.res.prepareCreate(obj)
+	}
+	obj = s.trackFields(t, nil, obj)
+	t.tracked = true
 	var out *entry
 	err = s.store.locked(func() error {
 		out, err = s.insert(t, obj, isDryRun(r), "POST")
@@ -269,7 +276,7 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 		next = old.obj.DeepCopyObject()
 		field := reflect.ValueOf(next).Elem().FieldByName("Status")
 		field.Set(reflect.ValueOf(newObj).Elem().FieldByName("Status"))
-		if t.applied {
+		if t.tracked {
 			// The apply recorded its fields on the object it returns.
 			mustMeta(next).SetManagedFields(nm.GetManagedFields())
 		}
