@@ -78,7 +78,7 @@ func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string)
 
 // serveResourceList serves the APIResourceList of one group version ("v1" or "group/version").
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv string) {
-	verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv,

@@ -6,10 +6,12 @@
 //
 // It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
 // coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
-// selectors, the pods/status and nodes/status subresources, pods/binding (the scheduler's way to
-// assign a pod to a node, handler_binding.go), graceful pod deletion, metav1.Status
-// errors, discovery, a small OpenAPI v3 document and server-side tables, so that both client-go
-// (typed clientsets, informers, the event recorder) and kubectl work against it unchanged.
+// selectors, the pods/status and nodes/status subresources, pods/binding (handler_binding.go),
+// graceful pod deletion, metav1.Status
+// errors, discovery, OpenAPI v2 and v3 documents with the schemas generated from the k8s.io/api
+// types (openapi.go), managed fields and server-side apply (fieldmanager.go), deletecollection and
+// server-side tables, so that both client-go (typed clientsets, apply configurations, informers,
+// the event recorder) and kubectl (explain, apply, apply --server-side) work against it unchanged.
 //
 // # Resource versions and watches
 //
@@ -58,7 +60,10 @@
 // by many goroutines and is guarded by one mutex, which every read-check-write sequence holds
 // throughout. Work that grows with the request stays outside it: a body is decoded, and a patch
 // applied to the version it read, before the lock is taken to commit, and a patch whose object
-// changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. The server
+// changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. A server-side
+// apply is merged the same way, and a create records its managed fields before taking the lock;
+// those of updates and other patches are computed under it, against the stored object they
+// replace. The server
 // starts no goroutines besides the HTTP server's and the sweep of expired Events (run.go), and the
 // only waiting is a watch request
 // waiting for the next write or for its client to take the last one.

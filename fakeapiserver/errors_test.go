@@ -67,7 +67,8 @@ func TestErrorStatuses(t *testing.T) {
 		{"badFieldValidation", "POST", "/api/v1/namespaces/default/pods?fieldValidation=Loud", "application/json", podJSON, nil, 400, metav1.StatusReasonBadRequest},
 		{"tooLarge", "POST", "/api/v1/namespaces/default/pods", "application/json", big, nil, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"unsupportedMediaType", "POST", "/api/v1/namespaces/default/pods", "text/plain", podJSON, nil, 415, metav1.StatusReasonUnsupportedMediaType},
-		{"applyPatch", "PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+yaml", "{}", nil, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"applyNoFieldManager", "PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+yaml", "{}", nil, 422, metav1.StatusReasonInvalid},
+		{"applyCBOR", "PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+cbor", "{}", nil, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"badPatch", "PATCH", "/api/v1/namespaces/default/pods/p", "application/json-patch+json", `{"not":"a list"}`, nil, 400, metav1.StatusReasonBadRequest},
 		{"notAcceptable", "GET", "/api/v1/namespaces/default/pods/p", "", "", []string{"Accept", "application/vnd.kubernetes.protobuf"}, 406, metav1.StatusReasonNotAcceptable},
 		{"badLabelSelector", "GET", "/api/v1/pods?labelSelector=a%20in%20(", "", "", nil, 400, metav1.StatusReasonBadRequest},
@@ -82,7 +83,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"invalid", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"x"}}`, nil, 422, metav1.StatusReasonInvalid},
 		{"putCollection", "PUT", "/api/v1/namespaces/default/pods", "application/json", podJSON, nil, 405, metav1.StatusReasonMethodNotAllowed},
 		{"postAllNamespaces", "POST", "/api/v1/pods", "application/json", podJSON, nil, 405, metav1.StatusReasonMethodNotAllowed},
-		{"deleteCollection", "DELETE", "/api/v1/namespaces/default/pods", "", "", nil, 405, metav1.StatusReasonMethodNotAllowed},
+		{"deleteCollectionAllNamespaces", "DELETE", "/api/v1/pods", "", "", nil, 405, metav1.StatusReasonMethodNotAllowed},
 		{"nameMismatch", "PUT", "/api/v1/namespaces/default/pods/other", "application/json", podJSON, nil, 400, metav1.StatusReasonBadRequest},
 		{"badDeleteOptions", "DELETE", "/api/v1/namespaces/default/pods/p", "application/json", `{"gracePeriodSeconds":"x"}`, nil, 400, metav1.StatusReasonBadRequest},
 	}
@@ -138,6 +139,7 @@ func TestDiscovery(t *testing.T) {
 		{"/apis/coordination.k8s.io/v1", `"name":"leases"`},
 		{"/openapi/v3", `"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=`},
 		{"/openapi/v3/api/v1", `"name":"fieldValidation"`},
+		{"/openapi/v2", `"swagger":"2.0"`},
 		{"/healthz", "ok"},
 	}
 	for _, tc := range tests {
@@ -147,7 +149,7 @@ func TestDiscovery(t *testing.T) {
 			t.Errorf("GET %s = %d %s, want 200 containing %s", tc.path, w.Code, body, tc.want)
 		}
 	}
-	for _, path := range []string{"/openapi/v2", "/api/v2", "/apis/apps", "/apis/apps/v1"} {
+	for _, path := range []string{"/openapi/v3/apis/apps/v1", "/api/v2", "/apis/apps", "/apis/apps/v1"} {
 		if w := do(h, "GET", path, "", ""); w.Code != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", path, w.Code)
 		}

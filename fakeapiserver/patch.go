@@ -40,7 +40,7 @@ func limitJSONPatchCopies() {
 }
 
 // patch serves PATCH of an object or its status. JSON patch, JSON merge patch and strategic merge
-// patch are supported; server-side apply is not.
+// patch are supported here; server-side apply is fieldmanager.go's.
 //
 // The patch is applied and its result decoded without the store lock, to the version read
 // before; the write then commits only if the object is still that version, and otherwise the
@@ -57,6 +57,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	}
 	switch types.PatchType(pt) {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.ApplyYAMLPatchType:
+		return s.apply(w, r, t)
 	default:
 		return unsupportedMediaType(pt)
 	}

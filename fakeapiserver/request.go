@@ -20,6 +20,11 @@ type target struct {
 	name        string // "" for the collection
 	subresource string // "" or "status"
 	watch       bool   // the legacy /watch/ path prefix
+	// manager is the field manager a write is recorded under (fieldmanager.go).
+	manager string
+	// tracked is set once the write's managed fields are recorded: by a server-side apply, whose
+	// merge records them, and by a create, which records them before taking the store lock.
+	tracked bool
 }
 
 var served = func() map[string]*resource {
@@ -119,6 +124,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		return
 	}
 	isWatch := t.watch || queryBool(r, "watch")
+	t.manager = managerOf(r)
 	var err error
 	switch {
 	case t.subresource == "binding" && r.Method == http.MethodPost:
@@ -143,6 +149,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		err = s.patch(w, r, t)
 	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
 		err = s.delete(w, r, t)
+	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced):
+		err = s.deleteCollection(w, r, t)
 	default:
 		err = methodNotAllowed(r, t.res)
 	}

@@ -134,44 +134,17 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	case m.GetNamespace() != t.namespace:
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	dryRun := isDryRun(r)
+	// The managed fields of a create depend on the object alone, so they are computed before the
+	// lock is taken, on the object as the create strategy will leave it.
+	if t.res.prepareCreate != nil {
+		t.res.prepareCreate(obj)
+	}
+	obj = s.trackFields(t, nil, obj)
+	t.tracked = true
 	var out *entry
 	err = s.store.locked(func() error {
-		if err := s.admitCreate(t, obj); err != nil {
-			return err
-		}
-		if m.GetName() == "" && m.GetGenerateName() != "" {
-			for range 16 {
-				m.SetName(m.GetGenerateName() + s.store.nameSuffix())
-				if _, taken := s.store.get(t.res, m.GetNamespace(), m.GetName()); !taken {
-					break
-				}
-			}
-		}
-		m.SetUID(s.store.newUID())
-		m.SetCreationTimestamp(s.now())
-		m.SetResourceVersion("")
-		m.SetDeletionTimestamp(nil)
-		m.SetDeletionGracePeriodSeconds(nil)
-		m.SetManagedFields(nil)
-		if t.res.prepareCreate != nil {
-			t.res.prepareCreate(obj)
-		}
-		if errs := t.res.validate(obj); len(errs) > 0 {
-			return apierrors.NewInvalid(t.res.gvk().GroupKind(), m.GetName(), errs)
-		}
-		if _, exists := s.store.get(t.res, m.GetNamespace(), m.GetName()); exists {
-			return apierrors.NewAlreadyExists(t.res.groupResource(), m.GetName())
-		}
-		if dryRun {
-			out, err = dryRunEntry(t.res, obj)
-			return err
-		}
-		if out, err = s.store.commit(t.res, watch.Added, obj, nil); err != nil {
-			return err
-		}
-		s.tracePod(t, trace.KindCreate, "POST", out.obj)
-		return nil
+		out, err = s.insert(t, obj, isDryRun(r), "POST")
+		return err
 	})
 	if err != nil {
 		return err
@@ -179,6 +152,52 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	writeWarnings(w, warnings)
 	writeRaw(w, http.StatusCreated, out.raw)
 	return nil
+}
+
+// insert stores obj as a new object, after naming it, the create strategy, the managed fields of
+// the request's manager, and validation: the part of a create that holds the store lock, shared
+// by POST and by a server-side apply that creates (verb PATCH, for the trace). The caller holds
+// the store lock.
+func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) (*entry, error) {
+	// Admission mutates after the managed fields were computed, as in kube-apiserver, where what
+	// mutating admission sets is owned by no manager.
+	if err := s.admitCreate(t, obj); err != nil {
+		return nil, err
+	}
+	m := mustMeta(obj)
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		for range 16 {
+			m.SetName(m.GetGenerateName() + s.store.nameSuffix())
+			if _, taken := s.store.get(t.res, m.GetNamespace(), m.GetName()); !taken {
+				break
+			}
+		}
+	}
+	m.SetUID(s.store.newUID())
+	m.SetCreationTimestamp(s.now())
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	if t.res.prepareCreate != nil {
+		t.res.prepareCreate(obj)
+	}
+	obj = s.trackFields(t, nil, obj)
+	m = mustMeta(obj)
+	if errs := t.res.validate(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(t.res.gvk().GroupKind(), m.GetName(), errs)
+	}
+	if _, exists := s.store.get(t.res, m.GetNamespace(), m.GetName()); exists {
+		return nil, apierrors.NewAlreadyExists(t.res.groupResource(), m.GetName())
+	}
+	if dryRun {
+		return dryRunEntry(t.res, obj)
+	}
+	out, err := s.store.commit(t.res, watch.Added, obj, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.tracePod(t, trace.KindCreate, verb, out.obj)
+	return out, nil
 }
 
 func dryRunEntry(res *resource, obj runtime.Object) (*entry, error) {
@@ -246,6 +265,10 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 		next = old.obj.DeepCopyObject()
 		field := reflect.ValueOf(next).Elem().FieldByName("Status")
 		field.Set(reflect.ValueOf(newObj).Elem().FieldByName("Status"))
+		if t.tracked {
+			// The apply recorded its fields on the object it returns.
+			mustMeta(next).SetManagedFields(nm.GetManagedFields())
+		}
 	} else {
 		nm.SetName(om.GetName())
 		nm.SetNamespace(om.GetNamespace())
@@ -260,6 +283,7 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 			}
 		}
 	}
+	next = s.trackFields(t, old.obj, next)
 	if errs := res.validate(next); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}

@@ -26,7 +26,10 @@ func TestEvictionTime(t *testing.T) {
 		// want is when the pod is evicted, counted from the taint; negative means never (within 1h).
 		want time.Duration
 	}{
-		{"untolerated: at once", nil, 0},
+		// The API server's DefaultTolerationSeconds gives a pod that tolerates neither the
+		// unreachable nor the not-ready taint both, for 300s, as kube-apiserver does.
+		{"no tolerations of its own: the API server's 300s", nil, 300 * time.Second},
+		{"tolerationSeconds 0: at once", []v1.Toleration{{Key: unreachable.Key, Operator: unreachable.Operator, Effect: unreachable.Effect, TolerationSeconds: ptr.To[int64](0)}}, 0},
 		{"tolerated for 300s", []v1.Toleration{{Key: unreachable.Key, Operator: unreachable.Operator, Effect: unreachable.Effect, TolerationSeconds: ptr.To[int64](300)}}, 300 * time.Second},
 		{"the smallest tolerationSeconds", []v1.Toleration{
 			{Operator: v1.TolerationOpExists, TolerationSeconds: ptr.To[int64](600)},
