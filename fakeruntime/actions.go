@@ -19,6 +19,9 @@ type podActions struct {
 	attempt       int
 	// nextInit is the init container to start, if initialization is not done.
 	nextInit *v1.Container
+	// kill lists the running containers to stop before the starts, in spec order: those whose
+	// liveness or startup probe failed.
+	kill []containerKill
 	// start lists the regular containers to start, in spec order.
 	start []*v1.Container
 	// why says why the pod is killed, for the trace.
@@ -26,8 +29,25 @@ type podActions struct {
 }
 
 func (a podActions) empty() bool {
-	return !a.killPod && !a.createSandbox && a.nextInit == nil && len(a.start) == 0
+	return !a.killPod && !a.createSandbox && a.nextInit == nil && len(a.start) == 0 && len(a.kill) == 0
 }
+
+// containerKill is one entry of the kubelet's ContainersToKill.
+type containerKill struct {
+	id        string
+	container *v1.Container
+	// message is the Killing event's message; reason is the kubelet's containerKillReason.
+	message string
+	reason  killReason
+}
+
+// killReason is the kubelet's containerKillReason: why one container is stopped.
+type killReason string
+
+const (
+	reasonLivenessProbe killReason = "LivenessProbe"
+	reasonStartupProbe  killReason = "StartupProbe"
+)
 
 // String summarises the actions for the trace, for example "kill sandbox(attempt=1) init=setup".
 func (a podActions) String() string {
@@ -41,6 +61,13 @@ func (a podActions) String() string {
 	if a.nextInit != nil {
 		parts = append(parts, "init="+a.nextInit.Name)
 	}
+	if len(a.kill) > 0 {
+		names := make([]string, len(a.kill))
+		for i, k := range a.kill {
+			names[i] = k.container.Name
+		}
+		parts = append(parts, "killContainers=["+strings.Join(names, " ")+"]")
+	}
 	if len(a.start) > 0 {
 		names := make([]string, len(a.start))
 		for i, c := range a.start {
@@ -52,8 +79,9 @@ func (a podActions) String() string {
 }
 
 // computePodActions decides what SyncPod does, from the pod's spec and the status the caller read
-// from the pod cache: the kubelet's computePodActions for pods without sidecars.
-func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions {
+// from the pod cache: the kubelet's computePodActions for pods without sidecars. probes are the
+// liveness and startup results; nil has none.
+func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus, probes kubecontainer.ProbeResults) podActions {
 	create, attempt := sandboxChanged(status)
 	acts := podActions{killPod: create, createSandbox: create, attempt: attempt}
 	if create {
@@ -108,13 +136,52 @@ func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions 
 			}
 			continue
 		}
+		if k, ok := probeKill(pod, c, cs, probes); ok {
+			if restartOnProbeFailure(pod, c) {
+				k.message += ", will be restarted"
+				acts.start = append(acts.start, c)
+			}
+			acts.kill = append(acts.kill, k)
+			continue
+		}
 		keep++
 	}
 	if keep == 0 && len(acts.start) == 0 {
 		acts.killPod = true
 		acts.why = "all containers dead"
+		if len(acts.kill) > 0 {
+			// The last running container failed its probe and will not be restarted: the whole
+			// pod is stopped, with the generic Killing message and the pod's grace.
+			acts.why = "no container to keep"
+			acts.kill = nil
+		}
 	}
 	return acts
+}
+
+// probeKill decides whether the running container cs must be stopped because its liveness, else
+// its startup, result is Failure.
+func probeKill(pod *v1.Pod, c *v1.Container, cs *kubecontainer.ContainerStatus, probes kubecontainer.ProbeResults) (containerKill, bool) {
+	if probes == nil {
+		return containerKill{}, false
+	}
+	switch {
+	case probes.LivenessFailed(cs.ID):
+		return containerKill{id: cs.ID, container: c, message: "Container " + c.Name + " failed liveness probe", reason: reasonLivenessProbe}, true
+	case probes.StartupFailed(cs.ID):
+		return containerKill{id: cs.ID, container: c, message: "Container " + c.Name + " failed startup probe", reason: reasonStartupProbe}, true
+	}
+	return containerKill{}, false
+}
+
+// restartOnProbeFailure is whether a container killed for a probe failure is started again in the
+// same sync: unless the pod's restartPolicy is Never, or (ContainerRestartRules) the container's
+// own restartPolicy says otherwise.
+func restartOnProbeFailure(pod *v1.Pod, c *v1.Container) bool {
+	if c.RestartPolicy != nil {
+		return *c.RestartPolicy != v1.ContainerRestartPolicyNever
+	}
+	return pod.Spec.RestartPolicy != v1.RestartPolicyNever
 }
 
 // sandboxChanged reports whether a new sandbox is needed, and its attempt number: when there is

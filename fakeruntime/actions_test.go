@@ -44,7 +44,7 @@ func TestComputePodActions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &kubecontainer.PodStatus{UID: tt.pod.UID, Sandboxes: tt.sbx, ContainerStatuses: tt.cs}
-			if got := computePodActions(tt.pod, st).String(); got != tt.want {
+			if got := computePodActions(tt.pod, st, nil).String(); got != tt.want {
 				t.Errorf("computePodActions() = %q, want %q", got, tt.want)
 			}
 		})

@@ -27,6 +27,15 @@ import (
 // image pull back-off is a plain error wrapping kubecontainer.ErrImagePullBackOff, as in v1.35.0.
 // backOff is the crash-loop back-off; nil disables it.
 func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error) {
+	return r.SyncPodWithProbes(pod, status, backOff, nil)
+}
+
+// SyncPodWithProbes is SyncPod with the kubelet's liveness and startup results: a running
+// container whose liveness (else startup) result is Failure is stopped first, with the Killing
+// message "Container <name> failed liveness probe, will be restarted" and the probe's
+// terminationGracePeriodSeconds, and started again in the same sync (subject to the crash-loop
+// back-off) unless its restart policy is Never.
+func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	key := kubecontainer.PodKey(pod)
@@ -37,7 +46,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 	if status == nil {
 		status = &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	acts := computePodActions(pod, status)
+	acts := computePodActions(pod, status, probes)
 	if acts.empty() {
 		return kubecontainer.Result{Done: now}, nil
 	}
@@ -72,6 +81,9 @@ func (s *podSync) run(acts podActions) error {
 			return err
 		}
 	}
+	for _, k := range acts.kill {
+		s.killContainer(k)
+	}
 	if acts.nextInit != nil {
 		// Regular containers wait for every init container, so a failed start ends the sync.
 		return s.start(acts.nextInit)
@@ -98,6 +110,42 @@ func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 			fn(at)
 		}
 	})
+}
+
+// killContainer stops one running container and waits for it: the kubelet's killContainer from
+// SyncPod's ContainersToKill, with the message computePodActions wrote.
+func (s *podSync) killContainer(k containerKill) {
+	r := s.r
+	c := r.containers[k.id]
+	if c == nil || c.status.State != kubecontainer.ContainerStateRunning {
+		return
+	}
+	grace := killGracePeriod(s.pod, k)
+	r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindKilling, Pod: s.key, UID: string(s.pod.UID), Container: c.status.Name, Delay: grace, Reason: string(k.reason), Message: k.message, Func: "killContainer"},
+		kubeEvent{v1.EventTypeNormal, events.KillingContainer, k.message})
+	stop := r.stopBehavior(s.key, c.status.Name, r.behaviors[behaviorKey{pod: s.key, container: c.status.Name}])
+	stopAfter, code := grace, ExitCodeKilled
+	if !stop.IgnoreSIGTERM && stop.After <= grace {
+		stopAfter, code = stop.After, ExitCodeStopped
+	}
+	s.at = r.stopContainerAt(c, s.at.Add(stopAfter), code)
+}
+
+// killGracePeriod is kuberuntime's setTerminationGracePeriod for a probe kill, with
+// killContainer's 2s minimum: a pod being deleted uses its deletion grace; otherwise the failed
+// probe's terminationGracePeriodSeconds wins over the pod's.
+func killGracePeriod(pod *v1.Pod, k containerKill) time.Duration {
+	var probe *v1.Probe
+	switch k.reason {
+	case reasonLivenessProbe:
+		probe = k.container.LivenessProbe
+	case reasonStartupProbe:
+		probe = k.container.StartupProbe
+	}
+	if pod.DeletionGracePeriodSeconds == nil && pod.Spec.TerminationGracePeriodSeconds != nil && probe != nil && probe.TerminationGracePeriodSeconds != nil {
+		return max(time.Duration(*probe.TerminationGracePeriodSeconds)*time.Second, minimumGracePeriod)
+	}
+	return gracePeriod(pod, nil)
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when

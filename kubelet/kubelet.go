@@ -25,6 +25,7 @@ import (
 	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -86,6 +87,10 @@ type Options struct {
 	KubeletPort int32
 	// MaxPods is how many pods the node admits (KubeletConfiguration maxPods); zero is 110.
 	MaxPods int32
+	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
+	// kubelet restart, as the containers do. Nil leaves the pods' probe annotations and the
+	// default, success.
+	ProbeScript *prober.Script
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -206,6 +211,8 @@ type Node struct {
 	Cache   *pleg.Cache
 	Workers *podworkers.Workers
 	Status  *status.Manager
+	// Probes is the prober manager.
+	Probes *prober.Manager
 	// Metrics is Options.Metrics.
 	Metrics *metrics.Registry
 }
@@ -306,6 +313,11 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	syncOpts.Status = n.Status
+	if n.Probes, err = prober.New(prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.ProbeScript,
+		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2))}); err != nil {
+		return nil, err
+	}
+	syncOpts.Probes = n.Probes
 	syncer, err := podsync.New(syncOpts)
 	if err != nil {
 		return nil, err
@@ -327,6 +339,7 @@ func build(opts Options) (*Node, error) {
 	}
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
+		Prober: n.Probes,
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror
@@ -359,6 +372,7 @@ func build(opts Options) (*Node, error) {
 		Housekeeping:     cleaner,
 		Status:           n.Status,
 		SourcesReady:     opts.SourcesReady,
+		Prober:           n.Probes,
 	}
 	if node != nil {
 		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
@@ -409,6 +423,12 @@ var (
 	_ podsync.Metrics            = (*metrics.Registry)(nil)
 	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
 	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
+	_ podsync.ProbingRuntime     = (*fakeruntime.Runtime)(nil)
+	_ podsync.Prober             = (*prober.Manager)(nil)
+	_ syncloop.Prober            = (*prober.Manager)(nil)
+	_ syncloop.ProbeStatusSetter = (*status.Manager)(nil)
+	_ housekeeping.Prober        = (*prober.Manager)(nil)
+	_ prober.StatusProvider      = (*status.Manager)(nil)
 )
 
 // registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node

@@ -337,3 +337,15 @@ func (m *Manager) emit(e trace.Event) {
 	e.Component = trace.Prober
 	m.opts.Tracer.Emit(e)
 }
+
+// LivenessFailed reports whether the cached liveness result of the container instance is Failure.
+func (m *Manager) LivenessFailed(containerID string) bool {
+	r, ok := m.caches[Liveness].Get(containerID)
+	return ok && r == results.Failure
+}
+
+// StartupFailed reports whether the cached startup result of the container instance is Failure.
+func (m *Manager) StartupFailed(containerID string) bool {
+	r, ok := m.caches[Startup].Get(containerID)
+	return ok && r == results.Failure
+}
