@@ -9,6 +9,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -55,6 +56,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.applyFault(st)
 	case st.RestartKubelet != nil:
 		e.restartKubelet()
+	case st.Probe != nil:
+		e.probe(st.Probe)
 	case st.Expect != nil:
 		e.judged(e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
@@ -177,4 +180,14 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		name, _ := st.action()
 		e.stepError(trace.Kind(name), err)
 	}
+}
+
+// probe scripts what a container's probe answers from now on. The script belongs to the world,
+// so it outlives a kubelet restart.
+func (e *engine) probe(p *ProbeStep) {
+	t, _ := prober.ParseProbeType(p.Type)
+	o, _ := prober.ParseOutcome(p.Result)
+	r := prober.Rule{Outcome: o, Times: p.Times, For: p.For.Duration}
+	e.stepEvent(trace.KindProbe, p.Pod, fmt.Sprintf("container %s %s probe answers %s", p.Container, p.Type, r))
+	e.probes.Set(p.Pod, p.Container, t, r, e.clk.Now())
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
 	"github.com/minikubelet/minikubelet/trace"
@@ -72,8 +73,9 @@ type engine struct {
 	api     *sources.API          // nil without the api source
 	apiRV   uint64
 	node    *kubelet.Node
-	plugins *pluginWorld // nil unless a step needs the plugin pipeline
-	keep    bool         // RunOptions.KeepEvents: forget no trace event
+	plugins *pluginWorld   // nil unless a step needs the plugin pipeline
+	probes  *prober.Script // what the containers' probes answer, as the probe steps script it
+	keep    bool           // RunOptions.KeepEvents: forget no trace event
 
 	apiEvents record.EventRecorder // nil without the api source
 	seed      int64
@@ -124,6 +126,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		inv:    newInvariants(),
 		step:   -1,
 		keep:   opts.KeepEvents,
+		probes: prober.NewScript(),
 	}
 	seed := int64(1)
 	if s.Seed != nil {
@@ -231,6 +234,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		SourcesReady:  storage.SeenAllSources,
 		Devices:       devices,
 		Recorder:      e.apiEvents,
+		ProbeScript:   e.probes,
 	}
 	s.kubeletOptions(&kopts)
 	n, err := kubelet.New(kopts)

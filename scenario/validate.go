@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/minikubelet/minikubelet/prober"
+
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -96,6 +98,7 @@ func (st *Step) action() (string, int) {
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
 		{"restartKubelet", st.RestartKubelet != nil},
 		{"expectMetric", st.ExpectMetric != nil},
+		{"probe", st.Probe != nil},
 	}
 	name, n := "", 0
 	for _, a := range set {
@@ -110,7 +113,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, probe, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -176,6 +179,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	case st.ExpectMetric != nil:
 		return st.ExpectMetric.validate()
+	case st.Probe != nil:
+		return st.Probe.validate()
 	}
 	return st.validatePlugin(need)
 }
@@ -195,6 +200,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))
+	}
+	if st.Probe != nil {
+		errs = append(errs, check("probe.for", st.Probe.For.Duration))
 	}
 	if st.ContainerStop != nil && st.ContainerStop.After != nil {
 		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
@@ -231,6 +239,25 @@ func (e *Expect) validate() error {
 	}
 	if e.State != "" && !slices.Contains(containerStates, e.State) {
 		errs = append(errs, fmt.Errorf("state %q: want one of %s", e.State, strings.Join(containerStates, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+func (p *ProbeStep) validate() error {
+	errs := []error{podKey(p.Pod), required("container", p.Container)}
+	if _, ok := prober.ParseProbeType(p.Type); !ok {
+		errs = append(errs, fmt.Errorf("probe.type %q: want liveness, readiness or startup", p.Type))
+	}
+	if _, ok := prober.ParseOutcome(p.Result); !ok {
+		errs = append(errs, fmt.Errorf("probe.result %q: want success, failure, unknown or error", p.Result))
+	}
+	switch {
+	case p.Times < 0:
+		errs = append(errs, errors.New("probe.times must not be negative"))
+	case p.For.Duration < 0:
+		errs = append(errs, errors.New("probe.for must not be negative"))
+	case p.Times > 0 && p.For.Duration > 0:
+		errs = append(errs, errors.New("probe: give times or for, not both"))
 	}
 	return errors.Join(errs...)
 }
