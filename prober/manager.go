@@ -17,6 +17,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/prober/results"
 	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
 )
 
 // restartGracePeriod is the kubelet's kubeletRestartGracePeriod: a container that was running
@@ -291,23 +292,12 @@ func (m *Manager) Advance(ctx context.Context) []Update {
 			// A manual run resets the ticker: the next tick is one period from now.
 			w.next = now.Add(w.period)
 		} else {
-			w.next = nextTick(w.next, w.period, now)
+			w.next = vclock.NextTick(w.next, w.period, now)
 		}
 	}
 	out := m.updates
 	m.updates = nil
 	return out
-}
-
-// nextTick returns the first tick after now of a ticker that ticked at last with the period: a
-// Go ticker drops the ticks its reader missed.
-func nextTick(last time.Time, period time.Duration, now time.Time) time.Time {
-	next := last.Add(period)
-	if next.After(now) {
-		return next
-	}
-	missed := now.Sub(last) / period
-	return last.Add((missed + 1) * period)
 }
 
 // set writes a result to the worker's cache and queues an update when the value changed.
