@@ -10,7 +10,7 @@ import (
 )
 
 // podActions is what one SyncPod must do: the kubelet's podActions, minus ephemeral containers,
-// resizes and the kills of running containers whose spec or probes changed.
+// resizes and the kills of running containers whose spec changed.
 type podActions struct {
 	// killPod stops every container and the sandbox before anything else.
 	killPod bool
