@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -297,6 +298,11 @@ func (m *Manager) Advance(ctx context.Context) []Update {
 	}
 	out := m.updates
 	m.updates = nil
+	if logger := klog.FromContext(ctx); logger.V(3).Enabled() {
+		for _, u := range out {
+			logger.V(3).Info("Probe result changed", "probeType", u.Probe, "containerID", u.ContainerID, "podUID", u.PodUID, "result", u.Result)
+		}
+	}
 	return out
 }
 
