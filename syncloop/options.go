@@ -145,6 +145,14 @@ type Options struct {
 	// Prober runs the probe workers. Nil runs no probes. When Status is also a
 	// ProbeStatusSetter, readiness and startup changes are written to it at once.
 	Prober Prober
+	// Startup is told of every API pod in a config update (the kubelet's pod config tells its
+	// startup SLI observer). Nil tells no one.
+	Startup WatchObserver
+}
+
+// WatchObserver is the kubelet's podStartupSLIObserver: it sees each pod the API source delivers.
+type WatchObserver interface {
+	ObservedPodOnWatch(pod *v1.Pod, when time.Time)
 }
 
 // Admitter is the kubelet's canAdmitPod with its admit handlers, and rejectPod for the pods they
