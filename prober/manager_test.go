@@ -28,9 +28,9 @@ func (f fakeStatus) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 }
 
 // events records the Kubernetes events the manager sends.
-type events []string
+type eventLog []string
 
-func (e *events) Event(_ runtime.Object, eventType, reason, message string) {
+func (e *eventLog) Event(_ runtime.Object, eventType, reason, message string) {
 	*e = append(*e, eventType+" "+reason+": "+message)
 }
 
@@ -41,7 +41,7 @@ type harness struct {
 	status fakeStatus
 	m      *Manager
 	script *Script
-	events events
+	events eventLog
 	// log is every update Advance returned, as "<seconds>s <type> <result>".
 	log []string
 }

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/prober/results"
 	"github.com/minikubelet/minikubelet/trace"
@@ -212,7 +213,7 @@ func (m *Manager) runProbe(w *worker, status *v1.PodStatus, started, now time.Ti
 		out := failureOutput(w.spec, status)
 		ev.Message = out
 		m.emit(ev)
-		m.recordEvent(w, v1.EventTypeWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %s", w.probe, out))
+		m.recordEvent(w, v1.EventTypeWarning, events.ContainerUnhealthy, fmt.Sprintf("%s probe failed: %s", w.probe, out))
 		return outcome
 	case OutcomeUnknown:
 		m.emit(ev)
@@ -223,7 +224,7 @@ func (m *Manager) runProbe(w *worker, status *v1.PodStatus, started, now time.Ti
 	}
 	ev.Message = errMsg
 	m.emit(ev)
-	m.recordEvent(w, v1.EventTypeWarning, "Unhealthy", fmt.Sprintf("%s probe errored and resulted in unknown state: %s", w.probe, errMsg))
+	m.recordEvent(w, v1.EventTypeWarning, events.ContainerUnhealthy, fmt.Sprintf("%s probe errored and resulted in unknown state: %s", w.probe, errMsg))
 	return outcome
 }
 
