@@ -43,7 +43,11 @@ func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
 		if !started {
 			continue
 		}
-		cs.Ready, _ = m.isReady(pod, cs)
+		ready, settled := m.isReady(pod, cs)
+		if !settled {
+			m.readyOnKubeletRestart(&ready, pod, cs, spec)
+		}
+		cs.Ready = ready
 	}
 }
 
@@ -84,8 +88,8 @@ func (m *Manager) isReady(pod *v1.Pod, cs *v1.ContainerStatus) (ready, settled b
 	return false, false
 }
 
-// readyOnKubeletRestart is the kubelet's setReadyStateOnKubeletRestart: a main container that was
-// running before the kubelet (re)started is ready until its readiness worker has a result, unless
+// readyOnKubeletRestart is the kubelet's setReadyStateOnKubeletRestart: a main container or
+// sidecar that was running before the kubelet (re)started is ready until its readiness worker has a result, unless
 // it has a readiness probe and the pod was not Ready.
 func (m *Manager) readyOnKubeletRestart(ready *bool, pod *v1.Pod, cs *v1.ContainerStatus, spec *v1.Container) {
 	if cs.State.Running == nil || cs.State.Running.StartedAt.IsZero() ||
