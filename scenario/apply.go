@@ -20,6 +20,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 	st := &e.s.Steps[i]
 	e.step = i
 	mark := e.rec.Len()
+	prev := e.proc
+	e.proc = e.procFor(ctx, st)
+	defer func() { e.proc = prev }()
 	switch {
 	case st.WriteManifest != nil:
 		e.writeManifest(st.WriteManifest)

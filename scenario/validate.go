@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The worker states an expect step may name, as podworkers prints them; "none" means the pod
@@ -25,11 +26,23 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	if s.Name == "" {
 		errs = append(errs, errors.New("name is required"))
 	}
-	if s.Node == "" {
+	switch {
+	case len(s.Nodes) > 0 && s.Node != "":
+		errs = append(errs, errors.New("node and nodes exclude each other: name the one node in nodes"))
+	case len(s.Nodes) > 0:
+		s.Node = s.Nodes[0]
+	case s.Node == "":
 		s.Node = "node-1"
 	}
-	if strings.ToLower(s.Node) != s.Node {
-		errs = append(errs, fmt.Errorf("node %q must be lowercase, as the kubelet's node name is", s.Node))
+	names := map[string]bool{}
+	for _, n := range s.nodeNames() {
+		if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("node %q: %s, as the kubelet's node name must be", n, strings.Join(msgs, "; ")))
+		}
+		if names[n] {
+			errs = append(errs, fmt.Errorf("nodes: %q is listed twice", n))
+		}
+		names[n] = true
 	}
 	seen := map[string]bool{}
 	for _, src := range s.Sources {
@@ -57,7 +70,14 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 			errs = append(errs, fmt.Errorf("step %d (at %v): steps must be in non-decreasing order of at, but step %d is at %v",
 				i+1, st.At.Duration, i, s.Steps[i-1].At.Duration))
 		}
-		if err := errors.Join(st.validate(seen), st.bound(maxDuration)); err != nil {
+		var nodeErr error
+		switch {
+		case st.Node != "" && !names[st.Node]:
+			nodeErr = fmt.Errorf("node %q is not one of the scenario's nodes %v", st.Node, s.nodeNames())
+		case len(names) > 1 && st.isPluginStep():
+			nodeErr = errors.New("plugin steps need a scenario with one node: only a single node runs the plugin pipeline")
+		}
+		if err := errors.Join(st.validate(seen), st.bound(maxDuration), nodeErr); err != nil {
 			errs = append(errs, fmt.Errorf("step %d (at %v): %w", i+1, st.At.Duration, err))
 		}
 	}
