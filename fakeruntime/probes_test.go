@@ -9,15 +9,18 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
-// probeResults fails the liveness or startup probe of the listed container IDs.
+// probeResults fails the liveness or startup probe of the listed container IDs, and passes the
+// startup probe of the others.
 type probeResults struct{ liveness, startup map[string]bool }
 
-func (p probeResults) LivenessFailed(id string) bool { return p.liveness[id] }
-func (p probeResults) StartupFailed(id string) bool  { return p.startup[id] }
+func (p probeResults) LivenessFailed(id string) bool   { return p.liveness[id] }
+func (p probeResults) StartupFailed(id string) bool    { return p.startup[id] }
+func (p probeResults) StartupSucceeded(id string) bool { return !p.startup[id] }
 
 func TestComputePodActionsProbeKills(t *testing.T) {
 	ready := []kubecontainer.SandboxStatus{{ID: "s1", State: kubecontainer.SandboxReady}}
 	runningApp := []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", State: kubecontainer.ContainerStateRunning}}
+	r := &Runtime{}
 	grace := func(s int64) *int64 { return &s }
 	tests := []struct {
 		name      string
@@ -51,8 +54,10 @@ func TestComputePodActionsProbeKills(t *testing.T) {
 			if tt.pod.Spec.TerminationGracePeriodSeconds == nil {
 				tt.pod.Spec.TerminationGracePeriodSeconds = grace(30)
 			}
-			st := &kubecontainer.PodStatus{UID: tt.pod.UID, Sandboxes: ready, ContainerStatuses: runningApp}
-			acts := computePodActions(tt.pod, st, tt.probes)
+			cs := append([]kubecontainer.ContainerStatus(nil), runningApp...)
+			cs[0].Hash = kubecontainer.HashContainer(&tt.pod.Spec.Containers[0])
+			st := &kubecontainer.PodStatus{UID: tt.pod.UID, Sandboxes: ready, ContainerStatuses: cs}
+			acts := r.computePodActions(tt.pod, st, tt.probes)
 			if got := acts.String(); got != tt.want {
 				t.Fatalf("computePodActions() = %q, want %q", got, tt.want)
 			}
@@ -62,8 +67,8 @@ func TestComputePodActionsProbeKills(t *testing.T) {
 			if got := acts.kill[0].message; got != tt.message {
 				t.Errorf("kill message = %q, want %q", got, tt.message)
 			}
-			if got := killGracePeriod(tt.pod, acts.kill[0]); got != tt.wantGrace {
-				t.Errorf("killGracePeriod() = %v, want %v", got, tt.wantGrace)
+			if got := time.Duration(containerGracePeriod(tt.pod, acts.kill[0].container, acts.kill[0].reason)) * time.Second; got != tt.wantGrace {
+				t.Errorf("containerGracePeriod() = %v, want %v", got, tt.wantGrace)
 			}
 		})
 	}

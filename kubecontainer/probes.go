@@ -8,4 +8,7 @@ type ProbeResults interface {
 	LivenessFailed(containerID string) bool
 	// StartupFailed reports whether the container's startup result is Failure.
 	StartupFailed(containerID string) bool
+	// StartupSucceeded reports whether the container's startup result is Success: a sidecar
+	// with a startup probe lets the next init container start only then.
+	StartupSucceeded(containerID string) bool
 }

@@ -345,3 +345,9 @@ func (m *Manager) StartupFailed(containerID string) bool {
 	r, ok := m.caches[Startup].Get(containerID)
 	return ok && r == results.Failure
 }
+
+// StartupSucceeded reports whether the cached startup result of the container instance is Success.
+func (m *Manager) StartupSucceeded(containerID string) bool {
+	r, ok := m.caches[Startup].Get(containerID)
+	return ok && r == results.Success
+}

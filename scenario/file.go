@@ -81,6 +81,7 @@ type Step struct {
 	ExpectNode         *ExpectNode         `json:"expectNode,omitempty"`
 	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
 	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
+	Hook               *Hook               `json:"hook,omitempty"`
 	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
 	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
 	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
@@ -129,6 +130,10 @@ type ServeHTTP struct {
 // APIPod carries a pod for apiCreatePod and apiUpdatePod.
 type APIPod struct {
 	Pod v1.Pod `json:"pod"`
+	// ExpectError, when set, says the API server must refuse the write with an error containing
+	// this text (for example "pod updates may not change fields other than"); an accepted write,
+	// or another error, fails the replay. The refusal is traced with reason Rejected.
+	ExpectError string `json:"expectError,omitempty"`
 }
 
 // APIUpdatePodStatus replaces a pod's status through the status subresource.

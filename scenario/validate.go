@@ -84,12 +84,35 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	return errors.Join(errs...)
 }
 
+// actionNames lists every action a step may have, in the order of the step's fields.
+func actionNames() []string {
+	var names []string
+	for _, a := range (&Step{}).actions() {
+		names = append(names, a.name)
+	}
+	return names
+}
+
+// stepAction is one action of a step and whether the step has it.
+type stepAction struct {
+	name string
+	on   bool
+}
+
 // action returns the name of the step's one action and reports how many were set.
 func (st *Step) action() (string, int) {
-	set := []struct {
-		name string
-		on   bool
-	}{
+	name, n := "", 0
+	for _, a := range st.actions() {
+		if a.on {
+			name, n = a.name, n+1
+		}
+	}
+	return name, n
+}
+
+// actions lists every action with whether st has it.
+func (st *Step) actions() []stepAction {
+	return []stepAction{
 		{"writeManifest", st.WriteManifest != nil},
 		{"removeManifest", st.RemoveManifest != nil},
 		{"renameManifest", st.RenameManifest != nil},
@@ -114,6 +137,7 @@ func (st *Step) action() (string, int) {
 		{"expectNode", st.ExpectNode != nil},
 		{"expectNoEvent", st.ExpectNoEvent != nil},
 		{"containerStop", st.ContainerStop != nil},
+		{"hook", st.Hook != nil},
 		{"oomKill", st.OOMKill != nil},
 		{"killSandbox", st.KillSandbox != nil},
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
@@ -121,20 +145,13 @@ func (st *Step) action() (string, int) {
 		{"expectMetric", st.ExpectMetric != nil},
 		{"probe", st.Probe != nil},
 	}
-	name, n := "", 0
-	for _, a := range set {
-		if a.on {
-			name, n = a.name, n+1
-		}
-	}
-	return name, n
 }
 
 func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, apiServerDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, probe, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return fmt.Errorf("no action: a step needs exactly one of %s", strings.Join(actionNames(), ", "))
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -195,6 +212,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	case st.ContainerStop != nil:
 		return st.ContainerStop.validate()
+	case st.Hook != nil:
+		return st.Hook.validate()
 	case st.OOMKill != nil:
 		return errors.Join(podKey(st.OOMKill.Pod), required("container", st.OOMKill.Container))
 	case st.KillSandbox != nil:
@@ -235,6 +254,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.ContainerStop != nil && st.ContainerStop.After != nil {
 		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
+	}
+	if st.Hook != nil && st.Hook.Duration != nil {
+		errs = append(errs, check("hook.duration", st.Hook.Duration.Duration))
 	}
 	return errors.Join(errs...)
 }
