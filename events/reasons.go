@@ -8,6 +8,8 @@ const (
 	StartedContainer = "Started"
 	// FailedToCreateContainer is recorded when a container could not be created or configured.
 	FailedToCreateContainer = "Failed"
+	// FailedToStartContainer is recorded when the runtime could not start a created container.
+	FailedToStartContainer = "Failed"
 	// KillingContainer is recorded when a container is asked to stop.
 	KillingContainer = "Killing"
 	// BackOffStartContainer is recorded when a container's restart is held back.
@@ -40,6 +42,9 @@ const (
 	BackOffPullImage = "BackOff"
 	// ErrImageNeverPullPolicy is recorded when a missing image may not be pulled.
 	ErrImageNeverPullPolicy = "ErrImageNeverPull"
+	// FailedToInspectImage is recorded when an image reference does not parse or cannot be
+	// inspected.
+	FailedToInspectImage = "InspectFailed"
 )
 
 // Sandbox event reasons, recorded by the runtime.
@@ -52,4 +57,11 @@ const (
 const (
 	// FailedToKillPod is recorded when SyncTerminatingPod's kill failed.
 	FailedToKillPod = "FailedKillPod"
+)
+
+// Admission event reasons, recorded by the admit handlers (package admission). A rejected pod's
+// event reason is the handler's (OutOfcpu, NodeAffinity...).
+const (
+	// PreemptContainer is recorded on a pod killed to make room for a critical pod.
+	PreemptContainer = "Preempting"
 )

@@ -411,7 +411,7 @@ func anyRegularContainerCreated(pod *v1.Pod, status *kubecontainer.PodStatus) bo
 // initContainerFailed reports whether an init container instance failed: exited non-zero, or in
 // an unknown state.
 func initContainerFailed(cs *kubecontainer.ContainerStatus) bool {
-	if cs.Reason == "OOMKilled" {
+	if cs.Reason == ReasonOOMKilled {
 		return true
 	}
 	if cs.State == kubecontainer.ContainerStateExited && cs.ExitCode != 0 {

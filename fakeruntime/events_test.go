@@ -74,7 +74,10 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 	want := []recorded{
 		{At: 0, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
 		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: `Failed to pull image "busybox:1.36"`},
+		// startContainer's own event after the image manager's, as in kuberuntime.
+		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: "Error: ErrImagePull"},
 		{At: 2 * time.Second, Pod: p, Type: "Normal", Reason: "BackOff", Message: `Back-off pulling image "busybox:1.36"`},
+		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: "Error: ImagePullBackOff"},
 		{At: 12 * time.Second, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
 		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Pulled", Message: `Successfully pulled image "busybox:1.36"`},
 		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Created", Message: "Created container: app"},

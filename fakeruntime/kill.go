@@ -23,6 +23,15 @@ const (
 	// ExitCodeKilled is what a container killed with SIGKILL at the end of its grace period
 	// reports: 128 + 9.
 	ExitCodeKilled = 137
+	// ExitCodeStartError is what containerd reports for a container whose process could not be
+	// started.
+	ExitCodeStartError = 128
+)
+
+// The reasons containerd gives an exited container besides Completed and Error.
+const (
+	ReasonOOMKilled  = "OOMKilled"
+	ReasonStartError = "StartError"
 )
 
 // minimumGracePeriodSeconds is kuberuntime's minimumGracePeriodInSeconds: no container gets
@@ -301,6 +310,16 @@ func (r *Runtime) stopContainerAt(c *containerRec, at time.Time, code int) time.
 func (r *Runtime) scheduleExit(c *containerRec, at time.Time, code int) {
 	cancel(c.exitAt)
 	c.exitAt = r.scheduleAt(at, func(at time.Time) { r.exitContainer(c, at, code, "") })
+}
+
+// scheduleBehaviorExit schedules the exit a Behavior scripts: an OOM kill or an ordinary exit.
+func (r *Runtime) scheduleBehaviorExit(c *containerRec, at time.Time, b Behavior) {
+	if !b.OOM {
+		r.scheduleExit(c, at, b.ExitCode)
+		return
+	}
+	cancel(c.exitAt)
+	c.exitAt = r.scheduleAt(at, func(at time.Time) { r.exitContainerWithReason(c, at, ExitCodeKilled, ReasonOOMKilled, "") })
 }
 
 // exitContainer moves a running container to exited, with the reason containerd gives an

@@ -21,7 +21,8 @@ type Metrics interface {
 // startErrors are the well-known start errors whose text is the kubelet's error code label.
 var startErrors = []error{
 	kubecontainer.ErrImagePull, kubecontainer.ErrImagePullBackOff, kubecontainer.ErrImageNeverPull,
-	kubecontainer.ErrCreateContainerConfig,
+	kubecontainer.ErrInvalidImageName, kubecontainer.ErrCreateContainerConfig, kubecontainer.ErrCreateContainer,
+	kubecontainer.ErrRunContainer,
 }
 
 // startErrorCode is the code label of a failed start: the well-known error it wraps, else its text.

@@ -65,3 +65,32 @@ func TestListMetrics(t *testing.T) {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
 }
+
+// TestStartErrorMetrics: each failed start counts with the kubelet's error code, whatever wraps it.
+func TestStartErrorMetrics(t *testing.T) {
+	e := newEnv(t, Latencies{})
+	log := &metricsLog{}
+	e.rt.metrics = log
+	if err := e.rt.FailRuntimeCall(CallStartContainer, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sync(newPod("start")); err == nil {
+		t.Fatal("SyncPod succeeded; want StartContainer to fail")
+	}
+	if err := e.rt.FailRuntimeCall(CallCreateContainer, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sync(newPod("create")); err == nil {
+		t.Fatal("SyncPod succeeded; want CreateContainer to fail")
+	}
+	var codes []string
+	for _, l := range log.lines {
+		if len(l) > 10 && l[:10] == "container " {
+			codes = append(codes, l)
+		}
+	}
+	want := []string{"container container RunContainerError", "container container CreateContainerError"}
+	if diff := cmp.Diff(want, codes); diff != "" {
+		t.Errorf("start metrics (-want +got):\n%s", diff)
+	}
+}

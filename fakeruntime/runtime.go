@@ -372,6 +372,19 @@ func (r *Runtime) emitAndRecord(e trace.Event, k kubeEvent) {
 	r.recorder.Event(ref, k.eventType, k.reason, k.message)
 }
 
+// recordAt records k about the pod at the instant at, through the schedule, with no trace event
+// of the runtime's own (the events component traces it).
+func (r *Runtime) recordAt(at time.Time, podKey string, uid types.UID, k kubeEvent) {
+	r.scheduleAt(at, func(time.Time) {
+		if r.recorder == nil {
+			return
+		}
+		namespace, name, _ := strings.Cut(podKey, "/")
+		ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: uid}
+		r.recorder.Event(ref, k.eventType, k.reason, k.message)
+	})
+}
+
 // emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
 // so that the steps of one call appear in the order they happen and each when it happens.
 func (r *Runtime) emitAndRecordAt(at time.Time, e trace.Event, k kubeEvent) {

@@ -20,6 +20,13 @@ const (
 	// AnnotationExitCode is followed by a container name; its value is the exit code (0 to 255)
 	// of those exits. It defaults to 0 and has no effect without AnnotationExitAfter.
 	AnnotationExitCode = "minikubelet.io/exit-code."
+	// AnnotationOOMAfter is followed by a container name; its value is a Go duration after which
+	// every run of that container is ended by the OOM killer (exit code 137, reason OOMKilled).
+	AnnotationOOMAfter = "minikubelet.io/oom-after."
+	// AnnotationStartError is followed by a container name; its value is how many starts of that
+	// container fail in the runtime's StartContainer ("always" for every one): the container
+	// exits at once with containerd's StartError, exit code 128.
+	AnnotationStartError = "minikubelet.io/start-error."
 )
 
 // Behavior scripts what a container does once it runs.
@@ -31,6 +38,9 @@ type Behavior struct {
 	RunFor time.Duration
 	// IgnoreSIGTERM makes a stop wait out the whole grace period and end in SIGKILL.
 	IgnoreSIGTERM bool
+	// OOM makes the exit after RunFor an OOM kill: exit code 137, reason OOMKilled; ExitCode is
+	// ignored.
+	OOM bool
 }
 
 type behaviorKey struct {
@@ -46,7 +56,7 @@ func (r *Runtime) SetBehavior(podKey, container string, b Behavior) {
 	r.behaviors[behaviorKey{pod: podKey, container: container}] = b
 	for _, c := range r.runningInstances(podKey, container) {
 		if b.RunFor > 0 {
-			r.scheduleExit(c, now.Add(b.RunFor), b.ExitCode)
+			r.scheduleBehaviorExit(c, now.Add(b.RunFor), b)
 		} else {
 			cancel(c.exitAt)
 			c.exitAt = nil
@@ -107,8 +117,12 @@ func BehaviorFromAnnotations(annotations map[string]string, container string) (B
 	var b Behavior
 	after, hasAfter := annotations[AnnotationExitAfter+container]
 	code, hasCode := annotations[AnnotationExitCode+container]
-	if !hasAfter && !hasCode {
+	oom, hasOOM := annotations[AnnotationOOMAfter+container]
+	if !hasAfter && !hasCode && !hasOOM {
 		return b, false, nil
+	}
+	if hasAfter && hasOOM {
+		return Behavior{}, false, fmt.Errorf("%s%s and %s%s: give one: %w", AnnotationExitAfter, container, AnnotationOOMAfter, container, ErrBadAnnotation)
 	}
 	if hasAfter {
 		d, err := time.ParseDuration(strings.TrimSpace(after))
@@ -116,6 +130,13 @@ func BehaviorFromAnnotations(annotations map[string]string, container string) (B
 			return Behavior{}, false, fmt.Errorf("%s%s=%q: want a positive duration such as 5s: %w", AnnotationExitAfter, container, after, ErrBadAnnotation)
 		}
 		b.RunFor = d
+	}
+	if hasOOM {
+		d, err := time.ParseDuration(strings.TrimSpace(oom))
+		if err != nil || d <= 0 {
+			return Behavior{}, false, fmt.Errorf("%s%s=%q: want a positive duration such as 5s: %w", AnnotationOOMAfter, container, oom, ErrBadAnnotation)
+		}
+		b.RunFor, b.OOM = d, true
 	}
 	if hasCode {
 		n, err := strconv.Atoi(strings.TrimSpace(code))
@@ -125,6 +146,23 @@ func BehaviorFromAnnotations(annotations map[string]string, container string) (B
 		b.ExitCode = n
 	}
 	return b, true, nil
+}
+
+// startFailsFromAnnotations reads AnnotationStartError for container: whether the start with this
+// restart count (the number of instances before it) fails.
+func startFailsFromAnnotations(annotations map[string]string, container string, restarts int) (bool, error) {
+	v, ok := annotations[AnnotationStartError+container]
+	if !ok {
+		return false, nil
+	}
+	if v = strings.TrimSpace(v); v == "always" {
+		return true, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return false, fmt.Errorf("%s%s=%q: want a number of starts or \"always\": %w", AnnotationStartError, container, v, ErrBadAnnotation)
+	}
+	return restarts < n, nil
 }
 
 // StopBehavior scripts how a container reacts to SIGTERM.
@@ -156,14 +194,17 @@ func (r *Runtime) stopBehavior(podKey, container string, b Behavior) StopBehavio
 const (
 	CallRunPodSandbox   = "RunPodSandbox"
 	CallCreateContainer = "CreateContainer"
+	CallStartContainer  = "StartContainer"
 )
 
 // RuntimeCalls lists the calls FailRuntimeCall accepts.
-var RuntimeCalls = []string{CallRunPodSandbox, CallCreateContainer}
+var RuntimeCalls = []string{CallRunPodSandbox, CallCreateContainer, CallStartContainer}
 
 // FailRuntimeCall makes the next times calls of the CRI call fail: RunPodSandbox (the sandbox is
-// not created; the kubelet records FailedCreatePodSandBox and retries after its back-off) or
-// CreateContainer (the container is not created; it shows CreateContainerError).
+// not created; the kubelet records FailedCreatePodSandBox and retries after its back-off),
+// CreateContainer (the container is not created; it shows CreateContainerError) or
+// StartContainer (the container is created and exits at once with StartError, exit code 128; it
+// shows RunContainerError).
 func (r *Runtime) FailRuntimeCall(call string, times int) error {
 	if !slices.Contains(RuntimeCalls, call) {
 		return fmt.Errorf("fail runtime call %q: want one of %s", call, strings.Join(RuntimeCalls, ", "))
@@ -191,7 +232,7 @@ func (r *Runtime) OOMKill(podKey, container string) error {
 	if len(running) == 0 {
 		return fmt.Errorf("OOM-kill container %s of pod %s: no running instance: %w", container, podKey, ErrNotFound)
 	}
-	r.exitContainerWithReason(running[len(running)-1], now, ExitCodeKilled, "OOMKilled", "")
+	r.exitContainerWithReason(running[len(running)-1], now, ExitCodeKilled, ReasonOOMKilled, "")
 	return nil
 }
 

@@ -177,19 +177,28 @@ func (s *podSync) start(c *v1.Container) error {
 	}
 	if err := s.ensureImage(c); err != nil {
 		r.startedContainer(s.pod, c, err)
+		// startContainer's own event after EnsureImageExists failed: "Error: " and the
+		// reason (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName).
+		r.recordAt(s.at, s.key, s.pod.UID, kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + imageErrorReason(err)})
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
 	if err == nil {
 		err = checkHookAnnotations(s.pod.Annotations, c.Name)
 	}
+	if err == nil {
+		err = containerConfigError(s.pod, c)
+	}
 	if err != nil {
+		// generateContainerConfig failed: no container exists, so no back-off either; the pod
+		// worker retries after its error delay.
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
-			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: CreateContainerConfigError"})
-		return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, err)
+			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + err.Error()})
+		return &kubecontainer.StartError{Container: c.Name, Message: err.Error(), Err: kubecontainer.ErrCreateContainerConfig, Cause: err}
 	}
 	if r.failCall(CallCreateContainer) {
+		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainer)
 		msg := "failed to create containerd container: scripted CreateContainer failure"
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
@@ -218,6 +227,13 @@ func (s *podSync) start(c *v1.Container) error {
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Created container: " + c.Name})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
+	failStart, err := startFailsFromAnnotations(s.pod.Annotations, c.Name, restarts)
+	if err != nil {
+		return err // checked with the other annotations above; kept for the compiler's sake
+	}
+	if r.failCall(CallStartContainer) || failStart {
+		return s.failStart(c, rec)
+	}
 	r.startedContainer(s.pod, c, nil)
 	r.observeOp("create_container", 0, nil)
 	r.observeOp("start_container", r.lat.ContainerStart, nil)
@@ -234,7 +250,7 @@ func (s *podSync) start(c *v1.Container) error {
 			b, ok = script, true
 		}
 		if ok && b.RunFor > 0 {
-			r.scheduleExit(rec, at.Add(b.RunFor), b.ExitCode)
+			r.scheduleBehaviorExit(rec, at.Add(b.RunFor), b)
 		}
 	})
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
@@ -262,6 +278,39 @@ func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
 	}
 	s.at = r.stopContainers(s.pod, s.key, uid, []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
 	return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, &kubecontainer.PostStartHookError{Container: c.Name, Message: run.msg})
+}
+
+// failStart is a StartContainer call that fails: containerd leaves the created container exited
+// with reason StartError, exit code 128, its message the error and its start time the epoch; the
+// kubelet records "Error: <message>" and the container shows RunContainerError.
+func (s *podSync) failStart(c *v1.Container, rec *containerRec) error {
+	r, pod, key := s.r, s.pod, s.key
+	msg := startErrorMessage(c)
+	r.startedContainer(pod, c, kubecontainer.ErrRunContainer)
+	r.observeOp("create_container", 0, nil)
+	r.observeOp("start_container", r.lat.ContainerStart, kubecontainer.ErrRunContainer)
+	s.schedule(s.at, func(at time.Time) {
+		if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
+			return
+		}
+		rec.status.State = kubecontainer.ContainerStateExited
+		rec.status.StartedAt = time.Unix(0, 0).UTC()
+		rec.status.FinishedAt = at
+		rec.status.ExitCode, rec.status.Reason, rec.status.Message = ExitCodeStartError, ReasonStartError, msg
+		r.emitAndRecord(trace.Event{Event: trace.KindFailed, Pod: key, UID: string(pod.UID), Container: c.Name, ExitCode: trace.Int(ExitCodeStartError), Reason: "RunContainerError", Message: msg, Func: "startContainer"},
+			kubeEvent{v1.EventTypeWarning, events.FailedToStartContainer, "Error: " + msg})
+	})
+	return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrRunContainer}
+}
+
+// imageErrorReason is the reason EnsureImageExists failed with, as startContainer's event names it.
+func imageErrorReason(err error) string {
+	for _, known := range []error{kubecontainer.ErrImagePullBackOff, kubecontainer.ErrImagePull, kubecontainer.ErrImageNeverPull, kubecontainer.ErrInvalidImageName} {
+		if errors.Is(err, known) {
+			return known.Error()
+		}
+	}
+	return err.Error()
 }
 
 // doBackOff holds a restart back while the newest exited instance of c is in crash-loop back-off,
@@ -305,6 +354,13 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	pulledAt, ok := r.images[image]
 	present := ok && !pulledAt.After(s.at)
 	ev := trace.Event{Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Message: image, Func: "EnsureImageExists"}
+	if err := parseImageName(image); err != nil {
+		// applyDefaultImageTag, before any pull policy: the reference does not parse.
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)
+		ev.Event, ev.Reason, ev.Message = trace.KindFailed, "InvalidImageName", msg
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToInspectImage, msg})
+		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrInvalidImageName}
+	}
 	switch {
 	case policy == v1.PullNever && present, policy == v1.PullIfNotPresent && present:
 		// v1.35's image manager (KubeletEnsureSecretPulledImages, beta and on) records that the
@@ -316,8 +372,9 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, fmt.Sprintf("Container image %q is not present with pull policy of Never", image)})
-		return fmt.Errorf("container image %q is not present with pull policy of Never: %w", image, kubecontainer.ErrImageNeverPull)
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, msg})
+		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrImageNeverPull}
 	}
 	id := string(s.pod.UID) + "_" + image
 	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {

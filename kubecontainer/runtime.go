@@ -23,6 +23,11 @@ var (
 	ErrCreateContainerConfig = errors.New("CreateContainerConfigError")
 	// ErrCreateContainer is returned when the runtime's CreateContainer call failed.
 	ErrCreateContainer = errors.New("CreateContainerError")
+	// ErrInvalidImageName is returned when a container's image reference does not parse.
+	ErrInvalidImageName = errors.New("InvalidImageName")
+	// ErrRunContainer is returned when the runtime's StartContainer call failed; the container
+	// exists and has exited (containerd's StartError, exit code 128).
+	ErrRunContainer = errors.New("RunContainerError")
 	// ErrCreatePodSandbox is returned when the runtime's RunPodSandbox call failed.
 	ErrCreatePodSandbox = errors.New("CreatePodSandboxError")
 	// ErrPostStartHook is returned when a container's postStart hook failed and the container was
@@ -175,4 +180,27 @@ func HasAnyActiveRegularContainerStarted(spec *v1.PodSpec, status *PodStatus) bo
 		}
 	}
 	return false
+}
+
+// StartError is a failed start of one container with the message the kubelet shows as the
+// container's Waiting message; Err is the reason (ErrRunContainer, ErrInvalidImageName,
+// ErrCreateContainerConfig...).
+type StartError struct {
+	Container string
+	Message   string
+	Err       error
+	// Cause is the error behind the message, if any.
+	Cause error
+}
+
+func (e *StartError) Error() string {
+	return "container " + e.Container + ": " + e.Message + ": " + e.Err.Error()
+}
+
+// Unwrap returns the reason and the cause, so that errors.Is(err, ErrRunContainer) works.
+func (e *StartError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
 }

@@ -2,9 +2,9 @@
 //
 // It mirrors the part of the kubelet's NewMainKubelet that builds the pod manager, the container
 // runtime, the PLEG and pod cache, the work queue, the pod workers, the status manager, the
-// mirror client, the pod sync functions, housekeeping, the runtime state, the node status and the
-// sync loop, and wires each to the small interfaces the others declare. Nothing else constructs
-// its siblings, and it starts no goroutine. The run command wraps the result in runners on the real
+// mirror client, the pod sync functions, housekeeping, the runtime state, the node status, the
+// admit handlers and the sync loop, and wires each to the small interfaces the others declare.
+// Nothing else constructs its siblings, and it starts no goroutine. The run command wraps the result in runners on the real
 // clock; the scenario engine drives it on a virtual one. Both build it here, so the two modes
 // cannot drift apart.
 //

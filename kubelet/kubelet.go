@@ -88,10 +88,29 @@ type Options struct {
 	KubeletPort int32
 	// MaxPods is how many pods the node admits (KubeletConfiguration maxPods); zero is 110.
 	MaxPods int32
+	// Capacity is the machine's cpu, memory and ephemeral-storage; one left out keeps
+	// nodestatus.DefaultCapacity's.
+	Capacity v1.ResourceList
+	// KubeReserved and SystemReserved are held back from the node's allocatable (the
+	// KubeletConfiguration fields).
+	KubeReserved, SystemReserved v1.ResourceList
+	// EvictionHard are the hard eviction thresholds; their memory.available and
+	// nodefs.available are held back from allocatable. Nil is the kubelet's defaults; a map
+	// replaces them unless MergeDefaultEvictionSettings.
+	EvictionHard                 map[string]string
+	MergeDefaultEvictionSettings bool
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// kubelet restart, as the containers do. Nil leaves the pods' probe annotations and the
 	// default, success.
 	ProbeScript *prober.Script
+}
+
+// machine is the node's size and reservations.
+func (o Options) machine() nodestatus.Machine {
+	return nodestatus.Machine{
+		Capacity: o.Capacity, MaxPods: o.MaxPods, KubeReserved: o.KubeReserved, SystemReserved: o.SystemReserved,
+		EvictionHard: o.EvictionHard, MergeDefaultEvictionSettings: o.MergeDefaultEvictionSettings,
+	}
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -132,6 +151,11 @@ func (o Options) ValidateConfig() error {
 	}
 	if o.MaxPods < 0 {
 		errs = append(errs, fmt.Errorf("invalid configuration: maxPods (--max-pods) %v must not be a negative number", o.MaxPods))
+	}
+	if o.MaxPods >= 0 {
+		if err := o.machine().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("invalid configuration: %w", err))
+		}
 	}
 	if o.NodeStatusUpdateFrequency < 0 || o.NodeStatusReportFrequency < 0 {
 		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v and nodeStatusReportFrequency %v must not be negative",
@@ -315,7 +339,7 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, MaxPods: opts.MaxPods, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: opts.machine(), Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
 			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {
@@ -397,14 +421,12 @@ func build(opts Options) (*Node, error) {
 	if node != nil {
 		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 	}
-	maxPods := opts.MaxPods
-	if maxPods == 0 {
-		maxPods = nodestatus.DefaultMaxPods
+	if lopts.Admit, err = newAdmitter(opts, n, recorder); err != nil {
+		return nil, err
 	}
 	if startup != nil {
 		lopts.Startup = startup
 	}
-	lopts.Admit = admitter{devices: opts.Devices, maxPods: int(maxPods), count: activeCount(n), active: activePods(n), status: n.Status, recorder: recorder}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
 	}

@@ -9,8 +9,10 @@
 //	           every 10s: read the node and write its conditions with a fresh heartbeat time
 //
 // Ready follows the runtime state (package runtimestate): False with the runtime's errors as
-// message while the runtime is down or the PLEG is unhealthy. Capacity, allocatable and the pressure
-// conditions are fixed. The sync loop calls Register first and Heartbeat last in each Advance.
+// message while the runtime is down or the PLEG is unhealthy. Capacity and allocatable come from
+// the configured machine (Machine: its size, maxPods, kubeReserved, systemReserved and the hard
+// eviction thresholds, as cm/node_container_manager's GetNodeAllocatableReservation and the
+// MachineInfo setter compute them); the pressure conditions are fixed. The sync loop calls Register first and Heartbeat last in each Advance.
 //
 // Status is a core: no goroutine, no lock; the sync loop drives it from its one goroutine. A
 // standalone kubelet (no API client) has none.

@@ -5,7 +5,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -23,6 +22,12 @@ const (
 	leaseDurationSeconds = 40
 )
 
+// LocalNode is the node as this kubelet would register it, for a kubelet that has no node object
+// to read: the fallback of the kubelet's getNodeAnyWay.
+func LocalNode(name, ip string, m Machine) *v1.Node {
+	return initialNode(name, ip, 0, m, time.Time{}, true)
+}
+
 // DefaultMaxPods is the kubelet's default maxPods: the node's pods capacity and allocatable.
 const DefaultMaxPods = 110
 
@@ -31,24 +36,11 @@ const readyMessage = "kubelet is posting ready status"
 
 // initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
 // status, with Ready as given.
-func initialNode(name, ip string, port, maxPods int32, now time.Time, ready bool) *v1.Node {
+func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bool) *v1.Node {
 	if port == 0 {
 		port = DefaultKubeletPort
 	}
-	if maxPods == 0 {
-		maxPods = DefaultMaxPods
-	}
-	capacity := v1.ResourceList{
-		v1.ResourceCPU:              resource.MustParse("4"),
-		v1.ResourceMemory:           resource.MustParse("8Gi"),
-		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
-	}
-	allocatable := capacity.DeepCopy()
-	// The default hard eviction threshold memory.available<100Mi is held back from allocatable.
-	mem := allocatable[v1.ResourceMemory]
-	mem.Sub(resource.MustParse("100Mi"))
-	allocatable[v1.ResourceMemory] = mem
+	capacity, allocatable := m.Resources()
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,

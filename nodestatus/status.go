@@ -74,8 +74,8 @@ type Options struct {
 	Rand *rand.Rand
 	// KubeletPort is advertised in status.daemonEndpoints. Zero is the kubelet's 10250.
 	KubeletPort int32
-	// MaxPods is the node's pods capacity and allocatable (maxPods). Zero is DefaultMaxPods.
-	MaxPods int32
+	// Machine is the node's size and reservations, which make its capacity and allocatable.
+	Machine Machine
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -100,6 +100,9 @@ func (o Options) validate() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	if err := o.Machine.Validate(); err != nil {
+		return fmt.Errorf("options Machine: %w", err)
 	}
 	if o.StatusPeriod < 0 || o.ReportPeriod < 0 {
 		return fmt.Errorf("options StatusPeriod %v, ReportPeriod %v: must not be negative", o.StatusPeriod, o.ReportPeriod)
@@ -186,7 +189,7 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.MaxPods, now, ready)
+	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready)
 	s.applyDevices(initial)
 	created, err := s.opts.Client.CreateNode(ctx, initial)
 	if apierrors.IsAlreadyExists(err) {
@@ -266,6 +269,7 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	ready, msg := s.readiness()
 	upd := node.DeepCopy()
 	setConditions(upd, now, ready, msg)
+	applyMachine(upd, s.opts.Machine)
 	s.applyDevices(upd)
 	if err := s.writeStatus(ctx, upd, ready, msg, now); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
@@ -289,6 +293,7 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	// resource as it reports it, must not be asked twice.
 	upd := node.DeepCopy()
 	setConditions(upd, now, ready, msg)
+	applyMachine(upd, s.opts.Machine)
 	s.applyDevices(upd)
 	changed := statusChanged(&node.Status, &upd.Status)
 	period := s.opts.reportPeriod()

@@ -3,6 +3,7 @@ package podmanager
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -148,16 +149,16 @@ func (m *Manager) GetPods() []*v1.Pod {
 	return m.sortedPods()
 }
 
-// CountPods counts the regular and static pods for which keep is true, in no order and without
-// the copy and sort of GetPods: admission counts the active pods for every new pod.
-func (m *Manager) CountPods(keep func(*v1.Pod) bool) int {
-	n := 0
-	for _, pod := range m.podByUID {
-		if keep(pod) {
-			n++
+// AllPods yields the regular and static pods in no order, without the copy and sort of GetPods:
+// admission walks the active pods for every new pod.
+func (m *Manager) AllPods() iter.Seq[*v1.Pod] {
+	return func(yield func(*v1.Pod) bool) {
+		for _, pod := range m.podByUID {
+			if !yield(pod) {
+				return
+			}
 		}
 	}
-	return n
 }
 
 // GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by

@@ -42,6 +42,9 @@ func (c reasonCache) forget(uid types.UID) { delete(c, uid) }
 
 // leafErrors flattens errors joined by the runtime (one per container held back).
 func leafErrors(err error) []error {
+	if _, ok := err.(*kubecontainer.StartError); ok {
+		return []error{err} // one container's failure, whatever it wraps
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error
 		for _, e := range j.Unwrap() {
@@ -61,6 +64,9 @@ func leafErrors(err error) []error {
 // names the container in its messages ("container=<name> ", "container <name> ") or, for image
 // failures, the image.
 func failedContainer(pod *v1.Pod, err error) (string, bool) {
+	if se, ok := errors.AsType[*kubecontainer.StartError](err); ok {
+		return se.Container, true
+	}
 	msg := err.Error()
 	containers := append(append([]v1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
 	for _, c := range containers {
@@ -83,6 +89,9 @@ func reasonOf(err error) status.Reason {
 	var hook *kubecontainer.PostStartHookError
 	if errors.As(err, &hook) {
 		return status.Reason{Reason: kubecontainer.ErrPostStartHook.Error(), Message: hook.Message}
+	}
+	if se, ok := errors.AsType[*kubecontainer.StartError](err); ok {
+		return status.Reason{Reason: se.Err.Error(), Message: se.Message}
 	}
 	switch {
 	case errors.Is(err, kubecontainer.ErrImagePull):

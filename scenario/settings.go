@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/minikubelet/minikubelet/kubelet"
 )
 
@@ -25,6 +27,17 @@ type Settings struct {
 	// MaxPods is how many pods the node admits (default 110): the node's pods capacity and
 	// allocatable, and the admit handler's limit (OutOfpods).
 	MaxPods *int32 `json:"maxPods,omitempty"`
+	// Capacity is the simulated machine's cpu, memory and ephemeral-storage (default 4, 8Gi,
+	// 100Gi). It is not a KubeletConfiguration field: a real kubelet reads it from the machine.
+	Capacity v1.ResourceList `json:"capacity,omitempty"`
+	// KubeReserved and SystemReserved are held back from the node's allocatable.
+	KubeReserved   v1.ResourceList `json:"kubeReserved,omitempty"`
+	SystemReserved v1.ResourceList `json:"systemReserved,omitempty"`
+	// EvictionHard are the hard eviction thresholds (signal: quantity or percentage); setting it
+	// replaces the kubelet's defaults unless MergeDefaultEvictionSettings. memory.available and
+	// nodefs.available are held back from allocatable memory and ephemeral-storage.
+	EvictionHard                 map[string]string `json:"evictionHard,omitempty"`
+	MergeDefaultEvictionSettings *bool             `json:"mergeDefaultEvictionSettings,omitempty"`
 	// CrashLoopBackOff holds maxContainerRestartPeriod, the crash-loop back-off's cap when the
 	// KubeletCrashLoopBackOffMax gate is on.
 	CrashLoopBackOff *CrashLoopBackOffSettings `json:"crashLoopBackOff,omitempty"`
@@ -50,6 +63,9 @@ func (s *Scenario) kubeletOptions(o *kubelet.Options) {
 	if st.MaxPods != nil {
 		o.MaxPods = *st.MaxPods
 	}
+	o.Capacity, o.KubeReserved, o.SystemReserved = st.Capacity, st.KubeReserved, st.SystemReserved
+	o.EvictionHard = st.EvictionHard
+	o.MergeDefaultEvictionSettings = st.MergeDefaultEvictionSettings != nil && *st.MergeDefaultEvictionSettings
 	if c := st.CrashLoopBackOff; c != nil {
 		o.MaxContainerRestartPeriod = durationOr(c.MaxContainerRestartPeriod, 0)
 	}

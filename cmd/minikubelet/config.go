@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -70,6 +71,11 @@ type syncSettings struct {
 	NodeStatusReportFrequency time.Duration
 	MaxContainerRestartPeriod time.Duration
 	FeatureGates              map[string]bool
+	// KubeReserved, SystemReserved, EvictionHard and MergeDefaultEvictionSettings make the
+	// node's allocatable.
+	KubeReserved, SystemReserved v1.ResourceList
+	EvictionHard                 map[string]string
+	MergeDefaultEvictionSettings bool
 }
 
 // apply copies the settings into the kubelet's options.
@@ -79,6 +85,8 @@ func (s syncSettings) apply(o *kubelet.Options) {
 	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
 	o.MaxPods = s.MaxPods
 	o.FeatureGates = s.FeatureGates
+	o.KubeReserved, o.SystemReserved = s.KubeReserved, s.SystemReserved
+	o.EvictionHard, o.MergeDefaultEvictionSettings = s.EvictionHard, s.MergeDefaultEvictionSettings
 }
 
 // nodeNames returns the names of the simulated nodes: NodeName alone, or with Nodes > 1 the
@@ -160,12 +168,16 @@ type kubeletConfigFile struct {
 	HTTPCheckFrequency *duration           `json:"httpCheckFrequency"`
 	SyncFrequency      *duration           `json:"syncFrequency"`
 
-	SerializeImagePulls       *bool           `json:"serializeImagePulls"`
-	MaxParallelImagePulls     *int32          `json:"maxParallelImagePulls"`
-	MaxPods                   *int32          `json:"maxPods"`
-	NodeStatusUpdateFrequency *duration       `json:"nodeStatusUpdateFrequency"`
-	NodeStatusReportFrequency *duration       `json:"nodeStatusReportFrequency"`
-	FeatureGates              map[string]bool `json:"featureGates"`
+	SerializeImagePulls       *bool             `json:"serializeImagePulls"`
+	MaxParallelImagePulls     *int32            `json:"maxParallelImagePulls"`
+	MaxPods                   *int32            `json:"maxPods"`
+	NodeStatusUpdateFrequency *duration         `json:"nodeStatusUpdateFrequency"`
+	NodeStatusReportFrequency *duration         `json:"nodeStatusReportFrequency"`
+	FeatureGates              map[string]bool   `json:"featureGates"`
+	KubeReserved              v1.ResourceList   `json:"kubeReserved"`
+	SystemReserved            v1.ResourceList   `json:"systemReserved"`
+	EvictionHard              map[string]string `json:"evictionHard"`
+	MergeDefaultEviction      *bool             `json:"mergeDefaultEvictionSettings"`
 	CrashLoopBackOff          struct {
 		MaxContainerRestartPeriod *duration `json:"maxContainerRestartPeriod"`
 	} `json:"crashLoopBackOff"`
@@ -228,6 +240,8 @@ func loadKubeletConfig(path string, cfg *runConfig) error {
 	if f.MaxPods != nil {
 		cfg.Sync.MaxPods = *f.MaxPods
 	}
+	cfg.Sync.KubeReserved, cfg.Sync.SystemReserved, cfg.Sync.EvictionHard = f.KubeReserved, f.SystemReserved, f.EvictionHard
+	cfg.Sync.MergeDefaultEvictionSettings = f.MergeDefaultEviction != nil && *f.MergeDefaultEviction
 	// A real kubelet's file sets gates minikubelet does not model; those are ignored like the
 	// other fields it does not read.
 	for _, name := range kubelet.FeatureGateNames() {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/trace"
@@ -76,6 +78,11 @@ featureGates:
   SomeGateOnlyTheKubeletKnows: true
 evictionHard:
   memory.available: 100Mi
+kubeReserved:
+  cpu: 500m
+systemReserved:
+  memory: 1Gi
+mergeDefaultEvictionSettings: true
 `
 	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 		t.Fatal(err)
@@ -101,6 +108,8 @@ evictionHard:
 			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3), MaxPods: 250,
 			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
 			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
+			KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
+			EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
 		},
 		KubeletAddr:    "127.0.0.1:10250",
 		Nodes:          1,
@@ -119,11 +128,14 @@ func TestResolveErrors(t *testing.T) {
 	os.WriteFile(badPulls, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxParallelImagePulls: 2\n"), 0o644)
 	badDuration := filepath.Join(dir, "dur.yaml")
 	os.WriteFile(badDuration, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: soon\n"), 0o644)
+	overReserved := filepath.Join(dir, "reserved.yaml")
+	os.WriteFile(overReserved, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsystemReserved: {cpu: \"8\"}\n"), 0o644)
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"reservation over capacity", []string{"--config", overReserved}, `resource "cpu" has a reservation of 8 but capacity of 4`},
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "read kubelet config"},
 		{"wrong kind", []string{"--config", wrongKind}, "want apiVersion kubelet.config.k8s.io/v1beta1"},
 		{"bad duration in file", []string{"--config", badDuration}, "parse duration"},

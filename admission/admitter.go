@@ -1,0 +1,229 @@
+package admission
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/apidefaults"
+)
+
+// Devices is the device manager's resource allocation admit handler.
+type Devices interface {
+	// Admit allocates the pod's devices, or says why it cannot.
+	Admit(ctx context.Context, pod *v1.Pod) (ok bool, reason, message string)
+	// RemovePods frees the devices of every pod whose UID is not in active.
+	RemovePods(active map[string]bool)
+}
+
+// NodeFunc returns the node as the predicate handler sees it: the kubelet's getNodeAnyWay, the
+// node object from the API server or, without one, the node the kubelet would register.
+type NodeFunc func(ctx context.Context) (*v1.Node, error)
+
+// KillFunc asks the pod workers to kill a pod with a status function applied to its final
+// status: the kubelet's killPodNow, without its wait.
+type KillFunc func(pod *v1.Pod, statusFn func(*v1.PodStatus))
+
+// EventRecorder records one Kubernetes event about a pod.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventType, reason, messageFmt string, args ...any)
+}
+
+// StatusSetter is the status manager's SetPodStatus, which rejectPod calls.
+type StatusSetter interface {
+	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
+}
+
+// Options configure an Admitter.
+type Options struct {
+	// Node is getNodeAnyWay. Required.
+	Node NodeFunc
+	// ActivePods yields the kubelet's GetActivePods, in any order: the pods that are not
+	// finished, terminating ones included. It is walked at every admission, so it should not
+	// copy or sort. Required.
+	ActivePods iter.Seq[*v1.Pod]
+	// Kill kills the victims of a critical pod's preemption. Required.
+	Kill KillFunc
+	// Status receives the Failed status of a rejected pod. Required.
+	Status StatusSetter
+	// Devices is the device manager's handler. Nil is a node without device plugins.
+	Devices Devices
+	// Recorder receives the rejection and preemption events. Nil records none.
+	Recorder EventRecorder
+	// TerminationRequested reports whether the pod workers are already terminating the pod:
+	// HandlePodAdditions admits such a pod without asking the handlers. Nil is never.
+	TerminationRequested func(uid types.UID) bool
+}
+
+// ErrMissingOption is wrapped by New when a required option is unset.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	if o.Node == nil {
+		missing = append(missing, "Node")
+	}
+	if o.ActivePods == nil {
+		missing = append(missing, "ActivePods")
+	}
+	if o.Kill == nil {
+		missing = append(missing, "Kill")
+	}
+	if o.Status == nil {
+		missing = append(missing, "Status")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// Admitter is the kubelet's canAdmitPod with the admit handlers minikubelet models, in the
+// kubelet's order (the device manager's allocation, then the predicate handler with critical-pod
+// preemption), and rejectPod for the pods they refuse.
+type Admitter struct {
+	opts Options
+}
+
+// New returns an Admitter.
+func New(opts Options) (*Admitter, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new admitter: %w", err)
+	}
+	return &Admitter{opts: opts}, nil
+}
+
+// Admit reports whether the pod may run. A refused pod has been rejected: a Warning event with
+// the handler's reason and message, and the status Failed with "Pod was rejected: " and the
+// message. Nothing retries it.
+func (a *Admitter) Admit(ctx context.Context, pod *v1.Pod) bool {
+	// A pod the kubelet is already shutting down, or one that has finished, is not admitted
+	// again; its pod worker takes it from there.
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return true
+	}
+	if a.opts.TerminationRequested != nil && a.opts.TerminationRequested(pod.UID) {
+		return true
+	}
+	ok, reason, message := a.canAdmit(ctx, pod)
+	if ok {
+		return true
+	}
+	klog.FromContext(ctx).V(2).Info("Pod admission denied", "podUID", pod.UID, "pod", klog.KObj(pod), "reason", reason, "message", message)
+	if a.opts.Recorder != nil {
+		a.opts.Recorder.Eventf(pod, v1.EventTypeWarning, reason, "%s", message)
+	}
+	a.opts.Status.SetPodStatus(pod, v1.PodStatus{
+		QOSClass: apidefaults.QOSClass(pod),
+		Phase:    v1.PodFailed,
+		Reason:   reason,
+		Message:  "Pod was rejected: " + message,
+	})
+	return false
+}
+
+// canAdmit runs the handlers over the active pods other than pod; the first refusal wins.
+func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, string) {
+	// The other pods are walked by each check that needs them, never copied: admission runs for
+	// every new pod, over every active pod.
+	others := func(yield func(*v1.Pod) bool) {
+		for p := range a.opts.ActivePods {
+			if p.UID != pod.UID && !yield(p) {
+				return
+			}
+		}
+	}
+	if d := a.opts.Devices; d != nil {
+		// The device manager's UpdateAllocatedDevices: devices of pods that are no longer
+		// active are free again before the new pod's allocation.
+		active := map[string]bool{string(pod.UID): true}
+		for p := range others {
+			active[string(p.UID)] = true
+		}
+		d.RemovePods(active)
+		if ok, reason, message := d.Admit(ctx, pod); !ok {
+			return false, reason, message
+		}
+	}
+	return a.predicate(ctx, pod, others)
+}
+
+// predicate is the predicate admit handler's Admit.
+func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
+	logger := klog.FromContext(ctx)
+	node, err := a.opts.Node(ctx)
+	if err != nil {
+		logger.Error(err, "Cannot get Node info")
+		return false, ReasonInvalidNodeInfo, "Kubelet cannot get node info."
+	}
+	if reason, message, ok := preCheck(pod, node); !ok {
+		return false, reason, message
+	}
+	failures := GeneralFilter(logger, pod, node, others)
+	if len(failures) == 0 {
+		return true, "", ""
+	}
+	failures, err = a.handleFailure(ctx, pod, failures)
+	if err != nil {
+		return false, ReasonUnexpectedAdmissionError, fmt.Sprintf("Unexpected error while attempting to recover from admission failure: %v", err)
+	}
+	if len(failures) == 0 {
+		return true, "", ""
+	}
+	// Only the first failure is reported.
+	return false, failures[0].Reason(), failures[0].Message()
+}
+
+// handleFailure is the CriticalPodAdmissionHandler: a pod that is not critical keeps its
+// failures; a critical pod keeps only those that are not about resources, and when every one is,
+// the pods chosen by podsToPreempt are killed and the pod is admitted.
+func (a *Admitter) handleFailure(ctx context.Context, pod *v1.Pod, failures []Failure) ([]Failure, error) {
+	if !IsCritical(pod) {
+		return failures, nil
+	}
+	var other []Failure
+	var needed requirements
+	for _, f := range failures {
+		if f.Insufficient() {
+			needed = append(needed, requirement{f.Resource, f.shortfall()})
+		} else {
+			other = append(other, f)
+		}
+	}
+	if len(other) > 0 {
+		return other, nil
+	}
+	victims, err := podsToPreempt(pod, sortedPods(a.opts.ActivePods), needed)
+	if err != nil {
+		return nil, fmt.Errorf("preemption: error finding a set of pods to preempt: %w", err)
+	}
+	logger := klog.FromContext(ctx)
+	for _, v := range victims {
+		if a.opts.Recorder != nil {
+			a.opts.Recorder.Eventf(v, v1.EventTypeWarning, ReasonPreempting, "%s", MessagePreempted)
+		}
+		logger.V(2).Info("Preempting pod to free up resources", "pod", klog.KObj(v), "podUID", v.UID,
+			"insufficientResources", needed.String(), "requestingPod", klog.KObj(pod))
+		a.opts.Kill(v, preemptionStatus(v))
+	}
+	return nil, nil
+}
+
+// sortedPods lists the pods by namespace and name. The kubelet walks its active pods in map order,
+// which decides between victims that tie; here the order is the same on every run.
+func sortedPods(pods iter.Seq[*v1.Pod]) []*v1.Pod {
+	out := slices.Collect(pods)
+	slices.SortFunc(out, func(a, b *v1.Pod) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}

@@ -1,0 +1,28 @@
+// Package admission decides whether the node may run a new pod: the kubelet's admit handlers as
+// HandlePodAdditions runs them, and rejectPod for the pods they refuse.
+//
+// It mirrors, for v1.35:
+//
+//   - pkg/kubelet/allocation (canAdmitPod): the handlers run in order over the active pods other
+//     than the new one, and the first refusal wins;
+//   - the device manager's resource allocation handler (through Options.Devices), which runs
+//     before the predicate handler, so a device shortage is UnexpectedAdmissionError;
+//   - pkg/kubelet/lifecycle/predicate.go (the predicate admit handler): the OS checks, dropping
+//     requests for extended resources the node does not advertise, then generalFilter, which is
+//     the scheduler's AdmissionCheck (pkg/scheduler/eventhandlers.go) plus the NoExecute taints of
+//     non-static pods;
+//   - pkg/scheduler/framework/plugins/noderesources/fit.go (fitsRequest): pods, cpu, memory,
+//     ephemeral-storage and scalar resources against node.status.allocatable, with the pod's
+//     requests from k8s.io/component-helpers/resource PodRequests (the larger of the init peak
+//     and the sum of the main containers and sidecars, plus the pod overhead);
+//   - the nodeaffinity, nodename and nodeports plugins' filters and reasons;
+//   - pkg/kubelet/preemption (CriticalPodAdmissionHandler): a critical pod whose only failures
+//     are insufficient resources has lower-priority pods killed to make room;
+//   - pkg/kubelet/kubelet.go rejectPod: a Warning event with the handler's reason and message,
+//     and the pod's status Failed with "Pod was rejected: " before the message.
+//
+// The filters (requests.go, predicate.go, preemption.go) are pure functions of the pod, the node
+// and the other pods; Admitter wires them to the node, the pod list, the device manager, the pod
+// workers and the status manager. It has no goroutine and no lock: the sync loop calls it from its
+// one goroutine.
+package admission
