@@ -16,6 +16,8 @@
 //
 //	   runtimestate: is the runtime up, is the PLEG healthy  ─▶ syncloop (skip), nodestatus (Ready)
 //	   nodestatus:   node registration, status heartbeat, lease
+//	   prober:       one worker per probe (created by podsync) ─▶ results ─▶ syncloop (probe syncs),
+//	                 status (started, ready, Ready), fakeruntime (liveness and startup kills)
 //
 // The second pipeline discovers node plugins (docs/plugins.md):
 //

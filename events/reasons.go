@@ -21,6 +21,15 @@ const (
 	FailedPreStopHook = "FailedPreStopHook"
 )
 
+// Probe event reasons, recorded by the prober.
+const (
+	// ContainerUnhealthy is recorded at every failed or errored probe attempt.
+	ContainerUnhealthy = "Unhealthy"
+	// ContainerProbeWarning is recorded when a probe succeeds with a warning (not modelled: the
+	// scripted probes never warn).
+	ContainerProbeWarning = "ProbeWarning"
+)
+
 // Image event reasons, recorded by the runtime's image puller.
 const (
 	// PullingImage is recorded when an image pull starts.

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -72,8 +73,20 @@ func (t *Tracing) emit(object runtime.Object, eventtype, reason, message string)
 	} else if ref, ok := object.(*v1.ObjectReference); ok && ref.Kind == "Pod" {
 		// kuberuntime records about a reference to the pod (or to one of its containers).
 		e.Pod, e.UID = kubecontainer.BuildPodKey(ref.Namespace, ref.Name), string(ref.UID)
+		e.Container = containerOfFieldPath(ref.FieldPath)
 	} else if m, err := meta.Accessor(object); err == nil {
 		e.Message = fmt.Sprintf("%T %s: %s", object, m.GetName(), message)
 	}
 	t.tracer.Emit(e)
+}
+
+// containerOfFieldPath returns the container a reference's field path names
+// ("spec.containers{name}", "spec.initContainers{name}"), or "".
+func containerOfFieldPath(path string) string {
+	for _, prefix := range []string{"spec.containers{", "spec.initContainers{", "spec.ephemeralContainers{"} {
+		if name, ok := strings.CutPrefix(path, prefix); ok {
+			return strings.TrimSuffix(name, "}")
+		}
+	}
+	return ""
 }

@@ -85,15 +85,16 @@ const (
 )
 
 // computePodActions decides what SyncPod does, from the pod's spec and the status the caller read
-// from the pod cache: the kubelet's computePodActions with computeInitContainerActions.
-func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions {
+// from the pod cache: the kubelet's computePodActions with computeInitContainerActions. probes are
+// the liveness and startup results managers; nil has none.
+func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus, probes kubecontainer.ProbeResults) podActions {
 	create, attempt := sandboxChanged(status)
 	acts := podActions{killPod: create, createSandbox: create, attempt: attempt}
 	if create {
 		return sandboxActions(pod, status, acts)
 	}
 
-	initialized := r.computeInitContainerActions(pod, status, &acts)
+	initialized := r.computeInitContainerActions(pod, status, &acts, probes)
 	if acts.killPod || !initialized {
 		return acts
 	}
@@ -112,23 +113,63 @@ func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus
 			}
 			continue
 		}
-		if cs.Hash == kubecontainer.HashContainer(c) {
+		if cs.Hash != kubecontainer.HashContainer(c) {
+			// A new image restarts the container whatever the restart policy: the spec asked for it.
+			acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
+				message: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
+			acts.start = append(acts.start, c)
+			continue
+		}
+		k, failed := probeKill(c, cs, probes)
+		if !failed {
 			keep++
 			continue
 		}
-		// A new image restarts the container whatever the restart policy: the spec asked for it.
-		acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
-			message: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
-		acts.start = append(acts.start, c)
+		if restartOnProbeFailure(pod, c) {
+			k.message += ", will be restarted"
+			acts.start = append(acts.start, c)
+		}
+		acts.kill = append(acts.kill, k)
 	}
 	if keep == 0 && len(acts.start) == 0 {
 		acts.killPod = true
 		acts.why = "all containers dead"
+		if len(acts.kill) > 0 {
+			// The last running container failed its probe and will not be restarted: the whole
+			// pod is stopped (KillPod), with the generic Killing message and the pod's grace.
+			acts.why = "no container to keep"
+			acts.kill = nil
+		}
 		// Sidecars alone do not keep a pod alive: once the regular containers are done for good
 		// they are stopped, not restarted.
 		acts.initStart = nil
 	}
 	return acts
+}
+
+// probeKill decides whether the running main container cs must be stopped because its liveness,
+// else its startup, result is Failure, with the kubelet's message and kill reason.
+func probeKill(c *v1.Container, cs *kubecontainer.ContainerStatus, probes kubecontainer.ProbeResults) (containerKill, bool) {
+	switch {
+	case probes == nil:
+	case probes.LivenessFailed(cs.ID):
+		return containerKill{id: cs.ID, container: c, reason: reasonLivenessProbe,
+			message: fmt.Sprintf("Container %s failed liveness probe", c.Name)}, true
+	case probes.StartupFailed(cs.ID):
+		return containerKill{id: cs.ID, container: c, reason: reasonStartupProbe,
+			message: fmt.Sprintf("Container %s failed startup probe", c.Name)}, true
+	}
+	return containerKill{}, false
+}
+
+// restartOnProbeFailure is whether a main container killed for a probe failure is started again
+// in the same sync: unless the pod's restartPolicy is Never, or (ContainerRestartRules) the
+// container's own restartPolicy says otherwise.
+func restartOnProbeFailure(pod *v1.Pod, c *v1.Container) bool {
+	if c.RestartPolicy != nil {
+		return *c.RestartPolicy != v1.ContainerRestartPolicyNever
+	}
+	return pod.Spec.RestartPolicy != v1.RestartPolicyNever
 }
 
 // sandboxActions is computePodActions for a pod whose sandbox must be (re)created: everything is
@@ -184,8 +225,21 @@ const (
 // the probe is taken to have passed (the default of a simulator whose probes succeed). A sidecar
 // with a postStart hook is only seen running by a sync after the hook returned, because the
 // hook blocks the sync that started it.
-func (r *Runtime) sidecarStarted(c *v1.Container, id string) SidecarStartup {
-	if c.StartupProbe == nil || r.sidecarStartup == nil {
+func (r *Runtime) sidecarStarted(c *v1.Container, id string, probes kubecontainer.ProbeResults) SidecarStartup {
+	switch {
+	case c.StartupProbe == nil:
+		return SidecarStarted
+	case probes != nil:
+		// The kubelet's startupManager: Success starts the next init container, Failure
+		// restarts the sidecar, no result or Unknown waits.
+		if probes.StartupFailed(id) {
+			return SidecarStartupFailed
+		}
+		if probes.StartupSucceeded(id) {
+			return SidecarStarted
+		}
+		return SidecarStartupPending
+	case r.sidecarStartup == nil:
 		return SidecarStarted
 	}
 	return r.sidecarStartup(id)
@@ -196,7 +250,7 @@ func (r *Runtime) sidecarStarted(c *v1.Container, id string) SidecarStartup {
 // to first; the newest one that ran marks every earlier one as done. Regular init containers run
 // once each, in order; a sidecar starts the next init container once it is started, and is
 // started again whenever it is not running, whatever the pod's restartPolicy.
-func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer.PodStatus, acts *podActions) bool {
+func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer.PodStatus, acts *podActions, probes kubecontainer.ProbeResults) bool {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 {
 		return true
@@ -234,7 +288,7 @@ func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer
 			if !sidecar {
 				break
 			}
-			switch r.sidecarStarted(c, cs.ID) {
+			switch r.sidecarStarted(c, cs.ID, probes) {
 			case SidecarStartupPending:
 				goto next
 			case SidecarStartupFailed:
@@ -248,9 +302,15 @@ func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer
 			} else if !previouslyInitialized {
 				start = append(start, &inits[i+1])
 			}
-			if cs.Hash != kubecontainer.HashContainer(c) {
+			switch {
+			case cs.Hash != kubecontainer.HashContainer(c):
 				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
 					message: fmt.Sprintf("Init container %s definition changed", c.Name)})
+				start = append(start, c)
+			case probes != nil && probes.LivenessFailed(cs.ID):
+				// A sidecar that failed its liveness probe is always restarted.
+				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonLivenessProbe,
+					message: fmt.Sprintf("Init container %s failed liveness probe", c.Name)})
 				start = append(start, c)
 			}
 		case kubecontainer.ContainerStateExited:

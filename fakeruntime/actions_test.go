@@ -74,7 +74,7 @@ func TestComputePodActions(t *testing.T) {
 			}
 			st := &kubecontainer.PodStatus{UID: tt.pod.UID, Sandboxes: tt.sbx, ContainerStatuses: tt.cs}
 			r := &Runtime{sidecarStartup: func(string) SidecarStartup { return tt.startup }}
-			if got := r.computePodActions(tt.pod, st).String(); got != tt.want {
+			if got := r.computePodActions(tt.pod, st, nil).String(); got != tt.want {
 				t.Errorf("computePodActions() = %q, want %q", got, tt.want)
 			}
 		})

@@ -28,6 +28,15 @@ import (
 // image pull back-off is a plain error wrapping kubecontainer.ErrImagePullBackOff, as in v1.35.0.
 // backOff is the crash-loop back-off; nil disables it.
 func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff) (kubecontainer.Result, error) {
+	return r.SyncPodWithProbes(pod, status, backOff, nil)
+}
+
+// SyncPodWithProbes is SyncPod with the kubelet's liveness and startup results: a running
+// container whose liveness (else startup) result is Failure is stopped first, with the Killing
+// message "Container <name> failed liveness probe, will be restarted" and the probe's
+// terminationGracePeriodSeconds, and started again in the same sync (subject to the crash-loop
+// back-off) unless its restart policy is Never.
+func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	key := kubecontainer.PodKey(pod)
@@ -38,7 +47,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 	if status == nil {
 		status = &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	acts := r.computePodActions(pod, status)
+	acts := r.computePodActions(pod, status, probes)
 	if acts.empty() {
 		return kubecontainer.Result{Done: now}, nil
 	}

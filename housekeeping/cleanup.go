@@ -76,6 +76,14 @@ type Options struct {
 	Mirror MirrorDeleter
 	// Metrics receives the pass's pod counts. Nil records none.
 	Metrics Metrics
+	// Prober stops the probe workers of pods that no longer run. Nil runs no probes.
+	Prober Prober
+}
+
+// Prober is the prober manager as housekeeping cleans it up.
+type Prober interface {
+	// CleanupPods stops the workers of every pod not in desired.
+	CleanupPods(desired map[types.UID]bool)
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -133,6 +141,17 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	}
 	for _, p := range mirrorPods {
 		known[p.UID] = true
+	}
+	if c.opts.Prober != nil {
+		// Stop probing pods that are not running: those whose worker is neither syncing nor
+		// terminating.
+		possiblyRunning := make(map[types.UID]bool, len(working))
+		for uid, w := range working {
+			if w.State == podworkers.Sync || w.State == podworkers.Terminating {
+				possiblyRunning[uid] = true
+			}
+		}
+		c.opts.Prober.CleanupPods(possiblyRunning)
 	}
 	c.opts.Status.RemoveOrphanedStatuses(known)
 

@@ -298,3 +298,27 @@ func TestNewNamesMissingOptions(t *testing.T) {
 		t.Errorf("New() error = %q, want %q", err, want)
 	}
 }
+
+// probeCleanup records what CleanupPods was given.
+type probeCleanup struct{ desired map[types.UID]bool }
+
+func (p *probeCleanup) CleanupPods(desired map[types.UID]bool) { p.desired = desired }
+
+// TestCleanupPodsKeepsProbingPossiblyRunningPods checks the probe clean-up: pods whose worker is
+// syncing or terminating keep their probe workers; terminated (and finished) ones lose them.
+func TestCleanupPodsKeepsProbingPossiblyRunningPods(t *testing.T) {
+	f := newFixture(t)
+	probes := &probeCleanup{}
+	c, err := New(Options{Tracer: f.rec, Pods: f.pods, Workers: f.workers, Runtime: f.runtime, Status: f.status, CrashLoopBackOff: f.gc, Prober: probes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.workers.states = map[types.UID]podworkers.State{"sync": podworkers.Sync, "terminating": podworkers.Terminating, "terminated": podworkers.Terminated}
+	if err := c.HandlePodCleanups(context.Background()); err != nil {
+		t.Fatalf("HandlePodCleanups() error = %v", err)
+	}
+	want := map[types.UID]bool{"sync": true, "terminating": true}
+	if diff := cmp.Diff(want, probes.desired); diff != "" {
+		t.Errorf("CleanupPods desired (-want +got):\n%s", diff)
+	}
+}

@@ -6,7 +6,8 @@
 //  1. SyncKnownPods: forget finished workers of pods no longer desired, and start terminating
 //     workers of pods no longer desired;
 //  2. list the runtime's running pods;
-//  3. drop statuses of pods the pod manager no longer has;
+//  3. stop the probe workers of pods whose worker is neither syncing nor terminating
+//     (CleanupPods), then drop statuses of pods the pod manager no longer has;
 //  4. delete orphaned mirror pods whose static pod is not terminating (grace 0, no precondition);
 //  5. restart desired, active pods the workers do not know (a static pod re-added after its old
 //     worker finished);
@@ -14,7 +15,7 @@
 //  7. kill running pods the workers do not know (orphans) with grace 1;
 //  8. garbage-collect the crash-loop back-off.
 //
-// Probes, pod directories, user namespaces and cgroups are not modelled.
+// Pod directories, user namespaces and cgroups are not modelled.
 //
 // Cleaner is a core: no goroutine, no lock; the sync loop calls it from its one goroutine.
 package housekeeping

@@ -26,6 +26,7 @@ import (
 	"github.com/minikubelet/minikubelet/podstartup"
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -98,6 +99,10 @@ type Options struct {
 	// replaces them unless MergeDefaultEvictionSettings.
 	EvictionHard                 map[string]string
 	MergeDefaultEvictionSettings bool
+	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
+	// kubelet restart, as the containers do. Nil leaves the pods' probe annotations and the
+	// default, success.
+	ProbeScript *prober.Script
 }
 
 // machine is the node's size and reservations.
@@ -231,6 +236,8 @@ type Node struct {
 	Cache   *pleg.Cache
 	Workers *podworkers.Workers
 	Status  *status.Manager
+	// Probes is the prober manager.
+	Probes *prober.Manager
 	// Metrics is Options.Metrics.
 	Metrics *metrics.Registry
 }
@@ -350,6 +357,11 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	syncOpts.Status = n.Status
+	if n.Probes, err = prober.New(prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.ProbeScript,
+		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2))}); err != nil {
+		return nil, err
+	}
+	syncOpts.Probes = n.Probes
 	syncer, err := podsync.New(syncOpts)
 	if err != nil {
 		return nil, err
@@ -371,6 +383,7 @@ func build(opts Options) (*Node, error) {
 	}
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
+		Prober: n.Probes,
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror
@@ -403,6 +416,7 @@ func build(opts Options) (*Node, error) {
 		Housekeeping:     cleaner,
 		Status:           n.Status,
 		SourcesReady:     opts.SourcesReady,
+		Prober:           n.Probes,
 	}
 	if node != nil {
 		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
@@ -454,6 +468,12 @@ var (
 	_ podsync.Metrics            = (*metrics.Registry)(nil)
 	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
 	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
+	_ podsync.ProbingRuntime     = (*fakeruntime.Runtime)(nil)
+	_ podsync.Prober             = (*prober.Manager)(nil)
+	_ syncloop.Prober            = (*prober.Manager)(nil)
+	_ syncloop.ProbeStatusSetter = (*status.Manager)(nil)
+	_ housekeeping.Prober        = (*prober.Manager)(nil)
+	_ prober.StatusProvider      = (*status.Manager)(nil)
 	_ podstartup.Metrics         = (*metrics.Registry)(nil)
 	_ fakeruntime.PullRecorder   = (*podstartup.Tracker)(nil)
 	_ status.StartupTracker      = (*podstartup.Tracker)(nil)

@@ -6,12 +6,16 @@ import (
 	"testing"
 )
 
-// TestBundledManifestsDecode checks that every example static pod shipped in manifests/ is one
-// the kubelet would accept: the README's first command runs them.
+// TestBundledManifestsDecode checks that every example static pod shipped in manifests/ and
+// examples/kubeadm/ is one the kubelet would accept: the README's run commands run them.
 func TestBundledManifestsDecode(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "manifests", "*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no bundled manifests: %v", err)
+	var files []string
+	for _, dir := range []string{"manifests", filepath.Join("examples", "kubeadm")} {
+		found, err := filepath.Glob(filepath.Join("..", dir, "*"))
+		if err != nil || len(found) == 0 {
+			t.Fatalf("no bundled manifests in %s: %v", dir, err)
+		}
+		files = append(files, found...)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {

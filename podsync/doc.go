@@ -4,10 +4,12 @@
 // It mirrors those functions of the kubelet's kubelet.go, with what they carry along: the mirror
 // pod reconcile inside SyncPod (tryReconcileMirrorPods), the reason cache that remembers why the
 // last runtime sync could not start a container (reason_cache.go), the status they write through
-// generateAPIPodStatus, and the FailedKillPod event. A Syncer satisfies podworkers.Syncer.
+// generateAPIPodStatus (with the prober's started and ready), and the FailedKillPod event. A Syncer satisfies podworkers.Syncer.
 //
-//	SyncPod                    status → terminal? stop : mirror reconcile → runtime SyncPod → reasons
-//	SyncTerminatingPod         status → runtime KillPod → (when the kill ends) check → final status
+//	SyncPod                    status → terminal? stop : mirror reconcile → probes AddPod →
+//	                           runtime SyncPod (with the liveness and startup results) → reasons
+//	SyncTerminatingPod         status → probes StopLivenessAndStartup → runtime KillPod →
+//	                           (when the kill ends) probes RemovePod → check → final status
 //	SyncTerminatingRuntimePod  runtime KillPod with grace 1, no status
 //	SyncTerminatedPod          final status → status manager TerminatePod → forget reasons
 //

@@ -37,6 +37,26 @@ type StatusManager interface {
 	TerminatePod(pod *v1.Pod)
 }
 
+// ProbingRuntime is a runtime whose SyncPod also reads the liveness and startup results: the
+// kubelet's kuberuntime manager holds those results managers. A runtime without it never kills a
+// container for a failed probe.
+type ProbingRuntime interface {
+	SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error)
+}
+
+// Prober is the kubelet's prober manager as the sync functions drive it.
+type Prober interface {
+	// AddPod makes sure the pod's probes have workers; SyncPod calls it before the runtime sync.
+	AddPod(ctx context.Context, pod *v1.Pod)
+	// StopLivenessAndStartup stops the main containers' liveness and startup workers before a
+	// pod is killed; RemovePod stops the rest once the kill is over.
+	StopLivenessAndStartup(pod *v1.Pod)
+	RemovePod(pod *v1.Pod)
+	// UpdatePodStatus sets started and ready in every status the sync functions generate.
+	UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus)
+	kubecontainer.ProbeResults
+}
+
 // MirrorClient creates and deletes mirror pods: the part of the kubelet's mirror client that
 // SyncPod calls.
 type MirrorClient interface {
@@ -83,6 +103,9 @@ type Options struct {
 	Recorder EventRecorder
 	// Metrics receives the pod start latencies. Nil records none.
 	Metrics Metrics
+	// Probes is the prober manager. Nil runs no probes: every running container is started and
+	// ready.
+	Probes Prober
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.

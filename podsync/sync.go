@@ -55,7 +55,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	s.opts.Status.SetPodStatus(pod, apiStatus)
 	s.reconcileMirror(ctx, pod, mirrorPod)
 
-	res, err := s.opts.Runtime.SyncPod(pod, podStatus, s.opts.CrashLoopBackOff)
+	res, err := s.runtimeSync(ctx, pod, podStatus)
 	s.reasons.update(pod, err)
 	if err != nil {
 		return podworkers.Result{Done: res.Done}, fmt.Errorf("sync pod %s: %w", kubecontainer.PodKey(pod), err)
@@ -74,6 +74,9 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 	}
 	s.opts.Status.SetPodStatus(pod, apiStatus)
 
+	if s.opts.Probes != nil {
+		s.opts.Probes.StopLivenessAndStartup(pod)
+	}
 	running := kubecontainer.ConvertPodStatusToRunningPod(podStatus)
 	running.ID, running.Name, running.Namespace = pod.UID, pod.Name, pod.Namespace
 	res, err := s.opts.Runtime.KillPod(pod, running, gracePeriod)
@@ -94,6 +97,10 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 // finishTerminating is the end of SyncTerminatingPod, once the kill is over: read the pod from the
 // runtime, fail if a container still runs, and write the final status.
 func (s *Syncer) finishTerminating(pod *v1.Pod) error {
+	// Readiness went on being probed during the kill; now every worker stops.
+	if s.opts.Probes != nil {
+		s.opts.Probes.RemovePod(pod)
+	}
 	stopped, err := s.opts.Runtime.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return fmt.Errorf("read status of pod %s before final termination: %w", kubecontainer.PodKey(pod), err)
@@ -144,10 +151,24 @@ func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus,
 		// The active-deadline handler's ShouldEvict records this at every status it fails.
 		s.recordEvent(pod, v1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
 	}
-	return status.GeneratePodStatus(pod, old, podStatus, podIsTerminal, now, status.GenerateOptions{
-		Reasons: s.reasons[pod.UID],
-		HostIP:  s.opts.HostIP,
-	})
+	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP}
+	if s.opts.Probes != nil {
+		opts.Probes = s.opts.Probes
+	}
+	return status.GeneratePodStatus(pod, old, podStatus, podIsTerminal, now, opts)
+}
+
+// runtimeSync makes sure the pod is probed, then calls the runtime's SyncPod, with the liveness
+// and startup results when the runtime reads them.
+func (s *Syncer) runtimeSync(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (kubecontainer.Result, error) {
+	if s.opts.Probes == nil {
+		return s.opts.Runtime.SyncPod(pod, podStatus, s.opts.CrashLoopBackOff)
+	}
+	s.opts.Probes.AddPod(ctx, pod)
+	if pr, ok := s.opts.Runtime.(ProbingRuntime); ok {
+		return pr.SyncPodWithProbes(pod, podStatus, s.opts.CrashLoopBackOff, s.opts.Probes)
+	}
+	return s.opts.Runtime.SyncPod(pod, podStatus, s.opts.CrashLoopBackOff)
 }
 
 // recordEvent sends one Kubernetes event about pod; a nil Recorder records nothing.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -71,6 +72,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.startNode()
 	case st.APIDeleteNode != nil:
 		e.apiDeleteNode(ctx, st.APIDeleteNode)
+	case st.Probe != nil:
+		e.probe(st.Probe)
 	case st.Expect != nil:
 		e.judged(e.checkExpect(ctx, i, st.Expect))
 	case st.ExpectEvent != nil:
@@ -220,6 +223,16 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 	if err != nil {
 		e.stepError(trace.Kind(name), err)
 	}
+}
+
+// probe scripts what a container's probe answers from now on. The script belongs to the world,
+// so it outlives a kubelet restart.
+func (e *engine) probe(p *ProbeStep) {
+	t, _ := prober.ParseProbeType(p.Type)
+	o, _ := prober.ParseOutcome(p.Result)
+	r := prober.Rule{Outcome: o, Times: p.Times, For: p.For.Duration}
+	e.stepEvent(trace.KindProbe, p.Pod, fmt.Sprintf("container %s %s probe answers %s", p.Container, p.Type, r))
+	e.probes.Set(p.Pod, p.Container, t, r, e.clk.Now())
 }
 
 // stepPodKey is the "namespace/name" of the pod an apiCreatePod or apiUpdatePod step writes.

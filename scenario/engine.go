@@ -25,6 +25,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
 	"github.com/minikubelet/minikubelet/trace"
@@ -68,6 +69,9 @@ type engine struct {
 	cp *controlPlane
 	// eventNano is the name suffix counter every event recorder of the replay shares.
 	eventNano int64
+	// probes is what the containers' probes answer, as the probe steps script it: the world's,
+	// shared by every node and kept across kubelet restarts.
+	probes *prober.Script
 
 	// proc is the node the engine is working on: the one a step names, or each in turn while an
 	// instant settles; procs are every node, in the scenario's order. Code that works on one
@@ -148,6 +152,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		report: reporter{w: opts.Report, format: opts.Format},
 		step:   -1,
 		keep:   opts.KeepEvents,
+		probes: prober.NewScript(),
 	}
 	e.seed = 1
 	if s.Seed != nil {
@@ -283,6 +288,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		SourcesReady:  storage.SeenAllSources,
 		Devices:       devices,
 		Recorder:      e.apiEvents,
+		ProbeScript:   e.probes,
 	}
 	s.kubeletOptions(&kopts)
 	n, err := kubelet.New(kopts)

@@ -58,6 +58,13 @@ func checkContainerDetails(status v1.PodStatus, x *Expect, check func(field, wan
 		}
 		check("container "+x.Container+" ready", strconv.FormatBool(*x.Ready), got)
 	}
+	if x.Started != nil {
+		got := "none"
+		if c != nil && c.Started != nil {
+			got = strconv.FormatBool(*c.Started)
+		}
+		check("container "+x.Container+" started", strconv.FormatBool(*x.Started), got)
+	}
 }
 
 func findContainerStatus(status v1.PodStatus, name string) *v1.ContainerStatus {
@@ -211,8 +218,8 @@ func (a *APIObject) validate() error {
 // validateDetails checks the fields an expect step gained beside the original ones.
 func (x *Expect) validateDetails() error {
 	var errs []error
-	if x.Container == "" && (x.Reason != nil || x.ExitCode != nil || x.Ready != nil) {
-		errs = append(errs, errors.New("reason, exitCode and ready describe a container: name it with container"))
+	if x.Container == "" && (x.Reason != nil || x.ExitCode != nil || x.Ready != nil || x.Started != nil) {
+		errs = append(errs, errors.New("reason, exitCode, ready and started describe a container: name it with container"))
 	}
 	for t, v := range x.Conditions {
 		if !slices.Contains(conditionTypes, t) {

@@ -98,6 +98,21 @@ type Step struct {
 	StopNode      *StopNode      `json:"stopNode,omitempty"`
 	StartNode     *StartNode     `json:"startNode,omitempty"`
 	APIDeleteNode *APIDeleteNode `json:"apiDeleteNode,omitempty"`
+	Probe         *ProbeStep     `json:"probe,omitempty"`
+}
+
+// ProbeStep scripts what a container's probe answers from now on: Result for the next Times
+// attempts, or for the next For, or (with neither) until another probe step replaces it. Then
+// the probe succeeds again.
+type ProbeStep struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	// Type is liveness, readiness or startup.
+	Type string `json:"type"`
+	// Result is success, failure, unknown or error.
+	Result string   `json:"result"`
+	Times  int      `json:"times,omitempty"`
+	For    Duration `json:"for,omitempty"`
 }
 
 // WriteManifest writes a file into the static pod directory. Content may be broken on purpose.
@@ -202,6 +217,8 @@ type Expect struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Ready is the container's ready flag.
 	Ready *bool `json:"ready,omitempty"`
+	// Started is the container's started flag.
+	Started *bool `json:"started,omitempty"`
 	// Conditions maps a pod condition type to its status (True, False, Unknown) or "absent".
 	Conditions map[string]string `json:"conditions,omitempty"`
 	// PodReason and PodMessage are the pod status's reason and message.

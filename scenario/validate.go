@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/minikubelet/minikubelet/prober"
+
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -149,6 +151,7 @@ func (st *Step) actions() []stepAction {
 		{"stopNode", st.StopNode != nil},
 		{"startNode", st.StartNode != nil},
 		{"apiDeleteNode", st.APIDeleteNode != nil},
+		{"probe", st.Probe != nil},
 	}
 }
 
@@ -237,6 +240,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectNoEvent.Component), required("event", st.ExpectNoEvent.Event))
 	case st.ExpectMetric != nil:
 		return st.ExpectMetric.validate()
+	case st.Probe != nil:
+		return st.Probe.validate()
 	}
 	return st.validatePlugin(need)
 }
@@ -259,6 +264,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))
+	}
+	if st.Probe != nil {
+		errs = append(errs, check("probe.for", st.Probe.For.Duration))
 	}
 	if st.ContainerStop != nil && st.ContainerStop.After != nil {
 		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
@@ -298,6 +306,25 @@ func (e *Expect) validate() error {
 	}
 	if e.State != "" && !slices.Contains(containerStates, e.State) {
 		errs = append(errs, fmt.Errorf("state %q: want one of %s", e.State, strings.Join(containerStates, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+func (p *ProbeStep) validate() error {
+	errs := []error{podKey(p.Pod), required("container", p.Container)}
+	if _, ok := prober.ParseProbeType(p.Type); !ok {
+		errs = append(errs, fmt.Errorf("probe.type %q: want liveness, readiness or startup", p.Type))
+	}
+	if _, ok := prober.ParseOutcome(p.Result); !ok {
+		errs = append(errs, fmt.Errorf("probe.result %q: want success, failure, unknown or error", p.Result))
+	}
+	switch {
+	case p.Times < 0:
+		errs = append(errs, errors.New("probe.times must not be negative"))
+	case p.For.Duration < 0:
+		errs = append(errs, errors.New("probe.for must not be negative"))
+	case p.Times > 0 && p.For.Duration > 0:
+		errs = append(errs, errors.New("probe: give times or for, not both"))
 	}
 	return errors.Join(errs...)
 }

@@ -30,6 +30,9 @@ type GenerateOptions struct {
 	HostIP string
 	// PodIP is the IP of the pod's sandbox. Empty derives one from the pod UID with fakePodIP.
 	PodIP string
+	// Probes sets the started and ready fields from the probe results. Nil treats every
+	// container as if it had no probes: running is started, started is ready.
+	Probes ProbeStatus
 }
 
 // GeneratePodStatus returns the API status of pod from the runtime's view of it: the kubelet's
@@ -79,7 +82,12 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	if isTerminal(pod.Status.Phase) && s.Phase != pod.Status.Phase {
 		s.Phase = pod.Status.Phase
 	}
-	setStartedAndReady(pod, &s)
+	if opts.Probes != nil {
+		keepStarted(&s, &old)
+		opts.Probes.UpdatePodStatus(pod, &s)
+	} else {
+		setStartedAndReady(pod, &s)
+	}
 
 	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
 	for _, c := range pod.Status.Conditions {
@@ -118,6 +126,25 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		}
 	}
 	return s
+}
+
+// keepStarted copies the started field of the old status to each running container, as
+// convertToAPIContainerStatuses does while ChangeContainerStatusOnKubeletRestart is off (v1.35):
+// the prober manager then keeps a started container started until its startup worker has seen
+// the instance.
+func keepStarted(s, old *v1.PodStatus) {
+	for _, pair := range [][2][]v1.ContainerStatus{{s.ContainerStatuses, old.ContainerStatuses}, {s.InitContainerStatuses, old.InitContainerStatuses}} {
+		for i := range pair[0] {
+			cs := &pair[0][i]
+			if cs.State.Running == nil {
+				continue
+			}
+			if o, ok := findStatus(pair[1], cs.Name); ok && o.Started != nil {
+				started := *o.Started
+				cs.Started = &started
+			}
+		}
+	}
 }
 
 // podIP returns the pod's IP: none for a host-network pod (it gets the host IP later) or a pod

@@ -17,13 +17,15 @@
 //	PLEGEvent{pleg.Event}           plegCh          → HandlePodSyncs, then the container deletor
 //	SyncTick{}                      syncCh (1s)     → workQueue.GetWork → HandlePodSyncs
 //	HousekeepingTick{}              housekeepingCh  → HandlePodCleanups once sources are ready
+//	ProbeUpdate{prober.Update}      liveness/readiness/startupManager.Updates()
+//	                                                → SetContainerReadiness/Startup, HandlePodSyncs
 //
 // Advance does all work due at the clock's current instant, always in the same order, and NextWake
 // says when that is next:
 //
 //	node registration → runtime → runtime state check → kill completions → PLEG relist (each
-//	event is a PLEGEvent) → deferred inputs → pod workers → sync tick → housekeeping tick
-//	→ status manager → node heartbeat
+//	event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
+//	ProbeUpdate) → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
 //
 // Go picks at random among ready channels; the fixed order above is one of the orders the kubelet
 // can take, chosen so that replays are byte-identical. Settle calls Advance until nothing more is

@@ -6,7 +6,8 @@ import (
 )
 
 // Input is one thing the sync loop reacts to: one case of the kubelet's syncLoopIteration select.
-// The set is closed; the implementations are ConfigUpdate, PLEGEvent, SyncTick and HousekeepingTick.
+// The set is closed; the implementations are ConfigUpdate, PLEGEvent, SyncTick, HousekeepingTick
+// and ProbeUpdate.
 type Input interface {
 	// kind names the input in the trace: "config", "pleg", "sync" or "housekeeping".
 	kind() string

@@ -119,6 +119,8 @@ func (l *Loop) dispatch(ctx context.Context, in Input) error {
 		l.handleSyncTick(ctx)
 	case HousekeepingTick:
 		return l.handleHousekeepingTick(ctx)
+	case ProbeUpdate:
+		l.handleProbe(ctx, in)
 	}
 	return nil
 }
@@ -154,8 +156,8 @@ func (l *Loop) deferInput(in Input) {
 // Advance does every piece of work due at the clock's current time, in a fixed order:
 //
 //	node registration → runtime → runtime state check → kill completions → PLEG relist (each
-//	event is a PLEGEvent) → deferred inputs → pod workers → sync tick → housekeeping tick →
-//	status manager → node heartbeat
+//	event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
+//	ProbeUpdate) → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
 //
 // Go picks at random among ready channels; this order is one of the orders the kubelet can take,
 // chosen so that replays are byte-identical. Errors from individual steps do not stop the others;
@@ -179,6 +181,13 @@ func (l *Loop) Advance(ctx context.Context) error {
 	if len(l.deferred) > 0 && l.healthy() {
 		errs = append(errs, l.dispatchDeferred(ctx))
 	}
+	if l.opts.Prober != nil {
+		if t, ok := l.opts.Prober.NextWake(); ok && !t.After(now) {
+			for _, u := range l.opts.Prober.Advance(ctx) {
+				errs = append(errs, l.Step(ctx, ProbeUpdate{u}))
+			}
+		}
+	}
 	l.opts.Workers.Step(ctx)
 	if vclock.Due(l.ticks.sync, now) {
 		l.ticks.sync = vclock.NextTick(l.ticks.sync, SyncPeriod, now)
@@ -196,8 +205,8 @@ func (l *Loop) Advance(ctx context.Context) error {
 }
 
 // NextWake returns the earliest instant at which Advance has work: the minimum over the tickers,
-// the runtime, the runtime state, pending kill completions, the PLEG, the pod workers, the status
-// manager and the node heartbeat. Deferred inputs make it now once the runtime state is healthy
+// the runtime, the runtime state, pending kill completions, the PLEG, the probe workers, the pod
+// workers, the status manager and the node heartbeat. Deferred inputs make it now once the runtime state is healthy
 // again. The tickers always run, so it always reports a wake-up.
 func (l *Loop) NextWake() (time.Time, bool) {
 	wakes := []vclock.Wake{
@@ -211,6 +220,9 @@ func (l *Loop) NextWake() (time.Time, bool) {
 	}
 	if l.runtime != nil {
 		wakes = append(wakes, vclock.WakeOf(l.runtime.NextWake()))
+	}
+	if l.opts.Prober != nil {
+		wakes = append(wakes, vclock.WakeOf(l.opts.Prober.NextWake()))
 	}
 	if l.opts.Node != nil {
 		wakes = append(wakes, vclock.WakeOf(l.opts.Node.NextWake()))

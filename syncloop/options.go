@@ -142,6 +142,9 @@ type Options struct {
 	Admit Admitter
 	// SyncLoopHandlers are asked at every sync tick about each pod whose queue entry is not due.
 	SyncLoopHandlers []PodSyncLoopHandler
+	// Prober runs the probe workers. Nil runs no probes. When Status is also a
+	// ProbeStatusSetter, readiness and startup changes are written to it at once.
+	Prober Prober
 	// Startup is told of every API pod in a config update (the kubelet's pod config tells its
 	// startup SLI observer). Nil tells no one.
 	Startup WatchObserver

@@ -93,6 +93,13 @@ const (
 	KindHealth           Kind = "health"           // the PLEG's health changed
 )
 
+// Kinds of the prober component.
+const (
+	KindWorker Kind = "worker" // a probe worker started or stopped
+	KindProbe  Kind = "probe"  // prober: a probe attempt did not succeed; syncloop: a probe result triggers a sync
+	KindResult Kind = "result" // a results cache value changed
+)
+
 // Kinds of the status component.
 const (
 	KindReject Kind = "reject" // a new status was refused

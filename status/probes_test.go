@@ -1,0 +1,51 @@
+package status
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/vclock"
+)
+
+func TestSetContainerReadinessAndStartup(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}}}}
+	running := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
+	notStarted := false
+	m := newManager(t, Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, PodManager: newFakePods(pod)})
+
+	// Before the pod's first status nothing happens.
+	m.SetContainerReadiness(pod.UID, "c-a", true)
+	if _, ok := m.GetPodStatus(pod.UID); ok {
+		t.Fatal("SetContainerReadiness created a status")
+	}
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
+		{Name: "a", ContainerID: "fake://c-a", State: running, Ready: false, Started: &notStarted},
+		{Name: "b", ContainerID: "fake://c-b", State: running, Ready: true},
+	}, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}, {Type: v1.ContainersReady, Status: v1.ConditionFalse}}})
+
+	condition := func(t v1.PodConditionType) v1.ConditionStatus {
+		s, _ := m.GetPodStatus(pod.UID)
+		_, c := findCondition(s.Conditions, t)
+		return c.Status
+	}
+	m.SetContainerReadiness(pod.UID, "c-a", true)
+	if condition(v1.PodReady) != v1.ConditionTrue || condition(v1.ContainersReady) != v1.ConditionTrue {
+		t.Errorf("after a ready: Ready %s ContainersReady %s, want True True", condition(v1.PodReady), condition(v1.ContainersReady))
+	}
+	m.SetContainerReadiness(pod.UID, "c-b", false)
+	s, _ := m.GetPodStatus(pod.UID)
+	_, ready := findCondition(s.Conditions, v1.PodReady)
+	if ready.Status != v1.ConditionFalse || ready.Message != "containers with unready status: [b]" {
+		t.Errorf("after b not ready: Ready = %+v, want False naming b", ready)
+	}
+	m.SetContainerReadiness(pod.UID, "c-unknown", true) // no such instance: ignored
+	m.SetContainerStartup(pod.UID, "c-a", true)
+	s, _ = m.GetPodStatus(pod.UID)
+	if c := s.ContainerStatuses[0]; c.Started == nil || !*c.Started {
+		t.Errorf("started of a = %v, want true", c.Started)
+	}
+}
