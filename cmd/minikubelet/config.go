@@ -47,6 +47,8 @@ type runConfig struct {
 	Standalone        bool           // no API server at all
 	Security          securityConfig // how the embedded API server is locked
 	DataDir           string         // where the embedded API server keeps its objects; "" for memory
+	// APILatency delays every request of the kubelet's API client: the network to the API server.
+	APILatency time.Duration
 	// Announce receives the start-up screen's kubectl line (standard error); nil prints nothing.
 	Announce io.Writer
 
@@ -123,6 +125,9 @@ func (c *runConfig) validate() error {
 	}
 	if c.Standalone && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig needs an API server: drop --standalone"))
+	}
+	if c.APILatency < 0 {
+		errs = append(errs, fmt.Errorf("--api-latency must not be negative, got %v", c.APILatency))
 	}
 	if c.Nodes < 0 {
 		errs = append(errs, fmt.Errorf("--nodes must not be negative, got %d", c.Nodes))

@@ -36,6 +36,7 @@ type runFlags struct {
 	enableServer       bool
 	nodes              int
 	nodeNamePrefix     string
+	apiLatency         time.Duration
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -58,6 +59,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 }
@@ -80,6 +82,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Nodes:              f.nodes,
 		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
 		SnapshotPeriod:     defaultSnapshotPeriod,
+		APILatency:         f.apiLatency,
 	}
 	if f.enableServer {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)

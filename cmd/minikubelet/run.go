@@ -156,6 +156,9 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
+	if cfg.APILatency > 0 {
+		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
+	}
 	return func() (kubernetes.Interface, error) {
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
