@@ -38,7 +38,7 @@ func TestKubectlDeleteMirrorPodReturns(t *testing.T) {
 	}
 	cfg := testConfig(dir, false)
 	cfg.WriteKubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	cfg.APILatency = 0
+	cfg.APILatency = defaultAPILatency
 	log := newTraceLog()
 	stop := runInBackground(t, cfg, log)
 
