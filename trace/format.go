@@ -58,8 +58,6 @@ const (
 	componentWidth = 13
 	// podWidth is the pod column; a longer pod pushes the body right.
 	podWidth = 24
-	// bodyWidth is what a short body is padded to, so that the functions line up.
-	bodyWidth = 44
 )
 
 // TextOptions are the choices of the text form.
@@ -95,7 +93,7 @@ func (e Event) TextWith(o TextOptions) string {
 	if fn == "" {
 		return strings.TrimRight(prefix+body, " ")
 	}
-	return prefix + pad(body, min(bodyWidth, room)) + "  " + fn
+	return prefix + pad(body, room) + "  " + fn
 }
 
 // body is the event word followed by its fields as key=value pairs, in the JSON field order.
