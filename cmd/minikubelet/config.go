@@ -35,6 +35,7 @@ type runConfig struct {
 	HTTPCheckFrequency time.Duration
 	SyncFrequency      time.Duration
 	TraceFormat        trace.Format
+	TraceView          traceView // what the trace shows; its Format is TraceFormat's
 	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
 	Sync syncSettings
 

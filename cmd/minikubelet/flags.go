@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 // runFlags are the raw command-line values of `minikubelet run`.
@@ -23,7 +21,7 @@ type runFlags struct {
 	httpCheckFrequency string
 	syncFrequency      string
 	hostnameOverride   string
-	traceFormat        string
+	trace              traceFlags
 	apiserverAddr      string
 	kubeconfig         string
 	writeKubeconfig    string
@@ -48,7 +46,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.httpCheckFrequency, "http-check-frequency", defaultHTTPCheckFrequency.String(), "how often --manifest-url is polled (httpCheckFrequency)")
 	fs.StringVar(&f.syncFrequency, "sync-frequency", defaultSyncFrequency.String(), "pod worker resync interval (syncFrequency)")
 	fs.StringVar(&f.hostnameOverride, "hostname-override", "", "the node name; defaults to the lowercased hostname")
-	fs.StringVar(&f.traceFormat, "trace-format", "text", "trace output: text or json")
+	f.trace.bind(fs)
 	fs.StringVar(&f.apiserverAddr, "apiserver-addr", defaultAPIServerAddr, "address of the embedded API server; when the default is taken, a free port on 127.0.0.1")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file (default minikubelet/kubeconfig in the user's cache directory, such as ~/.cache/minikubelet/kubeconfig)")
@@ -146,11 +144,11 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		}
 		cfg.WriteKubeconfig = path
 	}
-	format, err := trace.ParseFormat(f.traceFormat)
+	tv, err := f.trace.resolve()
 	if err != nil {
-		return nil, fmt.Errorf("--trace-format: %w", err)
+		return nil, err
 	}
-	cfg.TraceFormat = format
+	cfg.TraceFormat, cfg.TraceView = tv.Format, tv
 	return cfg, cfg.validate()
 }
 

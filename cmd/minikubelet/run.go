@@ -53,7 +53,8 @@ const (
 // broadcaster, then the API server.
 func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	clk := clock.RealClock{}
-	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat})
+	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat,
+		View: cfg.TraceView.newView(), Text: cfg.TraceView.Text})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/minikubelet/minikubelet/trace"
+)
+
+// runRoot runs the minikubelet command line args and returns its standard output and error.
+func runRoot(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+var textTraceLine = regexp.MustCompile(`^ *\d+\.\d{3}s (\S+) +(\S+) +(\S+)`)
+
+// TestReplayTraceViews replays a bundled scenario through the trace flags and checks what each
+// shows: every shown line matches the filters, fits 120 columns, and something is shown.
+func TestReplayTraceViews(t *testing.T) {
+	const file = "../../scenarios/mirror-pod-deleted.yaml"
+	all, err := runRoot(t, "replay", file)
+	if err != nil {
+		t.Fatalf("replay %s: %v", file, err)
+	}
+	count := func(out string) int { return len(slices.DeleteFunc(strings.Split(out, "\n"), func(l string) bool { return !textTraceLine.MatchString(l) })) }
+	tests := []struct {
+		name  string
+		args  []string
+		check func(component, pod, event string) bool
+	}{
+		{"pod and components", []string{"--trace-pod", "web-node-1", "--trace-component", "runtime,pleg"},
+			func(c, p, _ string) bool { return p == "web-node-1" && (c == "runtime" || c == "pleg") }},
+		{"quiet", []string{"--trace-quiet"},
+			func(c, _, e string) bool { return !(c == "podworkers" && e == "requeue") && !(c == "apiserver" && e == "status") }},
+		{"problems", []string{"--trace-level", "problems"},
+			func(c, _, e string) bool { return c == "scenario" || trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) == trace.LevelProblems }},
+		{"lifecycle", []string{"--trace-level", "1"},
+			func(c, _, e string) bool { return trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) <= trace.LevelLifecycle }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := runRoot(t, append(append([]string{"replay"}, tt.args...), file)...)
+			if err != nil {
+				t.Fatalf("replay %v: %v", tt.args, err)
+			}
+			n := 0
+			for _, line := range strings.Split(out, "\n") {
+				m := textTraceLine.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				n++
+				if !tt.check(m[1], m[2], m[3]) {
+					t.Errorf("replay %v shows %q", tt.args, line)
+				}
+				if w := utf8.RuneCountInString(line); w > trace.LineWidth {
+					t.Errorf("line %q is %d columns wide, want at most %d", line, w, trace.LineWidth)
+				}
+			}
+			if n == 0 || n >= count(all) {
+				t.Errorf("replay %v shows %d of %d trace lines, want some but not all", tt.args, n, count(all))
+			}
+			if !strings.Contains(out, "expectations:") {
+				t.Errorf("replay %v output lacks the summary:\n%s", tt.args, out)
+			}
+		})
+	}
+
+	// JSON Lines stay JSON Lines under a view, with the kubelet's source file.
+	out, err := runRoot(t, "replay", "--trace-format", "json", "--trace-quiet", "--trace-component", "podworkers", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		if c, ok := obj["component"]; ok && c != "podworkers" {
+			t.Errorf("--trace-component podworkers shows %q", line)
+		}
+		if obj["file"] == "pkg/kubelet/pod_workers.go" || obj["file"] == "pkg/kubelet/kubelet.go" {
+			files++
+		}
+	}
+	if files == 0 {
+		t.Errorf("no podworkers event names its kubelet source file:\n%s", out)
+	}
+
+	for _, bad := range [][]string{{"--trace-component", "kubelet"}, {"--trace-level", "verbose"}} {
+		if _, err := runRoot(t, append(append([]string{"replay"}, bad...), file)...); exitCode(err) != 2 {
+			t.Errorf("replay %v: exit code %d (%v), want 2", bad, exitCode(err), err)
+		}
+	}
+}
