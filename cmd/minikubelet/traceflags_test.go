@@ -35,7 +35,9 @@ func TestReplayTraceViews(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay %s: %v", file, err)
 	}
-	count := func(out string) int { return len(slices.DeleteFunc(strings.Split(out, "\n"), func(l string) bool { return !textTraceLine.MatchString(l) })) }
+	count := func(out string) int {
+		return len(slices.DeleteFunc(strings.Split(out, "\n"), func(l string) bool { return !textTraceLine.MatchString(l) }))
+	}
 	tests := []struct {
 		name  string
 		args  []string
@@ -44,11 +46,17 @@ func TestReplayTraceViews(t *testing.T) {
 		{"pod and components", []string{"--trace-pod", "web-node-1", "--trace-component", "runtime,pleg"},
 			func(c, p, _ string) bool { return p == "web-node-1" && (c == "runtime" || c == "pleg") }},
 		{"quiet", []string{"--trace-quiet"},
-			func(c, _, e string) bool { return !(c == "podworkers" && e == "requeue") && !(c == "apiserver" && e == "status") }},
+			func(c, _, e string) bool {
+				return !(c == "podworkers" && e == "requeue") && !(c == "apiserver" && e == "status")
+			}},
 		{"problems", []string{"--trace-level", "problems"},
-			func(c, _, e string) bool { return c == "scenario" || trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) == trace.LevelProblems }},
+			func(c, _, e string) bool {
+				return c == "scenario" || trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) == trace.LevelProblems
+			}},
 		{"lifecycle", []string{"--trace-level", "1"},
-			func(c, _, e string) bool { return trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) <= trace.LevelLifecycle }},
+			func(c, _, e string) bool {
+				return trace.LevelOf(trace.Event{Component: trace.Component(c), Event: trace.Kind(e)}) <= trace.LevelLifecycle
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
