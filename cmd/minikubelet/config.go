@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -192,10 +194,25 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 
 // loadKubeletConfig reads a KubeletConfiguration file into cfg. It only sets what the file sets;
 // the caller applies command-line flags afterwards, because the kubelet gives flags precedence.
-func loadKubeletConfig(path string, cfg *runConfig) error {
+//
+// The file is decoded strictly first, against the whole v1beta1 KubeletConfiguration: an
+// unknown field (a typo) or a duplicate one fails that. Like the kubelet, which then decodes
+// leniently and logs "Using lenient decoding as strict decoding failed", it goes on with a
+// lenient decoding, and says so on warn (standard error) as well as in the log.
+func loadKubeletConfig(path string, cfg *runConfig, warn io.Writer) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read kubelet config: %w", err)
+	}
+	var full kubeletconfigv1beta1.KubeletConfiguration
+	if strictErr := yaml.UnmarshalStrict(data, &full); strictErr != nil {
+		if lenientErr := yaml.Unmarshal(data, &full); lenientErr != nil {
+			return fmt.Errorf("kubelet config %s: failed lenient decoding: %w", path, strictErr)
+		}
+		klog.Background().Info("Using lenient decoding as strict decoding failed", "path", path, "err", strictErr)
+		if warn != nil {
+			fmt.Fprintf(warn, "Warning: kubelet config %s: strict decoding failed, using lenient decoding (unknown fields are ignored): %v\n", path, strictErr)
+		}
 	}
 	var f kubeletConfigFile
 	if err := yaml.Unmarshal(data, &f); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // runFlags are the raw command-line values of `minikubelet run`.
@@ -35,6 +37,12 @@ type runFlags struct {
 	nodes              int
 	nodeNamePrefix     string
 	apiLatency         time.Duration
+	maxPods            int32
+	serializeImagePull bool
+	nodeStatusUpdate   time.Duration
+	accepted           acceptedFlags
+	// warn receives the warnings of resolve (standard error); nil writes none.
+	warn io.Writer
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -58,6 +66,10 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
+	fs.Int32Var(&f.maxPods, "max-pods", 110, "the most pods the node admits (maxPods)")
+	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", true, "pull one image at a time (serializeImagePulls)")
+	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", 10*time.Second, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
+	f.accepted.bind(fs)
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 }
@@ -86,7 +98,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
 	}
 	if f.config != "" {
-		if err := loadKubeletConfig(f.config, cfg); err != nil {
+		if err := loadKubeletConfig(f.config, cfg, f.warn); err != nil {
 			return nil, err
 		}
 	}
@@ -95,6 +107,15 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	}
 	if fs.Changed("manifest-url") {
 		cfg.StaticPodURL = f.manifestURL
+	}
+	if fs.Changed("max-pods") {
+		cfg.Sync.MaxPods = f.maxPods
+	}
+	if fs.Changed("serialize-image-pulls") {
+		cfg.Sync.SerializeImagePulls = &f.serializeImagePull
+	}
+	if fs.Changed("node-status-update-frequency") {
+		cfg.Sync.NodeStatusUpdateFrequency = f.nodeStatusUpdate
 	}
 	if fs.Changed("manifest-url-header") || cfg.StaticPodURLHeader == nil {
 		h, err := parseURLHeader(f.manifestURLHeader)
@@ -120,6 +141,13 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 			return nil, fmt.Errorf("--%s: %w", d.flag, err)
 		}
 		*d.to = v
+	}
+	if f.hostnameOverride != "" {
+		// The kubelet takes the override as it is, lowercased; an invalid name fails only
+		// when the node registers.
+		if errs := validation.IsDNS1123Subdomain(strings.ToLower(f.hostnameOverride)); len(errs) > 0 && f.warn != nil {
+			fmt.Fprintf(f.warn, "Warning: --hostname-override %q is not a valid node name: %s\n", f.hostnameOverride, strings.Join(errs, "; "))
+		}
 	}
 	cfg.NodeName = strings.ToLower(f.hostnameOverride)
 	if cfg.NodeName == "" {
@@ -149,7 +177,20 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		return nil, err
 	}
 	cfg.TraceFormat, cfg.TraceView = tv.Format, tv
-	return cfg, cfg.validate()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if f.warn != nil {
+		f.accepted.report(f.warn, fs)
+		switch {
+		case cfg.StaticPodPath != "" || cfg.StaticPodURL != "":
+		case cfg.Standalone:
+			fmt.Fprintln(f.warn, "Warning: no pod source is configured: set --pod-manifest-path or --manifest-url (staticPodPath, staticPodURL), or drop --standalone; the kubelet will run no pods")
+		default:
+			fmt.Fprintln(f.warn, "Warning: no static pod source is configured (--pod-manifest-path, --manifest-url, staticPodPath, staticPodURL): only pods bound to the node through the API server will run")
+		}
+	}
+	return cfg, nil
 }
 
 func newRunCommand() *cobra.Command {
@@ -159,6 +200,7 @@ func newRunCommand() *cobra.Command {
 		Short: "Run a simulated kubelet on the real clock and print its trace",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.warn = cmd.ErrOrStderr()
 			cfg, err := f.resolve(cmd.Flags())
 			if err != nil {
 				return &exitError{code: 2, err: err}

@@ -115,3 +115,37 @@ func TestReplayTraceViews(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLineConventions checks the kubelet's logging flags on every command, the version,
+// and the exit codes: 2 for a usage error, 1 for a failure.
+func TestCommandLineConventions(t *testing.T) {
+	const file = "../../scenarios/mirror-pod-deleted.yaml"
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{[]string{"replay", "-v", "4", "--vmodule", "engine=5", "--logging-format", "text", file}, 0, "expectations:"},
+		{[]string{"replay", "--v=2", "--logging-format=json", file}, 0, "expectations:"},
+		{[]string{"--version"}, 0, "minikubelet devel\n"},
+		{[]string{"version"}, 0, "simulates the kubelet v1.35\n"},
+		{[]string{"replay", "--logging-format", "xml", file}, 2, ""},
+		{[]string{"replay", "--logging-format", "json", "--vmodule", "engine=5", file}, 2, ""},
+		{[]string{"replay", "--no-such-flag", file}, 2, ""},
+		{[]string{"replay"}, 2, ""},
+		{[]string{"run", "extra-argument"}, 2, ""},
+		{[]string{"run", "--max-pods", "many"}, 2, ""},
+		{[]string{"apiserver", "--addr", "not an address"}, 1, ""},
+		{[]string{"no-such-command"}, 2, ""},
+		{[]string{"version", "extra"}, 2, ""},
+	}
+	for _, tt := range tests {
+		out, err := runRoot(t, tt.args...)
+		if got := exitCodeOf(err); got != tt.wantCode {
+			t.Errorf("minikubelet %q: exit code %d (%v), want %d", tt.args, got, err, tt.wantCode)
+		}
+		if !strings.Contains(out, tt.wantOut) {
+			t.Errorf("minikubelet %q printed %q, want it to contain %q", tt.args, out, tt.wantOut)
+		}
+	}
+}
