@@ -198,7 +198,35 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a simulated kubelet on the real clock and print its trace",
-		Args:  cobra.NoArgs,
+		Long: `run is the whole simulated kubelet on the real clock: the file, HTTP and API pod sources,
+PodConfig, the sync loop, the pod workers, a fake container runtime, the PLEG, the status manager,
+node status and the plugin pipeline. It prints every step as a trace on standard output (text
+lines of at most 120 columns, or JSON Lines with --trace-format json) until SIGINT or SIGTERM;
+the --trace-* flags choose which steps are shown (docs/trace.md).
+
+Unless --kubeconfig names an API server or --standalone runs without one, it starts an embedded
+fake API server on 127.0.0.1:6443 (a free port if that one is taken), writes a kubeconfig for it
+(--write-kubeconfig, by default minikubelet/kubeconfig in the user's cache directory) and prints,
+on standard error, the kubectl line that reaches it. The kubelet's requests to the API server
+each take --api-latency, the network a real node has.
+
+It takes the kubelet's flags and its --config file: the ones it models (--pod-manifest-path,
+--manifest-url, --sync-frequency, --max-pods, ...) are honoured, the others (--node-ip,
+--container-runtime-endpoint, --cgroup-driver, ...) accepted and reported once as not simulated,
+so that a kubelet's command line runs as it is. Logging follows the kubelet's flags: -v,
+--vmodule, --logging-format json.
+
+Editing a manifest in place (an editor's save, sed -i) shows a broken or missing manifest for a
+moment in the trace: the kubelet sees the same intermediate files.
+
+Exit codes: 0 after SIGINT or SIGTERM, 1 when the kubelet fails to start or run, 2 for a usage
+error (a bad flag or --config file).`,
+		Example: `  minikubelet run --pod-manifest-path manifests --hostname-override node-1
+  minikubelet run --pod-manifest-path manifests --trace-quiet --trace-pod web-node-1
+  minikubelet run --pod-manifest-path manifests --trace-format json | jq -c 'select(.component=="runtime")'
+  minikubelet run --config /var/lib/kubelet/config.yaml --container-runtime-endpoint unix:///run/containerd/containerd.sock
+  minikubelet run --standalone --pod-manifest-path manifests --trace-level lifecycle`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.warn = cmd.ErrOrStderr()
 			cfg, err := f.resolve(cmd.Flags())

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 
 	"github.com/minikubelet/minikubelet/trace"
 )
@@ -146,6 +149,55 @@ func TestCommandLineConventions(t *testing.T) {
 		}
 		if !strings.Contains(out, tt.wantOut) {
 			t.Errorf("minikubelet %q printed %q, want it to contain %q", tt.args, out, tt.wantOut)
+		}
+	}
+}
+
+// TestEveryCommandHasHelp checks that every command's --help has a long description and
+// examples.
+func TestEveryCommandHasHelp(t *testing.T) {
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		if c.Name() == "help" || c.Name() == "completion" || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		if c.Long == "" || c.Example == "" {
+			t.Errorf("%q: Long = %d characters, Example = %d, want both", c.CommandPath(), len(c.Long), len(c.Example))
+		}
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(newRootCommand())
+}
+
+// TestReadmeAndGoMod checks what `go install ...@latest` and a new reader need: go.mod has no
+// replace directive (go install refuses a module with one), and the README names the Go version
+// go.mod asks for.
+func TestReadmeAndGoMod(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := ""
+	for _, line := range strings.Split(string(mod), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "replace") {
+			t.Errorf("go.mod has %q: go install github.com/minikubelet/minikubelet/cmd/minikubelet@latest would fail", line)
+		}
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			goVersion = strings.TrimSpace(v)
+		}
+	}
+	if goVersion == "" || !strings.Contains(string(readme), "Go "+goVersion) {
+		t.Errorf("README.md does not name go.mod's Go version %q", goVersion)
+	}
+	for _, want := range []string{"go install github.com/minikubelet/minikubelet/cmd/minikubelet@latest", "sed -i", "kubectl --kubeconfig", "replay scenarios/"} {
+		if !strings.Contains(strings.ReplaceAll(string(readme), "\n", " "), want) {
+			t.Errorf("README.md lacks %q", want)
 		}
 	}
 }
