@@ -9,14 +9,16 @@ import (
 
 // Level is a tier of the trace, from the fewest events to all of them (--trace-level). Each
 // (component, event) pair has one level (LevelOf); a view at level L shows the events of level
-// L and below.
+// L and below. The zero Level is no choice, which shows every event, as LevelPipeline does; on
+// the command line the levels are numbered from 0.
 type Level int
 
 // The levels.
 const (
+	_ Level = iota
 	// LevelProblems is what went wrong or was held back: errors, refusals, back-offs, Warning
 	// events, skips, the node's readiness, and the scenario's steps.
-	LevelProblems Level = iota
+	LevelProblems
 	// LevelLifecycle adds what happens to pods and plugins: worker states, containers, the
 	// PLEG's events, status changes and writes, mirror pods, config updates.
 	LevelLifecycle
@@ -29,19 +31,20 @@ var levelNames = []string{"problems", "lifecycle", "pipeline"}
 
 // String returns the level's flag value.
 func (l Level) String() string {
-	if l >= 0 && int(l) < len(levelNames) {
-		return levelNames[l]
+	if l >= LevelProblems && l <= LevelPipeline {
+		return levelNames[l-LevelProblems]
 	}
 	return "Level(" + strconv.Itoa(int(l)) + ")"
 }
 
-// ParseLevel parses a --trace-level value: a level's name or its number.
+// ParseLevel parses a --trace-level value: a level's name or its number, from 0 (problems) to
+// 2 (pipeline).
 func ParseLevel(s string) (Level, error) {
 	if i := slices.Index(levelNames, s); i >= 0 {
-		return Level(i), nil
+		return LevelProblems + Level(i), nil
 	}
 	if n, err := strconv.Atoi(s); err == nil && n >= 0 && n < len(levelNames) {
-		return Level(n), nil
+		return LevelProblems + Level(n), nil
 	}
 	return 0, fmt.Errorf("unknown trace level %q: want %s, or 0 to %d", s, strings.Join(levelNames, ", "), len(levelNames)-1)
 }
@@ -96,7 +99,7 @@ type ViewOptions struct {
 	// writes (the API server's status event, the RECONCILE update it becomes, the pod
 	// manager's update of the mirror pod).
 	Quiet bool
-	// Level shows the events of this level and below.
+	// Level shows the events of this level and below; zero shows every level.
 	Level Level
 }
 
@@ -112,9 +115,11 @@ type View struct {
 	echo       map[string]bool     // pods whose RECONCILE the pod manager will echo
 }
 
-// NewView returns the View of opts. The zero ViewOptions show every event but at LevelProblems;
-// use LevelPipeline for all of them.
+// NewView returns the View of opts. The zero ViewOptions show every event.
 func NewView(opts ViewOptions) *View {
+	if opts.Level == 0 {
+		opts.Level = LevelPipeline
+	}
 	v := &View{opts: opts, lastSet: map[string][]string{}, echo: map[string]bool{}}
 	if len(opts.Pods) > 0 {
 		v.pods = map[string]bool{}

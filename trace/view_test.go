@@ -35,6 +35,7 @@ func TestView(t *testing.T) {
 		want []int // indices into echo
 	}{
 		{name: "everything", opts: ViewOptions{Level: LevelPipeline}, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{name: "zero options", opts: ViewOptions{}, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
 		// The second api SET repeats the first; the pod manager's update after a DELETE is news.
 		{name: "quiet", opts: ViewOptions{Level: LevelPipeline, Quiet: true}, want: []int{0, 2, 8, 9, 10, 11, 12}},
 		{name: "one pod by name", opts: ViewOptions{Level: LevelPipeline, Pods: []string{"etcd-n1"}}, want: nil},

@@ -64,7 +64,7 @@ func (f *traceFlags) resolve() (traceView, error) {
 
 // filtered reports whether the view hides some events.
 func (v traceView) filtered() bool {
-	return len(v.View.Pods) > 0 || len(v.View.Components) > 0 || v.View.Quiet || v.View.Level != trace.LevelPipeline
+	return len(v.View.Pods) > 0 || len(v.View.Components) > 0 || v.View.Quiet || v.View.Level != 0 && v.View.Level != trace.LevelPipeline
 }
 
 // newView returns a fresh View for one output, or nil when every event is shown.
