@@ -34,12 +34,6 @@ const (
 	CSI           Component = "csi"           // the CSI plugin's registration handler
 )
 
-// Components is every component, in the catalogue's order.
-var Components = []Component{
-	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
-	Status, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, Events, Scenario,
-}
-
 // Event is one thing a component did. Only Component and Event are always set; every other field
 // is optional and omitted from the output when empty. Fields are typed, one per meaning, so that
 // tests and tools can match on them.

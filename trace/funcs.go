@@ -1,5 +1,11 @@
 package trace
 
+// Components is every component, in the catalogue's order.
+var Components = []Component{
+	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
+	Status, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, Events, Scenario,
+}
+
 // Location is where a step lives in the kubelet's source: the function qualified by its
 // receiver's type (or its package, for a function without one) and the file, relative to the
 // root of the kubernetes repository at v1.35.
