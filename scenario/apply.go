@@ -19,6 +19,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 	st := &e.s.Steps[i]
 	e.step = i
 	mark := e.rec.Len()
+	prev := e.proc
+	e.proc = e.procFor(ctx, st)
+	defer func() { e.proc = prev }()
 	switch {
 	case st.WriteManifest != nil:
 		e.writeManifest(st.WriteManifest)
@@ -49,6 +52,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.RuntimeDown != nil:
 		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
+	case st.APIServerDown != nil:
+		e.stepEvent(trace.KindAPIServerDown, "", "for "+st.APIServerDown.For.String())
+		e.link.until = e.clk.Now().Add(st.APIServerDown.For.Duration)
 	case st.ContainerStop != nil:
 		e.containerStop(st.ContainerStop)
 	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:

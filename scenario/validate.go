@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The worker states an expect step may name, as podworkers prints them; "none" means the pod
@@ -23,11 +24,23 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	if s.Name == "" {
 		errs = append(errs, errors.New("name is required"))
 	}
-	if s.Node == "" {
+	switch {
+	case len(s.Nodes) > 0 && s.Node != "":
+		errs = append(errs, errors.New("node and nodes exclude each other: name the one node in nodes"))
+	case len(s.Nodes) > 0:
+		s.Node = s.Nodes[0]
+	case s.Node == "":
 		s.Node = "node-1"
 	}
-	if strings.ToLower(s.Node) != s.Node {
-		errs = append(errs, fmt.Errorf("node %q must be lowercase, as the kubelet's node name is", s.Node))
+	names := map[string]bool{}
+	for _, n := range s.nodeNames() {
+		if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("node %q: %s, as the kubelet's node name must be", n, strings.Join(msgs, "; ")))
+		}
+		if names[n] {
+			errs = append(errs, fmt.Errorf("nodes: %q is listed twice", n))
+		}
+		names[n] = true
 	}
 	seen := map[string]bool{}
 	for _, src := range s.Sources {
@@ -55,7 +68,14 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 			errs = append(errs, fmt.Errorf("step %d (at %v): steps must be in non-decreasing order of at, but step %d is at %v",
 				i+1, st.At.Duration, i, s.Steps[i-1].At.Duration))
 		}
-		if err := errors.Join(st.validate(seen), st.bound(maxDuration)); err != nil {
+		var nodeErr error
+		switch {
+		case st.Node != "" && !names[st.Node]:
+			nodeErr = fmt.Errorf("node %q is not one of the scenario's nodes %v", st.Node, s.nodeNames())
+		case len(names) > 1 && st.isPluginStep():
+			nodeErr = errors.New("plugin steps need a scenario with one node: only a single node runs the plugin pipeline")
+		}
+		if err := errors.Join(st.validate(seen), st.bound(maxDuration), nodeErr); err != nil {
 			errs = append(errs, fmt.Errorf("step %d (at %v): %w", i+1, st.At.Duration, err))
 		}
 	}
@@ -81,6 +101,7 @@ func (st *Step) action() (string, int) {
 		{"crashLoop", st.CrashLoop != nil},
 		{"failImagePull", st.FailImagePull != nil},
 		{"runtimeDown", st.RuntimeDown != nil},
+		{"apiServerDown", st.APIServerDown != nil},
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
 		{"createPluginSocket", st.CreatePluginSocket != nil},
@@ -110,7 +131,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, apiServerDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -160,6 +181,11 @@ func (st *Step) validate(sources map[string]bool) error {
 		if st.RuntimeDown.For.Duration <= 0 {
 			return errors.New("runtimeDown.for must be positive")
 		}
+	case st.APIServerDown != nil:
+		if st.APIServerDown.For.Duration <= 0 {
+			return errors.Join(need("api"), errors.New("apiServerDown.for must be positive"))
+		}
+		return need("api")
 	case st.Expect != nil:
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
@@ -192,6 +218,9 @@ func (st *Step) bound(limit time.Duration) error {
 	errs := []error{check("at", st.At.Duration)}
 	if st.RuntimeDown != nil {
 		errs = append(errs, check("runtimeDown.for", st.RuntimeDown.For.Duration))
+	}
+	if st.APIServerDown != nil {
+		errs = append(errs, check("apiServerDown.for", st.APIServerDown.For.Duration))
 	}
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))

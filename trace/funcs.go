@@ -3,7 +3,7 @@ package trace
 // Components is every component, in the catalogue's order.
 var Components = []Component{
 	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
-	Status, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, Events, Scenario,
+	Status, PodStartup, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, Events, Scenario,
 }
 
 // Location is where a step lives in the kubelet's source: the function qualified by its
@@ -38,6 +38,7 @@ const (
 	fileImageManager   = "pkg/kubelet/images/image_manager.go"
 	filePLEG           = "pkg/kubelet/pleg/generic.go"
 	fileStatusManager  = "pkg/kubelet/status/status_manager.go"
+	fileStartupTracker = "pkg/kubelet/util/pod_startup_latency_tracker.go"
 	filePluginWatcher  = "pkg/kubelet/pluginmanager/pluginwatcher/plugin_watcher.go"
 	fileReconciler     = "pkg/kubelet/pluginmanager/reconciler/reconciler.go"
 	fileOpExecutor     = "pkg/kubelet/pluginmanager/operationexecutor/operation_executor.go"
@@ -134,6 +135,9 @@ var locations = map[Component]map[string]Location{
 		"SetPodStatus": {"statusManager.SetPodStatus", fileStatusManager},
 		"TerminatePod": {"statusManager.TerminatePod", fileStatusManager},
 		"syncPod":      {"statusManager.syncPod", fileStatusManager},
+	},
+	PodStartup: {
+		"ObservedPodOnWatch": {"basicPodStartupLatencyTracker.ObservedPodOnWatch", fileStartupTracker},
 	},
 	Node: {
 		"registerWithAPIServer": {"Kubelet.registerWithAPIServer", fileNodeStatus},
