@@ -9,13 +9,14 @@ import (
 )
 
 // defaultAPILatency is the kubelet's client-side latency to the API server that run models by
-// default: a node reaches its control plane over a network, in a few milliseconds at best and
-// tens under load, while the embedded API server answers over loopback in well under one. With
-// no latency the simulated kubelet reacts to kubectl faster than kubectl itself: after `kubectl
-// delete pod` of a mirror pod it deleted and recreated the mirror between kubectl's GET and its
-// LIST, so that kubectl's default --wait watched for a DELETED event that had already happened
-// and never returned.
-const defaultAPILatency = 20 * time.Millisecond
+// default: a node reaches its control plane over a network, and each write waits for the API
+// server's storage, tens of milliseconds in all, while the embedded API server answers over
+// loopback in well under one. With no latency the simulated kubelet reacts to kubectl faster
+// than kubectl itself: after `kubectl delete pod` of a mirror pod it deleted and recreated the
+// mirror between kubectl's GET and its LIST, so that kubectl's default --wait watched for a
+// DELETED event that had already happened and never returned. The kubelet's delete and create
+// now land at least this far apart; 20ms was not enough when kubectl shared a busy machine.
+const defaultAPILatency = 50 * time.Millisecond
 
 // latencyTransport delays every request by a fixed time before sending it, on the clock of the
 // run: the network between the kubelet and the API server. It only delays the request's start,

@@ -29,7 +29,7 @@ func TestKubectlDeleteMirrorPodReturns(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
 	}
-	t.Parallel()
+	// Not parallel: ten kubectl processes at once would starve the other tests' kubectl.
 	const pods, rounds = 10, 5
 	dir := t.TempDir()
 	for i := range pods {

@@ -126,6 +126,13 @@ func TestNewUserWalkthrough(t *testing.T) {
 		}
 		if t.Failed() {
 			t.Logf("standard error:\n%s", strings.Join(logLines.all(), "\n"))
+			var web []string
+			for _, line := range traceLines.all() {
+				if strings.Contains(line, "web-node-1") && !strings.Contains(line, " events ") {
+					web = append(web, line)
+				}
+			}
+			t.Logf("the trace of web-node-1:\n%s", strings.Join(web, "\n"))
 		}
 	}()
 
