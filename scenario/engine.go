@@ -52,6 +52,11 @@ type RunOptions struct {
 	// events no check will read again, so that a long replay's memory stays flat, and
 	// Result.Events holds only the last of them.
 	KeepEvents bool
+	// View, when not nil, chooses the trace events written to Out; the expectations and
+	// Result.Events see every event all the same. A View has state: one per replay.
+	View *trace.View
+	// Text are the text format's options on Out.
+	Text trace.TextOptions
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -140,7 +145,8 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 
 func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	clk := vclock.New(vclock.Epoch)
-	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true})
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true,
+		View: opts.View, Text: opts.Text})
 	if err != nil {
 		return nil, err
 	}

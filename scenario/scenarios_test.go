@@ -27,7 +27,7 @@ func scenarioFiles(t *testing.T) []string {
 func replayToBytes(t *testing.T, s *Scenario, format trace.Format) ([]byte, *Result) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), s, RunOptions{Out: &out, Format: format})
+	res, err := Run(context.Background(), s, RunOptions{Out: &out, Format: format, KeepEvents: true})
 	if err != nil {
 		t.Fatalf("Run(%s) error = %v", s.path, err)
 	}
@@ -50,6 +50,15 @@ func TestScenarios(t *testing.T) {
 				var sum bytes.Buffer
 				res.WriteSummary(&sum)
 				t.Errorf("expectations failed:\n%s", sum.String())
+			}
+			// Every event the replay emitted is one the catalogue registers, with its reason
+			// and its function (docs/trace.md).
+			unregistered := map[string]bool{}
+			for _, e := range res.Events {
+				if err := trace.Registered(e); err != nil && !unregistered[err.Error()] {
+					unregistered[err.Error()] = true
+					t.Errorf("%v", err)
+				}
 			}
 			if len(res.Outcomes) == 0 {
 				t.Errorf("scenario %s has no expectations: a teaching scenario must check what it teaches", name)

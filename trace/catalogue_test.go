@@ -43,6 +43,15 @@ type catalogue struct {
 	sections []Component
 	// rows holds every documented pair, with the line of its first row.
 	rows map[pair]int
+	// cells holds the fields and func cells of every row, in order.
+	cells []rowCells
+}
+
+// rowCells are the cells of one catalogue row that say which reasons and functions it allows.
+type rowCells struct {
+	pair
+	line          int
+	fields, funcs string
 }
 
 // kinds returns every kind the catalogue documents, for any component.
@@ -130,6 +139,9 @@ func parseCatalogue(doc string) (catalogue, error) {
 				continue
 			}
 			p := pair{component, Kind(m[1])}
+			if len(cells) == len(catalogueHd) {
+				c.cells = append(c.cells, rowCells{p, n, cells[1], cells[2]})
+			}
 			if _, ok := c.rows[p]; !ok {
 				c.rows[p] = n
 			}
@@ -431,6 +443,125 @@ func TestKindString(t *testing.T) {
 	for _, k := range []Kind{KindUpdate, KindContainerDied, KindRestartRequested, Kind("")} {
 		if got := k.String(); got != string(k) {
 			t.Errorf("Kind(%q).String() = %q, want %q", string(k), got, string(k))
+		}
+	}
+}
+
+// fieldNames are the JSON keys, which the fields cell names in backticks among reason values.
+var fieldNames = map[string]bool{
+	"pod": true, "uid": true, "op": true, "source": true, "pods": true, "from": true, "to": true, "container": true,
+	"exitCode": true, "delay": true, "reason": true, "message": true, "func": true, "file": true,
+}
+
+var optionalOrWord = regexp.MustCompile("(\\(?)`([^`]+)`")
+
+// tuples returns what a catalogue row allows, as "component kind reason func" strings. The
+// reasons are the backticked words after `reason` in the fields cell up to the next field name:
+// none means any reason ("*"), a parenthesised `reason` that it may be absent too, no `reason`
+// that it is absent. The functions are the backticked words of the func cell; "none" or
+// "or none" allows an event without one.
+func (r rowCells) tuples() []string {
+	reasons := []string{""}
+	toks := optionalOrWord.FindAllStringSubmatch(r.fields, -1)
+	for i, tok := range toks {
+		if tok[2] != "reason" {
+			continue
+		}
+		var vals []string
+		for _, next := range toks[i+1:] {
+			if fieldNames[next[2]] {
+				break
+			}
+			vals = append(vals, next[2])
+		}
+		switch {
+		case len(vals) == 0:
+			reasons = []string{"*"}
+		case tok[1] == "(":
+			reasons = append([]string{""}, vals...)
+		default:
+			reasons = vals
+		}
+		break
+	}
+	var funcs []string
+	for _, m := range backticked.FindAllStringSubmatch(r.funcs, -1) {
+		funcs = append(funcs, m[1])
+	}
+	if f := strings.TrimSpace(r.funcs); f == "none" || strings.HasSuffix(f, "or none") {
+		funcs = append(funcs, "")
+	}
+	var out []string
+	for _, reason := range reasons {
+		for _, fn := range funcs {
+			out = append(out, fmt.Sprintf("%s %s %q %q", r.component, r.kind, reason, fn))
+		}
+	}
+	return out
+}
+
+// TestCatalogueMatchesRegistry checks that docs/trace.md's catalogue and the Catalogue registry
+// allow the same (component, event, reason, func) tuples, the functions qualified as the trace
+// renders them.
+func TestCatalogueMatchesRegistry(t *testing.T) {
+	c := readCatalogue(t)
+	documented := map[string]int{}
+	for _, r := range c.cells {
+		for _, tu := range r.tuples() {
+			documented[tu] = r.line
+		}
+	}
+	registered := map[string]bool{}
+	for _, en := range Catalogue {
+		for _, reason := range en.Reasons {
+			for _, fn := range en.Funcs {
+				q := Event{Component: en.Component, Func: fn}.Where().Func
+				registered[fmt.Sprintf("%s %s %q %q", en.Component, en.Kind, reason, q)] = true
+			}
+		}
+	}
+	for tu, line := range documented {
+		if !registered[tu] {
+			t.Errorf("docs/trace.md:%d allows %s, which trace.Catalogue does not register", line, tu)
+		}
+	}
+	for tu := range registered {
+		if _, ok := documented[tu]; !ok {
+			t.Errorf("trace.Catalogue registers %s, which docs/trace.md's catalogue does not list", tu)
+		}
+	}
+}
+
+// TestRegistryFunctionsAreLocated checks that every function the registry allows has a location
+// in the kubelet, except the API server's HTTP requests.
+func TestRegistryFunctionsAreLocated(t *testing.T) {
+	for _, en := range Catalogue {
+		for _, fn := range en.Funcs {
+			e := Event{Component: en.Component, Event: en.Kind, Func: fn}
+			if !e.Located() {
+				t.Errorf("(%s, %s) func %q has no location in trace/funcs.go", en.Component, en.Kind, fn)
+			} else if w := e.Where(); fn != "" && en.Component != APIServer && w.File == "" {
+				t.Errorf("(%s, %s) func %q has no file", en.Component, en.Kind, fn)
+			}
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	for _, tt := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Component: PodWorkers, Event: KindState, Func: "UpdatePod"}, ""},
+		{Event{Component: Runtime, Event: KindExited, Reason: "Error"}, ""},
+		{Event{Component: Mirror, Event: KindCreate, Reason: "Conflict", Func: "CreateMirrorPod"}, ""},
+		{Event{Component: PodWorkers, Event: KindState, Func: "SyncPod"}, `func "SyncPod" is not in the catalogue`},
+		{Event{Component: Runtime, Event: KindExited, Reason: "Evicted"}, `reason "Evicted"`},
+		{Event{Component: PodManager, Event: KindState}, "(podmanager, state) is not in the catalogue"},
+	} {
+		err := Registered(tt.e)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("Registered(%+v) = %v, want %q", tt.e, err, tt.want)
 		}
 	}
 }

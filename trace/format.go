@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 )
 
 // Format selects how a Recorder renders events.
@@ -45,31 +47,68 @@ func seconds(d float64) string {
 	return strconv.FormatFloat(d, 'f', 3, 64)
 }
 
-// maxListedPods is how many pod names the text form prints for one update before it summarises.
-const maxListedPods = 6
+// The text form's layout: one line of at most LineWidth columns (docs/trace.md, "Text form").
+const (
+	// LineWidth is the widest a text line gets.
+	LineWidth = 120
+	// maxListedPods is how many pod names the text form prints for one update before it counts
+	// the rest.
+	maxListedPods = 3
+	// componentWidth fits the longest component name, "pluginmanager".
+	componentWidth = 13
+	// podWidth is the pod column; a longer pod pushes the body right.
+	podWidth = 24
+)
 
-// Text renders e as one line of aligned text:
+// TextOptions are the choices of the text form.
+type TextOptions struct {
+	// UID adds the pod's UID, cut to 8 characters, to the body.
+	UID bool
+}
+
+// Text renders e as one line of the text form with the default options.
+func (e Event) Text() string { return e.TextWith(TextOptions{}) }
+
+// TextWith renders e as one line of at most LineWidth columns:
 //
-//	12.000s  podconfig     default/etcd-node-1            update op=ADD source=file    [HandlePodAdditions]
-func (e Event) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%9ss  %-12s  ", seconds(e.T.Seconds()), e.Component)
-	pod := e.Pod
+//	12.000s podworkers    web-node-1               state to=sync                                 podWorkers.UpdatePod
+//
+// The body is cut, with an ellipsis, where it would push the line past LineWidth.
+func (e Event) TextWith(o TextOptions) string {
+	pod := shortPod(e.Pod)
 	if pod == "" {
 		pod = "-"
 	}
-	fmt.Fprintf(&b, "%-36s  ", pod)
-	body := e.body()
-	if e.Func == "" {
-		b.WriteString(body)
-		return strings.TrimRight(b.String(), " ")
+	body := e.body(o)
+	fn := e.Where().Func
+	// The event word is never cut: a reader and a parser of the text form need it whole. When a
+	// long pod name leaves no room for it, the pod name is cut instead.
+	need := runeLen(string(e.Event)) + 2
+	prefix, room := e.textPrefix(pod, fn)
+	if room < need {
+		pod = cut(pod, max(runeLen(pod)-(need-room), 8))
+		prefix, room = e.textPrefix(pod, fn)
 	}
-	fmt.Fprintf(&b, "%-64s  [%s]", body, e.Func)
-	return b.String()
+	body = cut(body, max(room, need))
+	if fn == "" {
+		return strings.TrimRight(prefix+body, " ")
+	}
+	return prefix + pad(body, room) + "  " + fn
+}
+
+// textPrefix is the time, component and pod columns of the text form, and the room they and fn
+// leave for the body within LineWidth.
+func (e Event) textPrefix(pod, fn string) (string, int) {
+	prefix := fmt.Sprintf("%9ss %-*s %-*s ", seconds(e.T.Seconds()), componentWidth, e.Component, podWidth, pod)
+	room := LineWidth - runeLen(prefix)
+	if fn != "" {
+		room -= 2 + runeLen(fn)
+	}
+	return prefix, room
 }
 
 // body is the event word followed by its fields as key=value pairs, in the JSON field order.
-func (e Event) body() string {
+func (e Event) body(o TextOptions) string {
 	parts := []string{string(e.Event)}
 	add := func(k, v string) {
 		if v != "" {
@@ -79,11 +118,7 @@ func (e Event) body() string {
 	add("op", e.Op)
 	add("source", e.Source)
 	if e.Pods != nil {
-		if len(e.Pods) <= maxListedPods {
-			add("pods", "["+strings.Join(e.Pods, " ")+"]")
-		} else {
-			add("pods", fmt.Sprintf("[%s ... %d pods]", strings.Join(e.Pods[:maxListedPods-1], " "), len(e.Pods)))
-		}
+		add("pods", shortPods(e.Pods))
 	}
 	if e.From != "" || e.To != "" {
 		add("from", e.From)
@@ -94,14 +129,54 @@ func (e Event) body() string {
 		add("exitCode", strconv.Itoa(*e.ExitCode))
 	}
 	if e.Delay != 0 {
-		add("delay", e.Delay.String())
+		add("delay", e.Delay.Round(time.Millisecond).String())
 	}
-	add("uid", shortUID(e.UID))
+	if o.UID {
+		add("uid", shortUID(e.UID))
+	}
 	add("reason", e.Reason)
 	if e.Message != "" {
 		parts = append(parts, strconv.Quote(e.Message))
 	}
 	return strings.Join(parts, " ")
+}
+
+// shortPod leaves out the default namespace: a pod name has no slash, so "web" can only be
+// default/web.
+func shortPod(pod string) string {
+	return strings.TrimPrefix(pod, "default/")
+}
+
+// shortPods renders a pod list as [a b c +4]: the first pods, then how many more.
+func shortPods(pods []string) string {
+	names := make([]string, 0, maxListedPods+1)
+	for i, p := range pods {
+		if i == maxListedPods {
+			names = append(names, "+"+strconv.Itoa(len(pods)-maxListedPods))
+			break
+		}
+		names = append(names, shortPod(p))
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// cut shortens s to at most n runes, the last of them an ellipsis.
+func cut(s string, n int) string {
+	if runeLen(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// pad fills s with spaces to n runes.
+func pad(s string, n int) string {
+	if k := n - runeLen(s); k > 0 {
+		return s + strings.Repeat(" ", k)
+	}
+	return s
 }
 
 // shortUID keeps the text form narrow; the JSON form always carries the whole UID.
@@ -148,7 +223,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	str("reason", e.Reason)
 	str("message", e.Message)
-	str("func", e.Func)
+	where := e.Where()
+	str("func", where.Func)
+	str("file", where.File)
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

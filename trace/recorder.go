@@ -22,6 +22,10 @@ type RecorderOptions struct {
 	Format Format
 	// Keep makes the Recorder remember every event for Events. Replay and tests use it.
 	Keep bool
+	// View, when not nil, chooses the events written to Out. Every event is kept all the same.
+	View *View
+	// Text are the options of the text format.
+	Text TextOptions
 }
 
 // Recorder stamps events with the time since the start and writes them out. It is safe for
@@ -32,6 +36,8 @@ type Recorder struct {
 	out    io.Writer
 	format Format
 	keep   bool
+	view   *View
+	text   TextOptions
 
 	mu     sync.Mutex // guards events, forgotten, err and writes to out
 	events []Event
@@ -55,7 +61,8 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	if start.IsZero() {
 		start = opts.Clock.Now()
 	}
-	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep}, nil
+	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep,
+		view: opts.View, text: opts.Text}, nil
 }
 
 // Emit stamps e with the time since the start and records it.
@@ -71,11 +78,14 @@ func (r *Recorder) Emit(e Event) {
 	if r.out == nil || r.err != nil {
 		return
 	}
+	if r.view != nil && !r.view.Show(e) {
+		return
+	}
 	var line []byte
 	if r.format == JSON {
 		line, _ = e.MarshalJSON()
 	} else {
-		line = []byte(e.Text())
+		line = []byte(e.TextWith(r.text))
 	}
 	line = append(line, '\n')
 	if _, err := r.out.Write(line); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -28,7 +29,7 @@ func TestJSONContract(t *testing.T) {
 			name: "update with pods",
 			event: Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file",
 				Pods: []string{"default/a-n1", "kube-system/b-n1"}, Func: "podStorage.merge"},
-			want: `{"t":0,"component":"podconfig","event":"update","op":"ADD","source":"file","pods":["default/a-n1","kube-system/b-n1"],"func":"podStorage.merge"}`,
+			want: `{"t":0,"component":"podconfig","event":"update","op":"ADD","source":"file","pods":["default/a-n1","kube-system/b-n1"],"func":"podStorage.merge","file":"pkg/kubelet/config/config.go"}`,
 		},
 		{
 			name:  "empty pod list is kept",
@@ -40,7 +41,7 @@ func TestJSONContract(t *testing.T) {
 			event: Event{T: 2 * time.Second, Component: Runtime, Event: "exited", Pod: "default/a", UID: "u1",
 				Op: "kill", Source: "api", From: "running", To: "exited", Container: "c", ExitCode: Int(0),
 				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer"},
-			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"killContainer"}`,
+			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"kubeGenericRuntimeManager.killContainer","file":"pkg/kubelet/kuberuntime/kuberuntime_container.go"}`,
 		},
 	}
 	for _, tt := range tests {
@@ -61,16 +62,51 @@ func TestJSONContract(t *testing.T) {
 
 func TestTextIsAligned(t *testing.T) {
 	a := Event{T: time.Second, Component: PodConfig, Event: "update", Op: "ADD", Source: "file",
-		Pods: []string{"default/a-n1"}, Func: "HandlePodAdditions"}
-	b := Event{T: 125 * time.Second, Component: PodWorkers, Event: "state", Pod: "default/a-n1",
+		Pods: []string{"default/a-n1"}, Func: "podStorage.merge"}
+	b := Event{T: 125 * time.Second, Component: PodWorkers, Event: "state", Pod: "default/a-n1", UID: "0123456789",
 		From: "sync", To: "terminating", Func: "UpdatePod"}
 	la, lb := a.Text(), b.Text()
-	if ia, ib := strings.LastIndex(la, "  ["), strings.LastIndex(lb, "  ["); ia != ib {
-		t.Errorf("function column at %d and %d, want equal:\n%s\n%s", ia, ib, la, lb)
+	for _, l := range []string{la, lb} {
+		if utf8.RuneCountInString(l) != LineWidth {
+			t.Errorf("Text() = %q, want the function to end at column %d", l, LineWidth)
+		}
 	}
-	want := "    1.000s  podconfig     -                                     update op=ADD source=file pods=[default/a-n1]"
+	want := "    1.000s podconfig     -                        update op=ADD source=file pods=[a-n1]"
 	if !strings.HasPrefix(la, want) {
 		t.Errorf("Text() = %q, want prefix %q", la, want)
+	}
+	if strings.Contains(lb, "uid=") {
+		t.Errorf("Text() = %q, want no UID", lb)
+	}
+	if got := b.TextWith(TextOptions{UID: true}); !strings.Contains(got, " uid=01234567 ") {
+		t.Errorf("TextWith(UID) = %q, want uid=01234567", got)
+	}
+}
+
+// TestTextFitsTheWidth renders long events: every line stays within LineWidth columns, cut with
+// an ellipsis, and keeps its function.
+func TestTextFitsTheWidth(t *testing.T) {
+	for _, e := range []Event{
+		{T: 123456 * time.Second, Component: PluginManager, Event: KindError, Reason: "NotifyRegistrationStatus",
+			Message: strings.Repeat("a long error é ", 20), Func: "GetInfo"},
+		{Component: Runtime, Event: KindKilling, Pod: "kube-system/a-very-long-static-pod-name-on-node-1", Container: "c",
+			Delay: 30 * time.Second, Message: "sandbox changed", Func: "createPodSandbox"},
+		{Component: Runtime, Event: KindDown, Delay: time.Minute, Message: strings.Repeat("x", 200)},
+	} {
+		line := e.Text()
+		if n := utf8.RuneCountInString(line); n > LineWidth {
+			t.Errorf("Text() = %q: %d columns, want at most %d", line, n, LineWidth)
+		}
+		if fn := e.Where().Func; !strings.HasSuffix(line, fn) {
+			t.Errorf("Text() = %q, want it to end with %q", line, fn)
+		}
+	}
+}
+
+func TestTextRoundsDurations(t *testing.T) {
+	got := Event{Component: PodWorkers, Event: KindRequeue, Pod: "default/a", Delay: 71412345678 * time.Nanosecond, Func: "completeWork"}.Text()
+	if !strings.Contains(got, " delay=1m11.412s ") {
+		t.Errorf("Text() = %q, want delay=1m11.412s", got)
 	}
 }
 
@@ -79,9 +115,10 @@ func TestTextSummarisesLongPodLists(t *testing.T) {
 	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		pods = append(pods, "default/"+p)
 	}
+	pods[1] = "kube-system/b"
 	got := Event{Component: PodConfig, Event: "update", Pods: pods}.Text()
-	if !strings.Contains(got, "pods=[default/a default/b default/c default/d default/e ... 8 pods]") {
-		t.Errorf("Text() = %q, want a summary of 8 pods", got)
+	if !strings.Contains(got, "pods=[a kube-system/b c +5]") {
+		t.Errorf("Text() = %q, want the first 3 of 8 pods and the count of the others", got)
 	}
 }
 

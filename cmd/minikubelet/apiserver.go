@@ -51,7 +51,13 @@ versions. UIDs are random at every start.
 It serves HTTPS with a self-signed certificate, and every request must carry a bearer token,
 random at every start unless --token sets it; --write-kubeconfig writes both into the kubeconfig.
 --no-auth drops the token and --no-tls (with --no-auth) serves plain HTTP. Any client with the
-token may do anything: see docs/security.md.`,
+token may do anything: see docs/security.md.
+
+It logs its URL and what it serves. Exit codes: 0 after
+SIGINT or SIGTERM, 1 when it cannot serve, 2 for a usage error.`,
+		Example: `  minikubelet apiserver --addr 127.0.0.1:6443 --write-kubeconfig /tmp/kubeconfig
+  minikubelet run --kubeconfig /tmp/kubeconfig --hostname-override node-1 --pod-manifest-path manifests
+  minikubelet apiserver --data-dir /tmp/apiserver-data --token secret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())

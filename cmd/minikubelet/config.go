@@ -13,6 +13,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -36,6 +38,7 @@ type runConfig struct {
 	HTTPCheckFrequency time.Duration
 	SyncFrequency      time.Duration
 	TraceFormat        trace.Format
+	TraceView          traceView // what the trace shows; its Format is TraceFormat's
 	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
 	Sync syncSettings
 
@@ -48,6 +51,8 @@ type runConfig struct {
 	Standalone        bool           // no API server at all
 	Security          securityConfig // how the embedded API server is locked
 	DataDir           string         // where the embedded API server keeps its objects; "" for memory
+	// APILatency delays every request of the kubelet's API client: the network to the API server.
+	APILatency time.Duration
 	// Announce receives the start-up screen's kubectl line (standard error); nil prints nothing.
 	Announce io.Writer
 
@@ -134,6 +139,9 @@ func (c *runConfig) validate() error {
 	if c.Standalone && c.WriteKubeconfig != "" {
 		errs = append(errs, errors.New("--write-kubeconfig needs an API server: drop --standalone"))
 	}
+	if c.APILatency < 0 {
+		errs = append(errs, fmt.Errorf("--api-latency must not be negative, got %v", c.APILatency))
+	}
 	if c.Nodes < 0 {
 		errs = append(errs, fmt.Errorf("--nodes must not be negative, got %d", c.Nodes))
 	}
@@ -200,10 +208,25 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 
 // loadKubeletConfig reads a KubeletConfiguration file into cfg. It only sets what the file sets;
 // the caller applies command-line flags afterwards, because the kubelet gives flags precedence.
-func loadKubeletConfig(path string, cfg *runConfig) error {
+//
+// The file is decoded strictly first, against the whole v1beta1 KubeletConfiguration: an
+// unknown field (a typo) or a duplicate one fails that. Like the kubelet, which then decodes
+// leniently and logs "Using lenient decoding as strict decoding failed", it goes on with a
+// lenient decoding, and says so on warn (standard error) as well as in the log.
+func loadKubeletConfig(path string, cfg *runConfig, warn io.Writer) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read kubelet config: %w", err)
+	}
+	var full kubeletconfigv1beta1.KubeletConfiguration
+	if strictErr := yaml.UnmarshalStrict(data, &full); strictErr != nil {
+		if lenientErr := yaml.Unmarshal(data, &full); lenientErr != nil {
+			return fmt.Errorf("kubelet config %s: failed lenient decoding: %w", path, strictErr)
+		}
+		klog.Background().Info("Using lenient decoding as strict decoding failed", "path", path, "err", strictErr)
+		if warn != nil {
+			fmt.Fprintf(warn, "Warning: kubelet config %s: strict decoding failed, using lenient decoding (unknown fields are ignored): %v\n", path, strictErr)
+		}
 	}
 	var f kubeletConfigFile
 	if err := yaml.Unmarshal(data, &f); err != nil {

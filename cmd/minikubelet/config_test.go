@@ -43,6 +43,8 @@ func TestResolveDefaults(t *testing.T) {
 		HTTPCheckFrequency: 20 * time.Second,
 		SyncFrequency:      time.Minute,
 		TraceFormat:        trace.Text,
+		TraceView:          traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:         defaultAPILatency,
 		APIServerAddr:      "127.0.0.1:6443",
 		APIServerFallback:  true,
 		WriteKubeconfig:    filepath.Join(cache, "minikubelet", "kubeconfig"),
@@ -103,6 +105,8 @@ mergeDefaultEvictionSettings: true
 		HTTPCheckFrequency: 7 * time.Second,
 		SyncFrequency:      30 * time.Second,
 		TraceFormat:        trace.JSON,
+		TraceView:          traceView{Format: trace.JSON, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:         defaultAPILatency,
 		APIServerAddr:      "127.0.0.1:0", // chosen, so no fallback
 		WriteKubeconfig:    "kc",
 		RootDir:            defaultRootDir(),
@@ -141,7 +145,7 @@ func TestResolveErrors(t *testing.T) {
 		{"reservation over capacity", []string{"--config", overReserved}, `resource "cpu" has a reservation of 8 but capacity of 4`},
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "read kubelet config"},
 		{"wrong kind", []string{"--config", wrongKind}, "want apiVersion kubelet.config.k8s.io/v1beta1"},
-		{"bad duration in file", []string{"--config", badDuration}, "parse duration"},
+		{"bad duration in file", []string{"--config", badDuration}, "invalid duration"},
 		{"parallel pulls while serialized", []string{"--config", badPulls}, "must be 1 or nil when serializeImagePulls is true"},
 		{"bad duration flag", []string{"--sync-frequency", "often"}, "--sync-frequency"},
 		{"zero period", []string{"--file-check-frequency", "0s"}, "fileCheckFrequency must be positive"},
@@ -167,5 +171,95 @@ func TestParseURLHeader(t *testing.T) {
 	want := http.Header{"A": {"hello", "world"}, "B": {"again"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parseURLHeader() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// resolveWarnings is resolveArgs that also returns what resolve warned about.
+func resolveWarnings(t *testing.T, args ...string) (*runConfig, string, error) {
+	t.Helper()
+	var warn strings.Builder
+	f := runFlags{warn: &warn}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.bind(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Parse(%q) error = %v", args, err)
+	}
+	cfg, err := f.resolve(fs)
+	return cfg, warn.String(), err
+}
+
+// TestKubeadmCommandLine resolves a kubelet command line as kubeadm writes it (the systemd
+// drop-in and kubeadm-flags.env): the flags minikubelet does not simulate are accepted and
+// reported once, --max-pods and the others it models are honoured.
+func TestKubeadmCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubelet.conf")
+	config := filepath.Join(dir, "config.yaml")
+	os.WriteFile(config, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: "+dir+"\ncgroupDriver: systemd\n"), 0o644)
+	cfg, warn, err := resolveWarnings(t,
+		"--bootstrap-kubeconfig="+filepath.Join(dir, "bootstrap-kubelet.conf"), "--kubeconfig="+kubeconfig,
+		"--config="+config, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5",
+		"--node-labels=node-role.kubernetes.io/worker=,zone=a", "--cgroup-driver", "systemd", "--fail-swap-on=false",
+		"--rotate-certificates", "--max-pods=42", "--serialize-image-pulls=false", "--node-status-update-frequency=4s",
+		"--hostname-override=Worker-1")
+	if err != nil {
+		t.Fatalf("resolve() error = %v", err)
+	}
+	if cfg.Sync.MaxPods != 42 || cfg.Sync.SerializeImagePulls == nil || *cfg.Sync.SerializeImagePulls ||
+		cfg.Sync.NodeStatusUpdateFrequency != 4*time.Second || cfg.Kubeconfig != kubeconfig || cfg.StaticPodPath != dir || cfg.NodeName != "worker-1" {
+		t.Errorf("resolve() = %+v, want maxPods 42, serialized pulls off, a 4s status frequency, the kubeconfig, the config's staticPodPath, node worker-1", cfg)
+	}
+	want := "Warning: kubelet flags accepted, not simulated: --bootstrap-kubeconfig=" + filepath.Join(dir, "bootstrap-kubelet.conf") +
+		" --cgroup-driver=systemd --container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --fail-swap-on=false" +
+		" --node-ip=10.0.0.5 --node-labels=node-role.kubernetes.io/worker=,zone=a --pod-infra-container-image=registry.k8s.io/pause:3.10" +
+		" --rotate-certificates=true\n"
+	if warn != want {
+		t.Errorf("warnings = %q, want %q", warn, want)
+	}
+}
+
+func TestResolveWarnings(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPaht: /etc/kubernetes/manifests\nsyncFrequency: 30s\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want []string // each a line of the warnings
+	}{
+		{"config typo falls back to lenient decoding", []string{"--config", typo, "--hostname-override", "n1", "--apiserver-addr", "127.0.0.1:0"}, []string{
+			`strict decoding failed, using lenient decoding (unknown fields are ignored): error unmarshaling JSON: while decoding JSON: json: unknown field "staticPodPaht"`,
+			"no static pod source is configured",
+		}},
+		{"standalone without a source", []string{"--standalone", "--hostname-override", "n1"}, []string{"no pod source is configured"}},
+		{"invalid node name", []string{"--hostname-override", "node_1", "--pod-manifest-path", dir, "--apiserver-addr", "127.0.0.1:0"}, []string{
+			`--hostname-override "node_1" is not a valid node name`,
+		}},
+		{"nothing to say", []string{"--hostname-override", "n1", "--pod-manifest-path", dir, "--apiserver-addr", "127.0.0.1:0"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			cfg, warn, err := resolveWarnings(t, tt.args...)
+			if err != nil {
+				t.Fatalf("resolve() error = %v", err)
+			}
+			lines := strings.Split(strings.TrimSpace(warn), "\n")
+			if warn == "" {
+				lines = nil
+			}
+			if len(lines) != len(tt.want) {
+				t.Fatalf("warnings = %q, want %d lines", warn, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(lines[i], "Warning: ") || !strings.Contains(lines[i], w) {
+					t.Errorf("warning %d = %q, want one containing %q", i, lines[i], w)
+				}
+			}
+			if tt.name == "config typo falls back to lenient decoding" && cfg.SyncFrequency != 30*time.Second {
+				t.Errorf("SyncFrequency = %v, want the file's 30s: the lenient decoding keeps the known fields", cfg.SyncFrequency)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minikubelet/minikubelet/controllers"
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 // runFlags are the raw command-line values of `minikubelet run`.
@@ -24,7 +25,7 @@ type runFlags struct {
 	httpCheckFrequency string
 	syncFrequency      string
 	hostnameOverride   string
-	traceFormat        string
+	trace              traceFlags
 	apiserverAddr      string
 	kubeconfig         string
 	writeKubeconfig    string
@@ -38,6 +39,13 @@ type runFlags struct {
 	nodes              int
 	nodeNamePrefix     string
 	controllers        string
+	apiLatency         time.Duration
+	maxPods            int32
+	serializeImagePull bool
+	nodeStatusUpdate   time.Duration
+	accepted           acceptedFlags
+	// warn receives the warnings of resolve (standard error); nil writes none.
+	warn io.Writer
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
@@ -49,7 +57,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.httpCheckFrequency, "http-check-frequency", defaultHTTPCheckFrequency.String(), "how often --manifest-url is polled (httpCheckFrequency)")
 	fs.StringVar(&f.syncFrequency, "sync-frequency", defaultSyncFrequency.String(), "pod worker resync interval (syncFrequency)")
 	fs.StringVar(&f.hostnameOverride, "hostname-override", "", "the node name; defaults to the lowercased hostname")
-	fs.StringVar(&f.traceFormat, "trace-format", "text", "trace output: text or json")
+	f.trace.bind(fs)
 	fs.StringVar(&f.apiserverAddr, "apiserver-addr", defaultAPIServerAddr, "address of the embedded API server; when the default is taken, a free port on 127.0.0.1")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file (default minikubelet/kubeconfig in the user's cache directory, such as ~/.cache/minikubelet/kubeconfig)")
@@ -60,6 +68,11 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
+	fs.Int32Var(&f.maxPods, "max-pods", 110, "the most pods the node admits (maxPods)")
+	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", true, "pull one image at a time (serializeImagePulls)")
+	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", 10*time.Second, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
+	f.accepted.bind(fs)
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 	bindControllers(fs, &f.controllers)
@@ -91,6 +104,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		Nodes:              f.nodes,
 		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
 		SnapshotPeriod:     defaultSnapshotPeriod,
+		APILatency:         f.apiLatency,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {
@@ -101,7 +115,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
 	}
 	if f.config != "" {
-		if err := loadKubeletConfig(f.config, cfg); err != nil {
+		if err := loadKubeletConfig(f.config, cfg, f.warn); err != nil {
 			return nil, err
 		}
 	}
@@ -110,6 +124,15 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	}
 	if fs.Changed("manifest-url") {
 		cfg.StaticPodURL = f.manifestURL
+	}
+	if fs.Changed("max-pods") {
+		cfg.Sync.MaxPods = f.maxPods
+	}
+	if fs.Changed("serialize-image-pulls") {
+		cfg.Sync.SerializeImagePulls = &f.serializeImagePull
+	}
+	if fs.Changed("node-status-update-frequency") {
+		cfg.Sync.NodeStatusUpdateFrequency = f.nodeStatusUpdate
 	}
 	if fs.Changed("manifest-url-header") || cfg.StaticPodURLHeader == nil {
 		h, err := parseURLHeader(f.manifestURLHeader)
@@ -136,6 +159,13 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		}
 		*d.to = v
 	}
+	if f.hostnameOverride != "" {
+		// The kubelet takes the override as it is, lowercased; an invalid name fails only
+		// when the node registers.
+		if errs := validation.IsDNS1123Subdomain(strings.ToLower(f.hostnameOverride)); len(errs) > 0 && f.warn != nil {
+			fmt.Fprintf(f.warn, "Warning: --hostname-override %q is not a valid node name: %s\n", f.hostnameOverride, strings.Join(errs, "; "))
+		}
+	}
 	cfg.NodeName = strings.ToLower(f.hostnameOverride)
 	if cfg.NodeName == "" {
 		host, err := os.Hostname()
@@ -159,12 +189,25 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		}
 		cfg.WriteKubeconfig = path
 	}
-	format, err := trace.ParseFormat(f.traceFormat)
+	tv, err := f.trace.resolve()
 	if err != nil {
-		return nil, fmt.Errorf("--trace-format: %w", err)
+		return nil, err
 	}
-	cfg.TraceFormat = format
-	return cfg, cfg.validate()
+	cfg.TraceFormat, cfg.TraceView = tv.Format, tv
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if f.warn != nil {
+		f.accepted.report(f.warn, fs)
+		switch {
+		case cfg.StaticPodPath != "" || cfg.StaticPodURL != "":
+		case cfg.Standalone:
+			fmt.Fprintln(f.warn, "Warning: no pod source is configured: set --pod-manifest-path or --manifest-url (staticPodPath, staticPodURL), or drop --standalone; the kubelet will run no pods")
+		default:
+			fmt.Fprintln(f.warn, "Warning: no static pod source is configured (--pod-manifest-path, --manifest-url, staticPodPath, staticPodURL): only pods bound to the node through the API server will run")
+		}
+	}
+	return cfg, nil
 }
 
 func newRunCommand() *cobra.Command {
@@ -172,8 +215,37 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a simulated kubelet on the real clock and print its trace",
-		Args:  cobra.NoArgs,
+		Long: `run is the whole simulated kubelet on the real clock: the file, HTTP and API pod sources,
+PodConfig, the sync loop, the pod workers, a fake container runtime, the PLEG, the status manager,
+node status and the plugin pipeline. It prints every step as a trace on standard output (text
+lines of at most 120 columns, or JSON Lines with --trace-format json) until SIGINT or SIGTERM;
+the --trace-* flags choose which steps are shown (docs/trace.md).
+
+Unless --kubeconfig names an API server or --standalone runs without one, it starts an embedded
+fake API server on 127.0.0.1:6443 (a free port if that one is taken), writes a kubeconfig for it
+(--write-kubeconfig, by default minikubelet/kubeconfig in the user's cache directory) and prints,
+on standard error, the kubectl line that reaches it. The kubelet's requests to the API server
+each take --api-latency, the network a real node has.
+
+It takes the kubelet's flags and its --config file: the ones it models (--pod-manifest-path,
+--manifest-url, --sync-frequency, --max-pods, ...) are honoured, the others (--node-ip,
+--container-runtime-endpoint, --cgroup-driver, ...) accepted and reported once as not simulated,
+so that a kubelet's command line runs as it is. Logging follows the kubelet's flags: -v,
+--vmodule, --logging-format json.
+
+Editing a manifest in place (an editor's save, sed -i) shows a broken or missing manifest for a
+moment in the trace: the kubelet sees the same intermediate files.
+
+Exit codes: 0 after SIGINT or SIGTERM, 1 when the kubelet fails to start or run, 2 for a usage
+error (a bad flag or --config file).`,
+		Example: `  minikubelet run --pod-manifest-path manifests --hostname-override node-1
+  minikubelet run --pod-manifest-path manifests --trace-quiet --trace-pod web-node-1
+  minikubelet run --pod-manifest-path manifests --trace-format json | jq -c 'select(.component=="runtime")'
+  minikubelet run --config /var/lib/kubelet/config.yaml --container-runtime-endpoint unix:///run/containerd/containerd.sock
+  minikubelet run --standalone --pod-manifest-path manifests --trace-level lifecycle`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.warn = cmd.ErrOrStderr()
 			cfg, err := f.resolve(cmd.Flags())
 			if err != nil {
 				return &exitError{code: 2, err: err}

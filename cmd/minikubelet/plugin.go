@@ -18,6 +18,12 @@ func newPluginCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
 		Short: "Run a sample node plugin that registers with the kubelet under --root-dir",
+		Long: `plugin runs a sample node plugin over the real gRPC APIs: a device plugin or a CSI driver
+with a registrar. It creates its registration socket in <root-dir>/plugins_registry, where a
+"minikubelet run" with the same --root-dir finds it, registers it and traces each step
+(docs/plugins.md). It runs until SIGINT or SIGTERM and removes its sockets.`,
+		Example: `  minikubelet plugin device --resource example.com/gpu --count 4
+  minikubelet plugin csi --driver csi.example.com --node-id node-1`,
 	}
 	cmd.AddCommand(newDevicePluginCommand(), newCSIPluginCommand())
 	return cmd
@@ -33,7 +39,11 @@ func newDevicePluginCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "device",
 		Short: "A device plugin (deviceplugin v1beta1) that registers on kubelet.sock",
-		Args:  cobra.NoArgs,
+		Long: `device serves a device plugin (deviceplugin v1beta1) for one extended resource with --count
+devices, registers it on <root-dir>/device-plugins/kubelet.sock and streams its devices
+(ListAndWatch); with --unhealthy-after, every device turns unhealthy after that long.`,
+		Example: `  minikubelet plugin device --resource example.com/gpu --count 2 --unhealthy-after 1m`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rootDir, err := filepath.Abs(rootDir)
 			if err != nil {
@@ -75,7 +85,11 @@ func newCSIPluginCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "csi",
 		Short: "A CSI driver with a registrar in node-driver-registrar's shape in plugins_registry",
-		Args:  cobra.NoArgs,
+		Long: `csi serves a CSI driver's identity and node services and a registrar socket in
+<root-dir>/plugins_registry, as node-driver-registrar does; the kubelet's CSI handler writes the
+driver into the node's annotation and its CSINode (--node-id, --max-volumes-per-node, --topology).`,
+		Example: `  minikubelet plugin csi --driver csi.example.com --node-id node-1 --topology topology.example.com/zone=a`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			segments, err := parseTopology(topology)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 type replayConfig struct {
 	Files       []string
 	TraceFormat trace.Format
+	TraceView   traceView     // what the trace shows; its Format is TraceFormat's
 	Until       time.Duration // 0 = play every step
 	// Golden is the file the trace is compared with, in either format (GoldenFormat); with
 	// UpdateGolden, the file written. "" with UpdateGolden means each scenario's own golden file.
@@ -28,7 +29,7 @@ type replayConfig struct {
 }
 
 func newReplayCommand() *cobra.Command {
-	var format string
+	var tf traceFlags
 	var cfg replayConfig
 	cmd := &cobra.Command{
 		Use:   "replay FILE...",
@@ -58,11 +59,11 @@ unreadable --golden, a bad flag.`,
   minikubelet replay --update-golden scenarios/*.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := trace.ParseFormat(format)
+			tv, err := tf.resolve()
 			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("--trace-format: %w", err)}
+				return &exitError{code: 2, err: err}
 			}
-			cfg.TraceFormat, cfg.Files = f, args
+			cfg.TraceFormat, cfg.TraceView, cfg.Files = tv.Format, tv, args
 			if cfg.MaxDuration <= 0 {
 				return &exitError{code: 2, err: fmt.Errorf("--max-duration %v: must be positive", cfg.MaxDuration)}
 			}
@@ -72,7 +73,7 @@ unreadable --golden, a bad flag.`,
 			return replay(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&format, "trace-format", "text", "trace output: text or json (JSON Lines)")
+	tf.bind(cmd.Flags())
 	cmd.Flags().DurationVar(&cfg.Until, "until", 0, "stop at this virtual time instead of after the last step; later expectations are reported as not reached")
 	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this golden file (text or JSON Lines) and print the first difference")
 	cmd.Flags().BoolVar(&cfg.UpdateGolden, "update-golden", false, "write the trace to --golden, or to the .golden file beside each scenario, instead of comparing")
@@ -117,6 +118,8 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 			Out:    out,
 			Report: out,
 			Format: cfg.TraceFormat,
+			View:   cfg.TraceView.newView(),
+			Text:   cfg.TraceView.Text,
 			Until:  cfg.Until,
 			// A golden file is compared in its own format, rendered from the kept events.
 			KeepEvents: cfg.UpdateGolden || cfg.Golden != "",

@@ -54,7 +54,8 @@ const (
 // broadcaster, then the API server.
 func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	clk := clock.RealClock{}
-	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat})
+	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat,
+		View: cfg.TraceView.newView(), Text: cfg.TraceView.Text})
 	if err != nil {
 		return err
 	}
@@ -161,6 +162,9 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
+	if cfg.APILatency > 0 {
+		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
+	}
 	return func() (kubernetes.Interface, error) {
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {

@@ -382,10 +382,26 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	}()
 	dir := t.TempDir()
 	writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
-	cfg := testConfig(dir, false)
-	cfg.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := writeKubeconfig(cfg.Kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
+	kubeconfig := filepath.Join(t.TempDir(), "kubelet.conf")
+	if err := writeKubeconfig(kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
 		t.Fatal(err)
+	}
+	// The command line of a kubeadm node: the systemd drop-in's flags, kubeadm-flags.env's and a
+	// KubeletConfiguration file. What minikubelet does not simulate is accepted.
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"staticPodPath: "+dir+"\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\nrotateCertificates: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, warn, err := resolveWarnings(t, "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig="+kubeconfig,
+		"--config="+config, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5", "--node-labels=zone=a",
+		"--hostname-override="+testNode, "--max-pods=50", "--trace-format=json", "--port=0", "--root-dir="+t.TempDir())
+	if err != nil {
+		t.Fatalf("resolve() error = %v", err)
+	}
+	if !strings.Contains(warn, "accepted, not simulated: --bootstrap-kubeconfig=") {
+		t.Errorf("warnings = %q, want the accepted kubelet flags reported", warn)
 	}
 
 	log := newTraceLog()
