@@ -149,6 +149,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	str("reason", e.Reason)
 	str("message", e.Message)
 	str("func", e.Func)
+	if e.Seq != 0 {
+		b.WriteString(`,"seq":` + strconv.FormatUint(e.Seq, 10))
+	}
+	if e.Cause != 0 {
+		b.WriteString(`,"cause":` + strconv.FormatUint(e.Cause, 10))
+	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

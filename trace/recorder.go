@@ -39,6 +39,8 @@ type Recorder struct {
 	// forgotten.
 	forgotten int
 	err       error
+	seq       uint64  // the Seq of the last event
+	link      *linker // gives each event its Cause
 }
 
 var _ Tracer = (*Recorder)(nil)
@@ -55,16 +57,19 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	if start.IsZero() {
 		start = opts.Clock.Now()
 	}
-	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep}, nil
+	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep, link: newLinker()}, nil
 }
 
-// Emit stamps e with the time since the start and records it.
+// Emit stamps e with the time since the start, its sequence number and its cause, and records it.
 func (r *Recorder) Emit(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Stamped under the lock, so that events from concurrent runners are kept and written in
 	// the order of their stamps.
 	e.T = r.clock.Since(r.start)
+	r.seq++
+	e.Seq = r.seq
+	e.Cause = r.link.link(e)
 	if r.keep {
 		r.events = append(r.events, e)
 	}

@@ -96,8 +96,8 @@ func TestRecorderStampsAndWrites(t *testing.T) {
 	clk.Advance(2500 * time.Millisecond)
 	r.Emit(Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file"})
 
-	want := `{"t":0,"component":"sources","event":"set","source":"file"}` + "\n" +
-		`{"t":2.5,"component":"podconfig","event":"update","op":"ADD","source":"file"}` + "\n"
+	want := `{"t":0,"component":"sources","event":"set","source":"file","seq":1}` + "\n" +
+		`{"t":2.5,"component":"podconfig","event":"update","op":"ADD","source":"file","seq":2,"cause":1}` + "\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output mismatch (-want +got):\n%s", diff)
 	}
