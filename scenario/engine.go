@@ -119,7 +119,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		clk:    clk,
 		rec:    rec,
 		uids:   map[string]types.UID{},
-		result: Result{Name: s.Name},
+		result: Result{Name: s.Name, StepSeqs: make([]uint64, len(s.Steps))},
 		report: reporter{w: opts.Report, format: opts.Format},
 		inv:    newInvariants(),
 		step:   -1,
