@@ -136,9 +136,13 @@
         if (e.delay) { l.grace = { start: e.t, end: null, due: e.t + e.delay, type: 'grace', label: 'grace ' + fmtDur(e.delay) }; l.marks.push(l.grace); }
         break;
       case 'backoff':
+        // One gap per exit, from the exit to the last sync the back-off held back; the label
+        // is the back-off's length as the kubelet's message gives it.
+        if (l.gap && l.gap.from === l.lastExit) { l.gap.t = e.t; break; }
         var m = /Back-off (\S+)/.exec(e.msg);
         var d = m ? m[1] : (e.delay ? fmtDur(e.delay) : '');
-        l.marks.push({ t: e.t, type: 'backoff', from: l.lastExit === undefined ? e.t : l.lastExit, label: 'back-off ' + d });
+        l.gap = { t: e.t, type: 'backoff', from: l.lastExit === undefined ? e.t : l.lastExit, label: 'back-off ' + d };
+        l.marks.push(l.gap);
         break;
     }
   }
@@ -255,8 +259,9 @@
       } else if (mk.type === 'backoff') {
         var bx0 = xOf(mk.from), bx1 = xOf(mk.t);
         if (bx1 < LABEL_W || bx0 > view.w) continue;
-        ctx.strokeStyle = '#dc2626'; ctx.beginPath(); ctx.moveTo(bx0, y + l.h - 2); ctx.lineTo(bx1, y + l.h - 2); ctx.stroke();
-        if (bx1 - bx0 > 40 || mk === lastBackoff(l, mk)) { ctx.fillStyle = '#b91c1c'; ctx.fillText(mk.label, Math.max(LABEL_W, bx1 + 3), y + l.h / 2); }
+        ctx.strokeStyle = '#dc2626'; ctx.fillStyle = '#dc2626'; ctx.beginPath(); ctx.moveTo(bx0, y + l.h - 2); ctx.lineTo(bx1, y + l.h - 2); ctx.stroke();
+        ctx.fillRect(bx0, y + l.h - 5, 1, 4);
+        if (bx1 - bx0 > 30) { ctx.fillStyle = '#b91c1c'; ctx.fillText(mk.label, Math.max(LABEL_W, bx0 + 3), y + l.h / 2); }
       } else if (mk.type === 'restart') {
         var rx = xOf(mk.t);
         if (rx < LABEL_W || rx > view.w) continue;
@@ -286,8 +291,6 @@
     }
     return n;
   }
-
-  function lastBackoff(l, mk) { return mk; }
 
   function tickColor(e) {
     if (e.k === 'error' || e.k === 'Warning' || e.k === 'failed' || e.k === 'backoff') return '#dc2626';

@@ -1,0 +1,210 @@
+package teach
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/minikubelet/minikubelet/scenario"
+)
+
+// screenshots is where the browser test saves its screenshots; the test's temporary directory
+// when empty. `go test ./teach -run TestBrowser -screenshots ../docs/img` refreshes the README's.
+var screenshots = flag.String("screenshots", "", "directory for the browser test's screenshots")
+
+// chromium returns the system browser, skipping the test without one.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium on PATH (apt-get install -y chromium)")
+	return ""
+}
+
+// browser starts a headless chromium for one test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(1600, 1000),
+		chromedp.Flag("disable-gpu", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	// The first Run starts the browser, with no timeout on it; the test's actions get one.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start %s: %v", chromium(t), err)
+	}
+	tctx, cancelTimeout := context.WithTimeout(ctx, 50*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return tctx
+}
+
+func shotDir(t *testing.T) string {
+	if *screenshots != "" {
+		return *screenshots
+	}
+	return t.TempDir()
+}
+
+// replayHTML replays a scenario file and writes its report, returning its path.
+func replayHTML(t *testing.T, file string) (string, *Timeline) {
+	t.Helper()
+	s, err := scenario.Load(file, scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTimeline(s, res)
+	path := filepath.Join(t.TempDir(), s.Name+".html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, tl); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, tl
+}
+
+// findEvent returns the seq of the first event of the timeline that matches.
+func findEvent(t *testing.T, tl *Timeline, component, kind string, at float64) uint64 {
+	t.Helper()
+	for _, e := range tl.Events {
+		if tl.Strings[e[3].(int)] == component && tl.Strings[e[4].(int)] == kind && e[2].(float64) == at {
+			return e[0].(uint64)
+		}
+	}
+	t.Fatalf("no %s %s event at %vs", component, kind, at)
+	return 0
+}
+
+// clickEvent clicks where the page draws the event seq.
+func clickEvent(ctx context.Context, seq uint64) error {
+	type point struct{ X, Y float64 }
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[*point](fmt.Sprintf("window.mkView.point(%d)", seq)))
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("event %d is not drawn", seq)
+	}
+	return chromedp.Do(ctx, chromedp.MouseClickXY(p.X, p.Y))
+}
+
+// eval evaluates a JavaScript expression in the page and decodes its value.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// open loads a page and waits for the view to be ready.
+func open(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!(window.mkView && window.mkView.ready)")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clickAndRead clicks the event seq and returns the title of the details and the cause chain.
+func clickAndRead(t *testing.T, ctx context.Context, seq uint64) (string, []string) {
+	t.Helper()
+	if err := clickEvent(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#chain"))); err != nil {
+		t.Fatal(err)
+	}
+	title := eval[string](t, ctx, `document.getElementById('sel-title').textContent`)
+	chain := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#chain .chain-item')).map(li => li.textContent)`)
+	return title, chain
+}
+
+// screenshot saves the page as name.png in the screenshot directory.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(shotDir(t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", path)
+}
+
+func TestBrowserReport(t *testing.T) {
+	ctx := browser(t)
+	for _, tc := range []struct {
+		file string
+		// the event to click: component, event, time; and what its chain must start with
+		component, kind string
+		at              float64
+		root            string
+		lanes           []string
+	}{
+		{file: "../scenarios/crash-loop.yaml", component: "podworkers", kind: "sync", at: 20, root: "scenario crashLoop",
+			lanes: []string{"sources", "podconfig", "syncloop", "podworkers", "runtime", "pleg", "status", "apiserver", "default/crasher", "app"}},
+		{file: "../scenarios/static-pod-lifecycle.yaml", component: "runtime", kind: "killing", at: 20, root: "scenario removeManifest",
+			lanes: []string{"sources", "podworkers", "mirror", "default/web-node-1", "nginx"}},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			path, tl := replayHTML(t, tc.file)
+			seq := findEvent(t, tl, tc.component, tc.kind, tc.at)
+			open(t, ctx, "file://"+path)
+			lanes := eval[[]string](t, ctx, "window.mkView.lanes()")
+			loadMs := eval[float64](t, ctx, "window.mkView.loadMs")
+			for _, want := range tc.lanes {
+				if !contains(lanes, want) {
+					t.Errorf("lanes %q: no %q", lanes, want)
+				}
+			}
+			title, chain := clickAndRead(t, ctx, seq)
+			if want := fmt.Sprintf("#%d %s %s", seq, tc.component, tc.kind); title != want {
+				t.Errorf("selected %q, want %q", title, want)
+			}
+			if len(chain) < 3 || !strings.Contains(chain[0], tc.root) || !strings.HasPrefix(chain[len(chain)-1], fmt.Sprintf("#%d ", seq)) {
+				t.Errorf("cause chain %q: want it to run from %q to #%d", chain, tc.root, seq)
+			}
+			t.Logf("%s: %d lanes, loaded in %.0fms", tc.file, len(lanes), loadMs)
+			screenshot(t, ctx, "timeline-"+strings.TrimSuffix(filepath.Base(tc.file), ".yaml"))
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
