@@ -240,6 +240,11 @@ func (l *linker) cause(e Event) uint64 {
 	case PluginManager:
 		return l.component[PluginWatcher]
 	case DeviceManager, CSI:
+		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
+		// plugin manager.
+		if e.Pod != "" && l.pod[e.Pod] != 0 {
+			return l.pod[e.Pod]
+		}
 		return latest(l.component[PluginManager], l.component[DeviceManager])
 	}
 	// Events and components the linker has no rule for: the last thing that happened to the pod.

@@ -77,6 +77,7 @@ as a trace, either live ("run") or replayed from a scenario on a virtual clock (
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand(), newPluginCommand())
+	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand(), newPluginCommand(),
+		newExplainCommand(), newLearnCommand())
 	return root
 }

@@ -116,6 +116,7 @@
         if (l.state !== 'running') { band(l, e.t, CTR.waiting, e.k === 'pull' ? 'pulling' : 'waiting'); l.state = 'waiting'; }
         break;
       case 'started':
+        if (l.gap && l.gap.from === l.lastExit) l.gap.t = e.t;
         l.starts++;
         band(l, e.t, CTR.running, l.starts > 1 ? 'running, restart ' + (l.starts - 1) : 'running');
         if (l.starts > 1) l.marks.push({ t: e.t, type: 'restart', label: '\u21bb' + (l.starts - 1) });
@@ -140,7 +141,7 @@
         // is the back-off's length as the kubelet's message gives it.
         if (l.gap && l.gap.from === l.lastExit) { l.gap.t = e.t; break; }
         var m = /Back-off (\S+)/.exec(e.msg);
-        var d = m ? m[1] : (e.delay ? fmtDur(e.delay) : '');
+        var d = e.delay ? fmtDur(e.delay) : m ? m[1] : '';
         l.gap = { t: e.t, type: 'backoff', from: l.lastExit === undefined ? e.t : l.lastExit, label: 'back-off ' + d };
         l.marks.push(l.gap);
         break;
