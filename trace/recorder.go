@@ -22,6 +22,10 @@ type RecorderOptions struct {
 	Format Format
 	// Keep makes the Recorder remember every event for Events. Replay and tests use it.
 	Keep bool
+	// Also receives every event once it is stamped, with its Seq and Cause, in stamp order and
+	// under the Recorder's lock, so it must not block or emit. Nil sends nowhere. The live
+	// timeline view (run --ui) uses it.
+	Also Tracer
 }
 
 // Recorder stamps events with the time since the start and writes them out. It is safe for
@@ -32,6 +36,7 @@ type Recorder struct {
 	out    io.Writer
 	format Format
 	keep   bool
+	also   Tracer
 
 	mu     sync.Mutex // guards events, forgotten, err and writes to out
 	events []Event
@@ -57,7 +62,7 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	if start.IsZero() {
 		start = opts.Clock.Now()
 	}
-	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep, link: newLinker()}, nil
+	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep, also: opts.Also, link: newLinker()}, nil
 }
 
 // Emit stamps e with the time since the start, its sequence number and its cause, and records it.
@@ -72,6 +77,9 @@ func (r *Recorder) Emit(e Event) {
 	e.Cause = r.link.link(e)
 	if r.keep {
 		r.events = append(r.events, e)
+	}
+	if r.also != nil {
+		r.also.Emit(e)
 	}
 	if r.out == nil || r.err != nil {
 		return

@@ -541,6 +541,15 @@
     events: function () { return events.length; },
     stats: stats,
     select: select,
+    // find returns the seq of the first event of component and kind on a pod whose name has pod
+    // in it, 0 for none.
+    find: function (component, kind, pod) {
+      for (var i = 0; i < events.length; i++) {
+        var e = events[i];
+        if (e.c === component && e.k === kind && (!pod || e.pod.indexOf(pod) >= 0)) return e.seq;
+      }
+      return 0;
+    },
     chain: function () { return chain.slice(); },
     // point returns where an event is drawn, in page coordinates, after revealing it.
     point: function (seq) {
