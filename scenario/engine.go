@@ -53,6 +53,8 @@ type RunOptions struct {
 	// events no check will read again, so that a long replay's memory stays flat, and
 	// Result.Events holds only the last of them.
 	KeepEvents bool
+	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
+	PodDiffs bool
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -74,6 +76,7 @@ type engine struct {
 	node    *kubelet.Node
 	plugins *pluginWorld // nil unless a step needs the plugin pipeline
 	keep    bool         // RunOptions.KeepEvents: forget no trace event
+	diffs   *podDiffs    // nil without RunOptions.PodDiffs
 
 	apiEvents record.EventRecorder // nil without the api source
 	seed      int64
@@ -124,6 +127,10 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		inv:    newInvariants(),
 		step:   -1,
 		keep:   opts.KeepEvents,
+	}
+	if opts.PodDiffs {
+		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
+		e.result.PodDiffs = e.diffs.diffs
 	}
 	seed := int64(1)
 	if s.Seed != nil {
@@ -441,8 +448,17 @@ func (e *engine) merge(ctx context.Context) {
 					e.uids[kubecontainer.PodKey(p)] = p.UID
 				}
 			}
+			mark := e.rec.Len()
 			// The sync loop traces what it cannot handle (an unsupported operation) and goes on.
 			_ = e.node.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out})
+			if e.diffs != nil {
+				for _, ev := range e.rec.EventsSince(mark) {
+					if ev.Component == trace.SyncLoop && ev.Event == trace.KindConfig {
+						e.diffs.record(ev, out)
+						break
+					}
+				}
+			}
 		}
 	}
 }

@@ -68,7 +68,7 @@ func replayHTML(t *testing.T, file string) (string, *Timeline) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true})
+	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true, PodDiffs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,4 +207,71 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// bigScenario is an hour of 100 API pods, half of them crash-looping every 30s.
+func bigScenario() string {
+	var b strings.Builder
+	b.WriteString("name: hundred-pods-an-hour\ndescription: 100 API pods for an hour, half of them crash-looping.\nsources: [api]\nsteps:\n")
+	for i := range 100 {
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "- at: 1s\n  crashLoop: {pod: default/p%d, container: app, exitCode: 1, after: 30s}\n", i)
+		}
+		fmt.Fprintf(&b, "- at: 1s\n  apiCreatePod:\n    pod:\n      metadata: {name: p%d, namespace: default}\n"+
+			"      spec:\n        nodeName: node-1\n        containers:\n        - {name: app, image: busybox:1.36}\n", i)
+	}
+	b.WriteString("- at: 1h\n  expect: {pod: default/p1, phase: Running}\n")
+	return b.String()
+}
+
+// TestBrowserLargeReport opens the report of an hour of 100 pods and checks that it loads and
+// draws within 2s, and that a zoom redraws quickly: repetitive events are thinned when drawn.
+func TestBrowserLargeReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an hour of 100 pods takes seconds to replay")
+	}
+	ctx := browser(t)
+	s, err := scenario.Parse("hundred-pods-an-hour.yaml", []byte(bigScenario()), scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true, PodDiffs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "big.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, NewTimeline(s, res)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	open(t, ctx, "file://"+path)
+	elapsed := time.Since(start)
+	events := eval[int](t, ctx, "window.mkView.events()")
+	loadMs := eval[float64](t, ctx, "window.mkView.loadMs")
+	if events != len(res.Events) {
+		t.Errorf("the page holds %d events, want all %d", events, len(res.Events))
+	}
+	lanes := eval[[]string](t, ctx, "window.mkView.lanes()")
+	if !contains(lanes, "default/p99") {
+		t.Errorf("no lane for default/p99 among %d lanes", len(lanes))
+	}
+	// A zoom into the middle and back out, each drawn at once.
+	redrawMs := eval[float64](t, ctx, `(() => { document.getElementById('zin').click(); window.mkView.draw(); const a = window.mkView.stats.ms;
+		document.getElementById('fit').click(); window.mkView.draw(); return Math.max(a, window.mkView.stats.ms); })()`)
+	t.Logf("%d events, %d lanes: parsed and drawn in %.0fms (page open %v), redraw %.0fms, %d ticks drawn",
+		events, len(lanes), loadMs, elapsed.Round(time.Millisecond), redrawMs, eval[int](t, ctx, "window.mkView.stats.drawn"))
+	if loadMs > 2000 {
+		t.Errorf("the page took %.0fms to parse and draw %d events, want under 2s", loadMs, events)
+	}
+	if redrawMs > 500 {
+		t.Errorf("a redraw took %.0fms, want it under 500ms", redrawMs)
+	}
+	screenshot(t, ctx, "timeline-hundred-pods-an-hour")
 }

@@ -167,7 +167,7 @@ func Replay(ctx context.Context, path string) (*scenario.Scenario, *scenario.Res
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := scenario.Run(ctx, s, scenario.RunOptions{KeepEvents: true})
+	res, err := scenario.Run(ctx, s, scenario.RunOptions{KeepEvents: true, PodDiffs: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -84,6 +84,7 @@ func NewTimeline(s *scenario.Scenario, res *scenario.Result) *Timeline {
 		}
 		tl.Steps = append(tl.Steps, st)
 	}
+	tl.Diffs = res.PodDiffs
 	tl.Add(res.Events...)
 	return tl
 }

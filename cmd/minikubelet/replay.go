@@ -132,6 +132,7 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 			Until:  cfg.Until,
 			// A golden file is compared in its own format, rendered from the kept events.
 			KeepEvents: cfg.UpdateGolden || cfg.Golden != "" || cfg.HTML != "",
+			PodDiffs:   cfg.HTML != "",
 		})
 		if err != nil {
 			return err

@@ -83,6 +83,9 @@ func TestRunUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The click lands on the worker's first event at that instant (its state change or its sync).
+	if len(chain) == 0 {
+		t.Fatal("no cause chain")
+	}
 	if last := chain[len(chain)-1]; len(chain) < 4 || !strings.Contains(chain[0], "sources set") ||
 		!strings.Contains(last, "podworkers") || !strings.Contains(last, pod) {
 		t.Errorf("cause chain %q: want it to run from the file source's SET to the pod worker of %s", chain, pod)

@@ -63,8 +63,9 @@
   function sortLanes() {
     lanes.sort(function (a, b) {
       if (a.group !== b.group) return a.group - b.group;
-      if (a.key !== b.key) return a.key < b.key ? -1 : 1;
-      return 0;
+      if (typeof a.key === 'number') return a.key - b.key;
+      // Pods in natural order: p2 before p10.
+      return a.key.localeCompare(b.key, 'en', { numeric: true });
     });
   }
 
@@ -431,7 +432,9 @@
       h.push('<tr><td class="k">func</td><td id="func">' + (url ? '<a target="_blank" rel="noopener" href="' + esc(url) + '">' + esc(e.fn) + '</a> (kubelet v1.35)' : esc(e.fn)) + '</td></tr>');
     }
     h.push('</table>');
+    // The diff is kept on the sync loop's config event; PodConfig's update shows its handler's.
     var diff = data.diffs && data.diffs[e.seq];
+    (kids[e.seq] || []).forEach(function (k) { if (!diff && data.diffs && bySeq[k].c === 'syncloop') diff = data.diffs[k]; });
     if (diff) {
       h.push('<h3>Pod diff</h3><pre class="diff">' + diff.split('\n').map(function (line) {
         var c = line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : '';
@@ -540,6 +543,7 @@
     lanes: function () { return lanes.map(function (l) { return l.label.trim(); }); },
     events: function () { return events.length; },
     stats: stats,
+    draw: draw,
     select: select,
     // find returns the seq of the first event of component and kind on a pod whose name has pod
     // in it, 0 for none.
