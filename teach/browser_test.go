@@ -170,16 +170,21 @@ func TestBrowserReport(t *testing.T) {
 		at              float64
 		root            string
 		lanes           []string
+		// show is the time range of the screenshot, in seconds; none for the whole run.
+		show []float64
 	}{
 		{file: "../scenarios/crash-loop.yaml", component: "podworkers", kind: "sync", at: 20, root: "scenario crashLoop",
 			lanes: []string{"sources", "podconfig", "syncloop", "podworkers", "runtime", "pleg", "status", "apiserver", "default/crasher", "app"}},
 		{file: "../scenarios/static-pod-lifecycle.yaml", component: "runtime", kind: "killing", at: 20, root: "scenario removeManifest",
-			lanes: []string{"sources", "podworkers", "mirror", "default/web-node-1", "nginx"}},
+			lanes: []string{"sources", "podworkers", "mirror", "default/web-node-1", "nginx"}, show: []float64{-0.5, 24}},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			path, tl := replayHTML(t, tc.file)
 			seq := findEvent(t, tl, tc.component, tc.kind, tc.at)
 			open(t, ctx, "file://"+path)
+			if tc.show != nil {
+				eval[any](t, ctx, fmt.Sprintf("window.mkView.show(%g, %g)", tc.show[0], tc.show[1]))
+			}
 			lanes := eval[[]string](t, ctx, "window.mkView.lanes()")
 			loadMs := eval[float64](t, ctx, "window.mkView.loadMs")
 			for _, want := range tc.lanes {

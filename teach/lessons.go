@@ -141,7 +141,7 @@ func (c *Curriculum) WriteLesson(w io.Writer, l *Lesson) error {
 		}
 		if d := strings.TrimSpace(s.Description); d != "" {
 			for _, line := range strings.Split(wrap(d), "\n") {
-				fmt.Fprintf(&b, "  %s\n", strings.TrimRight(line, " "))
+				fmt.Fprintln(&b, strings.TrimRight("  "+line, " "))
 			}
 		}
 		fmt.Fprintf(&b, "  minikubelet explain %s\n", c.ScenarioPath(name))

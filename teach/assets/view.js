@@ -544,6 +544,8 @@
     events: function () { return events.length; },
     stats: stats,
     draw: draw,
+    // show sets the visible time range, in seconds.
+    show: function (t0, t1) { view.t0 = t0; view.t1 = t1; follow = false; draw(); },
     select: select,
     // find returns the seq of the first event of component and kind on a pod whose name has pod
     // in it, 0 for none.
