@@ -280,8 +280,36 @@ func (u configUpdate) has(pod string) bool {
 	return false
 }
 
+// pruneEvery and forgetAfter bound the linker's memory in a long run with many pods: every
+// pruneEvery events it drops what it remembers of keys (pods, containers) quiet for forgetAfter
+// events. A pod quiet for that long gets no cause for its next event.
+const (
+	pruneEvery  = 1 << 18
+	forgetAfter = 1 << 20
+)
+
+func (l *linker) prune(seq uint64) {
+	if seq%pruneEvery != 0 || seq < forgetAfter {
+		return
+	}
+	old := seq - forgetAfter
+	for _, m := range []map[string]uint64{l.dispatch, l.requeue, l.work, l.runtime, l.fault, l.pleg, l.cleanup, l.status, l.pod} {
+		for k, v := range m {
+			if v < old {
+				delete(m, k)
+			}
+		}
+	}
+	for k := range l.loops {
+		if _, ok := l.fault[k]; !ok {
+			delete(l.loops, k)
+		}
+	}
+}
+
 func (l *linker) observe(e Event) {
 	seq, t := e.Seq, int64(e.T)
+	l.prune(seq)
 	if e.Component != Events && e.Pod != "" {
 		l.pod[e.Pod] = seq
 	}

@@ -87,3 +87,26 @@ func TestCauseSetByEmitter(t *testing.T) {
 		t.Errorf("Cause = %d, want the emitter's 1", got)
 	}
 }
+
+// TestLinkerForgetsQuietPods checks that what the linker remembers of a pod goes once the pod has
+// been quiet for forgetAfter events, so that a long run's memory does not grow with every pod it
+// ever saw.
+func TestLinkerForgetsQuietPods(t *testing.T) {
+	l := newLinker()
+	var seq uint64
+	emit := func(e Event) {
+		seq++
+		e.Seq = seq
+		l.link(e)
+	}
+	emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/gone"})
+	for seq < forgetAfter+pruneEvery {
+		emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/busy"})
+	}
+	if _, ok := l.work["default/gone"]; ok {
+		t.Error("the linker still remembers a pod quiet for more than forgetAfter events")
+	}
+	if _, ok := l.work["default/busy"]; !ok {
+		t.Error("the linker forgot a busy pod")
+	}
+}
