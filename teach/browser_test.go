@@ -278,5 +278,11 @@ func TestBrowserLargeReport(t *testing.T) {
 	if redrawMs > 500 {
 		t.Errorf("a redraw took %.0fms, want it under 500ms", redrawMs)
 	}
+	// The search keeps the component lanes and the pods that match.
+	visible := eval[[]string](t, ctx, `(() => { const s = document.getElementById('search'); s.value = 'default/p99';
+		s.dispatchEvent(new Event('input')); return window.mkView.visible(); })()`)
+	if !contains(visible, "default/p99") || !contains(visible, "runtime") || contains(visible, "default/p98") {
+		t.Errorf("after a search for default/p99 the lanes are %q", visible)
+	}
 	screenshot(t, ctx, "timeline-hundred-pods-an-hour")
 }

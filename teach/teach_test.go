@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/scenario"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -157,5 +158,50 @@ func TestLoadCurriculum(t *testing.T) {
 				t.Errorf("LoadCurriculum() = %v, want %v", err, ErrBadIndex)
 			}
 		})
+	}
+}
+
+// TestTimelineSteps checks that the timeline carries each step with its event and verdict, a
+// failed expectation as failed.
+func TestTimelineSteps(t *testing.T) {
+	const file = `name: failing
+sources: [file]
+steps:
+- at: 1s
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec:
+        containers:
+        - {name: nginx, image: nginx:1.27}
+- at: 10s
+  expect: {pod: default/web-node-1, phase: Running}
+- at: 10s
+  expect: {pod: default/web-node-1, phase: Failed}
+`
+	s, err := scenario.Parse("failing.yaml", []byte(file), scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTimeline(s, res)
+	if len(tl.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(tl.Steps))
+	}
+	write, ok, failed := tl.Steps[0], tl.Steps[1], tl.Steps[2]
+	if write.Action != "writeManifest" || write.Seq == 0 || write.Met != nil {
+		t.Errorf("step 1 = %+v, want the writeManifest with its event and no verdict", write)
+	}
+	if ok.Met == nil || !*ok.Met || failed.Met == nil || *failed.Met || failed.Seen == "" {
+		t.Errorf("steps 2 and 3 = %+v, %+v, want met, then failed with what was seen", ok, failed)
+	}
+	if e := tl.Events[write.Seq-1]; tl.Strings[e[3].(int)] != "scenario" {
+		t.Errorf("step 1's event is %v, want the scenario's", e)
 	}
 }

@@ -541,6 +541,8 @@
   var api = {
     ready: false,
     lanes: function () { return lanes.map(function (l) { return l.label.trim(); }); },
+    // visible lists the lanes the search leaves.
+    visible: function () { return visibleLanes().map(function (l) { return l.label.trim(); }); },
     events: function () { return events.length; },
     stats: stats,
     draw: draw,
