@@ -177,6 +177,8 @@ func TestBrowserReport(t *testing.T) {
 			lanes: []string{"sources", "podconfig", "syncloop", "podworkers", "runtime", "pleg", "status", "apiserver", "default/crasher", "app"}},
 		{file: "../scenarios/static-pod-lifecycle.yaml", component: "runtime", kind: "killing", at: 20, root: "scenario removeManifest",
 			lanes: []string{"sources", "podworkers", "mirror", "default/web-node-1", "nginx"}, show: []float64{-0.5, 24}},
+		{file: "../scenarios/device-plugin-register.yaml", component: "devicemanager", kind: "allocate", at: 12, root: "scenario apiCreatePod",
+			lanes: []string{"pluginwatcher", "pluginmanager", "devicemanager", "default/train"}},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			path, tl := replayHTML(t, tc.file)
@@ -198,6 +200,9 @@ func TestBrowserReport(t *testing.T) {
 			}
 			if len(chain) < 3 || !strings.Contains(chain[0], tc.root) || !strings.HasPrefix(chain[len(chain)-1], fmt.Sprintf("#%d ", seq)) {
 				t.Errorf("cause chain %q: want it to run from %q to #%d", chain, tc.root, seq)
+			}
+			if errs := eval[[]string](t, ctx, "window.mkView.errors"); len(errs) > 0 {
+				t.Errorf("the page threw: %q", errs)
 			}
 			t.Logf("%s: %d lanes, loaded in %.0fms", tc.file, len(lanes), loadMs)
 			screenshot(t, ctx, "timeline-"+strings.TrimSuffix(filepath.Base(tc.file), ".yaml"))
@@ -283,6 +288,9 @@ func TestBrowserLargeReport(t *testing.T) {
 		s.dispatchEvent(new Event('input')); return window.mkView.visible(); })()`)
 	if !contains(visible, "default/p99") || !contains(visible, "runtime") || contains(visible, "default/p98") {
 		t.Errorf("after a search for default/p99 the lanes are %q", visible)
+	}
+	if errs := eval[[]string](t, ctx, "window.mkView.errors"); len(errs) > 0 {
+		t.Errorf("the page threw: %q", errs)
 	}
 	screenshot(t, ctx, "timeline-hundred-pods-an-hour")
 }

@@ -110,3 +110,14 @@ func TestLinkerForgetsQuietPods(t *testing.T) {
 		t.Error("the linker forgot a busy pod")
 	}
 }
+
+// TestTextFormHasNoCauses checks that seq and cause leave the text form, and so the golden
+// traces, as they were.
+func TestTextFormHasNoCauses(t *testing.T) {
+	e := Event{T: time.Second, Component: PodConfig, Event: KindUpdate, Op: "ADD", Source: "file", Func: "podStorage.merge"}
+	with := e
+	with.Seq, with.Cause = 9, 4
+	if e.Text() != with.Text() {
+		t.Errorf("Text() with a seq and cause = %q, want %q", with.Text(), e.Text())
+	}
+}

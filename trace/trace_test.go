@@ -39,8 +39,13 @@ func TestJSONContract(t *testing.T) {
 			name: "every field",
 			event: Event{T: 2 * time.Second, Component: Runtime, Event: "exited", Pod: "default/a", UID: "u1",
 				Op: "kill", Source: "api", From: "running", To: "exited", Container: "c", ExitCode: Int(0),
-				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer"},
-			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"killContainer"}`,
+				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer", Seq: 7, Cause: 3},
+			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"killContainer","seq":7,"cause":3}`,
+		},
+		{
+			name:  "a root has a seq and no cause",
+			event: Event{Component: Scenario, Event: KindWriteManifest, Seq: 1},
+			want:  `{"t":0,"component":"scenario","event":"writeManifest","seq":1}`,
 		},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,9 @@
 // Plain JavaScript, no dependencies: the page must open from a file with no network.
 (function () {
   'use strict';
+  // Errors are kept for the tests, which fail on any.
+  var errors = [];
+  window.addEventListener('error', function (ev) { errors.push(String(ev.message)); });
   var data = JSON.parse(document.getElementById('timeline').textContent);
 
   // Components in pipeline order; a component not listed gets a lane after these, in the order
@@ -264,6 +267,10 @@
         ctx.strokeStyle = '#dc2626'; ctx.fillStyle = '#dc2626'; ctx.beginPath(); ctx.moveTo(bx0, y + l.h - 2); ctx.lineTo(bx1, y + l.h - 2); ctx.stroke();
         ctx.fillRect(bx0, y + l.h - 5, 1, 4);
         if (bx1 - bx0 > 30) { ctx.fillStyle = '#b91c1c'; ctx.fillText(mk.label, Math.max(LABEL_W, bx0 + 3), y + l.h / 2); }
+      } else if (mk.type === 'exit') {
+        var ex = xOf(mk.t);
+        if (ex < LABEL_W || ex > view.w) continue;
+        ctx.fillStyle = '#7f1d1d'; ctx.fillRect(ex, y + 1, 1.5, l.h - 2);
       } else if (mk.type === 'restart') {
         var rx = xOf(mk.t);
         if (rx < LABEL_W || rx > view.w) continue;
@@ -545,6 +552,7 @@
     visible: function () { return visibleLanes().map(function (l) { return l.label.trim(); }); },
     events: function () { return events.length; },
     stats: stats,
+    errors: errors,
     draw: draw,
     // show sets the visible time range, in seconds.
     show: function (t0, t1) { view.t0 = t0; view.t1 = t1; follow = false; draw(); },
