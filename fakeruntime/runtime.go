@@ -56,6 +56,22 @@ type Options struct {
 	MaxParallelImagePulls int
 	// Metrics receives the runtime's CRI calls and starts. Nil records none.
 	Metrics Metrics
+	// Pulls is told when the image manager starts and ends pulling for a pod. Nil tells no one.
+	Pulls PullRecorder
+}
+
+// PullRecorder is the kubelet's pod pulling time recorder (the pod startup latency tracker): the
+// image manager tells it when a pod's pull is asked for and when it succeeded or was not needed.
+type PullRecorder interface {
+	RecordImageStartedPulling(uid types.UID, at time.Time)
+	RecordImageFinishedPulling(uid types.UID, at time.Time)
+}
+
+// AttachKubelet points the runtime's kubelet-side instruments at a new kubelet process: the
+// containers outlive a kubelet restart, but its metrics and its startup tracker start afresh.
+// Nil values detach them.
+func (r *Runtime) AttachKubelet(m Metrics, p PullRecorder) {
+	r.metrics, r.pulls = m, p
 }
 
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
@@ -118,6 +134,7 @@ type Runtime struct {
 	tracer   trace.Tracer
 	recorder EventRecorder
 	metrics  Metrics
+	pulls    PullRecorder
 
 	// pods, containers and sandboxes are the records visible as of the applied schedule.
 	pods       map[types.UID]*podRec
@@ -182,6 +199,7 @@ func New(opts Options) (*Runtime, error) {
 		tracer:       opts.Tracer,
 		recorder:     opts.Recorder,
 		metrics:      opts.Metrics,
+		pulls:        opts.Pulls,
 		pods:         map[types.UID]*podRec{},
 		containers:   map[string]*containerRec{},
 		images:       map[string]time.Time{},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -241,6 +242,12 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	ev := trace.Event{Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Message: image, Func: "EnsureImageExists"}
 	switch {
 	case policy == v1.PullNever && present, policy == v1.PullIfNotPresent && present:
+		// v1.35's image manager (KubeletEnsureSecretPulledImages, beta and on) records that the
+		// image is there, and ends any pull time the startup tracker is counting. Every image
+		// here was pulled by the kubelet without credentials, so any pod may use it.
+		r.pulled(s.pod.UID, s.at)
+		ev.Event, ev.Reason = trace.KindPulled, "AlreadyPresent"
+		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)})
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
@@ -257,6 +264,9 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
 	}
 	ev.Event = trace.KindPull
+	if r.pulls != nil {
+		r.pulls.RecordImageStartedPulling(s.pod.UID, s.at)
+	}
 	start := r.reservePull(s.at)
 	ev.Delay = start.Sub(s.at)
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
@@ -274,9 +284,17 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 	}
+	r.pulled(s.pod.UID, s.at)
 	ev.Event = trace.KindPulled
 	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
 	return nil
+}
+
+// pulled tells the startup tracker that the pod's image is there at at.
+func (r *Runtime) pulled(uid types.UID, at time.Time) {
+	if r.pulls != nil {
+		r.pulls.RecordImageFinishedPulling(uid, at)
+	}
 }
 
 // purgeInitContainersAt removes every init container instance of pod at the instant at, so a new

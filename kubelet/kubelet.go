@@ -23,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/podstartup"
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/runtimestate"
@@ -234,9 +235,25 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The kubelet's podStartupLatencyTracker: the pod config, the image manager and the status
+	// manager report to it, and it feeds the pod start SLI metrics.
+	var startup *podstartup.Tracker
+	if opts.Metrics != nil {
+		if startup, err = podstartup.New(podstartup.Options{Clock: clk, Metrics: opts.Metrics, Tracer: tracer}); err != nil {
+			return nil, err
+		}
+	}
 	n.Runtime = opts.Runtime
+	if n.Runtime != nil {
+		// A restarted kubelet: the containers are the old process's, the instruments its own.
+		var m fakeruntime.Metrics
+		if opts.Metrics != nil {
+			m = opts.Metrics
+		}
+		n.Runtime.AttachKubelet(m, pullRecorder(startup))
+	}
 	if n.Runtime == nil {
-		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots}
+		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots, Pulls: pullRecorder(startup)}
 		if opts.Metrics != nil {
 			ropts.Metrics = opts.Metrics
 		}
@@ -277,6 +294,9 @@ func build(opts Options) (*Node, error) {
 		DeletionSafety: deletionSafetyFunc(func(pod *v1.Pod) bool { return n.Workers.CouldHaveRunningContainers(pod.UID) }),
 		Clock:          clk,
 		Tracer:         tracer,
+	}
+	if startup != nil {
+		sopts.Startup = startup
 	}
 	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop}
 	var mirror *podmanager.MirrorClient
@@ -367,6 +387,9 @@ func build(opts Options) (*Node, error) {
 	if maxPods == 0 {
 		maxPods = nodestatus.DefaultMaxPods
 	}
+	if startup != nil {
+		lopts.Startup = startup
+	}
 	lopts.Admit = admitter{devices: opts.Devices, maxPods: int(maxPods), count: activeCount(n), active: activePods(n), status: n.Status, recorder: recorder}
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return nil, err
@@ -409,6 +432,10 @@ var (
 	_ podsync.Metrics            = (*metrics.Registry)(nil)
 	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
 	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
+	_ podstartup.Metrics         = (*metrics.Registry)(nil)
+	_ fakeruntime.PullRecorder   = (*podstartup.Tracker)(nil)
+	_ status.StartupTracker      = (*podstartup.Tracker)(nil)
+	_ syncloop.WatchObserver     = (*podstartup.Tracker)(nil)
 )
 
 // registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
@@ -428,4 +455,12 @@ func (r *registeringNode) Register(ctx context.Context) error {
 		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
 	}
 	return err
+}
+
+// pullRecorder is the tracker as the runtime's image manager sees it, nil without one.
+func pullRecorder(t *podstartup.Tracker) fakeruntime.PullRecorder {
+	if t == nil {
+		return nil
+	}
+	return t
 }

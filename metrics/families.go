@@ -18,6 +18,8 @@ type families struct {
 	podWorkerStart       *compbasemetrics.Histogram
 	podStartDuration     *compbasemetrics.Histogram
 	podStartSLI          *compbasemetrics.HistogramVec
+	podStartTotal        *compbasemetrics.HistogramVec
+	firstNetworkPodSLI   *compbasemetrics.Gauge
 	plegRelistDuration   *compbasemetrics.Histogram
 	plegRelistInterval   *compbasemetrics.Histogram
 	plegLastSeen         *compbasemetrics.Gauge
@@ -72,11 +74,18 @@ func newFamilies() *families {
 		}, labels)
 	}
 	return &families{
-		nodeName:             gaugeVec("node_name", "The node's name. The count is always 1.", "node"),
-		podWorkerDuration:    histVec("pod_worker_duration_seconds", "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync", compbasemetrics.DefBuckets, "operation_type"),
-		podWorkerStart:       hist("pod_worker_start_duration_seconds", "Duration in seconds from kubelet seeing a pod to starting a worker.", compbasemetrics.DefBuckets),
-		podStartDuration:     hist("pod_start_duration_seconds", "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run", podStartupBuckets),
-		podStartSLI:          histVec("pod_start_sli_duration_seconds", "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch", podStartupBuckets),
+		nodeName:          gaugeVec("node_name", "The node's name. The count is always 1.", "node"),
+		podWorkerDuration: histVec("pod_worker_duration_seconds", "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync", compbasemetrics.DefBuckets, "operation_type"),
+		podWorkerStart:    hist("pod_worker_start_duration_seconds", "Duration in seconds from kubelet seeing a pod to starting a worker.", compbasemetrics.DefBuckets),
+		podStartDuration:  hist("pod_start_duration_seconds", "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run", podStartupBuckets),
+		podStartSLI:       histVec("pod_start_sli_duration_seconds", "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch", podStartupBuckets),
+		podStartTotal:     histVec("pod_start_total_duration_seconds", "Duration in seconds to start a pod since creation, including time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch", podStartupBuckets),
+		// The kubelet declares this one INTERNAL: a stopgap until CNI reports readiness itself.
+		firstNetworkPodSLI: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Subsystem: Subsystem, Name: "first_network_pod_start_sli_duration_seconds",
+			Help:           "Duration in seconds to start the first network pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
+			StabilityLevel: compbasemetrics.INTERNAL,
+		}),
 		plegRelistDuration:   hist("pleg_relist_duration_seconds", "Duration in seconds for relisting pods in PLEG.", compbasemetrics.DefBuckets),
 		plegRelistInterval:   hist("pleg_relist_interval_seconds", "Interval in seconds between relisting in PLEG.", compbasemetrics.DefBuckets),
 		plegLastSeen:         gauge("pleg_last_seen_seconds", "Timestamp in seconds when PLEG was last seen active."),
@@ -107,7 +116,7 @@ func newFamilies() *families {
 // registerables lists every family, in declaration order.
 func (f *families) registerables() []compbasemetrics.Registerable {
 	return []compbasemetrics.Registerable{
-		f.nodeName, f.podWorkerDuration, f.podWorkerStart, f.podStartDuration, f.podStartSLI,
+		f.nodeName, f.podWorkerDuration, f.podWorkerStart, f.podStartDuration, f.podStartSLI, f.podStartTotal, f.firstNetworkPodSLI,
 		f.plegRelistDuration, f.plegRelistInterval, f.plegLastSeen,
 		f.runtimeOps, f.runtimeOpsErrors, f.runtimeOpsDuration, f.evictions,
 		f.runningPods, f.runningContainers, f.desiredPods, f.activePods, f.mirrorPods, f.workingPods,

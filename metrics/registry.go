@@ -94,6 +94,22 @@ func (r *Registry) ObservePodStartSLI(d time.Duration) {
 	r.f.podStartSLI.WithLabelValues().Observe(d.Seconds())
 }
 
+// ObservePodStartTotal records the pod start duration from creation to running, pulls included.
+func (r *Registry) ObservePodStartTotal(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.podStartTotal.WithLabelValues().Observe(d.Seconds())
+}
+
+// SetFirstNetworkPodStartSLI records the start SLI of the first pod not on the host network.
+func (r *Registry) SetFirstNetworkPodStartSLI(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.f.firstNetworkPodSLI.Set(d.Seconds())
+}
+
 // RunningCounts are what a relist saw: the pods with a running sandbox and the containers by
 // state (created, running, exited, unknown).
 type RunningCounts struct {

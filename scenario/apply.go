@@ -49,6 +49,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.RuntimeDown != nil:
 		e.stepEvent(trace.KindRuntimeDown, "", "for "+st.RuntimeDown.For.String())
 		e.node.Runtime.Down(e.clk.Now().Add(st.RuntimeDown.For.Duration))
+	case st.APIServerDown != nil:
+		e.stepEvent(trace.KindAPIServerDown, "", "for "+st.APIServerDown.For.String())
+		e.link.until = e.clk.Now().Add(st.APIServerDown.For.Duration)
 	case st.ContainerStop != nil:
 		e.containerStop(st.ContainerStop)
 	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:

@@ -71,12 +71,18 @@ type engine struct {
 	http    *sources.HTTP         // nil without the http source
 	server  *fakeapiserver.Server // nil without the api source
 	client  kubernetes.Interface  // nil without the api source
-	api     *sources.API          // nil without the api source
-	apiRV   uint64
-	node    *kubelet.Node
-	plugins *pluginWorld // nil unless a step needs the plugin pipeline
-	keep    bool         // RunOptions.KeepEvents: forget no trace event
-	diffs   *podDiffs    // nil without RunOptions.PodDiffs
+	// link and kubeletClient are the kubelet's own connection to the API server, which an
+	// apiServerDown step can cut; nil without the api source.
+	link          *outage
+	kubeletClient kubernetes.Interface
+	api           *sources.API // nil without the api source
+	apiRV         uint64
+	// unlisted: the api source's first list failed (the API server was unreachable).
+	unlisted bool
+	node     *kubelet.Node
+	plugins  *pluginWorld // nil unless a step needs the plugin pipeline
+	keep     bool         // RunOptions.KeepEvents: forget no trace event
+	diffs    *podDiffs    // nil without RunOptions.PodDiffs
 
 	apiEvents record.EventRecorder // nil without the api source
 	seed      int64
@@ -147,6 +153,10 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 		e.client = client
+		e.link = &outage{next: e.server.Transport(), clk: clk}
+		if e.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.link, QPS: -1}); err != nil {
+			return nil, err
+		}
 		if apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: client,
 			Source: v1.EventSource{Component: "kubelet", Host: s.Node}}); err != nil {
 			return nil, err
@@ -231,7 +241,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		Clock:         clk,
 		Tracer:        e.rec,
 		Seed:          uint64(e.seed) + uint64(e.restarts),
-		Client:        e.client,
+		Client:        e.kubeletClient,
 		Latencies:     lat,
 		Runtime:       runtime,
 		SyncFrequency: time.Minute,
@@ -333,6 +343,12 @@ func (e *engine) listAPI() {
 	if e.api == nil {
 		return
 	}
+	if e.link.down() {
+		// The list fails; the reflector lists again once the API server answers.
+		e.unlisted = true
+		return
+	}
+	e.unlisted = false
 	pods, rv := e.server.NodePods(e.s.Node)
 	e.pending = append(e.pending, e.api.Replace(pods))
 	e.apiRV = rv
@@ -373,6 +389,10 @@ func (e *engine) wakes() []time.Time {
 	}
 	if e.plugins != nil {
 		out = append(out, e.plugins.nextWake())
+	}
+	if e.link != nil && e.link.down() {
+		// The reflector's watch comes back when the API server does.
+		out = append(out, e.link.until)
 	}
 	return out
 }
@@ -467,7 +487,17 @@ func (e *engine) merge(ctx context.Context) {
 // way the reflector would, and reports whether there were any. A history that has been
 // compacted is a 410 Gone: the source relists, as the reflector does.
 func (e *engine) pumpAPI() bool {
-	if e.server == nil || e.server.ResourceVersion() == e.apiRV {
+	// While the API server is unreachable the watch is broken; the reflector resumes it from
+	// the last resource version it saw once the server answers again, or makes the list it
+	// could not make.
+	if e.server == nil || e.link.down() {
+		return false
+	}
+	if e.unlisted {
+		e.listAPI()
+		return true
+	}
+	if e.server.ResourceVersion() == e.apiRV {
 		return false
 	}
 	evs, next, err := e.server.PodEventsSince(e.s.Node, e.apiRV)

@@ -64,6 +64,7 @@ type Step struct {
 	CrashLoop          *CrashLoop          `json:"crashLoop,omitempty"`
 	FailImagePull      *FailImagePull      `json:"failImagePull,omitempty"`
 	RuntimeDown        *RuntimeDown        `json:"runtimeDown,omitempty"`
+	APIServerDown      *APIServerDown      `json:"apiServerDown,omitempty"`
 	Expect             *Expect             `json:"expect,omitempty"`
 	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
 	// The plugin registration steps (plugins.go).

@@ -81,6 +81,7 @@ func (st *Step) action() (string, int) {
 		{"crashLoop", st.CrashLoop != nil},
 		{"failImagePull", st.FailImagePull != nil},
 		{"runtimeDown", st.RuntimeDown != nil},
+		{"apiServerDown", st.APIServerDown != nil},
 		{"expect", st.Expect != nil},
 		{"expectEvent", st.ExpectEvent != nil},
 		{"createPluginSocket", st.CreatePluginSocket != nil},
@@ -110,7 +111,7 @@ func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, apiServerDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -160,6 +161,11 @@ func (st *Step) validate(sources map[string]bool) error {
 		if st.RuntimeDown.For.Duration <= 0 {
 			return errors.New("runtimeDown.for must be positive")
 		}
+	case st.APIServerDown != nil:
+		if st.APIServerDown.For.Duration <= 0 {
+			return errors.Join(need("api"), errors.New("apiServerDown.for must be positive"))
+		}
+		return need("api")
 	case st.Expect != nil:
 		return st.Expect.validate()
 	case st.ExpectEvent != nil:
@@ -192,6 +198,9 @@ func (st *Step) bound(limit time.Duration) error {
 	errs := []error{check("at", st.At.Duration)}
 	if st.RuntimeDown != nil {
 		errs = append(errs, check("runtimeDown.for", st.RuntimeDown.For.Duration))
+	}
+	if st.APIServerDown != nil {
+		errs = append(errs, check("apiServerDown.for", st.APIServerDown.For.Duration))
 	}
 	if st.CrashLoop != nil {
 		errs = append(errs, check("crashLoop.after", st.CrashLoop.After.Duration))

@@ -54,6 +54,15 @@ type Options struct {
 	SyncPeriod time.Duration
 	// Tracer receives events. Required; pass trace.Discard for none.
 	Tracer trace.Tracer
+	// Startup is told of each status write that changed a pod, and of each status forgotten
+	// after one: the kubelet's podStartupLatencyHelper. Nil tells no one.
+	Startup StartupTracker
+}
+
+// StartupTracker is the pod startup latency tracker as the status manager sees it.
+type StartupTracker interface {
+	RecordStatusUpdated(pod *v1.Pod)
+	DeletePodStartupState(uid types.UID)
 }
 
 // ErrMissingOption is wrapped by the error New returns when a required option is missing.
@@ -91,6 +100,7 @@ type Manager struct {
 	client   PodStatusClient
 	pods     PodManager
 	safety   DeletionSafety
+	startup  StartupTracker
 	clock    clock.PassiveClock
 	period   time.Duration
 	tracer   trace.Tracer
@@ -125,6 +135,7 @@ func New(opts Options) (*Manager, error) {
 		client:      opts.Client,
 		pods:        opts.PodManager,
 		safety:      opts.DeletionSafety,
+		startup:     opts.Startup,
 		clock:       opts.Clock,
 		period:      opts.SyncPeriod,
 		tracer:      opts.Tracer,

@@ -199,7 +199,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		return err
 	}
 	if translated := m.pods.TranslatePodUID(pod.UID); translated != "" && translated != w.uid {
-		delete(m.statuses, w.uid)
+		m.forget(w.uid)
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDrop, Pod: key, UID: string(w.uid),
 			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(translated), Func: "syncPod"})
 		return nil
@@ -219,6 +219,9 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 		}
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindPatch, Pod: key, UID: string(pod.UID),
 			From: string(from), To: string(pod.Status.Phase), Func: "syncPod"})
+		if m.startup != nil {
+			m.startup.RecordStatusUpdated(pod)
+		}
 	}
 	m.apiVersions[pod.UID] = w.status.version
 
@@ -231,8 +234,16 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 	}
 	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDelete, Pod: key, UID: string(pod.UID),
 		To: string(pod.Status.Phase), Func: "syncPod"})
-	delete(m.statuses, w.uid)
+	m.forget(w.uid)
 	return nil
+}
+
+// forget drops a status after its pod was deleted or recreated: the kubelet's deletePodStatus.
+func (m *Manager) forget(uid types.UID) {
+	delete(m.statuses, uid)
+	if m.startup != nil {
+		m.startup.DeletePodStartupState(uid)
+	}
 }
 
 // traceError records a failed API call.

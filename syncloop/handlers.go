@@ -36,6 +36,7 @@ var handlerFuncs = map[podconfig.Op]string{
 // handleConfig is the configCh case of syncLoopIteration.
 func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
 	ev := trace.Event{Event: trace.KindConfig, Op: u.Op.String(), Source: u.Source, Pods: podKeys(u.Pods), Func: handlerFuncs[u.Op]}
+	l.observeOnWatch(u)
 	var err error
 	switch u.Op {
 	case podconfig.ADD:
@@ -257,4 +258,16 @@ func podKeys(pods []*v1.Pod) []string {
 		keys[i] = kubecontainer.PodKey(p)
 	}
 	return keys
+}
+
+// observeOnWatch tells the startup tracker of the API pods of u, as the kubelet's pod config does
+// for every pod of a batch from a source other than a static one (removals aside).
+func (l *Loop) observeOnWatch(u ConfigUpdate) {
+	if l.opts.Startup == nil || u.Source != podconfig.APISource || u.Op == podconfig.REMOVE {
+		return
+	}
+	now := l.opts.Clock.Now()
+	for _, p := range u.Pods {
+		l.opts.Startup.ObservedPodOnWatch(p, now)
+	}
 }

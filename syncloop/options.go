@@ -142,6 +142,14 @@ type Options struct {
 	Admit Admitter
 	// SyncLoopHandlers are asked at every sync tick about each pod whose queue entry is not due.
 	SyncLoopHandlers []PodSyncLoopHandler
+	// Startup is told of every API pod in a config update (the kubelet's pod config tells its
+	// startup SLI observer). Nil tells no one.
+	Startup WatchObserver
+}
+
+// WatchObserver is the kubelet's podStartupSLIObserver: it sees each pod the API source delivers.
+type WatchObserver interface {
+	ObservedPodOnWatch(pod *v1.Pod, when time.Time)
 }
 
 // Admitter is the kubelet's canAdmitPod with its admit handlers, and rejectPod for the pods they

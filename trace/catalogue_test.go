@@ -27,7 +27,7 @@ const (
 // allComponents is every Component the package declares. Each must have a catalogue section.
 var allComponents = []Component{
 	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, PodWorkers, WorkQueue, Runtime, PLEG,
-	Status, Mirror, Node, APIServer, Events, Scenario, PluginWatcher, PluginManager, DeviceManager, CSI,
+	Status, PodStartup, Mirror, Node, APIServer, Events, Scenario, PluginWatcher, PluginManager, DeviceManager, CSI,
 }
 
 // pair is one (component, kind) the trace can carry: a row of the catalogue.

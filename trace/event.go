@@ -21,6 +21,7 @@ const (
 	Runtime      Component = "runtime"      // the fake container runtime
 	PLEG         Component = "pleg"         // the generic relisting PLEG
 	Status       Component = "status"       // the status manager
+	PodStartup   Component = "podstartup"   // the pod startup latency tracker
 	Mirror       Component = "mirror"       // the mirror pod client
 	Node         Component = "node"         // node registration, status and lease
 	APIServer    Component = "apiserver"    // the fake API server

@@ -99,6 +99,11 @@ const (
 	KindDrop   Kind = "drop"   // the status of a recreated pod was dropped
 )
 
+// Kinds of the podstartup component.
+const (
+	KindMeasured Kind = "measured" // a pod's start was measured for the start SLI
+)
+
 // Kinds of the node component.
 const (
 	KindRegister Kind = "register" // the node object was created or adopted
@@ -133,6 +138,7 @@ const (
 	KindCrashLoop          Kind = "crashLoop"
 	KindFailImagePull      Kind = "failImagePull"
 	KindRuntimeDown        Kind = "runtimeDown"
+	KindAPIServerDown      Kind = "apiServerDown"
 	KindCreatePluginSocket Kind = "createPluginSocket"
 	KindRemovePluginSocket Kind = "removePluginSocket"
 	KindDeviceHealth       Kind = "deviceHealth"

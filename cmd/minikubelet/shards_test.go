@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// process is minikubelet run by the test binary itself (TestMain's asMain), in the background.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan error
+	stderr *strings.Builder
+}
+
+func startProcess(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(os.Args[0], args...), exited: make(chan error, 1), stderr: &strings.Builder{}}
+	p.cmd.Env = append(os.Environ(), asMain+"=main", "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("minikubelet %s stderr:\n%s", strings.Join(args, " "), p.stderr.String())
+		}
+	})
+	return p
+}
+
+// kill stops the process as a crash or an evicted pod would, with no chance to clean up.
+func (p *process) kill() {
+	if p.cmd.ProcessState == nil && p.exited != nil {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		p.exited = nil
+	}
+}
+
+// TestShardsShareOneAPIServer runs three processes of ten nodes each against one
+// `minikubelet apiserver`, as deploy/'s StatefulSet runs shards against a cluster: every node
+// registers under its shard's prefix and turns Ready. A shard killed and started again takes its
+// nodes back: it adopts the Node objects and renews their leases, and no node is duplicated.
+func TestShardsShareOneAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four processes")
+	}
+	t.Parallel()
+	const shards, perShard = 3, 10
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	startProcess(t, "apiserver", "--addr", "127.0.0.1:0", "--write-kubeconfig", kubeconfig)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*waitTimeout)
+	defer cancel()
+	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(kubeconfig)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the API server wrote no kubeconfig: %v", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := func(i int) *process {
+		return startProcess(t, "run", "--kubeconfig", kubeconfig, "--nodes", fmt.Sprint(perShard),
+			"--node-name-prefix", fmt.Sprintf("shard-%d", i), "--enable-server=false", "--trace-format", "json",
+			"--root-dir", filepath.Join(dir, fmt.Sprint("root-", i)))
+	}
+	procs := make([]*process, shards)
+	for i := range procs {
+		procs[i] = shard(i)
+	}
+	readyNodes := func() (map[string]bool, error) {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		ready := map[string]bool{}
+		for _, n := range list.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					ready[n.Name] = true
+				}
+			}
+		}
+		return ready, nil
+	}
+	var ready map[string]bool
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		ready, err = readyNodes()
+		return err == nil && len(ready) == shards*perShard, nil
+	}); err != nil {
+		t.Fatalf("%d of %d nodes Ready: %v", len(ready), shards*perShard, err)
+	}
+	for i := range shards {
+		for j := range perShard {
+			if name := fmt.Sprintf("shard-%d-%d", i, j); !ready[name] {
+				t.Errorf("node %s is not Ready", name)
+			}
+		}
+	}
+
+	// Shard 1 crashes and comes back.
+	procs[1].kill()
+	restarted := time.Now()
+	procs[1] = shard(1)
+	leases := client.CoordinationV1().Leases(v1.NamespaceNodeLease)
+	renewedSince := func(l *coordinationv1.Lease, t time.Time) bool {
+		return l.Spec.RenewTime != nil && !l.Spec.RenewTime.Time.Before(t.Truncate(time.Microsecond))
+	}
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		for j := range perShard {
+			l, err := leases.Get(ctx, fmt.Sprintf("shard-1-%d", j), metav1.GetOptions{})
+			if err != nil || !renewedSince(l, restarted) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("the restarted shard did not renew its nodes' leases: %v", err)
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != shards*perShard {
+		t.Errorf("%d nodes after the restart, want %d", len(list.Items), shards*perShard)
+	}
+	if ready, err = readyNodes(); err != nil || len(ready) != shards*perShard {
+		t.Errorf("%d nodes Ready after the restart (%v), want %d", len(ready), err, shards*perShard)
+	}
+}
