@@ -325,6 +325,9 @@ func clause(e trace.Event, lastExit, backoff map[string]time.Duration) string {
 		case trace.KindPull:
 			return fmt.Sprintf("the runtime pulls %s for %s", e.Message, e.Container)
 		case trace.KindPulled:
+			if e.Reason == "AlreadyPresent" {
+				return fmt.Sprintf("the image %s is already present", e.Message)
+			}
 			return fmt.Sprintf("the image %s is pulled", e.Message)
 		case trace.KindStarted:
 			if t, ok := lastExit[ctr]; ok {
@@ -384,6 +387,10 @@ func clause(e trace.Event, lastExit, backoff map[string]time.Duration) string {
 			return fmt.Sprintf("the kubelet creates the mirror pod of %s%s", e.Pod, fn(e))
 		case trace.KindDelete:
 			return fmt.Sprintf("the kubelet deletes the mirror pod of %s%s", e.Pod, fn(e))
+		}
+	case trace.PodStartup:
+		if e.Event == trace.KindMeasured {
+			return fmt.Sprintf("the pod startup latency tracker measures %s's start: %s", e.Pod, e.Message)
 		}
 	case trace.Events:
 		if e.Event == trace.KindWarning {

@@ -25,6 +25,7 @@ var funcSource = map[string]string{
 	"KillPod":                      "pkg/kubelet/kuberuntime/kuberuntime_manager.go:1860",
 	"ListAndWatch":                 "pkg/kubelet/cm/devicemanager/plugin/v1beta1/stub.go:344",
 	"NewSourceApiserver":           "pkg/kubelet/config/apiserver.go:37",
+	"ObservedPodOnWatch":           "pkg/kubelet/util/pod_startup_latency_tracker.go:68",
 	"PluginConnected":              "pkg/kubelet/cm/devicemanager/manager.go:228",
 	"PluginDisconnected":           "pkg/kubelet/cm/devicemanager/manager.go:247",
 	"Register":                     "pkg/kubelet/volumemanager/metrics/metrics.go:95",

@@ -10,7 +10,7 @@
   // Components in pipeline order; a component not listed gets a lane after these, in the order
   // it first appears.
   var ORDER = ['scenario', 'sources', 'podconfig', 'syncloop', 'housekeeping', 'podmanager', 'podworkers',
-    'workqueue', 'runtime', 'pleg', 'status', 'mirror', 'node', 'apiserver', 'events',
+    'workqueue', 'runtime', 'pleg', 'status', 'podstartup', 'mirror', 'node', 'apiserver', 'events',
     'pluginwatcher', 'pluginmanager', 'devicemanager', 'csi'];
   var WORKER = { sync: '#3b82f6', terminating: '#f59e0b', terminated: '#a855f7', finished: '#9ca3af' };
   var CTR = { waiting: '#facc15', running: '#22c55e', failed: '#ef4444', done: '#cbd5e1' };
