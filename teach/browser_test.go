@@ -237,7 +237,8 @@ func bigScenario() string {
 // TestBrowserLargeReport opens the report of an hour of 100 pods and checks that it loads and
 // draws within 2s, and that a zoom redraws quickly: repetitive events are thinned when drawn.
 func TestBrowserLargeReport(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
+		// The race detector slows the replay tenfold and tells nothing about the page.
 		t.Skip("an hour of 100 pods takes seconds to replay")
 	}
 	ctx := browser(t)
