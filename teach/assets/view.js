@@ -14,7 +14,7 @@
     'pluginwatcher', 'pluginmanager', 'devicemanager', 'csi'];
   var WORKER = { sync: '#3b82f6', terminating: '#f59e0b', terminated: '#a855f7', finished: '#9ca3af' };
   var CTR = { waiting: '#facc15', running: '#22c55e', failed: '#ef4444', done: '#cbd5e1' };
-  var LABEL_W = 230, RULER_H = 34, LANE_H = 18, CTR_H = 14;
+  var LABEL_W = 230, RULER_H = 34, LANE_H = 18, CTR_H = 16;
 
   var events = [];     // in seq order
   var bySeq = [];      // seq -> event
@@ -135,7 +135,7 @@
         if (l.grace && l.grace.end === null) l.grace.end = e.t;
         break;
       case 'removed':
-        if (l.state === 'terminated') { band(l, e.t, null); l.state = null; }
+        // The status keeps the last termination after the dead container is gone.
         break;
       case 'killing':
         if (e.delay) { l.grace = { start: e.t, end: null, due: e.t + e.delay, type: 'grace', label: 'grace ' + fmtDur(e.delay) }; l.marks.push(l.grace); }
@@ -143,6 +143,9 @@
       case 'backoff':
         // One gap per exit, from the exit to the last sync the back-off held back; the label
         // is the back-off's length as the kubelet's message gives it.
+        // The status turns Waiting (CrashLoopBackOff) once a sync runs into the back-off.
+        // The gap's label names it; the band stays unlabelled so that the two do not overlap.
+        if (l.state === 'terminated') { band(l, e.t, CTR.waiting, ''); l.state = 'waiting'; }
         if (l.gap && l.gap.from === l.lastExit) { l.gap.t = e.t; break; }
         var m = /Back-off (\S+)/.exec(e.msg);
         var d = e.delay ? fmtDur(e.delay) : m ? m[1] : '';
