@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikubelet/minikubelet/scenario"
 	"github.com/minikubelet/minikubelet/trace"
@@ -203,5 +204,21 @@ steps:
 	}
 	if e := tl.Events[write.Seq-1]; tl.Strings[e[3].(int)] != "scenario" {
 		t.Errorf("step 1's event is %v, want the scenario's", e)
+	}
+}
+
+// TestTimelineNotReached checks that an expectation after the replay stopped has no verdict.
+func TestTimelineNotReached(t *testing.T) {
+	s, err := scenario.Load("../scenarios/crash-loop.yaml", scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenario.Run(context.Background(), s, scenario.RunOptions{KeepEvents: true, Until: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := NewTimeline(s, res).Steps[len(s.Steps)-1]
+	if last.Met != nil || last.What == "" {
+		t.Errorf("the last step = %+v, want it described, with no verdict", last)
 	}
 }

@@ -35,7 +35,8 @@ type Step struct {
 	Action string  `json:"action"`
 	// Seq is the trace event the step emitted, 0 for an observing step.
 	Seq uint64 `json:"seq,omitempty"`
-	// What and Met are an expectation's description and verdict; Seen what was found instead.
+	// What and Met are an expectation's description and verdict (none when the replay stopped
+	// before it); Seen what was found instead.
 	What string `json:"what,omitempty"`
 	Met  *bool  `json:"met,omitempty"`
 	Seen string `json:"seen,omitempty"`
@@ -70,8 +71,9 @@ func NewTimeline(s *scenario.Scenario, res *scenario.Result) *Timeline {
 	for _, o := range res.Outcomes {
 		verdicts[o.Step] = o
 	}
+	notReached := map[int]string{}
 	for _, o := range res.NotReached {
-		verdicts[o.Step] = o
+		notReached[o.Step] = o.What
 	}
 	for i := range s.Steps {
 		st := Step{N: i + 1, At: s.Steps[i].At.Seconds(), Action: s.Steps[i].Action()}
@@ -81,6 +83,10 @@ func NewTimeline(s *scenario.Scenario, res *scenario.Result) *Timeline {
 		if o, ok := verdicts[i+1]; ok {
 			met := o.Met
 			st.What, st.Met, st.Seen = o.What, &met, o.Seen
+		}
+		if what, ok := notReached[i+1]; ok {
+			// Not judged: no verdict, and the page says so.
+			st.What = what
 		}
 		tl.Steps = append(tl.Steps, st)
 	}
