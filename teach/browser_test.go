@@ -175,7 +175,7 @@ func TestBrowserReport(t *testing.T) {
 	}{
 		{file: "../scenarios/crash-loop.yaml", component: "podworkers", kind: "sync", at: 20, root: "scenario crashLoop",
 			lanes: []string{"sources", "podconfig", "syncloop", "podworkers", "runtime", "pleg", "status", "apiserver", "default/crasher", "app"},
-			show: []float64{-2, 110}},
+			show:  []float64{-2, 110}},
 		{file: "../scenarios/static-pod-lifecycle.yaml", component: "runtime", kind: "killing", at: 20, root: "scenario removeManifest",
 			lanes: []string{"sources", "podworkers", "mirror", "default/web-node-1", "nginx"}, show: []float64{-0.5, 24}},
 		{file: "../scenarios/device-plugin-register.yaml", component: "devicemanager", kind: "allocate", at: 12, root: "scenario apiCreatePod",
