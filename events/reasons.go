@@ -12,6 +12,11 @@ const (
 	KillingContainer = "Killing"
 	// BackOffStartContainer is recorded when a container's restart is held back.
 	BackOffStartContainer = "BackOff"
+	// FailedPostStartHook is recorded when a container's postStart hook failed; the container
+	// is then killed.
+	FailedPostStartHook = "FailedPostStartHook"
+	// FailedPreStopHook is recorded when a container's preStop hook failed; the stop goes on.
+	FailedPreStopHook = "FailedPreStopHook"
 )
 
 // Image event reasons, recorded by the runtime's image puller.

@@ -1,12 +1,18 @@
 package fakeapiserver
 
 import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -28,7 +34,8 @@ func preparePodCreate(obj runtime.Object) {
 }
 
 // preparePodUpdate is the pod registry's update strategy: an update of the pod keeps the status,
-// bumps the generation when the spec changes, and may change only the mutable spec fields.
+// bumps the generation when the spec changes, and may change only the mutable spec fields, as
+// ValidatePodUpdate allows them.
 func preparePodUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	oldPod, newPod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
 	apidefaults.SetPodDefaults(newPod)
@@ -36,28 +43,100 @@ func preparePodUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	if equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) {
 		return nil
 	}
-	// Take the old spec, carry over what may change, and whatever still differs was not allowed.
-	allowed := oldPod.Spec.DeepCopy()
-	if len(allowed.Containers) == len(newPod.Spec.Containers) {
-		for i := range allowed.Containers {
-			allowed.Containers[i].Image = newPod.Spec.Containers[i].Image
-		}
-	}
-	if len(allowed.InitContainers) == len(newPod.Spec.InitContainers) {
-		for i := range allowed.InitContainers {
-			allowed.InitContainers[i].Image = newPod.Spec.InitContainers[i].Image
-		}
-	}
-	allowed.ActiveDeadlineSeconds = newPod.Spec.ActiveDeadlineSeconds
-	allowed.Tolerations = newPod.Spec.Tolerations
-	allowed.SchedulingGates = newPod.Spec.SchedulingGates
-	if !equality.Semantic.DeepEqual(*allowed, newPod.Spec) {
-		return field.ErrorList{field.Forbidden(field.NewPath("spec"),
-			"pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, "+
-				"`spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) and `spec.schedulingGates`")}
+	if errs := validatePodSpecUpdate(&newPod.Spec, &oldPod.Spec); len(errs) > 0 {
+		return errs
 	}
 	newPod.Generation = oldPod.Generation + 1
 	return nil
+}
+
+// updatablePodSpecFields is the list kube-apiserver names in its Forbidden message, in its words
+// and order (scheduling gates are allowed but not listed there).
+var updatablePodSpecFields = []string{
+	"`spec.containers[*].image`",
+	"`spec.initContainers[*].image`",
+	"`spec.activeDeadlineSeconds`",
+	"`spec.tolerations` (only additions to existing tolerations)",
+	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+}
+
+// validatePodSpecUpdate is the spec part of ValidatePodUpdate, in its order: containers may not
+// come or go and their images must be set without surrounding spaces; activeDeadlineSeconds may
+// be set or lowered but not raised or removed; tolerations may be added, and an existing one may
+// change only its tolerationSeconds; scheduling gates may only be removed; a negative
+// terminationGracePeriodSeconds may become 1. Any other difference is Forbidden with the
+// server's message and a diff of the specs.
+func validatePodSpecUpdate(newSpec, oldSpec *corev1.PodSpec) field.ErrorList {
+	specPath := field.NewPath("spec")
+	var errs field.ErrorList
+	for _, list := range []struct {
+		path     *field.Path
+		old, new []corev1.Container
+	}{
+		{specPath.Child("containers"), oldSpec.Containers, newSpec.Containers},
+		{specPath.Child("initContainers"), oldSpec.InitContainers, newSpec.InitContainers},
+	} {
+		if len(list.new) != len(list.old) {
+			return append(errs, field.Forbidden(list.path, "pod updates may not add or remove containers"))
+		}
+		for i, c := range list.new {
+			if c.Image == "" {
+				errs = append(errs, field.Required(list.path.Index(i).Child("image"), ""))
+			}
+			if strings.TrimSpace(c.Image) != c.Image {
+				errs = append(errs, field.Invalid(list.path.Index(i).Child("image"), c.Image, "must not have leading or trailing whitespace"))
+			}
+		}
+	}
+	ads := specPath.Child("activeDeadlineSeconds")
+	switch n, o := newSpec.ActiveDeadlineSeconds, oldSpec.ActiveDeadlineSeconds; {
+	case n != nil && (*n < 0 || *n > math.MaxInt32):
+		return append(errs, field.Invalid(ads, *n, validation.InclusiveRangeError(0, math.MaxInt32)))
+	case n != nil && o != nil && *o < *n:
+		return append(errs, field.Invalid(ads, *n, "must be less than or equal to previous value"))
+	case n == nil && o != nil:
+		errs = append(errs, field.Invalid(ads, n, "must not update from a positive integer to nil value"))
+	}
+	for _, old := range oldSpec.Tolerations {
+		found := false
+		for _, t := range newSpec.Tolerations {
+			clone := old
+			clone.TolerationSeconds = t.TolerationSeconds
+			if equality.Semantic.DeepEqual(clone, t) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			errs = append(errs, field.Forbidden(specPath.Child("tolerations"), "existing toleration can not be modified except its tolerationSeconds"))
+			break
+		}
+	}
+	for i, g := range newSpec.SchedulingGates {
+		if !slices.ContainsFunc(oldSpec.SchedulingGates, func(o corev1.PodSchedulingGate) bool { return o.Name == g.Name }) {
+			errs = append(errs, field.Forbidden(specPath.Child("schedulingGates").Index(i).Child("name"),
+				fmt.Sprintf("only deletion is allowed, but found new scheduling gate '%s'", g.Name)))
+		}
+	}
+	// Put back what may change; whatever still differs was not allowed.
+	munged := newSpec.DeepCopy()
+	for i := range munged.Containers {
+		munged.Containers[i].Image = oldSpec.Containers[i].Image
+	}
+	for i := range munged.InitContainers {
+		munged.InitContainers[i].Image = oldSpec.InitContainers[i].Image
+	}
+	munged.ActiveDeadlineSeconds = oldSpec.ActiveDeadlineSeconds
+	munged.SchedulingGates = oldSpec.SchedulingGates
+	munged.Tolerations = oldSpec.Tolerations
+	if o, n := oldSpec.TerminationGracePeriodSeconds, munged.TerminationGracePeriodSeconds; o != nil && *o < 0 && n != nil && *n == 1 {
+		munged.TerminationGracePeriodSeconds = o
+	}
+	if !equality.Semantic.DeepEqual(*munged, *oldSpec) {
+		errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("pod updates may not change fields other than %s\n%v",
+			strings.Join(updatablePodSpecFields, ","), diff.Diff(*oldSpec, *munged))))
+	}
+	return errs
 }
 
 // deletePod applies graceful deletion as the generic registry does for pods (rest.BeforeDelete

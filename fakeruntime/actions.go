@@ -1,6 +1,7 @@
 package fakeruntime
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -9,24 +10,36 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
-// podActions is what one SyncPod must do: the kubelet's podActions, minus ephemeral containers,
-// resizes and the kills of running containers whose spec or probes changed.
+// podActions is what one SyncPod must do: the kubelet's podActions, minus ephemeral containers
+// and resizes.
 type podActions struct {
 	// killPod stops every container and the sandbox before anything else.
 	killPod bool
 	// createSandbox makes a new sandbox with the given attempt number.
 	createSandbox bool
 	attempt       int
-	// nextInit is the init container to start, if initialization is not done.
-	nextInit *v1.Container
+	// initStart lists the init containers to start, in spec order: the next regular init
+	// container or sidecar, and sidecars to restart.
+	initStart []*v1.Container
 	// start lists the regular containers to start, in spec order.
 	start []*v1.Container
+	// kill lists the running containers to stop before the starts, in spec order (init
+	// containers first): the kubelet's ContainersToKill.
+	kill []containerKill
 	// why says why the pod is killed, for the trace.
 	why string
 }
 
+// containerKill is one running container SyncPod stops: the kubelet's containerToKillInfo.
+type containerKill struct {
+	id        string
+	container *v1.Container
+	// message is the Killing event's message; reason is the kubelet's containerKillReason.
+	message, reason string
+}
+
 func (a podActions) empty() bool {
-	return !a.killPod && !a.createSandbox && a.nextInit == nil && len(a.start) == 0
+	return !a.killPod && !a.createSandbox && len(a.initStart) == 0 && len(a.start) == 0 && len(a.kill) == 0
 }
 
 // String summarises the actions for the trace, for example "kill sandbox(attempt=1) init=setup".
@@ -38,8 +51,19 @@ func (a podActions) String() string {
 	if a.createSandbox {
 		parts = append(parts, "sandbox(attempt="+strconv.Itoa(a.attempt)+")")
 	}
-	if a.nextInit != nil {
-		parts = append(parts, "init="+a.nextInit.Name)
+	if len(a.kill) > 0 {
+		names := make([]string, len(a.kill))
+		for i, k := range a.kill {
+			names[i] = k.container.Name
+		}
+		parts = append(parts, "killContainers=["+strings.Join(names, " ")+"]")
+	}
+	if len(a.initStart) > 0 {
+		names := make([]string, len(a.initStart))
+		for i, c := range a.initStart {
+			names[i] = c.Name
+		}
+		parts = append(parts, "init="+strings.Join(names, ","))
 	}
 	if len(a.start) > 0 {
 		names := make([]string, len(a.start))
@@ -51,50 +75,26 @@ func (a podActions) String() string {
 	return strings.Join(parts, " ")
 }
 
+// Kill reasons, the kubelet's containerKillReason values. A kill for a failed liveness or startup
+// probe takes the probe's own terminationGracePeriodSeconds (containerGracePeriod).
+const (
+	reasonUnknown             = "Unknown"
+	reasonFailedPostStartHook = "FailedPostStartHook"
+	reasonStartupProbe        = "StartupProbe"
+	reasonLivenessProbe       = "LivenessProbe"
+)
+
 // computePodActions decides what SyncPod does, from the pod's spec and the status the caller read
-// from the pod cache: the kubelet's computePodActions for pods without sidecars.
-func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions {
+// from the pod cache: the kubelet's computePodActions with computeInitContainerActions.
+func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions {
 	create, attempt := sandboxChanged(status)
 	acts := podActions{killPod: create, createSandbox: create, attempt: attempt}
 	if create {
-		acts.why = "sandbox changed"
-		if pod.Spec.RestartPolicy == v1.RestartPolicyNever && attempt != 0 && len(status.ContainerStatuses) != 0 {
-			// A Never pod that already ran is not run again in a new sandbox; only stop what is left.
-			acts.createSandbox = false
-			return acts
-		}
-		var start []*v1.Container
-		for i := range pod.Spec.Containers {
-			c := &pod.Spec.Containers[i]
-			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && containerSucceeded(c, status) {
-				continue
-			}
-			start = append(start, c)
-		}
-		if len(start) == 0 {
-			if _, _, initialized := nextInitContainer(pod, status); initialized {
-				acts.createSandbox = false
-				return acts
-			}
-		}
-		if len(pod.Spec.InitContainers) > 0 {
-			acts.nextInit = &pod.Spec.InitContainers[0]
-			return acts
-		}
-		acts.start = start
-		return acts
+		return sandboxActions(pod, status, acts)
 	}
 
-	last, next, done := nextInitContainer(pod, status)
-	if !done {
-		if next != nil {
-			if last != nil && initContainerFailed(last) && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
-				acts.killPod = true
-				acts.why = "init container " + next.Name + " failed"
-			} else {
-				acts.nextInit = next
-			}
-		}
+	initialized := r.computeInitContainerActions(pod, status, &acts)
+	if acts.killPod || !initialized {
 		return acts
 	}
 
@@ -105,16 +105,209 @@ func computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus) podActions 
 		if cs == nil || cs.State != kubecontainer.ContainerStateRunning {
 			if kubecontainer.ShouldContainerBeRestarted(c, pod, status) {
 				acts.start = append(acts.start, c)
+				if cs != nil && cs.State == kubecontainer.ContainerStateUnknown {
+					acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonUnknown,
+						message: fmt.Sprintf("Container is in %q state, try killing it before restart", cs.State)})
+				}
 			}
 			continue
 		}
-		keep++
+		if cs.Hash == kubecontainer.HashContainer(c) {
+			keep++
+			continue
+		}
+		// A new image restarts the container whatever the restart policy: the spec asked for it.
+		acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
+			message: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
+		acts.start = append(acts.start, c)
 	}
 	if keep == 0 && len(acts.start) == 0 {
 		acts.killPod = true
 		acts.why = "all containers dead"
+		// Sidecars alone do not keep a pod alive: once the regular containers are done for good
+		// they are stopped, not restarted.
+		acts.initStart = nil
 	}
 	return acts
+}
+
+// sandboxActions is computePodActions for a pod whose sandbox must be (re)created: everything is
+// killed and initialization runs again, unless the pod has nothing left to run.
+func sandboxActions(pod *v1.Pod, status *kubecontainer.PodStatus, acts podActions) podActions {
+	acts.why = "sandbox changed"
+	if pod.Spec.RestartPolicy == v1.RestartPolicyNever && acts.attempt != 0 && len(status.ContainerStatuses) != 0 {
+		// A Never pod that already ran is not run again in a new sandbox; only stop what is left.
+		acts.createSandbox = false
+		return acts
+	}
+	var start []*v1.Container
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		runOnce := pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
+		if c.RestartPolicy != nil {
+			runOnce = *c.RestartPolicy == v1.ContainerRestartPolicyOnFailure
+		}
+		if runOnce && containerSucceeded(c, status) {
+			continue
+		}
+		start = append(start, c)
+	}
+	if len(start) == 0 && anyRegularContainerCreated(pod, status) {
+		acts.createSandbox = false
+		return acts
+	}
+	if len(pod.Spec.InitContainers) > 0 {
+		acts.initStart = []*v1.Container{&pod.Spec.InitContainers[0]}
+		return acts
+	}
+	acts.start = start
+	return acts
+}
+
+// SidecarStartup is what the startup probe says of a running sidecar: whether the next init
+// container may start.
+type SidecarStartup int
+
+const (
+	// SidecarStarted lets the next init container start.
+	SidecarStarted SidecarStartup = iota
+	// SidecarStartupPending makes initialization wait: no startup result yet, or Unknown.
+	SidecarStartupPending
+	// SidecarStartupFailed kills the sidecar ("Init container <name> failed startup probe") and
+	// starts it again.
+	SidecarStartupFailed
+)
+
+// sidecarStarted says whether the running sidecar c (instance id) counts as started: the
+// kubelet's startupManager lookup in computeInitContainerActions. Without a startup probe a
+// running sidecar is started; with one, Options.SidecarStartup answers, and without that hook
+// the probe is taken to have passed (the default of a simulator whose probes succeed). A sidecar
+// with a postStart hook is only seen running by a sync after the hook returned, because the
+// hook blocks the sync that started it.
+func (r *Runtime) sidecarStarted(c *v1.Container, id string) SidecarStartup {
+	if c.StartupProbe == nil || r.sidecarStartup == nil {
+		return SidecarStarted
+	}
+	return r.sidecarStartup(id)
+}
+
+// computeInitContainerActions adds what the init containers need to acts and reports whether the
+// pod is initialized: the kubelet's computeInitContainerActions. Init containers are scanned last
+// to first; the newest one that ran marks every earlier one as done. Regular init containers run
+// once each, in order; a sidecar starts the next init container once it is started, and is
+// started again whenever it is not running, whatever the pod's restartPolicy.
+func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer.PodStatus, acts *podActions) bool {
+	inits := pod.Spec.InitContainers
+	if len(inits) == 0 {
+		return true
+	}
+	// A created or running regular container means initialization finished once, even if the
+	// init containers have been removed since. An exited one does not: after a node reboot every
+	// container is exited and the new sandbox must initialize again.
+	initialized := false
+	for i := range pod.Spec.Containers {
+		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil &&
+			(cs.State == kubecontainer.ContainerStateCreated || cs.State == kubecontainer.ContainerStateRunning) {
+			initialized = true
+			break
+		}
+	}
+	previouslyInitialized := initialized
+	var start []*v1.Container // in reverse spec order
+	for i := len(inits) - 1; i >= 0; i-- {
+		c := &inits[i]
+		sidecar := kubecontainer.IsRestartableInitContainer(c)
+		cs := status.FindContainerStatusByName(c.Name)
+		if cs == nil {
+			if previouslyInitialized && sidecar {
+				start = append(start, c)
+			}
+			continue
+		}
+		if previouslyInitialized && !sidecar {
+			continue
+		}
+		switch cs.State {
+		case kubecontainer.ContainerStateCreated:
+			start = append(start, c)
+		case kubecontainer.ContainerStateRunning:
+			if !sidecar {
+				break
+			}
+			switch r.sidecarStarted(c, cs.ID) {
+			case SidecarStartupPending:
+				goto next
+			case SidecarStartupFailed:
+				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonStartupProbe,
+					message: fmt.Sprintf("Init container %s failed startup probe", c.Name)})
+				start = append(start, c)
+				goto next
+			}
+			if i == len(inits)-1 {
+				initialized = true
+			} else if !previouslyInitialized {
+				start = append(start, &inits[i+1])
+			}
+			if cs.Hash != kubecontainer.HashContainer(c) {
+				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
+					message: fmt.Sprintf("Init container %s definition changed", c.Name)})
+				start = append(start, c)
+			}
+		case kubecontainer.ContainerStateExited:
+			if sidecar {
+				start = append(start, c)
+				break
+			}
+			if initContainerFailed(cs) {
+				if !kubecontainer.ShouldContainerBeRestarted(c, pod, status) {
+					acts.killPod = true
+					acts.why = "init container " + c.Name + " failed"
+					acts.initStart = nil
+					return false
+				}
+				start = append(start, c)
+				break
+			}
+			if i == len(inits)-1 {
+				initialized = true
+			} else {
+				start = append(start, &inits[i+1])
+			}
+		default: // unknown
+			if !sidecar && !restartsUnknown(c, pod) {
+				acts.killPod = true
+				acts.why = "init container " + c.Name + " failed"
+				acts.initStart = nil
+				return false
+			}
+			kind := "Init container"
+			acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonUnknown,
+				message: fmt.Sprintf("%s is in %q state, try killing it before restart", kind, cs.State)})
+			start = append(start, c)
+		}
+	next:
+		previouslyInitialized = true
+	}
+	if !previouslyInitialized {
+		start = append(start, &inits[0])
+	}
+	for i := len(start) - 1; i >= 0; i-- {
+		acts.initStart = append(acts.initStart, start[i])
+	}
+	// The scan ran last to first; kills go in spec order like the starts.
+	for i, j := 0, len(acts.kill)-1; i < j; i, j = i+1, j-1 {
+		acts.kill[i], acts.kill[j] = acts.kill[j], acts.kill[i]
+	}
+	return initialized
+}
+
+// restartsUnknown is whether a regular init container in an unknown state is tried again: its
+// own restartPolicy if it has one, else the pod's (anything but Never).
+func restartsUnknown(c *v1.Container, pod *v1.Pod) bool {
+	if c.RestartPolicy != nil {
+		return *c.RestartPolicy != v1.ContainerRestartPolicyNever
+	}
+	return pod.Spec.RestartPolicy != v1.RestartPolicyNever
 }
 
 // sandboxChanged reports whether a new sandbox is needed, and its attempt number: when there is
@@ -140,48 +333,19 @@ func sandboxChanged(status *kubecontainer.PodStatus) (bool, int) {
 // containerSucceeded reports whether the newest instance of c exited 0.
 func containerSucceeded(c *v1.Container, status *kubecontainer.PodStatus) bool {
 	cs := status.FindContainerStatusByName(c.Name)
-	if cs == nil || cs.State == kubecontainer.ContainerStateRunning {
-		return false
-	}
-	return cs.ExitCode == 0
+	return cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0
 }
 
-// nextInitContainer finds the init container to run next: the kubelet's
-// findNextInitContainerToRun. It returns the status of the last failed init container (if any),
-// the next one to start, and whether initialization is done.
-func nextInitContainer(pod *v1.Pod, status *kubecontainer.PodStatus) (*kubecontainer.ContainerStatus, *v1.Container, bool) {
-	inits := pod.Spec.InitContainers
-	if len(inits) == 0 {
-		return nil, nil, true
-	}
-	// A running regular container means initialization finished once, even if the init
-	// containers have been removed since.
+// anyRegularContainerCreated reports whether a regular container was ever created in the runtime
+// (created, running or exited): the kubelet's hasAnyRegularContainerCreated.
+func anyRegularContainerCreated(pod *v1.Pod, status *kubecontainer.PodStatus) bool {
 	for i := range pod.Spec.Containers {
-		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil && cs.State == kubecontainer.ContainerStateRunning {
-			return nil, nil, true
+		cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if cs != nil && cs.State != kubecontainer.ContainerStateUnknown {
+			return true
 		}
 	}
-	for i := len(inits) - 1; i >= 0; i-- {
-		if cs := status.FindContainerStatusByName(inits[i].Name); cs != nil && initContainerFailed(cs) {
-			return cs, &inits[i], false
-		}
-	}
-	for i := len(inits) - 1; i >= 0; i-- {
-		cs := status.FindContainerStatusByName(inits[i].Name)
-		if cs == nil {
-			continue
-		}
-		if cs.State == kubecontainer.ContainerStateRunning {
-			return nil, nil, false
-		}
-		if cs.State == kubecontainer.ContainerStateExited {
-			if i == len(inits)-1 {
-				return nil, nil, true
-			}
-			return nil, &inits[i+1], false
-		}
-	}
-	return nil, &inits[0], false
+	return false
 }
 
 // initContainerFailed reports whether an init container instance failed: exited non-zero, or in

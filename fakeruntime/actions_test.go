@@ -14,16 +14,20 @@ func TestComputePodActions(t *testing.T) {
 	running := func(name string) kubecontainer.ContainerStatus {
 		return kubecontainer.ContainerStatus{Name: name, State: kubecontainer.ContainerStateRunning}
 	}
+	runningImage := func(name, image string) kubecontainer.ContainerStatus {
+		return kubecontainer.ContainerStatus{Name: name, Image: image, State: kubecontainer.ContainerStateRunning}
+	}
 	exited := func(name string, code int) kubecontainer.ContainerStatus {
 		return kubecontainer.ContainerStatus{Name: name, State: kubecontainer.ContainerStateExited, ExitCode: code}
 	}
 	tests := []struct {
-		name   string
-		pod    *v1.Pod
-		sbx    []kubecontainer.SandboxStatus
-		cs     []kubecontainer.ContainerStatus
-		want   string
-		reason string
+		name    string
+		pod     *v1.Pod
+		sbx     []kubecontainer.SandboxStatus
+		cs      []kubecontainer.ContainerStatus
+		want    string
+		reason  string
+		startup SidecarStartup
 	}{
 		{name: "new pod", pod: newPod("p"), want: "kill sandbox(attempt=0) start=[app]"},
 		{name: "new pod with init", pod: newPod("p", withInit("i1", "i2")), want: "kill sandbox(attempt=0) init=i1"},
@@ -40,11 +44,37 @@ func TestComputePodActions(t *testing.T) {
 		{name: "init failed Never", pod: newPod("p", withInit("i1"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "kill"},
 		{name: "init failed Always", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "init=i1"},
 		{name: "running app means initialized", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: ""},
+		// Sidecars.
+		{name: "new pod with sidecar", pod: newPod("p", withSidecar("s"), withInit("i2")), want: "kill sandbox(attempt=0) init=s"},
+		{name: "running sidecar starts the next init", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "init=i2"},
+		{name: "running last sidecar initializes", pod: newPod("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "start=[app]"},
+		{name: "sidecar then init done", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0), running("s")}, want: "start=[app]"},
+		{name: "sidecar pending startup waits", pod: newPod("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupPending, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: ""},
+		{name: "sidecar failed startup restarts", pod: newPod("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupFailed, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "killContainers=[s] init=s"},
+		{name: "sidecar restarts under Never", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 1)}, want: "init=s"},
+		{name: "sidecar restarts after exit 0", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyOnFailure)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 0)}, want: "init=s"},
+		{name: "sidecars alone do not keep the pod", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0), running("s")}, want: "kill"},
+		{name: "removed sidecar restarted after init", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: "init=s"},
+		// Spec hash.
+		{name: "image change restarts", pod: newPod("p", withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{runningImage("app", "busybox:1.35")}, want: "killContainers=[app] start=[app]"},
+		{name: "sidecar image change restarts", pod: newPod("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), runningImage("s", "busybox:1.35")}, want: "killContainers=[s] init=s"},
+		{name: "init image change after init ignored", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("i1", 0)}, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// A running instance was created from the spec unless the case gave it an image.
+			for i := range tt.cs {
+				if tt.cs[i].State == kubecontainer.ContainerStateRunning {
+					c := containerSpec(tt.pod, tt.cs[i].Name)
+					if tt.cs[i].Image != "" {
+						c = &v1.Container{Name: c.Name, Image: tt.cs[i].Image}
+					}
+					tt.cs[i].Hash = kubecontainer.HashContainer(c)
+				}
+			}
 			st := &kubecontainer.PodStatus{UID: tt.pod.UID, Sandboxes: tt.sbx, ContainerStatuses: tt.cs}
-			if got := computePodActions(tt.pod, st).String(); got != tt.want {
+			r := &Runtime{sidecarStartup: func(string) SidecarStartup { return tt.startup }}
+			if got := r.computePodActions(tt.pod, st).String(); got != tt.want {
 				t.Errorf("computePodActions() = %q, want %q", got, tt.want)
 			}
 		})

@@ -5,9 +5,11 @@
 // It mirrors the kubelet's kuberuntime manager (pkg/kubelet/kuberuntime) on top of a fake CRI:
 // SyncPod is computePodActions plus its execution (kill the pod if its sandbox must be recreated,
 // create the sandbox, pull images with the IfNotPresent, Always and Never policies and the image
-// pull back-off, run init containers one at a time, start regular containers, hold restarts back
-// with the crash-loop back-off), KillPod is killPodWithSyncResult, and GetPods and GetPodStatus
-// are what the PLEG relists. The back-offs are kubecontainer.Backoff. The runtime records the
+// pull back-off, run init containers one at a time and sidecars alongside them
+// (computeInitContainerActions), kill and restart running containers whose spec hash changed,
+// start regular containers, hold restarts back with the crash-loop back-off, run postStart hooks),
+// KillPod is killPodWithSyncResult (preStop hooks, the sidecars' termination ordering, the 2s
+// minimum stop), and GetPods and GetPodStatus are what the PLEG relists. The back-offs are kubecontainer.Backoff. The runtime records the
 // Kubernetes events kuberuntime records (Pulling, Started, Killing, BackOff...) through
 // Options.Recorder, at the virtual instant each step happens.
 //
@@ -45,7 +47,10 @@
 //	minikubelet.io/exit-after.<container>: "5s"   every run exits by itself after this Go duration
 //	minikubelet.io/exit-code.<container>: "1"     with this exit code (0-255, default 0)
 //
-// A Behavior set with SetBehavior wins over the annotations. A value that does not parse makes
+//	minikubelet.io/post-start.<container>: "fail 3s"   the postStart hook's result and duration
+//	minikubelet.io/pre-stop.<container>: "10s"         the preStop hook's
+//
+// A Behavior set with SetBehavior (or a hook set with SetHook) wins over the annotations. A value that does not parse makes
 // the container fail to start with ErrBadAnnotation (the kubelet's CreateContainerConfigError).
 //
 // # Determinism

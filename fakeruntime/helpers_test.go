@@ -143,6 +143,23 @@ func withExit(container string, after string, code string) podOpt {
 	}
 }
 
+// withSidecar appends restartable init containers.
+func withSidecar(names ...string) podOpt {
+	return func(p *v1.Pod) {
+		always := v1.ContainerRestartPolicyAlways
+		for _, n := range names {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: "busybox:1.36", RestartPolicy: &always})
+		}
+	}
+}
+
+// withStartupProbe gives the named container a startup probe.
+func withStartupProbe(name string) podOpt {
+	return func(p *v1.Pod) {
+		containerSpec(p, name).StartupProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	}
+}
+
 func withInit(names ...string) podOpt {
 	return func(p *v1.Pod) {
 		for _, n := range names {

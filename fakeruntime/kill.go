@@ -25,8 +25,9 @@ const (
 	ExitCodeKilled = 137
 )
 
-// minimumGracePeriod is kuberuntime's minimumGracePeriodInSeconds.
-const minimumGracePeriod = 2 * time.Second
+// minimumGracePeriodSeconds is kuberuntime's minimumGracePeriodInSeconds: no container gets
+// less time than this to stop, even after its preStop hook used up the grace period.
+const minimumGracePeriodSeconds int64 = 2
 
 // KillPod stops the running containers of running (all of the pod's, if running is nil), then its
 // sandboxes: the kubelet's killPodWithSyncResult. pod may be nil for a pod that exists only in the
@@ -56,7 +57,9 @@ func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOv
 }
 
 // killPodAt stops the pod's containers and sandboxes from the instant now and returns when the
-// last one is stopped.
+// last one is stopped: killPodWithSyncResult. Every container's kill starts at once, as the
+// kubelet's goroutines do; in a pod with a sidecar, the sidecars wait for the regular containers
+// and for the sidecars declared after them (killContainersWithSyncResult's terminationOrdering).
 func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *int64, now time.Time, why string) time.Time {
 	key, uid := podIdentity(pod, running)
 	r.generation[podUID(pod, running)]++
@@ -64,7 +67,6 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 	if rec == nil {
 		return now
 	}
-	grace := gracePeriod(pod, override)
 	var targets []*containerRec
 	var sandboxes []*sandboxRec
 	if running == nil {
@@ -85,23 +87,13 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		}
 	}
 	slices.SortFunc(targets, func(a, b *containerRec) int { return a.seq - b.seq })
-	done := now
+	var kills []killTarget
 	for _, c := range targets {
-		if c.status.State != kubecontainer.ContainerStateRunning {
-			continue
-		}
-		b := r.behaviors[behaviorKey{pod: key, container: c.status.Name}]
-		r.emitAndRecord(trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: c.status.Name, Delay: grace, Message: why, Func: "killContainer"},
-			kubeEvent{v1.EventTypeNormal, events.KillingContainer, "Stopping container " + c.status.Name})
-		stop := r.stopBehavior(key, c.status.Name, b)
-		stopAfter, code := grace, ExitCodeKilled
-		if !stop.IgnoreSIGTERM && stop.After <= grace {
-			stopAfter, code = stop.After, ExitCodeStopped
-		}
-		if t := r.stopContainerAt(c, now.Add(stopAfter), code); t.After(done) {
-			done = t
+		if c.status.State == kubecontainer.ContainerStateRunning {
+			kills = append(kills, killTarget{rec: c, spec: containerSpec(pod, c.status.Name), why: why})
 		}
 	}
+	done := r.stopContainers(pod, key, uid, kills, override, pod != nil && hasSidecar(pod), now)
 	for _, s := range sandboxes {
 		if s.status.State != kubecontainer.SandboxReady {
 			continue
@@ -115,6 +107,180 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		})
 	}
 	return done
+}
+
+// killTarget is one running container a kill stops: its record, its spec (nil for a pod known
+// only to the runtime), the Killing event's message (empty for "Stopping container <name>"), the
+// kill reason, and why, the trace's explanation.
+type killTarget struct {
+	rec                  *containerRec
+	spec                 *v1.Container
+	message, reason, why string
+}
+
+// killPlan is what stopContainers decided for one target.
+type killPlan struct {
+	t       killTarget
+	grace   int64         // seconds left for StopContainer, before the 2s floor
+	turn    time.Time     // when StopContainer is called: after preStop and the ordering wait
+	hook    *hookRun      // the preStop run, if any
+	stopFor time.Duration // how long the stop takes: the container's own stop time or the timeout
+	timeout time.Duration // StopContainer's timeout
+	code    int
+	exit    time.Time
+}
+
+// stopContainers kills every target from the instant now (which may be later than the clock, for
+// a kill at the end of a SyncPod step), in parallel, and returns when the last
+// one exited: the kubelet's killContainer per container. Each gets the Killing event at once,
+// then its preStop hook, which eats into its grace period in whole seconds; with ordered (a pod
+// with a sidecar) a sidecar then waits, out of what is left of its grace, until every regular
+// container and the next sidecar in the spec have exited; and the container gets what remains,
+// never less than 2s, to stop before SIGKILL.
+func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTarget, override *int64, ordered bool, now time.Time) time.Time {
+	plans := make([]killPlan, len(targets))
+	byName := map[string]*killPlan{}
+	for i, t := range targets {
+		p := &plans[i]
+		*p = killPlan{t: t, grace: containerGracePeriod(pod, t.spec, t.reason), turn: now}
+		if override != nil {
+			p.grace = *override
+		}
+		if t.spec != nil && t.spec.Lifecycle != nil && t.spec.Lifecycle.PreStop != nil && p.grace > 0 {
+			run := r.runHook(pod, t.spec, HookPreStop, t.spec.Lifecycle.PreStop)
+			waited := min(run.d, time.Duration(p.grace)*time.Second)
+			p.hook = &run
+			p.grace -= int64(waited.Seconds())
+			p.turn = now.Add(waited)
+		}
+		byName[t.rec.status.Name] = p
+	}
+	plan := func(p *killPlan) {
+		grace := time.Duration(max(p.grace, minimumGracePeriodSeconds)) * time.Second
+		b := r.behaviors[behaviorKey{pod: key, container: p.t.rec.status.Name}]
+		sb := r.stopBehavior(key, p.t.rec.status.Name, b)
+		p.timeout = grace
+		p.stopFor, p.code = grace, ExitCodeKilled
+		if !sb.IgnoreSIGTERM && sb.After <= grace {
+			p.stopFor, p.code = sb.After, ExitCodeStopped
+		}
+		p.exit = plannedExit(p.t.rec, p.turn.Add(p.stopFor))
+	}
+	for i := range plans {
+		if !ordered || !isSidecar(pod, plans[i].t.rec.status.Name) {
+			plan(&plans[i])
+		}
+	}
+	if ordered {
+		// Sidecars in reverse spec order: each waits for every regular container and for the
+		// sidecar declared after it, bounded by its remaining grace.
+		ready := now
+		for i := range pod.Spec.Containers {
+			if p := byName[pod.Spec.Containers[i].Name]; p != nil && p.exit.After(ready) {
+				ready = p.exit
+			}
+		}
+		for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+			ic := &pod.Spec.InitContainers[i]
+			p := byName[ic.Name]
+			if p == nil || !kubecontainer.IsRestartableInitContainer(ic) {
+				continue
+			}
+			if p.grace > 0 && ready.After(p.turn) {
+				until := min(ready.Sub(p.turn), time.Duration(p.grace)*time.Second)
+				p.grace -= int64(until.Seconds())
+				p.turn = p.turn.Add(until)
+			}
+			plan(p)
+			if p.exit.After(ready) {
+				ready = p.exit
+			}
+		}
+	}
+	done := now
+	for i := range plans {
+		p := &plans[i]
+		name := p.t.rec.status.Name
+		msg := p.t.message
+		if msg == "" {
+			msg = "Stopping container " + name
+		}
+		r.emitAndRecordAt(now, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
+			kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg})
+		if p.hook != nil {
+			e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: name, Reason: HookPreStop, Delay: p.hook.d, Message: "running", Func: "executePreStopHook"}
+			r.scheduleAt(now, func(time.Time) { r.emit(e) })
+			// A hook that outlives the grace keeps running in the kubelet, but the container is
+			// gone by then; its end is not simulated.
+			if end := now.Add(p.hook.d); !end.After(p.exit) {
+				r.scheduleHookEnd(end, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
+					kubeEvent{v1.EventTypeWarning, events.FailedPreStopHook, "PreStopHook failed"})
+			}
+		}
+		if t := r.stopContainerAt(p.t.rec, p.turn.Add(p.stopFor), p.code); t.After(done) {
+			done = t
+		}
+	}
+	return done
+}
+
+// plannedExit is when c exits if it is stopped at the instant at: then, or earlier if it was
+// about to exit or be killed anyway. stopContainerAt makes it so.
+func plannedExit(c *containerRec, at time.Time) time.Time {
+	for _, t := range []*transition{c.exitAt, c.killAt} {
+		if t != nil && !t.cancelled && !t.at.After(at) {
+			return t.at
+		}
+	}
+	return at
+}
+
+// scheduleHookEnd traces the end of a hook run at the instant at and, if it failed, records
+// failEvent.
+func (r *Runtime) scheduleHookEnd(at time.Time, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
+	e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: container, Reason: hook, Message: "succeeded", Func: fn}
+	if run.err != "" {
+		e.Message = "failed: " + run.msg
+		r.emitAndRecordAt(at, e, failEvent)
+		return
+	}
+	r.scheduleAt(at, func(time.Time) { r.emit(e) })
+}
+
+// hasSidecar reports whether the pod has a restartable init container, which makes its
+// termination ordered.
+func hasSidecar(pod *v1.Pod) bool {
+	for i := range pod.Spec.InitContainers {
+		if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSidecar reports whether name is a sidecar of pod.
+func isSidecar(pod *v1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i])
+		}
+	}
+	return false
+}
+
+// containerSpec returns the spec of the named container of pod (init or regular), or nil.
+func containerSpec(pod *v1.Pod, name string) *v1.Container {
+	if pod == nil {
+		return nil
+	}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }
 
 // stopContainerAt makes c exit at the instant at with code, unless it exits earlier anyway, and
@@ -163,20 +329,31 @@ func (r *Runtime) exitContainerWithReason(c *containerRec, at time.Time, code in
 	r.emit(trace.Event{Event: trace.KindExited, Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
 }
 
-// gracePeriod is kuberuntime's killContainer rule for the grace period.
-func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
-	if override != nil {
-		return max(time.Duration(*override)*time.Second, 0)
-	}
-	g := minimumGracePeriod
+// containerGracePeriod is the kubelet's setTerminationGracePeriod: the pod's
+// deletionGracePeriodSeconds when it is being deleted, else, for a kill by a failed probe, the
+// probe's own terminationGracePeriodSeconds, else the spec's terminationGracePeriodSeconds, else
+// 2. The 2s floor of the stop itself is applied after the hook and the ordering wait.
+func containerGracePeriod(pod *v1.Pod, c *v1.Container, reason string) int64 {
 	switch {
 	case pod == nil:
+		return minimumGracePeriodSeconds
 	case pod.DeletionGracePeriodSeconds != nil:
-		g = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		return *pod.DeletionGracePeriodSeconds
 	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		g = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+		var probe *v1.Probe
+		switch {
+		case c == nil:
+		case reason == reasonStartupProbe:
+			probe = c.StartupProbe
+		case reason == reasonLivenessProbe:
+			probe = c.LivenessProbe
+		}
+		if probe != nil && probe.TerminationGracePeriodSeconds != nil {
+			return *probe.TerminationGracePeriodSeconds
+		}
+		return *pod.Spec.TerminationGracePeriodSeconds
 	}
-	return max(g, minimumGracePeriod)
+	return minimumGracePeriodSeconds
 }
 
 // podIdentity returns the trace's pod key and UID for a kill.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/trace"
@@ -29,7 +30,7 @@ func TestKillPodGrace(t *testing.T) {
 		{name: "stop slower than grace", grace: 3, stop: 5 * time.Second, wantDone: 3 * time.Second, wantCode: 137, wantGrace: 3 * time.Second},
 		{name: "deletion grace wins over spec", grace: 30, deletion: int64p(5), stop: time.Minute, wantDone: 5 * time.Second, wantCode: 137, wantGrace: 5 * time.Second},
 		{name: "minimum of 2s", grace: 0, stop: time.Minute, wantDone: 2 * time.Second, wantCode: 137, wantGrace: 2 * time.Second},
-		{name: "override used as given", grace: 30, override: int64p(1), stop: time.Minute, wantDone: time.Second, wantCode: 137, wantGrace: time.Second},
+		{name: "override floored at 2s", grace: 30, override: int64p(1), stop: time.Minute, wantDone: 2 * time.Second, wantCode: 137, wantGrace: 2 * time.Second},
 		{name: "own stop time", grace: 30, stop: time.Minute, stopBehavior: &StopBehavior{After: 7 * time.Second}, wantDone: 7 * time.Second, wantCode: 0, wantGrace: 30 * time.Second},
 		{name: "own stop time beyond grace", grace: 5, stop: 0, stopBehavior: &StopBehavior{After: 7 * time.Second}, wantDone: 5 * time.Second, wantCode: 137, wantGrace: 5 * time.Second},
 		{name: "stop behaviour ignores SIGTERM", grace: 30, stop: 0, stopBehavior: &StopBehavior{IgnoreSIGTERM: true}, wantDone: 30 * time.Second, wantCode: 137, wantGrace: 30 * time.Second},
@@ -96,8 +97,9 @@ func TestKillRuntimeOnlyPod(t *testing.T) {
 	}
 	one := int64(1)
 	res, err := e.rt.KillPod(nil, pods[0], &one)
-	if err != nil || !res.Done.Equal(at(time.Second)) {
-		t.Errorf("KillPod(nil, running, 1) = %v, %v, want Done at 1s", res.Done.Sub(at(0)), err)
+	// The kubelet gives StopContainer at least 2s, even under an override of 1.
+	if err != nil || !res.Done.Equal(at(2*time.Second)) {
+		t.Errorf("KillPod(nil, running, 1) = %v, %v, want Done at 2s", res.Done.Sub(at(0)), err)
 	}
 	e.clk.Set(res.Done)
 	if pods, _ := e.rt.GetPods(false); len(pods) != 0 {
@@ -113,5 +115,31 @@ func TestKillRuntimeOnlyPod(t *testing.T) {
 	want := []string{"sync", "sandbox", "pull", "pulled", "created", "started", "killing", "exited", "sandbox"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestContainerGracePeriod(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	probe := &v1.Probe{TerminationGracePeriodSeconds: i64(5)}
+	c := &v1.Container{Name: "app", LivenessProbe: probe, StartupProbe: probe}
+	pod := newPod("g", withGrace(30))
+	deleted := newPod("g", withGrace(30))
+	deleted.DeletionGracePeriodSeconds = i64(10)
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		reason string
+		want   int64
+	}{
+		{"pod grace", pod, "", 30},
+		{"liveness probe grace", pod, reasonLivenessProbe, 5},
+		{"startup probe grace", pod, reasonStartupProbe, 5},
+		{"deletion grace wins over the probe's", deleted, reasonLivenessProbe, 10},
+		{"no pod", nil, "", 2},
+	}
+	for _, tt := range tests {
+		if got := containerGracePeriod(tt.pod, c, tt.reason); got != tt.want {
+			t.Errorf("%s: containerGracePeriod() = %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -56,6 +56,10 @@ type Options struct {
 	MaxParallelImagePulls int
 	// Metrics receives the runtime's CRI calls and starts. Nil records none.
 	Metrics Metrics
+	// SidecarStartup answers, for a running sidecar with a startup probe, what its probe says
+	// (the kubelet's startupManager.Get); see Runtime.sidecarStarted. Nil takes every startup
+	// probe to have passed.
+	SidecarStartup func(containerID string) SidecarStartup
 	// Pulls is told when the image manager starts and ends pulling for a pod. Nil tells no one.
 	Pulls PullRecorder
 }
@@ -153,6 +157,9 @@ type Runtime struct {
 	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
 	pullSlots []time.Time
 	stops     map[behaviorKey]StopBehavior
+	hooks     map[hookKey]HookBehavior
+	// sidecarStartup is Options.SidecarStartup.
+	sidecarStartup func(containerID string) SidecarStartup
 	// callFailures counts, per CRI call, how many of its next calls fail.
 	callFailures map[string]int
 	// generation counts the kills of each pod. A sandbox or container creation or start that a
@@ -194,22 +201,24 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
 	return &Runtime{
-		clock:        opts.Clock,
-		lat:          opts.Latencies,
-		tracer:       opts.Tracer,
-		recorder:     opts.Recorder,
-		metrics:      opts.Metrics,
-		pulls:        opts.Pulls,
-		pods:         map[types.UID]*podRec{},
-		containers:   map[string]*containerRec{},
-		images:       map[string]time.Time{},
-		imageBackoff: imageBackoff,
-		pullFailures: map[string]int{},
-		behaviors:    map[behaviorKey]Behavior{},
-		stops:        map[behaviorKey]StopBehavior{},
-		callFailures: map[string]int{},
-		pullSlots:    make([]time.Time, opts.MaxParallelImagePulls),
-		generation:   map[types.UID]int{},
+		clock:          opts.Clock,
+		lat:            opts.Latencies,
+		tracer:         opts.Tracer,
+		recorder:       opts.Recorder,
+		metrics:        opts.Metrics,
+		pulls:          opts.Pulls,
+		pods:           map[types.UID]*podRec{},
+		containers:     map[string]*containerRec{},
+		images:         map[string]time.Time{},
+		imageBackoff:   imageBackoff,
+		pullFailures:   map[string]int{},
+		behaviors:      map[behaviorKey]Behavior{},
+		stops:          map[behaviorKey]StopBehavior{},
+		hooks:          map[hookKey]HookBehavior{},
+		sidecarStartup: opts.SidecarStartup,
+		callFailures:   map[string]int{},
+		pullSlots:      make([]time.Time, opts.MaxParallelImagePulls),
+		generation:     map[types.UID]int{},
 	}, nil
 }
 

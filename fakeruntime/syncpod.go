@@ -38,7 +38,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 	if status == nil {
 		status = &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	acts := computePodActions(pod, status)
+	acts := r.computePodActions(pod, status)
 	if acts.empty() {
 		return kubecontainer.Result{Done: now}, nil
 	}
@@ -67,26 +67,54 @@ func (s *podSync) run(acts podActions) error {
 		if acts.createSandbox {
 			r.purgeInitContainersAt(s.pod, s.at)
 		}
+	} else if len(acts.kill) > 0 {
+		// Each unwanted container is killed in turn, and the starts wait for all of them.
+		for _, k := range acts.kill {
+			s.at = s.killContainer(k.id, k.container, k.message, k.reason)
+		}
 	}
 	if acts.createSandbox {
 		if err := s.createSandbox(acts.attempt); err != nil {
 			return err
 		}
 	}
-	if acts.nextInit != nil {
-		// Regular containers wait for every init container, so a failed start ends the sync.
-		return s.start(acts.nextInit)
-	}
 	var errs []error
+	for _, c := range acts.initStart {
+		if err := s.start(c); err != nil {
+			errs = append(errs, err)
+			if !kubecontainer.IsRestartableInitContainer(c) {
+				// Regular containers wait for every regular init container, so the sync ends
+				// here; a sidecar that cannot start does not hold the others back.
+				return joinErrors(errs)
+			}
+		}
+	}
 	for _, c := range acts.start {
 		if err := s.start(c); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	return joinErrors(errs)
+}
+
+// joinErrors returns nil, the one error, or all of them joined.
+func joinErrors(errs []error) error {
 	if len(errs) == 1 {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// killContainer stops one running container of the pod from s.at, with message as the Killing
+// event's (the kubelet's killContainer called from SyncPod, without ordering), and returns when
+// it exited.
+func (s *podSync) killContainer(id string, c *v1.Container, message, reason string) time.Time {
+	r := s.r
+	rec := r.containers[id]
+	if rec == nil || rec.status.State != kubecontainer.ContainerStateRunning {
+		return s.at
+	}
+	return r.stopContainers(s.pod, s.key, string(s.pod.UID), []killTarget{{rec: rec, spec: c, message: message, reason: reason, why: message}}, nil, false, s.at)
 }
 
 // schedule runs fn at the instant at unless the pod is killed before then (see
@@ -143,6 +171,9 @@ func (s *podSync) start(c *v1.Container) error {
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
+	if err == nil {
+		err = checkHookAnnotations(s.pod.Annotations, c.Name)
+	}
 	if err != nil {
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
 		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
@@ -166,6 +197,7 @@ func (s *podSync) start(c *v1.Container) error {
 		Image:        c.Image,
 		State:        kubecontainer.ContainerStateCreated,
 		RestartCount: restarts,
+		Hash:         kubecontainer.HashContainer(c),
 	}}
 	pod, key := s.pod, s.key
 	s.schedule(s.at, func(at time.Time) {
@@ -196,7 +228,31 @@ func (s *podSync) start(c *v1.Container) error {
 			r.scheduleExit(rec, at.Add(b.RunFor), b.ExitCode)
 		}
 	})
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		return s.postStart(c, rec)
+	}
 	return nil
+}
+
+// postStart runs c's postStart hook right after the container started, as startContainer does:
+// the sync blocks until the hook returns, so the next init container (after a sidecar) or the
+// next container waits for it. A failed hook records FailedPostStartHook, kills the container
+// with the message "FailedPostStartHook" (running its preStop hook), and fails the start with
+// PostStartHookError.
+func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
+	r := s.r
+	uid := string(s.pod.UID)
+	run := r.runHook(s.pod, c, HookPostStart, c.Lifecycle.PostStart)
+	e := trace.Event{Event: trace.KindHook, Pod: s.key, UID: uid, Container: c.Name, Reason: HookPostStart, Delay: run.d, Message: "running", Func: "startContainer"}
+	s.schedule(s.at, func(time.Time) { r.emit(e) })
+	s.at = s.at.Add(run.d)
+	r.scheduleHookEnd(s.at, s.key, uid, c.Name, HookPostStart, run, "startContainer",
+		kubeEvent{v1.EventTypeWarning, events.FailedPostStartHook, "PostStartHook failed"})
+	if run.err == "" {
+		return nil
+	}
+	s.at = r.stopContainers(s.pod, s.key, uid, []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
+	return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, &kubecontainer.PostStartHookError{Container: c.Name, Message: run.msg})
 }
 
 // doBackOff holds a restart back while the newest exited instance of c is in crash-loop back-off,

@@ -25,7 +25,24 @@ var (
 	ErrCreateContainer = errors.New("CreateContainerError")
 	// ErrCreatePodSandbox is returned when the runtime's RunPodSandbox call failed.
 	ErrCreatePodSandbox = errors.New("CreatePodSandboxError")
+	// ErrPostStartHook is returned when a container's postStart hook failed and the container was
+	// killed (the kubelet's kuberuntime.ErrPostStartHook); the API shows PostStartHookError.
+	ErrPostStartHook = errors.New("PostStartHookError")
 )
+
+// PostStartHookError is the error of a start whose postStart hook failed. Message is the
+// handler's message, which the kubelet shows as the Waiting message.
+type PostStartHookError struct {
+	Container string
+	Message   string
+}
+
+func (e *PostStartHookError) Error() string {
+	return "container " + e.Container + " failed its postStart hook: " + e.Message
+}
+
+// Is makes errors.Is(err, ErrPostStartHook) hold.
+func (e *PostStartHookError) Is(target error) bool { return target == ErrPostStartHook }
 
 // Result is what a runtime call that blocks in the kubelet reports besides its error.
 type Result struct {
@@ -42,8 +59,10 @@ func IsRestartableInitContainer(c *v1.Container) bool {
 }
 
 // ShouldContainerBeRestarted is the kubelet's rule for a container that is not running: start it
-// when it never ran or its state is unknown, keep a sidecar running whatever the pod's policy, and
-// otherwise follow the pod's restart policy. A pod being deleted restarts nothing.
+// when it never ran or its state is unknown or created, and otherwise ask ContainerShouldRestart
+// with the exit code of its newest instance (so a sidecar restarts whatever the pod's policy). A
+// pod being deleted restarts nothing. It is the one place the sync side decides a restart: the
+// runtime's computePodActions and the status's waiting reasons both call it.
 func ShouldContainerBeRestarted(container *v1.Container, pod *v1.Pod, status *PodStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
@@ -56,14 +75,62 @@ func ShouldContainerBeRestarted(container *v1.Container, pod *v1.Pod, status *Po
 		return false
 	case cs.State == ContainerStateUnknown, cs.State == ContainerStateCreated:
 		return true
-	case IsRestartableInitContainer(container):
-		return true
-	case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
-		return false
-	case pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && cs.ExitCode == 0:
+	}
+	return ContainerShouldRestart(container, &pod.Spec, int32(cs.ExitCode))
+}
+
+// ContainerShouldRestart is the v1.35 rule (podutil.ContainerShouldRestart, with the
+// ContainerRestartRules gate on, its v1.35 default) for whether a container that exited with
+// exitCode runs again: the first of its restartPolicyRules that matches the exit code, else its
+// own restartPolicy (Always for a sidecar), else the pod's restartPolicy. getPhase asks the same
+// question of the API statuses, so the two cannot disagree.
+func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32) bool {
+	if c.RestartPolicy != nil {
+		if rule, ok := matchingRestartRule(c, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
+			return true
+		}
+		switch *c.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways:
+			return true
+		case v1.ContainerRestartPolicyOnFailure:
+			return exitCode != 0
+		case v1.ContainerRestartPolicyNever:
+			return false
+		}
+	}
+	switch spec.RestartPolicy {
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	case v1.RestartPolicyNever:
 		return false
 	}
 	return true
+}
+
+// matchingRestartRule returns the first of c's restart rules whose exit-code condition holds.
+func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+	for _, rule := range c.RestartPolicyRules {
+		if rule.ExitCodes == nil {
+			continue
+		}
+		in := false
+		for _, v := range rule.ExitCodes.Values {
+			if v == exitCode {
+				in = true
+			}
+		}
+		switch rule.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return rule, true
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return rule, true
+			}
+		}
+	}
+	return v1.ContainerRestartRule{}, false
 }
 
 // ConvertPodStatusToRunningPod returns the running containers and every sandbox of status, as the
@@ -81,4 +148,31 @@ func ConvertPodStatusToRunningPod(status *PodStatus) *Pod {
 	}
 	p.Sandboxes = append(p.Sandboxes, status.Sandboxes...)
 	return p
+}
+
+// HasAnyActiveRegularContainerStarted reports whether a regular container (not an init
+// container) was created in the pod's newest sandbox: the kubelet's function of that name, which
+// looks at the containers of the active sandbox. The runtime's records carry no sandbox ID, so a
+// container counts as the newest sandbox's when it was created at or after that sandbox.
+func HasAnyActiveRegularContainerStarted(spec *v1.PodSpec, status *PodStatus) bool {
+	if status == nil || len(status.Sandboxes) == 0 {
+		return false
+	}
+	newest := status.Sandboxes[0].CreatedAt
+	for _, sb := range status.Sandboxes[1:] {
+		if sb.CreatedAt.After(newest) {
+			newest = sb.CreatedAt
+		}
+	}
+	for _, cs := range status.ContainerStatuses {
+		if cs.CreatedAt.Before(newest) {
+			continue
+		}
+		for i := range spec.Containers {
+			if spec.Containers[i].Name == cs.Name {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -51,8 +51,11 @@ type ContainerStatus struct {
 	ExitCode   int
 	// RestartCount is how many instances of this container ran before this one.
 	RestartCount int
-	Reason       string
-	Message      string
+	// Hash is HashContainer of the spec the instance was created from, which the kubelet keeps
+	// as a container annotation and compares with the current spec.
+	Hash    uint64
+	Reason  string
+	Message string
 }
 
 // PodStatus is everything the runtime knows about one pod at one instant: the kubelet's

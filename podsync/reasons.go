@@ -80,6 +80,10 @@ func failedContainer(pod *v1.Pod, err error) (string, bool) {
 
 // reasonOf is the reason and message the kubelet shows for a failed start.
 func reasonOf(err error) status.Reason {
+	var hook *kubecontainer.PostStartHookError
+	if errors.As(err, &hook) {
+		return status.Reason{Reason: kubecontainer.ErrPostStartHook.Error(), Message: hook.Message}
+	}
 	switch {
 	case errors.Is(err, kubecontainer.ErrImagePull):
 		return status.Reason{Reason: "ErrImagePull", Message: strings.TrimSuffix(err.Error(), ": "+kubecontainer.ErrImagePull.Error())}

@@ -27,6 +27,12 @@ func (v *validator) containers(cs []v1.Container, p *field.Path, init bool) fiel
 		} else {
 			allErrs = append(allErrs, validateAppContainer(c, cp)...)
 		}
+		// Hooks are checked on app containers and sidecars; a regular init container may not
+		// have them at all (validateInitContainer).
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		if c.Lifecycle != nil && (!init || sidecar) {
+			allErrs = append(allErrs, validateLifecycle(c.Lifecycle, v.grace, cp.Child("lifecycle"))...)
+		}
 	}
 	return allErrs
 }

@@ -14,7 +14,7 @@ import (
 // and returns every problem found, in the order the subset's checks run; nil means valid. A value
 // outside the Subset enum is treated as APIServer. pod is not modified.
 func ValidatePodCreate(pod *v1.Pod, subset Subset) field.ErrorList {
-	v := &validator{static: subset == StaticPod, names: sets.New[string]()}
+	v := &validator{static: subset == StaticPod, names: sets.New[string](), grace: pod.Spec.TerminationGracePeriodSeconds}
 	var allErrs field.ErrorList
 	if v.static {
 		allErrs = apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -85,6 +85,7 @@ type validator struct {
 	static  bool             // the StaticPod subset
 	volumes sets.Set[string] // the pod's volume names, for the mount checks (StaticPod only)
 	names   sets.Set[string] // every container name seen so far, init and app alike
+	grace   *int64           // the pod's terminationGracePeriodSeconds, which bounds sleep hooks
 }
 
 // enum reports a value outside allowed as not supported. StaticPod reports an empty value as

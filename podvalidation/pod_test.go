@@ -77,6 +77,23 @@ func TestValidatePodCreate(t *testing.T) {
 				`spec.nodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
 			[]string{`spec.nodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 				"spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"}},
+		{"hooks", func(p *v1.Pod) {
+			grace := int64(10)
+			p.Spec.TerminationGracePeriodSeconds = &grace
+			p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{
+				PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{}, Sleep: &v1.SleepAction{Seconds: 1}},
+				PreStop:   &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 11}},
+			}
+			always := v1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []v1.Container{{Name: "s", Image: "busybox", ImagePullPolicy: v1.PullIfNotPresent,
+				TerminationMessagePolicy: v1.TerminationMessageReadFile, RestartPolicy: &always,
+				Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{}}}}
+		},
+			nil,
+			[]string{"spec.containers[0].lifecycle.postStart.exec.command: Required value",
+				"spec.containers[0].lifecycle.postStart.sleep: Forbidden: may not specify more than 1 handler type",
+				"spec.containers[0].lifecycle.preStop.sleep: Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)",
+				"spec.initContainers[0].lifecycle.preStop: Required value: must specify a handler type"}},
 		{"staticOnly", func(p *v1.Pod) {
 			p.Annotations = map[string]string{"a b": ""}
 			p.Spec.Containers[0].ImagePullPolicy = ""

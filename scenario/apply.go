@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -19,6 +21,9 @@ func (e *engine) apply(ctx context.Context, i int) {
 	st := &e.s.Steps[i]
 	e.step = i
 	mark := e.rec.Len()
+	prev := e.proc
+	e.proc = e.procFor(ctx, st)
+	defer func() { e.proc = prev }()
 	switch {
 	case st.WriteManifest != nil:
 		e.writeManifest(st.WriteManifest)
@@ -54,6 +59,8 @@ func (e *engine) apply(ctx context.Context, i int) {
 		e.link.until = e.clk.Now().Add(st.APIServerDown.For.Duration)
 	case st.ContainerStop != nil:
 		e.containerStop(st.ContainerStop)
+	case st.Hook != nil:
+		e.hook(st.Hook)
 	case st.OOMKill != nil, st.KillSandbox != nil, st.FailRuntimeCall != nil:
 		e.applyFault(st)
 	case st.RestartKubelet != nil:
@@ -182,8 +189,51 @@ func (e *engine) applyAPI(ctx context.Context, st *Step) {
 		e.stepEvent(trace.KindAPIDeleteMirrorPod, kubecontainer.BuildPodKey(a.Namespace, a.Name), "as kubectl delete pod")
 		err = core.Pods(a.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
 	}
+	name, _ := st.action()
+	if want := expectedAPIError(st); want != "" {
+		switch {
+		case err == nil:
+			e.stepError(trace.Kind(name), fmt.Errorf("the API server accepted the write, want an error containing %q", want))
+		case !strings.Contains(err.Error(), want):
+			e.stepError(trace.Kind(name), fmt.Errorf("want an error containing %q: %w", want, err))
+		default:
+			// The server's message ends in a multi-line diff of the specs; the trace keeps its
+			// first line.
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.Kind(name), Pod: stepPodKey(st), Reason: "Rejected", Message: msg})
+		}
+		return
+	}
 	if err != nil {
-		name, _ := st.action()
 		e.stepError(trace.Kind(name), err)
 	}
+}
+
+// stepPodKey is the "namespace/name" of the pod an apiCreatePod or apiUpdatePod step writes.
+func stepPodKey(st *Step) string {
+	var pod *v1.Pod
+	switch {
+	case st.APICreatePod != nil:
+		pod = &st.APICreatePod.Pod
+	case st.APIUpdatePod != nil:
+		pod = &st.APIUpdatePod.Pod
+	default:
+		return ""
+	}
+	ns := pod.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return kubecontainer.BuildPodKey(ns, pod.Name)
+}
+
+// expectedAPIError is the error an apiCreatePod or apiUpdatePod step expects, if any.
+func expectedAPIError(st *Step) string {
+	switch {
+	case st.APICreatePod != nil:
+		return st.APICreatePod.ExpectError
+	case st.APIUpdatePod != nil:
+		return st.APIUpdatePod.ExpectError
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -34,9 +35,6 @@ import (
 // virtual: replay keeps the directory in memory.
 const StaticPodPath = "/etc/kubernetes/manifests"
 
-// nodeIP is the simulated node's address.
-const nodeIP = "10.0.0.10"
-
 // RunOptions configure one replay.
 type RunOptions struct {
 	// Out receives the trace as it is produced. Nil writes nothing.
@@ -64,13 +62,37 @@ type engine struct {
 	clk *vclock.Clock
 	rec *trace.Recorder
 
+	server *fakeapiserver.Server // nil without the api source
+	client kubernetes.Interface  // nil without the api source
+	keep   bool                  // RunOptions.KeepEvents: forget no trace event
+	diffs  *podDiffs             // nil without RunOptions.PodDiffs
+	seed   int64
+
+	// proc is the node the engine is working on: the one a step names, or each in turn while an
+	// instant settles; procs are every node, in the scenario's order. Code that works on one
+	// node reads the current node's fields through the embedding.
+	*proc
+	procs []*proc
+
+	window int // index of the first trace event the next expectEvent looks at
+	result Result
+	report reporter
+	// step is the index of the last step played, -1 before the first.
+	step int
+}
+
+// proc is one simulated node: its kubelet process (sources, PodConfig, the sync side), the static
+// pod directory and manifest URL it reads, and its connection to the API server.
+type proc struct {
+	name  string
+	index int    // position in the scenario's nodes
+	ip    string // the node's InternalIP
+
 	storage *podconfig.Storage
-	dir     *memDir               // nil without the file source
-	file    *sources.File         // nil without the file source
-	serve   *scriptedHTTP         // nil without the http source
-	http    *sources.HTTP         // nil without the http source
-	server  *fakeapiserver.Server // nil without the api source
-	client  kubernetes.Interface  // nil without the api source
+	dir     *memDir       // nil without the file source
+	file    *sources.File // nil without the file source
+	serve   *scriptedHTTP // nil without the http source
+	http    *sources.HTTP // nil without the http source
 	// link and kubeletClient are the kubelet's own connection to the API server, which an
 	// apiServerDown step can cut; nil without the api source.
 	link          *outage
@@ -80,22 +102,14 @@ type engine struct {
 	// unlisted: the api source's first list failed (the API server was unreachable).
 	unlisted bool
 	node     *kubelet.Node
-	plugins  *pluginWorld // nil unless a step needs the plugin pipeline
-	keep     bool         // RunOptions.KeepEvents: forget no trace event
-	diffs    *podDiffs    // nil without RunOptions.PodDiffs
+	plugins  *pluginWorld // nil unless a step needs the plugin pipeline (first node only)
 
 	apiEvents record.EventRecorder // nil without the api source
-	seed      int64
-	restarts  int // kubelet restarts so far
+	restarts  int                  // kubelet restarts so far
 
 	pending []podconfig.Update   // source output not yet merged, in the order it was produced
 	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
-	window  int                  // index of the first trace event the next expectEvent looks at
-	result  Result
-	report  reporter
 	inv     *invariants
-	// step is the index of the last step played, -1 before the first.
-	step int
 }
 
 // Run replays s and returns the verdicts on its expectations. An error means the replay itself
@@ -127,10 +141,8 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		s:      s,
 		clk:    clk,
 		rec:    rec,
-		uids:   map[string]types.UID{},
 		result: Result{Name: s.Name, StepSeqs: make([]uint64, len(s.Steps))},
 		report: reporter{w: opts.Report, format: opts.Format},
-		inv:    newInvariants(),
 		step:   -1,
 		keep:   opts.KeepEvents,
 	}
@@ -138,35 +150,54 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
 		e.result.PodDiffs = e.diffs.diffs
 	}
-	seed := int64(1)
+	e.seed = 1
 	if s.Seed != nil {
-		seed = *s.Seed
+		e.seed = *s.Seed
 	}
-	// The kubelet's Kubernetes events go to the API server synchronously, on the virtual clock.
-	var apiEvents record.EventRecorder
 	if s.hasSource(podconfig.APISource) {
-		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(seed))}); err != nil {
+		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(e.seed))}); err != nil {
 			return nil, err
 		}
-		client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1})
-		if err != nil {
-			return nil, err
-		}
-		e.client = client
-		e.link = &outage{next: e.server.Transport(), clk: clk}
-		if e.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.link, QPS: -1}); err != nil {
-			return nil, err
-		}
-		if apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: client,
-			Source: v1.EventSource{Component: "kubelet", Host: s.Node}}); err != nil {
+		if e.client, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1}); err != nil {
 			return nil, err
 		}
 	}
-	e.apiEvents, e.seed = apiEvents, seed
-	if err := e.startKubelet(nil); err != nil {
-		return nil, err
+	for i, name := range s.nodeNames() {
+		p := &proc{name: name, index: i, ip: fmt.Sprintf("10.0.0.%d", 10+i), uids: map[string]types.UID{}, inv: newInvariants()}
+		if e.server != nil {
+			p.link = &outage{next: e.server.Transport(), clk: clk}
+			if p.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: p.link, QPS: -1}); err != nil {
+				return nil, err
+			}
+			// The kubelet's Kubernetes events go to the API server synchronously, on the
+			// virtual clock.
+			if p.apiEvents, err = events.NewAPIRecorder(events.APIRecorderOptions{Clock: clk, Client: e.client,
+				Source: v1.EventSource{Component: "kubelet", Host: name}}); err != nil {
+				return nil, err
+			}
+		}
+		e.proc = p
+		e.procs = append(e.procs, p)
+		if err := e.startKubelet(nil); err != nil {
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
 	}
+	e.proc = e.procs[0]
 	return e, nil
+}
+
+// each runs f on every node in turn, as the current node, then makes the node that was current
+// current again. It reports whether f did for any.
+func (e *engine) each(f func() bool) bool {
+	cur, any := e.proc, false
+	for _, p := range e.procs {
+		e.proc = p
+		if f() {
+			any = true
+		}
+	}
+	e.proc = cur
+	return any
 }
 
 // startKubelet builds what lives in the kubelet process: PodConfig, the sources and the sync
@@ -189,7 +220,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		if e.dir == nil {
 			e.dir = newMemDir(StaticPodPath)
 		}
-		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: s.Node,
+		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: e.name,
 			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
 			return err
 		}
@@ -199,7 +230,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		if e.serve == nil {
 			e.serve = &scriptedHTTP{status: http.StatusNotFound}
 		}
-		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: s.Node,
+		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: e.name,
 			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
 			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
 			return err
@@ -217,17 +248,17 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
 	// Every kubelet start has its own registry: a restarted kubelet's metrics start from zero.
-	reg, err := metrics.New(metrics.Options{NodeName: s.Node})
+	reg, err := metrics.New(metrics.Options{NodeName: e.name})
 	if err != nil {
 		return err
 	}
 	var devices kubelet.Devices
-	if s.hasPluginSteps() {
+	if s.hasPluginSteps() && e.index == 0 {
 		// The plugin world outlives a restartKubelet: its sockets and plugins are not the
 		// kubelet's, and the device manager keeps its state (the kubelet reads it back from its
 		// checkpoint).
 		if e.plugins == nil {
-			if e.plugins, err = newPluginWorld(clk, e.rec, e.client, s.Node); err != nil {
+			if e.plugins, err = newPluginWorld(clk, e.rec, e.client, e.name); err != nil {
 				return err
 			}
 			e.plugins.stepFail = e.stepError
@@ -235,12 +266,14 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		devices = e.plugins.dm
 	}
 	kopts := kubelet.Options{
-		Metrics:       reg,
-		NodeName:      s.Node,
-		NodeIP:        nodeIP,
-		Clock:         clk,
-		Tracer:        e.rec,
-		Seed:          uint64(e.seed) + uint64(e.restarts),
+		Metrics:  reg,
+		NodeName: e.name,
+		NodeIP:   e.ip,
+		Clock:    clk,
+		Tracer:   e.rec,
+		// Node 0's seed is the scenario's, so that a single-node scenario's jitter does not
+		// depend on this; the others get their own streams.
+		Seed:          uint64(e.seed) + uint64(e.restarts) + uint64(e.index)<<32,
 		Client:        e.kubeletClient,
 		Latencies:     lat,
 		Runtime:       runtime,
@@ -291,7 +324,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	if err := e.interrupted(ctx); err != nil {
 		return err
 	}
-	e.listAPI()
+	e.each(func() bool { e.listAPI(); return false })
 	if err := e.settle(ctx); err != nil {
 		return err
 	}
@@ -349,7 +382,7 @@ func (e *engine) listAPI() {
 		return
 	}
 	e.unlisted = false
-	pods, rv := e.server.NodePods(e.s.Node)
+	pods, rv := e.server.NodePods(e.name)
 	e.pending = append(e.pending, e.api.Replace(pods))
 	e.apiRV = rv
 }
@@ -359,6 +392,9 @@ func (e *engine) listAPI() {
 // already gone to Out; only what a long replay holds in memory changes.
 func (e *engine) forget(next int) {
 	keep := e.inv.traced
+	for _, p := range e.procs {
+		keep = min(keep, p.inv.traced)
+	}
 	if st := &e.s.Steps[next]; st.ExpectEvent != nil || st.ExpectNoEvent != nil {
 		keep = min(keep, e.window)
 	}
@@ -375,6 +411,16 @@ func (e *engine) interrupted(ctx context.Context) error {
 
 // wakes lists when each component next wants attention.
 func (e *engine) wakes() []time.Time {
+	var out []time.Time
+	e.each(func() bool {
+		out = append(out, e.procWakes()...)
+		return false
+	})
+	return out
+}
+
+// procWakes lists when each component of the current node next wants attention.
+func (e *engine) procWakes() []time.Time {
 	loopWake, _ := e.node.Loop.NextWake()
 	out := []time.Time{loopWake}
 	if e.file != nil {
@@ -408,46 +454,74 @@ func (e *engine) settle(ctx context.Context) error {
 			return fmt.Errorf("replay at %v: %w", e.clk.Since(vclock.Epoch), syncloop.ErrLivelock)
 		}
 		now := e.clk.Now()
-		progressed := false
-		if e.file != nil {
-			if t, ok := e.file.NextWake(); ok && !t.After(now) {
-				u, _ := e.file.Relist() // errors are in the trace
-				e.queue(u)
-				progressed = true
-			}
-		}
-		if e.http != nil {
-			if t, ok := e.http.NextWake(); ok && !t.After(now) {
-				u, _ := e.http.Poll(ctx)
-				e.queue(u)
-				progressed = true
-			}
-		}
-		if e.pumpAPI() {
-			progressed = true
-		}
-		if e.plugins != nil {
-			if e.plugins.advance(ctx, now) {
-				progressed = true
-			}
-			// The caches change in passes and in the socket steps; the gauge follows them.
-			e.node.Metrics.SetTotalPlugins(e.plugins.pm.TotalPlugins())
-		}
-		if len(e.pending) > 0 {
-			progressed = true
-			e.merge(ctx)
-		}
-		// The sync loop traces what failed and goes on, as the kubelet logs and loops; a replay
-		// of a runtime outage must not stop at the first failed housekeeping.
-		_ = e.node.Loop.Advance(ctx)
-		if e.pumpAPI() {
-			progressed = true
-		}
-		if wake, _ := e.node.Loop.NextWake(); !progressed && wake.After(now) {
+		// Each node in the scenario's order; a node's writes reach the others' watches in the
+		// same pass or the next.
+		progressed := e.each(func() bool { return e.settleProc(ctx, now) })
+		idle := !progressed && !e.each(func() bool {
+			wake, _ := e.node.Loop.NextWake()
+			return !wake.After(now)
+		})
+		if idle {
 			// Every instant ends settled; that is when the components must agree.
-			return e.checkInvariants(e.step)
+			var errs []error
+			e.each(func() bool {
+				if err := e.checkInvariants(e.step); err != nil {
+					errs = append(errs, e.onNode(err))
+				}
+				return false
+			})
+			return errors.Join(errs...)
 		}
 	}
+}
+
+// onNode names the current node in err when the scenario has several.
+func (e *engine) onNode(err error) error {
+	if len(e.procs) == 1 {
+		return err
+	}
+	return fmt.Errorf("node %s: %w", e.name, err)
+}
+
+// settleProc runs one pass over the current node's components due now, and reports whether any
+// made progress other than its sync loop, whose next wake says that.
+func (e *engine) settleProc(ctx context.Context, now time.Time) bool {
+	progressed := false
+	if e.file != nil {
+		if t, ok := e.file.NextWake(); ok && !t.After(now) {
+			u, _ := e.file.Relist() // errors are in the trace
+			e.queue(u)
+			progressed = true
+		}
+	}
+	if e.http != nil {
+		if t, ok := e.http.NextWake(); ok && !t.After(now) {
+			u, _ := e.http.Poll(ctx)
+			e.queue(u)
+			progressed = true
+		}
+	}
+	if e.pumpAPI() {
+		progressed = true
+	}
+	if e.plugins != nil {
+		if e.plugins.advance(ctx, now) {
+			progressed = true
+		}
+		// The caches change in passes and in the socket steps; the gauge follows them.
+		e.node.Metrics.SetTotalPlugins(e.plugins.pm.TotalPlugins())
+	}
+	if len(e.pending) > 0 {
+		progressed = true
+		e.merge(ctx)
+	}
+	// The sync loop traces what failed and goes on, as the kubelet logs and loops; a replay
+	// of a runtime outage must not stop at the first failed housekeeping.
+	_ = e.node.Loop.Advance(ctx)
+	if e.pumpAPI() {
+		progressed = true
+	}
+	return progressed
 }
 
 func (e *engine) queue(u *podconfig.Update) {
@@ -500,9 +574,9 @@ func (e *engine) pumpAPI() bool {
 	if e.server.ResourceVersion() == e.apiRV {
 		return false
 	}
-	evs, next, err := e.server.PodEventsSince(e.s.Node, e.apiRV)
+	evs, next, err := e.server.PodEventsSince(e.name, e.apiRV)
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		pods, rv := e.server.NodePods(e.s.Node)
+		pods, rv := e.server.NodePods(e.name)
 		e.pending = append(e.pending, e.api.Replace(pods))
 		e.apiRV = rv
 		return true

@@ -43,6 +43,50 @@ func (e *engine) containerStop(c *ContainerStop) {
 	e.node.Runtime.SetStopBehavior(c.Pod, c.Container, s)
 }
 
+// Hook scripts a container's lifecycle hook from now on, for every run: whether it succeeds
+// (Result "success", the default, or "failure") and how long it runs (Duration; without it, an
+// exec or HTTP hook returns at once and a sleep hook sleeps its seconds).
+type Hook struct {
+	Pod       string    `json:"pod"`
+	Container string    `json:"container"`
+	Hook      string    `json:"hook"`
+	Result    string    `json:"result,omitempty"`
+	Duration  *Duration `json:"duration,omitempty"`
+}
+
+func (h *Hook) validate() error {
+	errs := []error{podKey(h.Pod), required("container", h.Container)}
+	if h.Hook != fakeruntime.HookPostStart && h.Hook != fakeruntime.HookPreStop {
+		errs = append(errs, fmt.Errorf("hook.hook %q: want %s or %s", h.Hook, fakeruntime.HookPostStart, fakeruntime.HookPreStop))
+	}
+	if h.Result != "" && h.Result != "success" && h.Result != "failure" {
+		errs = append(errs, fmt.Errorf("hook.result %q: want success or failure", h.Result))
+	}
+	if h.Duration != nil && h.Duration.Duration < 0 {
+		errs = append(errs, errors.New("hook.duration must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// hook scripts the container's lifecycle hook.
+func (e *engine) hook(h *Hook) {
+	b := fakeruntime.HookBehavior{Fail: h.Result == "failure"}
+	result := "succeeds"
+	if b.Fail {
+		result = "fails"
+	}
+	msg := fmt.Sprintf("%s hook of container %s %s", h.Hook, h.Container, result)
+	if h.Duration != nil {
+		d := h.Duration.Duration
+		b.Duration = &d
+		msg += fmt.Sprintf(" after %v", d)
+	}
+	e.stepEvent(trace.KindHook, h.Pod, msg)
+	if err := e.node.Runtime.SetHook(h.Pod, h.Container, h.Hook, b); err != nil {
+		e.stepError(trace.KindHook, err)
+	}
+}
+
 // ContainerRef names a container of a pod ("namespace/name" as the kubelet names it).
 type ContainerRef struct {
 	Pod       string `json:"pod"`

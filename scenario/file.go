@@ -18,8 +18,10 @@ import (
 type Scenario struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	// Node is the node name; default "node-1".
-	Node string `json:"node,omitempty"`
+	// Node is the node name; default "node-1". Nodes, which excludes it, runs several nodes
+	// against the one API server.
+	Node  string   `json:"node,omitempty"`
+	Nodes NodeList `json:"nodes,omitempty"`
 	// Sources lists the configured pod sources among file, http and api.
 	Sources            []string  `json:"sources"`
 	SyncFrequency      *Duration `json:"syncFrequency,omitempty"`
@@ -50,6 +52,9 @@ type RuntimeSettings struct {
 // Step is one action at one instant. Exactly one action field is set.
 type Step struct {
 	At Duration `json:"at"`
+	// Node names the node the step acts on or checks, among the scenario's nodes. Empty: the
+	// node that has the step's pod, or else the first.
+	Node string `json:"node,omitempty"`
 
 	WriteManifest      *WriteManifest      `json:"writeManifest,omitempty"`
 	RemoveManifest     *RemoveManifest     `json:"removeManifest,omitempty"`
@@ -76,6 +81,7 @@ type Step struct {
 	ExpectNode         *ExpectNode         `json:"expectNode,omitempty"`
 	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
 	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
+	Hook               *Hook               `json:"hook,omitempty"`
 	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
 	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
 	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
@@ -109,6 +115,10 @@ type ServeHTTP struct {
 // APIPod carries a pod for apiCreatePod and apiUpdatePod.
 type APIPod struct {
 	Pod v1.Pod `json:"pod"`
+	// ExpectError, when set, says the API server must refuse the write with an error containing
+	// this text (for example "pod updates may not change fields other than"); an accepted write,
+	// or another error, fails the replay. The refusal is traced with reason Rejected.
+	ExpectError string `json:"expectError,omitempty"`
 }
 
 // APIUpdatePodStatus replaces a pod's status through the status subresource.
@@ -318,4 +328,35 @@ func strictJSON(data []byte, v any) error {
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// NodeList is the scenario's nodes: a list of names, or a count n for node-1 … node-n.
+type NodeList []string
+
+func (l *NodeList) UnmarshalJSON(data []byte) error {
+	var n int
+	if err := json.Unmarshal(data, &n); err == nil {
+		if n < 1 {
+			return fmt.Errorf("nodes: %d: want a positive count or a list of names", n)
+		}
+		*l = make(NodeList, n)
+		for i := range n {
+			(*l)[i] = fmt.Sprintf("node-%d", i+1)
+		}
+		return nil
+	}
+	var names []string
+	if err := json.Unmarshal(data, &names); err != nil {
+		return errors.New("nodes: want a positive count or a list of names")
+	}
+	*l = names
+	return nil
+}
+
+// nodeNames is every node of the scenario, in order; validate has filled Node or Nodes.
+func (s *Scenario) nodeNames() []string {
+	if len(s.Nodes) > 0 {
+		return s.Nodes
+	}
+	return []string{s.Node}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseValid(t *testing.T) {
@@ -69,6 +71,12 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"two actions", head + "- at: 1s\n  removeManifest: {name: a}\n  runtimeDown: {for: 1s}\n", "step 1 (at 1s): more than one action"},
 		{"no action", head + "- at: 1s\n", "step 1 (at 1s): no action"},
 		{"missing source", head + "- at: 1s\n  serveHTTP: {status: 200, content: x}\n", "serveHTTP needs the http source"},
+		{"node and nodes", "name: bad\nnode: a\nnodes: [a, b]\nsources: [file]\n", "node and nodes exclude each other"},
+		{"nodes twice", "name: bad\nnodes: [a, a]\nsources: [file]\n", `nodes: "a" is listed twice`},
+		{"no nodes", "name: bad\nnodes: 0\nsources: [file]\n", "want a positive count or a list of names"},
+		{"bad node name", "name: bad\nnodes: [Node_1]\nsources: [file]\n", `node "Node_1"`},
+		{"step on an unknown node", "name: bad\nnodes: 2\nsources: [file]\nsteps:\n- at: 1s\n  node: node-3\n  removeManifest: {name: a}\n", `step 1 (at 1s): node "node-3" is not one of the scenario's nodes [node-1 node-2]`},
+		{"plugin step with two nodes", "name: bad\nnodes: 2\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a, type: DevicePlugin}\n", "plugin steps need a scenario with one node"},
 		{"apiServerDown without the api source", head + "- at: 1s\n  apiServerDown: {for: 10s}\n", "apiServerDown needs the api source"},
 		{"apiServerDown for nothing", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiServerDown: {for: 0s}\n", "apiServerDown.for must be positive"},
 		{"malformed pod", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod:\n    pod:\n      metadata: {name: p}\n      spec: {containerz: []}\n", `step 1: unknown field "apiCreatePod.pod.spec.containerz"`},
@@ -167,5 +175,28 @@ func TestParseMaxDuration(t *testing.T) {
 				t.Errorf("Parse(MaxDuration %v) error = %v, want it to contain %q", tt.max, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseNodes(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"name: demo\nsources: [file]\n", []string{"node-1"}},
+		{"name: demo\nnode: cp-0\nsources: [file]\n", []string{"cp-0"}},
+		{"name: demo\nnodes: 3\nsources: [file]\n", []string{"node-1", "node-2", "node-3"}},
+		{"name: demo\nnodes: [a, b]\nsources: [file]\n", []string{"a", "b"}},
+	} {
+		s, err := Parse("n.yaml", []byte(tc.src), LoadOptions{})
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.src, err)
+		}
+		if diff := cmp.Diff(tc.want, s.nodeNames()); diff != "" {
+			t.Errorf("Parse(%q) nodes (-want +got):\n%s", tc.src, diff)
+		}
+		if s.Node != tc.want[0] {
+			t.Errorf("Parse(%q) node = %q, want %q", tc.src, s.Node, tc.want[0])
+		}
 	}
 }

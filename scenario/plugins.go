@@ -400,7 +400,7 @@ func (e *engine) checkExpectPlugin(i int, x *ExpectPlugin) Outcome {
 func (e *engine) checkExpectNode(ctx context.Context, i int, x *ExpectNode) Outcome {
 	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration}
 	var what, seen []string
-	node, err := e.client.CoreV1().Nodes().Get(ctx, e.s.Node, metav1.GetOptions{})
+	node, err := e.client.CoreV1().Nodes().Get(ctx, e.name, metav1.GetOptions{})
 	value := func(l v1.ResourceList) int64 {
 		if node == nil {
 			return -1

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The worker states an expect step may name, as podworkers prints them; "none" means the pod
@@ -23,11 +24,23 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 	if s.Name == "" {
 		errs = append(errs, errors.New("name is required"))
 	}
-	if s.Node == "" {
+	switch {
+	case len(s.Nodes) > 0 && s.Node != "":
+		errs = append(errs, errors.New("node and nodes exclude each other: name the one node in nodes"))
+	case len(s.Nodes) > 0:
+		s.Node = s.Nodes[0]
+	case s.Node == "":
 		s.Node = "node-1"
 	}
-	if strings.ToLower(s.Node) != s.Node {
-		errs = append(errs, fmt.Errorf("node %q must be lowercase, as the kubelet's node name is", s.Node))
+	names := map[string]bool{}
+	for _, n := range s.nodeNames() {
+		if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("node %q: %s, as the kubelet's node name must be", n, strings.Join(msgs, "; ")))
+		}
+		if names[n] {
+			errs = append(errs, fmt.Errorf("nodes: %q is listed twice", n))
+		}
+		names[n] = true
 	}
 	seen := map[string]bool{}
 	for _, src := range s.Sources {
@@ -55,19 +68,49 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 			errs = append(errs, fmt.Errorf("step %d (at %v): steps must be in non-decreasing order of at, but step %d is at %v",
 				i+1, st.At.Duration, i, s.Steps[i-1].At.Duration))
 		}
-		if err := errors.Join(st.validate(seen), st.bound(maxDuration)); err != nil {
+		var nodeErr error
+		switch {
+		case st.Node != "" && !names[st.Node]:
+			nodeErr = fmt.Errorf("node %q is not one of the scenario's nodes %v", st.Node, s.nodeNames())
+		case len(names) > 1 && st.isPluginStep():
+			nodeErr = errors.New("plugin steps need a scenario with one node: only a single node runs the plugin pipeline")
+		}
+		if err := errors.Join(st.validate(seen), st.bound(maxDuration), nodeErr); err != nil {
 			errs = append(errs, fmt.Errorf("step %d (at %v): %w", i+1, st.At.Duration, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// actionNames lists every action a step may have, in the order of the step's fields.
+func actionNames() []string {
+	var names []string
+	for _, a := range (&Step{}).actions() {
+		names = append(names, a.name)
+	}
+	return names
+}
+
+// stepAction is one action of a step and whether the step has it.
+type stepAction struct {
+	name string
+	on   bool
+}
+
 // action returns the name of the step's one action and reports how many were set.
 func (st *Step) action() (string, int) {
-	set := []struct {
-		name string
-		on   bool
-	}{
+	name, n := "", 0
+	for _, a := range st.actions() {
+		if a.on {
+			name, n = a.name, n+1
+		}
+	}
+	return name, n
+}
+
+// actions lists every action with whether st has it.
+func (st *Step) actions() []stepAction {
+	return []stepAction{
 		{"writeManifest", st.WriteManifest != nil},
 		{"removeManifest", st.RemoveManifest != nil},
 		{"renameManifest", st.RenameManifest != nil},
@@ -92,26 +135,20 @@ func (st *Step) action() (string, int) {
 		{"expectNode", st.ExpectNode != nil},
 		{"expectNoEvent", st.ExpectNoEvent != nil},
 		{"containerStop", st.ContainerStop != nil},
+		{"hook", st.Hook != nil},
 		{"oomKill", st.OOMKill != nil},
 		{"killSandbox", st.KillSandbox != nil},
 		{"failRuntimeCall", st.FailRuntimeCall != nil},
 		{"restartKubelet", st.RestartKubelet != nil},
 		{"expectMetric", st.ExpectMetric != nil},
 	}
-	name, n := "", 0
-	for _, a := range set {
-		if a.on {
-			name, n = a.name, n+1
-		}
-	}
-	return name, n
 }
 
 func (st *Step) validate(sources map[string]bool) error {
 	name, n := st.action()
 	switch {
 	case n == 0:
-		return errors.New("no action: a step needs exactly one of writeManifest, removeManifest, renameManifest, serveHTTP, apiCreatePod, apiUpdatePod, apiUpdatePodStatus, apiDeletePod, apiDeleteMirrorPod, containerExit, crashLoop, failImagePull, runtimeDown, apiServerDown, containerStop, oomKill, killSandbox, failRuntimeCall, restartKubelet, createPluginSocket, removePluginSocket, deviceHealth, pluginFails, expect, expectEvent, expectNoEvent, expectPlugin, expectNode, expectMetric")
+		return fmt.Errorf("no action: a step needs exactly one of %s", strings.Join(actionNames(), ", "))
 	case n > 1:
 		return errors.New("more than one action: a step has exactly one")
 	}
@@ -172,6 +209,8 @@ func (st *Step) validate(sources map[string]bool) error {
 		return errors.Join(required("component", st.ExpectEvent.Component), required("event", st.ExpectEvent.Event))
 	case st.ContainerStop != nil:
 		return st.ContainerStop.validate()
+	case st.Hook != nil:
+		return st.Hook.validate()
 	case st.OOMKill != nil:
 		return errors.Join(podKey(st.OOMKill.Pod), required("container", st.OOMKill.Container))
 	case st.KillSandbox != nil:
@@ -207,6 +246,9 @@ func (st *Step) bound(limit time.Duration) error {
 	}
 	if st.ContainerStop != nil && st.ContainerStop.After != nil {
 		errs = append(errs, check("containerStop.after", st.ContainerStop.After.Duration))
+	}
+	if st.Hook != nil && st.Hook.Duration != nil {
+		errs = append(errs, check("hook.duration", st.Hook.Duration.Duration))
 	}
 	return errors.Join(errs...)
 }

@@ -20,7 +20,7 @@ func ExampleGetPhase() {
 		Containers:    []v1.Container{{Name: "job"}},
 	}}
 	done := []v1.ContainerStatus{{Name: "job", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0}}}}
-	fmt.Println(status.GetPhase(pod, done, false))
+	fmt.Println(status.GetPhase(pod, done, false, true))
 	// Output: Succeeded
 }
 

@@ -55,7 +55,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons)
 
 	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
-	s.Phase = GetPhase(pod, all, podIsTerminal)
+	s.Phase = GetPhase(pod, all, podIsTerminal, kubecontainer.HasAnyActiveRegularContainerStarted(&pod.Spec, rs))
 	if !isTerminal(s.Phase) {
 		switch {
 		case isTerminal(old.Phase):

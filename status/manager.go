@@ -335,6 +335,11 @@ func checkContainerStateTransition(old, next *v1.PodStatus, spec *v1.PodSpec) er
 		if !final(o) {
 			continue
 		}
+		// A container whose own restart policy restarts it may leave terminated
+		// (ContainerRestartRules, on in v1.35).
+		if c := containerByName(spec.Containers, o.Name); c != nil && kubecontainer.ContainerShouldRestart(c, spec, o.State.Terminated.ExitCode) {
+			continue
+		}
 		if n, ok := findStatus(next.ContainerStatuses, o.Name); ok && n.State.Terminated == nil {
 			return fmt.Errorf("terminated container %s attempted illegal transition to non-terminated state", o.Name)
 		}

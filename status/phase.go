@@ -13,13 +13,19 @@ import (
 // and SyncTerminatedPod pass true). Then a pod whose containers all stopped is Succeeded or Failed
 // whatever its restart policy, except a static pod, which the kubelet never forces terminal.
 //
-// The per-container restart rules of newer releases (feature ContainerRestartRules) are not
-// modelled: only the pod's restartPolicy counts.
-func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
+// podHasInitialized says a regular container has run in the pod's current sandbox (the
+// kubelet's HasAnyActiveRegularContainerStarted): a sidecar that is restarting then does not send
+// the pod back to Pending.
+//
+// Whether a stopped container runs again is kubecontainer.ContainerShouldRestart, as in v1.35
+// with the ContainerRestartRules gate on: a container's own restartPolicy and rules come before
+// the pod's, and sidecars do not count once they stopped.
+func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, podHasInitialized bool) v1.PodPhase {
 	spec := &pod.Spec
 	var (
-		pendingInit, failedInit, pendingSidecars      int
-		unknown, running, waiting, stopped, succeeded int
+		pendingInit, failedInitNotRestartable, pendingSidecars int
+		unknown, running, waiting, stopped, succeeded          int
+		stoppedNotRestartable                                  int
 	)
 
 	for i := range spec.InitContainers {
@@ -32,13 +38,13 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 		case !ok, cs.State.Running != nil:
 			pendingInit++
 		case cs.State.Terminated != nil:
-			if cs.State.Terminated.ExitCode != 0 {
-				failedInit++
+			if code := cs.State.Terminated.ExitCode; code != 0 && !kubecontainer.ContainerShouldRestart(c, spec, code) {
+				failedInitNotRestartable++
 			}
 		case cs.State.Waiting != nil:
 			if last := cs.LastTerminationState.Terminated; last != nil {
-				if last.ExitCode != 0 {
-					failedInit++
+				if last.ExitCode != 0 && !kubecontainer.ContainerShouldRestart(c, spec, last.ExitCode) {
+					failedInitNotRestartable++
 				}
 			} else {
 				pendingInit++
@@ -76,7 +82,8 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 	}
 
 	for i := range spec.Containers {
-		cs, ok := findStatus(info, spec.Containers[i].Name)
+		c := &spec.Containers[i]
+		cs, ok := findStatus(info, c.Name)
 		switch {
 		case !ok:
 			unknown++
@@ -84,12 +91,18 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 			running++
 		case cs.State.Terminated != nil:
 			stopped++
+			if !kubecontainer.ContainerShouldRestart(c, spec, cs.State.Terminated.ExitCode) {
+				stoppedNotRestartable++
+			}
 			if cs.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
 		case cs.State.Waiting != nil:
-			if cs.LastTerminationState.Terminated != nil {
+			if last := cs.LastTerminationState.Terminated; last != nil {
 				stopped++
+				if !kubecontainer.ContainerShouldRestart(c, spec, last.ExitCode) {
+					stoppedNotRestartable++
+				}
 			} else {
 				waiting++
 			}
@@ -98,13 +111,11 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 		}
 	}
 
-	if failedInit > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
+	if failedInitNotRestartable > 0 {
 		return v1.PodFailed
 	}
-	// Once a regular container has run, a restarting sidecar does not send the pod back to Pending.
-	initialized := anyRegularContainerStarted(spec, info)
 	switch {
-	case pendingInit > 0, pendingSidecars > 0 && !initialized, waiting > 0:
+	case pendingInit > 0, pendingSidecars > 0 && !podHasInitialized, waiting > 0:
 		return v1.PodPending
 	case running > 0 && unknown == 0:
 		return v1.PodRunning
@@ -115,16 +126,13 @@ func GetPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal bool) v1.Pod
 			}
 			return v1.PodFailed
 		}
-		if spec.RestartPolicy == v1.RestartPolicyAlways {
-			return v1.PodRunning
+		if stopped != stoppedNotRestartable {
+			return v1.PodRunning // at least one container is restarting
 		}
 		if stopped == succeeded {
 			return v1.PodSucceeded
 		}
-		if spec.RestartPolicy == v1.RestartPolicyNever {
-			return v1.PodFailed
-		}
-		return v1.PodRunning
+		return v1.PodFailed
 	default:
 		return v1.PodPending
 	}

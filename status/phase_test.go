@@ -46,7 +46,9 @@ type phaseCase struct {
 	init     []v1.ContainerStatus
 	regular  []v1.ContainerStatus
 	terminal bool
-	want     v1.PodPhase
+	// initialized is podHasInitialized; nil derives it from the regular containers' statuses.
+	initialized *bool
+	want        v1.PodPhase
 }
 
 func runPhaseCases(t *testing.T, spec v1.PodSpec, annotations map[string]string, cases []phaseCase) {
@@ -56,7 +58,13 @@ func runPhaseCases(t *testing.T, spec v1.PodSpec, annotations map[string]string,
 			pod := &v1.Pod{Spec: spec}
 			pod.Annotations = annotations
 			info := append(append([]v1.ContainerStatus{}, tc.init...), tc.regular...)
-			if got := GetPhase(pod, info, tc.terminal); got != tc.want {
+			// Unless a case says otherwise, a regular container that ran means it ran in the
+			// current sandbox.
+			initialized := anyRegularContainerStarted(&spec, info)
+			if tc.initialized != nil {
+				initialized = *tc.initialized
+			}
+			if got := GetPhase(pod, info, tc.terminal, initialized); got != tc.want {
 				t.Errorf("GetPhase(%v, terminal=%v) = %s, want %s", info, tc.terminal, got, tc.want)
 			}
 		})
@@ -214,5 +222,25 @@ func TestGetPhaseRestartOnFailure(t *testing.T) {
 		{name: "mixed state 3", regular: []v1.ContainerStatus{runningState("containerA"), waitingState("containerB")}, want: v1.PodPending},
 		{name: "backoff crashloop container", regular: []v1.ContainerStatus{runningState("containerA"), waitingAfter("containerB", 0)}, want: v1.PodRunning},
 		{name: "all failed but the pod is terminal", regular: []v1.ContainerStatus{failedState("containerA"), failedState("containerB")}, terminal: true, want: v1.PodFailed},
+	})
+}
+
+// Sidecar exit codes never count, and a container's own restartPolicy comes before the pod's
+// (ContainerRestartRules, on in v1.35).
+func TestGetPhaseSidecarsAndContainerPolicy(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	never := v1.RestartPolicyNever
+	spec := v1.PodSpec{
+		RestartPolicy:  never,
+		InitContainers: []v1.Container{{Name: "s", RestartPolicy: &sidecarPolicy}},
+		Containers:     []v1.Container{{Name: "app"}, {Name: "keep", RestartPolicy: &always}},
+	}
+	sigterm := v1.ContainerStatus{Name: "s", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 143}}}
+	no := false
+	runPhaseCases(t, spec, nil, []phaseCase{
+		{name: "sidecar killed, app succeeded, keep restarting", init: []v1.ContainerStatus{sigterm}, regular: []v1.ContainerStatus{succeededState("app"), failedState("keep")}, want: v1.PodRunning},
+		{name: "sidecar killed, both done, terminal", init: []v1.ContainerStatus{sigterm}, regular: []v1.ContainerStatus{succeededState("app"), succeededState("keep")}, terminal: true, want: v1.PodSucceeded},
+		{name: "restarting sidecar after init keeps Running", init: []v1.ContainerStatus{runningState("s")}, regular: []v1.ContainerStatus{runningState("app"), runningState("keep")}, want: v1.PodRunning},
+		{name: "unstarted sidecar in a new sandbox is Pending", init: []v1.ContainerStatus{runningState("s")}, regular: []v1.ContainerStatus{runningState("app"), runningState("keep")}, initialized: &no, want: v1.PodPending},
 	})
 }

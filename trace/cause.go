@@ -44,6 +44,7 @@ type linker struct {
 type linked struct {
 	seq uint64
 	t   int64
+	pod string
 }
 
 type pendingStep struct {
@@ -136,8 +137,17 @@ func (l *linker) cause(e Event) uint64 {
 			if len(l.apiWrites) == 0 {
 				return 0
 			}
-			w := l.apiWrites[0]
-			l.apiWrites = l.apiWrites[1:]
+			// The write of a pod the SET carries, else the oldest (a deletion): with several
+			// nodes, each node's source sees only the writes of its own pods.
+			i := 0
+			for j, w := range l.apiWrites {
+				if contains(e.Pods, w.pod) {
+					i = j
+					break
+				}
+			}
+			w := l.apiWrites[i]
+			l.apiWrites = append(l.apiWrites[:i], l.apiWrites[i+1:]...)
 			return w.seq
 		}
 		return l.answer(e.Source, t)
@@ -271,9 +281,11 @@ func (l *linker) answer(source string, t int64) uint64 {
 	return p.seq
 }
 
-func (u configUpdate) has(pod string) bool {
-	for _, p := range u.pods {
-		if p == pod {
+func (u configUpdate) has(pod string) bool { return contains(u.pods, pod) }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
 			return true
 		}
 	}
@@ -387,6 +399,6 @@ func (l *linker) observe(e Event) {
 			l.status[e.Pod] = seq
 		}
 	case APIServer:
-		l.apiWrites = append(l.apiWrites, linked{seq: seq, t: t})
+		l.apiWrites = append(l.apiWrites, linked{seq: seq, t: t, pod: e.Pod})
 	}
 }

@@ -30,6 +30,7 @@ const (
 	KindSkip   Kind = "skip"   // syncloop, housekeeping, mirror: something was not done, with the reason
 	KindCreate Kind = "create" // mirror: a mirror pod created; apiserver: a pod created
 	KindDelete Kind = "delete" // mirror: a mirror pod deleted; status: a finished pod deleted; apiserver: a pod gone
+	KindHook   Kind = "hook"   // runtime: a lifecycle hook started or ended; scenario: the hook step
 )
 
 // Kinds of the syncloop component.
