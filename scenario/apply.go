@@ -89,6 +89,12 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case st.ExpectMetric != nil:
 		e.judged(e.checkMetric(i, st.ExpectMetric))
 	}
+	for _, ev := range e.rec.EventsSince(mark) {
+		if ev.Component == trace.Scenario {
+			e.result.StepSeqs[i] = ev.Seq
+			break
+		}
+	}
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:
 	// nothing happens between them, and they check what the same earlier steps caused.

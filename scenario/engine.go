@@ -57,6 +57,8 @@ type RunOptions struct {
 	View *trace.View
 	// Text are the text format's options on Out.
 	Text trace.TextOptions
+	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
+	PodDiffs bool
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -69,6 +71,7 @@ type engine struct {
 	server *fakeapiserver.Server // nil without the api source
 	client kubernetes.Interface  // nil without the api source
 	keep   bool                  // RunOptions.KeepEvents: forget no trace event
+	diffs  *podDiffs             // nil without RunOptions.PodDiffs
 	seed   int64
 	// cp is the control plane beside the API server; nil without controllers and peers.
 	cp *controlPlane
@@ -154,11 +157,15 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		s:      s,
 		clk:    clk,
 		rec:    rec,
-		result: Result{Name: s.Name},
+		result: Result{Name: s.Name, StepSeqs: make([]uint64, len(s.Steps))},
 		report: reporter{w: opts.Report, format: opts.Format},
 		step:   -1,
 		keep:   opts.KeepEvents,
 		probes: prober.NewScript(),
+	}
+	if opts.PodDiffs {
+		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
+		e.result.PodDiffs = e.diffs.diffs
 	}
 	e.seed = 1
 	if s.Seed != nil {
@@ -562,8 +569,17 @@ func (e *engine) merge(ctx context.Context) {
 					e.uids[kubecontainer.PodKey(p)] = p.UID
 				}
 			}
+			mark := e.rec.Len()
 			// The sync loop traces what it cannot handle (an unsupported operation) and goes on.
 			_ = e.node.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out})
+			if e.diffs != nil {
+				for _, ev := range e.rec.EventsSince(mark) {
+					if ev.Component == trace.SyncLoop && ev.Event == trace.KindConfig {
+						e.diffs.record(ev, out)
+						break
+					}
+				}
+			}
 		}
 	}
 }

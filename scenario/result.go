@@ -33,6 +33,12 @@ type Result struct {
 	NotReached []Outcome
 	// StepErrors lists the steps that could not be carried out. Each fails the replay.
 	StepErrors []StepError
+	// StepSeqs holds, per step in file order, the seq of the trace event the step emitted (its
+	// action, or the error when it could not be carried out), 0 for steps that only observe.
+	StepSeqs []uint64
+	// PodDiffs holds, with RunOptions.PodDiffs, by the seq of the sync loop's config event for an
+	// UPDATE or RECONCILE, a line diff of each pod it carries against the pod's previous version.
+	PodDiffs map[uint64]string
 	// Events is the whole trace with RunOptions.KeepEvents, for a comparison with a golden file
 	// in either format (RenderTrace); without it only the last events.
 	Events []trace.Event

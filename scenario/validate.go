@@ -370,3 +370,10 @@ func apiPod(pod *v1.Pod) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Action returns the name of the step's action as written in the file, such as writeManifest or
+// expect.
+func (st *Step) Action() string {
+	name, _ := st.action()
+	return name
+}

@@ -76,6 +76,13 @@ type Event struct {
 	// Func is the kubelet function this step corresponds to, so a reader can find it in the
 	// kubelet's source.
 	Func string
+	// Seq numbers the events of one Recorder from 1, in the order it stamps them. The Recorder
+	// sets it.
+	Seq uint64
+	// Cause is the Seq of the event that made this one happen, 0 for none (a root, such as a
+	// scenario step or a periodic relist). The Recorder sets it unless the emitter did
+	// (docs/trace.md, "Causes").
+	Cause uint64
 }
 
 // Tracer receives events. Components hold one in their options; a nil Tracer is not allowed, use

@@ -226,6 +226,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	where := e.Where()
 	str("func", where.Func)
 	str("file", where.File)
+	if e.Seq != 0 {
+		b.WriteString(`,"seq":` + strconv.FormatUint(e.Seq, 10))
+	}
+	if e.Cause != 0 {
+		b.WriteString(`,"cause":` + strconv.FormatUint(e.Cause, 10))
+	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

@@ -26,6 +26,10 @@ type RecorderOptions struct {
 	View *View
 	// Text are the options of the text format.
 	Text TextOptions
+	// Also receives every event once it is stamped, with its Seq and Cause, in stamp order and
+	// under the Recorder's lock, so it must not block or emit. Nil sends nowhere. The live
+	// timeline view (run --ui) uses it.
+	Also Tracer
 }
 
 // Recorder stamps events with the time since the start and writes them out. It is safe for
@@ -38,6 +42,7 @@ type Recorder struct {
 	keep   bool
 	view   *View
 	text   TextOptions
+	also   Tracer
 
 	mu     sync.Mutex // guards events, forgotten, err and writes to out
 	events []Event
@@ -45,6 +50,8 @@ type Recorder struct {
 	// forgotten.
 	forgotten int
 	err       error
+	seq       uint64  // the Seq of the last event
+	link      *linker // gives each event its Cause
 }
 
 var _ Tracer = (*Recorder)(nil)
@@ -62,18 +69,24 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 		start = opts.Clock.Now()
 	}
 	return &Recorder{clock: opts.Clock, start: start, out: opts.Out, format: opts.Format, keep: opts.Keep,
-		view: opts.View, text: opts.Text}, nil
+		view: opts.View, text: opts.Text, also: opts.Also, link: newLinker()}, nil
 }
 
-// Emit stamps e with the time since the start and records it.
+// Emit stamps e with the time since the start, its sequence number and its cause, and records it.
 func (r *Recorder) Emit(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Stamped under the lock, so that events from concurrent runners are kept and written in
 	// the order of their stamps.
 	e.T = r.clock.Since(r.start)
+	r.seq++
+	e.Seq = r.seq
+	e.Cause = r.link.link(e)
 	if r.keep {
 		r.events = append(r.events, e)
+	}
+	if r.also != nil {
+		r.also.Emit(e)
 	}
 	if r.out == nil || r.err != nil {
 		return

@@ -40,8 +40,13 @@ func TestJSONContract(t *testing.T) {
 			name: "every field",
 			event: Event{T: 2 * time.Second, Component: Runtime, Event: "exited", Pod: "default/a", UID: "u1",
 				Op: "kill", Source: "api", From: "running", To: "exited", Container: "c", ExitCode: Int(0),
-				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer"},
-			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"kubeGenericRuntimeManager.killContainer","file":"pkg/kubelet/kuberuntime/kuberuntime_container.go"}`,
+				Delay: 10 * time.Second, Reason: "Completed", Message: "said \"bye\"", Func: "killContainer", Seq: 7, Cause: 3},
+			want: `{"t":2,"component":"runtime","event":"exited","pod":"default/a","uid":"u1","op":"kill","source":"api","from":"running","to":"exited","container":"c","exitCode":0,"delay":10,"reason":"Completed","message":"said \"bye\"","func":"kubeGenericRuntimeManager.killContainer","file":"pkg/kubelet/kuberuntime/kuberuntime_container.go","seq":7,"cause":3}`,
+		},
+		{
+			name:  "a root has a seq and no cause",
+			event: Event{Component: Scenario, Event: KindWriteManifest, Seq: 1},
+			want:  `{"t":0,"component":"scenario","event":"writeManifest","seq":1}`,
 		},
 	}
 	for _, tt := range tests {
@@ -133,8 +138,8 @@ func TestRecorderStampsAndWrites(t *testing.T) {
 	clk.Advance(2500 * time.Millisecond)
 	r.Emit(Event{Component: PodConfig, Event: "update", Op: "ADD", Source: "file"})
 
-	want := `{"t":0,"component":"sources","event":"set","source":"file"}` + "\n" +
-		`{"t":2.5,"component":"podconfig","event":"update","op":"ADD","source":"file"}` + "\n"
+	want := `{"t":0,"component":"sources","event":"set","source":"file","seq":1}` + "\n" +
+		`{"t":2.5,"component":"podconfig","event":"update","op":"ADD","source":"file","seq":2,"cause":1}` + "\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output mismatch (-want +got):\n%s", diff)
 	}

@@ -60,6 +60,10 @@ type runConfig struct {
 
 	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
 
+	UIAddr string // where the live timeline view listens (--ui); empty serves none
+	// UIStarted, when set, is told the view's URL once it listens; otherwise Announce is.
+	UIStarted func(url string)
+
 	Nodes          int           // how many nodes to simulate; 0 or 1 is one node named NodeName
 	NodeNamePrefix string        // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
 	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass

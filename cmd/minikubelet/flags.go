@@ -17,6 +17,7 @@ import (
 
 // runFlags are the raw command-line values of `minikubelet run`.
 type runFlags struct {
+	ui                 string
 	config             string
 	podManifestPath    string
 	manifestURL        string
@@ -65,6 +66,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry and device-plugins (the kubelet's /var/lib/kubelet)")
 	f.security.bind(fs)
 	bindDataDir(fs, &f.dataDir)
+	fs.StringVar(&f.ui, "ui", "", "serve the live timeline view (a page and its server-sent events) at this address, such as 127.0.0.1:8080")
 	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
@@ -105,6 +107,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		APILatency:         f.apiLatency,
+		UIAddr:             f.ui,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {

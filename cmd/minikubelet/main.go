@@ -144,7 +144,8 @@ as a trace, either live ("run") or replayed from a scenario on a virtual clock (
 		}
 		return nil
 	}
-	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand(), newPluginCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newReplayCommand(), newAPIServerCommand(), newPluginCommand(), newVersionCommand(),
+		newExplainCommand(), newLearnCommand())
 	usageErrors(root)
 	return root
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minikubelet/minikubelet/scenario"
+	"github.com/minikubelet/minikubelet/teach"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -26,6 +27,8 @@ type replayConfig struct {
 	UpdateGolden bool
 	// MaxDuration bounds the scenarios' durations (scenario.LoadOptions); 0 = the default.
 	MaxDuration time.Duration
+	// HTML is the file the timeline view of the replay is written to; "" for none.
+	HTML string
 }
 
 func newReplayCommand() *cobra.Command {
@@ -48,6 +51,10 @@ are listed as not reached.
 --update-golden writes it instead (JSON Lines for a .json or .jsonl file, text otherwise), by
 default to the .golden file beside each scenario.
 
+--html writes the replay as one self-contained HTML page: swimlanes per component, pod worker and
+container on the virtual time axis, the steps and verdicts, and for each event its fields, the
+kubelet function it mirrors and its chain of causes and effects. It opens offline in a browser.
+
 Exit codes: 0 when every expectation is met, 1 when one fails, a step cannot be carried out, the
 trace differs from --golden or the replay is interrupted (SIGINT, SIGTERM), 2 for a usage error:
 an invalid scenario file (one whose steps reach past --max-duration of virtual time included), an
@@ -56,7 +63,8 @@ unreadable --golden, a bad flag.`,
   minikubelet replay --trace-format json scenarios/crash-loop.yaml | jq -c 'select(.kind)'
   minikubelet replay --until 30s scenarios/mirror-pod-deleted.yaml
   minikubelet replay --golden scenarios/crash-loop.golden scenarios/crash-loop.yaml
-  minikubelet replay --update-golden scenarios/*.yaml`,
+  minikubelet replay --update-golden scenarios/*.yaml
+  minikubelet replay --html crash-loop.html scenarios/crash-loop.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tv, err := tf.resolve()
@@ -66,6 +74,9 @@ unreadable --golden, a bad flag.`,
 			cfg.TraceFormat, cfg.TraceView, cfg.Files = tv.Format, tv, args
 			if cfg.MaxDuration <= 0 {
 				return &exitError{code: 2, err: fmt.Errorf("--max-duration %v: must be positive", cfg.MaxDuration)}
+			}
+			if cfg.HTML != "" && len(args) != 1 {
+				return &exitError{code: 2, err: errors.New("--html writes one scenario's timeline: give one FILE")}
 			}
 			if cfg.Golden != "" && len(args) != 1 {
 				return &exitError{code: 2, err: errors.New("--golden names one scenario's golden file: give one FILE")}
@@ -77,6 +88,7 @@ unreadable --golden, a bad flag.`,
 	cmd.Flags().DurationVar(&cfg.Until, "until", 0, "stop at this virtual time instead of after the last step; later expectations are reported as not reached")
 	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this golden file (text or JSON Lines) and print the first difference")
 	cmd.Flags().BoolVar(&cfg.UpdateGolden, "update-golden", false, "write the trace to --golden, or to the .golden file beside each scenario, instead of comparing")
+	cmd.Flags().StringVar(&cfg.HTML, "html", "", "write the replay's timeline view to this self-contained HTML file")
 	cmd.Flags().DurationVar(&cfg.MaxDuration, "max-duration", scenario.DefaultMaxDuration,
 		"refuse scenarios with a step (at), runtimeDown.for or crashLoop.after beyond this virtual time")
 	return cmd
@@ -122,10 +134,16 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 			Text:   cfg.TraceView.Text,
 			Until:  cfg.Until,
 			// A golden file is compared in its own format, rendered from the kept events.
-			KeepEvents: cfg.UpdateGolden || cfg.Golden != "",
+			KeepEvents: cfg.UpdateGolden || cfg.Golden != "" || cfg.HTML != "",
+			PodDiffs:   cfg.HTML != "",
 		})
 		if err != nil {
 			return err
+		}
+		if cfg.HTML != "" {
+			if err := writeHTML(cfg.HTML, s, res); err != nil {
+				return err
+			}
 		}
 		check, err := checkGolden(cfg, cfg.Files[i], golden, res)
 		if err != nil {
@@ -147,6 +165,22 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 	}
 	if len(failures) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("replay failed: %w", errors.Join(failures...))}
+	}
+	return nil
+}
+
+// writeHTML writes the timeline view of a replay to path.
+func writeHTML(path string, s *scenario.Scenario, res *scenario.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := teach.WriteHTML(f, teach.NewTimeline(s, res)); err != nil {
+		f.Close()
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/minikubelet/minikubelet/metrics"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/teach"
 	"github.com/minikubelet/minikubelet/trace"
 )
 
@@ -54,10 +56,23 @@ const (
 // broadcaster, then the API server.
 func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	clk := clock.RealClock{}
+	var live *teach.Live
+	var also trace.Tracer
+	if cfg.UIAddr != "" {
+		live = teach.NewLive("minikubelet run: "+cfg.NodeName, 0)
+		also = live
+	}
 	tracer, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Out: out, Format: cfg.TraceFormat,
-		View: cfg.TraceView.newView(), Text: cfg.TraceView.Text})
+		View: cfg.TraceView.newView(), Text: cfg.TraceView.Text, Also: also})
 	if err != nil {
 		return err
+	}
+	if live != nil {
+		stopUI, err := serveUI(ctx, cfg, live)
+		if err != nil {
+			return err
+		}
+		defer stopUI()
 	}
 
 	apiCtx, stopAPI := context.WithCancel(ctx)
@@ -101,6 +116,34 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	stopAPI()
 	api.wait()
 	return errors.Join(err, kubelet.err, api.err, tracer.Err())
+}
+
+// serveUI serves the live timeline view at cfg.UIAddr until the returned function is called.
+func serveUI(ctx context.Context, cfg *runConfig, live *teach.Live) (stop func(), err error) {
+	l, err := net.Listen("tcp", cfg.UIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--ui: listen on %s: %w", cfg.UIAddr, err)
+	}
+	srv := &http.Server{Handler: live, ReadHeaderTimeout: serverStreamTimeout, MaxHeaderBytes: serverMaxHeaderBytes,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l) // ErrServerClosed once stopped
+	}()
+	url := "http://" + l.Addr().String() + "/"
+	switch {
+	case cfg.UIStarted != nil:
+		cfg.UIStarted(url)
+	case cfg.Announce != nil:
+		fmt.Fprintf(cfg.Announce, "timeline view: %s\n", url)
+	}
+	return func() {
+		// The streams end first, so that closing the server does not wait for them.
+		live.Close()
+		_ = srv.Close()
+		<-done
+	}, nil
 }
 
 // clientFactory makes a node's API client: each simulated kubelet has its own rate limits, as

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minikubelet/minikubelet/teach"
+)
+
+func newExplainCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain SCENARIO",
+		Short: "Replay a scenario and narrate it step by step in plain English",
+		Long: `explain replays a scenario on the virtual clock, like replay, and tells what happened: one
+paragraph per step, saying what the step changed and then, instant by instant, what each
+component did because of it. It follows each event's cause (docs/trace.md, "Causes") forward
+from the step, names the kubelet function that did it, and gives the timing, such as how long a
+crash-loop back-off held a restart. Instants that repeat an earlier one are folded into it.
+
+The narration is deterministic, like the trace. Exit codes: 0 when every expectation is met, 1 when
+one fails, 2 for an invalid scenario.`,
+		Example: `  minikubelet explain scenarios/static-pod-lifecycle.yaml
+  minikubelet learn    # the lessons, and the scenarios of each`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, res, err := teach.Replay(cmd.Context(), args[0])
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if err := teach.Explain(cmd.OutOrStdout(), s, res); err != nil {
+				return err
+			}
+			if !res.Passed() {
+				return &exitError{code: 1, err: fmt.Errorf("%s: the replay failed", args[0])}
+			}
+			return nil
+		},
+	}
+}
+
+func newLearnCommand() *cobra.Command {
+	var dir, html string
+	cmd := &cobra.Command{
+		Use:   "learn [LESSON]",
+		Short: "List the lessons: the scenarios grouped by what they teach about the kubelet",
+		Long: `learn lists the curriculum of scenarios/lessons/index.yaml: each lesson with a description
+for a learner and its scenarios. With a LESSON name, it shows that lesson with the whole
+description of each scenario and the commands that walk through it: explain narrates a scenario
+in the terminal, replay --html draws it in a browser.
+
+--html DIR writes the HTML timeline of every lesson's scenario into DIR.`,
+		Example: `  minikubelet learn
+  minikubelet learn restarts-and-backoff
+  minikubelet learn --html lessons/`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := teach.LoadCurriculum(dir)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return learn(cmd, c, args, html)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "scenarios", "scenarios", "the scenario directory, which holds lessons/index.yaml")
+	cmd.Flags().StringVar(&html, "html", "", "write every lesson scenario's HTML timeline into this directory")
+	return cmd
+}
+
+func learn(cmd *cobra.Command, c *teach.Curriculum, args []string, html string) error {
+	out := cmd.OutOrStdout()
+	if html != "" {
+		files, err := c.WriteReports(cmd.Context(), html)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintln(out, f)
+		}
+		return nil
+	}
+	if len(args) == 0 {
+		return c.WriteList(out)
+	}
+	l, ok := c.Lesson(args[0])
+	if !ok {
+		var names []string
+		for _, l := range c.Lessons {
+			names = append(names, l.Name)
+		}
+		return &exitError{code: 2, err: fmt.Errorf("no lesson %q in %s: want one of %v", args[0], filepath.Join(c.Dir, teach.IndexPath), names)}
+	}
+	return c.WriteLesson(out, l)
+}

@@ -1,0 +1,404 @@
+package trace
+
+// linker gives each event its cause: the seq of the earlier event that made it happen. The
+// Recorder runs it on every event in the order it stamps them, so in replay, where that order is
+// fixed, the causes are as deterministic as the trace.
+//
+// The cores do not pass causes to one another; the linker follows the pipeline instead. Every
+// hand-over between components is keyed in the trace by the pod, its container and the source,
+// and each component takes its input from exactly one place upstream (docs/trace.md, "Causes"):
+// a source's SET comes from the scenario step or API server write that changed what it reads,
+// PodConfig's update from that SET, the sync loop's handler from the update, the pod worker's sync
+// from the handler (or the PLEG event, or its own requeue), SyncPod's runtime actions from the
+// sync, the PLEG event from the runtime change it saw, and so on. The linker remembers, per key,
+// the last event of each upstream kind and names it. That keeps the trace package the only one that
+// knows about causes: the cores stay as they are, and a component added later gets the generic
+// rule (the last event on the same pod) without a change here.
+//
+// An event with no upstream event, such as a periodic relist, a housekeeping pass or a scenario
+// step, is a root: its cause is 0. An event that set Cause itself keeps it.
+type linker struct {
+	// pending is, per source (and "plugin" for the plugin socket directory), the scenario step
+	// that changed what the source reads and the instant a SET first answered it.
+	pending map[string]*pendingStep
+	// apiWrites are the API server's pod writes of the current instant that no api SET has
+	// answered yet, in order: the api source sees one watch event per write.
+	apiWrites []linked
+	lastSet   map[string]uint64 // per source, the last SET
+	updates   []configUpdate    // PodConfig updates the sync loop has not handled yet
+	config    configUpdate      // the config update the sync loop handled last
+	dispatch  map[string]uint64 // per pod, what last asked its worker to sync
+	requeue   map[string]uint64 // per pod, the worker's last requeue
+	work      map[string]uint64 // per pod, the worker's last sync or state change
+	runtime   map[string]uint64 // per pod and per pod/container, the last runtime event
+	fault     map[string]uint64 // per pod, the last scenario step that breaks its containers
+	loops     map[string]bool   // per pod, whether that step is a crash loop, which outlives an exit
+	pleg      map[string]uint64 // per pod, the last PLEG event
+	cleanup   map[string]uint64 // per pod, housekeeping's last event
+	status    map[string]uint64 // per pod, the status manager's last set
+	pod       map[string]uint64 // per pod, the last event of any component but events
+	component map[Component]uint64
+	step      uint64 // the last scenario step
+}
+
+type linked struct {
+	seq uint64
+	t   int64
+	pod string
+}
+
+type pendingStep struct {
+	seq      uint64
+	answered int64 // the instant of the first SET after the step, -1 before it
+}
+
+type configUpdate struct {
+	seq        uint64
+	t          int64
+	op, source string
+	pods       []string
+}
+
+func newLinker() *linker {
+	return &linker{
+		pending:   map[string]*pendingStep{},
+		lastSet:   map[string]uint64{},
+		dispatch:  map[string]uint64{},
+		requeue:   map[string]uint64{},
+		work:      map[string]uint64{},
+		runtime:   map[string]uint64{},
+		fault:     map[string]uint64{},
+		loops:     map[string]bool{},
+		pleg:      map[string]uint64{},
+		cleanup:   map[string]uint64{},
+		status:    map[string]uint64{},
+		pod:       map[string]uint64{},
+		component: map[Component]uint64{},
+	}
+}
+
+// stepSource is the source, or the plugin socket directory, a scenario step changes.
+var stepSource = map[Kind]string{
+	KindWriteManifest:      "file",
+	KindRemoveManifest:     "file",
+	KindRenameManifest:     "file",
+	KindServeHTTP:          "http",
+	KindCreatePluginSocket: "plugin",
+	KindRemovePluginSocket: "plugin",
+}
+
+// plegSaw is the runtime event each PLEG event reports.
+var plegSaw = map[Kind]Kind{
+	KindContainerStarted: KindStarted,
+	KindContainerDied:    KindExited,
+	KindContainerRemoved: KindRemoved,
+}
+
+// faultSteps break a pod's containers: the runtime's next exit of that pod is theirs.
+var faultSteps = map[Kind]bool{
+	KindContainerExit: true, KindCrashLoop: true, KindContainerStop: true, KindOOMKill: true, KindKillSandbox: true,
+}
+
+// link returns e's cause and remembers e. e.Seq is set.
+func (l *linker) link(e Event) uint64 {
+	cause := e.Cause
+	if cause == 0 {
+		cause = l.cause(e)
+	}
+	l.observe(e)
+	return cause
+}
+
+// latest returns the highest, that is the most recent, of seqs.
+func latest(seqs ...uint64) uint64 {
+	var m uint64
+	for _, s := range seqs {
+		m = max(m, s)
+	}
+	return m
+}
+
+func containerKey(pod, container string) string { return pod + "\x00" + container }
+
+func (l *linker) cause(e Event) uint64 {
+	t := int64(e.T)
+	switch e.Component {
+	case Scenario:
+		return 0
+	case Sources:
+		if e.Event != KindSet {
+			return 0
+		}
+		if e.Source == "api" {
+			// Writes of an earlier instant were answered or never reach this node's watch.
+			for len(l.apiWrites) > 0 && l.apiWrites[0].t != t {
+				l.apiWrites = l.apiWrites[1:]
+			}
+			if len(l.apiWrites) == 0 {
+				return 0
+			}
+			// The write of a pod the SET carries, else the oldest (a deletion): with several
+			// nodes, each node's source sees only the writes of its own pods.
+			i := 0
+			for j, w := range l.apiWrites {
+				if contains(e.Pods, w.pod) {
+					i = j
+					break
+				}
+			}
+			w := l.apiWrites[i]
+			l.apiWrites = append(l.apiWrites[:i], l.apiWrites[i+1:]...)
+			return w.seq
+		}
+		return l.answer(e.Source, t)
+	case PodConfig:
+		return l.lastSet[e.Source]
+	case SyncLoop:
+		switch e.Event {
+		case KindConfig:
+			for i, u := range l.updates {
+				if u.op == e.Op && u.source == e.Source {
+					l.updates = l.updates[i+1:]
+					return u.seq
+				}
+			}
+			return 0
+		case KindPLEG:
+			return l.pleg[e.Pod]
+		case KindSkip, KindError:
+			// A handler that passes over one pod of the update it is handling.
+			if l.config.t == t && l.config.has(e.Pod) {
+				return l.config.seq
+			}
+			return l.pod[e.Pod]
+		case KindSync:
+			// The tick hands over the pods whose requeue is due.
+			var c uint64
+			for _, p := range e.Pods {
+				c = latest(c, l.requeue[p])
+			}
+			return latest(c, l.requeue[e.Pod])
+		}
+		return 0
+	case PodManager:
+		if l.config.has(e.Pod) {
+			return l.config.seq
+		}
+		return l.pod[e.Pod]
+	case PodWorkers:
+		switch e.Event {
+		case KindRequeue:
+			return l.work[e.Pod]
+		case KindError:
+			return l.pod[e.Pod]
+		}
+		if c := l.dispatch[e.Pod]; c != 0 {
+			return c
+		}
+		return l.pod[e.Pod]
+	case Runtime:
+		switch e.Event {
+		case KindDown:
+			return l.step
+		case KindSync:
+			return l.work[e.Pod]
+		case KindExited:
+			if f := l.fault[e.Pod]; f != 0 {
+				return f
+			}
+		}
+		return latest(l.work[e.Pod], l.runtime[e.Pod], l.runtime[containerKey(e.Pod, e.Container)])
+	case PLEG:
+		if e.Event == KindHealth {
+			return 0
+		}
+		// The relist sees what the runtime did to the container, or to the sandbox when there
+		// is no container: a start, an exit, a removal.
+		if k, ok := plegSaw[e.Event]; ok {
+			if c := l.runtime[containerKey(e.Pod, e.Container)+"\x00"+string(k)]; c != 0 {
+				return c
+			}
+		}
+		if c := l.runtime[containerKey(e.Pod, e.Container)]; c != 0 {
+			return c
+		}
+		return l.runtime[e.Pod]
+	case Status:
+		if e.Event == KindSet || e.Event == KindDelete {
+			if c := l.work[e.Pod]; c != 0 {
+				return c
+			}
+			return l.pod[e.Pod]
+		}
+		return l.status[e.Pod]
+	case APIServer:
+		if e.Event == KindStatus {
+			if c := l.status[e.Pod]; c != 0 {
+				return c
+			}
+		}
+		return l.pod[e.Pod]
+	case Mirror:
+		if c := latest(l.work[e.Pod], l.cleanup[e.Pod]); c != 0 {
+			return c
+		}
+		return l.pod[e.Pod]
+	case Housekeeping, Node:
+		return 0
+	case PluginWatcher:
+		return l.answer("plugin", t)
+	case PluginManager:
+		return l.component[PluginWatcher]
+	case DeviceManager, CSI:
+		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
+		// plugin manager.
+		if e.Pod != "" && l.pod[e.Pod] != 0 {
+			return l.pod[e.Pod]
+		}
+		return latest(l.component[PluginManager], l.component[DeviceManager])
+	}
+	// Events and components the linker has no rule for: the last thing that happened to the pod.
+	if e.Pod != "" {
+		return l.pod[e.Pod]
+	}
+	return 0
+}
+
+// answer returns the step pending on source when a SET of it at instant t answers the step: the
+// first SET after it, and the others of the same instant (a file write is a create and a write
+// to the watch).
+func (l *linker) answer(source string, t int64) uint64 {
+	p := l.pending[source]
+	if p == nil {
+		return 0
+	}
+	if p.answered < 0 {
+		p.answered = t
+	}
+	if p.answered != t {
+		return 0
+	}
+	return p.seq
+}
+
+func (u configUpdate) has(pod string) bool { return contains(u.pods, pod) }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneEvery and forgetAfter bound the linker's memory in a long run with many pods: every
+// pruneEvery events it drops what it remembers of keys (pods, containers) quiet for forgetAfter
+// events. A pod quiet for that long gets no cause for its next event.
+const (
+	pruneEvery  = 1 << 18
+	forgetAfter = 1 << 20
+)
+
+func (l *linker) prune(seq uint64) {
+	if seq%pruneEvery != 0 || seq < forgetAfter {
+		return
+	}
+	old := seq - forgetAfter
+	for _, m := range []map[string]uint64{l.dispatch, l.requeue, l.work, l.runtime, l.fault, l.pleg, l.cleanup, l.status, l.pod} {
+		for k, v := range m {
+			if v < old {
+				delete(m, k)
+			}
+		}
+	}
+	for k := range l.loops {
+		if _, ok := l.fault[k]; !ok {
+			delete(l.loops, k)
+		}
+	}
+}
+
+func (l *linker) observe(e Event) {
+	seq, t := e.Seq, int64(e.T)
+	l.prune(seq)
+	if e.Component != Events && e.Pod != "" {
+		l.pod[e.Pod] = seq
+	}
+	l.component[e.Component] = seq
+	switch e.Component {
+	case Scenario:
+		if e.Event == KindError {
+			return
+		}
+		l.step = seq
+		if src, ok := stepSource[e.Event]; ok {
+			l.pending[src] = &pendingStep{seq: seq, answered: -1}
+		}
+		if faultSteps[e.Event] && e.Pod != "" {
+			l.fault[e.Pod] = seq
+			l.loops[e.Pod] = e.Event == KindCrashLoop
+		}
+	case Sources:
+		if e.Event == KindSet {
+			l.lastSet[e.Source] = seq
+		}
+	case PodConfig:
+		if e.Event == KindUpdate {
+			// Updates the sync loop skipped belong to an earlier instant.
+			for len(l.updates) > 0 && l.updates[0].t != t {
+				l.updates = l.updates[1:]
+			}
+			l.updates = append(l.updates, configUpdate{seq: seq, t: t, op: e.Op, source: e.Source, pods: e.Pods})
+		}
+	case SyncLoop:
+		if e.Event == KindConfig {
+			l.config = configUpdate{seq: seq, t: t, op: e.Op, source: e.Source, pods: e.Pods}
+		}
+		if e.Pod != "" && e.Event != KindSkip && e.Event != KindError {
+			l.dispatch[e.Pod] = seq
+		}
+		// A reconcile updates the pod manager's copy; it does not wake the worker.
+		if (e.Event == KindConfig && e.Op != "RECONCILE") || e.Event == KindSync {
+			for _, p := range e.Pods {
+				l.dispatch[p] = seq
+			}
+		}
+	case Housekeeping:
+		if e.Pod != "" {
+			l.dispatch[e.Pod] = seq
+			l.cleanup[e.Pod] = seq
+		}
+	case PodWorkers:
+		switch e.Event {
+		case KindRequeue:
+			l.requeue[e.Pod] = seq
+			l.dispatch[e.Pod] = seq
+		case KindSync, KindState:
+			l.work[e.Pod] = seq
+		}
+	case Runtime:
+		l.runtime[e.Pod] = seq
+		l.runtime[containerKey(e.Pod, e.Container)] = seq
+		kind := e.Event
+		if e.Event == KindSandbox {
+			// A sandbox has no container name: ready is its start, stopped its exit.
+			kind = map[string]Kind{"ready": KindStarted, "": KindExited}[e.To]
+		}
+		l.runtime[containerKey(e.Pod, e.Container)+"\x00"+string(kind)] = seq
+		// A crash loop breaks every run of the container; the other faults break one.
+		if e.Event == KindExited && !l.loops[e.Pod] {
+			delete(l.fault, e.Pod)
+		}
+	case PLEG:
+		if e.Pod != "" {
+			l.pleg[e.Pod] = seq
+		}
+	case Status:
+		if e.Event == KindSet {
+			l.status[e.Pod] = seq
+		}
+	case APIServer:
+		l.apiWrites = append(l.apiWrites, linked{seq: seq, t: t, pod: e.Pod})
+	}
+}
