@@ -139,11 +139,6 @@ func (s *Script) answer(podKey, container string, t ProbeType, now time.Time) (O
 // real kubelet ignores these annotations.
 const AnnotationPrefix = "minikubelet.io/"
 
-// annotationKey is the annotation that scripts the probe of the type of the container.
-func annotationKey(t ProbeType, container string) string {
-	return AnnotationPrefix + t.Name() + "-probe." + container
-}
-
 // ErrBadAnnotation is wrapped by the errors of ParseAnnotations.
 var ErrBadAnnotation = errors.New("bad minikubelet.io probe annotation")
 
