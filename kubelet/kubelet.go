@@ -357,8 +357,12 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	syncOpts.Status = n.Status
-	if n.Probes, err = prober.New(prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.ProbeScript,
-		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2))}); err != nil {
+	proberOpts := prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.ProbeScript,
+		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2))}
+	if opts.Metrics != nil {
+		proberOpts.Metrics = opts.Metrics
+	}
+	if n.Probes, err = prober.New(proberOpts); err != nil {
 		return nil, err
 	}
 	syncOpts.Probes = n.Probes
@@ -475,6 +479,7 @@ var (
 	_ housekeeping.Prober        = (*prober.Manager)(nil)
 	_ prober.StatusProvider      = (*status.Manager)(nil)
 	_ podstartup.Metrics         = (*metrics.Registry)(nil)
+	_ prober.Metrics             = (*metrics.Registry)(nil)
 	_ fakeruntime.PullRecorder   = (*podstartup.Tracker)(nil)
 	_ status.StartupTracker      = (*podstartup.Tracker)(nil)
 	_ syncloop.WatchObserver     = (*podstartup.Tracker)(nil)

@@ -25,6 +25,8 @@ type NodeOptions struct {
 	Clock clock.PassiveClock
 	// Metrics serves /metrics. Nil answers 404 there.
 	Metrics http.Handler
+	// ProbeMetrics serves /metrics/probes, the prober's registry. Nil answers 404 there.
+	ProbeMetrics http.Handler
 	// Configz is what /configz shows under "kubeletconfig". Nil answers an empty object.
 	Configz any
 	// SyncLoopThreshold is how old the last sync loop pass may be before /healthz fails: the
@@ -65,6 +67,9 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 	h.mux.HandleFunc("GET /configz", h.configz)
 	h.mux.HandleFunc("/stats/summary", h.statsSummary)
 	h.mux.HandleFunc("GET /metrics/resource", h.resourceMetrics)
+	if opts.ProbeMetrics != nil {
+		h.mux.Handle("GET /metrics/probes", opts.ProbeMetrics)
+	}
 	if opts.Metrics != nil {
 		h.mux.Handle("GET /metrics", opts.Metrics)
 	}

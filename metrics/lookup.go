@@ -15,11 +15,17 @@ var ErrNoSeries = errors.New("no such series")
 // Value returns the value of one series as /metrics would print it: name is a counter's or a
 // gauge's family name, or a histogram's family name with the _count or _sum suffix; labels must
 // equal the series' labels (nil or empty for a series without labels).
+// The prober's families (/metrics/probes) are looked up too.
 func (r *Registry) Value(name string, labels map[string]string) (float64, error) {
 	families, err := r.reg.Gather()
 	if err != nil {
 		return 0, fmt.Errorf("metric %s: gather: %w", name, err)
 	}
+	probes, err := r.probeReg.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("metric %s: gather: %w", name, err)
+	}
+	families = append(families, probes...)
 	for _, mf := range families {
 		family, suffix := mf.GetName(), ""
 		if name != family {

@@ -31,6 +31,9 @@ func (o Options) validate() error {
 type Registry struct {
 	reg compbasemetrics.KubeRegistry
 	f   *families
+	// probeReg holds the prober's families, served apart at /metrics/probes.
+	probeReg compbasemetrics.KubeRegistry
+	probes   *probeFamilies
 	// lastRelist is the start of the previous relist, for the relist interval. Written only by
 	// the goroutine that drives the node's cores.
 	lastRelist time.Time
@@ -41,9 +44,15 @@ func New(opts Options) (*Registry, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new metrics: %w", err)
 	}
-	r := &Registry{reg: compbasemetrics.NewKubeRegistry(), f: newFamilies()}
+	r := &Registry{reg: compbasemetrics.NewKubeRegistry(), f: newFamilies(),
+		probeReg: compbasemetrics.NewKubeRegistry(), probes: newProbeFamilies()}
 	for _, c := range r.f.registerables() {
 		if err := r.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("new metrics %s: %w", opts.NodeName, err)
+		}
+	}
+	for _, c := range []compbasemetrics.Registerable{r.probes.results, r.probes.duration} {
+		if err := r.probeReg.Register(c); err != nil {
 			return nil, fmt.Errorf("new metrics %s: %w", opts.NodeName, err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/prober/results"
 	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/vclock"
@@ -52,6 +53,14 @@ type Options struct {
 	// Script holds the outcomes scripted from outside. Nil leaves the pods' annotations and the
 	// default, success.
 	Script *Script
+	// Metrics receives prober_probe_total and prober_probe_duration_seconds. Nil records none.
+	Metrics Metrics
+}
+
+// Metrics is the prober's registry (the kubelet's /metrics/probes).
+type Metrics interface {
+	ObserveProbe(l metrics.ProbeLabels, result string, d time.Duration)
+	ForgetProbe(l metrics.ProbeLabels)
 }
 
 // ErrMissingOption is wrapped by New when a required option is unset.
@@ -242,6 +251,9 @@ func (m *Manager) stop(k workerKey, fn string) {
 	delete(m.workers, k)
 	if w.containerID != "" {
 		w.cache.Remove(w.containerID)
+	}
+	if m.opts.Metrics != nil {
+		m.opts.Metrics.ForgetProbe(w.metricLabels())
 	}
 	m.emit(trace.Event{Event: trace.KindWorker, Pod: w.podKey, UID: string(k.uid), Container: k.container, Op: k.probe.Name(), To: "stop", Func: fn})
 }

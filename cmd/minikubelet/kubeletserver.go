@@ -95,6 +95,7 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 		Board:             ns.board,
 		Clock:             clk,
 		Metrics:           ns.metrics.Handler(),
+		ProbeMetrics:      ns.metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
 		SyncLoopThreshold: max(2*cfg.SyncFrequency, 5*time.Minute),
 	})
