@@ -80,8 +80,8 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: "Error: ImagePullBackOff"},
 		{At: 12 * time.Second, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
 		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Pulled", Message: `Successfully pulled image "busybox:1.36"`},
-		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Created", Message: "Created container: app"},
-		{At: 15 * time.Second, Pod: p, Type: "Normal", Reason: "Started", Message: "Started container app"},
+		{At: 14 * time.Second, Pod: p, Type: "Normal", Reason: "Created", Message: "Container created"},
+		{At: 15 * time.Second, Pod: p, Type: "Normal", Reason: "Started", Message: "Container started"},
 		{At: 15 * time.Second, Pod: p, Type: "Normal", Reason: "Killing", Message: "Stopping container app"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

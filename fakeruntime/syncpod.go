@@ -224,7 +224,7 @@ func (s *podSync) start(c *v1.Container) error {
 		p.containers = append(p.containers, rec)
 		r.containers[rec.status.ID] = rec
 		r.emitAndRecord(trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
-			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Created container: " + c.Name})
+			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
 	failStart, err := startFailsFromAnnotations(s.pod.Annotations, c.Name, restarts)
@@ -244,7 +244,7 @@ func (s *podSync) start(c *v1.Container) error {
 		rec.status.State = kubecontainer.ContainerStateRunning
 		rec.status.StartedAt = at
 		r.emitAndRecord(trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
-			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Started container " + c.Name})
+			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Container started"})
 		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
 		if !ok && scripted {
 			b, ok = script, true

@@ -73,8 +73,8 @@ func TestStaticPodRunsWithMirrorPod(t *testing.T) {
 	want := []string{
 		`Normal Pulling Pulling image "registry.k8s.io/pause:3.10"`,
 		`Normal Pulled Successfully pulled image "registry.k8s.io/pause:3.10"`,
-		"Normal Created Created container: app",
-		"Normal Started Started container app",
+		"Normal Created Container created",
+		"Normal Started Container started",
 	}
 	if diff := cmp.Diff(want, e.events.list()); diff != "" {
 		t.Errorf("Kubernetes events (-want +got):\n%s", diff)
