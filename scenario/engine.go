@@ -97,9 +97,12 @@ type engine struct {
 // proc is one simulated node: its kubelet process (sources, PodConfig, the sync side), the static
 // pod directory and manifest URL it reads, and its connection to the API server.
 type proc struct {
-	name  string
-	index int    // position in the scenario's nodes
-	ip    string // the node's InternalIP
+	// tracer is the trace as this node's components write to it: the recorder, which with
+	// several nodes first stamps each event with the node's name.
+	tracer trace.Tracer
+	name   string
+	index  int    // position in the scenario's nodes
+	ip     string // the node's InternalIP
 
 	storage *podconfig.Storage
 	dir     *memDir       // nil without the file source
@@ -180,7 +183,14 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 	}
 	for i, name := range s.nodeNames() {
-		p := &proc{name: name, index: i, ip: fmt.Sprintf("10.0.0.%d", 10+i), uids: map[string]types.UID{}, inv: newInvariants()}
+		p := &proc{name: name, index: i, ip: fmt.Sprintf("10.0.0.%d", 10+i), uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
+		if len(s.nodeNames()) > 1 {
+			rec := e.rec
+			p.tracer = trace.Func(func(ev trace.Event) {
+				ev.Node = name
+				rec.Emit(ev)
+			})
+		}
 		if e.server != nil {
 			p.link = &outage{next: e.server.Transport(), clk: clk}
 			if p.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: p.link, QPS: -1}); err != nil {
@@ -225,11 +235,11 @@ func (e *engine) each(f func() bool) bool {
 // server, the static pod directory and what the manifest URL serves stay as they are.
 func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 	s, clk := e.s, e.clk
-	configEvents, err := events.NewTracing(e.apiEvents, e.rec)
+	configEvents, err := events.NewTracing(e.apiEvents, e.tracer)
 	if err != nil {
 		return err
 	}
-	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.rec, Recorder: configEvents})
+	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: e.tracer, Recorder: configEvents})
 	if err != nil {
 		return err
 	}
@@ -241,7 +251,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 			e.dir = newMemDir(StaticPodPath)
 		}
 		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: e.name,
-			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.rec, FS: e.dir}); err != nil {
+			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.tracer, FS: e.dir}); err != nil {
 			return err
 		}
 	}
@@ -252,13 +262,13 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		}
 		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: e.name,
 			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
-			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.rec}); err != nil {
+			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.tracer}); err != nil {
 			return err
 		}
 	}
 	if s.hasSource(podconfig.APISource) {
 		storage.Register(podconfig.APISource)
-		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.rec}); err != nil {
+		if e.api, err = sources.NewAPI(sources.APIOptions{Tracer: e.tracer}); err != nil {
 			return err
 		}
 	}
@@ -278,7 +288,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		// kubelet's, and the device manager keeps its state (the kubelet reads it back from its
 		// checkpoint).
 		if e.plugins == nil {
-			if e.plugins, err = newPluginWorld(clk, e.rec, e.client, e.name); err != nil {
+			if e.plugins, err = newPluginWorld(clk, e.tracer, e.client, e.name); err != nil {
 				return err
 			}
 			e.plugins.stepFail = e.stepError
@@ -290,7 +300,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		NodeName: e.name,
 		NodeIP:   e.ip,
 		Clock:    clk,
-		Tracer:   e.rec,
+		Tracer:   e.tracer,
 		// Node 0's seed is the scenario's, so that a single-node scenario's jitter does not
 		// depend on this; the others get their own streams.
 		Seed:          uint64(e.seed) + uint64(e.restarts) + uint64(e.index)<<32,

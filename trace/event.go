@@ -83,6 +83,9 @@ type Event struct {
 	// scenario step or a periodic relist). The Recorder sets it unless the emitter did
 	// (docs/trace.md, "Causes").
 	Cause uint64
+	// Node is the simulated node the event belongs to. It is set only where several nodes share
+	// one trace (a replay with `nodes:`, `run --nodes`), and left empty for what no node does.
+	Node string
 }
 
 // Tracer receives events. Components hold one in their options; a nil Tracer is not allowed, use

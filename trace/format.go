@@ -115,6 +115,7 @@ func (e Event) body(o TextOptions) string {
 			parts = append(parts, k+"="+v)
 		}
 	}
+	add("node", e.Node)
 	add("op", e.Op)
 	add("source", e.Source)
 	if e.Pods != nil {
@@ -232,6 +233,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if e.Cause != 0 {
 		b.WriteString(`,"cause":` + strconv.FormatUint(e.Cause, 10))
 	}
+	str("node", e.Node)
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

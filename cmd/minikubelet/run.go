@@ -282,6 +282,12 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 	if cfg.Nodes > 1 {
 		logger = klog.LoggerWithValues(logger, "node", cfg.NodeName)
 		ctx = klog.NewContext(ctx, logger)
+		// One trace holds every node's events: each says whose it is.
+		shared, name := d.tracer, cfg.NodeName
+		d.tracer = trace.Func(func(ev trace.Event) {
+			ev.Node = name
+			shared.Emit(ev)
+		})
 	}
 	client, err := d.clients()
 	if err != nil {
