@@ -2,11 +2,13 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/fakeapiserver"
@@ -106,5 +108,28 @@ func TestDeleteCollectionResponse(t *testing.T) {
 	err = f.client.CoreV1().RESTClient().Delete().Resource("pods").Do(ctx).Error()
 	if err == nil {
 		t.Errorf("DELETE /api/v1/pods succeeded, want 405")
+	}
+}
+
+// TestDeleteCollectionOfNamespacesIsRefused: kube-apiserver serves no deletecollection for
+// namespaces (405), so that every namespace goes through its own lifecycle.
+func TestDeleteCollectionOfNamespacesIsRefused(t *testing.T) {
+	f := newFixture(t, fakeapiserver.Options{})
+	ctx := context.Background()
+	req := f.client.CoreV1().RESTClient().Delete().AbsPath("/api/v1/namespaces")
+	if err := req.Do(ctx).Error(); !apierrors.IsMethodNotSupported(err) {
+		t.Errorf("DELETE /api/v1/namespaces = %v, want 405 MethodNotSupported", err)
+	}
+	if _, err := f.client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("namespace default after the refused deletecollection: %v", err)
+	}
+	resources, err := f.client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Name == "namespaces" && slices.Contains(r.Verbs, "deletecollection") {
+			t.Errorf("discovery lists deletecollection for namespaces: %v", r.Verbs)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,9 +89,13 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		if res.gv.String() != gv {
 			continue
 		}
+		resVerbs := verbs
+		if res.noDeleteCollection {
+			resVerbs = slices.DeleteFunc(slices.Clone(verbs), func(v string) bool { return v == "deletecollection" })
+		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			Verbs: verbs, ShortNames: res.shortNames, Categories: res.categories,
+			Verbs: resVerbs, ShortNames: res.shortNames, Categories: res.categories,
 		})
 		if res.hasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{

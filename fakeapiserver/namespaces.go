@@ -40,7 +40,7 @@ var immortalNamespaces = sets.New(metav1.NamespaceDefault, metav1.NamespaceSyste
 
 func namespaceResource() *resource {
 	return &resource{
-		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"},
+		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"}, noDeleteCollection: true,
 		hasStatus:     true,
 		newObj:        func() runtime.Object { return &corev1.Namespace{} },
 		fieldSet:      namespaceFields,

@@ -399,9 +399,11 @@ func resourceRoutes(res *resource) *routeContainer {
 	if res.returnDeleted {
 		deleted = obj
 	}
-	add("DELETE", collection, "delete", "Collection"+scope+kind, "deletecollection",
-		"delete collection of "+kind, with(collectionDeleteParams(deleteParams, listParams)),
-		&metav1.DeleteOptions{}, response{200, &metav1.Status{}})
+	if !res.noDeleteCollection {
+		add("DELETE", collection, "delete", "Collection"+scope+kind, "deletecollection",
+			"delete collection of "+kind, with(collectionDeleteParams(deleteParams, listParams)),
+			&metav1.DeleteOptions{}, response{200, &metav1.Status{}})
+	}
 	add("GET", item, "read", scope+kind, "get", "read the specified "+kind,
 		with(nil, nameParam), nil, response{200, obj})
 	add("PUT", item, "replace", scope+kind, "put", "replace the specified "+kind,

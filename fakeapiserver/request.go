@@ -149,7 +149,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		err = s.patch(w, r, t)
 	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
 		err = s.delete(w, r, t)
-	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced):
+	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced) && !t.res.noDeleteCollection:
 		err = s.deleteCollection(w, r, t)
 	default:
 		err = methodNotAllowed(r, t.res)

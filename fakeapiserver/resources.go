@@ -31,6 +31,9 @@ type resource struct {
 	// view marks a resource served by converting another resource's objects (events.k8s.io
 	// Events, eventsv1.go); it has no bucket of its own.
 	view bool
+	// noDeleteCollection: DELETE of the collection is 405, as kube-apiserver answers for
+	// namespaces, whose deletion must go through their lifecycle one by one.
+	noDeleteCollection bool
 
 	newObj func() runtime.Object
 	// fieldSet is what field selectors match against; every key is a supported field label.
