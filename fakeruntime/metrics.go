@@ -22,7 +22,7 @@ type Metrics interface {
 var startErrors = []error{
 	kubecontainer.ErrImagePull, kubecontainer.ErrImagePullBackOff, kubecontainer.ErrImageNeverPull,
 	kubecontainer.ErrInvalidImageName, kubecontainer.ErrCreateContainerConfig, kubecontainer.ErrCreateContainer,
-	kubecontainer.ErrRunContainer,
+	kubecontainer.ErrRunContainer, kubecontainer.ErrPostStartHook,
 }
 
 // startErrorCode is the code label of a failed start: the well-known error it wraps, else its text.

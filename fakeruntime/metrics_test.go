@@ -1,10 +1,14 @@
 package fakeruntime
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 type metricsLog struct{ lines []string }
@@ -41,7 +45,8 @@ func TestMetrics(t *testing.T) {
 	want := []string{
 		"op run_podsandbox 1s", "pod",
 		"op pull_image 2s error", "container init_container ErrImagePull",
-		"op pull_image 2s", "container init_container ", "op create_container 0s", "op start_container 500ms",
+		// The start is counted once it is known to have succeeded: after a postStart hook, if any.
+		"op pull_image 2s", "op create_container 0s", "op start_container 500ms", "container init_container ",
 	}
 	if diff := cmp.Diff(want, log.lines); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
@@ -92,5 +97,22 @@ func TestStartErrorMetrics(t *testing.T) {
 	want := []string{"container container RunContainerError", "container container CreateContainerError"}
 	if diff := cmp.Diff(want, codes); diff != "" {
 		t.Errorf("start metrics (-want +got):\n%s", diff)
+	}
+}
+
+// TestMetricsPostStartFailure: a start whose postStart hook fails counts as a failed start, with
+// the kubelet's code PostStartHookError.
+func TestMetricsPostStartFailure(t *testing.T) {
+	e := newEnv(t, Latencies{})
+	log := &metricsLog{}
+	e.rt.metrics = log
+	pod := newPod("web")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	if err := e.rt.SetHook(kubecontainer.BuildPodKey(pod.Namespace, pod.Name), pod.Spec.Containers[0].Name, HookPostStart, HookBehavior{Fail: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = e.rt.SyncPod(pod, nil, e.bo)
+	if !slices.Contains(log.lines, "container container PostStartHookError") {
+		t.Errorf("metrics = %v, want a container start counted with PostStartHookError", log.lines)
 	}
 }

@@ -187,6 +187,9 @@ func (s *podSync) start(c *v1.Container) error {
 		err = checkHookAnnotations(s.pod.Annotations, c.Name)
 	}
 	if err == nil {
+		_, err = startFailsFromAnnotations(s.pod.Annotations, c.Name, 0)
+	}
+	if err == nil {
 		err = containerConfigError(s.pod, c)
 	}
 	if err != nil {
@@ -234,7 +237,6 @@ func (s *podSync) start(c *v1.Container) error {
 	if r.failCall(CallStartContainer) || failStart {
 		return s.failStart(c, rec)
 	}
-	r.startedContainer(s.pod, c, nil)
 	r.observeOp("create_container", 0, nil)
 	r.observeOp("start_container", r.lat.ContainerStart, nil)
 	s.schedule(s.at, func(at time.Time) {
@@ -253,9 +255,18 @@ func (s *podSync) start(c *v1.Container) error {
 			r.scheduleBehaviorExit(rec, at.Add(b.RunFor), b)
 		}
 	})
+	// A start counts as failed when its postStart hook fails: startContainer returns
+	// ErrPostStartHook, and SyncPod counts it in started_containers_errors_total.
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
-		return s.postStart(c, rec)
+		err := s.postStart(c, rec)
+		if err != nil {
+			r.startedContainer(s.pod, c, kubecontainer.ErrPostStartHook)
+		} else {
+			r.startedContainer(s.pod, c, nil)
+		}
+		return err
 	}
+	r.startedContainer(s.pod, c, nil)
 	return nil
 }
 

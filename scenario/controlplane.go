@@ -80,7 +80,7 @@ func (e *engine) newControlPlane() (*controlPlane, error) {
 	}
 	cp.cores = cores
 	for i, name := range s.PeerNodes {
-		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", 11+i), Clock: e.clk, Tracer: e.rec,
+		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", 10+len(e.procs)+i), Clock: e.clk, Tracer: e.rec,
 			Client: nodestatus.ClientsetClient{Client: e.client}, RuntimeState: healthyRuntime{},
 			Rand: rand.New(rand.NewPCG(uint64(e.seed), uint64(i)))})
 		if err != nil {
