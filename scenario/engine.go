@@ -444,12 +444,28 @@ func (e *engine) interrupted(ctx context.Context) error {
 func (e *engine) wakes() []time.Time {
 	out := e.controlPlaneWakes()
 	e.each(func() bool {
-		if !e.stopped {
+		switch {
+		case !e.stopped:
 			out = append(out, e.procWakes()...)
+		default:
+			// The kubelet is frozen, its containers are not: the runtime's exits go on.
+			if t, ok := e.node.Runtime.NextWake(); ok {
+				out = append(out, t)
+			}
 		}
 		return false
 	})
 	return out
+}
+
+// advanceStoppedRuntime moves the runtime of a stopped node to now: its containers run and exit
+// with no kubelet to notice. It reports whether anything was due.
+func (e *engine) advanceStoppedRuntime(now time.Time) bool {
+	if t, ok := e.node.Runtime.NextWake(); ok && !t.After(now) {
+		e.node.Runtime.Advance()
+		return true
+	}
+	return false
 }
 
 // procWakes lists when each component of the current node next wants attention.
@@ -490,7 +506,12 @@ func (e *engine) settle(ctx context.Context) error {
 		// Each node in the scenario's order; a node's writes reach the others' watches in the
 		// same pass or the next.
 		// A stopped node does nothing: only the world outside its kubelet moves.
-		progressed := e.each(func() bool { return !e.stopped && e.settleProc(ctx, now) })
+		progressed := e.each(func() bool {
+			if e.stopped {
+				return e.advanceStoppedRuntime(now)
+			}
+			return e.settleProc(ctx, now)
+		})
 		if e.advanceControlPlane(ctx) {
 			progressed = true
 		}
