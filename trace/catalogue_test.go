@@ -24,13 +24,6 @@ const (
 	goldenGlob   = "../scenarios/*.golden"
 )
 
-// allComponents is every Component the package declares. Each must have a catalogue section.
-var allComponents = []Component{
-	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, PodWorkers, WorkQueue, Runtime, PLEG,
-	Status, Prober, PodStartup, Mirror, Node, APIServer, Events, Scenario, PluginWatcher, PluginManager, DeviceManager, CSI,
-	NodeLifecycle, TaintEviction, PodGC, Scheduler,
-}
-
 // pair is one (component, kind) the trace can carry: a row of the catalogue.
 type pair struct {
 	component Component
@@ -326,7 +319,7 @@ func TestCatalogueListsEveryKind(t *testing.T) {
 // TestCatalogueSections checks that the catalogue has exactly one section per Component.
 func TestCatalogueSections(t *testing.T) {
 	c := readCatalogue(t)
-	want, got := slices.Sorted(slices.Values(allComponents)), slices.Sorted(slices.Values(c.sections))
+	want, got := slices.Sorted(slices.Values(Components)), slices.Sorted(slices.Values(c.sections))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("catalogue sections mismatch (-want +got):\n%s", diff)
 	}
