@@ -1,9 +1,10 @@
-// Package minikubelet simulates the Kubernetes kubelet's pod-config and pod-sync machinery.
+// Package minikubelet simulates the Kubernetes kubelet: its pod sources, PodConfig, sync loop, pod
+// workers and runtime, its status, probes and node status, and its plugin registration pipeline.
 //
 // # Organization
 //
-// The package list is the pipeline. Pods flow from left to right; the PLEG feeds back and the fake
-// API server sits on the side:
+// The folders at the root are the kubelet, one package per part of it, named as the kubelet names
+// them. Pods flow from left to right; the PLEG feeds back:
 //
 //	manifests ─▶ sources ─▶ podconfig ─▶ syncloop ─▶ podmanager
 //	                                        │  │
@@ -14,22 +15,37 @@
 //	                                           │                 status          │
 //	                                           └────────── pleg ◀────────────────┘
 //
-//	   runtimestate: is the runtime up, is the PLEG healthy  ─▶ syncloop (skip), nodestatus (Ready)
-//	   nodestatus:   node registration, status heartbeat, lease
-//	   prober:       one worker per probe (created by podsync) ─▶ results ─▶ syncloop (probe syncs),
-//	                 status (started, ready, Ready), fakeruntime (liveness and startup kills)
+//	sources/staticpod: decodes, defaults and validates a static pod for the file and http sources
+//	admission:     the admit handlers HandlePodAdditions runs before a pod gets a worker
+//	runtimestate:  is the runtime up, is the PLEG healthy ─▶ syncloop (skip), nodestatus (Ready)
+//	nodestatus:    node registration, status heartbeat, lease
+//	prober:        one worker per probe (created by podsync) ─▶ results ─▶ syncloop, status, fakeruntime
+//	kubecontainer: the container types, the back-off and the restart rule every component shares
+//	events:        the reasons of the Kubernetes events the kubelet records
+//	metrics:       the kubelet's metric families; metrics/podstartup the pod start SLI
+//	kubeletserver: the kubelet's HTTP server on node snapshots
+//	kubelet:       builds the kubelet; nothing else constructs its parts
 //
-// The second pipeline discovers node plugins (docs/plugins.md):
+// plugins holds the second pipeline, which discovers node plugins (docs/plugins.md):
 //
 //	plugins_registry ─▶ pluginwatcher ─▶ pluginmanager ─┬─ DevicePlugin ─▶ devicemanager ─▶ nodestatus, admission
 //	                                                    └─ CSIPlugin ─▶ csiplugin ─▶ node annotation, CSINode
 //
-//	manifest:      decodes, defaults and validates a static pod for the file and http sources
-//	fakeapiserver: the API server the api source watches and mirror pods live in
-//	scenario:      drives every core synchronously on a vclock for deterministic replay
-//	trace:         the one event stream every component writes to
-//	kubelet:       builds one node's sync side and wires it; nothing else constructs its siblings
-//	sampleplugin:  sample device plugin and CSI driver for the plugin command
+// What is not the kubelet lives in three folders, and the kubelet side and the control plane
+// import nothing of each other, only api:
+//
+//	api:          what both sides share through the Kubernetes API: pod defaulting and the QoS class
+//	              (apidefaults), pod validation (podvalidation), the pod key (podkey) and the event
+//	              recorder (eventrecord)
+//	controlplane: the fake API server (fakeapiserver) and the controllers a node depends on
+//	              (controllers: node lifecycle, taint eviction, pod GC, a small scheduler)
+//	sim:          the simulator's own machinery: the event trace every component writes to (trace),
+//	              the virtual clock (vclock), deterministic replay of scenarios (replay), the
+//	              timeline view and lessons (teach), and sample plugins (sampleplugin)
+//
+// cmd holds the commands (minikubelet, fleetload), test the test helpers and the test modules of
+// their own, and manifests, scenarios and examples data: static pods, scenario files with their
+// golden traces, and kubeadm's control plane and a shard deployment.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. The run command wraps the cores in runners on the real clock; the replay command drives

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/apidefaults"
+	"github.com/minikubelet/minikubelet/api/apidefaults"
 )
 
 // Devices is the device manager's resource allocation admit handler.

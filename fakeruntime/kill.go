@@ -9,9 +9,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Exit codes a stopped container reports.
@@ -378,9 +379,9 @@ func containerGracePeriod(pod *v1.Pod, c *v1.Container, reason string) int64 {
 // podIdentity returns the trace's pod key and UID for a kill.
 func podIdentity(pod *v1.Pod, running *kubecontainer.Pod) (string, string) {
 	if pod != nil {
-		return kubecontainer.PodKey(pod), string(pod.UID)
+		return podkey.Of(pod), string(pod.UID)
 	}
-	return kubecontainer.BuildPodKey(running.Namespace, running.Name), string(running.ID)
+	return podkey.Build(running.Namespace, running.Name), string(running.ID)
 }
 
 // podUID returns the UID of the pod a kill is for.

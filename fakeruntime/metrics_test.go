@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 )
 
 type metricsLog struct{ lines []string }
@@ -108,7 +108,7 @@ func TestMetricsPostStartFailure(t *testing.T) {
 	e.rt.metrics = log
 	pod := newPod("web")
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
-	if err := e.rt.SetHook(kubecontainer.BuildPodKey(pod.Namespace, pod.Name), pod.Spec.Containers[0].Name, HookPostStart, HookBehavior{Fail: true}); err != nil {
+	if err := e.rt.SetHook(podkey.Build(pod.Namespace, pod.Name), pod.Spec.Containers[0].Name, HookPostStart, HookBehavior{Fail: true}); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = e.rt.SyncPod(pod, nil, e.bo)

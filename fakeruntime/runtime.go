@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Latencies are how long the runtime's blocking calls take on the clock. Zero makes a step
@@ -176,7 +177,7 @@ type podRec struct {
 	sandboxes       []*sandboxRec   // in creation order
 }
 
-func (p *podRec) key() string { return kubecontainer.BuildPodKey(p.namespace, p.name) }
+func (p *podRec) key() string { return podkey.Build(p.namespace, p.name) }
 
 type containerRec struct {
 	status kubecontainer.ContainerStatus

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Annotation key prefixes that script a container from its pod's own metadata. The container's

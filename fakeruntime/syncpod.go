@@ -11,9 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // SyncPod makes the runtime run pod as its spec says, given the status the caller last read from
@@ -39,7 +40,7 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
-	key := kubecontainer.PodKey(pod)
+	key := podkey.Of(pod)
 	if err := r.checkUp(now); err != nil {
 		r.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
 		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)

@@ -10,9 +10,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // orphanKillGracePeriod is the grace, in seconds, housekeeping gives a pod that exists only in the
@@ -173,14 +174,14 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		if static == nil || wasMirror {
 			continue
 		}
-		c.emit(trace.Event{Event: trace.KindRestart, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindRestart, Pod: podkey.Of(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
 		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
 		restarted[pod.UID] = kubecontainer.IsStaticPod(pod)
 	}
 
 	for _, pod := range filterTerminalPodsToDelete(allPods, running, working) {
-		c.emit(trace.Event{Event: trace.KindKill, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "TerminalPodDeleted", Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindKill, Pod: podkey.Of(pod), UID: string(pod.UID), Reason: "TerminalPodDeleted", Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 
@@ -191,7 +192,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 			continue
 		}
 		grace := orphanKillGracePeriod
-		c.emit(trace.Event{Event: trace.KindKill, Pod: kubecontainer.BuildPodKey(rp.Namespace, rp.Name), UID: string(rp.ID), Reason: "OrphanedRuntimePod", Func: "HandlePodCleanups"})
+		c.emit(trace.Event{Event: trace.KindKill, Pod: podkey.Build(rp.Namespace, rp.Name), UID: string(rp.ID), Reason: "OrphanedRuntimePod", Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{
 			UpdateType:     podworkers.SyncPodKill,
 			RunningPod:     rp,
@@ -213,7 +214,7 @@ func (c *Cleaner) deleteOrphanedMirror(ctx context.Context, fullName string) {
 		return
 	}
 	name, namespace, _ := kubecontainer.ParsePodFullName(fullName)
-	ev := trace.Event{Event: trace.KindDeleteMirror, Pod: kubecontainer.BuildPodKey(namespace, name), Reason: "OrphanedMirrorPod", Func: "HandlePodCleanups"}
+	ev := trace.Event{Event: trace.KindDeleteMirror, Pod: podkey.Build(namespace, name), Reason: "OrphanedMirrorPod", Func: "HandlePodCleanups"}
 	c.emit(ev)
 	// The mirror client traces the API call and its outcome; only a bad full name is an error.
 	if _, err := c.opts.Mirror.DeleteMirrorPod(ctx, fullName, nil); err != nil {

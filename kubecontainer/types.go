@@ -136,14 +136,3 @@ func IsMirrorPod(pod *v1.Pod) bool {
 	_, ok := pod.Annotations[ConfigMirrorAnnotationKey]
 	return ok
 }
-
-// PodKey returns "namespace/name", the way the trace names pods.
-func PodKey(pod *v1.Pod) string {
-	return BuildPodKey(pod.Namespace, pod.Name)
-}
-
-// BuildPodKey returns "namespace/name" for a pod known only by its namespace and name (a runtime
-// pod, a mirror pod's full name).
-func BuildPodKey(namespace, name string) string {
-	return namespace + "/" + name
-}

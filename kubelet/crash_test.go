@@ -10,7 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // crashingPod is a static pod whose container exits with code after 5s on every run.

@@ -10,7 +10,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // apiPodFixture is the kubelet tests' simplePod: pod1/ns1, UID "1", one container, no grace.

@@ -15,22 +15,22 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/events"
+	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
+	"github.com/minikubelet/minikubelet/metrics/podstartup"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podmanager"
-	"github.com/minikubelet/minikubelet/podstartup"
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/runtimestate"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
-	"github.com/minikubelet/minikubelet/trace"
 	"github.com/minikubelet/minikubelet/workqueue"
 )
 
@@ -258,7 +258,7 @@ func New(opts Options) (*Node, error) {
 func build(opts Options) (*Node, error) {
 	clk, tracer := opts.Clock, opts.Tracer
 	n := &Node{Cache: pleg.NewCache(), Metrics: opts.Metrics}
-	recorder, err := events.NewTracing(opts.Recorder, tracer)
+	recorder, err := eventrecord.NewTracing(opts.Recorder, tracer)
 	if err != nil {
 		return nil, err
 	}

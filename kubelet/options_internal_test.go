@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // TestImagePullSlots checks serializeImagePulls and maxParallelImagePulls, with the kubelet's

@@ -10,9 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // The kubelet's generic PLEG settings.
@@ -285,7 +286,7 @@ func podKey(old, cur *kubecontainer.Pod) string {
 	if p == nil {
 		return ""
 	}
-	return kubecontainer.BuildPodKey(p.Namespace, p.Name)
+	return podkey.Build(p.Namespace, p.Name)
 }
 
 // emit sends e as a PLEG event.

@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // localAnnotations are the annotations the kubelet itself sets. The diff ignores them and an
@@ -125,7 +126,7 @@ func (s *Storage) reportDuplicate(source string, p *v1.Pod) {
 		Component: trace.PodConfig,
 		Event:     trace.KindError,
 		Source:    source,
-		Pod:       kubecontainer.PodKey(p),
+		Pod:       podkey.Of(p),
 		UID:       string(p.UID),
 		Reason:    "FailedValidation",
 		Message:   msg,

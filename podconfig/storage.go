@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // EventRecorder receives the Kubernetes events Storage records. client-go's record.EventRecorder
@@ -273,7 +273,7 @@ func (s *Storage) emit(source string, firstSet bool, c *changes) []Update {
 func (s *Storage) traceUpdate(u Update, fn string) {
 	names := make([]string, len(u.Pods))
 	for i, p := range u.Pods {
-		names[i] = kubecontainer.PodKey(p)
+		names[i] = podkey.Of(p)
 	}
 	e := trace.Event{
 		Component: trace.PodConfig,

@@ -10,8 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // ErrMissingOption is wrapped by the error New and NewMirrorClient return when a required option
@@ -140,7 +141,7 @@ func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
 	case kubecontainer.IsStaticPod(pod):
 		reason = "static"
 	}
-	m.tracer.Emit(trace.Event{Component: trace.PodManager, Event: event, Pod: kubecontainer.PodKey(pod),
+	m.tracer.Emit(trace.Event{Component: trace.PodManager, Event: event, Pod: podkey.Of(pod),
 		UID: string(pod.UID), Reason: reason, Func: fn})
 }
 

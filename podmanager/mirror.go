@@ -13,8 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // ErrNodeUIDUnset is wrapped by CreateMirrorPod when the node object has no UID, which the owner
@@ -111,7 +112,7 @@ func (c *MirrorClient) CreateMirrorPod(ctx context.Context, staticPod *v1.Pod) e
 	ev := trace.Event{
 		Component: trace.Mirror,
 		Event:     trace.KindCreate,
-		Pod:       kubecontainer.PodKey(staticPod),
+		Pod:       podkey.Of(staticPod),
 		UID:       string(staticPod.UID),
 		Func:      "CreateMirrorPod",
 	}
@@ -181,7 +182,7 @@ func (c *MirrorClient) DeleteMirrorPod(ctx context.Context, podFullName string, 
 	ev := trace.Event{
 		Component: trace.Mirror,
 		Event:     trace.KindDelete,
-		Pod:       kubecontainer.BuildPodKey(namespace, name),
+		Pod:       podkey.Build(namespace, name),
 		UID:       string(uidValue),
 		Func:      "DeleteMirrorPod",
 	}

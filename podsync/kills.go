@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Advance finishes every SyncTerminatingPod whose kill ended by now, earliest first: the check
@@ -17,7 +17,7 @@ import (
 func (s *Syncer) Advance() {
 	for _, pod := range s.kills.popDue(s.opts.Clock.Now()) {
 		if err := s.finishTerminating(pod); err != nil {
-			s.emit(trace.Event{Component: trace.SyncLoop, Event: trace.KindError, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "KillPodIncomplete", Message: err.Error(), Func: "SyncTerminatingPod"})
+			s.emit(trace.Event{Component: trace.SyncLoop, Event: trace.KindError, Pod: podkey.Of(pod), UID: string(pod.UID), Reason: "KillPodIncomplete", Message: err.Error(), Func: "SyncTerminatingPod"})
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 type startMetrics struct{ workerStart, podStart []time.Duration }

@@ -8,9 +8,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podmanager"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Why SyncPod deletes or creates a static pod's mirror pod, as trace reasons.
@@ -31,7 +32,7 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 		return
 	}
 	fullName := kubecontainer.GetPodFullName(pod)
-	ev := trace.Event{Component: trace.Mirror, Event: trace.KindReconcile, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
+	ev := trace.Event{Component: trace.Mirror, Event: trace.KindReconcile, Pod: podkey.Of(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
 	deleted := false
 	if mirror != nil && (mirror.DeletionTimestamp != nil || !podmanager.IsMirrorPodOf(mirror, pod)) {
 		e := ev
@@ -80,7 +81,7 @@ func (s *Syncer) FastStaticPodsRegistration(ctx context.Context, staticToMirror 
 		pods = append(pods, p)
 	}
 	slices.SortFunc(pods, func(a, b *v1.Pod) int {
-		return strings.Compare(kubecontainer.PodKey(a)+"/"+string(a.UID), kubecontainer.PodKey(b)+"/"+string(b.UID))
+		return strings.Compare(podkey.Of(a)+"/"+string(a.UID), podkey.Of(b)+"/"+string(b.UID))
 	})
 	for _, p := range pods {
 		s.reconcileMirror(ctx, p, staticToMirror[p])

@@ -7,11 +7,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/status"
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 // orphanKillGracePeriod is the grace, in seconds, SyncTerminatingRuntimePod gives a pod that
@@ -58,7 +59,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	res, err := s.runtimeSync(ctx, pod, podStatus)
 	s.reasons.update(pod, err)
 	if err != nil {
-		return podworkers.Result{Done: res.Done}, fmt.Errorf("sync pod %s: %w", kubecontainer.PodKey(pod), err)
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("sync pod %s: %w", podkey.Of(pod), err)
 	}
 	return podworkers.Result{Done: res.Done}, nil
 }
@@ -82,7 +83,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 	res, err := s.opts.Runtime.KillPod(pod, running, gracePeriod)
 	if err != nil {
 		s.recordEvent(pod, v1.EventTypeWarning, events.FailedToKillPod, fmt.Sprintf("error killing pod: %v", err))
-		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill pod %s: %w", kubecontainer.PodKey(pod), err)
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill pod %s: %w", podkey.Of(pod), err)
 	}
 	if res.Done.After(s.opts.Clock.Now()) {
 		s.kills.add(pod, res.Done)
@@ -103,7 +104,7 @@ func (s *Syncer) finishTerminating(pod *v1.Pod) error {
 	}
 	stopped, err := s.opts.Runtime.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
-		return fmt.Errorf("read status of pod %s before final termination: %w", kubecontainer.PodKey(pod), err)
+		return fmt.Errorf("read status of pod %s before final termination: %w", podkey.Of(pod), err)
 	}
 	var running []string
 	for _, c := range stopped.ContainerStatuses {
@@ -112,7 +113,7 @@ func (s *Syncer) finishTerminating(pod *v1.Pod) error {
 		}
 	}
 	if len(running) > 0 {
-		return fmt.Errorf("terminate pod %s: %v: %w", kubecontainer.PodKey(pod), running, ErrContainersStillRunning)
+		return fmt.Errorf("terminate pod %s: %v: %w", podkey.Of(pod), running, ErrContainersStillRunning)
 	}
 	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true))
 	return nil
@@ -124,7 +125,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 	grace := orphanKillGracePeriod
 	res, err := s.opts.Runtime.KillPod(nil, running, &grace)
 	if err != nil {
-		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill runtime pod %s: %w", kubecontainer.BuildPodKey(running.Namespace, running.Name), err)
+		return podworkers.Result{Done: res.Done}, fmt.Errorf("kill runtime pod %s: %w", podkey.Build(running.Namespace, running.Name), err)
 	}
 	return podworkers.Result{Done: res.Done}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // complete ends the iteration of a sync whose blocking work is over.

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // startPodSync is the kubelet's startPodSync: consume the wake-up, take the pending update, and

@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Step does everything that is due at the clock's current time, the work the kubelet's worker

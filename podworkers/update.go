@@ -6,8 +6,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // UpdatePod records an update for a pod's worker and never blocks: the kubelet's UpdatePod. The
@@ -156,7 +157,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, now time.Time) *podStatus {
 	s := &podStatus{
 		uid:      uid,
-		key:      kubecontainer.BuildPodKey(namespace, name),
+		key:      podkey.Build(namespace, name),
 		fullname: kubecontainer.BuildPodFullName(name, namespace),
 		state:    stateNone,
 		times:    lifecycleTimes{synced: now},

@@ -15,11 +15,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/prober/results"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // restartGracePeriod is the kubelet's kubeletRestartGracePeriod: a container that was running
@@ -156,7 +157,7 @@ func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) {
 	}
 	var rules map[string]map[ProbeType]Rule
 	var annErr error
-	key := kubecontainer.PodKey(pod)
+	key := podkey.Of(pod)
 	for _, c := range containers {
 		// The kubelet's order: startup, readiness, liveness.
 		for _, t := range []ProbeType{Startup, Readiness, Liveness} {
@@ -191,7 +192,7 @@ func (m *Manager) newWorker(pod *v1.Pod, c *v1.Container, t ProbeType, spec *v1.
 	now := m.opts.Clock.Now()
 	m.seq++
 	w := &worker{
-		seq: m.seq, pod: pod.DeepCopy(), podKey: kubecontainer.PodKey(pod), container: *c.DeepCopy(),
+		seq: m.seq, pod: pod.DeepCopy(), podKey: podkey.Of(pod), container: *c.DeepCopy(),
 		probe: t, spec: spec.DeepCopy(), period: period(spec), cache: m.caches[t],
 	}
 	switch t {

@@ -12,7 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/prober/results"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // worker is one probe of one container: the kubelet's worker without its goroutine.

@@ -5,9 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // APIOptions configures NewAPI.
@@ -34,7 +34,7 @@ func (o APIOptions) validate() error {
 // API is not safe for concurrent use; the runner serialises calls.
 type API struct {
 	tracer trace.Tracer
-	// pods holds private deep copies, keyed by kubecontainer.PodKey.
+	// pods holds private deep copies, keyed by podkey.Of.
 	pods map[string]*v1.Pod
 }
 
@@ -55,7 +55,7 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 		if pod == nil {
 			continue
 		}
-		a.pods[kubecontainer.PodKey(pod)] = pod.DeepCopy()
+		a.pods[podkey.Of(pod)] = pod.DeepCopy()
 	}
 	return a.set()
 }
@@ -64,7 +64,7 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 // as a watch ADDED event does.
 func (a *API) Add(pod *v1.Pod) podconfig.Update {
 	if pod != nil {
-		a.pods[kubecontainer.PodKey(pod)] = pod.DeepCopy()
+		a.pods[podkey.Of(pod)] = pod.DeepCopy()
 	}
 	return a.set()
 }
@@ -78,7 +78,7 @@ func (a *API) Update(pod *v1.Pod) podconfig.Update {
 // DELETED event does. Deleting an unknown pod still gives a SET, as in the kubelet.
 func (a *API) Delete(pod *v1.Pod) podconfig.Update {
 	if pod != nil {
-		delete(a.pods, kubecontainer.PodKey(pod))
+		delete(a.pods, podkey.Of(pod))
 	}
 	return a.set()
 }

@@ -25,10 +25,10 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/fakeapiserver"
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 const apiTestNode = "node-a"
@@ -166,7 +166,7 @@ func startAPIRunner(t *testing.T, r *APIRunner) (stop func()) {
 func apiPodNames(u podconfig.Update) []string {
 	var names []string
 	for _, p := range u.Pods {
-		names = append(names, kubecontainer.PodKey(p))
+		names = append(names, podkey.Of(p))
 	}
 	return names
 }

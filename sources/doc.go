@@ -3,7 +3,7 @@
 // It mirrors the kubelet's pkg/kubelet/config: file.go and file_linux.go (the manifest directory or
 // file and its inotify watch), http.go (the manifest URL) and apiserver.go (pods bound to the node
 // in the API server). The file and http sources read at most 10 MiB of a manifest, as common.go's
-// maxConfigLength says, and hand the bytes to package manifest, which decodes, defaults and
+// maxConfigLength says, and hand the bytes to package staticpod, which decodes, defaults and
 // validates them as common.go does. Every source sends podconfig.Update values with Op SET that
 // carry the source's whole desired state; podconfig diffs them.
 //

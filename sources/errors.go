@@ -8,7 +8,7 @@ import (
 
 	utilio "k8s.io/utils/io"
 
-	"github.com/minikubelet/minikubelet/manifest"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 // maxConfigLength is the kubelet's maxConfigLength (config/common.go): a manifest file or HTTP
@@ -85,7 +85,7 @@ func reason(err error, fallback string) string {
 		return "PathMissing"
 	case errors.Is(err, ErrTooLarge):
 		return "TooLarge"
-	case errors.Is(err, manifest.ErrInvalidPod), errors.Is(err, manifest.ErrAPIReference):
+	case errors.Is(err, staticpod.ErrInvalidPod), errors.Is(err, staticpod.ErrAPIReference):
 		return "InvalidManifest"
 	case errors.Is(err, ErrUnparsable):
 		return "UnparsableManifest"

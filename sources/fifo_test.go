@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // TestFIFOInTheStaticPodDirectoryDoesNotBlock reproduces a FIFO created in the static pod directory

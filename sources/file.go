@@ -16,10 +16,10 @@ import (
 	"k8s.io/utils/clock"
 	utilio "k8s.io/utils/io"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/manifest"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 // DefaultFileCheckFrequency is the kubelet's default fileCheckFrequency.
@@ -139,7 +139,7 @@ func (f *File) Relist() (*podconfig.Update, error) {
 		}
 		clear(f.store)
 		for _, p := range pods {
-			f.store[kubecontainer.PodKey(p)] = p // a later file with the same key wins, as in Replace
+			f.store[podkey.Of(p)] = p // a later file with the same key wins, as in Replace
 		}
 		return f.push(fn), errors.Join(errs...)
 	case info.Mode().IsRegular():
@@ -148,7 +148,7 @@ func (f *File) Relist() (*podconfig.Update, error) {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err)
 		}
 		clear(f.store)
-		f.store[kubecontainer.PodKey(pod)] = pod
+		f.store[podkey.Of(pod)] = pod
 		return f.push(fn), nil
 	default:
 		return nil, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
@@ -220,11 +220,11 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 			return nil, d.err
 		}
 		pod := d.pod
-		f.fileKeys[path] = kubecontainer.PodKey(pod)
+		f.fileKeys[path] = podkey.Of(pod)
 		return pod, nil
 	}
 	delete(f.decoded, path)
-	pod, parsed, err := manifest.DecodePod(data, manifest.Options{NodeName: f.nodeName, Source: path, IsFile: true})
+	pod, parsed, err := staticpod.DecodePod(data, staticpod.Options{NodeName: f.nodeName, Source: path, IsFile: true})
 	if !parsed {
 		err = fmt.Errorf("%s: %w as pod(%s), please check config file", path, ErrUnparsable, errorText(err))
 		f.decoded[path] = decodedFile{data: data, err: err}
@@ -236,7 +236,7 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		return nil, err
 	}
 	f.decoded[path] = decodedFile{data: data, pod: pod}
-	f.fileKeys[path] = kubecontainer.PodKey(pod)
+	f.fileKeys[path] = podkey.Of(pod)
 	return pod, nil
 }
 
@@ -263,7 +263,7 @@ func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed",
 				fmt.Errorf("can't process config file %q: %w", ev.Path, err))
 		}
-		f.store[kubecontainer.PodKey(pod)] = pod
+		f.store[podkey.Of(pod)] = pod
 		return f.push(fn), nil
 	case WatchDelete:
 		key, ok := f.fileKeys[ev.Path]

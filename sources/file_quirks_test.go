@@ -10,10 +10,10 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 // mustSet fails unless err is nil and u is a SET of exactly want.
@@ -79,7 +79,7 @@ func TestQ4InvalidFileKeepsPod(t *testing.T) {
 		u, err := f.Relist()
 		mustSet(t, "relist", u, err, "default/a-node1", "default/b-node1")
 		writeFile(t, a, podYAML("a", "A", ""))
-		if u, err := f.HandleEvent(WatchEvent{Path: a, Op: WatchModify}); u != nil || !errors.Is(err, manifest.ErrInvalidPod) {
+		if u, err := f.HandleEvent(WatchEvent{Path: a, Op: WatchModify}); u != nil || !errors.Is(err, staticpod.ErrInvalidPod) {
 			t.Errorf("HandleEvent(invalid edit) = %v, %v, want no update and ErrInvalidPod", names(u), err)
 		}
 		u, err = f.HandleEvent(WatchEvent{Path: b, Op: WatchModify})
@@ -95,7 +95,7 @@ func TestQ4InvalidFileKeepsPod(t *testing.T) {
 		first := mustSet(t, "relist", u, err, "default/a-node1")
 		writeFile(t, path, podYAML("a", "A", ""))
 		for i := 0; i < 2; i++ {
-			if u, err := f.Relist(); u != nil || !errors.Is(err, manifest.ErrInvalidPod) {
+			if u, err := f.Relist(); u != nil || !errors.Is(err, staticpod.ErrInvalidPod) {
 				t.Errorf("Relist() of an invalid single file = %v, %v, want no update and ErrInvalidPod", names(u), err)
 			}
 		}

@@ -10,12 +10,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet/api/podvalidation"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/podvalidation"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 func TestExtractFromBadDataFile(t *testing.T) {
@@ -204,7 +204,7 @@ func TestDirectoryLifecycle(t *testing.T) {
 	u, err := f.Relist()
 	step("relist", true, "default/cache-node1", "default/web-node1")(u, err)
 	wantMsg := broken + `: invalid pod: [spec.containers[0].name: Invalid value: "Web": a lowercase RFC 1123 label`
-	if err == nil || !strings.HasPrefix(err.Error(), wantMsg) || !errors.Is(err, manifest.ErrInvalidPod) {
+	if err == nil || !strings.HasPrefix(err.Error(), wantMsg) || !errors.Is(err, staticpod.ErrInvalidPod) {
 		t.Errorf("Relist() error = %v, want one starting %q", err, wantMsg)
 	}
 	got := ev.take()

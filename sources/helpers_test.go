@@ -11,10 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // events collects trace events; it is safe for the concurrent use the runners make of it.
@@ -129,7 +129,7 @@ func names(u *podconfig.Update) []string {
 	}
 	out := make([]string, len(u.Pods))
 	for i, p := range u.Pods {
-		out[i] = kubecontainer.PodKey(p)
+		out[i] = podkey.Of(p)
 	}
 	return out
 }
@@ -139,7 +139,7 @@ func uids(u *podconfig.Update) map[string]string {
 	out := map[string]string{}
 	if u != nil {
 		for _, p := range u.Pods {
-			out[kubecontainer.PodKey(p)] = string(p.UID)
+			out[podkey.Of(p)] = string(p.UID)
 		}
 	}
 	return out

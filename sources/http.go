@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/clock"
 	utilio "k8s.io/utils/io"
 
-	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 const (
@@ -147,15 +147,15 @@ func (h *HTTP) extract(ctx context.Context) (*podconfig.Update, error) {
 	}
 	h.data = data
 
-	opts := manifest.Options{NodeName: h.nodeName, Source: h.url}
-	pod, parsed, singleErr := manifest.DecodePod(data, opts)
+	opts := staticpod.Options{NodeName: h.nodeName, Source: h.url}
+	pod, parsed, singleErr := staticpod.DecodePod(data, opts)
 	if parsed {
 		if singleErr != nil {
 			return nil, fmt.Errorf("%s: %w", h.url, singleErr)
 		}
 		return newSet(h.tracer, podconfig.HTTPSource, fn, []*v1.Pod{pod}), nil
 	}
-	pods, parsed, listErr := manifest.DecodePodList(data, opts)
+	pods, parsed, listErr := staticpod.DecodePodList(data, opts)
 	if parsed {
 		if listErr != nil {
 			return nil, fmt.Errorf("%s: %w", h.url, listErr)

@@ -15,12 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podvalidation"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/manifest"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/podvalidation"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
 // manifestServer serves whatever status and body the test last set, and records request headers.
@@ -220,7 +220,7 @@ func TestHTTPSequence(t *testing.T) {
 		{"changed", 200, b, []string{"default/b-different-value"}, nil, ""},
 		{"garbage", 200, "{not json", nil, ErrUnparsable, "UnparsableManifest"},
 		{"q2GarbageAgain", 200, "{not json", nil, nil, ""},
-		{"invalidPod", 200, string(mustJSON(t, simplePod("Bad", "nginx"))), nil, manifest.ErrInvalidPod, "InvalidManifest"},
+		{"invalidPod", 200, string(mustJSON(t, simplePod("Bad", "nginx"))), nil, staticpod.ErrInvalidPod, "InvalidManifest"},
 		{"duplicateNames", 200, dup, []string{"default/x-different-value", "default/x-different-value"}, nil, ""},
 	} {
 		ms.set(s.status, s.body)

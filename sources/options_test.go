@@ -7,8 +7,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 func TestConstructorsRequireOptions(t *testing.T) {

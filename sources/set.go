@@ -6,9 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/podconfig"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // newSet builds the SET a source sends and traces it as a "set" event. The SET gets its own slice
@@ -24,7 +24,7 @@ func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.U
 	}
 	names := make([]string, len(pods))
 	for i, p := range pods {
-		names[i] = kubecontainer.PodKey(p)
+		names[i] = podkey.Of(p)
 	}
 	tracer.Emit(trace.Event{Component: trace.Sources, Event: trace.KindSet, Source: source, Pods: names, Func: fn})
 	return &podconfig.Update{Pods: out, Op: podconfig.SET, Source: source}

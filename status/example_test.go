@@ -9,9 +9,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/status"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
 )
 
 func ExampleGetPhase() {

@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // DefaultSyncPeriod is how often the Manager rewrites and reconciles every status: the kubelet's
@@ -286,7 +287,7 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 		}
 	}
 	if err := checkContainerStateTransition(&old, &status, &pod.Spec); err != nil {
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: kubecontainer.PodKey(pod),
+		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: podkey.Of(pod),
 			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
 		return
 	}
@@ -317,7 +318,7 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 	}
 	m.statuses[pod.UID] = next
 	m.pending = true
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: kubecontainer.PodKey(pod),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: podkey.Of(pod),
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
 }
 

@@ -15,8 +15,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // fakePods is an in-memory pod manager: regular and static pods by UID, mirror pods by full name.

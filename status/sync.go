@@ -15,8 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // maxTerminationMessageLength is the budget for all termination messages of one pod, shared
@@ -189,7 +190,7 @@ func canBeDeleted(pod *v1.Pod, finished bool) bool {
 
 // syncPod writes one status to the API: the kubelet's status manager syncPod.
 func (m *Manager) syncPod(ctx context.Context, w write) error {
-	key := kubecontainer.BuildPodKey(w.status.namespace, w.status.name)
+	key := podkey.Build(w.status.namespace, w.status.name)
 	pod, err := m.client.GetPod(ctx, w.status.namespace, w.status.name)
 	if apierrors.IsNotFound(err) {
 		return nil // the pod is gone; RemoveOrphanedStatuses will drop the status

@@ -9,11 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/podworkers"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // ErrSourcesNotReady is why a removed pod is not killed before every source has been seen: the
@@ -70,7 +70,7 @@ func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
 	if e.Type != pleg.ContainerRemoved {
 		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
 		if pod, ok := l.opts.Pods.GetPodByUID(e.ID); ok {
-			l.emit(trace.Event{Event: trace.KindPLEG, Pod: kubecontainer.PodKey(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
+			l.emit(trace.Event{Event: trace.KindPLEG, Pod: podkey.Of(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
 			l.handlePodSyncs(ctx, []*v1.Pod{pod})
 		}
 	}
@@ -191,7 +191,7 @@ func (l *Loop) handlePodRemoves(ctx context.Context, pods []*v1.Pod) {
 			continue
 		}
 		if err := l.deletePod(pod); err != nil {
-			l.emit(trace.Event{Event: trace.KindError, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
+			l.emit(trace.Event{Event: trace.KindError, Pod: podkey.Of(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
 		}
 	}
 }
@@ -199,7 +199,7 @@ func (l *Loop) handlePodRemoves(ctx context.Context, pods []*v1.Pod) {
 // deletePod asks the pod worker to kill a removed pod, unless a source has not been seen yet.
 func (l *Loop) deletePod(pod *v1.Pod) error {
 	if !l.sourcesReady() {
-		return fmt.Errorf("delete pod %s: %w", kubecontainer.PodKey(pod), ErrSourcesNotReady)
+		return fmt.Errorf("delete pod %s: %w", podkey.Of(pod), ErrSourcesNotReady)
 	}
 	l.opts.Workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	return nil
@@ -243,7 +243,7 @@ func (l *Loop) updatePod(t podworkers.SyncPodType, pod, mirror *v1.Pod) {
 
 // skipMirror traces the kubelet's "Unable to find pod for mirror pod, skipping".
 func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
-	l.emit(trace.Event{Event: trace.KindSkip, Pod: kubecontainer.PodKey(mirror), UID: string(mirror.UID), Reason: "MirrorPodWithoutStaticPod", Func: fn})
+	l.emit(trace.Event{Event: trace.KindSkip, Pod: podkey.Of(mirror), UID: string(mirror.UID), Reason: "MirrorPodWithoutStaticPod", Func: fn})
 }
 
 // sourcesReady is the kubelet's sourcesReady.AllReady.
@@ -255,7 +255,7 @@ func (l *Loop) sourcesReady() bool {
 func podKeys(pods []*v1.Pod) []string {
 	keys := make([]string, len(pods))
 	for i, p := range pods {
-		keys[i] = kubecontainer.PodKey(p)
+		keys[i] = podkey.Of(p)
 	}
 	return keys
 }

@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/minikubelet/minikubelet/trace"
-	"github.com/minikubelet/minikubelet/vclock"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // The sync loop's periods.

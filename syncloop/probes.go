@@ -7,10 +7,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/prober/results"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // Prober is the prober manager: its workers run when due, and the results cache changes they make
@@ -72,6 +72,6 @@ func (l *Loop) handleProbe(ctx context.Context, u ProbeUpdate) {
 	if !ok {
 		return
 	}
-	l.emit(trace.Event{Event: trace.KindProbe, Pod: kubecontainer.PodKey(pod), UID: string(pod.UID), Op: u.Probe.Name(), To: status, Message: u.ContainerID, Func: "handleProbeSync"})
+	l.emit(trace.Event{Event: trace.KindProbe, Pod: podkey.Of(pod), UID: string(pod.UID), Op: u.Probe.Name(), To: status, Message: u.ContainerID, Func: "handleProbeSync"})
 	l.handlePodSyncs(ctx, []*v1.Pod{pod})
 }

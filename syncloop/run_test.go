@@ -14,8 +14,8 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/syncloop"
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 func TestRunnerRunsPodsFromUpdates(t *testing.T) {

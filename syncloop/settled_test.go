@@ -12,8 +12,8 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/syncloop"
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 // TestRunnerCallsSettled: the hook runs on the runner's goroutine after the first pass and after

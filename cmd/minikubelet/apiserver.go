@@ -18,10 +18,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/controllers"
-	"github.com/minikubelet/minikubelet/controllers/nodelifecycle"
-	"github.com/minikubelet/minikubelet/fakeapiserver"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/nodelifecycle"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // apiserverConfig is the configuration of `minikubelet apiserver`.

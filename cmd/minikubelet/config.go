@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/kubelet"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // The kubelet's defaults for the settings minikubelet shares with it (KubeletConfiguration v1beta1).

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/controllers"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 func resolveArgs(t *testing.T, args ...string) (*runConfig, error) {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 )
 
 // TestRunSchedulesKubectlRun checks that `kubectl run` works against `minikubelet run`: the pod it

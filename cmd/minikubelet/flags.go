@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minikubelet/minikubelet/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 )
 
 // runFlags are the raw command-line values of `minikubelet run`.

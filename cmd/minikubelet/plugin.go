@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/sampleplugin"
+	"github.com/minikubelet/minikubelet/sim/sampleplugin"
 )
 
 // newPluginCommand is `minikubelet plugin`: sample node plugins that register with a running

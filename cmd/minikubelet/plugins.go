@@ -2,20 +2,22 @@ package main
 
 import (
 	"context"
-	"github.com/minikubelet/minikubelet/metrics"
-	"k8s.io/client-go/kubernetes"
 	"os"
 	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minikubelet/minikubelet/metrics"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/klog/v2"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
-	"github.com/minikubelet/minikubelet/csiplugin"
-	"github.com/minikubelet/minikubelet/devicemanager"
 	"github.com/minikubelet/minikubelet/kubelet"
-	"github.com/minikubelet/minikubelet/pluginmanager"
-	"github.com/minikubelet/minikubelet/pluginwatcher"
+	"github.com/minikubelet/minikubelet/plugins/csiplugin"
+	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 )
 
 // The kubelet's directories under its root directory (pkg/kubelet/config/defaults.go and the

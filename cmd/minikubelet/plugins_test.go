@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/minikubelet/minikubelet/sampleplugin"
+	"github.com/minikubelet/minikubelet/sim/sampleplugin"
 )
 
 // The sample plugins register with `run` through the real gRPC APIs: the device plugin's

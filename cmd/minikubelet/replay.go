@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/minikubelet/minikubelet/scenario"
-	"github.com/minikubelet/minikubelet/teach"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/replay"
+	"github.com/minikubelet/minikubelet/sim/teach"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // replayConfig is the configuration of `minikubelet replay`.
@@ -25,7 +25,7 @@ type replayConfig struct {
 	// UpdateGolden, the file written. "" with UpdateGolden means each scenario's own golden file.
 	Golden       string
 	UpdateGolden bool
-	// MaxDuration bounds the scenarios' durations (scenario.LoadOptions); 0 = the default.
+	// MaxDuration bounds the scenarios' durations (replay.LoadOptions); 0 = the default.
 	MaxDuration time.Duration
 	// HTML is the file the timeline view of the replay is written to; "" for none.
 	HTML string
@@ -81,7 +81,7 @@ unreadable --golden, a bad flag.`,
 			if cfg.Golden != "" && len(args) != 1 {
 				return &exitError{code: 2, err: errors.New("--golden names one scenario's golden file: give one FILE")}
 			}
-			return replay(cmd.Context(), cfg, cmd.OutOrStdout())
+			return runReplay(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
 	tf.bind(cmd.Flags())
@@ -89,19 +89,19 @@ unreadable --golden, a bad flag.`,
 	cmd.Flags().StringVar(&cfg.Golden, "golden", "", "compare the trace with this golden file (text or JSON Lines) and print the first difference")
 	cmd.Flags().BoolVar(&cfg.UpdateGolden, "update-golden", false, "write the trace to --golden, or to the .golden file beside each scenario, instead of comparing")
 	cmd.Flags().StringVar(&cfg.HTML, "html", "", "write the replay's timeline view to this self-contained HTML file")
-	cmd.Flags().DurationVar(&cfg.MaxDuration, "max-duration", scenario.DefaultMaxDuration,
+	cmd.Flags().DurationVar(&cfg.MaxDuration, "max-duration", replay.DefaultMaxDuration,
 		"refuse scenarios with a step (at), runtimeDown.for or crashLoop.after beyond this virtual time")
 	return cmd
 }
 
-func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
+func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 	// Every file, the golden one included, is checked before anything runs, so one typo does not
 	// waste a long replay.
-	var scenarios []*scenario.Scenario
+	var scenarios []*replay.Scenario
 	var errs []error
 	for _, path := range cfg.Files {
-		s, err := scenario.Load(path, scenario.LoadOptions{MaxDuration: cfg.MaxDuration})
-		if errors.Is(err, scenario.ErrTooLong) {
+		s, err := replay.Load(path, replay.LoadOptions{MaxDuration: cfg.MaxDuration})
+		if errors.Is(err, replay.ErrTooLong) {
 			err = fmt.Errorf("%w (--max-duration raises the maximum)", err)
 		}
 		if err != nil {
@@ -125,8 +125,8 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 		if i > 0 && cfg.TraceFormat == trace.Text {
 			fmt.Fprintln(out)
 		}
-		scenario.WriteHeader(out, s, cfg.TraceFormat)
-		res, err := scenario.Run(ctx, s, scenario.RunOptions{
+		replay.WriteHeader(out, s, cfg.TraceFormat)
+		res, err := replay.Run(ctx, s, replay.RunOptions{
 			Out:    out,
 			Report: out,
 			Format: cfg.TraceFormat,
@@ -170,7 +170,7 @@ func replay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 }
 
 // writeHTML writes the timeline view of a replay to path.
-func writeHTML(path string, s *scenario.Scenario, res *scenario.Result) error {
+func writeHTML(path string, s *replay.Scenario, res *replay.Result) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--html: %w", err)
@@ -185,7 +185,7 @@ func writeHTML(path string, s *scenario.Scenario, res *scenario.Result) error {
 	return nil
 }
 
-func failedOutcomes(res *scenario.Result) int {
+func failedOutcomes(res *replay.Result) int {
 	n := 0
 	for _, o := range res.Outcomes {
 		if !o.Met {
@@ -197,20 +197,20 @@ func failedOutcomes(res *scenario.Result) int {
 
 // checkGolden compares the replay's trace with the golden file, in the golden file's format, or
 // writes the golden file with --update-golden. It returns nil when there is no golden file.
-func checkGolden(cfg replayConfig, file string, golden []byte, res *scenario.Result) (*scenario.GoldenCheck, error) {
+func checkGolden(cfg replayConfig, file string, golden []byte, res *replay.Result) (*replay.GoldenCheck, error) {
 	switch {
 	case cfg.UpdateGolden:
 		path := cfg.Golden
 		if path == "" {
-			path = scenario.GoldenPath(file)
+			path = replay.GoldenPath(file)
 		}
-		if err := os.WriteFile(path, scenario.RenderTrace(res.Events, scenario.GoldenFormatForPath(path)), 0o644); err != nil {
+		if err := os.WriteFile(path, replay.RenderTrace(res.Events, replay.GoldenFormatForPath(path)), 0o644); err != nil {
 			return nil, fmt.Errorf("--update-golden: %w", err)
 		}
-		return &scenario.GoldenCheck{File: path, Updated: true}, nil
+		return &replay.GoldenCheck{File: path, Updated: true}, nil
 	case cfg.Golden != "":
-		got := scenario.RenderTrace(res.Events, scenario.GoldenFormat(golden))
-		return &scenario.GoldenCheck{File: cfg.Golden, Difference: scenario.FirstDifference(golden, got)}, nil
+		got := replay.RenderTrace(res.Events, replay.GoldenFormat(golden))
+		return &replay.GoldenCheck{File: cfg.Golden, Difference: replay.FirstDifference(golden, got)}, nil
 	}
 	return nil, nil
 }

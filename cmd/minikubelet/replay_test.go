@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 const passingScenario = `name: tiny
@@ -72,9 +72,9 @@ func TestReplayExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := replay(context.Background(), replayConfig{Files: tt.files, TraceFormat: trace.Text}, &out)
+			err := runReplay(context.Background(), replayConfig{Files: tt.files, TraceFormat: trace.Text}, &out)
 			if got := exitCode(err); got != tt.wantCode {
-				t.Errorf("replay() exit code = %d (err %v), want %d", got, err, tt.wantCode)
+				t.Errorf("runReplay() exit code = %d (err %v), want %d", got, err, tt.wantCode)
 			}
 			if !strings.Contains(out.String(), tt.wantOut) {
 				t.Errorf("replay() output = %q, want it to contain %q", out.String(), tt.wantOut)
@@ -103,7 +103,7 @@ func TestReplayGolden(t *testing.T) {
 	// output format.
 	for _, golden := range []string{textGolden, jsonGolden} {
 		var out bytes.Buffer
-		err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: golden, UpdateGolden: true}, &out)
+		err := runReplay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: golden, UpdateGolden: true}, &out)
 		if err != nil || !strings.Contains(out.String(), "golden "+golden+" updated") {
 			t.Fatalf("replay(--update-golden %s) = %v, output %q", golden, err, out.String())
 		}
@@ -123,7 +123,7 @@ func TestReplayGolden(t *testing.T) {
 	for _, golden := range []string{textGolden, jsonGolden} {
 		for _, format := range []trace.Format{trace.Text, trace.JSON} {
 			var out bytes.Buffer
-			err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: format, Golden: golden}, &out)
+			err := runReplay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: format, Golden: golden}, &out)
 			want := "trace matches " + golden
 			if format == trace.JSON {
 				want = `"golden":{"file":"` + golden + `","updated":false,"matches":true}`
@@ -135,13 +135,13 @@ func TestReplayGolden(t *testing.T) {
 	}
 	var out bytes.Buffer
 	missing := filepath.Join(dir, "missing.golden")
-	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: missing}, &out)
+	err = runReplay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, Golden: missing}, &out)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--golden: ") || out.Len() != 0 {
 		t.Errorf("replay(--golden missing) = %v, output %q, want exit 2 before anything runs", err, out.String())
 	}
 	writeFile(t, dir, "good.jsonl", strings.Replace(string(jsonl), `"podconfig"`, `"podkonfig"`, 1))
 	out.Reset()
-	err = replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: jsonGolden}, &out)
+	err = runReplay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.Text, Golden: jsonGolden}, &out)
 	if exitCode(err) != 1 || !strings.Contains(out.String(), "trace differs from "+jsonGolden+": line 2") {
 		t.Errorf("replay(--golden changed) = %v, output %q, want exit 1 and the first difference", err, out.String())
 	}
@@ -150,7 +150,7 @@ func TestReplayGolden(t *testing.T) {
 func TestReplayUpdateGoldenBesideScenario(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "good.yaml", passingScenario)
-	if err := replay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, UpdateGolden: true}, io.Discard); err != nil {
+	if err := runReplay(context.Background(), replayConfig{Files: []string{file}, TraceFormat: trace.JSON, UpdateGolden: true}, io.Discard); err != nil {
 		t.Fatalf("replay(--update-golden) error = %v", err)
 	}
 	golden := filepath.Join(dir, "good.golden")
@@ -169,7 +169,7 @@ func TestReplayJSONLines(t *testing.T) {
 	dir := t.TempDir()
 	files := []string{writeFile(t, dir, "a.yaml", passingScenario), writeFile(t, dir, "b.yaml", strings.Replace(passingScenario, "tiny", "tiny2", 1))}
 	var out bytes.Buffer
-	if err := replay(context.Background(), replayConfig{Files: files, TraceFormat: trace.JSON}, &out); err != nil {
+	if err := runReplay(context.Background(), replayConfig{Files: files, TraceFormat: trace.JSON}, &out); err != nil {
 		t.Fatalf("replay() error = %v", err)
 	}
 	var kinds []string
@@ -219,9 +219,9 @@ func TestReplayFailsLoudly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			tt.cfg.TraceFormat = trace.Text
-			err := replay(context.Background(), tt.cfg, &out)
+			err := runReplay(context.Background(), tt.cfg, &out)
 			if got := exitCode(err); got != tt.wantCode {
-				t.Errorf("replay() exit code = %d (err %v), want %d", got, err, tt.wantCode)
+				t.Errorf("runReplay() exit code = %d (err %v), want %d", got, err, tt.wantCode)
 			}
 			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("replay() error = %v, want it to contain %q", err, tt.wantErr)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/minikubelet/minikubelet/metrics"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/metrics"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,16 +25,15 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/controllers"
-	"github.com/minikubelet/minikubelet/events"
-	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sim/teach"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/syncloop"
-	"github.com/minikubelet/minikubelet/teach"
-	"github.com/minikubelet/minikubelet/trace"
 )
 
 // The kubelet's defaults for its API client (kubeAPIQPS, kubeAPIBurst) and its event source.
@@ -303,7 +304,7 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
 
 	// The kubelet package traces the events of the sync side; PodConfig's are traced here.
-	configEvents, err := events.NewTracing(recorder, d.tracer)
+	configEvents, err := eventrecord.NewTracing(recorder, d.tracer)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 
-	"github.com/minikubelet/minikubelet/fakeapiserver"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
 // securityConfig is how the fake API server that `run` embeds or `apiserver` serves is locked.

@@ -10,8 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/fakeapiserver"
-	"github.com/minikubelet/minikubelet/trace"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // TestRestartedServerDrawsNewUIDs reproduces a restart of the standalone API server: the first pod

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/minikubelet/minikubelet/teach"
+	"github.com/minikubelet/minikubelet/sim/teach"
 )
 
 func newExplainCommand() *cobra.Command {

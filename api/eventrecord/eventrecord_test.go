@@ -1,0 +1,124 @@
+package eventrecord_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+func newAPIRecorder(t *testing.T) (*eventrecord.APIRecorder, kubernetes.Interface, *vclock.Clock) {
+	t.Helper()
+	clk := vclock.New(vclock.Epoch)
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: clk, Client: client, Source: v1.EventSource{Component: "kubelet", Host: "node-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, client, clk
+}
+
+var web = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"}}
+
+// summary lists the Events in the API server as "reason count message".
+func summary(t *testing.T, client kubernetes.Interface) []string {
+	t.Helper()
+	list, err := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		out = append(out, fmt.Sprintf("%s %d %s", e.Reason, e.Count, e.Message))
+	}
+	return out
+}
+
+// TestAPIRecorderCountsRepeats checks the correlator's dedup: an identical event repeated is one
+// Event with a growing count and a later lastTimestamp; two events at one instant get two names.
+func TestAPIRecorderCountsRepeats(t *testing.T) {
+	r, client, clk := newAPIRecorder(t)
+	r.Event(web, v1.EventTypeNormal, "Pulling", "Pulling image \"nginx\"")
+	r.Event(web, v1.EventTypeNormal, "Pulled", "Successfully pulled image \"nginx\"")
+	for range 3 {
+		clk.Advance(10 * time.Second)
+		r.Event(web, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container app")
+	}
+	want := []string{"BackOff 3 Back-off restarting failed container app", "Pulled 1 Successfully pulled image \"nginx\"", "Pulling 1 Pulling image \"nginx\""}
+	got := summary(t, client)
+	if diff := cmp.Diff(want, sorted(got)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	list, _ := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	for _, e := range list.Items {
+		if e.Reason == "BackOff" && (!e.LastTimestamp.Time.Equal(vclock.Epoch.Add(30*time.Second)) || !e.FirstTimestamp.Time.Equal(vclock.Epoch.Add(10*time.Second))) {
+			t.Errorf("BackOff first/last timestamp = %v/%v, want 10s/30s", e.FirstTimestamp, e.LastTimestamp)
+		}
+		if e.Source.Host != "node-1" || e.ReportingController != "kubelet" || e.InvolvedObject.UID != "uid-web" {
+			t.Errorf("event %s source %+v controller %q object %+v, want the kubelet on node-1 about web", e.Name, e.Source, e.ReportingController, e.InvolvedObject)
+		}
+	}
+}
+
+// TestAPIRecorderAggregatesSimilarEvents checks the aggregator: from the tenth event with the
+// same reason and different messages within 10 minutes, they are combined into one Event.
+func TestAPIRecorderAggregatesSimilarEvents(t *testing.T) {
+	r, client, clk := newAPIRecorder(t)
+	for i := range 12 {
+		clk.Advance(time.Second)
+		r.Event(web, v1.EventTypeWarning, "Failed", fmt.Sprintf("failure %d", i))
+	}
+	var combined []string
+	for _, s := range summary(t, client) {
+		if strings.Contains(s, "(combined from similar events)") {
+			combined = append(combined, s)
+		}
+	}
+	if diff := cmp.Diff([]string{"Failed 3 (combined from similar events): failure 11"}, combined); diff != "" {
+		t.Errorf("combined events (-want +got):\n%s", diff)
+	}
+}
+
+// TestTracingNamesThePod checks the trace of recorded events, for a pod and a reference to one.
+func TestTracingNamesThePod(t *testing.T) {
+	var got []string
+	tr, err := eventrecord.NewTracing(nil, trace.Func(func(e trace.Event) {
+		got = append(got, fmt.Sprintf("%s %s %s %s %s", e.Component, e.Event, e.Pod, e.Reason, e.Message))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Eventf(web, v1.EventTypeWarning, "FailedKillPod", "error killing pod: %s", "timeout")
+	tr.Event(&v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "uid-web"}, v1.EventTypeNormal, "Started", "Started container app")
+	tr.Event(web, "Odd", "X", "not a type the kubelet records")
+	want := []string{"events Warning default/web FailedKillPod error killing pod: timeout", "events Normal default/web Started Started container app"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
+}

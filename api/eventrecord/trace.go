@@ -1,0 +1,92 @@
+package eventrecord
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// Tracing is the event recorder the components record through: it traces every event at the
+// instant it is recorded (component events, event word Normal or Warning), then hands it to the
+// next recorder, client-go's broadcaster in run, the APIRecorder in replay, or none.
+type Tracing struct {
+	next   record.EventRecorder
+	tracer trace.Tracer
+}
+
+var _ record.EventRecorder = (*Tracing)(nil)
+
+// NewTracing returns a Tracing recorder. next may be nil: the events are then only traced, as a
+// kubelet without an API server only logs them.
+func NewTracing(next record.EventRecorder, tracer trace.Tracer) (*Tracing, error) {
+	if tracer == nil {
+		return nil, errors.New("new tracing event recorder: the tracer is required")
+	}
+	return &Tracing{next: next, tracer: tracer}, nil
+}
+
+// Event traces the event and records it with the next recorder.
+func (t *Tracing) Event(object runtime.Object, eventtype, reason, message string) {
+	t.emit(object, eventtype, reason, message)
+	if t.next != nil {
+		t.next.Event(object, eventtype, reason, message)
+	}
+}
+
+// Eventf is Event with a formatted message.
+func (t *Tracing) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	t.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// AnnotatedEventf is Eventf with annotations on the Event object.
+func (t *Tracing) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	message := fmt.Sprintf(messageFmt, args...)
+	t.emit(object, eventtype, reason, message)
+	if t.next != nil {
+		t.next.AnnotatedEventf(object, annotations, eventtype, reason, "%s", message)
+	}
+}
+
+// emit traces one event. An event of another type than Normal or Warning is not traced: the
+// kubelet's recorder refuses it too.
+func (t *Tracing) emit(object runtime.Object, eventtype, reason, message string) {
+	var kind trace.Kind
+	switch eventtype {
+	case v1.EventTypeNormal:
+		kind = trace.KindNormal
+	case v1.EventTypeWarning:
+		kind = trace.KindWarning
+	default:
+		return
+	}
+	e := trace.Event{Component: trace.Events, Event: kind, Reason: reason, Message: message}
+	if pod, ok := object.(*v1.Pod); ok {
+		e.Pod, e.UID = podkey.Of(pod), string(pod.UID)
+	} else if ref, ok := object.(*v1.ObjectReference); ok && ref.Kind == "Pod" {
+		// kuberuntime records about a reference to the pod (or to one of its containers).
+		e.Pod, e.UID = podkey.Build(ref.Namespace, ref.Name), string(ref.UID)
+		e.Container = containerOfFieldPath(ref.FieldPath)
+	} else if m, err := meta.Accessor(object); err == nil {
+		e.Message = fmt.Sprintf("%T %s: %s", object, m.GetName(), message)
+	}
+	t.tracer.Emit(e)
+}
+
+// containerOfFieldPath returns the container a reference's field path names
+// ("spec.containers{name}", "spec.initContainers{name}"), or "".
+func containerOfFieldPath(path string) string {
+	for _, prefix := range []string{"spec.containers{", "spec.initContainers{", "spec.ephemeralContainers{"} {
+		if name, ok := strings.CutPrefix(path, prefix); ok {
+			return strings.TrimSuffix(name, "}")
+		}
+	}
+	return ""
+}

@@ -1,0 +1,151 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// minInterval is the shortest time between two passes that a change triggered: a burst of
+// writes (a fleet's status updates) makes one pass, not one per write.
+const minInterval = 50 * time.Millisecond
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Names are the controllers to run.
+	Names []string
+	// Clientset reaches the API server. Required.
+	Clientset kubernetes.Interface
+	// Clock is the real clock, or a fake one in tests. Required.
+	Clock clock.WithTicker
+	// Tracer receives the controllers' trace events and Kubernetes events. Required.
+	Tracer trace.Tracer
+	// NodeMonitorPeriod and NodeMonitorGracePeriod are Options' fields of the same names.
+	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
+}
+
+// Runner runs controllers on one goroutine against a live API server: informers keep caches of
+// the nodes, pods and leases, and each change, or a core's wake-up, makes the runner sync every
+// core in order.
+type Runner struct {
+	opts RunnerOptions
+}
+
+// NewRunner returns a Runner; it starts nothing.
+func NewRunner(opts RunnerOptions) (*Runner, error) {
+	if opts.Clientset == nil || opts.Clock == nil || opts.Tracer == nil {
+		return nil, errors.New("controllers runner: clientset, clock and tracer are required")
+	}
+	return &Runner{opts: opts}, nil
+}
+
+// Run runs the controllers until ctx is done, then stops its informers and event broadcasters.
+func (r *Runner) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	factory := informers.NewSharedInformerFactory(r.opts.Clientset, 0)
+	changed := make(chan struct{}, 1)
+	poke := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify(changed) },
+		UpdateFunc: func(any, any) { notify(changed) },
+		DeleteFunc: func(any) { notify(changed) },
+	}
+	nodes, pods, leases := factory.Core().V1().Nodes(), factory.Core().V1().Pods(), factory.Coordination().V1().Leases()
+	for _, inf := range []cache.SharedIndexInformer{nodes.Informer(), pods.Informer(), leases.Informer()} {
+		if _, err := inf.AddEventHandler(poke); err != nil {
+			return err
+		}
+	}
+	var broadcasters []record.EventBroadcaster
+	defer func() {
+		for _, b := range broadcasters {
+			b.Shutdown()
+		}
+	}()
+	recorder := func(source string) record.EventRecorder {
+		b := record.NewBroadcaster(record.WithContext(ctx))
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.opts.Clientset.CoreV1().Events("")})
+		broadcasters = append(broadcasters, b)
+		rec, _ := eventrecord.NewTracing(b.NewRecorder(scheme.Scheme, v1.EventSource{Component: source}), r.opts.Tracer)
+		return rec
+	}
+	cores, err := New(Options{
+		Names: r.opts.Names, Clock: r.opts.Clock, Tracer: r.opts.Tracer, Recorder: recorder,
+		NodeMonitorPeriod: r.opts.NodeMonitorPeriod, NodeMonitorGracePeriod: r.opts.NodeMonitorGracePeriod,
+		Client: Client{Clientset: r.opts.Clientset, Nodes: nodes.Lister(), Pods: pods.Lister(), Leases: leases.Lister()},
+	})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			logger.Info("Controllers stopped before their caches synced", "type", typ)
+			return nil
+		}
+	}
+	logger.Info("Started controllers", "controllers", r.opts.Names)
+	for {
+		for _, c := range cores {
+			if err := c.Sync(ctx); err != nil {
+				logger.Error(err, "Controller pass failed")
+			}
+		}
+		var wake <-chan time.Time
+		var timer clock.Timer
+		if next := earliest(cores); !next.IsZero() {
+			timer = r.opts.Clock.NewTimer(max(next.Sub(r.opts.Clock.Now()), 0))
+			wake = timer.C()
+		}
+		stop := func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			stop()
+			return nil
+		case <-wake:
+		case <-changed:
+			stop()
+			// Let a burst of writes land before the next pass.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-r.opts.Clock.After(minInterval):
+			}
+		}
+	}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// earliest returns the earliest non-zero wake-up of the cores.
+func earliest(cores []Core) time.Time {
+	var next time.Time
+	for _, c := range cores {
+		if t := c.NextWake(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}

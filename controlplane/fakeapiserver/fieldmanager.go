@@ -1,0 +1,299 @@
+package fakeapiserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/api/apidefaults"
+)
+
+// Managed fields and server-side apply use k8s.io/apimachinery's field manager, the
+// structured-merge-diff machinery kube-apiserver runs, with a type converter built from this
+// server's OpenAPI models (openapi.go). Every create, update and non-apply patch records the
+// fields it set under its field manager (the fieldManager parameter, else the client's user agent
+// up to the first "/") with operation Update, and the status subresource under subresource
+// "status"; an apply merges the applied configuration, reports conflicts with other managers'
+// fields as 409, takes them over with force=true, and records operation Apply. As on the real
+// server, the main resource of pods and nodes does not track status and their status
+// subresource does not track the spec (the strategies' reset fields).
+//
+// The field manager stamps the entries it touches with the wall clock; trackFields and apply
+// restamp them with the server's clock, so that objects in a replay carry virtual times and stay
+// the same run to run.
+
+// fieldManagers maps "RESOURCE" and "RESOURCE/status" to their field managers. Building the
+// type converter takes a noticeable fraction of a second, so a process does it once, on the first
+// write.
+var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
+	specs, err := builtOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := managedfields.NewTypeConverter(specs.models, false)
+	if err != nil {
+		return nil, fmt.Errorf("build the server-side apply type converter: %w", err)
+	}
+	out := map[string]*managedfields.FieldManager{}
+	for _, res := range resources() {
+		if res.view {
+			// A view (events.k8s.io/v1 over core/v1 Events) is written through the resource it
+			// shows, whose field manager tracks the write.
+			continue
+		}
+		subresources := []string{""}
+		if res.hasStatus {
+			subresources = append(subresources, "status")
+		}
+		for _, sub := range subresources {
+			fm, err := managedfields.NewDefaultFieldManager(tc, scheme, defaulter{}, scheme, res.gvk(), res.gv, sub, resetFields(res, sub))
+			if err != nil {
+				return nil, fmt.Errorf("field manager of %s %q: %w", res.name, sub, err)
+			}
+			out[fieldManagerKey(res, sub)] = fm
+		}
+	}
+	return out, nil
+})
+
+func fieldManagerKey(res *resource, subresource string) string {
+	if subresource == "" {
+		return res.name
+	}
+	return res.name + "/" + subresource
+}
+
+// resetFields are the fields a write through the resource (or subresource) does not own because
+// the strategy resets them: the status of the main resource of pods and nodes; the spec (and, for
+// pods, the deletion timestamp and owner references) of their status subresource.
+func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	if !res.hasStatus {
+		return nil
+	}
+	set := fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	if subresource == "status" {
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+		if res.name == "pods" {
+			set.Insert(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"))
+			set.Insert(fieldpath.MakePathOrDie("metadata", "ownerReferences"))
+		}
+	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		fieldpath.APIVersion(res.gv.String()): fieldpath.NewExcludeSetFilter(set),
+	}
+}
+
+// defaulter applies the defaults the decoder of kube-apiserver applies, to the objects the field
+// manager builds from an applied configuration.
+type defaulter struct{}
+
+func (defaulter) Default(obj runtime.Object) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		apidefaults.SetPodDefaults(pod)
+	}
+}
+
+// managerOf is the request's field manager: the fieldManager parameter, else the user agent up to
+// its first "/" with unprintable characters dropped, cut to 128 bytes, as kube-apiserver names the
+// manager of a write that does not name one.
+func managerOf(r *http.Request) string {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	prefix, _, _ := strings.Cut(r.UserAgent(), "/")
+	var b bytes.Buffer
+	for _, c := range prefix {
+		if !unicode.IsPrint(c) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(c) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// trackFields records in obj's managedFields the fields this write sets, under t.manager; live is
+// the stored object, nil for a create. A server-side apply has already done so. The caller holds
+// the store lock, since the result is what is stored.
+func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object {
+	if t.tracked {
+		return obj
+	}
+	fms, err := fieldManagers()
+	if err != nil {
+		// The models are compiled in; a failure is a bug that every write would hit.
+		panic(fmt.Sprintf("fakeapiserver: %v", err))
+	}
+	fm := fms[fieldManagerKey(t.res, t.subresource)]
+	if live == nil {
+		live = t.res.newObj()
+	}
+	before := mustMeta(live).GetManagedFields()
+	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	out := fm.UpdateNoErrors(live, obj, t.manager)
+	s.stampManagedFields(before, out)
+	return out
+}
+
+// stampManagedFields gives the entries of obj that the field manager touched (a new entry, or
+// one whose time no longer matches the stored one) the server's current time.
+func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runtime.Object) {
+	key := func(e metav1.ManagedFieldsEntry) string {
+		return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
+	}
+	old := map[string]*metav1.Time{}
+	for _, e := range before {
+		old[key(e)] = e.Time
+	}
+	m := mustMeta(obj)
+	entries := m.GetManagedFields()
+	now := s.now()
+	for i, e := range entries {
+		if t, ok := old[key(e)]; ok && t != nil && e.Time != nil && t.Equal(e.Time) {
+			continue
+		}
+		entries[i].Time = &now
+	}
+	m.SetManagedFields(entries)
+}
+
+// apply serves a PATCH with an apply patch (application/apply-patch+yaml): the object's fields are
+// merged with the applied configuration by field ownership, as kube-apiserver's applyPatcher
+// does, and an object that does not exist is created from it.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
+	opts, err := applyOptions(r)
+	if err != nil {
+		return err
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var patch map[string]any
+	if err := yaml.Unmarshal(data, &patch); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+	}
+	fms, err := fieldManagers()
+	if err != nil {
+		return err
+	}
+	fm := fms[fieldManagerKey(t.res, t.subresource)]
+	t.manager, t.tracked = opts.FieldManager, true
+	force := opts.Force != nil && *opts.Force
+	dryRun := len(opts.DryRun) > 0
+	for {
+		var old *entry
+		_ = s.store.locked(func() error {
+			old, _ = s.store.get(t.res, t.namespace, t.name)
+			return nil
+		})
+		live := t.res.newObj()
+		if old != nil {
+			live = old.obj.DeepCopyObject()
+		} else if t.subresource != "" {
+			return apierrors.NewNotFound(t.res.groupResource(), t.name)
+		}
+		live.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+		before := mustMeta(live).GetManagedFields()
+		obj, err := fm.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, opts.FieldManager, force)
+		if err != nil {
+			return applyError(err)
+		}
+		var warnings []string
+		if opts.FieldValidation == metav1.FieldValidationStrict || opts.FieldValidation == metav1.FieldValidationWarn || opts.FieldValidation == "" {
+			if err := yaml.UnmarshalStrict(data, &map[string]any{}); err != nil {
+				if opts.FieldValidation == metav1.FieldValidationStrict {
+					return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding YAML: %v", err))
+				}
+				warnings = append(warnings, err.Error())
+			}
+		}
+		s.stampManagedFields(before, obj)
+		m := mustMeta(obj)
+		if t.res.namespaced && m.GetNamespace() == "" {
+			m.SetNamespace(t.namespace)
+		}
+		if err := checkIdentity(t, m); err != nil {
+			return err
+		}
+		var out *entry
+		var moved bool
+		created := false
+		err = s.store.locked(func() error {
+			cur, ok := s.store.get(t.res, t.namespace, t.name)
+			switch {
+			case cur != old || (old == nil && ok):
+				moved = true
+				return nil
+			case old == nil:
+				created = true
+				out, err = s.insert(t, obj, dryRun, "PATCH")
+				return err
+			}
+			out, err = s.applyUpdate(t, old, obj, dryRun, "PATCH")
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if moved {
+			if err := r.Context().Err(); err != nil {
+				return err // the client is gone
+			}
+			continue
+		}
+		writeWarnings(w, warnings)
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		writeRaw(w, code, out.raw)
+		return nil
+	}
+}
+
+// applyOptions reads and validates the PatchOptions of an apply request.
+func applyOptions(r *http.Request) (metav1.PatchOptions, error) {
+	q := r.URL.Query()
+	opts := metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
+	if v := q.Get("force"); v != "" {
+		force := v == "true" || v == "1"
+		opts.Force = &force
+	}
+	if errs := metav1validation.ValidatePatchOptions(&opts, types.ApplyYAMLPatchType); len(errs) > 0 {
+		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+// applyError turns an error of the field manager into the response kube-apiserver gives: its
+// conflicts are already a 409 Status, and anything else (an applied configuration that does not
+// fit the schema, say) is a 500 carrying the error's text.
+func applyError(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return err
+	}
+	klog.V(4).InfoS("Server-side apply failed", "err", err)
+	return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
+}

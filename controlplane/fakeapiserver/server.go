@@ -1,0 +1,196 @@
+package fakeapiserver
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// DefaultHistorySize is how many watch events each resource keeps for watches that resume from
+// an older resource version, when Options.HistorySize is zero.
+const DefaultHistorySize = 10000
+
+// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is zero:
+// 3 MiB, the limit kube-apiserver applies to a single object.
+const DefaultMaxBodyBytes = 3 << 20
+
+// Options configures a Server.
+type Options struct {
+	// Clock stamps creationTimestamp, deletionTimestamp and table ages. Required. When it also
+	// implements clock.Clock, watch timeoutSeconds are honoured on it.
+	Clock clock.PassiveClock
+	// Tracer receives one event per pod write. Required; trace.Discard records nothing.
+	Tracer trace.Tracer
+	// HistorySize is how many watch events each resource keeps. Zero means DefaultHistorySize.
+	HistorySize int
+	// HistoryBytes bounds the encoded size of each resource's watch history. Zero means
+	// DefaultHistoryBytes.
+	HistoryBytes int64
+	// MaxConnections caps the client connections Serve keeps open. Zero means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
+	// <token>"); any other request is answered 401 Unauthorized. Empty means no authentication.
+	BearerToken string
+	// DataDir, when set, is where the server keeps its objects (a bbolt database), so that a
+	// server started again on it serves them with their resource versions. Empty means memory
+	// only. A server with a DataDir must be closed with Close.
+	DataDir string
+	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
+	// source seeded with 1, so that a replay names its objects the same way every time; with a
+	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
+	Rand *rand.Rand
+}
+
+// ErrMissingOption is wrapped by New when a required option is unset; the error names the
+// missing options.
+var ErrMissingOption = errors.New("missing required option")
+
+func (o Options) validate() error {
+	var missing []string
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	}
+	return nil
+}
+
+// Server is a Kubernetes API server that keeps its objects in memory, and on disk too with
+// Options.DataDir. Its zero value is not usable; call New.
+type Server struct {
+	clock   clock.PassiveClock
+	tracer  trace.Tracer
+	maxBody int64
+	maxConn int
+	token   string
+	store   *store
+	// stop is closed by Serve when its context ends, which ends every open watch.
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// New returns a Server with an empty store, or an error wrapping ErrMissingOption.
+func New(opts Options) (*Server, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.HistorySize <= 0 {
+		opts.HistorySize = DefaultHistorySize
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = DefaultHistoryBytes
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewSource(1))
+		if opts.DataDir != "" {
+			opts.Rand = randomlySeeded()
+		}
+	}
+	limitJSONPatchCopies()
+	st := newStore(storeOptions{
+		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
+	})
+	if opts.DataDir != "" {
+		if err := st.openDisk(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		clock:   opts.Clock,
+		tracer:  opts.Tracer,
+		maxBody: opts.MaxBodyBytes,
+		maxConn: opts.MaxConnections,
+		token:   opts.BearerToken,
+		store:   st,
+		stop:    make(chan struct{}),
+	}
+	if err := s.bootstrapNamespaces(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ResourceVersion returns the resource version of the latest write, so that a caller can wait
+// until a watcher has seen everything written so far.
+func (s *Server) ResourceVersion() uint64 {
+	return s.store.currentRV()
+}
+
+// CloseWatches ends every open watch, as a restart of kube-apiserver or of its watch cache does.
+// Clients see their watch stream end and re-establish it from the last resource version they
+// saw, which is how a test makes a client resume from a version that may have been compacted.
+func (s *Server) CloseWatches() {
+	_ = s.store.locked(func() error {
+		s.store.closeWatches()
+		return nil
+	})
+}
+
+// Handler returns the whole REST API as one http.Handler.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		// A panic is a bug in this package; answer with a Status instead of killing the
+		// connection so that a fuzz test or a client sees it as a 500.
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			writeError(w, internalError(p))
+		}
+	}()
+	if !s.authenticated(r) {
+		writeError(w, unauthorized())
+		return
+	}
+	if r.Body != nil {
+		limitBodyRead(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
+	s.expireNow()
+	switch p := r.URL.Path; {
+	case p == "/version" || p == "/version/":
+		s.serveVersion(w, r)
+	case p == "/healthz" || p == "/livez" || p == "/readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	case p == "/openapi/v3" || p == "/openapi/v3/" || hasPrefix(p, "/openapi/"):
+		s.serveOpenAPI(w, r)
+	default:
+		s.serveAPI(w, r)
+	}
+	s.finalizeNow()
+}
+
+func hasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}
+
+func formatRV(rv uint64) string {
+	return strconv.FormatUint(rv, 10)
+}

@@ -1,6 +1,0 @@
-//go:build race
-
-package scenario
-
-// raceEnabled is true when the tests are built with -race (race_off_test.go has the other value).
-const raceEnabled = true

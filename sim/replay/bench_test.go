@@ -1,0 +1,90 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hourOf100Pods builds the replay benchmark's scenario: 100 static pods written at 0s, then an
+// hour of kubelet time (sync ticks, relists, housekeeping, resyncs, node heartbeats).
+func hourOf100Pods(tb testing.TB) *Scenario {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString("name: bench-100-static-pods-1h\nsources: [file, api]\nsteps:\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, `- at: 0s
+  writeManifest:
+    name: pod-%03d.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: pod-%03d}
+      spec: {containers: [{name: app, image: busybox:1.36}]}
+`, i, i)
+	}
+	b.WriteString("- at: 1h\n  expect: {pod: default/pod-099-node-1, phase: Running, mirror: present}\n")
+	s, err := Parse("bench.yaml", []byte(b.String()), LoadOptions{})
+	if err != nil {
+		tb.Fatalf("Parse() error = %v", err)
+	}
+	return s
+}
+
+// BenchmarkReplayHourOf100StaticPods measures replay speed in virtual seconds per wall second.
+func BenchmarkReplayHourOf100StaticPods(b *testing.B) {
+	benchReplayHour(b, hourOf100Pods(b))
+}
+
+// benchReplayHour replays s, an hour of virtual time, and reports the virtual seconds replayed
+// per wall second.
+func benchReplayHour(b *testing.B, s *Scenario) {
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(context.Background(), s, RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.Passed() {
+			b.Fatalf("expectations failed: %+v", res.Outcomes)
+		}
+	}
+	perRun := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(time.Hour.Seconds()/perRun.Seconds(), "virtual-s/s")
+}
+
+// hourOfAFleet builds the fleet replay benchmark's scenario: nodes nodes against one API server,
+// perNode API pods bound to each, created at 0s, then an hour of every node's kubelet time.
+func hourOfAFleet(tb testing.TB, nodes, perNode int) *Scenario {
+	tb.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: bench-fleet-%dx%d-1h\nnodes: %d\nsources: [api]\nsteps:\n", nodes, perNode, nodes)
+	for n := range nodes {
+		for i := range perNode {
+			fmt.Fprintf(&b, `- at: 0s
+  apiCreatePod:
+    pod:
+      metadata: {name: pod-%d-%d, namespace: default}
+      spec: {nodeName: node-%d, containers: [{name: app, image: busybox:1.36}]}
+`, n+1, i, n+1)
+		}
+	}
+	fmt.Fprintf(&b, "- at: 1h\n  expect: {pod: default/pod-%d-%d, phase: Running}\n", nodes, perNode-1)
+	s, err := Parse("bench.yaml", []byte(b.String()), LoadOptions{})
+	if err != nil {
+		tb.Fatalf("Parse() error = %v", err)
+	}
+	return s
+}
+
+// BenchmarkReplayHourOfAFleet measures a fleet's replay: 100 nodes × 30 pods for an hour (the
+// target is under a minute of wall time).
+func BenchmarkReplayHourOfAFleet(b *testing.B) {
+	for _, size := range []struct{ nodes, perNode int }{{10, 30}, {100, 30}} {
+		b.Run(fmt.Sprintf("%dx%d", size.nodes, size.perNode), func(b *testing.B) {
+			benchReplayHour(b, hourOfAFleet(b, size.nodes, size.perNode))
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package replay
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseValid(t *testing.T) {
+	src := `name: demo
+description: a static pod comes and goes
+sources: [file, api]
+fileCheckFrequency: 20s
+runtime:
+  imagePull: 2s
+steps:
+- at: 0s
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web}
+      spec: {containers: [{name: nginx, image: nginx}]}
+- at: 5s
+  expect: {pod: default/web-node-1, phase: Running, mirror: present, container: nginx, state: running, restartCount: 0}
+- at: 5s
+  expectEvent: {component: podconfig, event: update, op: ADD, source: file}
+- at: 10s
+  apiCreatePod:
+    pod:
+      metadata: {name: api-pod, namespace: default}
+      spec: {nodeName: node-1, containers: [{name: c, image: busybox}]}
+- at: 11s
+  removeManifest: {name: web.yaml}
+`
+	s, err := Parse("demo.yaml", []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	if s.Node != "node-1" {
+		t.Errorf("Node = %q, want the default node-1", s.Node)
+	}
+	if len(s.Steps) != 5 {
+		t.Fatalf("len(Steps) = %d, want 5", len(s.Steps))
+	}
+	if got := s.Steps[1].Expect.RestartCount; got == nil || *got != 0 {
+		t.Errorf("Steps[1].Expect.RestartCount = %v, want 0", got)
+	}
+	if got := s.Runtime.ImagePull.Duration; got != 2*time.Second {
+		t.Errorf("Runtime.ImagePull = %v, want 2s", got)
+	}
+	if got := s.Steps[3].APICreatePod.Pod.Spec.Containers[0].Image; got != "busybox" {
+		t.Errorf("apiCreatePod image = %q, want busybox", got)
+	}
+}
+
+func TestParseErrorsNameFileAndStep(t *testing.T) {
+	head := "name: bad\nsources: [file]\nsteps:\n"
+	tests := []struct {
+		name string
+		src  string
+		want string
+	}{
+		{"unknown action", head + "- at: 1s\n  explode: {}\n", `bad.yaml: step 1: unknown field "explode"`},
+		{"unknown top-level key", "name: bad\nsauces: [file]\n", `unknown field "sauces"`},
+		{"unsorted steps", head + "- at: 5s\n  removeManifest: {name: a}\n- at: 1s\n  removeManifest: {name: a}\n", "step 2 (at 1s): steps must be in non-decreasing order"},
+		{"two actions", head + "- at: 1s\n  removeManifest: {name: a}\n  runtimeDown: {for: 1s}\n", "step 1 (at 1s): more than one action"},
+		{"no action", head + "- at: 1s\n", "step 1 (at 1s): no action"},
+		{"missing source", head + "- at: 1s\n  serveHTTP: {status: 200, content: x}\n", "serveHTTP needs the http source"},
+		{"node and nodes", "name: bad\nnode: a\nnodes: [a, b]\nsources: [file]\n", "node and nodes exclude each other"},
+		{"nodes twice", "name: bad\nnodes: [a, a]\nsources: [file]\n", `nodes: "a" is listed twice`},
+		{"no nodes", "name: bad\nnodes: 0\nsources: [file]\n", "want a positive count or a list of names"},
+		{"bad node name", "name: bad\nnodes: [Node_1]\nsources: [file]\n", `node "Node_1"`},
+		{"step on an unknown node", "name: bad\nnodes: 2\nsources: [file]\nsteps:\n- at: 1s\n  node: node-3\n  removeManifest: {name: a}\n", `step 1 (at 1s): node "node-3" is not one of the scenario's nodes [node-1 node-2]`},
+		{"plugin step with two nodes", "name: bad\nnodes: 2\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a, type: DevicePlugin}\n", "plugin steps need a scenario with one node"},
+		{"apiServerDown without the api source", head + "- at: 1s\n  apiServerDown: {for: 10s}\n", "apiServerDown needs the api source"},
+		{"apiServerDown for nothing", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiServerDown: {for: 0s}\n", "apiServerDown.for must be positive"},
+		{"malformed pod", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod:\n    pod:\n      metadata: {name: p}\n      spec: {containerz: []}\n", `step 1: unknown field "apiCreatePod.pod.spec.containerz"`},
+		{"pod without containers", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiCreatePod: {pod: {metadata: {name: p}}}\n", "pod.spec.containers must not be empty"},
+		{"bad duration", head + "- at: soon\n  removeManifest: {name: a}\n", "step 1:"},
+		{"bad pod key", head + "- at: 1s\n  expect: {pod: web, phase: Running}\n", `pod "web": want namespace/name`},
+		{"expect nothing", head + "- at: 1s\n  expect: {pod: default/web}\n", "expect checks nothing"},
+		{"bad mirror", head + "- at: 1s\n  expect: {pod: default/web, mirror: maybe}\n", "want present or absent"},
+		{"unknown source", "name: bad\nsources: [etcd]\n", `unknown pod source "etcd"`},
+		{"path in manifest name", head + "- at: 1s\n  removeManifest: {name: ../etc/passwd}\n", "plain file name"},
+		{"missing name", "sources: [file]\n", "name is required"},
+		{"unknown expect key", head + "- at: 1s\n  expect: {pod: default/web, exitcode: 1}\n", `step 1: unknown field "expect.exitcode"`},
+		{"exitCode without container", head + "- at: 1s\n  expect: {pod: default/web, exitCode: 1}\n", "describe a container"},
+		{"bad condition type", head + "- at: 1s\n  expect: {pod: default/web, conditions: {Happy: \"True\"}}\n", `"Happy" is not a pod condition type`},
+		{"bad condition value", head + "- at: 1s\n  expect: {pod: default/web, conditions: {Ready: Maybe}}\n", `conditions.Ready: "Maybe"`},
+		{"bad ready", head + "- at: 1s\n  expect: {pod: default/web, container: c, ready: maybe}\n", "step 1:"},
+		{"apiObject bad kind", head + "- at: 1s\n  expect: {apiObject: {kind: Secret, namespace: a, name: b, path: .data, equals: x}}\n", `apiObject.kind "Secret"`},
+		{"apiObject bad path", head + "- at: 1s\n  expect: {apiObject: {kind: Node, name: node-1, path: \"{.status[\", equals: x}}\n", "apiObject.path"},
+		{"apiObject node namespace", head + "- at: 1s\n  expect: {apiObject: {kind: Node, namespace: x, name: node-1, path: .kind, equals: Node}}\n", "must be empty for a Node"},
+		{"apiObject namespace namespace", head + "- at: 1s\n  expect: {apiObject: {kind: Namespace, namespace: x, name: team, path: .kind, equals: Namespace}}\n", "must be empty for a Namespace"},
+		{"namespace step without api", head + "- at: 1s\n  apiCreateNamespace: {name: team}\n", "apiCreateNamespace needs the api source"},
+		{"namespace step without name", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiDeleteNamespace: {}\n", "name is required"},
+		{"pod checks without pod", head + "- at: 1s\n  expect: {phase: Running}\n", "pod is required"},
+		{"containerStop without effect", head + "- at: 1s\n  containerStop: {pod: default/web, container: c}\n", "needs after or ignoreSIGTERM"},
+		{"containerStop with both", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 1s, ignoreSIGTERM: true}\n", "exclude each other"},
+		{"containerStop too long", head + "- at: 1s\n  containerStop: {pod: default/web, container: c, after: 25h}\n", "containerStop.after 25h0m0s"},
+		{"unknown feature gate", "name: bad\nfeatureGates: {Nope: true}\n", "unrecognized feature gate: Nope"},
+		{"parallel pulls while serialized", "name: bad\nsettings: {maxParallelImagePulls: 3}\n", "must be 1 or nil when serializeImagePulls is true"},
+		{"two sync frequencies", "name: bad\nsyncFrequency: 1m\nsettings: {syncFrequency: 2m}\n", "are the same setting"},
+		{"unknown setting", "name: bad\nsettings: {podPidsLimit: 10}\n", `unknown field "settings.podPidsLimit"`},
+		{"restart period too long", "name: bad\nsettings: {crashLoopBackOff: {maxContainerRestartPeriod: 10m}}\n", "must be between 1s and 300s"},
+		{"unknown runtime call", head + "- at: 1s\n  failRuntimeCall: {call: ExecSync, times: 1}\n", `failRuntimeCall.call "ExecSync"`},
+		{"no failures", head + "- at: 1s\n  failRuntimeCall: {call: CreateContainer, times: 0}\n", "failRuntimeCall.times must be positive"},
+		{"oomKill without container", head + "- at: 1s\n  oomKill: {pod: default/web}\n", "container is required"},
+		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},
+		{"expectNoEvent unknown key", head + "- at: 1s\n  expectNoEvent: {component: runtime, event: pull, image: x}\n", `step 1: unknown field "expectNoEvent.image"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tt.src), LoadOptions{})
+			if err == nil {
+				t.Fatalf("Parse() succeeded, want an error containing %q", tt.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("Parse() error = %v, want it to wrap ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "bad.yaml") {
+				t.Errorf("Parse() error = %q, want it to name bad.yaml and contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load("does-not-exist.yaml", LoadOptions{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+		t.Errorf("Load() error = %v, want ErrInvalid naming the file", err)
+	}
+}
+
+func TestParseMaxDuration(t *testing.T) {
+	head := "name: long\nsources: [file]\nsteps:\n"
+	tests := []struct {
+		name string
+		src  string
+		max  time.Duration
+		want string // "" means valid
+	}{
+		{"at the default maximum", head + "- at: 24h\n  removeManifest: {name: a}\n", 0, ""},
+		{"at past the default maximum", head + "- at: 2562047h\n  removeManifest: {name: a}\n", 0,
+			"long.yaml: step 1 (at 2562047h0m0s): at 2562047h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"a later step past the maximum", head + "- at: 1s\n  removeManifest: {name: a}\n- at: 24h0m1s\n  removeManifest: {name: a}\n", 0,
+			"step 2 (at 24h0m1s): at 24h0m1s: longer than the maximum"},
+		{"runtimeDown.for past the maximum", head + "- at: 1s\n  runtimeDown: {for: 25h}\n", 0,
+			"step 1 (at 1s): runtimeDown.for 25h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"apiServerDown.for past the maximum", "name: long\nsources: [api]\nsteps:\n- at: 1s\n  apiServerDown: {for: 25h}\n", 0,
+			"step 1 (at 1s): apiServerDown.for 25h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"crashLoop.after past the maximum", head + "- at: 1s\n  crashLoop: {pod: default/web, container: c, after: 48h}\n", 0,
+			"step 1 (at 1s): crashLoop.after 48h0m0s: longer than the maximum replay duration 24h0m0s"},
+		{"a raised maximum", head + "- at: 48h\n  runtimeDown: {for: 72h}\n", 72 * time.Hour, ""},
+		{"past a raised maximum", head + "- at: 73h\n  removeManifest: {name: a}\n", 72 * time.Hour,
+			"at 73h0m0s: longer than the maximum replay duration 72h0m0s"},
+		{"a lowered maximum", head + "- at: 2m\n  removeManifest: {name: a}\n", time.Minute,
+			"at 2m0s: longer than the maximum replay duration 1m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("long.yaml", []byte(tt.src), LoadOptions{MaxDuration: tt.max})
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Parse(MaxDuration %v) error = %v, want none", tt.max, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrTooLong) {
+				t.Errorf("Parse(MaxDuration %v) error = %v, want ErrInvalid and ErrTooLong", tt.max, err)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse(MaxDuration %v) error = %v, want it to contain %q", tt.max, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseNodes(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"name: demo\nsources: [file]\n", []string{"node-1"}},
+		{"name: demo\nnode: cp-0\nsources: [file]\n", []string{"cp-0"}},
+		{"name: demo\nnodes: 3\nsources: [file]\n", []string{"node-1", "node-2", "node-3"}},
+		{"name: demo\nnodes: [a, b]\nsources: [file]\n", []string{"a", "b"}},
+	} {
+		s, err := Parse("n.yaml", []byte(tc.src), LoadOptions{})
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.src, err)
+		}
+		if diff := cmp.Diff(tc.want, s.nodeNames()); diff != "" {
+			t.Errorf("Parse(%q) nodes (-want +got):\n%s", tc.src, diff)
+		}
+		if s.Node != tc.want[0] {
+			t.Errorf("Parse(%q) node = %q, want %q", tc.src, s.Node, tc.want[0])
+		}
+	}
+}

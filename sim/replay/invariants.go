@@ -1,0 +1,158 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/syncloop"
+)
+
+// ErrInvariant is returned when a cross-component invariant breaks during a replay. The error
+// names the virtual time and the last step played.
+var ErrInvariant = errors.New("invariant violated")
+
+// invariantGrace is how long a state that housekeeping repairs may last: two housekeeping periods,
+// so that a pass that ran just before the state arose and the next one both fit.
+const invariantGrace = 2 * syncloop.HousekeepingPeriod
+
+// invariants holds what the checks remember between two instants.
+type invariants struct {
+	// restarts is the highest restart count seen per pod UID and container name, while the pod
+	// has a worker.
+	restarts map[types.UID]map[string]int32
+	// traced is how many trace events the last check had seen.
+	traced int
+	// undesiredSince is when each worker in sync was first seen without its pod in the pod
+	// manager, once every source had been seen.
+	undesiredSince map[types.UID]time.Time
+	// orphanSince is when each mirror pod was first seen without its static pod, the static pod's
+	// worker not terminating.
+	orphanSince map[string]time.Time
+}
+
+func newInvariants() *invariants {
+	return &invariants{
+		restarts:       map[types.UID]map[string]int32{},
+		undesiredSince: map[types.UID]time.Time{},
+		orphanSince:    map[string]time.Time{},
+	}
+}
+
+// checkInvariants runs every cross-component check on the settled state at the current instant:
+//
+//   - a container's restart count never goes down while its pod has a worker;
+//   - once every source has been seen, a worker in sync whose pod the pod manager no longer holds
+//     is asked to stop within invariantGrace (housekeeping's SyncKnownPods);
+//   - a mirror pod whose static pod is gone, and whose static pod is not terminating, is deleted
+//     within invariantGrace (housekeeping's orphaned mirror pod deletion).
+//
+// step is the index of the last step played, -1 before the first.
+func (e *engine) checkInvariants(step int) error {
+	now := e.clk.Now()
+	var errs []error
+	states := e.node.Workers.States()
+	uids := make([]types.UID, 0, len(states))
+	for uid := range states {
+		uids = append(uids, uid)
+	}
+	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+
+	// A restart count changes only in a sync, which traces the pod's UID: check the pods the
+	// trace named since the last check, not every pod at every instant.
+	named := sets.New[types.UID]()
+	for _, ev := range e.rec.EventsSince(e.inv.traced) {
+		if ev.UID != "" {
+			named.Insert(types.UID(ev.UID))
+		}
+	}
+	e.inv.traced = e.rec.Len()
+	for _, uid := range sets.List(named) {
+		errs = append(errs, e.inv.checkRestarts(uid, e))
+	}
+	for uid := range e.inv.restarts {
+		if _, ok := states[uid]; !ok {
+			delete(e.inv.restarts, uid)
+		}
+	}
+
+	ready := e.storage.SeenAllSources(sets.New(e.node.Loop.SourcesSeen()...))
+	for _, uid := range uids {
+		_, desired := e.node.Pods.GetPodByUID(uid)
+		if states[uid] != podworkers.Sync || desired || !ready {
+			delete(e.inv.undesiredSince, uid)
+			continue
+		}
+		since, seen := e.inv.undesiredSince[uid]
+		if !seen {
+			e.inv.undesiredSince[uid] = now
+			continue
+		}
+		if now.Sub(since) > invariantGrace {
+			errs = append(errs, fmt.Errorf("pod %s is no longer desired but its worker has stayed in sync for %v", uid, now.Sub(since)))
+		}
+	}
+	for uid := range e.inv.undesiredSince {
+		if _, ok := states[uid]; !ok {
+			delete(e.inv.undesiredSince, uid)
+		}
+	}
+
+	_, _, orphaned := e.node.Pods.GetPodsAndMirrorPods()
+	current := sets.New[string]()
+	for _, fullName := range orphaned {
+		if e.node.Workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
+			continue
+		}
+		current.Insert(fullName)
+		since, seen := e.inv.orphanSince[fullName]
+		if !seen {
+			e.inv.orphanSince[fullName] = now
+			continue
+		}
+		if now.Sub(since) > invariantGrace {
+			errs = append(errs, fmt.Errorf("mirror pod %s has had no static pod for %v", fullName, now.Sub(since)))
+		}
+	}
+	for fullName := range e.inv.orphanSince {
+		if !current.Has(fullName) {
+			delete(e.inv.orphanSince, fullName)
+		}
+	}
+
+	if err := errors.Join(errs...); err != nil {
+		where := "before the first step"
+		if step >= 0 {
+			where = fmt.Sprintf("after step %d", step+1)
+		}
+		return fmt.Errorf("at %v, %s: %w: %w", e.clk.Since(vclock.Epoch), where, ErrInvariant, err)
+	}
+	return nil
+}
+
+// checkRestarts fails when a container's restart count in the pod's status went down.
+func (inv *invariants) checkRestarts(uid types.UID, e *engine) error {
+	status, ok := e.node.Status.GetPodStatus(uid)
+	if !ok {
+		return nil
+	}
+	seen := inv.restarts[uid]
+	if seen == nil {
+		seen = map[string]int32{}
+		inv.restarts[uid] = seen
+	}
+	var errs []error
+	for _, cs := range append(append(status.InitContainerStatuses, status.ContainerStatuses...), status.EphemeralContainerStatuses...) {
+		if before, ok := seen[cs.Name]; ok && cs.RestartCount < before {
+			errs = append(errs, fmt.Errorf("restart count of container %s of pod %s went down from %d to %d", cs.Name, uid, before, cs.RestartCount))
+		}
+		seen[cs.Name] = max(seen[cs.Name], cs.RestartCount)
+	}
+	return errors.Join(errs...)
+}

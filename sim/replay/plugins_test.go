@@ -1,0 +1,30 @@
+package replay
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPluginStepValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name, step, want string
+	}{
+		{"unknown type", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x}`, `type "DRAPlugin"`},
+		{"csi without api", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x}`, "needs the api source"},
+		{"absolute socket", `removePluginSocket: {name: /run/a.sock}`, "must be a relative path"},
+		{"escaping socket", `removePluginSocket: {name: ../a.sock}`, "must be a relative path"},
+		{"unknown call", `pluginFails: {name: a.sock, call: Allocate, times: 1}`, `call "Allocate"`},
+		{"no times", `pluginFails: {name: a.sock, call: GetInfo}`, "times must be positive"},
+		{"empty expectNode", `expectNode: {resource: example.com/gpu}`, "checks nothing"},
+		{"missing device", `deviceHealth: {resource: example.com/gpu}`, "device is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "name: x\nsources: [file]\nsteps:\n- at: 1s\n  " + tc.step + "\n"
+			_, err := Parse("x.yaml", []byte(doc), LoadOptions{})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse() = %v, want an ErrInvalid containing %q", err, tc.want)
+			}
+		})
+	}
+}

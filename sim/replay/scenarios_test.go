@@ -1,0 +1,113 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden traces in scenarios/")
+
+// scenarioFiles lists the scenario library.
+func scenarioFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	return files
+}
+
+func replayToBytes(t *testing.T, s *Scenario, format trace.Format) ([]byte, *Result) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := Run(context.Background(), s, RunOptions{Out: &out, Format: format, KeepEvents: true})
+	if err != nil {
+		t.Fatalf("Run(%s) error = %v", s.path, err)
+	}
+	return out.Bytes(), res
+}
+
+// TestScenarios replays every scenario in the library, checks its expectations and compares its
+// text trace with the golden file beside it. `go test ./scenario -update` rewrites the goldens;
+// review the diff like code.
+func TestScenarios(t *testing.T) {
+	for _, file := range scenarioFiles(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			s, err := Load(file, LoadOptions{})
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			got, res := replayToBytes(t, s, trace.Text)
+			if !res.Passed() {
+				var sum bytes.Buffer
+				res.WriteSummary(&sum)
+				t.Errorf("expectations failed:\n%s", sum.String())
+			}
+			// Every event the replay emitted is one the catalogue registers, with its reason
+			// and its function (docs/trace.md).
+			unregistered := map[string]bool{}
+			for _, e := range res.Events {
+				if err := trace.Registered(e); err != nil && !unregistered[err.Error()] {
+					unregistered[err.Error()] = true
+					t.Errorf("%v", err)
+				}
+			}
+			if len(res.Outcomes) == 0 {
+				t.Errorf("scenario %s has no expectations: a teaching scenario must check what it teaches", name)
+			}
+			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./scenario -update to create it): %v", err)
+			}
+			if diff := FirstDifference(want, got); diff != "" {
+				t.Errorf("trace differs from %s: %s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestDeterminism replays every scenario 20 times in each trace format and requires the same
+// bytes each time. Under -race it replays each 4 times: the race detector looks for concurrent
+// access in every run, and what it slows down tenfold is the repetition, not the check. CI runs it
+// under -race with GOMAXPROCS 1 and 2, and all 20 times without.
+func TestDeterminism(t *testing.T) {
+	runs := 20
+	if raceEnabled {
+		runs = 4
+	}
+	if testing.Short() {
+		runs = 3
+	}
+	for _, file := range scenarioFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			s, err := Load(file, LoadOptions{})
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			for _, format := range []trace.Format{trace.Text, trace.JSON} {
+				first, _ := replayToBytes(t, s, format)
+				for i := 1; i < runs; i++ {
+					got, _ := replayToBytes(t, s, format)
+					if diff := FirstDifference(first, got); diff != "" {
+						t.Fatalf("%v run %d differs from run 1: %s", format, i+1, diff)
+					}
+				}
+			}
+		})
+	}
+}

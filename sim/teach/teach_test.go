@@ -1,0 +1,224 @@
+package teach
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/sim/replay"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+func TestFuncURL(t *testing.T) {
+	for _, tt := range []struct {
+		component trace.Component
+		fn, want  string
+	}{
+		{trace.PodWorkers, "SyncPod", sourceBase + "pkg/kubelet/kubelet.go#L1941"},
+		{trace.Runtime, "SyncPod", sourceBase + "pkg/kubelet/kuberuntime/kuberuntime_manager.go#L1394"},
+		{trace.PLEG, "relist", sourceBase + "pkg/kubelet/pleg/generic.go#L234"},
+		{trace.APIServer, "POST pods", ""},
+	} {
+		if got := FuncURL(tt.component, tt.fn); got != tt.want {
+			t.Errorf("FuncURL(%s, %s) = %q, want %q", tt.component, tt.fn, got, tt.want)
+		}
+	}
+}
+
+// TestReportDeterministic writes the report of one scenario twice: the bytes must be the same,
+// as the trace is.
+func TestReportDeterministic(t *testing.T) {
+	var pages [2][]byte
+	for i := range pages {
+		s, res, err := Replay(context.Background(), "../../scenarios/static-pod-edit.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := WriteHTML(&b, NewTimeline(s, res)); err != nil {
+			t.Fatal(err)
+		}
+		pages[i] = b.Bytes()
+	}
+	if !bytes.Equal(pages[0], pages[1]) {
+		t.Error("two replays of static-pod-edit wrote different reports")
+	}
+	page := string(pages[0])
+	for _, want := range []string{`"name":"static-pod-edit"`, `"diffs":{`, `kuberuntime_manager.go#L1394`, `id="canvas"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report has no %q", want)
+		}
+	}
+	// Nothing is fetched: the page is one file.
+	for _, bad := range []string{"<script src", "<link ", "@import", "http://"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the report refers to an outside resource: %q", bad)
+		}
+	}
+}
+
+func TestLiveStreamsBacklogThenNewEvents(t *testing.T) {
+	live := NewLive("node-1", 0)
+	live.Emit(trace.Event{Seq: 1, Component: trace.Sources, Event: trace.KindSet, Source: "file", Func: "listConfig"})
+	srv := httptest.NewServer(live)
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type = %q, want text/event-stream", ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	next := func() string {
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read the stream: %v", err)
+			}
+			if strings.HasPrefix(line, "data: ") {
+				return strings.TrimSpace(strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}
+	if got, want := next(), `"funcURL":"`+sourceBase+`pkg/kubelet/config/file.go#L121"`; !strings.Contains(got, want) || !strings.Contains(got, `"seq":1`) {
+		t.Errorf("first event %s, want seq 1 with %s", got, want)
+	}
+	live.Emit(trace.Event{Seq: 2, Cause: 1, Component: trace.PodConfig, Event: trace.KindUpdate, Op: "ADD"})
+	if got := next(); !strings.Contains(got, `"seq":2,"cause":1`) {
+		t.Errorf("second event %s, want seq 2 caused by 1", got)
+	}
+	live.Close()
+	if _, err := r.ReadString('\n'); err == nil {
+		// The blank line after the last event may come first.
+		if _, err := r.ReadString('\n'); err == nil {
+			t.Error("the stream goes on after Close")
+		}
+	}
+
+	page, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer page.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(page.Body); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body.String(), `"live":true`) {
+		t.Error("the live page does not say it is live")
+	}
+}
+
+func TestLoadCurriculum(t *testing.T) {
+	c, err := LoadCurriculum("../../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Lessons) < 7 {
+		t.Errorf("%d lessons, want the seven of the issue and more", len(c.Lessons))
+	}
+	var out bytes.Buffer
+	if err := c.WriteList(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Lesson 1: Static pods (static-pods)") {
+		t.Errorf("the list does not start with the static pods lesson:\n%s", out.String())
+	}
+
+	for _, tt := range []struct {
+		name, index string
+	}{
+		{"unknown scenario", "lessons:\n- {name: a, title: A, description: d, scenarios: [missing]}\n"},
+		{"no description", "lessons:\n- {name: a, title: A, scenarios: [one]}\n"},
+		{"same name twice", "lessons:\n- {name: a, title: A, description: d, scenarios: [one]}\n- {name: a, title: B, description: d, scenarios: [one]}\n"},
+		{"unknown field", "lessons:\n- {name: a, title: A, description: d, scenarios: [one], extra: 1}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "lessons"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "one.yaml"), []byte("name: one\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, IndexPath), []byte(tt.index), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := LoadCurriculum(dir); !errors.Is(err, ErrBadIndex) {
+				t.Errorf("LoadCurriculum() = %v, want %v", err, ErrBadIndex)
+			}
+		})
+	}
+}
+
+// TestTimelineSteps checks that the timeline carries each step with its event and verdict, a
+// failed expectation as failed.
+func TestTimelineSteps(t *testing.T) {
+	const file = `name: failing
+sources: [file]
+steps:
+- at: 1s
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec:
+        containers:
+        - {name: nginx, image: nginx:1.27}
+- at: 10s
+  expect: {pod: default/web-node-1, phase: Running}
+- at: 10s
+  expect: {pod: default/web-node-1, phase: Failed}
+`
+	s, err := replay.Parse("failing.yaml", []byte(file), replay.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), s, replay.RunOptions{KeepEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTimeline(s, res)
+	if len(tl.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(tl.Steps))
+	}
+	write, ok, failed := tl.Steps[0], tl.Steps[1], tl.Steps[2]
+	if write.Action != "writeManifest" || write.Seq == 0 || write.Met != nil {
+		t.Errorf("step 1 = %+v, want the writeManifest with its event and no verdict", write)
+	}
+	if ok.Met == nil || !*ok.Met || failed.Met == nil || *failed.Met || failed.Seen == "" {
+		t.Errorf("steps 2 and 3 = %+v, %+v, want met, then failed with what was seen", ok, failed)
+	}
+	if e := tl.Events[write.Seq-1]; tl.Strings[e[3].(int)] != "scenario" {
+		t.Errorf("step 1's event is %v, want the scenario's", e)
+	}
+}
+
+// TestTimelineNotReached checks that an expectation after the replay stopped has no verdict.
+func TestTimelineNotReached(t *testing.T) {
+	s, err := replay.Load("../../scenarios/crash-loop.yaml", replay.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), s, replay.RunOptions{KeepEvents: true, Until: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := NewTimeline(s, res).Steps[len(s.Steps)-1]
+	if last.Met != nil || last.What == "" {
+		t.Errorf("the last step = %+v, want it described, with no verdict", last)
+	}
+}

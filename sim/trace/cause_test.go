@@ -1,0 +1,123 @@
+package trace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// TestCauses replays the pipeline's hand-overs for one static pod, from the file write to the
+// restart after its container died, and checks the cause of each event.
+func TestCauses(t *testing.T) {
+	const pod = "default/web-node-1"
+	steps := []struct {
+		at    time.Duration
+		event Event
+		// cause is the index in steps of the expected cause, -1 for none.
+		cause int
+	}{
+		{0, Event{Component: Sources, Event: KindSet, Source: "file", Pods: []string{}}, -1},                             // 0 periodic
+		{time.Second, Event{Component: Scenario, Event: KindWriteManifest}, -1},                                          // 1
+		{time.Second, Event{Component: Sources, Event: KindSet, Source: "file", Pods: []string{pod}}, 1},                 // 2
+		{time.Second, Event{Component: Sources, Event: KindSet, Source: "file", Pods: []string{pod}}, 1},                 // 3 the same write
+		{time.Second, Event{Component: PodConfig, Event: KindUpdate, Op: "ADD", Source: "file", Pods: []string{pod}}, 3}, // 4
+		{time.Second, Event{Component: SyncLoop, Event: KindConfig, Op: "ADD", Source: "file", Pods: []string{pod}}, 4},  // 5
+		{time.Second, Event{Component: PodManager, Event: KindAdd, Pod: pod}, 5},                                         // 6
+		{time.Second, Event{Component: PodWorkers, Event: KindState, Pod: pod, To: "sync"}, 5},                           // 7
+		{time.Second, Event{Component: PodWorkers, Event: KindSync, Pod: pod, Op: "create"}, 5},                          // 8
+		{time.Second, Event{Component: Status, Event: KindSet, Pod: pod}, 8},                                             // 9
+		{time.Second, Event{Component: Runtime, Event: KindSync, Pod: pod}, 8},                                           // 10
+		{time.Second, Event{Component: APIServer, Event: KindStatus, Pod: pod}, 9},                                       // 11
+		{time.Second, Event{Component: Status, Event: KindPatch, Pod: pod}, 9},                                           // 12
+		{time.Second, Event{Component: Sources, Event: KindSet, Source: "api", Pods: []string{pod}}, 11},                 // 13
+		{2 * time.Second, Event{Component: Runtime, Event: KindSandbox, Pod: pod, To: "ready"}, 10},                      // 14
+		{2 * time.Second, Event{Component: Runtime, Event: KindPull, Pod: pod, Container: "nginx"}, 14},                  // 15
+		{2 * time.Second, Event{Component: Events, Event: KindNormal, Pod: pod, Reason: "Pulling"}, 15},                  // 16
+		{3 * time.Second, Event{Component: Runtime, Event: KindPulled, Pod: pod, Container: "nginx"}, 15},                // 17
+		{3 * time.Second, Event{Component: Runtime, Event: KindStarted, Pod: pod, Container: "nginx"}, 17},               // 18
+		{4 * time.Second, Event{Component: Scenario, Event: KindContainerExit, Pod: pod}, -1},                            // 19
+		{4 * time.Second, Event{Component: Runtime, Event: KindExited, Pod: pod, Container: "nginx"}, 19},                // 20
+		{4 * time.Second, Event{Component: PLEG, Event: KindContainerDied, Pod: pod, Container: "nginx"}, 20},            // 21
+		{4 * time.Second, Event{Component: SyncLoop, Event: KindPLEG, Pod: pod}, 21},                                     // 22
+		{4 * time.Second, Event{Component: PodWorkers, Event: KindSync, Pod: pod, Op: "sync"}, 22},                       // 23
+		{4 * time.Second, Event{Component: Runtime, Event: KindCreated, Pod: pod, Container: "nginx"}, 23},               // 24
+		{4 * time.Second, Event{Component: PodWorkers, Event: KindRequeue, Pod: pod}, 23},                                // 25
+		{5 * time.Second, Event{Component: SyncLoop, Event: KindSync, Pod: pod}, 25},                                     // 26
+		{5 * time.Second, Event{Component: Runtime, Event: KindExited, Pod: pod, Container: "nginx"}, 24},                // 27 the fault broke one run
+		{20 * time.Second, Event{Component: Sources, Event: KindSet, Source: "file", Pods: []string{pod}}, -1},           // 28 periodic
+		{20 * time.Second, Event{Component: Housekeeping, Event: KindKill, Pod: pod}, -1},                                // 29
+		{20 * time.Second, Event{Component: "prober", Event: "probe", Pod: pod}, 29},                                     // 30 an unknown component
+	}
+	clk := vclock.New(vclock.Epoch)
+	r, err := NewRecorder(RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		clk.Set(vclock.Epoch.Add(s.at))
+		r.Emit(s.event)
+	}
+	events := r.Events()
+	var got, want []uint64
+	for i, s := range steps {
+		if events[i].Seq != uint64(i+1) {
+			t.Fatalf("event %d: Seq = %d, want %d", i, events[i].Seq, i+1)
+		}
+		got = append(got, events[i].Cause)
+		want = append(want, uint64(s.cause+1))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("causes (seqs) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestCauseSetByEmitter checks that an emitter's own cause wins over the linker's.
+func TestCauseSetByEmitter(t *testing.T) {
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Emit(Event{Component: Scenario, Event: KindWriteManifest})
+	r.Emit(Event{Component: Sources, Event: KindSet, Source: "file"})
+	r.Emit(Event{Component: PodConfig, Event: KindUpdate, Source: "file", Cause: 1})
+	if got := r.Events()[2].Cause; got != 1 {
+		t.Errorf("Cause = %d, want the emitter's 1", got)
+	}
+}
+
+// TestLinkerForgetsQuietPods checks that what the linker remembers of a pod goes once the pod has
+// been quiet for forgetAfter events, so that a long run's memory does not grow with every pod it
+// ever saw.
+func TestLinkerForgetsQuietPods(t *testing.T) {
+	l := newLinker()
+	var seq uint64
+	emit := func(e Event) {
+		seq++
+		e.Seq = seq
+		l.link(e)
+	}
+	emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/gone"})
+	for seq < forgetAfter+pruneEvery {
+		emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/busy"})
+	}
+	if _, ok := l.work["default/gone"]; ok {
+		t.Error("the linker still remembers a pod quiet for more than forgetAfter events")
+	}
+	if _, ok := l.work["default/busy"]; !ok {
+		t.Error("the linker forgot a busy pod")
+	}
+}
+
+// TestTextFormHasNoCauses checks that seq and cause leave the text form, and so the golden
+// traces, as they were.
+func TestTextFormHasNoCauses(t *testing.T) {
+	e := Event{T: time.Second, Component: PodConfig, Event: KindUpdate, Op: "ADD", Source: "file", Func: "podStorage.merge"}
+	with := e
+	with.Seq, with.Cause = 9, 4
+	if e.Text() != with.Text() {
+		t.Errorf("Text() with a seq and cause = %q, want %q", with.Text(), e.Text())
+	}
+}
