@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet"
 )
 
 type statusLog map[string]v1.PodStatus
@@ -73,8 +75,8 @@ func (h *harness) drain() []string {
 }
 
 func TestNewRequiresOptions(t *testing.T) {
-	if _, err := New(Options{}); !errors.Is(err, ErrMissingOption) {
-		t.Errorf("New(empty) = %v, want ErrMissingOption", err)
+	if _, err := New(Options{}); !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Errorf("New(empty) = %v, want minikubelet.ErrMissingOption", err)
 	}
 }
 

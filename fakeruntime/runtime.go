@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -85,9 +86,6 @@ type EventRecorder interface {
 	Event(object runtime.Object, eventType, reason, message string)
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	if o.Clock == nil {
@@ -97,7 +95,7 @@ func (o Options) validate() error {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	if o.MaxParallelImagePulls < 0 {
 		return fmt.Errorf("options MaxParallelImagePulls %d: must not be negative", o.MaxParallelImagePulls)

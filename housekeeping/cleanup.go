@@ -2,7 +2,6 @@ package housekeeping
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
@@ -87,9 +87,6 @@ type Prober interface {
 	CleanupPods(desired map[types.UID]bool)
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	for _, c := range []struct {
@@ -104,7 +101,7 @@ func (o Options) validate() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -290,8 +291,8 @@ func TestStandaloneDeletesNoMirrorPods(t *testing.T) {
 
 func TestNewNamesMissingOptions(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New() error = %v, want %v", err, ErrMissingOption)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New() error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 	want := "new housekeeping: options Tracer, Pods, Workers, Runtime, Status, CrashLoopBackOff: missing required option"
 	if err.Error() != want {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
@@ -113,9 +114,6 @@ func (o Options) machine() nodestatus.Machine {
 	}
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	if o.NodeName == "" {
@@ -128,7 +126,7 @@ func (o Options) validate() error {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return o.ValidateConfig()
 }

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -47,8 +48,8 @@ func TestNewNeedsRequiredOptions(t *testing.T) {
 		{name: "no node name", opts: Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := New(tc.opts); !errors.Is(err, ErrMissingOption) {
-				t.Errorf("New() error = %v, want %v", err, ErrMissingOption)
+			if _, err := New(tc.opts); !errors.Is(err, minikubelet.ErrMissingOption) {
+				t.Errorf("New() error = %v, want %v", err, minikubelet.ErrMissingOption)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package kubeletserver
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
@@ -12,10 +11,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-)
 
-// ErrMissingOption is wrapped by the constructors when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
+	"github.com/minikubelet/minikubelet"
+)
 
 // NodeOptions configure one node's handler.
 type NodeOptions struct {
@@ -53,7 +51,7 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 		missing = append(missing, "Clock")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("new kubelet server: options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return nil, fmt.Errorf("new kubelet server: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	if opts.SyncLoopThreshold <= 0 {
 		opts.SyncLoopThreshold = defaultSyncLoopThreshold

@@ -1,17 +1,15 @@
 package metrics
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	compbasemetrics "k8s.io/component-base/metrics"
-)
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
+	"github.com/minikubelet/minikubelet"
+)
 
 // Options configure one node's Registry.
 type Options struct {
@@ -21,7 +19,7 @@ type Options struct {
 
 func (o Options) validate() error {
 	if o.NodeName == "" {
-		return fmt.Errorf("options NodeName: %w", ErrMissingOption)
+		return fmt.Errorf("options NodeName: %w", minikubelet.ErrMissingOption)
 	}
 	return nil
 }

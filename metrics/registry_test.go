@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/metrics"
 )
 
@@ -24,8 +25,8 @@ func newRegistry(t *testing.T, node string) *metrics.Registry {
 }
 
 func TestNewRequiresNodeName(t *testing.T) {
-	if _, err := metrics.New(metrics.Options{}); !errors.Is(err, metrics.ErrMissingOption) {
-		t.Fatalf("New without NodeName: got %v, want ErrMissingOption", err)
+	if _, err := metrics.New(metrics.Options{}); !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New without NodeName: got %v, want minikubelet.ErrMissingOption", err)
 	}
 }
 

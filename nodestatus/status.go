@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -78,9 +80,6 @@ type Options struct {
 	Machine Machine
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	if o.NodeName == "" {
@@ -99,7 +98,7 @@ func (o Options) validate() error {
 		missing = append(missing, "RuntimeState")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	if err := o.Machine.Validate(); err != nil {
 		return fmt.Errorf("options Machine: %w", err)

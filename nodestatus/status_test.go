@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -145,8 +146,8 @@ func TestReadyFollowsTheRuntimeState(t *testing.T) {
 
 func TestNewNeedsAClient(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	if _, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, RuntimeState: &fakeState{}}); !errors.Is(err, ErrMissingOption) {
-		t.Errorf("New() without a client error = %v, want %v", err, ErrMissingOption)
+	if _, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, RuntimeState: &fakeState{}}); !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Errorf("New() without a client error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 }
 

@@ -1,7 +1,6 @@
 package pleg
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
@@ -59,9 +59,6 @@ type Metrics interface {
 	ObserveRelist(start, end time.Time, counts *metrics.RunningCounts)
 }
 
-// ErrMissingOption is wrapped by the error New returns when a required option is missing.
-var ErrMissingOption = errors.New("missing required option")
-
 // validate reports every missing required option, wrapping ErrMissingOption.
 func (o Options) validate() error {
 	var missing []string
@@ -78,7 +75,7 @@ func (o Options) validate() error {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

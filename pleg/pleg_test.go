@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -340,8 +341,8 @@ func TestEventTypeString(t *testing.T) {
 
 func TestNewMissingOptions(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want minikubelet.ErrMissingOption", err)
 	}
 	for _, name := range []string{"Runtime", "Cache", "Clock", "Tracer"} {
 		if !strings.Contains(err.Error(), name) {

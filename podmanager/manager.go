@@ -1,7 +1,6 @@
 package podmanager
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -10,14 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
-
-// ErrMissingOption is wrapped by the error New and NewMirrorClient return when a required option
-// is unset.
-var ErrMissingOption = errors.New("missing required option")
 
 // Options configures a Manager.
 type Options struct {
@@ -29,7 +25,7 @@ type Options struct {
 // validate reports the missing required options, wrapping ErrMissingOption.
 func (o Options) validate() error {
 	if o.Tracer == nil {
-		return fmt.Errorf("options Tracer: %w", ErrMissingOption)
+		return fmt.Errorf("options Tracer: %w", minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -319,7 +320,7 @@ func TestTrace(t *testing.T) {
 
 func TestNewRequiresTracer(t *testing.T) {
 	m, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), "Tracer") {
-		t.Errorf("New(Options{}) = %v, %v, want an error wrapping ErrMissingOption naming Tracer", m, err)
+	if !errors.Is(err, minikubelet.ErrMissingOption) || !strings.Contains(err.Error(), "Tracer") {
+		t.Errorf("New(Options{}) = %v, %v, want an error wrapping minikubelet.ErrMissingOption naming Tracer", m, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -59,7 +60,7 @@ func (o MirrorClientOptions) validate() error {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

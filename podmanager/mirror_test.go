@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -296,8 +297,8 @@ func TestNewMirrorClientRequiredOptions(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), tt.wantMissing) {
-				t.Errorf("NewMirrorClient() = %v, want an error wrapping ErrMissingOption naming %s", err, tt.wantMissing)
+			if !errors.Is(err, minikubelet.ErrMissingOption) || !strings.Contains(err.Error(), tt.wantMissing) {
+				t.Errorf("NewMirrorClient() = %v, want an error wrapping minikubelet.ErrMissingOption naming %s", err, tt.wantMissing)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -107,8 +108,8 @@ func pod(name string) *v1.Pod {
 
 func TestNewNamesMissingOptions(t *testing.T) {
 	_, err := New(Options{NodeName: "node-1", Mirror: nopMirror{}})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New() error = %v, want %v", err, ErrMissingOption)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New() error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 	want := "new pod syncer: options Clock, Tracer, Runtime, Status, CrashLoopBackOff, Nodes (with Mirror): missing required option"
 	if err.Error() != want {

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet"
 )
 
 // TestSyncKnownPods ports the kubelet's TestSyncKnownPods, with "has a worker" standing in for the
@@ -251,8 +253,8 @@ func TestStates(t *testing.T) {
 
 func TestNewMissingOptions(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want minikubelet.ErrMissingOption", err)
 	}
 	for _, name := range []string{"Syncer", "Cache", "Queue", "Clock", "Tracer"} {
 		if !strings.Contains(err.Error(), name) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -31,9 +32,6 @@ const (
 	// backOffOnTransientErrorPeriod is the base delay after a "network is not ready" error.
 	backOffOnTransientErrorPeriod = time.Second
 )
-
-// ErrMissingOption is wrapped by the error New returns when a required option is missing.
-var ErrMissingOption = errors.New("missing required option")
 
 // ErrIllegalTransition is wrapped by the error of a state transition the lifecycle does not allow.
 var ErrIllegalTransition = errors.New("illegal pod worker state transition")
@@ -82,7 +80,7 @@ func (o Options) validate() error {
 	}
 	var errs []error
 	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption))
+		errs = append(errs, fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption))
 	}
 	if o.ResyncInterval < 0 || o.BackOffPeriod < 0 {
 		errs = append(errs, errors.New("ResyncInterval and BackOffPeriod must not be negative"))

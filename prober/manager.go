@@ -2,7 +2,6 @@ package prober
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
@@ -64,9 +64,6 @@ type Metrics interface {
 	ForgetProbe(l metrics.ProbeLabels)
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	for _, c := range []struct {
@@ -78,7 +75,7 @@ func (o Options) validate() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -22,8 +23,8 @@ func (p *fakePLEG) Healthy() (bool, error) { return p.err == nil, p.err }
 
 func TestNewNeedsEveryOption(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New(Options{}) error = %v, want %v", err, ErrMissingOption)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New(Options{}) error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 	for _, name := range []string{"Clock", "Tracer", "Runtime", "PLEG"} {
 		if !strings.Contains(err.Error(), name) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -61,7 +62,7 @@ func NewSharedAPIRunner(opts SharedAPIRunnerOptions) (*SharedAPIRunner, error) {
 	s := &routerStore{nodes: map[string]*apiStore{}, podNode: map[string]string{}}
 	for name, n := range opts.Nodes {
 		if n.Core == nil || n.Out == nil {
-			return nil, fmt.Errorf("shared api source: node %s: options Core, Out: %w", name, ErrMissingOption)
+			return nil, fmt.Errorf("shared api source: node %s: options Core, Out: %w", name, minikubelet.ErrMissingOption)
 		}
 		s.nodes[name] = &apiStore{core: n.Core, out: n.Out}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -72,7 +73,7 @@ func TestRouterStore(t *testing.T) {
 }
 
 func TestSharedAPIRunnerOptions(t *testing.T) {
-	if _, err := NewSharedAPIRunner(SharedAPIRunnerOptions{}); !errors.Is(err, ErrMissingOption) {
-		t.Errorf("NewSharedAPIRunner({}) = %v, want ErrMissingOption", err)
+	if _, err := NewSharedAPIRunner(SharedAPIRunnerOptions{}); !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Errorf("NewSharedAPIRunner({}) = %v, want minikubelet.ErrMissingOption", err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -290,8 +291,8 @@ func TestNewAPIRunnerMissingOptions(t *testing.T) {
 			opts := complete()
 			tt.clear(&opts)
 			r, err := NewAPIRunner(opts)
-			if r != nil || !errors.Is(err, ErrMissingOption) {
-				t.Fatalf("NewAPIRunner() = %v, %v, want nil, an error wrapping ErrMissingOption", r, err)
+			if r != nil || !errors.Is(err, minikubelet.ErrMissingOption) {
+				t.Fatalf("NewAPIRunner() = %v, %v, want nil, an error wrapping minikubelet.ErrMissingOption", r, err)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("NewAPIRunner() error = %q, want %q", err, tt.want)

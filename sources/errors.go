@@ -8,6 +8,7 @@ import (
 
 	utilio "k8s.io/utils/io"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
@@ -31,9 +32,6 @@ var (
 	// ErrEmptyBody is returned, together with an empty SET, when the manifest URL answers 200
 	// with no body.
 	ErrEmptyBody = errors.New("zero-length data received")
-	// ErrMissingOption is wrapped by every constructor in this package when a required option is
-	// unset; the error names the missing options.
-	ErrMissingOption = errors.New("missing required option")
 )
 
 // missingOptions returns nil when missing is empty, or else an error wrapping ErrMissingOption
@@ -42,7 +40,7 @@ func missingOptions(missing []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+	return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 }
 
 // maxErrorQuote caps how much of a decoder's error, which can quote the input it choked on, an

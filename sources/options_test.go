@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -56,8 +57,8 @@ func TestConstructorsRequireOptions(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrMissingOption) || err.Error() != tt.want {
-				t.Errorf("constructor error = %v, want %q wrapping ErrMissingOption", err, tt.want)
+			if !errors.Is(err, minikubelet.ErrMissingOption) || err.Error() != tt.want {
+				t.Errorf("constructor error = %v, want %q wrapping minikubelet.ErrMissingOption", err, tt.want)
 			}
 		})
 	}

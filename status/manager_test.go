@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -92,8 +93,8 @@ func newManager(t *testing.T, opts Options) *Manager {
 
 func TestNewMissingOptions(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New(Options{}) = %v, want ErrMissingOption", err)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New(Options{}) = %v, want minikubelet.ErrMissingOption", err)
 	}
 	for _, name := range []string{"Clock", "Tracer"} {
 		if !strings.Contains(err.Error(), name) {

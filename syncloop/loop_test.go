@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -187,8 +188,8 @@ func pod(name string) *v1.Pod {
 
 func TestNewNamesMissingOptions(t *testing.T) {
 	_, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) {
-		t.Fatalf("New() error = %v, want %v", err, ErrMissingOption)
+	if !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Fatalf("New() error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 	for _, name := range []string{"Clock", "Tracer", "Pods", "Workers", "WorkQueue", "PLEG", "Cache", "Runtime", "RuntimeState", "Kills", "Housekeeping", "Status"} {
 		if !strings.Contains(err.Error(), name) {

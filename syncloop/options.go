@@ -2,7 +2,6 @@ package syncloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podworkers"
@@ -163,9 +163,6 @@ type Admitter interface {
 	Admit(ctx context.Context, pod *v1.Pod) bool
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o *Options) validate() error {
 	var missing []string
 	for _, c := range []struct {
@@ -182,7 +179,7 @@ func (o *Options) validate() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -46,7 +47,7 @@ func (o RunnerOptions) validate() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("new sync loop runner: options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("new sync loop runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -1,17 +1,15 @@
 package workqueue
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-)
 
-// ErrMissingOption is wrapped by the error New returns when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
+	"github.com/minikubelet/minikubelet"
+)
 
 // Options configures a Queue.
 type Options struct {
@@ -22,7 +20,7 @@ type Options struct {
 // validate reports the missing required options, wrapping ErrMissingOption.
 func (o Options) validate() error {
 	if o.Clock == nil {
-		return fmt.Errorf("options Clock: %w", ErrMissingOption)
+		return fmt.Errorf("options Clock: %w", minikubelet.ErrMissingOption)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
@@ -25,8 +26,8 @@ func newQueue(t *testing.T, clk *vclock.Clock) *Queue {
 
 func TestNewRequiresClock(t *testing.T) {
 	q, err := New(Options{})
-	if !errors.Is(err, ErrMissingOption) || !strings.Contains(err.Error(), "Clock") {
-		t.Errorf("New(Options{}) = %v, %v, want an error wrapping ErrMissingOption naming Clock", q, err)
+	if !errors.Is(err, minikubelet.ErrMissingOption) || !strings.Contains(err.Error(), "Clock") {
+		t.Errorf("New(Options{}) = %v, %v, want an error wrapping minikubelet.ErrMissingOption naming Clock", q, err)
 	}
 }
 

@@ -60,10 +60,10 @@ func ParseNames(s string) ([]string, error) {
 }
 
 // Core is one controller: Sync does what is due now and reacts to the API's state; NextWake says
-// when it next wants to run even if nothing changes, the zero time for never.
+// when it next wants to run even if nothing changes, and false for never, as every core's does.
 type Core interface {
 	Sync(ctx context.Context) error
-	NextWake() time.Time
+	NextWake() (time.Time, bool)
 }
 
 // Options configure New.

@@ -143,7 +143,7 @@ func notify(ch chan struct{}) {
 func earliest(cores []Core) time.Time {
 	var next time.Time
 	for _, c := range cores {
-		if t := c.NextWake(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+		if t, ok := c.NextWake(); ok && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -169,8 +170,8 @@ func TestNewRequiresOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, err := fakeapiserver.New(tt.opts)
-			if srv != nil || !errors.Is(err, fakeapiserver.ErrMissingOption) || err.Error() != tt.want {
-				t.Errorf("New() = %v, %v, want nil and %q wrapping ErrMissingOption", srv, err, tt.want)
+			if srv != nil || !errors.Is(err, minikubelet.ErrMissingOption) || err.Error() != tt.want {
+				t.Errorf("New() = %v, %v, want nil and %q wrapping minikubelet.ErrMissingOption", srv, err, tt.want)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package fakeapiserver
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -52,10 +52,6 @@ type Options struct {
 	Rand *rand.Rand
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset; the error names the
-// missing options.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o Options) validate() error {
 	var missing []string
 	if o.Clock == nil {
@@ -65,7 +61,7 @@ func (o Options) validate() error {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return nil
 }

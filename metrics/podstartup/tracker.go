@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -28,9 +29,6 @@ type Options struct {
 	// Tracer receives one event per measured pod. Required; trace.Discard drops them.
 	Tracer trace.Tracer
 }
-
-// ErrMissingOption means a required option is unset.
-var ErrMissingOption = errors.New("required option missing")
 
 // state is what is known of one pod's start.
 type state struct {
@@ -56,11 +54,11 @@ type Tracker struct {
 func New(opts Options) (*Tracker, error) {
 	switch {
 	case opts.Clock == nil:
-		return nil, errors.Join(ErrMissingOption, errors.New("podstartup: Clock"))
+		return nil, errors.Join(minikubelet.ErrMissingOption, errors.New("podstartup: Clock"))
 	case opts.Metrics == nil:
-		return nil, errors.Join(ErrMissingOption, errors.New("podstartup: Metrics"))
+		return nil, errors.Join(minikubelet.ErrMissingOption, errors.New("podstartup: Metrics"))
 	case opts.Tracer == nil:
-		return nil, errors.Join(ErrMissingOption, errors.New("podstartup: Tracer"))
+		return nil, errors.Join(minikubelet.ErrMissingOption, errors.New("podstartup: Tracer"))
 	}
 	return &Tracker{clock: opts.Clock, metrics: opts.Metrics, tracer: opts.Tracer, pods: map[types.UID]*state{}}, nil
 }

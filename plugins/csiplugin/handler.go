@@ -2,7 +2,6 @@ package csiplugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -42,9 +42,6 @@ type Options struct {
 	Tracer trace.Tracer
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 // driver is a registered driver: the kubelet's csiDrivers entry.
 type driver struct {
 	endpoint string
@@ -72,7 +69,7 @@ func New(opts Options) (*Handler, error) {
 		missing = append(missing, "Tracer")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("new csi handler: options %s: %w", strings.Join(missing, ", "), ErrMissingOption)
+		return nil, fmt.Errorf("new csi handler: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
 	return &Handler{opts: opts, drivers: map[string]driver{}}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -58,7 +59,7 @@ type Server struct {
 // NewServer returns a Server; nothing listens before Run.
 func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.Manager == nil || opts.Dir == "" || opts.Dial == nil || opts.Tracer == nil {
-		return nil, fmt.Errorf("new device manager server: options Manager, Dir, Dial and Tracer: %w", ErrMissingOption)
+		return nil, fmt.Errorf("new device manager server: options Manager, Dir, Dial and Tracer: %w", minikubelet.ErrMissingOption)
 	}
 	return &Server{opts: opts, conns: map[string]*grpc.ClientConn{}}, nil
 }

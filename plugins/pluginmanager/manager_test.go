@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -207,7 +208,7 @@ func TestUnregisterWithoutHandlerFails(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(Options{}); !errors.Is(err, ErrMissingOption) {
+	if _, err := New(Options{}); !errors.Is(err, minikubelet.ErrMissingOption) {
 		t.Fatalf("err = %v", err)
 	}
 }

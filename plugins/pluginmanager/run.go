@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -38,7 +39,7 @@ type RunnerOptions struct {
 // NewRunner returns a Runner; nothing runs before Run.
 func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if opts.Manager == nil || opts.Clock == nil || opts.Dialer == nil || opts.Tracer == nil {
-		return nil, fmt.Errorf("new plugin manager runner: options Manager, Clock, Dialer and Tracer: %w", ErrMissingOption)
+		return nil, fmt.Errorf("new plugin manager runner: options Manager, Clock, Dialer and Tracer: %w", minikubelet.ErrMissingOption)
 	}
 	return &Runner{m: opts.Manager, clock: opts.Clock, dialer: opts.Dialer, tracer: opts.Tracer, metrics: opts.Metrics}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -171,7 +172,7 @@ func shortTemp(t *testing.T) string {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := New(Options{}); !errors.Is(err, ErrMissingOption) {
+	if _, err := New(Options{}); !errors.Is(err, minikubelet.ErrMissingOption) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func (e *engine) advanceControlPlane(ctx context.Context) bool {
 	}
 	due := !cp.synced || e.server.ResourceVersion() != cp.rv
 	for _, c := range cp.cores {
-		if t := c.NextWake(); !t.IsZero() && !t.After(now) {
+		if t, ok := c.NextWake(); ok && !t.After(now) {
 			due = true
 		}
 	}
@@ -132,7 +132,7 @@ func (e *engine) controlPlaneWakes() []time.Time {
 	}
 	var out []time.Time
 	for _, c := range e.cp.cores {
-		if t := c.NextWake(); !t.IsZero() {
+		if t, ok := c.NextWake(); ok {
 			out = append(out, t)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -69,12 +70,9 @@ type Options struct {
 	MonitorPeriod, MonitorGracePeriod, StartupGracePeriod time.Duration
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 func (o *Options) validate() error {
 	if o.Clock == nil || o.Lister == nil || o.Writer == nil || o.Tracer == nil {
-		return fmt.Errorf("node lifecycle controller: clock, lister, writer and tracer: %w", ErrMissingOption)
+		return fmt.Errorf("node lifecycle controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
 	if o.MonitorPeriod <= 0 {
 		o.MonitorPeriod = DefaultMonitorPeriod
@@ -127,15 +125,16 @@ func New(opts Options) (*Controller, error) {
 	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}}, nil
 }
 
-// NextWake returns when the next health check or tainting pass is due.
-func (c *Controller) NextWake() time.Time {
+// NextWake returns when the next health check or tainting pass is due, and false before the
+// first pass has set it.
+func (c *Controller) NextWake() (time.Time, bool) {
 	next := c.nextMonitor
 	for _, t := range c.tainting {
 		if t.Before(next) {
 			next = t
 		}
 	}
-	return next
+	return next, !next.IsZero()
 }
 
 // Sync keeps the NoSchedule condition taints of every node, and when the monitor period has

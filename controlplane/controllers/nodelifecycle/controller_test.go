@@ -126,7 +126,10 @@ func TestHealth(t *testing.T) {
 				if err := nl.Sync(ctx); err != nil {
 					t.Fatalf("Sync() = %v", err)
 				}
-				next := nl.NextWake()
+				next, ok := nl.NextWake()
+				if !ok {
+					t.Fatal("NextWake() = false after a pass, want the next health check")
+				}
 				if nextRenew.Before(next) {
 					next = nextRenew
 				}
@@ -166,6 +169,6 @@ func TestHealth(t *testing.T) {
 
 func TestNewRequiresOptions(t *testing.T) {
 	if _, err := nodelifecycle.New(nodelifecycle.Options{}); err == nil {
-		t.Error("New(Options{}) = nil error, want ErrMissingOption")
+		t.Error("New(Options{}) = nil error, want minikubelet.ErrMissingOption")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -61,9 +62,6 @@ type Options struct {
 	TerminatedPodThreshold int
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 // Controller is the pod garbage collector. Its zero value is not usable; call New.
 type Controller struct {
 	opts Options
@@ -76,7 +74,7 @@ type Controller struct {
 // New returns a Controller whose first pass is due at once.
 func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
-		return nil, fmt.Errorf("pod garbage collector: clock, lister, writer and tracer: %w", ErrMissingOption)
+		return nil, fmt.Errorf("pod garbage collector: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
 	if opts.TerminatedPodThreshold == 0 {
 		opts.TerminatedPodThreshold = DefaultTerminatedPodThreshold
@@ -84,8 +82,8 @@ func New(opts Options) (*Controller, error) {
 	return &Controller{opts: opts, quarantine: map[string]time.Time{}}, nil
 }
 
-// NextWake returns when the next pass is due.
-func (c *Controller) NextWake() time.Time { return c.next }
+// NextWake returns when the next pass is due, and false before the first pass has set it.
+func (c *Controller) NextWake() (time.Time, bool) { return c.next, !c.next.IsZero() }
 
 // Sync runs a pass when one is due, and does nothing otherwise.
 func (c *Controller) Sync(ctx context.Context) error {

@@ -91,10 +91,14 @@ func TestCollect(t *testing.T) {
 				if err := gc.Sync(ctx); err != nil {
 					t.Fatalf("Sync() = %v", err)
 				}
-				if gc.NextWake().After(start.Add(tt.at)) {
+				next, ok := gc.NextWake()
+				if !ok {
+					t.Fatal("NextWake() = false after a pass, want the next pass")
+				}
+				if next.After(start.Add(tt.at)) {
 					break
 				}
-				clk.Set(gc.NextWake())
+				clk.Set(next)
 			}
 			list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 			if err != nil {

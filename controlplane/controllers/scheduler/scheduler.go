@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -55,9 +56,6 @@ type Options struct {
 	Recorder record.EventRecorder
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 // attempt is the last failed attempt at a pod: when, and what the cluster looked like then.
 type attempt struct {
 	at          time.Time
@@ -73,21 +71,21 @@ type Scheduler struct {
 // New returns a Scheduler.
 func New(opts Options) (*Scheduler, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
-		return nil, fmt.Errorf("scheduler: clock, lister, writer and tracer: %w", ErrMissingOption)
+		return nil, fmt.Errorf("scheduler: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
 	return &Scheduler{opts: opts, unschedulable: map[string]attempt{}}, nil
 }
 
-// NextWake returns when the earliest unschedulable pod is due for its periodic retry, or the
-// zero time.
-func (s *Scheduler) NextWake() time.Time {
+// NextWake returns when the earliest unschedulable pod is due for its periodic retry, and false
+// when no pod waits for one.
+func (s *Scheduler) NextWake() (time.Time, bool) {
 	var next time.Time
 	for _, a := range s.unschedulable {
 		if t := a.at.Add(RetryPeriod); next.IsZero() || t.Before(next) {
 			next = t
 		}
 	}
-	return next
+	return next, !next.IsZero()
 }
 
 // Sync tries every pending pod, highest priority and oldest first, and binds those that fit.

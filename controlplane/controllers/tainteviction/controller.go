@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -45,9 +46,6 @@ type Options struct {
 	Recorder record.EventRecorder
 }
 
-// ErrMissingOption is wrapped by New when a required option is unset.
-var ErrMissingOption = errors.New("missing required option")
-
 // work is one scheduled eviction: the real controller's TimedWorker.
 type work struct {
 	created, fire time.Time
@@ -62,20 +60,20 @@ type Controller struct {
 // New returns a Controller with nothing scheduled.
 func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
-		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", ErrMissingOption)
+		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
 	return &Controller{opts: opts, scheduled: map[string]work{}}, nil
 }
 
-// NextWake returns when the next scheduled eviction is due, or the zero time.
-func (c *Controller) NextWake() time.Time {
+// NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
+func (c *Controller) NextWake() (time.Time, bool) {
 	var next time.Time
 	for _, w := range c.scheduled {
 		if next.IsZero() || w.fire.Before(next) {
 			next = w.fire
 		}
 	}
-	return next
+	return next, !next.IsZero()
 }
 
 // Sync schedules or cancels the eviction of every pod from its node's NoExecute taints and its

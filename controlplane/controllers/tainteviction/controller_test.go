@@ -84,8 +84,8 @@ func TestEvictionTime(t *testing.T) {
 					}
 					break
 				}
-				next := te.NextWake()
-				if next.IsZero() {
+				next, ok := te.NextWake()
+				if !ok {
 					break
 				}
 				clk.Set(next)
