@@ -59,15 +59,21 @@ var reservable = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.Resourc
 // signals, thresholds that parse, and no reservation larger than the capacity.
 func (m Machine) Validate() error {
 	var errs []error
-	for name, q := range m.Capacity {
+	for _, name := range sortedNames(m.Capacity) {
+		q := m.Capacity[name]
 		if name != v1.ResourceCPU && name != v1.ResourceMemory && name != v1.ResourceEphemeralStorage {
 			errs = append(errs, fmt.Errorf("capacity %s: only cpu, memory and ephemeral-storage can be set (pods is maxPods)", name))
 		} else if q.Sign() <= 0 {
 			errs = append(errs, fmt.Errorf("capacity %s %s: must be positive", name, q.String()))
 		}
 	}
-	for field, rl := range map[string]v1.ResourceList{"kubeReserved": m.KubeReserved, "systemReserved": m.SystemReserved} {
-		for name, q := range rl {
+	for _, r := range []struct {
+		field string
+		rl    v1.ResourceList
+	}{{"kubeReserved", m.KubeReserved}, {"systemReserved", m.SystemReserved}} {
+		field, rl := r.field, r.rl
+		for _, name := range sortedNames(rl) {
+			q := rl[name]
 			if !slices.Contains(reservable, name) {
 				errs = append(errs, fmt.Errorf("%s %s: only cpu, memory, ephemeral-storage and pid can be reserved", field, name))
 			} else if q.Sign() < 0 {
