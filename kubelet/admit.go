@@ -27,7 +27,7 @@ var _ syncloop.Admitter = (*admission.Admitter)(nil)
 // local one without it), the active pods, the device manager, the pod workers for preemption and
 // the status manager for rejectPod.
 func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admission.Admitter, error) {
-	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.machine())
+	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
 	aopts := admission.Options{
 		Node: func(ctx context.Context) (*v1.Node, error) {
 			// getNodeAnyWay: the node object when there is one, the node the kubelet would

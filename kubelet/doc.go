@@ -8,6 +8,10 @@
 // clock; the scenario engine drives it on a virtual one. Both build it here, so the two modes
 // cannot drift apart.
 //
+// Its configuration is one config.Config (package kubelet/config), taken whole, as
+// `run --config` and a scenario's settings make it; the crash-loop back-off and the image pull
+// slots are derived from it here.
+//
 // It only wires: no behaviour lives here. Where two components need each other (the pod workers
 // call the sync functions, which write to the status manager, which asks the pod workers whether a
 // pod may still run containers) the cycle is broken here with a function that reaches the pod

@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -86,7 +87,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Recorder:     e.events,
 		Latencies:    o.latencies,
 		SourcesReady: storage.SeenAllSources,
-		MaxPods:      o.maxPods,
+		Config:       config.Default(),
+	}
+	if o.maxPods != 0 {
+		opts.Config.Machine.MaxPods = o.maxPods
 	}
 	if o.sourcesReady != nil {
 		ready := o.sourcesReady

@@ -2,10 +2,8 @@ package kubelet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/metrics/podstartup"
 	"github.com/minikubelet/minikubelet/nodestatus"
@@ -59,59 +58,20 @@ type Options struct {
 	// containers outlive the kubelet process. Nil creates one with Latencies, the image pull
 	// settings and Recorder.
 	Runtime *fakeruntime.Runtime
-	// SyncFrequency is the pod workers' resync interval; zero is the kubelet's 1m.
-	SyncFrequency time.Duration
+	// Config is the kubelet's configuration (config.FromV1beta1). Nil is config.Default().
+	Config *config.Config
 	// SourcesReady is PodConfig's SeenAllSources. Nil means every source is ready.
 	SourcesReady func(seen sets.Set[string]) bool
 	// Devices is the device manager. Nil is a node without device plugins.
 	Devices Devices
-	// SerializeImagePulls is the KubeletConfiguration field: one image pull at a time on the
-	// node. Nil is the kubelet's default, true.
-	SerializeImagePulls *bool
-	// MaxParallelImagePulls bounds the pulls at once when SerializeImagePulls is false; nil is no
-	// limit. With SerializeImagePulls it must be nil or 1, as the kubelet's validation requires.
-	MaxParallelImagePulls *int32
-	// NodeStatusUpdateFrequency is how often the node status is written; zero is the kubelet's
-	// 10s.
-	NodeStatusUpdateFrequency time.Duration
-	// NodeStatusReportFrequency is how often an unchanged node status is written all the same;
-	// zero is the kubelet's 5m.
-	NodeStatusReportFrequency time.Duration
-	// FeatureGates turns the kubelet feature gates minikubelet models on or off (FeatureGateNames);
-	// a gate not listed keeps its v1.35 default.
-	FeatureGates map[string]bool
-	// MaxContainerRestartPeriod is crashLoopBackOff.maxContainerRestartPeriod, the crash-loop
-	// back-off's cap when the KubeletCrashLoopBackOffMax gate is on (1s to 300s); zero is 300s.
-	MaxContainerRestartPeriod time.Duration
 	// Metrics receives every core's metrics. Nil records none.
 	Metrics *metrics.Registry
 	// KubeletPort is the port the node advertises for its server; zero is 10250.
 	KubeletPort int32
-	// MaxPods is how many pods the node admits (KubeletConfiguration maxPods); zero is 110.
-	MaxPods int32
-	// Capacity is the machine's cpu, memory and ephemeral-storage; one left out keeps
-	// nodestatus.DefaultCapacity's.
-	Capacity v1.ResourceList
-	// KubeReserved and SystemReserved are held back from the node's allocatable (the
-	// KubeletConfiguration fields).
-	KubeReserved, SystemReserved v1.ResourceList
-	// EvictionHard are the hard eviction thresholds; their memory.available and
-	// nodefs.available are held back from allocatable. Nil is the kubelet's defaults; a map
-	// replaces them unless MergeDefaultEvictionSettings.
-	EvictionHard                 map[string]string
-	MergeDefaultEvictionSettings bool
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// kubelet restart, as the containers do. Nil leaves the pods' probe annotations and the
 	// default, success.
 	ProbeScript *prober.Script
-}
-
-// machine is the node's size and reservations.
-func (o Options) machine() nodestatus.Machine {
-	return nodestatus.Machine{
-		Capacity: o.Capacity, MaxPods: o.MaxPods, KubeReserved: o.KubeReserved, SystemReserved: o.SystemReserved,
-		EvictionHard: o.EvictionHard, MergeDefaultEvictionSettings: o.MergeDefaultEvictionSettings,
-	}
 }
 
 func (o Options) validate() error {
@@ -128,101 +88,37 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
-	return o.ValidateConfig()
-}
-
-// ValidateConfig checks the KubeletConfiguration settings among the options (image pulls,
-// feature gates, the crash-loop back-off's cap, the node status frequency) as the kubelet's
-// configuration validation does, so that callers can refuse a bad configuration before they
-// build anything.
-func (o Options) ValidateConfig() error {
-	_, err := o.imagePullSlots()
-	var errs []error
-	errs = append(errs, err)
-	for name := range o.FeatureGates {
-		if _, ok := featureGateDefaults[name]; !ok {
-			errs = append(errs, fmt.Errorf("unrecognized feature gate: %s (minikubelet models %s)", name, strings.Join(FeatureGateNames(), ", ")))
-		}
-	}
-	if d := o.MaxContainerRestartPeriod; d != 0 && (d < time.Second || d > kubecontainer.MaxContainerBackoff) {
-		errs = append(errs, fmt.Errorf("invalid configuration: crashLoopBackOff.maxContainerRestartPeriod %v must be between 1s and 300s", d))
-	}
-	if o.MaxPods < 0 {
-		errs = append(errs, fmt.Errorf("invalid configuration: maxPods (--max-pods) %v must not be a negative number", o.MaxPods))
-	}
-	if o.MaxPods >= 0 {
-		if err := o.machine().Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("invalid configuration: %w", err))
-		}
-	}
-	if o.NodeStatusUpdateFrequency < 0 || o.NodeStatusReportFrequency < 0 {
-		errs = append(errs, fmt.Errorf("invalid configuration: nodeStatusUpdateFrequency %v and nodeStatusReportFrequency %v must not be negative",
-			o.NodeStatusUpdateFrequency, o.NodeStatusReportFrequency))
-	}
-	return errors.Join(errs...)
-}
-
-// featureGateDefaults are the kubelet feature gates minikubelet models, with their v1.35 defaults.
-var featureGateDefaults = map[string]bool{
-	// KubeletCrashLoopBackOffMax (beta in v1.35) lets crashLoopBackOff.maxContainerRestartPeriod
-	// set the crash-loop back-off's cap.
-	"KubeletCrashLoopBackOffMax": true,
-	// ReduceDefaultCrashLoopBackOffDecay (alpha) starts the crash-loop back-off at 1s and caps it
-	// at 60s.
-	"ReduceDefaultCrashLoopBackOffDecay": false,
-}
-
-// FeatureGateNames lists the feature gates Options.FeatureGates may set, sorted.
-func FeatureGateNames() []string {
-	names := make([]string, 0, len(featureGateDefaults))
-	for n := range featureGateDefaults {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (o Options) enabled(gate string) bool {
-	if v, ok := o.FeatureGates[gate]; ok {
-		return v
-	}
-	return featureGateDefaults[gate]
+	return o.Config.Validate()
 }
 
 // crashLoopBackOff returns the crash-loop back-off's initial delay and cap: the kubelet's
 // newCrashLoopBackOff.
-func (o Options) crashLoopBackOff() (initial, maximum time.Duration) {
+func crashLoopBackOff(c *config.Config) (initial, maximum time.Duration) {
 	initial, maximum = kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff
-	if o.enabled("ReduceDefaultCrashLoopBackOffDecay") {
+	if c.FeatureGates.Enabled(config.ReduceDefaultCrashLoopBackOffDecay) {
 		initial, maximum = time.Second, time.Minute
 	}
-	if o.enabled("KubeletCrashLoopBackOffMax") {
+	if c.FeatureGates.Enabled(config.KubeletCrashLoopBackOffMax) {
 		// The configuration's value, 300s by default, wins.
 		maximum = kubecontainer.MaxContainerBackoff
-		if o.MaxContainerRestartPeriod != 0 {
-			maximum = o.MaxContainerRestartPeriod
+		if p := c.CrashLoopBackOff.MaxContainerRestartPeriod; p != 0 {
+			maximum = p
 		}
 		initial = min(initial, maximum)
 	}
 	return initial, maximum
 }
 
-// imagePullSlots is how many image pulls the node runs at once (0: no limit), from the two
-// KubeletConfiguration fields, with the kubelet's validation.
-func (o Options) imagePullSlots() (int, error) {
-	serialize := o.SerializeImagePulls == nil || *o.SerializeImagePulls
-	max := o.MaxParallelImagePulls
+// imagePullSlots is how many image pulls the node runs at once (0: no limit), from a valid
+// configuration's serializeImagePulls and maxParallelImagePulls.
+func imagePullSlots(c *config.Config) int {
 	switch {
-	case max != nil && *max < 1:
-		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be a positive number", *max)
-	case serialize && max != nil && *max != 1:
-		return 0, fmt.Errorf("invalid configuration: maxParallelImagePulls %d must be 1 or nil when serializeImagePulls is true", *max)
-	case serialize:
-		return 1, nil
-	case max != nil:
-		return int(*max), nil
+	case c.ImagePulls.Serialize:
+		return 1
+	case c.ImagePulls.MaxParallel != nil:
+		return int(*c.ImagePulls.MaxParallel)
 	}
-	return 0, nil
+	return 0
 }
 
 // Node is one simulated kubelet's sync side. Loop is its entry point; the other fields are the
@@ -242,6 +138,9 @@ type Node struct {
 
 // New builds a Node.
 func New(opts Options) (*Node, error) {
+	if opts.Config == nil {
+		opts.Config = config.Default()
+	}
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new kubelet: %w", err)
 	}
@@ -260,10 +159,8 @@ func build(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	slots, err := opts.imagePullSlots()
-	if err != nil {
-		return nil, err
-	}
+	cfg := opts.Config
+	slots := imagePullSlots(cfg)
 	// The kubelet's podStartupLatencyTracker: the pod config, the image manager and the status
 	// manager report to it, and it feeds the pod start SLI metrics.
 	var startup *podstartup.Tracker
@@ -310,7 +207,7 @@ func build(opts Options) (*Node, error) {
 		return nil, err
 	}
 	// kl.backOff: the crash-loop back-off every pod shares.
-	initial, maximum := opts.crashLoopBackOff()
+	initial, maximum := crashLoopBackOff(cfg)
 	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)
 	if err != nil {
 		return nil, err
@@ -337,8 +234,8 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: opts.machine(), Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
-			StatusPeriod: opts.NodeStatusUpdateFrequency, ReportPeriod: opts.NodeStatusReportFrequency,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {
 			nopts.Devices = opts.Devices
@@ -375,7 +272,7 @@ func build(opts Options) (*Node, error) {
 		Rand:           rand.New(rand.NewPCG(opts.Seed, opts.Seed)),
 		Cache:          n.Cache,
 		Queue:          queue,
-		ResyncInterval: opts.SyncFrequency,
+		ResyncInterval: cfg.SyncFrequency,
 	}
 	if opts.Metrics != nil {
 		wopts.Metrics = opts.Metrics

@@ -7,38 +7,31 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// TestImagePullSlots checks serializeImagePulls and maxParallelImagePulls, with the kubelet's
-// validation of the pair.
+// TestImagePullSlots checks how many pulls serializeImagePulls and maxParallelImagePulls allow
+// at once.
 func TestImagePullSlots(t *testing.T) {
 	tests := []struct {
 		name      string
-		serialize *bool
+		serialize bool
 		max       *int32
 		want      int
-		wantErr   string
 	}{
-		{name: "defaults: serial", want: 1},
-		{name: "serial, max 1", serialize: ptr.To(true), max: ptr.To[int32](1), want: 1},
-		{name: "serial, max 3", serialize: ptr.To(true), max: ptr.To[int32](3), wantErr: "must be 1 or nil when serializeImagePulls is true"},
-		{name: "parallel, no limit", serialize: ptr.To(false), want: 0},
-		{name: "parallel, max 3", serialize: ptr.To(false), max: ptr.To[int32](3), want: 3},
-		{name: "parallel, max 0", serialize: ptr.To(false), max: ptr.To[int32](0), wantErr: "must be a positive number"},
+		{name: "defaults: serial", serialize: true, want: 1},
+		{name: "serial, max 1", serialize: true, max: ptr.To[int32](1), want: 1},
+		{name: "parallel, no limit", want: 0},
+		{name: "parallel, max 3", max: ptr.To[int32](3), want: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Options{SerializeImagePulls: tt.serialize, MaxParallelImagePulls: tt.max}.imagePullSlots()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("imagePullSlots() error = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("imagePullSlots() = %d, %v, want %d", got, err, tt.want)
+			c := config.Default()
+			c.ImagePulls = config.ImagePulls{Serialize: tt.serialize, MaxParallel: tt.max}
+			if got := imagePullSlots(c); got != tt.want {
+				t.Errorf("imagePullSlots() = %d, want %d", got, tt.want)
 			}
 		})
 	}
@@ -48,36 +41,45 @@ func TestImagePullSlots(t *testing.T) {
 // maximum.
 func TestCrashLoopBackOffSettings(t *testing.T) {
 	tests := []struct {
-		name         string
-		gates        map[string]bool
-		max          time.Duration
-		wantInitial  time.Duration
-		wantMaximum  time.Duration
-		wantValidErr string
+		name        string
+		gates       config.FeatureGates
+		max         time.Duration
+		wantInitial time.Duration
+		wantMaximum time.Duration
 	}{
-		{name: "defaults", wantInitial: 10 * time.Second, wantMaximum: 300 * time.Second},
+		{name: "defaults", max: 300 * time.Second, wantInitial: 10 * time.Second, wantMaximum: 300 * time.Second},
 		{name: "configured maximum", max: 30 * time.Second, wantInitial: 10 * time.Second, wantMaximum: 30 * time.Second},
 		{name: "maximum below the initial delay", max: 5 * time.Second, wantInitial: 5 * time.Second, wantMaximum: 5 * time.Second},
-		{name: "gate off ignores the maximum", gates: map[string]bool{"KubeletCrashLoopBackOffMax": false}, max: 30 * time.Second, wantInitial: 10 * time.Second, wantMaximum: 300 * time.Second},
-		{name: "reduced decay, configuration's default maximum wins", gates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true}, wantInitial: time.Second, wantMaximum: 300 * time.Second},
-		{name: "reduced decay alone", gates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true, "KubeletCrashLoopBackOffMax": false}, wantInitial: time.Second, wantMaximum: time.Minute},
-		{name: "unknown gate", gates: map[string]bool{"Nope": true}, wantValidErr: "unrecognized feature gate: Nope"},
-		{name: "maximum out of range", max: 301 * time.Second, wantValidErr: "must be between 1s and 300s"},
+		{name: "gate off", gates: config.FeatureGates{"KubeletCrashLoopBackOffMax": false}, wantInitial: 10 * time.Second, wantMaximum: 300 * time.Second},
+		{name: "reduced decay, configuration's default maximum wins", gates: config.FeatureGates{"ReduceDefaultCrashLoopBackOffDecay": true}, max: 300 * time.Second,
+			wantInitial: time.Second, wantMaximum: 300 * time.Second},
+		{name: "reduced decay alone", gates: config.FeatureGates{"ReduceDefaultCrashLoopBackOffDecay": true, "KubeletCrashLoopBackOffMax": false},
+			wantInitial: time.Second, wantMaximum: time.Minute},
+		{name: "every alpha gate", gates: config.FeatureGates{"AllAlpha": true}, max: 300 * time.Second, wantInitial: time.Second, wantMaximum: 300 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := Options{NodeName: "n", Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, FeatureGates: tt.gates, MaxContainerRestartPeriod: tt.max}
-			err := o.validate()
-			if tt.wantValidErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantValidErr) {
-					t.Errorf("validate() error = %v, want %q", err, tt.wantValidErr)
-				}
-				return
+			c := config.Default()
+			c.FeatureGates, c.CrashLoopBackOff.MaxContainerRestartPeriod = tt.gates, tt.max
+			if err := c.Validate(); err != nil {
+				t.Fatalf("Validate() = %v, want a valid configuration", err)
 			}
-			initial, maximum := o.crashLoopBackOff()
+			initial, maximum := crashLoopBackOff(c)
 			if initial != tt.wantInitial || maximum != tt.wantMaximum {
 				t.Errorf("crashLoopBackOff() = %v, %v, want %v, %v", initial, maximum, tt.wantInitial, tt.wantMaximum)
 			}
 		})
+	}
+}
+
+// TestNewValidatesConfig checks that New refuses an invalid configuration with the configuration's
+// own error, whoever built it.
+func TestNewValidatesConfig(t *testing.T) {
+	c := config.Default()
+	c.ImagePulls.MaxParallel = ptr.To[int32](0)
+	_, err := New(Options{NodeName: "n", Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, Config: c})
+	want := "new kubelet: invalid configuration: maxParallelImagePulls 0 must be a positive number"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("New() error = %v, want %q", err, want)
 	}
 }

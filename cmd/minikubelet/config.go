@@ -11,36 +11,25 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
-	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"sigs.k8s.io/yaml"
 
-	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-// The kubelet's defaults for the settings minikubelet shares with it (KubeletConfiguration v1beta1).
-const (
-	defaultFileCheckFrequency = 20 * time.Second
-	defaultHTTPCheckFrequency = 20 * time.Second
-	defaultSyncFrequency      = time.Minute
-)
+// defaultKubeletAddress is where the kubelet server listens unless --address or address says
+// otherwise: loopback, since it has no authentication (docs/fidelity.md), where the kubelet's
+// default is every interface.
+const defaultKubeletAddress = "127.0.0.1"
 
 // runConfig is everything `minikubelet run` needs, after flags and the --config file are merged.
 type runConfig struct {
-	NodeName           string
-	StaticPodPath      string
-	StaticPodURL       string
-	StaticPodURLHeader http.Header
-	FileCheckFrequency time.Duration
-	HTTPCheckFrequency time.Duration
-	SyncFrequency      time.Duration
-	TraceFormat        trace.Format
-	TraceView          traceView // what the trace shows; its Format is TraceFormat's
-	// Sync holds the sync side's KubeletConfiguration fields, read from --config only.
-	Sync syncSettings
+	NodeName string
+	// Kubelet is the kubelet's configuration: the --config file and the flags laid over it.
+	Kubelet     config.Config
+	TraceFormat trace.Format
+	TraceView   traceView // what the trace shows; its Format is TraceFormat's
 
 	APIServerAddr string // where the embedded API server listens
 	// APIServerFallback lets the embedded API server take a free port when APIServerAddr is in
@@ -58,7 +47,8 @@ type runConfig struct {
 
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 
-	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
+	// KubeletAddr is where the kubelet server listens (Kubelet.Server); empty serves none.
+	KubeletAddr string
 
 	UIAddr string // where the live timeline view listens (--ui); empty serves none
 	// UIStarted, when set, is told the view's URL once it listens; otherwise Announce is.
@@ -69,35 +59,6 @@ type runConfig struct {
 	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
 
 	Controllers []string // the controllers run beside the embedded API server (package controllers)
-}
-
-// syncSettings are the KubeletConfiguration fields of the sync side that have no flag here:
-// image pulls, the node status frequency, the crash-loop back-off's cap and the feature gates
-// minikubelet models.
-type syncSettings struct {
-	SerializeImagePulls       *bool
-	MaxParallelImagePulls     *int32
-	MaxPods                   int32
-	NodeStatusUpdateFrequency time.Duration
-	NodeStatusReportFrequency time.Duration
-	MaxContainerRestartPeriod time.Duration
-	FeatureGates              map[string]bool
-	// KubeReserved, SystemReserved, EvictionHard and MergeDefaultEvictionSettings make the
-	// node's allocatable.
-	KubeReserved, SystemReserved v1.ResourceList
-	EvictionHard                 map[string]string
-	MergeDefaultEvictionSettings bool
-}
-
-// apply copies the settings into the kubelet's options.
-func (s syncSettings) apply(o *kubelet.Options) {
-	o.SerializeImagePulls, o.MaxParallelImagePulls = s.SerializeImagePulls, s.MaxParallelImagePulls
-	o.NodeStatusUpdateFrequency, o.MaxContainerRestartPeriod = s.NodeStatusUpdateFrequency, s.MaxContainerRestartPeriod
-	o.NodeStatusReportFrequency = s.NodeStatusReportFrequency
-	o.MaxPods = s.MaxPods
-	o.FeatureGates = s.FeatureGates
-	o.KubeReserved, o.SystemReserved = s.KubeReserved, s.SystemReserved
-	o.EvictionHard, o.MergeDefaultEvictionSettings = s.EvictionHard, s.MergeDefaultEvictionSettings
 }
 
 // nodeNames returns the names of the simulated nodes: NodeName alone, or with Nodes > 1 the
@@ -120,22 +81,8 @@ func nodeNames(c *runConfig) []string {
 
 func (c *runConfig) validate() error {
 	var errs []error
-	var o kubelet.Options
-	c.Sync.apply(&o)
-	if err := o.ValidateConfig(); err != nil {
-		errs = append(errs, err)
-	}
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("node name is empty: set --hostname-override"))
-	}
-	for name, d := range map[string]time.Duration{
-		"fileCheckFrequency": c.FileCheckFrequency,
-		"httpCheckFrequency": c.HTTPCheckFrequency,
-		"syncFrequency":      c.SyncFrequency,
-	} {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive, got %v", name, d))
-		}
 	}
 	if c.Standalone && c.Kubeconfig != "" {
 		errs = append(errs, errors.New("--standalone and --kubeconfig exclude each other"))
@@ -170,118 +117,34 @@ func (c *runConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// kubeletConfigFile is the part of a kubelet.config.k8s.io/v1beta1 KubeletConfiguration that
-// minikubelet reads. Other fields are accepted and ignored, so a real kubelet's file works as is.
-type kubeletConfigFile struct {
-	APIVersion         string              `json:"apiVersion"`
-	Kind               string              `json:"kind"`
-	StaticPodPath      string              `json:"staticPodPath"`
-	StaticPodURL       string              `json:"staticPodURL"`
-	StaticPodURLHeader map[string][]string `json:"staticPodURLHeader"`
-	FileCheckFrequency *duration           `json:"fileCheckFrequency"`
-	HTTPCheckFrequency *duration           `json:"httpCheckFrequency"`
-	SyncFrequency      *duration           `json:"syncFrequency"`
-
-	SerializeImagePulls       *bool             `json:"serializeImagePulls"`
-	MaxParallelImagePulls     *int32            `json:"maxParallelImagePulls"`
-	MaxPods                   *int32            `json:"maxPods"`
-	NodeStatusUpdateFrequency *duration         `json:"nodeStatusUpdateFrequency"`
-	NodeStatusReportFrequency *duration         `json:"nodeStatusReportFrequency"`
-	FeatureGates              map[string]bool   `json:"featureGates"`
-	KubeReserved              v1.ResourceList   `json:"kubeReserved"`
-	SystemReserved            v1.ResourceList   `json:"systemReserved"`
-	EvictionHard              map[string]string `json:"evictionHard"`
-	MergeDefaultEviction      *bool             `json:"mergeDefaultEvictionSettings"`
-	CrashLoopBackOff          struct {
-		MaxContainerRestartPeriod *duration `json:"maxContainerRestartPeriod"`
-	} `json:"crashLoopBackOff"`
-}
-
-// duration decodes a metav1.Duration string such as "20s".
-type duration struct{ time.Duration }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("parse duration %s: %w", b, err)
-	}
-	d.Duration = v
-	return nil
-}
-
-// loadKubeletConfig reads a KubeletConfiguration file into cfg. It only sets what the file sets;
-// the caller applies command-line flags afterwards, because the kubelet gives flags precedence.
+// loadKubeletConfig reads a KubeletConfiguration file, as the kubelet's loadConfigFile does. The
+// caller defaults it and lays the command-line flags over it, because the kubelet gives flags
+// precedence.
 //
-// The file is decoded strictly first, against the whole v1beta1 KubeletConfiguration: an
-// unknown field (a typo) or a duplicate one fails that. Like the kubelet, which then decodes
-// leniently and logs "Using lenient decoding as strict decoding failed", it goes on with a
-// lenient decoding, and says so on warn (standard error) as well as in the log.
-func loadKubeletConfig(path string, cfg *runConfig, warn io.Writer) error {
+// The file is decoded strictly first (config.Decode): an unknown field (a typo) or a duplicate one
+// fails that. Like the kubelet, which then decodes leniently and logs "Using lenient decoding as
+// strict decoding failed", it goes on with the lenient decoding, and says so on warn (standard
+// error) as well as in the log. A scenario's settings refuse the same document with the same
+// error.
+func loadKubeletConfig(path string, warn io.Writer) (*config.V1beta1, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read kubelet config: %w", err)
+		return nil, fmt.Errorf("read kubelet config: %w", err)
 	}
-	var full kubeletconfigv1beta1.KubeletConfiguration
-	if strictErr := yaml.UnmarshalStrict(data, &full); strictErr != nil {
-		if lenientErr := yaml.Unmarshal(data, &full); lenientErr != nil {
-			return fmt.Errorf("kubelet config %s: failed lenient decoding: %w", path, strictErr)
-		}
+	v, strictErr, err := config.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet config %s: %w", path, err)
+	}
+	if err := v.CheckTypeMeta(); err != nil {
+		return nil, fmt.Errorf("kubelet config %s: %w", path, err)
+	}
+	if strictErr != nil {
 		klog.Background().Info("Using lenient decoding as strict decoding failed", "path", path, "err", strictErr)
 		if warn != nil {
 			fmt.Fprintf(warn, "Warning: kubelet config %s: strict decoding failed, using lenient decoding (unknown fields are ignored): %v\n", path, strictErr)
 		}
 	}
-	var f kubeletConfigFile
-	if err := yaml.Unmarshal(data, &f); err != nil {
-		return fmt.Errorf("kubelet config %s: %w", path, err)
-	}
-	if f.Kind != "KubeletConfiguration" || f.APIVersion != "kubelet.config.k8s.io/v1beta1" {
-		return fmt.Errorf("kubelet config %s: want apiVersion kubelet.config.k8s.io/v1beta1 and kind KubeletConfiguration, got %q %q",
-			path, f.APIVersion, f.Kind)
-	}
-	cfg.StaticPodPath = f.StaticPodPath
-	cfg.StaticPodURL = f.StaticPodURL
-	if f.StaticPodURLHeader != nil {
-		cfg.StaticPodURLHeader = http.Header{}
-		for k, vs := range f.StaticPodURLHeader {
-			for _, v := range vs {
-				cfg.StaticPodURLHeader.Add(k, v)
-			}
-		}
-	}
-	for _, set := range []struct {
-		from *duration
-		to   *time.Duration
-	}{
-		{f.FileCheckFrequency, &cfg.FileCheckFrequency},
-		{f.HTTPCheckFrequency, &cfg.HTTPCheckFrequency},
-		{f.SyncFrequency, &cfg.SyncFrequency},
-		{f.NodeStatusUpdateFrequency, &cfg.Sync.NodeStatusUpdateFrequency},
-		{f.NodeStatusReportFrequency, &cfg.Sync.NodeStatusReportFrequency},
-		{f.CrashLoopBackOff.MaxContainerRestartPeriod, &cfg.Sync.MaxContainerRestartPeriod},
-	} {
-		if set.from != nil {
-			*set.to = set.from.Duration
-		}
-	}
-	cfg.Sync.SerializeImagePulls, cfg.Sync.MaxParallelImagePulls = f.SerializeImagePulls, f.MaxParallelImagePulls
-	if f.MaxPods != nil {
-		cfg.Sync.MaxPods = *f.MaxPods
-	}
-	cfg.Sync.KubeReserved, cfg.Sync.SystemReserved, cfg.Sync.EvictionHard = f.KubeReserved, f.SystemReserved, f.EvictionHard
-	cfg.Sync.MergeDefaultEvictionSettings = f.MergeDefaultEviction != nil && *f.MergeDefaultEviction
-	// A real kubelet's file sets gates minikubelet does not model; those are ignored like the
-	// other fields it does not read.
-	for _, name := range kubelet.FeatureGateNames() {
-		if v, ok := f.FeatureGates[name]; ok {
-			if cfg.Sync.FeatureGates == nil {
-				cfg.Sync.FeatureGates = map[string]bool{}
-			}
-			cfg.Sync.FeatureGates[name] = v
-		}
-	}
-	return nil
+	return v, nil
 }
 
 // defaultAPIServerAddr is where the embedded API server listens unless told otherwise: the

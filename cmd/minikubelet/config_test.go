@@ -15,6 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/kubelet/config"
+	"github.com/minikubelet/minikubelet/nodestatus"
+	"github.com/minikubelet/minikubelet/sim/replay"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -36,23 +39,22 @@ func TestResolveDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)
 	}
+	kc := config.Default()
+	kc.Server.Address = "127.0.0.1" // minikubelet's loopback default
 	want := &runConfig{
-		NodeName:           "node-1",
-		StaticPodURLHeader: http.Header{},
-		FileCheckFrequency: 20 * time.Second,
-		HTTPCheckFrequency: 20 * time.Second,
-		SyncFrequency:      time.Minute,
-		TraceFormat:        trace.Text,
-		TraceView:          traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
-		APILatency:         defaultAPILatency,
-		APIServerAddr:      "127.0.0.1:6443",
-		APIServerFallback:  true,
-		WriteKubeconfig:    filepath.Join(cache, "minikubelet", "kubeconfig"),
-		RootDir:            defaultRootDir(),
-		KubeletAddr:        "127.0.0.1:10250",
-		Nodes:              1,
-		SnapshotPeriod:     defaultSnapshotPeriod,
-		Controllers:        controllers.Names,
+		NodeName:          "node-1",
+		Kubelet:           *kc,
+		TraceFormat:       trace.Text,
+		TraceView:         traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:        defaultAPILatency,
+		APIServerAddr:     "127.0.0.1:6443",
+		APIServerFallback: true,
+		WriteKubeconfig:   filepath.Join(cache, "minikubelet", "kubeconfig"),
+		RootDir:           defaultRootDir(),
+		KubeletAddr:       "127.0.0.1:10250",
+		Nodes:             1,
+		SnapshotPeriod:    defaultSnapshotPeriod,
+		Controllers:       controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -70,7 +72,6 @@ staticPodURLHeader:
 fileCheckFrequency: 5s
 httpCheckFrequency: 7s
 syncFrequency: 30s
-serializeImagePulls: false
 maxParallelImagePulls: 3
 maxPods: 250
 nodeStatusUpdateFrequency: 4s
@@ -79,7 +80,9 @@ crashLoopBackOff:
   maxContainerRestartPeriod: 1m
 featureGates:
   ReduceDefaultCrashLoopBackOffDecay: true
-  SomeGateOnlyTheKubeletKnows: true
+  SidecarContainers: true
+address: 127.0.0.2
+port: 10250
 evictionHard:
   memory.available: 100Mi
 kubeReserved:
@@ -92,35 +95,42 @@ mergeDefaultEvictionSettings: true
 		t.Fatal(err)
 	}
 	cfg, err := resolveArgs(t, "--config", path, "--hostname-override", "n1",
-		"--file-check-frequency", "1s", "--trace-format", "json", "--apiserver-addr", "127.0.0.1:0", "--write-kubeconfig", "kc")
+		"--file-check-frequency", "1s", "--port", "10251", "--trace-format", "json", "--apiserver-addr", "127.0.0.1:0", "--write-kubeconfig", "kc")
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)
 	}
-	want := &runConfig{
-		NodeName:           "n1",
+	kc := config.Default()
+	kc.Sources = config.Sources{
 		StaticPodPath:      "/etc/kubernetes/manifests",
 		StaticPodURL:       "http://example.invalid/pods",
 		StaticPodURLHeader: http.Header{"Authorization": {"Bearer x"}},
 		FileCheckFrequency: time.Second, // the flag wins
 		HTTPCheckFrequency: 7 * time.Second,
-		SyncFrequency:      30 * time.Second,
-		TraceFormat:        trace.JSON,
-		TraceView:          traceView{Format: trace.JSON, View: trace.ViewOptions{Level: trace.LevelPipeline}},
-		APILatency:         defaultAPILatency,
-		APIServerAddr:      "127.0.0.1:0", // chosen, so no fallback
-		WriteKubeconfig:    "kc",
-		RootDir:            defaultRootDir(),
-		Sync: syncSettings{
-			SerializeImagePulls: ptr.To(false), MaxParallelImagePulls: ptr.To[int32](3), MaxPods: 250,
-			NodeStatusUpdateFrequency: 4 * time.Second, NodeStatusReportFrequency: time.Minute, MaxContainerRestartPeriod: time.Minute,
-			FeatureGates: map[string]bool{"ReduceDefaultCrashLoopBackOffDecay": true},
-			KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
-			EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
-		},
-		KubeletAddr:    "127.0.0.1:10250",
-		Nodes:          1,
-		SnapshotPeriod: defaultSnapshotPeriod,
-		Controllers:    controllers.Names,
+	}
+	kc.SyncFrequency = 30 * time.Second
+	kc.ImagePulls = config.ImagePulls{MaxParallel: ptr.To[int32](3)}
+	kc.NodeStatus = config.NodeStatus{UpdateFrequency: 4 * time.Second, ReportFrequency: time.Minute}
+	kc.CrashLoopBackOff.MaxContainerRestartPeriod = time.Minute
+	kc.FeatureGates = config.FeatureGates{"ReduceDefaultCrashLoopBackOffDecay": true, "SidecarContainers": true}
+	kc.Machine = nodestatus.Machine{
+		MaxPods:      250,
+		KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
+		EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
+	}
+	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251}
+	want := &runConfig{
+		NodeName:        "n1",
+		Kubelet:         *kc,
+		TraceFormat:     trace.JSON,
+		TraceView:       traceView{Format: trace.JSON, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:      defaultAPILatency,
+		APIServerAddr:   "127.0.0.1:0", // chosen, so no fallback
+		WriteKubeconfig: "kc",
+		RootDir:         defaultRootDir(),
+		KubeletAddr:     "127.0.0.2:10251",
+		Nodes:           1,
+		SnapshotPeriod:  defaultSnapshotPeriod,
+		Controllers:     controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -132,9 +142,11 @@ func TestResolveErrors(t *testing.T) {
 	wrongKind := filepath.Join(dir, "wrong.yaml")
 	os.WriteFile(wrongKind, []byte("apiVersion: v1\nkind: Pod\n"), 0o644)
 	badPulls := filepath.Join(dir, "pulls.yaml")
-	os.WriteFile(badPulls, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxParallelImagePulls: 2\n"), 0o644)
+	os.WriteFile(badPulls, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nserializeImagePulls: true\nmaxParallelImagePulls: 2\n"), 0o644)
 	badDuration := filepath.Join(dir, "dur.yaml")
 	os.WriteFile(badDuration, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: soon\n"), 0o644)
+	parallel := filepath.Join(dir, "parallel.yaml")
+	os.WriteFile(parallel, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxParallelImagePulls: 2\n"), 0o644)
 	overReserved := filepath.Join(dir, "reserved.yaml")
 	os.WriteFile(overReserved, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsystemReserved: {cpu: \"8\"}\n"), 0o644)
 	tests := []struct {
@@ -146,7 +158,9 @@ func TestResolveErrors(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "read kubelet config"},
 		{"wrong kind", []string{"--config", wrongKind}, "want apiVersion kubelet.config.k8s.io/v1beta1"},
 		{"bad duration in file", []string{"--config", badDuration}, "invalid duration"},
-		{"parallel pulls while serialized", []string{"--config", badPulls}, "must be 1 or nil when serializeImagePulls is true"},
+		{"parallel pulls while serialized", []string{"--config", badPulls}, "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls"},
+		{"serialized by flag", []string{"--serialize-image-pulls", "--config", parallel}, "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls"},
+		{"negative port", []string{"--port", "-1"}, "port (--port) -1 must be between 0 and 65535"},
 		{"bad duration flag", []string{"--sync-frequency", "often"}, "--sync-frequency"},
 		{"zero period", []string{"--file-check-frequency", "0s"}, "fileCheckFrequency must be positive"},
 		{"bad header", []string{"--manifest-url-header", "novalue"}, "key:value"},
@@ -206,8 +220,8 @@ func TestKubeadmCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)
 	}
-	if cfg.Sync.MaxPods != 42 || cfg.Sync.SerializeImagePulls == nil || *cfg.Sync.SerializeImagePulls ||
-		cfg.Sync.NodeStatusUpdateFrequency != 4*time.Second || cfg.Kubeconfig != kubeconfig || cfg.StaticPodPath != dir || cfg.NodeName != "worker-1" {
+	if kc := cfg.Kubelet; kc.Machine.MaxPods != 42 || kc.ImagePulls.Serialize || kc.NodeStatus.UpdateFrequency != 4*time.Second ||
+		cfg.Kubeconfig != kubeconfig || kc.Sources.StaticPodPath != dir || cfg.NodeName != "worker-1" {
 		t.Errorf("resolve() = %+v, want maxPods 42, serialized pulls off, a 4s status frequency, the kubeconfig, the config's staticPodPath, node worker-1", cfg)
 	}
 	want := "Warning: kubelet flags accepted, not simulated: --bootstrap-kubeconfig=" + filepath.Join(dir, "bootstrap-kubelet.conf") +
@@ -229,7 +243,7 @@ func TestResolveWarnings(t *testing.T) {
 		want []string // each a line of the warnings
 	}{
 		{"config typo falls back to lenient decoding", []string{"--config", typo, "--hostname-override", "n1", "--apiserver-addr", "127.0.0.1:0"}, []string{
-			`strict decoding failed, using lenient decoding (unknown fields are ignored): error unmarshaling JSON: while decoding JSON: json: unknown field "staticPodPaht"`,
+			`strict decoding failed, using lenient decoding (unknown fields are ignored): strict decoding error: unknown field "staticPodPaht"`,
 			"no static pod source is configured",
 		}},
 		{"standalone without a source", []string{"--standalone", "--hostname-override", "n1"}, []string{"no pod source is configured"}},
@@ -257,8 +271,115 @@ func TestResolveWarnings(t *testing.T) {
 					t.Errorf("warning %d = %q, want one containing %q", i, lines[i], w)
 				}
 			}
-			if tt.name == "config typo falls back to lenient decoding" && cfg.SyncFrequency != 30*time.Second {
-				t.Errorf("SyncFrequency = %v, want the file's 30s: the lenient decoding keeps the known fields", cfg.SyncFrequency)
+			if tt.name == "config typo falls back to lenient decoding" && cfg.Kubelet.SyncFrequency != 30*time.Second {
+				t.Errorf("SyncFrequency = %v, want the file's 30s: the lenient decoding keeps the known fields", cfg.Kubelet.SyncFrequency)
+			}
+		})
+	}
+}
+
+// TestConfigEntryPointsAgree runs the same KubeletConfiguration snippets through `run --config`
+// and through a scenario's settings: both accept or refuse each one, with the same error text.
+// An unknown key is the one difference in what follows: run warns and goes on, as the kubelet
+// does, and a scenario refuses it.
+func TestConfigEntryPointsAgree(t *testing.T) {
+	tests := []struct {
+		name    string
+		snippet string
+		strict  bool // a strict decoding error: run warns, a scenario refuses
+		invalid bool // refused by both
+	}{
+		{name: "modelled fields", snippet: "maxPods: 250\nsyncFrequency: 30s\nfileCheckFrequency: 5s\nnodeStatusUpdateFrequency: 4s\nkubeReserved: {cpu: 500m}\n"},
+		{name: "fields minikubelet does not model", snippet: "podPidsLimit: 10\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nauthentication: {anonymous: {enabled: false}}\n"},
+		{name: "server fields", snippet: "address: 0.0.0.0\nport: 10251\nenableServer: false\n"},
+		{name: "parallel pulls alone", snippet: "maxParallelImagePulls: 3\n"},
+		{name: "known gate minikubelet does not model", snippet: "featureGates: {InPlacePodVerticalScaling: true, AllBeta: false}\n"},
+		{name: "typo", snippet: "maxPodz: 3\n", strict: true},
+		{name: "typo in a nested field", snippet: "crashLoopBackOff: {maxContainerRestartPeriodz: 3s}\n", strict: true},
+		{name: "wrong case", snippet: "MaxPods: 3\n", strict: true},
+		{name: "parallel pulls while serialized", snippet: "serializeImagePulls: true\nmaxParallelImagePulls: 3\n", invalid: true},
+		{name: "no parallel pulls", snippet: "maxParallelImagePulls: 0\n", invalid: true},
+		{name: "restart period too long", snippet: "crashLoopBackOff: {maxContainerRestartPeriod: 10m}\n", invalid: true},
+		{name: "restart period without its gate", snippet: "featureGates: {KubeletCrashLoopBackOffMax: false}\ncrashLoopBackOff: {maxContainerRestartPeriod: 30s}\n", invalid: true},
+		{name: "unknown gate", snippet: "featureGates: {Nope: true}\n", invalid: true},
+		{name: "locked gate", snippet: "featureGates: {SidecarContainers: false}\n", invalid: true},
+		{name: "negative period", snippet: "syncFrequency: -1s\n", invalid: true},
+		{name: "bad duration", snippet: "httpCheckFrequency: soon\n", invalid: true},
+		{name: "wrong type", snippet: "maxPods: many\n", invalid: true},
+		{name: "negative maxPods", snippet: "maxPods: -1\n", invalid: true},
+		{name: "reservation over capacity", snippet: "systemReserved: {cpu: \"8\"}\n", invalid: true},
+		{name: "bad reservation", snippet: "kubeReserved: {memory: lots}\n", invalid: true},
+		{name: "bad eviction threshold", snippet: "evictionHard: {memory.available: lots}\n", invalid: true},
+		{name: "port out of range", snippet: "port: 70000\n", invalid: true},
+		{name: "another kind", snippet: "apiVersion: v1\nkind: Pod\n", invalid: true},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".yaml")
+			head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+			if strings.HasPrefix(tt.snippet, "apiVersion:") {
+				head = ""
+			}
+			if err := os.WriteFile(path, []byte(head+tt.snippet), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, warn, runErr := resolveWarnings(t, "--config", path, "--hostname-override", "n1", "--standalone", "--pod-manifest-path", dir)
+			scenario := "name: agree\nsources: [file]\nsettings:\n  " + strings.ReplaceAll(strings.TrimSuffix(tt.snippet, "\n"), "\n", "\n  ") + "\n"
+			_, scenarioErr := replay.Parse("agree.yaml", []byte(scenario), replay.LoadOptions{})
+
+			var runText string
+			switch {
+			case runErr != nil:
+				runText = runErr.Error()
+				for _, prefix := range []string{"kubelet configuration: ", "kubelet config " + path + ": "} {
+					runText = strings.TrimPrefix(runText, prefix)
+				}
+			case strings.Contains(warn, "strict decoding failed"):
+				_, runText, _ = strings.Cut(strings.TrimSuffix(warn, "\n"), "(unknown fields are ignored): ")
+			}
+			var scenarioText string
+			if scenarioErr != nil {
+				scenarioText = strings.TrimPrefix(scenarioErr.Error(), "invalid scenario: agree.yaml: settings: ")
+			}
+			if diff := cmp.Diff(scenarioText, runText); diff != "" {
+				t.Errorf("the scenario's error and run's differ (-scenario +run):\n%s", diff)
+			}
+			switch {
+			case tt.strict && (runErr != nil || scenarioErr == nil || !strings.HasPrefix(scenarioText, "strict decoding error: ")):
+				t.Errorf("run error = %v, scenario error = %v: want run to warn and go on, the scenario to refuse with a strict decoding error", runErr, scenarioErr)
+			case tt.invalid && (runErr == nil || scenarioErr == nil):
+				t.Errorf("run error = %v, scenario error = %v: want both to refuse it", runErr, scenarioErr)
+			case !tt.strict && !tt.invalid && (runErr != nil || scenarioErr != nil || warn != ""):
+				t.Errorf("run error = %v (warnings %q), scenario error = %v: want both to accept it", runErr, warn, scenarioErr)
+			}
+		})
+	}
+}
+
+// TestNodeStatusFrequencyPrecedence shows the kubelet's order, defaults then flags: a
+// nodeStatusUpdateFrequency in the file carries an unset nodeStatusReportFrequency with it, the
+// same value given by --node-status-update-frequency does not.
+func TestNodeStatusFrequencyPrecedence(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubelet.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nnodeStatusUpdateFrequency: 4s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want config.NodeStatus
+	}{
+		{"file", []string{"--config", path}, config.NodeStatus{UpdateFrequency: 4 * time.Second, ReportFrequency: 4 * time.Second}},
+		{"flag", []string{"--node-status-update-frequency", "4s"}, config.NodeStatus{UpdateFrequency: 4 * time.Second, ReportFrequency: 5 * time.Minute}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := resolveArgs(t, append(tt.args, "--hostname-override", "n1", "--standalone")...)
+			if err != nil {
+				t.Fatalf("resolve() error = %v", err)
+			}
+			if got := cfg.Kubelet.NodeStatus; got != tt.want {
+				t.Errorf("resolve(%q).Kubelet.NodeStatus = %+v, want %+v", tt.args, got, tt.want)
 			}
 		})
 	}

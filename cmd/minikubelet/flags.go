@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 )
 
 // runFlags are the raw command-line values of `minikubelet run`.
@@ -50,13 +51,15 @@ type runFlags struct {
 }
 
 func (f *runFlags) bind(fs *pflag.FlagSet) {
+	// The flags show the kubelet's defaults; only the flags given are laid over --config.
+	defaults := config.Default()
 	fs.StringVar(&f.config, "config", "", "a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; flags override its values")
 	fs.StringVar(&f.podManifestPath, "pod-manifest-path", "", "static pod directory or file (staticPodPath)")
 	fs.StringVar(&f.manifestURL, "manifest-url", "", "URL to poll for static pods (staticPodURL)")
 	fs.StringVar(&f.manifestURLHeader, "manifest-url-header", "", "HTTP headers for --manifest-url, as 'key:value,key:value' (staticPodURLHeader)")
-	fs.StringVar(&f.fileCheckFrequency, "file-check-frequency", defaultFileCheckFrequency.String(), "how often the static pod path is relisted (fileCheckFrequency)")
-	fs.StringVar(&f.httpCheckFrequency, "http-check-frequency", defaultHTTPCheckFrequency.String(), "how often --manifest-url is polled (httpCheckFrequency)")
-	fs.StringVar(&f.syncFrequency, "sync-frequency", defaultSyncFrequency.String(), "pod worker resync interval (syncFrequency)")
+	fs.StringVar(&f.fileCheckFrequency, "file-check-frequency", defaults.Sources.FileCheckFrequency.String(), "how often the static pod path is relisted (fileCheckFrequency)")
+	fs.StringVar(&f.httpCheckFrequency, "http-check-frequency", defaults.Sources.HTTPCheckFrequency.String(), "how often --manifest-url is polled (httpCheckFrequency)")
+	fs.StringVar(&f.syncFrequency, "sync-frequency", defaults.SyncFrequency.String(), "pod worker resync interval (syncFrequency)")
 	fs.StringVar(&f.hostnameOverride, "hostname-override", "", "the node name; defaults to the lowercased hostname")
 	f.trace.bind(fs)
 	fs.StringVar(&f.apiserverAddr, "apiserver-addr", defaultAPIServerAddr, "address of the embedded API server; when the default is taken, a free port on 127.0.0.1")
@@ -67,13 +70,13 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	f.security.bind(fs)
 	bindDataDir(fs, &f.dataDir)
 	fs.StringVar(&f.ui, "ui", "", "serve the live timeline view (a page and its server-sent events) at this address, such as 127.0.0.1:8080")
-	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
-	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
-	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.StringVar(&f.address, "address", defaultKubeletAddress, "IP address the kubelet server listens on (address; the kubelet's default is 0.0.0.0)")
+	fs.IntVar(&f.port, "port", int(defaults.Server.Port), "port of the kubelet server (port); 0 picks a free one")
+	fs.BoolVar(&f.enableServer, "enable-server", defaults.Server.Enable, "serve the kubelet's HTTP server (enableServer)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
-	fs.Int32Var(&f.maxPods, "max-pods", 110, "the most pods the node admits (maxPods)")
-	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", true, "pull one image at a time (serializeImagePulls)")
-	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", 10*time.Second, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
+	fs.Int32Var(&f.maxPods, "max-pods", defaults.Machine.MaxPods, "the most pods the node admits (maxPods)")
+	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", defaults.ImagePulls.Serialize, "pull one image at a time (serializeImagePulls)")
+	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", defaults.NodeStatus.UpdateFrequency, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
 	f.accepted.bind(fs)
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
@@ -92,75 +95,32 @@ func bindControllers(fs *pflag.FlagSet, to *string) {
 // kubelet does.
 func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	cfg := &runConfig{
-		FileCheckFrequency: defaultFileCheckFrequency,
-		HTTPCheckFrequency: defaultHTTPCheckFrequency,
-		SyncFrequency:      defaultSyncFrequency,
-		APIServerAddr:      f.apiserverAddr,
-		APIServerFallback:  !fs.Changed("apiserver-addr"),
-		Kubeconfig:         f.kubeconfig,
-		WriteKubeconfig:    f.writeKubeconfig,
-		Standalone:         f.standalone,
-		RootDir:            f.rootDir,
-		Security:           f.security,
-		DataDir:            f.dataDir,
-		Nodes:              f.nodes,
-		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
-		SnapshotPeriod:     defaultSnapshotPeriod,
-		APILatency:         f.apiLatency,
-		UIAddr:             f.ui,
+		APIServerAddr:     f.apiserverAddr,
+		APIServerFallback: !fs.Changed("apiserver-addr"),
+		Kubeconfig:        f.kubeconfig,
+		WriteKubeconfig:   f.writeKubeconfig,
+		Standalone:        f.standalone,
+		RootDir:           f.rootDir,
+		Security:          f.security,
+		DataDir:           f.dataDir,
+		Nodes:             f.nodes,
+		NodeNamePrefix:    strings.ToLower(f.nodeNamePrefix),
+		SnapshotPeriod:    defaultSnapshotPeriod,
+		APILatency:        f.apiLatency,
+		UIAddr:            f.ui,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {
 		return nil, fmt.Errorf("--controllers: %w", err)
 	}
 	cfg.Controllers = names
-	if f.enableServer {
-		cfg.KubeletAddr = kubeletServerAddr(f.address, f.port)
+	kc, err := f.kubeletConfig(fs)
+	if err != nil {
+		return nil, err
 	}
-	if f.config != "" {
-		if err := loadKubeletConfig(f.config, cfg, f.warn); err != nil {
-			return nil, err
-		}
-	}
-	if fs.Changed("pod-manifest-path") {
-		cfg.StaticPodPath = f.podManifestPath
-	}
-	if fs.Changed("manifest-url") {
-		cfg.StaticPodURL = f.manifestURL
-	}
-	if fs.Changed("max-pods") {
-		cfg.Sync.MaxPods = f.maxPods
-	}
-	if fs.Changed("serialize-image-pulls") {
-		cfg.Sync.SerializeImagePulls = &f.serializeImagePull
-	}
-	if fs.Changed("node-status-update-frequency") {
-		cfg.Sync.NodeStatusUpdateFrequency = f.nodeStatusUpdate
-	}
-	if fs.Changed("manifest-url-header") || cfg.StaticPodURLHeader == nil {
-		h, err := parseURLHeader(f.manifestURLHeader)
-		if err != nil {
-			return nil, err
-		}
-		cfg.StaticPodURLHeader = h
-	}
-	for _, d := range []struct {
-		flag string
-		val  string
-		to   *time.Duration
-	}{
-		{"file-check-frequency", f.fileCheckFrequency, &cfg.FileCheckFrequency},
-		{"http-check-frequency", f.httpCheckFrequency, &cfg.HTTPCheckFrequency},
-		{"sync-frequency", f.syncFrequency, &cfg.SyncFrequency},
-	} {
-		if !fs.Changed(d.flag) {
-			continue
-		}
-		v, err := time.ParseDuration(d.val)
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", d.flag, err)
-		}
-		*d.to = v
+	cfg.Kubelet = *kc
+	if kc.Server.Enable {
+		cfg.KubeletAddr = kubeletServerAddr(kc.Server.Address, int(kc.Server.Port))
 	}
 	if f.hostnameOverride != "" {
 		// The kubelet takes the override as it is, lowercased; an invalid name fails only
@@ -203,7 +163,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	if f.warn != nil {
 		f.accepted.report(f.warn, fs)
 		switch {
-		case cfg.StaticPodPath != "" || cfg.StaticPodURL != "":
+		case cfg.Kubelet.Sources.StaticPodPath != "" || cfg.Kubelet.Sources.StaticPodURL != "":
 		case cfg.Standalone:
 			fmt.Fprintln(f.warn, "Warning: no pod source is configured: set --pod-manifest-path or --manifest-url (staticPodPath, staticPodURL), or drop --standalone; the kubelet will run no pods")
 		default:
@@ -211,6 +171,77 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// kubeletConfig is the kubelet's configuration: the --config file, defaulted, with the flags
+// that were set laid over it (the kubelet's kubeletConfigFlagPrecedence), converted and validated
+// by config.FromV1beta1 as a scenario's settings are.
+func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
+	v := &config.V1beta1{}
+	if f.config != "" {
+		var err error
+		if v, err = loadKubeletConfig(f.config, f.warn); err != nil {
+			return nil, err
+		}
+	}
+	if v.Address == "" {
+		v.Address = defaultKubeletAddress
+	}
+	config.SetDefaults(v)
+	if fs.Changed("pod-manifest-path") {
+		v.StaticPodPath = f.podManifestPath
+	}
+	if fs.Changed("manifest-url") {
+		v.StaticPodURL = f.manifestURL
+	}
+	if fs.Changed("manifest-url-header") {
+		h, err := parseURLHeader(f.manifestURLHeader)
+		if err != nil {
+			return nil, err
+		}
+		v.StaticPodURLHeader = h
+	}
+	for _, d := range []struct {
+		flag string
+		val  string
+		to   *time.Duration
+	}{
+		{"file-check-frequency", f.fileCheckFrequency, &v.FileCheckFrequency.Duration},
+		{"http-check-frequency", f.httpCheckFrequency, &v.HTTPCheckFrequency.Duration},
+		{"sync-frequency", f.syncFrequency, &v.SyncFrequency.Duration},
+	} {
+		if !fs.Changed(d.flag) {
+			continue
+		}
+		val, err := time.ParseDuration(d.val)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", d.flag, err)
+		}
+		*d.to = val
+	}
+	if fs.Changed("max-pods") {
+		v.MaxPods = f.maxPods
+	}
+	if fs.Changed("serialize-image-pulls") {
+		v.SerializeImagePulls = &f.serializeImagePull
+	}
+	if fs.Changed("node-status-update-frequency") {
+		v.NodeStatusUpdateFrequency.Duration = f.nodeStatusUpdate
+	}
+	if fs.Changed("enable-server") {
+		v.EnableServer = &f.enableServer
+	}
+	if fs.Changed("address") {
+		v.Address = f.address
+	}
+	if fs.Changed("port") {
+		v.Port = int32(f.port)
+	}
+	c, err := config.FromV1beta1(v)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet configuration: %w", err)
+	}
+	return c, nil
 }
 
 func newRunCommand() *cobra.Command {

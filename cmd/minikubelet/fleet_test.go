@@ -30,7 +30,7 @@ func TestNodeNames(t *testing.T) {
 			t.Errorf("nodeNames(%+v) (-want +got):\n%s", tc.cfg, diff)
 		}
 	}
-	bad := runConfig{NodeName: "n", Nodes: 2, NodeNamePrefix: "Bad_Prefix", FileCheckFrequency: 1, HTTPCheckFrequency: 1, SyncFrequency: 1}
+	bad := runConfig{NodeName: "n", Nodes: 2, NodeNamePrefix: "Bad_Prefix"}
 	if err := bad.validate(); err == nil || !strings.Contains(err.Error(), `node name "Bad_Prefix-0"`) {
 		t.Errorf("validate() with a bad prefix = %v", err)
 	}
@@ -44,7 +44,7 @@ func TestRunManyNodes(t *testing.T) {
 	}
 	t.Parallel()
 	cfg := testConfig("", false)
-	cfg.StaticPodPath = ""
+	cfg.Kubelet.Sources.StaticPodPath = ""
 	cfg.Nodes, cfg.NodeNamePrefix = 3, "sim"
 	cfg.KubeletAddr = "127.0.0.1:0"
 	cfg.WriteKubeconfig = filepath.Join(t.TempDir(), "kubeconfig")

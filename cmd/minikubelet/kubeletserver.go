@@ -97,7 +97,7 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 		Metrics:           ns.metrics.Handler(),
 		ProbeMetrics:      ns.metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
-		SyncLoopThreshold: max(2*cfg.SyncFrequency, 5*time.Minute),
+		SyncLoopThreshold: max(2*cfg.Kubelet.SyncFrequency, 5*time.Minute),
 	})
 	if err != nil {
 		return fmt.Errorf("serve node %s: %w", name, err)
@@ -129,12 +129,12 @@ func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.Passive
 // field names.
 func configz(cfg *runConfig, s *kubeletServing) map[string]any {
 	return map[string]any{
-		"enableServer":       true,
-		"staticPodPath":      cfg.StaticPodPath,
-		"staticPodURL":       cfg.StaticPodURL,
-		"syncFrequency":      cfg.SyncFrequency.String(),
-		"fileCheckFrequency": cfg.FileCheckFrequency.String(),
-		"httpCheckFrequency": cfg.HTTPCheckFrequency.String(),
+		"enableServer":       cfg.Kubelet.Server.Enable,
+		"staticPodPath":      cfg.Kubelet.Sources.StaticPodPath,
+		"staticPodURL":       cfg.Kubelet.Sources.StaticPodURL,
+		"syncFrequency":      cfg.Kubelet.SyncFrequency.String(),
+		"fileCheckFrequency": cfg.Kubelet.Sources.FileCheckFrequency.String(),
+		"httpCheckFrequency": cfg.Kubelet.Sources.HTTPCheckFrequency.String(),
 		"address":            s.host,
 		"port":               s.port,
 		"readOnlyPort":       0,

@@ -318,10 +318,10 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		run  func(context.Context) error
 	}
 	var sourceRunners []runner
-	if cfg.StaticPodPath != "" {
-		logger.Info("Adding static pod path", "path", cfg.StaticPodPath)
+	if cfg.Kubelet.Sources.StaticPodPath != "" {
+		logger.Info("Adding static pod path", "path", cfg.Kubelet.Sources.StaticPodPath)
 		core, err := sources.NewFile(sources.FileOptions{
-			Path: cfg.StaticPodPath, NodeName: cfg.NodeName, Period: cfg.FileCheckFrequency,
+			Path: cfg.Kubelet.Sources.StaticPodPath, NodeName: cfg.NodeName, Period: cfg.Kubelet.Sources.FileCheckFrequency,
 			Clock: d.clock, Tracer: d.tracer,
 		})
 		if err != nil {
@@ -333,11 +333,11 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		}
 		sourceRunners = append(sourceRunners, runner{"file source", r.Run})
 	}
-	if cfg.StaticPodURL != "" {
-		logger.Info("Adding pod URL with HTTP header", "URL", cfg.StaticPodURL, "header", cfg.StaticPodURLHeader)
+	if cfg.Kubelet.Sources.StaticPodURL != "" {
+		logger.Info("Adding pod URL with HTTP header", "URL", cfg.Kubelet.Sources.StaticPodURL, "header", cfg.Kubelet.Sources.StaticPodURLHeader)
 		core, err := sources.NewHTTP(sources.HTTPOptions{
-			URL: cfg.StaticPodURL, Header: cfg.StaticPodURLHeader, NodeName: cfg.NodeName,
-			Period: cfg.HTTPCheckFrequency, Clock: d.clock, Tracer: d.tracer,
+			URL: cfg.Kubelet.Sources.StaticPodURL, Header: cfg.Kubelet.Sources.StaticPodURLHeader, NodeName: cfg.NodeName,
+			Period: cfg.Kubelet.Sources.HTTPCheckFrequency, Clock: d.clock, Tracer: d.tracer,
 		})
 		if err != nil {
 			return err
@@ -400,19 +400,18 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 		}
 	}
 	kopts := kubelet.Options{
-		NodeName:      cfg.NodeName,
-		NodeIP:        nodeIP,
-		Clock:         d.clock,
-		Tracer:        d.tracer,
-		Seed:          uint64(d.clock.Now().UnixNano()),
-		Client:        client,
-		Recorder:      recorder,
-		Latencies:     fakeruntime.DefaultLatencies,
-		SyncFrequency: cfg.SyncFrequency,
-		SourcesReady:  pc.SeenAllSources,
-		Devices:       devices,
+		NodeName:     cfg.NodeName,
+		NodeIP:       nodeIP,
+		Clock:        d.clock,
+		Tracer:       d.tracer,
+		Seed:         uint64(d.clock.Now().UnixNano()),
+		Client:       client,
+		Recorder:     recorder,
+		Latencies:    fakeruntime.DefaultLatencies,
+		Config:       &cfg.Kubelet,
+		SourcesReady: pc.SeenAllSources,
+		Devices:      devices,
 	}
-	cfg.Sync.apply(&kopts)
 	if ns != nil {
 		kopts.Metrics, kopts.KubeletPort = ns.metrics, d.serving.port
 	}

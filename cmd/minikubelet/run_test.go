@@ -23,6 +23,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -88,17 +89,17 @@ func runInBackground(t *testing.T, cfg *runConfig, out *traceLog) (stop func() e
 }
 
 func testConfig(dir string, standalone bool) *runConfig {
+	kc := config.Default()
+	kc.Sources.StaticPodPath = dir
+	// An hour between relists: every change the tests see within their deadline came from the
+	// fsnotify watch.
+	kc.Sources.FileCheckFrequency = time.Hour
 	return &runConfig{
 		NodeName:      testNode,
-		StaticPodPath: dir,
-		// An hour between relists: every change the tests see within their deadline came from
-		// the fsnotify watch.
-		FileCheckFrequency: time.Hour,
-		HTTPCheckFrequency: defaultHTTPCheckFrequency,
-		SyncFrequency:      defaultSyncFrequency,
-		TraceFormat:        trace.JSON,
-		APIServerAddr:      "127.0.0.1:0",
-		Standalone:         standalone,
+		Kubelet:       *kc,
+		TraceFormat:   trace.JSON,
+		APIServerAddr: "127.0.0.1:0",
+		Standalone:    standalone,
 	}
 }
 

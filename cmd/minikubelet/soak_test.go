@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -51,8 +52,8 @@ func soak(b *testing.B) {
 		}
 	}
 	cfg := testConfig(dir, false)
-	cfg.FileCheckFrequency = defaultFileCheckFrequency
-	cfg.Sync.MaxPods = soakPods // the node must admit them all: above the kubelet's 110
+	cfg.Kubelet.Sources.FileCheckFrequency = config.Default().Sources.FileCheckFrequency
+	cfg.Kubelet.Machine.MaxPods = soakPods // the node must admit them all: above the kubelet's 110
 	cfg.TraceFormat = trace.JSON
 	cfg.WriteKubeconfig = filepath.Join(b.TempDir(), "kubeconfig")
 

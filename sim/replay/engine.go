@@ -252,7 +252,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 			e.dir = newMemDir(StaticPodPath)
 		}
 		if e.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: e.name,
-			Period: durationOr(s.FileCheckFrequency, sources.DefaultFileCheckFrequency), Clock: clk, Tracer: e.tracer, FS: e.dir}); err != nil {
+			Period: s.kubelet.Sources.FileCheckFrequency, Clock: clk, Tracer: e.tracer, FS: e.dir}); err != nil {
 			return err
 		}
 	}
@@ -262,7 +262,7 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 			e.serve = &scriptedHTTP{status: http.StatusNotFound}
 		}
 		if e.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: e.name,
-			Period: durationOr(s.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency),
+			Period: s.kubelet.Sources.HTTPCheckFrequency,
 			Client: &http.Client{Transport: e.serve}, Clock: clk, Tracer: e.tracer}); err != nil {
 			return err
 		}
@@ -304,15 +304,14 @@ func (e *engine) startKubelet(runtime *fakeruntime.Runtime) error {
 		Tracer:   e.tracer,
 		// Node 0's seed is the scenario's, so that a single-node scenario's jitter does not
 		// depend on this; the others get their own streams.
-		Seed:          uint64(e.seed) + uint64(e.restarts) + uint64(e.index)<<32,
-		Client:        e.kubeletClient,
-		Latencies:     lat,
-		Runtime:       runtime,
-		SyncFrequency: time.Minute,
-		SourcesReady:  storage.SeenAllSources,
-		Devices:       devices,
-		Recorder:      e.apiEvents,
-		ProbeScript:   e.probes,
+		Seed:         uint64(e.seed) + uint64(e.restarts) + uint64(e.index)<<32,
+		Client:       e.kubeletClient,
+		Latencies:    lat,
+		Runtime:      runtime,
+		SourcesReady: storage.SeenAllSources,
+		Devices:      devices,
+		Recorder:     e.apiEvents,
+		ProbeScript:  e.probes,
 	}
 	s.kubeletOptions(&kopts)
 	n, err := kubelet.New(kopts)

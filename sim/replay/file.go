@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/kubelet/config"
 )
 
 // Scenario is one scenario file: the starting configuration of a simulated node and the steps
@@ -31,8 +33,9 @@ type Scenario struct {
 	Runtime *RuntimeSettings `json:"runtime,omitempty"`
 	// Seed seeds the jitter of the pod workers; default 1.
 	Seed *int64 `json:"seed,omitempty"`
-	// Settings are KubeletConfiguration fields of the sync side; FeatureGates the kubelet
-	// feature gates minikubelet models.
+	// Settings are a KubeletConfiguration fragment (and the machine's capacity); FeatureGates is
+	// its featureGates, and SyncFrequency, FileCheckFrequency and HTTPCheckFrequency its fields
+	// of those names, given at the top level.
 	Settings     *Settings       `json:"settings,omitempty"`
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 	// Controllers are the control-plane controllers replay runs beside the API server (package
@@ -44,6 +47,8 @@ type Scenario struct {
 
 	// path is the file the scenario came from, for error messages.
 	path string
+	// kubelet is the kubelet configuration the settings make, resolved by validateSettings.
+	kubelet *config.Config
 }
 
 // RuntimeSettings are the fake runtime's simulated latencies. Unset ones are zero.

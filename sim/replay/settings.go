@@ -1,97 +1,101 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
-	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/kubelet/config"
 )
 
-// Settings are the KubeletConfiguration fields of the sync side a scenario may set, under their
-// KubeletConfiguration names. Unset ones keep the kubelet's defaults.
+// Settings are the scenario's settings: a KubeletConfiguration fragment, every v1beta1 key under
+// its own name, and capacity, the simulated machine's size. They are decoded, defaulted and
+// validated by package config, as `run --config` decodes a file, except that a strict decoding
+// error (an unknown or repeated key) is refused: a scenario file is strict everywhere.
 type Settings struct {
-	// SerializeImagePulls: one image pull at a time on the node (default true).
-	SerializeImagePulls *bool `json:"serializeImagePulls,omitempty"`
-	// MaxParallelImagePulls bounds the pulls at once when SerializeImagePulls is false.
-	MaxParallelImagePulls *int32 `json:"maxParallelImagePulls,omitempty"`
-	// SyncFrequency is the pod workers' resync interval (default 1m); the top-level
-	// syncFrequency is the same setting.
-	SyncFrequency *Duration `json:"syncFrequency,omitempty"`
-	// NodeStatusUpdateFrequency is how often the node status is computed and, when it changed,
-	// written (default 10s).
-	NodeStatusUpdateFrequency *Duration `json:"nodeStatusUpdateFrequency,omitempty"`
-	// NodeStatusReportFrequency is how often an unchanged node status is written (default 5m).
-	NodeStatusReportFrequency *Duration `json:"nodeStatusReportFrequency,omitempty"`
-	// MaxPods is how many pods the node admits (default 110): the node's pods capacity and
-	// allocatable, and the admit handler's limit (OutOfpods).
-	MaxPods *int32 `json:"maxPods,omitempty"`
-	// Capacity is the simulated machine's cpu, memory and ephemeral-storage (default 4, 8Gi,
-	// 100Gi). It is not a KubeletConfiguration field: a real kubelet reads it from the machine.
-	Capacity v1.ResourceList `json:"capacity,omitempty"`
-	// KubeReserved and SystemReserved are held back from the node's allocatable.
-	KubeReserved   v1.ResourceList `json:"kubeReserved,omitempty"`
-	SystemReserved v1.ResourceList `json:"systemReserved,omitempty"`
-	// EvictionHard are the hard eviction thresholds (signal: quantity or percentage); setting it
-	// replaces the kubelet's defaults unless MergeDefaultEvictionSettings. memory.available and
-	// nodefs.available are held back from allocatable memory and ephemeral-storage.
-	EvictionHard                 map[string]string `json:"evictionHard,omitempty"`
-	MergeDefaultEvictionSettings *bool             `json:"mergeDefaultEvictionSettings,omitempty"`
-	// CrashLoopBackOff holds maxContainerRestartPeriod, the crash-loop back-off's cap when the
-	// KubeletCrashLoopBackOffMax gate is on.
-	CrashLoopBackOff *CrashLoopBackOffSettings `json:"crashLoopBackOff,omitempty"`
+	// doc is the fragment as written (JSON), kept for kubeletConfig.
+	doc []byte
 }
 
-// CrashLoopBackOffSettings is KubeletConfiguration's crashLoopBackOff.
-type CrashLoopBackOffSettings struct {
-	MaxContainerRestartPeriod *Duration `json:"maxContainerRestartPeriod,omitempty"`
+// UnmarshalJSON keeps the fragment for kubeletConfig, which decodes it once the whole scenario
+// is read.
+func (st *Settings) UnmarshalJSON(b []byte) error {
+	st.doc = bytes.Clone(b)
+	return nil
 }
 
-// kubeletOptions fills the kubelet options the settings and feature gates decide.
+// MarshalJSON writes the fragment back as it was written.
+func (st Settings) MarshalJSON() ([]byte, error) {
+	if st.doc == nil {
+		return []byte("{}"), nil
+	}
+	return st.doc, nil
+}
+
+// kubeletOptions gives the kubelet the configuration validateSettings resolved.
 func (s *Scenario) kubeletOptions(o *kubelet.Options) {
-	o.FeatureGates = s.FeatureGates
-	o.SyncFrequency = durationOr(s.SyncFrequency, o.SyncFrequency)
-	st := s.Settings
-	if st == nil {
-		return
-	}
-	o.SerializeImagePulls, o.MaxParallelImagePulls = st.SerializeImagePulls, st.MaxParallelImagePulls
-	o.SyncFrequency = durationOr(st.SyncFrequency, o.SyncFrequency)
-	o.NodeStatusUpdateFrequency = durationOr(st.NodeStatusUpdateFrequency, 0)
-	o.NodeStatusReportFrequency = durationOr(st.NodeStatusReportFrequency, 0)
-	if st.MaxPods != nil {
-		o.MaxPods = *st.MaxPods
-	}
-	o.Capacity, o.KubeReserved, o.SystemReserved = st.Capacity, st.KubeReserved, st.SystemReserved
-	o.EvictionHard = st.EvictionHard
-	o.MergeDefaultEvictionSettings = st.MergeDefaultEvictionSettings != nil && *st.MergeDefaultEvictionSettings
-	if c := st.CrashLoopBackOff; c != nil {
-		o.MaxContainerRestartPeriod = durationOr(c.MaxContainerRestartPeriod, 0)
-	}
+	o.Config = s.kubelet
 }
 
-// validateSettings checks the settings and feature gates with the kubelet's own rules.
+// validateSettings resolves the scenario's kubelet configuration, with the kubelet's own rules,
+// and keeps it for the kubelets the scenario starts.
 func (s *Scenario) validateSettings() error {
+	c, err := s.kubeletConfig()
+	if err != nil {
+		return err
+	}
+	s.kubelet = c
+	return nil
+}
+
+// kubeletConfig decodes the settings and lays the top-level syncFrequency, fileCheckFrequency,
+// httpCheckFrequency and featureGates over them, as the same KubeletConfiguration fields; then it
+// defaults, validates and converts the result as `run` does.
+func (s *Scenario) kubeletConfig() (*config.Config, error) {
+	v := &config.V1beta1{}
+	if s.Settings != nil && s.Settings.doc != nil {
+		var strictErr, err error
+		if v, strictErr, err = config.Decode(s.Settings.doc); err != nil {
+			return nil, fmt.Errorf("settings: %w", err)
+		}
+		if strictErr != nil {
+			return nil, fmt.Errorf("settings: %w", strictErr)
+		}
+	}
 	var errs []error
-	if st := s.Settings; st != nil {
-		if st.SyncFrequency != nil && s.SyncFrequency != nil {
-			errs = append(errs, errors.New("settings.syncFrequency and syncFrequency are the same setting: give one"))
+	for _, top := range []struct {
+		name     string
+		top      *Duration
+		settings *metav1.Duration
+	}{
+		{"syncFrequency", s.SyncFrequency, &v.SyncFrequency},
+		{"fileCheckFrequency", s.FileCheckFrequency, &v.FileCheckFrequency},
+		{"httpCheckFrequency", s.HTTPCheckFrequency, &v.HTTPCheckFrequency},
+	} {
+		if top.top == nil {
+			continue
 		}
-		for name, d := range map[string]*Duration{"settings.syncFrequency": st.SyncFrequency,
-			"settings.nodeStatusUpdateFrequency": st.NodeStatusUpdateFrequency, "settings.nodeStatusReportFrequency": st.NodeStatusReportFrequency} {
-			if d != nil && d.Duration <= 0 {
-				errs = append(errs, fmt.Errorf("%s must be positive", name))
-			}
+		if top.settings.Duration != 0 {
+			errs = append(errs, fmt.Errorf("settings.%s and %s are the same setting: give one", top.name, top.name))
 		}
-		if c := st.CrashLoopBackOff; c != nil && c.MaxContainerRestartPeriod == nil {
-			errs = append(errs, errors.New("settings.crashLoopBackOff needs maxContainerRestartPeriod"))
-		}
+		top.settings.Duration = durationOr(top.top, 0)
 	}
-	var o kubelet.Options
-	s.kubeletOptions(&o)
-	if err := o.ValidateConfig(); err != nil {
-		errs = append(errs, fmt.Errorf("settings: %w", err))
+	if s.FeatureGates != nil {
+		if v.FeatureGates != nil {
+			errs = append(errs, errors.New("settings.featureGates and featureGates are the same setting: give one"))
+		}
+		v.FeatureGates = s.FeatureGates
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	config.SetDefaults(v)
+	c, err := config.FromV1beta1(v)
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	return c, nil
 }
