@@ -25,6 +25,8 @@
 //	metrics:       the kubelet's metric families; metrics/podstartup the pod start SLI
 //	kubeletserver: the kubelet's HTTP server on node snapshots
 //	kubelet:       builds the kubelet; nothing else constructs its parts
+//	kubelet/config: the kubelet's configuration, decoded from a KubeletConfiguration (v1beta1),
+//	               defaulted and validated in one place for --config, the flags and scenario settings
 //
 // plugins holds the second pipeline, which discovers node plugins (docs/plugins.md):
 //
