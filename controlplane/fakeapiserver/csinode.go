@@ -22,7 +22,7 @@ const csiNodeIDMaxLength = 192
 
 func csiNodeResource() *resource {
 	return &resource{
-		name: "csinodes", singular: "csinode", kind: "CSINode", gv: storageV,
+		name: "csinodes", singular: "csinode", kind: "CSINode", gv: storageV, verbs: verbsStored,
 		newObj:   func() runtime.Object { return &storagev1.CSINode{} },
 		fieldSet: metaFields,
 		validate: validateCSINode,

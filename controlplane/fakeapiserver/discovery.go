@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,9 +76,9 @@ func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string)
 	writeError(w, notFoundPath(r.URL.Path))
 }
 
-// serveResourceList serves the APIResourceList of one group version ("v1" or "group/version").
+// serveResourceList serves the APIResourceList of one group version ("v1" or "group/version"):
+// each resource and subresource with the verbs its row gives it.
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv string) {
-	verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv,
@@ -89,23 +88,17 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		if res.gv.String() != gv {
 			continue
 		}
-		resVerbs := verbs
-		if res.noDeleteCollection {
-			resVerbs = slices.DeleteFunc(slices.Clone(verbs), func(v string) bool { return v == "deletecollection" })
-		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			Verbs: resVerbs, ShortNames: res.shortNames, Categories: res.categories,
+			Verbs: res.verbs.names(), ShortNames: res.shortNames, Categories: res.categories,
 		})
-		if res.hasStatus {
+		for _, sub := range res.subresources {
+			kind := sub.kind
+			if kind == "" {
+				kind = res.kind
+			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: res.name + "/status", Namespaced: res.namespaced, Kind: res.kind,
-				Verbs: metav1.Verbs{"get", "patch", "update"},
-			})
-		}
-		if res.name == "pods" {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: metav1.Verbs{"create"},
+				Name: res.name + "/" + sub.name, Namespaced: res.namespaced, Kind: kind, Verbs: sub.verbs.names(),
 			})
 		}
 	}

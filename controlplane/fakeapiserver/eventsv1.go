@@ -35,7 +35,7 @@ var eventsV = schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}
 func eventsV1Resource() *resource {
 	return &resource{
 		name: "events", singular: "event", kind: "Event", gv: eventsV, namespaced: true,
-		shortNames: []string{"ev"}, view: true,
+		shortNames: []string{"ev"}, view: true, verbs: verbsStored,
 		newObj:   func() runtime.Object { return &eventsv1.Event{} },
 		fieldSet: eventsV1Fields,
 		validate: func(runtime.Object) field.ErrorList { return nil },

@@ -40,8 +40,10 @@ var immortalNamespaces = sets.New(metav1.NamespaceDefault, metav1.NamespaceSyste
 
 func namespaceResource() *resource {
 	return &resource{
-		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"}, noDeleteCollection: true,
-		hasStatus:     true,
+		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"},
+		// No deletecollection, as on kube-apiserver: each namespace goes through its own lifecycle.
+		verbs:         verbsStored &^ verbDeleteCollection,
+		subresources:  []subresource{{name: "status", verbs: verbsStatus}},
 		newObj:        func() runtime.Object { return &corev1.Namespace{} },
 		fieldSet:      namespaceFields,
 		prepareCreate: prepareNamespaceCreate,

@@ -105,10 +105,7 @@ func parseTarget(gv string, segs []string) (target, bool) {
 	}
 	if len(segs) > 2 {
 		t.subresource = segs[2]
-		switch {
-		case t.subresource == "status" && res.hasStatus:
-		case t.subresource == "binding" && res.name == "pods":
-		default:
+		if _, ok := res.subresource(t.subresource); !ok {
 			return t, false
 		}
 	}
@@ -118,41 +115,42 @@ func parseTarget(gv string, segs []string) (target, bool) {
 	return t, true
 }
 
+// serveResource serves a request on a resource: a verb the resource (or subresource) does not
+// serve is 405, as from kube-apiserver, which registers a route for each verb it serves and no
+// other.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
+	verb := requestVerb(r, t)
+	if !t.allows(verb) {
+		writeError(w, methodNotAllowed(r, t.res))
+		return
+	}
 	if t.res.view {
 		s.serveEventsV1(w, r, t)
 		return
 	}
-	isWatch := t.watch || queryBool(r, "watch")
 	t.manager = managerOf(r)
 	var err error
-	switch {
-	case t.subresource == "binding" && r.Method == http.MethodPost:
-		err = s.bind(w, r, t)
-	case t.subresource == "binding":
-		err = methodNotAllowed(r, t.res)
-	case r.Method == http.MethodGet && (isWatch || t.name == ""):
-		if isWatch {
-			err = s.watch(w, r, t)
-		} else {
-			err = s.list(w, r, t)
-		}
-	case t.watch:
-		err = methodNotAllowed(r, t.res)
-	case r.Method == http.MethodGet:
+	switch verb {
+	case verbWatch:
+		err = s.watch(w, r, t)
+	case verbList:
+		err = s.list(w, r, t)
+	case verbGet:
 		err = s.get(w, r, t)
-	case r.Method == http.MethodPost && t.name == "" && (t.namespace != "" || !t.res.namespaced):
-		err = s.create(w, r, t)
-	case r.Method == http.MethodPut && t.name != "":
+	case verbCreate:
+		if t.subresource == "binding" {
+			err = s.bind(w, r, t)
+		} else {
+			err = s.create(w, r, t)
+		}
+	case verbUpdate:
 		err = s.update(w, r, t)
-	case r.Method == http.MethodPatch && t.name != "":
+	case verbPatch:
 		err = s.patch(w, r, t)
-	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
+	case verbDelete:
 		err = s.delete(w, r, t)
-	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced) && !t.res.noDeleteCollection:
+	case verbDeleteCollection:
 		err = s.deleteCollection(w, r, t)
-	default:
-		err = methodNotAllowed(r, t.res)
 	}
 	if err != nil {
 		writeError(w, err)

@@ -15,7 +15,7 @@ import (
 
 // resource describes one REST resource: its names, and the hooks that give it the behaviour of
 // its kube-apiserver registry strategy. It is wider than the usual struct because it is a row of
-// a descriptor table: each field is one fact or hook, and there are only four rows.
+// a descriptor table: each field is one fact or hook.
 type resource struct {
 	name       string // plural, as in the URL
 	singular   string
@@ -23,7 +23,10 @@ type resource struct {
 	gv         schema.GroupVersion
 	namespaced bool
 	shortNames []string
-	hasStatus  bool // serves the status subresource
+	// verbs are the verbs the resource serves (verbs.go), and subresources its subresources
+	// with theirs.
+	verbs        verbs
+	subresources []subresource
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
 	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
@@ -31,9 +34,6 @@ type resource struct {
 	// view marks a resource served by converting another resource's objects (events.k8s.io
 	// Events, eventsv1.go); it has no bucket of its own.
 	view bool
-	// noDeleteCollection: DELETE of the collection is 405, as kube-apiserver answers for
-	// namespaces, whose deletion must go through their lifecycle one by one.
-	noDeleteCollection bool
 
 	newObj func() runtime.Object
 	// fieldSet is what field selectors match against; every key is a supported field label.
@@ -66,19 +66,19 @@ func resources() []*resource {
 	return []*resource{
 		{
 			name: "events", singular: "event", kind: "Event", gv: coreV1, namespaced: true,
-			shortNames: []string{"ev"},
-			newObj:     func() runtime.Object { return &corev1.Event{} },
-			fieldSet:   eventFields,
-			validate:   validateEvent,
-			columns:    eventColumns,
-			cells:      eventCells,
+			shortNames: []string{"ev"}, verbs: verbsStored,
+			newObj:   func() runtime.Object { return &corev1.Event{} },
+			fieldSet: eventFields,
+			validate: validateEvent,
+			columns:  eventColumns,
+			cells:    eventCells,
 		},
 		{
 			name: "nodes", singular: "node", kind: "Node", gv: coreV1, shortNames: []string{"no"},
-			hasStatus: true,
-			newObj:    func() runtime.Object { return &corev1.Node{} },
-			fieldSet:  nodeFields,
-			validate:  validateNode,
+			verbs: verbsStored, subresources: []subresource{{name: "status", verbs: verbsStatus}},
+			newObj:   func() runtime.Object { return &corev1.Node{} },
+			fieldSet: nodeFields,
+			validate: validateNode,
 			prepareUpdate: func(oldObj, newObj runtime.Object) field.ErrorList {
 				newObj.(*corev1.Node).Status = *oldObj.(*corev1.Node).Status.DeepCopy()
 				return nil
@@ -88,7 +88,12 @@ func resources() []*resource {
 		},
 		{
 			name: "pods", singular: "pod", kind: "Pod", gv: coreV1, namespaced: true,
-			shortNames: []string{"po"}, hasStatus: true, returnDeleted: true, categories: []string{"all"},
+			shortNames: []string{"po"}, returnDeleted: true, categories: []string{"all"},
+			verbs: verbsStored,
+			subresources: []subresource{
+				{name: "binding", kind: "Binding", verbs: verbCreate},
+				{name: "status", verbs: verbsStatus},
+			},
 			newObj:        func() runtime.Object { return &corev1.Pod{} },
 			fieldSet:      podFields,
 			prepareCreate: preparePodCreate,
@@ -99,6 +104,7 @@ func resources() []*resource {
 		},
 		{
 			name: "leases", singular: "lease", kind: "Lease", gv: coordinationV, namespaced: true,
+			verbs:    verbsStored,
 			newObj:   func() runtime.Object { return &coordinationv1.Lease{} },
 			fieldSet: metaFields,
 			validate: validateMetaOnly,
