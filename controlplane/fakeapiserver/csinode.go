@@ -31,11 +31,6 @@ func csiNodeResource() *resource {
 	}
 }
 
-func storageGroup() metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: storageV.String(), Version: storageV.Version}
-	return metav1.APIGroup{Name: storageV.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}
-}
-
 // validateCSINode is the part of kube-apiserver's CSINode validation a kubelet can trip: driver
 // names present and unique, node ids present and short enough, topology keys qualified names,
 // allocatable counts not negative.

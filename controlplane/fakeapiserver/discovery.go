@@ -49,13 +49,20 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// groups are the API groups of the served resources, in the order of their first row, each with
+// its one version.
 func groups() []metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: coordinationV.String(), Version: coordinationV.Version}
-	return []metav1.APIGroup{{
-		Name:             coordinationV.Group,
-		Versions:         []metav1.GroupVersionForDiscovery{gv},
-		PreferredVersion: gv,
-	}, storageGroup(), eventsGroup()}
+	var out []metav1.APIGroup
+	seen := map[string]bool{}
+	for _, res := range resources() {
+		if res.gv.Group == "" || seen[res.gv.Group] {
+			continue
+		}
+		seen[res.gv.Group] = true
+		gv := metav1.GroupVersionForDiscovery{GroupVersion: res.gv.String(), Version: res.gv.Version}
+		out = append(out, metav1.APIGroup{Name: res.gv.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+	}
+	return out
 }
 
 func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {

@@ -77,7 +77,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"badResourceVersion", "GET", "/api/v1/pods?resourceVersion=abc", "", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"badTimeout", "GET", "/api/v1/pods?watch=1&timeoutSeconds=-1", "", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"notFound", "GET", "/api/v1/namespaces/default/pods/missing", "", "", nil, 404, metav1.StatusReasonNotFound},
-		{"unknownResource", "GET", "/api/v1/secrets", "", "", nil, 404, metav1.StatusReasonNotFound},
+		{"unknownResource", "GET", "/api/v1/persistentvolumes", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknownSubresource", "GET", "/api/v1/namespaces/default/pods/p/nosuch", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknownPath", "GET", "/metrics", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"alreadyExists", "POST", "/api/v1/namespaces/default/pods", "application/json", podJSON, nil, 409, metav1.StatusReasonAlreadyExists},

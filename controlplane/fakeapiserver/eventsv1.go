@@ -46,11 +46,6 @@ func eventsV1Resource() *resource {
 	}
 }
 
-func eventsGroup() metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: eventsV.String(), Version: eventsV.Version}
-	return metav1.APIGroup{Name: eventsV.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}
-}
-
 // eventsV1FieldLabels maps the field labels of events.k8s.io/v1 to core/v1's, as kube-apiserver's
 // AddFieldLabelConversionsForEvent does; no other label is supported.
 var eventsV1FieldLabels = map[string]string{

@@ -99,6 +99,9 @@ func servedGroupVersions() []schema.GroupVersion {
 	var out []schema.GroupVersion
 	seen := map[schema.GroupVersion]bool{}
 	for _, res := range resources() {
+		if !inOpenAPI(res) {
+			continue
+		}
 		if !seen[res.gv] {
 			seen[res.gv] = true
 			out = append(out, res.gv)
@@ -328,12 +331,19 @@ var (
 func routeContainers(gv string) []common.RouteContainer {
 	var out []common.RouteContainer
 	for _, res := range resources() {
-		if gv != "" && res.gv.String() != gv {
+		if (gv != "" && res.gv.String() != gv) || !inOpenAPI(res) {
 			continue
 		}
 		out = append(out, resourceRoutes(res))
 	}
 	return out
+}
+
+// inOpenAPI reports whether the documents describe res: they do for every kind whose schema is
+// compiled in, that is every kind in the scheme; not for those the server only ever lists empty
+// (CustomResourceDefinitions).
+func inOpenAPI(res *resource) bool {
+	return scheme.Recognizes(res.gvk())
 }
 
 // resourceRoutes describes the routes of one resource: the collection (and, for namespaced
@@ -344,7 +354,10 @@ func resourceRoutes(res *resource) *routeContainer {
 		prefix = "/apis/" + res.gv.String()
 	}
 	obj := res.newObj()
-	list := listModel(res)
+	var list runtime.Object
+	if res.verbs.has(verbList) {
+		list = listModel(res)
+	}
 	kind := res.kind
 	c := &routeContainer{root: prefix}
 	add := func(method, path, verb, noun, action, desc string, params []common.Parameter, body any, responses ...response) {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // target is what a resource URL names.
@@ -124,32 +125,33 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		writeError(w, methodNotAllowed(r, t.res))
 		return
 	}
-	if t.res.view {
-		s.serveEventsV1(w, r, t)
-		return
+	if msg := deprecationWarning(t.res); msg != "" {
+		writeWarnings(w, []string{msg})
 	}
 	t.manager = managerOf(r)
 	var err error
-	switch verb {
-	case verbWatch:
+	switch {
+	case t.res.view:
+		s.serveEventsV1(w, r, t)
+	case verb == verbWatch:
 		err = s.watch(w, r, t)
-	case verbList:
+	case verb == verbList:
 		err = s.list(w, r, t)
-	case verbGet:
+	case verb == verbGet:
 		err = s.get(w, r, t)
-	case verbCreate:
+	case verb == verbCreate:
 		if t.subresource == "binding" {
 			err = s.bind(w, r, t)
 		} else {
 			err = s.create(w, r, t)
 		}
-	case verbUpdate:
+	case verb == verbUpdate:
 		err = s.update(w, r, t)
-	case verbPatch:
+	case verb == verbPatch:
 		err = s.patch(w, r, t)
-	case verbDelete:
+	case verb == verbDelete:
 		err = s.delete(w, r, t)
-	case verbDeleteCollection:
+	case verb == verbDeleteCollection:
 		err = s.deleteCollection(w, r, t)
 	}
 	if err != nil {
@@ -258,4 +260,34 @@ func tooLargeRV(want, have uint64) error {
 		Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
 	}}
 	return err
+}
+
+// deprecationWarning is the warning kube-apiserver adds to every response about a kind that its
+// served version deprecates (the k8s.io/api type's APILifecycleDeprecated is this release or
+// older), naming its removal and its replacement when the type says; "" for the others.
+func deprecationWarning(res *resource) string {
+	obj := res.newObj()
+	deprecated, ok := obj.(interface{ APILifecycleDeprecated() (int, int) })
+	if !ok {
+		return ""
+	}
+	major, minor := deprecated.APILifecycleDeprecated()
+	serverMinor, _ := strconv.Atoi(ServerVersion.Minor)
+	if (major == 0 && minor == 0) || major > 1 || (major == 1 && minor > serverMinor) {
+		return ""
+	}
+	msg := fmt.Sprintf("%s %s is deprecated in v%d.%d+", res.gv.String(), res.kind, major, minor)
+	if removed, ok := obj.(interface{ APILifecycleRemoved() (int, int) }); ok {
+		if major, minor := removed.APILifecycleRemoved(); major != 0 || minor != 0 {
+			msg += fmt.Sprintf(", unavailable in v%d.%d+", major, minor)
+		}
+	}
+	if replaced, ok := obj.(interface {
+		APILifecycleReplacement() schema.GroupVersionKind
+	}); ok {
+		if gvk := replaced.APILifecycleReplacement(); !gvk.Empty() {
+			msg += fmt.Sprintf("; use %s %s", gvk.GroupVersion().String(), gvk.Kind)
+		}
+	}
+	return msg
 }

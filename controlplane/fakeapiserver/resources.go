@@ -40,11 +40,21 @@ type resource struct {
 	fieldSet func(runtime.Object) fields.Set
 	// prepareCreate resets what a client may not set on create.
 	prepareCreate func(obj runtime.Object)
+	// beginCreate allocates what a create takes from the server's shared ranges (a Service's
+	// cluster IP), after admission and before validation, as the registry's BeginCreate does.
+	// The caller holds the store lock.
+	beginCreate func(s *Server, obj runtime.Object, dryRun bool) error
 	// validate checks an object before it is stored.
 	validate func(obj runtime.Object) field.ErrorList
 	// prepareUpdate makes new keep what an update of the main resource may not change (the
 	// status), and rejects forbidden spec changes.
 	prepareUpdate func(oldObj, newObj runtime.Object) field.ErrorList
+	// beginUpdate allocates what an update newly needs from the server's shared ranges, after
+	// prepareUpdate, as the registry's BeginUpdate does. The caller holds the store lock.
+	beginUpdate func(s *Server, oldObj, newObj runtime.Object, dryRun bool) error
+	// validateUpdate checks what an update may not change, as the strategy's ValidateUpdate
+	// does before it validates the new object as a create would; its errors come first.
+	validateUpdate func(oldObj, newObj runtime.Object) field.ErrorList
 	// columns and cells render the object as a kubectl table row; nil means NAME and AGE.
 	columns []metav1.TableColumnDefinition
 	cells   func(now time.Time, obj runtime.Object) []any
@@ -114,6 +124,13 @@ func resources() []*resource {
 		csiNodeResource(),
 		namespaceResource(),
 		eventsV1Resource(),
+		configMapResource(),
+		secretResource(),
+		serviceAccountResource(),
+		serviceResource(),
+		endpointsResource(),
+		endpointSliceResource(),
+		crdResource(),
 	}
 }
 

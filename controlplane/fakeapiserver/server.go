@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,10 @@ type Options struct {
 	// server started again on it serves them with their resource versions. Empty means memory
 	// only. A server with a DataDir must be closed with Close.
 	DataDir string
-	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
+	// ServiceCIDR is the IPv4 range Services' cluster IPs are allocated from (kube-apiserver's
+	// --service-cluster-ip-range). The zero value means DefaultServiceCIDR.
+	ServiceCIDR netip.Prefix
+	// Rand draws UIDs, generateName suffixes and cluster IPs; the server owns it from then on. Nil means a
 	// source seeded with 1, so that a replay names its objects the same way every time; with a
 	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
 	Rand *rand.Rand
@@ -63,6 +67,9 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
+	if o.ServiceCIDR.IsValid() && (!o.ServiceCIDR.Addr().Is4() || o.ServiceCIDR.Bits() > 30) {
+		return fmt.Errorf("options ServiceCIDR %s: want an IPv4 range of at least 4 addresses", o.ServiceCIDR)
+	}
 	return nil
 }
 
@@ -75,6 +82,8 @@ type Server struct {
 	maxConn int
 	token   string
 	store   *store
+	// serviceCIDR is the range of Services' cluster IPs (services.go).
+	serviceCIDR netip.Prefix
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -96,6 +105,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = DefaultMaxConnections
+	}
+	if !opts.ServiceCIDR.IsValid() {
+		opts.ServiceCIDR = DefaultServiceCIDR
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
@@ -119,9 +131,19 @@ func New(opts Options) (*Server, error) {
 		maxConn: opts.MaxConnections,
 		token:   opts.BearerToken,
 		store:   st,
-		stop:    make(chan struct{}),
+
+		serviceCIDR: opts.ServiceCIDR.Masked(),
+		stop:        make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.bootstrapServiceAccounts(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.bootstrapKubernetesService(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
