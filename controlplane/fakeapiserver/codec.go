@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -38,7 +40,7 @@ var scheme = func() *runtime.Scheme {
 		panic(err)
 	}
 	for _, add := range []func(*runtime.Scheme) error{
-		eventsv1.AddToScheme, discoveryv1.AddToScheme,
+		eventsv1.AddToScheme, discoveryv1.AddToScheme, authorizationv1.AddToScheme, authenticationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

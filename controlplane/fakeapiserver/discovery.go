@@ -51,11 +51,11 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 
 // groups are the API groups of the served resources, in the order of their first row, each with
 // its one version.
-func groups() []metav1.APIGroup {
+func (s *Server) groups() []metav1.APIGroup {
 	var out []metav1.APIGroup
 	seen := map[string]bool{}
 	for _, res := range resources() {
-		if res.gv.Group == "" || seen[res.gv.Group] {
+		if res.gv.Group == "" || seen[res.gv.Group] || !res.servedBy(s) {
 			continue
 		}
 		seen[res.gv.Group] = true
@@ -68,12 +68,12 @@ func groups() []metav1.APIGroup {
 func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
-		Groups:   groups(),
+		Groups:   s.groups(),
 	})
 }
 
 func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string) {
-	for _, g := range groups() {
+	for _, g := range s.groups() {
 		if g.Name == name {
 			g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
 			writeJSON(w, http.StatusOK, &g)
@@ -92,7 +92,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		APIResources: []metav1.APIResource{},
 	}
 	for _, res := range resources() {
-		if res.gv.String() != gv {
+		if res.gv.String() != gv || !res.servedBy(s) {
 			continue
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{

@@ -79,7 +79,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"notFound", "GET", "/api/v1/namespaces/default/pods/missing", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknownResource", "GET", "/api/v1/persistentvolumes", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknownSubresource", "GET", "/api/v1/namespaces/default/pods/p/nosuch", "", "", nil, 404, metav1.StatusReasonNotFound},
-		{"unknownPath", "GET", "/metrics", "", "", nil, 404, metav1.StatusReasonNotFound},
+		{"unknownPath", "GET", "/nope", "", "", nil, 404, metav1.StatusReasonNotFound},
 		{"alreadyExists", "POST", "/api/v1/namespaces/default/pods", "application/json", podJSON, nil, 409, metav1.StatusReasonAlreadyExists},
 		{"invalid", "POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"x"}}`, nil, 422, metav1.StatusReasonInvalid},
 		{"putCollection", "PUT", "/api/v1/namespaces/default/pods", "application/json", podJSON, nil, 405, metav1.StatusReasonMethodNotAllowed},

@@ -69,11 +69,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, ok := parseTarget(gv, segs[gvSegs:])
-	if !ok {
+	if !ok || !t.res.servedBy(s) {
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
-	s.serveResource(w, r, t)
+	s.instrument(w, r, t, func(w http.ResponseWriter) { s.serveResource(w, r, t) })
 }
 
 // parseTarget parses [watch/][namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]].
@@ -131,6 +131,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	t.manager = managerOf(r)
 	var err error
 	switch {
+	case t.res.serve != nil:
+		err = t.res.serve(s, w, r, t, verb)
 	case t.res.view:
 		s.serveEventsV1(w, r, t)
 	case verb == verbWatch:

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -31,9 +32,14 @@ type resource struct {
 	returnDeleted bool
 	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
 	categories []string
-	// view marks a resource served by converting another resource's objects (events.k8s.io
-	// Events, eventsv1.go); it has no bucket of its own.
-	view bool
+	// view marks a resource that has no bucket of its own. Its requests are served by
+	// converting another resource's objects (events.k8s.io Events, eventsv1.go), or by its
+	// serve hook with what that computes (reviews.go, resourcemetrics.go).
+	view  bool
+	serve func(s *Server, w http.ResponseWriter, r *http.Request, t target, verb verbs) error
+	// available reports whether a server serves the resource at all; nil means it always does.
+	// Otherwise discovery leaves it out and its paths are not found.
+	available func(s *Server) bool
 
 	newObj func() runtime.Object
 	// fieldSet is what field selectors match against; every key is a supported field label.
@@ -59,6 +65,9 @@ type resource struct {
 	columns []metav1.TableColumnDefinition
 	cells   func(now time.Time, obj runtime.Object) []any
 }
+
+// servedBy reports whether s serves the resource.
+func (r *resource) servedBy(s *Server) bool { return r.available == nil || r.available(s) }
 
 func (r *resource) gvk() schema.GroupVersionKind { return r.gv.WithKind(r.kind) }
 
@@ -131,6 +140,11 @@ func resources() []*resource {
 		endpointsResource(),
 		endpointSliceResource(),
 		crdResource(),
+		selfSubjectAccessReviewResource(),
+		selfSubjectRulesReviewResource(),
+		selfSubjectReviewResource(),
+		nodeMetricsResource(),
+		podMetricsResource(),
 	}
 }
 

@@ -47,6 +47,10 @@ type Options struct {
 	// server started again on it serves them with their resource versions. Empty means memory
 	// only. A server with a DataDir must be closed with Close.
 	DataDir string
+	// ResourceMetrics, when set, is where the metrics.k8s.io API finds the nodes' and pods'
+	// usage (resourcemetrics.go). Nil means the API is not served, as on a cluster without
+	// metrics-server.
+	ResourceMetrics ResourceMetrics
 	// ServiceCIDR is the IPv4 range Services' cluster IPs are allocated from (kube-apiserver's
 	// --service-cluster-ip-range). The zero value means DefaultServiceCIDR.
 	ServiceCIDR netip.Prefix
@@ -84,6 +88,10 @@ type Server struct {
 	store   *store
 	// serviceCIDR is the range of Services' cluster IPs (services.go).
 	serviceCIDR netip.Prefix
+	// metrics are the request families /metrics serves (apimetrics.go).
+	metrics *apiMetrics
+	// resourceMetrics is Options.ResourceMetrics.
+	resourceMetrics ResourceMetrics
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -116,6 +124,10 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	limitJSONPatchCopies()
+	metrics, err := newAPIMetrics()
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
 	st := newStore(storeOptions{
 		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
 	})
@@ -133,7 +145,10 @@ func New(opts Options) (*Server, error) {
 		store:   st,
 
 		serviceCIDR: opts.ServiceCIDR.Masked(),
-		stop:        make(chan struct{}),
+		metrics:     metrics,
+
+		resourceMetrics: opts.ResourceMetrics,
+		stop:            make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
 		_ = s.Close()
@@ -194,6 +209,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/version" || p == "/version/":
 		s.serveVersion(w, r)
+	case p == "/metrics":
+		s.metrics.handler().ServeHTTP(w, r)
 	case p == "/healthz" || p == "/livez" || p == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
