@@ -115,3 +115,28 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 	}
 	writeJSON(w, http.StatusOK, list)
 }
+
+// ServedResources describes what the server serves, for its start-up log line: the resources of
+// each group version, in the order of the rows, then the other endpoints.
+func (s *Server) ServedResources() string {
+	var order []string
+	names := map[string][]string{}
+	for _, res := range resources() {
+		if !res.servedBy(s) {
+			continue
+		}
+		gv := res.gv.String()
+		if gv == "v1" {
+			gv = "core/v1"
+		}
+		if names[gv] == nil {
+			order = append(order, gv)
+		}
+		names[gv] = append(names[gv], res.name)
+	}
+	parts := make([]string, 0, len(order)+1)
+	for _, gv := range order {
+		parts = append(parts, gv+" "+strings.Join(names[gv], ", "))
+	}
+	return strings.Join(append(parts, "discovery, /version, OpenAPI, /metrics"), "; ")
+}

@@ -137,3 +137,21 @@ func openAPIActions(t *testing.T, f *fixture, key string) map[string][]string {
 	}
 	return out
 }
+
+// TestServedResources checks the start-up log's list of what is served: every resource, by group
+// version, and the metrics API only with a source.
+func TestServedResources(t *testing.T) {
+	want := "core/v1 events, nodes, pods, namespaces, configmaps, secrets, serviceaccounts, services, endpoints; " +
+		"coordination.k8s.io/v1 leases; storage.k8s.io/v1 csinodes; events.k8s.io/v1 events; " +
+		"discovery.k8s.io/v1 endpointslices; apiextensions.k8s.io/v1 customresourcedefinitions; " +
+		"authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews; " +
+		"authentication.k8s.io/v1 selfsubjectreviews; discovery, /version, OpenAPI, /metrics"
+	if got := newServer(t, testOptions()).ServedResources(); got != want {
+		t.Errorf("ServedResources() =\n%s\nwant\n%s", got, want)
+	}
+	opts := testOptions()
+	opts.ResourceMetrics = fakeUsage{}
+	if got := newServer(t, opts).ServedResources(); !strings.Contains(got, "; metrics.k8s.io/v1beta1 nodes, pods;") {
+		t.Errorf("ServedResources() with a metrics source = %s, want metrics.k8s.io listed", got)
+	}
+}
