@@ -125,8 +125,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		writeError(w, methodNotAllowed(r, t.res))
 		return
 	}
-	if msg := deprecationWarning(t.res); msg != "" {
-		writeWarnings(w, []string{msg})
+	if t.res.deprecation != "" {
+		writeWarnings(w, []string{t.res.deprecation})
 	}
 	t.manager = managerOf(r)
 	var err error

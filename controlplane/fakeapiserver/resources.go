@@ -28,6 +28,9 @@ type resource struct {
 	// with theirs.
 	verbs        verbs
 	subresources []subresource
+	// deprecation is the warning every response about the resource carries, derived from its
+	// type by resources() (deprecationWarning); "" for most.
+	deprecation string
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
 	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
@@ -82,7 +85,7 @@ var (
 
 // resources returns the served resources, in the order discovery lists them.
 func resources() []*resource {
-	return []*resource{
+	rows := []*resource{
 		{
 			name: "events", singular: "event", kind: "Event", gv: coreV1, namespaced: true,
 			shortNames: []string{"ev"}, verbs: verbsStored,
@@ -146,6 +149,10 @@ func resources() []*resource {
 		nodeMetricsResource(),
 		podMetricsResource(),
 	}
+	for _, res := range rows {
+		res.deprecation = deprecationWarning(res)
+	}
+	return rows
 }
 
 func metaFields(obj runtime.Object) fields.Set {
