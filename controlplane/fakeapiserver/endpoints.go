@@ -3,7 +3,6 @@ package fakeapiserver
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 	"k8s.io/utils/ptr"
 )
 
@@ -128,12 +128,15 @@ func validateEndpointAddress(a *corev1.EndpointAddress, path *field.Path) field.
 			errs = append(errs, field.Invalid(path.Child("nodeName"), *a.NodeName, msg))
 		}
 	}
+	if ipErrs := validation.IsValidIPForLegacyField(path.Child("ip"), a.IP, false, nil); len(ipErrs) > 0 {
+		return append(errs, ipErrs...)
+	}
 	return append(errs, validateEndpointIP(a.IP, path.Child("ip"))...)
 }
 
 // validateEndpointIP is ValidateEndpointIP: an address a client can be sent to.
 func validateEndpointIP(s string, path *field.Path) field.ErrorList {
-	ip := net.ParseIP(s)
+	ip := netutils.ParseIPSloppy(s)
 	if ip == nil {
 		return field.ErrorList{field.Invalid(path, s, "must be a valid IP address")}
 	}
@@ -216,11 +219,17 @@ func validateEndpointSlice(obj runtime.Object) field.ErrorList {
 		for j, addr := range e.Addresses {
 			switch slice.AddressType {
 			case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
-				ip, err := netip.ParseAddr(addr)
-				if err != nil {
-					errs = append(errs, field.Invalid(path.Index(j), addr, "must be a valid IP address"))
+				var ipErrs field.ErrorList
+				if slice.AddressType == discoveryv1.AddressTypeIPv4 {
+					ipErrs = validation.IsValidIPForLegacyField(path.Index(j), addr, false, nil)
+				} else {
+					ipErrs = validation.IsValidIP(path.Index(j), addr)
+				}
+				if len(ipErrs) > 0 {
+					errs = append(errs, ipErrs...)
 					continue
 				}
+				ip, _ := parseIP(addr)
 				if want4 := slice.AddressType == discoveryv1.AddressTypeIPv4; want4 != ip.Is4() {
 					errs = append(errs, field.Invalid(path, addr, "must be an "+string(slice.AddressType)+" address"))
 				}

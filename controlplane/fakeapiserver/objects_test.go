@@ -302,6 +302,12 @@ func TestObjectValidation(t *testing.T) {
 			_, err := core.Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.CreateOptions{})
 			return err
 		}, `Service "web" is invalid: spec.ports: Required value`},
+		{"service cluster IP", func() error {
+			_, err := core.Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
+				ClusterIP: "10.0.0.300", Ports: []corev1.ServicePort{{Port: 80}},
+			}}, metav1.CreateOptions{})
+			return err
+		}, `Service "web" is invalid: spec.clusterIPs[0]: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`},
 		{"endpoints address", func() error {
 			_, err := core.Endpoints("default").Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Subsets: []corev1.EndpointSubset{{
 				Addresses: []corev1.EndpointAddress{{IP: "127.0.0.1"}},

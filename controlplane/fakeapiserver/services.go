@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+	netutils "k8s.io/utils/net"
 	"k8s.io/utils/ptr"
 )
 
@@ -199,7 +200,7 @@ func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
 		if ip == corev1.ClusterIPNone {
 			break
 		}
-		if addr, err := netip.ParseAddr(ip); err == nil && addr.Is6() && i >= len(spec.IPFamilies) {
+		if addr, ok := parseIP(ip); ok && addr.Is6() && i >= len(spec.IPFamilies) {
 			return invalid(field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), spec.ClusterIPs, "IPv6 is not configured on this cluster"))
 		}
 	}
@@ -239,7 +240,7 @@ func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
 	used := s.clusterIPsInUse(svc)
 	var ip netip.Addr
 	if len(spec.ClusterIPs) > 0 && spec.ClusterIPs[0] != "" {
-		requested, _ := netip.ParseAddr(spec.ClusterIPs[0]) // valid: validateClusterIPs checked it
+		requested, _ := parseIP(spec.ClusterIPs[0]) // valid: validateClusterIPs checked it
 		first, last := serviceRange(cidr)
 		switch {
 		case requested.Less(first) || last.Less(requested):
@@ -261,6 +262,17 @@ func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
 	spec.ClusterIP = ip.String()
 	spec.ClusterIPs = []string{ip.String()}
 	return nil
+}
+
+// parseIP parses an address as kube-apiserver's legacy fields do (IPv4 octets may have leading
+// zeros), IPv4 addresses as such.
+func parseIP(s string) (netip.Addr, bool) {
+	ip := netutils.ParseIPSloppy(s)
+	if ip == nil {
+		return netip.Addr{}, false
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	return a.Unmap(), ok
 }
 
 // serviceRange returns the first and last address of cidr, an IPv4 range, that a Service may
@@ -325,7 +337,7 @@ func (s *Server) clusterIPsInUse(svc *corev1.Service) map[netip.Addr]bool {
 			continue
 		}
 		for _, ip := range other.Spec.ClusterIPs {
-			if a, err := netip.ParseAddr(ip); err == nil {
+			if a, ok := parseIP(ip); ok {
 				used[a] = true
 			}
 		}
@@ -574,9 +586,7 @@ func validateClusterIPs(svc *corev1.Service) field.ErrorList {
 			}
 			continue
 		}
-		if _, err := netip.ParseAddr(ip); err != nil {
-			errs = append(errs, field.Invalid(path.Index(i), ip, "must be a valid IP address"))
-		}
+		errs = append(errs, validation.IsValidIPForLegacyField(path.Index(i), ip, false, nil)...)
 	}
 	return errs
 }
