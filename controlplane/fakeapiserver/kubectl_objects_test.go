@@ -124,6 +124,9 @@ func TestKubectlApplyBundle(t *testing.T) {
 	if out := k.run(t, "", "get", "svc", "web", "-o", "wide"); !strings.Contains(out, "app=web") {
 		t.Errorf("kubectl get svc web -o wide = %q, want the selector column", out)
 	}
+	if out := k.run(t, "", "explain", "secret.stringData"); !strings.Contains(out, "stringData allows specifying non-binary secret data") {
+		t.Errorf("kubectl explain secret.stringData = %q, want the field's description", out)
+	}
 }
 
 // TestKubectlAuth checks `kubectl auth can-i` and `kubectl auth whoami`.
