@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 core/v1 Endpoints are deprecated since v1.33, and served because kube-apiserver v1.35 still serves them
+
 package fakeapiserver_test
 
 import (
