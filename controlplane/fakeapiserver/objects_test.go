@@ -5,6 +5,7 @@ package fakeapiserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -369,5 +370,75 @@ func TestCRDsEmpty(t *testing.T) {
 	}
 	if got := resources.APIResources[0].Verbs; !cmp.Equal(got, metav1.Verbs{"get", "list", "watch"}) {
 		t.Errorf("discovered verbs of CRDs = %v, want get, list, watch", got)
+	}
+}
+
+// TestServiceNodePorts checks the node ports NodePort and LoadBalancer Services get: a free one
+// from the upper part of 30000-32767 for each port (ports of one number share it), the one asked
+// for if free and in range, a health check node port for a Local LoadBalancer; an update keeps
+// them, and a change to ClusterIP drops them.
+func TestServiceNodePorts(t *testing.T) {
+	f := newFixture(t, fakeapiserver.Options{})
+	ctx := context.Background()
+	services := f.client.CoreV1().Services("default")
+	svc := func(name string, typ corev1.ServiceType, ports ...corev1.ServicePort) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Type: typ, Ports: ports}}
+	}
+	dns, err := services.Create(ctx, svc("dns", corev1.ServiceTypeNodePort,
+		corev1.ServicePort{Name: "tcp", Port: 53, Protocol: corev1.ProtocolTCP},
+		corev1.ServicePort{Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := dns.Spec.Ports[0].NodePort
+	if np < 30086 || np > 32767 || dns.Spec.Ports[1].NodePort != np || dns.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster {
+		t.Errorf("node ports %d and %d, external traffic policy %q; want one shared port in 30086-32767 and Cluster",
+			np, dns.Spec.Ports[1].NodePort, dns.Spec.ExternalTrafficPolicy)
+	}
+	for _, tc := range []struct {
+		nodePort int32
+		want     string
+	}{
+		{np, fmt.Sprintf(`Service "taken" is invalid: spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated`, np)},
+		{80, `Service "taken" is invalid: spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767`},
+	} {
+		_, err := services.Create(ctx, svc("taken", corev1.ServiceTypeNodePort, corev1.ServicePort{Port: 80, NodePort: tc.nodePort}), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || err.Error() != tc.want {
+			t.Errorf("create with nodePort %d = %v, want %q", tc.nodePort, err, tc.want)
+		}
+	}
+	lb := svc("lb", corev1.ServiceTypeLoadBalancer, corev1.ServicePort{Port: 443, NodePort: 30443})
+	lb.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	lb, err = services.Create(ctx, lb, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.Spec.Ports[0].NodePort != 30443 || lb.Spec.HealthCheckNodePort == 0 || !ptr.Deref(lb.Spec.AllocateLoadBalancerNodePorts, false) {
+		t.Errorf("load balancer node port %d, health check node port %d, allocateLoadBalancerNodePorts %v; want 30443, one, true",
+			lb.Spec.Ports[0].NodePort, lb.Spec.HealthCheckNodePort, lb.Spec.AllocateLoadBalancerNodePorts)
+	}
+	out := do(f.srv.Handler(), "GET", "/api/v1/namespaces/default/services/lb", "", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	var table metav1.Table
+	if err := json.Unmarshal(out.Body.Bytes(), &table); err != nil || len(table.Rows) != 1 {
+		t.Fatalf("table of lb = %v, %s", err, out.Body.String())
+	}
+	if cells := table.Rows[0].Cells; cells[3] != "<pending>" || cells[4] != "443:30443/TCP" {
+		t.Errorf("table row of lb = %v, want EXTERNAL-IP <pending> and PORT(S) 443:30443/TCP", cells)
+	}
+
+	upd := dns.DeepCopy()
+	for i := range upd.Spec.Ports {
+		upd.Spec.Ports[i].NodePort = 0
+	}
+	kept, err := services.Update(ctx, upd, metav1.UpdateOptions{})
+	if err != nil || kept.Spec.Ports[0].NodePort != np || kept.Spec.Ports[1].NodePort != np {
+		t.Errorf("update without node ports = %v, ports %v; want %d kept", err, kept.Spec.Ports, np)
+	}
+	upd = kept.DeepCopy()
+	upd.Spec.Type = corev1.ServiceTypeClusterIP
+	upd.Spec.ExternalTrafficPolicy = ""
+	cluster, err := services.Update(ctx, upd, metav1.UpdateOptions{})
+	if err != nil || cluster.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("update to ClusterIP = %v, ports %v; want the node ports dropped", err, cluster.Spec.Ports)
 	}
 }

@@ -24,11 +24,11 @@ import (
 // Services are stored as kube-apiserver's service registry stores them on a single-stack IPv4
 // cluster: defaulted (type ClusterIP, session affinity None, each port's protocol TCP and target
 // port its port, the traffic policies Cluster), given a cluster IP from the service CIDR
-// (DefaultServiceCIDR, kube-apiserver's default --service-cluster-ip-range) with its allocator's
-// rules, and validated. The `kubernetes` Service of the default namespace exists from the start,
-// with the first address of the range, as the API server's bootstrap controller creates it.
-// Node ports, health check node ports and load balancers are not allocated, and no controller
-// fills Endpoints or EndpointSlices (docs/fidelity.md).
+// (DefaultServiceCIDR, kube-apiserver's default --service-cluster-ip-range) and node ports from
+// 30000-32767 with its allocators' rules, and validated. The `kubernetes` Service of the default
+// namespace exists from the start, with the first address of the range, as the API server's
+// bootstrap controller creates it. No load balancer is provisioned, and no controller fills
+// Endpoints or EndpointSlices (docs/fidelity.md).
 
 // DefaultServiceCIDR is the range cluster IPs are allocated from when Options.ServiceCIDR is not
 // set: kube-apiserver's default --service-cluster-ip-range.
@@ -42,13 +42,11 @@ func serviceResource() *resource {
 	return &resource{
 		name: "services", singular: "service", kind: "Service", gv: coreV1, namespaced: true,
 		shortNames: []string{"svc"}, categories: []string{"all"}, verbs: verbsStored,
-		subresources:  []subresource{{name: "status", verbs: verbsStatus}},
-		newObj:        func() runtime.Object { return &corev1.Service{} },
-		fieldSet:      serviceFields,
-		prepareCreate: prepareServiceCreate,
-		beginCreate: func(s *Server, obj runtime.Object, dryRun bool) error {
-			return s.allocateClusterIP(obj.(*corev1.Service), dryRun)
-		},
+		subresources:   []subresource{{name: "status", verbs: verbsStatus}},
+		newObj:         func() runtime.Object { return &corev1.Service{} },
+		fieldSet:       serviceFields,
+		prepareCreate:  prepareServiceCreate,
+		beginCreate:    beginServiceCreate,
 		validate:       validateService,
 		prepareUpdate:  prepareServiceUpdate,
 		beginUpdate:    beginServiceUpdate,
@@ -136,6 +134,35 @@ func prepareServiceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 			svc.Spec.ClusterIPs = slices.Clone(oldSvc.Spec.ClusterIPs)
 		}
 	}
+	if needsNodePort(oldSvc) && needsNodePort(svc) {
+		// Ports that leave their node port out keep the one of the old port of the same name,
+		// unless another port took it.
+		used := map[int32]bool{}
+		for _, p := range svc.Spec.Ports {
+			used[p.NodePort] = true
+		}
+		old := map[string]int32{}
+		for _, p := range oldSvc.Spec.Ports {
+			old[p.Name] = p.NodePort
+		}
+		for i := range svc.Spec.Ports {
+			if p := &svc.Spec.Ports[i]; p.NodePort == 0 && !used[old[p.Name]] {
+				p.NodePort = old[p.Name]
+			}
+		}
+		if needsHealthCheckNodePort(oldSvc) && needsHealthCheckNodePort(svc) && svc.Spec.HealthCheckNodePort == 0 {
+			svc.Spec.HealthCheckNodePort = oldSvc.Spec.HealthCheckNodePort
+		}
+	}
+	// dropTypeDependentFields: node ports the new type does not use go, unless changed.
+	if needsNodePort(oldSvc) && !needsNodePort(svc) && sameNodePorts(oldSvc, svc) {
+		for i := range svc.Spec.Ports {
+			svc.Spec.Ports[i].NodePort = 0
+		}
+	}
+	if needsHealthCheckNodePort(oldSvc) && !needsHealthCheckNodePort(svc) && svc.Spec.HealthCheckNodePort == oldSvc.Spec.HealthCheckNodePort {
+		svc.Spec.HealthCheckNodePort = 0
+	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName && oldSvc.Spec.Type != corev1.ServiceTypeExternalName {
 		// dropTypeDependentFields: the IP fields the old type had go with it, unless changed.
 		if svc.Spec.ClusterIP == oldSvc.Spec.ClusterIP && slices.Equal(svc.Spec.ClusterIPs, oldSvc.Spec.ClusterIPs) {
@@ -152,13 +179,171 @@ func prepareServiceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	return nil
 }
 
-// beginServiceUpdate allocates a cluster IP for a Service that did not need one (an ExternalName
-// Service that changes type), as the registry's beginUpdate does.
+// beginServiceCreate is the registry's allocateCreate: a cluster IP, then node ports.
+func beginServiceCreate(s *Server, obj runtime.Object, dryRun bool) error {
+	svc := obj.(*corev1.Service)
+	if err := s.allocateClusterIP(svc, dryRun); err != nil {
+		return err
+	}
+	return s.allocateNodePorts(svc)
+}
+
+// beginServiceUpdate allocates what an update newly needs, as the registry's beginUpdate does: a
+// cluster IP for a Service that did not need one (an ExternalName Service that changes type), and
+// node ports for the ports that have none.
 func beginServiceUpdate(s *Server, oldObj, newObj runtime.Object, dryRun bool) error {
-	if needsClusterIP(oldObj.(*corev1.Service)) {
+	svc := newObj.(*corev1.Service)
+	if !needsClusterIP(oldObj.(*corev1.Service)) {
+		if err := s.allocateClusterIP(svc, dryRun); err != nil {
+			return err
+		}
+	}
+	return s.allocateNodePorts(svc)
+}
+
+// needsNodePort reports whether the Service's ports get node ports: a NodePort Service's do, and
+// a LoadBalancer Service's unless allocateLoadBalancerNodePorts is false.
+func needsNodePort(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort ||
+		(svc.Spec.Type == corev1.ServiceTypeLoadBalancer && ptr.Deref(svc.Spec.AllocateLoadBalancerNodePorts, true))
+}
+
+// needsHealthCheckNodePort reports whether the Service gets a health check node port: a
+// LoadBalancer Service with the Local external traffic policy does.
+func needsHealthCheckNodePort(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+}
+
+// sameNodePorts reports whether two Services' ports have the same node ports, in order.
+func sameNodePorts(a, b *corev1.Service) bool {
+	if len(a.Spec.Ports) != len(b.Spec.Ports) {
+		return false
+	}
+	for i := range a.Spec.Ports {
+		if a.Spec.Ports[i].NodePort != b.Spec.Ports[i].NodePort {
+			return false
+		}
+	}
+	return true
+}
+
+// nodePortBase and nodePortCount are kube-apiserver's default --service-node-port-range,
+// 30000-32767.
+const (
+	nodePortBase  = 30000
+	nodePortCount = 2768
+)
+
+// allocateNodePorts is the registry's initNodePorts and allocHealthCheckNodePort: each port of a
+// Service that needs them gets the node port it asks for, if in range and not another Service's,
+// or a free one, ports of the same number sharing one; a LoadBalancer Service with the Local
+// policy gets a health check node port. Free ports are drawn as the port allocator draws them:
+// from a random offset in the upper part of the range, then in the lower part kept for ports
+// clients choose. The caller holds the store lock.
+func (s *Server) allocateNodePorts(svc *corev1.Service) error {
+	used := s.nodePortsInUse(svc)
+	byPort := map[int32]int32{}
+	invalid := func(path *field.Path, np int32, msg string) error {
+		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
+			field.ErrorList{field.Invalid(path, np, msg)})
+	}
+	take := func(np int32, path *field.Path) error {
+		switch {
+		case np < nodePortBase || np >= nodePortBase+nodePortCount:
+			return invalid(path, np, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d",
+				nodePortBase, nodePortBase+nodePortCount-1))
+		case used[np]:
+			return invalid(path, np, "provided port is already allocated")
+		}
+		used[np] = true
 		return nil
 	}
-	return s.allocateClusterIP(newObj.(*corev1.Service), dryRun)
+	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		for i := range svc.Spec.Ports {
+			p := &svc.Spec.Ports[i]
+			if p.NodePort == 0 && !needsNodePort(svc) {
+				continue
+			}
+			path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+			if shared, ok := byPort[p.Port]; ok && (p.NodePort == 0 || p.NodePort == shared) {
+				p.NodePort = shared
+				continue
+			}
+			if p.NodePort == 0 {
+				for _, q := range svc.Spec.Ports {
+					if q.Port == p.Port && q.NodePort != 0 {
+						p.NodePort = q.NodePort
+						break
+					}
+				}
+			}
+			if p.NodePort != 0 {
+				if err := take(p.NodePort, path); err != nil {
+					return err
+				}
+			} else {
+				np, ok := s.nextNodePort(used)
+				if !ok {
+					return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: range is full"))
+				}
+				p.NodePort = np
+			}
+			byPort[p.Port] = p.NodePort
+		}
+	}
+	if needsHealthCheckNodePort(svc) {
+		if np := svc.Spec.HealthCheckNodePort; np != 0 {
+			if err := take(np, field.NewPath("spec", "healthCheckNodePort")); err != nil {
+				return err
+			}
+		} else if np, ok := s.nextNodePort(used); ok {
+			svc.Spec.HealthCheckNodePort = np
+		} else {
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
+		}
+	}
+	return nil
+}
+
+// nextNodePort picks a free node port and marks it used. The caller holds the store lock, whose
+// random source it draws from.
+func (s *Server) nextNodePort(used map[int32]bool) (int32, bool) {
+	band := min(max(nodePortCount/32, 16), 128)
+	scan := func(from, count int) (int32, bool) {
+		start := s.store.rand.Intn(count)
+		for i := range count {
+			if np := int32(nodePortBase + from + (start+i)%count); !used[np] {
+				used[np] = true
+				return np, true
+			}
+		}
+		return 0, false
+	}
+	if np, ok := scan(band, nodePortCount-band); ok {
+		return np, true
+	}
+	return scan(0, band)
+}
+
+// nodePortsInUse returns the node ports of every stored Service but svc. The caller holds the
+// store lock.
+func (s *Server) nodePortsInUse(svc *corev1.Service) map[int32]bool {
+	used := map[int32]bool{}
+	for _, e := range s.store.list(s.store.resource("services"), "") {
+		other := e.obj.(*corev1.Service)
+		if other.Namespace == svc.Namespace && other.Name == svc.Name {
+			continue
+		}
+		for _, p := range other.Spec.Ports {
+			if p.NodePort != 0 {
+				used[p.NodePort] = true
+			}
+		}
+		if other.Spec.HealthCheckNodePort != 0 {
+			used[other.Spec.HealthCheckNodePort] = true
+		}
+	}
+	return used
 }
 
 // normalizeClusterIPs gives a Service that names only its clusterIP the clusterIPs that go with
