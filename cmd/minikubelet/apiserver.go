@@ -43,8 +43,13 @@ func newAPIServerCommand() *cobra.Command {
 		Short: "Run the fake API server alone, for several minikubelets (one per node) to share",
 		Long: `Run the fake API server alone, for several minikubelets (one per node) to share.
 
-Without --data-dir it keeps every object in memory: when it stops, its pods, nodes, leases and
-events are gone, and a restarted server starts empty. With --data-dir it keeps them in a database
+It serves pods, nodes, events, namespaces, leases, CSINodes, ConfigMaps, Secrets,
+ServiceAccounts, Services, Endpoints and EndpointSlices (its log line lists them), but runs none
+of their controllers beyond node lifecycle, pod GC and a scheduler: for Deployments, endpoints
+controllers and the rest, use a real control plane and point minikubelet at it with --kubeconfig.
+
+Without --data-dir it keeps every object in memory: when it stops, its objects are gone, and a
+restarted server starts empty. With --data-dir it keeps them in a database
 in that directory, and a server started again on it carries on with the same objects and resource
 versions. UIDs are random at every start.
 
@@ -110,7 +115,7 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		storage = "kept in " + cfg.DataDir
 	}
 	logger.Info("Serving the fake API server", "url", sv.url, "kubeconfig", cfg.WriteKubeconfig,
-		"resources", servedResources, "storage", storage)
+		"resources", srv.ServedResources(), "storage", storage)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g := &group{cancel: cancel}
@@ -156,9 +161,6 @@ func announceKubectl(w io.Writer, url, kubeconfig string) {
 	}
 	fmt.Fprintf(w, "API server %s; watch the node's pods with:\n  kubectl --kubeconfig %s get pods -A -w\n", url, kubeconfig)
 }
-
-// servedResources is what the fake API server serves, for the start-up log.
-const servedResources = "core/v1 pods, nodes, events, namespaces; coordination.k8s.io/v1 leases; events.k8s.io/v1 events; storage.k8s.io/v1 csinodes; discovery, /version, OpenAPI"
 
 // startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
 // It returns what clients need and a channel that yields Serve's result once it has stopped.

@@ -10,12 +10,13 @@ import (
 )
 
 // The admission kube-apiserver applies to what this server serves, with its default plugin set
-// and no webhooks, no LimitRanges, ResourceQuotas, PriorityClasses, RuntimeClasses or
-// ServiceAccounts of the cluster's own (docs/fidelity.md says what that leaves out):
+// and no webhooks, no LimitRanges, ResourceQuotas, PriorityClasses or RuntimeClasses of the
+// cluster's own (docs/fidelity.md says what that leaves out):
 //
 //   - NamespaceLifecycle (namespaces.go): no content in a missing or terminating namespace;
-//   - ServiceAccount: a pod names service account "default" unless it names one; a mirror pod
-//     may not name one;
+//   - ServiceAccount: a pod names service account "default" unless it names one, the service
+//     account must exist, and its image pull secrets become the pod's unless the pod names
+//     some; a mirror pod may not name one. No token volume is mounted;
 //   - Priority: a pod's priority comes from its priorityClassName, with the two built-in
 //     classes, and is 0 (preempting lower priorities) without one;
 //   - DefaultTolerationSeconds: a pod tolerates the not-ready and unreachable NoExecute taints
@@ -43,21 +44,32 @@ func (s *Server) admitCreate(t target, obj runtime.Object) error {
 		return err
 	}
 	if t.res.name == "pods" && t.subresource == "" {
-		return admitPodCreate(t, obj.(*corev1.Pod))
+		return s.admitPodCreate(t, obj.(*corev1.Pod))
 	}
 	return nil
 }
 
 // admitPodCreate is the ServiceAccount, Priority and DefaultTolerationSeconds plugins on the
-// create of a pod.
-func admitPodCreate(t target, pod *corev1.Pod) error {
+// create of a pod. The caller holds the store lock.
+func (s *Server) admitPodCreate(t target, pod *corev1.Pod) error {
 	forbidden := func(err error) error { return apierrors.NewForbidden(t.res.groupResource(), pod.Name, err) }
 	if _, mirror := pod.Annotations[mirrorPodAnnotation]; mirror {
 		if pod.Spec.ServiceAccountName != "" {
 			return forbidden(fmt.Errorf("a mirror pod may not reference service accounts"))
 		}
-	} else if pod.Spec.ServiceAccountName == "" {
-		pod.Spec.ServiceAccountName = "default"
+	} else {
+		if pod.Spec.ServiceAccountName == "" {
+			pod.Spec.ServiceAccountName = defaultServiceAccount
+		}
+		sa, err := s.lookUpServiceAccount(pod.Namespace, pod.Spec.ServiceAccountName)
+		if err != nil {
+			return forbidden(err)
+		}
+		if len(pod.Spec.ImagePullSecrets) == 0 {
+			for _, ref := range sa.ImagePullSecrets {
+				pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: ref.Name})
+			}
+		}
 	}
 
 	priority, policy := int32(0), corev1.PreemptLowerPriority

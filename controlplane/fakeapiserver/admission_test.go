@@ -14,7 +14,8 @@ import (
 )
 
 // TestPodAdmission creates pods through client-go and checks what kube-apiserver's default
-// admission plugins make of them: service account, priority and default tolerations.
+// admission plugins make of them: service account (which must exist, and whose image pull
+// secrets the pod gets), priority and default tolerations.
 func TestPodAdmission(t *testing.T) {
 	defaultTolerations := []corev1.Toleration{
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
@@ -22,17 +23,29 @@ func TestPodAdmission(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name            string
+		serviceAccount  *corev1.ServiceAccount // created first
 		mutate          func(*corev1.Pod)
 		wantSA          string
+		wantPullSecrets []corev1.LocalObjectReference
 		wantPriority    int32
 		wantTolerations []corev1.Toleration
 		wantErr         string
 	}{
 		{name: "plain", wantSA: "default", wantTolerations: defaultTolerations},
 		{
-			name:   "own service account",
+			name: "own service account",
+			serviceAccount: &corev1.ServiceAccount{
+				ObjectMeta:       metav1.ObjectMeta{Name: "builder"},
+				ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}},
+			},
 			mutate: func(p *corev1.Pod) { p.Spec.ServiceAccountName = "builder" },
 			wantSA: "builder", wantTolerations: defaultTolerations,
+			wantPullSecrets: []corev1.LocalObjectReference{{Name: "registry"}},
+		},
+		{
+			name:    "missing service account",
+			mutate:  func(p *corev1.Pod) { p.Spec.ServiceAccountName = "builder" },
+			wantErr: `pods "p" is forbidden: error looking up service account default/builder: serviceaccount "builder" not found`,
 		},
 		{
 			name:   "node critical",
@@ -89,6 +102,11 @@ func TestPodAdmission(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fakeapiserver.Options{})
+			if tc.serviceAccount != nil {
+				if _, err := f.client.CoreV1().ServiceAccounts("default").Create(context.Background(), tc.serviceAccount, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			pod := newPod("default", "p", "node-1")
 			if tc.mutate != nil {
 				tc.mutate(pod)
@@ -117,6 +135,9 @@ func TestPodAdmission(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantTolerations, got.Spec.Tolerations); diff != "" {
 				t.Errorf("tolerations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPullSecrets, got.Spec.ImagePullSecrets); diff != "" {
+				t.Errorf("imagePullSecrets (-want +got):\n%s", diff)
 			}
 
 			// An update that leaves out what admission added keeps the priority and gets the

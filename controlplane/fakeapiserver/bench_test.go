@@ -93,3 +93,19 @@ func BenchmarkList10000Pods(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetPod measures one GET of a pod through the handler, in process: the fixed cost of a
+// request (routing, authentication, the store lock, the /metrics counters).
+func BenchmarkGetPod(b *testing.B) {
+	srv := newServer(b, testOptions())
+	h := srv.Handler()
+	if w := do(h, "POST", "/api/v1/namespaces/default/pods", "application/json", podJSON); w.Code != http.StatusCreated {
+		b.Fatalf("create = %d %s", w.Code, w.Body.String())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if w := do(h, "GET", "/api/v1/namespaces/default/pods/p", "", ""); w.Code != http.StatusOK {
+			b.Fatalf("get = %d %s", w.Code, w.Body.String())
+		}
+	}
+}

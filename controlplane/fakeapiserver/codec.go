@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,8 +39,12 @@ var scheme = func() *runtime.Scheme {
 	if err := storagev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	if err := eventsv1.AddToScheme(s); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{
+		eventsv1.AddToScheme, discoveryv1.AddToScheme, authorizationv1.AddToScheme, authenticationv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
 	}
 	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)
 	return s

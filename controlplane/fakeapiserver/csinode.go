@@ -22,18 +22,13 @@ const csiNodeIDMaxLength = 192
 
 func csiNodeResource() *resource {
 	return &resource{
-		name: "csinodes", singular: "csinode", kind: "CSINode", gv: storageV,
+		name: "csinodes", singular: "csinode", kind: "CSINode", gv: storageV, verbs: verbsStored,
 		newObj:   func() runtime.Object { return &storagev1.CSINode{} },
 		fieldSet: metaFields,
 		validate: validateCSINode,
 		columns:  csiNodeColumns,
 		cells:    csiNodeCells,
 	}
-}
-
-func storageGroup() metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: storageV.String(), Version: storageV.Version}
-	return metav1.APIGroup{Name: storageV.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}
 }
 
 // validateCSINode is the part of kube-apiserver's CSINode validation a kubelet can trip: driver

@@ -57,6 +57,9 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, t targ
 				if _, err := s.store.commit(t.res, watch.Deleted, e.obj.DeepCopyObject(), e); err != nil {
 					return err
 				}
+				if err := s.afterCommit(t.res, watch.Deleted, e.meta()); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

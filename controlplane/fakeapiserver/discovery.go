@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,24 +49,31 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func groups() []metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: coordinationV.String(), Version: coordinationV.Version}
-	return []metav1.APIGroup{{
-		Name:             coordinationV.Group,
-		Versions:         []metav1.GroupVersionForDiscovery{gv},
-		PreferredVersion: gv,
-	}, storageGroup(), eventsGroup()}
+// groups are the API groups of the served resources, in the order of their first row, each with
+// its one version.
+func (s *Server) groups() []metav1.APIGroup {
+	var out []metav1.APIGroup
+	seen := map[string]bool{}
+	for _, res := range resources() {
+		if res.gv.Group == "" || seen[res.gv.Group] || !res.servedBy(s) {
+			continue
+		}
+		seen[res.gv.Group] = true
+		gv := metav1.GroupVersionForDiscovery{GroupVersion: res.gv.String(), Version: res.gv.Version}
+		out = append(out, metav1.APIGroup{Name: res.gv.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+	}
+	return out
 }
 
 func (s *Server) serveGroupList(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
-		Groups:   groups(),
+		Groups:   s.groups(),
 	})
 }
 
 func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string) {
-	for _, g := range groups() {
+	for _, g := range s.groups() {
 		if g.Name == name {
 			g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
 			writeJSON(w, http.StatusOK, &g)
@@ -77,35 +83,29 @@ func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, name string)
 	writeError(w, notFoundPath(r.URL.Path))
 }
 
-// serveResourceList serves the APIResourceList of one group version ("v1" or "group/version").
+// serveResourceList serves the APIResourceList of one group version ("v1" or "group/version"):
+// each resource and subresource with the verbs its row gives it.
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv string) {
-	verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv,
 		APIResources: []metav1.APIResource{},
 	}
 	for _, res := range resources() {
-		if res.gv.String() != gv {
+		if res.gv.String() != gv || !res.servedBy(s) {
 			continue
-		}
-		resVerbs := verbs
-		if res.noDeleteCollection {
-			resVerbs = slices.DeleteFunc(slices.Clone(verbs), func(v string) bool { return v == "deletecollection" })
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.name, SingularName: res.singular, Namespaced: res.namespaced, Kind: res.kind,
-			Verbs: resVerbs, ShortNames: res.shortNames, Categories: res.categories,
+			Verbs: res.verbs.names(), ShortNames: res.shortNames, Categories: res.categories,
 		})
-		if res.hasStatus {
+		for _, sub := range res.subresources {
+			kind := sub.kind
+			if kind == "" {
+				kind = res.kind
+			}
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: res.name + "/status", Namespaced: res.namespaced, Kind: res.kind,
-				Verbs: metav1.Verbs{"get", "patch", "update"},
-			})
-		}
-		if res.name == "pods" {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: metav1.Verbs{"create"},
+				Name: res.name + "/" + sub.name, Namespaced: res.namespaced, Kind: kind, Verbs: sub.verbs.names(),
 			})
 		}
 	}
@@ -114,4 +114,29 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv st
 		return
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// ServedResources describes what the server serves, for its start-up log line: the resources of
+// each group version, in the order of the rows, then the other endpoints.
+func (s *Server) ServedResources() string {
+	var order []string
+	names := map[string][]string{}
+	for _, res := range resources() {
+		if !res.servedBy(s) {
+			continue
+		}
+		gv := res.gv.String()
+		if gv == "v1" {
+			gv = "core/v1"
+		}
+		if names[gv] == nil {
+			order = append(order, gv)
+		}
+		names[gv] = append(names[gv], res.name)
+	}
+	parts := make([]string, 0, len(order)+1)
+	for _, gv := range order {
+		parts = append(parts, gv+" "+strings.Join(names[gv], ", "))
+	}
+	return strings.Join(append(parts, "discovery, /version, OpenAPI, /metrics"), "; ")
 }

@@ -1,8 +1,16 @@
 // Package fakeapiserver is a Kubernetes API server for the objects a kubelet reads and writes: Pods
 // (API pods and mirror pods), the Node, Leases and Events (core/v1 and events.k8s.io/v1), and the
-// Namespaces they live in. It keeps them in memory, and with
+// Namespaces they live in; the ConfigMaps, Secrets, ServiceAccounts, Services, Endpoints and
+// EndpointSlices pods refer to; and what kubectl asks of every cluster: an empty list of
+// CustomResourceDefinitions, access and subject reviews, /metrics, and (given a source of usage)
+// the metrics.k8s.io API. It runs none of these kinds' controllers except what namespaces and
+// service accounts need. It keeps them in memory, and with
 // Options.DataDir also in a bbolt database that a later server on the same directory loads
 // (persist.go).
+//
+// Each served resource is one row of resources() (resources.go): its names, the verbs it serves
+// (verbs.go) and the hooks of its kube-apiserver registry strategy. Discovery, the OpenAPI
+// documents, the router's 405s, field management and the start-up log read the rows.
 //
 // It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
 // coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
@@ -51,7 +59,7 @@
 // # Authentication
 //
 // With Options.BearerToken every request must carry that token, or gets kube-apiserver's 401
-// Status (auth.go); there is no authorization. SelfSignedTLS makes a certificate to serve TLS with.
+// Status (auth.go); there is no authorization, so access reviews are always allowed (reviews.go). SelfSignedTLS makes a certificate to serve TLS with.
 //
 // # Concurrency
 //

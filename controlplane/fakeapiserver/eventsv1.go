@@ -35,7 +35,7 @@ var eventsV = schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}
 func eventsV1Resource() *resource {
 	return &resource{
 		name: "events", singular: "event", kind: "Event", gv: eventsV, namespaced: true,
-		shortNames: []string{"ev"}, view: true,
+		shortNames: []string{"ev"}, view: true, verbs: verbsStored,
 		newObj:   func() runtime.Object { return &eventsv1.Event{} },
 		fieldSet: eventsV1Fields,
 		validate: func(runtime.Object) field.ErrorList { return nil },
@@ -44,11 +44,6 @@ func eventsV1Resource() *resource {
 			return eventCells(now, eventToCore(obj.(*eventsv1.Event)))
 		},
 	}
-}
-
-func eventsGroup() metav1.APIGroup {
-	gv := metav1.GroupVersionForDiscovery{GroupVersion: eventsV.String(), Version: eventsV.Version}
-	return metav1.APIGroup{Name: eventsV.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}
 }
 
 // eventsV1FieldLabels maps the field labels of events.k8s.io/v1 to core/v1's, as kube-apiserver's

@@ -60,7 +60,7 @@ var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManag
 			continue
 		}
 		subresources := []string{""}
-		if res.hasStatus {
+		if res.hasStatus() {
 			subresources = append(subresources, "status")
 		}
 		for _, sub := range subresources {
@@ -85,7 +85,7 @@ func fieldManagerKey(res *resource, subresource string) string {
 // the strategy resets them: the status of the main resource of pods and nodes; the spec (and, for
 // pods, the deletion timestamp and owner references) of their status subresource.
 func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	if !res.hasStatus {
+	if !res.hasStatus() {
 		return nil
 	}
 	set := fieldpath.NewSet(fieldpath.MakePathOrDie("status"))

@@ -43,6 +43,16 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(3), "/api/v1/namespaces/default/pods/p", "fieldManager=m&force=true", uint8(8),
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}")
 	f.Add(uint8(3), "/api/v1/nodes/n/status", "fieldManager=m", uint8(8), `{"apiVersion":"v1","kind":"Node","status":{"capacity":{"cpu":"x"}}}`)
+	f.Add(uint8(1), "/api/v1/namespaces/default/secrets", "", uint8(0), `{"metadata":{"name":"s"},"type":"kubernetes.io/tls","stringData":{"tls.crt":"x"}}`)
+	f.Add(uint8(1), "/api/v1/namespaces/default/configmaps", "", uint8(1), "metadata: {name: c}\nbinaryData: {a: eA==}\ndata: {a: x}")
+	f.Add(uint8(1), "/api/v1/namespaces/default/services", "dryRun=All", uint8(0), `{"metadata":{"name":"s"},"spec":{"clusterIP":"10.0.0.300","ports":[{"port":80,"targetPort":"http"}]}}`)
+	f.Add(uint8(3), "/api/v1/namespaces/default/services/kubernetes", "", uint8(4), `{"spec":{"type":"ExternalName","externalName":"a.b"}}`)
+	f.Add(uint8(1), "/api/v1/namespaces/default/endpoints", "", uint8(0), `{"metadata":{"name":"e"},"subsets":[{"addresses":[{"ip":"::1"}],"ports":[{"port":0}]}]}`)
+	f.Add(uint8(1), "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", "", uint8(0), `{"metadata":{"name":"e"},"addressType":"IPv6","endpoints":[{"addresses":["1.2.3.4"]}]}`)
+	f.Add(uint8(4), "/api/v1/namespaces/default/serviceaccounts/default", "", uint8(0), "")
+	f.Add(uint8(1), "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "", uint8(0), `{"spec":{"nonResourceAttributes":{"path":"/"}}}`)
+	f.Add(uint8(1), "/apis/authentication.k8s.io/v1/selfsubjectreviews", "", uint8(2), "k8s\x00\x0a\x02v1")
+	f.Add(uint8(0), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "watch=1", uint8(0), "")
 	f.Fuzz(func(t *testing.T, method uint8, path, query string, contentType uint8, body string) {
 		opts := testOptions()
 		opts.MaxBodyBytes = 1 << 16

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestUnknownPathStatus(t *testing.T) {
 	h := newFixture(t, fakeapiserver.Options{}).srv.Handler()
 	for _, path := range []string{
 		"/api/v1/namespaces/default/pods/web/ephemeralcontainers",
-		"/api/v1/secrets",
+		"/api/v1/persistentvolumes",
 		"/apis/apps/v1/deployments",
 	} {
 		w := do(h, "GET", path, "", "")
@@ -72,11 +73,12 @@ func TestKubectlFirstTenMinutes(t *testing.T) {
 		t.Errorf("kubectl get pod nope -n missing stderr = %q, want %q", stderr, want)
 	}
 
-	// Pods are the only kind of the category served, so kubectl prints them without the
-	// pod/ prefix it adds when it shows several kinds.
+	// Pods and Services are the kinds of the category served; the kubernetes Service is there
+	// from the start, as on a new cluster.
 	rows := tableRows(k.run(t, "", "get", "all"))
-	if len(rows) != 2 || rows[1][0] != "web" {
-		t.Errorf("kubectl get all = %v, want the header and web", rows)
+	want := "[[NAME READY STATUS RESTARTS AGE] [pod/web 0/1 Pending 0 0s] [] [NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE] [service/kubernetes ClusterIP 10.0.0.1 <none> 443/TCP 0s]]"
+	if fmt.Sprint(rows) != want {
+		t.Errorf("kubectl get all = %v, want %s", rows, want)
 	}
 }
 

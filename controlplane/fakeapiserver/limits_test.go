@@ -99,7 +99,7 @@ func TestServeSweepsExpiredEvents(t *testing.T) {
 		if w := do(h, "POST", "/api/v1/namespaces/default/events", "application/json", body); w.Code != http.StatusCreated {
 			t.Fatalf("create event = %d %s", w.Code, w.Body.String())
 		}
-		c := l.dial(t, "GET /api/v1/events?watch=1&resourceVersion=5 HTTP/1.1\r\nHost: fake\r\n\r\n")
+		c := l.dial(t, fmt.Sprintf("GET /api/v1/events?watch=1&resourceVersion=%d HTTP/1.1\r\nHost: fake\r\n\r\n", bootRV+1))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -24,8 +24,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// bootRV is the resource version of a new server: one write for each system namespace.
-const bootRV = 4
+// bootRV is the resource version of a new server: one write for each system namespace, one for
+// its default ServiceAccount, and one for the kubernetes Service.
+const bootRV = 9
 
 // start is the fixed instant the fake clock of every test starts at.
 var start = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)

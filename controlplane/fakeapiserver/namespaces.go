@@ -1,7 +1,6 @@
 package fakeapiserver
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -40,8 +39,10 @@ var immortalNamespaces = sets.New(metav1.NamespaceDefault, metav1.NamespaceSyste
 
 func namespaceResource() *resource {
 	return &resource{
-		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"}, noDeleteCollection: true,
-		hasStatus:     true,
+		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"},
+		// No deletecollection, as on kube-apiserver: each namespace goes through its own lifecycle.
+		verbs:         verbsStored &^ verbDeleteCollection,
+		subresources:  []subresource{{name: "status", verbs: verbsStatus}},
 		newObj:        func() runtime.Object { return &corev1.Namespace{} },
 		fieldSet:      namespaceFields,
 		prepareCreate: prepareNamespaceCreate,
@@ -143,10 +144,7 @@ func (s *Server) bootstrapNamespaces() error {
 
 // bootstrapUID is a version 4 style UUID made from a hash of name and at.
 func bootstrapUID(name string, at time.Time) types.UID {
-	b := sha256.Sum256([]byte(name + "/" + at.UTC().Format(time.RFC3339Nano)))
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+	return derivedUID(name + "/" + at.UTC().Format(time.RFC3339Nano))
 }
 
 // admitNamespace is NamespaceLifecycle for a create of a namespaced object: the namespace must

@@ -99,6 +99,9 @@ func servedGroupVersions() []schema.GroupVersion {
 	var out []schema.GroupVersion
 	seen := map[schema.GroupVersion]bool{}
 	for _, res := range resources() {
+		if !inOpenAPI(res) {
+			continue
+		}
 		if !seen[res.gv] {
 			seen[res.gv] = true
 			out = append(out, res.gv)
@@ -328,12 +331,19 @@ var (
 func routeContainers(gv string) []common.RouteContainer {
 	var out []common.RouteContainer
 	for _, res := range resources() {
-		if gv != "" && res.gv.String() != gv {
+		if (gv != "" && res.gv.String() != gv) || !inOpenAPI(res) {
 			continue
 		}
 		out = append(out, resourceRoutes(res))
 	}
 	return out
+}
+
+// inOpenAPI reports whether the documents describe res: they do for every kind whose schema is
+// compiled in, that is every kind in the scheme; not for those the server only ever lists empty
+// (CustomResourceDefinitions).
+func inOpenAPI(res *resource) bool {
+	return scheme.Recognizes(res.gvk())
 }
 
 // resourceRoutes describes the routes of one resource: the collection (and, for namespaced
@@ -344,7 +354,10 @@ func resourceRoutes(res *resource) *routeContainer {
 		prefix = "/apis/" + res.gv.String()
 	}
 	obj := res.newObj()
-	list := listModel(res)
+	var list runtime.Object
+	if res.verbs.has(verbList) {
+		list = listModel(res)
+	}
 	kind := res.kind
 	c := &routeContainer{root: prefix}
 	add := func(method, path, verb, noun, action, desc string, params []common.Parameter, body any, responses ...response) {
@@ -384,42 +397,67 @@ func resourceRoutes(res *resource) *routeContainer {
 		scope = "Namespaced"
 		collection = prefix + "/namespaces/{namespace}/" + res.name
 		scoped = []common.Parameter{nsParam}
-		add("GET", prefix+"/"+res.name, "list", kind+"ForAllNamespaces", "list",
-			"list or watch objects of kind "+kind, listParams, nil, response{200, list})
+		if res.verbs.has(verbList) {
+			add("GET", prefix+"/"+res.name, "list", kind+"ForAllNamespaces", "list",
+				"list or watch objects of kind "+kind, listParams, nil, response{200, list})
+		}
 	}
 	with := func(extra []common.Parameter, more ...common.Parameter) []common.Parameter {
 		return append(append(append([]common.Parameter(nil), scoped...), more...), extra...)
 	}
 	item := collection + "/{name}"
-	add("GET", collection, "list", scope+kind, "list", "list or watch objects of kind "+kind,
-		with(listParams), nil, response{200, list})
-	add("POST", collection, "create", scope+kind, "post", "create "+article(kind)+" "+kind,
-		with(createParams), obj, response{200, obj}, response{201, obj}, response{202, obj})
+	if res.verbs.has(verbList) {
+		add("GET", collection, "list", scope+kind, "list", "list or watch objects of kind "+kind,
+			with(listParams), nil, response{200, list})
+	}
+	if res.verbs.has(verbCreate) {
+		add("POST", collection, "create", scope+kind, "post", "create "+article(kind)+" "+kind,
+			with(createParams), obj, response{200, obj}, response{201, obj}, response{202, obj})
+	}
 	deleted := any(&metav1.Status{})
 	if res.returnDeleted {
 		deleted = obj
 	}
-	if !res.noDeleteCollection {
+	if res.verbs.has(verbDeleteCollection) {
 		add("DELETE", collection, "delete", "Collection"+scope+kind, "deletecollection",
 			"delete collection of "+kind, with(collectionDeleteParams(deleteParams, listParams)),
 			&metav1.DeleteOptions{}, response{200, &metav1.Status{}})
 	}
-	add("GET", item, "read", scope+kind, "get", "read the specified "+kind,
-		with(nil, nameParam), nil, response{200, obj})
-	add("PUT", item, "replace", scope+kind, "put", "replace the specified "+kind,
-		with(updateParams, nameParam), obj, response{200, obj}, response{201, obj})
-	add("DELETE", item, "delete", scope+kind, "delete", "delete "+article(kind)+" "+kind,
-		with(deleteParams, nameParam), &metav1.DeleteOptions{}, response{200, deleted}, response{202, deleted})
-	add("PATCH", item, "patch", scope+kind, "patch", "partially update the specified "+kind,
-		with(patchParams, nameParam), &metav1.Patch{}, response{200, obj}, response{201, obj})
-	if res.hasStatus {
-		add("GET", item+"/status", "read", scope+kind+"Status", "get", "read status of the specified "+kind,
+	if res.verbs.has(verbGet) {
+		add("GET", item, "read", scope+kind, "get", "read the specified "+kind,
 			with(nil, nameParam), nil, response{200, obj})
-		add("PUT", item+"/status", "replace", scope+kind+"Status", "put", "replace status of the specified "+kind,
+	}
+	if res.verbs.has(verbUpdate) {
+		add("PUT", item, "replace", scope+kind, "put", "replace the specified "+kind,
 			with(updateParams, nameParam), obj, response{200, obj}, response{201, obj})
-		add("PATCH", item+"/status", "patch", scope+kind+"Status", "patch",
-			"partially update status of the specified "+kind,
+	}
+	if res.verbs.has(verbDelete) {
+		add("DELETE", item, "delete", scope+kind, "delete", "delete "+article(kind)+" "+kind,
+			with(deleteParams, nameParam), &metav1.DeleteOptions{}, response{200, deleted}, response{202, deleted})
+	}
+	if res.verbs.has(verbPatch) {
+		add("PATCH", item, "patch", scope+kind, "patch", "partially update the specified "+kind,
 			with(patchParams, nameParam), &metav1.Patch{}, response{200, obj}, response{201, obj})
+	}
+	for _, sub := range res.subresources {
+		if sub.kind != "" {
+			// A subresource of another kind (pods/binding) is the one only a scheduler writes;
+			// its route is left out, as the documents describe only what kubectl works with.
+			continue
+		}
+		path, noun := item+"/"+sub.name, scope+kind+camel(sub.name, true)
+		if sub.verbs.has(verbGet) {
+			add("GET", path, "read", noun, "get", "read "+sub.name+" of the specified "+kind,
+				with(nil, nameParam), nil, response{200, obj})
+		}
+		if sub.verbs.has(verbUpdate) {
+			add("PUT", path, "replace", noun, "put", "replace "+sub.name+" of the specified "+kind,
+				with(updateParams, nameParam), obj, response{200, obj}, response{201, obj})
+		}
+		if sub.verbs.has(verbPatch) {
+			add("PATCH", path, "patch", noun, "patch", "partially update "+sub.name+" of the specified "+kind,
+				with(patchParams, nameParam), &metav1.Patch{}, response{200, obj}, response{201, obj})
+		}
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // target is what a resource URL names.
@@ -68,11 +69,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, ok := parseTarget(gv, segs[gvSegs:])
-	if !ok {
+	if !ok || !t.res.servedBy(s) {
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
-	s.serveResource(w, r, t)
+	s.instrument(w, r, t, func(w http.ResponseWriter) { s.serveResource(w, r, t) })
 }
 
 // parseTarget parses [watch/][namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]].
@@ -105,10 +106,7 @@ func parseTarget(gv string, segs []string) (target, bool) {
 	}
 	if len(segs) > 2 {
 		t.subresource = segs[2]
-		switch {
-		case t.subresource == "status" && res.hasStatus:
-		case t.subresource == "binding" && res.name == "pods":
-		default:
+		if _, ok := res.subresource(t.subresource); !ok {
 			return t, false
 		}
 	}
@@ -118,41 +116,45 @@ func parseTarget(gv string, segs []string) (target, bool) {
 	return t, true
 }
 
+// serveResource serves a request on a resource: a verb the resource (or subresource) does not
+// serve is 405, as from kube-apiserver, which registers a route for each verb it serves and no
+// other.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
-	if t.res.view {
-		s.serveEventsV1(w, r, t)
+	verb := requestVerb(r, t)
+	if !t.allows(verb) {
+		writeError(w, methodNotAllowed(r, t.res))
 		return
 	}
-	isWatch := t.watch || queryBool(r, "watch")
+	if t.res.deprecation != "" {
+		writeWarnings(w, []string{t.res.deprecation})
+	}
 	t.manager = managerOf(r)
 	var err error
 	switch {
-	case t.subresource == "binding" && r.Method == http.MethodPost:
-		err = s.bind(w, r, t)
-	case t.subresource == "binding":
-		err = methodNotAllowed(r, t.res)
-	case r.Method == http.MethodGet && (isWatch || t.name == ""):
-		if isWatch {
-			err = s.watch(w, r, t)
-		} else {
-			err = s.list(w, r, t)
-		}
-	case t.watch:
-		err = methodNotAllowed(r, t.res)
-	case r.Method == http.MethodGet:
+	case t.res.serve != nil:
+		err = t.res.serve(s, w, r, t, verb)
+	case t.res.view:
+		s.serveEventsV1(w, r, t)
+	case verb == verbWatch:
+		err = s.watch(w, r, t)
+	case verb == verbList:
+		err = s.list(w, r, t)
+	case verb == verbGet:
 		err = s.get(w, r, t)
-	case r.Method == http.MethodPost && t.name == "" && (t.namespace != "" || !t.res.namespaced):
-		err = s.create(w, r, t)
-	case r.Method == http.MethodPut && t.name != "":
+	case verb == verbCreate:
+		if t.subresource == "binding" {
+			err = s.bind(w, r, t)
+		} else {
+			err = s.create(w, r, t)
+		}
+	case verb == verbUpdate:
 		err = s.update(w, r, t)
-	case r.Method == http.MethodPatch && t.name != "":
+	case verb == verbPatch:
 		err = s.patch(w, r, t)
-	case r.Method == http.MethodDelete && t.name != "" && t.subresource == "":
+	case verb == verbDelete:
 		err = s.delete(w, r, t)
-	case r.Method == http.MethodDelete && t.name == "" && (t.namespace != "" || !t.res.namespaced) && !t.res.noDeleteCollection:
+	case verb == verbDeleteCollection:
 		err = s.deleteCollection(w, r, t)
-	default:
-		err = methodNotAllowed(r, t.res)
 	}
 	if err != nil {
 		writeError(w, err)
@@ -260,4 +262,34 @@ func tooLargeRV(want, have uint64) error {
 		Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
 	}}
 	return err
+}
+
+// deprecationWarning is the warning kube-apiserver adds to every response about a kind that its
+// served version deprecates (the k8s.io/api type's APILifecycleDeprecated is this release or
+// older), naming its removal and its replacement when the type says; "" for the others.
+func deprecationWarning(res *resource) string {
+	obj := res.newObj()
+	deprecated, ok := obj.(interface{ APILifecycleDeprecated() (int, int) })
+	if !ok {
+		return ""
+	}
+	major, minor := deprecated.APILifecycleDeprecated()
+	serverMinor, _ := strconv.Atoi(ServerVersion.Minor)
+	if (major == 0 && minor == 0) || major > 1 || (major == 1 && minor > serverMinor) {
+		return ""
+	}
+	msg := fmt.Sprintf("%s %s is deprecated in v%d.%d+", res.gv.String(), res.kind, major, minor)
+	if removed, ok := obj.(interface{ APILifecycleRemoved() (int, int) }); ok {
+		if major, minor := removed.APILifecycleRemoved(); major != 0 || minor != 0 {
+			msg += fmt.Sprintf(", unavailable in v%d.%d+", major, minor)
+		}
+	}
+	if replaced, ok := obj.(interface {
+		APILifecycleReplacement() schema.GroupVersionKind
+	}); ok {
+		if gvk := replaced.APILifecycleReplacement(); !gvk.Empty() {
+			msg += fmt.Sprintf("; use %s %s", gvk.GroupVersion().String(), gvk.Kind)
+		}
+	}
+	return msg
 }

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // resource describes one REST resource: its names, and the hooks that give it the behaviour of
 // its kube-apiserver registry strategy. It is wider than the usual struct because it is a row of
-// a descriptor table: each field is one fact or hook, and there are only four rows.
+// a descriptor table: each field is one fact or hook.
 type resource struct {
 	name       string // plural, as in the URL
 	singular   string
@@ -23,32 +24,53 @@ type resource struct {
 	gv         schema.GroupVersion
 	namespaced bool
 	shortNames []string
-	hasStatus  bool // serves the status subresource
+	// verbs are the verbs the resource serves (verbs.go), and subresources its subresources
+	// with theirs.
+	verbs        verbs
+	subresources []subresource
+	// deprecation is the warning every response about the resource carries, derived from its
+	// type by resources() (deprecationWarning); "" for most.
+	deprecation string
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
 	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
 	categories []string
-	// view marks a resource served by converting another resource's objects (events.k8s.io
-	// Events, eventsv1.go); it has no bucket of its own.
-	view bool
-	// noDeleteCollection: DELETE of the collection is 405, as kube-apiserver answers for
-	// namespaces, whose deletion must go through their lifecycle one by one.
-	noDeleteCollection bool
+	// view marks a resource that has no bucket of its own. Its requests are served by
+	// converting another resource's objects (events.k8s.io Events, eventsv1.go), or by its
+	// serve hook with what that computes (reviews.go, resourcemetrics.go).
+	view  bool
+	serve func(s *Server, w http.ResponseWriter, r *http.Request, t target, verb verbs) error
+	// available reports whether a server serves the resource at all; nil means it always does.
+	// Otherwise discovery leaves it out and its paths are not found.
+	available func(s *Server) bool
 
 	newObj func() runtime.Object
 	// fieldSet is what field selectors match against; every key is a supported field label.
 	fieldSet func(runtime.Object) fields.Set
 	// prepareCreate resets what a client may not set on create.
 	prepareCreate func(obj runtime.Object)
+	// beginCreate allocates what a create takes from the server's shared ranges (a Service's
+	// cluster IP), after admission and before validation, as the registry's BeginCreate does.
+	// The caller holds the store lock.
+	beginCreate func(s *Server, obj runtime.Object, dryRun bool) error
 	// validate checks an object before it is stored.
 	validate func(obj runtime.Object) field.ErrorList
 	// prepareUpdate makes new keep what an update of the main resource may not change (the
 	// status), and rejects forbidden spec changes.
 	prepareUpdate func(oldObj, newObj runtime.Object) field.ErrorList
+	// beginUpdate allocates what an update newly needs from the server's shared ranges, after
+	// prepareUpdate, as the registry's BeginUpdate does. The caller holds the store lock.
+	beginUpdate func(s *Server, oldObj, newObj runtime.Object, dryRun bool) error
+	// validateUpdate checks what an update may not change, as the strategy's ValidateUpdate
+	// does before it validates the new object as a create would; its errors come first.
+	validateUpdate func(oldObj, newObj runtime.Object) field.ErrorList
 	// columns and cells render the object as a kubectl table row; nil means NAME and AGE.
 	columns []metav1.TableColumnDefinition
 	cells   func(now time.Time, obj runtime.Object) []any
 }
+
+// servedBy reports whether s serves the resource.
+func (r *resource) servedBy(s *Server) bool { return r.available == nil || r.available(s) }
 
 func (r *resource) gvk() schema.GroupVersionKind { return r.gv.WithKind(r.kind) }
 
@@ -63,22 +85,22 @@ var (
 
 // resources returns the served resources, in the order discovery lists them.
 func resources() []*resource {
-	return []*resource{
+	rows := []*resource{
 		{
 			name: "events", singular: "event", kind: "Event", gv: coreV1, namespaced: true,
-			shortNames: []string{"ev"},
-			newObj:     func() runtime.Object { return &corev1.Event{} },
-			fieldSet:   eventFields,
-			validate:   validateEvent,
-			columns:    eventColumns,
-			cells:      eventCells,
+			shortNames: []string{"ev"}, verbs: verbsStored,
+			newObj:   func() runtime.Object { return &corev1.Event{} },
+			fieldSet: eventFields,
+			validate: validateEvent,
+			columns:  eventColumns,
+			cells:    eventCells,
 		},
 		{
 			name: "nodes", singular: "node", kind: "Node", gv: coreV1, shortNames: []string{"no"},
-			hasStatus: true,
-			newObj:    func() runtime.Object { return &corev1.Node{} },
-			fieldSet:  nodeFields,
-			validate:  validateNode,
+			verbs: verbsStored, subresources: []subresource{{name: "status", verbs: verbsStatus}},
+			newObj:   func() runtime.Object { return &corev1.Node{} },
+			fieldSet: nodeFields,
+			validate: validateNode,
 			prepareUpdate: func(oldObj, newObj runtime.Object) field.ErrorList {
 				newObj.(*corev1.Node).Status = *oldObj.(*corev1.Node).Status.DeepCopy()
 				return nil
@@ -88,7 +110,12 @@ func resources() []*resource {
 		},
 		{
 			name: "pods", singular: "pod", kind: "Pod", gv: coreV1, namespaced: true,
-			shortNames: []string{"po"}, hasStatus: true, returnDeleted: true, categories: []string{"all"},
+			shortNames: []string{"po"}, returnDeleted: true, categories: []string{"all"},
+			verbs: verbsStored,
+			subresources: []subresource{
+				{name: "binding", kind: "Binding", verbs: verbCreate},
+				{name: "status", verbs: verbsStatus},
+			},
 			newObj:        func() runtime.Object { return &corev1.Pod{} },
 			fieldSet:      podFields,
 			prepareCreate: preparePodCreate,
@@ -99,6 +126,7 @@ func resources() []*resource {
 		},
 		{
 			name: "leases", singular: "lease", kind: "Lease", gv: coordinationV, namespaced: true,
+			verbs:    verbsStored,
 			newObj:   func() runtime.Object { return &coordinationv1.Lease{} },
 			fieldSet: metaFields,
 			validate: validateMetaOnly,
@@ -108,7 +136,23 @@ func resources() []*resource {
 		csiNodeResource(),
 		namespaceResource(),
 		eventsV1Resource(),
+		configMapResource(),
+		secretResource(),
+		serviceAccountResource(),
+		serviceResource(),
+		endpointsResource(),
+		endpointSliceResource(),
+		crdResource(),
+		selfSubjectAccessReviewResource(),
+		selfSubjectRulesReviewResource(),
+		selfSubjectReviewResource(),
+		nodeMetricsResource(),
+		podMetricsResource(),
 	}
+	for _, res := range rows {
+		res.deprecation = deprecationWarning(res)
+	}
+	return rows
 }
 
 func metaFields(obj runtime.Object) fields.Set {

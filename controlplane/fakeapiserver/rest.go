@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -164,6 +165,11 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	if err := s.admitCreate(t, obj); err != nil {
 		return nil, err
 	}
+	if t.res.beginCreate != nil {
+		if err := t.res.beginCreate(s, obj, dryRun); err != nil {
+			return nil, err
+		}
+	}
 	m := mustMeta(obj)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		for range 16 {
@@ -194,6 +200,9 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	}
 	out, err := s.store.commit(t.res, watch.Added, obj, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.afterCommit(t.res, watch.Added, out.meta()); err != nil {
 		return nil, err
 	}
 	s.tracePod(t, trace.KindCreate, verb, out.obj)
@@ -282,9 +291,18 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 				return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 			}
 		}
+		if res.beginUpdate != nil {
+			if err := res.beginUpdate(s, old.obj, next, dryRun); err != nil {
+				return nil, err
+			}
+		}
 	}
 	next = s.trackFields(t, old.obj, next)
-	if errs := res.validate(next); len(errs) > 0 {
+	var errs field.ErrorList
+	if res.validateUpdate != nil && t.subresource == "" {
+		errs = res.validateUpdate(old.obj, next)
+	}
+	if errs = append(errs, res.validate(next)...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}
 	mustMeta(next).SetResourceVersion(om.GetResourceVersion())
@@ -337,8 +355,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 			out = old
 			return nil
 		}
-		out, err = s.store.commit(t.res, watch.Deleted, old.obj.DeepCopyObject(), old)
-		return err
+		if out, err = s.store.commit(t.res, watch.Deleted, old.obj.DeepCopyObject(), old); err != nil {
+			return err
+		}
+		return s.afterCommit(t.res, watch.Deleted, out.meta())
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,14 @@ type Options struct {
 	// server started again on it serves them with their resource versions. Empty means memory
 	// only. A server with a DataDir must be closed with Close.
 	DataDir string
-	// Rand draws UIDs and generateName suffixes; the server owns it from then on. Nil means a
+	// ResourceMetrics, when set, is where the metrics.k8s.io API finds the nodes' and pods'
+	// usage (resourcemetrics.go). Nil means the API is not served, as on a cluster without
+	// metrics-server.
+	ResourceMetrics ResourceMetrics
+	// ServiceCIDR is the IPv4 range Services' cluster IPs are allocated from (kube-apiserver's
+	// --service-cluster-ip-range). The zero value means DefaultServiceCIDR.
+	ServiceCIDR netip.Prefix
+	// Rand draws UIDs, generateName suffixes and cluster IPs; the server owns it from then on. Nil means a
 	// source seeded with 1, so that a replay names its objects the same way every time; with a
 	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
 	Rand *rand.Rand
@@ -63,6 +71,9 @@ func (o Options) validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
 	}
+	if o.ServiceCIDR.IsValid() && (!o.ServiceCIDR.Addr().Is4() || o.ServiceCIDR.Bits() > 30) {
+		return fmt.Errorf("options ServiceCIDR %s: want an IPv4 range of at least 4 addresses", o.ServiceCIDR)
+	}
 	return nil
 }
 
@@ -75,6 +86,12 @@ type Server struct {
 	maxConn int
 	token   string
 	store   *store
+	// serviceCIDR is the range of Services' cluster IPs (services.go).
+	serviceCIDR netip.Prefix
+	// metrics are the request families /metrics serves (apimetrics.go).
+	metrics *apiMetrics
+	// resourceMetrics is Options.ResourceMetrics.
+	resourceMetrics ResourceMetrics
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -97,6 +114,9 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = DefaultMaxConnections
 	}
+	if !opts.ServiceCIDR.IsValid() {
+		opts.ServiceCIDR = DefaultServiceCIDR
+	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
 		if opts.DataDir != "" {
@@ -104,6 +124,10 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	limitJSONPatchCopies()
+	metrics, err := newAPIMetrics()
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
 	st := newStore(storeOptions{
 		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
 	})
@@ -119,9 +143,22 @@ func New(opts Options) (*Server, error) {
 		maxConn: opts.MaxConnections,
 		token:   opts.BearerToken,
 		store:   st,
-		stop:    make(chan struct{}),
+
+		serviceCIDR: opts.ServiceCIDR.Masked(),
+		metrics:     metrics,
+
+		resourceMetrics: opts.ResourceMetrics,
+		stop:            make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.bootstrapServiceAccounts(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.bootstrapKubernetesService(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -172,6 +209,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/version" || p == "/version/":
 		s.serveVersion(w, r)
+	case p == "/metrics":
+		s.metrics.handler().ServeHTTP(w, r)
 	case p == "/healthz" || p == "/livez" || p == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))

@@ -1,0 +1,135 @@
+package fakeapiserver
+
+import (
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// verbs is a set of the REST verbs a resource or subresource serves. Discovery lists it, the
+// OpenAPI documents describe a route for each verb in it, and the router answers any other verb
+// with 405, so that what a resource serves is said once, on its row in resources().
+type verbs uint16
+
+const (
+	verbCreate verbs = 1 << iota
+	verbDelete
+	verbDeleteCollection
+	verbGet
+	verbList
+	verbPatch
+	verbUpdate
+	verbWatch
+
+	// verbsReadOnly is what a resource whose objects clients only read serves.
+	verbsReadOnly = verbGet | verbList | verbWatch
+	// verbsStored is what kube-apiserver's generic registry serves for a stored resource.
+	verbsStored = verbCreate | verbDelete | verbDeleteCollection | verbGet | verbList | verbPatch | verbUpdate | verbWatch
+	// verbsStatus is what a status subresource serves.
+	verbsStatus = verbGet | verbPatch | verbUpdate
+)
+
+// verbNames are the verbs' names as discovery spells them, in its (alphabetical) order.
+var verbNames = []struct {
+	v    verbs
+	name string
+}{
+	{verbCreate, "create"}, {verbDelete, "delete"}, {verbDeleteCollection, "deletecollection"},
+	{verbGet, "get"}, {verbList, "list"}, {verbPatch, "patch"}, {verbUpdate, "update"}, {verbWatch, "watch"},
+}
+
+func (v verbs) has(x verbs) bool { return v&x == x }
+
+// names lists the verbs as discovery does.
+func (v verbs) names() metav1.Verbs {
+	out := metav1.Verbs{}
+	for _, n := range verbNames {
+		if v.has(n.v) {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// subresource is a subresource a resource serves, such as pods/status or pods/binding.
+type subresource struct {
+	name  string
+	kind  string // the kind it takes and returns, when not the resource's own (Binding)
+	verbs verbs
+}
+
+// subresource returns the resource's subresource named name.
+func (r *resource) subresource(name string) (subresource, bool) {
+	for _, sub := range r.subresources {
+		if sub.name == name {
+			return sub, true
+		}
+	}
+	return subresource{}, false
+}
+
+// hasStatus reports whether the resource serves a status subresource, whose writes do not
+// change the rest of the object and the other way round.
+func (r *resource) hasStatus() bool {
+	_, ok := r.subresource("status")
+	return ok
+}
+
+// requestVerb is the verb a request on t amounts to, 0 when its method means nothing there (a PUT
+// on a collection, a create across namespaces).
+func requestVerb(r *http.Request, t target) verbs {
+	allNamespaces := t.res.namespaced && t.namespace == ""
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case t.watch || queryBool(r, "watch"):
+			if t.subresource != "" {
+				return 0
+			}
+			return verbWatch
+		case t.name == "":
+			return verbList
+		}
+		return verbGet
+	case http.MethodPost:
+		switch {
+		case t.watch:
+			return 0
+		case t.name == "" && !allNamespaces:
+			return verbCreate
+		case t.name != "" && t.subresource != "":
+			// A subresource that takes another kind (pods/binding) is created.
+			return verbCreate
+		}
+	case http.MethodPut:
+		if t.name != "" && !t.watch {
+			return verbUpdate
+		}
+	case http.MethodPatch:
+		if t.name != "" && !t.watch {
+			return verbPatch
+		}
+	case http.MethodDelete:
+		switch {
+		case t.watch:
+			return 0
+		case t.name != "" && t.subresource == "":
+			return verbDelete
+		case t.name == "" && !allNamespaces:
+			return verbDeleteCollection
+		}
+	}
+	return 0
+}
+
+// allows reports whether t's resource, or its subresource, serves verb.
+func (t target) allows(verb verbs) bool {
+	if verb == 0 {
+		return false
+	}
+	if t.subresource == "" {
+		return t.res.verbs.has(verb)
+	}
+	sub, ok := t.res.subresource(t.subresource)
+	return ok && sub.verbs.has(verb)
+}
