@@ -68,7 +68,7 @@ func TestExplainClauses(t *testing.T) {
 		ev(1, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindContainerExit, Pod: pod, Message: "container app exits with 1"}),
 		ev(2, 1, time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindExited, Pod: pod, Container: "app", ExitCode: trace.Int(1), Reason: "Error"}),
 		ev(3, 2, 2*time.Second, trace.Event{Component: trace.PLEG, Event: trace.KindContainerDied, Pod: pod, Container: "app"}),
-		ev(4, 3, 2*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindBackOff, Pod: pod, Container: "app", Delay: 10 * time.Second, Func: "doBackOff"}),
+		ev(4, 3, 2*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindBackOff, Pod: pod, Container: "app", Delay: 10 * time.Second, Reason: "CrashLoopBackOff", Func: "doBackOff"}),
 		ev(5, 4, 12*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindStarted, Pod: pod, Container: "app"}),
 		ev(6, 0, 12*time.Second, trace.Event{Component: trace.Housekeeping, Event: trace.KindKill, Pod: pod}),
 	}
