@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the explain goldens (scenarios/
 
 // TestExplainGoldens narrates every lesson scenario and compares the text with its golden file.
 func TestExplainGoldens(t *testing.T) {
-	c, err := LoadCurriculum("../../scenarios")
+	c, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,11 @@ func TestExplainGoldens(t *testing.T) {
 			}
 			done[name] = true
 			t.Run(name, func(t *testing.T) {
-				s, res, err := Replay(context.Background(), c.ScenarioPath(name))
+				s, err := c.Load(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Replay(context.Background(), s)
 				if err != nil {
 					t.Fatal(err)
 				}
