@@ -52,6 +52,7 @@ one fails, 2 for an invalid scenario.`,
 
 func newLearnCommand() *cobra.Command {
 	var dir, html string
+	var glossary bool
 	cmd := &cobra.Command{
 		Use:   "learn [LESSON]",
 		Short: "List the lessons: the scenarios grouped by what they teach about the kubelet",
@@ -64,12 +65,33 @@ The lessons and their scenarios are built into the binary (the repository's scen
 at the version it was built from), so learn, explain NAME and replay NAME work from any directory.
 --scenarios DIR reads another library instead: DIR/lessons/index.yaml and DIR's scenario files.
 
---html DIR writes the HTML timeline of every lesson's scenario into DIR.`,
+--html DIR writes the HTML timeline of every lesson's scenario into DIR.
+
+--glossary prints the glossary: the kubelet's words as the lessons use them (PLEG, pod worker
+states, SyncPod's actions, mirror pod, admission, QoS...), each with what it means in the v1.35
+kubelet and where it lives in its source; with TERM arguments, only those terms. The timeline
+page links to the same entries.`,
 		Example: `  minikubelet learn
   minikubelet learn restarts-and-backoff
+  minikubelet learn --glossary PLEG "mirror pod"
   minikubelet learn --html lessons/`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if glossary {
+				return nil
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if glossary {
+				g, err := teach.BuiltinGlossary()
+				if err != nil {
+					return err
+				}
+				if err := g.Write(cmd.OutOrStdout(), args...); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("learn --glossary: %w", err)}
+				}
+				return nil
+			}
 			c, err := curriculum(dir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -79,6 +101,7 @@ at the version it was built from), so learn, explain NAME and replay NAME work f
 	}
 	cmd.Flags().StringVar(&dir, "scenarios", "", "read the lessons and scenarios of this directory (its lessons/index.yaml) instead of the built-in ones")
 	cmd.Flags().StringVar(&html, "html", "", "write every lesson scenario's HTML timeline into this directory")
+	cmd.Flags().BoolVar(&glossary, "glossary", false, "print the glossary of the kubelet's words, or the terms given as arguments")
 	return cmd
 }
 

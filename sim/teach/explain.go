@@ -22,10 +22,15 @@ const maxInstants = 14
 // text depends only on the trace, so it is as deterministic as the replay.
 func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	x := newExplainer(res.Events)
+	g, err := BuiltinGlossary()
+	if err != nil {
+		return fmt.Errorf("explain %s: %w", s.Name, err)
+	}
+	x.words = NewExpander(g)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n%s\n\n", s.Name, strings.Repeat("=", len(s.Name)))
 	if d := strings.TrimSpace(s.Description); d != "" {
-		b.WriteString(wrap(d) + "\n\n")
+		b.WriteString(wrap(x.words.Expand(d)) + "\n\n")
 	}
 	verdicts := map[int]replay.Outcome{}
 	notReached := map[int]bool{}
@@ -54,7 +59,7 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 			body = "Nothing in the trace answers this step."
 		}
 		first, rest, _ := strings.Cut(body, "\n")
-		b.WriteString(wrap(head+" "+first) + "\n")
+		b.WriteString(wrap(x.words.Expand(head+" "+first)) + "\n")
 		if rest != "" {
 			b.WriteString(rest + "\n")
 		}
@@ -75,10 +80,12 @@ type explainer struct {
 	events []trace.Event
 	bySeq  map[uint64]int
 	kids   map[uint64][]uint64
+	// words expands the abbreviations of the glossary where the narration first uses them.
+	words *Expander
 }
 
 func newExplainer(events []trace.Event) *explainer {
-	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}}
+	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}, words: NewExpander(nil)}
 	for i, e := range events {
 		x.bySeq[e.Seq] = i
 		if e.Cause != 0 {
@@ -114,7 +121,7 @@ func (x *explainer) step(seq uint64) string {
 	}
 	ev := x.events[i]
 	var b strings.Builder
-	b.WriteString(trace.NewStory().Tell(ev))
+	b.WriteString(x.words.Expand(trace.NewStory().Tell(ev)))
 	type instant struct {
 		t       time.Duration
 		clauses []string
@@ -172,7 +179,7 @@ func (x *explainer) step(seq uint64) string {
 		if len(in.again) > 0 {
 			line += fmt.Sprintf(" The same happens again at %s.", times(in.again))
 		}
-		b.WriteString("\n" + indent(wrap(line), "  - ", "    "))
+		b.WriteString("\n" + indent(wrap(x.words.Expand(line)), "  - ", "    "))
 	}
 	if folded > 0 {
 		fmt.Fprintf(&b, "\n  Its effects go on at %d more instants.", folded)

@@ -140,10 +140,14 @@ func (c *Curriculum) Load(name string) (*replay.Scenario, error) {
 // WriteList writes every lesson with its description and scenarios, each with the first line of
 // its own description, and the scenarios in no lesson.
 func (c *Curriculum) WriteList(w io.Writer) error {
+	words, err := c.expander()
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
 	for i, l := range c.Lessons {
 		fmt.Fprintf(&b, "Lesson %d: %s (%s)\n", i+1, l.Title, l.Name)
-		for _, line := range strings.Split(wrap(strings.TrimSpace(l.Description)), "\n") {
+		for _, line := range strings.Split(wrap(words.Expand(strings.TrimSpace(l.Description))), "\n") {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
 		for _, s := range l.Scenarios {
@@ -160,14 +164,19 @@ func (c *Curriculum) WriteList(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "Walk through a scenario:  minikubelet explain %s\n", c.Arg("SCENARIO"))
 	fmt.Fprintf(&b, "See it in a browser:      minikubelet replay --html SCENARIO.html %s\n", c.Arg("SCENARIO"))
-	_, err := io.WriteString(w, b.String())
+	b.WriteString("The words of the kubelet:  minikubelet learn --glossary [TERM...]\n")
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
 // WriteLesson writes one lesson with the whole description of each of its scenarios.
 func (c *Curriculum) WriteLesson(w io.Writer, l *Lesson) error {
+	words, err := c.expander()
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s)\n\n%s\n", l.Title, l.Name, wrap(strings.TrimSpace(l.Description)))
+	fmt.Fprintf(&b, "%s (%s)\n\n%s\n", l.Title, l.Name, wrap(words.Expand(strings.TrimSpace(l.Description))))
 	for _, name := range l.Scenarios {
 		fmt.Fprintf(&b, "\n%s\n", name)
 		s, err := c.Load(name)
@@ -175,15 +184,24 @@ func (c *Curriculum) WriteLesson(w io.Writer, l *Lesson) error {
 			return fmt.Errorf("lesson %s: %w", l.Name, err)
 		}
 		if d := strings.TrimSpace(s.Description); d != "" {
-			for _, line := range strings.Split(wrap(d), "\n") {
+			for _, line := range strings.Split(wrap(words.Expand(d)), "\n") {
 				fmt.Fprintln(&b, strings.TrimRight("  "+line, " "))
 			}
 		}
 		fmt.Fprintf(&b, "  minikubelet explain %s\n", c.Arg(name))
 		fmt.Fprintf(&b, "  minikubelet replay --html %s.html %s\n", name, c.Arg(name))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// expander expands the glossary's abbreviations where the output first uses them.
+func (c *Curriculum) expander() (*Expander, error) {
+	g, err := BuiltinGlossary()
+	if err != nil {
+		return nil, err
+	}
+	return NewExpander(g), nil
 }
 
 // summary is the first sentence-line of a scenario's description.

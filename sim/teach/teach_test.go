@@ -290,3 +290,56 @@ func TestBuiltinCurriculum(t *testing.T) {
 		}
 	}
 }
+
+// TestGlossary checks the built-in glossary: it parses, it defines every trace component (the
+// timeline's lanes), every pod worker state and every PodConfig operation, and it expands an
+// abbreviation once per output.
+func TestGlossary(t *testing.T) {
+	g, err := BuiltinGlossary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"sync", "terminating", "terminated", "finished", "ADD", "UPDATE", "DELETE", "REMOVE", "RECONCILE",
+		"SyncPod", "mirror pod", "static pod", "admission", "QoS", "housekeeping", "CrashLoopBackOff", "backoff"}
+	for _, c := range trace.Components {
+		words = append(words, string(c))
+	}
+	for _, w := range words {
+		if _, ok := g.Find(w); !ok {
+			t.Errorf("Find(%q) = false, want the glossary to define it", w)
+		}
+	}
+	if tm, _ := g.Find("set"); tm.Term != "sources" {
+		t.Errorf("Find(set) = %q, want sources: the case of a word counts first", tm.Term)
+	}
+	if tm, _ := g.Find("pleg"); tm.Term != "PLEG" {
+		t.Errorf("Find(pleg) = %q, want PLEG", tm.Term)
+	}
+	var out bytes.Buffer
+	if err := g.Write(&out, "PLEG", "no-such-word"); err == nil || !strings.Contains(err.Error(), "no-such-word") {
+		t.Errorf("Write(PLEG, no-such-word) = %v, want an error naming no-such-word", err)
+	}
+	if err := g.Write(&out, "PLEG"); err != nil || !strings.HasPrefix(out.String(), "PLEG (Pod Lifecycle Event Generator)\n  ") {
+		t.Errorf("Write(PLEG) = %v:\n%s", err, out.String())
+	}
+
+	x := NewExpander(g)
+	for _, tt := range []struct{ in, want string }{
+		{"GenericPLEG.Relist, then the PLEG's relist", "GenericPLEG.Relist, then the Pod Lifecycle Event Generator (PLEG)'s relist"},
+		{"the PLEG again, and the CRI", "the PLEG again, and the Container Runtime Interface (CRI)"},
+	} {
+		if got := x.Expand(tt.in); got != tt.want {
+			t.Errorf("Expand(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+
+	for _, bad := range []string{
+		"terms:\n- {term: a}\n",
+		"terms:\n- {term: a, definition: x, links: [w]}\n- {term: b, definition: y, links: [w]}\n",
+		"terms:\n- {term: a, definition: x, extra: 1}\n",
+	} {
+		if _, err := ParseGlossary([]byte(bad)); !errors.Is(err, ErrBadGlossary) {
+			t.Errorf("ParseGlossary(%q) = %v, want %v", bad, err, ErrBadGlossary)
+		}
+	}
+}
