@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +13,8 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-// maxInstants bounds how many instants one step's paragraph narrates; the rest is counted.
+// maxInstants bounds how many instants one step's paragraph narrates, restarts aside; the rest is
+// counted.
 const maxInstants = 14
 
 // Explain writes a narrated walk-through of a replay: the scenario's description, then one
@@ -40,6 +42,7 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	for _, o := range res.NotReached {
 		verdicts[o.Step], notReached[o.Step] = o, true
 	}
+	adopted, handedTo := x.adoptions(res.StepSeqs)
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		head := fmt.Sprintf("Step %d at %s, %s.", i+1, trace.Human(st.At.Duration), st.Action())
@@ -54,7 +57,7 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 				body = fmt.Sprintf("The scenario checks %s: FAILED, it saw %s.", o.What, o.Seen)
 			}
 		} else if i < len(res.StepSeqs) && res.StepSeqs[i] != 0 {
-			body = x.step(res.StepSeqs[i])
+			body = x.step(res.StepSeqs[i], adopted[i], handedTo[i])
 		} else {
 			body = "Nothing in the trace answers this step."
 		}
@@ -82,10 +85,13 @@ type explainer struct {
 	kids   map[uint64][]uint64
 	// words expands the abbreviations of the glossary where the narration first uses them.
 	words *Expander
+	// story is what the narration knows of the trace, shared by its paragraphs.
+	story *trace.Story
 }
 
 func newExplainer(events []trace.Event) *explainer {
-	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}, words: NewExpander(nil)}
+	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}, words: NewExpander(nil),
+		story: trace.NewStory().Trace(events)}
 	for i, e := range events {
 		x.bySeq[e.Seq] = i
 		if e.Cause != 0 {
@@ -111,17 +117,84 @@ func (x *explainer) effects(seq uint64) []trace.Event {
 	return out
 }
 
+// adoptions finds the steps applied to a pod before it exists, such as a crashLoop or a probe
+// rule given before the pod is created: what follows from them happens to the pod, so it is told
+// in the paragraph of the step that made the pod, with that step's own effects, rather than
+// under a step that, at its time, changed nothing. adopted[j] lists the events of the steps whose
+// effects step j tells; handedTo[i] is the step (from 0) that tells step i's, -1 for none.
+func (x *explainer) adoptions(stepSeqs []uint64) (adopted map[int][]uint64, handedTo map[int]int) {
+	adopted, handedTo = map[int][]uint64{}, map[int]int{}
+	stepOf := map[uint64]int{}
+	for i, seq := range stepSeqs {
+		if seq != 0 {
+			stepOf[seq] = i
+		}
+	}
+	for i, seq := range stepSeqs {
+		handedTo[i] = -1
+		at, ok := x.bySeq[seq]
+		if seq == 0 || !ok || x.events[at].Pod == "" {
+			continue
+		}
+		pod := x.events[at].Pod
+		// The pod's first event from the kubelet or the API server, and the step at the root of
+		// its causes; none before this step's event, or the pod existed already.
+		first := -1
+		for j, e := range x.events {
+			if e.Component == trace.Scenario || !names(e, pod) {
+				continue
+			}
+			first = j
+			break
+		}
+		if first < at {
+			continue
+		}
+		root := x.events[first]
+		for root.Cause != 0 {
+			k, ok := x.bySeq[root.Cause]
+			if !ok {
+				break
+			}
+			root = x.events[k]
+		}
+		if j, ok := stepOf[root.Seq]; ok && j != i {
+			adopted[j] = append(adopted[j], seq)
+			handedTo[i] = j
+		}
+	}
+	return adopted, handedTo
+}
+
+// names reports whether an event is about pod.
+func names(e trace.Event, pod string) bool {
+	return e.Pod == pod || slices.Contains(e.Pods, pod)
+}
+
 // digits hides the numbers of a clause, to tell an instant that repeats an earlier one.
 var digits = regexp.MustCompile(`[0-9]+(\.[0-9]+)?(ms|s|m)?`)
 
-func (x *explainer) step(seq uint64) string {
+// step narrates a step's paragraph: what its event did, then what followed from it and from the
+// adopted steps' events, instant by instant. handedTo is the step (from 0) that tells what
+// follows from this one instead, -1 for none.
+func (x *explainer) step(seq uint64, adopted []uint64, handedTo int) string {
 	i, ok := x.bySeq[seq]
 	if !ok {
 		return "Its event is not in the trace."
 	}
 	ev := x.events[i]
 	var b strings.Builder
-	b.WriteString(x.words.Expand(trace.NewStory().Tell(ev)))
+	story := x.story.Paragraph()
+	b.WriteString(x.words.Expand(story.Tell(ev)))
+	if handedTo >= 0 {
+		fmt.Fprintf(&b, " The pod does not exist yet: what follows from it is told with step %d, which creates it.", handedTo+1)
+		return b.String()
+	}
+	effects := x.effects(seq)
+	for _, a := range adopted {
+		effects = append(effects, x.effects(a)...)
+	}
+	sort.Slice(effects, func(i, j int) bool { return effects[i].Seq < effects[j].Seq })
 	type instant struct {
 		t       time.Duration
 		clauses []string
@@ -129,9 +202,8 @@ func (x *explainer) step(seq uint64) string {
 	}
 	var instants []*instant
 	seen := map[string]*instant{}
-	story := trace.NewStory()
 	var cur *instant
-	for _, e := range x.effects(seq) {
+	for _, e := range effects {
 		c := story.Tell(e)
 		if c == "" {
 			continue
@@ -147,14 +219,9 @@ func (x *explainer) step(seq uint64) string {
 	told, folded := 0, 0
 	var kept []*instant
 	for _, in := range instants {
-		// A restart says how long the back-off held it; each one is told.
+		// A restart says how long the back-off held it; each one is told, past the limit too.
 		if strings.Contains(strings.Join(in.clauses, ";"), "runs again") {
-			if told < maxInstants {
-				told++
-				kept = append(kept, in)
-			} else {
-				folded++
-			}
+			kept = append(kept, in)
 			continue
 		}
 		sig := digits.ReplaceAllString(strings.Join(in.clauses, "; "), "#")

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,15 +17,63 @@ type Say func(e Event, s *Story) string
 
 // Story is what a narration remembers from the events it told before, for the sentences that
 // need it: when a container last exited, and the crash-loop back-off that last held it, to say
-// how long a restart waited and why.
+// how long a restart waited and why. Those belong to one paragraph; a Story also knows the whole
+// trace it narrates (Trace), which every paragraph of it shares (Paragraph): which pods were
+// measured, which UIDs are mirror pods', what an event is followed by.
 type Story struct {
 	lastExit map[string]time.Duration // by pod/container
 	backoff  map[string]time.Duration // by pod/container
+	*world
 }
 
-// NewStory returns a Story that has told nothing yet.
+// world is what the paragraphs of one narration share.
+type world struct {
+	events   []Event
+	bySeq    map[uint64]int
+	mirrors  map[string]bool   // the UIDs of mirror pods
+	measured map[string]string // by pod: the UID whose start was last measured
+}
+
+// NewStory returns a Story that has told nothing yet and knows no trace.
 func NewStory() *Story {
-	return &Story{lastExit: map[string]time.Duration{}, backoff: map[string]time.Duration{}}
+	return &Story{lastExit: map[string]time.Duration{}, backoff: map[string]time.Duration{},
+		world: &world{bySeq: map[uint64]int{}, mirrors: map[string]bool{}, measured: map[string]string{}}}
+}
+
+// Trace lets the story know the whole trace it narrates, in seq order.
+func (s *Story) Trace(events []Event) *Story {
+	s.events = events
+	for i, e := range events {
+		s.bySeq[e.Seq] = i
+		if e.Component == PodManager && e.Reason == "mirror" && e.UID != "" {
+			s.mirrors[e.UID] = true
+		}
+	}
+	return s
+}
+
+// Paragraph returns a Story for the next paragraph: what the last one told of containers is
+// forgotten, what the narration knows of the trace is kept.
+func (s *Story) Paragraph() *Story {
+	return &Story{lastExit: map[string]time.Duration{}, backoff: map[string]time.Duration{}, world: s.world}
+}
+
+// followedAtOnce reports whether the next event of component c about e's pod, at e's instant,
+// is of kind k.
+func (s *Story) followedAtOnce(e Event, c Component, k Kind) bool {
+	i, ok := s.bySeq[e.Seq]
+	if !ok {
+		return false
+	}
+	for _, n := range s.events[i+1:] {
+		if n.T != e.T {
+			break
+		}
+		if n.Component == c && n.Pod == e.Pod {
+			return n.Event == k
+		}
+	}
+	return false
 }
 
 // Tell narrates e with the Say of its Catalogue row (Lookup), "" when the row has none or there
@@ -266,6 +315,35 @@ var (
 		return fmt.Sprintf("the PLEG's relist reports %s for %s", e.Event, what)
 	}
 
+	saySyncPodActions = func(e Event, _ *Story) string {
+		if words, ok := podActions(e.Message); ok {
+			return "SyncPod decides to " + words
+		}
+		return "SyncPod decides: " + e.Message
+	}
+
+	sayMeasured = func(e Event, s *Story) string {
+		before, seen := s.measured[e.Pod]
+		s.measured[e.Pod] = e.UID
+		if seen && before != e.UID {
+			// The tracker measures a pod object once; an object made again is a new pod to it.
+			what := "a new object under the name " + e.Pod
+			if s.mirrors[e.UID] {
+				what = "the new mirror pod of " + e.Pod
+			}
+			return fmt.Sprintf("the pod startup latency tracker sees %s and measures it as a pod that just started: %s", what, e.Message)
+		}
+		return fmt.Sprintf("the pod startup latency tracker measures %s's start: %s", e.Pod, e.Message)
+	}
+
+	sayDeleting = func(e Event, s *Story) string {
+		// A delete with grace period 0 is a deleting and a delete at once: the delete tells it.
+		if s.followedAtOnce(e, APIServer, KindDelete) {
+			return ""
+		}
+		return fmt.Sprintf("the API server marks %s for deletion, gracefully: it sets the deletionTimestamp and keeps the object", e.Pod)
+	}
+
 	sayStatusSet = func(e Event, _ *Story) string {
 		if e.From == e.To {
 			return ""
@@ -289,6 +367,69 @@ var (
 		return fmt.Sprintf("The scenario injects %s%s.", what, paren(e.Message))
 	}
 )
+
+// podAction is one action of SyncPod as the trace writes it.
+var podAction = regexp.MustCompile(`killContainers=\[[^\]]*\]|kill|sandbox\(attempt=\d+\)|init=\S+|start=\[[^\]]*\]|\S+`)
+
+// podActions says in words what the runtime manager's SyncPod decided, from the actions as the
+// trace writes them ("kill sandbox(attempt=0) init=setup"); false for words it does not know.
+func podActions(msg string) (string, bool) {
+	var kill bool
+	attempt := -1
+	var parts []string
+	list := func(s string) string {
+		names := strings.Fields(strings.NewReplacer("[", "", "]", "", ",", " ").Replace(s))
+		switch len(names) {
+		case 0:
+			return ""
+		case 1:
+			return names[0]
+		}
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	toks := podAction.FindAllString(msg, -1)
+	if strings.Join(strings.Fields(strings.Join(toks, " ")), " ") != strings.Join(strings.Fields(msg), " ") {
+		return "", false
+	}
+	for _, tok := range toks {
+		switch {
+		case tok == "kill":
+			kill = true
+		case strings.HasPrefix(tok, "sandbox(attempt=") && strings.HasSuffix(tok, ")"):
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(tok, "sandbox(attempt="), ")"))
+			if err != nil {
+				return "", false
+			}
+			attempt = n
+		case strings.HasPrefix(tok, "killContainers="):
+			parts = append(parts, "stop "+list(strings.TrimPrefix(tok, "killContainers=")))
+		case strings.HasPrefix(tok, "init="):
+			parts = append(parts, "start the init container "+list(strings.TrimPrefix(tok, "init=")))
+		case strings.HasPrefix(tok, "start=["):
+			parts = append(parts, "start "+list(strings.TrimPrefix(tok, "start=")))
+		default:
+			return "", false
+		}
+	}
+	var head string
+	switch {
+	case attempt == 0:
+		// A new sandbox always comes with a kill of the pod; for a pod that never ran it finds
+		// nothing to stop.
+		head = "create the pod's first sandbox"
+	case attempt > 0:
+		head = fmt.Sprintf("stop the pod and create a new sandbox, attempt %d", attempt)
+	case kill:
+		head = "stop every container and the sandbox"
+	}
+	if head != "" {
+		parts = append([]string{head}, parts...)
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return strings.Join(parts, ", then "), true
+}
 
 // paren is " (s)", or "" for an empty s.
 func paren(s string) string {

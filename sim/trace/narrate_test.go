@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCatalogueRowsOfAPairAgree checks that the rows of one (component, kind) have one level and
@@ -131,5 +133,61 @@ func TestHuman(t *testing.T) {
 		if got := Human(d); got != want {
 			t.Errorf("Human(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestPodActions(t *testing.T) {
+	for _, tt := range []struct {
+		msg, want string
+	}{
+		{"kill sandbox(attempt=0) start=[app]", "create the pod's first sandbox, then start app"},
+		{"kill sandbox(attempt=0) start=[app sidecar web]", "create the pod's first sandbox, then start app, sidecar and web"},
+		{"kill sandbox(attempt=0) init=setup", "create the pod's first sandbox, then start the init container setup"},
+		{"kill sandbox(attempt=2) start=[app]", "stop the pod and create a new sandbox, attempt 2, then start app"},
+		{"killContainers=[app] start=[app]", "stop app, then start app"},
+		{"kill", "stop every container and the sandbox"},
+		{"kill resize=[app]", ""},
+		{"", ""},
+	} {
+		got, ok := podActions(tt.msg)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("podActions(%q) = %q, %v, want %q", tt.msg, got, ok, tt.want)
+		}
+	}
+	e := Event{Component: Runtime, Event: KindSync, Message: "kill resize=[app]", Func: "SyncPod"}
+	if got, want := NewStory().Tell(e), "SyncPod decides: kill resize=[app]"; got != want {
+		t.Errorf("Tell(runtime sync %q) = %q, want %q: actions it has no words for, as the trace writes them", e.Message, got, want)
+	}
+}
+
+// TestStoryTellsTwoDeletesApart narrates kubectl's graceful delete and the kubelet's delete with
+// grace period 0 of one pod, and a mirror pod measured twice.
+func TestStoryTellsTwoDeletesApart(t *testing.T) {
+	const pod = "default/web-node-1"
+	events := []Event{
+		{Seq: 1, T: time.Second, Component: APIServer, Event: KindDeleting, Pod: pod, Func: "DELETE pods"},
+		{Seq: 2, T: time.Second, Component: Mirror, Event: KindReconcile, Pod: pod, Reason: "MirrorPodDeleting", Func: "tryReconcileMirrorPods"},
+		{Seq: 3, T: time.Second, Component: APIServer, Event: KindDeleting, Pod: pod, Func: "DELETE pods"},
+		{Seq: 4, T: time.Second, Component: APIServer, Event: KindDelete, Pod: pod, Func: "DELETE pods"},
+		{Seq: 5, T: time.Second, Component: PodManager, Event: KindAdd, Pod: pod, UID: "m2", Reason: "mirror", Func: "AddPod"},
+		{Seq: 6, T: 2 * time.Second, Component: PodStartup, Event: KindMeasured, Pod: pod, UID: "m1", Message: "SLI 1s", Func: "ObservedPodOnWatch"},
+		{Seq: 7, T: 3 * time.Second, Component: PodStartup, Event: KindMeasured, Pod: pod, UID: "m2", Message: "SLI 2s", Func: "ObservedPodOnWatch"},
+	}
+	s := NewStory().Trace(events).Paragraph()
+	var got []string
+	for _, e := range events {
+		if c := s.Tell(e); c != "" {
+			got = append(got, c)
+		}
+	}
+	want := []string{
+		"the API server marks default/web-node-1 for deletion, gracefully: it sets the deletionTimestamp and keeps the object",
+		"the API server deletes default/web-node-1 with grace period 0: the object is gone",
+		"the pod manager adds default/web-node-1 (AddPod)",
+		"the pod startup latency tracker measures default/web-node-1's start: SLI 1s",
+		"the pod startup latency tracker sees the new mirror pod of default/web-node-1 and measures it as a pod that just started: SLI 2s",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the story's clauses mismatch (-want +got):\n%s", diff)
 	}
 }
