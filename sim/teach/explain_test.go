@@ -61,13 +61,15 @@ func TestExplainGoldens(t *testing.T) {
 	}
 }
 
+// ev stamps a hand-written event as the recorder would: its number, its cause and its time.
+func ev(seq, cause uint64, at time.Duration, e trace.Event) trace.Event {
+	e.Seq, e.Cause, e.T = seq, cause, at
+	return e
+}
+
 // TestExplainClauses checks the narration of single events against hand-written traces.
 func TestExplainClauses(t *testing.T) {
 	const pod = "default/web"
-	ev := func(seq, cause uint64, at time.Duration, e trace.Event) trace.Event {
-		e.Seq, e.Cause, e.T = seq, cause, at
-		return e
-	}
 	events := []trace.Event{
 		ev(1, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindContainerExit, Pod: pod, Message: "container app exits with 1"}),
 		ev(2, 1, time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindExited, Pod: pod, Container: "app", ExitCode: trace.Int(1), Reason: "Error"}),
@@ -98,10 +100,6 @@ func TestExplainClauses(t *testing.T) {
 // its time.
 func TestExplainAdoptsStepsBeforeThePod(t *testing.T) {
 	const pod = "default/crasher"
-	ev := func(seq, cause uint64, at time.Duration, e trace.Event) trace.Event {
-		e.Seq, e.Cause, e.T = seq, cause, at
-		return e
-	}
 	events := []trace.Event{
 		ev(1, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindCrashLoop, Pod: pod, Message: "container app exits with 1 after 2s, every run"}),
 		ev(2, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindAPICreatePod, Pod: pod}),
