@@ -737,8 +737,8 @@
       return 0;
     },
     chain: function () { return chain.slice(); },
-    // labels are the boxes of the texts drawn, in page coordinates' canvas offsets: {text, kind,
-    // x, y, w, h}, kind one of lane, band, backoff, grace, tick, step.
+    // labels are the boxes of the texts the last draw drew, in canvas pixels: {text, kind, x, y,
+    // w, h}, kind one of lane, band, backoff, grace, tick, step.
     labels: [],
     // stepGroups returns the step numbers as drawn above the time axis: each group's text and
     // the numbers of its steps.
