@@ -47,7 +47,8 @@
 //
 // cmd holds the commands (minikubelet, fleetload), test the test helpers and the test modules of
 // their own, and manifests, scenarios and examples data: static pods, scenario files with their
-// golden traces, and kubeadm's control plane and a shard deployment.
+// golden traces, and kubeadm's control plane and a shard deployment. The package scenarios embeds
+// its directory, the scenarios and the lessons, so that the binary carries them.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. The run command wraps the cores in runners on the real clock; the replay command drives

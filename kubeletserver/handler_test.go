@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,24 @@ func TestCrashLoopLogs(t *testing.T) {
 		if code, body := f.get("/containerLogs/default/web/app" + q); code != 200 || body != want {
 			t.Errorf("logs%s = %d %q, want %q", q, code, body, want)
 		}
+	}
+}
+
+// TestRemovedInstanceLogs: once the runtime no longer has the instance the API status names
+// (the container deletor removed the previous one), the kubelet has already answered 200 when the
+// runtime's ContainerStatus fails, and the error's text is the body, never an empty success.
+func TestRemovedInstanceLogs(t *testing.T) {
+	f := newFixture(t)
+	pv := crashingPod()
+	pv.Runtime.ContainerStatuses = slices.DeleteFunc(pv.Runtime.ContainerStatuses, func(c kubecontainer.ContainerStatus) bool { return c.ID == "c-000001" })
+	f.board.Publish(&kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(30 * time.Second), Pods: []kubeletserver.PodView{pv}})
+	for _, q := range []string{"?previous=true", "?previous=true&follow=true", "?previous=true&tailLines=1"} {
+		if code, body := f.get("/containerLogs/default/web/app" + q); code != 200 || body != "unable to retrieve container logs for fake://c-000001" {
+			t.Errorf("logs%s = %d %q, want 200 with the kubelet's error for a removed instance", q, code, body)
+		}
+	}
+	if code, body := f.get("/containerLogs/default/web/app?tailLines=1"); code != 200 || body != "world\n" {
+		t.Errorf("logs?tailLines=1 = %d %q, want the running instance's last line", code, body)
 	}
 }
 

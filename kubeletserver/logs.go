@@ -3,6 +3,7 @@ package kubeletserver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -153,9 +154,13 @@ func (h *NodeHandler) containerLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("container %q not found in pod %q", container, podName), http.StatusNotFound)
 		return
 	}
-	id, err := pickInstance(pv, container, opts.previous)
+	id, apiID, err := pickInstance(pv, container, opts.previous)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if instance(pv, id) == nil {
+		removedInstance(w, apiID)
 		return
 	}
 	lines := instanceLog(pv.Pod, instance(pv, id))
@@ -197,6 +202,20 @@ func (h *NodeHandler) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// removedInstance answers as the kubelet does for an instance the API status still names and the
+// runtime no longer has, such as the previous instance once the container deletor removed it: its
+// getContainerLogs has already committed a 200 with an empty write when kuberuntime's
+// GetContainerLogs fails on the runtime's ContainerStatus, so the error's text becomes the body
+// (kubectl logs prints it and exits 0), never an empty success.
+func removedInstance(w http.ResponseWriter, apiID string) {
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	io.WriteString(w, "unable to retrieve container logs for "+apiID)
+}
+
 // hasContainer reports whether the pod's spec names the container.
 func hasContainer(pod *v1.Pod, name string) bool {
 	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
@@ -216,8 +235,9 @@ func hasContainer(pod *v1.Pod, name string) bool {
 
 // pickInstance is the kubelet's validateContainerLogStatus: the container's API status picks
 // the instance, by the container ID of its current state or, with previous, of its last
-// termination state. It returns the runtime's ID of that instance.
-func pickInstance(pv *PodView, container string, previous bool) (string, error) {
+// termination state. It returns the runtime's ID of that instance, and the ID as the API status
+// writes it (with the runtime's scheme, runtime://ID).
+func pickInstance(pv *PodView, container string, previous bool) (id, apiID string, err error) {
 	podName := pv.Pod.Name
 	var cs *v1.ContainerStatus
 	for _, list := range [][]v1.ContainerStatus{pv.Status.ContainerStatuses, pv.Status.InitContainerStatuses, pv.Status.EphemeralContainerStatuses} {
@@ -228,15 +248,14 @@ func pickInstance(pv *PodView, container string, previous bool) (string, error) 
 		}
 	}
 	if cs == nil {
-		return "", fmt.Errorf("container %q in pod %q is not available", container, podName)
+		return "", "", fmt.Errorf("container %q in pod %q is not available", container, podName)
 	}
 	last := cs.LastTerminationState.Terminated
 	waiting, running, terminated := cs.State.Waiting, cs.State.Running, cs.State.Terminated
-	var id string
 	switch {
 	case previous:
 		if last == nil || last.ContainerID == "" {
-			return "", fmt.Errorf("previous terminated container %q in pod %q not found", container, podName)
+			return "", "", fmt.Errorf("previous terminated container %q in pod %q not found", container, podName)
 		}
 		id = last.ContainerID
 	case running != nil:
@@ -248,28 +267,29 @@ func pickInstance(pv *PodView, container string, previous bool) (string, error) 
 		case last != nil && last.ContainerID != "":
 			id = last.ContainerID
 		default:
-			return "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
+			return "", "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
 		}
 	case last != nil:
 		if last.ContainerID == "" {
-			return "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
+			return "", "", fmt.Errorf("container %q in pod %q is terminated", container, podName)
 		}
 		id = last.ContainerID
 	case waiting != nil:
 		switch waiting.Reason {
 		case kubecontainer.ErrImagePull.Error():
-			return "", fmt.Errorf("container %q in pod %q is waiting to start: image can't be pulled", container, podName)
+			return "", "", fmt.Errorf("container %q in pod %q is waiting to start: image can't be pulled", container, podName)
 		case kubecontainer.ErrImagePullBackOff.Error():
-			return "", fmt.Errorf("container %q in pod %q is waiting to start: trying and failing to pull image", container, podName)
+			return "", "", fmt.Errorf("container %q in pod %q is waiting to start: trying and failing to pull image", container, podName)
 		}
-		return "", fmt.Errorf("container %q in pod %q is waiting to start: %v", container, podName, waiting.Reason)
+		return "", "", fmt.Errorf("container %q in pod %q is waiting to start: %v", container, podName, waiting.Reason)
 	default:
-		return "", fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", container, podName)
+		return "", "", fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", container, podName)
 	}
+	apiID = id
 	if _, rid, ok := strings.Cut(id, "://"); ok {
 		id = rid
 	}
-	return id, nil
+	return id, apiID, nil
 }
 
 // instance returns the instance with the ID, or nil once the runtime no longer has it.

@@ -35,7 +35,7 @@ func newReplayCommand() *cobra.Command {
 	var tf traceFlags
 	var cfg replayConfig
 	cmd := &cobra.Command{
-		Use:   "replay FILE...",
+		Use:   "replay SCENARIO...",
 		Short: "Replay scenario files on a virtual clock and check their expectations",
 		Long: `replay runs the real minikubelet components on a virtual clock that jumps from one due
 timer to the next and plays each scenario's steps. It prints the scenario's name and description,
@@ -43,13 +43,18 @@ then the trace with each expectation's verdict at its instant, then a summary. W
 --trace-format json every line is a JSON object (JSON Lines): trace events have a "component",
 the header, verdicts and summary a "kind".
 
+A SCENARIO is a scenario file, or the name of a scenario built into the binary (minikubelet learn
+lists them; scenarios/NAME.yaml names it too when there is no such file), so that replay NAME
+works from any directory. --golden likewise takes a file or a built-in golden trace's name
+(NAME.golden).
+
 A step that cannot be carried out (a containerExit naming a container the pod does not have, a
 removeManifest of a missing file) fails the replay. With --until, the expectations after that time
 are listed as not reached.
 
 --golden compares the trace with a golden file, text or JSON Lines (told apart by its content);
 --update-golden writes it instead (JSON Lines for a .json or .jsonl file, text otherwise), by
-default to the .golden file beside each scenario.
+default to the .golden file beside each scenario (a built-in scenario has none: give --golden).
 
 --html writes the replay as one self-contained HTML page: swimlanes per component, pod worker and
 container on the virtual time axis, the steps and verdicts, and for each event its fields, the
@@ -59,7 +64,8 @@ Exit codes: 0 when every expectation is met, 1 when one fails, a step cannot be 
 trace differs from --golden or the replay is interrupted (SIGINT, SIGTERM), 2 for a usage error:
 an invalid scenario file (one whose steps reach past --max-duration of virtual time included), an
 unreadable --golden, a bad flag.`,
-		Example: `  minikubelet replay scenarios/static-pod-lifecycle.yaml
+		Example: `  minikubelet replay static-pod-lifecycle
+  minikubelet replay scenarios/static-pod-lifecycle.yaml
   minikubelet replay --trace-format json scenarios/crash-loop.yaml | jq -c 'select(.kind)'
   minikubelet replay --until 30s scenarios/mirror-pod-deleted.yaml
   minikubelet replay --golden scenarios/crash-loop.golden scenarios/crash-loop.yaml
@@ -76,10 +82,10 @@ unreadable --golden, a bad flag.`,
 				return &exitError{code: 2, err: fmt.Errorf("--max-duration %v: must be positive", cfg.MaxDuration)}
 			}
 			if cfg.HTML != "" && len(args) != 1 {
-				return &exitError{code: 2, err: errors.New("--html writes one scenario's timeline: give one FILE")}
+				return &exitError{code: 2, err: errors.New("--html writes one scenario's timeline: give one SCENARIO")}
 			}
 			if cfg.Golden != "" && len(args) != 1 {
-				return &exitError{code: 2, err: errors.New("--golden names one scenario's golden file: give one FILE")}
+				return &exitError{code: 2, err: errors.New("--golden names one scenario's golden file: give one SCENARIO")}
 			}
 			return runReplay(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
@@ -100,7 +106,7 @@ func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 	var scenarios []*replay.Scenario
 	var errs []error
 	for _, path := range cfg.Files {
-		s, err := replay.Load(path, replay.LoadOptions{MaxDuration: cfg.MaxDuration})
+		s, builtin, err := teach.LoadScenario(path, replay.LoadOptions{MaxDuration: cfg.MaxDuration})
 		if errors.Is(err, replay.ErrTooLong) {
 			err = fmt.Errorf("%w (--max-duration raises the maximum)", err)
 		}
@@ -108,12 +114,16 @@ func runReplay(ctx context.Context, cfg replayConfig, out io.Writer) error {
 			errs = append(errs, err)
 			continue
 		}
+		if builtin && cfg.UpdateGolden && cfg.Golden == "" {
+			errs = append(errs, fmt.Errorf("--update-golden: %s is built in and has no file beside it to write: give --golden", path))
+			continue
+		}
 		scenarios = append(scenarios, s)
 	}
 	var golden []byte
 	if cfg.Golden != "" && !cfg.UpdateGolden {
 		var err error
-		if golden, err = os.ReadFile(cfg.Golden); err != nil {
+		if golden, err = teach.ReadGolden(cfg.Golden); err != nil {
 			errs = append(errs, fmt.Errorf("--golden: %w", err))
 		}
 	}

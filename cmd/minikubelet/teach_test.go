@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/minikubelet/minikubelet/sim/teach"
 )
 
 // execute runs a command with args and returns what it printed and its exit code.
@@ -79,5 +82,69 @@ func TestLearnCommand(t *testing.T) {
 	}
 	if _, code, _ := execute(t, newLearnCommand(), "--scenarios", "../../scenarios", "no-such-lesson"); code != 2 {
 		t.Errorf("learn of an unknown lesson: exit %d, want 2", code)
+	}
+}
+
+// TestBuiltinLibraryOutsideACheckout runs learn, explain and replay from an empty directory, as
+// after go install: the lessons and scenarios come from the binary, and a file still wins.
+func TestBuiltinLibraryOutsideACheckout(t *testing.T) {
+	want, err := os.ReadFile("../../scenarios/crash-loop.explain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+
+	out, code, err := execute(t, newLearnCommand())
+	if code != 0 {
+		t.Fatalf("learn: exit %d, %v\n%s", code, err, out)
+	}
+	c, err := teach.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range c.Lessons {
+		if head := fmt.Sprintf("Lesson %d: %s (%s)", i+1, l.Title, l.Name); !strings.Contains(out, head) {
+			t.Errorf("learn printed no %q:\n%s", head, out)
+		}
+	}
+	if !strings.Contains(out, "minikubelet explain SCENARIO\n") {
+		t.Errorf("learn tells to explain something else than a built-in name:\n%s", out)
+	}
+	out, code, _ = execute(t, newLearnCommand(), "restarts-and-backoff")
+	if code != 0 || !strings.Contains(out, "  minikubelet explain crash-loop\n") {
+		t.Errorf("learn restarts-and-backoff: exit %d\n%s", code, out)
+	}
+
+	for _, arg := range []string{"crash-loop", "crash-loop.yaml", "scenarios/crash-loop.yaml"} {
+		out, code, err := execute(t, newExplainCommand(), arg)
+		if code != 0 || out != string(want) {
+			t.Errorf("explain %s: exit %d, %v, want the narration of scenarios/crash-loop.explain:\n%s", arg, code, err, out)
+		}
+	}
+	out, code, err = execute(t, newReplayCommand(), "--golden", "crash-loop.golden", "crash-loop")
+	if code != 0 || !strings.Contains(out, "# scenario crash-loop (built-in scenarios/crash-loop.yaml)") ||
+		!strings.Contains(out, "trace matches crash-loop.golden") {
+		t.Errorf("replay --golden crash-loop.golden crash-loop: exit %d, %v\n%s", code, err, out)
+	}
+
+	// A file of that name wins over the built-in scenario.
+	writeFile(t, dir, "crash-loop.yaml", passingScenario)
+	if out, code, _ := execute(t, newReplayCommand(), "crash-loop.yaml"); code != 0 || strings.Contains(out, "built-in") {
+		t.Errorf("replay crash-loop.yaml with such a file: exit %d, want the file replayed:\n%s", code, out)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"no-such-scenario"}, "no built-in scenario is named no-such-scenario"},
+		{[]string{"--update-golden", "static-pod-lifecycle"}, "is built in and has no file beside it"},
+		{[]string{"--golden", "no-such.golden", "static-pod-lifecycle"}, "--golden: "},
+	} {
+		_, code, err := execute(t, newReplayCommand(), tt.args...)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("replay %v: exit %d, %v, want exit 2 with %q", tt.args, code, err, tt.want)
+		}
 	}
 }

@@ -19,15 +19,17 @@ type traceFlags struct {
 	quiet      bool
 	level      string
 	uid        bool
+	wide       bool
 }
 
 func (f *traceFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.format, "trace-format", "text", "trace output: text (one line of at most 120 columns per event) or json (JSON Lines, every field)")
+	fs.StringVar(&f.format, "trace-format", "text", "trace output: text (lines of at most 120 columns, an event's fields never cut) or json (JSON Lines, every field)")
 	fs.StringSliceVar(&f.pods, "trace-pod", nil, "show only the events of these pods (namespace/name, or name in the default namespace); repeat or separate with commas")
 	fs.StringSliceVar(&f.components, "trace-component", nil, "show only the events of these components (sources, podconfig, syncloop, podworkers, runtime, pleg, status, ...)")
 	fs.BoolVar(&f.quiet, "trace-quiet", false, "hide what repeats without news: pod worker requeues, SETs that change nothing (relists, the API echo) and the echo of the kubelet's own status writes")
 	fs.StringVar(&f.level, "trace-level", trace.LevelPipeline.String(), "how much to show: problems (0), lifecycle (1) or pipeline (2, everything)")
 	fs.BoolVar(&f.uid, "trace-uid", false, "show the first 8 characters of each pod's UID in the text form")
+	fs.BoolVar(&f.wide, "wide", false, "keep each event of the text form on one line however long, instead of continuation lines")
 }
 
 // traceView is the output side of the trace flags.
@@ -47,7 +49,7 @@ func (f *traceFlags) resolve() (traceView, error) {
 	if err != nil {
 		return traceView{}, fmt.Errorf("--trace-level: %w", err)
 	}
-	v := traceView{Format: format, Text: trace.TextOptions{UID: f.uid},
+	v := traceView{Format: format, Text: trace.TextOptions{UID: f.uid, Wide: f.wide},
 		View: trace.ViewOptions{Pods: f.pods, Quiet: f.quiet, Level: level}}
 	for _, c := range f.components {
 		if !slices.Contains(trace.Components, trace.Component(c)) {

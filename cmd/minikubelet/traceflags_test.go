@@ -7,12 +7,15 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/minikubelet/minikubelet/sim/replay"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -116,6 +119,91 @@ func TestReplayTraceViews(t *testing.T) {
 		if _, err := runRoot(t, append(append([]string{"replay"}, bad...), file)...); exitCode(err) != 2 {
 			t.Errorf("replay %v: exit code %d (%v), want 2", bad, exitCode(err), err)
 		}
+	}
+}
+
+// TestReplayTextCutsNoValue replays crash-loop in the text form: every field of every event is
+// in its lines, whole, however long the event's message; with --wide each event is one line.
+func TestReplayTextCutsNoValue(t *testing.T) {
+	const file = "../../scenarios/crash-loop.yaml"
+	s, err := replay.Load(file, replay.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(context.Background(), s, replay.RunOptions{KeepEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runRoot(t, "replay", file)
+	if err != nil {
+		t.Fatalf("replay %s: %v", file, err)
+	}
+	// An event is its line and the continuation lines after it, which start in the body's
+	// column (docs/trace.md, "Text form").
+	continuation := strings.Repeat(" ", 50)
+	var events []string
+	for _, line := range strings.Split(out, "\n") {
+		if w := utf8.RuneCountInString(line); textTraceLine.MatchString(line) && w > trace.LineWidth {
+			t.Errorf("line %q is %d columns wide, want at most %d", line, w, trace.LineWidth)
+		}
+		switch {
+		case textTraceLine.MatchString(line):
+			events = append(events, line)
+		case strings.HasPrefix(line, continuation) && len(events) > 0:
+			events[len(events)-1] += "\n" + line
+		}
+	}
+	if len(events) != len(res.Events) {
+		t.Fatalf("replay %s shows %d events, want %d", file, len(events), len(res.Events))
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	for i, e := range res.Events {
+		text := events[i]
+		want := []string{string(e.Event)}
+		add := func(k, v string) {
+			if v != "" {
+				want = append(want, k+"="+v)
+			}
+		}
+		add("op", e.Op)
+		add("source", e.Source)
+		add("from", e.From)
+		add("to", e.To)
+		add("container", e.Container)
+		if e.ExitCode != nil {
+			add("exitCode", strconv.Itoa(*e.ExitCode))
+		}
+		if e.Delay != 0 {
+			add("delay", e.Delay.Round(time.Millisecond).String())
+		}
+		add("reason", e.Reason)
+		if e.Message != "" {
+			want = append(want, strconv.Quote(e.Message))
+		}
+		for _, w := range want {
+			if !strings.Contains(flat(text), flat(w)) {
+				t.Errorf("event %d is shown as %q, want %s whole in it", e.Seq, text, w)
+			}
+		}
+		if strings.Contains(text, "…") {
+			t.Errorf("event %d is shown as %q, want nothing cut", e.Seq, text)
+		}
+	}
+
+	wide, err := runRoot(t, "replay", "--wide", file)
+	if err != nil {
+		t.Fatalf("replay --wide %s: %v", file, err)
+	}
+	n := 0
+	for _, line := range strings.Split(wide, "\n") {
+		if textTraceLine.MatchString(line) {
+			n++
+		} else if strings.HasPrefix(line, continuation) {
+			t.Errorf("replay --wide shows a continuation line %q", line)
+		}
+	}
+	if n != len(res.Events) {
+		t.Errorf("replay --wide shows %d lines of events, want one for each of the %d events", n, len(res.Events))
 	}
 }
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +13,8 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-// maxInstants bounds how many instants one step's paragraph narrates; the rest is counted.
+// maxInstants bounds how many instants one step's paragraph narrates, restarts aside; the rest is
+// counted.
 const maxInstants = 14
 
 // Explain writes a narrated walk-through of a replay: the scenario's description, then one
@@ -23,10 +24,15 @@ const maxInstants = 14
 // text depends only on the trace, so it is as deterministic as the replay.
 func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	x := newExplainer(res.Events)
+	g, err := BuiltinGlossary()
+	if err != nil {
+		return fmt.Errorf("explain %s: %w", s.Name, err)
+	}
+	x.words = NewExpander(g)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n%s\n\n", s.Name, strings.Repeat("=", len(s.Name)))
 	if d := strings.TrimSpace(s.Description); d != "" {
-		b.WriteString(wrap(d) + "\n\n")
+		b.WriteString(wrap(x.words.Expand(d)) + "\n\n")
 	}
 	verdicts := map[int]replay.Outcome{}
 	notReached := map[int]bool{}
@@ -36,9 +42,10 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	for _, o := range res.NotReached {
 		verdicts[o.Step], notReached[o.Step] = o, true
 	}
+	adopted, handedTo := x.adoptions(res.StepSeqs)
 	for i := range s.Steps {
 		st := &s.Steps[i]
-		head := fmt.Sprintf("Step %d at %s, %s.", i+1, dur(st.At.Duration), st.Action())
+		head := fmt.Sprintf("Step %d at %s, %s.", i+1, trace.Human(st.At.Duration), st.Action())
 		var body string
 		if o, ok := verdicts[i+1]; ok {
 			switch {
@@ -50,12 +57,12 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 				body = fmt.Sprintf("The scenario checks %s: FAILED, it saw %s.", o.What, o.Seen)
 			}
 		} else if i < len(res.StepSeqs) && res.StepSeqs[i] != 0 {
-			body = x.step(res.StepSeqs[i])
+			body = x.step(res.StepSeqs[i], adopted[i], handedTo[i])
 		} else {
 			body = "Nothing in the trace answers this step."
 		}
 		first, rest, _ := strings.Cut(body, "\n")
-		b.WriteString(wrap(head+" "+first) + "\n")
+		b.WriteString(wrap(x.words.Expand(head+" "+first)) + "\n")
 		if rest != "" {
 			b.WriteString(rest + "\n")
 		}
@@ -65,7 +72,7 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	if !res.Passed() {
 		passed = "some expectations failed or steps could not be carried out"
 	}
-	fmt.Fprintf(&b, "The replay ended at %s; %s.\n", dur(res.End), passed)
+	fmt.Fprintf(&b, "The replay ended at %s; %s.\n", trace.Human(res.End), passed)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("explain %s: %w", s.Name, err)
 	}
@@ -76,10 +83,15 @@ type explainer struct {
 	events []trace.Event
 	bySeq  map[uint64]int
 	kids   map[uint64][]uint64
+	// words expands the abbreviations of the glossary where the narration first uses them.
+	words *Expander
+	// story is what the narration knows of the trace, shared by its paragraphs.
+	story *trace.Story
 }
 
 func newExplainer(events []trace.Event) *explainer {
-	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}}
+	x := &explainer{events: events, bySeq: map[uint64]int{}, kids: map[uint64][]uint64{}, words: NewExpander(nil),
+		story: trace.NewStory().Trace(events)}
 	for i, e := range events {
 		x.bySeq[e.Seq] = i
 		if e.Cause != 0 {
@@ -105,17 +117,84 @@ func (x *explainer) effects(seq uint64) []trace.Event {
 	return out
 }
 
+// adoptions finds the steps applied to a pod before it exists, such as a crashLoop or a probe
+// rule given before the pod is created: what follows from them happens to the pod, so it is told
+// in the paragraph of the step that made the pod, with that step's own effects, rather than
+// under a step that, at its time, changed nothing. adopted[j] lists the events of the steps whose
+// effects step j tells; handedTo[i] is the step (from 0) that tells step i's, -1 for none.
+func (x *explainer) adoptions(stepSeqs []uint64) (adopted map[int][]uint64, handedTo map[int]int) {
+	adopted, handedTo = map[int][]uint64{}, map[int]int{}
+	stepOf := map[uint64]int{}
+	for i, seq := range stepSeqs {
+		if seq != 0 {
+			stepOf[seq] = i
+		}
+	}
+	for i, seq := range stepSeqs {
+		handedTo[i] = -1
+		at, ok := x.bySeq[seq]
+		if seq == 0 || !ok || x.events[at].Pod == "" {
+			continue
+		}
+		pod := x.events[at].Pod
+		// The pod's first event from the kubelet or the API server, and the step at the root of
+		// its causes; none before this step's event, or the pod existed already.
+		first := -1
+		for j, e := range x.events {
+			if e.Component == trace.Scenario || !names(e, pod) {
+				continue
+			}
+			first = j
+			break
+		}
+		if first < at {
+			continue
+		}
+		root := x.events[first]
+		for root.Cause != 0 {
+			k, ok := x.bySeq[root.Cause]
+			if !ok {
+				break
+			}
+			root = x.events[k]
+		}
+		if j, ok := stepOf[root.Seq]; ok && j != i {
+			adopted[j] = append(adopted[j], seq)
+			handedTo[i] = j
+		}
+	}
+	return adopted, handedTo
+}
+
+// names reports whether an event is about pod.
+func names(e trace.Event, pod string) bool {
+	return e.Pod == pod || slices.Contains(e.Pods, pod)
+}
+
 // digits hides the numbers of a clause, to tell an instant that repeats an earlier one.
 var digits = regexp.MustCompile(`[0-9]+(\.[0-9]+)?(ms|s|m)?`)
 
-func (x *explainer) step(seq uint64) string {
+// step narrates a step's paragraph: what its event did, then what followed from it and from the
+// adopted steps' events, instant by instant. handedTo is the step (from 0) that tells what
+// follows from this one instead, -1 for none.
+func (x *explainer) step(seq uint64, adopted []uint64, handedTo int) string {
 	i, ok := x.bySeq[seq]
 	if !ok {
 		return "Its event is not in the trace."
 	}
 	ev := x.events[i]
 	var b strings.Builder
-	b.WriteString(stepSentence(ev))
+	story := x.story.Paragraph()
+	b.WriteString(x.words.Expand(story.Tell(ev)))
+	if handedTo >= 0 {
+		fmt.Fprintf(&b, " The pod does not exist yet: what follows from it is told with step %d, which creates it.", handedTo+1)
+		return b.String()
+	}
+	effects := x.effects(seq)
+	for _, a := range adopted {
+		effects = append(effects, x.effects(a)...)
+	}
+	sort.Slice(effects, func(i, j int) bool { return effects[i].Seq < effects[j].Seq })
 	type instant struct {
 		t       time.Duration
 		clauses []string
@@ -123,11 +202,9 @@ func (x *explainer) step(seq uint64) string {
 	}
 	var instants []*instant
 	seen := map[string]*instant{}
-	lastExit := map[string]time.Duration{}
-	backoff := map[string]time.Duration{}
 	var cur *instant
-	for _, e := range x.effects(seq) {
-		c := clause(e, lastExit, backoff)
+	for _, e := range effects {
+		c := story.Tell(e)
 		if c == "" {
 			continue
 		}
@@ -142,14 +219,9 @@ func (x *explainer) step(seq uint64) string {
 	told, folded := 0, 0
 	var kept []*instant
 	for _, in := range instants {
-		// A restart says how long the back-off held it; each one is told.
+		// A restart says how long the back-off held it; each one is told, past the limit too.
 		if strings.Contains(strings.Join(in.clauses, ";"), "runs again") {
-			if told < maxInstants {
-				told++
-				kept = append(kept, in)
-			} else {
-				folded++
-			}
+			kept = append(kept, in)
 			continue
 		}
 		sig := digits.ReplaceAllString(strings.Join(in.clauses, "; "), "#")
@@ -168,13 +240,13 @@ func (x *explainer) step(seq uint64) string {
 	for _, in := range kept {
 		when := "at once"
 		if in.t != ev.T {
-			when = fmt.Sprintf("%s later, at %s", dur(in.t-ev.T), dur(in.t))
+			when = fmt.Sprintf("%s later, at %s", trace.Human(in.t-ev.T), trace.Human(in.t))
 		}
 		line := fmt.Sprintf("%s: %s.", when, strings.Join(in.clauses, "; "))
 		if len(in.again) > 0 {
 			line += fmt.Sprintf(" The same happens again at %s.", times(in.again))
 		}
-		b.WriteString("\n" + indent(wrap(line), "  - ", "    "))
+		b.WriteString("\n" + indent(wrap(x.words.Expand(line)), "  - ", "    "))
 	}
 	if folded > 0 {
 		fmt.Fprintf(&b, "\n  Its effects go on at %d more instants.", folded)
@@ -193,242 +265,9 @@ func times(ts []time.Duration) string {
 			parts = append(parts, fmt.Sprintf("and %d more times", len(ts)-most))
 			break
 		}
-		parts = append(parts, dur(t))
+		parts = append(parts, trace.Human(t))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// stepSentence says what a scenario step did to the node's world.
-func stepSentence(e trace.Event) string {
-	pod := e.Pod
-	switch e.Event {
-	case trace.KindError:
-		return fmt.Sprintf("The %s step could not be carried out: %s.", e.Reason, e.Message)
-	case trace.KindWriteManifest:
-		return fmt.Sprintf("The manifest %s is written into the static pod directory.", e.Message)
-	case trace.KindRemoveManifest:
-		return fmt.Sprintf("The manifest %s is removed from the static pod directory.", e.Message)
-	case trace.KindRenameManifest:
-		return fmt.Sprintf("A manifest is renamed: %s.", e.Message)
-	case trace.KindServeHTTP:
-		return fmt.Sprintf("The manifest URL now answers %s.", e.Message)
-	case trace.KindAPICreatePod:
-		return fmt.Sprintf("The pod %s is created in the API server.", pod)
-	case trace.KindAPIUpdatePod:
-		return fmt.Sprintf("The pod %s is updated in the API server.", pod)
-	case trace.KindAPIUpdatePodStatus:
-		return fmt.Sprintf("The status of %s is changed in the API server.", pod)
-	case trace.KindAPIDeletePod:
-		return fmt.Sprintf("The pod %s is deleted through the API%s.", pod, paren(e.Message))
-	case trace.KindAPIDeleteMirrorPod:
-		return fmt.Sprintf("The mirror pod %s is deleted through the API, %s.", pod, e.Message)
-	case trace.KindRestartKubelet:
-		return "The kubelet process restarts; the runtime's containers live on."
-	}
-	what := string(e.Event)
-	if pod != "" {
-		what += " on " + pod
-	}
-	return fmt.Sprintf("The scenario injects %s%s.", what, paren(e.Message))
-}
-
-func paren(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
-}
-
-func fn(e trace.Event) string {
-	if e.Func == "" {
-		return ""
-	}
-	return " (" + e.Func + ")"
-}
-
-func list(pods []string) string {
-	if len(pods) == 0 {
-		return "no pods"
-	}
-	if len(pods) > 3 {
-		return fmt.Sprintf("%s and %d more pods", strings.Join(pods[:3], ", "), len(pods)-3)
-	}
-	return strings.Join(pods, ", ")
-}
-
-// clause is what one event contributes to the narration, "" for the bookkeeping a reader does
-// not need (status round trips, mirror reconciles that change nothing, Normal events that
-// repeat the runtime's own).
-func clause(e trace.Event, lastExit, backoff map[string]time.Duration) string {
-	ctr := e.Pod + "/" + e.Container
-	switch e.Component {
-	case trace.Sources:
-		if e.Event == trace.KindSet && e.Source != "api" {
-			return fmt.Sprintf("the %s source sends a SET of %s%s", e.Source, list(e.Pods), fn(e))
-		}
-	case trace.PodConfig:
-		if e.Event == trace.KindUpdate && e.Op != "RECONCILE" {
-			return fmt.Sprintf("PodConfig merges it into %s of %s from %s%s", article(e.Op), list(e.Pods), e.Source, fn(e))
-		}
-	case trace.SyncLoop:
-		switch e.Event {
-		case trace.KindConfig:
-			if e.Op != "RECONCILE" {
-				return fmt.Sprintf("the sync loop hands the %s to its handler%s", e.Op, fn(e))
-			}
-		case trace.KindSync:
-			return fmt.Sprintf("the sync loop's tick finds %s due and wakes its worker%s", list(e.Pods), fn(e))
-		case trace.KindSkip:
-			return fmt.Sprintf("the sync loop leaves %s alone: %s%s", e.Pod, e.Reason, fn(e))
-		}
-	case trace.PodManager:
-		switch e.Event {
-		case trace.KindAdd:
-			return fmt.Sprintf("the pod manager adds %s%s", e.Pod, fn(e))
-		case trace.KindRemove:
-			return fmt.Sprintf("the pod manager removes %s%s", e.Pod, fn(e))
-		}
-	case trace.PodWorkers:
-		switch e.Event {
-		case trace.KindState:
-			switch {
-			case e.From == "":
-				return fmt.Sprintf("a pod worker starts for %s in state %s%s", e.Pod, e.To, fn(e))
-			case e.To == "":
-				return fmt.Sprintf("the pod worker of %s is forgotten%s", e.Pod, fn(e))
-			}
-			return fmt.Sprintf("the pod worker of %s goes from %s to %s%s", e.Pod, e.From, e.To, fn(e))
-		case trace.KindSync:
-			return fmt.Sprintf("the worker runs %s for %s (%s)", e.Func, e.Pod, e.Op)
-		case trace.KindRequeue:
-			if e.Delay > 0 && e.Delay < time.Minute {
-				return fmt.Sprintf("the worker requeues %s for %s later%s", e.Pod, dur(e.Delay), fn(e))
-			}
-		case trace.KindError:
-			msg := e.Message
-			if i := strings.LastIndex(msg, ": "); i >= 0 {
-				msg = msg[i+2:]
-			}
-			return fmt.Sprintf("the sync of %s fails with %s", e.Pod, msg)
-		case trace.KindCancel, trace.KindBlocked, trace.KindRestartRequested:
-			return fmt.Sprintf("the worker of %s: %s%s%s", e.Pod, e.Event, paren(e.Reason), fn(e))
-		}
-	case trace.Runtime:
-		switch e.Event {
-		case trace.KindSync:
-			return fmt.Sprintf("SyncPod decides: %s", e.Message)
-		case trace.KindSandbox:
-			if e.To == "ready" {
-				return fmt.Sprintf("the sandbox of %s is ready", e.Pod)
-			}
-			return fmt.Sprintf("the sandbox of %s is stopped", e.Pod)
-		case trace.KindPull:
-			return fmt.Sprintf("the runtime pulls %s for %s", e.Message, e.Container)
-		case trace.KindPulled:
-			if e.Reason == "AlreadyPresent" {
-				return fmt.Sprintf("the image %s is already present", e.Message)
-			}
-			return fmt.Sprintf("the image %s is pulled", e.Message)
-		case trace.KindStarted:
-			if t, ok := lastExit[ctr]; ok {
-				why := "with no back-off yet"
-				if d, ok := backoff[ctr]; ok {
-					why = fmt.Sprintf("once the crash-loop back-off of %s has run out", dur(d))
-				}
-				return fmt.Sprintf("container %s runs again, %s after it exited, %s", e.Container, dur(e.T-t), why)
-			}
-			return fmt.Sprintf("container %s runs", e.Container)
-		case trace.KindExited:
-			lastExit[ctr] = e.T
-			code := "?"
-			if e.ExitCode != nil {
-				code = strconv.Itoa(*e.ExitCode)
-			}
-			return fmt.Sprintf("container %s exits with code %s (%s)", e.Container, code, e.Reason)
-		case trace.KindKilling:
-			return fmt.Sprintf("the runtime stops container %s with a grace period of %s%s", e.Container, dur(e.Delay), fn(e))
-		case trace.KindBackOff:
-			if e.Reason == "ImagePullBackOff" {
-				return fmt.Sprintf("the pull of %s for %s is held back by the image pull back-off, now %s%s", e.Message, e.Container, dur(e.Delay), fn(e))
-			}
-			backoff[ctr] = e.Delay
-			return fmt.Sprintf("the restart of %s is held back by the crash-loop back-off, now %s%s", e.Container, dur(e.Delay), fn(e))
-		case trace.KindFailed:
-			return fmt.Sprintf("the runtime fails: %s (%s)", e.Message, e.Reason)
-		case trace.KindRemoved:
-			if e.Container != "" {
-				return fmt.Sprintf("the dead container %s is removed", e.Container)
-			}
-		}
-	case trace.PLEG:
-		if e.Event != trace.KindHealth {
-			what := "the sandbox"
-			if e.Container != "" {
-				what = e.Container
-			}
-			return fmt.Sprintf("the PLEG's relist reports %s for %s", e.Event, what)
-		}
-	case trace.Status:
-		if e.Event == trace.KindSet && e.From != e.To {
-			return fmt.Sprintf("the status manager moves %s from %s to %s", e.Pod, or(e.From, "nothing"), e.To)
-		}
-		if e.Event == trace.KindDelete {
-			return fmt.Sprintf("the status manager deletes the finished pod %s from the API server", e.Pod)
-		}
-	case trace.APIServer:
-		switch e.Event {
-		case trace.KindCreate:
-			return fmt.Sprintf("the API server stores the new pod %s", e.Pod)
-		case trace.KindDeleting:
-			return fmt.Sprintf("the API server marks %s for deletion", e.Pod)
-		case trace.KindDelete:
-			return fmt.Sprintf("the API server deletes %s", e.Pod)
-		}
-	case trace.Mirror:
-		switch e.Event {
-		case trace.KindCreate:
-			return fmt.Sprintf("the kubelet creates the mirror pod of %s%s", e.Pod, fn(e))
-		case trace.KindDelete:
-			return fmt.Sprintf("the kubelet deletes the mirror pod of %s%s", e.Pod, fn(e))
-		}
-	case trace.PodStartup:
-		if e.Event == trace.KindMeasured {
-			return fmt.Sprintf("the pod startup latency tracker measures %s's start: %s", e.Pod, e.Message)
-		}
-	case trace.Events:
-		if e.Event == trace.KindWarning {
-			return fmt.Sprintf("the kubelet records a Warning event %s", e.Reason)
-		}
-	default:
-		if e.Event == trace.KindError {
-			return fmt.Sprintf("%s fails: %s", e.Component, e.Message)
-		}
-		if e.Component == trace.Node || e.Component == trace.Housekeeping || e.Component == trace.WorkQueue {
-			return ""
-		}
-		// Plugins, and components this narration has no words for.
-		s := fmt.Sprintf("%s: %s", e.Component, e.Event)
-		if e.Pod != "" {
-			s += " " + e.Pod
-		}
-		return s + paren(e.Message) + fn(e)
-	}
-	return ""
-}
-
-// article puts "a" or "an" before an operation's name, as it is read aloud.
-func article(op string) string {
-	if op != "" && strings.ContainsRune("AEIOU", rune(op[0])) {
-		return "an " + op
-	}
-	return "a " + op
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // indent prefixes the first line of text with first and the others with rest.
@@ -442,19 +281,6 @@ func indent(text, first, rest string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// dur writes a duration as a person would: 20s, 1.5s, 2m30s.
-func dur(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	s := d.Round(time.Millisecond).String()
-	s = strings.Replace(s, "m0s", "m", 1)
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // wrap folds text at 100 columns, keeping the paragraphs it has.

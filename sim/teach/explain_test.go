@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the explain goldens (scenarios/
 
 // TestExplainGoldens narrates every lesson scenario and compares the text with its golden file.
 func TestExplainGoldens(t *testing.T) {
-	c, err := LoadCurriculum("../../scenarios")
+	c, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,11 @@ func TestExplainGoldens(t *testing.T) {
 			}
 			done[name] = true
 			t.Run(name, func(t *testing.T) {
-				s, res, err := Replay(context.Background(), c.ScenarioPath(name))
+				s, err := c.Load(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Replay(context.Background(), s)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -57,23 +61,25 @@ func TestExplainGoldens(t *testing.T) {
 	}
 }
 
+// ev stamps a hand-written event as the recorder would: its number, its cause and its time.
+func ev(seq, cause uint64, at time.Duration, e trace.Event) trace.Event {
+	e.Seq, e.Cause, e.T = seq, cause, at
+	return e
+}
+
 // TestExplainClauses checks the narration of single events against hand-written traces.
 func TestExplainClauses(t *testing.T) {
 	const pod = "default/web"
-	ev := func(seq, cause uint64, at time.Duration, e trace.Event) trace.Event {
-		e.Seq, e.Cause, e.T = seq, cause, at
-		return e
-	}
 	events := []trace.Event{
 		ev(1, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindContainerExit, Pod: pod, Message: "container app exits with 1"}),
 		ev(2, 1, time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindExited, Pod: pod, Container: "app", ExitCode: trace.Int(1), Reason: "Error"}),
 		ev(3, 2, 2*time.Second, trace.Event{Component: trace.PLEG, Event: trace.KindContainerDied, Pod: pod, Container: "app"}),
-		ev(4, 3, 2*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindBackOff, Pod: pod, Container: "app", Delay: 10 * time.Second, Func: "doBackOff"}),
+		ev(4, 3, 2*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindBackOff, Pod: pod, Container: "app", Delay: 10 * time.Second, Reason: "CrashLoopBackOff", Func: "doBackOff"}),
 		ev(5, 4, 12*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindStarted, Pod: pod, Container: "app"}),
 		ev(6, 0, 12*time.Second, trace.Event{Component: trace.Housekeeping, Event: trace.KindKill, Pod: pod}),
 	}
 	x := newExplainer(events)
-	got := x.step(1)
+	got := x.step(1, nil, -1)
 	for _, want := range []string{
 		"The scenario injects containerExit on default/web (container app exits with 1).",
 		"at once: container app exits with code 1 (Error).",
@@ -86,5 +92,32 @@ func TestExplainClauses(t *testing.T) {
 	}
 	if strings.Contains(got, "housekeeping") {
 		t.Errorf("narration %q tells an event the step did not cause", got)
+	}
+}
+
+// TestExplainAdoptsStepsBeforeThePod narrates a crashLoop given before its pod is created: its
+// effects are told with the step that creates the pod, not under a step that changed nothing at
+// its time.
+func TestExplainAdoptsStepsBeforeThePod(t *testing.T) {
+	const pod = "default/crasher"
+	events := []trace.Event{
+		ev(1, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindCrashLoop, Pod: pod, Message: "container app exits with 1 after 2s, every run"}),
+		ev(2, 0, time.Second, trace.Event{Component: trace.Scenario, Event: trace.KindAPICreatePod, Pod: pod}),
+		ev(3, 2, time.Second, trace.Event{Component: trace.APIServer, Event: trace.KindCreate, Pod: pod, Func: "POST pods"}),
+		ev(4, 1, 5*time.Second, trace.Event{Component: trace.Runtime, Event: trace.KindExited, Pod: pod, Container: "app", ExitCode: trace.Int(1), Reason: "Error"}),
+	}
+	x := newExplainer(events)
+	adopted, handedTo := x.adoptions([]uint64{1, 2})
+	if handedTo[0] != 1 || handedTo[1] != -1 || len(adopted[1]) != 1 || adopted[1][0] != 1 {
+		t.Fatalf("adoptions() = %v, %v, want step 1's effects told with step 2", adopted, handedTo)
+	}
+	if got := x.step(1, adopted[0], handedTo[0]); !strings.Contains(got, "told with step 2, which creates it") || strings.Contains(got, "(Error)") {
+		t.Errorf("step 1's paragraph:\n%s\nwant it to point at step 2 and tell nothing of the pod", got)
+	}
+	got := strings.Join(strings.Fields(x.step(2, adopted[1], handedTo[1])), " ")
+	for _, want := range []string{"at once: the API server stores the new pod default/crasher.", "4s later, at 5s: container app exits with code 1 (Error)."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("step 2's paragraph:\n%s\nwant it to contain %q", got, want)
+		}
 	}
 }

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/minikubelet/minikubelet/scenarios"
 	"github.com/minikubelet/minikubelet/sim/replay"
 )
 
@@ -26,36 +29,46 @@ type Lesson struct {
 	Scenarios   []string `json:"scenarios"`
 }
 
-// Curriculum is the lessons index of a scenario directory.
+// Curriculum is the lessons index of a scenario library.
 type Curriculum struct {
 	Lessons []Lesson `json:"lessons"`
-	// Dir is the scenario directory; Other lists its scenarios that no lesson names.
-	Dir   string   `json:"-"`
+	// FS is the library: the built-in one or a directory.
+	FS fs.FS `json:"-"`
+	// Dir is the library's directory, "" for the built-in library. It names the library in
+	// commands and messages.
+	Dir string `json:"-"`
+	// Other lists the library's scenarios that no lesson names.
 	Other []string `json:"-"`
 }
 
 // ErrBadIndex is wrapped by the errors of LoadCurriculum about the index's content.
 var ErrBadIndex = errors.New("bad lessons index")
 
-// LoadCurriculum reads dir/lessons/index.yaml and checks that every lesson has a name, a title and
-// a description, and names scenarios that exist in dir.
-func LoadCurriculum(dir string) (*Curriculum, error) {
-	path := filepath.Join(dir, IndexPath)
-	data, err := os.ReadFile(path)
+// Builtin returns the curriculum of the library built into the binary (package scenarios).
+func Builtin() (*Curriculum, error) {
+	return LoadCurriculum(scenarios.FS, "")
+}
+
+// LoadCurriculum reads lessons/index.yaml of a scenario library, fsys (dir names it, "" for the
+// built-in one), and checks that every lesson has a name, a title and a description, and names
+// scenarios that exist in the library.
+func LoadCurriculum(fsys fs.FS, dir string) (*Curriculum, error) {
+	c := &Curriculum{FS: fsys, Dir: dir}
+	path := c.where(IndexPath)
+	data, err := fs.ReadFile(fsys, IndexPath)
 	if err != nil {
-		return nil, fmt.Errorf("load curriculum: %w", err)
+		return nil, fmt.Errorf("load curriculum %s: %w", path, err)
 	}
-	c := &Curriculum{Dir: dir}
 	if err := yaml.UnmarshalStrict(data, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadIndex, path, err)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
-		return nil, fmt.Errorf("load curriculum: %w", err)
+		return nil, fmt.Errorf("load curriculum %s: %w", path, err)
 	}
 	exists := map[string]bool{}
 	for _, f := range files {
-		exists[strings.TrimSuffix(filepath.Base(f), ".yaml")] = true
+		exists[strings.TrimSuffix(f, ".yaml")] = true
 	}
 	used := map[string]bool{}
 	names := map[string]bool{}
@@ -70,7 +83,7 @@ func LoadCurriculum(dir string) (*Curriculum, error) {
 		names[l.Name] = true
 		for _, s := range l.Scenarios {
 			if !exists[s] {
-				errs = append(errs, fmt.Errorf("%w: %s: lesson %q: no scenario %s", ErrBadIndex, path, l.Name, filepath.Join(dir, s+".yaml")))
+				errs = append(errs, fmt.Errorf("%w: %s: lesson %q: no scenario %s", ErrBadIndex, path, l.Name, c.where(s+".yaml")))
 			}
 			used[s] = true
 		}
@@ -87,6 +100,15 @@ func LoadCurriculum(dir string) (*Curriculum, error) {
 	return c, nil
 }
 
+// where names a file of the library in messages: its path, or for the built-in library the
+// path it has in the source tree, marked as built in.
+func (c *Curriculum) where(name string) string {
+	if c.Dir == "" {
+		return "built-in scenarios/" + name
+	}
+	return filepath.Join(c.Dir, name)
+}
+
 // Lesson returns the lesson named name.
 func (c *Curriculum) Lesson(name string) (*Lesson, bool) {
 	for i := range c.Lessons {
@@ -97,18 +119,35 @@ func (c *Curriculum) Lesson(name string) (*Lesson, bool) {
 	return nil, false
 }
 
-// ScenarioPath is the file of a scenario of the curriculum.
-func (c *Curriculum) ScenarioPath(name string) string {
+// Arg is what names a scenario of the curriculum on the command line: its name for the built-in
+// library, its file otherwise.
+func (c *Curriculum) Arg(name string) string {
+	if c.Dir == "" {
+		return name
+	}
 	return filepath.Join(c.Dir, name+".yaml")
+}
+
+// Load reads and validates a scenario of the curriculum.
+func (c *Curriculum) Load(name string) (*replay.Scenario, error) {
+	data, err := fs.ReadFile(c.FS, name+".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", replay.ErrInvalid, c.where(name+".yaml"), err)
+	}
+	return replay.Parse(c.where(name+".yaml"), data, replay.LoadOptions{})
 }
 
 // WriteList writes every lesson with its description and scenarios, each with the first line of
 // its own description, and the scenarios in no lesson.
 func (c *Curriculum) WriteList(w io.Writer) error {
+	words, err := c.expander()
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
 	for i, l := range c.Lessons {
 		fmt.Fprintf(&b, "Lesson %d: %s (%s)\n", i+1, l.Title, l.Name)
-		for _, line := range strings.Split(wrap(strings.TrimSpace(l.Description)), "\n") {
+		for _, line := range strings.Split(wrap(words.Expand(strings.TrimSpace(l.Description))), "\n") {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
 		for _, s := range l.Scenarios {
@@ -123,37 +162,51 @@ func (c *Curriculum) WriteList(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Walk through a scenario:  minikubelet explain %s\n", c.ScenarioPath("SCENARIO"))
-	fmt.Fprintf(&b, "See it in a browser:      minikubelet replay --html SCENARIO.html %s\n", c.ScenarioPath("SCENARIO"))
-	_, err := io.WriteString(w, b.String())
+	fmt.Fprintf(&b, "Walk through a scenario:  minikubelet explain %s\n", c.Arg("SCENARIO"))
+	fmt.Fprintf(&b, "See it in a browser:      minikubelet replay --html SCENARIO.html %s\n", c.Arg("SCENARIO"))
+	b.WriteString("The words of the kubelet:  minikubelet learn --glossary [TERM...]\n")
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
 // WriteLesson writes one lesson with the whole description of each of its scenarios.
 func (c *Curriculum) WriteLesson(w io.Writer, l *Lesson) error {
+	words, err := c.expander()
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s)\n\n%s\n", l.Title, l.Name, wrap(strings.TrimSpace(l.Description)))
+	fmt.Fprintf(&b, "%s (%s)\n\n%s\n", l.Title, l.Name, wrap(words.Expand(strings.TrimSpace(l.Description))))
 	for _, name := range l.Scenarios {
 		fmt.Fprintf(&b, "\n%s\n", name)
-		s, err := replay.Load(c.ScenarioPath(name), replay.LoadOptions{})
+		s, err := c.Load(name)
 		if err != nil {
 			return fmt.Errorf("lesson %s: %w", l.Name, err)
 		}
 		if d := strings.TrimSpace(s.Description); d != "" {
-			for _, line := range strings.Split(wrap(d), "\n") {
+			for _, line := range strings.Split(wrap(words.Expand(d)), "\n") {
 				fmt.Fprintln(&b, strings.TrimRight("  "+line, " "))
 			}
 		}
-		fmt.Fprintf(&b, "  minikubelet explain %s\n", c.ScenarioPath(name))
-		fmt.Fprintf(&b, "  minikubelet replay --html %s.html %s\n", name, c.ScenarioPath(name))
+		fmt.Fprintf(&b, "  minikubelet explain %s\n", c.Arg(name))
+		fmt.Fprintf(&b, "  minikubelet replay --html %s.html %s\n", name, c.Arg(name))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// expander expands the glossary's abbreviations where the output first uses them.
+func (c *Curriculum) expander() (*Expander, error) {
+	g, err := BuiltinGlossary()
+	if err != nil {
+		return nil, err
+	}
+	return NewExpander(g), nil
 }
 
 // summary is the first sentence-line of a scenario's description.
 func (c *Curriculum) summary(name string) string {
-	s, err := replay.Load(c.ScenarioPath(name), replay.LoadOptions{})
+	s, err := c.Load(name)
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
@@ -161,17 +214,53 @@ func (c *Curriculum) summary(name string) string {
 	return line
 }
 
-// Replay loads and replays one scenario file with every event kept, for Explain and WriteHTML.
-func Replay(ctx context.Context, path string) (*replay.Scenario, *replay.Result, error) {
-	s, err := replay.Load(path, replay.LoadOptions{})
-	if err != nil {
-		return nil, nil, err
+// Replay replays a scenario with every event kept, for Explain and WriteHTML.
+func Replay(ctx context.Context, s *replay.Scenario) (*replay.Result, error) {
+	return replay.Run(ctx, s, replay.RunOptions{KeepEvents: true, PodDiffs: true})
+}
+
+// LoadScenario reads and validates the scenario arg names: the file at that path when there is
+// one, else the built-in scenario of that name (crash-loop, crash-loop.yaml, or
+// scenarios/crash-loop.yaml as the documentation writes it). builtin says which.
+func LoadScenario(arg string, opts replay.LoadOptions) (s *replay.Scenario, builtin bool, err error) {
+	if name, ok := builtinName(arg); ok {
+		if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) {
+			if data, err := fs.ReadFile(scenarios.FS, name+".yaml"); err == nil {
+				s, err := replay.Parse("built-in scenarios/"+name+".yaml", data, opts)
+				return s, true, err
+			}
+		}
 	}
-	res, err := replay.Run(ctx, s, replay.RunOptions{KeepEvents: true, PodDiffs: true})
-	if err != nil {
-		return nil, nil, err
+	s, err = replay.Load(arg, opts)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("%w, and no built-in scenario is named %s (minikubelet learn lists them)", err, arg)
 	}
-	return s, res, nil
+	return s, false, err
+}
+
+// ReadGolden reads a golden file: the file at that path when there is one, else the built-in
+// golden trace of that name (crash-loop.golden or scenarios/crash-loop.golden).
+func ReadGolden(arg string) ([]byte, error) {
+	data, err := os.ReadFile(arg)
+	if !errors.Is(err, fs.ErrNotExist) || filepath.Ext(arg) != ".golden" {
+		return data, err
+	}
+	if name, ok := builtinName(strings.TrimSuffix(arg, ".golden")); ok {
+		if b, berr := fs.ReadFile(scenarios.FS, name+".golden"); berr == nil {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// builtinName is the name of the built-in scenario arg would name: a bare name, with or without
+// .yaml, alone or under scenarios/.
+func builtinName(arg string) (string, bool) {
+	dir, base := path.Split(filepath.ToSlash(arg))
+	if dir != "" && dir != "scenarios/" || base == "" {
+		return "", false
+	}
+	return strings.TrimSuffix(base, ".yaml"), true
 }
 
 // WriteReports writes the HTML timeline of every scenario of the curriculum into dir, as
@@ -188,7 +277,11 @@ func (c *Curriculum) WriteReports(ctx context.Context, dir string) ([]string, er
 				continue
 			}
 			seen[name] = true
-			s, res, err := Replay(ctx, c.ScenarioPath(name))
+			s, err := c.Load(name)
+			if err != nil {
+				return files, fmt.Errorf("lesson %s: %w", l.Name, err)
+			}
+			res, err := Replay(ctx, s)
 			if err != nil {
 				return files, fmt.Errorf("lesson %s: %w", l.Name, err)
 			}

@@ -108,6 +108,7 @@ func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (l *Live) page(w http.ResponseWriter) {
 	tl := &Timeline{Name: l.name, Live: true, Funcs: map[string]string{}, Strings: []string{""}, Events: [][]any{}}
+	tl.withGlossary("")
 	data, err := tl.JSON()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

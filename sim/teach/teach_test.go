@@ -38,7 +38,11 @@ func TestFuncURL(t *testing.T) {
 func TestReportDeterministic(t *testing.T) {
 	var pages [2][]byte
 	for i := range pages {
-		s, res, err := Replay(context.Background(), "../../scenarios/static-pod-edit.yaml")
+		s, _, err := LoadScenario("../../scenarios/static-pod-edit.yaml", replay.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Replay(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +125,7 @@ func TestLiveStreamsBacklogThenNewEvents(t *testing.T) {
 }
 
 func TestLoadCurriculum(t *testing.T) {
-	c, err := LoadCurriculum("../../scenarios")
+	c, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +159,7 @@ func TestLoadCurriculum(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, IndexPath), []byte(tt.index), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := LoadCurriculum(dir); !errors.Is(err, ErrBadIndex) {
+			if _, err := LoadCurriculum(os.DirFS(dir), dir); !errors.Is(err, ErrBadIndex) {
 				t.Errorf("LoadCurriculum() = %v, want %v", err, ErrBadIndex)
 			}
 		})
@@ -220,5 +224,122 @@ func TestTimelineNotReached(t *testing.T) {
 	last := NewTimeline(s, res).Steps[len(s.Steps)-1]
 	if last.Met != nil || last.What == "" {
 		t.Errorf("the last step = %+v, want it described, with no verdict", last)
+	}
+}
+
+// TestLoadScenario resolves the names a command line may give a scenario: a file, else a
+// built-in scenario by name.
+func TestLoadScenario(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "crash-loop.yaml")
+	if err := os.WriteFile(file, []byte("name: mine\nsources: [file]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		arg     string
+		name    string
+		builtin bool
+		err     string
+	}{
+		{arg: "crash-loop", name: "crash-loop", builtin: true},
+		{arg: "crash-loop.yaml", name: "crash-loop", builtin: true},
+		{arg: "scenarios/crash-loop.yaml", name: "crash-loop", builtin: true},
+		{arg: "../../scenarios/crash-loop.yaml", name: "crash-loop"},
+		{arg: file, name: "mine"},
+		{arg: "other/crash-loop.yaml", err: "no built-in scenario is named other/crash-loop.yaml"},
+		{arg: "no-such", err: "no built-in scenario is named no-such"},
+	} {
+		t.Run(strings.ReplaceAll(tt.arg, "/", "_"), func(t *testing.T) {
+			s, builtin, err := LoadScenario(tt.arg, replay.LoadOptions{})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, replay.ErrInvalid) {
+					t.Errorf("LoadScenario(%q) error = %v, want an invalid scenario error with %q", tt.arg, err, tt.err)
+				}
+				return
+			}
+			if err != nil || s.Name != tt.name || builtin != tt.builtin {
+				t.Errorf("LoadScenario(%q) = %v, %v, %v, want scenario %s, built in %v", tt.arg, s, builtin, err, tt.name, tt.builtin)
+			}
+		})
+	}
+	if b, err := ReadGolden("scenarios/crash-loop.golden"); err != nil || len(b) == 0 {
+		t.Errorf("ReadGolden(scenarios/crash-loop.golden) = %d bytes, %v, want the built-in golden", len(b), err)
+	}
+	if _, err := ReadGolden("no-such.golden"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadGolden(no-such.golden) error = %v, want not exist", err)
+	}
+}
+
+// TestBuiltinCurriculum loads the curriculum built into the binary, every scenario of it.
+func TestBuiltinCurriculum(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Lessons) != len(disk.Lessons) || len(c.Other) != len(disk.Other) {
+		t.Errorf("built-in curriculum: %d lessons and %d other scenarios, want %d and %d as on disk", len(c.Lessons), len(c.Other), len(disk.Lessons), len(disk.Other))
+	}
+	for _, l := range c.Lessons {
+		for _, name := range l.Scenarios {
+			if _, err := c.Load(name); err != nil {
+				t.Errorf("lesson %s: %v", l.Name, err)
+			}
+		}
+	}
+}
+
+// TestGlossary checks the built-in glossary: it parses, it defines every trace component (the
+// timeline's lanes), every pod worker state and every PodConfig operation, and it expands an
+// abbreviation once per output.
+func TestGlossary(t *testing.T) {
+	g, err := BuiltinGlossary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"sync", "terminating", "terminated", "finished", "ADD", "UPDATE", "DELETE", "REMOVE", "RECONCILE",
+		"SyncPod", "mirror pod", "static pod", "admission", "QoS", "housekeeping", "CrashLoopBackOff", "backoff"}
+	for _, c := range trace.Components {
+		words = append(words, string(c))
+	}
+	for _, w := range words {
+		if _, ok := g.Find(w); !ok {
+			t.Errorf("Find(%q) = false, want the glossary to define it", w)
+		}
+	}
+	if tm, _ := g.Find("set"); tm.Term != "sources" {
+		t.Errorf("Find(set) = %q, want sources: the case of a word counts first", tm.Term)
+	}
+	if tm, _ := g.Find("pleg"); tm.Term != "PLEG" {
+		t.Errorf("Find(pleg) = %q, want PLEG", tm.Term)
+	}
+	var out bytes.Buffer
+	if err := g.Write(&out, "PLEG", "no-such-word"); err == nil || !strings.Contains(err.Error(), "no-such-word") {
+		t.Errorf("Write(PLEG, no-such-word) = %v, want an error naming no-such-word", err)
+	}
+	if err := g.Write(&out, "PLEG"); err != nil || !strings.HasPrefix(out.String(), "PLEG (Pod Lifecycle Event Generator)\n  ") {
+		t.Errorf("Write(PLEG) = %v:\n%s", err, out.String())
+	}
+
+	x := NewExpander(g)
+	for _, tt := range []struct{ in, want string }{
+		{"GenericPLEG.Relist, then the PLEG's relist", "GenericPLEG.Relist, then the Pod Lifecycle Event Generator (PLEG)'s relist"},
+		{"the PLEG again, and the CRI", "the PLEG again, and the Container Runtime Interface (CRI)"},
+	} {
+		if got := x.Expand(tt.in); got != tt.want {
+			t.Errorf("Expand(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+
+	for _, bad := range []string{
+		"terms:\n- {term: a}\n",
+		"terms:\n- {term: a, definition: x, links: [w]}\n- {term: b, definition: y, links: [w]}\n",
+		"terms:\n- {term: a, definition: x, extra: 1}\n",
+	} {
+		if _, err := ParseGlossary([]byte(bad)); !errors.Is(err, ErrBadGlossary) {
+			t.Errorf("ParseGlossary(%q) = %v, want %v", bad, err, ErrBadGlossary)
+		}
 	}
 }

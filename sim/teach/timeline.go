@@ -61,12 +61,14 @@ type Timeline struct {
 	// null when unset, pods a list of indexes or null.
 	Strings []string `json:"strings"`
 	Events  [][]any  `json:"events"`
+	// Glossary is the kubelet's vocabulary, which the page links lanes and fields to.
+	Glossary []Term `json:"glossary,omitempty"`
 }
 
 // NewTimeline builds the timeline of a replay of s that gave res, its events kept.
 func NewTimeline(s *replay.Scenario, res *replay.Result) *Timeline {
-	tl := &Timeline{Name: s.Name, Description: strings.TrimSpace(s.Description), End: res.End.Seconds(),
-		Funcs: map[string]string{}}
+	tl := &Timeline{Name: s.Name, End: res.End.Seconds(), Funcs: map[string]string{}}
+	tl.withGlossary(strings.TrimSpace(s.Description))
 	verdicts := map[int]replay.Outcome{}
 	for _, o := range res.Outcomes {
 		verdicts[o.Step] = o
@@ -93,6 +95,20 @@ func NewTimeline(s *replay.Scenario, res *replay.Result) *Timeline {
 	tl.Diffs = res.PodDiffs
 	tl.Add(res.Events...)
 	return tl
+}
+
+// withGlossary sets the timeline's glossary and its description, the glossary's abbreviations
+// expanded where it first uses them. The glossary is built in; a timeline without one only has
+// fewer links.
+func (tl *Timeline) withGlossary(description string) {
+	g, err := BuiltinGlossary()
+	if err != nil {
+		g = nil
+	}
+	tl.Description = NewExpander(g).Expand(description)
+	if g != nil {
+		tl.Glossary = g.Terms
+	}
 }
 
 // Add appends events to the timeline.

@@ -6,198 +6,268 @@ import (
 )
 
 // Entry is one row of the catalogue: an event the code can emit, with the reasons and the
-// functions it can carry. Funcs are the names components put in Event.Func (Where qualifies
-// them); "" among Reasons or Funcs means the field may be empty, "*" among Reasons that any
-// reason may appear (an API error's reason, a Kubernetes event's reason, a scenario step's
-// action, or one of the reasons a table of docs/trace.md lists).
+// functions it can carry, how loud it is and how a narration tells it. Funcs are the names
+// components put in Event.Func (Where qualifies them); "" among Reasons or Funcs means the field
+// may be empty, "*" among Reasons that any reason may appear (an API error's reason, a Kubernetes
+// event's reason, a scenario step's action, or one of the reasons a table of docs/trace.md lists).
+// The rows of one (component, kind) share its Level and Noise.
 type Entry struct {
 	Component Component
 	Kind      Kind
 	Reasons   []string
 	Funcs     []string
+	// Level is the least --trace-level that shows the event (docs/trace.md's level column).
+	Level Level
+	// Noise says whether and when --trace-quiet hides it.
+	Noise Noise
+	// Say narrates it for `minikubelet explain`; nil leaves it out of a narration. A scenario
+	// step's Say is the first sentence of the step's paragraph.
+	Say Say
 }
 
-// Catalogue is the registry of every event the trace can carry, in the order of docs/trace.md's
-// catalogue, one Entry per row. A test checks that the two say the same, and the replay of
-// every scenario that each event it emits is registered here.
+// Noise says when --trace-quiet hides an event: what repeats without news.
+type Noise int
+
+// The kinds of noise.
+const (
+	// NotNoise is always shown.
+	NotNoise Noise = iota
+	// NoiseAlways is never news: the pod workers' requeues, the API server's status events.
+	NoiseAlways
+	// NoiseRepeat is a SET that carries the same pods as its source's last one: the file
+	// source's periodic relist, the API source's echo of every write.
+	NoiseRepeat
+	// NoiseEcho is an update with op RECONCILE: the echo of the kubelet's own status write.
+	NoiseEcho
+	// NoiseEchoStart is NoiseEcho, where the pod manager's next update of the pods it carries
+	// is the echo too; an update with another op ends the echo.
+	NoiseEchoStart
+	// NoiseEchoed is the pod manager's update of a pod in an echo (NoiseEchoStart).
+	NoiseEchoed
+)
+
+// Short names of the levels, to keep the rows of the catalogue on one line.
+const (
+	problems  = LevelProblems
+	lifecycle = LevelLifecycle
+	pipeline  = LevelPipeline
+)
+
 var Catalogue = []Entry{
-	{Sources, KindSet, []string{""}, []string{"listConfig", "consumeWatchEvent", "doWatch", "extractFromURL", "NewSourceApiserver"}},
-	{Sources, KindError, []string{"*"}, []string{"listConfig", "extractFromDir", "consumeWatchEvent", "doWatch", "extractFromURL"}},
-	{PodConfig, KindUpdate, []string{""}, []string{"podStorage.merge", "podStorage.sync"}},
-	{PodConfig, KindError, []string{"FailedValidation"}, []string{"filterInvalidPods"}},
-	{PodConfig, KindError, []string{"InvalidOp"}, []string{"podStorage.merge"}},
-	{SyncLoop, KindConfig, []string{""}, []string{"HandlePodAdditions", "HandlePodUpdates", "HandlePodRemoves", "HandlePodReconcile"}},
-	{SyncLoop, KindError, []string{"InvalidOperation"}, []string{"syncLoopIteration"}},
-	{SyncLoop, KindPLEG, []string{""}, []string{"HandlePodSyncs"}},
-	{SyncLoop, KindSync, []string{""}, []string{"HandlePodSyncs"}},
-	{SyncLoop, KindSkip, []string{"RuntimeErrors"}, []string{"syncLoop"}},
-	{SyncLoop, KindResume, []string{""}, []string{"syncLoop"}},
-	{SyncLoop, KindError, []string{"RuntimeStatus"}, []string{"updateRuntimeUp"}},
-	{SyncLoop, KindSkip, []string{"MirrorPodWithoutStaticPod"}, []string{"HandlePodAdditions", "HandlePodUpdates", "HandlePodRemoves", "HandlePodReconcile", "HandlePodSyncs"}},
-	{SyncLoop, KindError, []string{"FailedToDeletePod"}, []string{"deletePod"}},
-	{SyncLoop, KindError, []string{"FailedToRemoveContainer"}, []string{"deleteContainersInPod"}},
-	{SyncLoop, KindError, []string{"KillPodIncomplete"}, []string{"SyncTerminatingPod"}},
-	{SyncLoop, KindProbe, []string{""}, []string{"handleProbeSync"}},
-	{Housekeeping, KindSkip, []string{"SourcesNotReady"}, []string{"syncLoopIteration"}},
-	{Housekeeping, KindError, []string{"FailedToListPods"}, []string{"HandlePodCleanups"}},
-	{Housekeeping, KindDeleteMirror, []string{"OrphanedMirrorPod"}, []string{"HandlePodCleanups"}},
-	{Housekeeping, KindError, []string{"FailedToDeleteMirrorPod"}, []string{"HandlePodCleanups"}},
-	{Housekeeping, KindRestart, []string{""}, []string{"HandlePodCleanups"}},
-	{Housekeeping, KindKill, []string{"TerminalPodDeleted"}, []string{"HandlePodCleanups"}},
-	{Housekeeping, KindKill, []string{"OrphanedRuntimePod"}, []string{"HandlePodCleanups"}},
-	{PodManager, KindAdd, []string{"*"}, []string{"AddPod"}},
-	{PodManager, KindUpdate, []string{"*"}, []string{"UpdatePod"}},
-	{PodManager, KindRemove, []string{"*"}, []string{"RemovePod"}},
-	{Mirror, KindCreate, []string{"*"}, []string{"CreateMirrorPod"}},
-	{Mirror, KindDelete, []string{"*"}, []string{"DeleteMirrorPod"}},
-	{Mirror, KindReconcile, []string{"MirrorPodOutdated", "MirrorPodDeleting"}, []string{"tryReconcileMirrorPods"}},
-	{Mirror, KindReconcile, []string{"MirrorPodMissing"}, []string{"tryReconcileMirrorPods"}},
-	{Mirror, KindSkip, []string{"NodeUnavailable", "NodeDeleted"}, []string{"tryReconcileMirrorPods"}},
-	{Mirror, KindError, []string{"FailedToDeleteMirrorPod"}, []string{"tryReconcileMirrorPods"}},
-	{PodWorkers, KindState, []string{""}, []string{"UpdatePod", "completeSync", "completeTerminating", "completeTerminatingRuntimePod", "completeTerminated", "cleanupUnstartedPod", "removeTerminatedWorker"}},
-	{PodWorkers, KindSync, []string{""}, []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatingRuntimePod", "SyncTerminatedPod"}},
-	{PodWorkers, KindCancel, []string{""}, []string{"UpdatePod"}},
-	{PodWorkers, KindError, []string{"*"}, []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatingRuntimePod", "SyncTerminatedPod"}},
-	{PodWorkers, KindRequeue, []string{""}, []string{"completeWork"}},
-	{PodWorkers, KindBlocked, []string{"StaticPodExclusion"}, []string{"allowPodStart"}},
-	{PodWorkers, KindRestartRequested, []string{""}, []string{"UpdatePod"}},
-	{PodWorkers, KindError, []string{"IllegalTransition"}, []string{"UpdatePod", "completeSync", "completeTerminating", "completeTerminatingRuntimePod", "completeTerminated", "cleanupUnstartedPod", "removeTerminatedWorker"}},
-	{Runtime, KindSync, []string{""}, []string{"SyncPod"}},
-	{Runtime, KindSandbox, []string{""}, []string{"createPodSandbox"}},
-	{Runtime, KindSandbox, []string{""}, []string{"StopPodSandbox"}},
-	{Runtime, KindSandbox, []string{"SandboxDied"}, []string{""}},
-	{Runtime, KindPull, []string{""}, []string{"EnsureImageExists"}},
-	{Runtime, KindPulled, []string{"", "AlreadyPresent"}, []string{"EnsureImageExists"}},
-	{Runtime, KindFailed, []string{"ErrImagePull", "ErrImageNeverPull"}, []string{"EnsureImageExists"}},
-	{Runtime, KindFailed, []string{"InvalidImageName"}, []string{"EnsureImageExists"}},
-	{Runtime, KindFailed, []string{"CreateContainerConfigError"}, []string{"startContainer"}},
-	{Runtime, KindFailed, []string{"RunContainerError"}, []string{"startContainer"}},
-	{Runtime, KindFailed, []string{"CreateContainerError"}, []string{"startContainer"}},
-	{Runtime, KindFailed, []string{"FailedCreatePodSandBox"}, []string{"createPodSandbox"}},
-	{Runtime, KindBackOff, []string{"ImagePullBackOff"}, []string{"EnsureImageExists"}},
-	{Runtime, KindBackOff, []string{"CrashLoopBackOff"}, []string{"doBackOff"}},
-	{Runtime, KindCreated, []string{""}, []string{"startContainer"}},
-	{Runtime, KindStarted, []string{""}, []string{"startContainer"}},
-	{Runtime, KindKilling, []string{""}, []string{"killContainer"}},
-	{Runtime, KindHook, []string{"postStart", "preStop"}, []string{"startContainer", "executePreStopHook"}},
-	{Runtime, KindHook, []string{"*"}, []string{"startContainer", "executePreStopHook"}},
-	{Runtime, KindExited, []string{"Completed", "Error", "OOMKilled"}, []string{"killContainer", ""}},
-	{Runtime, KindRemoved, []string{""}, []string{"RemoveContainer", "GarbageCollect", "purgeInitContainers"}},
-	{Runtime, KindError, []string{""}, []string{"SyncPod", "KillPod"}},
-	{Runtime, KindDown, []string{""}, []string{""}},
-	{PLEG, KindContainerStarted, []string{""}, []string{"relist"}},
-	{PLEG, KindContainerDied, []string{""}, []string{"relist"}},
-	{PLEG, KindContainerRemoved, []string{""}, []string{"relist"}},
-	{PLEG, KindPodSync, []string{""}, []string{"relist"}},
-	{PLEG, KindError, []string{""}, []string{"relist"}},
-	{PLEG, KindError, []string{""}, []string{"updateCache"}},
-	{PLEG, KindHealth, []string{""}, []string{"Healthy"}},
-	{Status, KindSet, []string{""}, []string{"SetPodStatus", "TerminatePod", "SetContainerReadiness", "SetContainerStartup"}},
-	{Status, KindReject, []string{"IllegalTransition"}, []string{"SetPodStatus", "TerminatePod"}},
-	{Status, KindPatch, []string{""}, []string{"syncPod"}},
-	{Status, KindDelete, []string{""}, []string{"syncPod"}},
-	{Status, KindDrop, []string{"Recreated"}, []string{"syncPod"}},
-	{Status, KindError, []string{""}, []string{"syncPod"}},
-	{Prober, KindWorker, []string{""}, []string{"AddPod"}},
-	{Prober, KindWorker, []string{""}, []string{"StopLivenessAndStartup", "RemovePod", "CleanupPods", "run"}},
-	{Prober, KindResult, []string{""}, []string{"Set"}},
-	{Prober, KindProbe, []string{""}, []string{"probe"}},
-	{Prober, KindError, []string{"BadProbeAnnotation"}, []string{"AddPod"}},
-	{PodStartup, KindMeasured, []string{""}, []string{"ObservedPodOnWatch"}},
-	{Node, KindRegister, []string{""}, []string{"registerWithAPIServer"}},
-	{Node, KindError, []string{"FailedToRegisterNode"}, []string{"registerWithAPIServer"}},
-	{Node, KindReady, []string{""}, []string{"setNodeReadyCondition"}},
-	{Node, KindError, []string{"FailedToRenewLease", "FailedToUpdateNodeStatus"}, []string{"renewLease", "updateNodeStatus", "fastNodeStatusUpdate"}},
-	{APIServer, KindCreate, []string{""}, []string{"POST pods", "PATCH pods"}},
-	{APIServer, KindUpdate, []string{""}, []string{"PUT pods", "PATCH pods"}},
-	{APIServer, KindStatus, []string{""}, []string{"PUT pods/status", "PATCH pods/status"}},
-	{APIServer, KindDeleting, []string{""}, []string{"DELETE pods"}},
-	{APIServer, KindDelete, []string{""}, []string{"DELETE pods"}},
-	{APIServer, KindBind, []string{""}, []string{"POST pods/binding"}},
-	{PluginWatcher, KindAdd, []string{""}, []string{"handlePluginRegistration"}},
-	{PluginWatcher, KindRemove, []string{""}, []string{"handleDeleteEvent"}},
-	{PluginWatcher, KindError, []string{"Traverse", "Watch", "Create"}, []string{"traversePluginDir", "handleCreateEvent"}},
-	{PluginManager, KindUpdated, []string{""}, []string{"reconcile"}},
-	{PluginManager, KindUnregister, []string{""}, []string{"UnregisterPlugin"}},
-	{PluginManager, KindRegister, []string{""}, []string{"RegisterPlugin"}},
-	{PluginManager, KindInfo, []string{""}, []string{"GetInfo"}},
-	{PluginManager, KindRegistered, []string{""}, []string{"RegisterPlugin"}},
-	{PluginManager, KindUnregistered, []string{""}, []string{"UnregisterPlugin"}},
-	{PluginManager, KindError, []string{"Dial", "GetInfo", "NoHandler", "ValidatePlugin", "RegisterPlugin", "NotifyRegistrationStatus", "AddPlugin"}, []string{"RegisterPlugin", "UnregisterPlugin"}},
-	{PluginManager, KindError, []string{"Operation"}, []string{"reconcile"}},
-	{PluginManager, KindBackOff, []string{""}, []string{"operationComplete"}},
-	{DeviceManager, KindRegistered, []string{""}, []string{"PluginConnected"}},
-	{DeviceManager, KindDevices, []string{""}, []string{"genericDeviceUpdateCallback"}},
-	{DeviceManager, KindStopped, []string{""}, []string{"PluginDisconnected"}},
-	{DeviceManager, KindExpired, []string{""}, []string{"GetCapacity"}},
-	{DeviceManager, KindAllocate, []string{""}, []string{"Allocate"}},
-	{DeviceManager, KindReject, []string{"UnexpectedAdmissionError"}, []string{"Allocate"}},
-	{DeviceManager, KindError, []string{"Register", "ListAndWatch", "Checkpoint"}, []string{"Register", "ListAndWatch", "writeCheckpoint"}},
-	{CSI, KindRegistered, []string{""}, []string{"RegisterPlugin"}},
-	{CSI, KindUnregistered, []string{""}, []string{"DeRegisterPlugin"}},
-	{CSI, KindError, []string{"ValidatePlugin", "NodeGetInfo", "InstallCSIDriver", "UninstallCSIDriver"}, []string{"ValidatePlugin", "RegisterPlugin", "DeRegisterPlugin"}},
-	{NodeLifecycle, KindNode, []string{"RegisteredNode", "RemovingNode", "NodeNotReady"}, []string{""}},
-	{NodeLifecycle, KindReady, []string{"NodeStatusUnknown", "NodeStatusNeverUpdated"}, []string{"tryUpdateNodeHealth"}},
-	{NodeLifecycle, KindNotReady, []string{""}, []string{"MarkPodsNotReady"}},
-	{NodeLifecycle, KindTaint, []string{"*"}, []string{"SwapNodeControllerTaint"}},
-	{NodeLifecycle, KindUntaint, []string{"*"}, []string{"SwapNodeControllerTaint"}},
-	{TaintEviction, KindEvictAt, []string{""}, []string{"processPodOnNode"}},
-	{TaintEviction, KindEvictCancel, []string{""}, []string{"cancelWorkWithEvent"}},
-	{TaintEviction, KindEvict, []string{"DeletionByTaintManager"}, []string{"addConditionAndDeletePod"}},
-	{PodGC, KindDelete, []string{"orphaned", "terminated", "out-of-service", "unscheduled"}, []string{"markFailedAndDeletePodWithCondition"}},
-	{Scheduler, KindBind, []string{""}, []string{"bind"}},
-	{Scheduler, KindUnschedulable, []string{"Unschedulable", "SchedulerError"}, []string{"handleSchedulingFailure"}},
-	{Events, KindNormal, []string{"*"}, []string{""}},
-	{Events, KindWarning, []string{"*"}, []string{""}},
-	{Scenario, KindWriteManifest, []string{""}, []string{""}},
-	{Scenario, KindRemoveManifest, []string{""}, []string{""}},
-	{Scenario, KindRenameManifest, []string{""}, []string{""}},
-	{Scenario, KindServeHTTP, []string{""}, []string{""}},
-	{Scenario, KindAPICreatePod, []string{""}, []string{""}},
-	{Scenario, KindAPIUpdatePod, []string{""}, []string{""}},
-	{Scenario, KindAPIUpdatePod, []string{"Rejected"}, []string{""}},
-	{Scenario, KindAPIUpdatePodStatus, []string{""}, []string{""}},
-	{Scenario, KindAPIDeletePod, []string{""}, []string{""}},
-	{Scenario, KindAPIDeleteMirrorPod, []string{""}, []string{""}},
-	{Scenario, KindAPICreateNamespace, []string{""}, []string{""}},
-	{Scenario, KindAPIDeleteNamespace, []string{""}, []string{""}},
-	{Scenario, KindContainerExit, []string{""}, []string{""}},
-	{Scenario, KindCrashLoop, []string{""}, []string{""}},
-	{Scenario, KindFailImagePull, []string{""}, []string{""}},
-	{Scenario, KindRuntimeDown, []string{""}, []string{""}},
-	{Scenario, KindAPIServerDown, []string{""}, []string{""}},
-	{Scenario, KindCreatePluginSocket, []string{""}, []string{""}},
-	{Scenario, KindRemovePluginSocket, []string{""}, []string{""}},
-	{Scenario, KindDeviceHealth, []string{""}, []string{""}},
-	{Scenario, KindPluginFails, []string{""}, []string{""}},
-	{Scenario, KindOOMKill, []string{""}, []string{""}},
-	{Scenario, KindKillSandbox, []string{""}, []string{""}},
-	{Scenario, KindFailRuntimeCall, []string{""}, []string{""}},
-	{Scenario, KindRestartKubelet, []string{""}, []string{""}},
-	{Scenario, KindStopNode, []string{""}, []string{""}},
-	{Scenario, KindStartNode, []string{""}, []string{""}},
-	{Scenario, KindAPIDeleteNode, []string{""}, []string{""}},
-	{Scenario, KindProbe, []string{""}, []string{""}},
-	{Scenario, KindContainerStop, []string{""}, []string{""}},
-	{Scenario, KindHook, []string{""}, []string{""}},
-	{Scenario, KindError, []string{"*"}, []string{""}},
+	{Sources, KindSet, []string{""}, []string{"listConfig", "consumeWatchEvent", "doWatch", "extractFromURL", "NewSourceApiserver"}, pipeline, NoiseRepeat, saySourceSet},
+	{Sources, KindError, []string{"*"}, []string{"listConfig", "extractFromDir", "consumeWatchEvent", "doWatch", "extractFromURL"}, problems, NotNoise, nil},
+	{PodConfig, KindUpdate, []string{""}, []string{"podStorage.merge", "podStorage.sync"}, lifecycle, NoiseEcho, unlessReconcile(says("PodConfig merges it into {an op} of {pods} from {source}{(func)}"))},
+	{PodConfig, KindError, []string{"FailedValidation"}, []string{"filterInvalidPods"}, problems, NotNoise, nil},
+	{PodConfig, KindError, []string{"InvalidOp"}, []string{"podStorage.merge"}, problems, NotNoise, nil},
+	{SyncLoop, KindConfig, []string{""}, []string{"HandlePodAdditions", "HandlePodUpdates", "HandlePodRemoves", "HandlePodReconcile"}, pipeline, NoiseEchoStart, unlessReconcile(says("the sync loop hands the {op} to its handler{(func)}"))},
+	{SyncLoop, KindError, []string{"InvalidOperation"}, []string{"syncLoopIteration"}, problems, NotNoise, nil},
+	{SyncLoop, KindPLEG, []string{""}, []string{"HandlePodSyncs"}, pipeline, NotNoise, nil},
+	{SyncLoop, KindSync, []string{""}, []string{"HandlePodSyncs"}, pipeline, NotNoise, says("the sync loop's tick finds {pods} due and wakes its worker{(func)}")},
+	{SyncLoop, KindSkip, []string{"RuntimeErrors"}, []string{"syncLoop"}, problems, NotNoise, says("the sync loop leaves {pod} alone: {reason}{(func)}")},
+	{SyncLoop, KindResume, []string{""}, []string{"syncLoop"}, problems, NotNoise, nil},
+	{SyncLoop, KindError, []string{"RuntimeStatus"}, []string{"updateRuntimeUp"}, problems, NotNoise, nil},
+	{SyncLoop, KindSkip, []string{"MirrorPodWithoutStaticPod"}, []string{"HandlePodAdditions", "HandlePodUpdates", "HandlePodRemoves", "HandlePodReconcile", "HandlePodSyncs"}, problems, NotNoise, says("the sync loop leaves {pod} alone: {reason}{(func)}")},
+	{SyncLoop, KindError, []string{"FailedToDeletePod"}, []string{"deletePod"}, problems, NotNoise, nil},
+	{SyncLoop, KindError, []string{"FailedToRemoveContainer"}, []string{"deleteContainersInPod"}, problems, NotNoise, nil},
+	{SyncLoop, KindError, []string{"KillPodIncomplete"}, []string{"SyncTerminatingPod"}, problems, NotNoise, nil},
+	{SyncLoop, KindProbe, []string{""}, []string{"handleProbeSync"}, lifecycle, NotNoise, nil},
+	{Housekeeping, KindSkip, []string{"SourcesNotReady"}, []string{"syncLoopIteration"}, problems, NotNoise, nil},
+	{Housekeeping, KindError, []string{"FailedToListPods"}, []string{"HandlePodCleanups"}, problems, NotNoise, sayFails},
+	{Housekeeping, KindDeleteMirror, []string{"OrphanedMirrorPod"}, []string{"HandlePodCleanups"}, lifecycle, NotNoise, nil},
+	{Housekeeping, KindError, []string{"FailedToDeleteMirrorPod"}, []string{"HandlePodCleanups"}, problems, NotNoise, sayFails},
+	{Housekeeping, KindRestart, []string{""}, []string{"HandlePodCleanups"}, lifecycle, NotNoise, nil},
+	{Housekeeping, KindKill, []string{"TerminalPodDeleted"}, []string{"HandlePodCleanups"}, lifecycle, NotNoise, nil},
+	{Housekeeping, KindKill, []string{"OrphanedRuntimePod"}, []string{"HandlePodCleanups"}, lifecycle, NotNoise, nil},
+	{PodManager, KindAdd, []string{"*"}, []string{"AddPod"}, lifecycle, NotNoise, says("the pod manager adds {pod}{(func)}")},
+	{PodManager, KindUpdate, []string{"*"}, []string{"UpdatePod"}, pipeline, NoiseEchoed, nil},
+	{PodManager, KindRemove, []string{"*"}, []string{"RemovePod"}, lifecycle, NotNoise, says("the pod manager removes {pod}{(func)}")},
+	{Mirror, KindCreate, []string{"*"}, []string{"CreateMirrorPod"}, lifecycle, NotNoise, says("the kubelet creates the mirror pod of {pod}{(func)}")},
+	{Mirror, KindDelete, []string{"*"}, []string{"DeleteMirrorPod"}, lifecycle, NotNoise, says("the kubelet deletes the mirror pod of {pod}{(func)}")},
+	{Mirror, KindReconcile, []string{"MirrorPodOutdated", "MirrorPodDeleting"}, []string{"tryReconcileMirrorPods"}, lifecycle, NotNoise, nil},
+	{Mirror, KindReconcile, []string{"MirrorPodMissing"}, []string{"tryReconcileMirrorPods"}, lifecycle, NotNoise, nil},
+	{Mirror, KindSkip, []string{"NodeUnavailable", "NodeDeleted"}, []string{"tryReconcileMirrorPods"}, problems, NotNoise, nil},
+	{Mirror, KindError, []string{"FailedToDeleteMirrorPod"}, []string{"tryReconcileMirrorPods"}, problems, NotNoise, nil},
+	{PodWorkers, KindState, []string{""}, []string{"UpdatePod", "completeSync", "completeTerminating", "completeTerminatingRuntimePod", "completeTerminated", "cleanupUnstartedPod", "removeTerminatedWorker"}, lifecycle, NotNoise, sayWorkerState},
+	{PodWorkers, KindSync, []string{""}, []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatingRuntimePod", "SyncTerminatedPod"}, pipeline, NotNoise, says("the worker runs {func} for {pod} ({op})")},
+	{PodWorkers, KindCancel, []string{""}, []string{"UpdatePod"}, pipeline, NotNoise, sayWorkerNote},
+	{PodWorkers, KindError, []string{"*"}, []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatingRuntimePod", "SyncTerminatedPod"}, problems, NotNoise, saySyncError},
+	{PodWorkers, KindRequeue, []string{""}, []string{"completeWork"}, pipeline, NoiseAlways, sayRequeue},
+	{PodWorkers, KindBlocked, []string{"StaticPodExclusion"}, []string{"allowPodStart"}, problems, NotNoise, sayWorkerNote},
+	{PodWorkers, KindRestartRequested, []string{""}, []string{"UpdatePod"}, lifecycle, NotNoise, sayWorkerNote},
+	{PodWorkers, KindError, []string{"IllegalTransition"}, []string{"UpdatePod", "completeSync", "completeTerminating", "completeTerminatingRuntimePod", "completeTerminated", "cleanupUnstartedPod", "removeTerminatedWorker"}, problems, NotNoise, saySyncError},
+	{Runtime, KindSync, []string{""}, []string{"SyncPod"}, pipeline, NotNoise, saySyncPodActions},
+	{Runtime, KindSandbox, []string{""}, []string{"createPodSandbox"}, lifecycle, NotNoise, saySandbox},
+	{Runtime, KindSandbox, []string{""}, []string{"StopPodSandbox"}, lifecycle, NotNoise, saySandbox},
+	{Runtime, KindSandbox, []string{"SandboxDied"}, []string{""}, lifecycle, NotNoise, saySandbox},
+	{Runtime, KindPull, []string{""}, []string{"EnsureImageExists"}, lifecycle, NotNoise, says("the runtime pulls {message} for {container}")},
+	{Runtime, KindPulled, []string{"", "AlreadyPresent"}, []string{"EnsureImageExists"}, lifecycle, NotNoise, sayPulled},
+	{Runtime, KindFailed, []string{"ErrImagePull", "ErrImageNeverPull"}, []string{"EnsureImageExists"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindFailed, []string{"InvalidImageName"}, []string{"EnsureImageExists"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindFailed, []string{"CreateContainerConfigError"}, []string{"startContainer"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindFailed, []string{"RunContainerError"}, []string{"startContainer"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindFailed, []string{"CreateContainerError"}, []string{"startContainer"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindFailed, []string{"FailedCreatePodSandBox"}, []string{"createPodSandbox"}, problems, NotNoise, sayRuntimeFails},
+	{Runtime, KindBackOff, []string{"ImagePullBackOff"}, []string{"EnsureImageExists"}, problems, NotNoise, says("the pull of {message} for {container} is held back by the image pull back-off, now {delay}{(func)}")},
+	{Runtime, KindBackOff, []string{"CrashLoopBackOff"}, []string{"doBackOff"}, problems, NotNoise, sayCrashLoopBackOff},
+	{Runtime, KindCreated, []string{""}, []string{"startContainer"}, lifecycle, NotNoise, nil},
+	{Runtime, KindStarted, []string{""}, []string{"startContainer"}, lifecycle, NotNoise, sayStarted},
+	{Runtime, KindKilling, []string{""}, []string{"killContainer"}, lifecycle, NotNoise, says("the runtime stops container {container} with a grace period of {delay}{(func)}")},
+	{Runtime, KindHook, []string{"postStart", "preStop"}, []string{"startContainer", "executePreStopHook"}, lifecycle, NotNoise, nil},
+	{Runtime, KindHook, []string{"*"}, []string{"startContainer", "executePreStopHook"}, lifecycle, NotNoise, nil},
+	{Runtime, KindExited, []string{"Completed", "Error", "OOMKilled"}, []string{"killContainer", ""}, lifecycle, NotNoise, sayExited},
+	{Runtime, KindRemoved, []string{""}, []string{"RemoveContainer", "GarbageCollect", "purgeInitContainers"}, lifecycle, NotNoise, sayRemoved},
+	{Runtime, KindError, []string{""}, []string{"SyncPod", "KillPod"}, problems, NotNoise, nil},
+	{Runtime, KindDown, []string{""}, []string{""}, problems, NotNoise, nil},
+	{PLEG, KindContainerStarted, []string{""}, []string{"relist"}, lifecycle, NotNoise, sayRelist},
+	{PLEG, KindContainerDied, []string{""}, []string{"relist"}, lifecycle, NotNoise, sayRelist},
+	{PLEG, KindContainerRemoved, []string{""}, []string{"relist"}, lifecycle, NotNoise, sayRelist},
+	{PLEG, KindPodSync, []string{""}, []string{"relist"}, pipeline, NotNoise, sayRelist},
+	{PLEG, KindError, []string{""}, []string{"relist"}, problems, NotNoise, sayRelist},
+	{PLEG, KindError, []string{""}, []string{"updateCache"}, problems, NotNoise, sayRelist},
+	{PLEG, KindHealth, []string{""}, []string{"Healthy"}, problems, NotNoise, nil},
+	{Status, KindSet, []string{""}, []string{"SetPodStatus", "TerminatePod", "SetContainerReadiness", "SetContainerStartup"}, lifecycle, NotNoise, sayStatusSet},
+	{Status, KindReject, []string{"IllegalTransition"}, []string{"SetPodStatus", "TerminatePod"}, problems, NotNoise, nil},
+	{Status, KindPatch, []string{""}, []string{"syncPod"}, lifecycle, NotNoise, nil},
+	{Status, KindDelete, []string{""}, []string{"syncPod"}, lifecycle, NotNoise, says("the status manager deletes the finished pod {pod} from the API server")},
+	{Status, KindDrop, []string{"Recreated"}, []string{"syncPod"}, lifecycle, NotNoise, nil},
+	{Status, KindError, []string{""}, []string{"syncPod"}, problems, NotNoise, nil},
+	{Prober, KindWorker, []string{""}, []string{"AddPod"}, lifecycle, NotNoise, sayPlain},
+	{Prober, KindWorker, []string{""}, []string{"StopLivenessAndStartup", "RemovePod", "CleanupPods", "run"}, lifecycle, NotNoise, sayPlain},
+	{Prober, KindResult, []string{""}, []string{"Set"}, lifecycle, NotNoise, sayPlain},
+	{Prober, KindProbe, []string{""}, []string{"probe"}, lifecycle, NotNoise, sayPlain},
+	{Prober, KindError, []string{"BadProbeAnnotation"}, []string{"AddPod"}, problems, NotNoise, sayFails},
+	{PodStartup, KindMeasured, []string{""}, []string{"ObservedPodOnWatch"}, lifecycle, NotNoise, sayMeasured},
+	{Node, KindRegister, []string{""}, []string{"registerWithAPIServer"}, problems, NotNoise, nil},
+	{Node, KindError, []string{"FailedToRegisterNode"}, []string{"registerWithAPIServer"}, problems, NotNoise, sayFails},
+	{Node, KindReady, []string{""}, []string{"setNodeReadyCondition"}, problems, NotNoise, nil},
+	{Node, KindError, []string{"FailedToRenewLease", "FailedToUpdateNodeStatus"}, []string{"renewLease", "updateNodeStatus", "fastNodeStatusUpdate"}, problems, NotNoise, sayFails},
+	{APIServer, KindCreate, []string{""}, []string{"POST pods", "PATCH pods"}, pipeline, NotNoise, says("the API server stores the new pod {pod}")},
+	{APIServer, KindUpdate, []string{""}, []string{"PUT pods", "PATCH pods"}, pipeline, NotNoise, nil},
+	{APIServer, KindStatus, []string{""}, []string{"PUT pods/status", "PATCH pods/status"}, pipeline, NoiseAlways, nil},
+	{APIServer, KindDeleting, []string{""}, []string{"DELETE pods"}, pipeline, NotNoise, sayDeleting},
+	{APIServer, KindDelete, []string{""}, []string{"DELETE pods"}, pipeline, NotNoise, says("the API server deletes {pod} with grace period 0: the object is gone")},
+	{APIServer, KindBind, []string{""}, []string{"POST pods/binding"}, lifecycle, NotNoise, nil},
+	{PluginWatcher, KindAdd, []string{""}, []string{"handlePluginRegistration"}, pipeline, NotNoise, sayPlain},
+	{PluginWatcher, KindRemove, []string{""}, []string{"handleDeleteEvent"}, pipeline, NotNoise, sayPlain},
+	{PluginWatcher, KindError, []string{"Traverse", "Watch", "Create"}, []string{"traversePluginDir", "handleCreateEvent"}, problems, NotNoise, sayFails},
+	{PluginManager, KindUpdated, []string{""}, []string{"reconcile"}, pipeline, NotNoise, sayPlain},
+	{PluginManager, KindUnregister, []string{""}, []string{"UnregisterPlugin"}, pipeline, NotNoise, sayPlain},
+	{PluginManager, KindRegister, []string{""}, []string{"RegisterPlugin"}, pipeline, NotNoise, sayPlain},
+	{PluginManager, KindInfo, []string{""}, []string{"GetInfo"}, pipeline, NotNoise, sayPlain},
+	{PluginManager, KindRegistered, []string{""}, []string{"RegisterPlugin"}, lifecycle, NotNoise, sayPlain},
+	{PluginManager, KindUnregistered, []string{""}, []string{"UnregisterPlugin"}, lifecycle, NotNoise, sayPlain},
+	{PluginManager, KindError, []string{"Dial", "GetInfo", "NoHandler", "ValidatePlugin", "RegisterPlugin", "NotifyRegistrationStatus", "AddPlugin"}, []string{"RegisterPlugin", "UnregisterPlugin"}, problems, NotNoise, sayFails},
+	{PluginManager, KindError, []string{"Operation"}, []string{"reconcile"}, problems, NotNoise, sayFails},
+	{PluginManager, KindBackOff, []string{""}, []string{"operationComplete"}, problems, NotNoise, sayPlain},
+	{DeviceManager, KindRegistered, []string{""}, []string{"PluginConnected"}, lifecycle, NotNoise, sayPlain},
+	{DeviceManager, KindDevices, []string{""}, []string{"genericDeviceUpdateCallback"}, pipeline, NotNoise, sayPlain},
+	{DeviceManager, KindStopped, []string{""}, []string{"PluginDisconnected"}, problems, NotNoise, sayPlain},
+	{DeviceManager, KindExpired, []string{""}, []string{"GetCapacity"}, problems, NotNoise, sayPlain},
+	{DeviceManager, KindAllocate, []string{""}, []string{"Allocate"}, lifecycle, NotNoise, sayPlain},
+	{DeviceManager, KindReject, []string{"UnexpectedAdmissionError"}, []string{"Allocate"}, problems, NotNoise, sayPlain},
+	{DeviceManager, KindError, []string{"Register", "ListAndWatch", "Checkpoint"}, []string{"Register", "ListAndWatch", "writeCheckpoint"}, problems, NotNoise, sayFails},
+	{CSI, KindRegistered, []string{""}, []string{"RegisterPlugin"}, lifecycle, NotNoise, sayPlain},
+	{CSI, KindUnregistered, []string{""}, []string{"DeRegisterPlugin"}, lifecycle, NotNoise, sayPlain},
+	{CSI, KindError, []string{"ValidatePlugin", "NodeGetInfo", "InstallCSIDriver", "UninstallCSIDriver"}, []string{"ValidatePlugin", "RegisterPlugin", "DeRegisterPlugin"}, problems, NotNoise, sayFails},
+	{NodeLifecycle, KindNode, []string{"RegisteredNode", "RemovingNode", "NodeNotReady"}, []string{""}, lifecycle, NotNoise, sayPlain},
+	{NodeLifecycle, KindReady, []string{"NodeStatusUnknown", "NodeStatusNeverUpdated"}, []string{"tryUpdateNodeHealth"}, problems, NotNoise, sayPlain},
+	{NodeLifecycle, KindNotReady, []string{""}, []string{"MarkPodsNotReady"}, lifecycle, NotNoise, sayPlain},
+	{NodeLifecycle, KindTaint, []string{"*"}, []string{"SwapNodeControllerTaint"}, lifecycle, NotNoise, sayPlain},
+	{NodeLifecycle, KindUntaint, []string{"*"}, []string{"SwapNodeControllerTaint"}, lifecycle, NotNoise, sayPlain},
+	{TaintEviction, KindEvictAt, []string{""}, []string{"processPodOnNode"}, lifecycle, NotNoise, sayPlain},
+	{TaintEviction, KindEvictCancel, []string{""}, []string{"cancelWorkWithEvent"}, lifecycle, NotNoise, sayPlain},
+	{TaintEviction, KindEvict, []string{"DeletionByTaintManager"}, []string{"addConditionAndDeletePod"}, lifecycle, NotNoise, sayPlain},
+	{PodGC, KindDelete, []string{"orphaned", "terminated", "out-of-service", "unscheduled"}, []string{"markFailedAndDeletePodWithCondition"}, lifecycle, NotNoise, sayPlain},
+	{Scheduler, KindBind, []string{""}, []string{"bind"}, lifecycle, NotNoise, sayPlain},
+	{Scheduler, KindUnschedulable, []string{"Unschedulable", "SchedulerError"}, []string{"handleSchedulingFailure"}, lifecycle, NotNoise, sayPlain},
+	{Events, KindNormal, []string{"*"}, []string{""}, lifecycle, NotNoise, nil},
+	{Events, KindWarning, []string{"*"}, []string{""}, problems, NotNoise, says("the kubelet records a Warning event {reason}")},
+	{Scenario, KindWriteManifest, []string{""}, []string{""}, problems, NotNoise, says("The manifest {message} is written into the static pod directory.")},
+	{Scenario, KindRemoveManifest, []string{""}, []string{""}, problems, NotNoise, says("The manifest {message} is removed from the static pod directory.")},
+	{Scenario, KindRenameManifest, []string{""}, []string{""}, problems, NotNoise, says("A manifest is renamed: {message}.")},
+	{Scenario, KindServeHTTP, []string{""}, []string{""}, problems, NotNoise, says("The manifest URL now answers {message}.")},
+	{Scenario, KindAPICreatePod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is created in the API server.")},
+	{Scenario, KindAPIUpdatePod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is updated in the API server.")},
+	{Scenario, KindAPIUpdatePod, []string{"Rejected"}, []string{""}, problems, NotNoise, says("The pod {pod} is updated in the API server.")},
+	{Scenario, KindAPIUpdatePodStatus, []string{""}, []string{""}, problems, NotNoise, says("The status of {pod} is changed in the API server.")},
+	{Scenario, KindAPIDeletePod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is deleted through the API{(message)}.")},
+	{Scenario, KindAPIDeleteMirrorPod, []string{""}, []string{""}, problems, NotNoise, says("The mirror pod {pod} is deleted through the API, {message}.")},
+	{Scenario, KindAPICreateNamespace, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindAPIDeleteNamespace, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindContainerExit, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindCrashLoop, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindFailImagePull, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindRuntimeDown, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindAPIServerDown, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindCreatePluginSocket, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindRemovePluginSocket, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindDeviceHealth, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindPluginFails, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindOOMKill, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindKillSandbox, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindFailRuntimeCall, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindRestartKubelet, []string{""}, []string{""}, problems, NotNoise, says("The kubelet process restarts; the runtime's containers live on.")},
+	{Scenario, KindStopNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindStartNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindAPIDeleteNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindProbe, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindContainerStop, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindHook, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindError, []string{"*"}, []string{""}, problems, NotNoise, sayStepFailed},
+}
+
+// rows indexes the Catalogue by (component, kind).
+var rows = func() map[rowKey][]int {
+	m := map[rowKey][]int{}
+	for i, en := range Catalogue {
+		k := rowKey{en.Component, en.Kind}
+		m[k] = append(m[k], i)
+	}
+	return m
+}()
+
+type rowKey struct {
+	c Component
+	k Kind
+}
+
+// allows reports whether the row allows e's reason and function.
+func (en *Entry) allows(e Event) bool {
+	return (slices.Contains(en.Reasons, "*") || slices.Contains(en.Reasons, e.Reason)) && slices.Contains(en.Funcs, e.Func)
+}
+
+// Lookup returns the Catalogue row of an event: the first that allows its component, kind,
+// reason and function, else the first of its component and kind with its function, else the
+// first of its component and kind. It is false when the catalogue has no row of the pair.
+func Lookup(e Event) (Entry, bool) {
+	idx := rows[rowKey{e.Component, e.Event}]
+	if len(idx) == 0 {
+		return Entry{}, false
+	}
+	for _, i := range idx {
+		if Catalogue[i].allows(e) {
+			return Catalogue[i], true
+		}
+	}
+	for _, i := range idx {
+		if slices.Contains(Catalogue[i].Funcs, e.Func) {
+			return Catalogue[i], true
+		}
+	}
+	return Catalogue[idx[0]], true
 }
 
 // Registered returns an error unless some Entry of the Catalogue allows e: its component and
 // kind, its reason and its function.
 func Registered(e Event) error {
-	kindKnown := false
-	for _, en := range Catalogue {
-		if en.Component != e.Component || en.Kind != e.Event {
-			continue
-		}
-		kindKnown = true
-		if (slices.Contains(en.Reasons, "*") || slices.Contains(en.Reasons, e.Reason)) && slices.Contains(en.Funcs, e.Func) {
+	idx := rows[rowKey{e.Component, e.Event}]
+	if len(idx) == 0 {
+		return fmt.Errorf("trace event (%s, %s) is not in the catalogue", e.Component, e.Event)
+	}
+	for _, i := range idx {
+		if Catalogue[i].allows(e) {
 			return nil
 		}
-	}
-	if !kindKnown {
-		return fmt.Errorf("trace event (%s, %s) is not in the catalogue", e.Component, e.Event)
 	}
 	return fmt.Errorf("trace event (%s, %s) with reason %q and func %q is not in the catalogue", e.Component, e.Event, e.Reason, e.Func)
 }

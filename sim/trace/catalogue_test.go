@@ -265,7 +265,8 @@ func TestCatalogueCoversGoldenTraces(t *testing.T) {
 		}
 		missing := map[pair]int{} // the pair's count in this file
 		for i, line := range strings.Split(string(data), "\n") {
-			if strings.TrimSpace(line) == "" {
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, strings.Repeat(" ", bodyColumn)) {
+				// A continuation line goes on with the body of the event above.
 				continue
 			}
 			component, kind, err := parseTextLine(line)

@@ -47,9 +47,10 @@ func seconds(d float64) string {
 	return strconv.FormatFloat(d, 'f', 3, 64)
 }
 
-// The text form's layout: one line of at most LineWidth columns (docs/trace.md, "Text form").
+// The text form's layout: lines of at most LineWidth columns (docs/trace.md, "Text form").
 const (
-	// LineWidth is the widest a text line gets.
+	// LineWidth is the widest a text line gets, unless a pod name longer than the pod column
+	// leaves no room for the event word.
 	LineWidth = 120
 	// maxListedPods is how many pod names the text form prints for one update before it counts
 	// the rest.
@@ -58,57 +59,134 @@ const (
 	componentWidth = 13
 	// podWidth is the pod column; a longer pod pushes the body right.
 	podWidth = 24
+	// bodyColumn is where the body starts, on an event's first line after a pod of podWidth
+	// and on its continuation lines: the time, the component and the pod columns, each with
+	// its space.
+	bodyColumn = 10 + 1 + componentWidth + 1 + podWidth + 1
 )
 
 // TextOptions are the choices of the text form.
 type TextOptions struct {
 	// UID adds the pod's UID, cut to 8 characters, to the body.
 	UID bool
+	// Wide keeps every event on one line however long: a body that does not fit beside its
+	// function is followed by it, two spaces after.
+	Wide bool
 }
 
-// Text renders e as one line of the text form with the default options.
+// Text renders e in the text form with the default options.
 func (e Event) Text() string { return e.TextWith(TextOptions{}) }
 
-// TextWith renders e as one line of at most LineWidth columns:
+// TextWith renders e in the text form: one line of at most LineWidth columns,
 //
 //	12.000s podworkers    web-node-1               state to=sync                                 podWorkers.UpdatePod
 //
-// The body is cut, with an ellipsis, where it would push the line past LineWidth.
+// with the kubelet function right-aligned after the body. Nothing is ever cut: a body that does
+// not fit beside its function gets the function's short name (startContainer for
+// kubeGenericRuntimeManager.startContainer), then none; a body too long for its line goes on in
+// continuation lines, which start with spaces up to the body's column (bodyColumn), breaking
+// between the fields and between the words of the message. The function then ends the last
+// line if it fits there. With Wide, the event stays on one line.
 func (e Event) TextWith(o TextOptions) string {
 	pod := shortPod(e.Pod)
 	if pod == "" {
 		pod = "-"
 	}
-	body := e.body(o)
-	fn := e.Where().Func
-	// The event word is never cut: a reader and a parser of the text form need it whole. When a
-	// long pod name leaves no room for it, the pod name is cut instead.
-	need := runeLen(string(e.Event)) + 2
-	prefix, room := e.textPrefix(pod, fn)
-	if room < need {
-		pod = cut(pod, max(runeLen(pod)-(need-room), 8))
-		prefix, room = e.textPrefix(pod, fn)
-	}
-	body = cut(body, max(room, need))
-	if fn == "" {
-		return strings.TrimRight(prefix+body, " ")
-	}
-	return prefix + pad(body, room) + "  " + fn
-}
-
-// textPrefix is the time, component and pod columns of the text form, and the room they and fn
-// leave for the body within LineWidth.
-func (e Event) textPrefix(pod, fn string) (string, int) {
 	prefix := fmt.Sprintf("%9ss %-*s %-*s ", seconds(e.T.Seconds()), componentWidth, e.Component, podWidth, pod)
+	body := strings.Join(e.bodyItems(o), " ")
+	fn := e.Where().Func
 	room := LineWidth - runeLen(prefix)
-	if fn != "" {
-		room -= 2 + runeLen(fn)
+	if fn == "" {
+		if o.Wide || runeLen(body) <= room {
+			return prefix + body
+		}
+		return prefix + wrapBody(body, room)
 	}
-	return prefix, room
+	fits := func(f string) bool { return runeLen(body)+2+runeLen(f) <= room }
+	switch {
+	case fits(fn):
+		return prefix + pad(body, room-2-runeLen(fn)) + "  " + fn
+	case o.Wide:
+		return prefix + body + "  " + fn
+	case fits(shortFunc(fn)):
+		f := shortFunc(fn)
+		return prefix + pad(body, room-2-runeLen(f)) + "  " + f
+	case runeLen(body) <= room:
+		return prefix + body
+	}
+	wrapped := wrapBody(body, room)
+	i := strings.LastIndexByte(wrapped, '\n')
+	end := runeLen(wrapped[i+1:]) // the column the last line ends in
+	if i < 0 {
+		end += runeLen(prefix)
+	}
+	for _, f := range []string{fn, shortFunc(fn)} {
+		if end+2+runeLen(f) <= LineWidth {
+			return prefix + wrapped + strings.Repeat(" ", LineWidth-end-runeLen(f)) + f
+		}
+	}
+	return prefix + wrapped
 }
 
-// body is the event word followed by its fields as key=value pairs, in the JSON field order.
-func (e Event) body(o TextOptions) string {
+// shortFunc is a function's name without its receiver or package: the part after the last dot.
+// The API server's requests ("PATCH pods/status") have none.
+func shortFunc(fn string) string {
+	return fn[strings.LastIndexByte(fn, '.')+1:]
+}
+
+// wrapBody lays out a body in lines: the first of at most first columns, after the prefix the
+// caller writes, the others of at most LineWidth-bodyColumn after bodyColumn spaces. It breaks
+// at the spaces between fields and between the words of the message, and a word longer than a
+// line between its characters, starting where the line before ends. The first line always holds
+// the event word.
+func wrapBody(body string, first int) string {
+	// minBreak is the fewest columns a line must have left for a word longer than a line to
+	// start in it rather than on the next.
+	const minBreak = 8
+	var lines []string
+	line, room := "", first
+	flush := func() {
+		lines = append(lines, line)
+		line, room = "", LineWidth-bodyColumn
+	}
+	for i, w := range strings.Split(body, " ") {
+		for {
+			if i == 0 || line != "" && runeLen(line)+1+runeLen(w) <= room {
+				if line != "" {
+					line += " "
+				}
+				line += w
+				break
+			}
+			if runeLen(w) <= LineWidth-bodyColumn || room-runeLen(line) <= minBreak {
+				// A word that fits on a line of its own starts one.
+				if line != "" {
+					flush()
+					continue
+				}
+				if runeLen(w) <= room {
+					line = w
+					break
+				}
+			}
+			// A word longer than a line fills this one and goes on in the next.
+			k := room
+			if line != "" {
+				line += " "
+				k = room - runeLen(line)
+			}
+			r := []rune(w)
+			line, w = line+string(r[:k]), string(r[k:])
+			flush()
+		}
+	}
+	lines = append(lines, line)
+	return strings.Join(lines, "\n"+strings.Repeat(" ", bodyColumn))
+}
+
+// bodyItems are the event word followed by its fields as key=value pairs, in the JSON field
+// order, and the message in quotes.
+func (e Event) bodyItems(o TextOptions) []string {
 	parts := []string{string(e.Event)}
 	add := func(k, v string) {
 		if v != "" {
@@ -139,7 +217,7 @@ func (e Event) body(o TextOptions) string {
 	if e.Message != "" {
 		parts = append(parts, strconv.Quote(e.Message))
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 // shortPod leaves out the default namespace: a pod name has no slash, so "web" can only be
@@ -162,15 +240,6 @@ func shortPods(pods []string) string {
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
-
-// cut shortens s to at most n runes, the last of them an ellipsis.
-func cut(s string, n int) string {
-	if runeLen(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
 
 // pad fills s with spaces to n runes.
 func pad(s string, n int) string {

@@ -88,23 +88,59 @@ func TestTextIsAligned(t *testing.T) {
 	}
 }
 
-// TestTextFitsTheWidth renders long events: every line stays within LineWidth columns, cut with
-// an ellipsis, and keeps its function.
-func TestTextFitsTheWidth(t *testing.T) {
-	for _, e := range []Event{
-		{T: 123456 * time.Second, Component: PluginManager, Event: KindError, Reason: "NotifyRegistrationStatus",
-			Message: strings.Repeat("a long error é ", 20), Func: "GetInfo"},
-		{Component: Runtime, Event: KindKilling, Pod: "kube-system/a-very-long-static-pod-name-on-node-1", Container: "c",
-			Delay: 30 * time.Second, Message: "sandbox changed", Func: "createPodSandbox"},
-		{Component: Runtime, Event: KindDown, Delay: time.Minute, Message: strings.Repeat("x", 200)},
+// TestTextNeverCuts renders long events: every line stays within LineWidth columns, and every
+// field and every character of the message is on one of them. The function ends the line it
+// fits on, shortened when only its short name fits.
+func TestTextNeverCuts(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		e    Event
+		fn   string // what ends the event's last line; "" for no function
+	}{
+		{"long message", Event{T: 123456 * time.Second, Component: PluginManager, Event: KindError, Reason: "NotifyRegistrationStatus",
+			Message: strings.Repeat("a long error é ", 20), Func: "GetInfo"}, ""},
+		{"long pod", Event{Component: Runtime, Event: KindKilling, Pod: "kube-system/a-very-long-static-pod-name-on-node-1", Container: "c",
+			Delay: 30 * time.Second, Message: "sandbox changed", Func: "createPodSandbox"}, "kubeGenericRuntimeManager.createPodSandbox"},
+		{"long word", Event{Component: Runtime, Event: KindDown, Delay: time.Minute, Message: strings.Repeat("x", 200)}, ""},
+		{"short name", Event{Component: Runtime, Event: KindSync, Pod: "default/crashloop-node-1", Message: "kill sandbox(attempt=0) start=[worker]",
+			Func: "SyncPod"}, " SyncPod"},
+		{"no function", Event{Component: Sources, Event: KindError, Source: "file", Reason: "UnparsableManifest",
+			Message: `/etc/kubernetes/manifests/bad.yaml: error converting YAML to JSON: yaml: line 3: mapping values are not allowed in this context`,
+			Func:    "extractFromDir"}, ""},
+		{"pods", Event{Component: PodConfig, Event: KindUpdate, Op: "ADD", Source: "file",
+			Pods: []string{"default/crashloop-node-1", "default/init-demo-node-1", "kube-system/kube-scheduler-node-1", "default/web-node-1"},
+			Func: "podStorage.merge"}, "podStorage.merge"},
 	} {
-		line := e.Text()
-		if n := utf8.RuneCountInString(line); n > LineWidth {
-			t.Errorf("Text() = %q: %d columns, want at most %d", line, n, LineWidth)
-		}
-		if fn := e.Where().Func; !strings.HasSuffix(line, fn) {
-			t.Errorf("Text() = %q, want it to end with %q", line, fn)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			text := tt.e.Text()
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				if n := utf8.RuneCountInString(l); n > LineWidth {
+					t.Errorf("line %d of Text() = %q: %d columns, want at most %d", i+1, l, n, LineWidth)
+				}
+				if i > 0 && !strings.HasPrefix(l, strings.Repeat(" ", bodyColumn)) {
+					t.Errorf("continuation line %q, want it to start with %d spaces", l, bodyColumn)
+				}
+			}
+			if strings.Contains(text, "…") {
+				t.Errorf("Text() = %q, want nothing cut", text)
+			}
+			flat := strings.Join(strings.Fields(text), "")
+			for _, item := range tt.e.bodyItems(TextOptions{}) {
+				if !strings.Contains(flat, strings.Join(strings.Fields(item), "")) {
+					t.Errorf("Text() = %q, want %q in it", text, item)
+				}
+			}
+			last := lines[len(lines)-1]
+			if tt.fn != "" && (!strings.HasSuffix(last, tt.fn) || utf8.RuneCountInString(last) != LineWidth) {
+				t.Errorf("Text() ends with %q, want %q at column %d", last, tt.fn, LineWidth)
+			}
+			wide := tt.e.TextWith(TextOptions{Wide: true})
+			if strings.Contains(wide, "\n") || !strings.Contains(wide, strings.Join(tt.e.bodyItems(TextOptions{}), " ")) ||
+				!strings.HasSuffix(wide, tt.e.Where().Func) {
+				t.Errorf("TextWith(Wide) = %q, want one line with the whole body and %q", wide, tt.e.Where().Func)
+			}
+		})
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // Level is a tier of the trace, from the fewest events to all of them (--trace-level). Each
-// (component, event) pair has one level (LevelOf); a view at level L shows the events of level
+// (component, event) pair has one level, its Catalogue rows' (LevelOf); a view at level L shows the events of level
 // L and below. The zero Level is no choice, which shows every event, as LevelPipeline does; on
 // the command line the levels are numbered from 0.
 type Level int
@@ -49,40 +49,21 @@ func ParseLevel(s string) (Level, error) {
 	return 0, fmt.Errorf("unknown trace level %q: want %s, or 0 to %d", s, strings.Join(levelNames, ", "), len(levelNames)-1)
 }
 
-// problemKinds are the event words that report a problem whatever the component.
-var problemKinds = map[Kind]bool{
-	KindError: true, KindReject: true, KindFailed: true, KindBackOff: true, KindWarning: true,
-	KindSkip: true, KindBlocked: true, KindDown: true, KindHealth: true, KindResume: true,
-	KindReady: true, KindRegister: true, KindExpired: true, KindStopped: true,
-}
-
-// pipelineEvents are the pairs shown only at LevelPipeline.
-var pipelineEvents = map[Component]map[Kind]bool{
-	Sources:       {KindSet: true},
-	SyncLoop:      {KindConfig: true, KindPLEG: true, KindSync: true},
-	PodManager:    {KindUpdate: true},
-	PodWorkers:    {KindSync: true, KindRequeue: true, KindCancel: true},
-	Runtime:       {KindSync: true},
-	PLEG:          {KindPodSync: true},
-	APIServer:     {KindCreate: true, KindUpdate: true, KindStatus: true, KindDeleting: true, KindDelete: true},
-	PluginWatcher: {KindAdd: true, KindRemove: true},
-	PluginManager: {KindInfo: true, KindRegister: true, KindUnregister: true, KindUpdated: true},
-	DeviceManager: {KindDevices: true},
-}
-
-// LevelOf returns the level of an event.
+// LevelOf returns the level of an event: its Catalogue row's (Entry.Level), and lifecycle for an
+// event the catalogue does not know.
 func LevelOf(e Event) Level {
-	switch {
-	case e.Component == Scenario:
-		return LevelProblems
-	case e.Component == PluginManager && e.Event == KindRegister:
-		return LevelPipeline // a register operation starting, not a node's registration
-	case problemKinds[e.Event]:
-		return LevelProblems
-	case pipelineEvents[e.Component][e.Event]:
-		return LevelPipeline
+	if idx := rows[rowKey{e.Component, e.Event}]; len(idx) > 0 {
+		return Catalogue[idx[0]].Level
 	}
 	return LevelLifecycle
+}
+
+// noiseOf returns the Noise of an event's Catalogue row.
+func noiseOf(e Event) Noise {
+	if idx := rows[rowKey{e.Component, e.Event}]; len(idx) > 0 {
+		return Catalogue[idx[0]].Noise
+	}
+	return NotNoise
 }
 
 // ViewOptions choose which events a View shows.
@@ -158,32 +139,33 @@ func (v *View) Show(e Event) bool {
 	return true
 }
 
-// isNoise tells the events Quiet hides, and keeps the state it needs.
+// isNoise tells the events Quiet hides (Entry.Noise), and keeps the state it needs.
 func (v *View) isNoise(e Event) bool {
-	switch {
-	case e.Component == PodWorkers && e.Event == KindRequeue:
+	switch noiseOf(e) {
+	case NoiseAlways:
 		return true
-	case e.Component == Sources && e.Event == KindSet:
+	case NoiseRepeat:
 		last, seen := v.lastSet[e.Source]
 		v.lastSet[e.Source] = slices.Clone(e.Pods)
 		return seen && slices.Equal(last, e.Pods)
-	case e.Component == APIServer && e.Event == KindStatus:
-		return true
-	case (e.Component == PodConfig && e.Event == KindUpdate || e.Component == SyncLoop && e.Event == KindConfig) && e.Op == "RECONCILE":
-		if e.Component == SyncLoop {
+	case NoiseEcho:
+		return e.Op == "RECONCILE"
+	case NoiseEchoStart:
+		if e.Op == "RECONCILE" {
 			for _, p := range e.Pods {
 				v.echo[p] = true
 			}
+			return true
 		}
-		return true
-	case e.Component == PodManager && e.Event == KindUpdate && v.echo[e.Pod]:
-		delete(v.echo, e.Pod)
-		return true
-	case e.Component == SyncLoop && e.Event == KindConfig:
 		// Any other update of these pods ends the echo: the pod manager's update that follows
 		// is news.
 		for _, p := range e.Pods {
 			delete(v.echo, p)
+		}
+	case NoiseEchoed:
+		if v.echo[e.Pod] {
+			delete(v.echo, e.Pod)
+			return true
 		}
 	}
 	return false

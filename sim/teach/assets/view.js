@@ -14,7 +14,8 @@
     'pluginwatcher', 'pluginmanager', 'devicemanager', 'csi'];
   var WORKER = { sync: '#3b82f6', terminating: '#f59e0b', terminated: '#a855f7', finished: '#9ca3af' };
   var CTR = { waiting: '#facc15', running: '#22c55e', failed: '#ef4444', done: '#cbd5e1' };
-  var LABEL_W = 230, RULER_H = 34, LANE_H = 18, CTR_H = 16;
+  // The ruler has two rows: the steps' markers and numbers, then the time's ticks and labels.
+  var LABEL_W = 230, RULER_H = 44, STEP_Y = 15, LANE_H = 18, CTR_H = 16, FONT = '11px system-ui, sans-serif';
 
   var events = [];     // in seq order
   var bySeq = [];      // seq -> event
@@ -83,9 +84,11 @@
       return { kind: 'pod', label: p, group: 1, key: p + '\u0000', h: LANE_H, pod: p, state: null };
     });
   }
-  function ctrLane(p, c) {
+  // ctrLane is a container's lane under its pod's, in the order the containers first appear in
+  // the trace: init containers and sidecars in the order they ran, then the others.
+  function ctrLane(p, c, seq) {
     return lane('k:' + p + '/' + c, function () {
-      return { kind: 'ctr', label: '  ' + c, group: 1, key: p + '\u0000' + c, h: CTR_H, pod: p, ctr: c, state: null, starts: 0 };
+      return { kind: 'ctr', label: '  ' + c, group: 1, key: p + '\u0000' + ('000000000000' + seq).slice(-12), h: CTR_H, pod: p, ctr: c, state: null, starts: 0 };
     });
   }
 
@@ -96,7 +99,7 @@
     if (!e.pod || e.c === 'node' || e.c === 'scenario') return;
     var pl = podLane(e.pod);
     if (e.ctr && (e.c === 'runtime' || e.c === 'pleg')) {
-      var kl = ctrLane(e.pod, e.ctr);
+      var kl = ctrLane(e.pod, e.ctr, e.seq);
       kl.events.push(e);
       containerState(kl, e);
     } else {
@@ -156,7 +159,10 @@
   }
 
   function fmtDur(s) {
-    if (s >= 60 && s % 60 === 0) return (s / 60) + 'm';
+    if (s >= 60) {
+      var m = Math.floor(s / 60), r = Math.round((s - m * 60) * 1000) / 1000;
+      return m + 'm' + (r ? r + 's' : '');
+    }
     return (Math.round(s * 1000) / 1000) + 's';
   }
   function fmtT(t) { return (Math.round(t * 1000) / 1000).toFixed(3) + 's'; }
@@ -199,48 +205,73 @@
   }
 
   var stats = { drawn: 0, ms: 0 };
+  // labels holds the box of every text drawn on the canvas, and ticks the last event tick drawn
+  // over each, for the tests: no text may cover another, and nothing is drawn over a text.
+  var labels = [];
+  function textBox(str, x, y, kind, color, back) {
+    var m = ctx.measureText(str), w = m.width, up = m.actualBoundingBoxAscent || 8, down = m.actualBoundingBoxDescent || 3;
+    if (back) { ctx.fillStyle = back; ctx.fillRect(x - 2, y - up - 1, w + 4, up + down + 2); }
+    ctx.fillStyle = color;
+    ctx.fillText(str, x, y);
+    var box = { text: str, kind: kind, x: x, y: y - up, w: w, h: up + down };
+    labels.push(box);
+    return box;
+  }
+
   function draw() {
     var t0 = performance.now();
     dirty = false;
+    labels = [];
+    for (var k = 0; k < lanes.length; k++) lanes[k].labelBox = null;
     var W = view.w, H = view.h;
     ctx.clearRect(0, 0, W, H);
-    ctx.font = '11px system-ui, sans-serif';
+    ctx.font = FONT;
     ctx.textBaseline = 'middle';
     var vis = visibleLanes();
     var total = vis.reduce(function (s, l) { return s + l.h; }, 0);
     view.scroll = Math.max(0, Math.min(view.scroll, Math.max(0, total - (H - RULER_H))));
-    var y = RULER_H - view.scroll, drawn = 0, positions = {};
+    var y = RULER_H - view.scroll, drawn = 0, positions = {}, pending = [];
     var tlo = tOf(LABEL_W - 4), thi = tOf(W);
     for (var i = 0; i < vis.length; i++) {
       var l = vis[i];
       l.y = y;
       if (y + l.h >= RULER_H && y <= H) {
-        drawn += drawLane(l, y, tlo, thi, positions);
+        drawn += drawLane(l, y, tlo, thi, positions, pending);
       }
       y += l.h;
     }
     drawSteps(H);
     drawLinks(positions);
+    // The labels inside the lanes go over the ticks, the step lines and the links, each where it
+    // covers no other label of its lane, in the order of importance.
+    ctx.font = FONT;
+    for (i = 0; i < pending.length; i++) drawLaneLabels(pending[i]);
     drawRuler(W);
-    // labels last, over the bands
+    // lane names last, over the bands
     ctx.fillStyle = '#fafbfc'; ctx.fillRect(0, RULER_H, LABEL_W, H);
     for (i = 0; i < vis.length; i++) {
       l = vis[i];
-      if (l.y + l.h < RULER_H || l.y > H) continue;
-      ctx.fillStyle = l.kind === 'comp' ? '#1d232a' : l.kind === 'pod' ? '#1e3a8a' : '#4a5560';
-      ctx.font = (l.kind === 'pod' ? '600 ' : '') + '11px system-ui, sans-serif';
+      if (l.y + l.h / 2 - 6 < RULER_H || l.y > H) continue;
+      ctx.font = (l.kind === 'pod' ? '600 ' : '') + FONT;
       var label = l.kind === 'pod' ? 'worker ' + l.label : l.label;
-      ctx.fillText(label.length > 36 ? label.slice(0, 35) + '\u2026' : label, 6, l.y + l.h / 2);
+      label = label.length > 36 ? label.slice(0, 35) + '\u2026' : label;
+      l.labelBox = textBox(label, 6, l.y + l.h / 2, 'lane', l.kind === 'comp' ? '#1d232a' : l.kind === 'pod' ? '#1e3a8a' : '#4a5560');
     }
+    ctx.font = FONT;
     ctx.fillStyle = '#fafbfc'; ctx.fillRect(0, 0, LABEL_W, RULER_H);
     stats.drawn = drawn; stats.ms = performance.now() - t0;
     api.positions = positions;
+    api.labels = labels;
   }
 
-  function drawLane(l, y, tlo, thi, positions) {
+  function drawLane(l, y, tlo, thi, positions, pending) {
     ctx.fillStyle = l.kind === 'comp' ? '#f1f4f7' : '#ffffff';
     ctx.fillRect(LABEL_W, y, view.w - LABEL_W, l.h);
     ctx.strokeStyle = '#e3e7eb'; ctx.beginPath(); ctx.moveTo(LABEL_W, y + l.h - 0.5); ctx.lineTo(view.w, y + l.h - 0.5); ctx.stroke();
+    // texts to draw once every tick is drawn: rank 0 first (the back-off's length, the grace
+    // period), then the bands' states
+    var texts = { lane: l, y: y + l.h / 2, list: [] };
+    pending.push(texts);
     // bands, merged below a pixel
     var lastX = -1;
     for (var b = 0; b < l.bands.length; b++) {
@@ -252,7 +283,7 @@
       ctx.fillStyle = bd.color; ctx.globalAlpha = 0.55;
       ctx.fillRect(x0, y + 2, Math.max(1, x1 - x0), l.h - 4);
       ctx.globalAlpha = 1;
-      if (x1 - x0 > 60 && bd.label) { ctx.fillStyle = '#1d232a'; ctx.fillText(bd.label, x0 + 3, y + l.h / 2); }
+      if (bd.label) texts.list.push({ rank: 2, text: bd.label, x: x0 + 3, max: x1 - 3, color: '#1d232a', kind: 'band' });
     }
     // marks: back-off gaps, grace countdowns, restarts
     for (var m = 0; m < l.marks.length; m++) {
@@ -263,13 +294,13 @@
         if (gd < LABEL_W || gx0 > view.w) continue;
         ctx.strokeStyle = '#b45309'; ctx.setLineDash([3, 2]); ctx.strokeRect(gx0, y + 1, Math.max(1, gd - gx0), l.h - 2); ctx.setLineDash([]);
         ctx.fillStyle = 'rgba(245,158,11,0.35)'; ctx.fillRect(gx0, y + 1, Math.max(1, gx1 - gx0), l.h - 2);
-        if (gd - gx0 > 50) { ctx.fillStyle = '#92400e'; ctx.fillText(mk.label + ' (used ' + fmtDur(Math.round((ge - mk.start) * 1000) / 1000) + ')', gx0 + 3, y + l.h / 2); }
+        texts.list.push({ rank: 0, text: mk.label + ' (used ' + fmtDur(Math.round((ge - mk.start) * 1000) / 1000) + ')', x: Math.max(LABEL_W, gx0) + 3, max: view.w, color: '#92400e', kind: 'grace' });
       } else if (mk.type === 'backoff') {
         var bx0 = xOf(mk.from), bx1 = xOf(mk.t);
         if (bx1 < LABEL_W || bx0 > view.w) continue;
         ctx.strokeStyle = '#dc2626'; ctx.fillStyle = '#dc2626'; ctx.beginPath(); ctx.moveTo(bx0, y + l.h - 2); ctx.lineTo(bx1, y + l.h - 2); ctx.stroke();
         ctx.fillRect(bx0, y + l.h - 5, 1, 4);
-        if (bx1 - bx0 > 30) { ctx.fillStyle = '#b91c1c'; ctx.fillText(mk.label, Math.max(LABEL_W, bx0 + 3), y + l.h / 2); }
+        texts.list.push({ rank: 0, text: mk.label, x: Math.max(LABEL_W, bx0) + 3, max: view.w, color: '#b91c1c', kind: 'backoff' });
       } else if (mk.type === 'exit') {
         var ex = xOf(mk.t);
         if (ex < LABEL_W || ex > view.w) continue;
@@ -304,6 +335,25 @@
     return n;
   }
 
+  // drawLaneLabels draws the texts of one lane that fit: a text goes where it covers no text
+  // already placed in the lane, and a band's state only inside its band. The ones left out come
+  // back when a zoom makes room.
+  function drawLaneLabels(texts) {
+    var l = texts.lane;
+    if (texts.y - 6 < RULER_H || texts.y > view.h) return;
+    texts.list.sort(function (a, b) { return a.rank - b.rank || a.x - b.x; });
+    var taken = [];
+    for (var i = 0; i < texts.list.length; i++) {
+      var t = texts.list[i], w = ctx.measureText(t.text).width;
+      if (t.x + w > Math.min(t.max, view.w - 2)) continue;
+      var x0 = t.x - 3, x1 = t.x + w + 3, free = true;
+      for (var j = 0; j < taken.length && free; j++) free = x1 <= taken[j][0] || x0 >= taken[j][1];
+      if (!free) continue;
+      taken.push([x0, x1]);
+      textBox(t.text, t.x, texts.y, t.kind, t.color, l.kind === 'comp' ? '#f1f4f7' : '#ffffff');
+    }
+  }
+
   function tickColor(e) {
     if (e.k === 'error' || e.k === 'Warning' || e.k === 'failed' || e.k === 'backoff') return '#dc2626';
     if (e.c === 'scenario') return '#7c3aed';
@@ -324,6 +374,38 @@
       ctx.beginPath(); ctx.moveTo(x, RULER_H); ctx.lineTo(x, H); ctx.stroke();
       ctx.setLineDash([]); ctx.lineWidth = 1;
     }
+  }
+
+  function stepColor(s) { return s.met === false ? '#dc2626' : s.met ? '#16a34a' : '#7c3aed'; }
+
+  // stepGroups gathers the visible steps into groups whose numbers fit side by side: a step whose
+  // marker is too close to the group before joins it, and the group is labelled with the range
+  // of its numbers ("3-6"), red if one of them failed, purple if one is an action.
+  function stepGroups() {
+    var ss = data.steps || [], groups = [], g = null;
+    for (var i = 0; i < ss.length; i++) {
+      var s = ss[i], x = xOf(s.at);
+      if (x < LABEL_W || x > view.w) continue;
+      if (g && x - g.x1 < ctx.measureText(groupText(g) + '\u2013' + s.n).width / 2 + 8) {
+        g.steps.push(s); g.x1 = x;
+        continue;
+      }
+      g = { steps: [s], x0: x, x1: x };
+      groups.push(g);
+    }
+    return groups;
+  }
+  function groupText(g) {
+    var a = g.steps[0].n, b = g.steps[g.steps.length - 1].n;
+    return a === b ? String(a) : a + '\u2013' + b;
+  }
+  function groupColor(g) {
+    var c = '#16a34a';
+    for (var i = 0; i < g.steps.length; i++) {
+      if (g.steps[i].met === false) return '#dc2626';
+      if (g.steps[i].met !== true) c = '#7c3aed';
+    }
+    return c;
   }
 
   function drawLinks(positions) {
@@ -347,27 +429,43 @@
   }
 
   function drawRuler(W) {
+    ctx.font = FONT;
     ctx.fillStyle = '#fff'; ctx.fillRect(LABEL_W, 0, W - LABEL_W, RULER_H);
     ctx.strokeStyle = '#d8dde3'; ctx.beginPath(); ctx.moveTo(LABEL_W, RULER_H - 0.5); ctx.lineTo(W, RULER_H - 0.5); ctx.stroke();
     var span = view.t1 - view.t0, target = span / 10, steps = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
     var step = steps[steps.length - 1];
     for (var i = 0; i < steps.length; i++) if (steps[i] >= target) { step = steps[i]; break; }
-    ctx.fillStyle = '#4a5560'; ctx.font = '11px system-ui, sans-serif';
+    var right = -1;
     for (var t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
       var x = xOf(t);
       if (x < LABEL_W) continue;
+      ctx.fillStyle = '#4a5560';
       ctx.fillRect(x, RULER_H - 6, 1, 6);
-      ctx.fillText(fmtDur(Math.round(t * 1000) / 1000), x + 2, RULER_H - 12);
+      var str = fmtDur(Math.round(t * 1000) / 1000), w = ctx.measureText(str).width;
+      if (x + 2 <= right + 6 || x + 2 + w > W - 2) continue;
+      textBox(str, x + 2, RULER_H - 14, 'tick', '#4a5560');
+      right = x + 2 + w;
     }
-    // step markers: purple for actions, green or red for checks
+    // step markers: purple for actions, green or red for checks; each numbered, close ones as
+    // a range
     var ss = data.steps || [];
     for (i = 0; i < ss.length; i++) {
       var s = ss[i];
       x = xOf(s.at);
       if (x < LABEL_W || x > W) continue;
-      ctx.fillStyle = s.met === false ? '#dc2626' : s.met ? '#16a34a' : '#7c3aed';
-      ctx.beginPath(); ctx.moveTo(x - 4, 2); ctx.lineTo(x + 4, 2); ctx.lineTo(x, 9); ctx.fill();
+      ctx.fillStyle = stepColor(s);
+      ctx.beginPath(); ctx.moveTo(x - 4, 1); ctx.lineTo(x + 4, 1); ctx.lineTo(x, 7); ctx.fill();
     }
+    var groups = stepGroups(), placed = LABEL_W;
+    ctx.font = '600 ' + FONT;
+    for (i = 0; i < groups.length; i++) {
+      var g = groups[i], label = groupText(g), gw = ctx.measureText(label).width;
+      var gx = Math.max(placed + 4, Math.min((g.x0 + g.x1) / 2 - gw / 2, W - gw - 2));
+      if (gx + gw > W - 1) continue;
+      textBox(label, gx, STEP_Y, 'step', groupColor(g));
+      placed = gx + gw;
+    }
+    ctx.font = FONT;
   }
 
   // ---- interaction ----
@@ -379,13 +477,20 @@
 
   function hit(x, y) {
     if (y < RULER_H) {
-      var ss = data.steps || [], best = null, bd = 6;
-      for (var i = 0; i < ss.length; i++) { var d = Math.abs(xOf(ss[i].at) - x); if (d < bd) { bd = d; best = ss[i]; } }
-      if (best) showStep(best);
+      // a step's marker, or the number of a group of steps
+      ctx.font = '600 ' + FONT;
+      var groups = stepGroups(), best = null, bd = 8;
+      ctx.font = FONT;
+      for (var i = 0; i < groups.length; i++) {
+        var g = groups[i], d = x < g.x0 ? g.x0 - x : x > g.x1 ? x - g.x1 : 0;
+        if (d < bd) { bd = d; best = g; }
+      }
+      if (best) showSteps(best.steps);
       return;
     }
     var l = laneAt(y);
-    if (!l || x < LABEL_W) return;
+    if (l && x < LABEL_W) { showTerm(termOf(laneWord(l)), l.label.trim()); return; }
+    if (!l) return;
     var t = tOf(x), tol = 6 * (view.t1 - view.t0) / (view.w - LABEL_W), list = l.events, bestE = null, bestD = Infinity;
     for (var j = first(list, t - tol); j < list.length && list[j].t <= t + tol; j++) {
       var dd = Math.abs(list[j].t - t);
@@ -419,6 +524,49 @@
     dirty = true;
   }
 
+  // ---- glossary ----
+  var gloss = data.glossary || [];
+  // termOf returns the index of the glossary's term a word names (its term or one of its links,
+  // as written, else in any case), -1 for none.
+  function termOf(word) {
+    if (!word) return -1;
+    for (var pass = 0; pass < 2; pass++) {
+      var w = pass ? String(word).toLowerCase() : String(word);
+      for (var i = 0; i < gloss.length; i++) {
+        var names = [gloss[i].term].concat(gloss[i].links || []);
+        for (var j = 0; j < names.length; j++) if ((pass ? names[j].toLowerCase() : names[j]) === w) return i;
+      }
+    }
+    return -1;
+  }
+  // laneWord is the word of the glossary that says what a lane is.
+  function laneWord(l) { return l.kind === 'comp' ? l.comp : l.kind === 'pod' ? 'pod worker' : 'sandbox'; }
+  // gl writes a word as a link to its glossary entry when it has one.
+  function gl(word) {
+    var i = termOf(word);
+    return i < 0 ? esc(word) : '<a href="#" class="gl" data-term="' + i + '">' + esc(word) + '</a>';
+  }
+  function showTerm(i, from) {
+    var d = document.getElementById('details'), t = gloss[i];
+    if (!t) {
+      d.innerHTML = '<h2>' + esc(from || 'Glossary') + '</h2><p class="hint">The glossary has no entry for it.</p>';
+      return;
+    }
+    var h = ['<h2 id="term-title">' + esc(t.term) + '</h2>'];
+    if (t.stands) h.push('<p class="term-stands">' + esc(t.stands) + '</p>');
+    h.push('<p id="term-definition">' + esc(t.definition) + '</p>');
+    if (t.kubelet) h.push('<p class="term-where">Kubelet: ' + esc(t.kubelet) + '</p>');
+    if (t.links && t.links.length) h.push('<p class="term-where">In the trace: ' + t.links.map(esc).join(', ') + '</p>');
+    h.push('<p><a href="#" class="gl" data-term="all">the whole glossary</a></p>');
+    d.innerHTML = h.join('');
+  }
+  function showGlossary() {
+    var h = ['<h2 id="term-title">Glossary</h2><ul class="terms">'];
+    gloss.forEach(function (t, i) { h.push('<li data-term="' + i + '">' + esc(t.term) + '</li>'); });
+    h.push('</ul>');
+    document.getElementById('details').innerHTML = h.join('');
+  }
+
   function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]; }); }
 
   function summary(e) {
@@ -436,7 +584,10 @@
     var rows = [['t', fmtT(e.t)], ['seq', e.seq], ['cause', e.cause || '(root)'], ['component', e.c], ['event', e.k], ['pod', e.pod], ['uid', e.uid],
       ['container', e.ctr], ['op', e.op], ['source', e.src], ['pods', e.pods ? '[' + e.pods.join(' ') + ']' : ''], ['from', e.from], ['to', e.to],
       ['exitCode', e.exit === null || e.exit === undefined ? '' : e.exit], ['delay', e.delay ? fmtDur(e.delay) : ''], ['reason', e.reason], ['message', e.msg]];
-    rows.forEach(function (r) { if (r[1] !== '' && r[1] !== null) h.push('<tr><td class="k">' + r[0] + '</td><td>' + esc(r[1]) + '</td></tr>'); });
+    var linked = { component: 1, event: 1, op: 1, from: 1, to: 1, reason: 1 };
+    rows.forEach(function (r) {
+      if (r[1] !== '' && r[1] !== null) h.push('<tr><td class="k">' + r[0] + '</td><td>' + (linked[r[0]] ? gl(String(r[1])) : esc(r[1])) + '</td></tr>');
+    });
     if (e.fn) {
       var url = data.funcs[e.c + '/' + e.fn];
       h.push('<tr><td class="k">func</td><td id="func">' + (url ? '<a target="_blank" rel="noopener" href="' + esc(url) + '">' + esc(e.fn) + '</a> (kubelet v1.35)' : esc(e.fn)) + '</td></tr>');
@@ -473,17 +624,33 @@
     d.innerHTML = h.join('');
   }
 
-  function showStep(s) {
-    var d = document.getElementById('details');
-    var h = ['<h2>Step ' + s.n + ' at ' + fmtT(s.at) + ': ' + esc(s.action) + '</h2>'];
+  function stepHTML(s, head) {
+    var h = ['<' + head + '>Step ' + s.n + ' at ' + fmtT(s.at) + ': ' + esc(s.action) + '</' + head + '>'];
     if (s.what) h.push('<p>' + esc(s.what) + '</p><p class="' + (s.met ? 'ok' : 'fail') + '">' + (s.met ? 'met' : s.met === false ? 'FAILED: saw ' + esc(s.seen) : 'not reached') + '</p>');
     if (s.seq) h.push('<ul><li data-seq="' + s.seq + '">#' + s.seq + ' the step\'s event (select to see its effects)</li></ul>');
-    d.innerHTML = h.join('');
+    return h.join('');
+  }
+  function showSteps(list) {
+    var d = document.getElementById('details');
+    if (list.length === 1) { d.innerHTML = stepHTML(list[0], 'h2'); return; }
+    d.innerHTML = '<h2>Steps ' + list[0].n + '\u2013' + list[list.length - 1].n + '</h2>' + list.map(function (s) { return stepHTML(s, 'h3'); }).join('');
   }
 
   document.getElementById('details').addEventListener('click', function (ev) {
+    var term = ev.target.closest('[data-term]');
+    if (term) {
+      ev.preventDefault();
+      var ti = term.getAttribute('data-term');
+      if (ti === 'all') showGlossary(); else showTerm(+ti);
+      return;
+    }
     var li = ev.target.closest('[data-seq]');
     if (li) { var s = +li.getAttribute('data-seq'); select(s); reveal(bySeq[s]); }
+  });
+  document.getElementById('gloss').onclick = showGlossary;
+  document.getElementById('legend').addEventListener('click', function (ev) {
+    var span = ev.target.closest('[data-term]');
+    if (span) showTerm(termOf(span.getAttribute('data-term')));
   });
 
   function reveal(e) {
@@ -570,6 +737,26 @@
       return 0;
     },
     chain: function () { return chain.slice(); },
+    // labels are the boxes of the texts the last draw drew, in canvas pixels: {text, kind, x, y,
+    // w, h}, kind one of lane, band, backoff, grace, tick, step.
+    labels: [],
+    // stepGroups returns the step numbers as drawn above the time axis: each group's text and
+    // the numbers of its steps.
+    stepGroups: function () {
+      ctx.font = '600 ' + FONT;
+      var gs = stepGroups().map(function (g) { return { text: groupText(g), steps: g.steps.map(function (s) { return s.n; }) }; });
+      ctx.font = FONT;
+      return gs;
+    },
+    // laneLabel returns where a lane's name is drawn, in page coordinates, null when it is not.
+    laneLabel: function (name) {
+      var r = canvas.getBoundingClientRect();
+      for (var i = 0; i < lanes.length; i++) {
+        var l = lanes[i];
+        if (l.label.trim() === name && l.labelBox) return { x: r.left + l.labelBox.x + l.labelBox.w / 2, y: r.top + l.labelBox.y + l.labelBox.h / 2 };
+      }
+      return null;
+    },
     // point returns where an event is drawn, in page coordinates, after revealing it.
     point: function (seq) {
       var e = bySeq[seq];
