@@ -47,14 +47,14 @@ steps:
 	if len(s.Steps) != 5 {
 		t.Fatalf("len(Steps) = %d, want 5", len(s.Steps))
 	}
-	if got := s.Steps[1].Expect.RestartCount; got == nil || *got != 0 {
-		t.Errorf("Steps[1].Expect.RestartCount = %v, want 0", got)
+	if x, ok := s.Steps[1].act.(*Expect); !ok || x.RestartCount == nil || *x.RestartCount != 0 {
+		t.Errorf("Steps[1] = %+v, want an expect with restartCount 0", s.Steps[1].act)
 	}
 	if got := s.Runtime.ImagePull.Duration; got != 2*time.Second {
 		t.Errorf("Runtime.ImagePull = %v, want 2s", got)
 	}
-	if got := s.Steps[3].APICreatePod.Pod.Spec.Containers[0].Image; got != "busybox" {
-		t.Errorf("apiCreatePod image = %q, want busybox", got)
+	if a, ok := s.Steps[3].act.(*APICreatePod); !ok || a.Pod.Spec.Containers[0].Image != "busybox" {
+		t.Errorf("Steps[3] = %+v, want an apiCreatePod of image busybox", s.Steps[3].act)
 	}
 }
 
