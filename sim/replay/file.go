@@ -164,14 +164,20 @@ func strictJSON(data []byte, v any) error {
 	return nil
 }
 
-// NodeList is the scenario's nodes: a list of names, or a count n for node-1 … node-n.
+// NodeList is the scenario's nodes: a list of names, or a count n for node-1 … node-n, at most
+// MaxNodes either way.
 type NodeList []string
 
+// UnmarshalJSON decodes a count or a list of names, and refuses more than MaxNodes.
 func (l *NodeList) UnmarshalJSON(data []byte) error {
 	var n int
 	if err := json.Unmarshal(data, &n); err == nil {
-		if n < 1 {
+		switch {
+		case n < 1:
 			return fmt.Errorf("nodes: %d: want a positive count or a list of names", n)
+		case n > MaxNodes:
+			// Before a name is made: a count costs a few bytes in the file, each node a kubelet.
+			return fmt.Errorf("nodes: %d: a replay simulates at most %d nodes", n, MaxNodes)
 		}
 		*l = make(NodeList, n)
 		for i := range n {
@@ -182,6 +188,9 @@ func (l *NodeList) UnmarshalJSON(data []byte) error {
 	var names []string
 	if err := json.Unmarshal(data, &names); err != nil {
 		return errors.New("nodes: want a positive count or a list of names")
+	}
+	if len(names) > MaxNodes {
+		return fmt.Errorf("nodes: %d names: a replay simulates at most %d nodes", len(names), MaxNodes)
 	}
 	*l = names
 	return nil

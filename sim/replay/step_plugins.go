@@ -94,8 +94,11 @@ func (c *CreatePluginSocket) validate() error {
 	errs := []error{socketName(c.Name), required("pluginName", c.PluginName)}
 	switch c.Type {
 	case registerapi.DevicePlugin:
-		if c.Devices < 0 {
+		switch {
+		case c.Devices < 0:
 			errs = append(errs, errors.New("devices must not be negative"))
+		case c.Devices > MaxPluginDevices:
+			errs = append(errs, fmt.Errorf("devices %d: a simulated device plugin offers at most %d", c.Devices, MaxPluginDevices))
 		}
 	case registerapi.CSIPlugin:
 	default:

@@ -44,10 +44,16 @@ func (s *Scenario) validate(maxDuration time.Duration) error {
 		}
 		seen[src] = true
 	}
-	for name, d := range map[string]*Duration{"syncFrequency": s.SyncFrequency, "fileCheckFrequency": s.FileCheckFrequency, "httpCheckFrequency": s.HTTPCheckFrequency} {
-		if d != nil && d.Duration <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive", name))
+	for _, f := range []struct {
+		name string
+		d    *Duration
+	}{{"syncFrequency", s.SyncFrequency}, {"fileCheckFrequency", s.FileCheckFrequency}, {"httpCheckFrequency", s.HTTPCheckFrequency}} {
+		if f.d != nil && f.d.Duration <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", f.name))
 		}
+	}
+	if err := s.validateBounds(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.validateSettings(); err != nil {
 		errs = append(errs, err)
