@@ -66,6 +66,24 @@ type APICreateNamespace NamespaceRef
 // their kubelets confirm.
 type APIDeleteNamespace NamespaceRef
 
+// The kinds of this file and what they declare: every one needs the api source.
+var (
+	_ change     = (*APICreatePod)(nil)
+	_ change     = (*APIUpdatePod)(nil)
+	_ change     = (*APIUpdatePodStatus)(nil)
+	_ change     = (*APIDeletePod)(nil)
+	_ change     = (*APIDeleteMirrorPod)(nil)
+	_ change     = (*APICreateNamespace)(nil)
+	_ change     = (*APIDeleteNamespace)(nil)
+	_ sourceUser = (*APICreatePod)(nil)
+	_ sourceUser = (*APIUpdatePod)(nil)
+	_ sourceUser = (*APIUpdatePodStatus)(nil)
+	_ sourceUser = (*APIDeletePod)(nil)
+	_ sourceUser = (*APIDeleteMirrorPod)(nil)
+	_ sourceUser = (*APICreateNamespace)(nil)
+	_ sourceUser = (*APIDeleteNamespace)(nil)
+)
+
 func (*APICreatePod) source() string       { return podconfig.APISource }
 func (*APIUpdatePod) source() string       { return podconfig.APISource }
 func (*APIUpdatePodStatus) source() string { return podconfig.APISource }

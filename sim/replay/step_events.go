@@ -26,6 +26,16 @@ type ExpectEvent struct {
 // window an expectEvent in its place would look at.
 type ExpectNoEvent ExpectEvent
 
+// The kinds of this file and what they declare.
+var (
+	_ expectation = (*ExpectEvent)(nil)
+	_ expectation = (*ExpectNoEvent)(nil)
+	_ eventCheck  = (*ExpectEvent)(nil)
+	_ eventCheck  = (*ExpectNoEvent)(nil)
+	_ podNamer    = (*ExpectEvent)(nil)
+	_ podNamer    = (*ExpectNoEvent)(nil)
+)
+
 func (*ExpectEvent) checksEvents()   {}
 func (*ExpectNoEvent) checksEvents() {}
 

@@ -51,6 +51,11 @@ var workerStates = []string{"sync", "terminating", "terminated", "finished", "no
 // The container states an expect step may name.
 var containerStates = []string{"waiting", "running", "terminated", "absent"}
 
+var (
+	_ expectation = (*Expect)(nil)
+	_ podNamer    = (*Expect)(nil)
+)
+
 func (x *Expect) pod() string { return x.Pod }
 
 func (x *Expect) validate() error {

@@ -14,6 +14,11 @@ type ServeHTTP struct {
 	Content string `json:"content"`
 }
 
+var (
+	_ change     = (*ServeHTTP)(nil)
+	_ sourceUser = (*ServeHTTP)(nil)
+)
+
 func (*ServeHTTP) source() string { return podconfig.HTTPSource }
 
 func (s *ServeHTTP) validate() error {

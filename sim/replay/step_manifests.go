@@ -31,6 +31,16 @@ type RenameManifest struct {
 	To   string `json:"to"`
 }
 
+// The kinds of this file and what they declare.
+var (
+	_ change     = (*WriteManifest)(nil)
+	_ change     = (*RemoveManifest)(nil)
+	_ change     = (*RenameManifest)(nil)
+	_ sourceUser = (*WriteManifest)(nil)
+	_ sourceUser = (*RemoveManifest)(nil)
+	_ sourceUser = (*RenameManifest)(nil)
+)
+
 func (*WriteManifest) source() string  { return podconfig.FileSource }
 func (*RemoveManifest) source() string { return podconfig.FileSource }
 func (*RenameManifest) source() string { return podconfig.FileSource }

@@ -23,6 +23,8 @@ type ExpectMetric struct {
 	Max    *float64          `json:"max,omitempty"`
 }
 
+var _ expectation = (*ExpectMetric)(nil)
+
 func (x *ExpectMetric) validate() error {
 	var errs []error
 	errs = append(errs, required("name", x.Name))

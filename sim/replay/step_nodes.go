@@ -37,6 +37,20 @@ type APIServerDown struct {
 	For Duration `json:"for"`
 }
 
+// The kinds of this file and what they declare.
+var (
+	_ change     = (*RestartKubelet)(nil)
+	_ change     = (*StopNode)(nil)
+	_ change     = (*StartNode)(nil)
+	_ change     = (*APIDeleteNode)(nil)
+	_ change     = (*APIServerDown)(nil)
+	_ sourceUser = (*StopNode)(nil)
+	_ sourceUser = (*StartNode)(nil)
+	_ sourceUser = (*APIDeleteNode)(nil)
+	_ sourceUser = (*APIServerDown)(nil)
+	_ bounded    = (*APIServerDown)(nil)
+)
+
 func (*StopNode) source() string      { return podconfig.APISource }
 func (*StartNode) source() string     { return podconfig.APISource }
 func (*APIDeleteNode) source() string { return podconfig.APISource }

@@ -73,6 +73,23 @@ type ExpectNode struct {
 // The calls pluginFails may name.
 var pluginCalls = []string{"Dial", "GetInfo", "NotifyRegistrationStatus", "GetDevicePluginOptions", "NodeGetInfo"}
 
+// The kinds of this file and what they declare.
+var (
+	_ change      = (*CreatePluginSocket)(nil)
+	_ change      = (*RemovePluginSocket)(nil)
+	_ change      = (*DeviceHealth)(nil)
+	_ change      = (*PluginFails)(nil)
+	_ expectation = (*ExpectPlugin)(nil)
+	_ expectation = (*ExpectNode)(nil)
+	_ pluginUser  = (*CreatePluginSocket)(nil)
+	_ pluginUser  = (*RemovePluginSocket)(nil)
+	_ pluginUser  = (*DeviceHealth)(nil)
+	_ pluginUser  = (*PluginFails)(nil)
+	_ pluginUser  = (*ExpectPlugin)(nil)
+	_ sourceUser  = (*CreatePluginSocket)(nil)
+	_ sourceUser  = (*ExpectNode)(nil)
+)
+
 func (*CreatePluginSocket) usesPlugins() {}
 func (*RemovePluginSocket) usesPlugins() {}
 func (*DeviceHealth) usesPlugins()       {}

@@ -23,6 +23,12 @@ type ProbeStep struct {
 	For    Duration `json:"for,omitempty"`
 }
 
+var (
+	_ change   = (*ProbeStep)(nil)
+	_ podNamer = (*ProbeStep)(nil)
+	_ bounded  = (*ProbeStep)(nil)
+)
+
 func (p *ProbeStep) pod() string { return p.Pod }
 
 func (p *ProbeStep) durations() []namedDuration {

@@ -80,6 +80,29 @@ type FailRuntimeCall struct {
 	Times int    `json:"times"`
 }
 
+// The kinds of this file and what they declare.
+var (
+	_ change   = (*ContainerExit)(nil)
+	_ change   = (*CrashLoop)(nil)
+	_ change   = (*FailImagePull)(nil)
+	_ change   = (*RuntimeDown)(nil)
+	_ change   = (*ContainerStop)(nil)
+	_ change   = (*Hook)(nil)
+	_ change   = (*OOMKill)(nil)
+	_ change   = (*KillSandbox)(nil)
+	_ change   = (*FailRuntimeCall)(nil)
+	_ podNamer = (*ContainerExit)(nil)
+	_ podNamer = (*CrashLoop)(nil)
+	_ podNamer = (*ContainerStop)(nil)
+	_ podNamer = (*Hook)(nil)
+	_ podNamer = (*OOMKill)(nil)
+	_ podNamer = (*KillSandbox)(nil)
+	_ bounded  = (*CrashLoop)(nil)
+	_ bounded  = (*RuntimeDown)(nil)
+	_ bounded  = (*ContainerStop)(nil)
+	_ bounded  = (*Hook)(nil)
+)
+
 func (c *ContainerExit) pod() string { return c.Pod }
 func (c *CrashLoop) pod() string     { return c.Pod }
 func (c *ContainerStop) pod() string { return c.Pod }
