@@ -10,28 +10,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/nodestatus"
-	"github.com/minikubelet/minikubelet/sim/trace"
 )
-
-// StopNode stops the node's kubelet as a frozen or cut-off process: from now on it renews no
-// lease, writes no status and syncs no pod, while its containers keep running in the runtime.
-// It has no fields: `stopNode: {}`.
-type StopNode struct{}
-
-// StartNode lets a stopped kubelet carry on where it stopped: its timers, all overdue, fire at
-// once, and it catches up with the API server's changes. `startNode: {}`.
-type StartNode struct{}
-
-// APIDeleteNode deletes a node object, as `kubectl delete node` does.
-type APIDeleteNode struct {
-	Name string `json:"name"`
-}
 
 // controlPlane is what replay runs beside the API server: the controllers, and the peer nodes
 // that keep the cluster from looking fully disrupted when the simulated node stops.
@@ -80,7 +64,7 @@ func (e *engine) newControlPlane() (*controlPlane, error) {
 	}
 	cp.cores = cores
 	for i, name := range s.PeerNodes {
-		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", 10+len(e.procs)+i), Clock: e.clk, Tracer: e.rec,
+		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", 10+len(e.nodes)+i), Clock: e.clk, Tracer: e.rec,
 			Client: nodestatus.ClientsetClient{Client: e.client}, RuntimeState: healthyRuntime{},
 			Rand: rand.New(rand.NewPCG(uint64(e.seed), uint64(i)))})
 		if err != nil {
@@ -142,30 +126,6 @@ func (e *engine) controlPlaneWakes() []time.Time {
 		}
 	}
 	return out
-}
-
-// stopNode and startNode freeze and resume the kubelet.
-func (e *engine) stopNode() {
-	e.stepEvent(trace.KindStopNode, "", "the kubelet stops: no lease, no status, no sync")
-	if e.stopped {
-		e.stepError(trace.KindStopNode, errors.New("the node is already stopped"))
-	}
-	e.stopped = true
-}
-
-func (e *engine) startNode() {
-	e.stepEvent(trace.KindStartNode, "", "the kubelet carries on")
-	if !e.stopped {
-		e.stepError(trace.KindStartNode, errors.New("the node is not stopped"))
-	}
-	e.stopped = false
-}
-
-func (e *engine) apiDeleteNode(ctx context.Context, a *APIDeleteNode) {
-	e.stepEvent(trace.KindAPIDeleteNode, "", a.Name)
-	if err := e.client.CoreV1().Nodes().Delete(ctx, a.Name, metav1.DeleteOptions{}); err != nil {
-		e.stepError(trace.KindAPIDeleteNode, err)
-	}
 }
 
 // validateControlPlane checks the controllers and peer nodes.

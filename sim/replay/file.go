@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -57,204 +56,6 @@ type RuntimeSettings struct {
 	ImagePull      Duration `json:"imagePull"`
 	ContainerStart Duration `json:"containerStart"`
 	ContainerStop  Duration `json:"containerStop"`
-}
-
-// Step is one action at one instant. Exactly one action field is set.
-type Step struct {
-	At Duration `json:"at"`
-	// Node names the node the step acts on or checks, among the scenario's nodes. Empty: the
-	// node that has the step's pod, or else the first.
-	Node string `json:"node,omitempty"`
-
-	WriteManifest      *WriteManifest      `json:"writeManifest,omitempty"`
-	RemoveManifest     *RemoveManifest     `json:"removeManifest,omitempty"`
-	RenameManifest     *RenameManifest     `json:"renameManifest,omitempty"`
-	ServeHTTP          *ServeHTTP          `json:"serveHTTP,omitempty"`
-	APICreatePod       *APIPod             `json:"apiCreatePod,omitempty"`
-	APIUpdatePod       *APIPod             `json:"apiUpdatePod,omitempty"`
-	APIUpdatePodStatus *APIUpdatePodStatus `json:"apiUpdatePodStatus,omitempty"`
-	APIDeletePod       *APIDeletePod       `json:"apiDeletePod,omitempty"`
-	APIDeleteMirrorPod *PodRef             `json:"apiDeleteMirrorPod,omitempty"`
-	APICreateNamespace *NamespaceRef       `json:"apiCreateNamespace,omitempty"`
-	APIDeleteNamespace *NamespaceRef       `json:"apiDeleteNamespace,omitempty"`
-	ContainerExit      *ContainerExit      `json:"containerExit,omitempty"`
-	CrashLoop          *CrashLoop          `json:"crashLoop,omitempty"`
-	FailImagePull      *FailImagePull      `json:"failImagePull,omitempty"`
-	RuntimeDown        *RuntimeDown        `json:"runtimeDown,omitempty"`
-	APIServerDown      *APIServerDown      `json:"apiServerDown,omitempty"`
-	Expect             *Expect             `json:"expect,omitempty"`
-	ExpectEvent        *ExpectEvent        `json:"expectEvent,omitempty"`
-	// The plugin registration steps (plugins.go).
-	CreatePluginSocket *CreatePluginSocket `json:"createPluginSocket,omitempty"`
-	RemovePluginSocket *RemovePluginSocket `json:"removePluginSocket,omitempty"`
-	DeviceHealth       *DeviceHealth       `json:"deviceHealth,omitempty"`
-	PluginFails        *PluginFails        `json:"pluginFails,omitempty"`
-	ExpectPlugin       *ExpectPlugin       `json:"expectPlugin,omitempty"`
-	ExpectNode         *ExpectNode         `json:"expectNode,omitempty"`
-	ExpectNoEvent      *ExpectEvent        `json:"expectNoEvent,omitempty"`
-	ContainerStop      *ContainerStop      `json:"containerStop,omitempty"`
-	Hook               *Hook               `json:"hook,omitempty"`
-	OOMKill            *ContainerRef       `json:"oomKill,omitempty"`
-	KillSandbox        *PodKeyRef          `json:"killSandbox,omitempty"`
-	FailRuntimeCall    *FailRuntimeCall    `json:"failRuntimeCall,omitempty"`
-	RestartKubelet     *RestartKubelet     `json:"restartKubelet,omitempty"`
-	ExpectMetric       *ExpectMetric       `json:"expectMetric,omitempty"`
-	// The control-plane steps (controlplane.go).
-	StopNode      *StopNode      `json:"stopNode,omitempty"`
-	StartNode     *StartNode     `json:"startNode,omitempty"`
-	APIDeleteNode *APIDeleteNode `json:"apiDeleteNode,omitempty"`
-	Probe         *ProbeStep     `json:"probe,omitempty"`
-}
-
-// ProbeStep scripts what a container's probe answers from now on: Result for the next Times
-// attempts, or for the next For, or (with neither) until another probe step replaces it. Then
-// the probe succeeds again.
-type ProbeStep struct {
-	Pod       string `json:"pod"`
-	Container string `json:"container"`
-	// Type is liveness, readiness or startup.
-	Type string `json:"type"`
-	// Result is success, failure, unknown or error.
-	Result string   `json:"result"`
-	Times  int      `json:"times,omitempty"`
-	For    Duration `json:"for,omitempty"`
-}
-
-// WriteManifest writes a file into the static pod directory. Content may be broken on purpose.
-type WriteManifest struct {
-	Name    string `json:"name"`
-	Content string `json:"content"`
-}
-
-// RemoveManifest deletes a file from the static pod directory.
-type RemoveManifest struct {
-	Name string `json:"name"`
-}
-
-// RenameManifest renames a file inside the static pod directory.
-type RenameManifest struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// ServeHTTP sets what the manifest URL answers from now on.
-type ServeHTTP struct {
-	Status  int    `json:"status"`
-	Content string `json:"content"`
-}
-
-// APIPod carries a pod for apiCreatePod and apiUpdatePod.
-type APIPod struct {
-	Pod v1.Pod `json:"pod"`
-	// ExpectError, when set, says the API server must refuse the write with an error containing
-	// this text (for example "pod updates may not change fields other than"); an accepted write,
-	// or another error, fails the replay. The refusal is traced with reason Rejected.
-	ExpectError string `json:"expectError,omitempty"`
-}
-
-// APIUpdatePodStatus replaces a pod's status through the status subresource.
-type APIUpdatePodStatus struct {
-	Namespace string       `json:"namespace"`
-	Name      string       `json:"name"`
-	Status    v1.PodStatus `json:"status"`
-}
-
-// APIDeletePod deletes a pod through the API, with an optional grace period.
-type APIDeletePod struct {
-	Namespace          string `json:"namespace"`
-	Name               string `json:"name"`
-	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
-}
-
-// NamespaceRef names a namespace, for apiCreateNamespace and apiDeleteNamespace.
-type NamespaceRef struct {
-	Name string `json:"name"`
-}
-
-// PodRef names a pod by namespace and name.
-type PodRef struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-// ContainerExit makes a running container exit now.
-type ContainerExit struct {
-	Pod       string `json:"pod"`
-	Container string `json:"container"`
-	ExitCode  int    `json:"exitCode"`
-}
-
-// CrashLoop makes every run of a container, the current one included, exit with ExitCode after
-// running for After.
-type CrashLoop struct {
-	Pod       string   `json:"pod"`
-	Container string   `json:"container"`
-	ExitCode  int      `json:"exitCode"`
-	After     Duration `json:"after"`
-}
-
-// FailImagePull makes the next Times pulls of Image fail.
-type FailImagePull struct {
-	Image string `json:"image"`
-	Times int    `json:"times"`
-}
-
-// RuntimeDown makes the runtime stop answering for a while.
-type RuntimeDown struct {
-	For Duration `json:"for"`
-}
-
-// Expect asserts the state of one pod at this instant. Container, State, RestartCount, Reason,
-// ExitCode and Ready go together: they describe the named container. APIObject checks a field of
-// any API object; with it, Pod may be empty.
-type Expect struct {
-	Pod          string `json:"pod,omitempty"`
-	Phase        string `json:"phase,omitempty"`
-	Present      *bool  `json:"present,omitempty"`
-	WorkerState  string `json:"workerState,omitempty"`
-	Mirror       string `json:"mirror,omitempty"`
-	Container    string `json:"container,omitempty"`
-	State        string `json:"state,omitempty"`
-	RestartCount *int   `json:"restartCount,omitempty"`
-	// Reason is the container's waiting or terminated reason ("" when it has none).
-	Reason *string `json:"reason,omitempty"`
-	// ExitCode is the container's terminated exit code.
-	ExitCode *int `json:"exitCode,omitempty"`
-	// Ready is the container's ready flag.
-	Ready *bool `json:"ready,omitempty"`
-	// Started is the container's started flag.
-	Started *bool `json:"started,omitempty"`
-	// Conditions maps a pod condition type to its status (True, False, Unknown) or "absent".
-	Conditions map[string]string `json:"conditions,omitempty"`
-	// PodReason and PodMessage are the pod status's reason and message.
-	PodReason  *string `json:"podReason,omitempty"`
-	PodMessage *string `json:"podMessage,omitempty"`
-	// APIObject checks one field of an object in the API server.
-	APIObject *APIObject `json:"apiObject,omitempty"`
-}
-
-// APIObject names an API object and a JSONPath into it, and the text the path must print.
-type APIObject struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Path      string `json:"path"`
-	Equals    string `json:"equals"`
-}
-
-// ExpectEvent asserts that a matching trace event happened since the previous step began (its
-// own events included) and by this one. expectEvents in a row at one instant all look back to
-// the step before the first of them. Empty optional fields match anything.
-//
-// ExpectNoEvent uses the same fields and asserts that no trace event matched in the same window.
-type ExpectEvent struct {
-	Component string `json:"component"`
-	Event     string `json:"event"`
-	Op        string `json:"op,omitempty"`
-	Source    string `json:"source,omitempty"`
-	Pod       string `json:"pod,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	Container string `json:"container,omitempty"`
 }
 
 // Duration is a Go duration written as a string such as "1m30s".
@@ -338,8 +139,8 @@ func Parse(path string, data []byte, opts LoadOptions) (*Scenario, error) {
 	s := top.Scenario
 	s.path = path
 	for i, rawStep := range top.Steps {
-		var st Step
-		if err := strictJSON(rawStep, &st); err != nil {
+		st, err := decodeStep(rawStep)
+		if err != nil {
 			return nil, fail("step %d: %v", i+1, err)
 		}
 		s.Steps = append(s.Steps, st)
@@ -368,14 +169,20 @@ func strictJSON(data []byte, v any) error {
 	return nil
 }
 
-// NodeList is the scenario's nodes: a list of names, or a count n for node-1 … node-n.
+// NodeList is the scenario's nodes: a list of names, or a count n for node-1 … node-n, at most
+// MaxNodes either way.
 type NodeList []string
 
+// UnmarshalJSON decodes a count or a list of names, and refuses more than MaxNodes.
 func (l *NodeList) UnmarshalJSON(data []byte) error {
 	var n int
 	if err := json.Unmarshal(data, &n); err == nil {
-		if n < 1 {
+		switch {
+		case n < 1:
 			return fmt.Errorf("nodes: %d: want a positive count or a list of names", n)
+		case n > MaxNodes:
+			// Before a name is made: a count costs a few bytes in the file, each node a kubelet.
+			return fmt.Errorf("nodes: %d: a replay simulates at most %d nodes", n, MaxNodes)
 		}
 		*l = make(NodeList, n)
 		for i := range n {
@@ -386,6 +193,9 @@ func (l *NodeList) UnmarshalJSON(data []byte) error {
 	var names []string
 	if err := json.Unmarshal(data, &names); err != nil {
 		return errors.New("nodes: want a positive count or a list of names")
+	}
+	if len(names) > MaxNodes {
+		return fmt.Errorf("nodes: %d names: a replay simulates at most %d nodes", len(names), MaxNodes)
 	}
 	*l = names
 	return nil

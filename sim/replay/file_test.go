@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,14 +48,14 @@ steps:
 	if len(s.Steps) != 5 {
 		t.Fatalf("len(Steps) = %d, want 5", len(s.Steps))
 	}
-	if got := s.Steps[1].Expect.RestartCount; got == nil || *got != 0 {
-		t.Errorf("Steps[1].Expect.RestartCount = %v, want 0", got)
+	if x, ok := s.Steps[1].act.(*Expect); !ok || x.RestartCount == nil || *x.RestartCount != 0 {
+		t.Errorf("Steps[1] = %+v, want an expect with restartCount 0", s.Steps[1].act)
 	}
 	if got := s.Runtime.ImagePull.Duration; got != 2*time.Second {
 		t.Errorf("Runtime.ImagePull = %v, want 2s", got)
 	}
-	if got := s.Steps[3].APICreatePod.Pod.Spec.Containers[0].Image; got != "busybox" {
-		t.Errorf("apiCreatePod image = %q, want busybox", got)
+	if a, ok := s.Steps[3].act.(*APICreatePod); !ok || a.Pod.Spec.Containers[0].Image != "busybox" {
+		t.Errorf("Steps[3] = %+v, want an apiCreatePod of image busybox", s.Steps[3].act)
 	}
 }
 
@@ -202,5 +203,59 @@ func TestParseNodes(t *testing.T) {
 		if s.Node != tc.want[0] {
 			t.Errorf("Parse(%q) node = %q, want %q", tc.src, s.Node, tc.want[0])
 		}
+	}
+}
+
+// TestParseBounds checks that Load refuses, naming the field, what a replay could not simulate in
+// bounded memory and time: too many nodes (refused before any is made, so a count of a trillion
+// costs nothing), and periods below MinPeriod.
+func TestParseBounds(t *testing.T) {
+	names := func(n int) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "n-%d", i)
+		}
+		return b.String() + "]"
+	}
+	tests := []struct {
+		name string
+		src  string
+		want string // "" means valid
+	}{
+		{"the most nodes", "name: b\nnodes: 1000\nsources: [api]\n", ""},
+		{"a node too many", "name: b\nnodes: 1001\nsources: [api]\n", "b.yaml: nodes: 1001: a replay simulates at most 1000 nodes"},
+		{"a hundred thousand nodes", "name: b\nnodes: 100000\nsources: [api]\n", "nodes: 100000: a replay simulates at most 1000 nodes"},
+		{"a trillion nodes", "name: b\nnodes: 1000000000000\nsources: [api]\n", "nodes: 1000000000000: a replay simulates at most 1000 nodes"},
+		{"too many node names", "name: b\nnodes: " + names(1001) + "\nsources: [api]\n", "nodes: 1001 names: a replay simulates at most 1000 nodes"},
+		{"too many peer nodes", "name: b\nsources: [api]\npeerNodes: " + names(1001) + "\n", "peerNodes: 1001 names: a replay simulates at most 1000 peer nodes"},
+		{"the shortest periods", "name: b\nsources: [file, http]\nsyncFrequency: 1s\nfileCheckFrequency: 1s\nhttpCheckFrequency: 1s\n", ""},
+		{"fileCheckFrequency", "name: b\nsources: [file]\nfileCheckFrequency: 1ns\n", "b.yaml: fileCheckFrequency 1ns is below the minimum of 1s a replay simulates"},
+		{"httpCheckFrequency", "name: b\nsources: [http]\nhttpCheckFrequency: 999ms\n", "httpCheckFrequency 999ms is below the minimum of 1s"},
+		{"syncFrequency", "name: b\nsources: [file]\nsyncFrequency: 10ms\n", "syncFrequency 10ms is below the minimum of 1s"},
+		{"settings.syncFrequency", "name: b\nsources: [file]\nsettings: {syncFrequency: 1us}\n", "settings.syncFrequency 1µs is below the minimum of 1s"},
+		{"settings.nodeStatusUpdateFrequency", "name: b\nsources: [api]\nsettings: {nodeStatusUpdateFrequency: 500ms}\n", "settings.nodeStatusUpdateFrequency 500ms is below the minimum of 1s"},
+		{"settings.nodeStatusReportFrequency", "name: b\nsources: [api]\nsettings: {nodeStatusReportFrequency: 1ms}\n", "settings.nodeStatusReportFrequency 1ms is below the minimum of 1s"},
+		{"a zero period is not positive", "name: b\nsources: [file]\nfileCheckFrequency: 0s\n", "fileCheckFrequency must be positive"},
+		{"the most devices", "name: b\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a.sock, type: DevicePlugin, pluginName: example.com/gpu, devices: 10000}\n", ""},
+		{"too many devices", "name: b\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a.sock, type: DevicePlugin, pluginName: example.com/gpu, devices: 10000000000}\n",
+			"step 1 (at 1s): devices 10000000000: a simulated device plugin offers at most 10000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("b.yaml", []byte(tt.src), LoadOptions{})
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Parse() error = %v, want none", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse() error = %v, want ErrInvalid containing %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -53,11 +53,11 @@ func newInvariants() *invariants {
 //   - a mirror pod whose static pod is gone, and whose static pod is not terminating, is deleted
 //     within invariantGrace (housekeeping's orphaned mirror pod deletion).
 //
-// step is the index of the last step played, -1 before the first.
-func (e *engine) checkInvariants(step int) error {
+// n is the node checked and step the index of the last step played, -1 before the first.
+func (e *engine) checkInvariants(n *node, step int) error {
 	now := e.clk.Now()
 	var errs []error
-	states := e.node.Workers.States()
+	states := n.kubelet.Workers.States()
 	uids := make([]types.UID, 0, len(states))
 	for uid := range states {
 		uids = append(uids, uid)
@@ -67,62 +67,62 @@ func (e *engine) checkInvariants(step int) error {
 	// A restart count changes only in a sync, which traces the pod's UID: check the pods the
 	// trace named since the last check, not every pod at every instant.
 	named := sets.New[types.UID]()
-	for _, ev := range e.rec.EventsSince(e.inv.traced) {
+	for _, ev := range e.rec.EventsSince(n.inv.traced) {
 		if ev.UID != "" {
 			named.Insert(types.UID(ev.UID))
 		}
 	}
-	e.inv.traced = e.rec.Len()
+	n.inv.traced = e.rec.Len()
 	for _, uid := range sets.List(named) {
-		errs = append(errs, e.inv.checkRestarts(uid, e))
+		errs = append(errs, n.inv.checkRestarts(uid, n))
 	}
-	for uid := range e.inv.restarts {
+	for uid := range n.inv.restarts {
 		if _, ok := states[uid]; !ok {
-			delete(e.inv.restarts, uid)
+			delete(n.inv.restarts, uid)
 		}
 	}
 
-	ready := e.storage.SeenAllSources(sets.New(e.node.Loop.SourcesSeen()...))
+	ready := n.storage.SeenAllSources(sets.New(n.kubelet.Loop.SourcesSeen()...))
 	for _, uid := range uids {
-		_, desired := e.node.Pods.GetPodByUID(uid)
+		_, desired := n.kubelet.Pods.GetPodByUID(uid)
 		if states[uid] != podworkers.Sync || desired || !ready {
-			delete(e.inv.undesiredSince, uid)
+			delete(n.inv.undesiredSince, uid)
 			continue
 		}
-		since, seen := e.inv.undesiredSince[uid]
+		since, seen := n.inv.undesiredSince[uid]
 		if !seen {
-			e.inv.undesiredSince[uid] = now
+			n.inv.undesiredSince[uid] = now
 			continue
 		}
 		if now.Sub(since) > invariantGrace {
 			errs = append(errs, fmt.Errorf("pod %s is no longer desired but its worker has stayed in sync for %v", uid, now.Sub(since)))
 		}
 	}
-	for uid := range e.inv.undesiredSince {
+	for uid := range n.inv.undesiredSince {
 		if _, ok := states[uid]; !ok {
-			delete(e.inv.undesiredSince, uid)
+			delete(n.inv.undesiredSince, uid)
 		}
 	}
 
-	_, _, orphaned := e.node.Pods.GetPodsAndMirrorPods()
+	_, _, orphaned := n.kubelet.Pods.GetPodsAndMirrorPods()
 	current := sets.New[string]()
 	for _, fullName := range orphaned {
-		if e.node.Workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
+		if n.kubelet.Workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
 			continue
 		}
 		current.Insert(fullName)
-		since, seen := e.inv.orphanSince[fullName]
+		since, seen := n.inv.orphanSince[fullName]
 		if !seen {
-			e.inv.orphanSince[fullName] = now
+			n.inv.orphanSince[fullName] = now
 			continue
 		}
 		if now.Sub(since) > invariantGrace {
 			errs = append(errs, fmt.Errorf("mirror pod %s has had no static pod for %v", fullName, now.Sub(since)))
 		}
 	}
-	for fullName := range e.inv.orphanSince {
+	for fullName := range n.inv.orphanSince {
 		if !current.Has(fullName) {
-			delete(e.inv.orphanSince, fullName)
+			delete(n.inv.orphanSince, fullName)
 		}
 	}
 
@@ -137,8 +137,8 @@ func (e *engine) checkInvariants(step int) error {
 }
 
 // checkRestarts fails when a container's restart count in the pod's status went down.
-func (inv *invariants) checkRestarts(uid types.UID, e *engine) error {
-	status, ok := e.node.Status.GetPodStatus(uid)
+func (inv *invariants) checkRestarts(uid types.UID, n *node) error {
+	status, ok := n.kubelet.Status.GetPodStatus(uid)
 	if !ok {
 		return nil
 	}

@@ -46,7 +46,7 @@ steps:
 
 func webPod(t *testing.T, e *engine) *v1.Pod {
 	t.Helper()
-	pod, ok := e.node.Pods.GetPodByName("default", "web-node-1")
+	pod, ok := e.nodes[0].kubelet.Pods.GetPodByName("default", "web-node-1")
 	if !ok {
 		t.Fatal("pod manager does not hold default/web-node-1")
 	}
@@ -56,16 +56,16 @@ func webPod(t *testing.T, e *engine) *v1.Pod {
 func TestInvariantRestartCountNeverGoesDown(t *testing.T) {
 	e := settledEngine(t)
 	pod := webPod(t, e)
-	status, _ := e.node.Status.GetPodStatus(pod.UID)
+	status, _ := e.nodes[0].kubelet.Status.GetPodStatus(pod.UID)
 	status = *status.DeepCopy()
 	status.ContainerStatuses[0].RestartCount = 3
-	e.node.Status.SetPodStatus(pod, status)
-	if err := e.checkInvariants(1); err != nil {
+	e.nodes[0].kubelet.Status.SetPodStatus(pod, status)
+	if err := e.checkInvariants(e.nodes[0], 1); err != nil {
 		t.Fatalf("checkInvariants() with a higher restart count = %v, want nil", err)
 	}
 	status.ContainerStatuses[0].RestartCount = 1
-	e.node.Status.SetPodStatus(pod, status)
-	err := e.checkInvariants(1)
+	e.nodes[0].kubelet.Status.SetPodStatus(pod, status)
+	err := e.checkInvariants(e.nodes[0], 1)
 	if !errors.Is(err, ErrInvariant) {
 		t.Fatalf("checkInvariants() with a lower restart count = %v, want %v", err, ErrInvariant)
 	}
@@ -79,16 +79,16 @@ func TestInvariantRestartCountNeverGoesDown(t *testing.T) {
 func TestInvariantUndesiredWorkerStopsWithinTheGrace(t *testing.T) {
 	e := settledEngine(t)
 	// The pod manager forgets the pod behind the workers' back: nothing will stop its worker.
-	e.node.Pods.RemovePod(webPod(t, e))
-	if err := e.checkInvariants(1); err != nil {
+	e.nodes[0].kubelet.Pods.RemovePod(webPod(t, e))
+	if err := e.checkInvariants(e.nodes[0], 1); err != nil {
 		t.Fatalf("checkInvariants() right away = %v, want nil (housekeeping has time)", err)
 	}
 	e.clk.Set(e.clk.Now().Add(invariantGrace))
-	if err := e.checkInvariants(1); err != nil {
+	if err := e.checkInvariants(e.nodes[0], 1); err != nil {
 		t.Fatalf("checkInvariants() at the grace = %v, want nil", err)
 	}
 	e.clk.Set(e.clk.Now().Add(time.Second))
-	err := e.checkInvariants(1)
+	err := e.checkInvariants(e.nodes[0], 1)
 	if !errors.Is(err, ErrInvariant) || !strings.Contains(err.Error(), "stayed in sync") {
 		t.Errorf("checkInvariants() past the grace = %v, want an undesired worker error", err)
 	}

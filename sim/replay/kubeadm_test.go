@@ -20,8 +20,8 @@ func TestKubeadmScenarioUsesTheExamples(t *testing.T) {
 	}
 	written := map[string]string{}
 	for _, st := range s.Steps {
-		if st.WriteManifest != nil {
-			written[st.WriteManifest.Name] = st.WriteManifest.Content
+		if w, ok := st.act.(*WriteManifest); ok {
+			written[w.Name] = w.Content
 		}
 	}
 	for _, f := range files {

@@ -10,13 +10,6 @@ import (
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// APIServerDown makes the API server unreachable from the kubelet for a while, as when the
-// control plane's own static pods are not up yet or are being replaced. Scenario steps and
-// expectations still reach it: they stand for someone on the control plane, not for the node.
-type APIServerDown struct {
-	For Duration `json:"for"`
-}
-
 // outage is the kubelet's connection to the API server: while it is down every request fails as
 // a refused connection does, before reaching the server.
 type outage struct {

@@ -249,24 +249,9 @@ func (e *engine) notReached(next int) []Outcome {
 	var out []Outcome
 	for i := next; i < len(e.s.Steps); i++ {
 		st := &e.s.Steps[i]
-		o := Outcome{Step: i + 1, At: st.At.Duration}
-		switch {
-		case st.Expect != nil:
-			o.What = describeExpect(st.Expect)
-		case st.ExpectEvent != nil:
-			o.What = "expectEvent " + st.ExpectEvent.describe()
-		case st.ExpectNoEvent != nil:
-			o.What = "expectNoEvent " + st.ExpectNoEvent.describe()
-		case st.ExpectPlugin != nil:
-			o.What = fmt.Sprintf("expectPlugin %s registered=%v", st.ExpectPlugin.Name, st.ExpectPlugin.Registered)
-		case st.ExpectNode != nil:
-			o.What = "expectNode " + st.ExpectNode.Resource
-		case st.ExpectMetric != nil:
-			o.What = "expectMetric " + st.ExpectMetric.series() + " " + st.ExpectMetric.want()
-		default:
-			continue
+		if x, ok := st.act.(expectation); ok {
+			out = append(out, Outcome{Step: i + 1, At: st.At.Duration, What: x.describe()})
 		}
-		out = append(out, o)
 	}
 	return out
 }
@@ -278,18 +263,18 @@ func (e *engine) failStep(action string, err error) {
 	e.report.stepError(st)
 }
 
-// unknownPodHint explains an expectation on a pod the replay never saw: most often a name
-// without the node suffix of a static pod. It lists the pods the replay did see.
-func (e *engine) unknownPodHint(key string) string {
-	if _, ok := e.uids[key]; ok {
+// unknownPodHint explains an expectation on a pod the node never saw: most often a name without
+// the node suffix of a static pod. It lists the pods the node did see.
+func (n *node) unknownPodHint(key string) string {
+	if _, ok := n.uids[key]; ok {
 		return ""
 	}
 	ns, name, _ := strings.Cut(key, "/")
-	if _, ok := e.node.Pods.GetPodByName(ns, name); ok {
+	if _, ok := n.kubelet.Pods.GetPodByName(ns, name); ok {
 		return ""
 	}
-	known := make([]string, 0, len(e.uids))
-	for k := range e.uids {
+	known := make([]string, 0, len(n.uids))
+	for k := range n.uids {
 		known = append(known, k)
 	}
 	if len(known) == 0 {

@@ -35,7 +35,7 @@ func replayToBytes(t *testing.T, s *Scenario, format trace.Format) ([]byte, *Res
 }
 
 // TestScenarios replays every scenario in the library, checks its expectations and compares its
-// text trace with the golden file beside it. `go test ./scenario -update` rewrites the goldens;
+// text trace with the golden file beside it. `go test ./sim/replay -update` rewrites the goldens;
 // review the diff like code.
 func TestScenarios(t *testing.T) {
 	for _, file := range scenarioFiles(t) {
@@ -72,7 +72,7 @@ func TestScenarios(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("read golden (run go test ./scenario -update to create it): %v", err)
+				t.Fatalf("read golden (run go test ./sim/replay -update to create it): %v", err)
 			}
 			if diff := FirstDifference(want, got); diff != "" {
 				t.Errorf("trace differs from %s: %s", golden, diff)

@@ -28,6 +28,15 @@ var conditionValues = []string{string(v1.ConditionTrue), string(v1.ConditionFals
 // The kinds an apiObject check may read, with the kind's resource.
 var apiObjectKinds = map[string]bool{"Pod": true, "Node": true, "Lease": true, "Event": true, "Namespace": true}
 
+// APIObject names an API object and a JSONPath into it, and the text the path must print.
+type APIObject struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Equals    string `json:"equals"`
+}
+
 // checkContainerDetails checks the container's reason, exit code and ready flag.
 func checkContainerDetails(status v1.PodStatus, x *Expect, check func(field, want, got string)) {
 	c := findContainerStatus(status, x.Container)

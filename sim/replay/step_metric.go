@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,6 +22,8 @@ type ExpectMetric struct {
 	Min    *float64          `json:"min,omitempty"`
 	Max    *float64          `json:"max,omitempty"`
 }
+
+var _ expectation = (*ExpectMetric)(nil)
 
 func (x *ExpectMetric) validate() error {
 	var errs []error
@@ -70,10 +73,10 @@ func (x *ExpectMetric) want() string {
 	return strings.Join(parts, " ")
 }
 
-// checkMetric judges an expectMetric step against the node's registry.
-func (e *engine) checkMetric(i int, x *ExpectMetric) Outcome {
-	o := Outcome{Step: i + 1, At: e.s.Steps[i].At.Duration, What: "expectMetric " + x.series() + " " + x.want()}
-	got, err := e.node.Metrics.Value(x.Name, x.Labels)
+// judge reads the series from n's kubelet metrics registry.
+func (x *ExpectMetric) judge(_ context.Context, _ *engine, n *node) Outcome {
+	o := Outcome{What: x.describe()}
+	got, err := n.kubelet.Metrics.Value(x.Name, x.Labels)
 	switch {
 	case errors.Is(err, metrics.ErrNoSeries):
 		o.Seen = "no such series"
@@ -88,6 +91,8 @@ func (e *engine) checkMetric(i int, x *ExpectMetric) Outcome {
 	}
 	return o
 }
+
+func (x *ExpectMetric) describe() string { return "expectMetric " + x.series() + " " + x.want() }
 
 // formatValue prints a sample value without an exponent, so Unix times read as such.
 func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
