@@ -69,6 +69,8 @@ func (s *Scenario) periods() []namedDuration {
 				d     metav1.Duration
 			}{
 				{"settings.syncFrequency", v.SyncFrequency},
+				{"settings.fileCheckFrequency", v.FileCheckFrequency},
+				{"settings.httpCheckFrequency", v.HTTPCheckFrequency},
 				{"settings.nodeStatusUpdateFrequency", v.NodeStatusUpdateFrequency},
 				{"settings.nodeStatusReportFrequency", v.NodeStatusReportFrequency},
 			} {

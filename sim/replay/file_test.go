@@ -239,6 +239,8 @@ func TestParseBounds(t *testing.T) {
 		{"settings.syncFrequency", "name: b\nsources: [file]\nsettings: {syncFrequency: 1us}\n", "settings.syncFrequency 1µs is below the minimum of 1s"},
 		{"settings.nodeStatusUpdateFrequency", "name: b\nsources: [api]\nsettings: {nodeStatusUpdateFrequency: 500ms}\n", "settings.nodeStatusUpdateFrequency 500ms is below the minimum of 1s"},
 		{"settings.nodeStatusReportFrequency", "name: b\nsources: [api]\nsettings: {nodeStatusReportFrequency: 1ms}\n", "settings.nodeStatusReportFrequency 1ms is below the minimum of 1s"},
+		{"settings.fileCheckFrequency", "name: b\nsources: [file]\nsettings: {fileCheckFrequency: 1ns}\n", "settings.fileCheckFrequency 1ns is below the minimum of 1s"},
+		{"settings.httpCheckFrequency", "name: b\nsources: [http]\nsettings: {httpCheckFrequency: 10ms}\n", "settings.httpCheckFrequency 10ms is below the minimum of 1s"},
 		{"a zero period is not positive", "name: b\nsources: [file]\nfileCheckFrequency: 0s\n", "fileCheckFrequency must be positive"},
 		{"the most devices", "name: b\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a.sock, type: DevicePlugin, pluginName: example.com/gpu, devices: 10000}\n", ""},
 		{"too many devices", "name: b\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a.sock, type: DevicePlugin, pluginName: example.com/gpu, devices: 10000000000}\n",
