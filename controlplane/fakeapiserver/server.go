@@ -125,6 +125,10 @@ func New(opts Options) (*Server, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if err := s.resumeNamespaceDeletions(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
