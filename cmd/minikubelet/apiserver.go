@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -181,30 +179,6 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	klog.FromContext(ctx).Info("Started embedded API server", "url", sv.url)
 	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
 	return sv, done, nil
-}
-
-// writeKubeconfig writes a kubeconfig that points kubectl at the server, with its token and the
-// authority of its certificate, creating its directory. The file is readable by its owner only.
-func writeKubeconfig(path string, sv serving) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	kc := clientcmdapi.NewConfig()
-	cluster := &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
-	if len(sv.caData) == 0 {
-		// Plain HTTP (--no-tls). client-go ignores TLS settings for an http:// server, but
-		// stricter clients (the JavaScript client) refuse one unless the kubeconfig says
-		// verification is off; without a certificate authority there is nothing to verify.
-		cluster.InsecureSkipTLSVerify = true
-	}
-	kc.Clusters["minikubelet"] = cluster
-	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}
-	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
-	kc.CurrentContext = "minikubelet"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	return nil
 }
 
 // restConfigFromKubeconfig loads an existing kubeconfig, for --kubeconfig.
