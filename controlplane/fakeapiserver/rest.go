@@ -183,7 +183,7 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	}
 	obj = s.trackFields(t, nil, obj)
 	m = mustMeta(obj)
-	if errs := t.res.validate(obj); len(errs) > 0 {
+	if errs := validateObject(t.res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(t.res.gvk().GroupKind(), m.GetName(), errs)
 	}
 	if _, exists := s.store.get(t.res, m.GetNamespace(), m.GetName()); exists {
@@ -284,7 +284,7 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 		}
 	}
 	next = s.trackFields(t, old.obj, next)
-	if errs := res.validate(next); len(errs) > 0 {
+	if errs := validateObject(res, next); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}
 	mustMeta(next).SetResourceVersion(om.GetResourceVersion())
