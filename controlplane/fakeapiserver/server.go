@@ -34,9 +34,10 @@ type Options struct {
 	// HistoryBytes bounds the encoded size of each resource's watch history. Zero means
 	// DefaultHistoryBytes.
 	HistoryBytes int64
-	// MaxConnections caps the client connections Serve keeps open. Zero means
-	// DefaultMaxConnections.
-	MaxConnections int
+	// MaxUnauthenticatedConnections bounds the connections Serve keeps open that have not yet
+	// carried an authenticated request: past it, the oldest of them is closed. Connections are
+	// otherwise not capped. Zero means DefaultMaxUnauthenticatedConnections.
+	MaxUnauthenticatedConnections int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
@@ -72,9 +73,10 @@ type Server struct {
 	clock   clock.PassiveClock
 	tracer  trace.Tracer
 	maxBody int64
-	maxConn int
-	token   string
-	store   *store
+	// maxUnauth is Options.MaxUnauthenticatedConnections.
+	maxUnauth int
+	token     string
+	store     *store
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -94,8 +96,8 @@ func New(opts Options) (*Server, error) {
 	if opts.HistoryBytes <= 0 {
 		opts.HistoryBytes = DefaultHistoryBytes
 	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = DefaultMaxConnections
+	if opts.MaxUnauthenticatedConnections <= 0 {
+		opts.MaxUnauthenticatedConnections = DefaultMaxUnauthenticatedConnections
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewSource(1))
@@ -113,13 +115,13 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{
-		clock:   opts.Clock,
-		tracer:  opts.Tracer,
-		maxBody: opts.MaxBodyBytes,
-		maxConn: opts.MaxConnections,
-		token:   opts.BearerToken,
-		store:   st,
-		stop:    make(chan struct{}),
+		clock:     opts.Clock,
+		tracer:    opts.Tracer,
+		maxBody:   opts.MaxBodyBytes,
+		maxUnauth: opts.MaxUnauthenticatedConnections,
+		token:     opts.BearerToken,
+		store:     st,
+		stop:      make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
 		_ = s.Close()
@@ -168,6 +170,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unauthorized())
 		return
 	}
+	trustConn(r.Context())
 	if r.Body != nil {
 		limitBodyRead(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
