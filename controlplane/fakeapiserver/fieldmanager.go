@@ -276,8 +276,8 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 func applyOptions(r *http.Request) (metav1.PatchOptions, error) {
 	q := r.URL.Query()
 	opts := metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
-	if v := q.Get("force"); v != "" {
-		force := v == "true" || v == "1"
+	if v, ok := q["force"]; ok && len(v) > 0 {
+		force := isTrue(v[0])
 		opts.Force = &force
 	}
 	if errs := metav1validation.ValidatePatchOptions(&opts, types.ApplyYAMLPatchType); len(errs) > 0 {
