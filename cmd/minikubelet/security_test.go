@@ -88,6 +88,9 @@ func TestSecurityConfigValidate(t *testing.T) {
 		{"no auth, no tls", securityConfig{NoAuth: true, NoTLS: true}, ""},
 		{"no auth and a token", securityConfig{NoAuth: true, Token: "x"}, "exclude each other"},
 		{"a token over plain HTTP", securityConfig{NoTLS: true}, "--no-tls needs --no-auth"},
+		{"extra names", securityConfig{TLSSANs: []string{"apiserver.example", "*.shards.example", "10.0.0.1", "::1"}}, ""},
+		{"extra names without TLS", securityConfig{NoAuth: true, NoTLS: true, TLSSANs: []string{"a.example"}}, "--tls-san needs TLS"},
+		{"an extra name that is no name", securityConfig{TLSSANs: []string{"not a name"}}, `--tls-san "not a name"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.validate()
