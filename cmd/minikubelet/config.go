@@ -59,6 +59,9 @@ type runConfig struct {
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 
 	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
+	// DebuggingHandlers and ProfilingHandler are the kubelet server's enableDebuggingHandlers
+	// (true unless turned off) and enableProfilingHandler (false unless asked for).
+	DebuggingHandlers, ProfilingHandler bool
 
 	UIAddr string // where the live timeline view listens (--ui); empty serves none
 	// UIStarted, when set, is told the view's URL once it listens; otherwise Announce is.
@@ -182,6 +185,9 @@ type kubeletConfigFile struct {
 	HTTPCheckFrequency *duration           `json:"httpCheckFrequency"`
 	SyncFrequency      *duration           `json:"syncFrequency"`
 
+	EnableDebuggingHandlers *bool `json:"enableDebuggingHandlers"`
+	EnableProfilingHandler  *bool `json:"enableProfilingHandler"`
+
 	SerializeImagePulls       *bool             `json:"serializeImagePulls"`
 	MaxParallelImagePulls     *int32            `json:"maxParallelImagePulls"`
 	MaxPods                   *int32            `json:"maxPods"`
@@ -264,6 +270,12 @@ func loadKubeletConfig(path string, cfg *runConfig, warn io.Writer) error {
 		if set.from != nil {
 			*set.to = set.from.Duration
 		}
+	}
+	if f.EnableDebuggingHandlers != nil {
+		cfg.DebuggingHandlers = *f.EnableDebuggingHandlers
+	}
+	if f.EnableProfilingHandler != nil {
+		cfg.ProfilingHandler = *f.EnableProfilingHandler
 	}
 	cfg.Sync.SerializeImagePulls, cfg.Sync.MaxParallelImagePulls = f.SerializeImagePulls, f.MaxParallelImagePulls
 	if f.MaxPods != nil {

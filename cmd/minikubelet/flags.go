@@ -37,6 +37,7 @@ type runFlags struct {
 	address            string
 	port               int
 	enableServer       bool
+	debuggingHandlers  bool
 	nodes              int
 	nodeNamePrefix     string
 	controllers        string
@@ -70,6 +71,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "address", "127.0.0.1", "IP address the kubelet server listens on (the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", 10250, "port of the kubelet server; 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", true, "serve the kubelet's HTTP server (enableServer)")
+	fs.BoolVar(&f.debuggingHandlers, "enable-debugging-handlers", true, "serve the kubelet server's logs, configz, exec and profiling paths (enableDebuggingHandlers; the profiles also need enableProfilingHandler in --config)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
 	fs.Int32Var(&f.maxPods, "max-pods", 110, "the most pods the node admits (maxPods)")
 	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", true, "pull one image at a time (serializeImagePulls)")
@@ -108,6 +110,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		APILatency:         f.apiLatency,
 		UIAddr:             f.ui,
+		DebuggingHandlers:  true,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {
@@ -127,6 +130,9 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	}
 	if fs.Changed("manifest-url") {
 		cfg.StaticPodURL = f.manifestURL
+	}
+	if fs.Changed("enable-debugging-handlers") {
+		cfg.DebuggingHandlers = f.debuggingHandlers
 	}
 	if fs.Changed("max-pods") {
 		cfg.Sync.MaxPods = f.maxPods

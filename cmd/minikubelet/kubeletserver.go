@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -98,6 +99,9 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 		ProbeMetrics:      ns.metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
 		SyncLoopThreshold: max(2*cfg.SyncFrequency, 5*time.Minute),
+		DisableDebugging:  !cfg.DebuggingHandlers,
+		Profiling:         cfg.ProfilingHandler,
+		Cmdline:           redactedArgs(os.Args),
 	})
 	if err != nil {
 		return fmt.Errorf("serve node %s: %w", name, err)
@@ -129,18 +133,20 @@ func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.Passive
 // field names.
 func configz(cfg *runConfig, s *kubeletServing) map[string]any {
 	return map[string]any{
-		"enableServer":       true,
-		"staticPodPath":      cfg.StaticPodPath,
-		"staticPodURL":       cfg.StaticPodURL,
-		"syncFrequency":      cfg.SyncFrequency.String(),
-		"fileCheckFrequency": cfg.FileCheckFrequency.String(),
-		"httpCheckFrequency": cfg.HTTPCheckFrequency.String(),
-		"address":            s.host,
-		"port":               s.port,
-		"readOnlyPort":       0,
-		"healthzPort":        0,
-		"authentication":     map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},
-		"authorization":      map[string]any{"mode": "AlwaysAllow"},
+		"enableServer":            true,
+		"staticPodPath":           cfg.StaticPodPath,
+		"staticPodURL":            cfg.StaticPodURL,
+		"syncFrequency":           cfg.SyncFrequency.String(),
+		"fileCheckFrequency":      cfg.FileCheckFrequency.String(),
+		"httpCheckFrequency":      cfg.HTTPCheckFrequency.String(),
+		"address":                 s.host,
+		"port":                    s.port,
+		"readOnlyPort":            0,
+		"enableDebuggingHandlers": cfg.DebuggingHandlers,
+		"enableProfilingHandler":  cfg.ProfilingHandler,
+		"healthzPort":             0,
+		"authentication":          map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},
+		"authorization":           map[string]any{"mode": "AlwaysAllow"},
 	}
 }
 

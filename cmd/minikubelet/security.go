@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,3 +156,30 @@ func isWildcardDNS(s string) bool {
 func (s serving) restConfig() *rest.Config {
 	return &rest.Config{Host: s.url, BearerToken: s.token, TLSClientConfig: rest.TLSClientConfig{CAData: s.caData}}
 }
+
+// secretFlags are the flags whose values are secrets: the bearer token, and the manifest URL's
+// headers, which may carry credentials.
+var secretFlags = []string{"token", "manifest-url-header"}
+
+// redactedArgs is args with the values of secretFlags replaced, for whatever shows the command
+// line to others (the kubelet server's /debug/pprof/cmdline).
+func redactedArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || !slices.Contains(secretFlags, name) {
+			continue
+		}
+		switch {
+		case hasValue:
+			out[i] = out[i][:strings.Index(out[i], "=")+1] + redacted
+		case i+1 < len(out):
+			i++
+			out[i] = redacted
+		}
+	}
+	return out
+}
+
+// redacted stands for a secret left out.
+const redacted = "<redacted>"
