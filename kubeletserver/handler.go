@@ -141,15 +141,15 @@ func (h *NodeHandler) snapshot() *Snapshot {
 // the status manager's status.
 func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
 	s := h.snapshot()
-	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: make([]v1.Pod, 0, len(s.Pods))}
-	for _, pv := range s.Pods {
-		p := *pv.Pod
+	empty := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
+	writeJSONList(w, http.StatusOK, &empty, "items", len(s.Pods), func(i int) any {
+		pv := s.Pods[i]
+		p := *pv.Pod // shares its fields with the snapshot, which nothing mutates
 		if pv.HasStatus {
 			p.Status = pv.Status
 		}
-		list.Items = append(list.Items, p)
-	}
-	writeJSON(w, http.StatusOK, &list)
+		return &p
+	})
 }
 
 // runningPods is the kubelet's getRunningPods: the runtime's pods as API pods carrying only their
@@ -157,6 +157,7 @@ func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
 func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
 	s := h.snapshot()
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
+	var items []v1.Pod
 	for _, pv := range s.Pods {
 		rs := pv.Runtime
 		if rs == nil {
@@ -169,10 +170,10 @@ func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
 			}
 		}
 		if len(p.Spec.Containers) > 0 {
-			list.Items = append(list.Items, p)
+			items = append(items, p)
 		}
 	}
-	writeJSON(w, http.StatusOK, &list)
+	writeJSONList(w, http.StatusOK, &list, "items", len(items), func(i int) any { return &items[i] })
 }
 
 // configz writes {"kubeletconfig": ...}, as component-base's configz does.
