@@ -59,9 +59,9 @@ type runConfig struct {
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 
 	KubeletAddr string // where the kubelet server listens (--address, --port); empty serves none
-	// DebuggingHandlers and ProfilingHandler are the kubelet server's enableDebuggingHandlers
-	// (true unless turned off) and enableProfilingHandler (false unless asked for).
-	DebuggingHandlers, ProfilingHandler bool
+	// NoDebuggingHandlers is the kubelet server's enableDebuggingHandlers turned off (it is on
+	// by default); ProfilingHandler its enableProfilingHandler (off unless asked for).
+	NoDebuggingHandlers, ProfilingHandler bool
 
 	UIAddr string // where the live timeline view listens (--ui); empty serves none
 	// UIStarted, when set, is told the view's URL once it listens; otherwise Announce is.
@@ -272,7 +272,7 @@ func loadKubeletConfig(path string, cfg *runConfig, warn io.Writer) error {
 		}
 	}
 	if f.EnableDebuggingHandlers != nil {
-		cfg.DebuggingHandlers = *f.EnableDebuggingHandlers
+		cfg.NoDebuggingHandlers = !*f.EnableDebuggingHandlers
 	}
 	if f.EnableProfilingHandler != nil {
 		cfg.ProfilingHandler = *f.EnableProfilingHandler

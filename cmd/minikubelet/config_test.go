@@ -50,7 +50,6 @@ func TestResolveDefaults(t *testing.T) {
 		WriteKubeconfig:    filepath.Join(cache, "minikubelet", "kubeconfig"),
 		RootDir:            defaultRootDir(),
 		KubeletAddr:        "127.0.0.1:10250",
-		DebuggingHandlers:  true,
 		Nodes:              1,
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		Controllers:        controllers.Names,
@@ -118,11 +117,10 @@ mergeDefaultEvictionSettings: true
 			KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
 			EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
 		},
-		KubeletAddr:       "127.0.0.1:10250",
-		DebuggingHandlers: true,
-		Nodes:             1,
-		SnapshotPeriod:    defaultSnapshotPeriod,
-		Controllers:       controllers.Names,
+		KubeletAddr:    "127.0.0.1:10250",
+		Nodes:          1,
+		SnapshotPeriod: defaultSnapshotPeriod,
+		Controllers:    controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)

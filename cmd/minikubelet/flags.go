@@ -110,7 +110,6 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		APILatency:         f.apiLatency,
 		UIAddr:             f.ui,
-		DebuggingHandlers:  true,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {
@@ -132,7 +131,7 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		cfg.StaticPodURL = f.manifestURL
 	}
 	if fs.Changed("enable-debugging-handlers") {
-		cfg.DebuggingHandlers = f.debuggingHandlers
+		cfg.NoDebuggingHandlers = !f.debuggingHandlers
 	}
 	if fs.Changed("max-pods") {
 		cfg.Sync.MaxPods = f.maxPods

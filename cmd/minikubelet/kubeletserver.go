@@ -154,7 +154,7 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 		ProbeMetrics:      ns.metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
 		SyncLoopThreshold: max(2*cfg.SyncFrequency, 5*time.Minute),
-		DisableDebugging:  !cfg.DebuggingHandlers,
+		DisableDebugging:  cfg.NoDebuggingHandlers,
 		Profiling:         cfg.ProfilingHandler,
 		Cmdline:           redactedArgs(os.Args),
 	})
@@ -197,7 +197,7 @@ func configz(cfg *runConfig, s *kubeletServing) map[string]any {
 		"address":                 s.host,
 		"port":                    s.port,
 		"readOnlyPort":            0,
-		"enableDebuggingHandlers": cfg.DebuggingHandlers,
+		"enableDebuggingHandlers": !cfg.NoDebuggingHandlers,
 		"enableProfilingHandler":  cfg.ProfilingHandler,
 		"healthzPort":             0,
 		"authentication":          map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},

@@ -171,8 +171,8 @@ func TestDebugHandlerSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.DebuggingHandlers != tc.debugging || cfg.ProfilingHandler != tc.profiling {
-				t.Errorf("debugging, profiling = %v, %v, want %v, %v", cfg.DebuggingHandlers, cfg.ProfilingHandler, tc.debugging, tc.profiling)
+			if !cfg.NoDebuggingHandlers != tc.debugging || cfg.ProfilingHandler != tc.profiling {
+				t.Errorf("debugging, profiling = %v, %v, want %v, %v", !cfg.NoDebuggingHandlers, cfg.ProfilingHandler, tc.debugging, tc.profiling)
 			}
 		})
 	}
