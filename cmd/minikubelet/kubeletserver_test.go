@@ -110,21 +110,29 @@ func bigWriter(started chan<- struct{}, ended chan<- error) http.Handler {
 	})
 }
 
+// serveStalledClient serves bigWriter with serveKubelet until stop, to a client that asks for it
+// and never reads; served yields serveKubelet's result.
+func serveStalledClient(t *testing.T, ctx context.Context) (started <-chan struct{}, ended <-chan error, stop func(), served <-chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, e := make(chan struct{}), make(chan error, 1)
+	serveCtx, cancel := context.WithCancel(ctx)
+	result := make(chan error, 1)
+	go func() { result <- serveKubelet(serveCtx, l, bigWriter(s, e)) }()
+	stallingClient(t, l.Addr().String(), "/pods")
+	return s, e, cancel, result
+}
+
 // TestKubeletServerDropsAStalledClient: a client that stops reading loses its connection once a
 // write has waited serverWriteBlockTimeout, instead of holding what was being written for the
 // kubelet's 4h write timeout.
 func TestKubeletServerDropsAStalledClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	started, ended := make(chan struct{}), make(chan error, 1)
-	serveCtx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- serveKubelet(serveCtx, l, bigWriter(started, ended)) }()
-	stallingClient(t, l.Addr().String(), "/pods")
+	_, ended, stop, served := serveStalledClient(t, ctx)
 	select {
 	case err := <-ended:
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -145,15 +153,7 @@ func TestKubeletServerDropsAStalledClient(t *testing.T) {
 func TestKubeletServerStopsWithASlowClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	started, ended := make(chan struct{}), make(chan error, 1)
-	serveCtx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- serveKubelet(serveCtx, l, bigWriter(started, ended)) }()
-	stallingClient(t, l.Addr().String(), "/pods")
+	started, ended, stop, served := serveStalledClient(t, ctx)
 	<-started
 	stop()
 	select {

@@ -15,9 +15,10 @@ import (
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
-// serveTLS serves srv over TLS on a loopback port, as the commands do, and returns its address
-// and a client that trusts its certificate and negotiates HTTP/2 where the server offers it.
-func serveTLS(t *testing.T, srv *fakeapiserver.Server) (string, *http.Client) {
+// serveTLS serves srv over TLS on a loopback port, as the commands do, until the test ends, and
+// returns its address, its certificate authority (PEM) and a client that trusts it and
+// negotiates HTTP/2 where the server offers it.
+func serveTLS(t *testing.T, srv *fakeapiserver.Server) (string, []byte, *http.Client) {
 	t.Helper()
 	cfg, caPEM, err := fakeapiserver.SelfSignedTLS(nil)
 	if err != nil {
@@ -41,13 +42,13 @@ func serveTLS(t *testing.T, srv *fakeapiserver.Server) (string, *http.Client) {
 	pool.AppendCertsFromPEM(caPEM)
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	return l.Addr().String(), &http.Client{Transport: tr, Timeout: time.Minute}
+	return l.Addr().String(), caPEM, &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
 // TestTLSNegotiatesHTTP2 checks that a client that offers h2 gets HTTP/2, as from kube-apiserver,
 // so that its requests and watches share one connection.
 func TestTLSNegotiatesHTTP2(t *testing.T) {
-	addr, client := serveTLS(t, newServer(t, testOptions()))
+	addr, _, client := serveTLS(t, newServer(t, testOptions()))
 	resp, err := client.Get("https://" + addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestTLSNegotiatesHTTP2(t *testing.T) {
 // TestPlainHTTPToTLSPort sends a plain HTTP request to the TLS port: the answer is Go's and so
 // kube-apiserver's, 400 "Client sent an HTTP request to an HTTPS server.", not an empty reply.
 func TestPlainHTTPToTLSPort(t *testing.T) {
-	addr, _ := serveTLS(t, newServer(t, testOptions()))
+	addr, _, _ := serveTLS(t, newServer(t, testOptions()))
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
