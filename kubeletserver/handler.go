@@ -3,6 +3,7 @@ package kubeletserver
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/pprof"
 	"strings"
@@ -30,6 +31,19 @@ type NodeOptions struct {
 	// SyncLoopThreshold is how old the last sync loop pass may be before /healthz fails: the
 	// kubelet's max(2 × syncFrequency, 5m). Zero means 5m.
 	SyncLoopThreshold time.Duration
+	// DisableDebugging is the kubelet's enableDebuggingHandlers set to false (it is true by
+	// default): /containerLogs, /runningpods, /configz, exec, attach, port-forward, run and the
+	// profiles are not served, and their paths answer the kubelet's 405 "Debug endpoints are
+	// disabled.".
+	DisableDebugging bool
+	// Profiling is the kubelet's enableProfilingHandler: the process's Go profiles at
+	// /debug/pprof/, unless DisableDebugging. Without it they answer the kubelet's 405
+	// "profiling endpoint is disabled.". Unlike the kubelet's, it is off unless asked for: this
+	// server has no authentication, and a profile is the process's, every node's.
+	Profiling bool
+	// Cmdline is what /debug/pprof/cmdline shows, in its format (NUL-separated), in place of the
+	// process's command line: the caller leaves out the secrets the command line carries.
+	Cmdline []string
 }
 
 // defaultSyncLoopThreshold is the kubelet's minimum sync loop health threshold.
@@ -61,8 +75,6 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 	h.mux.HandleFunc("/healthz/{check}", h.healthzCheck)
 	h.mux.HandleFunc("GET /pods", h.pods)
 	h.mux.HandleFunc("GET /pods/{$}", h.pods)
-	h.mux.HandleFunc("GET /runningpods/", h.runningPods)
-	h.mux.HandleFunc("GET /configz", h.configz)
 	h.mux.HandleFunc("/stats/summary", h.statsSummary)
 	h.mux.HandleFunc("GET /metrics/resource", h.resourceMetrics)
 	if opts.ProbeMetrics != nil {
@@ -71,17 +83,47 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 	if opts.Metrics != nil {
 		h.mux.Handle("GET /metrics", opts.Metrics)
 	}
+	if opts.DisableDebugging {
+		for _, p := range []string{"/run/", "/exec/", "/attach/", "/portForward/", "/containerLogs/", "/runningpods/", pprofBase, "/logs/"} {
+			h.mux.Handle(p, disabled("Debug endpoints are disabled."))
+		}
+		return h, nil
+	}
+	h.mux.HandleFunc("GET /runningpods/", h.runningPods)
+	h.mux.HandleFunc("GET /configz", h.configz)
 	h.mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", h.containerLogs)
-	// enableProfilingHandler: the process's Go profiles, shared by every node of the process.
-	h.mux.HandleFunc("/debug/pprof/", pprof.Index)
-	h.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	h.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	h.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	h.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if opts.Profiling {
+		// The process's Go profiles, shared by every node of the process.
+		h.mux.HandleFunc(pprofBase, pprof.Index)
+		h.mux.HandleFunc(pprofBase+"cmdline", h.cmdline)
+		h.mux.HandleFunc(pprofBase+"profile", pprof.Profile)
+		h.mux.HandleFunc(pprofBase+"symbol", pprof.Symbol)
+		h.mux.HandleFunc(pprofBase+"trace", pprof.Trace)
+	} else {
+		h.mux.Handle(pprofBase, disabled("profiling endpoint is disabled."))
+	}
 	for _, p := range []string{"/exec/", "/attach/", "/portForward/", "/run/"} {
 		h.mux.HandleFunc(p, h.unsupported)
 	}
 	return h, nil
+}
+
+// pprofBase is where the kubelet serves the Go profiles.
+const pprofBase = "/debug/pprof/"
+
+// disabled answers a path the configuration turned off, as the kubelet does.
+func disabled(msg string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, msg, http.StatusMethodNotAllowed)
+	})
+}
+
+// cmdline is pprof's Cmdline with the command line the caller gave: pprof's own shows os.Args,
+// and with them a --token.
+func (h *NodeHandler) cmdline(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, strings.Join(h.opts.Cmdline, "\x00"))
 }
 
 // ServeHTTP routes the request to the kubelet path it names.
@@ -99,15 +141,15 @@ func (h *NodeHandler) snapshot() *Snapshot {
 // the status manager's status.
 func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
 	s := h.snapshot()
-	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: make([]v1.Pod, 0, len(s.Pods))}
-	for _, pv := range s.Pods {
-		p := *pv.Pod
+	empty := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
+	writeJSONList(w, http.StatusOK, &empty, "items", len(s.Pods), func(i int) any {
+		pv := s.Pods[i]
+		p := *pv.Pod // shares its fields with the snapshot, which nothing mutates
 		if pv.HasStatus {
 			p.Status = pv.Status
 		}
-		list.Items = append(list.Items, p)
-	}
-	writeJSON(w, http.StatusOK, &list)
+		return &p
+	})
 }
 
 // runningPods is the kubelet's getRunningPods: the runtime's pods as API pods carrying only their
@@ -115,6 +157,7 @@ func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
 func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
 	s := h.snapshot()
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
+	var items []v1.Pod
 	for _, pv := range s.Pods {
 		rs := pv.Runtime
 		if rs == nil {
@@ -127,10 +170,10 @@ func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
 			}
 		}
 		if len(p.Spec.Containers) > 0 {
-			list.Items = append(list.Items, p)
+			items = append(items, p)
 		}
 	}
-	writeJSON(w, http.StatusOK, &list)
+	writeJSONList(w, http.StatusOK, &list, "items", len(items), func(i int) any { return &items[i] })
 }
 
 // configz writes {"kubeletconfig": ...}, as component-base's configz does.

@@ -1,10 +1,10 @@
 package kubeletserver
 
 import (
+	"bufio"
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,7 +102,9 @@ func (h *NodeHandler) statsSummary(w http.ResponseWriter, r *http.Request) {
 		CPU:      &statsv1alpha1.CPUStats{Time: ts, UsageNanoCores: &nodeCores, UsageCoreNanoSeconds: &nodeCum},
 		Memory:   &statsv1alpha1.MemoryStats{Time: ts, WorkingSetBytes: &nodeMem, UsageBytes: &nodeMem},
 	}
-	writeJSON(w, http.StatusOK, &summary)
+	pods := summary.Pods
+	summary.Pods = []statsv1alpha1.PodStats{}
+	writeJSONList(w, http.StatusOK, &summary, "pods", len(pods), func(i int) any { return &pods[i] })
 }
 
 // resourceMetrics is /metrics/resource: the STABLE series metrics-server scrapes, on the same
@@ -112,9 +114,12 @@ func (h *NodeHandler) resourceMetrics(w http.ResponseWriter, _ *http.Request) {
 	now := h.opts.Clock.Now()
 	ms := now.UnixMilli()
 	us := containerUsage(s, now)
-	var b strings.Builder
+	// Written as it is formatted, through a small buffer, rather than built whole first.
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	b := bufio.NewWriterSize(w, 4096)
+	defer b.Flush()
 	family := func(name, typ, help string) {
-		fmt.Fprintf(&b, "# HELP %s [STABLE] %s\n# TYPE %s %s\n", name, help, name, typ)
+		fmt.Fprintf(b, "# HELP %s [STABLE] %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
 	nodeCum, nodeMem := uint64(0), uint64(nodeBaseMemory)
 	for _, u := range us {
@@ -126,20 +131,20 @@ func (h *NodeHandler) resourceMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	family("container_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed by the container in core-seconds")
 	for _, u := range us {
-		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{%s} %g %d\n", labels(u), float64(u.coreNanoSec)/1e9, ms)
+		fmt.Fprintf(b, "container_cpu_usage_seconds_total{%s} %g %d\n", labels(u), float64(u.coreNanoSec)/1e9, ms)
 	}
 	family("container_memory_working_set_bytes", "gauge", "Current working set of the container in bytes")
 	for _, u := range us {
-		fmt.Fprintf(&b, "container_memory_working_set_bytes{%s} %d %d\n", labels(u), u.workingSet, ms)
+		fmt.Fprintf(b, "container_memory_working_set_bytes{%s} %d %d\n", labels(u), u.workingSet, ms)
 	}
 	family("container_start_time_seconds", "gauge", "Start time of the container since unix epoch in seconds")
 	for _, u := range us {
-		fmt.Fprintf(&b, "container_start_time_seconds{%s} %g %d\n", labels(u), float64(u.started.UnixNano())/1e9, u.started.UnixMilli())
+		fmt.Fprintf(b, "container_start_time_seconds{%s} %g %d\n", labels(u), float64(u.started.UnixNano())/1e9, u.started.UnixMilli())
 	}
 	family("node_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed by the node in core-seconds")
-	fmt.Fprintf(&b, "node_cpu_usage_seconds_total %g %d\n", float64(nodeCum)/1e9, ms)
+	fmt.Fprintf(b, "node_cpu_usage_seconds_total %g %d\n", float64(nodeCum)/1e9, ms)
 	family("node_memory_working_set_bytes", "gauge", "Current working set of the node in bytes")
-	fmt.Fprintf(&b, "node_memory_working_set_bytes %d %d\n", nodeMem, ms)
+	fmt.Fprintf(b, "node_memory_working_set_bytes %d %d\n", nodeMem, ms)
 	type podSum struct {
 		ns, pod  string
 		cum, mem uint64
@@ -159,14 +164,12 @@ func (h *NodeHandler) resourceMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	family("pod_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed by the pod in core-seconds")
 	for _, p := range pods {
-		fmt.Fprintf(&b, "pod_cpu_usage_seconds_total{namespace=%q,pod=%q} %g %d\n", p.ns, p.pod, float64(p.cum)/1e9, ms)
+		fmt.Fprintf(b, "pod_cpu_usage_seconds_total{namespace=%q,pod=%q} %g %d\n", p.ns, p.pod, float64(p.cum)/1e9, ms)
 	}
 	family("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes")
 	for _, p := range pods {
-		fmt.Fprintf(&b, "pod_memory_working_set_bytes{namespace=%q,pod=%q} %d %d\n", p.ns, p.pod, p.mem, ms)
+		fmt.Fprintf(b, "pod_memory_working_set_bytes{namespace=%q,pod=%q} %d %d\n", p.ns, p.pod, p.mem, ms)
 	}
 	family("resource_scrape_error", "gauge", "1 if there was an error while getting container metrics, 0 otherwise")
 	b.WriteString("resource_scrape_error 0\n")
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprint(w, b.String())
 }

@@ -272,7 +272,12 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	s.applyDevices(upd)
 	if err := s.writeStatus(ctx, upd, ready, msg, now); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
-		return err
+		// The node read is probably stale (a controller tainted it meanwhile): as the kubelet's
+		// fastNodeStatusUpdate, retry at once with the periodic update, which reads it again,
+		// rather than leave the node NotReady until the next period.
+		if rerr := s.updateNodeStatus(ctx, now); rerr != nil {
+			return errors.Join(err, rerr)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet"
@@ -23,7 +24,10 @@ type fakeClient struct {
 	node     *v1.Node
 	lease    *coordinationv1.Lease
 	failNext int // how many CreateNode calls fail first
-	calls    []string
+	// conflictNext is how many UpdateNodeStatus calls fail first with a 409 Conflict, as when a
+	// controller changed the node since it was read.
+	conflictNext int
+	calls        []string
 }
 
 func (c *fakeClient) log(call string) {
@@ -48,6 +52,10 @@ func (c *fakeClient) CreateNode(_ context.Context, node *v1.Node) (*v1.Node, err
 
 func (c *fakeClient) UpdateNodeStatus(_ context.Context, node *v1.Node) (*v1.Node, error) {
 	c.log("status")
+	if c.conflictNext > 0 {
+		c.conflictNext--
+		return nil, apierrors.NewConflict(v1.Resource("nodes"), node.Name, errors.New("the object has been modified"))
+	}
 	c.node = node.DeepCopy()
 	return node, nil
 }
@@ -206,6 +214,33 @@ func TestFastStatusUpdate(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"0s register ", "300ms ready True"}, got); diff != "" {
 		t.Errorf("node trace (-want +got):\n%s", diff)
+	}
+}
+
+// TestFastStatusUpdateRetriesAConflict: the fast status update that would make the node Ready
+// finds it changed by a controller (409). As the kubelet's fastNodeStatusUpdate, it retries at
+// once by reading the node again, so the node is Ready without waiting 10s for the next period.
+func TestFastStatusUpdateRetriesAConflict(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk, conflictNext: 1}
+	state := &fakeState{unhealthy: true}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drive(t, s, clk, 150*time.Millisecond)
+	state.unhealthy = false
+	drive(t, s, clk, time.Second)
+	want := []string{"0s create", "0s lease", "100ms get", "100ms status", "100ms get", "100ms status"}
+	if diff := cmp.Diff(want, client.calls); diff != "" {
+		t.Errorf("API calls (-want +got):\n%s", diff)
+	}
+	ready := false
+	for _, c := range client.node.Status.Conditions {
+		ready = ready || c.Type == v1.NodeReady && c.Status == v1.ConditionTrue
+	}
+	if !ready {
+		t.Errorf("node conditions after the retry = %+v, want Ready", client.node.Status.Conditions)
 	}
 }
 

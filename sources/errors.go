@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	utilio "k8s.io/utils/io"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sources/staticpod"
 )
 
@@ -44,25 +44,16 @@ func missingOptions(missing []string) error {
 }
 
 // maxErrorQuote caps how much of a decoder's error, which can quote the input it choked on, an
-// error of this package repeats. A 10 MiB manifest would otherwise make a 10 MiB error, trace
-// line and log line at every relist.
-const maxErrorQuote = 1024
+// error of this package repeats: the trace's one cap on quoted input. A 10 MiB manifest would
+// otherwise make a 10 MiB error, trace line and log line at every relist.
+const maxErrorQuote = trace.MaxQuote
 
-// errorText is err's text cut to maxErrorQuote bytes, saying how much was left out. The cut
-// falls on a rune boundary.
+// errorText is err's text cut to maxErrorQuote bytes, saying how much was left out.
 func errorText(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
-	s := err.Error()
-	if len(s) <= maxErrorQuote {
-		return s
-	}
-	cut := maxErrorQuote
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
+	return trace.Quote(err.Error())
 }
 
 // StatusError is returned when the manifest URL answers with a status other than 200 OK.

@@ -22,7 +22,7 @@ const (
 	// defaultHTTPTimeout is the total timeout of the kubelet's manifest URL client.
 	defaultHTTPTimeout = 10 * time.Second
 	// maxBodyInError caps how much of an unparsable body an error quotes.
-	maxBodyInError = 1024
+	maxBodyInError = trace.MaxQuote
 )
 
 // HTTPOptions configures an HTTP source.

@@ -16,8 +16,7 @@ import (
 var (
 	acceptedBoolFlags = []string{
 		"anonymous-auth", "authentication-token-webhook", "cgroups-per-qos", "contention-profiling",
-		"cpu-cfs-quota", "enable-controller-attach-detach", "enable-debugging-handlers",
-		"exit-on-lock-contention", "experimental-allocatable-ignore-eviction", "fail-cgroupv1",
+		"cpu-cfs-quota", "enable-controller-attach-detach", "exit-on-lock-contention", "experimental-allocatable-ignore-eviction", "fail-cgroupv1",
 		"fail-swap-on", "kernel-memcg-notification", "local-storage-capacity-isolation",
 		"make-iptables-util-chains", "protect-kernel-defaults", "register-node", "rotate-certificates",
 		"rotate-server-certificates", "runonce", "seccomp-default",

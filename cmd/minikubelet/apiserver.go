@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -56,13 +55,16 @@ versions. UIDs are random at every start.
 It serves HTTPS with a self-signed certificate, and every request must carry a bearer token,
 random at every start unless --token sets it; --write-kubeconfig writes both into the kubeconfig.
 --no-auth drops the token and --no-tls (with --no-auth) serves plain HTTP. Any client with the
-token may do anything: see docs/security.md.
+token may do anything: see docs/security.md. On a wildcard address (0.0.0.0, ::) the certificate
+covers every interface's address and the kubeconfig names the host's own; --tls-san adds names.
 
-It logs its URL and what it serves. Exit codes: 0 after
-SIGINT or SIGTERM, 1 when it cannot serve, 2 for a usage error.`,
+It logs its URL and what it serves. Exit codes: 0 after SIGINT or SIGTERM, 1 when it cannot
+serve (an address in use, a damaged --data-dir database, a server its clients could not reach),
+2 for a usage error.`,
 		Example: `  minikubelet apiserver --addr 127.0.0.1:6443 --write-kubeconfig /tmp/kubeconfig
   minikubelet run --kubeconfig /tmp/kubeconfig --hostname-override node-1 --pod-manifest-path manifests
-  minikubelet apiserver --data-dir /tmp/apiserver-data --token secret`,
+  minikubelet apiserver --data-dir /tmp/apiserver-data --token secret
+  minikubelet apiserver --addr 0.0.0.0:6443 --tls-san apiserver.example --write-kubeconfig /tmp/kubeconfig`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAPIServer(cmd.Context(), cfg, cmd.OutOrStdout())
@@ -118,19 +120,52 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		"resources", srv.ServedResources(), "storage", storage)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	if err := checkServing(ctx, sv); err != nil {
+		cancel()
+		return errors.Join(err, <-served)
+	}
 	g := &group{cancel: cancel}
 	ropts := controllers.RunnerOptions{Names: names, Clock: clock.RealClock{}, Tracer: trace.Discard,
 		NodeMonitorPeriod: cfg.NodeMonitorPeriod, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}
 	if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
-		l.Close()
-		return err
+		cancel()
+		return errors.Join(err, <-served)
 	}
 	// Printed last, so that whoever waits for this line finds the kubeconfig written.
 	fmt.Fprintf(out, "fake API server listening on %s\n", sv.url)
-	err = srv.Serve(ctx, l)
+	err = <-served
 	cancel()
 	g.wait()
 	return errors.Join(err, g.err)
+}
+
+// checkServingTimeout bounds the start's check that the server answers at its URL.
+const checkServingTimeout = 30 * time.Second
+
+// checkServing asks the server, as its clients will, whether it is ready: at the URL the
+// kubeconfig names, verifying the certificate against its authority, with its token. A start
+// whose clients could not connect (a certificate that does not cover the address, an address
+// that does not reach this server) fails at once with the reason, instead of serving nobody
+// and exiting 0.
+func checkServing(ctx context.Context, sv serving) error {
+	rc := sv.restConfig()
+	rc.Timeout = checkServingTimeout
+	client, err := rest.UnversionedRESTClientFor(withCodecs(rc))
+	if err != nil {
+		return fmt.Errorf("check the API server at %s: %w", sv.url, err)
+	}
+	if _, err := client.Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+		return fmt.Errorf("the API server does not answer its clients at %s: %w", sv.url, err)
+	}
+	return nil
+}
+
+// withCodecs gives rc the serializers a REST client needs for raw requests.
+func withCodecs(rc *rest.Config) *rest.Config {
+	rc.ContentConfig.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return rc
 }
 
 // startControllers runs the controllers opts names in g against the API server rc reaches.
@@ -178,35 +213,19 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	if err != nil {
 		return serving{}, nil, err
 	}
+	serveCtx, stopServe := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l) }()
+	go func() {
+		done <- srv.Serve(serveCtx, l)
+		stopServe()
+	}()
+	if err := checkServing(ctx, sv); err != nil {
+		stopServe()
+		return serving{}, nil, errors.Join(err, <-done)
+	}
 	klog.FromContext(ctx).Info("Started embedded API server", "url", sv.url)
 	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
 	return sv, done, nil
-}
-
-// writeKubeconfig writes a kubeconfig that points kubectl at the server, with its token and the
-// authority of its certificate, creating its directory. The file is readable by its owner only.
-func writeKubeconfig(path string, sv serving) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	kc := clientcmdapi.NewConfig()
-	cluster := &clientcmdapi.Cluster{Server: sv.url, CertificateAuthorityData: sv.caData}
-	if len(sv.caData) == 0 {
-		// Plain HTTP (--no-tls). client-go ignores TLS settings for an http:// server, but
-		// stricter clients (the JavaScript client) refuse one unless the kubeconfig says
-		// verification is off; without a certificate authority there is nothing to verify.
-		cluster.InsecureSkipTLSVerify = true
-	}
-	kc.Clusters["minikubelet"] = cluster
-	kc.AuthInfos["minikubelet"] = &clientcmdapi.AuthInfo{Token: sv.token}
-	kc.Contexts["minikubelet"] = &clientcmdapi.Context{Cluster: "minikubelet", AuthInfo: "minikubelet", Namespace: "default"}
-	kc.CurrentContext = "minikubelet"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	return nil
 }
 
 // restConfigFromKubeconfig loads an existing kubeconfig, for --kubeconfig.

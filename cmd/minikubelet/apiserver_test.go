@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +16,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // TestAPIServerCommandServesUntilCancelled runs `minikubelet apiserver` in-process: it announces
@@ -94,12 +100,13 @@ func TestAPIServerCommandStopsWithStuckWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := kubernetes.NewForConfigOrDie(cfg)
-	// Eight pods of 2 MiB each: more than the kernel buffers of one loopback connection hold.
-	big := strings.Repeat("x", 2<<20)
-	for i := range 8 {
+	// Sixteen pods of 1 MiB each: more than the kernel buffers of one loopback connection hold.
+	// The megabyte is a container argument: annotations are bounded to 256 KiB.
+	big := strings.Repeat("x", 1<<20)
+	for i := range 16 {
 		pod := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", Annotations: map[string]string{"big": big}},
-			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "busybox"}}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default"},
+			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "busybox", Args: []string{big}}}},
 		}
 		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create pod p%d: %v", i, err)
@@ -122,5 +129,90 @@ func TestAPIServerCommandStopsWithStuckWatcher(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Errorf("runAPIServer() after cancel with a watch client that stopped reading = %v, want nil", err)
+	}
+}
+
+// TestAPIServerWildcardAddress serves on every interface, the way shards reach the server, with
+// extra names from --tls-san: the kubeconfig names an address its certificate covers (not the
+// wildcard, which no certificate covers), a client that verifies the server with nothing but
+// the kubeconfig reaches it, and the certificate names the extra names.
+func TestAPIServerWildcardAddress(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", ":0"} {
+		t.Run(addr, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			kc := filepath.Join(t.TempDir(), "kubeconfig")
+			sec := securityConfig{TLSSANs: []string{"apiserver.example", "192.0.2.7"}}
+			url, stop := startAPIServerCommand(t, ctx, apiserverConfig{Addr: addr, WriteKubeconfig: kc, Security: sec})
+			defer func() {
+				if err := stop(); err != nil {
+					t.Errorf("runAPIServer() after cancel = %v", err)
+				}
+			}()
+			cfg, err := restConfigFromKubeconfig(kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Host != url {
+				t.Errorf("kubeconfig server = %q, want the announced %q", cfg.Host, url)
+			}
+			host, _, err := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+				t.Errorf("kubeconfig server = %q, want an address clients can verify, not a wildcard", url)
+			}
+			client := kubernetes.NewForConfigOrDie(cfg)
+			if _, err := client.Discovery().ServerVersion(); err != nil {
+				t.Fatalf("a client with the kubeconfig: %v", err)
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(cfg.CAData)
+			conn, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), &tls.Config{RootCAs: pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			leaf := conn.ConnectionState().PeerCertificates[0]
+			if err := leaf.VerifyHostname("apiserver.example"); err != nil {
+				t.Errorf("certificate and --tls-san apiserver.example: %v", err)
+			}
+			if err := leaf.VerifyHostname("192.0.2.7"); err != nil {
+				t.Errorf("certificate and --tls-san 192.0.2.7: %v", err)
+			}
+		})
+	}
+}
+
+// TestCheckServingRefusesAnUnverifiableServer gives the start's check a URL whose certificate
+// the authority does not cover: it fails with an error naming the URL, so that the command exits
+// 1 instead of serving clients that can never connect.
+func TestCheckServingRefusesAnUnverifiableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l, sv, err := securityConfig{}.listen("127.0.0.1:0", "token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, BearerToken: "token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(serveCtx, l) }()
+	defer func() { stopServe(); <-done }()
+	if err := checkServing(ctx, sv); err != nil {
+		t.Fatalf("checkServing() on the address it serves = %v, want nil", err)
+	}
+	_, other, err := fakeapiserver.SelfSignedTLS(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := sv
+	wrong.caData = other
+	if err := checkServing(ctx, wrong); err == nil || !strings.Contains(err.Error(), sv.url) {
+		t.Errorf("checkServing() with another authority = %v, want an error naming %s", err, sv.url)
 	}
 }

@@ -38,6 +38,7 @@ type runFlags struct {
 	address            string
 	port               int
 	enableServer       bool
+	debuggingHandlers  bool
 	nodes              int
 	nodeNamePrefix     string
 	controllers        string
@@ -73,6 +74,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "address", defaultKubeletAddress, "IP address the kubelet server listens on (address; the kubelet's default is 0.0.0.0)")
 	fs.IntVar(&f.port, "port", int(defaults.Server.Port), "port of the kubelet server (port); 0 picks a free one")
 	fs.BoolVar(&f.enableServer, "enable-server", defaults.Server.Enable, "serve the kubelet's HTTP server (enableServer)")
+	fs.BoolVar(&f.debuggingHandlers, "enable-debugging-handlers", defaults.Server.EnableDebuggingHandlers, "serve the kubelet server's logs, configz, exec and profiling paths (enableDebuggingHandlers; the profiles also need enableProfilingHandler in --config)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
 	fs.Int32Var(&f.maxPods, "max-pods", defaults.Machine.MaxPods, "the most pods the node admits (maxPods)")
 	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", defaults.ImagePulls.Serialize, "pull one image at a time (serializeImagePulls)")
@@ -230,6 +232,9 @@ func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
 	}
 	if fs.Changed("enable-server") {
 		v.EnableServer = &f.enableServer
+	}
+	if fs.Changed("enable-debugging-handlers") {
+		v.EnableDebuggingHandlers = &f.debuggingHandlers
 	}
 	if fs.Changed("address") {
 		v.Address = f.address

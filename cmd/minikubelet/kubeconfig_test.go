@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,91 @@ func TestWrittenKubeconfigIsStrict(t *testing.T) {
 				if out := kubectl(t, ctx, kc, "", "get", "namespace", "default", "-o", "name"); strings.TrimSpace(out) != "namespace/default" {
 					t.Errorf("kubectl get namespace default = %q", out)
 				}
+			}
+		})
+	}
+}
+
+// TestWriteKubeconfigReplacesThePath writes the kubeconfig where something is already: a file
+// others may read, a symbolic link to a file elsewhere, a file of another user. The first two
+// are replaced by a new file only its owner may read, the link's target untouched; the third
+// is refused and left as it was.
+func TestWriteKubeconfigReplacesThePath(t *testing.T) {
+	sv := serving{url: "https://127.0.0.1:6443", token: "secret-token", caData: []byte("ca")}
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, path string) (check func(t *testing.T))
+		wantErr bool
+	}{
+		{name: "nothing there", prepare: func(*testing.T, string) func(*testing.T) { return func(*testing.T) {} }},
+		{name: "a file others may read", prepare: func(t *testing.T, path string) func(*testing.T) {
+			if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return func(*testing.T) {}
+		}},
+		{name: "a link to another file", prepare: func(t *testing.T, path string) func(*testing.T) {
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.WriteFile(target, []byte("theirs"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			return func(t *testing.T) {
+				if b, err := os.ReadFile(target); err != nil || string(b) != "theirs" {
+					t.Errorf("the link's target now holds %q (%v), want it untouched", b, err)
+				}
+			}
+		}},
+		{name: "a file of another user", wantErr: true, prepare: func(t *testing.T, path string) func(*testing.T) {
+			if os.Getuid() != 0 {
+				t.Skip("making a file of another user needs root")
+			}
+			if err := os.WriteFile(path, []byte("theirs"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return func(t *testing.T) {
+				if b, err := os.ReadFile(path); err != nil || string(b) != "theirs" {
+					t.Errorf("the other user's file now holds %q (%v), want it untouched", b, err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "kubeconfig")
+			check := tc.prepare(t, path)
+			err := writeKubeconfig(path, sv)
+			check(t)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), path) {
+					t.Errorf("writeKubeconfig() = %v, want an error naming %s", err, path)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("writeKubeconfig() = %v", err)
+			}
+			fi, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+				t.Errorf("kubeconfig mode = %v, want a regular file with mode 0600", fi.Mode())
+			}
+			cfg, err := clientcmd.LoadFromFile(path)
+			if err != nil {
+				t.Fatalf("LoadFromFile() = %v", err)
+			}
+			if got := cfg.AuthInfos["minikubelet"].Token; got != sv.token {
+				t.Errorf("token = %q, want %q", got, sv.token)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("directory holds %d entries, want the kubeconfig alone (no temporary file left)", len(entries))
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -22,7 +23,13 @@ const (
 	serverIdleTimeout    = 90 * time.Second
 	serverStreamTimeout  = 4 * time.Hour
 	serverMaxHeaderBytes = 1 << 20
-	serverShutdownGrace  = 5 * time.Second
+	// serverWriteBlockTimeout is how long one write of a response may wait for a client that
+	// does not read before the connection is closed; the kubelet lets it wait for the whole
+	// 4h write timeout, holding what it was writing. The API server allows a watch the same.
+	serverWriteBlockTimeout = 5 * time.Second
+	// serverShutdownGrace is how long requests in flight get at shutdown before their
+	// connections are closed, as the API server gives them.
+	serverShutdownGrace = time.Second
 )
 
 // kubeletServing is the one listener every simulated node of the process is served on.
@@ -41,31 +48,7 @@ func startKubeletServer(ctx context.Context, addr string, g *group) (*kubeletSer
 	}
 	tcp := l.Addr().(*net.TCPAddr)
 	s := &kubeletServing{fleet: kubeletserver.NewFleet(l.Addr().String()), host: tcp.IP.String(), port: int32(tcp.Port)}
-	srv := &http.Server{
-		Handler:        s.fleet,
-		IdleTimeout:    serverIdleTimeout,
-		ReadTimeout:    serverStreamTimeout,
-		WriteTimeout:   serverStreamTimeout,
-		MaxHeaderBytes: serverMaxHeaderBytes,
-		BaseContext:    func(net.Listener) context.Context { return ctx },
-	}
-	g.Go(ctx, "kubelet server", func(ctx context.Context) error {
-		errc := make(chan error, 1)
-		go func() { errc <- srv.Serve(l) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverShutdownGrace)
-		defer cancel()
-		// Followers of a log end with ctx (their requests' base context); Shutdown waits for them.
-		err := srv.Shutdown(sctx)
-		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
-		}
-		return err
-	})
+	g.Go(ctx, "kubelet server", func(ctx context.Context) error { return serveKubelet(ctx, l, s.fleet) })
 	klog.FromContext(ctx).Info("Started kubelet server", "address", l.Addr().String())
 	if exposed(l.Addr()) {
 		klog.FromContext(ctx).Info("WARNING: the kubelet server has no authentication and listens on a non-loopback address: anyone who can reach it can read every pod, its logs and the node's metrics",
@@ -73,6 +56,79 @@ func startKubeletServer(ctx context.Context, addr string, g *group) (*kubeletSer
 	}
 	return s, nil
 }
+
+// serveKubelet serves h on l with the kubelet server's bounds until ctx is done. Then requests in
+// flight get serverShutdownGrace, and the connections of those still running (a follower of a
+// log ends with ctx; a client that reads slowly may not) are closed: the server stops within
+// about a second whatever its clients do, and that is no error.
+func serveKubelet(ctx context.Context, l net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:        boundWrites(h),
+		IdleTimeout:    serverIdleTimeout,
+		ReadTimeout:    serverStreamTimeout,
+		WriteTimeout:   serverStreamTimeout,
+		MaxHeaderBytes: serverMaxHeaderBytes,
+		BaseContext:    func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverShutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		klog.FromContext(ctx).V(2).Info("Closing kubelet server connections still busy after the shutdown grace period", "grace", serverShutdownGrace)
+		err = srv.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// boundWrites gives every write of a response serverWriteBlockTimeout to reach the client, and
+// no more than the request's write timeout allows: a client that stops reading then loses its
+// connection, and with it what the handler was writing, instead of holding it for hours.
+func boundWrites(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&boundedWriter{ResponseWriter: w, rc: http.NewResponseController(w), end: time.Now().Add(serverStreamTimeout)}, r)
+	})
+}
+
+// boundedWriter sets the connection's write deadline before each write and flush. The deadline
+// is wall time by nature; between writes it does not matter, since the next write sets it anew,
+// and the last one also bounds the flush that ends the response.
+type boundedWriter struct {
+	http.ResponseWriter
+	rc  *http.ResponseController
+	end time.Time // the request's WriteTimeout
+}
+
+func (b *boundedWriter) deadline() {
+	d := time.Now().Add(serverWriteBlockTimeout)
+	if d.After(b.end) {
+		d = b.end
+	}
+	_ = b.rc.SetWriteDeadline(d)
+}
+
+func (b *boundedWriter) Write(p []byte) (int, error) {
+	b.deadline()
+	return b.ResponseWriter.Write(p)
+}
+
+// Flush flushes, for the log followers that flush after each batch.
+func (b *boundedWriter) Flush() {
+	b.deadline()
+	_ = b.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (b *boundedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
 // nodeServing is what one node needs to be served: its board and its metrics.
 type nodeServing struct {
@@ -98,6 +154,9 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 		ProbeMetrics:      ns.metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
 		SyncLoopThreshold: max(2*cfg.Kubelet.SyncFrequency, 5*time.Minute),
+		DisableDebugging:  !cfg.Kubelet.Server.EnableDebuggingHandlers,
+		Profiling:         cfg.Kubelet.Server.EnableProfilingHandler,
+		Cmdline:           redactedArgs(os.Args),
 	})
 	if err != nil {
 		return fmt.Errorf("serve node %s: %w", name, err)
@@ -129,18 +188,20 @@ func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.Passive
 // field names.
 func configz(cfg *runConfig, s *kubeletServing) map[string]any {
 	return map[string]any{
-		"enableServer":       cfg.Kubelet.Server.Enable,
-		"staticPodPath":      cfg.Kubelet.Sources.StaticPodPath,
-		"staticPodURL":       cfg.Kubelet.Sources.StaticPodURL,
-		"syncFrequency":      cfg.Kubelet.SyncFrequency.String(),
-		"fileCheckFrequency": cfg.Kubelet.Sources.FileCheckFrequency.String(),
-		"httpCheckFrequency": cfg.Kubelet.Sources.HTTPCheckFrequency.String(),
-		"address":            s.host,
-		"port":               s.port,
-		"readOnlyPort":       0,
-		"healthzPort":        0,
-		"authentication":     map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},
-		"authorization":      map[string]any{"mode": "AlwaysAllow"},
+		"enableServer":            cfg.Kubelet.Server.Enable,
+		"staticPodPath":           cfg.Kubelet.Sources.StaticPodPath,
+		"staticPodURL":            cfg.Kubelet.Sources.StaticPodURL,
+		"syncFrequency":           cfg.Kubelet.SyncFrequency.String(),
+		"fileCheckFrequency":      cfg.Kubelet.Sources.FileCheckFrequency.String(),
+		"httpCheckFrequency":      cfg.Kubelet.Sources.HTTPCheckFrequency.String(),
+		"address":                 s.host,
+		"port":                    s.port,
+		"readOnlyPort":            0,
+		"enableDebuggingHandlers": cfg.Kubelet.Server.EnableDebuggingHandlers,
+		"enableProfilingHandler":  cfg.Kubelet.Server.EnableProfilingHandler,
+		"healthzPort":             0,
+		"authentication":          map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},
+		"authorization":           map[string]any{"mode": "AlwaysAllow"},
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/metrics"
@@ -42,8 +41,6 @@ const (
 	kubeAPIBurst   = 100
 	eventComponent = "kubelet"
 	userAgent      = "minikubelet"
-	// embeddedIdleConns is the idle connection pool to the embedded API server.
-	embeddedIdleConns = 1024
 	// nodeIP is the node's InternalIP and the hostIP of its pods. The simulated node has no
 	// network of its own, so it claims the loopback address.
 	nodeIP = "127.0.0.1"
@@ -189,20 +186,12 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server", "path", cfg.WriteKubeconfig)
 			announceKubectl(cfg.Announce, sv.url, cfg.WriteKubeconfig)
 		}
-		// One transport for every node's client, with an idle pool as large as a fleet's
-		// concurrent requests: client-go's default of 25 idle connections per host made a
-		// 1,000-node fleet dial and close connections all the time. client-go refuses a custom
-		// transport beside TLS options, so the transport carries the TLS configuration itself.
-		rc = sv.restConfig()
-		tlsConfig, err := rest.TLSConfigFor(rc)
+		// One transport for every node's client, with a bound on its connections (transport.go).
+		c, err := embeddedRestConfig(sv)
 		if err != nil {
-			return nil, fmt.Errorf("embedded API server's TLS configuration: %w", err)
+			return nil, err
 		}
-		rc.TLSClientConfig = rest.TLSClientConfig{}
-		rc.Transport = &http.Transport{
-			TLSClientConfig: tlsConfig,
-			MaxIdleConns:    embeddedIdleConns, MaxIdleConnsPerHost: embeddedIdleConns, IdleConnTimeout: 90 * time.Second,
-		}
+		rc = c
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent

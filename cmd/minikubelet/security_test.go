@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -88,6 +90,9 @@ func TestSecurityConfigValidate(t *testing.T) {
 		{"no auth, no tls", securityConfig{NoAuth: true, NoTLS: true}, ""},
 		{"no auth and a token", securityConfig{NoAuth: true, Token: "x"}, "exclude each other"},
 		{"a token over plain HTTP", securityConfig{NoTLS: true}, "--no-tls needs --no-auth"},
+		{"extra names", securityConfig{TLSSANs: []string{"apiserver.example", "*.shards.example", "10.0.0.1", "::1"}}, ""},
+		{"extra names without TLS", securityConfig{NoAuth: true, NoTLS: true, TLSSANs: []string{"a.example"}}, "--tls-san needs TLS"},
+		{"an extra name that is no name", securityConfig{TLSSANs: []string{"not a name"}}, `--tls-san "not a name"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.validate()
@@ -125,6 +130,49 @@ func TestWarnIfExposed(t *testing.T) {
 				t.Errorf("warnIfExposed(%s) logged %q, want nothing", tc.addr, got)
 			case tc.want != "" && !(strings.Contains(got, "WARNING") && strings.Contains(got, tc.want)):
 				t.Errorf("warnIfExposed(%s) logged %q, want a WARNING with %q", tc.addr, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRedactedArgs leaves the secrets out of a command line, in every way a flag may be spelt.
+func TestRedactedArgs(t *testing.T) {
+	in := []string{"minikubelet", "run", "--token", "s3cret", "--hostname-override", "n1", "-token=s3cret",
+		"--manifest-url-header=Authorization:Bearer s3cret", "--manifest-url-header", "a:b", "--token"}
+	want := []string{"minikubelet", "run", "--token", "<redacted>", "--hostname-override", "n1", "-token=<redacted>",
+		"--manifest-url-header=<redacted>", "--manifest-url-header", "<redacted>", "--token"}
+	if diff := cmp.Diff(want, redactedArgs(in)); diff != "" {
+		t.Errorf("redactedArgs() (-want +got):\n%s", diff)
+	}
+	if in[3] != "s3cret" {
+		t.Error("redactedArgs changed its input")
+	}
+}
+
+// TestDebugHandlerSettings reads enableDebuggingHandlers and enableProfilingHandler from --config
+// and --enable-debugging-handlers: debugging on and profiling off unless asked for, the flag
+// winning over the file.
+func TestDebugHandlerSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nenableDebuggingHandlers: false\nenableProfilingHandler: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                 string
+		args                 []string
+		debugging, profiling bool
+	}{
+		{"defaults", nil, true, false},
+		{"config", []string{"--config", path}, false, true},
+		{"flag over config", []string{"--config", path, "--enable-debugging-handlers=true"}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := resolveArgs(t, append([]string{"--hostname-override", "n1", "--standalone"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, gotP := cfg.Kubelet.Server.EnableDebuggingHandlers, cfg.Kubelet.Server.EnableProfilingHandler; got != tc.debugging || gotP != tc.profiling {
+				t.Errorf("debugging, profiling = %v, %v, want %v, %v", got, gotP, tc.debugging, tc.profiling)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,14 +41,24 @@ func unauthorized() error { return apierrors.NewUnauthorized("Unauthorized") }
 func GenerateToken() string { return rand.Text() }
 
 // SelfSignedTLS returns a TLS server configuration with a certificate for localhost, the loopback
-// addresses and ip (when not nil or unspecified), signed by a certificate authority made for it,
-// and that authority's certificate (PEM) for the clients to trust. Both are new at every call.
-func SelfSignedTLS(ip net.IP) (*tls.Config, []byte, error) {
-	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-	if ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
-		ips = append(ips, ip)
+// addresses, ips (those that are loopback or unspecified are left out) and names, signed by a
+// certificate authority made for it, and that authority's certificate (PEM) for the clients to
+// trust. Both are new at every call.
+func SelfSignedTLS(ips []net.IP, names ...string) (*tls.Config, []byte, error) {
+	all := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, ip := range ips {
+		if ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() && !slices.ContainsFunc(all, ip.Equal) {
+			all = append(all, ip)
+		}
 	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", ips, []string{"localhost"})
+	dns := []string{"localhost"}
+	for _, n := range names {
+		if n != "" && !slices.Contains(dns, n) {
+			dns = append(dns, n)
+		}
+	}
+	ips = all
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", ips, dns)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate a self-signed serving certificate: %w", err)
 	}
@@ -57,5 +68,7 @@ func SelfSignedTLS(ip net.IP) (*tls.Config, []byte, error) {
 	}
 	// certPEM is the serving certificate followed by the authority that signed it; clients
 	// may trust both, since neither is used anywhere else.
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, certPEM, nil
+	// h2 first, as kube-apiserver offers it: a client that speaks HTTP/2 multiplexes its
+	// requests, watches included, over one connection.
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, certPEM, nil
 }

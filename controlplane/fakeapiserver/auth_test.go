@@ -1,9 +1,6 @@
 package fakeapiserver_test
 
 import (
-	"context"
-	"crypto/tls"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
@@ -69,26 +65,9 @@ func TestTLSWithToken(t *testing.T) {
 	}
 	opts := testOptions()
 	opts.BearerToken = token
-	srv := newServer(t, opts)
-	tlsConfig, ca, err := fakeapiserver.SelfSignedTLS(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := fakeapiserver.Listen("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, tls.NewListener(l, tlsConfig)) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve() = %v", err)
-		}
-	}()
-	host := "https://" + l.Addr().(*net.TCPAddr).String()
+	addr, ca, _ := serveTLS(t, newServer(t, opts))
+	ctx := t.Context()
+	host := "https://" + addr
 
 	list := func(cfg *rest.Config) error {
 		cfg.QPS = -1

@@ -133,8 +133,9 @@ func managerOf(r *http.Request) string {
 }
 
 // trackFields records in obj's managedFields the fields this write sets, under t.manager; live is
-// the stored object, nil for a create. A server-side apply has already done so. The caller holds
-// the store lock, since the result is what is stored.
+// the stored object, nil for a create. A server-side apply has already done so. Its cost grows
+// with the managed fields of obj and live, so it runs without the store lock: on the object as
+// read for an update (guaranteedUpdate), on the request alone for a create.
 func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object {
 	if t.tracked {
 		return obj
@@ -276,8 +277,8 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 func applyOptions(r *http.Request) (metav1.PatchOptions, error) {
 	q := r.URL.Query()
 	opts := metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
-	if v := q.Get("force"); v != "" {
-		force := v == "true" || v == "1"
+	if v, ok := q["force"]; ok && len(v) > 0 {
+		force := isTrue(v[0])
 		opts.Force = &force
 	}
 	if errs := metav1validation.ValidatePatchOptions(&opts, types.ApplyYAMLPatchType); len(errs) > 0 {

@@ -3,14 +3,18 @@ package fakeapiserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
-	"golang.org/x/net/netutil"
+	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -26,11 +30,13 @@ const (
 	// one), when Options.HistoryBytes is zero. kube-apiserver bounds its watch cache by
 	// event count only (100 to 102,400 events, sized by a 75s window).
 	DefaultHistoryBytes = 32 << 20
-	// DefaultMaxConnections caps the open client connections when Options.MaxConnections is
-	// zero. A connection past the cap waits in the listen backlog until one closes.
-	// kube-apiserver caps requests in flight instead (400 read-only, 200 mutating, or API
-	// Priority and Fairness) and HTTP/2 streams per connection (250).
-	DefaultMaxConnections = 1024
+	// idleTimeout closes a connection that carried no request for this long: kube-apiserver's
+	// value, for HTTP/1.1 and HTTP/2 alike (the keep-alive timeout of Go's clients).
+	idleTimeout = 90 * time.Second
+	// HTTP/2 as kube-apiserver configures it: at most 100 concurrent streams per connection,
+	// and 256 KiB frames and per-stream upload buffers (the 99th percentile of object sizes).
+	http2MaxStreams      = 100
+	http2StreamBufferLen = 256 << 10
 	// readHeaderTimeout is how long a client may take to send its request line and headers:
 	// kube-apiserver's value, after which the connection is closed.
 	readHeaderTimeout = 32 * time.Second
@@ -169,17 +175,48 @@ func bodyReadError(err error) error {
 	return nil
 }
 
-// limitListener caps the connections l accepts at max.
-func limitListener(l net.Listener, max int) net.Listener {
-	return netutil.LimitListener(l, max)
-}
-
-// newHTTPServer returns the http.Server that Serve runs, with the header bounds of kube-apiserver.
-func (s *Server) newHTTPServer(ctx context.Context) *http.Server {
-	return &http.Server{
+// newHTTPServer returns the http.Server that Serve runs, with the bounds of kube-apiserver: the
+// time and size of request headers, the idle timeout, and HTTP/2, which a TLS client negotiates
+// through ALPN as with kube-apiserver. Connections are tracked by ct (conns.go).
+func (s *Server) newHTTPServer(ctx context.Context, ct *connTracker) (*http.Server, error) {
+	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext:       ct.accept,
+		ConnState: func(c net.Conn, state http.ConnState) {
+			if state == http.StateClosed || state == http.StateHijacked {
+				ct.gone(c)
+			}
+		},
+		ErrorLog: log.New(serverErrorLog{klog.FromContext(ctx)}, "", 0),
 	}
+	err := http2.ConfigureServer(hs, &http2.Server{
+		IdleTimeout:                  idleTimeout,
+		MaxConcurrentStreams:         http2MaxStreams,
+		MaxUploadBufferPerStream:     http2StreamBufferLen,
+		MaxReadFrameSize:             http2StreamBufferLen,
+		MaxUploadBufferPerConnection: http2StreamBufferLen * http2MaxStreams,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure HTTP/2: %w", err)
+	}
+	return hs, nil
+}
+
+// serverErrorLog takes the http.Server's error log into klog. A failed TLS handshake is the
+// client's affair, and kube-apiserver logs it only at level 5: logged louder, any client could
+// fill the log. Anything else (an accept error, a panic) is logged as it comes.
+type serverErrorLog struct{ logger klog.Logger }
+
+func (l serverErrorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	if strings.Contains(msg, "TLS handshake error") {
+		l.logger.V(5).Info("TLS handshake failed", "err", msg)
+	} else {
+		l.logger.Info("HTTP server error", "err", msg)
+	}
+	return len(p), nil
 }

@@ -237,41 +237,94 @@ func TestHeaderReadTimeout(t *testing.T) {
 	})
 }
 
-// TestConnectionCap opens MaxConnections watches: the next connection is not accepted until one
-// of them closes.
-func TestConnectionCap(t *testing.T) {
+// TestUnauthenticatedClientCannotStarveOthers is the lock-out of a server with a token: a client
+// without it opens more connections than the server used to accept (one 401 each, then idle,
+// and some that never send a request). A client with the token still connects and is served,
+// the oldest unauthenticated connections are closed, and a connection that authenticated before
+// the flood is never closed by it.
+func TestUnauthenticatedClientCannotStarveOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		opts := testOptions()
-		opts.MaxConnections = 2
+		opts.BearerToken = "secret"
 		srv := newServer(t, opts)
 		l, _ := serve(t, srv)
-		var watches []net.Conn
-		for range 2 {
-			c := l.dial(t, watchRequest)
-			if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
-				t.Fatal(err)
+		const authorized = "GET /healthz HTTP/1.1\r\nHost: fake\r\nAuthorization: Bearer secret\r\n\r\n"
+		get := func(c net.Conn, br *bufio.Reader, what string) int {
+			t.Helper()
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
 			}
-			watches = append(watches, c)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode
 		}
-		client, server := net.Pipe()
-		defer client.Close()
-		accepted := make(chan struct{})
-		go func() { l.conns <- server; close(accepted) }()
+		early := l.dial(t, authorized)
+		earlyBR := bufio.NewReader(early)
+		if code := get(early, earlyBR, "authorized request before the flood"); code != http.StatusOK {
+			t.Fatalf("authorized request = %d, want 200", code)
+		}
+		flood := fakeapiserver.DefaultMaxUnauthenticatedConnections + 100
+		var conns []net.Conn
+		for i := range flood {
+			if i%2 == 0 {
+				conns = append(conns, l.dial(t, ""))
+				continue
+			}
+			c := l.dial(t, "GET /api/v1/pods HTTP/1.1\r\nHost: fake\r\n\r\n")
+			if code := get(c, bufio.NewReader(c), "unauthorized request"); code != http.StatusUnauthorized {
+				t.Fatalf("request without the token = %d, want 401", code)
+			}
+			conns = append(conns, c)
+		}
 		synctest.Wait()
-		select {
-		case <-accepted:
-			t.Fatal("third connection accepted with two open and a cap of two")
-		default:
+		late := l.dial(t, authorized)
+		if code := get(late, bufio.NewReader(late), "authorized request after the flood"); code != http.StatusOK {
+			t.Errorf("authorized request on a new connection after the flood = %d, want 200", code)
 		}
-		watches[0].Close()
-		<-accepted
-		if _, err := io.WriteString(client, "GET /healthz HTTP/1.1\r\nHost: fake\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(early, authorized); err != nil {
+			t.Fatalf("the connection that authenticated before the flood was closed: %v", err)
+		}
+		if code := get(early, earlyBR, "authorized request on the early connection"); code != http.StatusOK {
+			t.Errorf("authorized request on the early connection = %d, want 200", code)
+		}
+		if !closedByServer(t, conns[0]) {
+			t.Error("the oldest unauthenticated connection is still open, want it closed")
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+}
+
+// TestIdleConnectionClosed leaves a connection idle after a request: the server closes it after
+// kube-apiserver's 90s, not before.
+func TestIdleConnectionClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newServer(t, testOptions())
+		l, _ := serve(t, srv)
+		c := l.dial(t, "GET /healthz HTTP/1.1\r\nHost: fake\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.ReadResponse(bufio.NewReader(client), nil)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("request on the third connection after one closed = %v, %v, want 200", resp, err)
-		}
 		resp.Body.Close()
+		closed := make(chan struct{})
+		go func() { _, _ = io.Copy(io.Discard, c); close(closed) }()
+		time.Sleep(89 * time.Second)
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("connection closed 89s into idleness, want it open")
+		default:
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		select {
+		case <-closed:
+		default:
+			t.Error("connection open 91s into idleness, want it closed")
+		}
+		c.Close()
 	})
 }

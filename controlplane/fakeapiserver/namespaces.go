@@ -231,6 +231,27 @@ func (s *Server) deleteNamespaceContent(namespace string) error {
 	return nil
 }
 
+// resumeNamespaceDeletions finishes the deletions a stop cut short: a namespace is marked
+// Terminating and then emptied one write at a time, so a server killed in between leaves a
+// terminating namespace that still holds objects, and nothing would delete them. At start, as a
+// namespace controller that restarts resyncs every terminating namespace, each one's content is
+// deleted (pods gracefully, as at the first delete) and the emptied ones go. In name order, so
+// that the writes come out the same every time.
+func (s *Server) resumeNamespaceDeletions() error {
+	res := s.store.resource("namespaces")
+	return s.store.locked(func() error {
+		for _, e := range s.store.list(res, "") {
+			if e.obj.(*corev1.Namespace).Status.Phase != corev1.NamespaceTerminating {
+				continue
+			}
+			if err := s.deleteNamespaceContent(e.meta().GetName()); err != nil {
+				return err
+			}
+		}
+		return s.finalizeNamespaces()
+	})
+}
+
 // finalizeNamespaces finishes the deletion of every terminating namespace that holds nothing any
 // more: the namespace controller removes the "kubernetes" finalizer through the finalize
 // subresource and then deletes the namespace, which goes at once. It runs before every request

@@ -187,6 +187,11 @@ func (s *Server) listPage(t target, opts listOptions) (listPage, error) {
 		if rv > 0 {
 			at = uint64(rv)
 		}
+		if at > current {
+			// A token from the future: kube-apiserver's watch cache waits for that version
+			// and gives up with its Too large resource version timeout.
+			return listPage{}, tooLargeRV(at, current)
+		}
 	} else if opts.resourceVersion != "" && opts.resourceVersion != "0" {
 		want, _ := strconv.ParseUint(opts.resourceVersion, 10, 64)
 		exact := opts.rvMatch == metav1.ResourceVersionMatchExact || (opts.rvMatch == "" && opts.limit > 0)

@@ -163,6 +163,14 @@ func TestListOptionsErrors(t *testing.T) {
 			`ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`},
 		{"watch match without initial events", "watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1", 422,
 			`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`},
+		{"continue from the future", "limit=1&continue=" + token(`{"v":"meta.k8s.io/v1","rv":1000,"start":"pod-01\u0000"}`), 504,
+			"Timeout: Too large resource version: 1000, current: 10"},
+		{"initial events maybe on list", "sendInitialEvents=maybe", 422,
+			`ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`},
+		{"watch maybe", "watch=maybe&resourceVersionMatch=NotOlderThan&resourceVersion=1", 422,
+			`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`},
+		{"watch false", "watch=False&resourceVersionMatch=Newest&resourceVersion=1", 422,
+			`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""`},
 		{"watch initial events without match", "watch=1&sendInitialEvents=true", 422,
 			`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`},
 	} {
@@ -215,14 +223,21 @@ func TestListExactAndInconsistentContinue(t *testing.T) {
 
 // TestPeriodicBookmarks watches with allowWatchBookmarks and a timeout of 150 seconds, on the
 // server's clock: after the initial events and their bookmark, one BOOKMARK a minute, and one
-// two seconds before the timeout, each at the latest resource version.
+// two seconds before the timeout, each at the latest resource version. The parameters are spelt
+// as kube-apiserver's parameter codec reads them: any value but "0" and "false" is true.
 func TestPeriodicBookmarks(t *testing.T) {
+	for _, yes := range []string{"true", "maybe"} {
+		t.Run(yes, func(t *testing.T) { testPeriodicBookmarks(t, yes) })
+	}
+}
+
+func testPeriodicBookmarks(t *testing.T, yes string) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newServer(t, fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: testOptions().Tracer})
 		h := srv.Handler()
 		l, _ := serve(t, srv)
 		start := time.Now()
-		c := l.dial(t, "GET /api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=150 HTTP/1.1\r\nHost: fake\r\n\r\n")
+		c := l.dial(t, "GET /api/v1/namespaces/default/pods?watch="+yes+"&allowWatchBookmarks="+yes+"&timeoutSeconds=150 HTTP/1.1\r\nHost: fake\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -70,56 +71,25 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
-	for {
-		var old *entry
-		err := s.store.locked(func() error {
-			var ok bool
-			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
-				return apierrors.NewNotFound(t.res.groupResource(), t.name)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	var warnings []string
+	out, err := s.guaranteedUpdate(r.Context(), t, isDryRun(r), "PATCH", func(old *entry) (runtime.Object, error) {
 		patched, err := p.apply(t.res, old.raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		obj, warnings, err := decode(t.res, body{data: patched}, fv)
+		obj, w, err := decode(t.res, body{data: patched}, fv)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := checkIdentity(t, mustMeta(obj)); err != nil {
-			return err
-		}
-		var out *entry
-		var moved bool
-		err = s.store.locked(func() error {
-			cur, ok := s.store.get(t.res, t.namespace, t.name)
-			switch {
-			case !ok:
-				return apierrors.NewNotFound(t.res.groupResource(), t.name)
-			case cur != old:
-				moved = true
-				return nil
-			}
-			out, err = s.applyUpdate(t, old, obj, isDryRun(r), "PATCH")
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if moved {
-			if err := r.Context().Err(); err != nil {
-				return err // the client is gone
-			}
-			continue
-		}
-		writeWarnings(w, warnings)
-		writeRaw(w, http.StatusOK, out.raw)
-		return nil
+		warnings = w
+		return obj, checkIdentity(t, mustMeta(obj))
+	})
+	if err != nil {
+		return err
 	}
+	writeWarnings(w, warnings)
+	writeRaw(w, http.StatusOK, out.raw)
+	return nil
 }
 
 // patchRequest is a PATCH body, decoded as far as it can be without the object it applies to.

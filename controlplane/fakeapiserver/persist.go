@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,6 +31,11 @@ var (
 // ErrDataDirInUse is wrapped by New when another server holds the database in Options.DataDir.
 var ErrDataDirInUse = errors.New("data directory in use by another API server")
 
+// ErrCorruptData is wrapped by New when the database in Options.DataDir is empty or cannot be
+// read: the server refuses to start on it, as etcd refuses a corrupt data directory, rather than
+// start empty or crash. Moving the file away starts an empty store.
+var ErrCorruptData = errors.New("corrupt database")
+
 // disk keeps the store's objects in a bbolt database, so that they survive a restart: one bucket
 // per resource, keyed namespace/name, holding each object's JSON as served, and the latest
 // resource version. Every write is one transaction, committed (and synced) before the write is
@@ -43,26 +49,54 @@ func openDisk(dir string, resources []*resource) (*disk, error) {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, dataFile)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
+	// bbolt makes a new database of an empty file. A store that was written has at least its
+	// four first pages, so an empty file is one whose content was lost, and starting afresh on
+	// it would quietly send every resource version back to the start.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil, fmt.Errorf("open %s: the file is empty: %w", path, ErrCorruptData)
+	}
+	var db *bolt.DB
+	err := unpanic(func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
+		return err
+	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrDataDirInUse)
+	}
+	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+		return nil, fmt.Errorf("open %s: %w: %w", path, ErrCorruptData, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range append([][]byte{metaBucket}, bucketNames(resources)...) {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	err = unpanic(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range append([][]byte{metaBucket}, bucketNames(resources)...) {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("prepare %s: %w", path, err)
 	}
 	return &disk{db: db}, nil
+}
+
+// unpanic runs fn and turns a panic into an error wrapping ErrCorruptData. bbolt checks its pages
+// with assertions that panic ("page expected to be 2, but self identifies as 0"); on a damaged
+// file they are the only sign of the damage, and a server must report it rather than crash.
+func unpanic(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s", ErrCorruptData, strings.Join(strings.Fields(fmt.Sprint(p)), " "))
+		}
+	}()
+	return fn()
 }
 
 func bucketNames(resources []*resource) [][]byte {
@@ -80,11 +114,15 @@ func bucketNames(resources []*resource) [][]byte {
 // the restart: the history starts empty, compacted at the stored version, so such a watch gets
 // 410 Gone and its client relists. Objects that expire get a full TTL from now.
 func (d *disk) load(st *store) error {
+	return unpanic(func() error { return d.loadTx(st) })
+}
+
+func (d *disk) loadTx(st *store) error {
 	return d.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(metaBucket).Get(rvKey); v != nil {
 			rv, err := strconv.ParseUint(string(v), 10, 64)
 			if err != nil {
-				return fmt.Errorf("stored resource version %q: %w", v, err)
+				return fmt.Errorf("stored resource version %q: %w: %w", v, ErrCorruptData, err)
 			}
 			st.rv = rv
 		}
@@ -97,7 +135,7 @@ func (d *disk) load(st *store) error {
 			err := tx.Bucket([]byte(res.name)).ForEach(func(k, v []byte) error {
 				obj := res.newObj()
 				if err := json.Unmarshal(v, obj); err != nil {
-					return fmt.Errorf("stored %s %s: %w", res.singular, k, err)
+					return fmt.Errorf("stored %s %q: %w: %w", res.singular, k, ErrCorruptData, err)
 				}
 				raw := append([]byte(nil), v...)
 				b.objects[string(k)] = &entry{obj: obj, raw: raw}
@@ -118,7 +156,15 @@ func (d *disk) load(st *store) error {
 // write stores raw under key (or deletes key when raw is nil) and the new resource version, in
 // one transaction.
 func (d *disk) write(res *resource, key string, raw []byte, rv uint64) error {
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := unpanic(func() error { return d.writeTx(res, key, raw, rv) })
+	if err != nil {
+		return fmt.Errorf("store %s %s: %w", res.singular, key, err)
+	}
+	return nil
+}
+
+func (d *disk) writeTx(res *resource, key string, raw []byte, rv uint64) error {
+	return d.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(res.name))
 		var err error
 		if raw == nil {
@@ -131,10 +177,6 @@ func (d *disk) write(res *resource, key string, raw []byte, rv uint64) error {
 		}
 		return tx.Bucket(metaBucket).Put(rvKey, []byte(formatRV(rv)))
 	})
-	if err != nil {
-		return fmt.Errorf("store %s %s: %w", res.singular, key, err)
-	}
-	return nil
 }
 
 func (d *disk) close() error { return d.db.Close() }

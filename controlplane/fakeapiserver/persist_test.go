@@ -1,11 +1,15 @@
 package fakeapiserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,4 +176,62 @@ func statusError(t *testing.T, raw []byte) error {
 		t.Fatal(err)
 	}
 	return &apierrors.StatusError{ErrStatus: st}
+}
+
+// TestDataDirRefusesDamagedDatabase starts a server on damaged copies of a database: an empty
+// file, a file that is not a database, and databases with a page overwritten. Each start fails
+// with one line that names the file and wraps ErrCorruptData; none panics, and none starts an
+// empty store in place of the lost one.
+func TestDataDirRefusesDamagedDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, client, stop := diskServer(t, dir, clocktesting.NewFakeClock(start))
+	for i := range 40 {
+		if _, err := client.CoreV1().Pods("default").Create(ctx, newPod("default", "pod-"+strconv.Itoa(i), "node-1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	good, err := os.ReadFile(filepath.Join(dir, "minikubelet-apiserver.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	overwrite := func(pg int, b byte) []byte {
+		data := bytes.Clone(good)
+		for i := pg * page; i < pg*page+64; i++ {
+			data[i] = b
+		}
+		return data
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"not a database", bytes.Repeat([]byte("minikubelet "), 2000)},
+		{"both meta pages zeroed", append(make([]byte, 2*page), good[2*page:]...)},
+		{"freelist page zeroed", overwrite(2, 0)},
+		{"a page of ones", overwrite(4, 0xff)},
+		{"a page of noise", overwrite(5, 0x5a)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			path := filepath.Join(d, "minikubelet-apiserver.db")
+			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clocktesting.NewFakeClock(start), Tracer: trace.Discard, DataDir: d})
+			if err == nil {
+				srv.Close()
+				t.Fatalf("New() on a damaged database = nil error, want one wrapping ErrCorruptData")
+			}
+			if !errors.Is(err, fakeapiserver.ErrCorruptData) {
+				t.Errorf("New() = %v, want an error wrapping ErrCorruptData", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, path) || strings.Contains(msg, "\n") {
+				t.Errorf("New() error = %q, want one line naming %s", msg, path)
+			}
+		})
+	}
 }

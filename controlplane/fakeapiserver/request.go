@@ -161,9 +161,17 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	}
 }
 
+// queryBool reads a boolean query parameter as kube-apiserver's parameter codec does
+// (Convert_Slice_string_To_bool): absent, "0" and "false" in any case are false, and any other
+// value is true, "maybe" and the empty value included.
 func queryBool(r *http.Request, key string) bool {
-	v := r.URL.Query().Get(key)
-	return v == "true" || v == "1"
+	v, ok := r.URL.Query()[key]
+	return ok && len(v) > 0 && isTrue(v[0])
+}
+
+// isTrue is the parameter codec's reading of one present boolean value.
+func isTrue(v string) bool {
+	return v != "0" && !strings.EqualFold(v, "false")
 }
 
 // listOptions are the query parameters of a list or watch.
@@ -219,11 +227,8 @@ func parseListOptions(r *http.Request, t target) (listOptions, error) {
 			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", opts.resourceVersion))
 		}
 	}
-	if v := q.Get("sendInitialEvents"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", v))
-		}
+	if v, ok := q["sendInitialEvents"]; ok && len(v) > 0 {
+		b := isTrue(v[0]) // Convert_Slice_string_To_Pointer_bool
 		opts.sendInitialEvents = &b
 	}
 	if v := q.Get("timeoutSeconds"); v != "" {

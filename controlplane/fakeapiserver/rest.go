@@ -2,7 +2,9 @@ package fakeapiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -143,10 +145,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	obj = s.trackFields(t, nil, obj)
 	t.tracked = true
 	var out *entry
-	err = s.store.locked(func() error {
-		out, err = s.insert(t, obj, isDryRun(r), "POST")
-		return err
-	})
+	insert := func() error {
+		return s.store.locked(func() error {
+			out, err = s.insert(t, obj, isDryRun(r), "POST")
+			return err
+		})
+	}
+	err = insert()
+	if errors.Is(err, errTooLarge) {
+		// kube-apiserver's retry: the managed fields, which can be large, are dropped.
+		mustMeta(obj).SetManagedFields(nil)
+		err = insert()
+	}
 	if err != nil {
 		return err
 	}
@@ -189,7 +199,7 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	}
 	obj = s.trackFields(t, nil, obj)
 	m = mustMeta(obj)
-	if errs := t.res.validate(obj); len(errs) > 0 {
+	if errs := validateObject(t.res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(t.res.gvk().GroupKind(), m.GetName(), errs)
 	}
 	if _, exists := s.store.get(t.res, m.GetNamespace(), m.GetName()); exists {
@@ -197,6 +207,9 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	}
 	if dryRun {
 		return dryRunEntry(t.res, obj)
+	}
+	if err := checkStoredSize(t.res, obj); err != nil {
+		return nil, err
 	}
 	out, err := s.store.commit(t.res, watch.Added, obj, nil)
 	if err != nil {
@@ -227,14 +240,8 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 	if err := checkIdentity(t, mustMeta(obj)); err != nil {
 		return err
 	}
-	var out *entry
-	err = s.store.locked(func() error {
-		old, ok := s.store.get(t.res, t.namespace, t.name)
-		if !ok {
-			return apierrors.NewNotFound(t.res.groupResource(), t.name)
-		}
-		out, err = s.applyUpdate(t, old, obj, isDryRun(r), "PUT")
-		return err
+	out, err := s.guaranteedUpdate(r.Context(), t, isDryRun(r), "PUT", func(*entry) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
 	})
 	if err != nil {
 		return err
@@ -242,6 +249,69 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 	writeWarnings(w, warnings)
 	writeRaw(w, http.StatusOK, out.raw)
 	return nil
+}
+
+// guaranteedUpdate writes the object tryUpdate makes from the stored one, as kube-apiserver's
+// GuaranteedUpdate does: the strategy and the field manager, whose cost grows with the request's
+// managedFields (15 s of CPU for 15,000 entries), run without the store lock on the version read
+// first; the write then commits only if the object is still that version, else it all runs again
+// on the newer one. An object too large to store is tried once more with its managed fields
+// dropped and not tracked, as kube-apiserver does when etcd refuses it (errTooLarge).
+func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, verb string, tryUpdate func(old *entry) (runtime.Object, error)) (*entry, error) {
+	dropManaged := false
+	for {
+		var old *entry
+		err := s.store.locked(func() error {
+			var ok bool
+			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		obj, err := tryUpdate(old)
+		if err != nil {
+			return nil, err
+		}
+		tt := t
+		if dropManaged {
+			mustMeta(obj).SetManagedFields(nil)
+			tt.tracked = true
+		}
+		next, err := s.prepareUpdate(tt, old, obj)
+		if err != nil {
+			return nil, err
+		}
+		var out *entry
+		var moved bool
+		err = s.store.locked(func() error {
+			cur, ok := s.store.get(t.res, t.namespace, t.name)
+			switch {
+			case !ok:
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			case cur != old:
+				moved = true
+				return nil
+			}
+			out, err = s.commitUpdate(tt, old, next, dryRun, verb)
+			return err
+		})
+		switch {
+		case errors.Is(err, errTooLarge) && !dropManaged:
+			dropManaged = true
+			continue
+		case err != nil:
+			return nil, err
+		case moved:
+			if err := ctx.Err(); err != nil {
+				return nil, err // the client is gone
+			}
+			continue
+		}
+		return out, nil
+	}
 }
 
 // checkIdentity rejects a body that names another object than the URL.
@@ -255,10 +325,21 @@ func checkIdentity(t target, m metav1.Object) error {
 	return nil
 }
 
-// applyUpdate makes newObj the next version of old, after the preconditions, the strategy and
-// validation. An update that changes nothing writes nothing, as on the real server. The caller
-// holds the store lock.
+// applyUpdate makes newObj the next version of old: prepareUpdate and commitUpdate at once, for a
+// server-side apply, whose merge already recorded the managed fields. The caller holds the store
+// lock.
 func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun bool, verb string) (*entry, error) {
+	next, err := s.prepareUpdate(t, old, newObj)
+	if err != nil {
+		return nil, err
+	}
+	return s.commitUpdate(t, old, next, dryRun, verb)
+}
+
+// prepareUpdate makes newObj the next version of old, unless a precondition fails: the strategy,
+// then the managed fields of the request's manager (unless t.tracked). It reads the store only
+// through old and needs no lock; newObj is the caller's to give away.
+func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (runtime.Object, error) {
 	res, om, nm := t.res, old.meta(), mustMeta(newObj)
 	if rv := nm.GetResourceVersion(); rv != "" && rv != om.GetResourceVersion() {
 		return nil, apierrors.NewConflict(res.groupResource(), t.name,
@@ -291,27 +372,38 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 				return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 			}
 		}
-		if res.beginUpdate != nil {
-			if err := res.beginUpdate(s, old.obj, next, dryRun); err != nil {
-				return nil, err
-			}
+	}
+	return s.trackFields(t, old.obj, next), nil
+}
+
+// commitUpdate validates next, the version prepareUpdate made of old, and stores it. An update
+// that changes nothing writes nothing, as on the real server. The caller holds the store lock,
+// and old is still the stored version: the kind's beginUpdate (an allocation against the store,
+// as kube-apiserver's storage hooks make after the field manager ran) runs here.
+func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun bool, verb string) (*entry, error) {
+	res := t.res
+	if res.beginUpdate != nil && t.subresource == "" {
+		if err := res.beginUpdate(s, old.obj, next, dryRun); err != nil {
+			return nil, err
 		}
 	}
-	next = s.trackFields(t, old.obj, next)
 	var errs field.ErrorList
 	if res.validateUpdate != nil && t.subresource == "" {
 		errs = res.validateUpdate(old.obj, next)
 	}
-	if errs = append(errs, res.validate(next)...); len(errs) > 0 {
+	if errs = append(errs, validateObject(res, next)...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}
-	mustMeta(next).SetResourceVersion(om.GetResourceVersion())
+	mustMeta(next).SetResourceVersion(old.meta().GetResourceVersion())
 	candidate, err := dryRunEntry(res, next)
 	if err != nil {
 		return nil, err
 	}
 	if bytes.Equal(candidate.raw, old.raw) || dryRun {
 		return candidate, nil
+	}
+	if err := checkStoredSize(res, next); err != nil {
+		return nil, err
 	}
 	e, err := s.store.commit(res, watch.Modified, next, old)
 	if err != nil {
@@ -323,6 +415,28 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 		s.tracePod(t, trace.KindUpdate, verb, e.obj)
 	}
 	return e, nil
+}
+
+// maxStoredObjectBytes is the largest write etcd accepts by default (--max-request-bytes,
+// 1.5 MiB): kube-apiserver's bound on one stored object, its key and its envelope.
+const maxStoredObjectBytes = 3 << 19
+
+// storedOverhead approximates what etcd's request adds to the object's protobuf encoding: the
+// key (/registry/RESOURCE/NAMESPACE/NAME), the k8s\x00 envelope with apiVersion and kind.
+const storedOverhead = 512
+
+// errTooLarge is etcd's refusal of a write larger than maxStoredObjectBytes, as kube-apiserver
+// passes it on: 500 with etcd's message.
+var errTooLarge = statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, "etcdserver: request is too large")
+
+// checkStoredSize refuses with errTooLarge an object that etcd would refuse to store: its size is
+// measured as etcd stores it, in protobuf, which the API types know without encoding.
+func checkStoredSize(res *resource, obj runtime.Object) error {
+	sized, ok := obj.(interface{ Size() int })
+	if ok && sized.Size()+storedOverhead > maxStoredObjectBytes {
+		return errTooLarge
+	}
+	return nil
 }
 
 // delete serves DELETE of one object.

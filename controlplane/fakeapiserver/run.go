@@ -83,8 +83,11 @@ func Listen(addr string) (net.Listener, error) {
 // closes l. So Serve returns within about a second of ctx ending whatever its clients do.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	logger := klog.FromContext(ctx)
-	hs := s.newHTTPServer(ctx)
-	l = limitListener(l, s.maxConn)
+	hs, err := s.newHTTPServer(ctx, newConnTracker(s.maxUnauth))
+	if err != nil {
+		l.Close()
+		return err
+	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() { defer close(swept); s.sweepExpired(sweepCtx) }()
@@ -101,7 +104,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.stopWatches()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	err := hs.Shutdown(graceCtx)
+	err = hs.Shutdown(graceCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		// A request is still writing, most likely to a watch client that stopped reading:
 		// closing its connection ends the write at once.

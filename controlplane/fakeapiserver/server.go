@@ -35,9 +35,10 @@ type Options struct {
 	// HistoryBytes bounds the encoded size of each resource's watch history. Zero means
 	// DefaultHistoryBytes.
 	HistoryBytes int64
-	// MaxConnections caps the client connections Serve keeps open. Zero means
-	// DefaultMaxConnections.
-	MaxConnections int
+	// MaxUnauthenticatedConnections bounds the connections Serve keeps open that have not yet
+	// carried an authenticated request: past it, the oldest of them is closed. Connections are
+	// otherwise not capped. Zero means DefaultMaxUnauthenticatedConnections.
+	MaxUnauthenticatedConnections int
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// BearerToken, when set, is the token every request must carry ("Authorization: Bearer
@@ -83,9 +84,10 @@ type Server struct {
 	clock   clock.PassiveClock
 	tracer  trace.Tracer
 	maxBody int64
-	maxConn int
-	token   string
-	store   *store
+	// maxUnauth is Options.MaxUnauthenticatedConnections.
+	maxUnauth int
+	token     string
+	store     *store
 	// serviceCIDR is the range of Services' cluster IPs (services.go).
 	serviceCIDR netip.Prefix
 	// metrics are the request families /metrics serves (apimetrics.go).
@@ -111,8 +113,8 @@ func New(opts Options) (*Server, error) {
 	if opts.HistoryBytes <= 0 {
 		opts.HistoryBytes = DefaultHistoryBytes
 	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = DefaultMaxConnections
+	if opts.MaxUnauthenticatedConnections <= 0 {
+		opts.MaxUnauthenticatedConnections = DefaultMaxUnauthenticatedConnections
 	}
 	if !opts.ServiceCIDR.IsValid() {
 		opts.ServiceCIDR = DefaultServiceCIDR
@@ -137,12 +139,12 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{
-		clock:   opts.Clock,
-		tracer:  opts.Tracer,
-		maxBody: opts.MaxBodyBytes,
-		maxConn: opts.MaxConnections,
-		token:   opts.BearerToken,
-		store:   st,
+		clock:     opts.Clock,
+		tracer:    opts.Tracer,
+		maxBody:   opts.MaxBodyBytes,
+		maxUnauth: opts.MaxUnauthenticatedConnections,
+		token:     opts.BearerToken,
+		store:     st,
 
 		serviceCIDR: opts.ServiceCIDR.Masked(),
 		metrics:     metrics,
@@ -151,6 +153,12 @@ func New(opts Options) (*Server, error) {
 		stop:            make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	// A namespace a crash left Terminating is finished before its service account could be
+	// made again.
+	if err := s.resumeNamespaceDeletions(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -201,6 +209,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unauthorized())
 		return
 	}
+	trustConn(r.Context())
 	if r.Body != nil {
 		limitBodyRead(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)

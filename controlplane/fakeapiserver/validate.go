@@ -2,13 +2,38 @@ package fakeapiserver
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/minikubelet/minikubelet/api/podvalidation"
 )
 
-// validateMeta checks the object metadata every resource shares.
+// validateObject is the validation of every create and update, whatever the kind: the kind's own
+// checks (res.validate, nil for none), then the metadata checks every kind shares, so that a kind
+// cannot leave them out.
+func validateObject(res *resource, obj runtime.Object) field.ErrorList {
+	var errs field.ErrorList
+	if res.validate != nil {
+		errs = res.validate(obj)
+	}
+	return append(errs, validateSharedMeta(mustMeta(obj))...)
+}
+
+// validateSharedMeta checks labels and annotations as apimachinery's ValidateObjectMeta does for
+// every kind in kube-apiserver: label keys are qualified names and values label values; annotation
+// keys are qualified names (in any case) and all annotations together hold at most 256 KiB
+// (TotalAnnotationSizeLimitB, 262,144 bytes, keys and values counted). Answered 422 with the
+// rest of the object's errors.
+func validateSharedMeta(m metav1.Object) field.ErrorList {
+	path := field.NewPath("metadata")
+	errs := metav1validation.ValidateLabels(m.GetLabels(), path.Child("labels"))
+	return append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), path.Child("annotations"))...)
+}
+
+// validateMeta checks the name and namespace of an object (their rules depend on the kind).
 func validateMeta(obj runtime.Object, namespaced bool) field.ErrorList {
 	return podvalidation.ValidateObjectMeta(mustMeta(obj), namespaced)
 }

@@ -81,6 +81,13 @@ type Server struct {
 	Address string
 	// Port is port; 0 picks a free port (the kubelet refuses 0).
 	Port int32
+	// EnableDebuggingHandlers is enableDebuggingHandlers: the logs, configz and profiling
+	// paths (on by default, as on the kubelet).
+	EnableDebuggingHandlers bool
+	// EnableProfilingHandler is enableProfilingHandler: the Go profiles under /debug/pprof.
+	// It is off unless set, where the kubelet's default is on: this server has no
+	// authentication (docs/fidelity.md).
+	EnableProfilingHandler bool
 }
 
 // Default returns the kubelet's default configuration: an empty KubeletConfiguration, defaulted

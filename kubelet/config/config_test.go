@@ -40,6 +40,9 @@ func TestDefaults(t *testing.T) {
 		{"an update frequency alone sets the report frequency", "nodeStatusUpdateFrequency: 4s\n", func(c *config.Config) {
 			c.NodeStatus = config.NodeStatus{UpdateFrequency: 4 * time.Second, ReportFrequency: 4 * time.Second}
 		}},
+		{"debug handlers off, profiles asked for", "enableDebuggingHandlers: false\nenableProfilingHandler: true\n", func(c *config.Config) {
+			c.Server.EnableDebuggingHandlers, c.Server.EnableProfilingHandler = false, true
+		}},
 		{"a report frequency alone", "nodeStatusReportFrequency: 1m\n", func(c *config.Config) {
 			c.NodeStatus.ReportFrequency = time.Minute
 		}},
@@ -86,7 +89,7 @@ port: 10251
 				SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi"), "pid": resource.MustParse("100")},
 				EvictionHard:   map[string]string{"memory.available": "200Mi"}, MergeDefaultEvictionSettings: true,
 			}
-			c.Server = config.Server{Address: "127.0.0.1", Port: 10251}
+			c.Server = config.Server{Address: "127.0.0.1", Port: 10251, EnableDebuggingHandlers: true}
 		}},
 	}
 	for _, tt := range tests {
@@ -102,7 +105,7 @@ port: 10251
 				NodeStatus:       config.NodeStatus{UpdateFrequency: 10 * time.Second, ReportFrequency: 5 * time.Minute},
 				CrashLoopBackOff: config.CrashLoopBackOff{MaxContainerRestartPeriod: 300 * time.Second},
 				Machine:          nodestatus.Machine{MaxPods: 110},
-				Server:           config.Server{Enable: true, Address: "0.0.0.0", Port: 10250},
+				Server:           config.Server{Enable: true, Address: "0.0.0.0", Port: 10250, EnableDebuggingHandlers: true},
 			}
 			tt.want(want)
 			if diff := cmp.Diff(want, got); diff != "" {

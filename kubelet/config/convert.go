@@ -50,9 +50,12 @@ func FromV1beta1(v *V1beta1) (*Config, error) {
 			MergeDefaultEvictionSettings: v.MergeDefaultEvictionSettings != nil && *v.MergeDefaultEvictionSettings,
 		},
 		Server: Server{
-			Enable:  v.EnableServer == nil || *v.EnableServer,
-			Address: v.Address,
-			Port:    v.Port,
+			Enable:                  v.EnableServer == nil || *v.EnableServer,
+			Address:                 v.Address,
+			Port:                    v.Port,
+			EnableDebuggingHandlers: v.EnableDebuggingHandlers == nil || *v.EnableDebuggingHandlers,
+			// Not defaulted: off unless the configuration asks for it (Server's comment).
+			EnableProfilingHandler: v.EnableProfilingHandler != nil && *v.EnableProfilingHandler,
 		},
 	}
 	if p := v.CrashLoopBackOff.MaxContainerRestartPeriod; p != nil {

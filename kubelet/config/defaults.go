@@ -24,6 +24,9 @@ func SetDefaults(v *V1beta1) {
 	if v.EnableServer == nil {
 		v.EnableServer = ptr.To(true)
 	}
+	if v.EnableDebuggingHandlers == nil {
+		v.EnableDebuggingHandlers = ptr.To(true)
+	}
 	defaultDuration(&v.SyncFrequency, podworkers.DefaultResyncInterval)
 	defaultDuration(&v.FileCheckFrequency, sources.DefaultFileCheckFrequency)
 	defaultDuration(&v.HTTPCheckFrequency, sources.DefaultHTTPCheckFrequency)

@@ -79,7 +79,7 @@ func New(opts Options) (*Handler, error) {
 func (h *Handler) ValidatePlugin(name, endpoint string, versions []string) error {
 	if _, err := h.validateVersions("ValidatePlugin", name, endpoint, versions); err != nil {
 		err = &csiError{msg: fmt.Sprintf("validation failed for CSI Driver %s at endpoint %s: %v", name, endpoint, err)}
-		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "ValidatePlugin", Func: "ValidatePlugin", Message: err.Error()})
+		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "ValidatePlugin", Func: "ValidatePlugin", Message: trace.Quote(err.Error())})
 		return err
 	}
 	return nil
@@ -120,16 +120,16 @@ func (h *Handler) RegisterPlugin(name, endpoint string, versions []string, timeo
 	info, err := h.opts.Driver.NodeGetInfo(ctx, endpoint)
 	if err != nil {
 		h.forget(ctx, name)
-		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "NodeGetInfo", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %v", name, err)})
+		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "NodeGetInfo", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %s", trace.Quote(name), trace.Quote(err.Error()))})
 		return err
 	}
 	if err := h.opts.Nodes.InstallCSIDriver(ctx, name, info); err != nil {
 		h.forget(ctx, name)
-		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "InstallCSIDriver", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %v", name, err)})
+		h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindError, Reason: "InstallCSIDriver", Func: "RegisterPlugin", Message: fmt.Sprintf("driver=%s: %s", trace.Quote(name), trace.Quote(err.Error()))})
 		return err
 	}
 	h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindRegistered, Func: "RegisterPlugin",
-		Message: fmt.Sprintf("driver=%s nodeID=%s endpoint=%s version=%s", name, info.NodeID, endpoint, v)})
+		Message: fmt.Sprintf("driver=%s nodeID=%s endpoint=%s version=%s", trace.Quote(name), trace.Quote(info.NodeID), trace.Quote(endpoint), v)})
 	return nil
 }
 
@@ -138,7 +138,7 @@ func (h *Handler) DeRegisterPlugin(name, _ string) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	h.forget(ctx, name)
-	h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindUnregistered, Func: "DeRegisterPlugin", Message: "driver=" + name})
+	h.opts.Tracer.Emit(trace.Event{Component: trace.CSI, Event: trace.KindUnregistered, Func: "DeRegisterPlugin", Message: "driver=" + trace.Quote(name)})
 }
 
 // forget is unregisterDriver: an uninstall failure is only reported.

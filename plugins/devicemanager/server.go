@@ -150,11 +150,11 @@ func cleanupSockets(dir string) error {
 // Register is the classic registration on kubelet.sock.
 func (s *Server) Register(ctx context.Context, r *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
 	if err := validateRegisterRequest(r.Version, r.ResourceName); err != nil {
-		s.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindError, Reason: "Register", Func: "Register", Message: err.Error()})
+		s.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindError, Reason: "Register", Func: "Register", Message: trace.Quote(err.Error())})
 		return &pluginapi.Empty{}, err
 	}
 	if err := s.connect(ctx, r.ResourceName, filepath.Join(s.opts.Dir, r.Endpoint)); err != nil {
-		s.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindError, Reason: "Register", Func: "Register", Message: err.Error()})
+		s.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindError, Reason: "Register", Func: "Register", Message: trace.Quote(err.Error())})
 		return &pluginapi.Empty{}, err
 	}
 	return &pluginapi.Empty{}, nil

@@ -3,6 +3,8 @@ package pluginmanager
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,5 +230,52 @@ func TestValidationErrorIsGeneric(t *testing.T) {
 	}
 	if len(p.notified) != 1 || p.notified[0] != "false RegisterPlugin error -- plugin validation failed with err: bad version" {
 		t.Errorf("notified = %q", p.notified)
+	}
+}
+
+// quotingHandler refuses every plugin with an error that quotes its name, as the device manager's
+// and the CSI handler's validations do.
+type quotingHandler struct{ fakeHandler }
+
+func (h *quotingHandler) ValidatePlugin(name, _ string, _ []string) error {
+	return fmt.Errorf("the ResourceName %q is invalid", name)
+}
+
+// TestHugePluginNameIsQuotedCapped registers a plugin whose GetInfo answers a 3 MB name, as a
+// hostile plugin server may, and retries it: every trace line quotes at most trace.MaxQuote
+// bytes of it, where the whole name went into two lines per retry.
+func TestHugePluginNameIsQuotedCapped(t *testing.T) {
+	w := newWorld(t)
+	h := &quotingHandler{}
+	w.m.AddHandler(registerapi.DevicePlugin, h)
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: w.clock, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("n", 3<<20)
+	p := &fakePlugin{info: &registerapi.PluginInfo{Type: registerapi.DevicePlugin, Name: name, Endpoint: name, SupportedVersions: []string{name}}}
+	w.dialer.plugins["/r/huge.sock"] = p
+	if _, err := w.m.Desired().AddOrUpdatePlugin("/r/huge.sock"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if at, _ := w.m.NextWake(); !at.IsZero() {
+			w.clock.Set(at)
+		}
+		env := Env{Dialer: w.dialer, Books: w.m.Actual(), Tracer: rec}
+		for _, op := range w.m.Reconcile() {
+			w.m.Finish(op, RunOperation(context.Background(), op, env))
+		}
+	}
+	evs := rec.Events()
+	if len(evs) == 0 {
+		t.Fatal("no trace events")
+	}
+	// A line may quote the name in up to four fields (name, endpoint, versions, an error).
+	const limit = 4*trace.MaxQuote + 512
+	for _, e := range evs {
+		if n := len(e.Message); n > limit {
+			t.Errorf("trace %s/%s message is %d bytes, want at most %d", e.Component, e.Event, n, limit)
+		}
 	}
 }

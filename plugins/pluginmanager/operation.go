@@ -111,7 +111,8 @@ func register(ctx context.Context, op Operation, env Env) error {
 		return fail(env, path, "GetInfo", "", opError(ErrGetInfo, err, "RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket %s, err: %v", path, err))
 	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindInfo, Func: "GetInfo",
-		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s versions=%v", path, info.Type, info.Name, info.Endpoint, info.SupportedVersions)})
+		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s versions=%s", path, trace.Quote(info.Type), trace.Quote(info.Name),
+			trace.Quote(info.Endpoint), trace.Quote(fmt.Sprint(info.SupportedVersions)))})
 	handler, ok := op.Handlers[info.Type]
 	if !ok {
 		told := fmt.Sprintf("RegisterPlugin error -- no handler registered for plugin type: %s at socket %s", info.Type, path)
@@ -154,7 +155,7 @@ func register(ctx context.Context, op Operation, env Env) error {
 		return fail(env, path, "NotifyRegistrationStatus", "", opError(ErrNotify, err, "RegisterPlugin error -- failed to send registration status at socket %s, err: : %v", path, err))
 	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindRegistered, Func: "RegisterPlugin",
-		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s id=%s", path, info.Type, info.Name, endpoint, p.ID)})
+		Message: fmt.Sprintf("socket=%s type=%s name=%s endpoint=%s id=%s", path, trace.Quote(info.Type), trace.Quote(info.Name), trace.Quote(endpoint), p.ID)})
 	return nil
 }
 
@@ -179,14 +180,14 @@ func (e *operationError) Is(target error) bool { return target == e.kind }
 func (e *operationError) Unwrap() error        { return e.cause }
 
 // fail traces a failed register operation: what the plugin was told, when it was told something,
-// else the operation's error.
+// else the operation's error. Either may quote what the plugin answered, so it is capped.
 func fail(env Env, path, reason, told string, err error) error {
 	msg := told
 	if msg == "" {
 		msg = err.Error()
 	}
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindError, Reason: reason, Func: "RegisterPlugin",
-		Message: fmt.Sprintf("socket=%s: %s", path, msg)})
+		Message: fmt.Sprintf("socket=%s: %s", path, trace.Quote(msg))})
 	return err
 }
 
@@ -199,6 +200,6 @@ func unregister(p PluginInfo, env Env) error {
 	env.Books.RemovePlugin(p.SocketPath)
 	p.Handler.DeRegisterPlugin(p.Name, p.Endpoint)
 	env.Tracer.Emit(trace.Event{Component: trace.PluginManager, Event: trace.KindUnregistered, Func: "UnregisterPlugin",
-		Message: fmt.Sprintf("socket=%s name=%s endpoint=%s id=%s", p.SocketPath, p.Name, p.Endpoint, p.ID)})
+		Message: fmt.Sprintf("socket=%s name=%s endpoint=%s id=%s", p.SocketPath, trace.Quote(p.Name), trace.Quote(p.Endpoint), p.ID)})
 	return nil
 }
