@@ -117,7 +117,7 @@ mergeDefaultEvictionSettings: true
 		KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
 		EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
 	}
-	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251}
+	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251, EnableDebuggingHandlers: true}
 	want := &runConfig{
 		NodeName:        "n1",
 		Kubelet:         *kc,
