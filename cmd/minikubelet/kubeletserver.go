@@ -121,7 +121,7 @@ func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.Passive
 			return
 		}
 		last = now
-		ns.board.Publish(kubeletserver.Capture(name, n, now))
+		ns.board.Publish(kubeletserver.Capture(name, n.ServerView(), now))
 	}
 }
 

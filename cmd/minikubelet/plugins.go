@@ -59,7 +59,11 @@ func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, 
 	if err != nil {
 		return nil, err
 	}
-	devices, err := devicemanager.NewServer(devicemanager.ServerOptions{Manager: dm, Dir: devDir, Dial: pluginmanager.DialUnix, Tracer: d.tracer})
+	devices, err := devicemanager.NewHandler(devicemanager.HandlerOptions{Manager: dm, Connector: devicemanager.GRPC{Dial: pluginmanager.DialUnix}, Dir: devDir, Tracer: d.tracer})
+	if err != nil {
+		return nil, err
+	}
+	server, err := devicemanager.NewServer(devicemanager.ServerOptions{Handler: devices, Dir: devDir})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +94,7 @@ func startPlugins(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps, 
 		return nil, err
 	}
 	klog.FromContext(ctx).Info("Starting plugin registration", "rootDir", cfg.RootDir, "pluginsRegistry", registry, "devicePlugins", devDir)
-	g.Go(ctx, "device manager", devices.Run)
+	g.Go(ctx, "device manager", server.Run)
 	g.Go(ctx, "plugin manager", runner.Run)
 	g.Go(ctx, "plugin watcher", func(ctx context.Context) error {
 		if err := pluginwatcher.Run(ctx, w, runner.Lock, nil); err != nil {

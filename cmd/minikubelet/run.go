@@ -308,7 +308,11 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 	if err != nil {
 		return err
 	}
-	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: configEvents})
+	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: configEvents})
+	if err != nil {
+		return fmt.Errorf("pod config: %w", err)
+	}
+	pc, err := podconfig.New(storage)
 	if err != nil {
 		return fmt.Errorf("pod config: %w", err)
 	}
