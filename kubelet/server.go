@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -10,7 +12,7 @@ import (
 
 // serverView is the kubelet as its server's snapshots read it: the pod manager, the status
 // manager and the PLEG cache.
-type serverView struct{ n *Node }
+type serverView struct{ n *Sync }
 
 var _ kubeletserver.Kubelet = serverView{}
 
@@ -27,5 +29,22 @@ func (v serverView) GetRuntimeStatus(uid types.UID) *kubecontainer.PodStatus {
 	return nil
 }
 
-// ServerView is the node as the kubelet server's snapshots read it.
-func (n *Node) ServerView() kubeletserver.Kubelet { return serverView{n} }
+// Snapshot captures the server's view of the kubelet at the clock's now. It reads the cores, so it
+// runs where they are driven: Run's sync loop runner publishes one to Board after passes.
+func (k *Kubelet) Snapshot() *kubeletserver.Snapshot {
+	return kubeletserver.Capture(k.opts.NodeName, serverView{&k.Sync}, k.opts.Clock.Now())
+}
+
+// publisher is the sync loop runner's Settled hook: a snapshot to Board after a pass, at most
+// once per period (zero: after every pass). It runs on the runner's goroutine.
+func (k *Kubelet) publisher(period time.Duration) func() {
+	var last time.Time
+	return func() {
+		now := k.opts.Clock.Now()
+		if !last.IsZero() && now.Sub(last) < period {
+			return
+		}
+		last = now
+		k.Board.Publish(k.Snapshot())
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/sim/sampleplugin"
 )
 
@@ -46,7 +47,7 @@ func TestRunRegistersSamplePlugins(t *testing.T) {
 	defer wg.Wait()
 	pctx, stopPlugins := context.WithCancel(ctx)
 	defer stopPlugins()
-	dev, err := sampleplugin.NewDevice(sampleplugin.DeviceOptions{Dir: filepath.Join(root, devicePluginsDir), Resource: "example.com/gpu", Count: 4})
+	dev, err := sampleplugin.NewDevice(sampleplugin.DeviceOptions{Dir: filepath.Join(root, kubelet.DevicePluginsDir), Resource: "example.com/gpu", Count: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

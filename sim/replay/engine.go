@@ -154,9 +154,6 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 	if err := e.interrupted(ctx); err != nil {
 		return err
 	}
-	for _, n := range e.nodes {
-		e.listAPI(n)
-	}
 	if err := e.settle(ctx); err != nil {
 		return err
 	}
@@ -253,7 +250,7 @@ func (e *engine) settle(ctx context.Context) error {
 			if n.stopped {
 				did = n.advanceStoppedRuntime(now)
 			} else {
-				did = e.settleNode(ctx, n, now)
+				did = e.settleNode(ctx, n)
 			}
 			progressed = progressed || did
 		}
