@@ -41,7 +41,7 @@ func startKubeletServer(ctx context.Context, addr string, g *group) (*kubeletSer
 	tcp := l.Addr().(*net.TCPAddr)
 	s := &kubeletServing{fleet: kubeletserver.NewFleet(l.Addr().String()), host: tcp.IP.String(), port: int32(tcp.Port)}
 	srv := &http.Server{
-		Handler:        s.fleet,
+		Handler:        forwardedToNode(s.fleet),
 		IdleTimeout:    serverIdleTimeout,
 		ReadTimeout:    serverStreamTimeout,
 		WriteTimeout:   serverStreamTimeout,
