@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -81,16 +78,14 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 	if s.hasSource(podconfig.HTTPSource) {
 		n.manifests = world.NewManifests()
 	}
-	if e.server != nil {
+	if e.cluster != nil {
 		var err error
-		n.link = world.NewLink(e.server.Transport(), e.clk)
-		if n.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: n.link, QPS: -1}); err != nil {
+		if n.link, n.kubeletClient, err = e.cluster.NodeLink(); err != nil {
 			return nil, err
 		}
 		// The kubelet's Kubernetes events go to the API server synchronously, on the virtual
 		// clock.
-		if n.apiEvents, err = eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: e.clk, Client: e.client,
-			Source: v1.EventSource{Component: "kubelet", Host: name}, LastNano: &e.eventNano}); err != nil {
+		if n.apiEvents, err = e.cluster.KubeletEvents(name); err != nil {
 			return nil, err
 		}
 	}
@@ -119,8 +114,8 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	if n.manifests != nil {
 		cfg.Sources.StaticPodURL, w.ManifestClient = manifestURL, n.manifests.Client()
 	}
-	if e.server != nil {
-		w.APIWatch = world.NewAPIWatch(e.server, n.name, n.link)
+	if e.cluster != nil {
+		w.APIWatch = e.cluster.APIWatch(n.name, n.link)
 	}
 	if p := n.plugins; p != nil {
 		w.Plugins = &kubelet.PluginWorld{Registry: p.Registry(), DevicePlugins: DevicePluginsPath, FS: p, Dialer: p, Devices: p, CSI: p,
