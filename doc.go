@@ -24,7 +24,8 @@
 //	events:        the reasons of the Kubernetes events the kubelet records
 //	metrics:       the kubelet's metric families; metrics/podstartup the pod start SLI
 //	kubeletserver: the kubelet's HTTP server on node snapshots
-//	kubelet:       builds the kubelet; nothing else constructs its parts
+//	kubelet:       the kubelet process, assembled once: sources, PodConfig, the sync side, the plugin
+//	               pipeline, behind seams for its world; run wraps runners around it, replay steps it
 //	kubelet/config: the kubelet's configuration, decoded from a KubeletConfiguration (v1beta1),
 //	               defaulted and validated in one place for --config, the flags and scenario settings
 //
@@ -42,8 +43,10 @@
 //	controlplane: the fake API server (fakeapiserver) and the controllers a node depends on
 //	              (controllers: node lifecycle, taint eviction, pod GC, a small scheduler)
 //	sim:          the simulator's own machinery: the event trace every component writes to (trace),
-//	              the virtual clock (vclock), deterministic replay of scenarios (replay), the
-//	              timeline view and lessons (teach), and sample plugins (sampleplugin)
+//	              the virtual clock (vclock), deterministic replay of scenarios (replay), the world
+//	              a replayed kubelet reaches (world: files, the manifest URL, the API server and its
+//	              controllers, plugins), the timeline view and lessons (teach), and sample plugins
+//	              (sampleplugin)
 //
 // cmd holds the commands (minikubelet, fleetload), test the test helpers and the test modules of
 // their own, and manifests, scenarios and examples data: static pods, scenario files with their
@@ -51,6 +54,7 @@
 // its directory, the scenarios and the lessons, so that the binary carries them.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
-// its run.go. The run command wraps the cores in runners on the real clock; the replay command drives
-// the same cores on a virtual clock. See docs/design/001-architecture.md.
+// its run.go. Package kubelet assembles the cores of one kubelet process; the run command wraps them
+// in runners on the real clock, the replay command drives the same assembly on a virtual clock. See
+// docs/design/001-architecture.md and docs/design/006-one-kubelet.md.
 package minikubelet

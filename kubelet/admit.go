@@ -26,14 +26,14 @@ var _ syncloop.Admitter = (*admission.Admitter)(nil)
 // newAdmitter wires the admit handlers to the node: the node object from the API server (the
 // local one without it), the active pods, the device manager, the pod workers for preemption and
 // the status manager for rejectPod.
-func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admission.Admitter, error) {
+func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices Devices) (*admission.Admitter, error) {
 	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
 	aopts := admission.Options{
 		Node: func(ctx context.Context) (*v1.Node, error) {
 			// getNodeAnyWay: the node object when there is one, the node the kubelet would
 			// register otherwise (standalone, or not registered yet).
-			if opts.Client != nil {
-				if node, err := (nodestatus.ClientsetClient{Client: opts.Client}).GetNode(ctx, opts.NodeName); err == nil {
+			if client := opts.World.API; client != nil {
+				if node, err := (nodestatus.ClientsetClient{Client: client}).GetNode(ctx, opts.NodeName); err == nil {
 					return node, nil
 				}
 			}
@@ -53,8 +53,8 @@ func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admissi
 		Recorder:             recorder,
 		TerminationRequested: func(uid types.UID) bool { return n.Workers.IsPodTerminationRequested(uid) },
 	}
-	if opts.Devices != nil {
-		aopts.Devices = opts.Devices
+	if devices != nil {
+		aopts.Devices = devices
 	}
 	return admission.New(aopts)
 }
@@ -62,7 +62,7 @@ func newAdmitter(opts Options, n *Node, recorder record.EventRecorder) (*admissi
 // activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager), in no
 // order: every pod except those whose worker has terminated and those in a terminal phase that
 // are not being terminated any more. Pods still terminating count.
-func activePods(n *Node) iter.Seq[*v1.Pod] {
+func activePods(n *Sync) iter.Seq[*v1.Pod] {
 	return func(yield func(*v1.Pod) bool) {
 		for p := range n.Pods.AllPods() {
 			if n.Workers.IsPodKnownTerminated(p.UID) {

@@ -27,10 +27,10 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				e := newEnv(b, envOptions{standalone: true, discard: true, maxPods: int32(n)})
+				e := newEnv(b, envOptions{standalone: true, noFileSource: true, discard: true, maxPods: int32(n)})
 				b.StartTimer()
 
-				e.setFile(pods...)
+				e.handPods(pods...)
 				running := 0
 				ok := e.run(time.Minute, func() bool {
 					for running < n && e.phase(pods[running].UID) == v1.PodRunning {

@@ -82,7 +82,7 @@ func TestCrashLoopWaitingReason(t *testing.T) {
 	pod := crashingPod(v1.RestartPolicyAlways, "1")
 	e.setFile(pod)
 	waiting := func() bool {
-		s, _ := e.n.Status.GetPodStatus(pod.UID)
+		s, _ := e.k.Status.GetPodStatus(pod.UID)
 		for _, cs := range s.ContainerStatuses {
 			if cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
 				return true
@@ -93,7 +93,7 @@ func TestCrashLoopWaitingReason(t *testing.T) {
 	if !e.run(time.Minute, waiting) {
 		t.Fatalf("container never shown Waiting with reason CrashLoopBackOff")
 	}
-	s, _ := e.n.Status.GetPodStatus(pod.UID)
+	s, _ := e.k.Status.GetPodStatus(pod.UID)
 	msg := s.ContainerStatuses[0].State.Waiting.Message
 	if want := "back-off 10s restarting failed container=app pod=crash-node-1_default(uid-crash)"; msg != want {
 		t.Errorf("waiting message = %q, want %q", msg, want)
@@ -115,7 +115,7 @@ func TestTerminalRestartPolicies(t *testing.T) {
 			e := newEnv(t, envOptions{standalone: true})
 			pod := crashingPod(tc.policy, tc.code)
 			e.setFile(pod)
-			finished := func() bool { s, _ := e.n.Workers.State(pod.UID); return s == podworkers.Finished }
+			finished := func() bool { s, _ := e.k.Workers.State(pod.UID); return s == podworkers.Finished }
 			if !e.run(time.Minute, finished) {
 				t.Fatalf("worker of %s not finished after %v", pod.UID, e.now())
 			}

@@ -1,16 +1,35 @@
-// Package kubelet assembles one simulated kubelet's sync side from its cores.
+// Package kubelet assembles one kubelet process from its cores, once, for every driver.
 //
-// It mirrors the part of the kubelet's NewMainKubelet that builds the pod manager, the container
-// runtime, the PLEG and pod cache, the work queue, the pod workers, the status manager, the
-// mirror client, the pod sync functions, housekeeping, the runtime state, the node status, the
-// admit handlers and the sync loop, and wires each to the small interfaces the others declare.
-// Nothing else constructs its siblings, and it starts no goroutine. The run command wraps the result in runners on the real
-// clock; the scenario engine drives it on a virtual one. Both build it here, so the two modes
-// cannot drift apart.
+// It mirrors the kubelet's RunKubelet and NewMainKubelet: the container manager's device manager
+// (pkg/kubelet/cm), the pod sources registered in the kubelet's order with PodConfig
+// (makePodSourceConfig: file, http, api), the sync side (pod manager, container runtime, PLEG and
+// pod cache, work queue, pod workers, status manager, mirror client, pod sync functions,
+// housekeeping, runtime state, node status, admit handlers, prober, sync loop), the plugin
+// manager with its watcher and its CSI and device plugin handlers
+// (initializeRuntimeDependentModules), the metrics registry and the kubelet server's view. New
+// builds them in that order and wires each to the small interfaces the others declare; nothing
+// else constructs them.
 //
-// Its configuration is one config.Config (package kubelet/config), taken whole, as
-// `run --config` and a scenario's settings make it; the crash-loop back-off and the image pull
-// slots are derived from it here.
+// Everything the process reaches outside itself is a seam of World: the static pod file system,
+// the manifest URL's HTTP client, the API server, where Kubernetes events go, the plugin registry
+// and what answers behind its sockets (dialers, the device plugin Connector, the CSI driver, the
+// checkpoint store), the container runtime and the scripted probe outcomes, which outlive the
+// process. Drivers differ only in the world they give and in how they drive:
+//
+//	run     World from the OS, an API client and client-go's broadcaster; Run wraps the cores in
+//	        their runners on the real clock (sources, PodConfig's mux, the sync loop, the device
+//	        manager's kubelet.sock, the plugin manager and watcher). A fleet is N of them sharing
+//	        one pod watch (PodWatch).
+//	replay  World from package world's simulation; Settle and NextWake step every core on a
+//	        virtual clock, in a fixed order.
+//
+// A kubelet restart is New again with the same World: only what the world keeps survives (the
+// runtime's containers, the files, the plugins' sockets, the device checkpoint), and the new
+// process reads it back as a kubelet does.
+//
+// Its configuration is one config.Config (package kubelet/config), taken whole, as `run --config`
+// and a scenario's settings make it; the crash-loop back-off and the image pull slots are derived
+// from it here.
 //
 // It only wires: no behaviour lives here. Where two components need each other (the pod workers
 // call the sync functions, which write to the status manager, which asks the pod workers whether a

@@ -2,8 +2,8 @@ package kubelet
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -25,26 +25,33 @@ import (
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sim/world"
 	"github.com/minikubelet/minikubelet/syncloop"
 )
 
-const testNode = "node-1"
+const (
+	testNode = "node-1"
+	// staticPodPath and manifestURL are the env's static pod directory and manifest URL, in
+	// memory as in a replay.
+	staticPodPath = "/etc/kubernetes/manifests"
+	manifestURL   = "http://static-pods.invalid/manifests"
+)
 
-// env is a whole kubelet sync side built by New on a virtual clock, driven the way the scenario
-// engine drives it: config updates go through a real podconfig.Storage, the API is the in-process
-// fake API server, and run moves the clock from one wake-up of the Loop to the next.
+// env is a whole kubelet built by New on a virtual clock with fake seams (package world's
+// in-memory static pod directory, manifest server and API watch, the in-process fake API server),
+// driven the way a replay drives one: Settle at each instant, then on to the next wake.
 type env struct {
-	t       testing.TB
-	ctx     context.Context
-	clk     *vclock.Clock
-	rec     *trace.Recorder // nil when the trace is discarded
-	storage *podconfig.Storage
-	server  *fakeapiserver.Server // nil when standalone
-	client  kubernetes.Interface  // nil when standalone
-	// lastRV is the API server's resource version at the last poll.
-	lastRV uint64
-	events *eventLog
-	n      *Node
+	t         testing.TB
+	ctx       context.Context
+	clk       *vclock.Clock
+	rec       *trace.Recorder       // nil when the trace is discarded
+	server    *fakeapiserver.Server // nil when standalone
+	client    kubernetes.Interface  // nil when standalone
+	files     *world.StaticPods
+	manifests *world.Manifests // nil without the http source
+	events    *eventLog
+	k         *Kubelet
+	opts      Options // what built k, for a restart
 }
 
 type envOptions struct {
@@ -52,17 +59,22 @@ type envOptions struct {
 	standalone bool
 	// latencies are the runtime's.
 	latencies fakeruntime.Latencies
-	// sourcesReady overrides PodConfig's SeenAllSources.
-	sourcesReady func() bool
+	// httpSource adds the http source, whose server answers 404 until serve is called: until
+	// then not every source has been seen.
+	httpSource bool
+	// noFileSource runs without staticPodPath: pods come from handPods.
+	noFileSource bool
 	// discard drops the trace instead of keeping it.
 	discard bool
 	// maxPods is the node's maxPods; zero is the kubelet's 110.
 	maxPods int32
+	// plugins, when set, is the plugin registry and the plugins behind it.
+	plugins *world.Plugins
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), clk: vclock.New(vclock.Epoch), events: &eventLog{}}
+	e := &env{t: t, ctx: context.Background(), clk: vclock.New(vclock.Epoch), events: &eventLog{}, files: world.NewStaticPods(staticPodPath)}
 	var tracer trace.Tracer = trace.Discard
 	if !o.discard {
 		rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: e.clk, Keep: true})
@@ -72,106 +84,135 @@ func newEnv(t testing.TB, o envOptions) *env {
 		e.rec = rec
 		tracer = e.rec
 	}
-	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: e.clk, Tracer: tracer})
-	if err != nil {
-		t.Fatalf("NewStorage() = %v", err)
-	}
-	e.storage = storage
-	storage.Register(podconfig.FileSource)
-
-	opts := Options{
-		NodeName:     testNode,
-		NodeIP:       "10.0.0.10",
-		Clock:        e.clk,
-		Tracer:       tracer,
-		Recorder:     e.events,
-		Latencies:    o.latencies,
-		SourcesReady: storage.SeenAllSources,
-		Config:       config.Default(),
+	cfg := config.Default()
+	if !o.noFileSource {
+		cfg.Sources.StaticPodPath = staticPodPath
 	}
 	if o.maxPods != 0 {
-		opts.Config.Machine.MaxPods = o.maxPods
+		cfg.Machine.MaxPods = o.maxPods
 	}
-	if o.sourcesReady != nil {
-		ready := o.sourcesReady
-		opts.SourcesReady = func(sets.Set[string]) bool { return ready() }
+	opts := Options{
+		NodeName:  testNode,
+		NodeIP:    "10.0.0.10",
+		Clock:     e.clk,
+		Tracer:    tracer,
+		Latencies: o.latencies,
+		Config:    cfg,
+		World:     World{StaticPods: e.files, Events: e.events},
+	}
+	if o.httpSource {
+		e.manifests = world.NewManifests()
+		cfg.Sources.StaticPodURL = manifestURL
+		opts.World.ManifestClient = e.manifests.Client()
 	}
 	if !o.standalone {
-		storage.Register(podconfig.APISource)
+		var err error
 		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: e.clk, Tracer: tracer}); err != nil {
 			t.Fatalf("fakeapiserver.New() = %v", err)
 		}
 		e.client = inProcessClient(t, e.server)
-		opts.Client = e.client
+		opts.World.API = e.client
+		opts.World.APIWatch = world.NewAPIWatch(e.server, testNode, nil)
 	}
-	if e.n, err = New(opts); err != nil {
+	if p := o.plugins; p != nil {
+		opts.World.Plugins = &PluginWorld{Registry: p.Registry(), DevicePlugins: "/var/lib/kubelet/device-plugins", FS: p, Dialer: p, Devices: p, CSI: p,
+			Checkpoint: p.Checkpoint(), NewID: p.NewID}
+	}
+	e.opts = opts
+	var err error
+	if e.k, err = New(opts); err != nil {
 		t.Fatalf("New() = %v", err)
 	}
 	return e
 }
 
-// setFile sends the file source's full set, as its relist would, through PodConfig.
-func (e *env) setFile(pods ...*v1.Pod) {
+// restart builds the kubelet again with the same world, as a kubelet restart does: the runtime
+// and its containers carry over, and so does everything World holds.
+func (e *env) restart(plugins *world.Plugins) {
 	e.t.Helper()
-	e.merge(podconfig.FileSource, pods)
+	if plugins != nil {
+		plugins.KubeletStopped()
+	}
+	e.opts.World.Runtime = e.k.Runtime
+	e.opts.World.APIWatch = nil
+	if e.server != nil {
+		e.opts.World.APIWatch = world.NewAPIWatch(e.server, testNode, nil)
+	}
+	var err error
+	if e.k, err = New(e.opts); err != nil {
+		e.t.Fatalf("New() after a restart = %v", err)
+	}
 }
 
-// merge hands a source's full set to PodConfig and what it emits to the Loop.
-func (e *env) merge(source string, pods []*v1.Pod) {
+// setFile makes the static pod directory hold exactly pods, one manifest each, and hands the
+// file source the watch events of the change; the next settle merges what it read.
+func (e *env) setFile(pods ...*v1.Pod) {
 	e.t.Helper()
-	for _, u := range e.storage.Merge(source, podconfig.Update{Op: podconfig.SET, Source: source, Pods: pods}) {
-		if err := e.n.Loop.Step(e.ctx, syncloop.ConfigUpdate{Update: u}); err != nil {
+	want := map[string][]byte{}
+	for _, p := range pods {
+		name, data := manifest(e.t, p)
+		want[name] = data
+	}
+	var evs []world.Event
+	for _, p := range e.files.Names() {
+		if _, ok := want[p]; !ok {
+			removed, err := e.files.Remove(p)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			evs = append(evs, removed...)
+		}
+	}
+	for _, p := range pods {
+		name, _ := manifest(e.t, p)
+		evs = append(evs, e.files.Write(name, want[name])...)
+	}
+	e.k.StaticPodEvents(evs)
+}
+
+// manifest is the file a static pod comes from: the pod as written, before the file source
+// suffixes its name with the node's and adds its annotations.
+func manifest(t testing.TB, pod *v1.Pod) (string, []byte) {
+	t.Helper()
+	p := pod.DeepCopy()
+	p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	p.Name = strings.TrimSuffix(p.Name, "-"+testNode)
+	delete(p.Annotations, kubecontainer.ConfigHashAnnotationKey)
+	p.Spec.NodeName = ""
+	p.Status = v1.PodStatus{}
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Name + ".yaml", data
+}
+
+// handPods hands the sync loop pods as one SET of the file source would after PodConfig, without
+// the file source: for a benchmark of the sync side alone (noFileSource).
+func (e *env) handPods(pods ...*v1.Pod) {
+	e.t.Helper()
+	for _, u := range e.k.PodConfig.Merge(podconfig.FileSource, podconfig.Update{Op: podconfig.SET, Source: podconfig.FileSource, Pods: pods}) {
+		if err := e.k.Loop.Step(e.ctx, syncloop.ConfigUpdate{Update: u}); err != nil {
 			e.t.Errorf("Step(%s %s) = %v", u.Op, u.Source, err)
 		}
 	}
 }
 
-// pollAPI plays the api source: after any write it lists this node's pods and merges them. It
-// reports whether there was a write to echo.
-func (e *env) pollAPI() bool {
-	e.t.Helper()
-	if e.server == nil {
-		return false
-	}
-	rv := e.server.ResourceVersion()
-	if rv == e.lastRV && e.lastRV != 0 {
-		return false
-	}
-	e.lastRV = rv
-	list, err := e.client.CoreV1().Pods("").List(e.ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + testNode})
-	if err != nil {
-		e.t.Fatalf("list pods: %v", err)
-	}
-	pods := make([]*v1.Pod, len(list.Items))
-	for i := range list.Items {
-		pods[i] = &list.Items[i]
-	}
-	e.merge(podconfig.APISource, pods)
-	return true
-}
-
-// settle does everything due at the current instant: the API echo of what was written, then the
-// Loop's work (Settle), until an echo after Settle brings nothing new. A Loop that keeps making
-// work due now fails the test: that is Settle's ErrLivelock.
+// settle does everything due at the current instant, as a replay's engine does for one node:
+// Settle until neither it nor the sync loop has more to do now. A kubelet that keeps making work
+// due now fails the test.
 func (e *env) settle() {
 	e.t.Helper()
-	for {
-		e.pollAPI()
-		err := e.n.Loop.Settle(e.ctx)
-		if errors.Is(err, syncloop.ErrLivelock) {
-			e.t.Fatalf("Settle() at %v = %v", e.now(), err)
-		}
-		if err != nil {
-			// The kubelet logs a failed step and goes on; so does the driver.
-			e.t.Logf("Settle() at %v = %v", e.now(), err)
-		}
-		if !e.pollAPI() {
+	for range syncloop.MaxAdvancesPerInstant {
+		progressed := e.k.Settle(e.ctx)
+		if wake, _ := e.k.Loop.NextWake(); !progressed && wake.After(e.clk.Now()) {
 			return
 		}
 	}
+	e.t.Fatalf("Settle() at %v: %v", e.now(), syncloop.ErrLivelock)
 }
 
-// run drives the node from wake-up to wake-up until cond holds (checked once each instant has
+// run drives the kubelet from wake-up to wake-up until cond holds (checked once each instant has
 // settled) or limit of virtual time has passed. It reports whether cond held.
 func (e *env) run(limit time.Duration, cond func() bool) bool {
 	e.t.Helper()
@@ -181,7 +222,7 @@ func (e *env) run(limit time.Duration, cond func() bool) bool {
 		if cond != nil && cond() {
 			return true
 		}
-		next, _ := e.n.Loop.NextWake()
+		next, _ := e.k.NextWake()
 		if next.After(deadline) {
 			e.clk.Set(deadline)
 			return false
@@ -190,7 +231,7 @@ func (e *env) run(limit time.Duration, cond func() bool) bool {
 	}
 }
 
-// runFor drives the node for d of virtual time.
+// runFor drives the kubelet for d of virtual time.
 func (e *env) runFor(d time.Duration) { e.t.Helper(); e.run(d, nil) }
 
 // now is the virtual time since the start.
@@ -198,7 +239,7 @@ func (e *env) now() time.Duration { return e.clk.Since(vclock.Epoch) }
 
 // phase is the pod's phase in the status manager.
 func (e *env) phase(uid types.UID) v1.PodPhase {
-	s, ok := e.n.Status.GetPodStatus(uid)
+	s, ok := e.k.Status.GetPodStatus(uid)
 	if !ok {
 		return ""
 	}
@@ -255,7 +296,7 @@ func inProcessClient(t testing.TB, srv *fakeapiserver.Server) kubernetes.Interfa
 }
 
 // eventLog is a record.EventRecorder that keeps "Type Reason Message" lines. The env drives the
-// node from one goroutine, so it needs no lock.
+// kubelet from one goroutine, so it needs no lock.
 type eventLog struct {
 	events []string
 }

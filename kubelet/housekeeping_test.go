@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -25,12 +26,12 @@ func TestOrphanedRuntimePodIsKilledWithGraceOne(t *testing.T) {
 	e := newEnv(t, envOptions{standalone: true, latencies: fakeruntime.Latencies{ContainerStop: 30 * time.Second}})
 	e.setFile() // the only source has been seen: housekeeping runs
 	orphan := apiPodFixture()
-	if _, err := e.n.Runtime.SyncPod(orphan, nil, nil); err != nil {
+	if _, err := e.k.Runtime.SyncPod(orphan, nil, nil); err != nil {
 		t.Fatalf("runtime SyncPod() = %v", err)
 	}
 	gone := func() bool {
-		pods, err := e.n.Runtime.GetPods(false)
-		_, known := e.n.Workers.State(orphan.UID)
+		pods, err := e.k.Runtime.GetPods(false)
+		_, known := e.k.Workers.State(orphan.UID)
 		return err == nil && len(pods) == 0 && !known
 	}
 	if !e.run(10*time.Second, gone) {
@@ -50,8 +51,9 @@ func TestOrphanedRuntimePodIsKilledWithGraceOne(t *testing.T) {
 }
 
 func TestHousekeepingWaitsForSources(t *testing.T) {
-	ready := false
-	e := newEnv(t, envOptions{standalone: true, sourcesReady: func() bool { return ready }})
+	// The http source's server answers 404 until it serves: until then the source has sent no
+	// SET and not every source has been seen.
+	e := newEnv(t, envOptions{standalone: true, httpSource: true})
 	pod := staticPod("web", "uid-web", v1.RestartPolicyAlways)
 	e.setFile(pod)
 	if !e.run(10*time.Second, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
@@ -59,7 +61,7 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	}
 	e.setFile() // removed before every source was seen: the kill is skipped
 	e.runFor(5 * time.Second)
-	if s, _ := e.n.Workers.State(pod.UID); s != podworkers.Sync {
+	if s, _ := e.k.Workers.State(pod.UID); s != podworkers.Sync {
 		t.Errorf("worker state of %s with sources not ready = %v, want sync", pod.UID, s)
 	}
 	var skips, cleanups int
@@ -78,11 +80,11 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 		t.Errorf("traced %d refused deletes, want 1", cleanups)
 	}
 
-	ready = true
-	if !e.run(10*time.Second, func() bool { _, known := e.n.Workers.State(pod.UID); return !known }) {
+	e.manifests.Serve(http.StatusOK, "") // an empty answer is an empty SET: the source is seen
+	if !e.run(30*time.Second, func() bool { _, known := e.k.Workers.State(pod.UID); return !known }) {
 		t.Fatalf("worker of %s not forgotten after sources became ready", pod.UID)
 	}
-	pods, err := e.n.Runtime.GetPods(false)
+	pods, err := e.k.Runtime.GetPods(false)
 	if err != nil {
 		t.Fatalf("GetPods() = %v", err)
 	}

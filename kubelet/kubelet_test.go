@@ -20,7 +20,7 @@ func TestNewStandaloneRunsAStaticPod(t *testing.T) {
 	if !e.run(time.Minute, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
 		t.Errorf("static pod not Running within a minute of virtual time")
 	}
-	if _, ok := e.n.Pods.GetPodByUID(pod.UID); !ok {
+	if _, ok := e.k.Pods.GetPodByUID(pod.UID); !ok {
 		t.Errorf("pod manager does not hold the static pod")
 	}
 }

@@ -17,11 +17,12 @@ func TestUnhealthyPLEGSuspendsDispatch(t *testing.T) {
 	e := newEnv(t, envOptions{standalone: true})
 	e.runFor(2 * time.Second)
 	start := e.rec.Len() // after the start-up skip and resume
-	e.n.Runtime.Down(e.clk.Now().Add(4 * time.Minute))
+	e.k.Runtime.Down(e.clk.Now().Add(4 * time.Minute))
 	e.runFor(3*time.Minute + 5*time.Second) // no successful relist for more than 3m
 	pod := staticPod("late", "uid-late", v1.RestartPolicyAlways)
 	e.setFile(pod)
-	if _, ok := e.n.Pods.GetPodByUID(pod.UID); ok {
+	e.settle() // the file source's update reaches the sync loop, which holds it back
+	if _, ok := e.k.Pods.GetPodByUID(pod.UID); ok {
 		t.Fatalf("pod %s dispatched while the PLEG is unhealthy", pod.Name)
 	}
 	if !e.run(2*time.Minute, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/kubelet"
 )
 
 // Snapshot is one node's state as the server shows it, taken on the goroutine that drives the
@@ -32,17 +32,28 @@ type PodView struct {
 	Runtime *kubecontainer.PodStatus
 }
 
-// Capture takes a Snapshot of n at now. It reads the cores, so it must run on the goroutine that
+// Kubelet is what a Snapshot reads of a kubelet: the pod manager's pods, the status manager's
+// statuses and the PLEG cache's runtime view. Package kubelet's assembly provides it; the server
+// does not import the assembly, which owns the server's view.
+type Kubelet interface {
+	// GetPods returns the pod manager's pods.
+	GetPods() []*v1.Pod
+	// GetPodStatus returns the status manager's status of the pod, if it has one.
+	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
+	// GetRuntimeStatus returns the PLEG cache's status of the pod, nil when the PLEG has not
+	// seen it.
+	GetRuntimeStatus(uid types.UID) *kubecontainer.PodStatus
+}
+
+// Capture takes a Snapshot of k at now. It reads the cores, so it must run on the goroutine that
 // drives them.
-func Capture(name string, n *kubelet.Node, now time.Time) *Snapshot {
-	pods := n.Pods.GetPods()
+func Capture(name string, k Kubelet, now time.Time) *Snapshot {
+	pods := k.GetPods()
 	s := &Snapshot{Node: name, Taken: now, Pods: make([]PodView, 0, len(pods))}
 	for _, p := range pods {
 		v := PodView{Pod: p}
-		v.Status, v.HasStatus = n.Status.GetPodStatus(p.UID)
-		if rs, err := n.Cache.Get(p.UID); err == nil && rs != nil {
-			v.Runtime = rs
-		}
+		v.Status, v.HasStatus = k.GetPodStatus(p.UID)
+		v.Runtime = k.GetRuntimeStatus(p.UID)
 		s.Pods = append(s.Pods, v)
 	}
 	return s

@@ -1,29 +1,24 @@
 package metrics
 
 import (
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 )
 
-// ErrNoSeries is wrapped by Value when no series has the name and labels asked for.
-var ErrNoSeries = errors.New("no such series")
-
 // Value returns the value of one series as /metrics would print it: name is a counter's or a
 // gauge's family name, or a histogram's family name with the _count or _sum suffix; labels must
 // equal the series' labels (nil or empty for a series without labels).
-// The prober's families (/metrics/probes) are looked up too.
-func (r *Registry) Value(name string, labels map[string]string) (float64, error) {
+// The prober's families (/metrics/probes) are looked up too. ok is false when no series has the
+// name and labels; an error is a registry that could not be gathered.
+func (r *Registry) Value(name string, labels map[string]string) (v float64, ok bool, err error) {
 	families, err := r.reg.Gather()
 	if err != nil {
-		return 0, fmt.Errorf("metric %s: gather: %w", name, err)
+		return 0, false, fmt.Errorf("metric %s: gather: %w", name, err)
 	}
 	probes, err := r.probeReg.Gather()
 	if err != nil {
-		return 0, fmt.Errorf("metric %s: gather: %w", name, err)
+		return 0, false, fmt.Errorf("metric %s: gather: %w", name, err)
 	}
 	families = append(families, probes...)
 	for _, mf := range families {
@@ -44,17 +39,17 @@ func (r *Registry) Value(name string, labels map[string]string) (float64, error)
 			}
 			switch {
 			case m.Counter != nil:
-				return m.Counter.GetValue(), nil
+				return m.Counter.GetValue(), true, nil
 			case m.Gauge != nil:
-				return m.Gauge.GetValue(), nil
+				return m.Gauge.GetValue(), true, nil
 			case m.Histogram != nil && suffix == "_count":
-				return float64(m.Histogram.GetSampleCount()), nil
+				return float64(m.Histogram.GetSampleCount()), true, nil
 			case m.Histogram != nil && suffix == "_sum":
-				return m.Histogram.GetSampleSum(), nil
+				return m.Histogram.GetSampleSum(), true, nil
 			}
 		}
 	}
-	return 0, fmt.Errorf("metric %s%s: %w", name, formatLabels(labels), ErrNoSeries)
+	return 0, false, nil
 }
 
 func labelsEqual(got []*dto.LabelPair, want map[string]string) bool {
@@ -68,21 +63,4 @@ func labelsEqual(got []*dto.LabelPair, want map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// formatLabels prints labels as Prometheus does, in name order.
-func formatLabels(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(labels))
-	for k := range labels {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s=%q", k, labels[k])
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }

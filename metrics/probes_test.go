@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -20,13 +19,13 @@ func TestProbeMetrics(t *testing.T) {
 	labels := map[string]string{"probe_type": "Liveness", "container": "app", "pod": "web", "namespace": "default", "pod_uid": "u1"}
 	for result, want := range map[string]float64{ProbeResultSuccessful: 2, ProbeResultFailed: 1} {
 		labels["result"] = result
-		if got, err := r.Value("prober_probe_total", labels); err != nil || got != want {
+		if got, ok, err := r.Value("prober_probe_total", labels); err != nil || !ok || got != want {
 			t.Errorf("prober_probe_total %s = %v, %v, want %v", result, got, err, want)
 		}
 	}
 	// Only successful (and unknown) probes are timed, as in the kubelet.
 	durLabels := map[string]string{"probe_type": "Liveness", "container": "app", "pod": "web", "namespace": "default"}
-	if got, err := r.Value("prober_probe_duration_seconds_count", durLabels); err != nil || got != 2 {
+	if got, ok, err := r.Value("prober_probe_duration_seconds_count", durLabels); err != nil || !ok || got != 2 {
 		t.Errorf("prober_probe_duration_seconds_count = %v, %v, want 2", got, err)
 	}
 
@@ -47,7 +46,7 @@ func TestProbeMetrics(t *testing.T) {
 
 	r.ForgetProbe(l)
 	labels["result"] = ProbeResultSuccessful
-	if _, err := r.Value("prober_probe_total", labels); !errors.Is(err, ErrNoSeries) {
-		t.Errorf("after ForgetProbe, prober_probe_total = %v, want ErrNoSeries", err)
+	if _, ok, err := r.Value("prober_probe_total", labels); ok || err != nil {
+		t.Errorf("after ForgetProbe, prober_probe_total exists (%v, %v), want no series", ok, err)
 	}
 }

@@ -46,16 +46,16 @@ func TestRegistriesAreIndependent(t *testing.T) {
 		{b, "kubelet_started_pods_total", 1, "b's pods"},
 		{b, "kubelet_started_pods_errors_total", 1, "b's errors"},
 	} {
-		got, err := tc.r.Value(tc.name, nil)
-		if err != nil || got != tc.want {
+		got, ok, err := tc.r.Value(tc.name, nil)
+		if err != nil || !ok || got != tc.want {
 			t.Errorf("%s: Value(%s) = %v, %v; want %v", tc.description, tc.name, got, err, tc.want)
 		}
 	}
-	if got, err := b.Value("kubelet_node_name", map[string]string{"node": "node-b"}); err != nil || got != 1 {
+	if got, ok, err := b.Value("kubelet_node_name", map[string]string{"node": "node-b"}); err != nil || !ok || got != 1 {
 		t.Errorf("node name of b = %v, %v; want 1", got, err)
 	}
-	if _, err := b.Value("kubelet_node_name", map[string]string{"node": "node-a"}); !errors.Is(err, metrics.ErrNoSeries) {
-		t.Errorf("b carries a's node name: %v", err)
+	if _, ok, err := b.Value("kubelet_node_name", map[string]string{"node": "node-a"}); ok || err != nil {
+		t.Errorf("b carries a's node name: %v, %v", ok, err)
 	}
 }
 
@@ -90,7 +90,7 @@ kubelet_running_pods 2
 		{"kubelet_pleg_relist_duration_seconds_count", 3},
 		{"kubelet_pleg_relist_duration_seconds_sum", 0.5},
 	} {
-		if got, err := r.Value(tc.name, nil); err != nil || got != tc.want {
+		if got, ok, err := r.Value(tc.name, nil); err != nil || !ok || got != tc.want {
 			t.Errorf("Value(%s) = %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
@@ -120,7 +120,7 @@ func TestPodCounts(t *testing.T) {
 		{"kubelet_working_pods", map[string]string{"lifecycle": "sync", "config": "desired", "static": "true"}, 2},
 		{"kubelet_working_pods", map[string]string{"lifecycle": "terminated", "config": "runtime_only", "static": "unknown"}, 0},
 	} {
-		if got, err := r.Value(tc.name, tc.labels); err != nil || got != tc.want {
+		if got, ok, err := r.Value(tc.name, tc.labels); err != nil || !ok || got != tc.want {
 			t.Errorf("Value(%s%v) = %v, %v; want %v", tc.name, tc.labels, got, err, tc.want)
 		}
 	}
@@ -150,7 +150,7 @@ func TestWorkersRuntimeAndStarts(t *testing.T) {
 		{"kubelet_started_containers_errors_total", map[string]string{"container_type": "init_container", "code": "CreateContainerError"}, 1},
 		{"kubelet_evictions", map[string]string{"eviction_signal": "memory.available"}, 1},
 	} {
-		if got, err := r.Value(tc.name, tc.labels); err != nil || got != tc.want {
+		if got, ok, err := r.Value(tc.name, tc.labels); err != nil || !ok || got != tc.want {
 			t.Errorf("Value(%s%v) = %v, %v; want %v", tc.name, tc.labels, got, err, tc.want)
 		}
 	}

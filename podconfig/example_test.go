@@ -57,7 +57,11 @@ func ExampleStorage_Merge() {
 // ExampleConfig runs the mux: a source sends on its channel and the merged updates come out of
 // Updates.
 func ExampleConfig() {
-	c, err := podconfig.New(podconfig.StorageOptions{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	st, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		panic(err)
+	}
+	c, err := podconfig.New(st)
 	if err != nil {
 		panic(err)
 	}

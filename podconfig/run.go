@@ -39,11 +39,16 @@ type Config struct {
 	started  bool
 }
 
-// New returns a Config whose Storage is built from opts, or an error naming the invalid option.
-func New(opts StorageOptions) (*Config, error) {
-	st, err := NewStorage(opts)
-	if err != nil {
-		return nil, err
+// ErrNoStorage is returned by New without a Storage.
+var ErrNoStorage = errors.New("storage is required")
+
+// New returns a Config that merges through st, the Storage the kubelet's assembly built: the
+// mux is the runner, the Storage its core, and a driver that steps the core itself (replay)
+// never builds a Config. Sources registered with st before are configured sources already;
+// Channel gives them their channels.
+func New(st *Storage) (*Config, error) {
+	if st == nil {
+		return nil, fmt.Errorf("new pod config: %w", ErrNoStorage)
 	}
 	return &Config{
 		turn:     make(chan struct{}, 1),

@@ -18,7 +18,11 @@ import (
 
 func newConfig(t *testing.T) *Config {
 	t.Helper()
-	c, err := New(StorageOptions{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	st, err := NewStorage(StorageOptions{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("NewStorage() error = %v", err)
+	}
+	c, err := New(st)
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}

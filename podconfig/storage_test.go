@@ -41,10 +41,13 @@ func TestNewStorageOptions(t *testing.T) {
 			if (s == nil) != (tc.want != nil) {
 				t.Errorf("NewStorage(%+v) = %v, want a Storage only without error", tc.opts, s)
 			}
-			if _, err := New(tc.opts); !errors.Is(err, tc.want) {
-				t.Errorf("New(%+v) error = %v, want %v", tc.opts, err, tc.want)
-			}
 		})
+	}
+}
+
+func TestNewNeedsAStorage(t *testing.T) {
+	if _, err := New(nil); !errors.Is(err, ErrNoStorage) {
+		t.Errorf("New(nil) error = %v, want %v", err, ErrNoStorage)
 	}
 }
 

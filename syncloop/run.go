@@ -80,8 +80,22 @@ func (r *Runner) Run(ctx context.Context) error {
 				updates = nil
 				continue
 			}
-			if err := r.loop.Step(ctx, ConfigUpdate{u}); err != nil {
-				logger.Error(err, "Failed to handle pod update", "op", u.Op, "source", u.Source)
+			r.step(ctx, logger, u)
+			// The updates that queued while the loop was busy are read before the pod workers
+			// run again. The kubelet's sync loop reads its config channel while the workers sync
+			// on goroutines of their own, so an update that arrives during a sync replaces the
+			// worker's pending update before the worker takes it at the sync's end: when a static
+			// pod's sync deletes and recreates its mirror pod, the watch's DELETE and REMOVE of
+			// the old mirror and the ADD of the new one, all delivered during the sync, are
+			// handled by then, and the next sync sees the new mirror. Here the loop runs the
+			// workers itself, so it reads what queued first (a replay merges every pending update
+			// before the loop advances, the same order).
+			for n := len(updates); n > 0; n-- {
+				u, ok := <-updates
+				if !ok {
+					break
+				}
+				r.step(ctx, logger, u)
 			}
 			r.advance(ctx, logger)
 		case <-timer.C():
@@ -94,6 +108,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 		timer.Reset(r.delay())
+	}
+}
+
+// step hands the loop one config update; a failure is logged, as the kubelet logs it.
+func (r *Runner) step(ctx context.Context, logger klog.Logger, u podconfig.Update) {
+	if err := r.loop.Step(ctx, ConfigUpdate{u}); err != nil {
+		logger.Error(err, "Failed to handle pod update", "op", u.Op, "source", u.Source)
 	}
 }
 

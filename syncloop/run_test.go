@@ -61,3 +61,51 @@ func TestRunnerRunsPodsFromUpdates(t *testing.T) {
 		}
 	})
 }
+
+// TestRunnerReadsQueuedUpdatesBeforeSyncing: updates that queued while the loop was busy all
+// reach the pod workers before they sync again, as in the kubelet, whose sync loop reads them
+// while the workers sync on their own goroutines. A pod added and removed before the loop read
+// either never has a container started.
+func TestRunnerReadsQueuedUpdatesBeforeSyncing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var started []string
+		tracer := trace.Func(func(ev trace.Event) {
+			if ev.Component == trace.Runtime && ev.Event == trace.KindStarted {
+				started = append(started, ev.Pod)
+			}
+		})
+		n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clock.RealClock{}, Tracer: tracer})
+		if err != nil {
+			t.Fatalf("kubelet.New() = %v", err)
+		}
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: metav1.NamespaceDefault, UID: "uid-web",
+				Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: podconfig.FileSource, kubecontainer.ConfigHashAnnotationKey: "uid-web"}},
+			Spec: v1.PodSpec{NodeName: "node-1", RestartPolicy: v1.RestartPolicyAlways,
+				Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}}},
+		}
+		updates := make(chan podconfig.Update, 2)
+		updates <- podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}
+		updates <- podconfig.Update{Op: podconfig.REMOVE, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}
+		r, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: updates, Clock: clock.RealClock{}})
+		if err != nil {
+			t.Fatalf("NewRunner() error = %v", err)
+		}
+		_, ctx := ktesting.NewTestContext(t)
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() = %v, want nil", err)
+		}
+		if len(started) != 0 {
+			t.Errorf("containers started for %v, want none: the removal was read before the first sync", started)
+		}
+		if _, known := n.Workers.State(pod.UID); known {
+			t.Errorf("worker of %s still known after its removal", pod.UID)
+		}
+	})
+}

@@ -37,7 +37,7 @@ func TestNodeNames(t *testing.T) {
 }
 
 // TestRunManyNodes: three nodes in one process register, and one kubelet server answers for
-// each of them and lists them for Prometheus.
+// each of them, through the API server's node proxy too, and lists them for Prometheus.
 func TestRunManyNodes(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
@@ -76,6 +76,13 @@ func TestRunManyNodes(t *testing.T) {
 	}
 	if got := httpGet(t, ctx, "http://"+addr+"/nodes/sim-2/metrics"); !strings.Contains(got, `kubelet_node_name{node="sim-2"} 1`) {
 		t.Errorf("sim-2's metrics lack its node name")
+	}
+	// The API server's node proxy reaches every node of the fleet.
+	if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/sim-2/proxy/metrics"); !strings.Contains(got, `kubelet_node_name{node="sim-2"} 1`) {
+		t.Errorf("sim-2's metrics through the node proxy lack its node name:\n%s", got)
+	}
+	if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/sim-0/proxy/healthz"); got != "ok" {
+		t.Errorf("sim-0's healthz through the node proxy = %q, want ok", got)
 	}
 	if got := httpGet(t, ctx, "http://"+addr+"/discovery/prometheus"); strings.Count(got, "__metrics_path__") != 3 {
 		t.Errorf("/discovery/prometheus = %s", got)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/kubeletserver"
-	"github.com/minikubelet/minikubelet/metrics"
 )
 
 // The kubelet server's timeouts (pkg/kubelet/server): idle 90s, read and write 4h, 1 MiB headers.
@@ -48,7 +47,7 @@ func startKubeletServer(ctx context.Context, addr string, g *group) (*kubeletSer
 	}
 	tcp := l.Addr().(*net.TCPAddr)
 	s := &kubeletServing{fleet: kubeletserver.NewFleet(l.Addr().String()), host: tcp.IP.String(), port: int32(tcp.Port)}
-	g.Go(ctx, "kubelet server", func(ctx context.Context) error { return serveKubelet(ctx, l, s.fleet) })
+	g.Go(ctx, "kubelet server", func(ctx context.Context) error { return serveKubelet(ctx, l, forwardedToNode(s.fleet)) })
 	klog.FromContext(ctx).Info("Started kubelet server", "address", l.Addr().String())
 	if exposed(l.Addr()) {
 		klog.FromContext(ctx).Info("WARNING: the kubelet server has no authentication and listens on a non-loopback address: anyone who can reach it can read every pod, its logs and the node's metrics",
@@ -130,28 +129,13 @@ func (b *boundedWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (b *boundedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
-// nodeServing is what one node needs to be served: its board and its metrics.
-type nodeServing struct {
-	board   *kubeletserver.Board
-	metrics *metrics.Registry
-}
-
-// newNodeServing returns the metrics registry and board of a node.
-func newNodeServing(name string) (*nodeServing, error) {
-	reg, err := metrics.New(metrics.Options{NodeName: name})
-	if err != nil {
-		return nil, err
-	}
-	return &nodeServing{board: kubeletserver.NewBoard(name), metrics: reg}, nil
-}
-
-// add serves the node on s, with cfg shown at /configz.
-func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveClock, cfg *runConfig) error {
+// add serves the node's kubelet on s, with cfg shown at /configz.
+func (s *kubeletServing) add(name string, k *kubelet.Kubelet, clk clock.PassiveClock, cfg *runConfig) error {
 	h, err := kubeletserver.NewNodeHandler(kubeletserver.NodeOptions{
-		Board:             ns.board,
+		Board:             k.Board,
 		Clock:             clk,
-		Metrics:           ns.metrics.Handler(),
-		ProbeMetrics:      ns.metrics.ProbesHandler(),
+		Metrics:           k.Metrics.Handler(),
+		ProbeMetrics:      k.Metrics.ProbesHandler(),
 		Configz:           configz(cfg, s),
 		SyncLoopThreshold: max(2*cfg.Kubelet.SyncFrequency, 5*time.Minute),
 		DisableDebugging:  !cfg.Kubelet.Server.EnableDebuggingHandlers,
@@ -161,7 +145,7 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 	if err != nil {
 		return fmt.Errorf("serve node %s: %w", name, err)
 	}
-	s.fleet.Add(name, h, ns.board)
+	s.fleet.Add(name, h, k.Board)
 	return nil
 }
 
@@ -169,20 +153,6 @@ func (s *kubeletServing) add(name string, ns *nodeServing, clk clock.PassiveCloc
 // pass, at most once per period. Taking one copies every pod's status, and a fleet's nodes pass
 // through their loops many times a second; the server's view is then at most this old.
 const defaultSnapshotPeriod = 500 * time.Millisecond
-
-// publisher returns the sync loop runner's Settled hook: a snapshot of the node after a pass, at
-// most once per period (zero: after every pass). It runs on the runner's goroutine.
-func (ns *nodeServing) publisher(name string, n *kubelet.Node, clk clock.PassiveClock, period time.Duration) func() {
-	var last time.Time
-	return func() {
-		now := clk.Now()
-		if !last.IsZero() && now.Sub(last) < period {
-			return
-		}
-		last = now
-		ns.board.Publish(kubeletserver.Capture(name, n, now))
-	}
-}
 
 // configz is the part of the KubeletConfiguration the simulated kubelet honours, with the v1beta1
 // field names.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/sim/sampleplugin"
 )
 
@@ -50,7 +51,7 @@ devices, registers it on <root-dir>/device-plugins/kubelet.sock and streams its 
 				return &exitError{code: 2, err: err}
 			}
 			p, err := sampleplugin.NewDevice(sampleplugin.DeviceOptions{
-				Dir: filepath.Join(rootDir, devicePluginsDir), Resource: res, Count: count, PreferredAllocation: preferred,
+				Dir: filepath.Join(rootDir, kubelet.DevicePluginsDir), Resource: res, Count: count, PreferredAllocation: preferred,
 			})
 			if err != nil {
 				return &exitError{code: 2, err: err}

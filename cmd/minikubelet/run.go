@@ -7,15 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 
-	"github.com/minikubelet/minikubelet/api/eventrecord"
-	"github.com/minikubelet/minikubelet/metrics"
-
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,11 +23,8 @@ import (
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
-	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/teach"
 	"github.com/minikubelet/minikubelet/sim/trace"
-	"github.com/minikubelet/minikubelet/sources"
-	"github.com/minikubelet/minikubelet/syncloop"
 )
 
 // The kubelet's defaults for its API client (kubeAPIQPS, kubeAPIBurst) and its event source.
@@ -226,50 +218,51 @@ func (b *broadcasters) shutdown() {
 	}
 }
 
-// kubeletDeps are what startKubelet shares between the components it builds.
+// kubeletDeps are what startKubelet shares between the nodes it starts.
 type kubeletDeps struct {
 	clock        clock.WithTicker
 	tracer       trace.Tracer
 	clients      clientFactory
 	broadcasters *broadcasters
-	sharedPods   map[string]sources.SharedAPINode // with many nodes: every node's API source, fed by one watch
-	serving      *kubeletServing                  // nil serves no kubelet server
+	podWatch     *kubelet.PodWatch // with many nodes and an API server: the one pod watch they share
+	serving      *kubeletServing   // nil serves no kubelet server
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
-// broadcaster, the API client and the kubelet server.
+// broadcaster, the API client's transport, one pod watch and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	names := nodeNames(cfg)
 	if len(names) > 1 {
-		d.sharedPods = map[string]sources.SharedAPINode{}
+		client, err := d.clients()
+		if err != nil {
+			return err
+		}
+		if client != nil {
+			// A fleet: one watch over every pod feeds every node's api source.
+			if d.podWatch, err = kubelet.NewPodWatch(client, d.clock, len(names)); err != nil {
+				return err
+			}
+			g.Go(ctx, "shared api source", d.podWatch.Run)
+		}
 	}
 	for _, name := range names {
 		node := *cfg
 		node.NodeName = name
-		if err := startNode(ctx, &node, g, d); err != nil {
+		if err := startNode(ctx, &node, len(names) > 1, g, d); err != nil {
 			return err
 		}
 	}
-	if len(d.sharedPods) == 0 {
-		return nil
-	}
-	client, err := d.clients()
-	if err != nil {
-		return err
-	}
-	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: client, Clock: d.clock, Nodes: d.sharedPods})
-	if err != nil {
-		return err
-	}
-	g.Go(ctx, "shared api source", r.Run)
 	return nil
 }
 
-// startNode builds one node's pod sources, PodConfig and sync side, as the kubelet's RunKubelet
-// does, and starts their runners in g.
-func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
+// startNode builds one node's world (the API client, its event broadcaster, its root directory)
+// and its kubelet with package kubelet's New, and runs it in g, as the kubelet's RunKubelet does.
+// In a fleet, each node's log lines and trace events name it, and its root directory is
+// <root>/<node>.
+func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kubeletDeps) error {
 	logger := klog.FromContext(ctx)
-	if cfg.Nodes > 1 {
+	rootDir := cfg.RootDir
+	if fleet {
 		logger = klog.LoggerWithValues(logger, "node", cfg.NodeName)
 		ctx = klog.NewContext(ctx, logger)
 		// One trace holds every node's events: each says whose it is.
@@ -278,6 +271,9 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 			ev.Node = name
 			shared.Emit(ev)
 		})
+		if rootDir != "" {
+			rootDir = filepath.Join(rootDir, cfg.NodeName)
+		}
 	}
 	client, err := d.clients()
 	if err != nil {
@@ -290,150 +286,39 @@ func startNode(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) err
 	} else {
 		logger.Info("No API server defined, no events will be sent to the API server")
 	}
-	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName})
-
-	// The kubelet package traces the events of the sync side; PodConfig's are traced here.
-	configEvents, err := eventrecord.NewTracing(recorder, d.tracer)
-	if err != nil {
-		return err
+	world := kubelet.World{
+		API:    client,
+		Events: broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
 	}
-	pc, err := podconfig.New(podconfig.StorageOptions{Clock: d.clock, Tracer: d.tracer, Recorder: configEvents})
-	if err != nil {
-		return fmt.Errorf("pod config: %w", err)
-	}
-	// Sources register in the kubelet's order: file, http, api.
-	type runner struct {
-		name string
-		run  func(context.Context) error
-	}
-	var sourceRunners []runner
-	if cfg.Kubelet.Sources.StaticPodPath != "" {
-		logger.Info("Adding static pod path", "path", cfg.Kubelet.Sources.StaticPodPath)
-		core, err := sources.NewFile(sources.FileOptions{
-			Path: cfg.Kubelet.Sources.StaticPodPath, NodeName: cfg.NodeName, Period: cfg.Kubelet.Sources.FileCheckFrequency,
-			Clock: d.clock, Tracer: d.tracer,
-		})
-		if err != nil {
-			return err
-		}
-		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: core, Clock: d.clock, Out: pc.Channel(podconfig.FileSource)})
-		if err != nil {
-			return err
-		}
-		sourceRunners = append(sourceRunners, runner{"file source", r.Run})
-	}
-	if cfg.Kubelet.Sources.StaticPodURL != "" {
-		logger.Info("Adding pod URL with HTTP header", "URL", cfg.Kubelet.Sources.StaticPodURL, "header", cfg.Kubelet.Sources.StaticPodURLHeader)
-		core, err := sources.NewHTTP(sources.HTTPOptions{
-			URL: cfg.Kubelet.Sources.StaticPodURL, Header: cfg.Kubelet.Sources.StaticPodURLHeader, NodeName: cfg.NodeName,
-			Period: cfg.Kubelet.Sources.HTTPCheckFrequency, Clock: d.clock, Tracer: d.tracer,
-		})
-		if err != nil {
-			return err
-		}
-		r, err := sources.NewHTTPRunner(sources.HTTPRunnerOptions{Core: core, Clock: d.clock, Out: pc.Channel(podconfig.HTTPSource)})
-		if err != nil {
-			return err
-		}
-		sourceRunners = append(sourceRunners, runner{"http source", r.Run})
-	}
-	var nodeInformers informers.SharedInformerFactory
-	if client != nil && d.sharedPods != nil {
-		// A fleet: one watch over every pod feeds every node (startKubelet starts it).
-		core, err := sources.NewAPI(sources.APIOptions{Tracer: d.tracer})
-		if err != nil {
-			return err
-		}
-		d.sharedPods[cfg.NodeName] = sources.SharedAPINode{Core: core, Out: pc.Channel(podconfig.APISource)}
-	} else if client != nil {
-		logger.Info("Adding apiserver pod source")
-		// The kubelet waits for its node informer, which lists and watches only its own node,
-		// before it watches pods.
-		nodeInformers = informers.NewSharedInformerFactoryWithOptions(client, 0,
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, cfg.NodeName).String()
-			}))
-		nodeHasSynced := nodeInformers.Core().V1().Nodes().Informer().HasSynced
-		core, err := sources.NewAPI(sources.APIOptions{Tracer: d.tracer})
-		if err != nil {
-			return err
-		}
-		r, err := sources.NewAPIRunner(sources.APIRunnerOptions{
-			Core:          core,
-			Client:        client,
-			NodeName:      cfg.NodeName,
-			NodeHasSynced: nodeHasSynced,
-			Clock:         d.clock,
-			Out:           pc.Channel(podconfig.APISource),
-		})
-		if err != nil {
-			return err
-		}
-		sourceRunners = append(sourceRunners, runner{"api source", r.Run})
-	}
-
-	// The plugin pipeline is one kubelet's: its root directory, kubelet.sock and registry
-	// watcher. A fleet's nodes run without it.
-	var ns *nodeServing
-	var reg *metrics.Registry
-	if d.serving != nil {
-		if ns, err = newNodeServing(cfg.NodeName); err != nil {
-			return err
-		}
-		reg = ns.metrics
-	}
-	var devices kubelet.Devices
-	if cfg.Nodes <= 1 {
-		if devices, err = startPlugins(ctx, cfg, g, d, client, reg); err != nil {
-			return fmt.Errorf("plugin registration: %w", err)
-		}
+	if rootDir != "" {
+		// The kubelet's plugin registry and device plugin directory under its root directory.
+		world.Plugins = kubelet.PluginsOnDisk(rootDir)
 	}
 	kopts := kubelet.Options{
-		NodeName:     cfg.NodeName,
-		NodeIP:       nodeIP,
-		Clock:        d.clock,
-		Tracer:       d.tracer,
-		Seed:         uint64(d.clock.Now().UnixNano()),
-		Client:       client,
-		Recorder:     recorder,
-		Latencies:    fakeruntime.DefaultLatencies,
-		Config:       &cfg.Kubelet,
-		SourcesReady: pc.SeenAllSources,
-		Devices:      devices,
+		NodeName:  cfg.NodeName,
+		NodeIP:    nodeIP,
+		Config:    &cfg.Kubelet,
+		Clock:     d.clock,
+		Tracer:    d.tracer,
+		Seed:      uint64(d.clock.Now().UnixNano()),
+		World:     world,
+		Latencies: fakeruntime.DefaultLatencies,
 	}
-	if ns != nil {
-		kopts.Metrics, kopts.KubeletPort = ns.metrics, d.serving.port
+	if d.serving != nil {
+		kopts.KubeletPort = d.serving.port
 	}
-	n, err := kubelet.New(kopts)
+	k, err := kubelet.New(kopts)
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
-	ropts := syncloop.RunnerOptions{Loop: n.Loop, Updates: pc.Updates(), Clock: d.clock}
-	if ns != nil {
-		if err := d.serving.add(cfg.NodeName, ns, d.clock, cfg); err != nil {
+	ropts := kubelet.RunOptions{PodWatch: d.podWatch}
+	if d.serving != nil {
+		if err := d.serving.add(cfg.NodeName, k, d.clock, cfg); err != nil {
 			return err
 		}
-		ropts.Settled = ns.publisher(cfg.NodeName, n, d.clock, cfg.SnapshotPeriod)
+		ropts.Snapshots, ropts.SnapshotPeriod = true, cfg.SnapshotPeriod
 	}
-
-	if nodeInformers != nil {
-		nodeInformers.Start(ctx.Done())
-		g.Go(ctx, "node informer", func(ctx context.Context) error {
-			<-ctx.Done()
-			nodeInformers.Shutdown() // waits for the informer's goroutines
-			return nil
-		})
-	}
-	g.Go(ctx, "pod config", pc.Run)
-	for _, r := range sourceRunners {
-		g.Go(ctx, r.name, r.run)
-	}
-	loopRunner, err := syncloop.NewRunner(ropts)
-	if err != nil {
-		return err
-	}
-	g.Go(ctx, "sync loop", loopRunner.Run)
-	logger.Info("Started kubelet", "node", cfg.NodeName)
+	g.Go(ctx, "kubelet "+cfg.NodeName, func(ctx context.Context) error { return k.Run(ctx, ropts) })
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 // traceEvent is one line of the JSON trace, decoded the way a tool reading it would.
 type traceEvent struct {
 	T         float64  `json:"t"`
+	Node      string   `json:"node,omitempty"`
 	Component string   `json:"component,omitempty"`
 	Event     string   `json:"event,omitempty"`
 	Pod       string   `json:"pod,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 
@@ -152,6 +153,11 @@ func (s *Server) proxyNodeAs(w http.ResponseWriter, r *http.Request, nodeName, p
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
 			pr.Out.Host = target.Host
+			if !asStatus {
+				// nodes/proxy goes through kube-apiserver's wrapping transport, which tells the
+				// kubelet the URI it was asked for; the pod subresources do not.
+				pr.Out.Header.Set("X-Forwarded-Uri", forwardedURI(r.URL, target))
+			}
 		},
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
@@ -173,6 +179,21 @@ func (s *Server) proxyNodeAs(w http.ResponseWriter, r *http.Request, nodeName, p
 	}
 	proxy.ServeHTTP(w, r)
 	return nil
+}
+
+// forwardedURI is the X-Forwarded-Uri of kube-apiserver's proxy transport (apimachinery's
+// proxy.Transport): the incoming path with the target's path as its tail, as the client asked for
+// it, such as /api/v1/nodes/n1/proxy/metrics.
+func forwardedURI(in, target *url.URL) string {
+	suffix := target.Path
+	if strings.HasSuffix(in.Path, "/") && !strings.HasSuffix(suffix, "/") {
+		suffix += "/"
+	}
+	uri := pathpkg.Join(strings.TrimSuffix(in.Path, suffix), target.EscapedPath())
+	if strings.HasSuffix(target.Path, "/") {
+		uri += "/"
+	}
+	return uri
 }
 
 // kubeletHost is the address the API server dials: InternalIP first, as simulated host names do

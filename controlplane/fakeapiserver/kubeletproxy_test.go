@@ -10,11 +10,13 @@ import (
 
 // TestKubeletProxy: pods/log reaches the kubelet of the pod's node at its InternalIP and
 // advertised port with the log options passed on; a kubelet's plain-text failure comes back as a
-// Status; nodes/proxy passes any path through; an unscheduled pod has an empty log.
+// Status; nodes/proxy passes any path through, telling the kubelet the URI it was asked for as
+// kube-apiserver does (X-Forwarded-Uri); an unscheduled pod has an empty log.
 func TestKubeletProxy(t *testing.T) {
-	var got []string
+	var got, forwarded []string
 	kubelet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.URL.RequestURI())
+		forwarded = append(forwarded, r.Header.Get("X-Forwarded-Uri"))
 		if r.URL.Query().Get("previous") == "true" {
 			http.Error(w, `previous terminated container "main" in pod "p" not found`, http.StatusBadRequest)
 			return
@@ -55,5 +57,8 @@ func TestKubeletProxy(t *testing.T) {
 	want := []string{"/containerLogs/default/p/main?follow=true&tailLines=3", "/containerLogs/default/p/main?previous=true", "/metrics/resource?x=1"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("kubelet requests = %q, want %q", got, want)
+	}
+	if want := []string{"", "", "/api/v1/nodes/n1/proxy/metrics/resource"}; fmt.Sprint(forwarded) != fmt.Sprint(want) {
+		t.Errorf("X-Forwarded-Uri = %q, want %q", forwarded, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -94,26 +95,65 @@ func (m *Manager) storeCheckpoint() error {
 	return nil
 }
 
-// ReadCheckpoint is the manager's Start: it restores the pods' devices and, for every resource the
-// checkpoint lists, an empty, stopped endpoint, so that capacity is 0 until the plugin registers
-// again and the resource is removed if it does not within the grace period. A missing checkpoint
-// is no error.
+// ReadCheckpoint is the manager's Start, readCheckpoint: it restores the pods' devices and, for
+// every resource the checkpoint lists, an empty, stopped endpoint, so that capacity is 0 until the
+// plugin registers again and the resource is removed if it does not within the grace period. A
+// restored checkpoint is traced; a missing one is no error and leaves no trace; a checkpoint that
+// cannot be read is traced and returned, and the manager starts empty.
 func (m *Manager) ReadCheckpoint() error {
+	d, err := m.readCheckpoint()
+	if err != nil {
+		m.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindError, Reason: "Checkpoint", Func: "readCheckpoint", Message: err.Error()})
+		return err
+	}
+	if d == nil {
+		return nil
+	}
+	for _, e := range d.entries {
+		m.record(e.uid, e.container, e.res, e.ids, e.resp)
+	}
+	now := m.opts.Clock.Now()
+	for _, res := range d.resources {
+		m.healthy[res], m.unhealthy[res] = map[string]bool{}, map[string]bool{}
+		m.endpoints[res] = &endpoint{stopTime: now}
+	}
+	m.opts.Tracer.Emit(trace.Event{Component: trace.DeviceManager, Event: trace.KindRestored, Func: "readCheckpoint",
+		Message: fmt.Sprintf("pods=%d resources=%s", d.pods, strings.Join(d.resources, ","))})
+	return nil
+}
+
+// restored is a checkpoint as read, checked before anything of it is applied.
+type restored struct {
+	entries   []restoredEntry
+	resources []string // sorted
+	pods      int
+}
+
+type restoredEntry struct {
+	uid, container, res string
+	ids                 []string
+	resp                []byte
+}
+
+// readCheckpoint reads and checks the checkpoint; nil without one.
+func (m *Manager) readCheckpoint() (*restored, error) {
 	b, err := m.opts.Checkpoint.Read()
 	if err != nil {
-		return fmt.Errorf("read checkpoint: %w", err)
+		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
 	if b == nil {
-		return nil
+		return nil, nil
 	}
 	var f checkpointFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("checkpoint: %w: %w", ErrCorruptCheckpoint, err)
+		return nil, fmt.Errorf("checkpoint: %w: %w", ErrCorruptCheckpoint, err)
 	}
 	sum, err := checksum(f.Data)
 	if err != nil || sum != f.Checksum {
-		return fmt.Errorf("checkpoint checksum %d, computed %d: %w", f.Checksum, sum, ErrCorruptCheckpoint)
+		return nil, fmt.Errorf("checkpoint checksum %d, computed %d: %w", f.Checksum, sum, ErrCorruptCheckpoint)
 	}
+	d := &restored{resources: slices.Sorted(maps.Keys(f.Data.RegisteredDevices))}
+	pods := map[string]bool{}
 	for _, e := range f.Data.PodDeviceEntries {
 		var ids []string
 		for _, numa := range slices.Sorted(maps.Keys(e.DeviceIDs)) {
@@ -122,14 +162,11 @@ func (m *Manager) ReadCheckpoint() error {
 		slices.Sort(ids)
 		resp := &pluginapi.ContainerAllocateResponse{}
 		if err := proto.Unmarshal(e.AllocResp, resp); err != nil {
-			return fmt.Errorf("checkpoint entry %s/%s/%s: %w: %w", e.PodUID, e.ContainerName, e.ResourceName, ErrCorruptCheckpoint, err)
+			return nil, fmt.Errorf("checkpoint entry %s/%s/%s: %w: %w", e.PodUID, e.ContainerName, e.ResourceName, ErrCorruptCheckpoint, err)
 		}
-		m.record(e.PodUID, e.ContainerName, e.ResourceName, ids, e.AllocResp)
+		d.entries = append(d.entries, restoredEntry{uid: e.PodUID, container: e.ContainerName, res: e.ResourceName, ids: ids, resp: e.AllocResp})
+		pods[e.PodUID] = true
 	}
-	now := m.opts.Clock.Now()
-	for res := range f.Data.RegisteredDevices {
-		m.healthy[res], m.unhealthy[res] = map[string]bool{}, map[string]bool{}
-		m.endpoints[res] = &endpoint{stopTime: now}
-	}
-	return nil
+	d.pods = len(pods)
+	return d, nil
 }

@@ -14,6 +14,11 @@
 //	        for 5 minutes capacity stays, allocatable 0; then the resource is removed (0)
 //
 // Manager is a core: no goroutine, no lock; it reads time from its Clock and calls plugins
-// through the small Plugin interface. Server (server.go) is the runner: the kubelet.sock gRPC
-// server, the plugin manager's handler and one ListAndWatch goroutine per plugin.
+// through the small Plugin interface. Handler (handler.go) is the registration side both paths
+// share, the plugin manager's DevicePlugin handler and kubelet.sock's Register: validate,
+// connect through a Connector, ask for the options, record the endpoint, watch the devices. The
+// Connector is the world: GRPC (grpc.go) dials unix sockets and streams ListAndWatch on a
+// goroutine per plugin in `run`; a replay's simulated plugins answer in memory. Server
+// (server.go) is the runner: the manager's Start (the checkpoint read back) and the kubelet.sock
+// gRPC server.
 package devicemanager

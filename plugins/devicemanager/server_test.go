@@ -37,7 +37,11 @@ func TestSamplePluginRegistersOnKubeletSock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := devicemanager.NewServer(devicemanager.ServerOptions{Manager: m, Dir: dir, Dial: pluginmanager.DialUnix, Tracer: tracer})
+	h, err := devicemanager.NewHandler(devicemanager.HandlerOptions{Manager: m, Connector: devicemanager.GRPC{Dial: pluginmanager.DialUnix}, Dir: dir, Tracer: tracer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := devicemanager.NewServer(devicemanager.ServerOptions{Handler: h, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +69,12 @@ func TestSamplePluginRegistersOnKubeletSock(t *testing.T) {
 		}
 	}()
 	waitFor(t, events, trace.KindDevices, "healthy=4 unhealthy=0")
-	check(t, srv, "4/4")
+	check(t, h, "4/4")
 
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu", UID: "u1"}, Spec: v1.PodSpec{Containers: []v1.Container{{
 		Name: "c", Resources: v1.ResourceRequirements{Limits: v1.ResourceList{"example.com/gpu": *resource.NewQuantity(2, resource.DecimalSI)}},
 	}}}}
-	if ok, _, msg := srv.Admit(ctx, pod); !ok {
+	if ok, _, msg := h.Admit(ctx, pod); !ok {
 		t.Fatalf("pod rejected: %s", msg)
 	}
 	waitFor(t, events, trace.KindAllocate, "devices=gpu-2,gpu-3")
@@ -79,19 +83,19 @@ func TestSamplePluginRegistersOnKubeletSock(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, events, trace.KindDevices, "healthy=3 unhealthy=1")
-	check(t, srv, "4/3")
+	check(t, h, "4/3")
 
 	stop()
 	waitFor(t, events, trace.KindStopped, "example.com/gpu")
-	check(t, srv, "4/0")
+	check(t, h, "4/0")
 	if _, err := os.Stat(filepath.Join(dir, devicemanager.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint: %v", err)
 	}
 }
 
-func check(t *testing.T, srv *devicemanager.Server, want string) {
+func check(t *testing.T, h *devicemanager.Handler, want string) {
 	t.Helper()
-	c, a, _ := srv.GetCapacity()
+	c, a, _ := h.GetCapacity()
 	cq, aq := c["example.com/gpu"], a["example.com/gpu"]
 	if got := cq.String() + "/" + aq.String(); got != want {
 		t.Fatalf("capacity/allocatable = %s, want %s", got, want)

@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sim/world"
 	"github.com/minikubelet/minikubelet/syncloop"
 )
 
@@ -57,15 +55,13 @@ type engine struct {
 	clk *vclock.Clock
 	rec *trace.Recorder
 
-	server *fakeapiserver.Server // nil without the api source
-	client kubernetes.Interface  // nil without the api source
-	keep   bool                  // RunOptions.KeepEvents: forget no trace event
-	diffs  *podDiffs             // nil without RunOptions.PodDiffs
-	seed   int64
-	// cp is the control plane beside the API server; nil without controllers and peers.
-	cp *controlPlane
-	// eventNano is the name suffix counter every event recorder of the replay shares.
-	eventNano int64
+	// cluster is the API server, with the controllers and peer nodes beside it; nil without the
+	// api source.
+	cluster *world.Cluster
+	client  kubernetes.Interface // the cluster's client; nil without the api source
+	keep    bool                 // RunOptions.KeepEvents: forget no trace event
+	diffs   *podDiffs            // nil without RunOptions.PodDiffs
+	seed    int64
 	// probes is what the containers' probes answer, as the probe steps script it: the world's,
 	// shared by every node and kept across kubelet restarts.
 	probes *prober.Script
@@ -126,12 +122,10 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		e.seed = *s.Seed
 	}
 	if s.hasSource(podconfig.APISource) {
-		if e.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: e.rec, Rand: rand.New(rand.NewSource(e.seed))}); err != nil {
+		if e.cluster, err = world.NewCluster(clk, e.rec, e.seed); err != nil {
 			return nil, err
 		}
-		if e.client, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: e.server.Transport(), QPS: -1}); err != nil {
-			return nil, err
-		}
+		e.client = e.cluster.Client()
 	}
 	for i, name := range s.nodeNames() {
 		n, err := e.newNode(i, name)
@@ -140,8 +134,11 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 		e.nodes = append(e.nodes, n)
 	}
-	if e.cp, err = e.newControlPlane(); err != nil {
-		return nil, err
+	if len(s.Controllers) > 0 || len(s.PeerNodes) > 0 {
+		// The peers' addresses follow the simulated nodes'.
+		if err := e.cluster.StartControlPlane(s.Controllers, s.PeerNodes, 10+len(e.nodes), e.seed); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -153,9 +150,6 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 func (e *engine) run(ctx context.Context, until time.Duration) error {
 	if err := e.interrupted(ctx); err != nil {
 		return err
-	}
-	for _, n := range e.nodes {
-		e.listAPI(n)
 	}
 	if err := e.settle(ctx); err != nil {
 		return err
@@ -226,7 +220,10 @@ func (e *engine) interrupted(ctx context.Context) error {
 
 // wakes lists when each component next wants attention.
 func (e *engine) wakes() []time.Time {
-	out := e.controlPlaneWakes()
+	var out []time.Time
+	if e.cluster != nil {
+		out = e.cluster.Wakes()
+	}
 	for _, n := range e.nodes {
 		out = append(out, n.wakes()...)
 	}
@@ -253,11 +250,11 @@ func (e *engine) settle(ctx context.Context) error {
 			if n.stopped {
 				did = n.advanceStoppedRuntime(now)
 			} else {
-				did = e.settleNode(ctx, n, now)
+				did = e.settleNode(ctx, n)
 			}
 			progressed = progressed || did
 		}
-		if e.advanceControlPlane(ctx) {
+		if e.cluster != nil && e.cluster.Advance(ctx) {
 			progressed = true
 		}
 		if progressed || slices.ContainsFunc(e.nodes, func(n *node) bool { return n.loopDue(now) }) {

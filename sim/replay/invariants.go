@@ -82,7 +82,7 @@ func (e *engine) checkInvariants(n *node, step int) error {
 		}
 	}
 
-	ready := n.storage.SeenAllSources(sets.New(n.kubelet.Loop.SourcesSeen()...))
+	ready := n.kubelet.PodConfig.SeenAllSources(sets.New(n.kubelet.Loop.SourcesSeen()...))
 	for _, uid := range uids {
 		_, desired := n.kubelet.Pods.GetPodByUID(uid)
 		if states[uid] != podworkers.Sync || desired || !ready {

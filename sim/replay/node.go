@@ -3,35 +3,33 @@ package replay
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
-	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
-	"github.com/minikubelet/minikubelet/sources"
-	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/sim/world"
 )
 
-// node is one simulated node: its kubelet process (sources, PodConfig, the sync side), the static
-// pod directory and manifest URL it reads, and its connection to the API server. The engine
-// passes it to whatever works on one node; nothing holds a "current" node. It has more fields than
-// a struct should because it is the kubelet process and its world in one: the kubelet's own
-// assembly (sources, PodConfig, the plugin pipeline) is to move into package kubelet, which will
-// leave here only what the world around the kubelet holds.
+// manifestURL is the static pod URL of a replay. The .invalid domain can never resolve, so no
+// request can leave the process even if the transport were bypassed.
+const manifestURL = "http://static-pods.invalid/manifests"
+
+// DevicePluginsPath is the device plugin directory of every replay, the kubelet's default. It is
+// virtual, as the registry is.
+const DevicePluginsPath = "/var/lib/kubelet/device-plugins"
+
+// node is one simulated node: its kubelet process (package kubelet's assembly) and the world
+// around it, which outlives the process: the static pod directory and the manifest URL it reads,
+// its connection to the API server, the plugins behind its registry. The engine passes it to
+// whatever works on one node; nothing holds a "current" node.
 type node struct {
 	// tracer is the trace as this node's components write to it: the recorder, which with
 	// several nodes first stamps each event with the node's name.
@@ -40,31 +38,28 @@ type node struct {
 	index  int    // position in the scenario's nodes
 	ip     string // the node's InternalIP
 
-	storage *podconfig.Storage
-	dir     *memDir       // nil without the file source
-	file    *sources.File // nil without the file source
-	serve   *scriptedHTTP // nil without the http source
-	http    *sources.HTTP // nil without the http source
+	files     *world.StaticPods // nil without the file source
+	manifests *world.Manifests  // nil without the http source
 	// link and kubeletClient are the kubelet's own connection to the API server, which an
 	// apiServerDown step can cut; nil without the api source.
-	link          *outage
+	link          *world.Link
 	kubeletClient kubernetes.Interface
-	api           *sources.API // nil without the api source
-	apiRV         uint64
-	// unlisted: the api source's first list failed (the API server was unreachable).
-	unlisted bool
-	kubelet  *kubelet.Node
-	plugins  *pluginWorld // nil unless a step needs the plugin pipeline (first node only)
+	apiEvents     record.EventRecorder // nil without the api source
+	plugins       *world.Plugins       // nil unless a step needs the plugin pipeline (first node only)
 
-	apiEvents record.EventRecorder // nil without the api source
-	restarts  int                  // kubelet restarts so far
+	kubelet  *kubelet.Kubelet
+	restarts int // kubelet restarts so far
 	// stopped is true between a stopNode and a startNode: nothing of the kubelet runs.
 	stopped bool
 
-	pending []podconfig.Update   // source output not yet merged, in the order it was produced
-	uids    map[string]types.UID // the last non-mirror UID seen for each namespace/name
-	inv     *invariants
+	uids map[string]types.UID // the last non-mirror UID seen for each namespace/name
+	inv  *invariants
 }
+
+// The world's simulations are the seams package kubelet declares.
+var (
+	_ kubelet.APIWatch = (*world.APIWatch)(nil)
+)
 
 // newNode builds the node at index i of the scenario's nodes and starts its kubelet.
 func (e *engine) newNode(i int, name string) (*node, error) {
@@ -76,18 +71,26 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 			rec.Emit(ev)
 		})
 	}
-	if e.server != nil {
+	s := e.s
+	if s.hasSource(podconfig.FileSource) {
+		n.files = world.NewStaticPods(StaticPodPath)
+	}
+	if s.hasSource(podconfig.HTTPSource) {
+		n.manifests = world.NewManifests()
+	}
+	if e.cluster != nil {
 		var err error
-		n.link = &outage{next: e.server.Transport(), clk: e.clk}
-		if n.kubeletClient, err = kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: n.link, QPS: -1}); err != nil {
+		if n.link, n.kubeletClient, err = e.cluster.NodeLink(); err != nil {
 			return nil, err
 		}
 		// The kubelet's Kubernetes events go to the API server synchronously, on the virtual
 		// clock.
-		if n.apiEvents, err = eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: e.clk, Client: e.client,
-			Source: v1.EventSource{Component: "kubelet", Host: name}, LastNano: &e.eventNano}); err != nil {
+		if n.apiEvents, err = e.cluster.KubeletEvents(name); err != nil {
 			return nil, err
 		}
+	}
+	if s.hasPluginSteps() && i == 0 {
+		n.plugins = world.NewPlugins(PluginsRegistryPath)
 	}
 	if err := e.startKubelet(n, nil); err != nil {
 		return nil, err
@@ -95,95 +98,76 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 	return n, nil
 }
 
-// startKubelet builds what lives in n's kubelet process: PodConfig, the sources and the sync
-// side. A restart calls it again with the runtime, whose containers outlive the process; the API
-// server, the static pod directory and what the manifest URL serves stay as they are.
+// startKubelet builds n's kubelet process with package kubelet's New over n's world. A restart
+// calls it again with the runtime, whose containers outlive the process; the API server, the
+// static pod directory, what the manifest URL serves, the plugins' sockets and the device
+// checkpoint stay as they are.
 func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
-	s, clk := e.s, e.clk
-	configEvents, err := eventrecord.NewTracing(n.apiEvents, n.tracer)
-	if err != nil {
-		return err
+	s := e.s
+	// The scenario's configuration, with the sources it lists at replay's fixed places.
+	cfg := *s.kubelet
+	cfg.Sources.StaticPodPath, cfg.Sources.StaticPodURL, cfg.Sources.StaticPodURLHeader = "", "", nil
+	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes}
+	if n.files != nil {
+		cfg.Sources.StaticPodPath, w.StaticPods = n.files.Dir(), n.files
 	}
-	storage, err := podconfig.NewStorage(podconfig.StorageOptions{Clock: clk, Tracer: n.tracer, Recorder: configEvents})
-	if err != nil {
-		return err
+	if n.manifests != nil {
+		cfg.Sources.StaticPodURL, w.ManifestClient = manifestURL, n.manifests.Client()
 	}
-	n.storage = storage
-	// Sources register in the kubelet's order (makePodSourceConfig): file, http, api.
-	if s.hasSource(podconfig.FileSource) {
-		storage.Register(podconfig.FileSource)
-		if n.dir == nil {
-			n.dir = newMemDir(StaticPodPath)
-		}
-		if n.file, err = sources.NewFile(sources.FileOptions{Path: StaticPodPath, NodeName: n.name,
-			Period: s.kubelet.Sources.FileCheckFrequency, Clock: clk, Tracer: n.tracer, FS: n.dir}); err != nil {
-			return err
-		}
+	if e.cluster != nil {
+		w.APIWatch = e.cluster.APIWatch(n.name, n.link)
 	}
-	if s.hasSource(podconfig.HTTPSource) {
-		storage.Register(podconfig.HTTPSource)
-		if n.serve == nil {
-			n.serve = &scriptedHTTP{status: http.StatusNotFound}
-		}
-		if n.http, err = sources.NewHTTP(sources.HTTPOptions{URL: manifestURL, NodeName: n.name,
-			Period: s.kubelet.Sources.HTTPCheckFrequency,
-			Client: &http.Client{Transport: n.serve}, Clock: clk, Tracer: n.tracer}); err != nil {
-			return err
-		}
-	}
-	if s.hasSource(podconfig.APISource) {
-		storage.Register(podconfig.APISource)
-		if n.api, err = sources.NewAPI(sources.APIOptions{Tracer: n.tracer}); err != nil {
-			return err
-		}
+	if p := n.plugins; p != nil {
+		w.Plugins = &kubelet.PluginWorld{Registry: p.Registry(), DevicePlugins: DevicePluginsPath, FS: p, Dialer: p, Devices: p, CSI: p,
+			Checkpoint: p.Checkpoint(), NewID: p.NewID}
 	}
 	var lat fakeruntime.Latencies
 	if r := s.Runtime; r != nil {
 		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
-	// Every kubelet start has its own registry: a restarted kubelet's metrics start from zero.
-	reg, err := metrics.New(metrics.Options{NodeName: n.name})
-	if err != nil {
-		return err
-	}
-	var devices kubelet.Devices
-	if s.hasPluginSteps() && n.index == 0 {
-		// The plugin world outlives a restartKubelet: its sockets and plugins are not the
-		// kubelet's, and the device manager keeps its state (the kubelet reads it back from its
-		// checkpoint).
-		if n.plugins == nil {
-			if n.plugins, err = newPluginWorld(clk, n.tracer, e.client, n.name); err != nil {
-				return err
-			}
-			n.plugins.stepFail = e.stepError
-		}
-		devices = n.plugins.dm
-	}
-	kopts := kubelet.Options{
-		Metrics:  reg,
+	k, err := kubelet.New(kubelet.Options{
 		NodeName: n.name,
 		NodeIP:   n.ip,
-		Clock:    clk,
+		Config:   &cfg,
+		Clock:    e.clk,
 		Tracer:   n.tracer,
 		// Node 0's seed is the scenario's, so that a single-node scenario's jitter does not
 		// depend on this; the others get their own streams.
-		Seed:         uint64(e.seed) + uint64(n.restarts) + uint64(n.index)<<32,
-		Client:       n.kubeletClient,
-		Latencies:    lat,
-		Runtime:      runtime,
-		SourcesReady: storage.SeenAllSources,
-		Devices:      devices,
-		Recorder:     n.apiEvents,
-		ProbeScript:  e.probes,
-	}
-	s.kubeletOptions(&kopts)
-	k, err := kubelet.New(kopts)
+		Seed:      uint64(e.seed) + uint64(n.restarts) + uint64(n.index)<<32,
+		World:     w,
+		Latencies: lat,
+		OnConfig:  e.onConfig(n),
+	})
 	if err != nil {
 		return err
 	}
 	n.kubelet = k
 	return nil
+}
+
+// onConfig watches what n's PodConfig hands its sync loop: the UID each pod name last had, and
+// with RunOptions.PodDiffs what each update changed, keyed by the sync loop's config event.
+func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
+	return func(out podconfig.Update) func() {
+		for _, p := range out.Pods {
+			if !kubecontainer.IsMirrorPod(p) {
+				n.uids[podkey.Of(p)] = p.UID
+			}
+		}
+		if e.diffs == nil {
+			return nil
+		}
+		mark := e.rec.Len()
+		return func() {
+			for _, ev := range e.rec.EventsSince(mark) {
+				if ev.Component == trace.SyncLoop && ev.Event == trace.KindConfig {
+					e.diffs.record(ev, out)
+					break
+				}
+			}
+		}
+	}
 }
 
 func (s *Scenario) hasPluginSteps() bool {
@@ -211,7 +195,7 @@ func durationOr(d *Duration, def time.Duration) time.Duration {
 	return d.Duration
 }
 
-// wakes lists when each component of n next wants attention.
+// wakes lists when n next wants attention.
 func (n *node) wakes() []time.Time {
 	if n.stopped {
 		// The kubelet is frozen, its containers are not: the runtime's exits go on.
@@ -220,24 +204,11 @@ func (n *node) wakes() []time.Time {
 		}
 		return nil
 	}
-	loopWake, _ := n.kubelet.Loop.NextWake()
-	out := []time.Time{loopWake}
-	if n.file != nil {
-		if t, ok := n.file.NextWake(); ok {
-			out = append(out, t)
-		}
-	}
-	if n.http != nil {
-		if t, ok := n.http.NextWake(); ok {
-			out = append(out, t)
-		}
-	}
-	if n.plugins != nil {
-		out = append(out, n.plugins.nextWake())
-	}
-	if n.link != nil && n.link.down() {
+	t, _ := n.kubelet.NextWake()
+	out := []time.Time{t}
+	if n.link != nil && n.link.Down() {
 		// The reflector's watch comes back when the API server does.
-		out = append(out, n.link.until)
+		out = append(out, n.link.Until())
 	}
 	return out
 }
@@ -258,133 +229,10 @@ func (n *node) advanceStoppedRuntime(now time.Time) bool {
 	return false
 }
 
-// settleNode runs one pass over n's components due now, and reports whether any made progress
-// other than its sync loop, whose next wake says that.
-func (e *engine) settleNode(ctx context.Context, n *node, now time.Time) bool {
-	progressed := false
-	if n.file != nil {
-		if t, ok := n.file.NextWake(); ok && !t.After(now) {
-			u, _ := n.file.Relist() // errors are in the trace
-			n.queue(u)
-			progressed = true
-		}
-	}
-	if n.http != nil {
-		if t, ok := n.http.NextWake(); ok && !t.After(now) {
-			u, _ := n.http.Poll(ctx)
-			n.queue(u)
-			progressed = true
-		}
-	}
-	if e.pumpAPI(n) {
-		progressed = true
-	}
-	if n.plugins != nil {
-		if n.plugins.advance(ctx, now) {
-			progressed = true
-		}
-		// The caches change in passes and in the socket steps; the gauge follows them.
-		n.kubelet.Metrics.SetTotalPlugins(n.plugins.pm.TotalPlugins())
-	}
-	if len(n.pending) > 0 {
-		progressed = true
-		e.merge(ctx, n)
-	}
-	// The sync loop traces what failed and goes on, as the kubelet logs and loops; a replay
-	// of a runtime outage must not stop at the first failed housekeeping.
-	_ = n.kubelet.Loop.Advance(ctx)
-	if e.pumpAPI(n) {
-		progressed = true
-	}
-	return progressed
-}
-
-func (n *node) queue(u *podconfig.Update) {
-	if u != nil {
-		n.pending = append(n.pending, *u)
-	}
-}
-
-// merge hands every pending source update of n to its PodConfig, and what PodConfig emits to its
-// sync loop, in the order the sources produced them.
-func (e *engine) merge(ctx context.Context, n *node) {
-	for len(n.pending) > 0 {
-		in := n.pending[0]
-		n.pending = n.pending[1:]
-		for _, out := range n.storage.Merge(in.Source, in) {
-			for _, p := range out.Pods {
-				if !kubecontainer.IsMirrorPod(p) {
-					n.uids[podkey.Of(p)] = p.UID
-				}
-			}
-			mark := e.rec.Len()
-			// The sync loop traces what it cannot handle (an unsupported operation) and goes on.
-			_ = n.kubelet.Loop.Step(ctx, syncloop.ConfigUpdate{Update: out})
-			if e.diffs != nil {
-				for _, ev := range e.rec.EventsSince(mark) {
-					if ev.Component == trace.SyncLoop && ev.Event == trace.KindConfig {
-						e.diffs.record(ev, out)
-						break
-					}
-				}
-			}
-		}
-	}
-}
-
-// listAPI gives n's api source the node's pods as its first list does (the reflector's initial
-// list), and watches from there.
-func (e *engine) listAPI(n *node) {
-	if n.api == nil {
-		return
-	}
-	if n.link.down() {
-		// The list fails; the reflector lists again once the API server answers.
-		n.unlisted = true
-		return
-	}
-	n.unlisted = false
-	pods, rv := e.server.NodePods(n.name)
-	n.pending = append(n.pending, n.api.Replace(pods))
-	n.apiRV = rv
-}
-
-// pumpAPI feeds n's api source every watch event its pods got since it last looked, the way the
-// reflector would, and reports whether there were any. A history that has been compacted is a
-// 410 Gone: the source relists, as the reflector does.
-func (e *engine) pumpAPI(n *node) bool {
-	// While the API server is unreachable the watch is broken; the reflector resumes it from
-	// the last resource version it saw once the server answers again, or makes the list it
-	// could not make.
-	if e.server == nil || n.link.down() {
-		return false
-	}
-	if n.unlisted {
-		e.listAPI(n)
-		return true
-	}
-	if e.server.ResourceVersion() == n.apiRV {
-		return false
-	}
-	evs, next, err := e.server.PodEventsSince(n.name, n.apiRV)
-	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		pods, rv := e.server.NodePods(n.name)
-		n.pending = append(n.pending, n.api.Replace(pods))
-		n.apiRV = rv
-		return true
-	}
-	n.apiRV = next
-	for _, ev := range evs {
-		switch ev.Type {
-		case watch.Added:
-			n.pending = append(n.pending, n.api.Add(ev.Pod))
-		case watch.Modified:
-			n.pending = append(n.pending, n.api.Update(ev.Pod))
-		case watch.Deleted:
-			n.pending = append(n.pending, n.api.Delete(ev.Pod))
-		}
-	}
-	return len(evs) > 0
+// settleNode runs one pass over n's kubelet (kubelet.Settle), and reports whether anything but
+// its sync loop made progress.
+func (e *engine) settleNode(ctx context.Context, n *node) bool {
+	return n.kubelet.Settle(ctx)
 }
 
 // onNode names n in err when the scenario has several nodes.

@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/kubelet/config"
 )
 
@@ -33,11 +32,6 @@ func (st Settings) MarshalJSON() ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	return st.doc, nil
-}
-
-// kubeletOptions gives the kubelet the configuration validateSettings resolved.
-func (s *Scenario) kubeletOptions(o *kubelet.Options) {
-	o.Config = s.kubelet
 }
 
 // validateSettings resolves the scenario's kubelet configuration, with the kubelet's own rules,

@@ -57,7 +57,7 @@ func replaySoak(b *testing.B, hours int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(e.server.Handler())
+	ts := httptest.NewServer(e.cluster.Server().Handler())
 	var events atomic.Int64
 	var wg sync.WaitGroup
 	for range replaySoakWatchers {
@@ -80,7 +80,7 @@ func replaySoak(b *testing.B, hours int) {
 	if err := e.run(context.Background(), 0); err != nil {
 		b.Fatal(err)
 	}
-	e.server.CloseWatches()
+	e.cluster.Server().CloseWatches()
 	wg.Wait()
 	ts.Close()
 	if !e.result.Passed() {

@@ -30,6 +30,6 @@ func (s *ServeHTTP) validate() error {
 
 // apply changes what the node's manifest URL answers; the next poll sees it.
 func (s *ServeHTTP) apply(_ context.Context, e *engine, n *node) {
-	n.serve.status, n.serve.body = s.Status, s.Content
+	n.manifests.Serve(s.Status, s.Content)
 	e.stepEvent(trace.KindServeHTTP, "", fmt.Sprintf("%d, %d bytes", s.Status, len(s.Content)))
 }

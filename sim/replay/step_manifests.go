@@ -9,7 +9,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
-	"github.com/minikubelet/minikubelet/sources"
 )
 
 // The static pod directory's steps: the file source sees what inotify would deliver.
@@ -54,44 +53,31 @@ func (r *RenameManifest) validate() error {
 // apply writes the file and delivers what inotify would: a new file is IN_CREATE then IN_MODIFY
 // (add, then modify), a rewritten one IN_MODIFY alone.
 func (w *WriteManifest) apply(_ context.Context, e *engine, n *node) {
-	existed := n.dir.has(w.Name)
-	n.dir.files[w.Name] = []byte(w.Content)
+	evs := n.files.Write(w.Name, []byte(w.Content))
 	e.stepEvent(trace.KindWriteManifest, "", manifestPath(w.Name))
-	if !existed {
-		n.watchEvent(w.Name, sources.WatchAdd)
-	}
-	n.watchEvent(w.Name, sources.WatchModify)
+	n.kubelet.StaticPodEvents(evs)
 }
 
 func (r *RemoveManifest) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindRemoveManifest, "", manifestPath(r.Name))
-	if !n.dir.has(r.Name) {
-		e.stepError(trace.KindRemoveManifest, fmt.Errorf("%s: no such file", manifestPath(r.Name)))
+	evs, err := n.files.Remove(r.Name)
+	if err != nil {
+		e.stepError(trace.KindRemoveManifest, err)
 		return
 	}
-	delete(n.dir.files, r.Name)
-	n.watchEvent(r.Name, sources.WatchDelete)
+	n.kubelet.StaticPodEvents(evs)
 }
 
 // apply moves the file: inotify reports IN_MOVED_FROM for the old name (a delete for the file
 // source) and IN_MOVED_TO for the new one (an add).
 func (r *RenameManifest) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindRenameManifest, "", manifestPath(r.From)+" -> "+manifestPath(r.To))
-	data, ok := n.dir.files[r.From]
-	if !ok {
-		e.stepError(trace.KindRenameManifest, fmt.Errorf("%s: no such file", manifestPath(r.From)))
+	evs, err := n.files.Rename(r.From, r.To)
+	if err != nil {
+		e.stepError(trace.KindRenameManifest, err)
 		return
 	}
-	delete(n.dir.files, r.From)
-	n.dir.files[r.To] = data
-	n.watchEvent(r.From, sources.WatchDelete)
-	n.watchEvent(r.To, sources.WatchAdd)
-}
-
-// watchEvent hands the node's file source the event inotify would deliver for name.
-func (n *node) watchEvent(name string, op sources.WatchOp) {
-	u, _ := n.file.HandleEvent(sources.WatchEvent{Path: manifestPath(name), Op: op}) // errors are in the trace
-	n.queue(u)
+	n.kubelet.StaticPodEvents(evs)
 }
 
 func manifestPath(name string) string { return path.Join(StaticPodPath, name) }

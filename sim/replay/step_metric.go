@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/minikubelet/minikubelet/metrics"
 )
 
 // ExpectMetric asserts one series of the node's kubelet metrics at this instant: Name is a
@@ -76,13 +74,13 @@ func (x *ExpectMetric) want() string {
 // judge reads the series from n's kubelet metrics registry.
 func (x *ExpectMetric) judge(_ context.Context, _ *engine, n *node) Outcome {
 	o := Outcome{What: x.describe()}
-	got, err := n.kubelet.Metrics.Value(x.Name, x.Labels)
+	got, ok, err := n.kubelet.Metrics.Value(x.Name, x.Labels)
 	switch {
-	case errors.Is(err, metrics.ErrNoSeries):
-		o.Seen = "no such series"
-		return o
 	case err != nil:
 		o.Seen = err.Error()
+		return o
+	case !ok:
+		o.Seen = "no such series"
 		return o
 	}
 	o.Met = (x.Value == nil || got == *x.Value) && (x.Min == nil || got >= *x.Min) && (x.Max == nil || got <= *x.Max)

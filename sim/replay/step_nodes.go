@@ -72,23 +72,27 @@ func (a *APIServerDown) validate() error {
 	return nil
 }
 
-// apply ends the kubelet process and starts a new one, as a kubelet restart does: the
-// containers keep running in the runtime and the API server keeps its objects, but everything in
+// apply ends the kubelet process and starts a new one from the same assembly, as a kubelet
+// restart does: the containers keep running in the runtime, the API server keeps its objects, the
+// plugins keep their sockets and the device manager's checkpoint stays on disk, but everything in
 // the kubelet's memory is gone (PodConfig, the pod manager, the pod workers and their back-offs,
-// the status manager, the PLEG's cache, the crash-loop back-off, updates not yet handled). The
-// new kubelet re-reads its sources, relists the runtime and the API server, and rebuilds its pod
-// workers from what they show.
+// the status manager, the PLEG's cache, the crash-loop back-off, updates not yet handled, the
+// plugin manager's caches, the device manager's endpoints). The new kubelet re-reads its sources,
+// relists the runtime and the API server, rebuilds its pod workers from what they show, reads the
+// device checkpoint back and registers again the plugins whose sockets its watcher finds.
 func (*RestartKubelet) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindRestartKubelet, "", "")
 	n.restarts++
 	n.stopped = false // a new process runs, whether or not the old one was stopped
-	n.pending = nil
+	if n.plugins != nil {
+		// The old process's connections to the plugins end with it.
+		n.plugins.KubeletStopped()
+	}
 	if err := e.startKubelet(n, n.kubelet.Runtime); err != nil {
 		e.stepError(trace.KindRestartKubelet, err)
 		return
 	}
 	n.inv = newInvariants()
-	e.listAPI(n)
 }
 
 // apply freezes the node's kubelet.
@@ -119,5 +123,5 @@ func (a *APIDeleteNode) apply(ctx context.Context, e *engine, _ *node) {
 // apply cuts the node's connection to the API server until the outage ends.
 func (a *APIServerDown) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindAPIServerDown, "", "for "+a.For.String())
-	n.link.until = e.clk.Now().Add(a.For.Duration)
+	n.link.CutUntil(e.clk.Now().Add(a.For.Duration))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/world"
 )
 
 // The plugin steps: plugins come and go in the registry and fail on cue (plugins.go simulates
@@ -70,8 +71,12 @@ type ExpectNode struct {
 	Allocatable *int64 `json:"allocatable,omitempty"`
 }
 
+// PluginsRegistryPath is the plugin registry directory of every replay, the kubelet's default.
+// It is virtual: replay keeps its sockets in memory (package world).
+const PluginsRegistryPath = "/var/lib/kubelet/plugins_registry"
+
 // The calls pluginFails may name.
-var pluginCalls = []string{"Dial", "GetInfo", "NotifyRegistrationStatus", "GetDevicePluginOptions", "NodeGetInfo"}
+var pluginCalls = world.Calls
 
 // The kinds of this file and what they declare.
 var (
@@ -151,31 +156,46 @@ func (x *ExpectNode) validate() error {
 	return errors.Join(required("resource", x.Resource), err)
 }
 
+// apply starts the plugin and hands the kubelet's watcher the socket's create event.
 func (c *CreatePluginSocket) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindCreatePluginSocket, "", fmt.Sprintf("%s type=%s name=%s versions=%v", socketPath(c.Name), c.Type, c.PluginName, c.Versions))
-	n.plugins.create(c)
+	sock := n.plugins.Create(c.Name, world.PluginSpec{Type: c.Type, Name: c.PluginName, Endpoint: c.Endpoint, Versions: c.Versions, Devices: c.Devices,
+		NodeID: c.NodeID, MaxVolumesPerNode: c.MaxVolumesPerNode})
+	if err := n.kubelet.Plugins.SocketCreated(sock); err != nil {
+		e.stepError(trace.KindCreatePluginSocket, err)
+	}
 }
 
+// apply stops the plugin and hands the kubelet's watcher the socket's remove event.
 func (r *RemovePluginSocket) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindRemovePluginSocket, "", socketPath(r.Name))
-	n.plugins.remove(r.Name)
+	sock, err := n.plugins.Remove(r.Name)
+	if err != nil {
+		e.stepError(trace.KindRemovePluginSocket, err)
+		return
+	}
+	n.kubelet.Plugins.SocketRemoved(sock)
 }
 
 func (d *DeviceHealth) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindDeviceHealth, "", fmt.Sprintf("%s %s healthy=%v", d.Resource, d.Device, d.Healthy))
-	n.plugins.deviceHealth(d)
+	if err := n.plugins.SetHealth(d.Resource, d.Device, d.Healthy); err != nil {
+		e.stepError(trace.KindDeviceHealth, err)
+	}
 }
 
 func (f *PluginFails) apply(_ context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindPluginFails, "", fmt.Sprintf("the next %d %s calls to %s fail", f.Times, f.Call, socketPath(f.Name)))
-	n.plugins.fails(f)
+	if err := n.plugins.FailNext(f.Name, f.Call, f.Times); err != nil {
+		e.stepError(trace.KindPluginFails, err)
+	}
 }
 
 // judge reads the plugin manager's actual state.
 func (x *ExpectPlugin) judge(_ context.Context, _ *engine, n *node) Outcome {
 	o := Outcome{What: x.describe()}
 	got := false
-	for _, p := range n.plugins.pm.Actual().GetRegisteredPlugins() {
+	for _, p := range n.kubelet.Plugins.Manager.Actual().GetRegisteredPlugins() {
 		if p.SocketPath == socketPath(x.Name) {
 			got = true
 		}
@@ -230,6 +250,8 @@ func (x *ExpectNode) judge(ctx context.Context, e *engine, n *node) Outcome {
 }
 
 func (x *ExpectNode) describe() string { return "expectNode " + x.Resource }
+
+func socketPath(name string) string { return path.Join(PluginsRegistryPath, name) }
 
 func socketName(name string) error {
 	if name == "" || path.IsAbs(name) || path.Clean(name) != name || strings.HasPrefix(name, "..") {

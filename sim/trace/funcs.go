@@ -208,6 +208,7 @@ var locations = map[Component]map[string]Location{
 		"PluginDisconnected":          {"ManagerImpl.PluginDisconnected", fileDeviceManager},
 		"genericDeviceUpdateCallback": {"ManagerImpl.genericDeviceUpdateCallback", fileDeviceManager},
 		"writeCheckpoint":             {"ManagerImpl.writeCheckpoint", fileDeviceManager},
+		"readCheckpoint":              {"ManagerImpl.readCheckpoint", fileDeviceManager},
 		"Register":                    {"server.Register", fileDPServer},
 		"ListAndWatch":                {"client.Run", fileDPClient},
 	},

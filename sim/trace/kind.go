@@ -188,4 +188,5 @@ const (
 	KindStopped      Kind = "stopped"      // devicemanager: an endpoint stopped, the grace period begins
 	KindExpired      Kind = "expired"      // devicemanager: a resource removed after the grace period
 	KindAllocate     Kind = "allocate"     // devicemanager: devices allocated to a container
+	KindRestored     Kind = "restored"     // devicemanager: the checkpoint read back at start
 )

@@ -1,0 +1,110 @@
+package kubelet
+
+import (
+	"context"
+	"time"
+
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+
+	"github.com/minikubelet/minikubelet/plugins/csiplugin"
+	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
+)
+
+// Plugins is the kubelet's plugin pipeline: the watcher over the registry, the plugin manager,
+// and the handlers it hands plugins to.
+type Plugins struct {
+	// Watcher turns the registry's sockets into the plugin manager's desired state.
+	Watcher *pluginwatcher.Watcher
+	// Manager registers and unregisters plugins.
+	Manager *pluginmanager.Manager
+	// Devices is the device manager's registration side, and the device manager as the sync
+	// side sees it.
+	Devices *devicemanager.Handler
+	// CSI is the CSI handler; nil without an API server.
+	CSI *csiplugin.Handler
+
+	world *PluginWorld
+}
+
+// buildDevices is the container manager's device manager, built before NewMainKubelet: the node
+// status and pod admission ask it.
+func buildDevices(opts Options, w *PluginWorld) (*Plugins, error) {
+	dm, err := devicemanager.New(devicemanager.Options{Clock: opts.Clock, Tracer: opts.Tracer, Checkpoint: w.Checkpoint})
+	if err != nil {
+		return nil, err
+	}
+	h, err := devicemanager.NewHandler(devicemanager.HandlerOptions{Manager: dm, Connector: w.Devices, Dir: w.DevicePlugins, Tracer: opts.Tracer})
+	if err != nil {
+		return nil, err
+	}
+	return &Plugins{Devices: h, world: w}, nil
+}
+
+// buildManager is the plugin manager on the registry with its handlers, as NewMainKubelet builds
+// it and initializeRuntimeDependentModules adds the handlers: CSI (with an API server) and the
+// device manager's.
+func (p *Plugins) buildManager(opts Options) error {
+	var err error
+	if p.Manager, err = pluginmanager.New(pluginmanager.Options{Clock: opts.Clock, Tracer: opts.Tracer, NewID: p.world.NewID}); err != nil {
+		return err
+	}
+	if client := opts.World.API; client != nil {
+		if p.CSI, err = csiplugin.New(csiplugin.Options{Nodes: csiplugin.APINodeInfo{Client: client, NodeName: opts.NodeName}, Driver: p.world.CSI, Tracer: opts.Tracer}); err != nil {
+			return err
+		}
+		p.Manager.AddHandler(registerapi.CSIPlugin, p.CSI)
+	}
+	p.Manager.AddHandler(registerapi.DevicePlugin, p.Devices)
+	p.Watcher, err = pluginwatcher.New(pluginwatcher.Options{Dir: p.world.Registry, FS: p.world.FS, Desired: p.Manager.Desired(), Tracer: opts.Tracer})
+	return err
+}
+
+// start is what the kubelet's Run starts of the pipeline, for a stepping driver: the device
+// manager reads its checkpoint back (traced), then the watcher's first traversal finds the
+// sockets already in the registry. A failed traversal is traced; the kubelet starts without it.
+func (p *Plugins) start() {
+	_ = p.Devices.Start() // a checkpoint that cannot be read is traced
+	_ = p.Watcher.Start(noWatches{})
+}
+
+// advance runs a reconciler pass when one is due, and every operation it starts at once; it
+// reports whether a pass ran.
+func (p *Plugins) advance(ctx context.Context, now time.Time, env pluginmanager.Env) bool {
+	if at, _ := p.Manager.NextWake(); !at.IsZero() && at.After(now) {
+		return false
+	}
+	for _, op := range p.Manager.Reconcile() {
+		p.Manager.Finish(op, pluginmanager.RunOperation(ctx, op, env))
+	}
+	return true
+}
+
+// SocketCreated hands the watcher the create event inotify would deliver for a path in the
+// registry, for a stepping driver; Run's watcher has its own. A path it cannot take is returned
+// and the kubelet goes on, as it logs the event's failure.
+func (p *Plugins) SocketCreated(path string) error {
+	return p.Watcher.Create(path, noWatches{})
+}
+
+// SocketRemoved hands the watcher the remove event of a path in the registry.
+func (p *Plugins) SocketRemoved(path string) {
+	p.Watcher.Remove(path)
+}
+
+// noWatches is the watcher's watches for a stepping driver, which delivers the registry's events
+// itself.
+type noWatches struct{}
+
+func (noWatches) Add(string) error { return nil }
+
+// The plugin world's seams are the ones the pipeline's cores declare.
+var (
+	_ pluginwatcher.FS        = pluginwatcher.OS{}
+	_ pluginmanager.Handler   = (*devicemanager.Handler)(nil)
+	_ pluginmanager.Handler   = (*csiplugin.Handler)(nil)
+	_ Devices                 = (*devicemanager.Handler)(nil)
+	_ pluginwatcher.Desired   = (*pluginmanager.DesiredState)(nil)
+	_ devicemanager.Connector = devicemanager.GRPC{}
+)

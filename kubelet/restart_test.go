@@ -1,0 +1,77 @@
+package kubelet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/world"
+)
+
+// TestRestartRegistersPluginsAndReadsTheCheckpoint: a kubelet restart keeps only what the world
+// keeps. The new process reads the device checkpoint back (the pod's devices stay allocated, the
+// resource has a stopped endpoint), its watcher's first traversal finds the socket still in the
+// registry, and the plugin registers again, as on a kubelet restart.
+func TestRestartRegistersPluginsAndReadsTheCheckpoint(t *testing.T) {
+	plugins := world.NewPlugins("/var/lib/kubelet/plugins_registry")
+	e := newEnv(t, envOptions{standalone: true, plugins: plugins})
+	e.settle()
+	sock := plugins.Create("gpu.sock", world.PluginSpec{Type: registerapi.DevicePlugin, Name: "example.com/gpu", Versions: []string{"v1beta1"}, Devices: 2})
+	if err := e.k.Plugins.SocketCreated(sock); err != nil {
+		t.Fatal(err)
+	}
+	e.runFor(2 * time.Second) // the plugin manager's next pass registers the plugin
+	pod := staticPod("gpu", "uid-gpu", v1.RestartPolicyAlways)
+	pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/gpu": resource.MustParse("1")}
+	e.setFile(pod)
+	if !e.run(30*time.Second, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
+		t.Fatalf("%s not Running after %v", pod.Name, e.now())
+	}
+
+	mark := e.rec.Len()
+	e.restart(plugins)
+	e.runFor(5 * time.Second)
+	var got []string
+	for _, ev := range e.rec.EventsSince(mark) {
+		switch ev.Component {
+		case trace.DeviceManager, trace.PluginWatcher:
+			got = append(got, string(ev.Component)+" "+string(ev.Event)+" "+ev.Message)
+		case trace.PluginManager:
+			if ev.Event == trace.KindRegistered {
+				got = append(got, string(ev.Component)+" "+string(ev.Event)+" "+ev.Message[:strings.Index(ev.Message, " type=")])
+			}
+		}
+	}
+	want := []string{
+		"devicemanager restored pods=1 resources=example.com/gpu",
+		"pluginwatcher add socket=gpu.sock id=id-2",
+		"devicemanager registered resource=example.com/gpu endpoint=/var/lib/kubelet/plugins_registry/gpu.sock",
+		"devicemanager devices resource=example.com/gpu healthy=2 unhealthy=0",
+		"pluginmanager registered socket=/var/lib/kubelet/plugins_registry/gpu.sock",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plugin pipeline after the restart (-want +got):\n%s", diff)
+	}
+	// The restored allocation holds one of the two devices: a second pod asking for two is
+	// refused, one asking for one is admitted.
+	ok, _, msg := e.k.Plugins.Devices.Admit(e.ctx, gpuPod("two", 2))
+	if ok || !strings.Contains(msg, "Requested: 2, Available: 1") {
+		t.Errorf("Admit(two devices) after the restart = %v %q, want a refusal for lack of devices", ok, msg)
+	}
+	if ok, _, msg := e.k.Plugins.Devices.Admit(e.ctx, gpuPod("one", 1)); !ok {
+		t.Errorf("Admit(one device) after the restart refused: %s", msg)
+	}
+}
+
+func gpuPod(name string, n int64) *v1.Pod {
+	pod := staticPod(name, types.UID("uid-"+name), v1.RestartPolicyAlways)
+	pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
+	return pod
+}

@@ -1,0 +1,193 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/syncloop"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// PodWatch is a fleet's one pod watch: Run adds the node's api source to it instead of
+	// starting a reflector (and node informer) of its own. Nil gives the node its own.
+	PodWatch *PodWatch
+	// Snapshots publishes the server's view to Board at the end of sync loop passes, at most
+	// once per SnapshotPeriod (zero: after every pass). A snapshot copies every pod's status;
+	// without a server nobody reads it.
+	Snapshots      bool
+	SnapshotPeriod time.Duration
+}
+
+// runner is one of Run's goroutines.
+type runner struct {
+	name string
+	run  func(context.Context) error
+}
+
+// Run runs the kubelet on its clock, which must be a clock.WithTicker, as the kubelet's Run
+// does: the pod sources' runners feeding PodConfig's mux, the sync loop's runner, and the plugin
+// pipeline (the device manager's kubelet.sock, the plugin manager's reconciler, the watcher on
+// fsnotify). It returns once ctx is done and every runner has ended, or at the first runner's
+// error, which ends the others. A Kubelet runs once, and is not stepped with Settle meanwhile.
+func (k *Kubelet) Run(ctx context.Context, opts RunOptions) error {
+	clk, ok := k.opts.Clock.(clock.WithTicker)
+	if !ok {
+		return fmt.Errorf("run kubelet %s: the clock has no timers", k.opts.NodeName)
+	}
+	runners, err := k.runners(ctx, clk, opts)
+	if err != nil {
+		return fmt.Errorf("run kubelet %s: %w", k.opts.NodeName, err)
+	}
+	klog.FromContext(ctx).Info("Started kubelet", "node", k.opts.NodeName)
+	return runAll(ctx, runners)
+}
+
+// runners builds every runner of the process, in the order the kubelet starts them.
+func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOptions) ([]runner, error) {
+	logger := klog.FromContext(ctx)
+	mux, err := podconfig.New(k.PodConfig)
+	if err != nil {
+		return nil, err
+	}
+	k.mux = mux
+	var out []runner
+	// The pod sources, registered in the kubelet's order: file, http, api.
+	cfg := k.opts.Config.Sources
+	if s := k.Sources.File; s != nil {
+		logger.Info("Adding static pod path", "path", cfg.StaticPodPath)
+		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: s, Clock: clk, Out: mux.Channel(podconfig.FileSource)})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runner{"file source", r.Run})
+	}
+	if s := k.Sources.HTTP; s != nil {
+		logger.Info("Adding pod URL with HTTP header", "URL", cfg.StaticPodURL, "header", cfg.StaticPodURLHeader)
+		r, err := sources.NewHTTPRunner(sources.HTTPRunnerOptions{Core: s, Clock: clk, Out: mux.Channel(podconfig.HTTPSource)})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runner{"http source", r.Run})
+	}
+	if s := k.Sources.API; s != nil {
+		rs, err := k.apiRunners(ctx, clk, s, mux.Channel(podconfig.APISource), opts.PodWatch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	out = append(out, runner{"pod config", mux.Run})
+	if k.Plugins != nil {
+		rs, err := k.pluginRunners(ctx, clk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk}
+	if opts.Snapshots {
+		lopts.Settled = k.publisher(opts.SnapshotPeriod)
+	}
+	loop, err := syncloop.NewRunner(lopts)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, runner{"sync loop", loop.Run}), nil
+}
+
+// apiRunners are the api source's: with a fleet's pod watch, the node joins it; otherwise the
+// kubelet's node informer, which lists and watches only its own node, and the reflector, which
+// waits for that informer before it watches pods.
+func (k *Kubelet) apiRunners(ctx context.Context, clk clock.WithTicker, s *sources.API, out chan<- podconfig.Update, w *PodWatch) ([]runner, error) {
+	if w != nil {
+		w.add(k.opts.NodeName, sources.SharedAPINode{Core: s, Out: out})
+		return nil, nil
+	}
+	klog.FromContext(ctx).Info("Adding apiserver pod source")
+	client := k.opts.World.API
+	nodeInformers := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, k.opts.NodeName).String()
+		}))
+	nodeHasSynced := nodeInformers.Core().V1().Nodes().Informer().HasSynced
+	r, err := sources.NewAPIRunner(sources.APIRunnerOptions{Core: s, Client: client, NodeName: k.opts.NodeName, NodeHasSynced: nodeHasSynced, Clock: clk, Out: out})
+	if err != nil {
+		return nil, err
+	}
+	informer := func(ctx context.Context) error {
+		nodeInformers.Start(ctx.Done())
+		<-ctx.Done()
+		nodeInformers.Shutdown() // waits for the informer's goroutines
+		return nil
+	}
+	return []runner{{"node informer", informer}, {"api source", r.Run}}, nil
+}
+
+// pluginRunners are the plugin pipeline's, after the device manager's Start has read its
+// checkpoint back (initializeRuntimeDependentModules starts the container manager before the
+// plugin manager): the kubelet.sock server, the reconciler, and the watcher, whose first
+// traversal finds the sockets already in the registry.
+func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker) ([]runner, error) {
+	p, logger := k.Plugins, klog.FromContext(ctx)
+	if err := p.Devices.Start(); err != nil {
+		logger.Error(err, "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date")
+	}
+	server, err := devicemanager.NewServer(devicemanager.ServerOptions{Handler: p.Devices, Dir: p.world.DevicePlugins})
+	if err != nil {
+		return nil, err
+	}
+	reconciler, err := pluginmanager.NewRunner(pluginmanager.RunnerOptions{Manager: p.Manager, Clock: clk, Dialer: p.world.Dialer, Tracer: k.opts.Tracer,
+		Metrics: k.Metrics.SetTotalPlugins})
+	if err != nil {
+		return nil, err
+	}
+	watch := func(ctx context.Context) error {
+		if err := pluginwatcher.Run(ctx, p.Watcher, reconciler.Lock, nil); err != nil {
+			// The kubelet logs a failed watcher start and goes on without plugins.
+			klog.FromContext(ctx).Error(err, "The plugin watcher failed to start")
+		}
+		return nil
+	}
+	logger.Info("Starting plugin registration", "pluginsRegistry", p.world.Registry, "devicePlugins", p.world.DevicePlugins)
+	return []runner{{"device manager", server.Run}, {"plugin manager", reconciler.Run}, {"plugin watcher", watch}}, nil
+}
+
+// runAll runs every runner on a goroutine of its own until ctx is done or one fails, which ends
+// the others; it returns once all have returned, with the first failure named.
+func runAll(ctx context.Context, runners []runner) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex // guards first
+		first error
+	)
+	for _, r := range runners {
+		wg.Go(func() {
+			if err := r.run(ctx); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("%s: %w", r.name, err)
+				}
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}

@@ -1,0 +1,98 @@
+package kubelet
+
+import (
+	"context"
+	"time"
+
+	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// Settle is one pass over everything of the kubelet due at the clock's now, for a driver that
+// steps the kubelet on its own clock (replay), in a fixed order: the file source's relist, the
+// http source's poll, the simulated API watch, a plugin manager pass (and its gauge), the merge of
+// what the sources produced through PodConfig into the sync loop, the sync loop's Advance, and the
+// API watch again for what the loop wrote. The first pass starts what Run starts of the plugin
+// pipeline. Settle reports whether anything but the sync loop made progress; the loop's
+// NextWake says whether it has more to do now. What fails is traced, as the kubelet logs it, and
+// the pass goes on.
+func (k *Kubelet) Settle(ctx context.Context) bool {
+	if !k.started {
+		k.started = true
+		if k.Plugins != nil {
+			k.Plugins.start()
+		}
+	}
+	now := k.opts.Clock.Now()
+	progressed := false
+	if s := k.Sources.File; s != nil {
+		if t, ok := s.NextWake(); ok && !t.After(now) {
+			u, _ := s.Relist() // errors are in the trace
+			k.queue(u)
+			progressed = true
+		}
+	}
+	if s := k.Sources.HTTP; s != nil {
+		if t, ok := s.NextWake(); ok && !t.After(now) {
+			u, _ := s.Poll(ctx) // errors are in the trace
+			k.queue(u)
+			progressed = true
+		}
+	}
+	if k.pumpAPI() {
+		progressed = true
+	}
+	if p := k.Plugins; p != nil {
+		env := pluginmanager.Env{Dialer: p.world.Dialer, Books: p.Manager.Actual(), Tracer: k.opts.Tracer}
+		if p.advance(ctx, now, env) {
+			progressed = true
+		}
+		// The caches change in passes and in the socket events; the gauge follows them.
+		k.Metrics.SetTotalPlugins(p.Manager.TotalPlugins())
+	}
+	if len(k.pending) > 0 {
+		progressed = true
+		k.merge(ctx)
+	}
+	// The sync loop traces what failed and goes on, as the kubelet logs and loops.
+	_ = k.Loop.Advance(ctx)
+	if k.pumpAPI() {
+		progressed = true
+	}
+	return progressed
+}
+
+// NextWake returns when the kubelet next has work: the earliest of the sync loop's wake, the
+// sources' next relist and poll, and the plugin manager's next pass. It always has one (the
+// sync loop's tickers run).
+func (k *Kubelet) NextWake() (time.Time, bool) {
+	at, _ := k.Loop.NextWake()
+	earlier := func(t time.Time, ok bool) {
+		if ok && t.Before(at) {
+			at = t
+		}
+	}
+	if s := k.Sources.File; s != nil {
+		earlier(s.NextWake())
+	}
+	if s := k.Sources.HTTP; s != nil {
+		earlier(s.NextWake())
+	}
+	if p := k.Plugins; p != nil {
+		earlier(p.Manager.NextWake())
+	}
+	return at, true
+}
+
+// StaticPodEvents hands the file source the watch events inotify would deliver for the static
+// pod path, for a stepping driver; Run's file source watches on its own. What the source makes
+// of them is merged at the next Settle.
+func (k *Kubelet) StaticPodEvents(evs []sources.WatchEvent) {
+	if k.Sources.File == nil {
+		return
+	}
+	for _, ev := range evs {
+		u, _ := k.Sources.File.HandleEvent(ev) // errors are in the trace
+		k.queue(u)
+	}
+}

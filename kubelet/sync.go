@@ -1,0 +1,298 @@
+package kubelet
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/housekeeping"
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/config"
+	"github.com/minikubelet/minikubelet/metrics"
+	"github.com/minikubelet/minikubelet/metrics/podstartup"
+	"github.com/minikubelet/minikubelet/nodestatus"
+	"github.com/minikubelet/minikubelet/pleg"
+	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/podsync"
+	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/prober"
+	"github.com/minikubelet/minikubelet/runtimestate"
+	"github.com/minikubelet/minikubelet/status"
+	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/workqueue"
+)
+
+// crashLoopBackOff returns the crash-loop back-off's initial delay and cap: the kubelet's
+// newCrashLoopBackOff.
+func crashLoopBackOff(c *config.Config) (initial, maximum time.Duration) {
+	initial, maximum = kubecontainer.InitialBackoff, kubecontainer.MaxContainerBackoff
+	if c.FeatureGates.Enabled(config.ReduceDefaultCrashLoopBackOffDecay) {
+		initial, maximum = time.Second, time.Minute
+	}
+	if c.FeatureGates.Enabled(config.KubeletCrashLoopBackOffMax) {
+		// The configuration's value, 300s by default, wins.
+		maximum = kubecontainer.MaxContainerBackoff
+		if p := c.CrashLoopBackOff.MaxContainerRestartPeriod; p != 0 {
+			maximum = p
+		}
+		initial = min(initial, maximum)
+	}
+	return initial, maximum
+}
+
+// imagePullSlots is how many image pulls the node runs at once (0: no limit), from a valid
+// configuration's serializeImagePulls and maxParallelImagePulls.
+func imagePullSlots(c *config.Config) int {
+	switch {
+	case c.ImagePulls.Serialize:
+		return 1
+	case c.ImagePulls.MaxParallel != nil:
+		return int(*c.ImagePulls.MaxParallel)
+	}
+	return 0
+}
+
+// Sync is the kubelet's sync side: the sync loop and the cores it drives. Loop is its entry
+// point; the other fields are the cores runners serve and drivers script and inspect.
+type Sync struct {
+	Loop    *syncloop.Loop
+	Runtime *fakeruntime.Runtime
+	Pods    *podmanager.Manager
+	Cache   *pleg.Cache
+	Workers *podworkers.Workers
+	Status  *status.Manager
+	// Probes is the prober manager.
+	Probes *prober.Manager
+}
+
+// syncDeps are what the sync side takes from the rest of the process.
+type syncDeps struct {
+	recorder record.EventRecorder
+	metrics  *metrics.Registry
+	// devices is the device manager; nil on a node without device plugins.
+	devices Devices
+	// sourcesReady is PodConfig's SeenAllSources.
+	sourcesReady func(seen sets.Set[string]) bool
+}
+
+// buildSync wires the sync side's cores in dependency order (NewMainKubelet from the pod cache
+// to the admit handlers); the first constructor error stops it.
+func buildSync(opts Options, d syncDeps) (Sync, error) {
+	clk, tracer, reg, recorder := opts.Clock, opts.Tracer, d.metrics, d.recorder
+	n := &Sync{Cache: pleg.NewCache()}
+	cfg := opts.Config
+	slots := imagePullSlots(cfg)
+	// The kubelet's podStartupLatencyTracker: the pod config, the image manager and the status
+	// manager report to it, and it feeds the pod start SLI metrics.
+	startup, err := podstartup.New(podstartup.Options{Clock: clk, Metrics: reg, Tracer: tracer})
+	if err != nil {
+		return Sync{}, err
+	}
+	n.Runtime = opts.World.Runtime
+	if n.Runtime != nil {
+		// A restarted kubelet: the containers are the old process's, the instruments its own.
+		n.Runtime.AttachKubelet(reg, startup)
+	} else {
+		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots, Pulls: startup, Metrics: reg}
+		if n.Runtime, err = fakeruntime.New(ropts); err != nil {
+			return Sync{}, err
+		}
+	}
+	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
+		return Sync{}, err
+	}
+	queue, err := workqueue.New(workqueue.Options{Clock: clk})
+	if err != nil {
+		return Sync{}, err
+	}
+	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer, Metrics: reg})
+	if err != nil {
+		return Sync{}, err
+	}
+	state, err := runtimestate.New(runtimestate.Options{Clock: clk, Tracer: tracer, Runtime: n.Runtime, PLEG: relister})
+	if err != nil {
+		return Sync{}, err
+	}
+	// kl.backOff: the crash-loop back-off every pod shares.
+	initial, maximum := crashLoopBackOff(cfg)
+	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)
+	if err != nil {
+		return Sync{}, err
+	}
+
+	sopts := status.Options{
+		PodManager: n.Pods,
+		// The pod workers are built after the status manager; the kubelet's podDeletionSafety
+		// asks them only once they exist.
+		DeletionSafety: deletionSafetyFunc(func(pod *v1.Pod) bool { return n.Workers.CouldHaveRunningContainers(pod.UID) }),
+		Clock:          clk,
+		Tracer:         tracer,
+		Startup:        startup,
+	}
+	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop}
+	var mirror *podmanager.MirrorClient
+	var node *nodestatus.Status
+	if client := opts.World.API; client != nil {
+		sopts.Client = status.ClientsetAdapter{Client: client}
+		if mirror, err = podmanager.NewMirrorClient(podmanager.MirrorClientOptions{Client: client, NodeName: opts.NodeName, Tracer: tracer}); err != nil {
+			return Sync{}, err
+		}
+		nodes := nodestatus.ClientsetClient{Client: client}
+		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
+			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
+		if d.devices != nil {
+			nopts.Devices = d.devices
+		}
+		if node, err = nodestatus.New(nopts); err != nil {
+			return Sync{}, err
+		}
+	}
+	syncOpts.Recorder = recorder
+	syncOpts.Metrics = reg
+	if n.Status, err = status.New(sopts); err != nil {
+		return Sync{}, err
+	}
+	syncOpts.Status = n.Status
+	proberOpts := prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.World.ProbeScript,
+		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2)), Metrics: reg}
+	if n.Probes, err = prober.New(proberOpts); err != nil {
+		return Sync{}, err
+	}
+	syncOpts.Probes = n.Probes
+	syncer, err := podsync.New(syncOpts)
+	if err != nil {
+		return Sync{}, err
+	}
+	wopts := podworkers.Options{
+		Syncer:         syncer,
+		Clock:          clk,
+		Tracer:         tracer,
+		Rand:           rand.New(rand.NewPCG(opts.Seed, opts.Seed)),
+		Cache:          n.Cache,
+		Queue:          queue,
+		ResyncInterval: cfg.SyncFrequency,
+		Metrics:        reg,
+	}
+	if n.Workers, err = podworkers.New(wopts); err != nil {
+		return Sync{}, err
+	}
+	hopts := housekeeping.Options{
+		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
+		Prober: n.Probes, Metrics: reg,
+	}
+	if mirror != nil {
+		hopts.Mirror = mirror
+	}
+	cleaner, err := housekeeping.New(hopts)
+	if err != nil {
+		return Sync{}, err
+	}
+	// The kubelet registers the active-deadline handler as a sync loop handler (and as a pod sync
+	// handler, which GeneratePodStatus is).
+	deadline, err := status.NewActiveDeadline(clk, n.Status)
+	if err != nil {
+		return Sync{}, err
+	}
+	lopts := syncloop.Options{
+		SyncLoopHandlers: []syncloop.PodSyncLoopHandler{deadline},
+		Clock:            clk,
+		Tracer:           tracer,
+		Pods:             n.Pods,
+		Workers:          n.Workers,
+		WorkQueue:        queue,
+		PLEG:             relister,
+		Cache:            n.Cache,
+		Runtime:          n.Runtime,
+		RuntimeState:     state,
+		Kills:            syncer,
+		Housekeeping:     cleaner,
+		Status:           n.Status,
+		SourcesReady:     d.sourcesReady,
+		Prober:           n.Probes,
+		Startup:          startup,
+	}
+	if node != nil {
+		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
+	}
+	if lopts.Admit, err = newAdmitter(opts, n, recorder, d.devices); err != nil {
+		return Sync{}, err
+	}
+	if n.Loop, err = syncloop.New(lopts); err != nil {
+		return Sync{}, err
+	}
+	return *n, nil
+}
+
+// deletionSafetyFunc adapts a function to status.DeletionSafety.
+type deletionSafetyFunc func(pod *v1.Pod) bool
+
+// PodCouldHaveRunningContainers calls f.
+func (f deletionSafetyFunc) PodCouldHaveRunningContainers(pod *v1.Pod) bool { return f(pod) }
+
+// The wiring relies on these implementations; a signature that drifts fails here, not as a
+// collaborator the loop silently stops waking.
+var (
+	_ syncloop.Timed             = (*fakeruntime.Runtime)(nil)
+	_ syncloop.ContainerRemover  = (*fakeruntime.Runtime)(nil)
+	_ podsync.Runtime            = (*fakeruntime.Runtime)(nil)
+	_ housekeeping.Runtime       = (*fakeruntime.Runtime)(nil)
+	_ runtimestate.Runtime       = (*fakeruntime.Runtime)(nil)
+	_ pleg.Lister                = (*fakeruntime.Runtime)(nil)
+	_ podworkers.Syncer          = (*podsync.Syncer)(nil)
+	_ syncloop.Timed             = (*podsync.Syncer)(nil)
+	_ syncloop.RuntimeState      = (*runtimestate.State)(nil)
+	_ nodestatus.RuntimeState    = (*runtimestate.State)(nil)
+	_ syncloop.NodeStatus        = (*nodestatus.Status)(nil)
+	_ syncloop.Housekeeper       = (*housekeeping.Cleaner)(nil)
+	_ syncloop.Workers           = (*podworkers.Workers)(nil)
+	_ housekeeping.Workers       = (*podworkers.Workers)(nil)
+	_ syncloop.StatusManager     = (*status.Manager)(nil)
+	_ podsync.StatusManager      = (*status.Manager)(nil)
+	_ housekeeping.StatusManager = (*status.Manager)(nil)
+	_ syncloop.PodManager        = (*podmanager.Manager)(nil)
+	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
+	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
+	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
+	_ pleg.Metrics               = (*metrics.Registry)(nil)
+	_ podworkers.Metrics         = (*metrics.Registry)(nil)
+	_ podsync.Metrics            = (*metrics.Registry)(nil)
+	_ housekeeping.Metrics       = (*metrics.Registry)(nil)
+	_ fakeruntime.Metrics        = (*metrics.Registry)(nil)
+	_ podsync.ProbingRuntime     = (*fakeruntime.Runtime)(nil)
+	_ podsync.Prober             = (*prober.Manager)(nil)
+	_ syncloop.Prober            = (*prober.Manager)(nil)
+	_ syncloop.ProbeStatusSetter = (*status.Manager)(nil)
+	_ housekeeping.Prober        = (*prober.Manager)(nil)
+	_ prober.StatusProvider      = (*status.Manager)(nil)
+	_ podstartup.Metrics         = (*metrics.Registry)(nil)
+	_ prober.Metrics             = (*metrics.Registry)(nil)
+	_ fakeruntime.PullRecorder   = (*podstartup.Tracker)(nil)
+	_ status.StartupTracker      = (*podstartup.Tracker)(nil)
+	_ syncloop.WatchObserver     = (*podstartup.Tracker)(nil)
+)
+
+// registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
+// object exists, the mirror pods of the static pods known then are reconciled at once.
+type registeringNode struct {
+	*nodestatus.Status
+	pods   *podmanager.Manager
+	syncer *podsync.Syncer
+	done   bool
+}
+
+// Register registers the node and, the first time it is registered, reconciles the mirror pods.
+func (r *registeringNode) Register(ctx context.Context) error {
+	err := r.Status.Register(ctx)
+	if !r.done && r.Registered() {
+		r.done = true
+		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
+	}
+	return err
+}

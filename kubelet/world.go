@@ -1,0 +1,116 @@
+package kubelet
+
+import (
+	"net/http"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/plugins/csiplugin"
+	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
+	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/prober"
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// World is everything a kubelet process reaches outside itself: the seams through which `run`
+// gives it the machine and the API server, and a replay its simulation of them. Each is nil-able
+// where a kubelet can run without it. A restarted kubelet is built again with the same World:
+// the runtime, the files, the plugins' sockets and the checkpoint outlive the process.
+type World struct {
+	// StaticPods is the file system the file source reads staticPodPath from; nil is the disk.
+	StaticPods sources.FileSystem
+	// ManifestClient makes the http source's requests; nil is a default client.
+	ManifestClient *http.Client
+	// API is the API server. Nil is a standalone kubelet: no api source, node object, mirror
+	// pods, status writes or CSI handler.
+	API kubernetes.Interface
+	// Events receives the kubelet's Kubernetes events once they are traced (`run`: client-go's
+	// broadcaster; replay: eventrecord.APIRecorder). Nil records none beyond the trace.
+	Events record.EventRecorder
+	// Plugins is the plugin registry and the plugins behind it; nil runs no plugin pipeline.
+	Plugins *PluginWorld
+	// Runtime is the container runtime, which outlives the kubelet process: a restarted kubelet
+	// finds its containers in it. Nil makes a new one with Options.Latencies.
+	Runtime *fakeruntime.Runtime
+	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
+	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
+	// success.
+	ProbeScript *prober.Script
+	// APIWatch simulates the api source's reflector for a driver that steps the kubelet (a
+	// replay): New makes its first list and Settle pumps it. Nil in `run`, where Run's reflector
+	// feeds the api source.
+	APIWatch APIWatch
+}
+
+// PluginWorld is the plugin registry and what answers behind its sockets: the kubelet's
+// plugins_registry and device-plugins directories, the dialers of both APIs, the CSI drivers, and
+// the device manager's checkpoint store. PluginsOnDisk makes the real ones.
+type PluginWorld struct {
+	// Registry is the plugin registry directory the watcher watches. Required.
+	Registry string
+	// DevicePlugins is the device plugin directory: kubelet.sock, and the directory a
+	// Register request names its endpoint in. Required.
+	DevicePlugins string
+	// FS is the file system the watcher reads the registry through. Required.
+	FS pluginwatcher.FS
+	// Dialer connects to registration sockets. Required.
+	Dialer pluginmanager.Dialer
+	// Devices connects to device plugins' endpoints. Required.
+	Devices devicemanager.Connector
+	// CSI answers NodeGetInfo for CSI drivers. Required with an API server.
+	CSI csiplugin.NodeInfoGetter
+	// Checkpoint stores the device manager's checkpoint; it outlives the process. Required.
+	Checkpoint devicemanager.Checkpointer
+	// NewID names each socket the watcher finds: a random UUID on disk, a counter in a replay.
+	// Required.
+	NewID func() string
+}
+
+// The kubelet's directories under its root directory (pkg/kubelet/config/defaults.go and the
+// device plugin API's DevicePluginPath).
+const (
+	PluginsRegistryDir = "plugins_registry"
+	DevicePluginsDir   = "device-plugins"
+)
+
+// PluginsOnDisk is the plugin world of a kubelet whose root directory is root: the registry and
+// the device plugin directory under it, unix sockets dialed over gRPC, the checkpoint file.
+func PluginsOnDisk(root string) *PluginWorld {
+	devices := filepath.Join(root, DevicePluginsDir)
+	return &PluginWorld{
+		Registry:      filepath.Join(root, PluginsRegistryDir),
+		DevicePlugins: devices,
+		FS:            pluginwatcher.OS{},
+		Dialer:        pluginmanager.GRPCDialer{},
+		Devices:       devicemanager.GRPC{Dial: pluginmanager.DialUnix},
+		CSI:           csiplugin.GRPCDriver{Dial: pluginmanager.DialUnix},
+		Checkpoint:    devicemanager.FileCheckpoint{Path: filepath.Join(devices, devicemanager.CheckpointFile)},
+		NewID:         func() string { return string(uuid.NewUUID()) },
+	}
+}
+
+// APIWatch is a stepping driver's simulation of the api source's reflector over the node's pods.
+// It hands the source what the API server holds and what changed; the source's updates are
+// queued for PodConfig.
+type APIWatch interface {
+	// List is the reflector's first list, made when the kubelet is built. An API server that
+	// does not answer leaves the list to a later Pump.
+	List(src *sources.API) []podconfig.Update
+	// Pump hands src every change since the last call (a relist when the watch's history is
+	// gone, or the list List could not make), and returns src's updates; none while the API
+	// server does not answer.
+	Pump(src *sources.API) []podconfig.Update
+}
+
+// eventsRecorder is the process's one event recorder: it traces every Kubernetes event, then
+// hands it to the world's.
+func eventsRecorder(opts Options) (*eventrecord.Tracing, error) {
+	return eventrecord.NewTracing(opts.World.Events, opts.Tracer)
+}

@@ -1,0 +1,185 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	randv2 "math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/nodestatus"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// Cluster is the control plane around the replayed nodes: the fake API server, served in
+// process, and beside it the controllers and the peer nodes (other nodes of the cluster, kept
+// Ready by a heartbeat of their own, so that the cluster does not look fully disrupted when a
+// simulated node stops).
+type Cluster struct {
+	clk    clock.PassiveClock
+	tracer trace.Tracer
+	server *fakeapiserver.Server
+	client kubernetes.Interface
+	// eventNano is the name suffix counter every event recorder of the cluster shares.
+	eventNano int64
+
+	cores []controllers.Core
+	peers []*nodestatus.Status
+	// rv is the API server's resource version when the controllers last ran: they run again
+	// when it moved (what their informers would have delivered) or when one wants to.
+	rv     uint64
+	synced bool
+}
+
+// NewCluster starts the API server; its random source (the UIDs it assigns) is seeded with seed.
+func NewCluster(clk clock.PassiveClock, tracer trace.Tracer, seed int64) (*Cluster, error) {
+	c := &Cluster{clk: clk, tracer: tracer}
+	var err error
+	if c.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: tracer, Rand: rand.New(rand.NewSource(seed))}); err != nil {
+		return nil, err
+	}
+	if c.client, err = c.clientThrough(c.server.Transport()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// clientThrough is a client of the API server whose requests go through rt, in the caller's
+// goroutine.
+func (c *Cluster) clientThrough(rt http.RoundTripper) (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: rt, QPS: -1})
+}
+
+// Client is the API server's client for everyone but the kubelets: scenario steps and
+// expectations, the controllers, the peers.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Server is the API server itself, for a caller that serves it over HTTP as well.
+func (c *Cluster) Server() *fakeapiserver.Server { return c.server }
+
+// ResourceVersion is the API server's current resource version.
+func (c *Cluster) ResourceVersion() uint64 { return c.server.ResourceVersion() }
+
+// NodeLink is a new connection from a node to the API server, and a client that uses it.
+func (c *Cluster) NodeLink() (*Link, kubernetes.Interface, error) {
+	link := NewLink(c.server.Transport(), c.clk)
+	client, err := c.clientThrough(link)
+	return link, client, err
+}
+
+// APIWatch is a new watch of node's pods, over link.
+func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
+	return NewAPIWatch(c.server, node, link)
+}
+
+// KubeletEvents records a kubelet's Kubernetes events in the API server, synchronously, on the
+// virtual clock.
+func (c *Cluster) KubeletEvents(node string) (record.EventRecorder, error) {
+	return eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Client: c.client,
+		Source: v1.EventSource{Component: "kubelet", Host: node}, LastNano: &c.eventNano})
+}
+
+// ControllerNames checks a list of controller names and puts them in their canonical form.
+func ControllerNames(names []string) ([]string, error) {
+	return controllers.ParseNames(strings.Join(names, ","))
+}
+
+// StartControlPlane builds the controllers named and the peer nodes; peer i's InternalIP is
+// 10.0.0.(firstIP+i), after the simulated nodes'.
+func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int64) error {
+	recorders := map[string]record.EventRecorder{}
+	recorder := func(source string) record.EventRecorder {
+		if r, ok := recorders[source]; ok {
+			return r
+		}
+		api, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Client: c.client, Source: v1.EventSource{Component: source}, LastNano: &c.eventNano})
+		if err != nil {
+			return nil
+		}
+		r, err := eventrecord.NewTracing(api, c.tracer)
+		if err != nil {
+			return nil
+		}
+		recorders[source] = r
+		return r
+	}
+	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
+		Client: controllers.Client{Clientset: c.client}, Recorder: recorder})
+	if err != nil {
+		return err
+	}
+	c.cores = cores
+	for i, name := range peers {
+		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", firstIP+i), Clock: c.clk, Tracer: c.tracer,
+			Client: nodestatus.ClientsetClient{Client: c.client}, RuntimeState: healthyRuntime{},
+			Rand: randv2.New(randv2.NewPCG(uint64(seed), uint64(i)))})
+		if err != nil {
+			return err
+		}
+		c.peers = append(c.peers, st)
+	}
+	return nil
+}
+
+// healthyRuntime is a peer node's runtime: always up, its PLEG healthy.
+type healthyRuntime struct{}
+
+func (healthyRuntime) Errors() error     { return nil }
+func (healthyRuntime) PLEGHealthy() bool { return true }
+
+// Advance runs the peers' heartbeats and the controllers that are due, and reports whether it
+// did anything.
+func (c *Cluster) Advance(ctx context.Context) bool {
+	now := c.clk.Now()
+	progressed := false
+	for _, p := range c.peers {
+		if t, ok := p.NextWake(); ok && !t.After(now) {
+			_ = p.Register(ctx)  // failures are in the trace
+			_ = p.Heartbeat(ctx) // failures are in the trace
+			progressed = true
+		}
+	}
+	due := !c.synced || c.server.ResourceVersion() != c.rv
+	for _, core := range c.cores {
+		if t, ok := core.NextWake(); ok && !t.After(now) {
+			due = true
+		}
+	}
+	if !due || len(c.cores) == 0 {
+		return progressed
+	}
+	c.synced = true
+	before := c.server.ResourceVersion()
+	for _, core := range c.cores {
+		_ = core.Sync(ctx) // failures are retried at the next pass, as the controllers do
+	}
+	c.rv = c.server.ResourceVersion()
+	return progressed || c.rv != before
+}
+
+// Wakes lists when the controllers and peers next want to run.
+func (c *Cluster) Wakes() []time.Time {
+	var out []time.Time
+	for _, core := range c.cores {
+		if t, ok := core.NextWake(); ok {
+			out = append(out, t)
+		}
+	}
+	for _, p := range c.peers {
+		if t, ok := p.NextWake(); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package world
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// StaticPods is a static pod directory in memory: one flat directory at a fixed path. A fixed
+// path matters because the file source hashes it into every static pod's UID and names it in
+// every error; a temporary directory would change both from run to run. Its changes return the
+// watch events inotify would deliver, for the driver to hand to the file source.
+type StaticPods struct {
+	dir   string
+	files map[string][]byte // base name → content
+}
+
+var _ sources.FileSystem = (*StaticPods)(nil)
+
+// NewStaticPods returns an empty directory at dir.
+func NewStaticPods(dir string) *StaticPods { return &StaticPods{dir: dir, files: map[string][]byte{}} }
+
+// Dir is the directory's path.
+func (m *StaticPods) Dir() string { return m.dir }
+
+// Path is the path of a file of the directory.
+func (m *StaticPods) Path(name string) string { return path.Join(m.dir, name) }
+
+// Event is a watch event on the directory, as inotify delivers it to the file source.
+type Event = sources.WatchEvent
+
+// Names lists the directory's files, sorted.
+func (m *StaticPods) Names() []string {
+	out := make([]string, 0, len(m.files))
+	for name := range m.files {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Has reports whether the directory holds the file.
+func (m *StaticPods) Has(name string) bool { _, ok := m.files[name]; return ok }
+
+// Write writes a file: a new file is IN_CREATE then IN_MODIFY (an add, then a modify), a
+// rewritten one IN_MODIFY alone.
+func (m *StaticPods) Write(name string, content []byte) []sources.WatchEvent {
+	existed := m.Has(name)
+	m.files[name] = bytes.Clone(content)
+	var evs []sources.WatchEvent
+	if !existed {
+		evs = append(evs, m.event(name, sources.WatchAdd))
+	}
+	return append(evs, m.event(name, sources.WatchModify))
+}
+
+// Remove deletes a file: IN_DELETE.
+func (m *StaticPods) Remove(name string) ([]sources.WatchEvent, error) {
+	if !m.Has(name) {
+		return nil, fmt.Errorf("%s: no such file", m.Path(name))
+	}
+	delete(m.files, name)
+	return []sources.WatchEvent{m.event(name, sources.WatchDelete)}, nil
+}
+
+// Rename moves a file inside the directory: IN_MOVED_FROM for the old name (a delete for the
+// file source) and IN_MOVED_TO for the new one (an add).
+func (m *StaticPods) Rename(from, to string) ([]sources.WatchEvent, error) {
+	data, ok := m.files[from]
+	if !ok {
+		return nil, fmt.Errorf("%s: no such file", m.Path(from))
+	}
+	delete(m.files, from)
+	m.files[to] = data
+	return []sources.WatchEvent{m.event(from, sources.WatchDelete), m.event(to, sources.WatchAdd)}, nil
+}
+
+func (m *StaticPods) event(name string, op sources.WatchOp) sources.WatchEvent {
+	return sources.WatchEvent{Path: m.Path(name), Op: op}
+}
+
+// Stat is os.Stat of the directory or one of its files.
+func (m *StaticPods) Stat(p string) (fs.FileInfo, error) {
+	if p == m.dir {
+		return fileInfo{name: path.Base(p), mode: fs.ModeDir | 0o755}, nil
+	}
+	if path.Dir(p) == m.dir {
+		if data, ok := m.files[path.Base(p)]; ok {
+			return fileInfo{name: path.Base(p), size: int64(len(data)), mode: 0o644}, nil
+		}
+	}
+	return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+}
+
+// Glob is filepath.Glob over the directory's files, sorted.
+func (m *StaticPods) Glob(pattern string) ([]string, error) {
+	if path.Dir(pattern) != m.dir {
+		return nil, nil
+	}
+	var out []string
+	for name := range m.files {
+		ok, err := path.Match(path.Base(pattern), name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, path.Join(m.dir, name))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Open opens one of the directory's files.
+func (m *StaticPods) Open(p string) (io.ReadCloser, error) {
+	if path.Dir(p) == m.dir {
+		if data, ok := m.files[path.Base(p)]; ok {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+}
+
+// fileInfo describes a file, a directory or a socket of the world.
+type fileInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+}
+
+func (i fileInfo) Name() string       { return i.name }
+func (i fileInfo) Size() int64        { return i.size }
+func (i fileInfo) Mode() fs.FileMode  { return i.mode }
+func (i fileInfo) ModTime() time.Time { return time.Time{} }
+func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i fileInfo) Sys() any           { return nil }
