@@ -16,23 +16,24 @@ var verbs = []string{"get", "list", "watch", "create", "update", "patch", "delet
 var heartbeatResources = map[string]bool{"nodes": true, "nodes/status": true, "leases": true}
 
 // SummaryTable is one row per result: the times, the simulator's CPU and peak RSS, its requests
-// by verb, the requests the API server refused (status 400 and above: 403 forbidden, 429
-// throttled by priority and fairness, ...), and the nodes lost on the way.
+// by verb, the requests that failed by status code (404 of a lease or node not there yet, 409
+// conflicts, 403 forbidden, 429 throttled by priority and fairness, ...), the nodes lost on the
+// way, and the machine's load average over a minute at the start and at the end.
 func SummaryTable(results []*Result) string {
 	var b strings.Builder
 	b.WriteString("| tool | nodes × pods | nodes Ready | pods Running | pods Ready | CPU | peak RSS | requests |")
 	for _, v := range verbs {
 		b.WriteString(" " + v + " |")
 	}
-	b.WriteString(" other | refused | nodes lost |\n|---|---|---|---|---|---|---|---|")
-	b.WriteString(strings.Repeat("---|", len(verbs)+3) + "\n")
+	b.WriteString(" other | failed | nodes lost | load |\n|---|---|---|---|---|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(verbs)+4) + "\n")
 	for _, r := range results {
 		byVerb := map[string]int{}
-		refused := 0
+		failed := map[int32]int{}
 		for _, q := range r.Requests {
 			byVerb[q.Verb]++
 			if q.Code >= 400 {
-				refused++
+				failed[q.Code]++
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %d × %d | %s | %s | %s | %s | %s | %s |", r.Tool, r.Nodes, r.Pods/max(r.Nodes, 1),
@@ -47,7 +48,7 @@ func SummaryTable(results []*Result) string {
 		if n := len(r.Snapshot.Lost); n > 0 {
 			lost = fmt.Sprintf("%d (%s)", n, strings.Join(r.Snapshot.Lost[:min(n, 3)], "; "))
 		}
-		fmt.Fprintf(&b, " %s | %s | %s |\n", thousands(other), thousands(refused), lost)
+		fmt.Fprintf(&b, " %s | %s | %s | %.1f → %.1f |\n", thousands(other), codes(failed), lost, r.LoadBefore[0], r.LoadAt[0])
 	}
 	return b.String()
 }
@@ -134,7 +135,7 @@ func Report(results []*Result, ncpu int) string {
 	var b strings.Builder
 	if len(results) > 0 {
 		first, last := results[0], results[len(results)-1]
-		fmt.Fprintf(&b, "Run on %s, %d CPUs, load average %s at the start and %s at the end of the last run.\n\n",
+		fmt.Fprintf(&b, "Run on %s, %d CPUs, load average (1, 5, 15 minutes) %s at the start and %s at the end.\n\n",
 			first.Start.Format("2006-01-02"), ncpu, loads(first.LoadBefore), loads(last.LoadAt))
 	}
 	b.WriteString(SummaryTable(results))
@@ -143,6 +144,23 @@ func Report(results []*Result, ncpu int) string {
 	b.WriteString("\nRequests per node and minute in the steady state:\n\n")
 	b.WriteString(SteadyTable(results))
 	return b.String()
+}
+
+// codes is "404: 3, 409: 1", by code; "0" when there is none.
+func codes(n map[int32]int) string {
+	if len(n) == 0 {
+		return "0"
+	}
+	cs := make([]int32, 0, len(n))
+	for c := range n {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%d: %s", c, thousands(n[c]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func verbIndex(v string) int {

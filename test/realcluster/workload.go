@@ -105,7 +105,7 @@ func RunWorkload(ctx context.Context, sim Simulator, o WorkloadOptions) (res *Re
 		func(s Snapshot) bool { return !s.NodesReadyAt.IsZero() }, sim.Exited); err != nil {
 		return nil, err
 	}
-	logf("%s: %d nodes Ready after %s", sim.Name(), o.Nodes, res.NodesReady().Round(time.Millisecond))
+	logf("%s: %d nodes Ready after %s", sim.Name(), o.Nodes, w.Snapshot().NodesReadyAt.Sub(res.Start).Round(time.Millisecond))
 
 	res.DeployAt = time.Now()
 	if err := CreatePauseDeployment(ctx, cp.Admin, "pause", int32(res.Pods)); err != nil {
