@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -232,7 +233,21 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts ControlPlaneOpt
 	if err != nil {
 		return fmt.Errorf("admin transport: %w", err)
 	}
-	return waitHTTP(ctx, cp.APIServer, cp.URL+"/readyz", &http.Client{Transport: rt, Timeout: 10 * time.Second}, 3*time.Minute)
+	if err := waitHTTP(ctx, cp.APIServer, cp.URL+"/readyz", &http.Client{Transport: rt, Timeout: 10 * time.Second}, 3*time.Minute); err != nil {
+		return err
+	}
+	// kubeadm binds its group kubeadm:cluster-admins, which kube-apiserver's kubelet client
+	// certificate carries, to cluster-admin: a kubelet that authorizes its callers through
+	// SubjectAccessReviews (webhook mode) lets kube-apiserver in for logs, exec and nodes/proxy.
+	_, err = cp.Admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:cluster-admins"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "kubeadm:cluster-admins"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("bind kubeadm:cluster-admins: %w", err)
+	}
+	return nil
 }
 
 func (cp *ControlPlane) startControllers(ctx context.Context, opts ControlPlaneOptions) error {

@@ -227,8 +227,8 @@ func TestTables(t *testing.T) {
 			t.Errorf("SummaryTable has no row starting %q:\n%s", want, sum)
 		}
 	}
-	if !strings.Contains(sum, " 0 | 403: 1 | 0 | 0.0 → 0.0 |\n") {
-		t.Errorf("SummaryTable: want 0 other, one 403, 0 nodes lost:\n%s", sum)
+	if !strings.Contains(sum, " 0 | 403: 1 | 0 | 0 | 0.0 → 0.0 |\n") {
+		t.Errorf("SummaryTable: want 0 other, one 403, no watch dropped, 0 nodes lost:\n%s", sum)
 	}
 
 	wantPerPod := "| resource | verb | a | b |\n|---|---|---|---|\n" +

@@ -17,16 +17,17 @@ var heartbeatResources = map[string]bool{"nodes": true, "nodes/status": true, "l
 
 // SummaryTable is one row per result: the times, the simulator's CPU and peak RSS, its requests
 // by verb, the requests that failed by status code (404 of a lease or node not there yet, 409
-// conflicts, 403 forbidden, 429 throttled by priority and fairness, ...), the nodes lost on the
-// way, and the machine's load average over a minute at the start and at the end.
+// conflicts, 403 forbidden, 429 throttled by priority and fairness, ...), the watches
+// kube-apiserver dropped because their client fell behind, the nodes lost on the way, and the
+// machine's load average over a minute at the start and at the end.
 func SummaryTable(results []*Result) string {
 	var b strings.Builder
 	b.WriteString("| tool | nodes × pods | nodes Ready | pods Running | pods Ready | CPU | peak RSS | requests |")
 	for _, v := range verbs {
 		b.WriteString(" " + v + " |")
 	}
-	b.WriteString(" other | failed | nodes lost | load |\n|---|---|---|---|---|---|---|---|")
-	b.WriteString(strings.Repeat("---|", len(verbs)+4) + "\n")
+	b.WriteString(" other | failed | watches dropped | nodes lost | load |\n|---|---|---|---|---|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(verbs)+5) + "\n")
 	for _, r := range results {
 		byVerb := map[string]int{}
 		failed := map[int32]int{}
@@ -48,7 +49,7 @@ func SummaryTable(results []*Result) string {
 		if n := len(r.Snapshot.Lost); n > 0 {
 			lost = fmt.Sprintf("%d (%s)", n, strings.Join(r.Snapshot.Lost[:min(n, 3)], "; "))
 		}
-		fmt.Fprintf(&b, " %s | %s | %s | %.1f → %.1f |\n", thousands(other), codes(failed), lost, r.LoadBefore[0], r.LoadAt[0])
+		fmt.Fprintf(&b, " %s | %s | %d | %s | %.1f → %.1f |\n", thousands(other), codes(failed), r.DroppedWatches, lost, r.LoadBefore[0], r.LoadAt[0])
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package realcluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,24 @@ type Result struct {
 	Usage              Usage
 	Requests           []Request
 	LoadBefore, LoadAt [3]float64
+	// DroppedWatches is how many watches kube-apiserver closed because their client did not
+	// read fast enough: any client's, the controllers' and the harness's too, since the log
+	// does not name the user. On a machine with more runnable threads than CPUs, kube-apiserver
+	// drops watches of clients that are merely not scheduled in time.
+	DroppedWatches int
+}
+
+// droppedWatch is what kube-apiserver's watch cache logs (at -v=1) when it closes a watch whose
+// client does not keep up: its buffer stayed full.
+const droppedWatch = "watcher close due to unresponsiveness"
+
+// countLines counts the lines of the file at path that contain s.
+func countLines(path, s string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("count %q in %s: %w", s, path, err)
+	}
+	return bytes.Count(b, []byte(s)), nil
 }
 
 // NodesReady is the time from the simulator's start to every node Ready.
@@ -75,7 +94,9 @@ func RunWorkload(ctx context.Context, sim Simulator, o WorkloadOptions) (res *Re
 			return nil, err
 		}
 	}
-	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Binaries: o.Binaries, Dir: cpDir, ClientQPS: o.ClientQPS})
+	// At -v=1 kube-apiserver logs each watch it drops because its client does not keep up.
+	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Binaries: o.Binaries, Dir: cpDir, ClientQPS: o.ClientQPS,
+		ExtraAPIServerArgs: []string{"--v=1"}})
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +170,9 @@ func RunWorkload(ctx context.Context, sim Simulator, o WorkloadOptions) (res *Re
 	}
 	if len(res.Requests) == 0 {
 		return nil, errors.New("the audit log holds no request of the simulator")
+	}
+	if res.DroppedWatches, err = countLines(cp.APIServer.LogPath, droppedWatch); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
