@@ -69,10 +69,11 @@ func startSimulator(t *testing.T, ctx context.Context, sim Simulator, cp *Contro
 	})
 }
 
-// TestFleetOnRealControlPlane runs `minikubelet run --kubeconfig --nodes 3` with the identity
-// and ClusterRole of examples/deploy against kube-apiserver with Node,RBAC authorization and
-// NodeRestriction: the nodes register and turn Ready, renew their leases, run a Deployment's
-// pods that kube-scheduler places, and the API server refuses none of their requests.
+// TestFleetOnRealControlPlane runs `minikubelet run --kubeconfig --nodes 3` with one client
+// certificate bound to examples/deploy's ClusterRole against kube-apiserver with Node,RBAC
+// authorization and NodeRestriction: the nodes register and turn Ready, renew their leases, run
+// a Deployment's pods that kube-scheduler places, and the API server refuses none of their
+// requests (which also checks that the ClusterRole grants what a fleet asks for).
 func TestFleetOnRealControlPlane(t *testing.T) {
 	bins := RequireBinaries(t, append(ControlPlaneBinaries, Minikubelet)...)
 	ctx := t.Context()
