@@ -24,9 +24,9 @@ import (
 )
 
 // deployDir holds the manifests that run shards of simulated nodes in a cluster.
-const deployDir = "../../examples/deploy"
+const deployDir = "../../docs/examples/deploy"
 
-// decodeDeploy decodes every object of every manifest in examples/deploy/ strictly: an unknown or
+// decodeDeploy decodes every object of every manifest in docs/examples/deploy/ strictly: an unknown or
 // misspelled field, or a kind client-go does not know, fails.
 func decodeDeploy(t *testing.T) map[string]runtime.Object {
 	t.Helper()
@@ -83,7 +83,7 @@ func TestDeployManifests(t *testing.T) {
 	for _, want := range []string{"Namespace/minikubelet", "ServiceAccount/minikubelet", "ClusterRole/minikubelet-node",
 		"ClusterRoleBinding/minikubelet-node", "Secret/minikubelet-kubeconfig", "StatefulSet/minikubelet"} {
 		if objs[want] == nil {
-			t.Errorf("examples/deploy/ has no %s", want)
+			t.Errorf("docs/examples/deploy/ has no %s", want)
 		}
 	}
 

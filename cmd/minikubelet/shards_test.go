@@ -53,7 +53,7 @@ func (p *process) kill() {
 }
 
 // TestShardsShareOneAPIServer runs three processes of ten nodes each against one
-// `minikubelet apiserver`, as examples/deploy/'s StatefulSet runs shards against a cluster: every node
+// `minikubelet apiserver`, as docs/examples/deploy/'s StatefulSet runs shards against a cluster: every node
 // registers under its shard's prefix and turns Ready. A shard killed and started again takes its
 // nodes back: it adopts the Node objects and renews their leases, and no node is duplicated.
 func TestShardsShareOneAPIServer(t *testing.T) {

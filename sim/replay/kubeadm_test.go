@@ -7,16 +7,16 @@ import (
 )
 
 // TestKubeadmScenarioUsesTheExamples checks that the kubeadm scenario plays exactly the manifests
-// of examples/kubeadm, which the README runs with `minikubelet run`: the lesson and the example
+// of docs/examples/kubeadm, which the README runs with `minikubelet run`: the lesson and the example
 // must not drift apart.
 func TestKubeadmScenarioUsesTheExamples(t *testing.T) {
 	s, err := Load(filepath.Join("..", "..", "scenarios", "kubeadm-control-plane-probes.yaml"), LoadOptions{})
 	if err != nil {
 		t.Fatalf("Load() error = %v", err)
 	}
-	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "kubeadm", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "examples", "kubeadm", "*.yaml"))
 	if err != nil || len(files) != 4 {
-		t.Fatalf("examples/kubeadm = %v, %v; want the four control-plane manifests", files, err)
+		t.Fatalf("docs/examples/kubeadm = %v, %v; want the four control-plane manifests", files, err)
 	}
 	written := map[string]string{}
 	for _, st := range s.Steps {

@@ -7,10 +7,10 @@ import (
 )
 
 // TestBundledManifestsDecode checks that every example static pod shipped in manifests/ and
-// examples/kubeadm/ is one the kubelet would accept: the README's run commands run them.
+// docs/examples/kubeadm/ is one the kubelet would accept: the README's run commands run them.
 func TestBundledManifestsDecode(t *testing.T) {
 	var files []string
-	for _, dir := range []string{"manifests", filepath.Join("examples", "kubeadm")} {
+	for _, dir := range []string{"manifests", filepath.Join("docs", "examples", "kubeadm")} {
 		found, err := filepath.Glob(filepath.Join("..", "..", dir, "*"))
 		if err != nil || len(found) == 0 {
 			t.Fatalf("no bundled manifests in %s: %v", dir, err)

@@ -23,8 +23,8 @@ const (
 	podsTimeout         = 5 * time.Minute
 )
 
-// rbacFile is the ClusterRole a fleet's identity gets: the one examples/deploy ships.
-var rbacFile = filepath.Join("..", "..", "examples", "deploy", "rbac.yaml")
+// rbacFile is the ClusterRole a fleet's identity gets: the one docs/examples/deploy ships.
+var rbacFile = filepath.Join("..", "..", "docs", "examples", "deploy", "rbac.yaml")
 
 // workDir is MINIKUBELET_E2E_WORK_DIR/<test> when that is set (kept after the test, for its
 // logs and audit log), else a temporary directory.
@@ -70,7 +70,7 @@ func startSimulator(t *testing.T, ctx context.Context, sim Simulator, cp *Contro
 }
 
 // TestFleetOnRealControlPlane runs `minikubelet run --kubeconfig --nodes 3` with one client
-// certificate bound to examples/deploy's ClusterRole against kube-apiserver with Node,RBAC
+// certificate bound to docs/examples/deploy's ClusterRole against kube-apiserver with Node,RBAC
 // authorization and NodeRestriction: the nodes register and turn Ready, renew their leases, run
 // a Deployment's pods that kube-scheduler places, and the API server refuses none of their
 // requests (which also checks that the ClusterRole grants what a fleet asks for).

@@ -43,7 +43,7 @@ type Simulator interface {
 var (
 	// MinikubeletFleetIdentity is the one identity of a minikubelet fleet. It is not a node
 	// identity (one process holds many nodes), so the Node authorizer and NodeRestriction leave
-	// it alone; RBAC grants it the ClusterRole of examples/deploy/rbac.yaml.
+	// it alone; RBAC grants it the ClusterRole of docs/examples/deploy/rbac.yaml.
 	MinikubeletFleetIdentity = Identity{User: "minikubelet", Groups: []string{"system:nodes"}}
 	// KwokIdentity is KWOK's, bound to cluster-admin as kwokctl's admin kubeconfig is.
 	KwokIdentity = Identity{User: "kwok", Groups: []string{"system:nodes"}}
@@ -97,7 +97,7 @@ func (cp *ControlPlane) CreateClusterRoleFromFile(ctx context.Context, path stri
 type MinikubeletFleet struct {
 	Binary string
 	// RBACFile is the file whose ClusterRole the fleet's identity gets: the repository's
-	// examples/deploy/rbac.yaml.
+	// docs/examples/deploy/rbac.yaml.
 	RBACFile string
 	// Prefix is --node-name-prefix ("mk" when empty).
 	Prefix string
