@@ -51,6 +51,9 @@ const (
 const (
 	// FailedCreatePodSandBox is recorded when the pod's sandbox could not be created.
 	FailedCreatePodSandBox = "FailedCreatePodSandBox"
+	// SandboxChanged is recorded by SyncPod when a pod that had a sandbox needs a new one (its
+	// sandbox died, or several are ready), before the pod is killed and the sandbox re-created.
+	SandboxChanged = "SandboxChanged"
 )
 
 // Pod event reasons, recorded by the pod sync functions.

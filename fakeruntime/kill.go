@@ -215,7 +215,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTar
 		if msg == "" {
 			msg = "Stopping container " + name
 		}
-		r.emitAndRecordAt(now, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
+		r.emitAndRecordAt(now, pod, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg})
 		if p.hook != nil {
 			e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: name, Reason: HookPreStop, Delay: p.hook.d, Message: "running", Func: "executePreStopHook"}
@@ -223,7 +223,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTar
 			// A hook that outlives the grace keeps running in the kubelet, but the container is
 			// gone by then; its end is not simulated.
 			if end := now.Add(p.hook.d); !end.After(p.exit) {
-				r.scheduleHookEnd(end, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
+				r.scheduleHookEnd(end, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
 					kubeEvent{v1.EventTypeWarning, events.FailedPreStopHook, "PreStopHook failed"})
 			}
 		}
@@ -247,11 +247,11 @@ func plannedExit(c *containerRec, at time.Time) time.Time {
 
 // scheduleHookEnd traces the end of a hook run at the instant at and, if it failed, records
 // failEvent.
-func (r *Runtime) scheduleHookEnd(at time.Time, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
+func (r *Runtime) scheduleHookEnd(at time.Time, pod *v1.Pod, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
 	e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: container, Reason: hook, Message: "succeeded", Func: fn}
 	if run.err != "" {
 		e.Message = "failed: " + run.msg
-		r.emitAndRecordAt(at, e, failEvent)
+		r.emitAndRecordAt(at, pod, e, failEvent)
 		return
 	}
 	r.scheduleAt(at, func(time.Time) { r.emit(e) })
