@@ -234,7 +234,7 @@ func build(opts Options) (*Node, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: opts.Client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state, Recorder: recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if opts.Devices != nil {

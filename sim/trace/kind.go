@@ -162,6 +162,7 @@ const (
 	KindStopNode           Kind = "stopNode"
 	KindStartNode          Kind = "startNode"
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
+	KindAPIPatchNode       Kind = "apiPatchNode"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.
