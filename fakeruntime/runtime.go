@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,6 +190,30 @@ type containerRec struct {
 type sandboxRec struct {
 	status kubecontainer.SandboxStatus
 	seq    int
+	// ip is the sandbox's pod IP, "" for a host-network pod (the runtime reports none).
+	ip string
+}
+
+// podIPs are the IPs the runtime reports for a pod (the kubelet's PodStatus.IPs): its newest
+// sandbox's, while that sandbox is ready.
+func (rec *podRec) podIPs() []string {
+	if rec == nil || len(rec.sandboxes) == 0 {
+		return nil
+	}
+	newest := rec.sandboxes[len(rec.sandboxes)-1]
+	if newest.status.State != kubecontainer.SandboxReady || newest.ip == "" {
+		return nil
+	}
+	return []string{newest.ip}
+}
+
+// sandboxIP is the IP a pod's sandboxes get: a stable address in 10.88.0.0/16 derived from the
+// pod's UID, as a CNI plugin's range would give one (the fake runtime has no network).
+func sandboxIP(uid types.UID) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(uid))
+	v := h.Sum32()
+	return "10.88." + strconv.Itoa(int(v>>8&0xff)) + "." + strconv.Itoa(1+int(v&0xff)%254)
 }
 
 // New returns an empty Runtime.
@@ -303,6 +329,7 @@ func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecont
 	for i := len(rec.sandboxes) - 1; i >= 0; i-- {
 		s.Sandboxes = append(s.Sandboxes, rec.sandboxes[i].status)
 	}
+	s.IPs = rec.podIPs()
 	for i := len(rec.containers) - 1; i >= 0; i-- {
 		s.ContainerStatuses = append(s.ContainerStatuses, rec.containers[i].status)
 	}

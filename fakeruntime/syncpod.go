@@ -72,6 +72,22 @@ type podSync struct {
 	status  *kubecontainer.PodStatus
 	backOff *kubecontainer.Backoff
 	now, at time.Time
+	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIP the IP it
+	// will have, which the hooks of the containers it starts see.
+	newSandbox   bool
+	newSandboxIP string
+}
+
+// podIPs are the IPs the runtime will report for the pod when a hook of this sync runs: the new
+// sandbox's, or else the current one's.
+func (s *podSync) podIPs() []string {
+	switch {
+	case !s.newSandbox:
+		return s.r.pods[s.pod.UID].podIPs()
+	case s.newSandboxIP != "":
+		return []string{s.newSandboxIP}
+	}
+	return nil
 }
 
 func (s *podSync) run(acts podActions) error {
@@ -128,7 +144,7 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 	if rec == nil || rec.status.State != kubecontainer.ContainerStateRunning {
 		return s.at
 	}
-	return r.stopContainers(s.pod, s.key, string(s.pod.UID), []killTarget{{rec: rec, spec: c, message: message, reason: reason, why: message}}, nil, false, s.at)
+	return r.stopContainers(s.pod, s.key, string(s.pod.UID), s.podIPs(), []killTarget{{rec: rec, spec: c, message: message, reason: reason, why: message}}, nil, false, s.at)
 }
 
 // schedule runs fn at the instant at unless the pod is killed before then (see
@@ -163,9 +179,14 @@ func (s *podSync) createSandbox(attempt int) error {
 		r.metrics.StartedPod(nil)
 	}
 	pod := s.pod
+	ip := ""
+	if !pod.Spec.HostNetwork {
+		ip = sandboxIP(pod.UID)
+	}
+	s.newSandbox, s.newSandboxIP = true, ip
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
-		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, status: kubecontainer.SandboxStatus{
+		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
@@ -283,7 +304,7 @@ func (s *podSync) start(c *v1.Container) error {
 func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
 	r := s.r
 	uid := string(s.pod.UID)
-	run := r.runHook(s.pod, c, HookPostStart, c.Lifecycle.PostStart)
+	run := r.runHook(s.pod, c, HookPostStart, c.Lifecycle.PostStart, s.podIPs())
 	e := trace.Event{Event: trace.KindHook, Pod: s.key, UID: uid, Container: c.Name, Reason: HookPostStart, Delay: run.d, Message: "running", Func: "startContainer"}
 	s.schedule(s.at, func(time.Time) { r.emit(e) })
 	s.at = s.at.Add(run.d)
@@ -292,7 +313,7 @@ func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
 	if run.err == "" {
 		return nil
 	}
-	s.at = r.stopContainers(s.pod, s.key, uid, []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
+	s.at = r.stopContainers(s.pod, s.key, uid, s.podIPs(), []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
 	return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, &kubecontainer.PostStartHookError{Container: c.Name, Message: run.msg})
 }
 

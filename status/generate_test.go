@@ -78,6 +78,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 	pod := newPod(v1.RestartPolicyAlways, "app")
 	rs := &kubecontainer.PodStatus{
 		Sandboxes: readySandbox(),
+		IPs:       []string{"10.0.0.7"},
 		ContainerStatuses: []kubecontainer.ContainerStatus{{
 			ID: "c2", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateRunning,
 			CreatedAt: t1, StartedAt: t1, RestartCount: 1,
@@ -88,7 +89,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 	}
 	old := pod.Status
 	old.StartTime = &metav1.Time{Time: t0}
-	got := GeneratePodStatus(pod, old, rs, false, t2, GenerateOptions{PodIP: "10.0.0.7"})
+	got := GeneratePodStatus(pod, old, rs, false, t2, GenerateOptions{})
 	want := []v1.ContainerStatus{{
 		Name:         "app",
 		Image:        "app:1",
@@ -391,9 +392,14 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 		t.Errorf("PodIP = %q, want the host IP", got.PodIP)
 	}
 	pod.Spec.HostNetwork = false
-	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox()}, false, t0, GenerateOptions{})
-	if want := fakePodIP(pod.UID); got.PodIP != want || want != fakePodIP("uid-web") {
-		t.Errorf("PodIP = %q, want stable %q", got.PodIP, want)
+	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox(), IPs: []string{"10.88.1.2"}}, false, t0, GenerateOptions{})
+	if got.PodIP != "10.88.1.2" || len(got.PodIPs) != 1 {
+		t.Errorf("PodIP = %q %v, want the sandbox's 10.88.1.2", got.PodIP, got.PodIPs)
+	}
+	// Without a ready sandbox the runtime reports no IP, and the last one shown stays.
+	got = GeneratePodStatus(pod, got, &kubecontainer.PodStatus{}, false, t0, GenerateOptions{})
+	if got.PodIP != "10.88.1.2" {
+		t.Errorf("PodIP after the sandbox went = %q, want the last one, 10.88.1.2", got.PodIP)
 	}
 }
 
