@@ -1,7 +1,9 @@
 package status
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			ExitCode: 2, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		}},
+		Resources: &v1.ResourceRequirements{},
 	}}
 	if diff := cmp.Diff(want, got.ContainerStatuses); diff != "" {
 		t.Errorf("GeneratePodStatus(running).ContainerStatuses mismatch (-want +got):\n%s", diff)
@@ -404,8 +407,8 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 }
 
 // TestGeneratePodStatusResources checks the v1.35 container resources: a container the runtime
-// knows and that has requests or limits reports them as resources, and its requests as
-// allocatedResources; a container without any, or not yet created, reports neither.
+// knows reports its requests and limits as resources (empty, `resources: {}`, when it has none),
+// and its requests as allocatedResources; a container not yet created reports neither.
 func TestGeneratePodStatusResources(t *testing.T) {
 	pod := newPod(v1.RestartPolicyAlways, "app", "plain", "later")
 	pod.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup:1", Resources: v1.ResourceRequirements{
@@ -433,10 +436,23 @@ func TestGeneratePodStatusResources(t *testing.T) {
 	want := map[string]pair{
 		"setup": {Resources: &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}},
 		"app":   {Resources: &res, Allocated: res.Requests},
-		"plain": {},
+		"plain": {Resources: &v1.ResourceRequirements{}},
 		"later": {},
 	}
 	if diff := cmp.Diff(want, gotPairs); diff != "" {
 		t.Errorf("container resources (-want +got):\n%s", diff)
+	}
+	// What the API server stores and kubectl shows for the container without any.
+	for _, cs := range got.ContainerStatuses {
+		if cs.Name != "plain" {
+			continue
+		}
+		b, err := json.Marshal(cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"resources":{}`) || strings.Contains(string(b), "allocatedResources") {
+			t.Errorf("status of plain = %s, want resources {} and no allocatedResources", b)
+		}
 	}
 }
