@@ -125,6 +125,8 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"apiPatchNode json patch not a list", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchNode: {type: json, patch: {op: add}}\n", "a json patch is a list of operations"},
 		{"apiPatchNode merge patch a list", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchNode: {type: merge, patch: [1]}\n", "a merge patch is a mapping"},
 		{"apiPatchNode bad subresource", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchNode: {subresource: spec, patch: {}}\n", `apiPatchNode.subresource "spec"`},
+		{"apiPatchPod without name", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchPod: {namespace: default, patch: {}}\n", "name is required"},
+		{"apiPatchPod bad subresource", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchPod: {namespace: default, name: web, subresource: binding, patch: {}}\n", `apiPatchPod.subresource "binding"`},
 		{"apiPatchNode unknown key", "name: bad\nsources: [api]\nsteps:\n- at: 1s\n  apiPatchNode: {labels: {a: b}, patch: {}}\n", `unknown field "apiPatchNode.labels"`},
 		{"expectEvent unknown key", head + "- at: 1s\n  expectEvent: {component: events, event: Normal, messages: x}\n", `unknown field "expectEvent.messages"`},
 		{"expectNoEvent without event", head + "- at: 1s\n  expectNoEvent: {component: runtime}\n", "event is required"},

@@ -130,6 +130,7 @@ var stepKinds = []stepKind{
 	{"startNode", func() action { return new(StartNode) }},
 	{"apiDeleteNode", func() action { return new(APIDeleteNode) }},
 	{"apiPatchNode", func() action { return new(APIPatchNode) }},
+	{"apiPatchPod", func() action { return new(APIPatchPod) }},
 	{"probe", func() action { return new(ProbeStep) }},
 }
 

@@ -163,6 +163,7 @@ const (
 	KindStartNode          Kind = "startNode"
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
 	KindAPIPatchNode       Kind = "apiPatchNode"
+	KindAPIPatchPod        Kind = "apiPatchPod"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.
