@@ -129,6 +129,8 @@ var stepKinds = []stepKind{
 	{"stopNode", func() action { return new(StopNode) }},
 	{"startNode", func() action { return new(StartNode) }},
 	{"apiDeleteNode", func() action { return new(APIDeleteNode) }},
+	{"apiPatchNode", func() action { return new(APIPatchNode) }},
+	{"apiPatchPod", func() action { return new(APIPatchPod) }},
 	{"probe", func() action { return new(ProbeStep) }},
 }
 
