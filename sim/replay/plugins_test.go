@@ -15,6 +15,8 @@ func TestPluginStepValidation(t *testing.T) {
 		{"dra too many devices", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, devices: 129}`, "a ResourceSlice holds at most 128"},
 		{"dra negative devices", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, devices: -1}`, "devices must not be negative"},
 		{"dra with csi fields", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, nodeID: node-id}`, "are a CSIPlugin's"},
+		{"topology key", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x, accessibleTopology: {"bad key": z}}`, `accessibleTopology key "bad key"`},
+		{"topology value", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x, accessibleTopology: {zone: "a b"}}`, `accessibleTopology["zone"] "a b"`},
 		{"csi without api", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x}`, "needs the api source"},
 		{"absolute socket", `removePluginSocket: {name: /run/a.sock}`, "must be a relative path"},
 		{"escaping socket", `removePluginSocket: {name: ../a.sock}`, "must be a relative path"},

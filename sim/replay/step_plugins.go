@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -26,19 +28,21 @@ import (
 // CreatePluginSocket makes a plugin appear: its registration socket is created in
 // plugins_registry and the plugin answers GetInfo with Type, PluginName, Endpoint and Versions.
 // A DevicePlugin offers Devices healthy devices named <resource base name>-<i>; a CSIPlugin
-// answers NodeGetInfo with NodeID and MaxVolumesPerNode; a DRAPlugin serves its DRA service on
+// answers NodeGetInfo with NodeID, MaxVolumesPerNode and AccessibleTopology (the segments the
+// kubelet writes as node labels and CSINode topology keys); a DRAPlugin serves its DRA service on
 // Endpoint (or its registration socket) until its socket is removed, and with Devices, publishes
 // one ResourceSlice of that many devices (device-<i>) for the node through the API server, as a
 // DRA driver's kubelet plugin does when it starts.
 type CreatePluginSocket struct {
-	Name              string   `json:"name"`
-	Type              string   `json:"type"`
-	PluginName        string   `json:"pluginName"`
-	Endpoint          string   `json:"endpoint,omitempty"`
-	Versions          []string `json:"versions"`
-	Devices           int      `json:"devices,omitempty"`
-	NodeID            string   `json:"nodeID,omitempty"`
-	MaxVolumesPerNode int64    `json:"maxVolumesPerNode,omitempty"`
+	Name               string            `json:"name"`
+	Type               string            `json:"type"`
+	PluginName         string            `json:"pluginName"`
+	Endpoint           string            `json:"endpoint,omitempty"`
+	Versions           []string          `json:"versions"`
+	Devices            int               `json:"devices,omitempty"`
+	NodeID             string            `json:"nodeID,omitempty"`
+	MaxVolumesPerNode  int64             `json:"maxVolumesPerNode,omitempty"`
+	AccessibleTopology map[string]string `json:"accessibleTopology,omitempty"`
 }
 
 // RemovePluginSocket removes a registration socket, as a plugin does when it stops.
@@ -127,6 +131,7 @@ func (c *CreatePluginSocket) validate() error {
 			errs = append(errs, fmt.Errorf("devices %d: a simulated device plugin offers at most %d", c.Devices, MaxPluginDevices))
 		}
 	case registerapi.CSIPlugin:
+		errs = append(errs, validateTopology(c.AccessibleTopology))
 	case registerapi.DRAPlugin:
 		switch {
 		case c.Devices < 0:
@@ -134,11 +139,26 @@ func (c *CreatePluginSocket) validate() error {
 		case c.Devices > MaxDRADevices:
 			errs = append(errs, fmt.Errorf("devices %d: a ResourceSlice holds at most %d", c.Devices, MaxDRADevices))
 		}
-		if c.NodeID != "" || c.MaxVolumesPerNode != 0 {
-			errs = append(errs, errors.New("nodeID and maxVolumesPerNode are a CSIPlugin's"))
+		if c.NodeID != "" || c.MaxVolumesPerNode != 0 || c.AccessibleTopology != nil {
+			errs = append(errs, errors.New("nodeID, maxVolumesPerNode and accessibleTopology are a CSIPlugin's"))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("type %q: want %s, %s or %s", c.Type, registerapi.DevicePlugin, registerapi.CSIPlugin, registerapi.DRAPlugin))
+	}
+	return errors.Join(errs...)
+}
+
+// validateTopology checks a CSI driver's topology segments as the node labels they become: each
+// key a qualified name and each value a label value, or the kubelet's patch would be refused.
+func validateTopology(segments map[string]string) error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(segments)) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, fmt.Errorf("accessibleTopology key %q: %s", k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(segments[k]) {
+			errs = append(errs, fmt.Errorf("accessibleTopology[%q] %q: %s", k, segments[k], msg))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -174,7 +194,7 @@ func (x *ExpectNode) validate() error {
 func (c *CreatePluginSocket) apply(ctx context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindCreatePluginSocket, "", fmt.Sprintf("%s type=%s name=%s versions=%v", socketPath(c.Name), c.Type, c.PluginName, c.Versions))
 	sock := n.plugins.Create(c.Name, world.PluginSpec{Type: c.Type, Name: c.PluginName, Endpoint: c.Endpoint, Versions: c.Versions, Devices: c.Devices,
-		NodeID: c.NodeID, MaxVolumesPerNode: c.MaxVolumesPerNode})
+		NodeID: c.NodeID, MaxVolumesPerNode: c.MaxVolumesPerNode, AccessibleTopology: c.AccessibleTopology})
 	if c.Type == registerapi.DRAPlugin && c.Devices > 0 {
 		if err := e.publishSlice(ctx, n.name, c.PluginName, c.Devices); err != nil {
 			e.stepError(trace.KindCreatePluginSocket, err)

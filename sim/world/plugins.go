@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -46,9 +47,10 @@ type PluginSpec struct {
 	Versions []string
 	// Devices is how many healthy devices a device plugin offers, named <resource base name>-<i>.
 	Devices int
-	// NodeID and MaxVolumesPerNode are a CSI driver's NodeGetInfo answer.
-	NodeID            string
-	MaxVolumesPerNode int64
+	// NodeID, MaxVolumesPerNode and AccessibleTopology are a CSI driver's NodeGetInfo answer.
+	NodeID             string
+	MaxVolumesPerNode  int64
+	AccessibleTopology map[string]string
 }
 
 // plugin is one simulated plugin and its connections from the device manager.
@@ -297,7 +299,7 @@ func (w *Plugins) NodeGetInfo(_ context.Context, endpoint string) (csiplugin.Nod
 	if err := p.fail("NodeGetInfo"); err != nil {
 		return csiplugin.NodeInfo{}, err
 	}
-	return csiplugin.NodeInfo{NodeID: p.spec.NodeID, MaxVolumesPerNode: p.spec.MaxVolumesPerNode}, nil
+	return csiplugin.NodeInfo{NodeID: p.spec.NodeID, MaxVolumesPerNode: p.spec.MaxVolumesPerNode, Topology: maps.Clone(p.spec.AccessibleTopology)}, nil
 }
 
 // DRA is the DRA handler's Connector: connections to the endpoint a DRA plugin gave (or its

@@ -144,3 +144,20 @@ func TestDRAConnections(t *testing.T) {
 		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 }
+
+// TestNodeGetInfoTopology: a CSI driver answers NodeGetInfo with its accessible topology, a copy
+// the kubelet may keep.
+func TestNodeGetInfoTopology(t *testing.T) {
+	w := NewPlugins("/r")
+	w.Create("c-reg.sock", PluginSpec{Type: registerapi.CSIPlugin, Name: "c", Endpoint: "/p/csi.sock", NodeID: "n1",
+		AccessibleTopology: map[string]string{"zone": "a"}})
+	info, err := w.NodeGetInfo(context.Background(), "/p/csi.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Topology["zone"] = "changed"
+	again, _ := w.NodeGetInfo(context.Background(), "/p/csi.sock")
+	if diff := cmp.Diff(map[string]string{"zone": "a"}, again.Topology); diff != "" {
+		t.Errorf("topology (-want +got):\n%s", diff)
+	}
+}
