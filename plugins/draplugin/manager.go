@@ -106,6 +106,18 @@ const (
 	wipeEnding
 )
 
+func (s wipeState) String() string {
+	switch s {
+	case wipeScheduled:
+		return "Scheduled"
+	case wipeRunning:
+		return "Running"
+	case wipeEnding:
+		return "Ending"
+	}
+	return fmt.Sprintf("wipeState(%d)", int(s))
+}
+
 // Manager is the core of the kubelet's DRA plugin manager (DRAPluginManager): the registered
 // plugins of each driver, and the wipes of the node's ResourceSlices of drivers that have no
 // connected plugin. It has no goroutine and no lock; Handler serialises the calls into it.

@@ -375,3 +375,11 @@ func TestConnectFails(t *testing.T) {
 		t.Errorf("Drivers = %v", f.h.Drivers())
 	}
 }
+
+func TestWipeStateString(t *testing.T) {
+	for s, want := range map[wipeState]string{wipeScheduled: "Scheduled", wipeRunning: "Running", wipeEnding: "Ending", 7: "wipeState(7)"} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(s), got, want)
+		}
+	}
+}
