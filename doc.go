@@ -43,9 +43,10 @@
 //	              the virtual clock (vclock), deterministic replay of scenarios (replay), the
 //	              timeline view and lessons (teach), and sample plugins (sampleplugin)
 //
-// cmd holds the commands (minikubelet, fleetload), test the test helpers and the test modules of
-// their own, and manifests, scenarios and examples data: static pods, scenario files with their
-// golden traces, and kubeadm's control plane and a shard deployment.
+// cmd holds the commands (minikubelet, fleetload), test the test helpers (benchfloor, the yardstick
+// of the speed benchmarks) and the test modules of their own, and manifests, scenarios and
+// examples data: static pods, scenario files with their golden traces, and kubeadm's control plane
+// and a shard deployment.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. The run command wraps the cores in runners on the real clock; the replay command drives
