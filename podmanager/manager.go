@@ -50,6 +50,22 @@ type Manager struct {
 	// pods and mirrors cache the sorted values of podByUID and mirrorByUID; nil after a change.
 	// The sync loop lists the pods at every 1s sync tick and housekeeping every 2s.
 	pods, mirrors []*v1.Pod
+	// onChange are told the UID of every regular or static pod stored or removed.
+	onChange []func(types.UID)
+}
+
+// OnChange registers fn to be called, on the Manager's goroutine, with the UID of every regular or
+// static pod added, replaced or removed, after the change. It is how admission keeps its counts of
+// the active pods without walking them all for every new pod. Register before the first change.
+func (m *Manager) OnChange(fn func(uid types.UID)) {
+	m.onChange = append(m.onChange, fn)
+}
+
+// changed tells the OnChange functions of a change to the pod with uid.
+func (m *Manager) changed(uid types.UID) {
+	for _, fn := range m.onChange {
+		fn(uid)
+	}
 }
 
 // New returns an empty Manager. A missing required option is an error wrapping ErrMissingOption.
@@ -73,7 +89,11 @@ func (m *Manager) reset() {
 // SetPods replaces the whole set with pods. It emits no trace event: it is for start-up and tests,
 // not for config changes.
 func (m *Manager) SetPods(pods []*v1.Pod) {
+	old := m.podByUID
 	m.reset()
+	for uid := range old {
+		m.changed(uid)
+	}
 	for _, pod := range pods {
 		m.store(pod.DeepCopy())
 	}
@@ -109,6 +129,7 @@ func (m *Manager) store(pod *v1.Pod) {
 	if mirror, ok := m.mirrorByFullName[fullname]; ok {
 		m.translation[mirror.UID] = pod.UID
 	}
+	m.changed(pod.UID)
 }
 
 // RemovePod removes pod by its UID and full name. Removing a mirror pod also drops its UID
@@ -124,6 +145,7 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 		delete(m.podByUID, pod.UID)
 		delete(m.podByFullName, fullname)
 		m.pods = nil
+		m.changed(pod.UID)
 	}
 	m.emit(pod, trace.KindRemove, "RemovePod")
 }
