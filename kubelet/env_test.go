@@ -57,6 +57,8 @@ type envOptions struct {
 	discard bool
 	// maxPods is the node's maxPods; zero is the kubelet's 110.
 	maxPods int32
+	// syncFrequency is the pods' resync period; zero is the kubelet's 1m.
+	syncFrequency time.Duration
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -79,14 +81,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 	storage.Register(podconfig.FileSource)
 
 	opts := Options{
-		NodeName:     testNode,
-		NodeIP:       "10.0.0.10",
-		Clock:        e.clk,
-		Tracer:       tracer,
-		Recorder:     e.events,
-		Latencies:    o.latencies,
-		SourcesReady: storage.SeenAllSources,
-		MaxPods:      o.maxPods,
+		NodeName:      testNode,
+		NodeIP:        "10.0.0.10",
+		Clock:         e.clk,
+		Tracer:        tracer,
+		Recorder:      e.events,
+		Latencies:     o.latencies,
+		SourcesReady:  storage.SeenAllSources,
+		MaxPods:       o.maxPods,
+		SyncFrequency: o.syncFrequency,
 	}
 	if o.sourcesReady != nil {
 		ready := o.sourcesReady

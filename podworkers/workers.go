@@ -128,6 +128,15 @@ type Workers struct {
 	deferred []wakeEntry
 	// onChange are told the UID of every worker whose state changes.
 	onChange []func(types.UID)
+	// known holds SyncKnownPods' buffers between calls.
+	known knownBuffers
+}
+
+// knownBuffers are SyncKnownPods' maps and slice, cleared and reused at every call.
+type knownBuffers struct {
+	desired map[types.UID]bool
+	workers map[types.UID]PodWorkerSync
+	uids    []types.UID
 }
 
 // OnChange registers fn to be called, on the Workers' goroutine, with the UID of every worker that
