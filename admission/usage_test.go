@@ -148,7 +148,7 @@ func FuzzUsage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64, steps uint16) {
 		r := rand.New(rand.NewPCG(s1, s2))
 		w := newWorld(t)
-		for range steps % 2000 {
+		for range steps % 500 {
 			w.step(t, r)
 		}
 	})
