@@ -28,6 +28,21 @@ func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 		known[pod.UID] = true
 	}
 	w.podsSynced = true
+	// Most passes find every worker desired and none to restart: then nothing is forgotten or
+	// queued, and the workers are reported without sorting them.
+	settled := true
+	for uid, s := range w.pods {
+		if s.flags.restartRequested || !known[uid] {
+			settled = false
+			break
+		}
+	}
+	if settled {
+		for uid, s := range w.pods {
+			workers[uid] = s.sync(false)
+		}
+		return workers
+	}
 	// Sorted, so that the replays it queues arrive in the same order on every run.
 	uids := w.known.uids[:0]
 	for uid := range w.pods {
@@ -42,21 +57,26 @@ func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 		if (s.flags.restartRequested || orphan) && w.removeTerminatedWorker(s, orphan) {
 			continue
 		}
-		sync := PodWorkerSync{State: s.workType(), Orphan: orphan}
-		var pod *v1.Pod
-		switch {
-		case s.active != nil:
-			pod = s.active.Pod
-		case s.pending != nil:
-			pod = s.pending.Pod
-		}
-		if pod != nil {
-			sync.HasConfig = true
-			sync.Static = kubecontainer.IsStaticPod(pod)
-		}
-		workers[uid] = sync
+		workers[uid] = s.sync(orphan)
 	}
 	return workers
+}
+
+// sync is what SyncKnownPods reports of the worker.
+func (s *podStatus) sync(orphan bool) PodWorkerSync {
+	sync := PodWorkerSync{State: s.workType(), Orphan: orphan}
+	var pod *v1.Pod
+	switch {
+	case s.active != nil:
+		pod = s.active.Pod
+	case s.pending != nil:
+		pod = s.pending.Pod
+	}
+	if pod != nil {
+		sync.HasConfig = true
+		sync.Static = kubecontainer.IsStaticPod(pod)
+	}
+	return sync
 }
 
 // removeTerminatedWorker is the kubelet's removeTerminatedWorker: it forgets a finished worker, or
