@@ -120,7 +120,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		opts.World.APIWatch = world.NewAPIWatch(e.server, testNode, nil)
 	}
 	if p := o.plugins; p != nil {
-		opts.World.Plugins = &PluginWorld{Registry: p.Registry(), DevicePlugins: "/var/lib/kubelet/device-plugins", FS: p, Dialer: p, Devices: p, CSI: p,
+		opts.World.Plugins = &PluginWorld{Registry: p.Registry(), DevicePlugins: "/var/lib/kubelet/device-plugins", FS: p, Dialer: p, Devices: p, CSI: p, DRA: p.DRA(),
 			Checkpoint: p.Checkpoint(), NewID: p.NewID}
 	}
 	e.opts = opts

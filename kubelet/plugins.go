@@ -2,12 +2,14 @@ package kubelet
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/minikubelet/minikubelet/plugins/csiplugin"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 )
@@ -24,6 +26,12 @@ type Plugins struct {
 	Devices *devicemanager.Handler
 	// CSI is the CSI handler; nil without an API server.
 	CSI *csiplugin.Handler
+	// DRA is the DRA manager's plugin handler, which every v1.35 kubelet has (the
+	// DynamicResourceAllocation gate is GA and locked on). Without an API server it wipes no
+	// ResourceSlices.
+	DRA *draplugin.Handler
+	// draWaker wakes Run's DRA runner when a registration may bring a wipe forward.
+	draWaker *draplugin.Waker
 
 	world *PluginWorld
 }
@@ -43,13 +51,17 @@ func buildDevices(opts Options, w *PluginWorld) (*Plugins, error) {
 }
 
 // buildManager is the plugin manager on the registry with its handlers, as NewMainKubelet builds
-// it and initializeRuntimeDependentModules adds the handlers: CSI (with an API server) and the
-// device manager's.
+// it and initializeRuntimeDependentModules adds the handlers: CSI (with an API server), and the
+// container manager's, the device manager's and the DRA manager's.
 func (p *Plugins) buildManager(opts Options) error {
 	var err error
 	if p.Manager, err = pluginmanager.New(pluginmanager.Options{Clock: opts.Clock, Tracer: opts.Tracer, NewID: p.world.NewID}); err != nil {
 		return err
 	}
+	if err := p.buildDRA(opts); err != nil {
+		return err
+	}
+	p.Manager.AddHandler(registerapi.DRAPlugin, p.DRA)
 	if client := opts.World.API; client != nil {
 		if p.CSI, err = csiplugin.New(csiplugin.Options{Nodes: csiplugin.APINodeInfo{Client: client, NodeName: opts.NodeName}, Driver: p.world.CSI, Tracer: opts.Tracer}); err != nil {
 			return err
@@ -61,19 +73,47 @@ func (p *Plugins) buildManager(opts Options) error {
 	return err
 }
 
-// start is what the kubelet's Run starts of the pipeline, for a stepping driver: the device
-// manager reads its checkpoint back (traced), then the watcher's first traversal finds the
-// sockets already in the registry. A failed traversal is traced; the kubelet starts without it.
+// buildDRA is the DRA manager's plugin handler. Its wipes draw their jitter from the kubelet's
+// seed, so that a replay's retries are the same on every run.
+func (p *Plugins) buildDRA(opts Options) error {
+	client := opts.World.API
+	m, err := draplugin.New(draplugin.Options{Clock: opts.Clock, Tracer: opts.Tracer, NodeName: opts.NodeName, Wipes: client != nil,
+		Rand: rand.New(rand.NewPCG(opts.Seed, draSeed))})
+	if err != nil {
+		return err
+	}
+	hopts := draplugin.HandlerOptions{Manager: m, Connector: p.world.DRA, Tracer: opts.Tracer}
+	if client != nil {
+		hopts.Slices = draplugin.APISlices{Client: client}
+	}
+	p.draWaker = draplugin.NewWaker()
+	hopts.Wake = p.draWaker.Wake
+	p.DRA, err = draplugin.NewHandler(hopts)
+	return err
+}
+
+// draSeed tells the DRA handler's random stream from the other cores' drawn from the same seed.
+const draSeed = 0x647261
+
+// start is what the kubelet's Run starts of the pipeline, for a stepping driver: the container
+// manager's DRA manager (its wipe of the node's ResourceSlices) and device manager (which reads
+// its checkpoint back, traced), then the watcher's first traversal finds the sockets already in
+// the registry. A failed traversal is traced; the kubelet starts without it.
 func (p *Plugins) start() {
+	p.DRA.Start()
 	_ = p.Devices.Start() // a checkpoint that cannot be read is traced
 	_ = p.Watcher.Start(noWatches{})
 }
 
-// advance runs a reconciler pass when one is due, and every operation it starts at once; it
-// reports whether a pass ran.
+// advance carries out the DRA handler's wipes that are due, then runs a reconciler pass when one
+// is due, and every operation it starts at once; it reports whether either did something.
 func (p *Plugins) advance(ctx context.Context, now time.Time, env pluginmanager.Env) bool {
+	wiped := false
+	if at, ok := p.DRA.NextWake(); ok && !at.After(now) {
+		wiped = p.DRA.Advance(ctx)
+	}
 	if at, _ := p.Manager.NextWake(); !at.IsZero() && at.After(now) {
-		return false
+		return wiped
 	}
 	for _, op := range p.Manager.Reconcile() {
 		p.Manager.Finish(op, pluginmanager.RunOperation(ctx, op, env))
@@ -104,6 +144,8 @@ var (
 	_ pluginwatcher.FS        = pluginwatcher.OS{}
 	_ pluginmanager.Handler   = (*devicemanager.Handler)(nil)
 	_ pluginmanager.Handler   = (*csiplugin.Handler)(nil)
+	_ pluginmanager.Handler   = (*draplugin.Handler)(nil)
+	_ draplugin.Connector     = draplugin.GRPC{}
 	_ Devices                 = (*devicemanager.Handler)(nil)
 	_ pluginwatcher.Desired   = (*pluginmanager.DesiredState)(nil)
 	_ devicemanager.Connector = devicemanager.GRPC{}

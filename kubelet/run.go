@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -139,14 +140,19 @@ func (k *Kubelet) apiRunners(ctx context.Context, clk clock.WithTicker, s *sourc
 
 // pluginRunners are the plugin pipeline's, after the device manager's Start has read its
 // checkpoint back (initializeRuntimeDependentModules starts the container manager before the
-// plugin manager): the kubelet.sock server, the reconciler, and the watcher, whose first
-// traversal finds the sockets already in the registry.
+// plugin manager): the DRA manager's wipes (the first, of the node's ResourceSlices, at once),
+// the kubelet.sock server, the reconciler, and the watcher, whose first traversal finds the
+// sockets already in the registry.
 func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker) ([]runner, error) {
 	p, logger := k.Plugins, klog.FromContext(ctx)
 	if err := p.Devices.Start(); err != nil {
 		logger.Error(err, "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date")
 	}
 	server, err := devicemanager.NewServer(devicemanager.ServerOptions{Handler: p.Devices, Dir: p.world.DevicePlugins})
+	if err != nil {
+		return nil, err
+	}
+	dra, err := draplugin.NewRunner(draplugin.RunnerOptions{Handler: p.DRA, Clock: clk, Waker: p.draWaker})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +169,7 @@ func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker) ([]ru
 		return nil
 	}
 	logger.Info("Starting plugin registration", "pluginsRegistry", p.world.Registry, "devicePlugins", p.world.DevicePlugins)
-	return []runner{{"device manager", server.Run}, {"plugin manager", reconciler.Run}, {"plugin watcher", watch}}, nil
+	return []runner{{"dra manager", dra.Run}, {"device manager", server.Run}, {"plugin manager", reconciler.Run}, {"plugin watcher", watch}}, nil
 }
 
 // runAll runs every runner on a goroutine of its own until ctx is done or one fails, which ends

@@ -63,7 +63,8 @@ func (k *Kubelet) Settle(ctx context.Context) bool {
 }
 
 // NextWake returns when the kubelet next has work: the earliest of the sync loop's wake, the
-// sources' next relist and poll, and the plugin manager's next pass. It always has one (the
+// sources' next relist and poll, the plugin manager's next pass and the DRA handler's next wipe.
+// It always has one (the
 // sync loop's tickers run).
 func (k *Kubelet) NextWake() (time.Time, bool) {
 	at, _ := k.Loop.NextWake()
@@ -80,6 +81,7 @@ func (k *Kubelet) NextWake() (time.Time, bool) {
 	}
 	if p := k.Plugins; p != nil {
 		earlier(p.Manager.NextWake())
+		earlier(p.DRA.NextWake())
 	}
 	return at, true
 }

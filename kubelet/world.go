@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/plugins/csiplugin"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -50,8 +51,8 @@ type World struct {
 }
 
 // PluginWorld is the plugin registry and what answers behind its sockets: the kubelet's
-// plugins_registry and device-plugins directories, the dialers of both APIs, the CSI drivers, and
-// the device manager's checkpoint store. PluginsOnDisk makes the real ones.
+// plugins_registry and device-plugins directories, the dialers of both APIs, the CSI drivers, the
+// DRA drivers' plugins, and the device manager's checkpoint store. PluginsOnDisk makes the real ones.
 type PluginWorld struct {
 	// Registry is the plugin registry directory the watcher watches. Required.
 	Registry string
@@ -66,6 +67,8 @@ type PluginWorld struct {
 	Devices devicemanager.Connector
 	// CSI answers NodeGetInfo for CSI drivers. Required with an API server.
 	CSI csiplugin.NodeInfoGetter
+	// DRA connects to DRA drivers' plugins. Required.
+	DRA draplugin.Connector
 	// Checkpoint stores the device manager's checkpoint; it outlives the process. Required.
 	Checkpoint devicemanager.Checkpointer
 	// NewID names each socket the watcher finds: a random UUID on disk, a counter in a replay.
@@ -91,6 +94,7 @@ func PluginsOnDisk(root string) *PluginWorld {
 		Dialer:        pluginmanager.GRPCDialer{},
 		Devices:       devicemanager.GRPC{Dial: pluginmanager.DialUnix},
 		CSI:           csiplugin.GRPCDriver{Dial: pluginmanager.DialUnix},
+		DRA:           draplugin.GRPC{},
 		Checkpoint:    devicemanager.FileCheckpoint{Path: filepath.Join(devices, devicemanager.CheckpointFile)},
 		NewID:         func() string { return string(uuid.NewUUID()) },
 	}

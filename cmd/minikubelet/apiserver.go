@@ -43,9 +43,10 @@ func newAPIServerCommand() *cobra.Command {
 		Long: `Run the fake API server alone, for several minikubelets (one per node) to share.
 
 It serves pods, nodes, events, namespaces, leases, CSINodes, ConfigMaps, Secrets,
-ServiceAccounts, Services, Endpoints and EndpointSlices (its log line lists them), but runs none
-of their controllers beyond node lifecycle, pod GC and a scheduler: for Deployments, endpoints
-controllers and the rest, use a real control plane and point minikubelet at it with --kubeconfig.
+ServiceAccounts, Services, Endpoints, EndpointSlices and ResourceSlices (its log line lists
+them), but runs none of their controllers beyond node lifecycle, pod GC and a scheduler: for
+Deployments, endpoints controllers and the rest, use a real control plane and point minikubelet
+at it with --kubeconfig.
 
 Without --data-dir it keeps every object in memory: when it stops, its objects are gone, and a
 restarted server starts empty. With --data-dir it keeps them in a database

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,7 @@ var scheme = func() *runtime.Scheme {
 	}
 	for _, add := range []func(*runtime.Scheme) error{
 		eventsv1.AddToScheme, discoveryv1.AddToScheme, authorizationv1.AddToScheme, authenticationv1.AddToScheme,
+		resourcev1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

@@ -1,7 +1,7 @@
 // Package fakeapiserver is a Kubernetes API server for the objects a kubelet reads and writes: Pods
 // (API pods and mirror pods), the Node, Leases and Events (core/v1 and events.k8s.io/v1), and the
 // Namespaces they live in; the ConfigMaps, Secrets, ServiceAccounts, Services, Endpoints and
-// EndpointSlices pods refer to; and what kubectl asks of every cluster: an empty list of
+// EndpointSlices pods refer to; the ResourceSlices DRA drivers publish and the kubelet wipes; and what kubectl asks of every cluster: an empty list of
 // CustomResourceDefinitions, access and subject reviews, /metrics, and (given a source of usage)
 // the metrics.k8s.io API. It runs none of these kinds' controllers except what namespaces and
 // service accounts need. It keeps them in memory, and with

@@ -25,7 +25,7 @@ func TestReadableKindsAreServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := fakeapiserver.ReadableKinds()
-	want := map[string]bool{"Pod": false, "Node": false, "CSINode": false, "ConfigMap": false, "Secret": false, "Service": false, "ServiceAccount": false, "Endpoints": false, "Lease": false, "Event": false, "Namespace": false}
+	want := map[string]bool{"Pod": false, "Node": false, "CSINode": false, "ConfigMap": false, "Secret": false, "Service": false, "ServiceAccount": false, "Endpoints": false, "Lease": false, "Event": false, "Namespace": false, "ResourceSlice": false}
 	for _, k := range kinds {
 		if _, ok := want[k.Kind]; ok {
 			want[k.Kind] = true

@@ -146,6 +146,7 @@ func resources() []*resource {
 		serviceResource(),
 		endpointsResource(),
 		endpointSliceResource(),
+		resourceSliceResource(),
 		crdResource(),
 		selfSubjectAccessReviewResource(),
 		selfSubjectRulesReviewResource(),

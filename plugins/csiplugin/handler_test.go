@@ -125,3 +125,26 @@ func TestRegisterFailureForgetsDriver(t *testing.T) {
 		t.Errorf("driver kept after a failed registration: %v", h.Drivers())
 	}
 }
+
+// TestTopologyCollision: a driver that reports another value for a topology label the node has is
+// not installed, with v1.35's message, and the label keeps its value.
+func TestTopologyCollision(t *testing.T) {
+	ctx := context.Background()
+	h, client := newHandler(t, fakeDriver{info: NodeInfo{NodeID: "id", Topology: map[string]string{"zone": "b"}}})
+	node, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Labels = map[string]string{"zone": "a"}
+	if _, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = h.RegisterPlugin("d", "/csi/csi.sock", []string{"1.0.0"}, nil)
+	if err == nil || !strings.HasSuffix(err.Error(), `detected topology value collision: driver reported "zone":"b" but existing label is "zone":"a"`) {
+		t.Errorf("RegisterPlugin = %v", err)
+	}
+	node, _ = client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if node.Labels["zone"] != "a" {
+		t.Errorf("zone label = %q", node.Labels["zone"])
+	}
+}

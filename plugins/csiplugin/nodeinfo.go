@@ -47,7 +47,7 @@ func (m APINodeInfo) InstallCSIDriver(ctx context.Context, driverName string, in
 		}
 		for k, v := range info.Topology {
 			if old, ok := n.Labels[k]; ok && old != v {
-				return false, fmt.Errorf("topology label %q of node %s is %q, driver %s reports %q", k, n.Name, old, driverName, v)
+				return false, fmt.Errorf("detected topology value collision: driver reported %q:%q but existing label is %q:%q", k, v, k, old)
 			}
 			if _, ok := n.Labels[k]; !ok {
 				if n.Labels == nil {

@@ -118,7 +118,7 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 		w.APIWatch = e.cluster.APIWatch(n.name, n.link)
 	}
 	if p := n.plugins; p != nil {
-		w.Plugins = &kubelet.PluginWorld{Registry: p.Registry(), DevicePlugins: DevicePluginsPath, FS: p, Dialer: p, Devices: p, CSI: p,
+		w.Plugins = &kubelet.PluginWorld{Registry: p.Registry(), DevicePlugins: DevicePluginsPath, FS: p, Dialer: p, Devices: p, CSI: p, DRA: p.DRA(),
 			Checkpoint: p.Checkpoint(), NewID: p.NewID}
 	}
 	var lat fakeruntime.Latencies

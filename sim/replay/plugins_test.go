@@ -10,7 +10,13 @@ func TestPluginStepValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name, step, want string
 	}{
-		{"unknown type", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x}`, `type "DRAPlugin"`},
+		{"unknown type", `createPluginSocket: {name: a.sock, type: PodResources, pluginName: x}`, `type "PodResources": want DevicePlugin, CSIPlugin or DRAPlugin`},
+		{"dra devices without api", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, devices: 2}`, "needs the api source"},
+		{"dra too many devices", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, devices: 129}`, "a ResourceSlice holds at most 128"},
+		{"dra negative devices", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, devices: -1}`, "devices must not be negative"},
+		{"dra with csi fields", `createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, nodeID: node-id}`, "are a CSIPlugin's"},
+		{"topology key", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x, accessibleTopology: {"bad key": z}}`, `accessibleTopology key "bad key"`},
+		{"topology value", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x, accessibleTopology: {zone: "a b"}}`, `accessibleTopology["zone"] "a b"`},
 		{"csi without api", `createPluginSocket: {name: a.sock, type: CSIPlugin, pluginName: x}`, "needs the api source"},
 		{"absolute socket", `removePluginSocket: {name: /run/a.sock}`, "must be a relative path"},
 		{"escaping socket", `removePluginSocket: {name: ../a.sock}`, "must be a relative path"},
@@ -26,5 +32,14 @@ func TestPluginStepValidation(t *testing.T) {
 				t.Errorf("Parse() = %v, want an ErrInvalid containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDRAPluginWithoutAPI: a DRA driver registers with a standalone kubelet, which has the DRA
+// handler too: it needs no source.
+func TestDRAPluginWithoutAPI(t *testing.T) {
+	doc := "name: x\nsources: [file]\nsteps:\n- at: 1s\n  createPluginSocket: {name: a.sock, type: DRAPlugin, pluginName: x, versions: [v1.DRAPlugin]}\n"
+	if _, err := Parse("x.yaml", []byte(doc), LoadOptions{}); err != nil {
+		t.Errorf("Parse() = %v", err)
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -25,16 +28,21 @@ import (
 // CreatePluginSocket makes a plugin appear: its registration socket is created in
 // plugins_registry and the plugin answers GetInfo with Type, PluginName, Endpoint and Versions.
 // A DevicePlugin offers Devices healthy devices named <resource base name>-<i>; a CSIPlugin
-// answers NodeGetInfo with NodeID and MaxVolumesPerNode.
+// answers NodeGetInfo with NodeID, MaxVolumesPerNode and AccessibleTopology (the segments the
+// kubelet writes as node labels and CSINode topology keys); a DRAPlugin serves its DRA service on
+// Endpoint (or its registration socket) until its socket is removed, and with Devices, publishes
+// one ResourceSlice of that many devices (device-<i>) for the node through the API server, as a
+// DRA driver's kubelet plugin does when it starts.
 type CreatePluginSocket struct {
-	Name              string   `json:"name"`
-	Type              string   `json:"type"`
-	PluginName        string   `json:"pluginName"`
-	Endpoint          string   `json:"endpoint,omitempty"`
-	Versions          []string `json:"versions"`
-	Devices           int      `json:"devices,omitempty"`
-	NodeID            string   `json:"nodeID,omitempty"`
-	MaxVolumesPerNode int64    `json:"maxVolumesPerNode,omitempty"`
+	Name               string            `json:"name"`
+	Type               string            `json:"type"`
+	PluginName         string            `json:"pluginName"`
+	Endpoint           string            `json:"endpoint,omitempty"`
+	Versions           []string          `json:"versions"`
+	Devices            int               `json:"devices,omitempty"`
+	NodeID             string            `json:"nodeID,omitempty"`
+	MaxVolumesPerNode  int64             `json:"maxVolumesPerNode,omitempty"`
+	AccessibleTopology map[string]string `json:"accessibleTopology,omitempty"`
 }
 
 // RemovePluginSocket removes a registration socket, as a plugin does when it stops.
@@ -102,9 +110,9 @@ func (*PluginFails) usesPlugins()        {}
 func (*ExpectPlugin) usesPlugins()       {}
 
 // source: a CSI driver's registration records the driver on the Node and its CSINode through
-// the API server.
+// the API server, and a DRA driver with devices publishes them there.
 func (c *CreatePluginSocket) source() string {
-	if c.Type == registerapi.CSIPlugin {
+	if c.Type == registerapi.CSIPlugin || c.Type == registerapi.DRAPlugin && c.Devices > 0 {
 		return podconfig.APISource
 	}
 	return ""
@@ -123,8 +131,34 @@ func (c *CreatePluginSocket) validate() error {
 			errs = append(errs, fmt.Errorf("devices %d: a simulated device plugin offers at most %d", c.Devices, MaxPluginDevices))
 		}
 	case registerapi.CSIPlugin:
+		errs = append(errs, validateTopology(c.AccessibleTopology))
+	case registerapi.DRAPlugin:
+		switch {
+		case c.Devices < 0:
+			errs = append(errs, errors.New("devices must not be negative"))
+		case c.Devices > MaxDRADevices:
+			errs = append(errs, fmt.Errorf("devices %d: a ResourceSlice holds at most %d", c.Devices, MaxDRADevices))
+		}
+		if c.NodeID != "" || c.MaxVolumesPerNode != 0 || c.AccessibleTopology != nil {
+			errs = append(errs, errors.New("nodeID, maxVolumesPerNode and accessibleTopology are a CSIPlugin's"))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("type %q: want %s or %s", c.Type, registerapi.DevicePlugin, registerapi.CSIPlugin))
+		errs = append(errs, fmt.Errorf("type %q: want %s, %s or %s", c.Type, registerapi.DevicePlugin, registerapi.CSIPlugin, registerapi.DRAPlugin))
+	}
+	return errors.Join(errs...)
+}
+
+// validateTopology checks a CSI driver's topology segments as the node labels they become: each
+// key a qualified name and each value a label value, or the kubelet's patch would be refused.
+func validateTopology(segments map[string]string) error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(segments)) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, fmt.Errorf("accessibleTopology key %q: %s", k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(segments[k]) {
+			errs = append(errs, fmt.Errorf("accessibleTopology[%q] %q: %s", k, segments[k], msg))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -157,13 +191,42 @@ func (x *ExpectNode) validate() error {
 }
 
 // apply starts the plugin and hands the kubelet's watcher the socket's create event.
-func (c *CreatePluginSocket) apply(_ context.Context, e *engine, n *node) {
+func (c *CreatePluginSocket) apply(ctx context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindCreatePluginSocket, "", fmt.Sprintf("%s type=%s name=%s versions=%v", socketPath(c.Name), c.Type, c.PluginName, c.Versions))
 	sock := n.plugins.Create(c.Name, world.PluginSpec{Type: c.Type, Name: c.PluginName, Endpoint: c.Endpoint, Versions: c.Versions, Devices: c.Devices,
-		NodeID: c.NodeID, MaxVolumesPerNode: c.MaxVolumesPerNode})
+		NodeID: c.NodeID, MaxVolumesPerNode: c.MaxVolumesPerNode, AccessibleTopology: c.AccessibleTopology})
+	if c.Type == registerapi.DRAPlugin && c.Devices > 0 {
+		if err := e.publishSlice(ctx, n.name, c.PluginName, c.Devices); err != nil {
+			e.stepError(trace.KindCreatePluginSocket, err)
+		}
+	}
 	if err := n.kubelet.Plugins.SocketCreated(sock); err != nil {
 		e.stepError(trace.KindCreatePluginSocket, err)
 	}
+}
+
+// MaxDRADevices is how many devices a simulated DRA driver may publish: one ResourceSlice's.
+const MaxDRADevices = 128
+
+// publishSlice creates the driver's ResourceSlice of the node, as the ResourceSlice controller of
+// a driver's kubelet plugin does: a pool named after the node, in one slice whose name the API
+// server generates from <node>-<driver>-.
+func (e *engine) publishSlice(ctx context.Context, nodeName, driver string, devices int) error {
+	slice := &resourcev1.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: nodeName + "-" + driver + "-"},
+		Spec: resourcev1.ResourceSliceSpec{
+			Driver:   driver,
+			Pool:     resourcev1.ResourcePool{Name: nodeName, Generation: 1, ResourceSliceCount: 1},
+			NodeName: &nodeName,
+		},
+	}
+	for i := range devices {
+		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: "device-" + strconv.Itoa(i)})
+	}
+	if _, err := e.client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("publish the ResourceSlice of driver %s: %w", driver, err)
+	}
+	return nil
 }
 
 // apply stops the plugin and hands the kubelet's watcher the socket's remove event.

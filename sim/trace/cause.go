@@ -249,7 +249,7 @@ func (l *linker) cause(e Event) uint64 {
 		return l.answer("plugin", t)
 	case PluginManager:
 		return l.component[PluginWatcher]
-	case DeviceManager, CSI:
+	case DeviceManager, CSI, DRA:
 		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
 		// plugin manager.
 		if e.Pod != "" && l.pod[e.Pod] != 0 {

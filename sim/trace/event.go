@@ -39,6 +39,7 @@ const (
 	PluginManager Component = "pluginmanager" // the plugin manager's reconciler and operations
 	DeviceManager Component = "devicemanager" // the device manager and its device plugin endpoints
 	CSI           Component = "csi"           // the CSI plugin's registration handler
+	DRA           Component = "dra"           // the DRA manager's plugin handler
 )
 
 // Event is one thing a component did. Only Component and Event are always set; every other field

@@ -3,7 +3,7 @@ package trace
 // Components is every component, in the catalogue's order.
 var Components = []Component{
 	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
-	Status, Prober, PodStartup, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, Events, Scenario,
+	Status, Prober, PodStartup, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, DRA, Events, Scenario,
 	NodeLifecycle, TaintEviction, PodGC, Scheduler,
 }
 
@@ -49,6 +49,7 @@ const (
 	fileDPServer       = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go"
 	fileDPClient       = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go"
 	fileCSIPlugin      = "pkg/volume/csi/csi_plugin.go"
+	fileDRAPluginMgr   = "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go"
 	fileProberManager  = "pkg/kubelet/prober/prober_manager.go"
 	fileProber         = "pkg/kubelet/prober/prober.go"
 	fileProbeWorker    = "pkg/kubelet/prober/worker.go"
@@ -216,6 +217,14 @@ var locations = map[Component]map[string]Location{
 		"ValidatePlugin":   {"RegistrationHandler.ValidatePlugin", fileCSIPlugin},
 		"RegisterPlugin":   {"RegistrationHandler.RegisterPlugin", fileCSIPlugin},
 		"DeRegisterPlugin": {"RegistrationHandler.DeRegisterPlugin", fileCSIPlugin},
+	},
+	DRA: {
+		"ValidatePlugin":     {"DRAPluginManager.ValidatePlugin", fileDRAPluginMgr},
+		"RegisterPlugin":     {"DRAPluginManager.RegisterPlugin", fileDRAPluginMgr},
+		"DeRegisterPlugin":   {"DRAPluginManager.DeRegisterPlugin", fileDRAPluginMgr},
+		"HandleConn":         {"monitoredPlugin.HandleConn", fileDRAPluginMgr},
+		"sync":               {"DRAPluginManager.sync", fileDRAPluginMgr},
+		"wipeResourceSlices": {"DRAPluginManager.wipeResourceSlices", fileDRAPluginMgr},
 	},
 }
 

@@ -192,3 +192,12 @@ const (
 	KindAllocate     Kind = "allocate"     // devicemanager: devices allocated to a container
 	KindRestored     Kind = "restored"     // devicemanager: the checkpoint read back at start
 )
+
+// Kinds of the DRA handler (dra), which uses registered, unregistered and error too.
+const (
+	KindConnected    Kind = "connected"    // dra: a plugin's connection came up
+	KindDisconnected Kind = "disconnected" // dra: a plugin's connection went down
+	KindWipeAt       Kind = "wipe-at"      // dra: a wipe of a driver's ResourceSlices scheduled, Delay from now
+	KindWipeCancel   Kind = "wipe-cancel"  // dra: a scheduled wipe cancelled: the driver has a connected plugin again
+	KindWiped        Kind = "wiped"        // dra: a driver's ResourceSlices of the node deleted
+)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/plugins/csiplugin"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
+	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 )
@@ -22,7 +24,8 @@ import (
 // Plugins is the plugin registry of a replayed node and the plugins behind its sockets, in
 // memory: the registry as the plugin watcher reads it, the registration sockets the plugin
 // manager dials, the device plugins' endpoints the device manager connects to, the CSI drivers'
-// NodeGetInfo, and the device manager's checkpoint. Calls to a plugin answer at once; each can be
+// NodeGetInfo, the DRA drivers' service the DRA handler connects to, and the device manager's
+// checkpoint. Calls to a plugin answer at once; each can be
 // scripted to fail. A kubelet restart keeps all of it, as the machine does: the sockets are still
 // there for the new kubelet's watcher to find, and the checkpoint for its device manager to read.
 type Plugins struct {
@@ -31,6 +34,8 @@ type Plugins struct {
 	// checkpoint is the device manager's checkpoint file.
 	checkpoint Checkpoint
 	ids        int
+	// dra are the DRA handler's open connections, oldest first.
+	dra []*draConn
 }
 
 // PluginSpec is what a simulated plugin answers.
@@ -42,14 +47,16 @@ type PluginSpec struct {
 	Versions []string
 	// Devices is how many healthy devices a device plugin offers, named <resource base name>-<i>.
 	Devices int
-	// NodeID and MaxVolumesPerNode are a CSI driver's NodeGetInfo answer.
-	NodeID            string
-	MaxVolumesPerNode int64
+	// NodeID, MaxVolumesPerNode and AccessibleTopology are a CSI driver's NodeGetInfo answer.
+	NodeID             string
+	MaxVolumesPerNode  int64
+	AccessibleTopology map[string]string
 }
 
 // plugin is one simulated plugin and its connections from the device manager.
 type plugin struct {
 	spec    PluginSpec
+	sock    string // its registration socket's path
 	devices []*pluginapi.Device
 	fails   map[string]int
 	conns   []*deviceConn // open connections, oldest first
@@ -88,7 +95,11 @@ func (w *Plugins) Create(name string, spec PluginSpec) string {
 		p.devices = append(p.devices, &pluginapi.Device{ID: base + "-" + strconv.Itoa(i), Health: pluginapi.Healthy})
 	}
 	sock := w.SocketPath(name)
+	p.sock = sock
 	w.sockets[sock] = p
+	// A DRA handler's connection to the endpoint the new plugin serves comes up, as gRPC
+	// reconnects to a plugin that is back.
+	w.draReport(p, true)
 	return sock
 }
 
@@ -99,7 +110,11 @@ func (w *Plugins) Remove(name string) (string, error) {
 	if _, ok := w.sockets[sock]; !ok {
 		return "", fmt.Errorf("%s: no such socket", sock)
 	}
+	p := w.sockets[sock]
 	delete(w.sockets, sock)
+	// The plugin stops serving: the DRA handler's connections to it go down at once, before the
+	// watcher sees the socket go.
+	w.draReport(p, false)
 	return sock, nil
 }
 
@@ -147,6 +162,10 @@ func (w *Plugins) KubeletStopped() {
 		}
 		p.conns = nil
 	}
+	for _, c := range w.dra {
+		c.closed = true
+	}
+	w.dra = nil
 }
 
 // fail consumes one scripted failure of call.
@@ -280,7 +299,75 @@ func (w *Plugins) NodeGetInfo(_ context.Context, endpoint string) (csiplugin.Nod
 	if err := p.fail("NodeGetInfo"); err != nil {
 		return csiplugin.NodeInfo{}, err
 	}
-	return csiplugin.NodeInfo{NodeID: p.spec.NodeID, MaxVolumesPerNode: p.spec.MaxVolumesPerNode}, nil
+	return csiplugin.NodeInfo{NodeID: p.spec.NodeID, MaxVolumesPerNode: p.spec.MaxVolumesPerNode, Topology: maps.Clone(p.spec.AccessibleTopology)}, nil
+}
+
+// DRA is the DRA handler's Connector: connections to the endpoint a DRA plugin gave (or its
+// registration socket), up while a plugin serves it.
+func (w *Plugins) DRA() draplugin.Connector { return draConnector{w} }
+
+type draConnector struct{ w *Plugins }
+
+// Connect makes a connection that connects once started; like grpc.NewClient, it does not
+// fail for a target nobody serves yet.
+func (d draConnector) Connect(endpoint string, watch func(bool)) (draplugin.Conn, error) {
+	return &draConn{w: d.w, endpoint: endpoint, watch: watch}, nil
+}
+
+// draConn is one connection of the DRA handler, which reports its state changes at once.
+type draConn struct {
+	w        *Plugins
+	endpoint string
+	watch    func(bool)
+	up       bool
+	closed   bool
+}
+
+// Start connects: up at once when a plugin serves the endpoint; otherwise it stays down until one
+// does.
+func (c *draConn) Start() {
+	if c.closed || slices.Contains(c.w.dra, c) {
+		return
+	}
+	c.w.dra = append(c.w.dra, c)
+	if _, ok := c.w.byEndpoint(c.endpoint); ok {
+		c.set(true)
+	}
+}
+
+// Close ends the connection: one that was up reports that it went down.
+func (c *draConn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.w.dra = slices.DeleteFunc(c.w.dra, func(o *draConn) bool { return o == c })
+	c.set(false)
+	c.closed = true
+	return nil
+}
+
+func (c *draConn) set(up bool) {
+	if c.up != up && !c.closed {
+		c.up = up
+		c.watch(up)
+	}
+}
+
+// draReport brings the connections to the endpoint p serves up or down, oldest first. A plugin's
+// endpoint is its own service endpoint, or its registration socket when it gave none.
+func (w *Plugins) draReport(p *plugin, up bool) {
+	if p == nil || p.spec.Type != registerapi.DRAPlugin {
+		return
+	}
+	endpoint := p.spec.Endpoint
+	if endpoint == "" {
+		endpoint = p.sock
+	}
+	for _, c := range slices.Clone(w.dra) {
+		if c.endpoint == endpoint {
+			c.set(up)
+		}
+	}
 }
 
 // The registry as the watcher reads it: the registry directory, the directories the sockets'

@@ -96,3 +96,68 @@ func TestDevicePluginStreams(t *testing.T) {
 		t.Errorf("SetHealth of a missing device succeeded")
 	}
 }
+
+// TestDRAConnections: the DRA handler's connection to a driver's endpoint comes up when started
+// while the driver serves it, goes down when its socket is removed and up again when a plugin
+// serves it anew; one to a plugin without an endpoint follows its registration socket; closing
+// reports the end of a live one, and a stopped kubelet's connections report nothing.
+func TestDRAConnections(t *testing.T) {
+	w := NewPlugins("/r")
+	var got []string
+	watch := func(name string) func(bool) {
+		return func(up bool) {
+			if up {
+				got = append(got, name+" up")
+			} else {
+				got = append(got, name+" down")
+			}
+		}
+	}
+	const ep = "/p/dra.sock"
+	w.Create("d-reg.sock", PluginSpec{Type: registerapi.DRAPlugin, Name: "d", Endpoint: ep})
+	w.Create("e-reg.sock", PluginSpec{Type: registerapi.DRAPlugin, Name: "e"})
+	w.Create("dev-reg.sock", PluginSpec{Type: registerapi.DevicePlugin, Name: "example.com/x", Endpoint: "/p/x.sock"})
+	d, _ := w.DRA().Connect(ep, watch("d"))
+	e, _ := w.DRA().Connect("/r/e-reg.sock", watch("e"))
+	gone, _ := w.DRA().Connect("/p/none.sock", watch("none"))
+	d.Start()
+	e.Start()
+	gone.Start()
+	if _, err := w.Remove("d-reg.sock"); err != nil {
+		t.Fatal(err)
+	}
+	w.Create("d2-reg.sock", PluginSpec{Type: registerapi.DRAPlugin, Name: "d", Endpoint: ep})
+	if _, err := w.Remove("e-reg.sock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Remove("dev-reg.sock"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Create("e-reg.sock", PluginSpec{Type: registerapi.DRAPlugin, Name: "e"})
+	w.KubeletStopped()
+	w.Remove("e-reg.sock")
+	want := []string{"d up", "e up", "d down", "d up", "e down", "d down", "e up"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodeGetInfoTopology: a CSI driver answers NodeGetInfo with its accessible topology, a copy
+// the kubelet may keep.
+func TestNodeGetInfoTopology(t *testing.T) {
+	w := NewPlugins("/r")
+	w.Create("c-reg.sock", PluginSpec{Type: registerapi.CSIPlugin, Name: "c", Endpoint: "/p/csi.sock", NodeID: "n1",
+		AccessibleTopology: map[string]string{"zone": "a"}})
+	info, err := w.NodeGetInfo(context.Background(), "/p/csi.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Topology["zone"] = "changed"
+	again, _ := w.NodeGetInfo(context.Background(), "/p/csi.sock")
+	if diff := cmp.Diff(map[string]string{"zone": "a"}, again.Topology); diff != "" {
+		t.Errorf("topology (-want +got):\n%s", diff)
+	}
+}
