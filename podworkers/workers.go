@@ -226,6 +226,8 @@ type work struct {
 	done   time.Time
 	result Result
 	err    error
+	// canceled is set when the worker's context is cancelled while the sync waits (Result.Wait).
+	canceled bool
 }
 
 func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }
