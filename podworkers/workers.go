@@ -126,6 +126,8 @@ type Workers struct {
 	// inPass is true while advance visits the wakes; entries added meanwhile wait in deferred.
 	inPass   bool
 	deferred []wakeEntry
+	// changes counts state transitions and startedTerminating flags set (Changes).
+	changes uint64
 }
 
 // New returns Workers configured by opts. A missing required option is an error wrapping
@@ -275,6 +277,7 @@ func (w *Workers) transition(s *podStatus, to State, fn string) error {
 	}
 	from := s.state
 	s.state = to
+	w.changes++
 	w.emit(s, trace.Event{Event: trace.KindState, From: from.traceName(), To: to.traceName(), Func: fn})
 	return nil
 }
