@@ -65,3 +65,10 @@ const (
 	// PreemptContainer is recorded on a pod killed to make room for a critical pod.
 	PreemptContainer = "Preempting"
 )
+
+// Volume event reasons, recorded by the volume manager.
+const (
+	// FailedMountVolume is recorded at every failed volume SetUp (and, where the kubelet reports
+	// the wait's failure, at SyncPod's).
+	FailedMountVolume = "FailedMount"
+)

@@ -39,6 +39,9 @@ const (
 	PluginManager Component = "pluginmanager" // the plugin manager's reconciler and operations
 	DeviceManager Component = "devicemanager" // the device manager and its device plugin endpoints
 	CSI           Component = "csi"           // the CSI plugin's registration handler
+
+	// VolumeManager is the volume manager, its volume plugins and the token manager.
+	VolumeManager Component = "volumemanager"
 )
 
 // Event is one thing a component did. Only Component and Event are always set; every other field

@@ -190,3 +190,10 @@ const (
 	KindAllocate     Kind = "allocate"     // devicemanager: devices allocated to a container
 	KindRestored     Kind = "restored"     // devicemanager: the checkpoint read back at start
 )
+
+// Kinds of the volume manager.
+const (
+	KindMount   Kind = "mount"   // volumemanager: a volume set up for a pod (MountVolume.SetUp)
+	KindUnmount Kind = "unmount" // volumemanager: a volume torn down (UnmountVolume.TearDown)
+	KindToken   Kind = "token"   // volumemanager: a service account token requested (TokenRequest)
+)
