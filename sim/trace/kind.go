@@ -164,6 +164,7 @@ const (
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
 	KindAPIPatchNode       Kind = "apiPatchNode"
 	KindAPIPatchPod        Kind = "apiPatchPod"
+	KindAPICreateObject    Kind = "apiCreateObject"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.

@@ -31,9 +31,10 @@ const syncWait = time.Second
 // and guards itself.
 type Reflectors struct {
 	client kubernetes.Interface
-	clock  clock.WithTicker
 
-	mu sync.Mutex // guards items and ctx
+	mu sync.Mutex // guards clock, items and ctx
+	// clock is Run's; nil until Run starts, when no watch has listed.
+	clock clock.WithTicker
 	// items are the watched objects.
 	items map[Key]*watchItem
 	// ctx is Run's context while Run runs; nil before and after.
@@ -54,23 +55,23 @@ type watchItem struct {
 	cancel context.CancelFunc
 }
 
-// NewReflectors returns the watches of a kubelet whose API server is client, on clk. Nothing
-// runs until Run.
-func NewReflectors(client kubernetes.Interface, clk clock.WithTicker) *Reflectors {
+// NewReflectors returns the watches of a kubelet whose API server is client. Nothing runs until
+// Run.
+func NewReflectors(client kubernetes.Interface) *Reflectors {
 	// The kubelet's service informer does not watch headless services: they make no
 	// environment variables (kubernetes issue 122394).
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermNotEqualSelector("spec.clusterIP", v1.ClusterIPNone).String()
 	}))
 	svc := factory.Core().V1().Services()
-	return &Reflectors{client: client, clock: clk, items: map[Key]*watchItem{}, services: svc.Lister(), servicesSynced: svc.Informer().HasSynced, factory: factory}
+	return &Reflectors{client: client, items: map[Key]*watchItem{}, services: svc.Lister(), servicesSynced: svc.Informer().HasSynced, factory: factory}
 }
 
-// Run runs the service informer and the reflectors until ctx is done, then stops them and
+// Run runs the service informer and the reflectors on clk until ctx is done, then stops them and
 // returns once they have ended.
-func (r *Reflectors) Run(ctx context.Context) error {
+func (r *Reflectors) Run(ctx context.Context, clk clock.WithTicker) error {
 	r.mu.Lock()
-	r.ctx = ctx
+	r.ctx, r.clock = ctx, clk
 	for k, it := range r.items {
 		r.start(k, it)
 	}
@@ -116,8 +117,9 @@ func (r *Reflectors) Stop(k Key) {
 func (r *Reflectors) Get(k Key) (runtime.Object, bool) {
 	r.mu.Lock()
 	it, ok := r.items[k]
+	clk := r.clock
 	r.mu.Unlock()
-	if !ok {
+	if !ok || clk == nil {
 		return nil, false
 	}
 	select {
@@ -125,7 +127,7 @@ func (r *Reflectors) Get(k Key) (runtime.Object, bool) {
 	default:
 		select {
 		case <-it.synced:
-		case <-r.clock.After(syncWait):
+		case <-clk.After(syncWait):
 			return nil, false
 		}
 	}

@@ -18,12 +18,12 @@ func TestReflectors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		client := fake.NewClientset(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"},
 			Spec: v1.ServiceSpec{ClusterIP: "10.0.0.1", Ports: []v1.ServicePort{{Port: 443}}}})
-		r := NewReflectors(client, clock.RealClock{})
+		r := NewReflectors(client)
 		k := Key{ConfigMaps, "ns", "app"}
 		r.Watch(k)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- r.Run(ctx) }()
+		go func() { done <- r.Run(ctx, clock.RealClock{}) }()
 		synctest.Wait()
 
 		if obj, synced := r.Get(k); obj != nil || !synced {
