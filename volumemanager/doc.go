@@ -35,5 +35,7 @@
 // next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
 // of the pod is mounted.
 //
-// A Manager is a core: the sync loop's goroutine steps it (Advance at NextWake) and calls it.
+// A Manager is a core: the sync loop's goroutine is to step it (Advance at NextWake) and call
+// it. The kubelet assembly does not build one yet: SyncPod does not wait for volumes, so a pod
+// whose Secret or ConfigMap volume is missing still starts (docs/fidelity.md).
 package volumemanager
