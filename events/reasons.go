@@ -69,6 +69,13 @@ const (
 	PreemptContainer = "Preempting"
 )
 
+// Volume event reasons, recorded by the volume manager.
+const (
+	// FailedMountVolume is recorded at every failed volume SetUp (and, where the kubelet reports
+	// the wait's failure, at SyncPod's).
+	FailedMountVolume = "FailedMount"
+)
+
 // Node event reasons, recorded about the Node (NodeRef): the kubelet's own events, with the
 // message "Node <name> status is now: <reason>" for the condition and schedulable ones.
 const (

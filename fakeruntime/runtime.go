@@ -82,6 +82,17 @@ func (r *Runtime) AttachKubelet(m Metrics, p PullRecorder) {
 	r.metrics, r.pulls = m, p
 }
 
+// RuntimeHelper is what the runtime asks of the kubelet process to configure a container
+// (kubecontainer.RuntimeHelper, through GenerateRunContainerOptions): its environment.
+type RuntimeHelper interface {
+	MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) ([]kubecontainer.EnvVar, error)
+}
+
+// SetRuntimeHelper points the runtime at the kubelet process that configures its containers: a
+// restarted kubelet is a new helper. Nil configures every container with no environment to
+// resolve.
+func (r *Runtime) SetRuntimeHelper(h RuntimeHelper) { r.helper = h }
+
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
 // satisfies it.
 type EventRecorder interface {
@@ -140,6 +151,8 @@ type Runtime struct {
 	recorder EventRecorder
 	metrics  Metrics
 	pulls    PullRecorder
+	// helper is the kubelet process that configures containers (SetRuntimeHelper); nil is none.
+	helper RuntimeHelper
 
 	// pods, containers and sandboxes are the records visible as of the applied schedule.
 	pods       map[types.UID]*podRec

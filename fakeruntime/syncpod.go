@@ -215,6 +215,16 @@ func (s *podSync) start(c *v1.Container) error {
 	if err == nil {
 		_, err = startFailsFromAnnotations(s.pod.Annotations, c.Name, 0)
 	}
+	if err == nil && r.helper != nil {
+		// generateContainerConfig asks the kubelet for the container's environment before it
+		// checks the user: a ConfigMap, Secret or key it names that does not exist fails here.
+		ips := s.podIPs()
+		ip := ""
+		if len(ips) > 0 {
+			ip = ips[0]
+		}
+		_, err = r.helper.MakeEnvironmentVariables(s.pod, c, ip, ips)
+	}
 	if err == nil {
 		err = containerConfigError(s.pod, c)
 	}

@@ -4,7 +4,8 @@
 // (pkg/kubelet/cm), the pod sources registered in the kubelet's order with PodConfig
 // (makePodSourceConfig: file, http, api), the sync side (pod manager, container runtime, PLEG and
 // pod cache, work queue, pod workers, status manager, mirror client, pod sync functions,
-// housekeeping, runtime state, node status, admit handlers, prober, sync loop), the plugin
+// housekeeping, runtime state, node status, admit handlers, prober, sync loop; the ConfigMap and
+// Secret managers and the environment maker that is the runtime's helper, objects.go), the plugin
 // manager with its watcher and its CSI and device plugin handlers
 // (initializeRuntimeDependentModules), the metrics registry and the kubelet server's view. New
 // builds them in that order and wires each to the small interfaces the others declare; nothing
@@ -17,11 +18,12 @@
 // process. Drivers differ only in the world they give and in how they drive:
 //
 //	run     World from the OS, an API client and client-go's broadcaster; Run wraps the cores in
-//	        their runners on the real clock (sources, PodConfig's mux, the sync loop, the device
-//	        manager's kubelet.sock, the plugin manager and watcher). A fleet is N of them sharing
-//	        one pod watch (PodWatch).
-//	replay  World from package world's simulation; Settle and NextWake step every core on a
-//	        virtual clock, in a fixed order.
+//	        their runners on the real clock (sources, PodConfig's mux, the ConfigMap and Secret
+//	        reflectors and the service informer, the sync loop, the device manager's
+//	        kubelet.sock, the plugin manager and watcher). A fleet is N of them sharing one pod
+//	        watch (PodWatch).
+//	replay  World from package world's simulation (its object watches read the in-process API
+//	        server); Settle and NextWake step every core on a virtual clock, in a fixed order.
 //
 // A kubelet restart is New again with the same World: only what the world keeps survives (the
 // runtime's containers, the files, the plugins' sockets, the device checkpoint), and the new

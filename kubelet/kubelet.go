@@ -73,6 +73,8 @@ type Kubelet struct {
 	Sources Sources
 	// Plugins is the plugin pipeline; nil without World.Plugins.
 	Plugins *Plugins
+	// Objects are the ConfigMap and Secret managers and the environment maker.
+	Objects Objects
 	// Metrics is the kubelet's registry: every start of the process has its own.
 	Metrics *metrics.Registry
 	// Board holds the server's view of the kubelet: Run publishes a snapshot to it after sync
@@ -129,7 +131,10 @@ func build(opts Options) (*Kubelet, error) {
 	if err := k.buildSources(recorder); err != nil {
 		return nil, err
 	}
-	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources}); err != nil {
+	if k.Objects, err = buildObjects(opts); err != nil {
+		return nil, err
+	}
+	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources, objects: k.Objects}); err != nil {
 		return nil, err
 	}
 	if k.Plugins != nil {

@@ -92,6 +92,10 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		out = append(out, rs...)
 	}
 	out = append(out, runner{"pod config", mux.Run})
+	if r := k.Objects.reflectors; r != nil {
+		// The ConfigMap and Secret watches and the service informer.
+		out = append(out, runner{"object watches", func(ctx context.Context) error { return r.Run(ctx, clk) }})
+	}
 	if k.Plugins != nil {
 		rs, err := k.pluginRunners(ctx, clk)
 		if err != nil {

@@ -78,6 +78,8 @@ type syncDeps struct {
 	devices Devices
 	// sourcesReady is PodConfig's SeenAllSources.
 	sourcesReady func(seen sets.Set[string]) bool
+	// objects are the ConfigMap and Secret managers and the environment maker.
+	objects Objects
 }
 
 // buildSync wires the sync side's cores in dependency order (NewMainKubelet from the pod cache
@@ -103,6 +105,9 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 			return Sync{}, err
 		}
 	}
+	// The kuberuntime manager's runtime helper is the kubelet process: a restarted kubelet is a
+	// new one.
+	n.Runtime.SetRuntimeHelper(d.objects.Env)
 	if n.Pods, err = podmanager.New(podmanager.Options{Tracer: tracer}); err != nil {
 		return Sync{}, err
 	}
@@ -134,7 +139,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Tracer:         tracer,
 		Startup:        startup,
 	}
-	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop}
+	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop, Objects: d.objects}
 	var mirror *podmanager.MirrorClient
 	var node *nodestatus.Status
 	if client := opts.World.API; client != nil {

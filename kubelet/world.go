@@ -44,6 +44,10 @@ type World struct {
 	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
 	// success.
 	ProbeScript *prober.Script
+	// Objects are the watches of the ConfigMaps and Secrets the pods reference and the service
+	// informer, for a driver that steps the kubelet (a replay: sim/world's Objects). Nil with an
+	// API server is `run`'s: client-go reflectors that Run runs.
+	Objects ObjectSource
 	// APIWatch simulates the api source's reflector for a driver that steps the kubelet (a
 	// replay): New makes its first list and Settle pumps it. Nil in `run`, where Run's reflector
 	// feeds the api source.

@@ -106,6 +106,16 @@ type Options struct {
 	// Probes is the prober manager. Nil runs no probes: every running container is started and
 	// ready.
 	Probes Prober
+	// Objects are the ConfigMap and Secret managers, told what each pod references. Nil is
+	// none.
+	Objects ObjectRegistrar
+}
+
+// ObjectRegistrar is the kubelet's ConfigMap and Secret managers as the sync functions tell them
+// what a pod references: SyncPod registers it, SyncTerminatedPod unregisters it.
+type ObjectRegistrar interface {
+	RegisterPod(pod *v1.Pod)
+	UnregisterPod(pod *v1.Pod)
 }
 
 func (o Options) validate() error {

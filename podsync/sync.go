@@ -54,6 +54,11 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	}
 	s.observePodStart(pod, apiStatus)
 	s.opts.Status.SetPodStatus(pod, apiStatus)
+	// The ConfigMap and Secret managers learn what the pod references before anything reads
+	// them (its environment, its volumes).
+	if s.opts.Objects != nil {
+		s.opts.Objects.RegisterPod(pod)
+	}
 	s.reconcileMirror(ctx, pod, mirrorPod)
 
 	res, err := s.runtimeSync(ctx, pod, podStatus)
@@ -135,6 +140,9 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 // modelled, so there is nothing to wait for.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
+	if s.opts.Objects != nil {
+		s.opts.Objects.UnregisterPod(pod)
+	}
 	s.opts.Status.TerminatePod(pod)
 	s.reasons.forget(pod.UID)
 	return podworkers.Result{}, nil

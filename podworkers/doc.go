@@ -51,10 +51,18 @@
 // # Cancellation
 //
 // The kubelet cancels a worker's context when a pod becomes terminating or its grace period gets
-// shorter, but in v1.35.0 nothing it models watches that context (TODO #113606): SyncPod runs the
-// runtime on context.WithoutCancel and the other sync functions start from context.Background().
-// So a sync in flight ends when its work ends, a kill keeps the grace period it started with, and
-// the newer update runs next, after the next relist. The cancel is only traced.
+// shorter. In v1.35.0 one thing watches that context: SyncPod's wait for the pod's volumes
+// (WaitForAttachAndMount), which a sync returns as Result.Wait, and which ends at once with
+// context.Canceled. Nothing else does (TODO #113606): SyncPod runs the runtime on
+// context.WithoutCancel and the other sync functions start from context.Background(). So a sync in
+// flight ends when its work ends, a kill keeps the grace period it started with, and the newer
+// update runs next, after the next relist; the cancel is only traced.
+//
+// # Waiting syncs
+//
+// A sync that blocks on a condition it polls returns Result.Wait with Done set to when it next
+// looks. The worker stays busy, and at Done calls Wait, which carries the sync on: it may end
+// (its own Result), or wait again.
 //
 // # Determinism
 //

@@ -136,8 +136,9 @@ func (s *podStatus) mergeLastUpdate(other UpdateOptions) {
 // acknowledgeTerminating is the kubelet's acknowledgeTerminating: the worker has seen the request
 // to terminate, so no container will start again. It returns the last status function registered.
 func (w *Workers) acknowledgeTerminating(s *podStatus) func(*v1.PodStatus) {
-	if s.isTerminationRequested() {
+	if s.isTerminationRequested() && !s.flags.startedTerminating {
 		s.flags.startedTerminating = true
+		w.changes++
 	}
 	if n := len(s.statusFns); n > 0 {
 		return s.statusFns[n-1]

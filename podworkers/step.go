@@ -67,6 +67,8 @@ type call struct {
 	status  *kubecontainer.PodStatus
 	grace   *int64
 	podFunc func(*v1.PodStatus)
+	// resume is a waiting sync looking again (Result.Wait), not a new call.
+	resume bool
 }
 
 // advance does every piece of due work that does not call the Syncer, and returns the next sync to
@@ -84,6 +86,10 @@ func (w *Workers) advance(callbacks *[]func()) (c *call, progressed bool) {
 			break
 		}
 		w.busy.pop()
+		if e.wk.result.Wait != nil {
+			// The sync looks again: a call like the first, which carries it on.
+			return &call{s: e.s, wk: e.wk, resume: true}, true
+		}
 		w.complete(e.s, callbacks)
 		progressed = true
 	}
@@ -148,6 +154,8 @@ func (w *Workers) prepare(s *podStatus, now time.Time, callbacks *[]func()) (c *
 func (w *Workers) invoke(ctx context.Context, c *call) (Result, error) {
 	opts := c.wk.opts
 	switch {
+	case c.resume:
+		return c.wk.result.Wait(ctx, c.wk.canceled)
 	case c.wk.state == Terminated:
 		return w.syncer.SyncTerminatedPod(ctx, c.pod, c.status)
 	case c.wk.state == Terminating && opts.RunningPod != nil:

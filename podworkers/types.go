@@ -1,6 +1,7 @@
 package podworkers
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -126,6 +127,13 @@ type Result struct {
 	// teardown). The worker stays busy until then, coalescing updates, and completes the sync at
 	// Done. The zero value, or any instant not after now, means the sync ended at once.
 	Done time.Time
+	// Wait, when set, says the sync is not over at Done: the sync function blocks on a condition
+	// it polls (the volume manager's WaitForAttachAndMount and WaitForUnmount), and Done is when
+	// it next looks. At Done the worker calls Wait instead of completing; Wait carries the sync
+	// on and returns its next Result, with a Wait of its own while it keeps waiting. canceled is
+	// true when the worker's context was cancelled meanwhile (the pod became terminating, or its
+	// grace period shorter): the kubelet's poll watches that context, so the wait ends at once.
+	Wait func(ctx context.Context, canceled bool) (Result, error)
 }
 
 // PodWorkerSync is one worker as SyncKnownPods reports it: the kubelet's PodWorkerSync.

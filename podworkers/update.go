@@ -183,8 +183,9 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 	return s
 }
 
-// cancel is the kubelet cancelling the sync context. In v1.35.0 no sync function watches that
-// context (TODO #113606): SyncPod runs the runtime's SyncPod on context.WithoutCancel, and
+// cancel is the kubelet cancelling the sync context. In v1.35.0 one wait watches that context,
+// SyncPod's wait for the pod's volumes (a Result.Wait), which then ends at once; nothing else
+// does (TODO #113606): SyncPod runs the runtime's SyncPod on context.WithoutCancel, and
 // SyncTerminatingPod, SyncTerminatingRuntimePod and SyncTerminatedPod start from
 // context.Background(); the worker's wait for the pod cache does not watch it either. So a sync in
 // flight, or a taken update still waiting for the cache, runs to its end with its own options (a
@@ -193,6 +194,13 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 func (w *Workers) cancel(s *podStatus, now time.Time) {
 	wk := s.work
 	if wk == nil || (wk.called && !wk.done.IsZero() && !wk.done.After(now)) {
+		return
+	}
+	if wk.called && wk.result.Wait != nil {
+		// The one wait that watches the context: the sync looks once more, now, and ends.
+		wk.canceled, wk.done = true, now
+		w.pushBusy(s, wk)
+		w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Message: "the sync's wait ends", Func: "UpdatePod"})
 		return
 	}
 	w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Message: "no effect: the sync functions do not watch the context", Func: "UpdatePod"})

@@ -130,6 +130,8 @@ type Workers struct {
 	onChange []func(types.UID)
 	// known holds SyncKnownPods' buffers between calls.
 	known knownBuffers
+	// changes counts state transitions and startedTerminating flags set (Changes).
+	changes uint64
 }
 
 // knownBuffers are SyncKnownPods' maps and slice, cleared and reused at every call.
@@ -245,6 +247,8 @@ type work struct {
 	done   time.Time
 	result Result
 	err    error
+	// canceled is set when the worker's context is cancelled while the sync waits (Result.Wait).
+	canceled bool
 }
 
 func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }
@@ -292,6 +296,7 @@ func (w *Workers) transition(s *podStatus, to State, fn string) error {
 	}
 	from := s.state
 	s.state = to
+	w.changes++
 	w.emit(s, trace.Event{Event: trace.KindState, From: from.traceName(), To: to.traceName(), Func: fn})
 	for _, f := range w.onChange {
 		f(s.uid)

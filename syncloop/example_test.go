@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -33,6 +34,7 @@ func Example() {
 			Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: podconfig.FileSource}},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "nginx:1.27"}}},
 	}
+	apidefaults.SetPodDefaults(pod) // as a pod source defaults it
 	if err := n.Loop.Step(ctx, syncloop.ConfigUpdate{Update: podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}}); err != nil {
 		fmt.Println(err)
 		return

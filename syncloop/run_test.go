@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -41,6 +42,7 @@ func TestRunnerRunsPodsFromUpdates(t *testing.T) {
 			Spec: v1.PodSpec{NodeName: "node-1", RestartPolicy: v1.RestartPolicyAlways,
 				Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}}},
 		}
+		apidefaults.SetPodDefaults(pod) // as a pod source defaults it
 		updates <- podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}
 		// Sleeping in the bubble moves its fake clock; the runner wakes at each NextWake.
 		time.Sleep(3 * time.Second)
@@ -84,6 +86,7 @@ func TestRunnerReadsQueuedUpdatesBeforeSyncing(t *testing.T) {
 			Spec: v1.PodSpec{NodeName: "node-1", RestartPolicy: v1.RestartPolicyAlways,
 				Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}}},
 		}
+		apidefaults.SetPodDefaults(pod) // as a pod source defaults it
 		updates := make(chan podconfig.Update, 2)
 		updates <- podconfig.Update{Op: podconfig.ADD, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}
 		updates <- podconfig.Update{Op: podconfig.REMOVE, Source: podconfig.FileSource, Pods: []*v1.Pod{pod}}

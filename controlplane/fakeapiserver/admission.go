@@ -15,8 +15,9 @@ import (
 //
 //   - NamespaceLifecycle (namespaces.go): no content in a missing or terminating namespace;
 //   - ServiceAccount: a pod names service account "default" unless it names one, the service
-//     account must exist, and its image pull secrets become the pod's unless the pod names
-//     some; a mirror pod may not name one. No token volume is mounted;
+//     account must exist, its token volume kube-api-access-* is mounted unless automounting is
+//     off (tokenvolume.go), and its image pull secrets become the pod's unless the pod names
+//     some; a mirror pod may not name one;
 //   - Priority: a pod's priority comes from its priorityClassName, with the two built-in
 //     classes, and is 0 (preempting lower priorities) without one;
 //   - DefaultTolerationSeconds: a pod tolerates the not-ready and unreachable NoExecute taints
@@ -64,6 +65,9 @@ func (s *Server) admitPodCreate(t target, pod *corev1.Pod) error {
 		sa, err := s.lookUpServiceAccount(pod.Namespace, pod.Spec.ServiceAccountName)
 		if err != nil {
 			return forbidden(err)
+		}
+		if shouldAutomount(sa, pod) {
+			s.mountServiceAccountToken(pod)
 		}
 		if len(pod.Spec.ImagePullSecrets) == 0 {
 			for _, ref := range sa.ImagePullSecrets {

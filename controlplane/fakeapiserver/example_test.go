@@ -50,13 +50,13 @@ func Example() {
 	fmt.Println("resourceVersion:", srv.ResourceVersion())
 	// Output:
 	// trace: create default/web POST pods
-	// web Pending 10
+	// web Pending 14
 	// trace: deleting default/web DELETE pods
 	// deletionGracePeriodSeconds: 30
 	// trace: deleting default/web DELETE pods
 	// trace: delete default/web DELETE pods
 	// pods "web" not found
-	// resourceVersion: 13
+	// resourceVersion: 17
 }
 
 // ExampleServer_Serve runs the server on a loopback port until its context ends.

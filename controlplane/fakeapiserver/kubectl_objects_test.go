@@ -106,6 +106,7 @@ func TestKubectlApplyBundle(t *testing.T) {
 	want = fmtRows([][]string{
 		{"NAME", "DATA", "AGE"},
 		{"configmap/app-config", "1", "90s"},
+		{"configmap/kube-root-ca.crt", "1", "90s"},
 		{},
 		{"NAME", "TYPE", "DATA", "AGE"},
 		{"secret/app-secret", "Opaque", "1", "90s"},

@@ -25,8 +25,8 @@ func TestMain(m *testing.M) {
 }
 
 // bootRV is the resource version of a new server: one write for each system namespace, one for
-// its default ServiceAccount, and one for the kubernetes Service.
-const bootRV = 9
+// its default ServiceAccount, one for its kube-root-ca.crt, and one for the kubernetes Service.
+const bootRV = 13
 
 // start is the fixed instant the fake clock of every test starts at.
 var start = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)

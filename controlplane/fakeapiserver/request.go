@@ -142,9 +142,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	case verb == verbGet:
 		err = s.get(w, r, t)
 	case verb == verbCreate:
-		if t.subresource == "binding" {
+		switch t.subresource {
+		case "binding":
 			err = s.bind(w, r, t)
-		} else {
+		case "token":
+			err = s.createToken(w, r, t)
+		default:
 			err = s.create(w, r, t)
 		}
 	case verb == verbUpdate:

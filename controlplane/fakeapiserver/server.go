@@ -94,6 +94,8 @@ type Server struct {
 	metrics *apiMetrics
 	// resourceMetrics is Options.ResourceMetrics.
 	resourceMetrics ResourceMetrics
+	// rootCA is the CA bundle of every kube-root-ca.crt (rootca.go); the store lock guards it.
+	rootCA []byte
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -163,6 +165,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if err := s.bootstrapServiceAccounts(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.bootstrapRootCA(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 // kube-controller-manager's service account controller makes sure: it is created with its
 // namespace (and with the system namespaces at start), and again if it is deleted while its
 // namespace is active. The ServiceAccount admission plugin then requires a pod's service account
-// to exist (admission.go). The token controller, token requests (serviceaccounts/token) and the
-// token volume the plugin mounts are not modelled.
+// to exist and mounts its token volume (admission.go, tokenvolume.go); serviceaccounts/token
+// issues the tokens (tokens.go). The token controller's legacy token Secrets are not modelled.
 
 const defaultServiceAccount = "default"
 
@@ -25,11 +25,12 @@ func serviceAccountResource() *resource {
 	return &resource{
 		name: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", gv: coreV1, namespaced: true,
 		shortNames: []string{"sa"}, verbs: verbsStored,
-		newObj:   func() runtime.Object { return &corev1.ServiceAccount{} },
-		fieldSet: metaFields,
-		validate: validateMetaOnly,
-		columns:  defaultColumns,
-		cells:    defaultCells,
+		subresources: []subresource{{name: "token", kind: "TokenRequest", verbs: verbCreate}},
+		newObj:       func() runtime.Object { return &corev1.ServiceAccount{} },
+		fieldSet:     metaFields,
+		validate:     validateMetaOnly,
+		columns:      defaultColumns,
+		cells:        defaultCells,
 	}
 }
 
@@ -80,13 +81,19 @@ func derivedUID(key string) types.UID {
 
 // afterCommit does, in the same hold of the store lock, what kube-controller-manager's
 // controllers would do soon after a write: a new namespace, or a deleted default ServiceAccount,
-// gets its default ServiceAccount. The caller holds the store lock.
+// gets its default ServiceAccount, and a new namespace, or a deleted kube-root-ca.crt, its root
+// CA ConfigMap (rootca.go). The caller holds the store lock.
 func (s *Server) afterCommit(res *resource, typ watch.EventType, m metav1.Object) error {
 	switch {
 	case res.name == "namespaces" && typ == watch.Added:
-		return s.ensureDefaultServiceAccount(m.GetName())
+		if err := s.ensureDefaultServiceAccount(m.GetName()); err != nil {
+			return err
+		}
+		return s.ensureRootCA(m.GetName())
 	case res.name == "serviceaccounts" && typ == watch.Deleted && m.GetName() == defaultServiceAccount:
 		return s.ensureDefaultServiceAccount(m.GetNamespace())
+	case res.name == "configmaps" && typ == watch.Deleted && m.GetName() == rootCAConfigMap:
+		return s.ensureRootCA(m.GetNamespace())
 	}
 	return nil
 }

@@ -116,6 +116,7 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	}
 	if e.cluster != nil {
 		w.APIWatch = e.cluster.APIWatch(n.name, n.link)
+		w.Objects = world.NewObjects(e.cluster.Server(), n.link)
 	}
 	if p := n.plugins; p != nil {
 		w.Plugins = &kubelet.PluginWorld{Registry: p.Registry(), DevicePlugins: DevicePluginsPath, FS: p, Dialer: p, Devices: p, CSI: p, DRA: p.DRA(),

@@ -105,6 +105,7 @@ var stepKinds = []stepKind{
 	{"apiDeleteMirrorPod", func() action { return new(APIDeleteMirrorPod) }},
 	{"apiCreateNamespace", func() action { return new(APICreateNamespace) }},
 	{"apiDeleteNamespace", func() action { return new(APIDeleteNamespace) }},
+	{"apiCreateObject", func() action { return new(APICreateObject) }},
 	{"containerExit", func() action { return new(ContainerExit) }},
 	{"crashLoop", func() action { return new(CrashLoop) }},
 	{"failImagePull", func() action { return new(FailImagePull) }},

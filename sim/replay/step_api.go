@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,6 +129,7 @@ func (a *APIUpdatePod) apply(ctx context.Context, e *engine, _ *node) {
 		if pod.Spec.ServiceAccountName == "" {
 			pod.Spec.ServiceAccountName = cur.Spec.ServiceAccountName
 		}
+		keepTokenVolume(pod, cur)
 		_, err = pods.Update(ctx, pod, metav1.UpdateOptions{})
 	}
 	e.apiWritten(trace.KindAPIUpdatePod, podkey.Of(pod), a.ExpectError, err)
@@ -220,4 +222,30 @@ func apiPod(pod *v1.Pod) error {
 
 func podRef(ns, name string) error {
 	return errors.Join(required("namespace", ns), required("name", name))
+}
+
+// keepTokenVolume carries over to pod the service account token volume (kube-api-access-*) that
+// admission mounted in cur at create, and its mounts: the scenario's pod predates admission, and
+// the spec may not drop them.
+func keepTokenVolume(pod, cur *v1.Pod) {
+	for _, vol := range cur.Spec.Volumes {
+		if !strings.HasPrefix(vol.Name, "kube-api-access-") || slices.ContainsFunc(pod.Spec.Volumes, func(v v1.Volume) bool { return v.Name == vol.Name }) {
+			continue
+		}
+		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
+		for _, pair := range [][2][]v1.Container{{pod.Spec.InitContainers, cur.Spec.InitContainers}, {pod.Spec.Containers, cur.Spec.Containers}} {
+			for i := range pair[0] {
+				c := &pair[0][i]
+				j := slices.IndexFunc(pair[1], func(o v1.Container) bool { return o.Name == c.Name })
+				if j < 0 {
+					continue
+				}
+				for _, m := range pair[1][j].VolumeMounts {
+					if m.Name == vol.Name && !slices.ContainsFunc(c.VolumeMounts, func(o v1.VolumeMount) bool { return o.Name == vol.Name }) {
+						c.VolumeMounts = append(c.VolumeMounts, m)
+					}
+				}
+			}
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -58,6 +60,8 @@ func TestDecodeStep(t *testing.T) {
 		{"case matters", `{"At":"1s","restartKubelet":{}}`, "", 0, `unknown field "At"`},
 		{"unknown body key", `{"at":"1s","expect":{"pod":"a/b","exitcode":1}}`, "", 0, `unknown field "expect.exitcode"`},
 		{"nested unknown key", `{"apiCreatePod":{"pod":{"spec":{"containerz":[]}}}}`, "", 0, `unknown field "apiCreatePod.pod.spec.containerz"`},
+		{"config map", `{"at":"1s","apiCreateObject":{"configMap":{"metadata":{"name":"app"},"data":{"k":"v"}}}}`, "apiCreateObject", 1, ""},
+		{"unknown object key", `{"apiCreateObject":{"secret":{"strngData":{}}}}`, "", 0, `unknown field "apiCreateObject.secret.strngData"`},
 		{"bad body type", `{"expect":{"ready":"maybe"}}`, "", 0, "expect: cannot unmarshal string"},
 		{"bad at", `{"at":"soon","restartKubelet":{}}`, "", 0, `at: time: invalid duration "soon"`},
 		{"not a mapping", `5`, "", 0, "a step is a mapping of at, an optional node and one action"},
@@ -75,6 +79,29 @@ func TestDecodeStep(t *testing.T) {
 			}
 			if st.Action() != tt.action || st.actions != tt.actions {
 				t.Errorf("decodeStep(%s) = action %q of %d, want %q of %d", tt.json, st.Action(), st.actions, tt.action, tt.actions)
+			}
+		})
+	}
+}
+
+// TestAPICreateObjectValidate checks that apiCreateObject names exactly one object, with a name.
+func TestAPICreateObjectValidate(t *testing.T) {
+	named := metav1.ObjectMeta{Name: "app"}
+	for _, tt := range []struct {
+		name    string
+		a       APICreateObject
+		wantErr string
+	}{
+		{"config map", APICreateObject{ConfigMap: &v1.ConfigMap{ObjectMeta: named}}, ""},
+		{"secret", APICreateObject{Secret: &v1.Secret{ObjectMeta: named}}, ""},
+		{"neither", APICreateObject{}, "want exactly one of configMap and secret"},
+		{"both", APICreateObject{ConfigMap: &v1.ConfigMap{ObjectMeta: named}, Secret: &v1.Secret{ObjectMeta: named}}, "want exactly one of configMap and secret"},
+		{"no name", APICreateObject{Secret: &v1.Secret{}}, "metadata.name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.a.validate()
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("validate() = %v, want %q", err, tt.wantErr)
 			}
 		})
 	}

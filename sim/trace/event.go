@@ -40,6 +40,9 @@ const (
 	DeviceManager Component = "devicemanager" // the device manager and its device plugin endpoints
 	CSI           Component = "csi"           // the CSI plugin's registration handler
 	DRA           Component = "dra"           // the DRA manager's plugin handler
+
+	// VolumeManager is the volume manager, its volume plugins and the token manager.
+	VolumeManager Component = "volumemanager"
 )
 
 // Event is one thing a component did. Only Component and Event are always set; every other field

@@ -4,7 +4,7 @@ package trace
 var Components = []Component{
 	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
 	Status, Prober, PodStartup, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, DRA, Events, Scenario,
-	NodeLifecycle, TaintEviction, PodGC, Scheduler,
+	NodeLifecycle, TaintEviction, PodGC, Scheduler, VolumeManager,
 }
 
 // Location is where a step lives in the kubelet's source: the function qualified by its
@@ -17,49 +17,51 @@ type Location struct {
 
 // Kubelet source files the locations name.
 const (
-	fileConfigFile     = "pkg/kubelet/config/file.go"
-	fileConfigFileLin  = "pkg/kubelet/config/file_linux.go"
-	fileConfigHTTP     = "pkg/kubelet/config/http.go"
-	fileConfigAPI      = "pkg/kubelet/config/apiserver.go"
-	fileConfig         = "pkg/kubelet/config/config.go"
-	fileKubelet        = "pkg/kubelet/kubelet.go"
-	fileKubeletPods    = "pkg/kubelet/kubelet_pods.go"
-	fileNodeStatus     = "pkg/kubelet/kubelet_node_status.go"
-	fileNodeSetters    = "pkg/kubelet/nodestatus/setters.go"
-	fileLease          = "staging/src/k8s.io/component-helpers/apimachinery/lease/controller.go"
-	fileDeletor        = "pkg/kubelet/pod_container_deletor.go"
-	filePodManager     = "pkg/kubelet/pod/pod_manager.go"
-	fileMirrorClient   = "pkg/kubelet/pod/mirror_client.go"
-	filePodWorkers     = "pkg/kubelet/pod_workers.go"
-	fileRuntimeManager = "pkg/kubelet/kuberuntime/kuberuntime_manager.go"
-	fileRuntimeSandbox = "pkg/kubelet/kuberuntime/kuberuntime_sandbox.go"
-	fileRuntimeCont    = "pkg/kubelet/kuberuntime/kuberuntime_container.go"
-	fileRuntimeGC      = "pkg/kubelet/kuberuntime/kuberuntime_gc.go"
-	fileRuntimeInstr   = "pkg/kubelet/kuberuntime/instrumented_services.go"
-	fileImageManager   = "pkg/kubelet/images/image_manager.go"
-	filePLEG           = "pkg/kubelet/pleg/generic.go"
-	fileStatusManager  = "pkg/kubelet/status/status_manager.go"
-	fileStartupTracker = "pkg/kubelet/util/pod_startup_latency_tracker.go"
-	filePluginWatcher  = "pkg/kubelet/pluginmanager/pluginwatcher/plugin_watcher.go"
-	fileReconciler     = "pkg/kubelet/pluginmanager/reconciler/reconciler.go"
-	fileOpExecutor     = "pkg/kubelet/pluginmanager/operationexecutor/operation_executor.go"
-	fileOpGenerator    = "pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go"
-	fileGoroutineMap   = "pkg/util/goroutinemap/goroutinemap.go"
-	fileDeviceManager  = "pkg/kubelet/cm/devicemanager/manager.go"
-	fileDPServer       = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go"
-	fileDPClient       = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go"
-	fileCSIPlugin      = "pkg/volume/csi/csi_plugin.go"
-	fileDRAPluginMgr   = "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go"
-	fileProberManager  = "pkg/kubelet/prober/prober_manager.go"
-	fileProber         = "pkg/kubelet/prober/prober.go"
-	fileProbeWorker    = "pkg/kubelet/prober/worker.go"
-	fileProbeResults   = "pkg/kubelet/prober/results/results_manager.go"
-	fileNodeLifecycle  = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
-	fileNodeUtil       = "pkg/controller/util/node/controller_utils.go"
-	fileTaintEviction  = "pkg/controller/tainteviction/taint_eviction.go"
-	filePodGC          = "pkg/controller/podgc/gc_controller.go"
-	fileDefaultBinder  = "pkg/scheduler/framework/plugins/defaultbinder/default_binder.go"
-	fileScheduleOne    = "pkg/scheduler/schedule_one.go"
+	fileConfigFile        = "pkg/kubelet/config/file.go"
+	fileConfigFileLin     = "pkg/kubelet/config/file_linux.go"
+	fileConfigHTTP        = "pkg/kubelet/config/http.go"
+	fileConfigAPI         = "pkg/kubelet/config/apiserver.go"
+	fileConfig            = "pkg/kubelet/config/config.go"
+	fileKubelet           = "pkg/kubelet/kubelet.go"
+	fileKubeletPods       = "pkg/kubelet/kubelet_pods.go"
+	fileNodeStatus        = "pkg/kubelet/kubelet_node_status.go"
+	fileNodeSetters       = "pkg/kubelet/nodestatus/setters.go"
+	fileLease             = "staging/src/k8s.io/component-helpers/apimachinery/lease/controller.go"
+	fileDeletor           = "pkg/kubelet/pod_container_deletor.go"
+	filePodManager        = "pkg/kubelet/pod/pod_manager.go"
+	fileMirrorClient      = "pkg/kubelet/pod/mirror_client.go"
+	filePodWorkers        = "pkg/kubelet/pod_workers.go"
+	fileRuntimeManager    = "pkg/kubelet/kuberuntime/kuberuntime_manager.go"
+	fileRuntimeSandbox    = "pkg/kubelet/kuberuntime/kuberuntime_sandbox.go"
+	fileRuntimeCont       = "pkg/kubelet/kuberuntime/kuberuntime_container.go"
+	fileRuntimeGC         = "pkg/kubelet/kuberuntime/kuberuntime_gc.go"
+	fileRuntimeInstr      = "pkg/kubelet/kuberuntime/instrumented_services.go"
+	fileImageManager      = "pkg/kubelet/images/image_manager.go"
+	filePLEG              = "pkg/kubelet/pleg/generic.go"
+	fileStatusManager     = "pkg/kubelet/status/status_manager.go"
+	fileStartupTracker    = "pkg/kubelet/util/pod_startup_latency_tracker.go"
+	filePluginWatcher     = "pkg/kubelet/pluginmanager/pluginwatcher/plugin_watcher.go"
+	fileReconciler        = "pkg/kubelet/pluginmanager/reconciler/reconciler.go"
+	fileOpExecutor        = "pkg/kubelet/pluginmanager/operationexecutor/operation_executor.go"
+	fileOpGenerator       = "pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go"
+	fileGoroutineMap      = "pkg/util/goroutinemap/goroutinemap.go"
+	fileDeviceManager     = "pkg/kubelet/cm/devicemanager/manager.go"
+	fileDPServer          = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go"
+	fileDPClient          = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go"
+	fileCSIPlugin         = "pkg/volume/csi/csi_plugin.go"
+	fileOpGeneratorVolume = "pkg/volume/util/operationexecutor/operation_generator.go"
+	fileDRAPluginMgr      = "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go"
+	fileTokenManager      = "pkg/kubelet/token/token_manager.go"
+	fileProberManager     = "pkg/kubelet/prober/prober_manager.go"
+	fileProber            = "pkg/kubelet/prober/prober.go"
+	fileProbeWorker       = "pkg/kubelet/prober/worker.go"
+	fileProbeResults      = "pkg/kubelet/prober/results/results_manager.go"
+	fileNodeLifecycle     = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
+	fileNodeUtil          = "pkg/controller/util/node/controller_utils.go"
+	fileTaintEviction     = "pkg/controller/tainteviction/taint_eviction.go"
+	filePodGC             = "pkg/controller/podgc/gc_controller.go"
+	fileDefaultBinder     = "pkg/scheduler/framework/plugins/defaultbinder/default_binder.go"
+	fileScheduleOne       = "pkg/scheduler/schedule_one.go"
 )
 
 // locations maps, per component, the function name a component puts in Event.Func to where it
@@ -212,6 +214,11 @@ var locations = map[Component]map[string]Location{
 		"readCheckpoint":              {"ManagerImpl.readCheckpoint", fileDeviceManager},
 		"Register":                    {"server.Register", fileDPServer},
 		"ListAndWatch":                {"client.Run", fileDPClient},
+	},
+	VolumeManager: {
+		"GenerateMountVolumeFunc":   {"operationGenerator.GenerateMountVolumeFunc", fileOpGeneratorVolume},
+		"GenerateUnmountVolumeFunc": {"operationGenerator.GenerateUnmountVolumeFunc", fileOpGeneratorVolume},
+		"GetServiceAccountToken":    {"Manager.GetServiceAccountToken", fileTokenManager},
 	},
 	CSI: {
 		"ValidatePlugin":   {"RegistrationHandler.ValidatePlugin", fileCSIPlugin},

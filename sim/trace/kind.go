@@ -164,6 +164,7 @@ const (
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
 	KindAPIPatchNode       Kind = "apiPatchNode"
 	KindAPIPatchPod        Kind = "apiPatchPod"
+	KindAPICreateObject    Kind = "apiCreateObject"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.
@@ -200,4 +201,11 @@ const (
 	KindWipeAt       Kind = "wipe-at"      // dra: a wipe of a driver's ResourceSlices scheduled, Delay from now
 	KindWipeCancel   Kind = "wipe-cancel"  // dra: a scheduled wipe cancelled: the driver has a connected plugin again
 	KindWiped        Kind = "wiped"        // dra: a driver's ResourceSlices of the node deleted
+)
+
+// Kinds of the volume manager.
+const (
+	KindMount   Kind = "mount"   // volumemanager: a volume set up for a pod (MountVolume.SetUp)
+	KindUnmount Kind = "unmount" // volumemanager: a volume torn down (UnmountVolume.TearDown)
+	KindToken   Kind = "token"   // volumemanager: a service account token requested (TokenRequest)
 )

@@ -1,0 +1,41 @@
+// Package volumemanager mounts the volumes of the pods on the node and makes SyncPod wait for
+// them: the kubelet's volume manager (pkg/kubelet/volumemanager: the desired state of world
+// populator, the reconciler with the operation executor's exponential back-off,
+// WaitForAttachAndMount and WaitForUnmount) with the volume plugins' SetUp of the volumes a
+// simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
+// hostpath), and the service account token manager the projected volumes ask (pkg/kubelet/token).
+//
+// # Loops on the virtual clock
+//
+// The kubelet runs the populator and the reconciler every 100ms on goroutines of their own,
+// from its start: the populator first 100ms after it, the reconciler at once. Here both are one
+// pass on the same 100ms grid from New's instant, the populator first, and the pass is due only
+// when it has something to do:
+//
+//	the pod set changed (PodsChanged), a pod      → populator: add the volumes of new pods to the
+//	asked to be looked at again (ReprocessPod),      desired state, drop those of pods whose runtime
+//	or a pod worker changed state                    may be removed; mark the volumes of a pod
+//	                                                 looked at again for remount
+//	a volume to mount or remount whose back-off   → reconciler: unmount what is no longer desired,
+//	has expired, a volume to unmount                 then mount (SetUp) what is desired and not
+//	                                                 mounted, or needs a remount
+//
+// A change is seen at the first pass strictly after it: the kubelet's loops cannot see a pod in
+// the instant it is added. A failed SetUp records the FailedMount event ("MountVolume.SetUp
+// failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
+// failure up to 2m2s, retried at the first pass after the back-off has expired
+// (nestedpendingoperations' exponentialbackoff).
+//
+// # Waiting
+//
+// WaitForAttachAndMount is SyncPod's wait: it looks at once, then every 300ms from its start,
+// until every volume a container mounts is mounted, the populator reported an error for the pod,
+// the worker's context is cancelled, or 2m3s have passed. A look can only change its answer
+// after a reconciler pass, so the Wait it returns names the first 300ms tick at or after the
+// next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
+// of the pod is mounted.
+//
+// A Manager is a core: the sync loop's goroutine is to step it (Advance at NextWake) and call
+// it. The kubelet assembly does not build one yet: SyncPod does not wait for volumes, so a pod
+// whose Secret or ConfigMap volume is missing still starts (docs/fidelity.md).
+package volumemanager

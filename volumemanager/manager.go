@@ -1,0 +1,287 @@
+package volumemanager
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// The timings of the kubelet's volume manager and of its operation executor's back-off.
+const (
+	// LoopPeriod is how often the populator and the reconciler run
+	// (desiredStateOfWorldPopulatorLoopSleepPeriod, reconcilerLoopSleepPeriod).
+	LoopPeriod = 100 * time.Millisecond
+	// MountTimeout is how long WaitForAttachAndMount and WaitForUnmount wait
+	// (podAttachAndMountTimeout: "slightly offset from 2 minutes to make timeouts recognizable").
+	MountTimeout = 2*time.Minute + 3*time.Second
+	// MountRetryInterval is how often they look (podAttachAndMountRetryInterval).
+	MountRetryInterval = 300 * time.Millisecond
+	// initialBackoff and maxBackoff bound a failed operation's back-off
+	// (initialDurationBeforeRetry, maxDurationBeforeRetry).
+	initialBackoff = 500 * time.Millisecond
+	maxBackoff     = 2*time.Minute + 2*time.Second
+)
+
+// PodLister is the pod manager as the populator reads it.
+type PodLister interface {
+	// GetPods returns the desired pods, in a stable order.
+	GetPods() []*v1.Pod
+	GetPodByUID(uid types.UID) (*v1.Pod, bool)
+}
+
+// PodStates is the pod workers as the populator asks them: whether a pod may start containers,
+// whether its runtime may be removed, and a counter that moves when either answer can change.
+type PodStates interface {
+	ShouldPodContainersBeTerminating(uid types.UID) bool
+	ShouldPodRuntimeBeRemoved(uid types.UID) bool
+	Changes() uint64
+}
+
+// ConfigMapGetter and SecretGetter are the kubelet's ConfigMap and Secret managers.
+type (
+	ConfigMapGetter interface {
+		GetConfigMap(namespace, name string) (*v1.ConfigMap, error)
+	}
+	SecretGetter interface {
+		GetSecret(namespace, name string) (*v1.Secret, error)
+	}
+)
+
+// TokenGetter is the token manager as the projected volume asks it.
+type TokenGetter interface {
+	GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	DeleteServiceAccountToken(podUID types.UID)
+}
+
+// EventRecorder records one Kubernetes event about object.
+type EventRecorder interface {
+	Event(object runtime.Object, eventType, reason, message string)
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Clock is the time of the loops and the waits. Required.
+	Clock clock.PassiveClock
+	// Tracer receives the mounts and unmounts. Required.
+	Tracer trace.Tracer
+	// Pods is the pod manager. Required.
+	Pods PodLister
+	// States is the pod workers. Required.
+	States PodStates
+	// Recorder receives the FailedMount events. Nil records none.
+	Recorder EventRecorder
+	// ConfigMaps, Secrets and Tokens are the object managers and the token manager; nil in a
+	// standalone kubelet, whose ConfigMap, Secret and projected volumes cannot be set up.
+	ConfigMaps ConfigMapGetter
+	Secrets    SecretGetter
+	Tokens     TokenGetter
+	// SourcesReady reports whether every pod source has been seen, after which the populator
+	// stops adding pods whose containers are terminating. Nil is always.
+	SourcesReady func() bool
+}
+
+func (o Options) validate() error {
+	var missing []string
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Tracer == nil {
+		missing = append(missing, "Tracer")
+	}
+	if o.Pods == nil {
+		missing = append(missing, "Pods")
+	}
+	if o.States == nil {
+		missing = append(missing, "States")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	}
+	return nil
+}
+
+// Manager is the volume manager: the desired state (the volumes the node's pods use), the
+// actual state (what is mounted), and the populator and reconciler passes between them.
+type Manager struct {
+	opts Options
+	// origin is the instant the loops started: their passes fall on its 100ms grid.
+	origin time.Time
+	// desired holds the pods the populator added, in the order it added them.
+	desired map[types.UID]*podVolumes
+	order   []types.UID
+	// mounted holds, per pod, the volumes mounted for it.
+	mounted map[types.UID]*podMounts
+	// errors are the populator's errors per pod, popped by the waits.
+	errors map[types.UID][]string
+	// changedAt is the earliest change the populator has not looked at; zero for none.
+	changedAt time.Time
+	// changes is the pod workers' Changes the populator last looked at.
+	changes uint64
+	// hasAddedPods is set once the sources were all seen at a populator pass.
+	hasAddedPods bool
+}
+
+// podVolumes is one pod of the desired state: the volumes its containers use, in spec order.
+type podVolumes struct {
+	pod       *v1.Pod
+	processed bool
+	volumes   []*desiredVolume
+}
+
+// desiredVolume is one volume to mount, with its operation's back-off.
+type desiredVolume struct {
+	name   string
+	source v1.VolumeSource
+	// remount is set when a remount was asked for a mounted volume whose plugin refreshes its
+	// content (secret, configMap, projected, downwardAPI).
+	remount bool
+	// failedAt and backoff are the last failure and the wait before the next try; zero when
+	// the last try succeeded or none was made.
+	failedAt time.Time
+	backoff  time.Duration
+}
+
+// podMounts is what is mounted for one pod.
+type podMounts struct {
+	pod     *v1.Pod
+	volumes []string
+}
+
+// New returns a Manager whose loops start at the clock's now.
+func New(opts Options) (*Manager, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new volume manager: %w", err)
+	}
+	return &Manager{
+		opts: opts, origin: opts.Clock.Now(),
+		desired: map[types.UID]*podVolumes{}, mounted: map[types.UID]*podMounts{}, errors: map[types.UID][]string{},
+		changes: opts.States.Changes(),
+	}, nil
+}
+
+// PodsChanged tells the populator that the pod manager's pods changed: it looks at the next
+// pass.
+func (m *Manager) PodsChanged() { m.changed(m.opts.Clock.Now()) }
+
+// ReprocessPod asks the populator to look at the pod again at its next pass: its volumes are
+// added if they are not, and those mounted are remounted (the kubelet's ReprocessPod, which
+// every SyncPod and SyncTerminatedPod calls through the waits).
+func (m *Manager) ReprocessPod(uid types.UID) {
+	if p, ok := m.desired[uid]; ok {
+		p.processed = false
+	}
+	m.changed(m.opts.Clock.Now())
+}
+
+func (m *Manager) changed(at time.Time) {
+	if m.changedAt.IsZero() || at.Before(m.changedAt) {
+		m.changedAt = at
+	}
+}
+
+// observe notes a move of the pod workers' states, as a change seen now.
+func (m *Manager) observe(now time.Time) {
+	if c := m.opts.States.Changes(); c != m.changes {
+		m.changes = c
+		m.changed(now)
+	}
+}
+
+// tickAfter is the first pass strictly after t.
+func (m *Manager) tickAfter(t time.Time) time.Time {
+	n := t.Sub(m.origin) / LoopPeriod
+	if t.Before(m.origin) {
+		n = -1
+	}
+	return m.origin.Add((n + 1) * LoopPeriod)
+}
+
+// NextWake returns when the next pass is due: the first pass after an unseen change, or the
+// first pass after a failed volume's back-off expires; false when nothing is due.
+func (m *Manager) NextWake() (time.Time, bool) {
+	m.observe(m.opts.Clock.Now())
+	var at time.Time
+	earlier := func(t time.Time) {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	if !m.changedAt.IsZero() {
+		earlier(m.tickAfter(m.changedAt))
+	}
+	for _, uid := range m.order {
+		for _, v := range m.desired[uid].volumes {
+			if !v.failedAt.IsZero() {
+				earlier(m.tickAfter(v.failedAt.Add(v.backoff)))
+			}
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// Advance runs a pass when one is due.
+func (m *Manager) Advance() {
+	now := m.opts.Clock.Now()
+	if at, ok := m.NextWake(); !ok || at.After(now) {
+		return
+	}
+	m.populate(now)
+	m.reconcile(now)
+}
+
+// usedVolumes lists, in spec order, the volumes of the pod that a container mounts or uses as a
+// device (GetPodVolumeNames): the others are never mounted.
+func usedVolumes(pod *v1.Pod) []v1.Volume {
+	used := map[string]bool{}
+	visit := func(c *v1.Container) {
+		for _, vm := range c.VolumeMounts {
+			used[vm.Name] = true
+		}
+		for _, vd := range c.VolumeDevices {
+			used[vd.Name] = true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		visit(&pod.Spec.InitContainers[i])
+	}
+	for i := range pod.Spec.Containers {
+		visit(&pod.Spec.Containers[i])
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		visit((*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
+	}
+	var out []v1.Volume
+	for _, v := range pod.Spec.Volumes {
+		if used[v.Name] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Mounted lists the volumes mounted for the pod, sorted.
+func (m *Manager) Mounted(uid types.UID) []string {
+	pm, ok := m.mounted[uid]
+	if !ok {
+		return nil
+	}
+	return slices.Sorted(slices.Values(pm.volumes))
+}
+
+// emit traces e about pod.
+func (m *Manager) emit(pod *v1.Pod, e trace.Event) {
+	e.Component = trace.VolumeManager
+	e.Pod = pod.Namespace + "/" + pod.Name
+	e.UID = string(pod.UID)
+	m.opts.Tracer.Emit(e)
+}

@@ -1,0 +1,84 @@
+package volumemanager
+
+import (
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// populate is one pass of the desired state of world populator (populatorLoop): add the volumes
+// of the pods that may run, then drop those of the pods whose runtime may be removed.
+func (m *Manager) populate(now time.Time) {
+	m.changedAt = time.Time{}
+	m.changes = m.opts.States.Changes()
+	states := m.opts.States
+	for _, pod := range m.opts.Pods.GetPods() {
+		// Before the sources are all seen the kubelet may be reconstructing the volumes of
+		// pods still being torn down; after, a pod that is terminating gets no new volume.
+		if m.hasAddedPods && states.ShouldPodContainersBeTerminating(pod.UID) {
+			continue
+		}
+		if !m.hasAddedPods && states.ShouldPodRuntimeBeRemoved(pod.UID) {
+			continue
+		}
+		m.processPodVolumes(pod)
+	}
+	m.removeDeletedPods()
+	if m.opts.SourcesReady == nil || m.opts.SourcesReady() {
+		m.hasAddedPods = true
+	}
+}
+
+// processPodVolumes adds the volumes the pod's containers use to the desired state, unless it was
+// processed and not asked to be looked at again; a pod looked at again has its mounted volumes
+// remounted (MarkRemountRequired: the plugins that refresh their content).
+func (m *Manager) processPodVolumes(pod *v1.Pod) {
+	p, known := m.desired[pod.UID]
+	if known && p.processed {
+		return
+	}
+	if !known {
+		p = &podVolumes{}
+		m.desired[pod.UID] = p
+		m.order = append(m.order, pod.UID)
+	}
+	p.pod = pod
+	for _, vol := range usedVolumes(pod) {
+		if !slices.ContainsFunc(p.volumes, func(d *desiredVolume) bool { return d.name == vol.Name }) {
+			p.volumes = append(p.volumes, &desiredVolume{name: vol.Name, source: vol.VolumeSource})
+		}
+	}
+	p.processed = true
+	delete(m.errors, pod.UID)
+	if pm, ok := m.mounted[pod.UID]; ok {
+		for _, v := range p.volumes {
+			if slices.Contains(pm.volumes, v.name) && requiresRemount(v.source) {
+				v.remount = true
+			}
+		}
+	}
+}
+
+// removeDeletedPods drops from the desired state every pod whose runtime may be removed (its
+// worker terminated it, or it is unknown), whether or not the pod manager still has it
+// (findAndRemoveDeletedPods); the reconciler then unmounts its volumes.
+func (m *Manager) removeDeletedPods() {
+	kept := m.order[:0]
+	for _, uid := range m.order {
+		if !m.opts.States.ShouldPodRuntimeBeRemoved(uid) {
+			kept = append(kept, uid)
+			continue
+		}
+		delete(m.desired, uid)
+		delete(m.errors, uid)
+	}
+	clear(m.order[len(kept):])
+	m.order = kept
+}
+
+// requiresRemount reports whether the volume's plugin sets it up again at a remount, to refresh
+// what it projects (RequiresRemount).
+func requiresRemount(src v1.VolumeSource) bool {
+	return src.Secret != nil || src.ConfigMap != nil || src.Projected != nil || src.DownwardAPI != nil
+}

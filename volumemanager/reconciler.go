@@ -1,0 +1,106 @@
+package volumemanager
+
+import (
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/events"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// reconcile is one pass of the reconciler: unmount what is mounted but no longer desired, then
+// mount what is desired and not mounted, or asked to be remounted, unless its operation is
+// backing off.
+func (m *Manager) reconcile(now time.Time) {
+	m.unmountVolumes()
+	for _, uid := range m.order {
+		p := m.desired[uid]
+		for _, v := range p.volumes {
+			mounted := m.isMounted(uid, v.name)
+			if mounted && !v.remount {
+				continue
+			}
+			// SafeToRetry: the back-off has expired only strictly after its duration.
+			if !v.failedAt.IsZero() && now.Sub(v.failedAt) <= v.backoff {
+				continue
+			}
+			m.mountVolume(now, p.pod, v, mounted)
+		}
+	}
+}
+
+// mountVolume is the operation executor's MountVolume: SetUp, then the volume is mounted, or the
+// FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
+func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
+	if err := m.setUp(pod, v); err != nil {
+		if v.backoff == 0 {
+			v.backoff = initialBackoff
+		} else {
+			v.backoff = min(2*v.backoff, maxBackoff)
+		}
+		v.failedAt = now
+		if m.opts.Recorder != nil {
+			// GenerateError's simple message, which the event carries.
+			m.opts.Recorder.Event(pod, v1.EventTypeWarning, events.FailedMountVolume, "MountVolume.SetUp failed for volume \""+v.name+"\" : "+err.Error())
+		}
+		return
+	}
+	v.failedAt, v.backoff, v.remount = time.Time{}, 0, false
+	if remount {
+		return
+	}
+	pm, ok := m.mounted[pod.UID]
+	if !ok {
+		pm = &podMounts{pod: pod}
+		m.mounted[pod.UID] = pm
+	}
+	pm.volumes = append(pm.volumes, v.name)
+	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
+}
+
+// unmountVolumes tears down every mounted volume whose pod is no longer desired, or no longer
+// uses it. A projected volume's teardown forgets the pod's service account tokens.
+func (m *Manager) unmountVolumes() {
+	uids := make([]string, 0, len(m.mounted))
+	for uid := range m.mounted {
+		uids = append(uids, string(uid))
+	}
+	slices.Sort(uids)
+	for _, s := range uids {
+		pm := m.mounted[types.UID(s)]
+		p := m.desired[pm.pod.UID]
+		kept := pm.volumes[:0]
+		for _, name := range pm.volumes {
+			if p != nil && slices.ContainsFunc(p.volumes, func(d *desiredVolume) bool { return d.name == name }) {
+				kept = append(kept, name)
+				continue
+			}
+			if m.opts.Tokens != nil && m.isProjected(pm.pod, name) {
+				m.opts.Tokens.DeleteServiceAccountToken(pm.pod.UID)
+			}
+			m.emit(pm.pod, trace.Event{Event: trace.KindUnmount, Message: name, Func: "GenerateUnmountVolumeFunc"})
+		}
+		pm.volumes = kept
+		if len(kept) == 0 {
+			delete(m.mounted, pm.pod.UID)
+		}
+	}
+}
+
+func (m *Manager) isMounted(uid types.UID, name string) bool {
+	pm, ok := m.mounted[uid]
+	return ok && slices.Contains(pm.volumes, name)
+}
+
+// isProjected reports whether the pod's volume name is a projected volume.
+func (m *Manager) isProjected(pod *v1.Pod, name string) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			return v.Projected != nil
+		}
+	}
+	return false
+}
