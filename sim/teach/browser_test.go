@@ -123,11 +123,16 @@ func clickEvent(ctx context.Context, seq uint64) error {
 // eval evaluates a JavaScript expression in the page and decodes its value.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
+	for {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+		if err == nil {
+			return v
+		}
+		// See open: the one error of an execution context not yet replaced is asked again.
+		if !strings.Contains(err.Error(), "Cannot find context with specified id") || ctx.Err() != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
 	}
-	return v
 }
 
 // open loads a page and waits for the view to be ready.
@@ -136,8 +141,17 @@ func open(t *testing.T, ctx context.Context, url string) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!(window.mkView && window.mkView.ready)")); err != nil {
-		t.Fatal(err)
+	// Right after a navigation Chromium may still hold the old page's execution context, and an
+	// evaluation in it fails with "Cannot find context with specified id" although the new page
+	// is fine: that one error is asked again, until the test's deadline.
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf("location.href === %q && !!(window.mkView && window.mkView.ready)", url)))
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Cannot find context with specified id") || ctx.Err() != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
