@@ -154,6 +154,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		}
 		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer,
 			Client: nodestatus.ClientsetClient{Client: heartbeat}, Lister: n.besides.nodes, RuntimeState: n.besides.runtime, Taints: opts.RegisterWithTaints,
+			Recorder:     recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if d.devices != nil {

@@ -20,6 +20,12 @@
 // MachineInfo setter compute them); the pressure conditions are fixed. Every node carries the
 // label minikubelet.io/simulated=true, and registers with the taints it is given.
 //
+// The node's own Kubernetes events are recorded about NodeRef, as the kubelet records them: the
+// condition setters' (NodeHasSufficientMemory, NodeHasNoDiskPressure, NodeHasSufficientPID on a
+// new condition, NodeReady and NodeNotReady on a change of Ready), recordNodeSchedulableEvent's
+// (NodeSchedulable, NodeNotSchedulable), and, at the first registration attempt, the container
+// manager's NodeAllocatableEnforced. BirthCry records the process's Starting event.
+//
 // Status and Lease are cores: no goroutine, no lock. A stepping driver (a replay) drives both from
 // the sync loop's goroutine: the loop calls Register first and Heartbeat, which renews the lease,
 // last in each Advance. In `run` they run beside the sync loop as the kubelet's node status loop
