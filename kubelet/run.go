@@ -32,6 +32,11 @@ type RunOptions struct {
 	// without a server nobody reads it.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
+	// RuntimeState is the file that keeps the runtime's sandboxes and containers across
+	// restarts (under the root directory): Run restores the runtime from it before it starts and
+	// writes it while the runtime changes and when it stops. Empty keeps nothing: every start is
+	// a rebooted node.
+	RuntimeState string
 }
 
 // runner is one of Run's goroutines.
@@ -108,12 +113,19 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		return nil, err
 	}
 	out = append(out, rs...)
-	publish := k.besides.runtime.publish
+	settled := []func(){k.besides.runtime.publish}
 	if opts.Snapshots {
-		snapshot := k.publisher(opts.SnapshotPeriod)
-		publish = func() {
-			k.besides.runtime.publish()
-			snapshot()
+		settled = append(settled, k.publisher(opts.SnapshotPeriod))
+	}
+	var keeper *runtimeKeeper
+	if opts.RuntimeState != "" {
+		keeper = &runtimeKeeper{path: opts.RuntimeState, rt: k.Runtime, clock: clk}
+		keeper.restore(ctx)
+		settled = append(settled, func() { keeper.save(ctx, false) })
+	}
+	publish := func() {
+		for _, f := range settled {
+			f()
 		}
 	}
 	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk, Calls: calls, Settled: publish}
@@ -121,7 +133,16 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	if err != nil {
 		return nil, err
 	}
-	return append(out, runner{"sync loop", loop.Run}), nil
+	run := loop.Run
+	if keeper != nil {
+		// The last state is written once the loop, which owns the runtime, has stopped.
+		run = func(ctx context.Context) error {
+			err := loop.Run(ctx)
+			keeper.save(ctx, true)
+			return err
+		}
+	}
+	return append(out, runner{"sync loop", run}), nil
 }
 
 // loopCaller returns the function with which a runner beside the sync loop runs f on the loop's

@@ -143,6 +143,9 @@ func serveUI(ctx context.Context, cfg *runConfig, live *teach.Live) (stop func()
 // returns the node's API client and its heartbeat client, both nil when standalone.
 type clientFactory func() (api, heartbeat kubernetes.Interface, err error)
 
+// runtimeStateFile is where, under a node's root directory, the fake runtime keeps its state.
+const runtimeStateFile = "runtime/state.json"
+
 // nodeLeaseDuration is the kubelet's default nodeLeaseDurationSeconds, which bounds the
 // heartbeat client's timeout.
 const nodeLeaseDuration = 40 * time.Second
@@ -341,6 +344,10 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
 	ropts := kubelet.RunOptions{PodWatch: d.podWatch}
+	if rootDir != "" {
+		// The runtime's sandboxes and containers outlive the process, as a CRI runtime's do.
+		ropts.RuntimeState = filepath.Join(rootDir, runtimeStateFile)
+	}
 	if d.serving != nil {
 		if err := d.serving.add(cfg.NodeName, k, d.clock, cfg); err != nil {
 			return err
