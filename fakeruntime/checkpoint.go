@@ -101,6 +101,7 @@ func (r *Runtime) Restore(data []byte) error {
 		return fmt.Errorf("restore runtime: %w", err)
 	}
 	r.pods, r.containers, r.uids = pods, containers, nil
+	r.changed()
 	r.lastContainer, r.lastSandbox = cp.LastContainer, cp.LastSandbox
 	for image, at := range cp.Images {
 		r.images[image] = at

@@ -318,6 +318,7 @@ func (sw statusWriter) sync(ctx context.Context, w write) (written, error) {
 // forget drops a status after its pod was deleted or recreated: the kubelet's deletePodStatus.
 func (m *Manager) forget(uid types.UID) {
 	delete(m.statuses, uid)
+	m.changed(uid)
 	if m.startup != nil {
 		m.startup.DeletePodStartupState(uid)
 	}
