@@ -129,3 +129,47 @@ func TestImagePullsShareThePuller(t *testing.T) {
 		t.Error("New(MaxParallelImagePulls -1) error = nil, want an error")
 	}
 }
+
+// TestPullsOfOneImageShareItsLayers checks the content store: a pull of an image that another
+// pull completed meanwhile only resolves its manifest (ImagePullPresent), and a pull that starts
+// while another pull fetches the image ends when that one does. Three pods ask for one image at
+// 0, 1s and 2s; a pull takes 3s, a pull of a present image 200ms.
+func TestPullsOfOneImageShareItsLayers(t *testing.T) {
+	tests := []struct {
+		name     string
+		slots    int
+		policy   v1.PullPolicy
+		wantDone []time.Duration
+	}{
+		// The first pull ends at 3s; the queued ones start then and find the layers there.
+		{name: "serial", slots: 1, policy: v1.PullIfNotPresent, wantDone: []time.Duration{3 * time.Second, 3200 * time.Millisecond, 3400 * time.Millisecond}},
+		// The later pulls run beside the first and end with it.
+		{name: "no limit", slots: 0, policy: v1.PullIfNotPresent, wantDone: []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}},
+		// Once present, an Always pull resolves the manifest only.
+		{name: "always", slots: 1, policy: v1.PullAlways, wantDone: []time.Duration{3 * time.Second, 3200 * time.Millisecond, 3400 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			rt, err := New(Options{Clock: clk, Latencies: Latencies{ImagePull: 3 * time.Second, ImagePullPresent: 200 * time.Millisecond},
+				Tracer: trace.Discard, MaxParallelImagePulls: tt.slots})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []time.Duration
+			for i, name := range []string{"a", "b", "c"} {
+				clk.Set(at(time.Duration(i) * time.Second))
+				pod := newPod(name)
+				pod.Spec.Containers[0].ImagePullPolicy = tt.policy
+				res, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil)
+				if err != nil {
+					t.Fatalf("SyncPod(%s) = %v", name, err)
+				}
+				got = append(got, res.Done.Sub(vclock.Epoch))
+			}
+			if diff := cmp.Diff(tt.wantDone, got); diff != "" {
+				t.Errorf("SyncPod Done (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -28,6 +28,10 @@ type Latencies struct {
 	SandboxStart time.Duration
 	// ImagePull is the time one image pull takes, successful or not.
 	ImagePull time.Duration
+	// ImagePullPresent is the time a pull of an image whose layers the runtime already has
+	// takes: the registry's manifest lookup, no download. A pull that queued behind a pull of
+	// the same image, or a pullPolicy Always pull of a present image, takes this.
+	ImagePullPresent time.Duration
 	// ContainerStart is the time from a created container to a running one.
 	ContainerStart time.Duration
 	// ContainerStop is how long a container that handles SIGTERM takes to exit.
@@ -37,10 +41,11 @@ type Latencies struct {
 // DefaultLatencies are plausible latencies for a local runtime with a warm registry, used by the
 // run command.
 var DefaultLatencies = Latencies{
-	SandboxStart:   500 * time.Millisecond,
-	ImagePull:      2 * time.Second,
-	ContainerStart: 500 * time.Millisecond,
-	ContainerStop:  500 * time.Millisecond,
+	SandboxStart:     500 * time.Millisecond,
+	ImagePull:        2 * time.Second,
+	ImagePullPresent: 200 * time.Millisecond,
+	ContainerStart:   500 * time.Millisecond,
+	ContainerStop:    500 * time.Millisecond,
 }
 
 // Options configure a Runtime.

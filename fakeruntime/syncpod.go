@@ -436,20 +436,21 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	if r.pulls != nil {
 		r.pulls.RecordImageStartedPulling(s.pod.UID, s.at)
 	}
-	start := r.reservePull(s.at)
+	slot, start := r.reservePull(s.at)
 	ev.Delay = start.Sub(s.at)
 	r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
 	ev.Delay = 0
-	s.at = start.Add(r.lat.ImagePull)
+	s.at = r.pullEnd(image, start)
+	r.releasePull(slot, s.at)
 	if r.pullFailures[image] > 0 {
-		r.observeOp("pull_image", r.lat.ImagePull, kubecontainer.ErrImagePull)
+		r.observeOp("pull_image", s.at.Sub(start), kubecontainer.ErrImagePull)
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
 		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
 		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
-	r.observeOp("pull_image", r.lat.ImagePull, nil)
+	r.observeOp("pull_image", s.at.Sub(start), nil)
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 	}
@@ -520,12 +521,13 @@ func defaultPullPolicy(image string) v1.PullPolicy {
 }
 
 // reservePull takes the image puller slot that frees first for a pull asked for at the instant
-// at, and returns when the pull starts: at once without a limit, else when the slot is free. The
-// kubelet's serial puller is one slot, its parallel puller with maxParallelImagePulls that many;
-// a pull runs to its end even if its pod is killed meanwhile, so the slot stays taken.
-func (r *Runtime) reservePull(at time.Time) time.Time {
+// at, and returns it (-1 without a limit) and when the pull starts: at once without a limit, else
+// when the slot is free. The kubelet's serial puller is one slot, its parallel puller with
+// maxParallelImagePulls that many; a pull runs to its end even if its pod is killed meanwhile, so
+// the slot stays taken until releasePull's instant.
+func (r *Runtime) reservePull(at time.Time) (slot int, start time.Time) {
 	if len(r.pullSlots) == 0 {
-		return at
+		return -1, at
 	}
 	i := 0
 	for j := range r.pullSlots {
@@ -533,10 +535,41 @@ func (r *Runtime) reservePull(at time.Time) time.Time {
 			i = j
 		}
 	}
-	start := at
+	start = at
 	if r.pullSlots[i].After(start) {
 		start = r.pullSlots[i]
 	}
-	r.pullSlots[i] = start.Add(r.lat.ImagePull)
-	return start
+	return i, start
+}
+
+// releasePull frees the slot reservePull took at the pull's end.
+func (r *Runtime) releasePull(slot int, end time.Time) {
+	if slot >= 0 {
+		r.pullSlots[slot] = end
+	}
+}
+
+// pullEnd is when a pull of image that starts at start ends. The runtime's content store decides:
+// an image whose pull completed by then has every layer there, and the pull only resolves its
+// manifest (ImagePullPresent), as containerd's pull of a present image; an image another pull is
+// fetching is ready when that pull ends, its layers fetched once; any other takes ImagePull. So
+// with serialized pulls, the pulls of one image that queued behind its first are quick, as on a
+// real node, where EnsureImageExists checked for the image before the pull queued.
+func (r *Runtime) pullEnd(image string, start time.Time) time.Time {
+	pulledAt, ok := r.images[image]
+	switch {
+	case !ok:
+		return start.Add(r.lat.ImagePull)
+	case !pulledAt.After(start):
+		return start.Add(r.lat.ImagePullPresent)
+	}
+	return later(pulledAt, start.Add(r.lat.ImagePullPresent))
+}
+
+// later returns the later of two instants.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

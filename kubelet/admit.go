@@ -23,8 +23,8 @@ type Devices interface {
 
 var _ syncloop.Admitter = (*admission.Admitter)(nil)
 
-// newAdmitter wires the admit handlers to the node: the node object from the API server (the
-// local one without it), the active pods, the device manager, the pod workers for preemption and
+// newAdmitter wires the admit handlers to the node: the node object from the node lister (in a
+// replay, the API server; the local one without either), the active pods, the device manager, the pod workers for preemption and
 // the status manager for rejectPod.
 func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices Devices) (*admission.Admitter, error) {
 	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
@@ -32,8 +32,8 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 		Node: func(ctx context.Context) (*v1.Node, error) {
 			// getNodeAnyWay: the node object when there is one, the node the kubelet would
 			// register otherwise (standalone, or not registered yet).
-			if client := opts.World.API; client != nil {
-				if node, err := (nodestatus.ClientsetClient{Client: client}).GetNode(ctx, opts.NodeName); err == nil {
+			if nodes := n.besides.nodes; nodes != nil {
+				if node, err := nodes.GetNode(ctx, opts.NodeName); err == nil {
 					return node, nil
 				}
 			}

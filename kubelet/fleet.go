@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -21,6 +23,10 @@ type PodWatch struct {
 	client kubernetes.Interface
 	clock  clock.WithTicker
 	want   int
+	// nodes is the fleet's one node informer: each node's lister reads it, as each kubelet
+	// reads its own field-selected one.
+	nodeInformers informers.SharedInformerFactory
+	lister        corelisters.NodeLister
 
 	mu    sync.Mutex // guards nodes and ready's closing
 	nodes map[string]sources.SharedAPINode
@@ -35,8 +41,14 @@ func NewPodWatch(client kubernetes.Interface, clk clock.WithTicker, nodes int) (
 	if nodes < 1 {
 		return nil, errors.New("new pod watch: a fleet has at least one node")
 	}
-	return &PodWatch{client: client, clock: clk, want: nodes, nodes: map[string]sources.SharedAPINode{}, ready: make(chan struct{})}, nil
+	w := &PodWatch{client: client, clock: clk, want: nodes, nodes: map[string]sources.SharedAPINode{}, ready: make(chan struct{}),
+		nodeInformers: informers.NewSharedInformerFactory(client, 0)}
+	w.lister = w.nodeInformers.Core().V1().Nodes().Lister()
+	return w, nil
 }
+
+// nodeLister is the fleet's node lister.
+func (w *PodWatch) nodeLister() corelisters.NodeLister { return w.lister }
 
 // add is a node's api source joining; the last of the fleet's lets the watch start.
 func (w *PodWatch) add(name string, n sources.SharedAPINode) {
@@ -54,8 +66,10 @@ func (w *PodWatch) add(name string, n sources.SharedAPINode) {
 	}
 }
 
-// Run waits until every node has joined, then watches until ctx is done.
+// Run watches the nodes at once, and the pods once every node has joined, until ctx is done.
 func (w *PodWatch) Run(ctx context.Context) error {
+	w.nodeInformers.Start(ctx.Done())
+	defer w.nodeInformers.Shutdown() // waits for the informer's goroutines
 	select {
 	case <-ctx.Done():
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -36,6 +37,8 @@ type Options struct {
 	KubeletPort int32
 	// Latencies are a new runtime's (World.Runtime nil).
 	Latencies fakeruntime.Latencies
+	// RegisterWithTaints are the taints the node registers with (registerWithTaints).
+	RegisterWithTaints []v1.Taint
 	// OnConfig, when set, is called by Settle with every update PodConfig hands the sync loop,
 	// just before the loop takes it; the function it returns, if not nil, is called once the loop
 	// has. A stepping driver watches the pods with it (replay keeps their UIDs and diffs). Run's

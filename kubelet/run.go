@@ -12,12 +12,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
 	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
 )
 
@@ -31,6 +33,11 @@ type RunOptions struct {
 	// without a server nobody reads it.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
+	// RuntimeState is the file that keeps the runtime's sandboxes and containers across
+	// restarts (under the root directory): Run restores the runtime from it before it starts and
+	// writes it while the runtime changes and when it stops. Empty keeps nothing: every start is
+	// a rebooted node.
+	RuntimeState string
 }
 
 // runner is one of Run's goroutines.
@@ -103,15 +110,100 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		}
 		out = append(out, rs...)
 	}
-	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk}
-	if opts.Snapshots {
-		lopts.Settled = k.publisher(opts.SnapshotPeriod)
+	// The goroutines beside the sync loop reach the cores it owns through calls it runs between
+	// its passes (docs/design/007-beside-the-loop.md).
+	calls := make(chan func())
+	rs, err := k.besideRunners(clk, loopCaller(calls))
+	if err != nil {
+		return nil, err
 	}
+	out = append(out, rs...)
+	settled := []func(){k.besides.runtime.publish}
+	if opts.Snapshots {
+		settled = append(settled, k.publisher(opts.SnapshotPeriod))
+	}
+	var keeper *runtimeKeeper
+	if opts.RuntimeState != "" {
+		keeper = &runtimeKeeper{path: opts.RuntimeState, rt: k.Runtime, clock: clk}
+		keeper.restore(ctx)
+		settled = append(settled, func() { keeper.save(ctx, false) })
+	}
+	publish := func() {
+		for _, f := range settled {
+			f()
+		}
+	}
+	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk, Calls: calls, Settled: publish}
 	loop, err := syncloop.NewRunner(lopts)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, runner{"sync loop", loop.Run}), nil
+	run := loop.Run
+	if keeper != nil {
+		// The last state is written once the loop, which owns the runtime, has stopped.
+		run = func(ctx context.Context) error {
+			err := loop.Run(ctx)
+			keeper.save(ctx, true)
+			return err
+		}
+	}
+	return append(out, runner{"sync loop", run}), nil
+}
+
+// loopCaller returns the function with which a runner beside the sync loop runs f on the loop's
+// goroutine (through calls) and waits for it; false when ctx ended first.
+func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
+	return func(ctx context.Context, f func()) bool {
+		done := make(chan struct{})
+		select {
+		case calls <- func() { f(); close(done) }:
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// besideRunners are the kubelet's goroutines beside the sync loop, which make the API calls the
+// loop must not wait for: the status manager's, the node status loop, the lease controller and
+// fastStaticPodsRegistration. They take the cores out of the loop's Advance; the runtime state
+// the node status reads crosses as a snapshot the loop publishes after each pass.
+func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
+	b := &k.besides
+	b.runtime.publish()
+	b.status.beside = true
+	sr, err := status.NewRunner(status.RunnerOptions{Manager: k.Status, Do: do, Clock: clk})
+	if err != nil {
+		return nil, err
+	}
+	out := []runner{{"status manager", sr.Run}}
+	if b.node == nil {
+		return out, nil
+	}
+	b.node.beside = true
+	registered := make(chan struct{})
+	nr, err := nodestatus.NewRunner(nodestatus.RunnerOptions{Status: b.node.Status, Clock: clk, Registered: func() { close(registered) }})
+	if err != nil {
+		return nil, err
+	}
+	lr, err := nodestatus.NewLeaseRunner(b.node.DetachLease(), clk)
+	if err != nil {
+		return nil, err
+	}
+	fast := func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+		case <-registered:
+			do(ctx, func() { b.node.staticPodsRegistered(ctx) })
+		}
+		return nil
+	}
+	return append(out, runner{"node status", nr.Run}, runner{"node lease", lr.Run}, runner{"static pods registration", fast}), nil
 }
 
 // apiRunners are the api source's: with a fleet's pod watch, the node joins it; otherwise the
@@ -120,6 +212,7 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 func (k *Kubelet) apiRunners(ctx context.Context, clk clock.WithTicker, s *sources.API, out chan<- podconfig.Update, w *PodWatch) ([]runner, error) {
 	if w != nil {
 		w.add(k.opts.NodeName, sources.SharedAPINode{Core: s, Out: out})
+		k.besides.nodes.lister = w.nodeLister()
 		return nil, nil
 	}
 	klog.FromContext(ctx).Info("Adding apiserver pod source")
@@ -129,6 +222,7 @@ func (k *Kubelet) apiRunners(ctx context.Context, clk clock.WithTicker, s *sourc
 			o.FieldSelector = fields.OneTermEqualSelector(metav1.ObjectNameField, k.opts.NodeName).String()
 		}))
 	nodeHasSynced := nodeInformers.Core().V1().Nodes().Informer().HasSynced
+	k.besides.nodes.lister = nodeInformers.Core().V1().Nodes().Lister()
 	r, err := sources.NewAPIRunner(sources.APIRunnerOptions{Core: s, Client: client, NodeName: k.opts.NodeName, NodeHasSynced: nodeHasSynced, Clock: clk, Out: out})
 	if err != nil {
 		return nil, err

@@ -1,11 +1,10 @@
 package kubelet
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 
@@ -68,6 +67,9 @@ type Sync struct {
 	Status  *status.Manager
 	// Probes is the prober manager.
 	Probes *prober.Manager
+
+	// besides are the seams of the cores Run runs beside the loop.
+	besides besides
 }
 
 // syncDeps are what the sync side takes from the rest of the process.
@@ -134,7 +136,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		PodManager: n.Pods,
 		// The pod workers are built after the status manager; the kubelet's podDeletionSafety
 		// asks them only once they exist.
-		DeletionSafety: deletionSafetyFunc(func(pod *v1.Pod) bool { return n.Workers.CouldHaveRunningContainers(pod.UID) }),
+		DeletionSafety: deletionSafetyFunc(func(uid types.UID) bool { return n.Workers.CouldHaveRunningContainers(uid) }),
 		Clock:          clk,
 		Tracer:         tracer,
 		Startup:        startup,
@@ -142,14 +144,22 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop, Objects: d.objects}
 	var mirror *podmanager.MirrorClient
 	var node *nodestatus.Status
+	n.besides.runtime = &runtimeView{state: state}
 	if client := opts.World.API; client != nil {
 		sopts.Client = status.ClientsetAdapter{Client: client}
 		if mirror, err = podmanager.NewMirrorClient(podmanager.MirrorClientOptions{Client: client, NodeName: opts.NodeName, Tracer: tracer}); err != nil {
 			return Sync{}, err
 		}
-		nodes := nodestatus.ClientsetClient{Client: client}
-		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state, Recorder: recorder,
+		n.besides.nodes = &nodeReader{api: nodestatus.ClientsetClient{Client: client}}
+		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, n.besides.nodes, opts.NodeIP
+		// The node status and the lease go through the heartbeat client, as the kubelet's.
+		heartbeat := opts.World.HeartbeatAPI
+		if heartbeat == nil {
+			heartbeat = client
+		}
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer,
+			Client: nodestatus.ClientsetClient{Client: heartbeat}, Lister: n.besides.nodes, RuntimeState: n.besides.runtime, Taints: opts.RegisterWithTaints,
+			Recorder:     recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if d.devices != nil {
@@ -164,6 +174,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Status, err = status.New(sopts); err != nil {
 		return Sync{}, err
 	}
+	n.besides.status = &loopStatus{Manager: n.Status}
 	syncOpts.Status = n.Status
 	proberOpts := prober.Options{Clock: clk, Tracer: tracer, Status: n.Status, Recorder: recorder, Script: opts.World.ProbeScript,
 		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+2)), Metrics: reg}
@@ -218,13 +229,14 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		RuntimeState:     state,
 		Kills:            syncer,
 		Housekeeping:     cleaner,
-		Status:           n.Status,
+		Status:           n.besides.status,
 		SourcesReady:     d.sourcesReady,
 		Prober:           n.Probes,
 		Startup:          startup,
 	}
 	if node != nil {
-		lopts.Node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
+		n.besides.node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
+		lopts.Node = n.besides.node
 	}
 	if lopts.Admit, err = newAdmitter(opts, n, recorder, d.devices); err != nil {
 		return Sync{}, err
@@ -236,10 +248,10 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 }
 
 // deletionSafetyFunc adapts a function to status.DeletionSafety.
-type deletionSafetyFunc func(pod *v1.Pod) bool
+type deletionSafetyFunc func(uid types.UID) bool
 
 // PodCouldHaveRunningContainers calls f.
-func (f deletionSafetyFunc) PodCouldHaveRunningContainers(pod *v1.Pod) bool { return f(pod) }
+func (f deletionSafetyFunc) PodCouldHaveRunningContainers(uid types.UID) bool { return f(uid) }
 
 // The wiring relies on these implementations; a signature that drifts fails here, not as a
 // collaborator the loop silently stops waking.
@@ -264,7 +276,10 @@ var (
 	_ syncloop.PodManager        = (*podmanager.Manager)(nil)
 	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
-	_ podsync.NodeGetter         = nodestatus.ClientsetClient{}
+	_ podsync.NodeGetter         = (*nodeReader)(nil)
+	_ nodestatus.NodeLister      = (*nodeReader)(nil)
+	_ nodestatus.RuntimeState    = (*runtimeView)(nil)
+	_ syncloop.ProbeStatusSetter = (*loopStatus)(nil)
 	_ pleg.Metrics               = (*metrics.Registry)(nil)
 	_ podworkers.Metrics         = (*metrics.Registry)(nil)
 	_ podsync.Metrics            = (*metrics.Registry)(nil)
@@ -282,22 +297,3 @@ var (
 	_ status.StartupTracker      = (*podstartup.Tracker)(nil)
 	_ syncloop.WatchObserver     = (*podstartup.Tracker)(nil)
 )
-
-// registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
-// object exists, the mirror pods of the static pods known then are reconciled at once.
-type registeringNode struct {
-	*nodestatus.Status
-	pods   *podmanager.Manager
-	syncer *podsync.Syncer
-	done   bool
-}
-
-// Register registers the node and, the first time it is registered, reconciles the mirror pods.
-func (r *registeringNode) Register(ctx context.Context) error {
-	err := r.Status.Register(ctx)
-	if !r.done && r.Registered() {
-		r.done = true
-		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
-	}
-	return err
-}

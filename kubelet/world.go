@@ -32,6 +32,9 @@ type World struct {
 	// API is the API server. Nil is a standalone kubelet: no api source, node object, mirror
 	// pods, status writes or CSI handler.
 	API kubernetes.Interface
+	// HeartbeatAPI is the client of the node status and the lease: the kubelet's heartbeat
+	// client, which has no rate limit. Nil is API.
+	HeartbeatAPI kubernetes.Interface
 	// Events receives the kubelet's Kubernetes events once they are traced (`run`: client-go's
 	// broadcaster; replay: eventrecord.APIRecorder). Nil records none beyond the trace.
 	Events record.EventRecorder

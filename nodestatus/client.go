@@ -2,25 +2,38 @@ package nodestatus
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 )
 
-// Client is the part of the API the node heartbeat writes through. Errors are the API's, so that
-// apierrors.IsNotFound works on them.
+// Client is the part of the API the node heartbeat and the lease controller write through. Errors
+// are the API's, so that apierrors.IsNotFound works on them.
 type Client interface {
-	// GetNode reads the node.
+	// GetNode reads the node from the API server.
 	GetNode(ctx context.Context, name string) (*v1.Node, error)
 	// CreateNode creates the node.
 	CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
-	// UpdateNodeStatus writes the node's status subresource.
-	UpdateNodeStatus(ctx context.Context, node *v1.Node) (*v1.Node, error)
-	// RenewLease creates the lease or replaces its spec.
-	RenewLease(ctx context.Context, lease *coordinationv1.Lease) error
+	// PatchNodeStatus writes the difference between original, the node as read, and node to the
+	// status subresource.
+	PatchNodeStatus(ctx context.Context, original, node *v1.Node) (*v1.Node, error)
+	// GetLease, CreateLease and UpdateLease read and write a lease.
+	GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
+	CreateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error)
+	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error)
+}
+
+// NodeLister is the kubelet's node lister: the node as its informer last saw it.
+type NodeLister interface {
+	// Get returns the node, or an error when the informer has not seen it.
+	Get(name string) (*v1.Node, error)
 }
 
 // ClientsetClient implements Client with client-go typed calls.
@@ -41,27 +54,79 @@ func (c ClientsetClient) CreateNode(ctx context.Context, node *v1.Node) (*v1.Nod
 	return c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 }
 
-// UpdateNodeStatus writes the node's status subresource.
-func (c ClientsetClient) UpdateNodeStatus(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	return c.Client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+// PatchNodeStatus sends the strategic merge patch from original to node to the status
+// subresource, as the kubelet's nodeutil.PatchNodeStatus does: the spec is left out, and the
+// addresses, which the API marks merge-by-type although they are a list to replace, are replaced
+// whole when they changed. The patch has no resource version: a node a controller changed since
+// it was read is patched all the same.
+func (c ClientsetClient) PatchNodeStatus(ctx context.Context, original, node *v1.Node) (*v1.Node, error) {
+	patch, err := nodeStatusPatch(original, node)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := c.Client.CoreV1().Nodes().Patch(ctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("failed to patch status %q for node %q: %w", patch, node.Name, err)
+	}
+	return updated, nil
 }
 
-// RenewLease creates the lease, or updates the existing one's spec.
-func (c ClientsetClient) RenewLease(ctx context.Context, lease *coordinationv1.Lease) error {
-	leases := c.Client.CoordinationV1().Leases(lease.Namespace)
-	old, err := leases.Get(ctx, lease.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
-		return err
-	}
+// nodeStatusPatch is nodeutil's preparePatchBytesforNodeStatus.
+func nodeStatusPatch(original, node *v1.Node) ([]byte, error) {
+	oldData, err := json.Marshal(original)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("marshal node %s: %w", original.Name, err)
 	}
-	upd := old.DeepCopy()
-	upd.Spec = lease.Spec
-	if len(upd.OwnerReferences) == 0 {
-		upd.OwnerReferences = lease.OwnerReferences
+	replaceAddresses := len(original.Status.Addresses) > 0 && !apiequality.Semantic.DeepEqual(original.Status.Addresses, node.Status.Addresses)
+	diff := node.DeepCopy()
+	diff.Spec = original.Spec
+	if replaceAddresses {
+		diff.Status.Addresses = original.Status.Addresses
 	}
-	_, err = leases.Update(ctx, upd, metav1.UpdateOptions{})
-	return err
+	newData, err := json.Marshal(diff)
+	if err != nil {
+		return nil, fmt.Errorf("marshal node %s: %w", node.Name, err)
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Node{})
+	if err != nil {
+		return nil, fmt.Errorf("status patch for node %s: %w", node.Name, err)
+	}
+	if !replaceAddresses {
+		return patch, nil
+	}
+	// A "$patch: replace" directive at the end of the addresses replaces the list.
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, fmt.Errorf("status patch for node %s: %w", node.Name, err)
+	}
+	status, _ := p["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		p["status"] = status
+	}
+	raw, err := json.Marshal(node.Status.Addresses)
+	if err != nil {
+		return nil, fmt.Errorf("status patch for node %s: %w", node.Name, err)
+	}
+	var addrs []any
+	if err := json.Unmarshal(raw, &addrs); err != nil {
+		return nil, fmt.Errorf("status patch for node %s: %w", node.Name, err)
+	}
+	status["addresses"] = append(addrs, map[string]any{"$patch": "replace"})
+	return json.Marshal(p)
+}
+
+// GetLease reads a lease.
+func (c ClientsetClient) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	return c.Client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// CreateLease creates a lease.
+func (c ClientsetClient) CreateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	return c.Client.CoordinationV1().Leases(lease.Namespace).Create(ctx, lease, metav1.CreateOptions{})
+}
+
+// UpdateLease replaces a lease, on condition that its resource version is still lease's.
+func (c ClientsetClient) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	return c.Client.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{})
 }

@@ -2,17 +2,23 @@
 // node lease.
 //
 // It mirrors the kubelet's kubelet_node_status.go (registerWithAPIServer, initialNode,
-// updateNodeStatus, setNodeReadyCondition) and pkg/kubelet/nodelease (the lease controller):
+// updateNodeStatus, fastStatusUpdateOnce, setNodeReadyCondition) and component-helpers' lease
+// controller (with pkg/kubelet/util's setNodeOwnerFunc):
 //
 //	Register   create the node, or adopt an existing one; on failure retry after 100ms, doubling to 7s
-//	Heartbeat  every 10s: renew the lease (kube-node-lease/<node>, 40s duration)
-//	           every 10s: read the node and write its conditions with a fresh heartbeat time
+//	Heartbeat  every 10s: read the node (the node lister first, the API server on a retry) and
+//	           patch its conditions with a fresh heartbeat time when they changed or the report
+//	           period passed; at most 5 tries
+//	Lease      every 10s: update kube-node-lease/<node> (40s duration) from the lease last
+//	           written; read it back only when there is none or the update failed; create it
+//	           only once its owner, the node, exists
 //
 // Ready follows the runtime state (package runtimestate): False with the runtime's errors as
 // message while the runtime is down or the PLEG is unhealthy. Capacity and allocatable come from
 // the configured machine (Machine: its size, maxPods, kubeReserved, systemReserved and the hard
 // eviction thresholds, as cm/node_container_manager's GetNodeAllocatableReservation and the
-// MachineInfo setter compute them); the pressure conditions are fixed. The sync loop calls Register first and Heartbeat last in each Advance.
+// MachineInfo setter compute them); the pressure conditions are fixed. Every node carries the
+// label minikubelet.io/simulated=true, and registers with the taints it is given.
 //
 // The node's own Kubernetes events are recorded about NodeRef, as the kubelet records them: the
 // condition setters' (NodeHasSufficientMemory, NodeHasNoDiskPressure, NodeHasSufficientPID on a
@@ -20,6 +26,9 @@
 // (NodeSchedulable, NodeNotSchedulable), and, at the first registration attempt, the container
 // manager's NodeAllocatableEnforced. BirthCry records the process's Starting event.
 //
-// Status is a core: no goroutine, no lock; the sync loop drives it from its one goroutine. A
-// standalone kubelet (no API client) has none.
+// Status and Lease are cores: no goroutine, no lock. A stepping driver (a replay) drives both from
+// the sync loop's goroutine: the loop calls Register first and Heartbeat, which renews the lease,
+// last in each Advance. In `run` they run beside the sync loop as the kubelet's node status loop
+// and lease controller do: Runner owns the Status, LeaseRunner the Lease it detached
+// (DetachLease). A standalone kubelet (no API client) has neither.
 package nodestatus

@@ -3,11 +3,8 @@ package nodestatus
 import (
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/events"
 )
@@ -29,6 +26,16 @@ const (
 func LocalNode(name, ip string, m Machine) *v1.Node {
 	return initialNode(name, ip, 0, m, time.Time{}, true)
 }
+
+// SimulatedLabel marks a node minikubelet simulates, with the value "true", as KWOK marks the
+// nodes it manages with its kwok.x-k8s.io/node annotation. A workload that must run on a real
+// node (minikubelet's own shards) keeps off simulated nodes with a node affinity on it, and
+// SimulatedTaint keeps ordinary pods off them when a user wants that.
+const SimulatedLabel = "minikubelet.io/simulated"
+
+// SimulatedTaint is the taint `minikubelet run --simulated-node-taint` registers its nodes with:
+// only pods that tolerate it are scheduled to them.
+var SimulatedTaint = v1.Taint{Key: SimulatedLabel, Value: "true", Effect: v1.TaintEffectNoSchedule}
 
 // DefaultMaxPods is the kubelet's default maxPods: the node's pods capacity and allocatable.
 const DefaultMaxPods = 110
@@ -63,6 +70,7 @@ func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, re
 				v1.LabelArchStable:        "amd64",
 				"beta.kubernetes.io/os":   "linux",
 				"beta.kubernetes.io/arch": "amd64",
+				SimulatedLabel:            "true",
 			},
 		},
 		Status: v1.NodeStatus{
@@ -137,21 +145,4 @@ func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) []
 	}
 	node.Status.Conditions = want
 	return recorded
-}
-
-// newLease is the node lease as renewed at now, owned by the node once its UID is known.
-func newLease(nodeName string, nodeUID types.UID, now time.Time) *coordinationv1.Lease {
-	renew := metav1.NewMicroTime(now)
-	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Namespace: LeaseNamespace},
-		Spec: coordinationv1.LeaseSpec{
-			HolderIdentity:       ptr.To(nodeName),
-			LeaseDurationSeconds: ptr.To[int32](leaseDurationSeconds),
-			RenewTime:            &renew,
-		},
-	}
-	if nodeUID != "" {
-		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: nodeName, UID: nodeUID}}
-	}
-	return lease
 }

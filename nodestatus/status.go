@@ -41,6 +41,9 @@ const (
 	// Ready, and fastStatusTimeout (the kubelet's nodeReadyGracePeriod) when it gives up.
 	FastStatusPeriod  = 100 * time.Millisecond
 	fastStatusTimeout = 120 * time.Second
+	// nodeStatusUpdateRetry is how many times one status update tries to write: the first from
+	// the node lister, the others from a fresh read.
+	nodeStatusUpdateRetry = 5
 )
 
 // RuntimeState is what Ready follows: the kubelet's runtimeState.
@@ -63,6 +66,11 @@ type Options struct {
 	Tracer trace.Tracer
 	// Client writes the node and its lease. Required.
 	Client Client
+	// Lister is the node informer's view, which the status updates read first, as the
+	// kubelet's do. Nil reads the node from the API server.
+	Lister NodeLister
+	// Taints are registered with the node (the kubelet's registerWithTaints).
+	Taints []v1.Taint
 	// RuntimeState decides the Ready condition. Required.
 	RuntimeState RuntimeState
 	// Devices adds the device plugins' extended resources to capacity and allocatable. Nil adds
@@ -145,7 +153,8 @@ func (o Options) statusPeriod() time.Duration {
 	return o.StatusPeriod
 }
 
-// Status registers the node and keeps its status and lease fresh.
+// Status registers the node and keeps its status fresh, and its lease while it has the lease
+// controller (see DetachLease).
 type Status struct {
 	opts       Options
 	registered bool
@@ -153,8 +162,10 @@ type Status struct {
 	// retry is when registration is tried again, and backoff its current delay.
 	retry   time.Time
 	backoff time.Duration
-	// status and lease are when the node status and the lease are next written.
-	status, lease time.Time
+	// status is when the node status is next written.
+	status time.Time
+	// lease is the lease controller while the heartbeat drives it; nil once detached.
+	lease *Lease
 	// ready is the Ready condition last reported.
 	ready bool
 	// fast is when fastStatusUpdateOnce next checks the node, zero once it is done; fastStart is
@@ -180,7 +191,20 @@ func New(opts Options) (*Status, error) {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 1))
 	}
-	return &Status{opts: opts, rand: r}, nil
+	return &Status{opts: opts, rand: r, lease: newLeaseController(opts)}, nil
+}
+
+// DetachLease hands the lease controller over to a driver that runs it on its own, as the
+// kubelet runs its lease controller beside the node status loop: from then on Heartbeat and
+// NextWake leave the lease alone, and the lease's first renewal is due at once. Attached, the
+// lease is first renewed when the node registers. It returns nil when already detached.
+func (s *Status) DetachLease() *Lease {
+	l := s.lease
+	s.lease = nil
+	if l != nil {
+		l.next = s.opts.Clock.Now()
+	}
+	return l
 }
 
 // Registered reports whether the node object exists.
@@ -195,8 +219,8 @@ func (s *Status) NextWake() (time.Time, bool) {
 		return s.retry, true
 	}
 	next := s.status
-	if s.lease.Before(next) {
-		next = s.lease
+	if s.lease != nil && s.lease.next.Before(next) {
+		next = s.lease.next
 	}
 	if !s.fast.IsZero() && s.fast.Before(next) {
 		next = s.fast
@@ -223,6 +247,7 @@ func (s *Status) Register(ctx context.Context) error {
 	// registerWithAPIServer builds the node with initialNode at every attempt, and the setters
 	// record their events on each.
 	initial, recorded := initialNodeEvents(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready)
+	initial.Spec.Taints = append([]v1.Taint(nil), s.opts.Taints...)
 	s.recordStatus(recorded)
 	s.recordSchedulable(initial)
 	s.applyDevices(initial)
@@ -239,7 +264,10 @@ func (s *Status) Register(ctx context.Context) error {
 		return fmt.Errorf("register node %s: %w", name, err)
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
-	s.status, s.lease = now.Add(s.opts.statusPeriod()), now
+	s.status = now.Add(s.opts.statusPeriod())
+	if s.lease != nil {
+		s.lease.next = now
+	}
 	// The kubelet's Run starts fastStatusUpdateOnce with the node: every 100ms it patches the node
 	// status as soon as it would be Ready, instead of waiting for the first periodic update.
 	s.fastStart, s.fast = now, now.Add(FastStatusPeriod)
@@ -248,7 +276,7 @@ func (s *Status) Register(ctx context.Context) error {
 	return nil
 }
 
-// Heartbeat renews the lease and writes the node status when they are due.
+// Heartbeat renews the lease (unless detached) and writes the node status when they are due.
 func (s *Status) Heartbeat(ctx context.Context) error {
 	if !s.registered {
 		return nil
@@ -256,12 +284,8 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	now := s.opts.Clock.Now()
 	name := s.opts.NodeName
 	var errs []error
-	if vclock.Due(s.lease, now) {
-		s.lease = vclock.NextTick(s.lease, LeaseRenewPeriod, now)
-		if err := s.opts.Client.RenewLease(ctx, newLease(name, s.uid, now)); err != nil {
-			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})
-			errs = append(errs, fmt.Errorf("renew lease of node %s: %w", name, err))
-		}
+	if s.lease != nil {
+		errs = append(errs, s.lease.Renew(ctx))
 	}
 	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
 		if err := s.fastStatusUpdate(ctx, now); err != nil {
@@ -287,7 +311,7 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	s.fast = now.Add(FastStatusPeriod)
-	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
+	node, err := s.readNode(ctx, 0)
 	if err != nil {
 		return err
 	}
@@ -307,7 +331,7 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	s.recordSchedulable(upd)
 	applyMachine(upd, s.opts.Machine)
 	s.applyDevices(upd)
-	if err := s.writeStatus(ctx, upd, ready, msg, now); err != nil {
+	if err := s.writeStatus(ctx, node, upd, ready, msg, now); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
 		// The node read is probably stale (a controller tainted it meanwhile): as the kubelet's
 		// fastNodeStatusUpdate, retry at once with the periodic update, which reads it again,
@@ -319,13 +343,38 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// updateNodeStatus reads the node and writes its conditions with a fresh heartbeat time, when
-// they changed (heartbeat times aside) or nodeStatusReportFrequency has passed since the last
-// write: the kubelet's tryUpdateNodeStatus. After a change, or at the first write, the next
-// report of an unchanged status waits the report period plus a random delay of up to half of it
-// either way, so that nodes do not all report at once.
+// updateNodeStatus is the kubelet's updateNodeStatus: tryUpdateNodeStatus until one succeeds,
+// at most nodeStatusUpdateRetry times. It returns the last failure.
 func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
-	node, err := s.opts.Client.GetNode(ctx, s.opts.NodeName)
+	var err error
+	for try := range nodeStatusUpdateRetry {
+		if err = s.tryUpdateNodeStatus(ctx, now, try); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// readNode reads the node as the kubelet's status updates do: from the node lister at the first
+// try, from the API server at a retry (the lister's copy may be what made the write fail).
+func (s *Status) readNode(ctx context.Context, try int) (*v1.Node, error) {
+	if try == 0 && s.opts.Lister != nil {
+		node, err := s.opts.Lister.Get(s.opts.NodeName)
+		if err != nil {
+			return nil, fmt.Errorf("error getting node %q: %w", s.opts.NodeName, err)
+		}
+		return node, nil
+	}
+	return s.opts.Client.GetNode(ctx, s.opts.NodeName)
+}
+
+// tryUpdateNodeStatus reads the node and writes its conditions with a fresh heartbeat time, when
+// they changed (heartbeat times aside) or nodeStatusReportFrequency has passed since the last
+// write. After a change, or at the first write, the next report of an unchanged status waits the
+// report period plus a random delay of up to half of it either way, so that nodes do not all
+// report at once.
+func (s *Status) tryUpdateNodeStatus(ctx context.Context, now time.Time, try int) error {
+	node, err := s.readNode(ctx, try)
 	if err != nil {
 		return err
 	}
@@ -347,7 +396,7 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	} else {
 		s.delay = 0
 	}
-	return s.writeStatus(ctx, upd, ready, msg, now)
+	return s.writeStatus(ctx, node, upd, ready, msg, now)
 }
 
 // statusChanged compares two node statuses, the conditions without their heartbeat times and the
@@ -384,9 +433,10 @@ func conditionsChanged(a, b []v1.NodeCondition) bool {
 	return false
 }
 
-// writeStatus writes upd, the node with the setters applied, and traces a change of readiness.
-func (s *Status) writeStatus(ctx context.Context, upd *v1.Node, ready bool, msg string, now time.Time) error {
-	if _, err := s.opts.Client.UpdateNodeStatus(ctx, upd); err != nil {
+// writeStatus writes upd, the node read with the setters applied, and traces a change of
+// readiness.
+func (s *Status) writeStatus(ctx context.Context, node, upd *v1.Node, ready bool, msg string, now time.Time) error {
+	if _, err := s.opts.Client.PatchNodeStatus(ctx, node, upd); err != nil {
 		return err
 	}
 	s.lastReport = now

@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet"
@@ -27,7 +28,9 @@ type fakeClient struct {
 	// conflictNext is how many UpdateNodeStatus calls fail first with a 409 Conflict, as when a
 	// controller changed the node since it was read.
 	conflictNext int
-	calls        []string
+	// leaseErrs are the errors of the next UpdateLease calls, in order.
+	leaseErrs []error
+	calls     []string
 }
 
 func (c *fakeClient) log(call string) {
@@ -36,6 +39,9 @@ func (c *fakeClient) log(call string) {
 
 func (c *fakeClient) GetNode(_ context.Context, name string) (*v1.Node, error) {
 	c.log("get")
+	if c.node == nil {
+		return nil, apierrors.NewNotFound(v1.Resource("nodes"), name)
+	}
 	return c.node.DeepCopy(), nil
 }
 
@@ -50,7 +56,7 @@ func (c *fakeClient) CreateNode(_ context.Context, node *v1.Node) (*v1.Node, err
 	return c.node.DeepCopy(), nil
 }
 
-func (c *fakeClient) UpdateNodeStatus(_ context.Context, node *v1.Node) (*v1.Node, error) {
+func (c *fakeClient) PatchNodeStatus(_ context.Context, original, node *v1.Node) (*v1.Node, error) {
 	c.log("status")
 	if c.conflictNext > 0 {
 		c.conflictNext--
@@ -60,10 +66,29 @@ func (c *fakeClient) UpdateNodeStatus(_ context.Context, node *v1.Node) (*v1.Nod
 	return node, nil
 }
 
-func (c *fakeClient) RenewLease(_ context.Context, lease *coordinationv1.Lease) error {
+func (c *fakeClient) GetLease(_ context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	c.log("get lease")
+	if c.lease == nil {
+		return nil, apierrors.NewNotFound(coordinationv1.Resource("leases"), name)
+	}
+	return c.lease.DeepCopy(), nil
+}
+
+func (c *fakeClient) CreateLease(_ context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	c.log("lease")
 	c.lease = lease.DeepCopy()
-	return nil
+	return lease, nil
+}
+
+func (c *fakeClient) UpdateLease(_ context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	c.log("lease")
+	if len(c.leaseErrs) > 0 {
+		err := c.leaseErrs[0]
+		c.leaseErrs = c.leaseErrs[1:]
+		return nil, err
+	}
+	c.lease = lease.DeepCopy()
+	return lease, nil
 }
 
 // fakeState is a runtime state whose errors the test sets.
@@ -103,9 +128,9 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	drive(t, s, clk, 21*time.Second)
 	want := []string{
 		"0s create", "100ms create", "300ms create", // retries after 100ms, then 200ms
-		"300ms lease",
-		"400ms get", // fastStatusUpdateOnce: the node was registered Ready, nothing to do
-		"10.3s lease", "10.3s get", "10.3s status",
+		"300ms get lease", "300ms get", "300ms lease", // no lease yet: read the owner, create it
+		"400ms get",                                // fastStatusUpdateOnce: the node was registered Ready, nothing to do
+		"10.3s lease", "10.3s get", "10.3s status", // the lease as last written, updated
 		"20.3s lease", "20.3s get", // unchanged: not written until nodeStatusReportFrequency
 	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
@@ -175,6 +200,7 @@ func TestRegisteredNodeCarriesTheKubeletsLabels(t *testing.T) {
 		"kubernetes.io/arch":      "amd64",
 		"beta.kubernetes.io/os":   "linux",
 		"beta.kubernetes.io/arch": "amd64",
+		SimulatedLabel:            "true",
 	}
 	if diff := cmp.Diff(want, client.node.Labels); diff != "" {
 		t.Errorf("node labels (-want +got):\n%s", diff)
@@ -200,7 +226,7 @@ func TestFastStatusUpdate(t *testing.T) {
 	state.err, state.unhealthy = nil, false
 	drive(t, s, clk, 11*time.Second)
 	want := []string{
-		"0s create", "0s lease",
+		"0s create", "0s get lease", "0s get", "0s lease",
 		"100ms get", "200ms get", // NotReady: poll again
 		"300ms get", "300ms status", // would be Ready: patched, and the polling ends
 		"10s lease", "10s get", // unchanged since the fast update: not written
@@ -231,7 +257,7 @@ func TestFastStatusUpdateRetriesAConflict(t *testing.T) {
 	drive(t, s, clk, 150*time.Millisecond)
 	state.unhealthy = false
 	drive(t, s, clk, time.Second)
-	want := []string{"0s create", "0s lease", "100ms get", "100ms status", "100ms get", "100ms status"}
+	want := []string{"0s create", "0s get lease", "0s get", "0s lease", "100ms get", "100ms status", "100ms get", "100ms status"}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
 	}
@@ -304,5 +330,92 @@ func TestNodeAdvertisesTheKubeletPort(t *testing.T) {
 		if got := client.node.Status.DaemonEndpoints.KubeletEndpoint.Port; got != tc.want {
 			t.Errorf("KubeletPort %d: advertised port %d, want %d", tc.port, got, tc.want)
 		}
+	}
+}
+
+// fakeLister is the node informer's view of the fake API server's node.
+type fakeLister struct{ c *fakeClient }
+
+func (l fakeLister) Get(name string) (*v1.Node, error) {
+	l.c.log("lister")
+	if l.c.node == nil {
+		return nil, apierrors.NewNotFound(v1.Resource("nodes"), name)
+	}
+	return l.c.node.DeepCopy(), nil
+}
+
+// TestStatusUpdatesReadTheLister: as the kubelet's tryUpdateNodeStatus, the first try reads the
+// node lister and the retries after a failed write read the API server.
+func TestStatusUpdatesReadTheLister(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, Lister: fakeLister{client}, RuntimeState: &fakeState{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DetachLease()
+	drive(t, s, clk, 5*time.Second)
+	client.conflictNext = 2
+	drive(t, s, clk, 11*time.Second)
+	want := []string{
+		"0s create",
+		"100ms lister", // fastStatusUpdateOnce: registered Ready
+		"10s lister", "10s status", "10s get", "10s status", "10s get", "10s status",
+	}
+	if diff := cmp.Diff(want, client.calls); diff != "" {
+		t.Errorf("API calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodeRegistersWithTaints: registerWithTaints' taints are on the node it creates.
+func TestNodeRegistersWithTaints(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	client := &fakeClient{clk: clk}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Taints: []v1.Taint{SimulatedTaint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []v1.Taint{{Key: "minikubelet.io/simulated", Value: "true", Effect: v1.TaintEffectNoSchedule}}
+	if diff := cmp.Diff(want, client.node.Spec.Taints); diff != "" {
+		t.Errorf("taints (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodeStatusPatch checks the patch nodeutil.PatchNodeStatus sends: the status difference
+// without the spec, and changed addresses replaced whole.
+func TestNodeStatusPatch(t *testing.T) {
+	base := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
+		Spec:       v1.NodeSpec{Unschedulable: true},
+		Status: v1.NodeStatus{
+			Addresses:  []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.1"}, {Type: v1.NodeHostName, Address: "node-1"}},
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionFalse}},
+		},
+	}
+	ready := base.DeepCopy()
+	ready.Spec.Unschedulable = false
+	ready.Status.Conditions[0].Status = v1.ConditionTrue
+	moved := ready.DeepCopy()
+	moved.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: "node-1"}}
+	for _, tc := range []struct {
+		name string
+		node *v1.Node
+		want string
+	}{
+		{"conditions", ready, `{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"status":"True","type":"Ready"}]}}`},
+		{"addresses", moved, `{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"addresses":[{"address":"node-1","type":"Hostname"},{"$patch":"replace"}],"conditions":[{"status":"True","type":"Ready"}]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := nodeStatusPatch(base, tc.node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("patch = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package podmanager
 import (
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -248,6 +249,15 @@ func (m *Manager) TranslatePodUID(uid types.UID) types.UID {
 		return static
 	}
 	return uid
+}
+
+// MirrorTranslations returns a copy of TranslatePodUID's table: every mirror pod UID it
+// translates, with its static pod's UID; nil when there is none.
+func (m *Manager) MirrorTranslations() map[types.UID]types.UID {
+	if len(m.translation) == 0 {
+		return nil
+	}
+	return maps.Clone(m.translation)
 }
 
 // GetUIDTranslations returns the static-to-mirror and mirror-to-static UID maps. Every static pod

@@ -30,14 +30,17 @@ type PodManager interface {
 	GetMirrorPodByPod(pod *v1.Pod) (*v1.Pod, bool)
 	// TranslatePodUID returns the static pod's UID for a known mirror pod UID, otherwise uid.
 	TranslatePodUID(uid types.UID) types.UID
+	// MirrorTranslations returns TranslatePodUID's table, a copy: every mirror pod UID it
+	// translates, with its static pod's UID.
+	MirrorTranslations() map[types.UID]types.UID
 }
 
 // DeletionSafety says whether a pod could still have running containers; while it could, a
 // terminal phase is held back from the API. The kubelet's pod workers provide it.
 type DeletionSafety interface {
-	// PodCouldHaveRunningContainers is asked with the pod as the API returned it (for a static
-	// pod, its mirror pod).
-	PodCouldHaveRunningContainers(pod *v1.Pod) bool
+	// PodCouldHaveRunningContainers is asked with the UID of the API object written (for a
+	// static pod, its mirror pod's), as the kubelet asks with the object.
+	PodCouldHaveRunningContainers(uid types.UID) bool
 }
 
 // Options configures a Manager.
@@ -111,6 +114,8 @@ type Manager struct {
 	apiVersions map[types.UID]uint64
 	// pending stands for the kubelet's podStatusChannel holding a signal.
 	pending bool
+	// notify, when set, is called whenever pending is set: a Runner's podStatusChannel.
+	notify func()
 	// nextFull is when the next full batch is due.
 	nextFull time.Time
 	// reconciled memoizes needsReconcile.
@@ -164,9 +169,10 @@ func New(opts Options) (*Manager, error) {
 // noPods is the PodManager of a Manager given none.
 type noPods struct{}
 
-func (noPods) GetPodByUID(types.UID) (*v1.Pod, bool)     { return nil, false }
-func (noPods) GetMirrorPodByPod(*v1.Pod) (*v1.Pod, bool) { return nil, false }
-func (noPods) TranslatePodUID(uid types.UID) types.UID   { return uid }
+func (noPods) GetPodByUID(types.UID) (*v1.Pod, bool)       { return nil, false }
+func (noPods) GetMirrorPodByPod(*v1.Pod) (*v1.Pod, bool)   { return nil, false }
+func (noPods) TranslatePodUID(uid types.UID) types.UID     { return uid }
+func (noPods) MirrorTranslations() map[types.UID]types.UID { return nil }
 
 // GetPodStatus returns a copy of the cached status of the pod with uid (a mirror pod UID is
 // translated to its static pod's), and whether there is one.
@@ -333,6 +339,9 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 	m.statuses[pod.UID] = next
 	m.pending = true
 	m.changed(pod.UID)
+	if m.notify != nil {
+		m.notify()
+	}
 	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: podkey.Of(pod),
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
 }

@@ -54,6 +54,16 @@ func (f *fakePods) GetMirrorPodByPod(p *v1.Pod) (*v1.Pod, bool) {
 	return m, ok
 }
 
+func (f *fakePods) MirrorTranslations() map[types.UID]types.UID {
+	out := map[types.UID]types.UID{}
+	for _, m := range f.mirrors {
+		if t := f.TranslatePodUID(m.UID); t != m.UID {
+			out[m.UID] = t
+		}
+	}
+	return out
+}
+
 func (f *fakePods) TranslatePodUID(uid types.UID) types.UID {
 	for name, m := range f.mirrors {
 		if m.UID != uid {
@@ -71,7 +81,7 @@ func (f *fakePods) TranslatePodUID(uid types.UID) types.UID {
 // couldRun is a DeletionSafety with a fixed answer.
 type couldRun bool
 
-func (c couldRun) PodCouldHaveRunningContainers(*v1.Pod) bool { return bool(c) }
+func (c couldRun) PodCouldHaveRunningContainers(types.UID) bool { return bool(c) }
 
 type env struct {
 	clock  *vclock.Clock

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -43,8 +44,24 @@ func (m *Manager) NextWake() (time.Time, bool) {
 // Step does the writing due at the clock's current time: a full batch (every status checked,
 // reconciled with the pod manager's copy and retried) when one is due, otherwise the statuses
 // changed since their last write. It returns the API errors met, joined; a failed write is
-// retried by a later batch, as in the kubelet.
+// retried by a later batch, as in the kubelet. Step is the status manager's goroutine stepped on
+// the core's own; a Runner makes the writes on a goroutine of its own instead.
 func (m *Manager) Step(ctx context.Context) error {
+	var errs []error
+	for _, w := range m.takeBatch() {
+		r, err := m.writer().sync(ctx, w)
+		m.apply(r)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// takeBatch is the first half of the kubelet's syncBatch, on the core's goroutine: it decides
+// whether a full batch is due and picks the statuses to write, each with what its write needs of
+// the pod manager and the pod workers as they are now. Nil when nothing is due.
+func (m *Manager) takeBatch() []write {
 	if m.client == nil {
 		return nil
 	}
@@ -59,20 +76,65 @@ func (m *Manager) Step(ctx context.Context) error {
 	}
 	m.pending = false
 	batch := m.collect(all)
-
-	var errs []error
-	for _, w := range batch {
-		if err := m.syncPod(ctx, w); err != nil {
-			errs = append(errs, err)
+	if len(batch) > 0 {
+		translations := m.pods.MirrorTranslations()
+		for i := range batch {
+			batch[i].translations = translations
 		}
 	}
-	return errors.Join(errs...)
+	return batch
 }
 
-// write is one status to write: the kubelet's podSync.
+// write is one status to write: the kubelet's podSync, with what syncPod asks the rest of the
+// kubelet taken when the batch was (the pod manager and the pod workers belong to the sync
+// loop's goroutine).
 type write struct {
 	uid    types.UID // the pod's own UID, the key of the cache
 	status versioned
+	// translations is the pod manager's TranslatePodUID table, shared by the batch's writes:
+	// an API object whose UID does not translate to uid was deleted and recreated.
+	translations map[types.UID]types.UID
+	// couldRun and couldRunMirror are the pod workers' answers for uid and for a mirror pod's
+	// UID: while containers may run, a terminal phase is held back.
+	couldRun, couldRunMirror bool
+}
+
+// written is what one write changes in the core, applied on the core's goroutine.
+type written struct {
+	uid types.UID
+	// version is the status version the API object apiUID now has; zero when none was written.
+	version uint64
+	apiUID  types.UID
+	// patched is the pod as stored after a status patch, for the startup tracker.
+	patched *v1.Pod
+	// forget drops the cached status: the pod was deleted, or recreated under another UID.
+	forget bool
+}
+
+// apply records what a write did: syncPod's update of apiStatusVersions and its
+// deletePodStatus.
+func (m *Manager) apply(r written) {
+	if r.patched != nil && m.startup != nil {
+		m.startup.RecordStatusUpdated(r.patched)
+	}
+	if r.version != 0 {
+		m.apiVersions[r.apiUID] = r.version
+	}
+	if r.forget {
+		m.forget(r.uid)
+	}
+}
+
+// statusWriter makes syncPod's API calls. It holds nothing of the core, so it runs on any
+// goroutine.
+type statusWriter struct {
+	client PodStatusClient
+	clock  clock.PassiveClock
+	tracer trace.Tracer
+}
+
+func (m *Manager) writer() statusWriter {
+	return statusWriter{client: m.client, clock: m.clock, tracer: m.tracer}
 }
 
 // collect picks the statuses to write, in namespace, name, UID order: the first half of the
@@ -119,6 +181,13 @@ func (m *Manager) collect(all bool) []write {
 			target = mirror.UID
 		}
 		w := write{uid: uid, status: *v}
+		if m.safety != nil {
+			w.couldRun = m.safety.PodCouldHaveRunningContainers(uid)
+			w.couldRunMirror = w.couldRun
+			if target != uid {
+				w.couldRunMirror = m.safety.PodCouldHaveRunningContainers(target)
+			}
+		}
 		switch {
 		case !all:
 			if m.apiVersions[target] >= v.version {
@@ -188,55 +257,62 @@ func canBeDeleted(pod *v1.Pod, finished bool) bool {
 	return isTerminal(pod.Status.Phase) && finished
 }
 
-// syncPod writes one status to the API: the kubelet's status manager syncPod.
-func (m *Manager) syncPod(ctx context.Context, w write) error {
+// sync writes one status to the API: the kubelet's status manager syncPod. What it changes in the
+// core is returned, for apply.
+func (sw statusWriter) sync(ctx context.Context, w write) (written, error) {
 	key := podkey.Build(w.status.namespace, w.status.name)
-	pod, err := m.client.GetPod(ctx, w.status.namespace, w.status.name)
+	done := written{uid: w.uid}
+	pod, err := sw.client.GetPod(ctx, w.status.namespace, w.status.name)
 	if apierrors.IsNotFound(err) {
-		return nil // the pod is gone; RemoveOrphanedStatuses will drop the status
+		return done, nil // the pod is gone; RemoveOrphanedStatuses will drop the status
 	}
 	if err != nil {
-		m.traceError(key, w.uid, err)
-		return err
+		sw.traceError(key, w.uid, err)
+		return done, err
 	}
-	if translated := m.pods.TranslatePodUID(pod.UID); translated != "" && translated != w.uid {
-		m.forget(w.uid)
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDrop, Pod: key, UID: string(w.uid),
+	translated := pod.UID
+	if t, ok := w.translations[pod.UID]; ok {
+		translated = t
+	}
+	if translated != w.uid {
+		done.forget = true
+		sw.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDrop, Pod: key, UID: string(w.uid),
 			Reason: "Recreated", Message: "pod was deleted and then recreated with UID " + string(translated), Func: "syncPod"})
-		return nil
+		return done, nil
 	}
-	couldRun := m.safety != nil && m.safety.PodCouldHaveRunningContainers(pod)
-	merged := mergePodStatus(pod.Status, w.status.status, couldRun, m.clock.Now())
+	couldRun := w.couldRun
+	if pod.UID != w.uid {
+		couldRun = w.couldRunMirror // the pod workers know the static pod, not its mirror
+	}
+	merged := mergePodStatus(pod.Status, w.status.status, couldRun, sw.clock.Now())
 	patch, unchanged, err := statusPatch(pod.UID, pod.Status, merged)
 	if err != nil {
-		return fmt.Errorf("status patch for pod %s: %w", key, err)
+		return done, fmt.Errorf("status patch for pod %s: %w", key, err)
 	}
 	if !unchanged {
 		from := pod.Status.Phase
-		pod, err = m.client.PatchPodStatus(ctx, pod.Namespace, pod.Name, patch)
+		pod, err = sw.client.PatchPodStatus(ctx, pod.Namespace, pod.Name, patch)
 		if err != nil {
-			m.traceError(key, w.uid, err)
-			return err
+			sw.traceError(key, w.uid, err)
+			return done, err
 		}
-		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindPatch, Pod: key, UID: string(pod.UID),
+		sw.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindPatch, Pod: key, UID: string(pod.UID),
 			From: string(from), To: string(pod.Status.Phase), Func: "syncPod"})
-		if m.startup != nil {
-			m.startup.RecordStatusUpdated(pod)
-		}
+		done.patched = pod
 	}
-	m.apiVersions[pod.UID] = w.status.version
+	done.apiUID, done.version = pod.UID, w.status.version
 
 	if !canBeDeleted(pod, w.status.finished) {
-		return nil
+		return done, nil
 	}
-	if err := m.client.DeletePod(ctx, pod.Namespace, pod.Name, pod.UID); err != nil {
-		m.traceError(key, w.uid, err)
-		return err
+	if err := sw.client.DeletePod(ctx, pod.Namespace, pod.Name, pod.UID); err != nil {
+		sw.traceError(key, w.uid, err)
+		return done, err
 	}
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDelete, Pod: key, UID: string(pod.UID),
+	sw.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindDelete, Pod: key, UID: string(pod.UID),
 		To: string(pod.Status.Phase), Func: "syncPod"})
-	m.forget(w.uid)
-	return nil
+	done.forget = true
+	return done, nil
 }
 
 // forget drops a status after its pod was deleted or recreated: the kubelet's deletePodStatus.
@@ -249,8 +325,8 @@ func (m *Manager) forget(uid types.UID) {
 }
 
 // traceError records a failed API call.
-func (m *Manager) traceError(key string, uid types.UID, err error) {
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindError, Pod: key, UID: string(uid),
+func (sw statusWriter) traceError(key string, uid types.UID, err error) {
+	sw.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindError, Pod: key, UID: string(uid),
 		Message: err.Error(), Func: "syncPod"})
 }
 

@@ -19,6 +19,7 @@ import (
 type Runner struct {
 	loop    *Loop
 	updates <-chan podconfig.Update
+	calls   <-chan func()
 	clock   clock.WithTicker
 	settled func()
 }
@@ -34,6 +35,9 @@ type RunnerOptions struct {
 	// Settled, if set, is called on the Runner's goroutine after every pass, once the Loop has
 	// settled: the moment to read the cores, for example to publish a snapshot of them.
 	Settled func()
+	// Calls, if set, are functions to run on the Runner's goroutine between passes: how the
+	// goroutines beside the loop (the status manager's) reach the cores the loop owns.
+	Calls <-chan func()
 }
 
 func (o RunnerOptions) validate() error {
@@ -57,7 +61,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{loop: opts.Loop, updates: opts.Updates, clock: opts.Clock, settled: opts.Settled}, nil
+	return &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled}, nil
 }
 
 // Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are
@@ -98,6 +102,8 @@ func (r *Runner) Run(ctx context.Context) error {
 				r.step(ctx, logger, u)
 			}
 			r.advance(ctx, logger)
+		case f := <-r.calls:
+			f()
 		case <-timer.C():
 			r.advance(ctx, logger)
 		}

@@ -112,3 +112,35 @@ func TestRunnerReadsQueuedUpdatesBeforeSyncing(t *testing.T) {
 		}
 	})
 }
+
+// TestRunnerRunsCalls: a function sent on Calls runs between passes, where the loop's cores may
+// be read; the runner keeps going after it.
+func TestRunnerRunsCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clock.RealClock{}, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatalf("kubelet.New() = %v", err)
+		}
+		calls := make(chan func())
+		_, ctx := ktesting.NewTestContext(t)
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		r, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: make(chan podconfig.Update), Clock: clock.RealClock{}, Calls: calls})
+		if err != nil {
+			t.Fatalf("NewRunner() error = %v", err)
+		}
+		go func() { done <- r.Run(ctx) }()
+		for i := range 2 {
+			ran := make(chan []string)
+			calls <- func() { ran <- n.Loop.SourcesSeen() }
+			if got := <-ran; len(got) != 0 {
+				t.Errorf("call %d: SourcesSeen() = %v, want none", i, got)
+			}
+			time.Sleep(time.Second)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() = %v, want nil", err)
+		}
+	})
+}

@@ -59,6 +59,9 @@ type runConfig struct {
 	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
 
 	Controllers []string // the controllers run beside the embedded API server (package controllers)
+
+	// SimulatedNodeTaint registers every node with nodestatus.SimulatedTaint.
+	SimulatedNodeTaint bool
 }
 
 // nodeNames returns the names of the simulated nodes: NodeName alone, or with Nodes > 1 the

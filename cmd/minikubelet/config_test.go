@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
@@ -382,5 +383,46 @@ func TestNodeStatusFrequencyPrecedence(t *testing.T) {
 				t.Errorf("resolve(%q).Kubelet.NodeStatus = %+v, want %+v", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSimulatedNodeTaintFlag: --simulated-node-taint reaches the run configuration.
+func TestSimulatedNodeTaintFlag(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, false}, {[]string{"--simulated-node-taint"}, true}} {
+		cfg, err := resolveArgs(t, tc.args...)
+		if err != nil {
+			t.Fatalf("resolve(%q) error = %v", tc.args, err)
+		}
+		if cfg.SimulatedNodeTaint != tc.want {
+			t.Errorf("resolve(%q).SimulatedNodeTaint = %v, want %v", tc.args, cfg.SimulatedNodeTaint, tc.want)
+		}
+	}
+}
+
+// TestHeartbeatClient: the heartbeat client has no client-side rate limit, and the kubelet's
+// timeout: nodeStatusUpdateFrequency, at most the lease duration.
+func TestHeartbeatClient(t *testing.T) {
+	rc := &rest.Config{Host: "https://127.0.0.1:6443", QPS: kubeAPIQPS, Burst: kubeAPIBurst}
+	for _, tc := range []struct {
+		period, want time.Duration
+	}{{10 * time.Second, 10 * time.Second}, {time.Minute, nodeLeaseDuration}} {
+		client, err := heartbeatClient(rc, tc.period)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restClient := client.CoreV1().RESTClient().(*rest.RESTClient)
+		if rl := restClient.GetRateLimiter(); rl != nil {
+			t.Errorf("heartbeat client rate limiter = %v, want none", rl)
+		}
+		if got := restClient.Client.Timeout; got != tc.want {
+			t.Errorf("heartbeat client timeout with nodeStatusUpdateFrequency %s = %s, want %s", tc.period, got, tc.want)
+		}
+	}
+	if rc.QPS != kubeAPIQPS {
+		t.Errorf("the API client's config changed: QPS %v", rc.QPS)
 	}
 }

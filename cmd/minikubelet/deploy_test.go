@@ -15,12 +15,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/nodestatus"
 )
 
 // deployDir holds the manifests that run shards of simulated nodes in a cluster.
@@ -178,5 +182,35 @@ func TestDeployManifests(t *testing.T) {
 	names := nodeNames(&runConfig{NodeName: "unused", Nodes: nodes, NodeNamePrefix: prefix})
 	if len(names) != nodes || !strings.HasPrefix(names[0], sts.Name+"-0-") {
 		t.Errorf("shard 0's nodes are %v, want %d names under %s-0-", names[:min(3, len(names))], nodes, sts.Name)
+	}
+}
+
+// TestShardsStayOffSimulatedNodes: the shards' required node affinity, as the scheduler reads
+// it, refuses a node minikubelet registers (its simulated label) and accepts a real node, so the
+// shards never run on the nodes they simulate.
+func TestShardsStayOffSimulatedNodes(t *testing.T) {
+	sts, _ := decodeDeploy(t)["StatefulSet/minikubelet"].(*appsv1.StatefulSet)
+	if sts == nil {
+		t.Fatal("docs/examples/deploy/ has no StatefulSet/minikubelet")
+	}
+	pod := &v1.Pod{ObjectMeta: sts.Spec.Template.ObjectMeta, Spec: sts.Spec.Template.Spec}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	simulated := nodestatus.LocalNode("minikubelet-0-00", "10.0.0.1", nodestatus.Machine{})
+	if got := simulated.Labels[nodestatus.SimulatedLabel]; got != "true" {
+		t.Errorf("simulated node's label %s = %q, want true", nodestatus.SimulatedLabel, got)
+	}
+	real := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1",
+		Labels: map[string]string{v1.LabelOSStable: "linux", v1.LabelHostname: "worker-1"}}}
+	for _, tc := range []struct {
+		node *v1.Node
+		want bool
+	}{{simulated, false}, {real, true}} {
+		got, err := affinity.Match(tc.node)
+		if err != nil {
+			t.Fatalf("Match(%s) = %v", tc.node.Name, err)
+		}
+		if got != tc.want {
+			t.Errorf("the shards' node affinity matches node %s (labels %v) = %v, want %v", tc.node.Name, tc.node.Labels, got, tc.want)
+		}
 	}
 }

@@ -41,6 +41,7 @@ type runFlags struct {
 	debuggingHandlers  bool
 	nodes              int
 	nodeNamePrefix     string
+	simulatedNodeTaint bool
 	controllers        string
 	apiLatency         time.Duration
 	maxPods            int32
@@ -82,6 +83,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	f.accepted.bind(fs)
 	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
+	fs.BoolVar(&f.simulatedNodeTaint, "simulated-node-taint", false, "register the nodes with the taint minikubelet.io/simulated=true:NoSchedule, so that only pods that tolerate it are scheduled to them (every node carries the label minikubelet.io/simulated=true)")
 	bindControllers(fs, &f.controllers)
 }
 
@@ -97,19 +99,20 @@ func bindControllers(fs *pflag.FlagSet, to *string) {
 // kubelet does.
 func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	cfg := &runConfig{
-		APIServerAddr:     f.apiserverAddr,
-		APIServerFallback: !fs.Changed("apiserver-addr"),
-		Kubeconfig:        f.kubeconfig,
-		WriteKubeconfig:   f.writeKubeconfig,
-		Standalone:        f.standalone,
-		RootDir:           f.rootDir,
-		Security:          f.security,
-		DataDir:           f.dataDir,
-		Nodes:             f.nodes,
-		NodeNamePrefix:    strings.ToLower(f.nodeNamePrefix),
-		SnapshotPeriod:    defaultSnapshotPeriod,
-		APILatency:        f.apiLatency,
-		UIAddr:            f.ui,
+		APIServerAddr:      f.apiserverAddr,
+		APIServerFallback:  !fs.Changed("apiserver-addr"),
+		Kubeconfig:         f.kubeconfig,
+		WriteKubeconfig:    f.writeKubeconfig,
+		Standalone:         f.standalone,
+		RootDir:            f.rootDir,
+		Security:           f.security,
+		DataDir:            f.dataDir,
+		Nodes:              f.nodes,
+		NodeNamePrefix:     strings.ToLower(f.nodeNamePrefix),
+		SimulatedNodeTaint: f.simulatedNodeTaint,
+		SnapshotPeriod:     defaultSnapshotPeriod,
+		APILatency:         f.apiLatency,
+		UIAddr:             f.ui,
 	}
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {

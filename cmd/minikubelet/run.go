@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -23,6 +24,7 @@ import (
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/sim/teach"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -138,14 +140,36 @@ func serveUI(ctx context.Context, cfg *runConfig, live *teach.Live) (stop func()
 
 // clientFactory makes a node's API client: each simulated kubelet has its own rate limits, as
 // each kubelet has, while client-go shares the connections of clients built from one config. It
-// returns nil when standalone.
-type clientFactory func() (kubernetes.Interface, error)
+// returns the node's API client and its heartbeat client, both nil when standalone.
+type clientFactory func() (api, heartbeat kubernetes.Interface, err error)
+
+// runtimeStateFile is where, under a node's root directory, the fake runtime keeps its state.
+const runtimeStateFile = "runtime/state.json"
+
+// nodeLeaseDuration is the kubelet's default nodeLeaseDurationSeconds, which bounds the
+// heartbeat client's timeout.
+const nodeLeaseDuration = 40 * time.Second
+
+// heartbeatClient is the kubelet's heartbeat client, made from its API client's config: the node
+// status and the lease go through it, without a client-side rate limit (the kubelet's
+// heartbeatClientConfig has QPS -1), so that a node busy with pods still renews its lease, and
+// with a timeout of nodeStatusUpdateFrequency, at most the lease duration, as the kubelet's.
+func heartbeatClient(rc *rest.Config, statusPeriod time.Duration) (kubernetes.Interface, error) {
+	hc := rest.CopyConfig(rc)
+	hc.QPS, hc.Burst, hc.RateLimiter = -1, 0, nil
+	hc.Timeout = min(statusPeriod, nodeLeaseDuration)
+	client, err := kubernetes.NewForConfig(hc)
+	if err != nil {
+		return nil, fmt.Errorf("create heartbeat client for %s: %w", hc.Host, err)
+	}
+	return client, nil
+}
 
 // connectAPI returns the client factory of the API server cfg names: none when standalone, the
 // one in --kubeconfig, or else an embedded fake API server that it starts in g.
 func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (clientFactory, error) {
 	if cfg.Standalone {
-		return func() (kubernetes.Interface, error) { return nil, nil }, nil
+		return func() (kubernetes.Interface, kubernetes.Interface, error) { return nil, nil, nil }, nil
 	}
 	var rc *rest.Config
 	if cfg.Kubeconfig != "" {
@@ -190,12 +214,16 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
-	return func() (kubernetes.Interface, error) {
+	return func() (kubernetes.Interface, kubernetes.Interface, error) {
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
-			return nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+			return nil, nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
 		}
-		return client, nil
+		heartbeat, err := heartbeatClient(rc, cfg.Kubelet.NodeStatus.UpdateFrequency)
+		if err != nil {
+			return nil, nil, err
+		}
+		return client, heartbeat, nil
 	}, nil
 }
 
@@ -233,7 +261,7 @@ type kubeletDeps struct {
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	names := nodeNames(cfg)
 	if len(names) > 1 {
-		client, err := d.clients()
+		client, _, err := d.clients()
 		if err != nil {
 			return err
 		}
@@ -275,7 +303,7 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 			rootDir = filepath.Join(rootDir, cfg.NodeName)
 		}
 	}
-	client, err := d.clients()
+	client, heartbeat, err := d.clients()
 	if err != nil {
 		return err
 	}
@@ -287,8 +315,9 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		logger.Info("No API server defined, no events will be sent to the API server")
 	}
 	world := kubelet.World{
-		API:    client,
-		Events: broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
+		API:          client,
+		HeartbeatAPI: heartbeat,
+		Events:       broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
 	}
 	if rootDir != "" {
 		// The kubelet's plugin registry and device plugin directory under its root directory.
@@ -304,6 +333,9 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		World:     world,
 		Latencies: fakeruntime.DefaultLatencies,
 	}
+	if cfg.SimulatedNodeTaint {
+		kopts.RegisterWithTaints = []v1.Taint{nodestatus.SimulatedTaint}
+	}
 	if d.serving != nil {
 		kopts.KubeletPort = d.serving.port
 	}
@@ -312,6 +344,10 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
 	ropts := kubelet.RunOptions{PodWatch: d.podWatch}
+	if rootDir != "" {
+		// The runtime's sandboxes and containers outlive the process, as a CRI runtime's do.
+		ropts.RuntimeState = filepath.Join(rootDir, runtimeStateFile)
+	}
 	if d.serving != nil {
 		if err := d.serving.add(cfg.NodeName, k, d.clock, cfg); err != nil {
 			return err

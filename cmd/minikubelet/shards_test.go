@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +123,13 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 		}
 	}
 
+	// A pod runs on shard 1's first node; the runtime's state file holds its container before
+	// the crash.
+	node := "shard-1-0"
+	stateFile := filepath.Join(dir, "root-1", node, runtimeStateFile)
+	web := runPodOn(ctx, t, client, "web", node)
+	waitForContainerSaved(ctx, t, stateFile, web.Status.ContainerStatuses[0].ContainerID)
+
 	// Shard 1 crashes and comes back.
 	procs[1].kill()
 	restarted := time.Now()
@@ -148,5 +158,88 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 	}
 	if ready, err = readyNodes(); err != nil || len(ready) != shards*perShard {
 		t.Errorf("%d nodes Ready after the restart (%v), want %d", len(ready), err, shards*perShard)
+	}
+
+	// The restarted kubelet found web's container running, as a kubelet restart finds its
+	// containers in the CRI: once a pod created after the restart runs (the restarted kubelet
+	// synced web first), web has the same container, start time and restart count, and the
+	// runtime made no other container for it.
+	probe := runPodOn(ctx, t, client, "probe", node)
+	waitForContainerSaved(ctx, t, stateFile, probe.Status.ContainerStatuses[0].ContainerID)
+	after, err := client.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(web.Status.ContainerStatuses, after.Status.ContainerStatuses); diff != "" {
+		t.Errorf("web's container statuses across the restart (-before +after):\n%s", diff)
+	}
+	if ids := savedContainers(t, stateFile)[string(web.UID)]; len(ids) != 1 {
+		t.Errorf("web's containers in the runtime after the restart = %v, want its one container", ids)
+	}
+}
+
+// runPodOn creates a pause pod bound to node and returns it once it runs.
+func runPodOn(ctx context.Context, t *testing.T, client kubernetes.Interface, name, node string) *v1.Pod {
+	t.Helper()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}}
+	if _, err := client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *v1.Pod
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		got = p
+		return p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil, nil
+	}); err != nil {
+		t.Fatalf("pod %s is not Running on %s: %v (status %+v)", name, node, err, got.Status)
+	}
+	return got
+}
+
+// savedContainers reads the runtime's state file: the container IDs of each pod UID.
+func savedContainers(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var state struct {
+		Pods []struct {
+			UID        string `json:"uid"`
+			Containers []struct {
+				Status struct{ ID string } `json:"status"`
+			} `json:"containers"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal(data, &state); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out := map[string][]string{}
+	for _, p := range state.Pods {
+		for _, c := range p.Containers {
+			out[p.UID] = append(out[p.UID], c.Status.ID)
+		}
+	}
+	return out
+}
+
+// waitForContainerSaved waits until the runtime's state file holds the container whose API
+// container ID is id.
+func waitForContainerSaved(ctx context.Context, t *testing.T, path, id string) {
+	t.Helper()
+	_, want, _ := strings.Cut(id, "://")
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, ids := range savedContainers(t, path) {
+			if slices.Contains(ids, want) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%s never held container %s: %v", path, id, err)
 	}
 }

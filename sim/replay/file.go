@@ -52,10 +52,13 @@ type Scenario struct {
 
 // RuntimeSettings are the fake runtime's simulated latencies. Unset ones are zero.
 type RuntimeSettings struct {
-	SandboxStart   Duration `json:"sandboxStart"`
-	ImagePull      Duration `json:"imagePull"`
-	ContainerStart Duration `json:"containerStart"`
-	ContainerStop  Duration `json:"containerStop"`
+	SandboxStart Duration `json:"sandboxStart"`
+	ImagePull    Duration `json:"imagePull"`
+	// ImagePullPresent is a pull of an image whose layers the runtime has (queued behind a pull
+	// of the same image, or pullPolicy Always).
+	ImagePullPresent Duration `json:"imagePullPresent"`
+	ContainerStart   Duration `json:"containerStart"`
+	ContainerStop    Duration `json:"containerStop"`
 }
 
 // Duration is a Go duration written as a string such as "1m30s".

@@ -124,7 +124,7 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	}
 	var lat fakeruntime.Latencies
 	if r := s.Runtime; r != nil {
-		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration,
+		lat = fakeruntime.Latencies{SandboxStart: r.SandboxStart.Duration, ImagePull: r.ImagePull.Duration, ImagePullPresent: r.ImagePullPresent.Duration,
 			ContainerStart: r.ContainerStart.Duration, ContainerStop: r.ContainerStop.Duration}
 	}
 	k, err := kubelet.New(kubelet.Options{

@@ -1,0 +1,144 @@
+package fakeruntime
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// TestCheckpointRestore: a runtime restored from a checkpoint reports the same sandboxes and
+// containers (IDs, start times, restart counts), and hands out new IDs after the old ones, as a
+// CRI runtime's state survives a kubelet restart.
+func TestCheckpointRestore(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	lat := Latencies{SandboxStart: time.Second, ImagePull: time.Second, ContainerStart: time.Second}
+	rt, err := New(Options{Clock: clk, Latencies: lat, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := newPod("web")
+	if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(10 * time.Second))
+	before, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(before.ContainerStatuses); n != 1 || before.ContainerStatuses[0].State != kubecontainer.ContainerStateRunning {
+		t.Fatalf("before the checkpoint: %+v, want one running container", before.ContainerStatuses)
+	}
+	data, err := rt.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	restored, err := New(Options{Clock: clk, Latencies: lat, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restored.Restore(data); err != nil {
+		t.Fatalf("Restore() = %v", err)
+	}
+	after, err := restored.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("pod status after a restore (-before +after):\n%s", diff)
+	}
+	again, err := restored.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(data) {
+		t.Errorf("checkpoint of the restored runtime differs:\n%s\n%s", data, again)
+	}
+
+	other := newPod("other")
+	if _, err := restored.SyncPod(other, &kubecontainer.PodStatus{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(20 * time.Second))
+	st, err := restored.GetPodStatus(other.UID, other.Name, other.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, old := st.Sandboxes[0].ID, before.Sandboxes[0].ID; got == old {
+		t.Errorf("new sandbox ID %s reuses the restored one", got)
+	}
+	if got, old := st.ContainerStatuses[0].ID, before.ContainerStatuses[0].ID; got == old {
+		t.Errorf("new container ID %s reuses the restored one", got)
+	}
+}
+
+// TestRestoreRefusesBadCheckpoints: a checkpoint that does not decode or contradicts itself is
+// refused whole, with the reason, and leaves the runtime empty.
+func TestRestoreRefusesBadCheckpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"not JSON", `{`, "decode checkpoint"},
+		{"unknown field", `{"version":1,"pods":[],"extra":1}`, "unknown field"},
+		{"version", `{"version":2,"pods":[]}`, "version 2"},
+		{"no UID", `{"version":1,"lastContainer":1,"pods":[{"name":"a","namespace":"d"}]}`, "no UID"},
+		{"pod twice", `{"version":1,"pods":[{"uid":"u"},{"uid":"u"}]}`, "twice"},
+		{"container ID twice", `{"version":1,"lastContainer":2,"pods":[{"uid":"u","containers":[{"status":{"ID":"c-1"},"seq":1},{"status":{"ID":"c-1"},"seq":2}]}]}`, "twice"},
+		{"counter behind", `{"version":1,"lastContainer":1,"pods":[{"uid":"u","containers":[{"status":{"ID":"c-2"},"seq":2}]}]}`, "outside 1..1"},
+		{"sandbox counter behind", `{"version":1,"pods":[{"uid":"u","sandboxes":[{"status":{"ID":"s-1"},"seq":1}]}]}`, "outside 1..0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = rt.Restore([]byte(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Restore(%s) = %v, want an error with %q", tc.data, err, tc.want)
+			}
+			if pods, _ := rt.GetPods(true); len(pods) != 0 {
+				t.Errorf("after a refused restore the runtime has %d pods", len(pods))
+			}
+		})
+	}
+}
+
+// FuzzRestore: Restore of any bytes returns an error or a runtime whose checkpoint restores to
+// the same checkpoint.
+func FuzzRestore(f *testing.F) {
+	f.Add([]byte(`{"version":1,"lastContainer":1,"lastSandbox":1,"pods":[{"uid":"u","name":"a","namespace":"d","sandboxes":[{"status":{"ID":"s-000001","State":"ready"},"seq":1}],"containers":[{"status":{"ID":"c-000001","Name":"a","State":"running"},"seq":1}]}]}`))
+	f.Add([]byte(`{"version":1,"pods":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rt, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt.Restore(data) != nil {
+			return
+		}
+		cp, err := rt.Checkpoint()
+		if err != nil {
+			t.Fatalf("Checkpoint() after a restore = %v", err)
+		}
+		again, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Restore(cp); err != nil {
+			t.Fatalf("Restore(Checkpoint()) = %v", err)
+		}
+		cp2, err := again.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(cp) != string(cp2) {
+			t.Errorf("checkpoint round trip differs:\n%s\n%s", cp, cp2)
+		}
+	})
+}

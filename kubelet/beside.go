@@ -1,0 +1,154 @@
+package kubelet
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/nodestatus"
+	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/podsync"
+	"github.com/minikubelet/minikubelet/runtimestate"
+	"github.com/minikubelet/minikubelet/status"
+)
+
+// The cores that run beside the sync loop in `run` (docs/design/007-beside-the-loop.md): a
+// stepping driver steps them from the loop's Advance; Run takes them out of the loop's hands
+// (besides) and gives each a goroutine of its own. The wrappers here are the seams.
+
+// besides are the sync side's seams of the cores that Run takes out of the loop.
+type besides struct {
+	status  *loopStatus
+	node    *registeringNode // nil for a standalone kubelet
+	runtime *runtimeView
+	nodes   *nodeReader
+}
+
+// loopStatus is the status manager as the sync loop steps it: itself, until Run gives its
+// writes a goroutine of their own.
+type loopStatus struct {
+	*status.Manager
+	beside bool
+}
+
+// Step is the Manager's, unless the writes run beside the loop.
+func (s *loopStatus) Step(ctx context.Context) error {
+	if s.beside {
+		return nil
+	}
+	return s.Manager.Step(ctx)
+}
+
+// NextWake is the Manager's, unless the writes run beside the loop.
+func (s *loopStatus) NextWake() (time.Time, bool) {
+	if s.beside {
+		return time.Time{}, false
+	}
+	return s.Manager.NextWake()
+}
+
+// registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
+// object exists, the mirror pods of the static pods known then are reconciled at once. Beside the
+// loop the node status runner registers, and the loop only reconciles (staticPodsRegistered).
+type registeringNode struct {
+	*nodestatus.Status
+	pods   *podmanager.Manager
+	syncer *podsync.Syncer
+	done   bool
+	beside bool
+}
+
+// Register registers the node and, the first time it is registered, reconciles the mirror pods.
+func (r *registeringNode) Register(ctx context.Context) error {
+	if r.beside {
+		return nil
+	}
+	err := r.Status.Register(ctx)
+	if r.Registered() {
+		r.staticPodsRegistered(ctx)
+	}
+	return err
+}
+
+// staticPodsRegistered is fastStaticPodsRegistration, once.
+func (r *registeringNode) staticPodsRegistered(ctx context.Context) {
+	if !r.done {
+		r.done = true
+		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
+	}
+}
+
+// Heartbeat is the Status', unless it runs beside the loop.
+func (r *registeringNode) Heartbeat(ctx context.Context) error {
+	if r.beside {
+		return nil
+	}
+	return r.Status.Heartbeat(ctx)
+}
+
+// NextWake is the Status', unless it runs beside the loop.
+func (r *registeringNode) NextWake() (time.Time, bool) {
+	if r.beside {
+		return time.Time{}, false
+	}
+	return r.Status.NextWake()
+}
+
+// runtimeView is the runtime state as the node status reads it: the core itself on the loop's
+// goroutine, and beside the loop the snapshot the loop publishes after each pass (the kubelet's
+// runtimeState is locked; the core is not).
+type runtimeView struct {
+	state *runtimestate.State
+	snap  atomic.Pointer[runtimeSnapshot] // nil until Run publishes the first
+}
+
+// runtimeSnapshot is the runtime state as of a sync loop pass.
+type runtimeSnapshot struct {
+	errs        error
+	plegHealthy bool
+}
+
+// publish takes a snapshot of the runtime state: on the loop's goroutine.
+func (v *runtimeView) publish() {
+	v.snap.Store(&runtimeSnapshot{errs: v.state.Errors(), plegHealthy: v.state.PLEGHealthy()})
+}
+
+// Errors is the runtime state's errors.
+func (v *runtimeView) Errors() error {
+	if s := v.snap.Load(); s != nil {
+		return s.errs
+	}
+	return v.state.Errors()
+}
+
+// PLEGHealthy is the runtime state's PLEG health.
+func (v *runtimeView) PLEGHealthy() bool {
+	if s := v.snap.Load(); s != nil {
+		return s.plegHealthy
+	}
+	return v.state.PLEGHealthy()
+}
+
+// nodeReader reads the node object as the kubelet's GetNode does: from its node lister once Run
+// has an informer, else from the API server (a stepping driver's API server answers at once).
+// Admission falls back to the node the kubelet would register (getNodeAnyWay).
+type nodeReader struct {
+	api nodestatus.ClientsetClient
+	// lister is set by Run before its runners start, and only read after.
+	lister nodestatus.NodeLister
+}
+
+// GetNode reads the node.
+func (n *nodeReader) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	if n.lister != nil {
+		return n.lister.Get(name)
+	}
+	return n.api.GetNode(ctx, name)
+}
+
+// Get is GetNode for the node status' first read: the lister's copy, or the API server's.
+func (n *nodeReader) Get(name string) (*v1.Node, error) {
+	return n.GetNode(context.Background(), name)
+}

@@ -1,0 +1,119 @@
+package nodestatus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet"
+)
+
+// Runner is the kubelet's node status loop in `run`: registration, fastStatusUpdateOnce and
+// syncNodeStatus every nodeStatusUpdateFrequency, on a goroutine of their own beside the sync
+// loop. It owns its Status: nothing else may call it once Run started.
+type Runner struct {
+	status     *Status
+	clock      clock.WithTicker
+	registered func()
+}
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Status is the core the Runner drives. Required.
+	Status *Status
+	// Clock wakes the Runner when the Status' next work is due. Required.
+	Clock clock.WithTicker
+	// Registered, if set, is called once, on the Runner's goroutine, when the node is first
+	// registered.
+	Registered func()
+}
+
+// NewRunner returns a Runner, or an error wrapping ErrMissingOption.
+func NewRunner(opts RunnerOptions) (*Runner, error) {
+	var missing []string
+	if opts.Status == nil {
+		missing = append(missing, "Status")
+	}
+	if opts.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("new node status runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	}
+	return &Runner{status: opts.Status, clock: opts.Clock, registered: opts.Registered}, nil
+}
+
+// Run registers the node and keeps its status until ctx is done, and returns nil then. Failures
+// are traced and logged, and retried on the Status' schedule.
+func (r *Runner) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	s := r.status
+	notified := false
+	for {
+		if err := s.Register(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Unable to register node with API server")
+		}
+		if !notified && s.Registered() {
+			notified = true
+			if r.registered != nil {
+				r.registered()
+			}
+		}
+		if err := s.Heartbeat(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Unable to update node status")
+		}
+		next, _ := s.NextWake()
+		if !sleepUntil(ctx, r.clock, next) {
+			return nil
+		}
+	}
+}
+
+// LeaseRunner is the kubelet's node lease controller in `run`, on a goroutine of its own. It
+// owns its Lease (from Status.DetachLease).
+type LeaseRunner struct {
+	lease *Lease
+	clock clock.WithTicker
+}
+
+// NewLeaseRunner returns a LeaseRunner for lease, or an error wrapping ErrMissingOption.
+func NewLeaseRunner(lease *Lease, clk clock.WithTicker) (*LeaseRunner, error) {
+	if lease == nil || clk == nil {
+		return nil, fmt.Errorf("new lease runner: options lease and clock: %w", minikubelet.ErrMissingOption)
+	}
+	return &LeaseRunner{lease: lease, clock: clk}, nil
+}
+
+// Run renews the lease until ctx is done, and returns nil then.
+func (r *LeaseRunner) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	for {
+		if err := r.lease.Renew(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Failed to renew the node lease")
+		}
+		next, _ := r.lease.NextWake()
+		if !sleepUntil(ctx, r.clock, next) {
+			return nil
+		}
+	}
+}
+
+// sleepUntil waits until the clock reaches at, and reports false if ctx ended first.
+func sleepUntil(ctx context.Context, clk clock.WithTicker, at time.Time) bool {
+	d := at.Sub(clk.Now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}

@@ -1,0 +1,113 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet"
+)
+
+// Runner is the status manager's goroutine in `run`: the kubelet's status manager Start, which
+// syncs a batch whenever podStatusChannel signals a changed status and every SyncPeriod, and
+// makes the batch's API calls on its own goroutine, so that the sync loop never waits for them.
+//
+// The Manager stays a core of the goroutine that owns it (the sync loop's, which sets the
+// statuses): the Runner takes each batch there through Do, with what its writes need of the pod
+// manager and the pod workers, writes it from its own goroutine, and hands what the writes
+// changed (the versions written, the statuses to forget, the startup tracker's records) back
+// through Do.
+type Runner struct {
+	m       *Manager
+	do      func(context.Context, func()) bool
+	clock   clock.WithTicker
+	changed chan struct{}
+}
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Manager is the core. Required.
+	Manager *Manager
+	// Do runs f on the goroutine that owns Manager and returns once f has run; false when ctx
+	// ended first. Required.
+	Do func(ctx context.Context, f func()) bool
+	// Clock wakes the Runner for full batches. Required.
+	Clock clock.WithTicker
+}
+
+// NewRunner returns a Runner, or an error wrapping ErrMissingOption. It must be called before
+// the Manager's owner starts: from then on every changed status signals the Runner, as
+// SetPodStatus signals podStatusChannel.
+func NewRunner(opts RunnerOptions) (*Runner, error) {
+	var missing []string
+	for _, c := range []struct {
+		name  string
+		unset bool
+	}{{"Manager", opts.Manager == nil}, {"Do", opts.Do == nil}, {"Clock", opts.Clock == nil}} {
+		if c.unset {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("new status manager runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	}
+	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: make(chan struct{}, 1)}
+	opts.Manager.notify = r.signal
+	return r, nil
+}
+
+// signal is the non-blocking send on the kubelet's podStatusChannel (its buffer holds one).
+func (r *Runner) signal() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Run syncs batches until ctx is done, and returns nil then. A standalone Manager (no API
+// client) has nothing to write: Run only waits, as the kubelet's Start returns at once.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.m.client == nil {
+		klog.FromContext(ctx).Info("Kubernetes client is nil, not starting status manager")
+		<-ctx.Done()
+		return nil
+	}
+	klog.FromContext(ctx).Info("Starting to sync pod status with apiserver")
+	for {
+		var (
+			batch []write
+			sw    statusWriter
+			next  time.Time
+		)
+		if !r.do(ctx, func() { batch, sw, next = r.m.takeBatch(), r.m.writer(), r.m.nextFull }) {
+			return nil
+		}
+		if len(batch) > 0 {
+			done := make([]written, len(batch))
+			for i, w := range batch {
+				// A failure is traced; a later batch retries it, as in the kubelet.
+				done[i], _ = sw.sync(ctx, w)
+			}
+			if !r.do(ctx, func() {
+				for _, d := range done {
+					r.m.apply(d)
+				}
+			}) {
+				return nil
+			}
+		}
+		t := r.clock.NewTimer(max(next.Sub(r.clock.Now()), 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-r.changed:
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
