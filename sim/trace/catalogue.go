@@ -142,7 +142,7 @@ var Catalogue = []Entry{
 	{Node, KindReady, []string{""}, []string{"setNodeReadyCondition"}, problems, NotNoise, nil},
 	{Node, KindError, []string{"FailedToRenewLease", "FailedToUpdateNodeStatus"}, []string{"renewLease", "updateNodeStatus", "fastNodeStatusUpdate"}, problems, NotNoise, sayFails},
 	{APIServer, KindCreate, []string{""}, []string{"POST pods", "PATCH pods"}, pipeline, NotNoise, says("the API server stores the new pod {pod}")},
-	{APIServer, KindUpdate, []string{""}, []string{"PUT pods", "PATCH pods"}, pipeline, NotNoise, nil},
+	{APIServer, KindUpdate, []string{""}, []string{"PUT pods", "PATCH pods", "PUT pods/resize", "PATCH pods/resize"}, pipeline, NotNoise, nil},
 	{APIServer, KindStatus, []string{""}, []string{"PUT pods/status", "PATCH pods/status"}, pipeline, NoiseAlways, nil},
 	{APIServer, KindDeleting, []string{""}, []string{"DELETE pods"}, pipeline, NotNoise, sayDeleting},
 	{APIServer, KindDelete, []string{""}, []string{"DELETE pods"}, pipeline, NotNoise, says("the API server deletes {pod} with grace period 0: the object is gone")},
