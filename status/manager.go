@@ -115,6 +115,8 @@ type Manager struct {
 	nextFull time.Time
 	// reconciled memoizes needsReconcile.
 	reconciled map[types.UID]reconcileMemo
+	// resizes holds each pod's in-place resize conditions (status/resize.go).
+	resizes map[types.UID]resizeConditions
 }
 
 // New returns a Manager. A missing required option is an error wrapping ErrMissingOption.
@@ -141,6 +143,7 @@ func New(opts Options) (*Manager, error) {
 		statuses:    map[types.UID]*versioned{},
 		apiVersions: map[types.UID]uint64{},
 		reconciled:  map[types.UID]reconcileMemo{},
+		resizes:     map[types.UID]resizeConditions{},
 		nextFull:    now.Add(opts.SyncPeriod),
 	}, nil
 }
@@ -218,6 +221,11 @@ func (m *Manager) RemoveOrphanedStatuses(podUIDs map[types.UID]bool) {
 	for uid := range m.statuses {
 		if !podUIDs[uid] {
 			delete(m.statuses, uid)
+		}
+	}
+	for uid := range m.resizes {
+		if !podUIDs[uid] {
+			delete(m.resizes, uid)
 		}
 	}
 }
