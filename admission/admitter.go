@@ -154,6 +154,13 @@ func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, str
 	return a.predicate(ctx, pod, others)
 }
 
+// CanAdmitBeside runs the predicate admit handler for pod beside others, with no rejection: the
+// allocation manager's canAdmitPod for a resize, whose refusal defers it. Devices are not asked:
+// a resize changes only cpu and memory.
+func (a *Admitter) CanAdmitBeside(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
+	return a.predicate(ctx, pod, others)
+}
+
 // predicate is the predicate admit handler's Admit.
 func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
 	logger := klog.FromContext(ctx)

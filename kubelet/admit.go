@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/minikubelet/minikubelet/admission"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -27,19 +28,11 @@ var _ syncloop.Admitter = (*admission.Admitter)(nil)
 // local one without it), the active pods, the device manager, the pod workers for preemption and
 // the status manager for rejectPod.
 func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices Devices) (*admission.Admitter, error) {
-	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
 	aopts := admission.Options{
-		Node: func(ctx context.Context) (*v1.Node, error) {
-			// getNodeAnyWay: the node object when there is one, the node the kubelet would
-			// register otherwise (standalone, or not registered yet).
-			if client := opts.World.API; client != nil {
-				if node, err := (nodestatus.ClientsetClient{Client: client}).GetNode(ctx, opts.NodeName); err == nil {
-					return node, nil
-				}
-			}
-			return local, nil
-		},
-		ActivePods: activePods(n),
+		Node: nodeAnyWay(opts),
+		// The admit handlers see the other pods with their allocated resources
+		// (getAllocatedPods).
+		ActivePods: n.Allocation.AllocatedPods(),
 		Kill: func(pod *v1.Pod, statusFn func(*v1.PodStatus)) {
 			// killPodNow, which the kubelet blocks on until the pod is dead or a timeout; here
 			// the kill is asked for and admission goes on (docs/fidelity.md).
@@ -57,6 +50,38 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 		aopts.Devices = devices
 	}
 	return admission.New(aopts)
+}
+
+// nodeAnyWay is getNodeAnyWay: the node object when there is one, the node the kubelet would
+// register otherwise (standalone, or not registered yet).
+func nodeAnyWay(opts Options) admission.NodeFunc {
+	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
+	return func(ctx context.Context) (*v1.Node, error) {
+		if client := opts.World.API; client != nil {
+			if node, err := (nodestatus.ClientsetClient{Client: client}).GetNode(ctx, opts.NodeName); err == nil {
+				return node, nil
+			}
+		}
+		return local, nil
+	}
+}
+
+// allocatingAdmitter is the allocation manager's AddPod around the admit handlers: a pod is
+// admitted with the resources allocated to it before (a pod the kubelet knew), and once
+// admitted its resources are allocated.
+type allocatingAdmitter struct {
+	admitter *admission.Admitter
+	alloc    *allocation.Manager
+}
+
+// Admit admits the allocated pod and records its allocation.
+func (a allocatingAdmitter) Admit(ctx context.Context, pod *v1.Pod) bool {
+	allocated, _ := a.alloc.UpdatePodFromAllocation(pod)
+	if !a.admitter.Admit(ctx, allocated) {
+		return false
+	}
+	a.alloc.SetAllocatedResources(allocated)
+	return true
 }
 
 // activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager), in no

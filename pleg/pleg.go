@@ -103,7 +103,7 @@ type PLEG struct {
 }
 
 // WatchCondition is what a watch waits for in a pod's status: the kubelet's pleg.WatchCondition.
-type WatchCondition func(*kubecontainer.PodStatus) bool
+type WatchCondition = func(*kubecontainer.PodStatus) bool
 
 type podRecord struct {
 	old, current *kubecontainer.Pod
