@@ -216,6 +216,8 @@ var Catalogue = []Entry{
 	{Scenario, KindAPIDeleteNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindAPIPatchNode, []string{""}, []string{""}, problems, NotNoise, says("The node is patched through the API: {message}.")},
 	{Scenario, KindAPIPatchPod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is patched through the API: {message}.")},
+	{Scenario, KindAPIResizePod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is resized through the API (pods/resize): {message}.")},
+	{Scenario, KindAPIResizePod, []string{"Rejected"}, []string{""}, problems, NotNoise, says("The API server refuses to resize {pod}: {message}.")},
 	{Scenario, KindProbe, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindContainerStop, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindHook, []string{""}, []string{""}, problems, NotNoise, sayInjects},

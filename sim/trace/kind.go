@@ -166,6 +166,7 @@ const (
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
 	KindAPIPatchNode       Kind = "apiPatchNode"
 	KindAPIPatchPod        Kind = "apiPatchPod"
+	KindAPIResizePod       Kind = "apiResizePod"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.
