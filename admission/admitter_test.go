@@ -3,16 +3,36 @@ package admission
 import (
 	"context"
 	"errors"
-	"slices"
+	"iter"
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet"
 )
+
+// podSet is a fixed set of active pods.
+type podSet map[k8stypes.UID]*v1.Pod
+
+func newPodSet(pods ...*v1.Pod) podSet {
+	s := podSet{}
+	for _, p := range pods {
+		s[p.UID] = p
+	}
+	return s
+}
+
+func (s podSet) Get(uid k8stypes.UID) (*v1.Pod, bool) {
+	p, ok := s[uid]
+	return p, ok
+}
+
+func (s podSet) All() iter.Seq[*v1.Pod] { return maps.Values(s) }
 
 type statusLog map[string]v1.PodStatus
 
@@ -43,7 +63,7 @@ func newHarness(t *testing.T, node *v1.Node, active []*v1.Pod, devices Devices) 
 	h := &harness{statuses: statusLog{}, events: record.NewFakeRecorder(16), killedSt: map[string]v1.PodStatus{}}
 	opts := Options{
 		Node:       func(context.Context) (*v1.Node, error) { return node, nil },
-		ActivePods: slices.Values(active),
+		ActivePods: newPodSet(active...),
 		Kill: func(pod *v1.Pod, fn func(*v1.PodStatus)) {
 			h.killed = append(h.killed, pod.Name)
 			st := v1.PodStatus{Phase: v1.PodRunning}
@@ -212,5 +232,25 @@ func TestCriticalPodPreempts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCanResize: a resize is checked beside the other active pods, not beside the pod's own
+// current size, and a refusal rejects nothing: no status, no event.
+func TestCanResize(t *testing.T) {
+	node := testNode(rl("cpu", "1", "memory", "1Gi", "pods", "110"))
+	web, batch := testPod("web", ctr("app", rl("cpu", "300m"))), testPod("batch", ctr("work", rl("cpu", "500m")))
+	h := newHarness(t, node, []*v1.Pod{web, batch}, nil)
+	fits := testPod("web", ctr("app", rl("cpu", "500m")))
+	if ok, reason, msg := h.a.CanResize(context.Background(), fits); !ok {
+		t.Errorf("CanResize(500m beside 500m of 1000m) = %s %q, want ok", reason, msg)
+	}
+	tooBig := testPod("web", ctr("app", rl("cpu", "600m")))
+	ok, reason, msg := h.a.CanResize(context.Background(), tooBig)
+	if want := "Node didn't have enough resource: cpu, requested: 600, used: 500, capacity: 1000"; ok || reason != "OutOfcpu" || msg != want {
+		t.Errorf("CanResize(600m) = %v, %s, %q, want false, OutOfcpu, %q", ok, reason, msg, want)
+	}
+	if len(h.statuses) != 0 || len(h.drain()) != 0 {
+		t.Errorf("CanResize recorded a rejection: statuses %v", h.statuses)
 	}
 }

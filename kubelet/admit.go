@@ -29,10 +29,8 @@ var _ syncloop.Admitter = (*admission.Admitter)(nil)
 // the status manager for rejectPod.
 func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices Devices) (*admission.Admitter, error) {
 	aopts := admission.Options{
-		Node: nodeAnyWay(opts),
-		// The admit handlers see the other pods with their allocated resources
-		// (getAllocatedPods).
-		ActivePods: n.Allocation.AllocatedPods(),
+		Node:       nodeAnyWay(opts),
+		ActivePods: activePods{n},
 		Kill: func(pod *v1.Pod, statusFn func(*v1.PodStatus)) {
 			// killPodNow, which the kubelet blocks on until the pod is dead or a timeout; here
 			// the kill is asked for and admission goes on (docs/fidelity.md).
@@ -49,7 +47,17 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 	if devices != nil {
 		aopts.Devices = devices
 	}
-	return admission.New(aopts)
+	a, err := admission.New(aopts)
+	if err != nil {
+		return nil, err
+	}
+	// Admission keeps counts of the active pods; the three cores whose state decides which pods
+	// are active tell it of every change.
+	n.Pods.OnChange(a.PodChanged)
+	n.Workers.OnChange(a.PodChanged)
+	n.Status.OnChange(a.PodChanged)
+	n.Allocation.OnChange(a.PodChanged)
+	return a, nil
 }
 
 // nodeAnyWay is getNodeAnyWay: the node object when there is one, the node the kubelet would
@@ -84,25 +92,48 @@ func (a allocatingAdmitter) Admit(ctx context.Context, pod *v1.Pod) bool {
 	return true
 }
 
-// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager), in no
-// order: every pod except those whose worker has terminated and those in a terminal phase that
-// are not being terminated any more. Pods still terminating count.
-func activePods(n *Sync) iter.Seq[*v1.Pod] {
+// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager): every
+// pod except those whose worker has terminated and those in a terminal phase that are not being
+// terminated any more. Pods still terminating count. What it reads comes from the pod manager, the
+// pod workers and the status manager, which tell the admitter of every change (newAdmitter).
+type activePods struct{ n *Sync }
+
+var _ admission.ActivePods = activePods{}
+
+// Get returns the pod with uid if it is active, with its allocated resources (getAllocatedPods:
+// the admit handlers count what was allocated, not what a pending resize asks for).
+func (a activePods) Get(uid types.UID) (*v1.Pod, bool) {
+	p, ok := a.n.Pods.GetPodByUID(uid)
+	if !ok || !a.active(p) {
+		return nil, false
+	}
+	p, _ = a.n.Allocation.UpdatePodFromAllocation(p)
+	return p, true
+}
+
+// All yields the active pods, in no order, with their allocated resources.
+func (a activePods) All() iter.Seq[*v1.Pod] {
 	return func(yield func(*v1.Pod) bool) {
-		for p := range n.Pods.AllPods() {
-			if n.Workers.IsPodKnownTerminated(p.UID) {
+		for p := range a.n.Pods.AllPods() {
+			if !a.active(p) {
 				continue
 			}
-			phase, ok := n.Status.GetPodPhase(p.UID)
-			if !ok {
-				phase = p.Status.Phase
-			}
-			if (phase == v1.PodSucceeded || phase == v1.PodFailed) && !n.Workers.IsPodTerminationRequested(p.UID) {
-				continue
-			}
-			if !yield(p) {
+			if p, _ = a.n.Allocation.UpdatePodFromAllocation(p); !yield(p) {
 				return
 			}
 		}
 	}
+}
+
+// active is filterOutInactivePods' test for one pod.
+func (a activePods) active(p *v1.Pod) bool {
+	n := a.n
+	if n.Workers.IsPodKnownTerminated(p.UID) {
+		return false
+	}
+	phase, ok := n.Status.GetPodPhase(p.UID)
+	if !ok {
+		phase = p.Status.Phase
+	}
+	return (phase != v1.PodSucceeded && phase != v1.PodFailed) || n.Workers.IsPodTerminationRequested(p.UID)
 }

@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"iter"
 	"math/rand/v2"
 	"time"
 
@@ -176,11 +175,10 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	aopts := allocation.Options{
 		Clock:      clk,
 		Conditions: n.Status,
-		Admit: func(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
-			return admitter.CanAdmitBeside(ctx, pod, others)
+		Admit: func(ctx context.Context, pod *v1.Pod) (bool, string, string) {
+			return admitter.CanResize(ctx, pod)
 		},
 		Allocatable: cfg.Machine.AllocatableAbsolute(),
-		ActivePods:  activePods(n),
 		PodByUID:    n.Pods.GetPodByUID,
 		Recorder:    recorder,
 	}

@@ -3,7 +3,6 @@ package allocation
 import (
 	"context"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -51,8 +50,9 @@ type EventRecorder interface {
 	Event(object runtime.Object, eventType, reason, message string)
 }
 
-// AdmitFunc runs the admit handlers for pod beside the other (allocated) pods: canAdmitPod.
-type AdmitFunc func(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (ok bool, reason, message string)
+// AdmitFunc runs the admit handlers for pod, as its resize wants it, beside the other active pods
+// with their allocated resources: canAdmitPod.
+type AdmitFunc func(ctx context.Context, pod *v1.Pod) (ok bool, reason, message string)
 
 // Options configure a Manager.
 type Options struct {
@@ -65,8 +65,6 @@ type Options struct {
 	// Allocatable is the node's capacity less the kube and system reservations
 	// (nodeAllocatableAbsolute), which a resize may not exceed. Required.
 	Allocatable v1.ResourceList
-	// ActivePods are the kubelet's active pods as the API has them. Required.
-	ActivePods iter.Seq[*v1.Pod]
 	// PodByUID is the pod manager's. Required.
 	PodByUID func(uid types.UID) (*v1.Pod, bool)
 	// SourcesReady reports whether every pod source has been seen. Nil is always.
@@ -78,7 +76,7 @@ type Options struct {
 func (o Options) validate() error {
 	var missing []string
 	for name, unset := range map[string]bool{"Clock": o.Clock == nil, "Conditions": o.Conditions == nil,
-		"Admit": o.Admit == nil, "Allocatable": o.Allocatable == nil, "ActivePods": o.ActivePods == nil, "PodByUID": o.PodByUID == nil} {
+		"Admit": o.Admit == nil, "Allocatable": o.Allocatable == nil, "PodByUID": o.PodByUID == nil} {
 		if unset {
 			missing = append(missing, name)
 		}
@@ -99,6 +97,20 @@ type Manager struct {
 	pending []types.UID
 	// next is when the retry timer fires.
 	next time.Time
+	// onChange are told of every pod whose allocation changed.
+	onChange []func(types.UID)
+}
+
+// OnChange registers fn to be called with the UID of every pod whose allocation is set or
+// forgotten: admission counts the active pods' allocated requests.
+func (m *Manager) OnChange(fn func(uid types.UID)) {
+	m.onChange = append(m.onChange, fn)
+}
+
+func (m *Manager) changed(uid types.UID) {
+	for _, fn := range m.onChange {
+		fn(uid)
+	}
 }
 
 // New returns a Manager.
@@ -122,10 +134,16 @@ func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
 		}
 	}
 	m.allocated[pod.UID] = alloc
+	m.changed(pod.UID)
 }
 
 // RemovePod forgets the pod's allocation.
-func (m *Manager) RemovePod(uid types.UID) { delete(m.allocated, uid) }
+func (m *Manager) RemovePod(uid types.UID) {
+	if _, ok := m.allocated[uid]; ok {
+		delete(m.allocated, uid)
+		m.changed(uid)
+	}
+}
 
 // UpdatePodFromAllocation returns pod with its allocated resources in place of the desired ones,
 // a copy when they differ (true), pod itself otherwise.
@@ -169,21 +187,6 @@ func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	}
 	return pod, true
 }
-
-// allocatedPods yields the active pods with their allocated resources: getAllocatedPods.
-func (m *Manager) allocatedPods() iter.Seq[*v1.Pod] {
-	return func(yield func(*v1.Pod) bool) {
-		for p := range m.opts.ActivePods {
-			a, _ := m.UpdatePodFromAllocation(p)
-			if !yield(a) {
-				return
-			}
-		}
-	}
-}
-
-// AllocatedPods is getAllocatedPods over the active pods, for the admit handlers.
-func (m *Manager) AllocatedPods() iter.Seq[*v1.Pod] { return m.allocatedPods() }
 
 // HandlePodUpdate is the resize half of HandlePodUpdates for a pod that changed from old: when a
 // container's cpu or memory request or limit changed, a pod whose desired resources differ from
@@ -387,14 +390,7 @@ func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, 
 		}
 		return false, v1.PodReasonInfeasible, messageCapacity + msg
 	}
-	others := func(yield func(*v1.Pod) bool) {
-		for p := range m.allocatedPods() {
-			if p.UID != pod.UID && !yield(p) {
-				return
-			}
-		}
-	}
-	if ok, _, message := m.opts.Admit(ctx, pod, others); !ok {
+	if ok, _, message := m.opts.Admit(ctx, pod); !ok {
 		return false, v1.PodReasonDeferred, message
 	}
 	return true, "", ""

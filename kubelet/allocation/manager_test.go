@@ -3,7 +3,6 @@ package allocation
 import (
 	"context"
 	"errors"
-	"iter"
 	"maps"
 	"slices"
 	"testing"
@@ -53,13 +52,6 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 		Conditions:  e.status,
 		Admit:       e.admit,
 		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
-		ActivePods: func(yield func(*v1.Pod) bool) {
-			for _, uid := range slices.Sorted(maps.Keys(e.pods)) {
-				if !yield(e.pods[uid]) {
-					return
-				}
-			}
-		},
 		PodByUID: func(uid types.UID) (*v1.Pod, bool) { p, ok := e.pods[uid]; return p, ok },
 		Recorder: &e.events,
 	})
@@ -73,9 +65,14 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 	return e
 }
 
-func (e *env) admit(_ context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
+// admit counts the other pods' allocated cpu requests, as admission's counts do.
+func (e *env) admit(_ context.Context, pod *v1.Pod) (bool, string, string) {
 	used := int64(0)
-	for p := range others {
+	for _, uid := range slices.Sorted(maps.Keys(e.pods)) {
+		if uid == pod.UID {
+			continue
+		}
+		p, _ := e.m.UpdatePodFromAllocation(e.pods[uid])
 		used += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
 	}
 	if used+pod.Spec.Containers[0].Resources.Requests.Cpu().MilliValue() > e.fit {
@@ -281,5 +278,22 @@ func TestSortPending(t *testing.T) {
 	want := []types.UID{"c", "b", "a"}
 	if diff := cmp.Diff(want, e.m.pending); diff != "" {
 		t.Errorf("pending order mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestOnChange: admission is told of every allocation set or forgotten, so that its counts follow
+// the allocated resources.
+func TestOnChange(t *testing.T) {
+	e := newEnv(t, "4")
+	var got []types.UID
+	e.m.OnChange(func(uid types.UID) { got = append(got, uid) })
+	web := pod("web", "100m")
+	e.pods[web.UID] = web
+	e.m.SetAllocatedResources(web)
+	e.m.HandlePodUpdate(context.Background(), web, e.resize(web, "200m"))
+	e.m.RemovePod(web.UID)
+	e.m.RemovePod(web.UID)
+	if diff := cmp.Diff([]types.UID{"web", "web", "web"}, got); diff != "" {
+		t.Errorf("changes mismatch (-want +got):\n%s", diff)
 	}
 }
