@@ -206,6 +206,14 @@ func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, str
 	return a.predicate(ctx, pod, a.usage.without(pod.UID))
 }
 
+// CanResize runs the predicate admit handler for pod, as a resize wants it, beside the other
+// active pods, with no rejection: the allocation manager's canAdmitPod for a resize, whose
+// refusal defers it. Devices are not asked: a resize changes only cpu and memory.
+func (a *Admitter) CanResize(ctx context.Context, pod *v1.Pod) (bool, string, string) {
+	a.refresh()
+	return a.predicate(ctx, pod, a.usage.without(pod.UID))
+}
+
 // predicate is the predicate admit handler's Admit.
 func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others others) (bool, string, string) {
 	logger := klog.FromContext(ctx)

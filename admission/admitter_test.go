@@ -234,3 +234,23 @@ func TestCriticalPodPreempts(t *testing.T) {
 		})
 	}
 }
+
+// TestCanResize: a resize is checked beside the other active pods, not beside the pod's own
+// current size, and a refusal rejects nothing: no status, no event.
+func TestCanResize(t *testing.T) {
+	node := testNode(rl("cpu", "1", "memory", "1Gi", "pods", "110"))
+	web, batch := testPod("web", ctr("app", rl("cpu", "300m"))), testPod("batch", ctr("work", rl("cpu", "500m")))
+	h := newHarness(t, node, []*v1.Pod{web, batch}, nil)
+	fits := testPod("web", ctr("app", rl("cpu", "500m")))
+	if ok, reason, msg := h.a.CanResize(context.Background(), fits); !ok {
+		t.Errorf("CanResize(500m beside 500m of 1000m) = %s %q, want ok", reason, msg)
+	}
+	tooBig := testPod("web", ctr("app", rl("cpu", "600m")))
+	ok, reason, msg := h.a.CanResize(context.Background(), tooBig)
+	if want := "Node didn't have enough resource: cpu, requested: 600, used: 500, capacity: 1000"; ok || reason != "OutOfcpu" || msg != want {
+		t.Errorf("CanResize(600m) = %v, %s, %q, want false, OutOfcpu, %q", ok, reason, msg, want)
+	}
+	if len(h.statuses) != 0 || len(h.drain()) != 0 {
+		t.Errorf("CanResize recorded a rejection: statuses %v", h.statuses)
+	}
+}

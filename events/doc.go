@@ -5,7 +5,9 @@
 // the kubelet) records Pulling, Pulled, Created, Started, Killing, BackOff, Failed and
 // ErrImageNeverPull at the virtual instant each step happens, about the container (its field
 // path, spec.containers{name}), and SandboxChanged and FailedCreatePodSandBox about the pod; the
-// pod sync functions (package podsync) record FailedKillPod; PodConfig records FailedValidation.
+// pod sync functions (package podsync) record FailedKillPod, ResizeCompleted and ResizeError; the
+// allocation manager (package kubelet/allocation) records ResizeStarted, ResizeDeferred and
+// ResizeInfeasible, with the messages of resize.go; PodConfig records FailedValidation.
 // Each takes an event recorder in its options, and they all record through Tracing, which traces
 // every event (component "events") before handing it on: in run mode to client-go's
 // record.EventRecorder, whose

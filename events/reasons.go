@@ -107,3 +107,14 @@ const (
 	MessageStartingKubelet         = "Starting kubelet."
 	MessageNodeAllocatableEnforced = "Updated Node Allocatable limit across pods"
 )
+
+// In-place resize: the allocation manager records ResizeStarted when it allocates a resize and
+// ResizeDeferred or ResizeInfeasible when it cannot; SyncPod records ResizeCompleted when the
+// runtime has actuated it and ResizeError when UpdateContainerResources failed.
+const (
+	ResizeDeferred   = "ResizeDeferred"
+	ResizeInfeasible = "ResizeInfeasible"
+	ResizeCompleted  = "ResizeCompleted"
+	ResizeStarted    = "ResizeStarted"
+	ResizeError      = "ResizeError"
+)

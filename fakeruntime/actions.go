@@ -10,8 +10,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
-// podActions is what one SyncPod must do: the kubelet's podActions, minus ephemeral containers
-// and resizes.
+// podActions is what one SyncPod must do: the kubelet's podActions, minus ephemeral containers.
 type podActions struct {
 	// killPod stops every container and the sandbox before anything else.
 	killPod bool
@@ -30,7 +29,15 @@ type podActions struct {
 	kill []containerKill
 	// why says why the pod is killed, for the trace.
 	why string
+	// updates are the in-place resizes of running containers (ContainersToUpdate), and
+	// resizePod is set when a container is restarted to take new resources
+	// (UpdatePodResources): either runs the resize action.
+	updates   resizeUpdates
+	resizePod bool
 }
+
+// resizes reports whether SyncPod runs the resize action (doPodResizeAction).
+func (a podActions) resizes() bool { return a.resizePod || !a.updates.empty() }
 
 // containerKill is one running container SyncPod stops: the kubelet's containerToKillInfo.
 type containerKill struct {
@@ -41,7 +48,7 @@ type containerKill struct {
 }
 
 func (a podActions) empty() bool {
-	return !a.killPod && !a.createSandbox && len(a.initStart) == 0 && len(a.start) == 0 && len(a.kill) == 0
+	return !a.killPod && !a.createSandbox && len(a.initStart) == 0 && len(a.start) == 0 && len(a.kill) == 0 && !a.resizes()
 }
 
 // String summarises the actions for the trace, for example "kill sandbox(attempt=1) init=setup".
@@ -66,6 +73,9 @@ func (a podActions) String() string {
 			names[i] = c.Name
 		}
 		parts = append(parts, "init="+strings.Join(names, ","))
+	}
+	if r := a.updates.String(); r != "" {
+		parts = append(parts, r)
 	}
 	if len(a.start) > 0 {
 		names := make([]string, len(a.start))
@@ -124,6 +134,11 @@ func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus
 		}
 		k, failed := probeKill(c, cs, probes)
 		if !failed {
+			if !r.resizeAction(pod, c, cs, &acts) {
+				// Restarted to take its new resources, whatever the restart policy.
+				acts.start = append(acts.start, c)
+				continue
+			}
 			keep++
 			continue
 		}
@@ -313,6 +328,8 @@ func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer
 				// A sidecar that failed its liveness probe is always restarted.
 				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonLivenessProbe,
 					message: fmt.Sprintf("Init container %s failed liveness probe", c.Name)})
+				start = append(start, c)
+			case !r.resizeAction(pod, c, cs, acts):
 				start = append(start, c)
 			}
 		case kubecontainer.ContainerStateExited:

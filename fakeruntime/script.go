@@ -198,13 +198,14 @@ const (
 )
 
 // RuntimeCalls lists the calls FailRuntimeCall accepts.
-var RuntimeCalls = []string{CallRunPodSandbox, CallCreateContainer, CallStartContainer}
+var RuntimeCalls = []string{CallRunPodSandbox, CallCreateContainer, CallStartContainer, CallUpdateContainerResources}
 
 // FailRuntimeCall makes the next times calls of the CRI call fail: RunPodSandbox (the sandbox is
 // not created; the kubelet records FailedCreatePodSandBox and retries after its back-off),
 // CreateContainer (the container is not created; it shows CreateContainerError) or
 // StartContainer (the container is created and exits at once with StartError, exit code 128; it
-// shows RunContainerError).
+// shows RunContainerError) or UpdateContainerResources (an in-place resize fails and is tried
+// again at the next sync).
 func (r *Runtime) FailRuntimeCall(call string, times int) error {
 	if !slices.Contains(RuntimeCalls, call) {
 		return fmt.Errorf("fail runtime call %q: want one of %s", call, strings.Join(RuntimeCalls, ", "))

@@ -60,7 +60,7 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 	s := &podSync{r: r, pod: pod, key: key, status: status, backOff: backOff, now: now, at: now}
 	err := s.run(acts)
 	r.applyDue(now)
-	return kubecontainer.Result{Done: s.at}, err
+	return kubecontainer.Result{Done: s.at, Resized: s.resized}, err
 }
 
 // podSync is one SyncPod in progress. at is the virtual instant the current step starts: the
@@ -76,6 +76,8 @@ type podSync struct {
 	// will have, which the hooks of the containers it starts see.
 	newSandbox   bool
 	newSandboxIP string
+	// resized is set once the resize action ran.
+	resized bool
 }
 
 // podIPs are the IPs the runtime will report for the pod when a hook of this sync runs: the new
@@ -117,6 +119,14 @@ func (s *podSync) run(acts podActions) error {
 				// here; a sidecar that cannot start does not hold the others back.
 				return joinErrors(errs)
 			}
+		}
+	}
+	if acts.resizes() {
+		// After the init containers and before the regular ones (SyncPod's step 7); a failed
+		// resize does not hold the starts back.
+		s.resized = true
+		if err := s.resize(acts.updates); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, c := range acts.start {
@@ -255,6 +265,8 @@ func (s *podSync) start(c *v1.Container) error {
 		State:        kubecontainer.ContainerStateCreated,
 		RestartCount: restarts,
 		Hash:         kubecontainer.HashContainer(c),
+		// The resources it is created with: the allocated ones of the pod SyncPod was given.
+		Resources: kubecontainer.ResourcesOf(c.Resources),
 	}}
 	pod, key := s.pod, s.key
 	s.schedule(s.at, func(at time.Time) {

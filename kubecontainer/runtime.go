@@ -55,6 +55,10 @@ type Result struct {
 	// sandbox, pull, create and start steps of a SyncPod, or when the last container of a KillPod
 	// stopped.
 	Done time.Time
+	// Resized is set when a SyncPod ran the pod's resize action (doPodResizeAction): the kubelet
+	// then has the PLEG reinspect the pod at its next relist (a watch condition), whatever the
+	// outcome, so that the resize's end is seen.
+	Resized bool
 }
 
 // IsRestartableInitContainer reports whether c is a sidecar: an init container whose own restart

@@ -56,6 +56,9 @@ type ContainerStatus struct {
 	Hash    uint64
 	Reason  string
 	Message string
+	// Resources are the cpu and memory the runtime gave the instance: those it was created with,
+	// as updated in place since by a resize. Nil when the runtime reports none.
+	Resources *ContainerResources
 }
 
 // PodStatus is everything the runtime knows about one pod at one instant: the kubelet's

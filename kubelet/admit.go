@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/minikubelet/minikubelet/admission"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -27,18 +28,8 @@ var _ syncloop.Admitter = (*admission.Admitter)(nil)
 // replay, the API server; the local one without either), the active pods, the device manager, the pod workers for preemption and
 // the status manager for rejectPod.
 func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices Devices) (*admission.Admitter, error) {
-	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
 	aopts := admission.Options{
-		Node: func(ctx context.Context) (*v1.Node, error) {
-			// getNodeAnyWay: the node object when there is one, the node the kubelet would
-			// register otherwise (standalone, or not registered yet).
-			if nodes := n.besides.nodes; nodes != nil {
-				if node, err := nodes.GetNode(ctx, opts.NodeName); err == nil {
-					return node, nil
-				}
-			}
-			return local, nil
-		},
+		Node:       nodeAnyWay(opts, n.besides.nodes),
 		ActivePods: activePods{n},
 		Kill: func(pod *v1.Pod, statusFn func(*v1.PodStatus)) {
 			// killPodNow, which the kubelet blocks on until the pod is dead or a timeout; here
@@ -65,7 +56,40 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 	n.Pods.OnChange(a.PodChanged)
 	n.Workers.OnChange(a.PodChanged)
 	n.Status.OnChange(a.PodChanged)
+	n.Allocation.OnChange(a.PodChanged)
 	return a, nil
+}
+
+// nodeAnyWay is getNodeAnyWay: the node object when there is one, the node the kubelet would
+// register otherwise (standalone, or not registered yet).
+func nodeAnyWay(opts Options, nodes *nodeReader) admission.NodeFunc {
+	local := nodestatus.LocalNode(opts.NodeName, opts.NodeIP, opts.Config.Machine)
+	return func(ctx context.Context) (*v1.Node, error) {
+		if nodes != nil {
+			if node, err := nodes.GetNode(ctx, opts.NodeName); err == nil {
+				return node, nil
+			}
+		}
+		return local, nil
+	}
+}
+
+// allocatingAdmitter is the allocation manager's AddPod around the admit handlers: a pod is
+// admitted with the resources allocated to it before (a pod the kubelet knew), and once
+// admitted its resources are allocated.
+type allocatingAdmitter struct {
+	admitter *admission.Admitter
+	alloc    *allocation.Manager
+}
+
+// Admit admits the allocated pod and records its allocation.
+func (a allocatingAdmitter) Admit(ctx context.Context, pod *v1.Pod) bool {
+	allocated, _ := a.alloc.UpdatePodFromAllocation(pod)
+	if !a.admitter.Admit(ctx, allocated) {
+		return false
+	}
+	a.alloc.SetAllocatedResources(allocated)
+	return true
 }
 
 // activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager): every
@@ -76,20 +100,25 @@ type activePods struct{ n *Sync }
 
 var _ admission.ActivePods = activePods{}
 
-// Get returns the pod with uid if it is active.
+// Get returns the pod with uid if it is active, with its allocated resources (getAllocatedPods:
+// the admit handlers count what was allocated, not what a pending resize asks for).
 func (a activePods) Get(uid types.UID) (*v1.Pod, bool) {
 	p, ok := a.n.Pods.GetPodByUID(uid)
 	if !ok || !a.active(p) {
 		return nil, false
 	}
+	p, _ = a.n.Allocation.UpdatePodFromAllocation(p)
 	return p, true
 }
 
-// All yields the active pods, in no order.
+// All yields the active pods, in no order, with their allocated resources.
 func (a activePods) All() iter.Seq[*v1.Pod] {
 	return func(yield func(*v1.Pod) bool) {
 		for p := range a.n.Pods.AllPods() {
-			if a.active(p) && !yield(p) {
+			if !a.active(p) {
+				continue
+			}
+			if p, _ = a.n.Allocation.UpdatePodFromAllocation(p); !yield(p) {
 				return
 			}
 		}

@@ -1,16 +1,20 @@
 package kubelet
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/minikubelet/minikubelet/admission"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/metrics/podstartup"
@@ -67,6 +71,8 @@ type Sync struct {
 	Status  *status.Manager
 	// Probes is the prober manager.
 	Probes *prober.Manager
+	// Allocation is the allocation manager: allocated resources and in-place resizes.
+	Allocation *allocation.Manager
 
 	// besides are the seams of the cores Run runs beside the loop.
 	besides besides
@@ -182,6 +188,25 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		return Sync{}, err
 	}
 	syncOpts.Probes = n.Probes
+	// The allocation manager admits resizes with the admit handlers, built last (newAdmitter).
+	var admitter *admission.Admitter
+	aopts := allocation.Options{
+		Clock:      clk,
+		Conditions: n.Status,
+		Admit: func(ctx context.Context, pod *v1.Pod) (bool, string, string) {
+			return admitter.CanResize(ctx, pod)
+		},
+		Allocatable: cfg.Machine.AllocatableAbsolute(),
+		PodByUID:    n.Pods.GetPodByUID,
+		Recorder:    recorder,
+	}
+	if d.sourcesReady != nil {
+		aopts.SourcesReady = func() bool { return n.Loop != nil && n.Loop.SourcesReady() }
+	}
+	if n.Allocation, err = allocation.New(aopts); err != nil {
+		return Sync{}, err
+	}
+	syncOpts.Resizes = &podsync.Resizes{Allocation: n.Allocation, Conditions: n.Status, Runtime: n.Runtime, PLEG: relister}
 	syncer, err := podsync.New(syncOpts)
 	if err != nil {
 		return Sync{}, err
@@ -238,9 +263,11 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		n.besides.node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}
 		lopts.Node = n.besides.node
 	}
-	if lopts.Admit, err = newAdmitter(opts, n, recorder, d.devices); err != nil {
+	if admitter, err = newAdmitter(opts, n, recorder, d.devices); err != nil {
 		return Sync{}, err
 	}
+	lopts.Admit = allocatingAdmitter{admitter: admitter, alloc: n.Allocation}
+	lopts.Resizes = n.Allocation
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return Sync{}, err
 	}

@@ -131,6 +131,26 @@ func (m Machine) capacity() v1.ResourceList {
 	return c
 }
 
+// AllocatableAbsolute is the container manager's GetNodeAllocatableAbsolute: the capacity less
+// the system and kube reservations, without the eviction thresholds, none below zero. The
+// allocation manager holds a resize against it.
+func (m Machine) AllocatableAbsolute() v1.ResourceList {
+	out := v1.ResourceList{}
+	for name, q := range m.capacity() {
+		v := q.DeepCopy()
+		for _, rl := range []v1.ResourceList{m.SystemReserved, m.KubeReserved} {
+			if r, ok := rl[name]; ok {
+				v.Sub(r)
+			}
+		}
+		if v.Sign() < 0 {
+			v.Set(0)
+		}
+		out[name] = v
+	}
+	return out
+}
+
 // reservation is GetNodeAllocatableReservation: per resource in capacity, the sum of the system
 // and kube reservations and the hard eviction reservation.
 func (m Machine) reservation(capacity v1.ResourceList) (v1.ResourceList, error) {

@@ -24,6 +24,8 @@ const (
 	// ContainerChanged: a container entered the created or unknown state. Relist never returns
 	// it; the type exists because the kubelet has it.
 	ContainerChanged
+	// ConditionMet: a watch condition set on the pod (SetPodWatchCondition) held at a relist.
+	ConditionMet
 )
 
 // String returns the kubelet's name for t, or "EventType(n)" for a value outside the enum.
@@ -39,6 +41,8 @@ func (t EventType) String() string {
 		return "PodSync"
 	case ContainerChanged:
 		return "ContainerChanged"
+	case ConditionMet:
+		return "ConditionMet"
 	}
 	return "EventType(" + strconv.Itoa(int(t)) + ")"
 }
@@ -54,6 +58,8 @@ func (t EventType) traceKind() trace.Kind {
 		return trace.KindContainerRemoved
 	case PodSync:
 		return trace.KindPodSync
+	case ConditionMet:
+		return trace.KindConditionMet
 	}
 	// ContainerChanged is never returned, so never traced.
 	return trace.Kind(t.String())

@@ -102,7 +102,12 @@ type PLEG struct {
 	// uids and entries are scratch space reused across relists.
 	uids    []types.UID
 	entries []entry
+	// watches holds, per pod, the watch conditions not met yet, by key.
+	watches map[types.UID]map[string]WatchCondition
 }
+
+// WatchCondition is what a watch waits for in a pod's status: the kubelet's pleg.WatchCondition.
+type WatchCondition = func(*kubecontainer.PodStatus) bool
 
 type podRecord struct {
 	old, current *kubecontainer.Pod
@@ -125,8 +130,42 @@ func New(opts Options) (*PLEG, error) {
 		records:       map[types.UID]*podRecord{},
 		reinspect:     map[types.UID]bool{},
 		reinspectNext: map[types.UID]bool{},
+		watches:       map[types.UID]map[string]WatchCondition{},
 		next:          opts.Clock.Now(),
 	}, nil
+}
+
+// SetPodWatchCondition has the pod reinspected at every relist until condition holds for its new
+// status, and then sends one ConditionMet event for it, which makes the pod sync: the kubelet's
+// SetPodWatchCondition, which the runtime calls after a resize so that the resize's end is seen
+// at the next relist. Setting a key again replaces its condition. A watch on a pod the runtime no
+// longer lists is dropped.
+func (g *PLEG) SetPodWatchCondition(uid types.UID, key string, condition WatchCondition) {
+	// The kubelet versions each condition so that one set again while a relist checks it is not
+	// taken as met; a single-goroutine core cannot interleave the two, so the key is enough.
+	w := g.watches[uid]
+	if w == nil {
+		w = map[string]WatchCondition{}
+		g.watches[uid] = w
+	}
+	w[key] = condition
+}
+
+// conditionsMet checks the pod's watches against its new status and forgets those met; it
+// reports whether one was.
+func (g *PLEG) conditionsMet(uid types.UID, status *kubecontainer.PodStatus) bool {
+	w := g.watches[uid]
+	met := false
+	for key, c := range w {
+		if c(status) {
+			delete(w, key)
+			met = true
+		}
+	}
+	if len(w) == 0 {
+		delete(g.watches, uid)
+	}
+	return met
 }
 
 // NextWake returns when the next relist is due: one period after the previous relist, failed or
@@ -173,6 +212,13 @@ func (g *PLEG) Relist() []Event {
 	}
 	slices.Sort(g.uids)
 
+	// Watches on pods the runtime no longer lists go (cleanupOrphanedWatchConditions).
+	for uid := range g.watches {
+		if r := g.records[uid]; r == nil || r.current == nil {
+			delete(g.watches, uid)
+		}
+	}
+
 	var out []Event
 	// The pods to read again next time go to the spare map, swapped in at the end: a relist with
 	// no change, every second, allocates nothing.
@@ -182,20 +228,26 @@ func (g *PLEG) Relist() []Event {
 		r := g.records[uid]
 		events := g.computeEvents(uid, r.old, r.current)
 		reinspect := g.reinspect[uid]
-		if len(events) == 0 && !reinspect {
+		watched := len(g.watches[uid]) > 0
+		if len(events) == 0 && !reinspect && !watched {
 			if r.old == nil && r.current == nil {
 				delete(g.records, uid)
 			}
 			continue
 		}
-		if err := g.updateCache(uid, r.current, now); err != nil {
+		status, err := g.updateCache(uid, r.current, now)
+		if err != nil {
 			// Hold the events back and keep the old record, so the next relist finds the same
 			// changes again.
 			needsReinspection[uid] = true
 			continue
 		}
-		if len(events) == 0 {
+		if len(events) == 0 && reinspect {
 			events = append(events, Event{ID: uid, Type: PodSync})
+		}
+		if watched && g.conditionsMet(uid, status) {
+			// One event however many conditions were met: the sync looks at everything.
+			events = append(events, Event{ID: uid, Type: ConditionMet})
 		}
 		key := podKey(r.old, r.current)
 		for _, e := range events {
@@ -258,18 +310,19 @@ func copyPod(p *kubecontainer.Pod) *kubecontainer.Pod {
 	return &out
 }
 
-// updateCache reads the pod's status into the cache, or deletes a pod that is gone.
-func (g *PLEG) updateCache(uid types.UID, pod *kubecontainer.Pod, now time.Time) error {
+// updateCache reads the pod's status into the cache, or deletes a pod that is gone, and returns
+// the status read (nil for a pod that is gone).
+func (g *PLEG) updateCache(uid types.UID, pod *kubecontainer.Pod, now time.Time) (*kubecontainer.PodStatus, error) {
 	if pod == nil {
 		g.opts.Cache.Delete(uid)
-		return nil
+		return nil, nil
 	}
 	status, err := g.opts.Runtime.GetPodStatus(pod.ID, pod.Name, pod.Namespace)
 	g.opts.Cache.Set(uid, status, err, now)
 	if err != nil {
 		g.emit(trace.Event{Event: trace.KindError, Pod: podKey(nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
 	}
-	return err
+	return status, err
 }
 
 // containerName returns the name of the container with that ID, empty for a sandbox.

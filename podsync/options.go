@@ -109,6 +109,10 @@ type Options struct {
 	// Objects are the ConfigMap and Secret managers, told what each pod references. Nil is
 	// none.
 	Objects ObjectRegistrar
+	// Resizes is what in-place resize needs: the allocation manager's allocated pod, the status
+	// manager's resize conditions and the PLEG's watch conditions. Nil is a kubelet that neither
+	// allocates nor resizes: the pod is synced as given.
+	Resizes *Resizes
 }
 
 // ObjectRegistrar is the kubelet's ConfigMap and Secret managers as the sync functions tell them
@@ -116,6 +120,32 @@ type Options struct {
 type ObjectRegistrar interface {
 	RegisterPod(pod *v1.Pod)
 	UnregisterPod(pod *v1.Pod)
+}
+
+// Resizes are the collaborators of SyncPod's in-place resize handling.
+type Resizes struct {
+	// Allocation gives the pod with its allocated resources (UpdatePodFromAllocation).
+	Allocation interface {
+		UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool)
+	}
+	// Conditions is the status manager's resize condition cache.
+	Conditions ResizeConditions
+	// Runtime says whether a resize is being actuated.
+	Runtime interface {
+		IsPodResizeInProgress(pod *v1.Pod, status *kubecontainer.PodStatus) bool
+	}
+	// PLEG has the pod reinspected after a resize action.
+	PLEG interface {
+		SetPodWatchCondition(uid types.UID, key string, condition func(*kubecontainer.PodStatus) bool)
+	}
+}
+
+// ResizeConditions is the part of the status manager SyncPod uses for resizes.
+type ResizeConditions interface {
+	SetPodResizeInProgressCondition(uid types.UID, reason, message string, generation int64) (int64, bool)
+	ClearPodResizeInProgressCondition(uid types.UID) (int64, bool)
+	ClearPodResizePendingCondition(uid types.UID)
+	PodResizeConditions(uid types.UID) []v1.PodCondition
 }
 
 func (o Options) validate() error {
@@ -137,6 +167,9 @@ func (o Options) validate() error {
 	}
 	if o.CrashLoopBackOff == nil {
 		missing = append(missing, "CrashLoopBackOff")
+	}
+	if r := o.Resizes; r != nil && (r.Allocation == nil || r.Conditions == nil || r.Runtime == nil || r.PLEG == nil) {
+		missing = append(missing, "Resizes (each of its fields)")
 	}
 	if o.Mirror != nil && o.Nodes == nil {
 		missing = append(missing, "Nodes (with Mirror)")

@@ -45,7 +45,9 @@ func New(opts Options) (*Syncer, error) {
 // what should run. A back-off is returned as the runtime's *kubecontainer.BackoffError, so the pod
 // worker requeues the pod when the back-off expires (v1.35).
 func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType, pod, mirrorPod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
+	pod = s.allocated(pod)
 	s.observeWorkerStart(updateType, pod)
+	s.resizeInProgress(pod, podStatus)
 	apiStatus := s.generateStatus(pod, podStatus, false)
 	if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
 		// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
@@ -63,6 +65,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 
 	res, err := s.runtimeSync(ctx, pod, podStatus)
 	s.reasons.update(pod, err)
+	s.resizeActuated(pod, res, err)
 	if err != nil {
 		return podworkers.Result{Done: res.Done}, fmt.Errorf("sync pod %s: %w", podkey.Of(pod), err)
 	}
@@ -74,6 +77,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 // and the final status (podIsTerminal) are written at that instant, by Advance when it is later
 // than now.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) (podworkers.Result, error) {
+	pod = s.allocated(pod)
 	apiStatus := s.generateStatus(pod, podStatus, false)
 	if podStatusFn != nil {
 		podStatusFn(&apiStatus)
@@ -139,6 +143,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 // manager: the kubelet's SyncTerminatedPod. Volumes, cgroups and user namespaces are not
 // modelled, so there is nothing to wait for.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
+	pod = s.allocated(pod)
 	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
 	if s.opts.Objects != nil {
 		s.opts.Objects.UnregisterPod(pod)
@@ -160,7 +165,7 @@ func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus,
 		// The active-deadline handler's ShouldEvict records this at every status it fails.
 		s.recordEvent(pod, v1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
 	}
-	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP}
+	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP, ResizeConditions: s.resizeConditions(pod, podIsTerminal)}
 	if s.opts.Probes != nil {
 		opts.Probes = s.opts.Probes
 	}

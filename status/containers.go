@@ -126,7 +126,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		}
 		s := convertInstance(cs, o)
 		if seen[cs.Name] == 0 {
-			setResources(s, containerByName(containers, cs.Name))
+			setResources(s, containerByName(containers, cs.Name), cs)
 			statuses[cs.Name] = s
 		} else {
 			statuses[cs.Name].LastTerminationState = s.State
@@ -283,14 +283,42 @@ func containerByName(containers []v1.Container, name string) *v1.Container {
 
 // setResources writes what the v1.35 kubelet reports of a container the runtime knows, now that
 // in-place resize is GA (convertToAPIContainerStatuses' convertContainerStatusResources):
-// resources, the allocated requests and limits (the runtime reports no actual values of its own,
-// so the kubelet keeps the allocated ones), and allocatedResources, the allocated requests. A
-// container that asks for nothing still gets resources, empty: `resources: {}`, and no
-// allocatedResources.
-func setResources(s *v1.ContainerStatus, c *v1.Container) {
+// allocatedResources, the allocated requests, and resources, the allocated requests and limits
+// with, for a running instance, the cpu and memory the runtime says it gave it in their place
+// (which differ from the allocated ones while a resize is being actuated). A container that asks
+// for nothing still gets resources, empty: `resources: {}`, and no allocatedResources.
+func setResources(s *v1.ContainerStatus, c *v1.Container, cs *kubecontainer.ContainerStatus) {
 	if c == nil {
 		return
 	}
 	s.Resources = c.Resources.DeepCopy()
 	s.AllocatedResources = c.Resources.Requests.DeepCopy()
+	if cs.State != kubecontainer.ContainerStateRunning || cs.Resources == nil {
+		return
+	}
+	actual := cs.Resources
+	if l := s.Resources.Limits; l != nil {
+		// At or below the smallest cpu limit a cgroup takes (10m), the allocated value stays.
+		if q := actual.CPULimit; q != nil && (q.MilliValue() > minMilliCPULimit || l.Cpu().MilliValue() > minMilliCPULimit) {
+			l[v1.ResourceCPU] = q.DeepCopy()
+		}
+		if q := actual.MemoryLimit; q != nil {
+			l[v1.ResourceMemory] = q.DeepCopy()
+		}
+	}
+	if r := s.Resources.Requests; r != nil {
+		// At or below the smallest cpu shares (2m), the allocated value stays.
+		if q := actual.CPURequest; q != nil && (q.MilliValue() > minShares || r.Cpu().MilliValue() > minShares) {
+			r[v1.ResourceCPU] = q.DeepCopy()
+		}
+		if q := actual.MemoryRequest; q != nil {
+			r[v1.ResourceMemory] = q.DeepCopy()
+		}
+	}
 }
+
+// The kubelet's cm.MinMilliCPULimit and cm.MinShares.
+const (
+	minMilliCPULimit = 10
+	minShares        = 2
+)

@@ -28,6 +28,9 @@ type GenerateOptions struct {
 	// Probes sets the started and ready fields from the probe results. Nil treats every
 	// container as if it had no probes: running is started, started is ready.
 	Probes ProbeStatus
+	// ResizeConditions are the pod's in-place resize conditions (PodResizePending,
+	// PodResizeInProgress) from the status manager; they follow the conditions others set.
+	ResizeConditions []v1.PodCondition
 }
 
 // GeneratePodStatus returns the API status of pod from the runtime's view of it: the kubelet's
@@ -90,6 +93,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 			s.Conditions = append(s.Conditions, c)
 		}
 	}
+	s.Conditions = append(s.Conditions, opts.ResizeConditions...)
 	if _, dt := findCondition(old.Conditions, v1.DisruptionTarget); dt != nil {
 		if i, _ := findCondition(s.Conditions, v1.DisruptionTarget); i >= 0 {
 			s.Conditions[i] = *dt

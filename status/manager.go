@@ -122,6 +122,8 @@ type Manager struct {
 	reconciled map[types.UID]reconcileMemo
 	// onChange are told the UID of every status cached or forgotten.
 	onChange []func(types.UID)
+	// resizes holds each pod's in-place resize conditions (status/resize.go).
+	resizes map[types.UID]resizeConditions
 }
 
 // OnChange registers fn to be called, on the Manager's goroutine, with the pod UID of every status
@@ -162,6 +164,7 @@ func New(opts Options) (*Manager, error) {
 		statuses:    map[types.UID]*versioned{},
 		apiVersions: map[types.UID]uint64{},
 		reconciled:  map[types.UID]reconcileMemo{},
+		resizes:     map[types.UID]resizeConditions{},
 		nextFull:    now.Add(opts.SyncPeriod),
 	}, nil
 }
@@ -241,6 +244,11 @@ func (m *Manager) RemoveOrphanedStatuses(podUIDs map[types.UID]bool) {
 		if !podUIDs[uid] {
 			delete(m.statuses, uid)
 			m.changed(uid)
+		}
+	}
+	for uid := range m.resizes {
+		if !podUIDs[uid] {
+			delete(m.resizes, uid)
 		}
 	}
 }

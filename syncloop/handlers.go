@@ -166,11 +166,16 @@ func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 // makes its static pod sync with the changed mirror attached.
 func (l *Loop) handlePodUpdates(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
+		old, _ := l.opts.Pods.GetPodByUID(p.UID)
 		l.opts.Pods.UpdatePod(p)
 		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror && pod == nil {
 			l.skipMirror(p, "HandlePodUpdates")
 			continue
+		}
+		if l.opts.Resizes != nil && !wasMirror {
+			// A resize allocated at once syncs the pod before the update does.
+			l.handlePodSyncs(ctx, l.opts.Resizes.HandlePodUpdate(ctx, old, pod))
 		}
 		l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
 	}
@@ -191,9 +196,16 @@ func (l *Loop) handlePodRemoves(ctx context.Context, pods []*v1.Pod) {
 			l.updatePod(podworkers.SyncPodUpdate, pod, mirror)
 			continue
 		}
+		if l.opts.Resizes != nil {
+			l.opts.Resizes.RemovePod(pod.UID)
+		}
 		if err := l.deletePod(pod); err != nil {
 			l.emit(trace.Event{Event: trace.KindError, Pod: podkey.Of(pod), UID: string(pod.UID), Reason: "FailedToDeletePod", Message: err.Error(), Func: "deletePod"})
 		}
+	}
+	if l.opts.Resizes != nil {
+		// The removed pods' resources may let a deferred resize fit.
+		l.handlePodSyncs(ctx, l.opts.Resizes.RetryPendingResizes(ctx))
 	}
 }
 
@@ -275,3 +287,7 @@ func (l *Loop) observeOnWatch(u ConfigUpdate) {
 		l.opts.Startup.ObservedPodOnWatch(p, now)
 	}
 }
+
+// SourcesReady reports whether every configured pod source has been seen (sourcesReady.AllReady),
+// for the cores that wait for it outside the loop's own handlers.
+func (l *Loop) SourcesReady() bool { return l.sourcesReady() }

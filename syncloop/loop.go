@@ -157,7 +157,7 @@ func (l *Loop) deferInput(in Input) {
 //
 //	node registration → runtime → runtime state check → kill completions → PLEG relist (each
 //	event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
-//	ProbeUpdate) → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
+//	ProbeUpdate) → pending resize retry → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
 //
 // Go picks at random among ready channels; this order is one of the orders the kubelet can take,
 // chosen so that replays are byte-identical. Errors from individual steps do not stop the others;
@@ -188,6 +188,11 @@ func (l *Loop) Advance(ctx context.Context) error {
 			for _, u := range l.opts.Prober.Advance(ctx) {
 				errs = appendErr(errs, l.Step(ctx, ProbeUpdate{u}))
 			}
+		}
+	}
+	if r := l.opts.Resizes; r != nil {
+		if t, ok := r.NextWake(); ok && !t.After(now) {
+			l.handlePodSyncs(ctx, r.Advance(ctx))
 		}
 	}
 	l.opts.Workers.Step(ctx)
@@ -238,6 +243,9 @@ func (l *Loop) NextWake() (time.Time, bool) {
 	}
 	if l.opts.Node != nil {
 		wakes = append(wakes, vclock.WakeOf(l.opts.Node.NextWake()))
+	}
+	if l.opts.Resizes != nil {
+		wakes = append(wakes, vclock.WakeOf(l.opts.Resizes.NextWake()))
 	}
 	if len(l.deferred) > 0 && l.opts.RuntimeState.Errors() == nil {
 		wakes = append(wakes, vclock.Wake{At: l.opts.Clock.Now(), OK: true})

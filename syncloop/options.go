@@ -149,6 +149,22 @@ type Options struct {
 	// Startup is told of every API pod in a config update (the kubelet's pod config tells its
 	// startup SLI observer). Nil tells no one.
 	Startup WatchObserver
+	// Resizes is the allocation manager's in-place resize handling. Nil resizes nothing.
+	Resizes Resizer
+}
+
+// Resizer is the allocation manager as the handlers drive it. Each call returns the pods whose
+// resize it allocated or whose resize conditions changed, which the loop syncs (triggerPodSync).
+type Resizer interface {
+	// HandlePodUpdate is HandlePodUpdates' resize step for a pod that changed from old.
+	HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.Pod
+	// RemovePod forgets a removed pod's allocation; RetryPendingResizes then retries the
+	// pending resizes, which HandlePodRemoves does once per update.
+	RemovePod(uid types.UID)
+	RetryPendingResizes(ctx context.Context) []*v1.Pod
+	// Advance retries the pending resizes when the retry timer fired; NextWake says when.
+	Advance(ctx context.Context) []*v1.Pod
+	NextWake() (time.Time, bool)
 }
 
 // WatchObserver is the kubelet's podStartupSLIObserver: it sees each pod the API source delivers.

@@ -208,6 +208,13 @@ func validateMounts(mounts []v1.VolumeMount, volumes sets.Set[string], p *field.
 	return allErrs
 }
 
+// ValidateResources checks a container's resource requirements as ValidateContainerResources
+// does: resource names, that quantities are not negative and that no request exceeds its limit.
+// The API server's subset runs it only for a resize (pods/resize).
+func ValidateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorList {
+	return validateResources(r, p)
+}
+
 // validateResources checks resource names, that quantities are not negative and that no request
 // exceeds its limit.
 func validateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorList {

@@ -60,8 +60,12 @@ var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManag
 			continue
 		}
 		subresources := []string{""}
-		if res.hasStatus() {
-			subresources = append(subresources, "status")
+		for _, sub := range res.subresources {
+			if sub.kind == "" {
+				// A subresource of the resource's own kind (status, resize) tracks its writes
+				// under its name.
+				subresources = append(subresources, sub.name)
+			}
 		}
 		for _, sub := range subresources {
 			fm, err := managedfields.NewDefaultFieldManager(tc, scheme, defaulter{}, scheme, res.gvk(), res.gv, sub, resetFields(res, sub))
@@ -83,8 +87,20 @@ func fieldManagerKey(res *resource, subresource string) string {
 
 // resetFields are the fields a write through the resource (or subresource) does not own because
 // the strategy resets them: the status of the main resource of pods and nodes; the spec (and, for
-// pods, the deletion timestamp and owner references) of their status subresource.
+// pods, the deletion timestamp and owner references) of their status subresource. A write of
+// pods/resize owns only the containers' resources and resize policies (ResizeStrategy's
+// resetFieldsFilter, an include filter).
 func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	gv := fieldpath.APIVersion(res.gv.String())
+	if subresource == "resize" {
+		var matchers []*fieldpath.SetMatcher
+		for _, list := range []string{"containers", "initContainers"} {
+			for _, f := range []string{"resources", "resizePolicy"} {
+				matchers = append(matchers, fieldpath.MakePrefixMatcherOrDie("spec", list, fieldpath.MatchAnyPathElement(), f))
+			}
+		}
+		return map[fieldpath.APIVersion]fieldpath.Filter{gv: fieldpath.NewIncludeMatcherFilter(matchers...)}
+	}
 	if !res.hasStatus() {
 		return nil
 	}
@@ -96,9 +112,7 @@ func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fie
 			set.Insert(fieldpath.MakePathOrDie("metadata", "ownerReferences"))
 		}
 	}
-	return map[fieldpath.APIVersion]fieldpath.Filter{
-		fieldpath.APIVersion(res.gv.String()): fieldpath.NewExcludeSetFilter(set),
-	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{gv: fieldpath.NewExcludeSetFilter(set)}
 }
 
 // defaulter applies the defaults the decoder of kube-apiserver applies, to the objects the field

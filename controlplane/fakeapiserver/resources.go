@@ -118,6 +118,7 @@ func resources() []*resource {
 			verbs: verbsStored,
 			subresources: []subresource{
 				{name: "binding", kind: "Binding", verbs: verbCreate},
+				{name: "resize", verbs: verbsStatus, prepare: prepareResize, validate: validateResize},
 				{name: "status", verbs: verbsStatus},
 			},
 			newObj:        func() runtime.Object { return &corev1.Pod{} },

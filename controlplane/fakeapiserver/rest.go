@@ -351,7 +351,14 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, om.GetUID()))
 	}
 	next := newObj
-	if t.subresource == "status" {
+	sub, _ := res.subresource(t.subresource)
+	switch {
+	case sub.prepare != nil:
+		next = sub.prepare(old.obj, newObj)
+		if t.tracked {
+			mustMeta(next).SetManagedFields(nm.GetManagedFields())
+		}
+	case t.subresource == "status":
 		next = old.obj.DeepCopyObject()
 		field := reflect.ValueOf(next).Elem().FieldByName("Status")
 		field.Set(reflect.ValueOf(newObj).Elem().FieldByName("Status"))
@@ -363,7 +370,7 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 			// The apply recorded its fields on the object it returns.
 			mustMeta(next).SetManagedFields(nm.GetManagedFields())
 		}
-	} else {
+	default:
 		nm.SetName(om.GetName())
 		nm.SetNamespace(om.GetNamespace())
 		nm.SetUID(om.GetUID())
@@ -395,7 +402,11 @@ func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun 
 	if res.validateUpdate != nil && t.subresource == "" {
 		errs = res.validateUpdate(old.obj, next)
 	}
-	if errs = append(errs, validateObject(res, next)...); len(errs) > 0 {
+	errs = append(errs, validateObject(res, next)...)
+	if sub, _ := res.subresource(t.subresource); sub.validate != nil {
+		errs = sub.validate(old.obj, next, errs)
+	}
+	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}
 	mustMeta(next).SetResourceVersion(old.meta().GetResourceVersion())

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // verbs is a set of the REST verbs a resource or subresource serves. Discovery lists it, the
@@ -56,6 +58,13 @@ type subresource struct {
 	name  string
 	kind  string // the kind it takes and returns, when not the resource's own (Binding)
 	verbs verbs
+	// prepare makes the stored object's next version from the object a write sends, for a
+	// subresource whose writes take only part of it (pods/resize, the registry's
+	// PrepareForUpdate). Nil for status, whose writes take the status.
+	prepare func(oldObj, newObj runtime.Object) runtime.Object
+	// validate checks such a write: it gets the errors of the object's own validation and
+	// returns the write's, which may replace them (the registry's ValidateUpdate).
+	validate func(oldObj, newObj runtime.Object, objectErrs field.ErrorList) field.ErrorList
 }
 
 // subresource returns the resource's subresource named name.

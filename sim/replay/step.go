@@ -132,6 +132,7 @@ var stepKinds = []stepKind{
 	{"apiDeleteNode", func() action { return new(APIDeleteNode) }},
 	{"apiPatchNode", func() action { return new(APIPatchNode) }},
 	{"apiPatchPod", func() action { return new(APIPatchPod) }},
+	{"apiResizePod", func() action { return new(APIResizePod) }},
 	{"probe", func() action { return new(ProbeStep) }},
 }
 

@@ -20,6 +20,7 @@ import (
 var conditionTypes = []string{
 	string(v1.PodScheduled), string(v1.PodReadyToStartContainers), string(v1.PodInitialized),
 	string(v1.ContainersReady), string(v1.PodReady), string(v1.DisruptionTarget),
+	string(v1.PodResizePending), string(v1.PodResizeInProgress),
 }
 
 // The values a condition may be expected to have.

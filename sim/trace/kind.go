@@ -80,6 +80,7 @@ const (
 	KindExited  Kind = "exited"  // a container exited
 	KindRemoved Kind = "removed" // a dead container or a stopped sandbox was removed
 	KindDown    Kind = "down"    // the runtime stops answering for a while
+	KindResize  Kind = "resize"  // a running container's cpu or memory was updated in place
 )
 
 // Kinds of the pleg component. The first four are the kubelet's PodLifecycleEventType names, which
@@ -90,6 +91,7 @@ const (
 	KindContainerDied    Kind = "ContainerDied"    // a container or sandbox exited
 	KindContainerRemoved Kind = "ContainerRemoved" // an exited container or sandbox is gone
 	KindPodSync          Kind = "PodSync"          // a pod reinspected with no container change
+	KindConditionMet     Kind = "ConditionMet"     // a pod's watch condition (a resize's end) was met
 	KindHealth           Kind = "health"           // the PLEG's health changed
 )
 
@@ -165,6 +167,7 @@ const (
 	KindAPIPatchNode       Kind = "apiPatchNode"
 	KindAPIPatchPod        Kind = "apiPatchPod"
 	KindAPICreateObject    Kind = "apiCreateObject"
+	KindAPIResizePod       Kind = "apiResizePod"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.

@@ -369,7 +369,7 @@ var (
 )
 
 // podAction is one action of SyncPod as the trace writes it.
-var podAction = regexp.MustCompile(`killContainers=\[[^\]]*\]|kill|sandbox\(attempt=\d+\)|init=\S+|start=\[[^\]]*\]|\S+`)
+var podAction = regexp.MustCompile(`killContainers=\[[^\]]*\]|kill|sandbox\(attempt=\d+\)|init=\S+|resize=\[[^\]]*\]|start=\[[^\]]*\]|\S+`)
 
 // podActions says in words what the runtime manager's SyncPod decided, from the actions as the
 // trace writes them ("kill sandbox(attempt=0) init=setup"); false for words it does not know.
@@ -405,6 +405,8 @@ func podActions(msg string) (string, bool) {
 			parts = append(parts, "stop "+list(strings.TrimPrefix(tok, "killContainers=")))
 		case strings.HasPrefix(tok, "init="):
 			parts = append(parts, "start the init container "+list(strings.TrimPrefix(tok, "init=")))
+		case strings.HasPrefix(tok, "resize=["):
+			parts = append(parts, "resize "+list(strings.TrimPrefix(tok, "resize="))+" in place")
 		case strings.HasPrefix(tok, "start=["):
 			parts = append(parts, "start "+list(strings.TrimPrefix(tok, "start=")))
 		default:

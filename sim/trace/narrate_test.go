@@ -146,7 +146,8 @@ func TestPodActions(t *testing.T) {
 		{"kill sandbox(attempt=2) start=[app]", "stop the pod and create a new sandbox, attempt 2, then start app"},
 		{"killContainers=[app] start=[app]", "stop app, then start app"},
 		{"kill", "stop every container and the sandbox"},
-		{"kill resize=[app]", ""},
+		{"resize=[app sidecar] start=[web]", "resize app and sidecar in place, then start web"},
+		{"kill ephemeral=[debug]", ""},
 		{"", ""},
 	} {
 		got, ok := podActions(tt.msg)
@@ -154,8 +155,8 @@ func TestPodActions(t *testing.T) {
 			t.Errorf("podActions(%q) = %q, %v, want %q", tt.msg, got, ok, tt.want)
 		}
 	}
-	e := Event{Component: Runtime, Event: KindSync, Message: "kill resize=[app]", Func: "SyncPod"}
-	if got, want := NewStory().Tell(e), "SyncPod decides: kill resize=[app]"; got != want {
+	e := Event{Component: Runtime, Event: KindSync, Message: "kill ephemeral=[debug]", Func: "SyncPod"}
+	if got, want := NewStory().Tell(e), "SyncPod decides: kill ephemeral=[debug]"; got != want {
 		t.Errorf("Tell(runtime sync %q) = %q, want %q: actions it has no words for, as the trace writes them", e.Message, got, want)
 	}
 }

@@ -1,0 +1,10 @@
+// Package allocation is the simulated kubelet's allocation manager: the kubelet's
+// pkg/kubelet/allocation (v1.35). It records the resources the kubelet allocated to each admitted
+// pod, hands the pod workers the allocated pod (UpdatePodFromAllocation), and decides in-place
+// resizes: a pod whose desired cpu or memory differs from its allocation is allocated the new
+// values when they fit (PodResizeInProgress, ResizeStarted), or left pending with the
+// PodResizePending condition, reason Infeasible (a static pod, or more than the node's
+// allocatable) or Deferred (it does not fit beside the other pods now), and retried when a pod
+// changes or goes and every 3 minutes. It is a pure core: the sync loop calls it and advances its
+// retry timer.
+package allocation

@@ -1,0 +1,419 @@
+package allocation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/admission"
+	"github.com/minikubelet/minikubelet/api/apidefaults"
+	"github.com/minikubelet/minikubelet/events"
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// The retry timer of pending resizes: the first retry 30s after the kubelet starts (or after a
+// retry while the sources were not all seen), then 3 minutes after the last retry of any trigger.
+const (
+	InitialRetryDelay = 30 * time.Second
+	RetryDelay        = 3 * time.Minute
+)
+
+// Infeasible messages of v1.35.
+const (
+	MessageStaticPod = "In-place resize of static-pods is not supported"
+	// messageCapacity prefixes the resource that exceeds the node's allocatable.
+	messageCapacity = "Node didn't have enough capacity: "
+)
+
+// ResizeConditions is the status manager's cache of resize conditions.
+type ResizeConditions interface {
+	SetPodResizePendingCondition(uid types.UID, reason, message string, generation int64) bool
+	SetPodResizeInProgressCondition(uid types.UID, reason, message string, generation int64) (int64, bool)
+	ClearPodResizePendingCondition(uid types.UID)
+	ClearPodResizeInProgressCondition(uid types.UID) (int64, bool)
+	IsPodResizeDeferred(uid types.UID) bool
+	IsPodResizeInfeasible(uid types.UID) bool
+	PodResizeConditions(uid types.UID) []v1.PodCondition
+}
+
+// EventRecorder records one Kubernetes event about a pod.
+type EventRecorder interface {
+	Event(object runtime.Object, eventType, reason, message string)
+}
+
+// AdmitFunc runs the admit handlers for pod, as its resize wants it, beside the other active pods
+// with their allocated resources: canAdmitPod.
+type AdmitFunc func(ctx context.Context, pod *v1.Pod) (ok bool, reason, message string)
+
+// Options configure a Manager.
+type Options struct {
+	// Clock times the retry timer. Required.
+	Clock clock.PassiveClock
+	// Conditions is the status manager. Required.
+	Conditions ResizeConditions
+	// Admit is canAdmitPod; a resize it refuses is Deferred. Required.
+	Admit AdmitFunc
+	// Allocatable is the node's capacity less the kube and system reservations
+	// (nodeAllocatableAbsolute), which a resize may not exceed. Required.
+	Allocatable v1.ResourceList
+	// PodByUID is the pod manager's. Required.
+	PodByUID func(uid types.UID) (*v1.Pod, bool)
+	// SourcesReady reports whether every pod source has been seen. Nil is always.
+	SourcesReady func() bool
+	// Recorder receives the resize events. Nil records none.
+	Recorder EventRecorder
+}
+
+func (o Options) validate() error {
+	var missing []string
+	for name, unset := range map[string]bool{"Clock": o.Clock == nil, "Conditions": o.Conditions == nil,
+		"Admit": o.Admit == nil, "Allocatable": o.Allocatable == nil, "PodByUID": o.PodByUID == nil} {
+		if unset {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	}
+	return nil
+}
+
+// Manager is the allocation manager.
+type Manager struct {
+	opts Options
+	// allocated holds, per pod, the resources allocated to each main container and sidecar.
+	allocated map[types.UID]map[string]v1.ResourceRequirements
+	// pending are the pods whose resize is not allocated yet, in retry order.
+	pending []types.UID
+	// next is when the retry timer fires.
+	next time.Time
+	// onChange are told of every pod whose allocation changed.
+	onChange []func(types.UID)
+}
+
+// OnChange registers fn to be called with the UID of every pod whose allocation is set or
+// forgotten: admission counts the active pods' allocated requests.
+func (m *Manager) OnChange(fn func(uid types.UID)) {
+	m.onChange = append(m.onChange, fn)
+}
+
+func (m *Manager) changed(uid types.UID) {
+	for _, fn := range m.onChange {
+		fn(uid)
+	}
+}
+
+// New returns a Manager.
+func New(opts Options) (*Manager, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("new allocation manager: %w", err)
+	}
+	return &Manager{opts: opts, allocated: map[types.UID]map[string]v1.ResourceRequirements{},
+		next: opts.Clock.Now().Add(InitialRetryDelay)}, nil
+}
+
+// SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
+func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
+	alloc := map[string]v1.ResourceRequirements{}
+	for _, c := range pod.Spec.Containers {
+		alloc[c.Name] = *c.Resources.DeepCopy()
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; kubecontainer.IsRestartableInitContainer(c) {
+			alloc[c.Name] = *c.Resources.DeepCopy()
+		}
+	}
+	m.allocated[pod.UID] = alloc
+	m.changed(pod.UID)
+}
+
+// RemovePod forgets the pod's allocation.
+func (m *Manager) RemovePod(uid types.UID) {
+	if _, ok := m.allocated[uid]; ok {
+		delete(m.allocated, uid)
+		m.changed(uid)
+	}
+}
+
+// UpdatePodFromAllocation returns pod with its allocated resources in place of the desired ones,
+// a copy when they differ (true), pod itself otherwise.
+func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
+	if pod == nil {
+		return nil, false
+	}
+	alloc, ok := m.allocated[pod.UID]
+	if !ok {
+		return pod, false
+	}
+	updated := false
+	set := func(cs []v1.Container, i int) {
+		a, ok := alloc[cs[i].Name]
+		if !ok || equality.Semantic.DeepEqual(cs[i].Resources, a) {
+			return
+		}
+		if !updated {
+			updated = true
+			pod = pod.DeepCopy()
+		}
+	}
+	for i := range pod.Spec.Containers {
+		set(pod.Spec.Containers, i)
+	}
+	for i := range pod.Spec.InitContainers {
+		set(pod.Spec.InitContainers, i)
+	}
+	if !updated {
+		return pod, false
+	}
+	for i, c := range pod.Spec.Containers {
+		if a, ok := alloc[c.Name]; ok {
+			pod.Spec.Containers[i].Resources = *a.DeepCopy()
+		}
+	}
+	for i, c := range pod.Spec.InitContainers {
+		if a, ok := alloc[c.Name]; ok {
+			pod.Spec.InitContainers[i].Resources = *a.DeepCopy()
+		}
+	}
+	return pod, true
+}
+
+// HandlePodUpdate is the resize half of HandlePodUpdates for a pod that changed from old: when a
+// container's cpu or memory request or limit changed, a pod whose desired resources differ from
+// its allocation is queued and every pending resize retried; a pod whose resize was reverted
+// loses its PodResizePending. It returns the pods to sync.
+func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.Pod {
+	if old == nil || !resized(old, pod) {
+		return nil
+	}
+	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
+		m.opts.Conditions.ClearPodResizePendingCondition(pod.UID)
+		return nil
+	}
+	m.pushPending(pod.UID)
+	return m.RetryPendingResizes(ctx)
+}
+
+// resized reports whether a main container's or sidecar's cpu or memory request or limit changed
+// (recordContainerResizeOperations).
+func resized(old, pod *v1.Pod) bool {
+	prev := map[string]v1.ResourceRequirements{}
+	for _, c := range append(slices.Clone(old.Spec.InitContainers), old.Spec.Containers...) {
+		prev[c.Name] = c.Resources
+	}
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		o, ok := prev[c.Name]
+		if !ok {
+			continue
+		}
+		for _, pair := range [][2]v1.ResourceList{{o.Requests, c.Resources.Requests}, {o.Limits, c.Resources.Limits}} {
+			if !pair[0].Cpu().Equal(*pair[1].Cpu()) || !pair[0].Memory().Equal(*pair[1].Memory()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pushPending queues the pod unless it is queued: PushPendingResize.
+func (m *Manager) pushPending(uid types.UID) {
+	if slices.Contains(m.pending, uid) {
+		return
+	}
+	m.pending = append(m.pending, uid)
+	m.sortPending()
+}
+
+// sortPending orders the pending resizes as sortPendingResizes does: those that do not increase
+// requests first, then by priority, Guaranteed before the rest, then the oldest PodResizePending.
+// Pods gone from the pod manager drop out.
+func (m *Manager) sortPending() {
+	var pods []*v1.Pod
+	for _, uid := range m.pending {
+		if p, ok := m.opts.PodByUID(uid); ok {
+			pods = append(pods, p)
+		}
+	}
+	slices.SortStableFunc(pods, func(a, b *v1.Pod) int {
+		ai, bi := m.increasesRequests(a), m.increasesRequests(b)
+		if ai != bi {
+			if !ai {
+				return -1
+			}
+			return 1
+		}
+		if pa, pb := priority(a), priority(b); pa != pb {
+			if pa > pb {
+				return -1
+			}
+			return 1
+		}
+		ga, gb := apidefaults.QOSClass(a) == v1.PodQOSGuaranteed, apidefaults.QOSClass(b) == v1.PodQOSGuaranteed
+		if ga != gb {
+			if ga {
+				return -1
+			}
+			return 1
+		}
+		ta, tb := m.pendingSince(a.UID), m.pendingSince(b.UID)
+		switch {
+		case ta == nil && tb == nil:
+			return 0
+		case ta == nil:
+			return 1
+		case tb == nil:
+			return -1
+		}
+		return ta.Compare(*tb)
+	})
+	m.pending = m.pending[:0]
+	for _, p := range pods {
+		m.pending = append(m.pending, p.UID)
+	}
+}
+
+func priority(p *v1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+func (m *Manager) pendingSince(uid types.UID) *time.Time {
+	for _, c := range m.opts.Conditions.PodResizeConditions(uid) {
+		if c.Type == v1.PodResizePending {
+			t := c.LastTransitionTime.Time
+			return &t
+		}
+	}
+	return nil
+}
+
+// increasesRequests reports whether the pod's desired cpu or memory requests exceed its allocated
+// ones.
+func (m *Manager) increasesRequests(pod *v1.Pod) bool {
+	alloc, updated := m.UpdatePodFromAllocation(pod)
+	if !updated {
+		return false
+	}
+	want, have := admission.PodRequests(pod), admission.PodRequests(alloc)
+	return want.Memory().Cmp(*have.Memory()) > 0 || want.Cpu().Cmp(*have.Cpu()) > 0
+}
+
+// HasPendingResizes reports whether a resize waits.
+func (m *Manager) HasPendingResizes() bool { return len(m.pending) > 0 }
+
+// RetryPendingResizes tries every pending resize in order and returns the pods to sync: those
+// whose resize was allocated or whose resize conditions changed. Deferred resizes (and those that
+// failed) stay pending; Infeasible ones leave the queue. The retry timer restarts.
+func (m *Manager) RetryPendingResizes(ctx context.Context) []*v1.Pod {
+	now := m.opts.Clock.Now()
+	if m.opts.SourcesReady != nil && !m.opts.SourcesReady() {
+		m.next = now.Add(InitialRetryDelay)
+		return nil
+	}
+	m.next = now.Add(RetryDelay)
+	var keep []types.UID
+	var sync []*v1.Pod
+	for _, uid := range m.pending {
+		pod, ok := m.opts.PodByUID(uid)
+		if !ok {
+			continue
+		}
+		before := m.opts.Conditions.PodResizeConditions(uid)
+		allocated := m.handlePodResourcesResize(ctx, pod)
+		if m.opts.Conditions.IsPodResizeDeferred(uid) {
+			keep = append(keep, uid)
+		}
+		if allocated || !equality.Semantic.DeepEqual(before, m.opts.Conditions.PodResizeConditions(uid)) {
+			sync = append(sync, pod)
+		}
+	}
+	m.pending = keep
+	return sync
+}
+
+// handlePodResourcesResize allocates the pod's resize when it can, and otherwise sets
+// PodResizePending with why; it reports whether it allocated.
+func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) bool {
+	conds := m.opts.Conditions
+	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
+		conds.ClearPodResizePendingCondition(pod.UID)
+		return false
+	}
+	if kubecontainer.IsStaticPod(pod) {
+		conds.SetPodResizePendingCondition(pod.UID, v1.PodReasonInfeasible, MessageStaticPod, pod.Generation)
+		return false
+	}
+	ok, reason, message := m.canResizePod(ctx, pod)
+	if ok {
+		m.SetAllocatedResources(pod)
+		conds.ClearPodResizePendingCondition(pod.UID)
+		// A new resize starts a new PodResizeInProgress, observed at this generation.
+		conds.ClearPodResizeInProgressCondition(pod.UID)
+		conds.SetPodResizeInProgressCondition(pod.UID, "", "", pod.Generation)
+		m.event(pod, v1.EventTypeNormal, events.ResizeStarted, events.PodResizeStartedMsg(pod, pod.Generation))
+		return true
+	}
+	if conds.SetPodResizePendingCondition(pod.UID, reason, message, pod.Generation) {
+		kind := events.ResizeDeferred
+		if reason == v1.PodReasonInfeasible {
+			kind = events.ResizeInfeasible
+		}
+		m.event(pod, v1.EventTypeWarning, kind, events.PodResizePendingMsg(pod, reason, message, pod.Generation))
+	}
+	return false
+}
+
+// canResizePod: Infeasible when the pod's cpu or memory requests exceed the node's allocatable
+// (memory named first), Deferred with the admit handler's message when it does not fit beside
+// the other allocated pods.
+func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, string) {
+	alloc := m.opts.Allocatable
+	req := admission.PodRequests(pod)
+	cpu, mem := req.Cpu().MilliValue(), req.Memory().Value()
+	cpuAvail, memAvail := alloc.Cpu().MilliValue(), alloc.Memory().Value()
+	if cpu > cpuAvail || mem > memAvail {
+		msg := fmt.Sprintf("cpu, requested: %d, capacity: %d", cpu, cpuAvail)
+		if mem > memAvail {
+			msg = fmt.Sprintf("memory, requested: %d, capacity: %d", mem, memAvail)
+		}
+		return false, v1.PodReasonInfeasible, messageCapacity + msg
+	}
+	if ok, _, message := m.opts.Admit(ctx, pod); !ok {
+		return false, v1.PodReasonDeferred, message
+	}
+	return true, "", ""
+}
+
+func (m *Manager) event(pod *v1.Pod, eventType, reason, message string) {
+	if m.opts.Recorder != nil {
+		m.opts.Recorder.Event(pod, eventType, reason, message)
+	}
+}
+
+// NextWake returns when the retry timer fires, while a resize is pending.
+func (m *Manager) NextWake() (time.Time, bool) {
+	if len(m.pending) == 0 {
+		return time.Time{}, false
+	}
+	return m.next, true
+}
+
+// Advance retries the pending resizes when the timer has fired, and returns the pods to sync.
+func (m *Manager) Advance(ctx context.Context) []*v1.Pod {
+	if len(m.pending) == 0 || m.opts.Clock.Now().Before(m.next) {
+		return nil
+	}
+	return m.RetryPendingResizes(ctx)
+}
