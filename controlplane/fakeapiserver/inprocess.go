@@ -82,11 +82,13 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-func podResource() *resource {
-	for _, res := range resources() {
-		if res.name == "pods" {
-			return res
-		}
+// podsResource is the pods row of resources(), looked up once: the in-process watch asks for it
+// at every pump, and building the table allocates every row.
+var podsResource = func() *resource {
+	if res, ok := served[coreV1.String()+"/pods"]; ok {
+		return res
 	}
 	panic("fakeapiserver: no pods resource")
-}
+}()
+
+func podResource() *resource { return podsResource }
