@@ -72,6 +72,9 @@ type envOptions struct {
 	plugins *world.Plugins
 	// syncFrequency is the pods' resync period; zero is the kubelet's 1m.
 	syncFrequency time.Duration
+	// routedWatch feeds the api source from a shared pod router, as replay's fleets do, instead
+	// of a watch reading the server's history on its own.
+	routedWatch bool
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -118,6 +121,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		e.client = inProcessClient(t, e.server)
 		opts.World.API = e.client
 		opts.World.APIWatch = world.NewAPIWatch(e.server, testNode, nil)
+		if o.routedWatch {
+			opts.World.APIWatch = world.NewPodRouter(e.server).Watch(testNode, nil)
+		}
 	}
 	if p := o.plugins; p != nil {
 		opts.World.Plugins = &PluginWorld{Registry: p.Registry(), DevicePlugins: "/var/lib/kubelet/device-plugins", FS: p, Dialer: p, Devices: p, CSI: p, DRA: p.DRA(),

@@ -62,6 +62,22 @@ func (k *Kubelet) Settle(ctx context.Context) bool {
 	return progressed
 }
 
+// Due reports whether a Settle now would do anything: the first pass, source updates waiting for
+// PodConfig, a watch event waiting in the API watch, or a component whose wake has come (NextWake).
+// A stepping driver settles only the kubelets that are due, so that an idle node costs nothing;
+// a driver that changes a kubelet's world from outside (a scenario step) settles it regardless.
+// The plugin pipeline, whose sockets the world changes, keeps a kubelet that has one always due.
+func (k *Kubelet) Due() bool {
+	if !k.started || len(k.pending) > 0 || k.Plugins != nil {
+		return true
+	}
+	if at, _ := k.NextWake(); !at.After(k.opts.Clock.Now()) {
+		return true
+	}
+	w := k.opts.World.APIWatch
+	return w != nil && k.Sources.API != nil && w.Pending()
+}
+
 // NextWake returns when the kubelet next has work: the earliest of the sync loop's wake, the
 // sources' next relist and poll, the plugin manager's next pass and the DRA handler's next wipe.
 // It always has one (the

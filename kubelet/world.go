@@ -118,6 +118,9 @@ type APIWatch interface {
 	// gone, or the list List could not make), and returns src's updates; none while the API
 	// server does not answer.
 	Pump(src *sources.API) []podconfig.Update
+	// Pending reports whether a Pump now would hand src anything: what lets a stepping driver
+	// leave a kubelet with nothing due alone.
+	Pending() bool
 }
 
 // eventsRecorder is the process's one event recorder: it traces every Kubernetes event, then

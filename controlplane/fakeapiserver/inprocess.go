@@ -66,6 +66,56 @@ func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, uint64,
 	return out, next, nil
 }
 
+// RoutePodEventsSince hands deliver, oldest first, every change after resource version rv to a
+// pod bound to a node that want accepts, as that node's watch with
+// fieldSelector=spec.nodeName=<node> would see it, and returns the resource version to resume
+// from (the newest pod write it looked at). It reads the history once for every node, where
+// PodEventsSince reads it once per node: a fleet's watches share it. The pod handed over is the
+// stored object itself, which no write changes: a receiver copies it before handing it on. An rv
+// older than the kept history is an error that wraps the watch's 410 Gone.
+func (s *Server) RoutePodEventsSince(rv uint64, want func(node string) bool, deliver func(node string, ev PodEvent)) (uint64, error) {
+	evs, expired, _, _ := s.store.since(podResource(), rv, math.MaxInt32, s.store.currentEpoch())
+	if expired {
+		return rv, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
+	}
+	next := rv
+	if len(evs) > 0 {
+		next = evs[len(evs)-1].rv
+	}
+	nodeOf := func(e *entry) string {
+		if e == nil {
+			return ""
+		}
+		return e.obj.(*v1.Pod).Spec.NodeName
+	}
+	for _, ev := range evs {
+		// An event concerns the node the pod is bound to after it and the one before it; a
+		// pod's node only changes from none to one, but both are asked, as a selector would.
+		cur, prev := nodeOf(ev.cur), nodeOf(ev.prev)
+		for i, node := range [2]string{cur, prev} {
+			if node == "" || (i == 1 && node == cur) || !want(node) {
+				continue
+			}
+			typ, e, ok := selectEvent(ev, func(e *entry) bool { return nodeOf(e) == node })
+			if ok {
+				deliver(node, PodEvent{Type: typ, Pod: e.obj.(*v1.Pod), ResourceVersion: ev.rv})
+			}
+		}
+	}
+	return next, nil
+}
+
+// PodHistoryExpired reports whether resource version rv is older than the pod history the
+// server keeps: a watch resumed from it would get 410 Gone.
+func (s *Server) PodHistoryExpired(rv uint64) bool {
+	var expired bool
+	_ = s.store.locked(func() error {
+		expired = rv < s.store.buckets[podResource().name].compacted
+		return nil
+	})
+	return expired
+}
+
 // Transport returns an http.RoundTripper that serves each request with the server's handler in
 // the calling goroutine, with no socket. A client-go clientset built on it talks to the server
 // synchronously, which replay needs; watches must not be made through it, because a watch
@@ -82,11 +132,13 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-func podResource() *resource {
-	for _, res := range resources() {
-		if res.name == "pods" {
-			return res
-		}
+// podsResource is the pods row of resources(), looked up once: the in-process watch asks for it
+// at every pump, and building the table allocates every row.
+var podsResource = func() *resource {
+	if res, ok := served[coreV1.String()+"/pods"]; ok {
+		return res
 	}
 	panic("fakeapiserver: no pods resource")
-}
+}()
+
+func podResource() *resource { return podsResource }

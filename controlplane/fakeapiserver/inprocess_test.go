@@ -62,4 +62,23 @@ func TestInProcessNodePodEvents(t *testing.T) {
 	if evs, _, _ := srv.PodEventsSince("n1", next); len(evs) != 0 {
 		t.Errorf("PodEventsSince(next) = %v, want nothing new", evs)
 	}
+
+	// The routed read gives each wanted node what its own read gives it, from one pass.
+	routed := map[string][]string{}
+	rnext, err := srv.RoutePodEventsSince(rv, func(node string) bool { return node == "n1" || node == "n2" }, func(node string, e PodEvent) {
+		routed[node] = append(routed[node], string(e.Type)+" "+e.Pod.Name)
+	})
+	if err != nil {
+		t.Fatalf("RoutePodEventsSince() error = %v", err)
+	}
+	want := map[string][]string{"n1": got, "n2": {string(watch.Added) + " other"}}
+	if diff := cmp.Diff(want, routed); diff != "" {
+		t.Errorf("RoutePodEventsSince() mismatch (-want +got):\n%s", diff)
+	}
+	if rnext != next {
+		t.Errorf("RoutePodEventsSince() next = %d, want %d", rnext, next)
+	}
+	if srv.PodHistoryExpired(rv) {
+		t.Errorf("PodHistoryExpired(%d) = true for a version the history holds", rv)
+	}
 }

@@ -232,7 +232,10 @@ func (e *engine) wakes() []time.Time {
 
 // settle runs everything due at the current instant until nothing is left, in the fixed order
 // of docs/design/002-replay.md: sources, PodConfig, the sync loop, and the API echo of what the
-// sync loop wrote.
+// sync loop wrote. The first pass settles every node: a step may have changed any node's world,
+// and a component may have crossed a threshold that only its pass notices (the PLEG's health).
+// The passes after it settle only the nodes with something due (kubelet.Due), which after the
+// first are those another node's API writes reached: in a fleet, a few.
 func (e *engine) settle(ctx context.Context) error {
 	for spins := 0; ; spins++ {
 		// The same bound as every driver of the sync loop: a component that keeps asking to be
@@ -247,9 +250,10 @@ func (e *engine) settle(ctx context.Context) error {
 		progressed := false
 		for _, n := range e.nodes {
 			var did bool
-			if n.stopped {
+			switch {
+			case n.stopped:
 				did = n.advanceStoppedRuntime(now)
-			} else {
+			case spins == 0 || n.kubelet.Due():
 				did = e.settleNode(ctx, n)
 			}
 			progressed = progressed || did

@@ -19,6 +19,9 @@ type APIWatch struct {
 	rv     uint64
 	// unlisted: the first list failed (the API server was unreachable).
 	unlisted bool
+	// router, when not nil, is the fleet's shared watch this one reads its events from; nil reads
+	// the server's history directly.
+	router *PodRouter
 }
 
 // NewAPIWatch returns the watch of node's pods on server, reached through link (nil: always up).
@@ -36,9 +39,36 @@ func (w *APIWatch) List(src *sources.API) []podconfig.Update {
 		return nil
 	}
 	w.unlisted = false
+	return []podconfig.Update{w.relist(src)}
+}
+
+// relist replaces src's pods with the node's pods as the server holds them, and resumes the
+// watch from there.
+func (w *APIWatch) relist(src *sources.API) podconfig.Update {
+	if w.router != nil {
+		// The shared watch catches up first, so that it has routed every change up to the list
+		// and nothing after: the node's queue starts at the list.
+		w.router.attach(w.node)
+	}
 	pods, rv := w.server.NodePods(w.node)
 	w.rv = rv
-	return []podconfig.Update{src.Replace(pods)}
+	return src.Replace(pods)
+}
+
+// Pending reports whether a Pump would deliver anything, or make the list the first one could
+// not: whether the kubelet has a watch event to handle now. A routed watch knows exactly; a watch
+// of its own knows only that the server's resource version moved (a node or lease write moves it
+// too), and says true then: a wasted pass, never a missed event.
+func (w *APIWatch) Pending() bool {
+	switch {
+	case w.down():
+		return false
+	case w.unlisted:
+		return true
+	case w.router != nil:
+		return w.routed()
+	}
+	return w.server.ResourceVersion() != w.rv
 }
 
 // Pump feeds src every watch event its pods got since it last looked, the way the reflector
@@ -52,16 +82,53 @@ func (w *APIWatch) Pump(src *sources.API) []podconfig.Update {
 	if w.unlisted {
 		return w.List(src)
 	}
+	if w.router != nil {
+		return w.pumpRouted(src)
+	}
 	if w.server.ResourceVersion() == w.rv {
 		return nil
 	}
 	evs, next, err := w.server.PodEventsSince(w.node, w.rv)
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		pods, rv := w.server.NodePods(w.node)
-		w.rv = rv
-		return []podconfig.Update{src.Replace(pods)}
+		return []podconfig.Update{w.relist(src)}
 	}
 	w.rv = next
+	return deliver(src, evs)
+}
+
+// pumpRouted is Pump over the fleet's shared watch: the same events, in the same order, from the
+// node's queue instead of a read of the whole history.
+func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
+	r := w.router
+	if !w.routed() {
+		return nil
+	}
+	if w.server.PodHistoryExpired(w.rv) {
+		return []podconfig.Update{w.relist(src)}
+	}
+	evs := r.queues[w.node]
+	r.queues[w.node] = evs[:0]
+	w.rv = r.rv
+	// The stored pods go to src as they are: src keeps a copy of its own of each (the object the
+	// reflector's decode gives the kubelet's store), so a second copy here would be waste.
+	return deliver(src, evs)
+}
+
+// routed catches the shared watch up and reports whether it queued anything for this node. With
+// nothing queued the watch has seen every write up to the cursor, as a watch of its own reading
+// the history would have, and resumes from there.
+func (w *APIWatch) routed() bool {
+	r := w.router
+	r.advance()
+	if len(r.queues[w.node]) > 0 {
+		return true
+	}
+	w.rv = r.rv
+	return false
+}
+
+// deliver hands src the watch events as the reflector's adds, updates and deletes.
+func deliver(src *sources.API, evs []fakeapiserver.PodEvent) []podconfig.Update {
 	out := make([]podconfig.Update, 0, len(evs))
 	for _, ev := range evs {
 		switch ev.Type {
@@ -74,4 +141,51 @@ func (w *APIWatch) Pump(src *sources.API) []podconfig.Update {
 		}
 	}
 	return out
+}
+
+// PodRouter is the fleet's shared pod watch in a stepped world: one cursor over the API server's
+// pod history, each change queued for the node the pod is bound to, as `run --nodes` shares one
+// reflector routed by spec.nodeName (sources.SharedAPIRunner). Each node's APIWatch drains its
+// queue. It is read from the engine's goroutine only.
+type PodRouter struct {
+	server *fakeapiserver.Server
+	rv     uint64 // the resource version the cursor has read up to
+	// queues holds, for each node with a watch, the events routed to it since its watch last
+	// drained them. The pods are the server's stored objects, which no write changes; the api
+	// source copies what it keeps.
+	queues map[string][]fakeapiserver.PodEvent
+}
+
+// NewPodRouter returns the shared watch of server's pods, reading from its current version.
+func NewPodRouter(server *fakeapiserver.Server) *PodRouter {
+	return &PodRouter{server: server, rv: server.ResourceVersion(), queues: map[string][]fakeapiserver.PodEvent{}}
+}
+
+// Watch returns node's watch over link (nil: always up), fed by r.
+func (r *PodRouter) Watch(node string, link *Link) *APIWatch {
+	w := NewAPIWatch(r.server, node, link)
+	w.router = r
+	return w
+}
+
+// attach starts node's queue at the server's current version.
+func (r *PodRouter) attach(node string) {
+	r.advance()
+	r.queues[node] = r.queues[node][:0]
+}
+
+// advance routes every pod change since the cursor to the queues. A history compacted past the
+// cursor is caught up without routing: each watch then finds its own version expired and relists.
+func (r *PodRouter) advance() {
+	if r.server.ResourceVersion() == r.rv {
+		return
+	}
+	want := func(node string) bool { _, ok := r.queues[node]; return ok }
+	next, err := r.server.RoutePodEventsSince(r.rv, want, func(node string, ev fakeapiserver.PodEvent) {
+		r.queues[node] = append(r.queues[node], ev)
+	})
+	if err != nil {
+		next = r.server.ResourceVersion()
+	}
+	r.rv = next
 }

@@ -40,6 +40,8 @@ type Cluster struct {
 	// when it moved (what their informers would have delivered) or when one wants to.
 	rv     uint64
 	synced bool
+	// router is the nodes' shared pod watch, made with the first node's.
+	router *PodRouter
 }
 
 // NewCluster starts the API server; its random source (the UIDs it assigns) is seeded with seed.
@@ -78,9 +80,14 @@ func (c *Cluster) NodeLink() (*Link, kubernetes.Interface, error) {
 	return link, client, err
 }
 
-// APIWatch is a new watch of node's pods, over link.
+// APIWatch is a new watch of node's pods, over link. Every node's watch reads the cluster's one
+// shared pod watch, routed by node name, as `run --nodes` does: the pod history is read once for
+// the fleet, not once per node.
 func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
-	return NewAPIWatch(c.server, node, link)
+	if c.router == nil {
+		c.router = NewPodRouter(c.server)
+	}
+	return c.router.Watch(node, link)
 }
 
 // KubeletEvents records a kubelet's Kubernetes events in the API server, synchronously, on the

@@ -1,0 +1,118 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// TestRoutedWatchMatchesOwnWatch checks that a node's watch fed by the fleet's shared router
+// hands its api source exactly what a watch reading the server's history on its own does: the
+// same updates, in the same order, through creates on both nodes, a status write, a delete, a
+// pod with no node, and an outage of one node's link.
+func TestRoutedWatchMatchesOwnWatch(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	nop := trace.Func(func(trace.Event) {})
+	c, err := NewCluster(clk, nop, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pods := c.Client().CoreV1().Pods("default")
+	create := func(name, node string) {
+		t.Helper()
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	type watchPair struct {
+		own, routed       *APIWatch
+		ownSrc, routedSrc *sources.API
+		own2, routed2     []podconfig.Update
+	}
+	newSrc := func() *sources.API {
+		s, err := sources.NewAPI(sources.APIOptions{Tracer: nop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	links := map[string]*Link{"node-a": NewLink(c.Server().Transport(), clk), "node-b": nil}
+	nodes := map[string]*watchPair{}
+	for _, name := range []string{"node-a", "node-b"} {
+		w := &watchPair{ownSrc: newSrc(), routedSrc: newSrc()}
+		w.own = NewAPIWatch(c.Server(), name, links[name])
+		w.routed = c.APIWatch(name, links[name])
+		w.own2 = append(w.own2, w.own.List(w.ownSrc)...)
+		w.routed2 = append(w.routed2, w.routed.List(w.routedSrc)...)
+		nodes[name] = w
+	}
+	pump := func() {
+		for _, name := range []string{"node-a", "node-b"} {
+			w := nodes[name]
+			wantPending := w.own.Pending()
+			if got := w.routed.Pending(); got != wantPending && got {
+				t.Errorf("%s: routed Pending() = true with nothing for the node", name)
+			}
+			w.own2 = append(w.own2, w.own.Pump(w.ownSrc)...)
+			w.routed2 = append(w.routed2, w.routed.Pump(w.routedSrc)...)
+			if w.routed.Pending() {
+				t.Errorf("%s: routed Pending() = true after a Pump", name)
+			}
+		}
+	}
+	create("a1", "node-a")
+	create("b1", "node-b")
+	create("unbound", "")
+	pump()
+	p, err := pods.Get(ctx, "a1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = v1.PodRunning
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	links["node-a"].CutUntil(clk.Now().Add(time.Minute))
+	create("a2", "node-a")
+	pump() // node-a's watch is broken: nothing yet
+	if err := pods.Delete(ctx, "b1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	create("b2", "node-b")
+	clk.Set(clk.Now().Add(time.Minute))
+	pump() // node-a resumes from where it was
+	for name, w := range nodes {
+		if diff := cmp.Diff(summarize(w.own2), summarize(w.routed2)); diff != "" {
+			t.Errorf("%s: routed watch's updates differ from its own watch's (-own +routed):\n%s", name, diff)
+		}
+		if len(w.routed2) < 2 {
+			t.Errorf("%s: routed watch delivered %d updates, want the list and its changes", name, len(w.routed2))
+		}
+	}
+}
+
+// summarize is what an update says: its op and each pod's name, phase and deletion.
+func summarize(us []podconfig.Update) [][]string {
+	var out [][]string
+	for _, u := range us {
+		row := []string{fmt.Sprint(u.Op)}
+		for _, p := range u.Pods {
+			row = append(row, p.Name+"/"+string(p.Status.Phase)+"/"+p.ResourceVersion)
+		}
+		out = append(out, row)
+	}
+	return out
+}
