@@ -146,6 +146,8 @@ func resources() []*resource {
 		selfSubjectAccessReviewResource(),
 		selfSubjectRulesReviewResource(),
 		selfSubjectReviewResource(),
+		tokenReviewResource(),
+		subjectAccessReviewResource(),
 		nodeMetricsResource(),
 		podMetricsResource(),
 	}
