@@ -240,3 +240,46 @@ func FuzzDecodeResourceMetrics(f *testing.F) {
 		_, _, _ = decodeResourceMetrics(strings.NewReader(in), time.Unix(0, 0))
 	})
 }
+
+// TestServerAuthDefaults: the kubelet servers start from the kubelet command line's open server
+// without --config and --kubeconfig, from the configuration file's webhook defaults with either,
+// and the kubelet's authentication and authorization flags override both.
+func TestServerAuthDefaults(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "kubelet.yaml")
+	if err := os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := config.Authentication{Anonymous: true, WebhookCacheTTL: 2 * time.Minute}
+	webhook := config.Authentication{Webhook: true, WebhookCacheTTL: 2 * time.Minute}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantAuth config.Authentication
+		wantMode string
+	}{
+		{name: "no config, embedded API server", wantAuth: open, wantMode: config.AuthorizationAlwaysAllow},
+		{name: "--kubeconfig", args: []string{"--kubeconfig=" + filepath.Join(dir, "kc")}, wantAuth: webhook, wantMode: config.AuthorizationWebhook},
+		{name: "--config", args: []string{"--config=" + cfgFile}, wantAuth: webhook, wantMode: config.AuthorizationWebhook},
+		{name: "flags over the open defaults", args: []string{"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
+			"--client-ca-file=/etc/kubernetes/pki/ca.crt", "--authentication-token-webhook-cache-ttl=1m"},
+			wantAuth: config.Authentication{Webhook: true, WebhookCacheTTL: time.Minute, ClientCAFile: "/etc/kubernetes/pki/ca.crt"}, wantMode: config.AuthorizationWebhook},
+		{name: "flags over the file's", args: []string{"--config=" + cfgFile, "--anonymous-auth", "--authorization-mode=AlwaysAllow"},
+			wantAuth: config.Authentication{Anonymous: true, Webhook: true, WebhookCacheTTL: 2 * time.Minute}, wantMode: config.AuthorizationAlwaysAllow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := resolveArgs(t, append([]string{"--hostname-override=n1"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := cfg.Kubelet.Server
+			if diff := cmp.Diff(tc.wantAuth, srv.Authentication); diff != "" || srv.Authorization.Mode != tc.wantMode {
+				t.Errorf("authentication (-want +got):\n%s\nauthorization mode %q, want %q", diff, srv.Authorization.Mode, tc.wantMode)
+			}
+		})
+	}
+	if _, err := resolveArgs(t, "--hostname-override=n1", "--authorization-mode=RBAC"); err == nil || !strings.Contains(err.Error(), "RBAC") {
+		t.Errorf("resolve(--authorization-mode=RBAC) = %v, want it refused naming the mode", err)
+	}
+}
