@@ -36,7 +36,7 @@ scrape_configs:
 
 // prometheusTimeout bounds the wait for Prometheus to find and scrape the nodes: a few seconds
 // on a quiet machine.
-const prometheusTimeout = time.Minute
+const prometheusTimeout = 3 * time.Minute
 
 // TestPrometheusScrapesTheFleet runs Debian's prometheus (skipped where it is not installed) with
 // the documented configuration against `run --nodes 3`: it reports every node's target up and
