@@ -350,6 +350,7 @@ func (r *Runtime) exitContainerWithReason(c *containerRec, at time.Time, code in
 	c.status.FinishedAt = at
 	c.status.ExitCode = code
 	c.status.Reason = reason
+	r.changed()
 	rec := r.pods[c.podUID]
 	r.emit(trace.Event{Event: trace.KindExited, Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
 }

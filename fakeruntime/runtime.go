@@ -168,6 +168,15 @@ type Runtime struct {
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
 	generation map[types.UID]int
 	downUntil  time.Time
+	// lists caches GetPods' answers, [0] without and [1] with the stopped containers, until a
+	// record changes (changed): the PLEG lists every second and housekeeping every two, and
+	// most of the time nothing has changed.
+	lists [2][]*kubecontainer.Pod
+}
+
+// changed drops the cached listings after a record changed.
+func (r *Runtime) changed() {
+	r.lists = [2][]*kubecontainer.Pod{}
 }
 
 type podRec struct {
@@ -266,7 +275,8 @@ func (r *Runtime) Advance() {
 
 // GetPods lists the runtime's pods sorted by UID, each with its containers and sandboxes sorted by
 // ID. With all false it lists only running containers and ready sandboxes, and only pods that have
-// one.
+// one. The listing is shared with later calls until the runtime changes: the caller must not
+// change it.
 func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
@@ -276,6 +286,18 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	}
 	r.observeOp("list_podsandbox", 0, nil)
 	r.observeOp("list_containers", 0, nil)
+	i := 0
+	if all {
+		i = 1
+	}
+	if r.lists[i] == nil {
+		r.lists[i] = r.list(all)
+	}
+	return r.lists[i], nil
+}
+
+// list builds GetPods' answer from the records.
+func (r *Runtime) list(all bool) []*kubecontainer.Pod {
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0
@@ -310,7 +332,7 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 		})
 		pods = append(pods, &backing[len(backing)-1])
 	}
-	return pods, nil
+	return pods
 }
 
 // GetPodStatus returns what the runtime has for the pod now: sandboxes and container instances
@@ -363,6 +385,7 @@ func (r *Runtime) podFor(uid types.UID, name, namespace string) *podRec {
 		rec = &podRec{uid: uid, name: name, namespace: namespace}
 		r.pods[uid] = rec
 		r.uids = nil
+		r.changed()
 	}
 	return rec
 }
@@ -372,6 +395,7 @@ func (r *Runtime) dropIfEmpty(rec *podRec) {
 	if len(rec.containers) == 0 && len(rec.sandboxes) == 0 {
 		delete(r.pods, rec.uid)
 		r.uids = nil
+		r.changed()
 	}
 }
 

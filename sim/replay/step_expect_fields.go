@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/sim/world"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/jsonpath"
-
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
 // The pod condition types an expect step may name.
@@ -27,7 +26,7 @@ var conditionTypes = []string{
 var conditionValues = []string{string(v1.ConditionTrue), string(v1.ConditionFalse), string(v1.ConditionUnknown), "absent"}
 
 // APIObject names an API object and a JSONPath into it, and the text the path must print. Kind is
-// any kind the API server serves for reading (fakeapiserver.ReadableKinds); APIVersion picks among
+// any kind the API server serves for reading (world.ObjectKinds, the API server's readable kinds); APIVersion picks among
 // the group versions serving it (Event: v1, the default, or events.k8s.io/v1).
 type APIObject struct {
 	Kind       string `json:"kind"`
@@ -40,9 +39,9 @@ type APIObject struct {
 
 // readableKind finds the kind an apiObject check names among those the API server serves: the
 // first row of that kind, or the one of the asked group version.
-func (a *APIObject) readableKind() (fakeapiserver.ReadableKind, error) {
+func (a *APIObject) readableKind() (world.ObjectKind, error) {
 	var names []string
-	for _, k := range fakeapiserver.ReadableKinds() {
+	for _, k := range world.ObjectKinds() {
 		if k.Kind == a.Kind && (a.APIVersion == "" || a.APIVersion == k.GroupVersion.String()) {
 			return k, nil
 		}
@@ -51,9 +50,9 @@ func (a *APIObject) readableKind() (fakeapiserver.ReadableKind, error) {
 		}
 	}
 	if a.APIVersion != "" {
-		return fakeapiserver.ReadableKind{}, fmt.Errorf("apiObject: the API server serves no kind %q in %q", a.Kind, a.APIVersion)
+		return world.ObjectKind{}, fmt.Errorf("apiObject: the API server serves no kind %q in %q", a.Kind, a.APIVersion)
 	}
-	return fakeapiserver.ReadableKind{}, fmt.Errorf("apiObject.kind %q: want a kind the API server serves: %s", a.Kind, strings.Join(names, ", "))
+	return world.ObjectKind{}, fmt.Errorf("apiObject.kind %q: want a kind the API server serves: %s", a.Kind, strings.Join(names, ", "))
 }
 
 // checkContainerDetails checks the container's reason, exit code and ready flag.
