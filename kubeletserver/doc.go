@@ -8,8 +8,9 @@
 // read the latest Snapshot, which nothing mutates. A follower of a container log waits on the
 // Board for the next snapshot.
 //
-// One node is served by NodeHandler at the kubelet's paths. Many nodes share one listener through
-// Fleet, as KWOK's server does: /nodes/{node}/... reaches one node's paths, the pod-scoped paths
-// (/containerLogs, /exec, ...) find the node that runs the pod, and /discovery/prometheus lists
-// every node's /metrics for Prometheus' HTTP service discovery.
+// One node is served by NodeHandler at the kubelet's paths, each node on its own listener. With
+// an Auth, every request is first authenticated and authorized as the kubelet's auth filter does
+// (pkg/kubelet/server/auth.go and cmd/kubelet/app/auth.go): a client certificate, a bearer token
+// through a TokenReview, or anonymous; then AlwaysAllow, or a SubjectAccessReview of the
+// subresource of nodes/<node> the path maps to (AttributesFor).
 package kubeletserver

@@ -38,12 +38,15 @@ type NodeOptions struct {
 	DisableDebugging bool
 	// Profiling is the kubelet's enableProfilingHandler: the process's Go profiles at
 	// /debug/pprof/, unless DisableDebugging. Without it they answer the kubelet's 405
-	// "profiling endpoint is disabled.". Unlike the kubelet's, it is off unless asked for: this
-	// server has no authentication, and a profile is the process's, every node's.
+	// "profiling endpoint is disabled.". Unlike the kubelet's, it is off unless asked for: a
+	// profile is the process's, every node's.
 	Profiling bool
 	// Cmdline is what /debug/pprof/cmdline shows, in its format (NUL-separated), in place of the
 	// process's command line: the caller leaves out the secrets the command line carries.
 	Cmdline []string
+	// Auth authenticates and authorizes every request, as the kubelet's server does when it
+	// has its authentication settings. Nil serves everyone, as the kubelet's read-only server.
+	Auth *Auth
 }
 
 // defaultSyncLoopThreshold is the kubelet's minimum sync loop health threshold.
@@ -53,6 +56,7 @@ const defaultSyncLoopThreshold = 5 * time.Minute
 type NodeHandler struct {
 	opts NodeOptions
 	mux  *http.ServeMux
+	auth *authFilter // nil: no authentication
 }
 
 // NewNodeHandler returns the handler of one node.
@@ -71,6 +75,9 @@ func NewNodeHandler(opts NodeOptions) (*NodeHandler, error) {
 		opts.SyncLoopThreshold = defaultSyncLoopThreshold
 	}
 	h := &NodeHandler{opts: opts, mux: http.NewServeMux()}
+	if opts.Auth != nil {
+		h.auth = newAuthFilter(*opts.Auth, opts.Clock)
+	}
 	h.mux.HandleFunc("/healthz", h.healthz)
 	h.mux.HandleFunc("/healthz/{check}", h.healthzCheck)
 	h.mux.HandleFunc("GET /pods", h.pods)
@@ -126,8 +133,13 @@ func (h *NodeHandler) cmdline(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, strings.Join(h.opts.Cmdline, "\x00"))
 }
 
-// ServeHTTP routes the request to the kubelet path it names.
+// ServeHTTP authenticates and authorizes the request, if the handler has Auth, and routes it to
+// the kubelet path it names.
 func (h *NodeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.auth != nil {
+		h.auth.serve(w, r, h.mux)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 

@@ -15,17 +15,14 @@ import (
 // kubeadm-flags.env of older clusters still carries.
 var (
 	acceptedBoolFlags = []string{
-		"anonymous-auth", "authentication-token-webhook", "cgroups-per-qos", "contention-profiling",
+		"cgroups-per-qos", "contention-profiling",
 		"cpu-cfs-quota", "enable-controller-attach-detach", "exit-on-lock-contention", "experimental-allocatable-ignore-eviction", "fail-cgroupv1",
 		"fail-swap-on", "kernel-memcg-notification", "local-storage-capacity-isolation",
 		"make-iptables-util-chains", "protect-kernel-defaults", "register-node", "rotate-certificates",
 		"rotate-server-certificates", "runonce", "seccomp-default",
 	}
 	acceptedValueFlags = []string{
-		"allowed-unsafe-sysctls", "authentication-token-webhook-cache-ttl", "authorization-mode",
-		"authorization-webhook-cache-authorized-ttl", "authorization-webhook-cache-unauthorized-ttl",
-		"bootstrap-kubeconfig", "cert-dir", "cgroup-driver", "cgroup-root", "client-ca-file",
-		"cloud-provider", "cluster-dns", "cluster-domain", "config-dir", "container-log-max-files",
+		"allowed-unsafe-sysctls", "bootstrap-kubeconfig", "cgroup-driver", "cgroup-root", "cloud-provider", "cluster-dns", "cluster-domain", "config-dir", "container-log-max-files",
 		"container-log-max-size", "container-runtime-endpoint", "cpu-cfs-quota-period",
 		"cpu-manager-policy", "cpu-manager-policy-options", "cpu-manager-reconcile-period",
 		"enforce-node-allocatable", "event-burst", "event-qps", "eviction-hard",
@@ -37,13 +34,12 @@ var (
 		"kube-api-content-type", "kube-api-qps", "kube-reserved", "kube-reserved-cgroup",
 		"kubelet-cgroups", "lock-file", "max-open-files", "maximum-dead-containers",
 		"maximum-dead-containers-per-container", "memory-manager-policy",
-		"minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip", "node-labels",
+		"minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-labels",
 		"node-status-max-images", "oom-score-adj", "pod-cidr", "pod-infra-container-image",
 		"pod-max-pids", "pods-per-core", "provider-id", "qos-reserved", "read-only-port",
 		"register-with-taints", "registry-burst", "registry-qps", "reserved-cpus", "reserved-memory",
 		"resolv-conf", "runtime-cgroups", "runtime-request-timeout", "streaming-connection-idle-timeout",
-		"system-cgroups", "system-reserved", "system-reserved-cgroup", "tls-cert-file",
-		"tls-cipher-suites", "tls-min-version", "tls-private-key-file", "topology-manager-policy",
+		"system-cgroups", "system-reserved", "system-reserved-cgroup", "tls-cipher-suites", "tls-min-version", "topology-manager-policy",
 		"topology-manager-policy-options", "topology-manager-scope", "volume-plugin-dir",
 		"volume-stats-agg-period",
 	}

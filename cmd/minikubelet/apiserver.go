@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -92,14 +93,19 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 		return fmt.Errorf("--controllers: %w", err)
 	}
 	token := cfg.Security.token()
+	ca, kubeletClient, err := kubeletClientIdentity(cfg.Security)
+	if err != nil {
+		return err
+	}
 	srv, err := fakeapiserver.New(fakeapiserver.Options{
 		Clock: clock.RealClock{}, Tracer: trace.Discard, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+		KubeletClientCertificate: kubeletClient,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	l, sv, err := cfg.Security.listen(cfg.Addr, token)
+	l, sv, err := cfg.Security.listen(cfg.Addr, token, ca)
 	if err != nil {
 		return err
 	}
@@ -201,7 +207,7 @@ func announceKubectl(w io.Writer, url, kubeconfig string) {
 // startEmbeddedAPIServer listens on addr and serves srv, which requires token, until ctx is done.
 // It returns what clients need and a channel that yields Serve's result once it has stopped.
 // With fallback, an address in use gives way to a free port on loopback, with a warning.
-func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, fallback bool, sec securityConfig, token string) (serving, <-chan error, error) {
+func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr string, fallback bool, sec securityConfig, token string, ca *authority) (serving, <-chan error, error) {
 	l, err := fakeapiserver.Listen(addr)
 	if err != nil && fallback && errors.Is(err, syscall.EADDRINUSE) {
 		klog.FromContext(ctx).Info("Warning: the default API server address is in use; taking a free port", "addr", addr, "err", err)
@@ -210,7 +216,7 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	if err != nil {
 		return serving{}, nil, err
 	}
-	l, sv, err := sec.secure(l, token)
+	l, sv, err := sec.secure(l, token, ca)
 	if err != nil {
 		return serving{}, nil, err
 	}
@@ -227,6 +233,31 @@ func startEmbeddedAPIServer(ctx context.Context, srv *fakeapiserver.Server, addr
 	klog.FromContext(ctx).Info("Started embedded API server", "url", sv.url)
 	warnIfExposed(klog.FromContext(ctx), l.Addr(), sv)
 	return sv, done, nil
+}
+
+// The identity a fake API server calls kubelets with, kubeadm's apiserver-kubelet-client.
+const (
+	kubeletClientUser  = "kube-apiserver-kubelet-client"
+	kubeletClientGroup = "kubeadm:cluster-admins"
+)
+
+// kubeletClientIdentity makes the authority of a fake API server's certificates and the client
+// certificate it calls kubelets with, which that authority signs: a kubelet whose client CA is
+// the authority in its kubeconfig (run's default) authenticates the server, as kubeadm's
+// kubelets authenticate kube-apiserver with the cluster's CA. Without TLS there is neither.
+func kubeletClientIdentity(sec securityConfig) (*authority, *tls.Certificate, error) {
+	if sec.NoTLS {
+		return nil, nil, nil
+	}
+	ca, err := newAuthority(apiServerAuthorityName)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := ca.client(kubeletClientUser, kubeletClientGroup)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca, &cert, nil
 }
 
 // restConfigFromKubeconfig loads an existing kubeconfig, for --kubeconfig.

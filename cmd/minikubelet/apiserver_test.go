@@ -191,7 +191,7 @@ func TestAPIServerWildcardAddress(t *testing.T) {
 func TestCheckServingRefusesAnUnverifiableServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	l, sv, err := securityConfig{}.listen("127.0.0.1:0", "token")
+	l, sv, err := securityConfig{}.listen("127.0.0.1:0", "token", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,11 +18,6 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
-
-// defaultKubeletAddress is where the kubelet server listens unless --address or address says
-// otherwise: loopback, since it has no authentication (docs/fidelity.md), where the kubelet's
-// default is every interface.
-const defaultKubeletAddress = "127.0.0.1"
 
 // runConfig is everything `minikubelet run` needs, after flags and the --config file are merged.
 type runConfig struct {
@@ -47,8 +43,21 @@ type runConfig struct {
 
 	RootDir string // plugins_registry and device-plugins live here; empty runs no plugin pipeline
 
-	// KubeletAddr is where the kubelet server listens (Kubelet.Server); empty serves none.
+	// KubeletAddr is where the first node's kubelet server listens, host:port, and the next
+	// ones on the ports after it (Kubelet.Server); an empty host is each node's own address
+	// (NodeIP); an empty KubeletAddr serves none.
 	KubeletAddr string
+	// KubeletPortFallback lets the first node's kubelet server take a free port when its port is
+	// in use: true for the default port, false for one the user chose.
+	KubeletPortFallback bool
+	// NodeIP is --node-ip, the nodes' InternalIP; nil chooses it (chooseNodeIP).
+	NodeIP net.IP
+	// CertDir is where the nodes' authority and Prometheus targets are written when the
+	// embedded API server writes no kubeconfig: --cert-dir, by default <RootDir>/pki.
+	CertDir string
+	// MetricResolution is how often the embedded API server's metrics are scraped; zero is
+	// defaultMetricResolution.
+	MetricResolution time.Duration
 
 	UIAddr string // where the live timeline view listens (--ui); empty serves none
 	// UIStarted, when set, is told the view's URL once it listens; otherwise Announce is.
@@ -96,8 +105,8 @@ func (c *runConfig) validate() error {
 	if c.APILatency < 0 {
 		errs = append(errs, fmt.Errorf("--api-latency must not be negative, got %v", c.APILatency))
 	}
-	if c.Nodes < 0 {
-		errs = append(errs, fmt.Errorf("--nodes must not be negative, got %d", c.Nodes))
+	if c.Nodes < 1 {
+		errs = append(errs, fmt.Errorf("--nodes must be at least 1, got %d", c.Nodes))
 	}
 	for _, n := range nodeNames(c) {
 		if c.Nodes <= 1 {
@@ -116,6 +125,25 @@ func (c *runConfig) validate() error {
 	}
 	if err := c.Security.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkServerAuth refuses, as the kubelet does when it builds its authenticator and authorizer,
+// webhook authentication or authorization without an API server to ask: a kubelet started
+// without a kubeconfig and with a config file that leaves them on (the file's default) does not
+// start.
+func (c *runConfig) checkServerAuth() error {
+	a := c.Kubelet.Server
+	if !c.Standalone || c.KubeletAddr == "" {
+		return nil
+	}
+	var errs []error
+	if a.Authentication.Webhook {
+		errs = append(errs, errors.New("no client provided, cannot use webhook authentication: drop --standalone, or set --authentication-token-webhook=false (authentication.webhook.enabled: false)"))
+	}
+	if a.Authorization.Mode == config.AuthorizationWebhook {
+		errs = append(errs, errors.New("no client provided, cannot use webhook authorization: drop --standalone, or set --authorization-mode=AlwaysAllow (authorization.mode)"))
 	}
 	return errors.Join(errs...)
 }

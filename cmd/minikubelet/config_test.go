@@ -41,21 +41,26 @@ func TestResolveDefaults(t *testing.T) {
 		t.Fatalf("resolve() error = %v", err)
 	}
 	kc := config.Default()
-	kc.Server.Address = "127.0.0.1" // minikubelet's loopback default
+	kc.Server.Address = "" // each node's own address
+	// Without --config nor --kubeconfig, the kubelet command line's open server.
+	kc.Server.Authentication.Anonymous, kc.Server.Authentication.Webhook = true, false
+	kc.Server.Authorization.Mode = config.AuthorizationAlwaysAllow
 	want := &runConfig{
-		NodeName:          "node-1",
-		Kubelet:           *kc,
-		TraceFormat:       trace.Text,
-		TraceView:         traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
-		APILatency:        defaultAPILatency,
-		APIServerAddr:     "127.0.0.1:6443",
-		APIServerFallback: true,
-		WriteKubeconfig:   filepath.Join(cache, "minikubelet", "kubeconfig"),
-		RootDir:           defaultRootDir(),
-		KubeletAddr:       "127.0.0.1:10250",
-		Nodes:             1,
-		SnapshotPeriod:    defaultSnapshotPeriod,
-		Controllers:       controllers.Names,
+		NodeName:            "node-1",
+		Kubelet:             *kc,
+		TraceFormat:         trace.Text,
+		TraceView:           traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:          defaultAPILatency,
+		APIServerAddr:       "127.0.0.1:6443",
+		APIServerFallback:   true,
+		WriteKubeconfig:     filepath.Join(cache, "minikubelet", "kubeconfig"),
+		RootDir:             defaultRootDir(),
+		CertDir:             filepath.Join(defaultRootDir(), "pki"),
+		KubeletAddr:         ":10250",
+		KubeletPortFallback: true,
+		Nodes:               1,
+		SnapshotPeriod:      defaultSnapshotPeriod,
+		Controllers:         controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -118,7 +123,8 @@ mergeDefaultEvictionSettings: true
 		KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")},
 		EvictionHard: map[string]string{"memory.available": "100Mi"}, MergeDefaultEvictionSettings: true,
 	}
-	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251, EnableDebuggingHandlers: true}
+	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251, EnableDebuggingHandlers: true,
+		Authentication: config.Default().Server.Authentication, Authorization: config.Default().Server.Authorization}
 	want := &runConfig{
 		NodeName:        "n1",
 		Kubelet:         *kc,
@@ -128,6 +134,7 @@ mergeDefaultEvictionSettings: true
 		APIServerAddr:   "127.0.0.1:0", // chosen, so no fallback
 		WriteKubeconfig: "kc",
 		RootDir:         defaultRootDir(),
+		CertDir:         filepath.Join(defaultRootDir(), "pki"),
 		KubeletAddr:     "127.0.0.2:10251",
 		Nodes:           1,
 		SnapshotPeriod:  defaultSnapshotPeriod,
@@ -222,12 +229,15 @@ func TestKubeadmCommandLine(t *testing.T) {
 		t.Fatalf("resolve() error = %v", err)
 	}
 	if kc := cfg.Kubelet; kc.Machine.MaxPods != 42 || kc.ImagePulls.Serialize || kc.NodeStatus.UpdateFrequency != 4*time.Second ||
-		cfg.Kubeconfig != kubeconfig || kc.Sources.StaticPodPath != dir || cfg.NodeName != "worker-1" {
-		t.Errorf("resolve() = %+v, want maxPods 42, serialized pulls off, a 4s status frequency, the kubeconfig, the config's staticPodPath, node worker-1", cfg)
+		cfg.Kubeconfig != kubeconfig || kc.Sources.StaticPodPath != dir || cfg.NodeName != "worker-1" || cfg.NodeIP.String() != "10.0.0.5" {
+		t.Errorf("resolve() = %+v, want maxPods 42, serialized pulls off, a 4s status frequency, the kubeconfig, the config's staticPodPath, node worker-1, node IP 10.0.0.5", cfg)
+	}
+	if a := cfg.Kubelet.Server; !a.Authentication.Webhook || a.Authentication.Anonymous || a.Authorization.Mode != "Webhook" {
+		t.Errorf("server authentication, authorization = %+v, %+v, want the config file's defaults: webhook, no anonymous requests", a.Authentication, a.Authorization)
 	}
 	want := "Warning: kubelet flags accepted, not simulated: --bootstrap-kubeconfig=" + filepath.Join(dir, "bootstrap-kubelet.conf") +
 		" --cgroup-driver=systemd --container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --fail-swap-on=false" +
-		" --node-ip=10.0.0.5 --node-labels=node-role.kubernetes.io/worker=,zone=a --pod-infra-container-image=registry.k8s.io/pause:3.10" +
+		" --node-labels=node-role.kubernetes.io/worker=,zone=a --pod-infra-container-image=registry.k8s.io/pause:3.10" +
 		" --rotate-certificates=true\n"
 	if warn != want {
 		t.Errorf("warnings = %q, want %q", warn, want)

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +49,9 @@ type runFlags struct {
 	maxPods            int32
 	serializeImagePull bool
 	nodeStatusUpdate   time.Duration
+	nodeIP             string
+	certDir            string
+	serverAuth         serverAuthFlags
 	accepted           acceptedFlags
 	// warn receives the warnings of resolve (standard error); nil writes none.
 	warn io.Writer
@@ -72,16 +77,20 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	f.security.bind(fs)
 	bindDataDir(fs, &f.dataDir)
 	fs.StringVar(&f.ui, "ui", "", "serve the live timeline view (a page and its server-sent events) at this address, such as 127.0.0.1:8080")
-	fs.StringVar(&f.address, "address", defaultKubeletAddress, "IP address the kubelet server listens on (address; the kubelet's default is 0.0.0.0)")
-	fs.IntVar(&f.port, "port", int(defaults.Server.Port), "port of the kubelet server (port); 0 picks a free one")
+	fs.StringVar(&f.address, "address", "", "IP address the kubelet servers listen on (address); by default each node's own address (--node-ip), where the kubelet's default is 0.0.0.0")
+	fs.IntVar(&f.port, "port", int(defaults.Server.Port), "port of the first node's kubelet server (port), the next nodes' on the ports after it; 0 picks free ones; the default gives way to a free port when taken")
 	fs.BoolVar(&f.enableServer, "enable-server", defaults.Server.Enable, "serve the kubelet's HTTP server (enableServer)")
 	fs.BoolVar(&f.debuggingHandlers, "enable-debugging-handlers", defaults.Server.EnableDebuggingHandlers, "serve the kubelet server's logs, configz, exec and profiling paths (enableDebuggingHandlers; the profiles also need enableProfilingHandler in --config)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
 	fs.Int32Var(&f.maxPods, "max-pods", defaults.Machine.MaxPods, "the most pods the node admits (maxPods)")
 	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", defaults.ImagePulls.Serialize, "pull one image at a time (serializeImagePulls)")
 	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", defaults.NodeStatus.UpdateFrequency, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
+	fs.StringVar(&f.nodeIP, "node-ip", "", "IP address of the node, its InternalIP, which the API server and Prometheus reach its kubelet server at; "+
+		"by default the address toward the --kubeconfig API server, loopback with the embedded one")
+	fs.StringVar(&f.certDir, "cert-dir", "", "where the kubelet servers' certificate authority and Prometheus targets are written when no kubeconfig is (default <root-dir>/pki)")
+	f.serverAuth.bind(fs, defaults)
 	f.accepted.bind(fs)
-	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, all served on one kubelet server")
+	fs.IntVar(&f.nodes, "nodes", 1, "how many nodes to simulate in this process, each with its own kubelet server, on the ports after --port")
 	fs.StringVar(&f.nodeNamePrefix, "node-name-prefix", "", "with --nodes above 1, node i is named <prefix>-<i>; defaults to the node name")
 	fs.BoolVar(&f.simulatedNodeTaint, "simulated-node-taint", false, "register the nodes with the taint minikubelet.io/simulated=true:NoSchedule, so that only pods that tolerate it are scheduled to them (every node carries the label minikubelet.io/simulated=true)")
 	bindControllers(fs, &f.controllers)
@@ -113,19 +122,29 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		APILatency:         f.apiLatency,
 		UIAddr:             f.ui,
+		CertDir:            f.certDir,
 	}
+	if f.nodes < 1 {
+		return nil, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
+	}
+	nodeIP, err := parseNodeIP(f.nodeIP)
+	if err != nil {
+		return nil, err
+	}
+	cfg.NodeIP = nodeIP
 	names, err := controllers.ParseNames(f.controllers)
 	if err != nil {
 		return nil, fmt.Errorf("--controllers: %w", err)
 	}
 	cfg.Controllers = names
-	kc, err := f.kubeletConfig(fs)
+	kc, chosen, err := f.kubeletConfig(fs)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Kubelet = *kc
 	if kc.Server.Enable {
-		cfg.KubeletAddr = kubeletServerAddr(kc.Server.Address, int(kc.Server.Port))
+		cfg.KubeletAddr = net.JoinHostPort(kc.Server.Address, strconv.Itoa(int(kc.Server.Port)))
+		cfg.KubeletPortFallback = !chosen.port
 	}
 	if f.hostnameOverride != "" {
 		// The kubelet takes the override as it is, lowercased; an invalid name fails only
@@ -149,6 +168,9 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 			return nil, fmt.Errorf("--root-dir: %w", err)
 		}
 		cfg.RootDir = abs
+		if cfg.CertDir == "" {
+			cfg.CertDir = filepath.Join(abs, "pki") // the kubelet's default --cert-dir
+		}
 	}
 	if cfg.WriteKubeconfig == "" && cfg.Kubeconfig == "" && !cfg.Standalone {
 		path, err := defaultKubeconfigPath()
@@ -178,21 +200,36 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 	return cfg, nil
 }
 
+// chosenServer says which of the kubelet server's address and port the user chose, in --config
+// or with a flag, rather than left to their defaults.
+type chosenServer struct{ address, port bool }
+
 // kubeletConfig is the kubelet's configuration: the --config file, defaulted, with the flags
 // that were set laid over it (the kubelet's kubeletConfigFlagPrecedence), converted and validated
 // by config.FromV1beta1 as a scenario's settings are.
-func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
+//
+// Without --config the kubelet's command line starts from an open server (anonymous requests,
+// AlwaysAllow: config.LegacyAuth), and so does run with the embedded API server or none. With
+// --kubeconfig, it starts from the configuration file's defaults instead, webhook authentication
+// and authorization through the API server, which is what kubeadm writes for its kubelets.
+//
+// An address left unset is "": each node listens on its own address (chooseNodeIP), where the
+// kubelet's default is every interface.
+func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, chosenServer, error) {
 	v := &config.V1beta1{}
 	if f.config != "" {
 		var err error
 		if v, err = loadKubeletConfig(f.config, f.warn); err != nil {
-			return nil, err
+			return nil, chosenServer{}, err
 		}
+	} else if f.kubeconfig == "" {
+		config.LegacyAuth(v)
 	}
-	if v.Address == "" {
-		v.Address = defaultKubeletAddress
-	}
+	chosen := chosenServer{address: v.Address != "" || fs.Changed("address"), port: v.Port != 0 || fs.Changed("port")}
 	config.SetDefaults(v)
+	if !chosen.address {
+		v.Address = ""
+	}
 	if fs.Changed("pod-manifest-path") {
 		v.StaticPodPath = f.podManifestPath
 	}
@@ -202,7 +239,7 @@ func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
 	if fs.Changed("manifest-url-header") {
 		h, err := parseURLHeader(f.manifestURLHeader)
 		if err != nil {
-			return nil, err
+			return nil, chosenServer{}, err
 		}
 		v.StaticPodURLHeader = h
 	}
@@ -220,7 +257,7 @@ func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
 		}
 		val, err := time.ParseDuration(d.val)
 		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", d.flag, err)
+			return nil, chosenServer{}, fmt.Errorf("--%s: %w", d.flag, err)
 		}
 		*d.to = val
 	}
@@ -245,11 +282,14 @@ func (f *runFlags) kubeletConfig(fs *pflag.FlagSet) (*config.Config, error) {
 	if fs.Changed("port") {
 		v.Port = int32(f.port)
 	}
+	if err := f.serverAuth.apply(fs, v); err != nil {
+		return nil, chosenServer{}, err
+	}
 	c, err := config.FromV1beta1(v)
 	if err != nil {
-		return nil, fmt.Errorf("kubelet configuration: %w", err)
+		return nil, chosenServer{}, fmt.Errorf("kubelet configuration: %w", err)
 	}
-	return c, nil
+	return c, chosen, nil
 }
 
 func newRunCommand() *cobra.Command {

@@ -2,18 +2,23 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func TestNodeNames(t *testing.T) {
@@ -36,8 +41,12 @@ func TestNodeNames(t *testing.T) {
 	}
 }
 
-// TestRunManyNodes: three nodes in one process register, and one kubelet server answers for
-// each of them, through the API server's node proxy too, and lists them for Prometheus.
+// TestRunManyNodes: three nodes in one process register, each with its own kubelet server on
+// its own port, over HTTPS with a certificate for its address that the authority written beside
+// the kubeconfig signed, in Webhook mode (the configuration file's defaults): an anonymous
+// request is refused, the kubeconfig's token is reviewed and let in. The embedded API server's
+// node proxy reaches every node, `kubectl top node` lists them, and the Prometheus targets
+// written beside the kubeconfig name them.
 func TestRunManyNodes(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
@@ -48,6 +57,7 @@ func TestRunManyNodes(t *testing.T) {
 	cfg.Nodes, cfg.NodeNamePrefix = 3, "sim"
 	cfg.KubeletAddr = "127.0.0.1:0"
 	cfg.WriteKubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	cfg.MetricResolution = 500 * time.Millisecond
 	log := newTraceLog()
 	stop := runInBackground(t, cfg, log)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
@@ -60,49 +70,132 @@ func TestRunManyNodes(t *testing.T) {
 		registered = append(registered, e.Pod)
 	}
 	slices.Sort(registered)
-	if diff := cmp.Diff([]string{"sim-0", "sim-1", "sim-2"}, registered); diff != "" {
+	names := []string{"sim-0", "sim-1", "sim-2"}
+	if diff := cmp.Diff(names, registered); diff != "" {
 		t.Errorf("registered nodes (-want +got):\n%s", diff)
 	}
-	// The nodes advertise the server's port; they all share it.
-	var node v1.Node
-	if err := json.Unmarshal([]byte(kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "node", "sim-1", "-o", "json")), &node); err != nil {
+	dir := filepath.Dir(cfg.WriteKubeconfig)
+	caPEM, err := os.ReadFile(filepath.Join(dir, "kubelet-ca.crt"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", node.Status.DaemonEndpoints.KubeletEndpoint.Port)
-	for _, path := range []string{"/nodes/sim-1/healthz", "/healthz"} {
-		if got := httpGet(t, ctx, "http://"+addr+path); got != "ok" {
-			t.Errorf("GET %s = %q, want ok", path, got)
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("kubelet-ca.crt holds no certificate")
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	defer client.CloseIdleConnections()
+	token := kubeconfigToken(t, cfg.WriteKubeconfig)
+	ports := map[int32]string{}
+	for _, name := range names {
+		var node v1.Node
+		if err := json.Unmarshal([]byte(kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "node", name, "-o", "json")), &node); err != nil {
+			t.Fatal(err)
+		}
+		port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+		if other, ok := ports[port]; ok {
+			t.Errorf("%s advertises port %d, as %s does", name, port, other)
+		}
+		ports[port] = name
+		var ip string
+		for _, a := range node.Status.Addresses {
+			if a.Type == v1.NodeInternalIP {
+				ip = a.Address
+			}
+		}
+		if ip != "127.0.0.1" {
+			t.Errorf("%s's InternalIP = %q, want the embedded API server's loopback", name, ip)
+		}
+		url := fmt.Sprintf("https://%s:%d/metrics", ip, port)
+		if code, _ := httpsGet(t, ctx, client, url, ""); code != http.StatusUnauthorized {
+			t.Errorf("anonymous GET %s = %d, want 401", url, code)
+		}
+		if code, body := httpsGet(t, ctx, client, url, token); code != http.StatusOK || !strings.Contains(body, `kubelet_node_name{node="`+name+`"} 1`) {
+			t.Errorf("GET %s with the token = %d, want %s's metrics", url, code, name)
+		}
+		// The API server's node proxy reaches every node of the fleet at its own endpoint.
+		if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/"+name+"/proxy/metrics"); !strings.Contains(got, `kubelet_node_name{node="`+name+`"} 1`) {
+			t.Errorf("%s's metrics through the node proxy lack its node name:\n%s", name, got)
+		}
+		if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/"+name+"/proxy/healthz"); got != "ok" {
+			t.Errorf("%s's healthz through the node proxy = %q, want ok", name, got)
 		}
 	}
-	if got := httpGet(t, ctx, "http://"+addr+"/nodes/sim-2/metrics"); !strings.Contains(got, `kubelet_node_name{node="sim-2"} 1`) {
-		t.Errorf("sim-2's metrics lack its node name")
+	targets, err := os.ReadFile(filepath.Join(dir, "kubelet-targets.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The API server's node proxy reaches every node of the fleet.
-	if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/sim-2/proxy/metrics"); !strings.Contains(got, `kubelet_node_name{node="sim-2"} 1`) {
-		t.Errorf("sim-2's metrics through the node proxy lack its node name:\n%s", got)
+	var groups []struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
 	}
-	if got := kubectl(t, ctx, cfg.WriteKubeconfig, "", "get", "--raw", "/api/v1/nodes/sim-0/proxy/healthz"); got != "ok" {
-		t.Errorf("sim-0's healthz through the node proxy = %q, want ok", got)
+	if err := json.Unmarshal(targets, &groups); err != nil {
+		t.Fatalf("kubelet-targets.json: %v\n%s", err, targets)
 	}
-	if got := httpGet(t, ctx, "http://"+addr+"/discovery/prometheus"); strings.Count(got, "__metrics_path__") != 3 {
-		t.Errorf("/discovery/prometheus = %s", got)
+	for i, g := range groups {
+		if want := fmt.Sprintf("127.0.0.1:%d", keyOf(ports, g.Labels["node"])); len(g.Targets) != 1 || g.Targets[0] != want || i >= len(names) || g.Labels["node"] != names[i] {
+			t.Errorf("target group %d = %+v, want %s at %s", i, g, names[min(i, 2)], want)
+		}
+	}
+	// kubectl top node lists the nodes once two scrapes are in.
+	for {
+		out, err := kubectlOutput(ctx, cfg.WriteKubeconfig, "top", "node")
+		if err == nil && strings.Count(out, "sim-") == 3 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("kubectl top node = %q, %v; want the three nodes", out, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	if err := stop(); err != nil {
 		t.Errorf("run() = %v", err)
 	}
 }
 
-func httpGet(t *testing.T, ctx context.Context, url string) string {
+// keyOf is the key of m whose value is v.
+func keyOf(m map[int32]string, v string) int32 {
+	for k, x := range m {
+		if x == v {
+			return k
+		}
+	}
+	return -1
+}
+
+// kubeconfigToken is the bearer token of the kubeconfig run wrote.
+func kubeconfigToken(t *testing.T, path string) string {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc.AuthInfos["minikubelet"].Token
+}
+
+// kubectlOutput runs kubectl and returns its output and error, for a caller that retries.
+func kubectlOutput(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECTL_KUBERC=false")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func httpsGet(t *testing.T, ctx context.Context, client *http.Client, url, token string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return resp.StatusCode, string(b)
 }

@@ -125,7 +125,7 @@ func serveStalledClient(t *testing.T, ctx context.Context) (started <-chan struc
 	s, e := make(chan struct{}), make(chan error, 1)
 	serveCtx, cancel := context.WithCancel(ctx)
 	result := make(chan error, 1)
-	go func() { result <- serveKubelet(serveCtx, l, bigWriter(s, e)) }()
+	go func() { result <- serveKubelet(serveCtx, l, bigWriter(s, e), nil) }()
 	stallingClient(t, l.Addr().String(), "/pods")
 	return s, e, cancel, result
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -35,9 +37,6 @@ const (
 	kubeAPIBurst   = 100
 	eventComponent = "kubelet"
 	userAgent      = "minikubelet"
-	// nodeIP is the node's InternalIP and the hostIP of its pods. The simulated node has no
-	// network of its own, so it claims the loopback address.
-	nodeIP = "127.0.0.1"
 )
 
 // run is `minikubelet run`: the whole simulated kubelet on the real clock. It writes the trace to
@@ -48,6 +47,35 @@ const (
 // broadcaster, then the API server.
 func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	clk := clock.RealClock{}
+	if err := cfg.checkServerAuth(); err != nil {
+		return err
+	}
+	// The nodes' kubelet servers listen first: a port the user chose that is taken fails the
+	// start before anything is printed or written.
+	var rc *rest.Config
+	if cfg.Kubeconfig != "" && !cfg.Standalone {
+		c, err := restConfigFromKubeconfig(cfg.Kubeconfig)
+		if err != nil {
+			return err
+		}
+		rc = c
+	}
+	nodeIP, err := chooseNodeIP(cfg.NodeIP, apiServerHost(rc))
+	if err != nil {
+		return err
+	}
+	var servers *kubeletServers
+	if cfg.KubeletAddr != "" {
+		if servers, err = openKubeletServers(ctx, cfg, nodeNames(cfg), nodeIP); err != nil {
+			return err
+		}
+		// Closed again once served, which is no harm; closed here when the start fails.
+		defer servers.close()
+		if err := servers.makeCertificates(); err != nil {
+			return err
+		}
+	}
+
 	var live *teach.Live
 	var also trace.Tracer
 	if cfg.UIAddr != "" {
@@ -70,7 +98,10 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	apiCtx, stopAPI := context.WithCancel(ctx)
 	defer stopAPI()
 	api := &group{cancel: stopAPI}
-	clients, err := connectAPI(apiCtx, cfg, clk, tracer, api)
+	conn, err := connectAPI(apiCtx, cfg, rc, clk, tracer, api, servers)
+	if err == nil && servers != nil {
+		err = servers.publish(apiCtx, cfg, conn)
+	}
 	if err != nil {
 		stopAPI()
 		api.wait()
@@ -80,24 +111,16 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	kubeCtx, stopKubelet := context.WithCancel(apiCtx)
 	defer stopKubelet()
 	kubelet := &group{cancel: stopKubelet}
-	var serving *kubeletServing
-	if cfg.KubeletAddr != "" {
-		if serving, err = startKubeletServer(kubeCtx, cfg.KubeletAddr, kubelet); err != nil {
-			stopKubelet()
-			stopAPI()
-			api.wait()
-			return err
-		}
-	}
 	// The broadcasters take the logger from kubeCtx but not its cancellation: they stop after the
 	// kubelet's runners, so that the events they recorded last are still sent.
 	broadcasters := &broadcasters{ctx: context.WithoutCancel(kubeCtx)}
 	err = startKubelet(kubeCtx, cfg, kubelet, kubeletDeps{
 		clock:        clk,
 		tracer:       tracer,
-		clients:      clients,
+		clients:      conn.clients,
 		broadcasters: broadcasters,
-		serving:      serving,
+		servers:      servers,
+		nodeIP:       nodeIP,
 	})
 	if err != nil {
 		stopKubelet()
@@ -108,6 +131,15 @@ func run(ctx context.Context, cfg *runConfig, out io.Writer) error {
 	stopAPI()
 	api.wait()
 	return errors.Join(err, kubelet.err, api.err, tracer.Err())
+}
+
+// apiServerHost is the URL of the API server rc reaches, "" for none (the embedded one, or
+// standalone).
+func apiServerHost(rc *rest.Config) string {
+	if rc == nil {
+		return ""
+	}
+	return rc.Host
 }
 
 // serveUI serves the live timeline view at cfg.UIAddr until the returned function is called.
@@ -165,47 +197,79 @@ func heartbeatClient(rc *rest.Config, statusPeriod time.Duration) (kubernetes.In
 	return client, nil
 }
 
-// connectAPI returns the client factory of the API server cfg names: none when standalone, the
-// one in --kubeconfig, or else an embedded fake API server that it starts in g.
-func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, tracer trace.Tracer, g *group) (clientFactory, error) {
+// apiConnection is what the nodes need of their API server.
+type apiConnection struct {
+	clients clientFactory
+	// caData is the API server's certificate authority (PEM): the nodes' client CA unless
+	// --client-ca-file names one. Nil when standalone or without one.
+	caData []byte
+	// kubeconfigDir is where the embedded API server's kubeconfig was written, "" otherwise.
+	kubeconfigDir string
+}
+
+// connectAPI connects to the API server cfg names: none when standalone, the one in rc
+// (--kubeconfig), or else an embedded fake API server that it starts in g, which reaches the
+// nodes' kubelet servers (servers, nil without them) and serves their resource metrics.
+func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.WithTicker, tracer trace.Tracer, g *group, servers *kubeletServers) (apiConnection, error) {
 	if cfg.Standalone {
-		return func() (kubernetes.Interface, kubernetes.Interface, error) { return nil, nil, nil }, nil
+		return apiConnection{clients: func() (kubernetes.Interface, kubernetes.Interface, error) { return nil, nil, nil }}, nil
 	}
-	var rc *rest.Config
-	if cfg.Kubeconfig != "" {
-		c, err := restConfigFromKubeconfig(cfg.Kubeconfig)
+	var conn apiConnection
+	if rc != nil {
+		ca, err := kubeconfigCA(rc)
 		if err != nil {
-			return nil, err
+			return conn, err
 		}
-		rc = c
+		conn.caData = ca
 	} else {
 		token := cfg.Security.token()
-		srv, err := fakeapiserver.New(fakeapiserver.Options{
-			Clock: clk, Tracer: tracer, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
-		})
+		ca, kubeletClient, err := kubeletClientIdentity(cfg.Security)
 		if err != nil {
-			return nil, fmt.Errorf("embedded API server: %w", err)
+			return conn, err
 		}
-		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.APIServerFallback, cfg.Security, token)
+		opts := fakeapiserver.Options{
+			Clock: clk, Tracer: tracer, Rand: serverRand(), BearerToken: token, DataDir: cfg.DataDir,
+			KubeletClientCertificate: kubeletClient,
+		}
+		var scraper *resourceScraper
+		if servers != nil {
+			scraper = newResourceScraper(cfg.MetricResolution)
+			opts.ResourceMetrics = scraper
+			if servers.ca != nil {
+				opts.KubeletCertificateAuthority = servers.ca.pool()
+			}
+		}
+		srv, err := fakeapiserver.New(opts)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
+			return conn, fmt.Errorf("embedded API server: %w", err)
+		}
+		sv, done, err := startEmbeddedAPIServer(ctx, srv, cfg.APIServerAddr, cfg.APIServerFallback, cfg.Security, token, ca)
+		if err != nil {
+			return conn, errors.Join(fmt.Errorf("start embedded API server on %s: %w", cfg.APIServerAddr, err), srv.Close())
 		}
 		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
 		ropts := controllers.RunnerOptions{Names: cfg.Controllers, Clock: clk, Tracer: tracer}
 		if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
-			return nil, err
+			return conn, err
+		}
+		if scraper != nil {
+			if err := startScraper(ctx, scraper, sv.restConfig(), kubeletClientTLS(kubeletClient, servers.ca), clk, g); err != nil {
+				return conn, err
+			}
 		}
 		if cfg.WriteKubeconfig != "" {
 			if err := writeKubeconfig(cfg.WriteKubeconfig, sv); err != nil {
-				return nil, err
+				return conn, err
 			}
 			klog.FromContext(ctx).Info("Wrote a kubeconfig for the embedded API server", "path", cfg.WriteKubeconfig)
 			announceKubectl(cfg.Announce, sv.url, cfg.WriteKubeconfig)
+			conn.kubeconfigDir = filepath.Dir(cfg.WriteKubeconfig)
 		}
+		conn.caData = sv.caData
 		// One transport for every node's client, with a bound on its connections (transport.go).
 		c, err := embeddedRestConfig(sv)
 		if err != nil {
-			return nil, err
+			return conn, err
 		}
 		rc = c
 	}
@@ -214,7 +278,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
-	return func() (kubernetes.Interface, kubernetes.Interface, error) {
+	conn.clients = func() (kubernetes.Interface, kubernetes.Interface, error) {
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
@@ -224,7 +288,35 @@ func connectAPI(ctx context.Context, cfg *runConfig, clk clock.WithTicker, trace
 			return nil, nil, err
 		}
 		return client, heartbeat, nil
-	}, nil
+	}
+	return conn, nil
+}
+
+// kubeconfigCA is the certificate authority a kubeconfig trusts, PEM, nil for none.
+func kubeconfigCA(rc *rest.Config) ([]byte, error) {
+	if len(rc.TLSClientConfig.CAData) > 0 {
+		return rc.TLSClientConfig.CAData, nil
+	}
+	if f := rc.TLSClientConfig.CAFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig's certificate authority: %w", err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+// startScraper runs the metrics scraper in g with its own client of the API server.
+func startScraper(ctx context.Context, s *resourceScraper, rc *rest.Config, tlsConfig *tls.Config, clk clock.WithTicker, g *group) error {
+	rc = rest.CopyConfig(rc)
+	rc.UserAgent = "minikubelet-metrics"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("metrics scraper's API client: %w", err)
+	}
+	g.Go(ctx, "metrics scraper", func(ctx context.Context) error { return s.Run(ctx, client, tlsConfig, clk) })
+	return nil
 }
 
 // broadcasters are the event broadcasters of every node, one per node as each kubelet has one.
@@ -253,7 +345,8 @@ type kubeletDeps struct {
 	clients      clientFactory
 	broadcasters *broadcasters
 	podWatch     *kubelet.PodWatch // with many nodes and an API server: the one pod watch they share
-	serving      *kubeletServing   // nil serves no kubelet server
+	servers      *kubeletServers   // nil serves no kubelet server
+	nodeIP       net.IP            // every node's InternalIP
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
@@ -325,7 +418,7 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	}
 	kopts := kubelet.Options{
 		NodeName:  cfg.NodeName,
-		NodeIP:    nodeIP,
+		NodeIP:    d.nodeIP.String(),
 		Config:    &cfg.Kubelet,
 		Clock:     d.clock,
 		Tracer:    d.tracer,
@@ -336,8 +429,8 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	if cfg.SimulatedNodeTaint {
 		kopts.RegisterWithTaints = []v1.Taint{nodestatus.SimulatedTaint}
 	}
-	if d.serving != nil {
-		kopts.KubeletPort = d.serving.port
+	if d.servers != nil {
+		kopts.KubeletPort = d.servers.endpoint(cfg.NodeName).port
 	}
 	k, err := kubelet.New(kopts)
 	if err != nil {
@@ -348,8 +441,8 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		// The runtime's sandboxes and containers outlive the process, as a CRI runtime's do.
 		ropts.RuntimeState = filepath.Join(rootDir, runtimeStateFile)
 	}
-	if d.serving != nil {
-		if err := d.serving.add(cfg.NodeName, k, d.clock, cfg); err != nil {
+	if d.servers != nil {
+		if err := d.servers.serve(ctx, cfg.NodeName, k, client, d.clock, g); err != nil {
 			return err
 		}
 		ropts.Snapshots, ropts.SnapshotPeriod = true, cfg.SnapshotPeriod

@@ -397,7 +397,7 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	}
 	cfg, warn, err := resolveWarnings(t, "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig="+kubeconfig,
 		"--config="+config, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
-		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5", "--node-labels=zone=a",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=127.0.0.1", "--node-labels=zone=a",
 		"--hostname-override="+testNode, "--max-pods=50", "--trace-format=json", "--port=0", "--root-dir="+t.TempDir())
 	if err != nil {
 		t.Fatalf("resolve() error = %v", err)

@@ -59,8 +59,9 @@ func (c securityConfig) validate() error {
 // serving is what clients need to reach one start of the fake API server.
 type serving struct {
 	url    string
-	token  string // empty without authentication
-	caData []byte // PEM; nil without TLS
+	token  string     // empty without authentication
+	caData []byte     // PEM; nil without TLS
+	ca     *authority // the authority that signed the serving certificate; nil without TLS
 }
 
 // token returns the bearer token the server requires, "" for none.
@@ -74,21 +75,23 @@ func (c securityConfig) token() string {
 	return fakeapiserver.GenerateToken()
 }
 
-// listen opens the server's listener on addr, over TLS when asked, and returns it with what its
-// clients need.
-func (c securityConfig) listen(addr, token string) (net.Listener, serving, error) {
+// listen opens the server's listener on addr, over TLS when asked (with a certificate ca
+// signs, a new authority when nil), and returns it with what its clients need.
+func (c securityConfig) listen(addr, token string, ca *authority) (net.Listener, serving, error) {
 	l, err := fakeapiserver.Listen(addr)
 	if err != nil {
 		return nil, serving{}, err
 	}
-	return c.secure(l, token)
+	return c.secure(l, token, ca)
 }
 
 // secure wraps l in TLS unless NoTLS, and says how clients reach it. The URL names an address
 // the certificate covers: the listen address, or for a wildcard one (0.0.0.0, ::, ":port") the
 // host's own address, as kubeadm advertises it, since "https://[::]:6443" verifies against no
-// certificate. The certificate covers that, every interface's address, and --tls-san.
-func (c securityConfig) secure(l net.Listener, token string) (net.Listener, serving, error) {
+// certificate. The certificate covers that, every interface's address, and --tls-san; ca signs
+// it (a new authority when nil), as it signs the client certificate the server calls kubelets
+// with.
+func (c securityConfig) secure(l net.Listener, token string, ca *authority) (net.Listener, serving, error) {
 	tcp, _ := l.Addr().(*net.TCPAddr)
 	if tcp == nil {
 		tcp = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
@@ -112,13 +115,40 @@ func (c securityConfig) secure(l net.Listener, token string) (net.Listener, serv
 	if c.NoTLS {
 		return l, s, nil
 	}
-	cfg, ca, err := fakeapiserver.SelfSignedTLS(ips, names...)
+	cfg, ca, err := servingTLS(ca, ips, names)
 	if err != nil {
 		l.Close()
 		return nil, serving{}, err
 	}
-	s.url, s.caData = "https://"+hostPort, ca
+	s.url, s.caData, s.ca = "https://"+hostPort, ca.pem, ca
 	return tls.NewListener(l, cfg), s, nil
+}
+
+// apiServerAuthorityName names the fake API server's authority, as kubeadm's is "kubernetes".
+const apiServerAuthorityName = "minikubelet-ca"
+
+// servingTLS is the fake API server's TLS configuration: a certificate for localhost, the
+// loopback addresses, ips (but loopback and unspecified ones) and names, signed by ca (a new
+// authority when nil), and HTTP/2 first, as kube-apiserver offers it, so that a client that
+// speaks it multiplexes its requests, watches included, over one connection.
+func servingTLS(ca *authority, ips []net.IP, names []string) (*tls.Config, *authority, error) {
+	if ca == nil {
+		var err error
+		if ca, err = newAuthority(apiServerAuthorityName); err != nil {
+			return nil, nil, err
+		}
+	}
+	all := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, ip := range ips {
+		if ip != nil && !ip.IsLoopback() {
+			all = append(all, ip)
+		}
+	}
+	cert, err := ca.serving("localhost", append([]string{"localhost"}, names...), all, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate a self-signed serving certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, ca, nil
 }
 
 // advertisedIP is the address a server listening on every interface tells its clients: the

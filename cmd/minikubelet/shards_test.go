@@ -58,7 +58,8 @@ func (p *process) kill() {
 // TestShardsShareOneAPIServer runs three processes of ten nodes each against one
 // `minikubelet apiserver`, as docs/examples/deploy/'s StatefulSet runs shards against a cluster: every node
 // registers under its shard's prefix and turns Ready. A shard killed and started again takes its
-// nodes back: it adopts the Node objects and renews their leases, and no node is duplicated.
+// nodes back: it adopts the Node objects and renews their leases, and no node is duplicated. The
+// API server's node proxy reaches a shard's node at its own endpoint.
 func TestShardsShareOneAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four processes")
@@ -86,7 +87,7 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 	}
 	shard := func(i int) *process {
 		return startProcess(t, "run", "--kubeconfig", kubeconfig, "--nodes", fmt.Sprint(perShard),
-			"--node-name-prefix", fmt.Sprintf("shard-%d", i), "--enable-server=false", "--trace-format", "json",
+			"--node-name-prefix", fmt.Sprintf("shard-%d", i), "--port", "0", "--trace-format", "json",
 			"--root-dir", filepath.Join(dir, fmt.Sprint("root-", i)))
 	}
 	procs := make([]*process, shards)
@@ -121,6 +122,13 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 				t.Errorf("node %s is not Ready", name)
 			}
 		}
+	}
+
+	// The API server's node proxy reaches a shard's node: it calls the node with the client
+	// certificate its authority signed, which the node (in Webhook mode, as --kubeconfig gives)
+	// authenticates against the kubeconfig's authority and authorizes with a SubjectAccessReview.
+	if b, err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/shard-2-3/proxy/healthz").DoRaw(ctx); err != nil || string(b) != "ok" {
+		t.Errorf("shard-2-3's healthz through the node proxy = %q, %v; want ok", b, err)
 	}
 
 	// A pod runs on shard 1's first node; the runtime's state file holds its container before

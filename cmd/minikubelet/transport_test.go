@@ -88,7 +88,7 @@ func TestEmbeddedTransportBoundsConnections(t *testing.T) {
 				t.Fatal(err)
 			}
 			counted := &countingListener{Listener: raw}
-			l, sv, err := tc.sec.secure(counted, token)
+			l, sv, err := tc.sec.secure(counted, token, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

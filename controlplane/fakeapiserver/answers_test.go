@@ -92,6 +92,54 @@ func TestSelfSubjectReview(t *testing.T) {
 	}
 }
 
+// TestWebhookReviews: what a kubelet's webhook authentication and authorization ask. A
+// TokenReview authenticates the server's own token as its one user and no other token; a
+// SubjectAccessReview is allowed, as every request is, once it names a user or a group and one
+// kind of attributes.
+func TestWebhookReviews(t *testing.T) {
+	f := newFixture(t, fakeapiserver.Options{BearerToken: "secret"})
+	cfg := f.restConfig()
+	cfg.BearerToken = "secret"
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		token string
+		want  authenticationv1.TokenReviewStatus
+	}{
+		{"secret", authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "minikubelet", Groups: []string{"system:masters", "system:authenticated"}}}},
+		{"guess", authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}},
+	} {
+		got, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tc.token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got.Status); diff != "" {
+			t.Errorf("TokenReview of %q (-want +got):\n%s", tc.token, diff)
+		}
+	}
+	if _, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{}); !apierrors.IsBadRequest(err) ||
+		err.Error() != "token is required for TokenReview in authentication" {
+		t.Errorf("TokenReview without a token = %v, want kube-apiserver's 400", err)
+	}
+
+	sars := client.AuthorizationV1().SubjectAccessReviews()
+	got, err := sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:anonymous", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Version: "v1", Resource: "nodes", Subresource: "metrics", Name: "n1"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Status.Allowed || got.Status.Reason == "" {
+		t.Errorf("SubjectAccessReview status = %+v, want allowed with the reason", got.Status)
+	}
+	_, err = sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes"},
+	}}, metav1.CreateOptions{})
+	if want := `SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified`; !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Errorf("SubjectAccessReview without a user = %v, want %q", err, want)
+	}
+}
+
 // TestAPIServerMetrics checks /metrics: kube-apiserver's request counter and duration histogram,
 // labelled by verb, resource, scope and code.
 func TestAPIServerMetrics(t *testing.T) {

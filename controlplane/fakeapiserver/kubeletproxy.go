@@ -1,6 +1,8 @@
 package fakeapiserver
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	pathpkg "path"
 	"strconv"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,8 +121,25 @@ func podContainer(pod *v1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 }
 
+// kubeletTransport is how the server calls kubelets, as kube-apiserver's kubelet client: HTTPS,
+// with the client certificate, verifying the kubelet's serving certificate only against ca, and
+// HTTP/1.1, which the streaming subresources' upgrades need.
+func kubeletTransport(cert *tls.Certificate, ca *x509.CertPool) *http.Transport {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ca, InsecureSkipVerify: ca == nil}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Transport{
+		TLSClientConfig:     cfg,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     90 * time.Second,
+	}
+}
+
 // proxyNode streams the node's kubelet's answer to path?query back: the kubelet is found at the
-// node's InternalIP (else its first address) and status.daemonEndpoints port.
+// node's InternalIP (else its first address) and status.daemonEndpoints port, over HTTPS.
 func (s *Server) proxyNode(w http.ResponseWriter, r *http.Request, nodeName, path, query string) error {
 	return s.proxyNodeAs(w, r, nodeName, path, query, false)
 }
@@ -148,7 +168,7 @@ func (s *Server) proxyNodeAs(w http.ResponseWriter, r *http.Request, nodeName, p
 	if port == 0 {
 		port = 10250
 	}
-	target := &url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(int(port))), Path: path, RawQuery: query}
+	target := &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(int(port))), Path: path, RawQuery: query}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
@@ -159,6 +179,7 @@ func (s *Server) proxyNodeAs(w http.ResponseWriter, r *http.Request, nodeName, p
 				pr.Out.Header.Set("X-Forwarded-Uri", forwardedURI(r.URL, target))
 			}
 		},
+		Transport:     s.kubelets,
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
 			if !asStatus || resp.StatusCode < 400 || strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {

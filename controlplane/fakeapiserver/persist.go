@@ -184,6 +184,7 @@ func (d *disk) close() error { return d.db.Close() }
 // Close releases the data directory of a server made with Options.DataDir; it does nothing for
 // one without. Call it after Serve has returned.
 func (s *Server) Close() error {
+	s.kubelets.CloseIdleConnections()
 	if s.store.disk == nil {
 		return nil
 	}

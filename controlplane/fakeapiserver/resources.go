@@ -152,6 +152,8 @@ func resources() []*resource {
 		selfSubjectAccessReviewResource(),
 		selfSubjectRulesReviewResource(),
 		selfSubjectReviewResource(),
+		tokenReviewResource(),
+		subjectAccessReviewResource(),
 		nodeMetricsResource(),
 		podMetricsResource(),
 	}

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"crypto/subtle"
 	"net/http"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -14,8 +15,9 @@ import (
 )
 
 // The self reviews kubectl asks for: `kubectl auth can-i` (SelfSubjectAccessReview, and
-// SelfSubjectRulesReview for --list) and `kubectl auth whoami` (SelfSubjectReview). They are
-// created and answered, never stored, as by kube-apiserver.
+// SelfSubjectRulesReview for --list) and `kubectl auth whoami` (SelfSubjectReview), and the
+// reviews a kubelet's webhook authentication and authorization ask for (TokenReview,
+// SubjectAccessReview). They are created and answered, never stored, as by kube-apiserver.
 //
 // The server has no authorization: whoever authenticates may do everything (docs/security.md),
 // as a kube-apiserver with --authorization-mode=AlwaysAllow. So every access review is allowed,
@@ -44,9 +46,10 @@ var anonymousUser = authenticationv1.UserInfo{
 	Groups:   []string{"system:unauthenticated"},
 }
 
-// reviewResource is a resource that is only created, and answered by answer.
+// reviewResource is a resource that is only created, and answered by answer, which may refuse
+// it.
 func reviewResource(gv schema.GroupVersion, name, kind string, newObj func() runtime.Object,
-	validate func(runtime.Object) field.ErrorList, answer func(*Server, runtime.Object)) *resource {
+	validate func(runtime.Object) field.ErrorList, answer func(*Server, runtime.Object) error) *resource {
 	res := &resource{
 		name: name, singular: name[:len(name)-1], kind: kind, gv: gv, verbs: verbCreate, view: true,
 		newObj: newObj, fieldSet: func(runtime.Object) fields.Set { return fields.Set{} }, validate: validate,
@@ -59,7 +62,9 @@ func reviewResource(gv schema.GroupVersion, name, kind string, newObj func() run
 		if errs := validate(obj); len(errs) > 0 {
 			return apierrors.NewInvalid(res.gvk().GroupKind(), "", errs)
 		}
-		answer(s, obj)
+		if err := answer(s, obj); err != nil {
+			return err
+		}
 		obj.GetObjectKind().SetGroupVersionKind(res.gvk())
 		writeWarnings(w, warnings)
 		writeJSON(w, http.StatusCreated, obj)
@@ -72,10 +77,11 @@ func selfSubjectAccessReviewResource() *resource {
 	return reviewResource(authorizationV, "selfsubjectaccessreviews", "SelfSubjectAccessReview",
 		func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
 		validateSelfSubjectAccessReview,
-		func(_ *Server, obj runtime.Object) {
+		func(_ *Server, obj runtime.Object) error {
 			obj.(*authorizationv1.SelfSubjectAccessReview).Status = authorizationv1.SubjectAccessReviewStatus{
 				Allowed: true, Reason: noAuthorizationReason,
 			}
+			return nil
 		})
 }
 
@@ -89,7 +95,7 @@ func selfSubjectRulesReviewResource() *resource {
 			}
 			return nil
 		},
-		func(_ *Server, obj runtime.Object) {
+		func(_ *Server, obj runtime.Object) error {
 			obj.(*authorizationv1.SelfSubjectRulesReview).Status = authorizationv1.SubjectRulesReviewStatus{
 				ResourceRules: []authorizationv1.ResourceRule{{
 					Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"},
@@ -98,6 +104,7 @@ func selfSubjectRulesReviewResource() *resource {
 					Verbs: []string{"*"}, NonResourceURLs: []string{"*"},
 				}},
 			}
+			return nil
 		})
 }
 
@@ -105,13 +112,61 @@ func selfSubjectReviewResource() *resource {
 	return reviewResource(authenticationV, "selfsubjectreviews", "SelfSubjectReview",
 		func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
 		func(runtime.Object) field.ErrorList { return nil },
-		func(s *Server, obj runtime.Object) {
+		func(s *Server, obj runtime.Object) error {
 			user := anonymousUser
 			if s.token != "" {
 				user = tokenUser
 			}
 			obj.(*authenticationv1.SelfSubjectReview).Status.UserInfo = user
+			return nil
 		})
+}
+
+func tokenReviewResource() *resource {
+	return reviewResource(authenticationV, "tokenreviews", "TokenReview",
+		func() runtime.Object { return &authenticationv1.TokenReview{} },
+		func(runtime.Object) field.ErrorList { return nil },
+		func(s *Server, obj runtime.Object) error {
+			review := obj.(*authenticationv1.TokenReview)
+			if review.Spec.Token == "" {
+				return apierrors.NewBadRequest("token is required for TokenReview in authentication")
+			}
+			// The one token the server takes is the one user it knows.
+			if s.token != "" && subtle.ConstantTimeCompare([]byte(review.Spec.Token), []byte(s.token)) == 1 {
+				review.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: tokenUser, Audiences: review.Spec.Audiences}
+				return nil
+			}
+			review.Status = authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}
+			return nil
+		})
+}
+
+func subjectAccessReviewResource() *resource {
+	return reviewResource(authorizationV, "subjectaccessreviews", "SubjectAccessReview",
+		func() runtime.Object { return &authorizationv1.SubjectAccessReview{} },
+		validateSubjectAccessReview,
+		func(_ *Server, obj runtime.Object) error {
+			obj.(*authorizationv1.SubjectAccessReview).Status = authorizationv1.SubjectAccessReviewStatus{
+				Allowed: true, Reason: noAuthorizationReason,
+			}
+			return nil
+		})
+}
+
+// validateSubjectAccessReview is ValidateSubjectAccessReview: exactly one of the attribute
+// kinds, a user or a group, and no metadata.
+func validateSubjectAccessReview(obj runtime.Object) field.ErrorList {
+	review := obj.(*authorizationv1.SubjectAccessReview)
+	errs := validateSelfSubjectAccessReview(&authorizationv1.SelfSubjectAccessReview{
+		ObjectMeta: review.ObjectMeta,
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: review.Spec.ResourceAttributes, NonResourceAttributes: review.Spec.NonResourceAttributes,
+		},
+	})
+	if review.Spec.User == "" && len(review.Spec.Groups) == 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "user"), review.Spec.User, "at least one of user or group must be specified"))
+	}
+	return errs
 }
 
 // validateSelfSubjectAccessReview is ValidateSelfSubjectAccessReview: exactly one of the

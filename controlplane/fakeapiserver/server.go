@@ -1,6 +1,8 @@
 package fakeapiserver
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -52,6 +54,14 @@ type Options struct {
 	// usage (resourcemetrics.go). Nil means the API is not served, as on a cluster without
 	// metrics-server.
 	ResourceMetrics ResourceMetrics
+	// KubeletClientCertificate is what the server presents when it calls a kubelet (pods/log,
+	// exec, attach, portforward, nodes/proxy): kube-apiserver's --kubelet-client-certificate
+	// and --kubelet-client-key. Nil presents none.
+	KubeletClientCertificate *tls.Certificate
+	// KubeletCertificateAuthority verifies the kubelets' serving certificates:
+	// kube-apiserver's --kubelet-certificate-authority. Nil verifies none, as kube-apiserver
+	// without the flag (kubeadm's setting).
+	KubeletCertificateAuthority *x509.CertPool
 	// ServiceCIDR is the IPv4 range Services' cluster IPs are allocated from (kube-apiserver's
 	// --service-cluster-ip-range). The zero value means DefaultServiceCIDR.
 	ServiceCIDR netip.Prefix
@@ -96,6 +106,8 @@ type Server struct {
 	resourceMetrics ResourceMetrics
 	// rootCA is the CA bundle of every kube-root-ca.crt (rootca.go); the store lock guards it.
 	rootCA []byte
+	// kubelets is the transport that calls the kubelets (kubeletproxy.go).
+	kubelets *http.Transport
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -152,6 +164,7 @@ func New(opts Options) (*Server, error) {
 		metrics:     metrics,
 
 		resourceMetrics: opts.ResourceMetrics,
+		kubelets:        kubeletTransport(opts.KubeletClientCertificate, opts.KubeletCertificateAuthority),
 		stop:            make(chan struct{}),
 	}
 	if err := s.bootstrapNamespaces(); err != nil {

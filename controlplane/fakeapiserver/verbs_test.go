@@ -144,8 +144,8 @@ func TestServedResources(t *testing.T) {
 	want := "core/v1 events, nodes, pods, namespaces, configmaps, secrets, serviceaccounts, services, endpoints; " +
 		"coordination.k8s.io/v1 leases; storage.k8s.io/v1 csinodes; events.k8s.io/v1 events; " +
 		"discovery.k8s.io/v1 endpointslices; resource.k8s.io/v1 resourceslices; apiextensions.k8s.io/v1 customresourcedefinitions; " +
-		"authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews; " +
-		"authentication.k8s.io/v1 selfsubjectreviews; discovery, /version, OpenAPI, /metrics"
+		"authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews, subjectaccessreviews; " +
+		"authentication.k8s.io/v1 selfsubjectreviews, tokenreviews; discovery, /version, OpenAPI, /metrics"
 	if got := newServer(t, testOptions()).ServedResources(); got != want {
 		t.Errorf("ServedResources() =\n%s\nwant\n%s", got, want)
 	}

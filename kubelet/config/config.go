@@ -29,7 +29,8 @@ type Config struct {
 	// evictionHard, mergeDefaultEvictionSettings, and capacity, the one field that is not
 	// KubeletConfiguration's (a real kubelet measures its machine).
 	Machine nodestatus.Machine
-	// Server is the kubelet server: enableServer, address and port.
+	// Server is the kubelet server: enableServer, address, port, its certificate and who may
+	// call it.
 	Server Server
 }
 
@@ -85,9 +86,48 @@ type Server struct {
 	// paths (on by default, as on the kubelet).
 	EnableDebuggingHandlers bool
 	// EnableProfilingHandler is enableProfilingHandler: the Go profiles under /debug/pprof.
-	// It is off unless set, where the kubelet's default is on: this server has no
-	// authentication (docs/fidelity.md).
+	// It is off unless set, where the kubelet's default is on: a profile is the process's,
+	// every node's (docs/fidelity.md).
 	EnableProfilingHandler bool
+	// TLSCertFile and TLSPrivateKeyFile are tlsCertFile and tlsPrivateKeyFile, the serving
+	// certificate and its key; both empty makes a self-signed one at start.
+	TLSCertFile, TLSPrivateKeyFile string
+	// Authentication is authentication: who a caller is.
+	Authentication Authentication
+	// Authorization is authorization: what a caller may do.
+	Authorization Authorization
+}
+
+// Authentication is KubeletConfiguration's authentication.
+type Authentication struct {
+	// ClientCAFile is x509.clientCAFile: a client certificate signed by one of its authorities
+	// authenticates its common name as the user and its organizations as the groups. Empty
+	// authenticates no certificate.
+	ClientCAFile string
+	// Webhook is webhook.enabled: a bearer token is authenticated by a TokenReview to the API
+	// server.
+	Webhook bool
+	// WebhookCacheTTL is webhook.cacheTTL, how long a TokenReview's answer is kept.
+	WebhookCacheTTL time.Duration
+	// Anonymous is anonymous.enabled: a request with no credentials is system:anonymous rather
+	// than refused.
+	Anonymous bool
+}
+
+// The authorization modes (KubeletAuthorizationMode).
+const (
+	AuthorizationAlwaysAllow = "AlwaysAllow"
+	AuthorizationWebhook     = "Webhook"
+)
+
+// Authorization is KubeletConfiguration's authorization.
+type Authorization struct {
+	// Mode is mode: AuthorizationAlwaysAllow, or AuthorizationWebhook, which asks the API
+	// server with a SubjectAccessReview.
+	Mode string
+	// CacheAuthorizedTTL and CacheUnauthorizedTTL are webhook.cacheAuthorizedTTL and
+	// webhook.cacheUnauthorizedTTL, how long a SubjectAccessReview's answer is kept.
+	CacheAuthorizedTTL, CacheUnauthorizedTTL time.Duration
 }
 
 // Default returns the kubelet's default configuration: an empty KubeletConfiguration, defaulted

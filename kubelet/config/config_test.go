@@ -26,6 +26,12 @@ func resolve(doc string) (*config.Config, error, error) {
 	return c, strictErr, err
 }
 
+// The v1beta1 defaults of authentication and authorization: webhook, no anonymous requests.
+var (
+	webhookAuthn = config.Authentication{Webhook: true, WebhookCacheTTL: 2 * time.Minute}
+	webhookAuthz = config.Authorization{Mode: config.AuthorizationWebhook, CacheAuthorizedTTL: 5 * time.Minute, CacheUnauthorizedTTL: 30 * time.Second}
+)
+
 // TestDefaults checks the v1beta1 defaults of the modelled fields, and the ones that depend on
 // another field.
 func TestDefaults(t *testing.T) {
@@ -89,7 +95,25 @@ port: 10251
 				SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi"), "pid": resource.MustParse("100")},
 				EvictionHard:   map[string]string{"memory.available": "200Mi"}, MergeDefaultEvictionSettings: true,
 			}
-			c.Server = config.Server{Address: "127.0.0.1", Port: 10251, EnableDebuggingHandlers: true}
+			c.Server = config.Server{Address: "127.0.0.1", Port: 10251, EnableDebuggingHandlers: true,
+				Authentication: webhookAuthn, Authorization: webhookAuthz}
+		}},
+		{"authentication and authorization as kubeadm writes them", `authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true, cacheTTL: 0s}
+  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
+authorization:
+  mode: Webhook
+  webhook: {cacheAuthorizedTTL: 0s, cacheUnauthorizedTTL: 0s}
+tlsCertFile: /var/lib/kubelet/pki/kubelet.crt
+tlsPrivateKeyFile: /var/lib/kubelet/pki/kubelet.key
+`, func(c *config.Config) {
+			c.Server.Authentication.ClientCAFile = "/etc/kubernetes/pki/ca.crt"
+			c.Server.TLSCertFile, c.Server.TLSPrivateKeyFile = "/var/lib/kubelet/pki/kubelet.crt", "/var/lib/kubelet/pki/kubelet.key"
+		}},
+		{"an open server", "authentication: {anonymous: {enabled: true}, webhook: {enabled: false, cacheTTL: 10s}}\nauthorization: {mode: AlwaysAllow}\n", func(c *config.Config) {
+			c.Server.Authentication = config.Authentication{Anonymous: true, WebhookCacheTTL: 10 * time.Second}
+			c.Server.Authorization.Mode = config.AuthorizationAlwaysAllow
 		}},
 	}
 	for _, tt := range tests {
@@ -105,7 +129,8 @@ port: 10251
 				NodeStatus:       config.NodeStatus{UpdateFrequency: 10 * time.Second, ReportFrequency: 5 * time.Minute},
 				CrashLoopBackOff: config.CrashLoopBackOff{MaxContainerRestartPeriod: 300 * time.Second},
 				Machine:          nodestatus.Machine{MaxPods: 110},
-				Server:           config.Server{Enable: true, Address: "0.0.0.0", Port: 10250, EnableDebuggingHandlers: true},
+				Server: config.Server{Enable: true, Address: "0.0.0.0", Port: 10250, EnableDebuggingHandlers: true,
+					Authentication: webhookAuthn, Authorization: webhookAuthz},
 			}
 			tt.want(want)
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -154,6 +179,9 @@ func TestValidation(t *testing.T) {
 		{"negative update frequency", "nodeStatusUpdateFrequency: -1s\nnodeStatusReportFrequency: 1m\n", "invalid configuration: nodeStatusUpdateFrequency must be positive, got -1s"},
 		{"negative report frequency", "nodeStatusReportFrequency: -1s\n", "invalid configuration: nodeStatusReportFrequency must be positive, got -1s"},
 		{"port out of range", "port: 65536\n", "invalid configuration: port (--port) 65536 must be between 0 and 65535, inclusive"},
+		{"unknown authorization mode", "authorization: {mode: RBAC}\n", "invalid configuration: unknown authorization mode RBAC"},
+		{"a certificate without its key", "tlsCertFile: kubelet.crt\n",
+			"invalid configuration: tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile (--tls-private-key-file) must be given together"},
 		{"reservation over capacity", "capacity: {cpu: \"2\"}\nkubeReserved: {cpu: \"3\"}\n",
 			`invalid configuration: resource "cpu" has a reservation of 3 but capacity of 2. Expected capacity >= reservation`},
 		{"reservation that does not parse", "kubeReserved: {cpu: lots}\n",

@@ -56,6 +56,19 @@ func FromV1beta1(v *V1beta1) (*Config, error) {
 			EnableDebuggingHandlers: v.EnableDebuggingHandlers == nil || *v.EnableDebuggingHandlers,
 			// Not defaulted: off unless the configuration asks for it (Server's comment).
 			EnableProfilingHandler: v.EnableProfilingHandler != nil && *v.EnableProfilingHandler,
+			TLSCertFile:            v.TLSCertFile,
+			TLSPrivateKeyFile:      v.TLSPrivateKeyFile,
+			Authentication: Authentication{
+				ClientCAFile:    v.Authentication.X509.ClientCAFile,
+				Webhook:         v.Authentication.Webhook.Enabled == nil || *v.Authentication.Webhook.Enabled,
+				WebhookCacheTTL: v.Authentication.Webhook.CacheTTL.Duration,
+				Anonymous:       v.Authentication.Anonymous.Enabled != nil && *v.Authentication.Anonymous.Enabled,
+			},
+			Authorization: Authorization{
+				Mode:                 string(v.Authorization.Mode),
+				CacheAuthorizedTTL:   v.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+				CacheUnauthorizedTTL: v.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			},
 		},
 	}
 	if p := v.CrashLoopBackOff.MaxContainerRestartPeriod; p != nil {

@@ -36,6 +36,7 @@ func SetDefaults(v *V1beta1) {
 	if v.Port == 0 {
 		v.Port = nodestatus.DefaultKubeletPort
 	}
+	setAuthDefaults(v)
 	// An unset report frequency follows an update frequency that is set, for compatibility
 	// with the releases that had only the one.
 	if v.NodeStatusReportFrequency.Duration == 0 {
@@ -57,6 +58,40 @@ func SetDefaults(v *V1beta1) {
 	// The kubelet defaults the cap under the gates the configuration itself sets.
 	if v.CrashLoopBackOff.MaxContainerRestartPeriod == nil && FeatureGates(v.FeatureGates).Enabled(KubeletCrashLoopBackOffMax) {
 		v.CrashLoopBackOff.MaxContainerRestartPeriod = &metav1.Duration{Duration: kubecontainer.MaxContainerBackoff}
+	}
+}
+
+// setAuthDefaults is the v1beta1 defaults of authentication and authorization: webhook
+// authentication and authorization through the API server, no anonymous requests. (The
+// kubelet's flags alone start from the opposite, LegacyAuth.)
+func setAuthDefaults(v *V1beta1) {
+	authn, authz := &v.Authentication, &v.Authorization
+	if authn.Anonymous.Enabled == nil {
+		authn.Anonymous.Enabled = ptr.To(false)
+	}
+	if authn.Webhook.Enabled == nil {
+		authn.Webhook.Enabled = ptr.To(true)
+	}
+	defaultDuration(&authn.Webhook.CacheTTL, 2*time.Minute)
+	if authz.Mode == "" {
+		authz.Mode = AuthorizationWebhook
+	}
+	defaultDuration(&authz.Webhook.CacheAuthorizedTTL, 5*time.Minute)
+	defaultDuration(&authz.Webhook.CacheUnauthorizedTTL, 30*time.Second)
+}
+
+// LegacyAuth sets, where v leaves them unset, the authentication and authorization the
+// kubelet's command line starts from when no config file is given (applyLegacyDefaults):
+// anonymous requests allowed, no webhook, AlwaysAllow. SetDefaults fills in the rest.
+func LegacyAuth(v *V1beta1) {
+	if v.Authentication.Anonymous.Enabled == nil {
+		v.Authentication.Anonymous.Enabled = ptr.To(true)
+	}
+	if v.Authentication.Webhook.Enabled == nil {
+		v.Authentication.Webhook.Enabled = ptr.To(false)
+	}
+	if v.Authorization.Mode == "" {
+		v.Authorization.Mode = AuthorizationAlwaysAllow
 	}
 }
 

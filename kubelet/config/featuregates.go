@@ -13,11 +13,14 @@ const (
 	// ReduceDefaultCrashLoopBackOffDecay (alpha, off) starts the crash-loop back-off at 1s and
 	// caps it at 60s.
 	ReduceDefaultCrashLoopBackOffDecay = "ReduceDefaultCrashLoopBackOffDecay"
+	// KubeletFineGrainedAuthz (beta, on in v1.35) authorizes the kubelet server's /pods,
+	// /runningpods, /healthz and /configz as subresources of their own before nodes/proxy.
+	KubeletFineGrainedAuthz = "KubeletFineGrainedAuthz"
 )
 
 // ModelledGates lists the feature gates minikubelet acts on, sorted. The v1.35 kubelet's other
 // gates are accepted and do nothing.
-var ModelledGates = []string{KubeletCrashLoopBackOffMax, ReduceDefaultCrashLoopBackOffDecay}
+var ModelledGates = []string{KubeletCrashLoopBackOffMax, KubeletFineGrainedAuthz, ReduceDefaultCrashLoopBackOffDecay}
 
 // The two gates that set every alpha or beta gate not named on its own.
 const (

@@ -58,5 +58,16 @@ func (c *Config) Validate() error {
 	if c.Server.Port < 0 || c.Server.Port > 65535 {
 		errs = append(errs, fmt.Errorf("invalid configuration: port (--port) %v must be between 0 and 65535, inclusive", c.Server.Port))
 	}
+	if m := c.Server.Authorization.Mode; m != AuthorizationAlwaysAllow && m != AuthorizationWebhook {
+		// The kubelet refuses it when it builds its authorizer (BuildAuthz).
+		if m == "" {
+			errs = append(errs, errors.New("invalid configuration: no authorization mode specified"))
+		} else {
+			errs = append(errs, fmt.Errorf("invalid configuration: unknown authorization mode %s", m))
+		}
+	}
+	if (c.Server.TLSCertFile == "") != (c.Server.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("invalid configuration: tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile (--tls-private-key-file) must be given together"))
+	}
 	return errors.Join(errs...)
 }
