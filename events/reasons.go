@@ -53,6 +53,12 @@ const (
 	FailedCreatePodSandBox = "FailedCreatePodSandBox"
 )
 
+// Process event reasons, recorded by the kubelet about its node.
+const (
+	// StartingKubelet is recorded once the process is built: the kubelet's BirthCry.
+	StartingKubelet = "Starting"
+)
+
 // Pod event reasons, recorded by the pod sync functions.
 const (
 	// FailedToKillPod is recorded when SyncTerminatingPod's kill failed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -84,8 +85,12 @@ type Kubelet struct {
 	pending []podconfig.Update
 	// started is set once Settle has started what the kubelet's Run starts.
 	started bool
+	// start is the start-up's progress (startup.go).
+	start startState
 	// mux is PodConfig's runner while Run runs; nil when a driver steps the kubelet.
 	mux *podconfig.Config
+	// recorder is the process's event recorder.
+	recorder record.EventRecorder
 }
 
 // New builds a kubelet process in the kubelet's order: the container manager's device manager
@@ -104,6 +109,7 @@ func New(opts Options) (*Kubelet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new kubelet %s: %w", opts.NodeName, err)
 	}
+	birthCry(k.recorder, opts.NodeName)
 	return k, nil
 }
 
@@ -126,10 +132,14 @@ func build(opts Options) (*Kubelet, error) {
 		}
 		devices = k.Plugins.Devices
 	}
+	k.recorder = recorder
+	k.traceNew()
 	if err := k.buildSources(recorder); err != nil {
 		return nil, err
 	}
-	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources}); err != nil {
+	k.traceSources()
+	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources,
+		runtimeAnswered: k.runtimeAnswered}); err != nil {
 		return nil, err
 	}
 	if k.Plugins != nil {

@@ -71,6 +71,8 @@ func TestStaticPodRunsWithMirrorPod(t *testing.T) {
 		t.Errorf("status manager phase of %s = %s, want Running", pod.UID, got)
 	}
 	want := []string{
+		// The kubelet's BirthCry, on the node, once the process is built.
+		"Normal Starting Starting kubelet.",
 		`Normal Pulling Pulling image "registry.k8s.io/pause:3.10"`,
 		`Normal Pulled Successfully pulled image "registry.k8s.io/pause:3.10"`,
 		"Normal Created Container created",

@@ -68,6 +68,8 @@ type Sync struct {
 	Status  *status.Manager
 	// Probes is the prober manager.
 	Probes *prober.Manager
+	// runtimeState is updateRuntimeUp's state: the start-up makes its first check.
+	runtimeState *runtimestate.State
 }
 
 // syncDeps are what the sync side takes from the rest of the process.
@@ -78,6 +80,8 @@ type syncDeps struct {
 	devices Devices
 	// sourcesReady is PodConfig's SeenAllSources.
 	sourcesReady func(seen sets.Set[string]) bool
+	// runtimeAnswered is called when the runtime first answers updateRuntimeUp's check.
+	runtimeAnswered func()
 }
 
 // buildSync wires the sync side's cores in dependency order (NewMainKubelet from the pod cache
@@ -114,10 +118,11 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if err != nil {
 		return Sync{}, err
 	}
-	state, err := runtimestate.New(runtimestate.Options{Clock: clk, Tracer: tracer, Runtime: n.Runtime, PLEG: relister})
+	state, err := runtimestate.New(runtimestate.Options{Clock: clk, Tracer: tracer, Runtime: &firstAnswer{Runtime: n.Runtime, answered: d.runtimeAnswered}, PLEG: relister})
 	if err != nil {
 		return Sync{}, err
 	}
+	n.runtimeState = state
 	// kl.backOff: the crash-loop back-off every pod shares.
 	initial, maximum := crashLoopBackOff(cfg)
 	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)

@@ -116,7 +116,7 @@ func TestReplayGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(text), "    0.000s sources ") || !strings.HasPrefix(string(jsonl), `{"t":0,"component":"sources"`) {
+	if !strings.HasPrefix(string(text), "    0.000s kubelet ") || !strings.HasPrefix(string(jsonl), `{"t":0,"component":"kubelet"`) {
 		t.Fatalf("golden files hold more than the trace:\n%s\n%s", text, jsonl)
 	}
 	// Either golden file matches a replay in either output format.
@@ -158,7 +158,7 @@ func TestReplayUpdateGoldenBesideScenario(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--update-golden wrote no %s: %v", golden, err)
 	}
-	if !strings.HasPrefix(string(got), "    0.000s sources ") {
+	if !strings.HasPrefix(string(got), "    0.000s kubelet ") {
 		t.Errorf("%s = %q, want the text trace", golden, got)
 	}
 }
