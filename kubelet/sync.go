@@ -68,6 +68,9 @@ type Sync struct {
 	Status  *status.Manager
 	// Probes is the prober manager.
 	Probes *prober.Manager
+	// Queue is the work queue: the pod workers put a UID back in it with a delay, the sync
+	// loop's tick takes the UIDs that are due.
+	Queue *workqueue.Queue
 	// runtimeState is updateRuntimeUp's state: the start-up makes its first check.
 	runtimeState *runtimestate.State
 }
@@ -114,6 +117,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if err != nil {
 		return Sync{}, err
 	}
+	n.Queue = queue
 	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer, Metrics: reg})
 	if err != nil {
 		return Sync{}, err

@@ -130,6 +130,7 @@ var stepKinds = []stepKind{
 	{"startNode", func() action { return new(StartNode) }},
 	{"apiDeleteNode", func() action { return new(APIDeleteNode) }},
 	{"probe", func() action { return new(ProbeStep) }},
+	{"expectPodMachinery", func() action { return new(ExpectPodMachinery) }},
 }
 
 // kindOf finds the row of an action key.
