@@ -27,7 +27,7 @@ type startState struct {
 	// pipeline, which Run's runners start otherwise.
 	stepping bool
 	// inRun is set while startUp traces Kubelet.Run's start: a first answer then waits for
-	// startUp to start the runtime-dependent modules in Run's order.
+	// startUp to start the runtime-dependent modules after Run's own steps.
 	inRun bool
 	// answered is set at the runtime's first answer, modules once the runtime-dependent modules
 	// started.
@@ -66,36 +66,36 @@ func birthCry(recorder record.EventRecorder, nodeName string) {
 	recorder.Eventf(node, v1.EventTypeNormal, events.StartingKubelet, "Starting kubelet.")
 }
 
-// startUp is Kubelet.Run up to syncLoop, as far as the cores model it: initializeModules; with an
-// API server, the goroutine that runs updateRuntimeUp once and then the node status loop, and
-// fastStatusUpdateOnce; the 5s updateRuntimeUp loop, whose first call is the first check without
-// an API server; the status manager; the PLEG; the sync loop. The start of each loop is traced;
-// what the loop does is the cores' (node registration, relists, the skip rule) and comes in the
-// driver's next pass. When the runtime answers the first check, the runtime-dependent modules
-// start here, after fastStatusUpdateOnce's start (their goroutine takes longer than Run's);
-// otherwise at its first answer (runtimeAnswered). stepping says whether a driver steps the
-// kubelet (the start-up then starts the plugin pipeline) or Run runs it (its runners do).
+// startUp is Kubelet.Run up to syncLoop, as far as the cores model it, in the order of
+// the v1.35 kubelet's start-up timeline: initializeModules; the first updateRuntimeUp check (with an API
+// server the node status goroutine's, without one the 5s loop's first); fastStatusUpdateOnce
+// (only with an API server); the status manager; the PLEG; the sync loop. The goroutine that
+// made the first check goes on after Run has reached syncLoop: when the runtime answered, it runs
+// initializeRuntimeDependentModules, which takes longer than Run's own steps, and then, with an
+// API server, the node status loop starts. The start of each loop is traced; what the loop does
+// is the cores' (node registration, relists, the skip rule) and comes in the driver's next pass.
+// A runtime that does not answer holds the runtime-dependent modules back to its first answer
+// (runtimeAnswered). stepping says whether a driver steps the kubelet (the start-up then starts
+// the plugin pipeline) or Run runs it (its runners do).
 func (k *Kubelet) startUp(stepping bool) {
 	k.start.stepping, k.start.inRun = stepping, true
 	api := k.opts.World.API != nil
 	k.startEvent(trace.KindRun, "Run", trace.Event{})
 	k.startEvent(trace.KindModules, "initializeModules", trace.Event{})
-	// With an API server, the node status goroutine checks the runtime before its first pass;
-	// without one, the first check is the 5s loop's, started after the status goroutines.
 	k.runtimeState.Advance()
 	if api {
-		k.startEvent(trace.KindNodeStatus, "syncNodeStatus", trace.Event{Delay: k.nodeStatusPeriod()})
 		k.startEvent(trace.KindFastStatus, "fastStatusUpdateOnce", trace.Event{Delay: nodestatus.FastStatusPeriod})
+		k.startEvent(trace.KindStatusManager, "statusManager.Start", trace.Event{Delay: status.DefaultSyncPeriod})
 	}
+	k.startEvent(trace.KindPLEG, "GenericPLEG.Start", trace.Event{Delay: pleg.DefaultRelistPeriod})
+	k.startEvent(trace.KindSyncLoopStart, "syncLoop", trace.Event{})
 	k.start.inRun = false
 	if k.start.answered {
 		k.runtimeDependentModules()
 	}
 	if api {
-		k.startEvent(trace.KindStatusManager, "statusManager.Start", trace.Event{Delay: status.DefaultSyncPeriod})
+		k.startEvent(trace.KindNodeStatus, "syncNodeStatus", trace.Event{Delay: k.nodeStatusPeriod()})
 	}
-	k.startEvent(trace.KindPLEG, "GenericPLEG.Start", trace.Event{Delay: pleg.DefaultRelistPeriod})
-	k.startEvent(trace.KindSyncLoopStart, "syncLoop", trace.Event{})
 }
 
 // runtimeAnswered is called once, when the runtime first answers updateRuntimeUp's status check,

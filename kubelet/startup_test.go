@@ -62,11 +62,12 @@ var (
 	resumeLine     = startLine{Component: trace.SyncLoop, Event: trace.KindResume, Func: "syncLoop"}
 )
 
-// TestStartUpOrder checks the start-up's trace, in the kubelet's order (KUBELET-STARTUP's
-// NewMainKubelet and Kubelet.Run): NewMainKubelet and makePodSourceConfig, the BirthCry, then
-// Run's modules, updateRuntimeUp's first check before the node status loop starts, the
-// fastStatusUpdateOnce poll, the runtime-dependent modules with the plugin pipeline, the status
-// manager, the PLEG and the sync loop; then what those loops do in the first pass. Without an API
+// TestStartUpOrder checks the start-up's trace, in the kubelet's order (the v1.35 kubelet's
+// NewMainKubelet, Kubelet.Run and its timeline): NewMainKubelet and makePodSourceConfig, the
+// BirthCry, then Run's modules, updateRuntimeUp's first check, the fastStatusUpdateOnce poll,
+// the status manager, the PLEG and the sync loop; after them the check's goroutine runs the
+// runtime-dependent modules with the plugin pipeline and starts the node status loop; then what
+// those loops do in the first pass. Without an API
 // server the node status loop, the poll and the status manager do not start, and the first
 // runtime check is the 5s loop's.
 func TestStartUpOrder(t *testing.T) {
@@ -84,12 +85,12 @@ func TestStartUpOrder(t *testing.T) {
 			kubeletLine(trace.KindRun, "Run", 0, ""),
 			kubeletLine(trace.KindModules, "initializeModules", 0, ""),
 			kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-			kubeletLine(trace.KindNodeStatus, "syncNodeStatus", 10*time.Second, ""),
 			kubeletLine(trace.KindFastStatus, "fastStatusUpdateOnce", 100*time.Millisecond, ""),
-			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.CSIPlugin+" "+registerapi.DevicePlugin),
 			kubeletLine(trace.KindStatusManager, "statusManager.Start", 10*time.Second, ""),
 			kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
 			kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
+			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.CSIPlugin+" "+registerapi.DevicePlugin),
+			kubeletLine(trace.KindNodeStatus, "syncNodeStatus", 10*time.Second, ""),
 			skipLine, registeredLine, healthyLine, resumeLine,
 		},
 	}, {
@@ -102,9 +103,9 @@ func TestStartUpOrder(t *testing.T) {
 			kubeletLine(trace.KindRun, "Run", 0, ""),
 			kubeletLine(trace.KindModules, "initializeModules", 0, ""),
 			kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
 			kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
 			kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
+			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
 			skipLine, healthyLine, resumeLine,
 		},
 	}} {
@@ -204,9 +205,9 @@ func TestRunTracesTheStartUp(t *testing.T) {
 		kubeletLine(trace.KindRun, "Run", 0, ""),
 		kubeletLine(trace.KindModules, "initializeModules", 0, ""),
 		kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-		kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
 		kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
 		kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
+		kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Run's start-up (-want +got):\n%s", diff)

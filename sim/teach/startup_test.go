@@ -41,8 +41,8 @@ func TestExplainStartUp(t *testing.T) {
 	para := full[start:end]
 	at := 0
 	for _, fn := range []string{"NewMainKubelet", "makePodSourceConfig", "BirthCry", "Kubelet.Run", "initializeModules",
-		"updateRuntimeUp", "registerWithAPIServer", "fastStatusUpdateOnce", "initializeRuntimeDependentModules",
-		"plugin manager", "status manager", "(PLEG) starts", "syncLoop", "skips pod synchronization", "PLEG has relisted",
+		"updateRuntimeUp", "fastStatusUpdateOnce", "status manager", "(PLEG) starts", "syncLoop", "initializeRuntimeDependentModules",
+		"plugin manager", "syncNodeStatus", "skips pod synchronization", "registerWithAPIServer", "PLEG has relisted",
 		"dispatches what it held back", "Ready=True"} {
 		i := strings.Index(para[at:], fn)
 		if i < 0 {

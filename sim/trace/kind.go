@@ -37,17 +37,17 @@ const (
 // Kinds of the kubelet component: the steps of the process's start-up, in the order the kubelet
 // takes them (docs/trace.md, "The start-up").
 const (
-	KindNew            Kind = "new"             // NewMainKubelet built the process
-	KindSources        Kind = "sources"         // makePodSourceConfig made PodConfig and its sources
-	KindRun            Kind = "run"             // startKubelet runs Kubelet.Run
-	KindModules        Kind = "modules"         // initializeModules: directories, image manager, OOM watcher
-	KindRuntimeUp      Kind = "runtime-up"      // updateRuntimeUp found the runtime ready for the first time
-	KindNodeStatus     Kind = "node-status"     // the node status loop starts: registration, then every Delay
-	KindFastStatus     Kind = "fast-status"     // fastStatusUpdateOnce starts polling every Delay
-	KindRuntimeModules Kind = "runtime-modules" // initializeRuntimeDependentModules: container, device and plugin managers
-	KindStatusManager  Kind = "status-manager"  // the status manager starts its sync loop
-	KindSyncLoopStart  Kind = "sync-loop"       // syncLoop is entered
+	KindNew           Kind = "new"            // NewMainKubelet built the process
+	KindSources       Kind = "sources"        // makePodSourceConfig made PodConfig and its sources
+	KindRun           Kind = "run"            // startKubelet runs Kubelet.Run
+	KindModules       Kind = "modules"        // initializeModules: directories, image manager, OOM watcher
+	KindRuntimeUp     Kind = "runtime-up"     // updateRuntimeUp found the runtime ready for the first time
+	KindFastStatus    Kind = "fast-status"    // fastStatusUpdateOnce starts polling every Delay
+	KindStatusManager Kind = "status-manager" // the status manager starts its sync loop
 	// The PLEG's start is KindPLEG, a word the sync loop uses too.
+	KindSyncLoopStart  Kind = "sync-loop"       // syncLoop is entered
+	KindRuntimeModules Kind = "runtime-modules" // initializeRuntimeDependentModules: container, device and plugin managers
+	KindNodeStatus     Kind = "node-status"     // the node status loop starts: registration, then every Delay
 )
 
 // Kinds of the syncloop component.
