@@ -48,11 +48,12 @@
 //	              controllers, plugins), the timeline view and lessons (teach), and sample plugins
 //	              (sampleplugin)
 //
-// cmd holds the commands (minikubelet, fleetload), test the test helpers and the test modules of
-// their own, and manifests and scenarios data: static pods, and scenario files with their golden
-// traces. The package scenarios embeds its directory, the scenarios and the lessons, so that the
-// binary carries them. docs/examples holds kubeadm's control plane as static pods and a deployment
-// of shards of nodes into a cluster.
+// cmd holds the commands (minikubelet, fleetload); test the test helpers (podtest, the pods tests
+// build; benchfloor, the yardstick of the speed benchmarks) and the test modules of their own; and
+// manifests and scenarios data: static pods, and scenario files with their golden traces. The
+// package scenarios embeds its directory, the scenarios and the lessons, so that the binary carries
+// them. docs/examples holds kubeadm's control plane as static pods and a deployment of shards of
+// nodes into a cluster.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. Package kubelet assembles the cores of one kubelet process; the run command wraps them

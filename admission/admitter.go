@@ -21,7 +21,8 @@ import (
 type Devices interface {
 	// Admit allocates the pod's devices, or says why it cannot.
 	Admit(ctx context.Context, pod *v1.Pod) (ok bool, reason, message string)
-	// RemovePods frees the devices of every pod whose UID is not in active.
+	// RemovePods frees the devices of every pod whose UID is not in active. It must not keep
+	// or change active: the map is the Admitter's own.
 	RemovePods(active map[string]bool)
 }
 
@@ -38,6 +39,16 @@ type EventRecorder interface {
 	Eventf(object runtime.Object, eventType, reason, messageFmt string, args ...any)
 }
 
+// ActivePods is the kubelet's GetActivePods as admission reads it: the pods that are not finished,
+// terminating ones included.
+type ActivePods interface {
+	// Get returns the pod with uid if it is active.
+	Get(uid types.UID) (*v1.Pod, bool)
+	// All yields every active pod, in any order. The Admitter walks it once, at its first
+	// admission; after that it is told of changes (Admitter.PodChanged).
+	All() iter.Seq[*v1.Pod]
+}
+
 // StatusSetter is the status manager's SetPodStatus, which rejectPod calls.
 type StatusSetter interface {
 	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
@@ -47,10 +58,9 @@ type StatusSetter interface {
 type Options struct {
 	// Node is getNodeAnyWay. Required.
 	Node NodeFunc
-	// ActivePods yields the kubelet's GetActivePods, in any order: the pods that are not
-	// finished, terminating ones included. It is walked at every admission, so it should not
-	// copy or sort. Required.
-	ActivePods iter.Seq[*v1.Pod]
+	// ActivePods are the pods a new pod is checked against. The Admitter keeps their counts and
+	// must be told, through PodChanged, of every change to what Get answers. Required.
+	ActivePods ActivePods
 	// Kill kills the victims of a critical pod's preemption. Required.
 	Kill KillFunc
 	// Status receives the Failed status of a rejected pod. Required.
@@ -87,8 +97,17 @@ func (o Options) validate() error {
 // Admitter is the kubelet's canAdmitPod with the admit handlers minikubelet models, in the
 // kubelet's order (the device manager's allocation, then the predicate handler with critical-pod
 // preemption), and rejectPod for the pods they refuse.
+//
+// It keeps the active pods' count, requests and host ports (a usage) and updates them one pod at a
+// time, from the UIDs PodChanged names, when a pod is next admitted.
 type Admitter struct {
 	opts Options
+	// usage counts the active pods as of the last refresh; counted is false until the first
+	// one, which counts every active pod.
+	usage   *usage
+	counted bool
+	// changed are the UIDs whose share may have changed since the last refresh.
+	changed map[types.UID]struct{}
 }
 
 // New returns an Admitter.
@@ -96,7 +115,46 @@ func New(opts Options) (*Admitter, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new admitter: %w", err)
 	}
-	return &Admitter{opts: opts}, nil
+	return &Admitter{opts: opts, usage: newUsage(opts.Devices != nil), changed: map[types.UID]struct{}{}}, nil
+}
+
+// PodChanged tells the Admitter that something ActivePods.Get reads about the pod with uid may
+// have changed: the pod manager added, replaced or removed it, its pod worker changed state, or
+// the status manager cached or forgot its status. The pod is counted again at the next admission,
+// when every component is between steps.
+func (a *Admitter) PodChanged(uid types.UID) {
+	if a.counted {
+		a.changed[uid] = struct{}{}
+	}
+}
+
+// refresh brings the usage up to date: every active pod at the first call, the changed pods after.
+func (a *Admitter) refresh() {
+	if !a.counted {
+		for p := range a.opts.ActivePods.All() {
+			a.usage.set(p)
+		}
+		a.counted = true
+		return
+	}
+	for uid := range a.changed {
+		if pod, ok := a.opts.ActivePods.Get(uid); ok {
+			a.usage.set(pod)
+		} else {
+			a.usage.remove(uid)
+		}
+	}
+	clear(a.changed)
+}
+
+// Verify counts the active pods from scratch and reports how the kept counts differ, or nil when
+// they agree. It walks every active pod: it is for tests and invariant checks.
+func (a *Admitter) Verify() error {
+	a.refresh()
+	if d := a.usage.diff(usageOf(a.opts.ActivePods.All())); d != "" {
+		return fmt.Errorf("admission's counts of the active pods differ from a recount: %s", d)
+	}
+	return nil
 }
 
 // Admit reports whether the pod may run. A refused pod has been rejected: a Warning event with
@@ -130,32 +188,26 @@ func (a *Admitter) Admit(ctx context.Context, pod *v1.Pod) bool {
 
 // canAdmit runs the handlers over the active pods other than pod; the first refusal wins.
 func (a *Admitter) canAdmit(ctx context.Context, pod *v1.Pod) (bool, string, string) {
-	// The other pods are walked by each check that needs them, never copied: admission runs for
-	// every new pod, over every active pod.
-	others := func(yield func(*v1.Pod) bool) {
-		for p := range a.opts.ActivePods {
-			if p.UID != pod.UID && !yield(p) {
-				return
-			}
-		}
-	}
+	a.refresh()
 	if d := a.opts.Devices; d != nil {
 		// The device manager's UpdateAllocatedDevices: devices of pods that are no longer
-		// active are free again before the new pod's allocation.
-		active := map[string]bool{string(pod.UID): true}
-		for p := range others {
-			active[string(p.UID)] = true
+		// active are free again before the new pod's allocation. The new pod counts as active.
+		uids, uid := a.usage.uids, string(pod.UID)
+		counted := uids[uid]
+		uids[uid] = true
+		d.RemovePods(uids)
+		if !counted {
+			delete(uids, uid)
 		}
-		d.RemovePods(active)
 		if ok, reason, message := d.Admit(ctx, pod); !ok {
 			return false, reason, message
 		}
 	}
-	return a.predicate(ctx, pod, others)
+	return a.predicate(ctx, pod, a.usage.without(pod.UID))
 }
 
 // predicate is the predicate admit handler's Admit.
-func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others iter.Seq[*v1.Pod]) (bool, string, string) {
+func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others others) (bool, string, string) {
 	logger := klog.FromContext(ctx)
 	node, err := a.opts.Node(ctx)
 	if err != nil {
@@ -165,7 +217,7 @@ func (a *Admitter) predicate(ctx context.Context, pod *v1.Pod, others iter.Seq[*
 	if reason, message, ok := preCheck(pod, node); !ok {
 		return false, reason, message
 	}
-	failures := GeneralFilter(logger, pod, node, others)
+	failures := generalFilter(logger, pod, node, others)
 	if len(failures) == 0 {
 		return true, "", ""
 	}
@@ -199,7 +251,7 @@ func (a *Admitter) handleFailure(ctx context.Context, pod *v1.Pod, failures []Fa
 	if len(other) > 0 {
 		return other, nil
 	}
-	victims, err := podsToPreempt(pod, sortedPods(a.opts.ActivePods), needed)
+	victims, err := podsToPreempt(pod, sortedPods(a.activePods()), needed)
 	if err != nil {
 		return nil, fmt.Errorf("preemption: error finding a set of pods to preempt: %w", err)
 	}
@@ -213,6 +265,17 @@ func (a *Admitter) handleFailure(ctx context.Context, pod *v1.Pod, failures []Fa
 		a.opts.Kill(v, preemptionStatus(v))
 	}
 	return nil, nil
+}
+
+// activePods yields the active pods as last counted.
+func (a *Admitter) activePods() iter.Seq[*v1.Pod] {
+	return func(yield func(*v1.Pod) bool) {
+		for _, s := range a.usage.pods {
+			if !yield(s.pod) {
+				return
+			}
+		}
+	}
 }
 
 // sortedPods lists the pods by namespace and name. The kubelet walks its active pods in map order,

@@ -3,16 +3,36 @@ package admission
 import (
 	"context"
 	"errors"
-	"slices"
+	"iter"
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet"
 )
+
+// podSet is a fixed set of active pods.
+type podSet map[k8stypes.UID]*v1.Pod
+
+func newPodSet(pods ...*v1.Pod) podSet {
+	s := podSet{}
+	for _, p := range pods {
+		s[p.UID] = p
+	}
+	return s
+}
+
+func (s podSet) Get(uid k8stypes.UID) (*v1.Pod, bool) {
+	p, ok := s[uid]
+	return p, ok
+}
+
+func (s podSet) All() iter.Seq[*v1.Pod] { return maps.Values(s) }
 
 type statusLog map[string]v1.PodStatus
 
@@ -43,7 +63,7 @@ func newHarness(t *testing.T, node *v1.Node, active []*v1.Pod, devices Devices) 
 	h := &harness{statuses: statusLog{}, events: record.NewFakeRecorder(16), killedSt: map[string]v1.PodStatus{}}
 	opts := Options{
 		Node:       func(context.Context) (*v1.Node, error) { return node, nil },
-		ActivePods: slices.Values(active),
+		ActivePods: newPodSet(active...),
 		Kill: func(pod *v1.Pod, fn func(*v1.PodStatus)) {
 			h.killed = append(h.killed, pod.Name)
 			st := v1.PodStatus{Phase: v1.PodRunning}

@@ -92,9 +92,15 @@ func preCheck(pod *v1.Pod, node *v1.Node) (reason, message string, ok bool) {
 
 // GeneralFilter is the predicate handler's generalFilter: every failure of the resource fit, node
 // affinity (nodeSelector and required node affinity), node name and host ports, in that order,
-// then, for a pod that is not static, an untolerated NoExecute taint. others are the active pods
-// other than pod. Requests for extended resources the node does not advertise are dropped first.
-func GeneralFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others iter.Seq[*v1.Pod]) []Failure {
+// then, for a pod that is not static, an untolerated NoExecute taint. otherPods are the active pods
+// other than pod (one per UID, as the pod manager keeps them), counted here from scratch as the
+// kubelet does; the Admitter keeps their counts instead. Requests for extended resources the node does not advertise are dropped first.
+func GeneralFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, otherPods iter.Seq[*v1.Pod]) []Failure {
+	return generalFilter(logger, pod, node, others{u: usageOf(otherPods)})
+}
+
+// generalFilter is GeneralFilter against the other pods' usage.
+func generalFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others others) []Failure {
 	allocatable := amountsOf(node.Status.Allocatable)
 	pod = dropMissingExtendedResources(pod, allocatable)
 	failures := fitsRequest(PodRequests(pod), allocatable, others)
@@ -127,25 +133,17 @@ func amountsOf(rl v1.ResourceList) amounts {
 // other pods: the pod count first, then, if the pod requests anything, cpu, memory,
 // ephemeral-storage and each scalar resource. The kubelet walks the scalar resources in map
 // order; here they go by name, so that the first failure reported is the same on every run.
-func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others iter.Seq[*v1.Pod]) []Failure {
+func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others others) []Failure {
 	req := amountsOf(podRequests)
 	var out []Failure
-	count := int64(0)
-	for range others {
-		count++
-	}
+	count := others.count()
 	if count+1 > allocatable.pods {
 		out = append(out, Failure{Resource: v1.ResourcePods, Requested: 1, Used: count, Capacity: allocatable.pods})
 	}
 	if req.milliCPU == 0 && req.memory == 0 && req.ephemeralStorage == 0 && len(req.scalar) == 0 {
 		return out
 	}
-	// What the other pods ask for is summed only now: most pods ask for nothing, and admission
-	// runs for every new pod.
-	var used amounts
-	for p := range others {
-		used.add(PodRequests(p))
-	}
+	used := others.requests()
 	check := func(name v1.ResourceName, want, inUse, capacity int64) {
 		if want > 0 && want > capacity-inUse {
 			out = append(out, Failure{Resource: name, Requested: want, Used: inUse, Capacity: capacity})
@@ -189,6 +187,9 @@ func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) *v1.Pod {
 	return pod
 }
 
+// anyAddress is the host IP of a port bound on every address, the scheduler's default.
+const anyAddress = "0.0.0.0"
+
 // hostPort is one (ip, protocol, port) a pod binds on the node, with the scheduler's defaults:
 // 0.0.0.0 and TCP.
 type hostPort struct {
@@ -207,7 +208,7 @@ func hostPorts(pod *v1.Pod) []hostPort {
 			}
 			hp := hostPort{ip: p.HostIP, protocol: string(p.Protocol), port: p.HostPort}
 			if hp.ip == "" {
-				hp.ip = "0.0.0.0"
+				hp.ip = anyAddress
 			}
 			if hp.protocol == "" {
 				hp.protocol = string(v1.ProtocolTCP)
@@ -228,20 +229,10 @@ func hostPorts(pod *v1.Pod) []hostPort {
 
 // fitsPorts is the nodeports filter: a wanted port conflicts with one in use on the same protocol
 // and port when either address is 0.0.0.0 or both are the same.
-func fitsPorts(pod *v1.Pod, others iter.Seq[*v1.Pod]) bool {
-	want := hostPorts(pod)
-	if len(want) == 0 {
-		return true
-	}
-	var used []hostPort
-	for p := range others {
-		used = append(used, hostPorts(p)...)
-	}
-	for _, w := range want {
-		for _, u := range used {
-			if w.protocol == u.protocol && w.port == u.port && (w.ip == "0.0.0.0" || u.ip == "0.0.0.0" || w.ip == u.ip) {
-				return false
-			}
+func fitsPorts(pod *v1.Pod, others others) bool {
+	for _, w := range hostPorts(pod) {
+		if others.portTaken(w) {
+			return false
 		}
 	}
 	return true

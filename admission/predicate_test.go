@@ -4,11 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -26,10 +27,7 @@ func ctr(name string, requests v1.ResourceList) v1.Container {
 }
 
 func testPod(name string, containers ...v1.Container) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: k8stypes.UID("uid-" + name)},
-		Spec:       v1.PodSpec{NodeName: "node-1", Containers: containers},
-	}
+	return podtest.New(name, podtest.Node("node-1"), podtest.Containers(containers...))
 }
 
 func testNode(allocatable v1.ResourceList) *v1.Node {

@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -22,6 +25,34 @@ type amounts struct {
 	milliCPU, memory, ephemeralStorage int64
 	pods                               int64
 	scalar                             map[v1.ResourceName]int64
+}
+
+// addAmounts adds b times sign (1 or -1). A scalar resource that drops to zero stays in the map:
+// a missing entry reads as zero too.
+func (a *amounts) addAmounts(b amounts, sign int64) {
+	a.milliCPU += sign * b.milliCPU
+	a.memory += sign * b.memory
+	a.ephemeralStorage += sign * b.ephemeralStorage
+	a.pods += sign * b.pods
+	for name, q := range b.scalar {
+		if a.scalar == nil {
+			a.scalar = map[v1.ResourceName]int64{}
+		}
+		a.scalar[name] += sign * q
+	}
+}
+
+// String lists the amounts, scalar resources by name and without zeros, so that two amounts that
+// read the same print the same.
+func (a amounts) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu=%dm memory=%d ephemeral-storage=%d pods=%d", a.milliCPU, a.memory, a.ephemeralStorage, a.pods)
+	for _, name := range slices.Sorted(maps.Keys(a.scalar)) {
+		if q := a.scalar[name]; q != 0 {
+			fmt.Fprintf(&b, " %s=%d", name, q)
+		}
+	}
+	return b.String()
 }
 
 // add adds a resource list, as the framework's Resource.Add does: pods counts pods, and only the

@@ -51,12 +51,9 @@ const (
 const (
 	// FailedCreatePodSandBox is recorded when the pod's sandbox could not be created.
 	FailedCreatePodSandBox = "FailedCreatePodSandBox"
-)
-
-// Process event reasons, recorded by the kubelet about its node.
-const (
-	// StartingKubelet is recorded once the process is built: the kubelet's BirthCry.
-	StartingKubelet = "Starting"
+	// SandboxChanged is recorded by SyncPod when a pod that had a sandbox needs a new one (its
+	// sandbox died, or several are ready), before the pod is killed and the sandbox re-created.
+	SandboxChanged = "SandboxChanged"
 )
 
 // Pod event reasons, recorded by the pod sync functions.
@@ -70,4 +67,36 @@ const (
 const (
 	// PreemptContainer is recorded on a pod killed to make room for a critical pod.
 	PreemptContainer = "Preempting"
+)
+
+// Node event reasons, recorded about the Node (NodeRef): the kubelet's own events, with the
+// message "Node <name> status is now: <reason>" for the condition and schedulable ones.
+const (
+	// StartingKubelet is recorded once when the kubelet process starts, before it runs (the
+	// kubelet's BirthCry), with the message MessageStartingKubelet.
+	StartingKubelet = "Starting"
+	// NodeHasSufficientMemory, NodeHasNoDiskPressure and NodeHasSufficientPID are recorded by the
+	// condition setters when a pressure condition becomes False: on the node the kubelet
+	// registers (whose conditions are new), and on a node whose condition was True or Unknown.
+	NodeHasSufficientMemory = "NodeHasSufficientMemory"
+	NodeHasNoDiskPressure   = "NodeHasNoDiskPressure"
+	NodeHasSufficientPID    = "NodeHasSufficientPID"
+	// NodeReady and NodeNotReady are recorded when the Ready condition the kubelet computes
+	// differs from the node's (never when the node had none).
+	NodeReady    = "NodeReady"
+	NodeNotReady = "NodeNotReady"
+	// NodeSchedulable and NodeNotSchedulable are recorded when the kubelet sees
+	// spec.unschedulable change (kubectl cordon and uncordon), at its next node status update.
+	NodeSchedulable    = "NodeSchedulable"
+	NodeNotSchedulable = "NodeNotSchedulable"
+	// SuccessfulNodeAllocatableEnforcement is recorded when the container manager starts and has
+	// set the pods' cgroup limits to the node's allocatable, with the message
+	// MessageNodeAllocatableEnforced.
+	SuccessfulNodeAllocatableEnforcement = "NodeAllocatableEnforced"
+)
+
+// Messages of the node events that are not "Node <name> status is now: <reason>".
+const (
+	MessageStartingKubelet         = "Starting kubelet."
+	MessageNodeAllocatableEnforced = "Updated Node Allocatable limit across pods"
 )

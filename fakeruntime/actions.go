@@ -15,9 +15,11 @@ import (
 type podActions struct {
 	// killPod stops every container and the sandbox before anything else.
 	killPod bool
-	// createSandbox makes a new sandbox with the given attempt number.
+	// createSandbox makes a new sandbox with the given attempt number. sandboxID is the newest
+	// sandbox the pod has, "" for a pod that never had one: SyncPod then records SandboxChanged.
 	createSandbox bool
 	attempt       int
+	sandboxID     string
 	// initStart lists the init containers to start, in spec order: the next regular init
 	// container or sidecar, and sidecars to restart.
 	initStart []*v1.Container
@@ -88,8 +90,8 @@ const (
 // from the pod cache: the kubelet's computePodActions with computeInitContainerActions. probes are
 // the liveness and startup results managers; nil has none.
 func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus, probes kubecontainer.ProbeResults) podActions {
-	create, attempt := sandboxChanged(status)
-	acts := podActions{killPod: create, createSandbox: create, attempt: attempt}
+	create, attempt, sandboxID := sandboxChanged(status)
+	acts := podActions{killPod: create, createSandbox: create, attempt: attempt, sandboxID: sandboxID}
 	if create {
 		return sandboxActions(pod, status, acts)
 	}
@@ -370,12 +372,13 @@ func restartsUnknown(c *v1.Container, pod *v1.Pod) bool {
 	return pod.Spec.RestartPolicy != v1.RestartPolicyNever
 }
 
-// sandboxChanged reports whether a new sandbox is needed, and its attempt number: when there is
-// none, when more than one is ready, or when the newest is not ready. The fake has no network, so
-// the kubelet's namespace and IP checks never fire.
-func sandboxChanged(status *kubecontainer.PodStatus) (bool, int) {
+// sandboxChanged reports whether a new sandbox is needed, its attempt number and the newest
+// sandbox's ID ("" when there is none): when there is none, when more than one is ready, or when
+// the newest is not ready. The kubelet's PodSandboxChanged; the fake has no network, so its
+// namespace and IP checks never fire.
+func sandboxChanged(status *kubecontainer.PodStatus) (bool, int, string) {
 	if len(status.Sandboxes) == 0 {
-		return true, 0
+		return true, 0, ""
 	}
 	ready := 0
 	for _, s := range status.Sandboxes {
@@ -385,9 +388,9 @@ func sandboxChanged(status *kubecontainer.PodStatus) (bool, int) {
 	}
 	newest := status.Sandboxes[0]
 	if ready > 1 || newest.State != kubecontainer.SandboxReady {
-		return true, newest.Attempt + 1
+		return true, newest.Attempt + 1, newest.ID
 	}
-	return false, newest.Attempt
+	return false, newest.Attempt, newest.ID
 }
 
 // containerSucceeded reports whether the newest instance of c exited 0.

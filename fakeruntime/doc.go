@@ -56,6 +56,8 @@
 // # Determinism
 //
 // Container IDs are "c-000001", "c-000002" ... and sandbox IDs "s-000001" ... in the order SyncPod
-// creates them. GetPods lists pods by UID and their containers by ID; GetPodStatus lists instances
+// creates them. A sandbox's IP is derived from the pod's UID (10.88.x.y; none for a host-network
+// pod), and GetPodStatus reports it while the pod's newest sandbox is ready: what an HTTP hook
+// without a host is aimed at. GetPods lists pods by UID and their containers by ID; GetPodStatus lists instances
 // newest first. Effects at the same instant apply in the order they were scheduled.
 package fakeruntime

@@ -1,6 +1,8 @@
 package fakeruntime
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,7 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 		Tracer:    trace.Discard,
 		Recorder: recorderFunc(func(object runtime.Object, eventType, reason, message string) {
 			ref := object.(*v1.ObjectReference)
-			got = append(got, recorded{At: clk.Since(vclock.Epoch), Pod: ref.Namespace + "/" + ref.Name + " " + string(ref.UID), Type: eventType, Reason: reason, Message: message})
+			got = append(got, recorded{At: clk.Since(vclock.Epoch), Pod: ref.Namespace + "/" + ref.Name + " " + string(ref.UID) + " " + ref.FieldPath, Type: eventType, Reason: reason, Message: message})
 		}),
 	})
 	if err != nil {
@@ -70,7 +72,8 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 	}
 	run()
 
-	p := "default/web uid-web"
+	// Every event is about the container, by its field path, as GenerateContainerRef makes it.
+	p := "default/web uid-web spec.containers{app}"
 	want := []recorded{
 		{At: 0, Pod: p, Type: "Normal", Reason: "Pulling", Message: `Pulling image "busybox:1.36"`},
 		{At: 2 * time.Second, Pod: p, Type: "Warning", Reason: "Failed", Message: `Failed to pull image "busybox:1.36"`},
@@ -86,5 +89,50 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("recorded events mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSandboxChangedRecordedBeforeTheKill checks SyncPod's first step for a pod whose sandbox
+// died: the Normal SandboxChanged event about the pod (no field path), then the kill of what is
+// left, then a new sandbox. A pod's first sandbox records nothing.
+func TestSandboxChangedRecordedBeforeTheKill(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	var got []string
+	rt, err := New(Options{Clock: clk, Tracer: trace.Discard,
+		Recorder: recorderFunc(func(object runtime.Object, eventType, reason, message string) {
+			ref := object.(*v1.ObjectReference)
+			got = append(got, reason+" "+ref.FieldPath+" "+message)
+		}),
+	})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	pod := newPod("web")
+	sync := func() {
+		status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+		if err != nil {
+			t.Fatalf("GetPodStatus() error = %v", err)
+		}
+		_, _ = rt.SyncPod(pod, status, nil)
+		for next, ok := rt.NextWake(); ok; next, ok = rt.NextWake() {
+			clk.Set(next)
+			rt.Advance()
+		}
+	}
+	sync()
+	if slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "SandboxChanged") }) {
+		t.Errorf("first sync recorded SandboxChanged: %q", got)
+	}
+	if err := rt.KillSandbox("default/web"); err != nil {
+		t.Fatalf("KillSandbox() error = %v", err)
+	}
+	got = nil
+	sync()
+	want := []string{
+		"SandboxChanged  Pod sandbox changed, it will be killed and re-created.",
+		"Killing spec.containers{app} Stopping container app",
+	}
+	if len(got) < 2 || !cmp.Equal(want, got[:2]) {
+		t.Errorf("events after the sandbox died = %q, want them to begin with %q", got, want)
 	}
 }

@@ -3,10 +3,14 @@ package fakeruntime
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // The lifecycle hooks a container can have.
@@ -28,11 +32,18 @@ const (
 // sleeps its seconds.
 type HookBehavior struct {
 	// Fail makes the hook fail: for an exec hook the command exits 1, for an HTTP hook the
-	// request is refused.
+	// connection is refused.
 	Fail bool
 	// Duration is how long the hook runs before it returns. Nil keeps the handler's own: zero
 	// for exec and HTTP, the seconds of a sleep.
 	Duration *time.Duration
+	// HTTPStatus is the status an HTTP hook's server answers; zero is 200. The v1.35 kubelet
+	// reads no status: any answer is a success, only a transport error fails the hook.
+	HTTPStatus int
+	// Times, when positive, limits the script to the next Times runs of the hook; after them the
+	// hook runs as if it had not been scripted (its annotation, else a success). Zero scripts
+	// every run.
+	Times int
 }
 
 type hookKey struct {
@@ -87,17 +98,29 @@ func checkHookAnnotations(annotations map[string]string, container string) error
 // hookRun is one run of a lifecycle hook, decided when the kubelet starts it.
 type hookRun struct {
 	// d is how long the hook runs; err is non-empty when it fails, with msg the handler
-	// runner's message (the postStart waiting message).
-	d   time.Duration
-	err string
-	msg string
+	// runner's message (the postStart waiting message). answered is the status an HTTP hook's
+	// server answered, 0 for another handler or a failure.
+	d        time.Duration
+	err      string
+	msg      string
+	answered int
 }
 
 // runHook decides how the hook h of container c runs: scripted by SetHook, else by the pod's
 // annotation, else by its handler (the kubelet's handlerRunner.Run). A bad annotation fails the
-// hook with the parse error as its message.
-func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.LifecycleHandler) hookRun {
-	b, ok := r.hooks[hookKey{pod: podKeyOf(pod), container: c.Name, hook: hook}]
+// hook with the parse error as its message. podIPs are the IPs the runtime reports for the pod's
+// sandbox when the hook runs, which an HTTP hook without a host is aimed at.
+func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.LifecycleHandler, podIPs []string) hookRun {
+	key := hookKey{pod: podKeyOf(pod), container: c.Name, hook: hook}
+	b, ok := r.hooks[key]
+	if ok && b.Times > 0 {
+		// One run of a limited script used up; the last one ends the script.
+		if b.Times--; b.Times == 0 {
+			delete(r.hooks, key)
+		} else {
+			r.hooks[key] = b
+		}
+	}
 	if !ok {
 		prefix := AnnotationPostStart
 		if hook == HookPreStop {
@@ -119,14 +142,33 @@ func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.Lifec
 			run.msg = fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, formatPod(pod), run.err, "")
 		}
 	case h.HTTPGet != nil:
-		if b.Fail {
-			host := h.HTTPGet.Host
-			if host == "" {
-				host = pod.Status.PodIP
+		// runHTTPHandler: without a host, the pod IP the runtime reports for its sandbox, which
+		// a host-network pod's sandbox, or a sandbox that is not ready, does not have; the
+		// request is made at once, and any answer is a success.
+		host := h.HTTPGet.Host
+		if host == "" {
+			if len(podIPs) == 0 {
+				run.err = fmt.Sprintf("failed to find networking container: &{%s %s %s [] ...}", pod.UID, pod.Name, pod.Namespace)
+				run.msg = fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, formatPod(pod), run.err)
+				return run
 			}
-			addr := host + ":" + h.HTTPGet.Port.String()
-			run.err = fmt.Sprintf("Get %q: dial tcp %s: connect: connection refused", httpHookURL(h.HTTPGet, host), addr)
+			host = podIPs[0]
+		}
+		port, err := hookPort(h.HTTPGet.Port, c)
+		if err != nil {
+			run.err = err.Error()
 			run.msg = fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, formatPod(pod), run.err)
+			return run
+		}
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		if b.Fail {
+			run.err = fmt.Sprintf("Get %q: dial tcp %s: connect: connection refused", httpHookURL(h.HTTPGet, addr), addr)
+			run.msg = fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, formatPod(pod), run.err)
+		} else {
+			run.answered = b.HTTPStatus
+			if run.answered == 0 {
+				run.answered = http.StatusOK
+			}
 		}
 	case h.Sleep != nil:
 		run.d = time.Duration(h.Sleep.Seconds) * time.Second
@@ -146,14 +188,38 @@ func (r *Runtime) runHook(pod *v1.Pod, c *v1.Container, hook string, h *v1.Lifec
 	return run
 }
 
-// httpHookURL is the URL an HTTP hook requests from host: the hook's own host, else the pod's
-// IP as its status shows it (the runtime's sandboxes have no address of their own).
-func httpHookURL(h *v1.HTTPGetAction, host string) string {
+// httpHookURL is the URL an HTTP hook requests from addr, host and port.
+func httpHookURL(h *v1.HTTPGetAction, addr string) string {
 	scheme := strings.ToLower(string(h.Scheme))
 	if scheme == "" {
 		scheme = "http"
 	}
-	return fmt.Sprintf("%s://%s:%s%s", scheme, host, h.Port.String(), h.Path)
+	return fmt.Sprintf("%s://%s%s", scheme, addr, h.Path)
+}
+
+// hookPort is the port an HTTP hook requests: probe.ResolveContainerPort, with its errors: a
+// number, or the container port of that name, or else a name that parses as a number.
+func hookPort(p intstr.IntOrString, c *v1.Container) (int, error) {
+	port := p.IntValue()
+	if p.Type == intstr.String {
+		port = -1
+		for _, cp := range c.Ports {
+			if cp.Name == p.StrVal {
+				port = int(cp.ContainerPort)
+				break
+			}
+		}
+		if port < 0 {
+			var err error
+			if port, err = strconv.Atoi(p.StrVal); err != nil {
+				return port, err
+			}
+		}
+	}
+	if port > 0 && port < 65536 {
+		return port, nil
+	}
+	return port, fmt.Errorf("invalid port number: %v", port)
 }
 
 // describeHandler names what a handler the kubelet cannot run holds.

@@ -103,7 +103,7 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 			kills = append(kills, killTarget{rec: c, spec: containerSpec(pod, c.status.Name), why: why})
 		}
 	}
-	done := r.stopContainers(pod, key, uid, kills, override, pod != nil && hasSidecar(pod), now)
+	done := r.stopContainers(pod, key, uid, rec.podIPs(), kills, override, pod != nil && hasSidecar(pod), now)
 	for _, s := range sandboxes {
 		if s.status.State != kubecontainer.SandboxReady {
 			continue
@@ -146,8 +146,9 @@ type killPlan struct {
 // then its preStop hook, which eats into its grace period in whole seconds; with ordered (a pod
 // with a sidecar) a sidecar then waits, out of what is left of its grace, until every regular
 // container and the next sidecar in the spec have exited; and the container gets what remains,
-// never less than 2s, to stop before SIGKILL.
-func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTarget, override *int64, ordered bool, now time.Time) time.Time {
+// never less than 2s, to stop before SIGKILL. podIPs are the IPs the runtime reports for the pod's
+// sandbox when the kill starts, at which an HTTP preStop hook without a host is aimed.
+func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, podIPs []string, targets []killTarget, override *int64, ordered bool, now time.Time) time.Time {
 	plans := make([]killPlan, len(targets))
 	byName := map[string]*killPlan{}
 	for i, t := range targets {
@@ -157,7 +158,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTar
 			p.grace = *override
 		}
 		if t.spec != nil && t.spec.Lifecycle != nil && t.spec.Lifecycle.PreStop != nil && p.grace > 0 {
-			run := r.runHook(pod, t.spec, HookPreStop, t.spec.Lifecycle.PreStop)
+			run := r.runHook(pod, t.spec, HookPreStop, t.spec.Lifecycle.PreStop, podIPs)
 			waited := min(run.d, time.Duration(p.grace)*time.Second)
 			p.hook = &run
 			p.grace -= int64(waited.Seconds())
@@ -215,7 +216,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTar
 		if msg == "" {
 			msg = "Stopping container " + name
 		}
-		r.emitAndRecordAt(now, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
+		r.emitAndRecordAt(now, pod, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg})
 		if p.hook != nil {
 			e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: name, Reason: HookPreStop, Delay: p.hook.d, Message: "running", Func: "executePreStopHook"}
@@ -223,7 +224,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, targets []killTar
 			// A hook that outlives the grace keeps running in the kubelet, but the container is
 			// gone by then; its end is not simulated.
 			if end := now.Add(p.hook.d); !end.After(p.exit) {
-				r.scheduleHookEnd(end, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
+				r.scheduleHookEnd(end, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
 					kubeEvent{v1.EventTypeWarning, events.FailedPreStopHook, "PreStopHook failed"})
 			}
 		}
@@ -247,11 +248,15 @@ func plannedExit(c *containerRec, at time.Time) time.Time {
 
 // scheduleHookEnd traces the end of a hook run at the instant at and, if it failed, records
 // failEvent.
-func (r *Runtime) scheduleHookEnd(at time.Time, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
+func (r *Runtime) scheduleHookEnd(at time.Time, pod *v1.Pod, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
 	e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: container, Reason: hook, Message: "succeeded", Func: fn}
+	if run.answered != 0 {
+		// The kubelet discards the answer; the trace says what it was.
+		e.Message = fmt.Sprintf("succeeded (HTTP %d)", run.answered)
+	}
 	if run.err != "" {
 		e.Message = "failed: " + run.msg
-		r.emitAndRecordAt(at, e, failEvent)
+		r.emitAndRecordAt(at, pod, e, failEvent)
 		return
 	}
 	r.scheduleAt(at, func(time.Time) { r.emit(e) })
@@ -345,6 +350,7 @@ func (r *Runtime) exitContainerWithReason(c *containerRec, at time.Time, code in
 	c.status.FinishedAt = at
 	c.status.ExitCode = code
 	c.status.Reason = reason
+	r.changed()
 	rec := r.pods[c.podUID]
 	r.emit(trace.Event{Event: trace.KindExited, Pod: rec.key(), UID: string(c.podUID), Container: c.status.Name, ExitCode: trace.Int(code), Reason: c.status.Reason, Message: c.status.ID, Func: fn})
 }

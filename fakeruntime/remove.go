@@ -61,6 +61,7 @@ func (r *Runtime) RemovePod(uid types.UID) error {
 		r.emit(trace.Event{Event: trace.KindRemoved, Pod: rec.key(), UID: string(uid), Message: s.status.ID, Func: "GarbageCollect"})
 	}
 	rec.sandboxes = kept
+	r.changed()
 	r.dropIfEmpty(rec)
 	if left > 0 {
 		return fmt.Errorf("remove pod %s: %d containers or sandboxes still running: %w", uid, left, ErrContainerRunning)
@@ -73,6 +74,7 @@ func (r *Runtime) removeContainer(rec *podRec, c *containerRec, fn string) {
 	cancel(c.exitAt)
 	cancel(c.killAt)
 	delete(r.containers, c.status.ID)
+	r.changed()
 	for i, x := range rec.containers {
 		if x == c {
 			rec.containers = append(rec.containers[:i:i], rec.containers[i+1:]...)

@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -166,6 +168,15 @@ type Runtime struct {
 	// SyncPod's context, which in the kubelet aborts the CRI calls still to come.
 	generation map[types.UID]int
 	downUntil  time.Time
+	// lists caches GetPods' answers, [0] without and [1] with the stopped containers, until a
+	// record changes (changed): the PLEG lists every second and housekeeping every two, and
+	// most of the time nothing has changed.
+	lists [2][]*kubecontainer.Pod
+}
+
+// changed drops the cached listings after a record changed.
+func (r *Runtime) changed() {
+	r.lists = [2][]*kubecontainer.Pod{}
 }
 
 type podRec struct {
@@ -188,6 +199,30 @@ type containerRec struct {
 type sandboxRec struct {
 	status kubecontainer.SandboxStatus
 	seq    int
+	// ip is the sandbox's pod IP, "" for a host-network pod (the runtime reports none).
+	ip string
+}
+
+// podIPs are the IPs the runtime reports for a pod (the kubelet's PodStatus.IPs): its newest
+// sandbox's, while that sandbox is ready.
+func (rec *podRec) podIPs() []string {
+	if rec == nil || len(rec.sandboxes) == 0 {
+		return nil
+	}
+	newest := rec.sandboxes[len(rec.sandboxes)-1]
+	if newest.status.State != kubecontainer.SandboxReady || newest.ip == "" {
+		return nil
+	}
+	return []string{newest.ip}
+}
+
+// sandboxIP is the IP a pod's sandboxes get: a stable address in 10.88.0.0/16 derived from the
+// pod's UID, as a CNI plugin's range would give one (the fake runtime has no network).
+func sandboxIP(uid types.UID) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(uid))
+	v := h.Sum32()
+	return "10.88." + strconv.Itoa(int(v>>8&0xff)) + "." + strconv.Itoa(1+int(v&0xff)%254)
 }
 
 // New returns an empty Runtime.
@@ -240,7 +275,8 @@ func (r *Runtime) Advance() {
 
 // GetPods lists the runtime's pods sorted by UID, each with its containers and sandboxes sorted by
 // ID. With all false it lists only running containers and ready sandboxes, and only pods that have
-// one.
+// one. The listing is shared with later calls until the runtime changes: the caller must not
+// change it.
 func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
@@ -250,6 +286,18 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	}
 	r.observeOp("list_podsandbox", 0, nil)
 	r.observeOp("list_containers", 0, nil)
+	i := 0
+	if all {
+		i = 1
+	}
+	if r.lists[i] == nil {
+		r.lists[i] = r.list(all)
+	}
+	return r.lists[i], nil
+}
+
+// list builds GetPods' answer from the records.
+func (r *Runtime) list(all bool) []*kubecontainer.Pod {
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0
@@ -284,7 +332,7 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 		})
 		pods = append(pods, &backing[len(backing)-1])
 	}
-	return pods, nil
+	return pods
 }
 
 // GetPodStatus returns what the runtime has for the pod now: sandboxes and container instances
@@ -303,6 +351,7 @@ func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecont
 	for i := len(rec.sandboxes) - 1; i >= 0; i-- {
 		s.Sandboxes = append(s.Sandboxes, rec.sandboxes[i].status)
 	}
+	s.IPs = rec.podIPs()
 	for i := len(rec.containers) - 1; i >= 0; i-- {
 		s.ContainerStatuses = append(s.ContainerStatuses, rec.containers[i].status)
 	}
@@ -336,6 +385,7 @@ func (r *Runtime) podFor(uid types.UID, name, namespace string) *podRec {
 		rec = &podRec{uid: uid, name: name, namespace: namespace}
 		r.pods[uid] = rec
 		r.uids = nil
+		r.changed()
 	}
 	return rec
 }
@@ -345,6 +395,7 @@ func (r *Runtime) dropIfEmpty(rec *podRec) {
 	if len(rec.containers) == 0 && len(rec.sandboxes) == 0 {
 		delete(r.pods, rec.uid)
 		r.uids = nil
+		r.changed()
 	}
 }
 
@@ -359,35 +410,72 @@ type kubeEvent struct {
 	eventType, reason, message string
 }
 
-// emitAndRecord traces e and records k about e's pod, at the same instant: in the kubelet,
-// kuberuntime records its events as each step happens.
-func (r *Runtime) emitAndRecord(e trace.Event, k kubeEvent) {
+// emitAndRecord traces e and records k at the same instant: in the kubelet, kuberuntime records
+// its events as each step happens. k is about e's container when e names one, else about e's pod
+// (pod, when known, gives the reference its resourceVersion and the container its field path).
+func (r *Runtime) emitAndRecord(pod *v1.Pod, e trace.Event, k kubeEvent) {
 	r.emit(e)
+	r.record(pod, e.Pod, types.UID(e.UID), e.Container, k)
+}
+
+// record records k about the pod, or about its container when container is not empty.
+func (r *Runtime) record(pod *v1.Pod, podKey string, uid types.UID, container string, k kubeEvent) {
 	if r.recorder == nil {
 		return
 	}
-	namespace, name, _ := strings.Cut(e.Pod, "/")
-	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: types.UID(e.UID)}
-	r.recorder.Event(ref, k.eventType, k.reason, k.message)
+	r.recorder.Event(eventRef(pod, podKey, uid, container), k.eventType, k.reason, k.message)
 }
 
-// recordAt records k about the pod at the instant at, through the schedule, with no trace event
-// of the runtime's own (the events component traces it).
-func (r *Runtime) recordAt(at time.Time, podKey string, uid types.UID, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) {
-		if r.recorder == nil {
-			return
-		}
-		namespace, name, _ := strings.Cut(podKey, "/")
-		ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: uid}
-		r.recorder.Event(ref, k.eventType, k.reason, k.message)
-	})
+// recordAt records k about the pod (or its container) at the instant at, through the schedule,
+// with no trace event of the runtime's own (the events component traces it).
+func (r *Runtime) recordAt(at time.Time, pod *v1.Pod, podKey string, uid types.UID, container string, k kubeEvent) {
+	r.scheduleAt(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
 }
 
 // emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
 // so that the steps of one call appear in the order they happen and each when it happens.
-func (r *Runtime) emitAndRecordAt(at time.Time, e trace.Event, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(e, k) })
+func (r *Runtime) emitAndRecordAt(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
+	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+}
+
+// eventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,
+// API version, namespace, name, UID and the resourceVersion of the pod the kubelet holds), or,
+// for a container event, the kubelet's GenerateContainerRef: the same with the container's field
+// path, spec.containers{name} or spec.initContainers{name}. pod is nil for a pod known only to
+// the runtime; the kubelet then rebuilds a pod without containers from the container's labels,
+// which gives the field path "implicitly required container <name>".
+func eventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v1.ObjectReference {
+	namespace, name, _ := strings.Cut(podKey, "/")
+	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: uid}
+	if pod != nil {
+		ref.ResourceVersion = pod.ResourceVersion
+	}
+	if container != "" {
+		ref.FieldPath = containerFieldPath(pod, container)
+	}
+	return ref
+}
+
+// containerFieldPath is the kubelet's fieldPath of a container in pod.
+func containerFieldPath(pod *v1.Pod, container string) string {
+	if pod != nil {
+		for _, list := range []struct {
+			field string
+			cs    []v1.Container
+		}{{"spec.containers", pod.Spec.Containers}, {"spec.initContainers", pod.Spec.InitContainers}} {
+			for i := range list.cs {
+				if list.cs[i].Name == container {
+					return list.field + "{" + container + "}"
+				}
+			}
+		}
+		for i := range pod.Spec.EphemeralContainers {
+			if pod.Spec.EphemeralContainers[i].Name == container {
+				return "spec.ephemeralContainers{" + container + "}"
+			}
+		}
+	}
+	return "implicitly required container " + container
 }
 
 // Status answers the CRI Status call the kubelet's updateRuntimeUp makes every 5s: nil while the

@@ -59,6 +59,9 @@ func (r *Runtime) applyDue(now time.Time) {
 		t := heap.Pop(&r.schedule).(*transition)
 		if !t.cancelled {
 			t.apply(t.at)
+			// Most effects change a record (a sandbox, a container's state); the few that only
+			// trace cost a listing.
+			r.changed()
 		}
 	}
 }

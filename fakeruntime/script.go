@@ -251,6 +251,7 @@ func (r *Runtime) KillSandbox(podKey string) error {
 		for _, s := range rec.sandboxes {
 			if s.status.State == kubecontainer.SandboxReady {
 				s.status.State = kubecontainer.SandboxNotReady
+				r.changed()
 				r.emit(trace.Event{Event: trace.KindSandbox, Pod: podKey, UID: string(uid), From: string(kubecontainer.SandboxReady), To: string(kubecontainer.SandboxNotReady), Reason: "SandboxDied", Message: s.status.ID})
 				return nil
 			}

@@ -53,6 +53,10 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 		return kubecontainer.Result{Done: now}, nil
 	}
 	r.emit(trace.Event{Event: trace.KindSync, Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
+	if acts.createSandbox && acts.sandboxID != "" {
+		// A pod that had a sandbox learns, before the kill, why it is killed; a new pod does not.
+		r.record(pod, key, pod.UID, "", kubeEvent{v1.EventTypeNormal, events.SandboxChanged, "Pod sandbox changed, it will be killed and re-created."})
+	}
 	s := &podSync{r: r, pod: pod, key: key, status: status, backOff: backOff, now: now, at: now}
 	err := s.run(acts)
 	r.applyDue(now)
@@ -68,6 +72,22 @@ type podSync struct {
 	status  *kubecontainer.PodStatus
 	backOff *kubecontainer.Backoff
 	now, at time.Time
+	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIP the IP it
+	// will have, which the hooks of the containers it starts see.
+	newSandbox   bool
+	newSandboxIP string
+}
+
+// podIPs are the IPs the runtime will report for the pod when a hook of this sync runs: the new
+// sandbox's, or else the current one's.
+func (s *podSync) podIPs() []string {
+	switch {
+	case !s.newSandbox:
+		return s.r.pods[s.pod.UID].podIPs()
+	case s.newSandboxIP != "":
+		return []string{s.newSandboxIP}
+	}
+	return nil
 }
 
 func (s *podSync) run(acts podActions) error {
@@ -124,7 +144,7 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 	if rec == nil || rec.status.State != kubecontainer.ContainerStateRunning {
 		return s.at
 	}
-	return r.stopContainers(s.pod, s.key, string(s.pod.UID), []killTarget{{rec: rec, spec: c, message: message, reason: reason, why: message}}, nil, false, s.at)
+	return r.stopContainers(s.pod, s.key, string(s.pod.UID), s.podIPs(), []killTarget{{rec: rec, spec: c, message: message, reason: reason, why: message}}, nil, false, s.at)
 }
 
 // schedule runs fn at the instant at unless the pod is killed before then (see
@@ -146,7 +166,7 @@ func (s *podSync) createSandbox(attempt int) error {
 	if r.failCall(CallRunPodSandbox) {
 		s.at = s.at.Add(r.lat.SandboxStart)
 		msg := "rpc error: code = Unknown desc = failed to create sandbox (scripted RunPodSandbox failure)"
-		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
+		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
 			kubeEvent{v1.EventTypeWarning, events.FailedCreatePodSandBox, "Failed to create pod sandbox: " + msg})
 		return fmt.Errorf("create sandbox for pod %s: %s: %w", s.key, msg, kubecontainer.ErrCreatePodSandbox)
 	}
@@ -159,9 +179,14 @@ func (s *podSync) createSandbox(attempt int) error {
 		r.metrics.StartedPod(nil)
 	}
 	pod := s.pod
+	ip := ""
+	if !pod.Spec.HostNetwork {
+		ip = sandboxIP(pod.UID)
+	}
+	s.newSandbox, s.newSandboxIP = true, ip
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
-		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, status: kubecontainer.SandboxStatus{
+		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
@@ -180,7 +205,7 @@ func (s *podSync) start(c *v1.Container) error {
 		r.startedContainer(s.pod, c, err)
 		// startContainer's own event after EnsureImageExists failed: "Error: " and the
 		// reason (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName).
-		r.recordAt(s.at, s.key, s.pod.UID, kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + imageErrorReason(err)})
+		r.recordAt(s.at, s.pod, s.key, s.pod.UID, c.Name, kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + imageErrorReason(err)})
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
@@ -197,14 +222,14 @@ func (s *podSync) start(c *v1.Container) error {
 		// generateContainerConfig failed: no container exists, so no back-off either; the pod
 		// worker retries after its error delay.
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
-		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
+		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + err.Error()})
 		return &kubecontainer.StartError{Container: c.Name, Message: err.Error(), Err: kubecontainer.ErrCreateContainerConfig, Cause: err}
 	}
 	if r.failCall(CallCreateContainer) {
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainer)
 		msg := "failed to create containerd container: scripted CreateContainer failure"
-		r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
+		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
 		return fmt.Errorf("start container %s of pod %s: %s: %w", c.Name, s.key, msg, kubecontainer.ErrCreateContainer)
 	}
@@ -227,7 +252,7 @@ func (s *podSync) start(c *v1.Container) error {
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
 		p.containers = append(p.containers, rec)
 		r.containers[rec.status.ID] = rec
-		r.emitAndRecord(trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+		r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
 	})
 	s.at = s.at.Add(r.lat.ContainerStart)
@@ -246,7 +271,7 @@ func (s *podSync) start(c *v1.Container) error {
 		}
 		rec.status.State = kubecontainer.ContainerStateRunning
 		rec.status.StartedAt = at
-		r.emitAndRecord(trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
+		r.emitAndRecord(pod, trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Container started"})
 		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
 		if !ok && scripted {
@@ -279,16 +304,16 @@ func (s *podSync) start(c *v1.Container) error {
 func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
 	r := s.r
 	uid := string(s.pod.UID)
-	run := r.runHook(s.pod, c, HookPostStart, c.Lifecycle.PostStart)
+	run := r.runHook(s.pod, c, HookPostStart, c.Lifecycle.PostStart, s.podIPs())
 	e := trace.Event{Event: trace.KindHook, Pod: s.key, UID: uid, Container: c.Name, Reason: HookPostStart, Delay: run.d, Message: "running", Func: "startContainer"}
 	s.schedule(s.at, func(time.Time) { r.emit(e) })
 	s.at = s.at.Add(run.d)
-	r.scheduleHookEnd(s.at, s.key, uid, c.Name, HookPostStart, run, "startContainer",
+	r.scheduleHookEnd(s.at, s.pod, s.key, uid, c.Name, HookPostStart, run, "startContainer",
 		kubeEvent{v1.EventTypeWarning, events.FailedPostStartHook, "PostStartHook failed"})
 	if run.err == "" {
 		return nil
 	}
-	s.at = r.stopContainers(s.pod, s.key, uid, []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
+	s.at = r.stopContainers(s.pod, s.key, uid, s.podIPs(), []killTarget{{rec: rec, spec: c, message: reasonFailedPostStartHook, reason: reasonFailedPostStartHook, why: reasonFailedPostStartHook}}, nil, false, s.at)
 	return fmt.Errorf("start container %s of pod %s: %w", c.Name, s.key, &kubecontainer.PostStartHookError{Container: c.Name, Message: run.msg})
 }
 
@@ -309,7 +334,7 @@ func (s *podSync) failStart(c *v1.Container, rec *containerRec) error {
 		rec.status.StartedAt = time.Unix(0, 0).UTC()
 		rec.status.FinishedAt = at
 		rec.status.ExitCode, rec.status.Reason, rec.status.Message = ExitCodeStartError, ReasonStartError, msg
-		r.emitAndRecord(trace.Event{Event: trace.KindFailed, Pod: key, UID: string(pod.UID), Container: c.Name, ExitCode: trace.Int(ExitCodeStartError), Reason: "RunContainerError", Message: msg, Func: "startContainer"},
+		r.emitAndRecord(pod, trace.Event{Event: trace.KindFailed, Pod: key, UID: string(pod.UID), Container: c.Name, ExitCode: trace.Int(ExitCodeStartError), Reason: "RunContainerError", Message: msg, Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToStartContainer, "Error: " + msg})
 	})
 	return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrRunContainer}
@@ -346,7 +371,7 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
-		s.r.emitAndRecordAt(s.at, trace.Event{Event: trace.KindBackOff, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
+		s.r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindBackOff, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
 			kubeEvent{v1.EventTypeWarning, events.BackOffStartContainer, fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, formatPod(s.pod))})
 		return &kubecontainer.BackoffError{Err: err, Expiry: exited.FinishedAt.Add(d)}
 	}
@@ -370,7 +395,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// applyDefaultImageTag, before any pull policy: the reference does not parse.
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)
 		ev.Event, ev.Reason, ev.Message = trace.KindFailed, "InvalidImageName", msg
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToInspectImage, msg})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.FailedToInspectImage, msg})
 		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrInvalidImageName}
 	}
 	switch {
@@ -380,19 +405,19 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// here was pulled by the kubelet without credentials, so any pod may use it.
 		r.pulled(s.pod.UID, s.at)
 		ev.Event, ev.Reason = trace.KindPulled, "AlreadyPresent"
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)})
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, msg})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, msg})
 		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrImageNeverPull}
 	}
 	id := string(s.pod.UID) + "_" + image
 	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {
 		d := r.imageBackoff.Get(id)
 		ev.Event, ev.Reason, ev.Delay = trace.KindBackOff, "ImagePullBackOff", d
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
 		// A plain error, as in v1.35.0, where only doBackOff returns a BackoffError: the pod
 		// worker retries after jitter(backOffPeriod), not at the pull back-off's expiry.
 		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
@@ -403,7 +428,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	}
 	start := r.reservePull(s.at)
 	ev.Delay = start.Sub(s.at)
-	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
+	r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
 	ev.Delay = 0
 	s.at = start.Add(r.lat.ImagePull)
 	if r.pullFailures[image] > 0 {
@@ -411,7 +436,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
-		r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
 		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
 	r.observeOp("pull_image", r.lat.ImagePull, nil)
@@ -420,7 +445,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	}
 	r.pulled(s.pod.UID, s.at)
 	ev.Event = trace.KindPulled
-	r.emitAndRecordAt(s.at, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
+	r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package housekeeping
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -109,6 +111,28 @@ func (o Options) validate() error {
 // Cleaner runs housekeeping passes.
 type Cleaner struct {
 	opts Options
+	// buf holds a pass's maps and lists, cleared and reused by the next: a pass runs every 2s
+	// and, when there is nothing to clean, allocates nothing.
+	buf buffers
+}
+
+// buffers are what one pass builds. No pass keeps them: each reads them only until it returns.
+type buffers struct {
+	known, possiblyRunning map[types.UID]bool
+	active                 []*v1.Pod
+	// working counts the workers for the metrics.
+	working map[metrics.WorkingKey]int
+}
+
+// reset clears the buffers for a pass, making the maps on first use.
+func (b *buffers) reset() {
+	if b.known == nil {
+		b.known, b.possiblyRunning = map[types.UID]bool{}, map[types.UID]bool{}
+	}
+	clear(b.known)
+	clear(b.possiblyRunning)
+	clear(b.active) // drop the last pass's pods
+	b.active = b.active[:0]
 }
 
 // New returns a Cleaner.
@@ -133,7 +157,8 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		return err
 	}
 
-	known := make(map[types.UID]bool, len(allPods)+len(mirrorPods))
+	c.buf.reset()
+	known := c.buf.known
 	for _, p := range allPods {
 		known[p.UID] = true
 	}
@@ -143,7 +168,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	if c.opts.Prober != nil {
 		// Stop probing pods that are not running: those whose worker is neither syncing nor
 		// terminating.
-		possiblyRunning := make(map[types.UID]bool, len(working))
+		possiblyRunning := c.buf.possiblyRunning
 		for uid, w := range working {
 			if w.State == podworkers.Sync || w.State == podworkers.Terminating {
 				possiblyRunning[uid] = true
@@ -162,7 +187,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	}
 
 	active := c.filterOutInactivePods(allPods)
-	restarted := map[types.UID]bool{}
+	var restarted map[types.UID]bool // made for the first restart: most passes have none
 	for _, pod := range active {
 		if _, known := working[pod.UID]; known {
 			continue
@@ -174,6 +199,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.emit(trace.Event{Event: trace.KindRestart, Pod: podkey.Of(pod), UID: string(pod.UID), Func: "HandlePodCleanups"})
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodCreate, Pod: static, MirrorPod: mirror})
 		working[pod.UID] = podworkers.PodWorkerSync{State: podworkers.Sync, HasConfig: true, Static: kubecontainer.IsStaticPod(pod)}
+		if restarted == nil {
+			restarted = map[types.UID]bool{}
+		}
 		restarted[pod.UID] = kubecontainer.IsStaticPod(pod)
 	}
 
@@ -182,7 +210,13 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		workers.UpdatePod(podworkers.UpdateOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 
-	sort.Slice(running, func(i, j int) bool { return running[i].ID < running[j].ID })
+	// The runtime's listing is shared with its later callers: sort a copy, and only if the
+	// runtime did not list in UID order already.
+	byUID := func(i, j int) bool { return running[i].ID < running[j].ID }
+	if !sort.SliceIsSorted(running, byUID) {
+		running = slices.Clone(running)
+		sort.Slice(running, byUID)
+	}
 	orphans := 0
 	for _, rp := range running {
 		if _, known := working[rp.ID]; known {
@@ -222,9 +256,9 @@ func (c *Cleaner) deleteOrphanedMirror(ctx context.Context, fullName string) {
 
 // filterOutInactivePods returns the pods that are admitted and not done: the kubelet's
 // filterOutInactivePods. A pod is inactive once its worker is terminated, or when it is terminal
-// (in the API or the status manager) and not terminating.
+// (in the API or the status manager) and not terminating. The list is the pass's buffer.
 func (c *Cleaner) filterOutInactivePods(pods []*v1.Pod) []*v1.Pod {
-	active := make([]*v1.Pod, 0, len(pods))
+	active := c.buf.active
 	for _, p := range pods {
 		if c.opts.Workers.IsPodKnownTerminated(p.UID) {
 			continue
@@ -234,6 +268,7 @@ func (c *Cleaner) filterOutInactivePods(pods []*v1.Pod) []*v1.Pod {
 		}
 		active = append(active, p)
 	}
+	c.buf.active = active
 	return active
 }
 
@@ -251,13 +286,19 @@ func terminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.
 // filterTerminalPodsToDelete returns the pods being deleted that are terminal, unknown to the
 // workers and absent from the runtime, so that a kill lets their API deletion finish.
 func filterTerminalPodsToDelete(pods []*v1.Pod, running []*kubecontainer.Pod, working map[types.UID]podworkers.PodWorkerSync) []*v1.Pod {
-	inRuntime := make(map[types.UID]bool, len(running))
-	for _, rp := range running {
-		inRuntime[rp.ID] = true
-	}
+	var inRuntime map[types.UID]bool // built for the first candidate: most passes have none
 	var out []*v1.Pod
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil || !terminalPhase(p.Status.Phase) || inRuntime[p.UID] {
+		if p.DeletionTimestamp == nil || !terminalPhase(p.Status.Phase) {
+			continue
+		}
+		if inRuntime == nil {
+			inRuntime = make(map[types.UID]bool, len(running))
+			for _, rp := range running {
+				inRuntime[rp.ID] = true
+			}
+		}
+		if inRuntime[p.UID] {
 			continue
 		}
 		if _, known := working[p.UID]; known {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,10 +121,8 @@ func (g *countingGC) GC() { g.n++ }
 
 // apiPod is the kubelet tests' simplePod: pod1/ns1, UID "1".
 func apiPod() *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "1", Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: "api"}},
-		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "container-1", Image: "busybox:1.36"}}},
-	}
+	return podtest.New("pod1", podtest.Namespace("ns1"), podtest.UID("1"), podtest.Source("api"),
+		podtest.Containers(podtest.Container("container-1", podtest.DefaultImage)))
 }
 
 type fixture struct {

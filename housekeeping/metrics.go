@@ -21,7 +21,11 @@ func (c *Cleaner) observe(all, active, mirrors []*v1.Pod, restarted map[types.UI
 	if c.opts.Metrics == nil {
 		return
 	}
-	counts := metrics.PodCounts{Mirror: len(mirrors), Restarted: restarted, Working: map[metrics.WorkingKey]int{}, OrphanedRuntimePods: orphans}
+	if c.buf.working == nil {
+		c.buf.working = map[metrics.WorkingKey]int{}
+	}
+	clear(c.buf.working)
+	counts := metrics.PodCounts{Mirror: len(mirrors), Restarted: restarted, Working: c.buf.working, OrphanedRuntimePods: orphans}
 	for _, p := range all {
 		if kubecontainer.IsStaticPod(p) {
 			counts.DesiredStatic++

@@ -65,6 +65,9 @@ type PodStatus struct {
 	Name      string
 	Namespace string
 	Sandboxes []SandboxStatus
+	// IPs are the pod's IPs, as the runtime reports them for its newest sandbox while that one is
+	// ready; none for a host-network pod, whose sandbox has no IP of its own.
+	IPs []string
 	// ContainerStatuses lists every container instance the runtime still has, newest first within
 	// one container name.
 	ContainerStatuses []ContainerStatus

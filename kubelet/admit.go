@@ -39,7 +39,7 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 			}
 			return local, nil
 		},
-		ActivePods: activePods(n),
+		ActivePods: activePods{n},
 		Kill: func(pod *v1.Pod, statusFn func(*v1.PodStatus)) {
 			// killPodNow, which the kubelet blocks on until the pod is dead or a timeout; here
 			// the kill is asked for and admission goes on (docs/fidelity.md).
@@ -56,28 +56,55 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 	if devices != nil {
 		aopts.Devices = devices
 	}
-	return admission.New(aopts)
+	a, err := admission.New(aopts)
+	if err != nil {
+		return nil, err
+	}
+	// Admission keeps counts of the active pods; the three cores whose state decides which pods
+	// are active tell it of every change.
+	n.Pods.OnChange(a.PodChanged)
+	n.Workers.OnChange(a.PodChanged)
+	n.Status.OnChange(a.PodChanged)
+	return a, nil
 }
 
-// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager), in no
-// order: every pod except those whose worker has terminated and those in a terminal phase that
-// are not being terminated any more. Pods still terminating count.
-func activePods(n *Sync) iter.Seq[*v1.Pod] {
+// activePods is the kubelet's GetActivePods (filterOutInactivePods over the pod manager): every
+// pod except those whose worker has terminated and those in a terminal phase that are not being
+// terminated any more. Pods still terminating count. What it reads comes from the pod manager, the
+// pod workers and the status manager, which tell the admitter of every change (newAdmitter).
+type activePods struct{ n *Sync }
+
+var _ admission.ActivePods = activePods{}
+
+// Get returns the pod with uid if it is active.
+func (a activePods) Get(uid types.UID) (*v1.Pod, bool) {
+	p, ok := a.n.Pods.GetPodByUID(uid)
+	if !ok || !a.active(p) {
+		return nil, false
+	}
+	return p, true
+}
+
+// All yields the active pods, in no order.
+func (a activePods) All() iter.Seq[*v1.Pod] {
 	return func(yield func(*v1.Pod) bool) {
-		for p := range n.Pods.AllPods() {
-			if n.Workers.IsPodKnownTerminated(p.UID) {
-				continue
-			}
-			phase, ok := n.Status.GetPodPhase(p.UID)
-			if !ok {
-				phase = p.Status.Phase
-			}
-			if (phase == v1.PodSucceeded || phase == v1.PodFailed) && !n.Workers.IsPodTerminationRequested(p.UID) {
-				continue
-			}
-			if !yield(p) {
+		for p := range a.n.Pods.AllPods() {
+			if a.active(p) && !yield(p) {
 				return
 			}
 		}
 	}
+}
+
+// active is filterOutInactivePods' test for one pod.
+func (a activePods) active(p *v1.Pod) bool {
+	n := a.n
+	if n.Workers.IsPodKnownTerminated(p.UID) {
+		return false
+	}
+	phase, ok := n.Status.GetPodPhase(p.UID)
+	if !ok {
+		phase = p.Status.Phase
+	}
+	return (phase != v1.PodSucceeded && phase != v1.PodFailed) || n.Workers.IsPodTerminationRequested(p.UID)
 }

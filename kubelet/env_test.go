@@ -70,6 +70,8 @@ type envOptions struct {
 	maxPods int32
 	// plugins, when set, is the plugin registry and the plugins behind it.
 	plugins *world.Plugins
+	// syncFrequency is the pods' resync period; zero is the kubelet's 1m.
+	syncFrequency time.Duration
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -90,6 +92,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	if o.maxPods != 0 {
 		cfg.Machine.MaxPods = o.maxPods
+	}
+	if o.syncFrequency != 0 {
+		cfg.SyncFrequency = o.syncFrequency
 	}
 	opts := Options{
 		NodeName:  testNode,

@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/kubeletserver"
 	"github.com/minikubelet/minikubelet/metrics"
+	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -109,7 +110,8 @@ func New(opts Options) (*Kubelet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new kubelet %s: %w", opts.NodeName, err)
 	}
-	birthCry(k.recorder, opts.NodeName)
+	// createAndInitKubelet's BirthCry, once NewMainKubelet has returned.
+	nodestatus.BirthCry(k.recorder, opts.NodeName)
 	return k, nil
 }
 

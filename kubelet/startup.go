@@ -4,11 +4,8 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
-	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/runtimestate"
@@ -57,13 +54,6 @@ func (k *Kubelet) traceSources() {
 		}
 	}
 	k.startEvent(trace.KindSources, "makePodSourceConfig", trace.Event{Message: strings.Join(names, " ")})
-}
-
-// birthCry is createAndInitKubelet's BirthCry: the Normal event Starting on the node, once
-// NewMainKubelet has returned.
-func birthCry(recorder record.EventRecorder, nodeName string) {
-	node := &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: nodeName}
-	recorder.Eventf(node, v1.EventTypeNormal, events.StartingKubelet, "Starting kubelet.")
 }
 
 // startUp is Kubelet.Run up to syncLoop, as far as the cores model it, in the order of

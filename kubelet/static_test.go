@@ -73,6 +73,13 @@ func TestStaticPodRunsWithMirrorPod(t *testing.T) {
 	want := []string{
 		// The kubelet's BirthCry, on the node, once the process is built.
 		"Normal Starting Starting kubelet.",
+		// The node's own events: the container manager's start, the condition setters on the
+		// node it registers, and Ready at the fast status update.
+		"Normal NodeAllocatableEnforced Updated Node Allocatable limit across pods",
+		"Normal NodeHasSufficientMemory Node node-1 status is now: NodeHasSufficientMemory",
+		"Normal NodeHasNoDiskPressure Node node-1 status is now: NodeHasNoDiskPressure",
+		"Normal NodeHasSufficientPID Node node-1 status is now: NodeHasSufficientPID",
+		"Normal NodeReady Node node-1 status is now: NodeReady",
 		`Normal Pulling Pulling image "registry.k8s.io/pause:3.10"`,
 		`Normal Pulled Successfully pulled image "registry.k8s.io/pause:3.10"`,
 		"Normal Created Container created",

@@ -153,7 +153,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		}
 		nodes := nodestatus.ClientsetClient{Client: client}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, nodes, opts.NodeIP
-		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state,
+		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer, Client: nodes, RuntimeState: state, Recorder: recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
 		if d.devices != nil {

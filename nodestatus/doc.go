@@ -14,6 +14,12 @@
 // eviction thresholds, as cm/node_container_manager's GetNodeAllocatableReservation and the
 // MachineInfo setter compute them); the pressure conditions are fixed. The sync loop calls Register first and Heartbeat last in each Advance.
 //
+// The node's own Kubernetes events are recorded about NodeRef, as the kubelet records them: the
+// condition setters' (NodeHasSufficientMemory, NodeHasNoDiskPressure, NodeHasSufficientPID on a
+// new condition, NodeReady and NodeNotReady on a change of Ready), recordNodeSchedulableEvent's
+// (NodeSchedulable, NodeNotSchedulable), and, at the first registration attempt, the container
+// manager's NodeAllocatableEnforced. BirthCry records the process's Starting event.
+//
 // Status is a core: no goroutine, no lock; the sync loop drives it from its one goroutine. A
 // standalone kubelet (no API client) has none.
 package nodestatus

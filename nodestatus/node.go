@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/events"
 )
 
 // Node facts the simulated kubelet reports.
@@ -35,8 +37,18 @@ const DefaultMaxPods = 110
 const readyMessage = "kubelet is posting ready status"
 
 // initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
-// status, with Ready as given.
+// status, with Ready as given. The condition setters record their events on it as on any node
+// (initialNodeEvents).
 func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bool) *v1.Node {
+	node, _ := initialNodeEvents(name, ip, port, m, now, ready)
+	return node
+}
+
+// initialNodeEvents is initialNode with the events its condition setters record: a new node has
+// no condition yet, so each pressure condition goes from absent (Unknown) to False and records
+// NodeHasSufficientMemory, NodeHasNoDiskPressure and NodeHasSufficientPID; Ready is added
+// without an event.
+func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, ready bool) (*v1.Node, []string) {
 	if port == 0 {
 		port = DefaultKubeletPort
 	}
@@ -73,18 +85,41 @@ func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bo
 	if !ready {
 		msg = "PLEG is not healthy"
 	}
-	setConditions(node, now, ready, msg)
-	return node
+	return node, setConditions(node, now, ready, msg)
 }
 
 // setConditions writes the pressure conditions and Ready with heartbeat now. A condition's
-// transition time moves only when its status changes.
-func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) {
-	ts := metav1.NewTime(now)
-	readyStatus, readyReason := v1.ConditionTrue, "KubeletReady"
-	if !ready {
-		readyStatus, readyReason = v1.ConditionFalse, "KubeletNotReady"
+// transition time moves only when its status changes. It returns the reasons of the events the
+// kubelet's condition setters (nodestatus.MemoryPressureCondition, DiskPressureCondition,
+// PIDPressureCondition, ReadyCondition) record, in their order: a pressure condition that was
+// absent or not False (NodeHasSufficientMemory...), and a Ready condition whose status changed
+// (NodeReady, NodeNotReady; none when Ready was absent).
+func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) []string {
+	var recorded []string
+	old := func(t v1.NodeConditionType) *v1.NodeCondition {
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == t {
+				return &node.Status.Conditions[i]
+			}
+		}
+		return nil
 	}
+	for _, c := range []struct {
+		t      v1.NodeConditionType
+		reason string
+	}{{v1.NodeMemoryPressure, events.NodeHasSufficientMemory}, {v1.NodeDiskPressure, events.NodeHasNoDiskPressure}, {v1.NodePIDPressure, events.NodeHasSufficientPID}} {
+		if o := old(c.t); o == nil || o.Status != v1.ConditionFalse {
+			recorded = append(recorded, c.reason)
+		}
+	}
+	readyStatus, readyReason, readyEvent := v1.ConditionTrue, "KubeletReady", events.NodeReady
+	if !ready {
+		readyStatus, readyReason, readyEvent = v1.ConditionFalse, "KubeletNotReady", events.NodeNotReady
+	}
+	if o := old(v1.NodeReady); o != nil && o.Status != readyStatus {
+		recorded = append(recorded, readyEvent)
+	}
+	ts := metav1.NewTime(now)
 	want := []v1.NodeCondition{
 		{Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
 		{Type: v1.NodeDiskPressure, Status: v1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
@@ -101,6 +136,7 @@ func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) {
 		}
 	}
 	node.Status.Conditions = want
+	return recorded
 }
 
 // newLease is the node lease as renewed at now, owned by the node once its UID is known.

@@ -13,10 +13,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -78,6 +80,26 @@ type Options struct {
 	KubeletPort int32
 	// Machine is the node's size and reservations, which make its capacity and allocatable.
 	Machine Machine
+	// Recorder receives the node's events (NodeAllocatableEnforced, NodeHasSufficientMemory,
+	// NodeReady...), about NodeRef(NodeName). Nil records none.
+	Recorder EventRecorder
+}
+
+// EventRecorder records a Kubernetes event: client-go's record.EventRecorder's Event.
+type EventRecorder interface {
+	Event(object runtime.Object, eventType, reason, message string)
+}
+
+// NodeRef is the reference the kubelet records its node's events about (Kubelet.nodeRef): the
+// Node by kind and name only, with no UID, since the node may not exist yet.
+func NodeRef(nodeName string) *v1.ObjectReference {
+	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: nodeName}
+}
+
+// BirthCry records the event a kubelet process records once, when it starts and before it runs:
+// Normal Starting, "Starting kubelet.", about the node (Kubelet.BirthCry).
+func BirthCry(r EventRecorder, nodeName string) {
+	r.Event(NodeRef(nodeName), v1.EventTypeNormal, events.StartingKubelet, events.MessageStartingKubelet)
 }
 
 func (o Options) validate() error {
@@ -143,6 +165,10 @@ type Status struct {
 	lastReport time.Time
 	delay      time.Duration
 	rand       *rand.Rand
+	// started is whether the first registration attempt happened, when the container manager's
+	// start is recorded; unschedulable is the spec.unschedulable last seen
+	// (Kubelet.lastNodeUnschedulable).
+	started, unschedulable bool
 }
 
 // New returns a Status whose registration is due at once.
@@ -188,7 +214,17 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ready := s.opts.RuntimeState.PLEGHealthy()
 	name := s.opts.NodeName
-	initial := initialNode(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready)
+	if !s.started {
+		// The kubelet's Run checks the runtime (updateRuntimeUp, which starts the container
+		// manager: its cgroups get the node's allocatable) before registration begins.
+		s.started = true
+		s.record(events.SuccessfulNodeAllocatableEnforcement, events.MessageNodeAllocatableEnforced)
+	}
+	// registerWithAPIServer builds the node with initialNode at every attempt, and the setters
+	// record their events on each.
+	initial, recorded := initialNodeEvents(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready)
+	s.recordStatus(recorded)
+	s.recordSchedulable(initial)
 	s.applyDevices(initial)
 	created, err := s.opts.Client.CreateNode(ctx, initial)
 	if apierrors.IsAlreadyExists(err) {
@@ -267,7 +303,8 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	s.fast = time.Time{}
 	ready, msg := s.readiness()
 	upd := node.DeepCopy()
-	setConditions(upd, now, ready, msg)
+	s.recordStatus(setConditions(upd, now, ready, msg))
+	s.recordSchedulable(upd)
 	applyMachine(upd, s.opts.Machine)
 	s.applyDevices(upd)
 	if err := s.writeStatus(ctx, upd, ready, msg, now); err != nil {
@@ -296,7 +333,8 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	// The setters run once on a copy, as the kubelet's do: GetCapacity, which removes an expired
 	// resource as it reports it, must not be asked twice.
 	upd := node.DeepCopy()
-	setConditions(upd, now, ready, msg)
+	s.recordStatus(setConditions(upd, now, ready, msg))
+	s.recordSchedulable(upd)
 	applyMachine(upd, s.opts.Machine)
 	s.applyDevices(upd)
 	changed := statusChanged(&node.Status, &upd.Status)
@@ -318,9 +356,12 @@ func statusChanged(a, b *v1.NodeStatus) bool {
 	if conditionsChanged(a.Conditions, b.Conditions) {
 		return true
 	}
-	x, y := a.DeepCopy(), b.DeepCopy()
+	// Shallow copies do: only the copies' Conditions are cleared, nothing is written through
+	// them. The kubelet deep-copies both statuses, which every 10s cost most of what this
+	// comparison allocated.
+	x, y := *a, *b
 	x.Conditions, y.Conditions = nil, nil
-	return !apiequality.Semantic.DeepEqual(x, y)
+	return !apiequality.Semantic.DeepEqual(&x, &y)
 }
 
 // conditionsChanged compares two condition lists with their heartbeat times left out: the
@@ -367,4 +408,35 @@ func (s *Status) readiness() (bool, string) {
 		return false, strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	return true, readyMessage
+}
+
+// record records one event about the node.
+func (s *Status) record(reason, message string) {
+	if s.opts.Recorder != nil {
+		s.opts.Recorder.Event(NodeRef(s.opts.NodeName), v1.EventTypeNormal, reason, message)
+	}
+}
+
+// recordStatus records the condition setters' events, with the kubelet's message
+// (Kubelet.recordNodeStatusEvent).
+func (s *Status) recordStatus(reasons []string) {
+	for _, reason := range reasons {
+		s.record(reason, fmt.Sprintf("Node %s status is now: %s", s.opts.NodeName, reason))
+	}
+}
+
+// recordSchedulable records NodeNotSchedulable or NodeSchedulable when the node's
+// spec.unschedulable differs from the one last seen: the last setter of the kubelet's node
+// status, recordNodeSchedulableEvent. The kubelet starts from false, so a node cordoned before
+// the kubelet started records NodeNotSchedulable at its first status update.
+func (s *Status) recordSchedulable(node *v1.Node) {
+	if node.Spec.Unschedulable == s.unschedulable {
+		return
+	}
+	s.unschedulable = node.Spec.Unschedulable
+	if s.unschedulable {
+		s.recordStatus([]string{events.NodeNotSchedulable})
+	} else {
+		s.recordStatus([]string{events.NodeSchedulable})
+	}
 }

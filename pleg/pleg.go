@@ -56,6 +56,7 @@ type Options struct {
 // Metrics is where the PLEG records its relists (kubelet_pleg_relist_*, kubelet_running_*).
 type Metrics interface {
 	// ObserveRelist records a relist from start to end; counts is nil when the listing failed.
+	// counts is the PLEG's buffer, which the next relist reuses: read it, do not keep it.
 	ObserveRelist(start, end time.Time, counts *metrics.RunningCounts)
 }
 
@@ -88,8 +89,11 @@ type PLEG struct {
 	// records holds, per pod, the listing of the last successful relist of that pod (old) and of
 	// this relist (current).
 	records map[types.UID]*podRecord
-	// reinspect holds the pods whose status could not be read last time.
-	reinspect map[types.UID]bool
+	// reinspect holds the pods whose status could not be read last time; reinspectNext is the
+	// spare the next relist fills.
+	reinspect, reinspectNext map[types.UID]bool
+	// counts is the metrics' buffer, reused at every relist.
+	counts metrics.RunningCounts
 	// relistTime is the start of the last relist whose listing succeeded.
 	relistTime time.Time
 	// next is when the next relist is due.
@@ -117,10 +121,11 @@ func New(opts Options) (*PLEG, error) {
 		opts.RelistThreshold = DefaultRelistThreshold
 	}
 	return &PLEG{
-		opts:      opts,
-		records:   map[types.UID]*podRecord{},
-		reinspect: map[types.UID]bool{},
-		next:      opts.Clock.Now(),
+		opts:          opts,
+		records:       map[types.UID]*podRecord{},
+		reinspect:     map[types.UID]bool{},
+		reinspectNext: map[types.UID]bool{},
+		next:          opts.Clock.Now(),
 	}, nil
 }
 
@@ -169,7 +174,10 @@ func (g *PLEG) Relist() []Event {
 	slices.Sort(g.uids)
 
 	var out []Event
-	needsReinspection := map[types.UID]bool{}
+	// The pods to read again next time go to the spare map, swapped in at the end: a relist with
+	// no change, every second, allocates nothing.
+	needsReinspection := g.reinspectNext
+	clear(needsReinspection)
 	for _, uid := range g.uids {
 		r := g.records[uid]
 		events := g.computeEvents(uid, r.old, r.current)
@@ -206,7 +214,7 @@ func (g *PLEG) Relist() []Event {
 		}
 	}
 	g.opts.Cache.UpdateTime(now)
-	g.reinspect = needsReinspection
+	g.reinspect, g.reinspectNext = needsReinspection, g.reinspect
 	g.checkHealth(now)
 	return out
 }
@@ -222,7 +230,12 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		g.opts.Metrics.ObserveRelist(start, end, nil)
 		return
 	}
-	counts := &metrics.RunningCounts{Containers: map[string]int{}}
+	counts := &g.counts
+	counts.Pods = 0
+	if counts.Containers == nil {
+		counts.Containers = map[string]int{}
+	}
+	clear(counts.Containers)
 	for _, p := range pods {
 		for _, c := range p.Containers {
 			counts.Containers[string(c.State)]++

@@ -113,8 +113,13 @@ func (s *Storage) SeenAllSources(seen sets.Set[string]) bool {
 	if s == nil {
 		return false
 	}
-	configured := sets.List(s.sources)
-	return seen.HasAll(configured...) && s.seen.HasAll(configured...)
+	// A walk, not a sorted list: the sync loop asks at every housekeeping tick.
+	for source := range s.sources {
+		if !seen.Has(source) || !s.seen.Has(source) {
+			return false
+		}
+	}
+	return true
 }
 
 // Sync returns a SET from AllSource carrying a copy of every pod of every source. The kubelet sends

@@ -50,6 +50,22 @@ type Manager struct {
 	// pods and mirrors cache the sorted values of podByUID and mirrorByUID; nil after a change.
 	// The sync loop lists the pods at every 1s sync tick and housekeeping every 2s.
 	pods, mirrors []*v1.Pod
+	// onChange are told the UID of every regular or static pod stored or removed.
+	onChange []func(types.UID)
+}
+
+// OnChange registers fn to be called, on the Manager's goroutine, with the UID of every regular or
+// static pod added, replaced or removed, after the change. It is how admission keeps its counts of
+// the active pods without walking them all for every new pod. Register before the first change.
+func (m *Manager) OnChange(fn func(uid types.UID)) {
+	m.onChange = append(m.onChange, fn)
+}
+
+// changed tells the OnChange functions of a change to the pod with uid.
+func (m *Manager) changed(uid types.UID) {
+	for _, fn := range m.onChange {
+		fn(uid)
+	}
 }
 
 // New returns an empty Manager. A missing required option is an error wrapping ErrMissingOption.
@@ -73,7 +89,11 @@ func (m *Manager) reset() {
 // SetPods replaces the whole set with pods. It emits no trace event: it is for start-up and tests,
 // not for config changes.
 func (m *Manager) SetPods(pods []*v1.Pod) {
+	old := m.podByUID
 	m.reset()
+	for uid := range old {
+		m.changed(uid)
+	}
 	for _, pod := range pods {
 		m.store(pod.DeepCopy())
 	}
@@ -109,6 +129,7 @@ func (m *Manager) store(pod *v1.Pod) {
 	if mirror, ok := m.mirrorByFullName[fullname]; ok {
 		m.translation[mirror.UID] = pod.UID
 	}
+	m.changed(pod.UID)
 }
 
 // RemovePod removes pod by its UID and full name. Removing a mirror pod also drops its UID
@@ -124,6 +145,7 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 		delete(m.podByUID, pod.UID)
 		delete(m.podByFullName, fullname)
 		m.pods = nil
+		m.changed(pod.UID)
 	}
 	m.emit(pod, trace.KindRemove, "RemovePod")
 }
@@ -142,6 +164,9 @@ func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
 }
 
 // GetPods returns every regular and static pod, without mirror pods, sorted by namespace and name.
+// The slice is shared with later callers until the pods change: the caller must not change it. The
+// sync loop reads it at every sync tick and housekeeping every 2s, and a copy each time was most of
+// what an idle node allocated.
 func (m *Manager) GetPods() []*v1.Pod {
 	return m.sortedPods()
 }
@@ -160,7 +185,7 @@ func (m *Manager) AllPods() iter.Seq[*v1.Pod] {
 
 // GetPodsAndMirrorPods returns the regular and static pods, the mirror pods (both sorted by
 // namespace and name), and the sorted full names of mirror pods with no pod of the same full name:
-// the orphaned mirror pods housekeeping deletes.
+// the orphaned mirror pods housekeeping deletes. The pod slices are shared as GetPods' is.
 func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMirrorFullnames []string) {
 	for fullname := range m.mirrorByFullName {
 		if _, ok := m.podByFullName[fullname]; !ok {
@@ -171,7 +196,7 @@ func (m *Manager) GetPodsAndMirrorPods() (pods, mirrorPods []*v1.Pod, orphanedMi
 	if m.mirrors == nil {
 		m.mirrors = sorted(m.mirrorByUID)
 	}
-	return m.sortedPods(), slices.Clone(m.mirrors), orphanedMirrorFullnames
+	return m.sortedPods(), m.mirrors, orphanedMirrorFullnames
 }
 
 // GetPodByFullName returns the regular or static pod with the full name "<name>_<namespace>".
@@ -274,16 +299,16 @@ func lookup[K comparable](m map[K]*v1.Pod, key K) (*v1.Pod, bool) {
 	return pod, ok
 }
 
-// sorted returns the map's pods sorted by namespace, then name, then UID.
-// sortedPods returns a copy of the sorted regular and static pods, from the cache when it is
-// fresh.
+// sortedPods returns the sorted regular and static pods, from the cache when it is fresh. The
+// cache is replaced after a change, never changed in place, so a slice handed out stays valid.
 func (m *Manager) sortedPods() []*v1.Pod {
 	if m.pods == nil {
 		m.pods = sorted(m.podByUID)
 	}
-	return slices.Clone(m.pods)
+	return m.pods
 }
 
+// sorted returns the map's pods sorted by namespace, then name, then UID.
 func sorted(m map[types.UID]*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(m))
 	for _, pod := range m {

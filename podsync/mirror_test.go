@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,11 +38,7 @@ type nodes struct {
 
 func (n nodes) GetNode(context.Context, string) (*v1.Node, error) { return n.node, n.err }
 
-func staticPod() *v1.Pod {
-	p := pod("web-node-1")
-	p.Annotations = map[string]string{kubecontainer.ConfigSourceAnnotationKey: "file", kubecontainer.ConfigHashAnnotationKey: "hash-2"}
-	return p
-}
+func staticPod() *v1.Pod { return podtest.New("web-node-1", podtest.Static("hash-2")) }
 
 func mirrorOf(hash string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: "default", UID: "mirror-uid",

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -99,12 +100,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func pod(name string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		Spec:       v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{{Name: "app", Image: "busybox:1.36"}}},
-	}
-}
+func pod(name string) *v1.Pod { return podtest.New(name) }
 
 func TestNewNamesMissingOptions(t *testing.T) {
 	_, err := New(Options{NodeName: "node-1", Mirror: nopMirror{}})

@@ -13,41 +13,70 @@ import (
 // housekeeping does: the kubelet's SyncKnownPods. It forgets finished workers that are orphaned or
 // whose UID was re-created, starts terminating running orphans, and reports every worker it kept.
 // From the first call on, unknown UIDs are answered as pods that cannot be running.
+//
+// The map it returns is the caller's until the next call, which reuses it: housekeeping runs every
+// 2s, and a pass with nothing to clean allocates nothing.
 func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
-	known := make(map[types.UID]bool, len(desired))
+	if w.known.desired == nil {
+		w.known.desired = make(map[types.UID]bool, len(desired))
+		w.known.workers = make(map[types.UID]PodWorkerSync, len(w.pods))
+	}
+	known, workers := w.known.desired, w.known.workers
+	clear(known)
+	clear(workers)
 	for _, pod := range desired {
 		known[pod.UID] = true
 	}
 	w.podsSynced = true
+	// Most passes find every worker desired and none to restart: then nothing is forgotten or
+	// queued, and the workers are reported without sorting them.
+	settled := true
+	for uid, s := range w.pods {
+		if s.flags.restartRequested || !known[uid] {
+			settled = false
+			break
+		}
+	}
+	if settled {
+		for uid, s := range w.pods {
+			workers[uid] = s.sync(false)
+		}
+		return workers
+	}
 	// Sorted, so that the replays it queues arrive in the same order on every run.
-	uids := make([]types.UID, 0, len(w.pods))
+	uids := w.known.uids[:0]
 	for uid := range w.pods {
 		uids = append(uids, uid)
 	}
 	slices.Sort(uids)
+	w.known.uids = uids
 
-	workers := make(map[types.UID]PodWorkerSync, len(uids))
 	for _, uid := range uids {
 		s := w.pods[uid]
 		orphan := !known[uid]
 		if (s.flags.restartRequested || orphan) && w.removeTerminatedWorker(s, orphan) {
 			continue
 		}
-		sync := PodWorkerSync{State: s.workType(), Orphan: orphan}
-		var pod *v1.Pod
-		switch {
-		case s.active != nil:
-			pod = s.active.Pod
-		case s.pending != nil:
-			pod = s.pending.Pod
-		}
-		if pod != nil {
-			sync.HasConfig = true
-			sync.Static = kubecontainer.IsStaticPod(pod)
-		}
-		workers[uid] = sync
+		workers[uid] = s.sync(orphan)
 	}
 	return workers
+}
+
+// sync is what SyncKnownPods reports of the worker.
+func (s *podStatus) sync(orphan bool) PodWorkerSync {
+	sync := PodWorkerSync{State: s.workType(), Orphan: orphan}
+	var pod *v1.Pod
+	switch {
+	case s.active != nil:
+		pod = s.active.Pod
+	case s.pending != nil:
+		pod = s.pending.Pod
+	}
+	if pod != nil {
+		sync.HasConfig = true
+		sync.Static = kubecontainer.IsStaticPod(pod)
+	}
+	return sync
 }
 
 // removeTerminatedWorker is the kubelet's removeTerminatedWorker: it forgets a finished worker, or

@@ -126,6 +126,25 @@ type Workers struct {
 	// inPass is true while advance visits the wakes; entries added meanwhile wait in deferred.
 	inPass   bool
 	deferred []wakeEntry
+	// onChange are told the UID of every worker whose state changes.
+	onChange []func(types.UID)
+	// known holds SyncKnownPods' buffers between calls.
+	known knownBuffers
+}
+
+// knownBuffers are SyncKnownPods' maps and slice, cleared and reused at every call.
+type knownBuffers struct {
+	desired map[types.UID]bool
+	workers map[types.UID]PodWorkerSync
+	uids    []types.UID
+}
+
+// OnChange registers fn to be called, on the Workers' goroutine, with the UID of every worker that
+// changes state (created, terminating, terminated, finished, forgotten), right after the change:
+// admission keeps its counts of the active pods from it. fn must not call back into the Workers.
+// Register before the first update.
+func (w *Workers) OnChange(fn func(uid types.UID)) {
+	w.onChange = append(w.onChange, fn)
 }
 
 // New returns Workers configured by opts. A missing required option is an error wrapping
@@ -274,6 +293,9 @@ func (w *Workers) transition(s *podStatus, to State, fn string) error {
 	from := s.state
 	s.state = to
 	w.emit(s, trace.Event{Event: trace.KindState, From: from.traceName(), To: to.traceName(), Func: fn})
+	for _, f := range w.onChange {
+		f(s.uid)
+	}
 	return nil
 }
 

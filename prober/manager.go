@@ -233,6 +233,18 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 // CleanupPods stops the workers of every pod not in desired: housekeeping's cleanup of pods that
 // should no longer run.
 func (m *Manager) CleanupPods(desired map[types.UID]bool) {
+	// Housekeeping calls this every 2s and there is rarely a worker to stop: look before
+	// sorting.
+	stale := false
+	for k := range m.workers {
+		if !desired[k.uid] {
+			stale = true
+			break
+		}
+	}
+	if !stale {
+		return
+	}
 	for _, k := range m.sortedKeys() {
 		if !desired[k.uid] {
 			m.stop(k, "CleanupPods")

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,8 +88,7 @@ func (h *harness) running(pod *v1.Pod, id string, started time.Duration, started
 }
 
 func podWith(c v1.Container) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-p"},
-		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{c}}}
+	return podtest.New("p", podtest.Namespace("ns"), podtest.Containers(c))
 }
 
 func httpProbe(period, initialDelay, failure, success int32) *v1.Probe {

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/clock"
 
@@ -16,9 +17,7 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-func boundPod(name, node string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: v1.PodSpec{NodeName: node}}
-}
+func boundPod(name, node string) *v1.Pod { return podtest.New(name, podtest.Node(node)) }
 
 // TestRouterStore: each node sees what its own field-selected watch would show: its share of a
 // relist (an empty one too), its pods' changes, a pod leaving it as a delete, nothing of the

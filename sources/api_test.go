@@ -14,6 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	gocmp "github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,13 +37,8 @@ import (
 const apiTestNode = "node-a"
 
 func apiPod(ns, name, image string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name)},
-		Spec: v1.PodSpec{
-			NodeName:   apiTestNode,
-			Containers: []v1.Container{{Name: "c", Image: image}},
-		},
-	}
+	return podtest.New(name, podtest.Namespace(ns), podtest.UID(types.UID(ns+"-"+name)), podtest.Node(apiTestNode),
+		podtest.Containers(podtest.Container("c", image)))
 }
 
 func apiSET(pods ...*v1.Pod) podconfig.Update {

@@ -27,7 +27,7 @@ func TestUnparsableManifestIsQuotedShortAndDecodedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewFile() error = %v", err)
 	}
-	_, first := f.extractFromFile(path)
+	_, _, first := f.extractFromFile(path)
 	if !errors.Is(first, ErrUnparsable) {
 		t.Fatalf("extractFromFile() error = %v, want %v", first, ErrUnparsable)
 	}
@@ -37,7 +37,7 @@ func TestUnparsableManifestIsQuotedShortAndDecodedOnce(t *testing.T) {
 	if !strings.HasSuffix(first.Error(), "more bytes)), please check config file") {
 		t.Errorf("extractFromFile() error = ...%q, want the kubelet's ending after the cut", first.Error()[len(first.Error())-60:])
 	}
-	if _, again := f.extractFromFile(path); again != first {
+	if _, _, again := f.extractFromFile(path); again != first {
 		t.Errorf("extractFromFile() of the unchanged file = a new error, want the cached one")
 	}
 	if _, err := f.Relist(); err == nil {

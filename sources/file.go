@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,6 +73,20 @@ type File struct {
 	fileKeys   map[string]string      // file path → store key last parsed from it, the fileKeyMapping
 	nextRelist time.Time              // the next tick of the kubelet's relist ticker
 	decoded    map[string]decodedFile // file path → its last successful decode; a cache only
+
+	// What follows lets a relist of unchanged files, every 20s, allocate nothing (the file
+	// system aside): the glob pattern, the buffers a relist reads into, and the SET of the store
+	// as last pushed, sent again while the store holds the same pods.
+	pattern string
+	readBuf []byte
+	listed  []keyedPod
+	pushed  *set
+}
+
+// keyedPod is a pod read from a file, with its store key.
+type keyedPod struct {
+	key string
+	pod *v1.Pod
 }
 
 // NewFile returns a File source, or an error wrapping ErrMissingOption. The first relist is due
@@ -97,6 +112,7 @@ func NewFile(opts FileOptions) (*File, error) {
 		fileKeys:   map[string]string{},
 		decoded:    map[string]decodedFile{},
 		nextRelist: opts.Clock.Now(),
+		pattern:    filepath.Join(strings.TrimRight(opts.Path, string(os.PathSeparator)), "[^.]*"),
 	}, nil
 }
 
@@ -137,18 +153,15 @@ func (f *File) Relist() (*podconfig.Update, error) {
 		if len(pods) == 0 {
 			return newSet(f.tracer, podconfig.FileSource, fn, nil), errors.Join(errs...)
 		}
-		clear(f.store)
-		for _, p := range pods {
-			f.store[podkey.Of(p)] = p // a later file with the same key wins, as in Replace
-		}
+		f.replace(pods)
 		return f.push(fn), errors.Join(errs...)
 	case info.Mode().IsRegular():
-		pod, err := f.extractFromFile(f.path)
+		pod, key, err := f.extractFromFile(f.path)
 		if err != nil {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err)
 		}
-		clear(f.store)
-		f.store[podkey.Of(pod)] = pod
+		f.listed = append(f.listed[:0], keyedPod{key, pod})
+		f.replace(f.listed)
 		return f.push(fn), nil
 	default:
 		return nil, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
@@ -159,9 +172,11 @@ func (f *File) Relist() (*podconfig.Update, error) {
 // extractFromDir reads every non-dot entry of the directory in sorted order, skipping (and
 // reporting) what cannot be used. It does not recurse and has no extension filter, so backup
 // files such as "web.yaml~" are manifests too.
-func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
+//
+// The list is the source's buffer, valid until the next read.
+func (f *File) extractFromDir() (pods []keyedPod, skipped []error, err error) {
 	const fn = "extractFromDir"
-	entries, err := f.fs.Glob(filepath.Join(f.path, "[^.]*"))
+	entries, err := f.fs.Glob(f.pattern)
 	if err != nil {
 		// Only a malformed pattern fails, e.g. a static pod path with glob metacharacters.
 		return nil, nil, traceError(f.tracer, podconfig.FileSource, fn, "GlobFailed", fmt.Errorf("%s: glob failed: %w", f.path, err))
@@ -172,6 +187,9 @@ func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 			delete(f.decoded, path)
 		}
 	}
+	clear(f.listed) // drop the last read's pods
+	pods = f.listed[:0]
+	defer func() { f.listed = pods }()
 	for _, path := range entries {
 		info, err := f.fs.Stat(path) // follows symlinks; a dangling one fails here
 		if err != nil {
@@ -183,14 +201,14 @@ func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 			// The kubelet logs "not recursing into manifest path" and moves on; so does the
 			// runner, so this is neither traced nor returned.
 		case info.Mode().IsRegular():
-			pod, err := f.extractFromFile(path)
+			pod, key, err := f.extractFromFile(path)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				// The file vanished between the glob and the read: skipped silently.
 			case err != nil:
 				skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed", err))
 			default:
-				pods = append(pods, pod)
+				pods = append(pods, keyedPod{key, pod})
 			}
 		default:
 			skipped = append(skipped, traceError(f.tracer, podconfig.FileSource, fn, "NotFileOrDir",
@@ -200,16 +218,20 @@ func (f *File) extractFromDir() (pods []*v1.Pod, skipped []error, err error) {
 	return pods, skipped, nil
 }
 
-// extractFromFile reads and decodes one manifest and records which store key it produced.
-func (f *File) extractFromFile(path string) (*v1.Pod, error) {
+// extractFromFile reads and decodes one manifest and records which store key it produced, which
+// it returns with the pod.
+func (f *File) extractFromFile(path string) (*v1.Pod, string, error) {
 	file, err := f.fs.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer file.Close()
-	data, err := utilio.ReadAtMost(file, maxConfigLength)
+	// The bytes go to a buffer the next read reuses: most files did not change, and only a
+	// changed one needs a copy of its own.
+	data, err := readAtMost(file, maxConfigLength, f.readBuf[:0])
+	f.readBuf = data
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if d, ok := f.decoded[path]; ok && bytes.Equal(d.data, data) {
 		// Decoding depends only on the bytes, the path and the node name, so an unchanged file
@@ -217,33 +239,57 @@ func (f *File) extractFromFile(path string) (*v1.Pod, error) {
 		// every relist. The pod is shared read-only, so PodConfig recognises the object it saw
 		// last time.
 		if d.err != nil {
-			return nil, d.err
+			return nil, "", d.err
 		}
-		pod := d.pod
-		f.fileKeys[path] = podkey.Of(pod)
-		return pod, nil
+		f.fileKeys[path] = d.key
+		return d.pod, d.key, nil
 	}
 	delete(f.decoded, path)
+	data = bytes.Clone(data)
 	pod, parsed, err := staticpod.DecodePod(data, staticpod.Options{NodeName: f.nodeName, Source: path, IsFile: true})
 	if !parsed {
 		err = fmt.Errorf("%s: %w as pod(%s), please check config file", path, ErrUnparsable, errorText(err))
 		f.decoded[path] = decodedFile{data: data, err: err}
-		return nil, err
+		return nil, "", err
 	}
 	if err != nil {
 		err = fmt.Errorf("%s: %w", path, err)
 		f.decoded[path] = decodedFile{data: data, err: err}
-		return nil, err
+		return nil, "", err
 	}
-	f.decoded[path] = decodedFile{data: data, pod: pod}
-	f.fileKeys[path] = podkey.Of(pod)
-	return pod, nil
+	key := podkey.Of(pod)
+	f.decoded[path] = decodedFile{data: data, pod: pod, key: key}
+	f.fileKeys[path] = key
+	return pod, key, nil
 }
 
-// decodedFile remembers the last decode of one manifest file: its pod, or why it failed.
+// readAtMost is k8s.io/utils/io's ReadAtMost into buf: it reads r to its end, or up to limit bytes
+// and then fails with ErrLimitReached, and returns buf grown as needed.
+func readAtMost(r io.Reader, limit int, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) >= limit {
+			return buf, utilio.ErrLimitReached
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(max(512, cap(buf)), limit-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// decodedFile remembers the last decode of one manifest file: its pod and store key, or why it
+// failed.
 type decodedFile struct {
 	data []byte
 	pod  *v1.Pod
+	key  string
 	err  error
 }
 
@@ -258,12 +304,15 @@ func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
 	}
 	switch ev.Op {
 	case WatchAdd, WatchModify:
-		pod, err := f.extractFromFile(ev.Path)
+		pod, key, err := f.extractFromFile(ev.Path)
 		if err != nil {
 			return nil, traceError(f.tracer, podconfig.FileSource, fn, "ReadFailed",
 				fmt.Errorf("can't process config file %q: %w", ev.Path, err))
 		}
-		f.store[podkey.Of(pod)] = pod
+		if f.store[key] != pod {
+			f.store[key] = pod
+			f.pushed = nil
+		}
 		return f.push(fn), nil
 	case WatchDelete:
 		key, ok := f.fileKeys[ev.Path]
@@ -276,6 +325,7 @@ func (f *File) HandleEvent(ev WatchEvent) (*podconfig.Update, error) {
 		}
 		delete(f.store, key)
 		delete(f.fileKeys, ev.Path)
+		f.pushed = nil
 		return f.push(fn), nil
 	}
 	return nil, traceError(f.tracer, podconfig.FileSource, fn, "UnknownEvent",
@@ -299,12 +349,37 @@ func (f *File) CheckWatchPath() (*podconfig.Update, error) {
 	return nil, nil
 }
 
-// push sends the whole store, as the UndeltaStore does after every change.
-func (f *File) push(fn string) *podconfig.Update {
-	pods := make([]*v1.Pod, 0, len(f.store))
-	for _, p := range f.store {
-		pods = append(pods, p)
+// replace makes the store hold pods, a later pod with the same key winning, as the UndeltaStore's
+// Replace does. A store that already holds exactly these pods is left as it is, with its SET.
+func (f *File) replace(pods []keyedPod) {
+	same := len(pods) == len(f.store)
+	for _, p := range pods {
+		if !same {
+			break
+		}
+		same = f.store[p.key] == p.pod
 	}
-	sortPods(pods)
-	return newSet(f.tracer, podconfig.FileSource, fn, pods)
+	if same {
+		return
+	}
+	clear(f.store)
+	for _, p := range pods {
+		f.store[p.key] = p.pod
+	}
+	f.pushed = nil
+}
+
+// push sends the whole store, as the UndeltaStore does after every change. While the store holds
+// the same pods it sends the same SET, which nothing changes.
+func (f *File) push(fn string) *podconfig.Update {
+	if f.pushed == nil {
+		pods := make([]*v1.Pod, 0, len(f.store))
+		for _, p := range f.store {
+			pods = append(pods, p)
+		}
+		sortPods(pods)
+		s := makeSet(podconfig.FileSource, pods)
+		f.pushed = &s
+	}
+	return f.pushed.send(f.tracer, fn)
 }

@@ -18,16 +18,32 @@ func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.U
 	// The pods are the source's stored objects, shared read-only: a source replaces a stored pod
 	// and never edits one, and podconfig copies what it keeps, as the kubelet's UndeltaStore hands
 	// out its objects. Copying them here made every periodic relist copy every pod twice.
-	out := slices.Clone(pods)
-	if out == nil {
-		out = []*v1.Pod{}
+	return makeSet(source, slices.Clone(pods)).send(tracer, fn)
+}
+
+// set is a SET ready to send, with the pod keys its trace event names. Neither is changed once
+// made, so a source whose pods did not change sends the same one again.
+type set struct {
+	update *podconfig.Update
+	names  []string
+}
+
+// makeSet makes the SET of pods, which it keeps.
+func makeSet(source string, pods []*v1.Pod) set {
+	if pods == nil {
+		pods = []*v1.Pod{}
 	}
 	names := make([]string, len(pods))
 	for i, p := range pods {
 		names[i] = podkey.Of(p)
 	}
-	tracer.Emit(trace.Event{Component: trace.Sources, Event: trace.KindSet, Source: source, Pods: names, Func: fn})
-	return &podconfig.Update{Pods: out, Op: podconfig.SET, Source: source}
+	return set{update: &podconfig.Update{Pods: pods, Op: podconfig.SET, Source: source}, names: names}
+}
+
+// send traces the SET as fn's and returns it.
+func (s set) send(tracer trace.Tracer, fn string) *podconfig.Update {
+	tracer.Emit(trace.Event{Component: trace.Sources, Event: trace.KindSet, Source: s.update.Source, Pods: s.names, Func: fn})
+	return s.update
 }
 
 // sortPods orders pods by namespace, then name. The kubelet's file SETs come out of a map in

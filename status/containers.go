@@ -282,12 +282,13 @@ func containerByName(containers []v1.Container, name string) *v1.Container {
 }
 
 // setResources writes what the v1.35 kubelet reports of a container the runtime knows, now that
-// in-place resize is GA: resources, the allocated requests and limits (the runtime reports no
-// actual values of its own, so the kubelet would keep the allocated ones), and
-// allocatedResources, the allocated requests. A container with neither requests nor limits gets
-// neither field, as a real kubelet's objects show.
+// in-place resize is GA (convertToAPIContainerStatuses' convertContainerStatusResources):
+// resources, the allocated requests and limits (the runtime reports no actual values of its own,
+// so the kubelet keeps the allocated ones), and allocatedResources, the allocated requests. A
+// container that asks for nothing still gets resources, empty: `resources: {}`, and no
+// allocatedResources.
 func setResources(s *v1.ContainerStatus, c *v1.Container) {
-	if c == nil || (len(c.Resources.Requests) == 0 && len(c.Resources.Limits) == 0) {
+	if c == nil {
 		return
 	}
 	s.Resources = c.Resources.DeepCopy()

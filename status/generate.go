@@ -1,13 +1,10 @@
 package status
 
 import (
-	"hash/fnv"
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -28,8 +25,6 @@ type GenerateOptions struct {
 	Reasons map[string]Reason
 	// HostIP is the node's IP. Empty leaves hostIP unset, as a kubelet with no API client does.
 	HostIP string
-	// PodIP is the IP of the pod's sandbox. Empty derives one from the pod UID with fakePodIP.
-	PodIP string
 	// Probes sets the started and ready fields from the probe results. Nil treats every
 	// container as if it had no probes: running is started, started is ready.
 	Probes ProbeStatus
@@ -49,7 +44,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		rs = &kubecontainer.PodStatus{}
 	}
 	var s v1.PodStatus
-	if ip := podIP(pod, rs, old, opts); ip != "" {
+	if ip := podIP(pod, rs, old); ip != "" {
 		s.PodIP = ip
 		s.PodIPs = []v1.PodIP{{IP: ip}}
 	}
@@ -147,28 +142,17 @@ func keepStarted(s, old *v1.PodStatus) {
 	}
 }
 
-// podIP returns the pod's IP: none for a host-network pod (it gets the host IP later) or a pod
-// that never had a sandbox, otherwise the given IP or one derived from the UID. An IP once shown
-// stays, as the kubelet's pod cache keeps the last IPs when the sandbox goes away.
-func podIP(pod *v1.Pod, rs *kubecontainer.PodStatus, old v1.PodStatus, opts GenerateOptions) string {
+// podIP returns the pod's IP: none for a host-network pod (it gets the host IP later), the IP
+// the runtime reports for its ready sandbox, or else the IP already shown: the kubelet's PLEG
+// keeps a pod's last IPs while it has no ready sandbox (GenericPLEG.getPodIPs).
+func podIP(pod *v1.Pod, rs *kubecontainer.PodStatus, old v1.PodStatus) string {
 	if pod.Spec.HostNetwork {
 		return ""
 	}
-	if len(rs.Sandboxes) == 0 {
-		return old.PodIP
+	if len(rs.IPs) > 0 {
+		return rs.IPs[0]
 	}
-	if opts.PodIP != "" {
-		return opts.PodIP
-	}
-	return fakePodIP(pod.UID)
-}
-
-// fakePodIP returns a stable IP in 10.88.0.0/16 for a pod UID, for a runtime that has no network.
-func fakePodIP(uid types.UID) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(uid))
-	v := h.Sum32()
-	return "10.88." + strconv.Itoa(int(v>>8&0xff)) + "." + strconv.Itoa(1+int(v&0xff)%254)
+	return old.PodIP
 }
 
 // PastActiveDeadline reports whether the pod has run longer than spec.activeDeadlineSeconds,

@@ -1,7 +1,9 @@
 package status
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +80,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 	pod := newPod(v1.RestartPolicyAlways, "app")
 	rs := &kubecontainer.PodStatus{
 		Sandboxes: readySandbox(),
+		IPs:       []string{"10.0.0.7"},
 		ContainerStatuses: []kubecontainer.ContainerStatus{{
 			ID: "c2", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateRunning,
 			CreatedAt: t1, StartedAt: t1, RestartCount: 1,
@@ -88,7 +91,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 	}
 	old := pod.Status
 	old.StartTime = &metav1.Time{Time: t0}
-	got := GeneratePodStatus(pod, old, rs, false, t2, GenerateOptions{PodIP: "10.0.0.7"})
+	got := GeneratePodStatus(pod, old, rs, false, t2, GenerateOptions{})
 	want := []v1.ContainerStatus{{
 		Name:         "app",
 		Image:        "app:1",
@@ -101,6 +104,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			ExitCode: 2, Reason: reasonError, StartedAt: mt(t0), FinishedAt: mt(t1), ContainerID: "fake://c1",
 		}},
+		Resources: &v1.ResourceRequirements{},
 	}}
 	if diff := cmp.Diff(want, got.ContainerStatuses); diff != "" {
 		t.Errorf("GeneratePodStatus(running).ContainerStatuses mismatch (-want +got):\n%s", diff)
@@ -391,15 +395,20 @@ func TestGeneratePodStatusHostNetwork(t *testing.T) {
 		t.Errorf("PodIP = %q, want the host IP", got.PodIP)
 	}
 	pod.Spec.HostNetwork = false
-	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox()}, false, t0, GenerateOptions{})
-	if want := fakePodIP(pod.UID); got.PodIP != want || want != fakePodIP("uid-web") {
-		t.Errorf("PodIP = %q, want stable %q", got.PodIP, want)
+	got = GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{Sandboxes: readySandbox(), IPs: []string{"10.88.1.2"}}, false, t0, GenerateOptions{})
+	if got.PodIP != "10.88.1.2" || len(got.PodIPs) != 1 {
+		t.Errorf("PodIP = %q %v, want the sandbox's 10.88.1.2", got.PodIP, got.PodIPs)
+	}
+	// Without a ready sandbox the runtime reports no IP, and the last one shown stays.
+	got = GeneratePodStatus(pod, got, &kubecontainer.PodStatus{}, false, t0, GenerateOptions{})
+	if got.PodIP != "10.88.1.2" {
+		t.Errorf("PodIP after the sandbox went = %q, want the last one, 10.88.1.2", got.PodIP)
 	}
 }
 
 // TestGeneratePodStatusResources checks the v1.35 container resources: a container the runtime
-// knows and that has requests or limits reports them as resources, and its requests as
-// allocatedResources; a container without any, or not yet created, reports neither.
+// knows reports its requests and limits as resources (empty, `resources: {}`, when it has none),
+// and its requests as allocatedResources; a container not yet created reports neither.
 func TestGeneratePodStatusResources(t *testing.T) {
 	pod := newPod(v1.RestartPolicyAlways, "app", "plain", "later")
 	pod.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup:1", Resources: v1.ResourceRequirements{
@@ -427,10 +436,23 @@ func TestGeneratePodStatusResources(t *testing.T) {
 	want := map[string]pair{
 		"setup": {Resources: &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}},
 		"app":   {Resources: &res, Allocated: res.Requests},
-		"plain": {},
+		"plain": {Resources: &v1.ResourceRequirements{}},
 		"later": {},
 	}
 	if diff := cmp.Diff(want, gotPairs); diff != "" {
 		t.Errorf("container resources (-want +got):\n%s", diff)
+	}
+	// What the API server stores and kubectl shows for the container without any.
+	for _, cs := range got.ContainerStatuses {
+		if cs.Name != "plain" {
+			continue
+		}
+		b, err := json.Marshal(cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"resources":{}`) || strings.Contains(string(b), "allocatedResources") {
+			t.Errorf("status of plain = %s, want resources {} and no allocatedResources", b)
+		}
 	}
 }

@@ -115,6 +115,22 @@ type Manager struct {
 	nextFull time.Time
 	// reconciled memoizes needsReconcile.
 	reconciled map[types.UID]reconcileMemo
+	// onChange are told the UID of every status cached or forgotten.
+	onChange []func(types.UID)
+}
+
+// OnChange registers fn to be called, on the Manager's goroutine, with the pod UID of every status
+// the Manager caches or forgets, after the change: admission keeps its counts of the active pods,
+// which depend on the cached phase, from it. Register before the first status.
+func (m *Manager) OnChange(fn func(uid types.UID)) {
+	m.onChange = append(m.onChange, fn)
+}
+
+// changed tells the OnChange functions of a change to the status of the pod with uid.
+func (m *Manager) changed(uid types.UID) {
+	for _, fn := range m.onChange {
+		fn(uid)
+	}
 }
 
 // New returns a Manager. A missing required option is an error wrapping ErrMissingOption.
@@ -218,6 +234,7 @@ func (m *Manager) RemoveOrphanedStatuses(podUIDs map[types.UID]bool) {
 	for uid := range m.statuses {
 		if !podUIDs[uid] {
 			delete(m.statuses, uid)
+			m.changed(uid)
 		}
 	}
 }
@@ -315,6 +332,7 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 	}
 	m.statuses[pod.UID] = next
 	m.pending = true
+	m.changed(pod.UID)
 	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: podkey.Of(pod),
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
 }

@@ -242,6 +242,7 @@ func (m *Manager) syncPod(ctx context.Context, w write) error {
 // forget drops a status after its pod was deleted or recreated: the kubelet's deletePodStatus.
 func (m *Manager) forget(uid types.UID) {
 	delete(m.statuses, uid)
+	m.changed(uid)
 	if m.startup != nil {
 		m.startup.DeletePodStartupState(uid)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/status"
 )
 
 // ErrSourcesNotReady is why a removed pod is not killed before every source has been seen: the
@@ -205,16 +206,19 @@ func (l *Loop) deletePod(pod *v1.Pod) error {
 	return nil
 }
 
-// handlePodReconcile is the kubelet's HandlePodReconcile: status-only changes. It only records the
-// pod; an evicted pod also loses all its dead containers. Readiness gates are not modelled, so
-// nothing here syncs a pod.
+// handlePodReconcile is the kubelet's HandlePodReconcile: status-only changes. It records the pod,
+// and syncs it at once when its Ready condition no longer matches its readiness gates (a gate's
+// condition was set by someone else); an evicted pod also loses all its dead containers.
 func (l *Loop) handlePodReconcile(ctx context.Context, pods []*v1.Pod) {
 	for _, p := range pods {
 		l.opts.Pods.UpdatePod(p)
-		pod, _, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
+		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror && pod == nil {
 			l.skipMirror(p, "HandlePodReconcile")
 			continue
+		}
+		if status.NeedToReconcilePodReadiness(pod) {
+			l.updatePod(podworkers.SyncPodSync, pod, mirror)
 		}
 		if pod.Status.Phase == v1.PodFailed && pod.Status.Reason == "Evicted" {
 			if status, err := l.opts.Cache.Get(pod.UID); err == nil {

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -182,9 +183,7 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	return f
 }
 
-func pod(name string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)}}
-}
+func pod(name string) *v1.Pod { return podtest.New(name) }
 
 func TestNewNamesMissingOptions(t *testing.T) {
 	_, err := New(Options{})

@@ -34,7 +34,8 @@ type PodManager interface {
 	RemovePod(pod *v1.Pod)
 	GetPodByUID(uid types.UID) (*v1.Pod, bool)
 	GetPodAndMirrorPod(pod *v1.Pod) (resolved, mirror *v1.Pod, wasMirror bool)
-	// GetPods returns every regular and static pod, without mirror pods, in a stable order.
+	// GetPods returns every regular and static pod, without mirror pods, in a stable order. The
+	// loop only reads the slice.
 	GetPods() []*v1.Pod
 }
 

@@ -10,18 +10,20 @@ import (
 )
 
 // SetPodDefaults applies the core/v1 scheme defaulting (SetDefaults_Pod, SetDefaults_PodSpec,
-// SetDefaults_Container and the generated per-field defaults) to pod, in place. Defaults never
-// overwrite what is set. It covers every default that changes the spec of a pod that can pass
-// validation; pod-level resources defaulting (PodLevelResources) is not reproduced.
+// SetDefaults_Container and the generated per-field defaults) to pod, in place, as v1.35 applies
+// it with its default feature gates (PodLevelResources on). Defaults never overwrite what is set.
+// It covers every default that changes the spec of a pod that can pass validation.
 func SetPodDefaults(pod *v1.Pod) {
 	spec := &pod.Spec
-	// SetDefaults_Pod: requests default to limits, container by container.
+	// SetDefaults_Pod: requests default to limits, container by container, and then, from what
+	// the containers ask, the pod-level limits and requests.
 	for i := range spec.Containers {
 		defaultRequestsFromLimits(&spec.Containers[i].Resources)
 	}
 	for i := range spec.InitContainers {
 		defaultRequestsFromLimits(&spec.InitContainers[i].Resources)
 	}
+	defaultPodLevelResources(pod)
 	if spec.EnableServiceLinks == nil {
 		enable := v1.DefaultEnableServiceLinks
 		spec.EnableServiceLinks = &enable
@@ -68,6 +70,10 @@ func SetPodDefaults(pod *v1.Pod) {
 	}
 	if spec.Overhead != nil {
 		roundResourceList(&spec.Overhead)
+	}
+	if spec.Resources != nil {
+		roundResourceList(&spec.Resources.Limits)
+		roundResourceList(&spec.Resources.Requests)
 	}
 }
 

@@ -103,15 +103,26 @@ func TestAPIRecorderAggregatesSimilarEvents(t *testing.T) {
 func TestTracingNamesThePod(t *testing.T) {
 	var got []string
 	tr, err := eventrecord.NewTracing(nil, trace.Func(func(e trace.Event) {
-		got = append(got, fmt.Sprintf("%s %s %s %s %s", e.Component, e.Event, e.Pod, e.Reason, e.Message))
+		got = append(got, fmt.Sprintf("%s %s %s [%s] %s %s", e.Component, e.Event, e.Pod, e.Container, e.Reason, e.Message))
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr.Eventf(web, v1.EventTypeWarning, "FailedKillPod", "error killing pod: %s", "timeout")
 	tr.Event(&v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "uid-web"}, v1.EventTypeNormal, "Started", "Started container app")
+	tr.Event(&v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "uid-web", FieldPath: "spec.containers{app}"}, v1.EventTypeNormal, "Created", "Container created")
+	tr.Event(&v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "uid-web", FieldPath: "spec.initContainers{setup}"}, v1.EventTypeNormal, "Pulled", "pulled")
+	tr.Event(&v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "gone", FieldPath: "implicitly required container app"}, v1.EventTypeNormal, "Killing", "Stopping container app")
+	tr.Event(&v1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: "node-1"}, v1.EventTypeNormal, "NodeReady", "Node node-1 status is now: NodeReady")
 	tr.Event(web, "Odd", "X", "not a type the kubelet records")
-	want := []string{"events Warning default/web FailedKillPod error killing pod: timeout", "events Normal default/web Started Started container app"}
+	want := []string{
+		"events Warning default/web [] FailedKillPod error killing pod: timeout",
+		"events Normal default/web [] Started Started container app",
+		"events Normal default/web [app] Created Container created",
+		"events Normal default/web [setup] Pulled pulled",
+		"events Normal default/gone [app] Killing Stopping container app",
+		"events Normal  [] NodeReady Node node-1 status is now: NodeReady",
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}

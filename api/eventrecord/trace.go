@@ -81,12 +81,16 @@ func (t *Tracing) emit(object runtime.Object, eventtype, reason, message string)
 }
 
 // containerOfFieldPath returns the container a reference's field path names
-// ("spec.containers{name}", "spec.initContainers{name}"), or "".
+// ("spec.containers{name}", "spec.initContainers{name}", or the kubelet's "implicitly required
+// container name" for a container of a pod it knows only from the runtime), or "".
 func containerOfFieldPath(path string) string {
 	for _, prefix := range []string{"spec.containers{", "spec.initContainers{", "spec.ephemeralContainers{"} {
 		if name, ok := strings.CutPrefix(path, prefix); ok {
 			return strings.TrimSuffix(name, "}")
 		}
+	}
+	if name, ok := strings.CutPrefix(path, "implicitly required container "); ok {
+		return name
 	}
 	return ""
 }

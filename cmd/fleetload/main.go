@@ -1,13 +1,15 @@
 // Command fleetload measures a simulated fleet: it creates pods bound round-robin to the nodes
 // named <prefix>-<i>, and reports when every node is Ready and every pod Running, with the
-// simulator's CPU time and RSS read from /proc. It is the end-to-end benchmark of
-// docs/benchmarks.md, not part of the simulator.
+// simulator's CPU time and RSS (now and at its peak) read from /proc. It is the end-to-end
+// benchmark of docs/benchmarks.md, not part of the simulator; BenchmarkFleet runs it against a
+// `minikubelet run --nodes N` it starts.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -22,44 +24,71 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the simulator's API server")
-	nodes := flag.Int("nodes", 1000, "nodes the simulator runs")
-	prefix := flag.String("node-name-prefix", "sim", "the simulator's --node-name-prefix")
-	pods := flag.Int("pods-per-node", 30, "pods to bind to each node")
-	pid := flag.Int("pid", 0, "the simulator's process id, for CPU and RSS")
-	steady := flag.Duration("steady", 30*time.Second, "how long to measure the steady state after all pods run")
-	workers := flag.Int("workers", 32, "parallel pod creations")
+	var cfg config
+	flag.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the simulator's API server")
+	flag.IntVar(&cfg.nodes, "nodes", 1000, "nodes the simulator runs")
+	flag.StringVar(&cfg.prefix, "node-name-prefix", "sim", "the simulator's --node-name-prefix")
+	flag.IntVar(&cfg.perNode, "pods-per-node", 30, "pods to bind to each node")
+	flag.IntVar(&cfg.pid, "pid", 0, "the simulator's process id, for CPU and RSS")
+	flag.DurationVar(&cfg.steady, "steady", 30*time.Second, "how long to measure the steady state after all pods run")
+	flag.IntVar(&cfg.workers, "workers", 32, "parallel pod creations")
 	flag.Parse()
-	if err := run(*kubeconfig, *nodes, *prefix, *pods, *pid, *steady, *workers); err != nil {
+	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady time.Duration, workers int) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+// config is what one measurement needs.
+type config struct {
+	kubeconfig string
+	nodes      int
+	prefix     string
+	perNode    int
+	pid        int
+	steady     time.Duration
+	workers    int
+}
+
+// result is what one measurement found.
+type result struct {
+	// created is how long creating every pod took, and failed how many creates failed.
+	created time.Duration
+	failed  int64
+	// running is the time from the first create until every node was Ready and every pod Running.
+	running time.Duration
+	// steadyCores is the simulator's CPU use after that, in cores; rssKB and peakRSSKB its
+	// resident set at the end and at its peak (VmRSS and VmHWM). Zero without a pid.
+	steadyCores      float64
+	rssKB, peakRSSKB int64
+}
+
+// run creates the pods, waits for every node Ready and every pod Running, then measures the steady
+// state, printing its progress to out.
+func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
+	var res result
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
-		return err
+		return res, err
 	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit
-	client, err := kubernetes.NewForConfig(cfg)
+	rc.QPS, rc.Burst = -1, 0 // no client-side rate limit
+	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return err
+		return res, err
 	}
-	ctx := context.Background()
 	start := time.Now()
-	width := len(strconv.Itoa(nodes - 1))
-	total := nodes * perNode
+	width := len(strconv.Itoa(cfg.nodes - 1))
+	total := cfg.nodes * cfg.perNode
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range cfg.workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= total {
 					return
 				}
-				node := fmt.Sprintf("%s-%0*d", prefix, width, i%nodes)
+				node := fmt.Sprintf("%s-%0*d", cfg.prefix, width, i%cfg.nodes)
 				pod := &v1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("load-%d", i), Namespace: "default"},
 					Spec:       v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "main", Image: "busybox:1.36"}}},
@@ -71,11 +100,12 @@ func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady t
 		})
 	}
 	wg.Wait()
-	fmt.Printf("created %d pods in %v (%d failed)\n", total, time.Since(start).Round(time.Millisecond), failed.Load())
+	res.created, res.failed = time.Since(start), failed.Load()
+	fmt.Fprintf(out, "created %d pods in %v (%d failed)\n", total, res.created.Round(time.Millisecond), res.failed)
 	for {
 		nl, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return err
+			return res, err
 		}
 		ready := 0
 		for _, n := range nl.Items {
@@ -87,7 +117,7 @@ func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady t
 		}
 		pl, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return err
+			return res, err
 		}
 		running := 0
 		for _, p := range pl.Items {
@@ -95,18 +125,29 @@ func run(kubeconfig string, nodes int, prefix string, perNode, pid int, steady t
 				running++
 			}
 		}
-		fmt.Printf("%6.1fs nodes ready %d/%d, pods running %d/%d, rss %s\n", time.Since(start).Seconds(), ready, nodes, running, total, rss(pid))
-		if ready == nodes && running == total {
+		fmt.Fprintf(out, "%6.1fs nodes ready %d/%d, pods running %d/%d, rss %s\n", time.Since(start).Seconds(), ready, cfg.nodes, running, total, rss(cfg.pid))
+		if ready == cfg.nodes && running == total {
 			break
 		}
-		time.Sleep(2 * time.Second)
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
 	}
-	fmt.Printf("all Ready and Running %v after the first create\n", time.Since(start).Round(time.Millisecond))
-	c1, _ := cpuSeconds(pid)
-	time.Sleep(steady)
-	c2, _ := cpuSeconds(pid)
-	fmt.Printf("steady state: %.3f cores over %v, rss %s\n", (c2-c1)/steady.Seconds(), steady, rss(pid))
-	return nil
+	res.running = time.Since(start)
+	fmt.Fprintf(out, "all Ready and Running %v after the first create\n", res.running.Round(time.Millisecond))
+	c1, _ := cpuSeconds(cfg.pid)
+	select {
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(cfg.steady):
+	}
+	c2, _ := cpuSeconds(cfg.pid)
+	res.steadyCores = (c2 - c1) / cfg.steady.Seconds()
+	res.rssKB, res.peakRSSKB = statusKB(cfg.pid, "VmRSS:"), statusKB(cfg.pid, "VmHWM:")
+	fmt.Fprintf(out, "steady state: %.3f cores over %v, rss %s, peak rss %d kB\n", res.steadyCores, cfg.steady, rss(cfg.pid), res.peakRSSKB)
+	return res, nil
 }
 
 // cpuSeconds is the process's user+system CPU time.
@@ -124,18 +165,31 @@ func cpuSeconds(pid int) (float64, error) {
 	return (ut + st) / 100, nil // USER_HZ
 }
 
+// rss is the process's resident set as /proc shows it ("123 kB"), or "?".
 func rss(pid int) string {
 	if pid == 0 {
 		return "?"
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			return strings.Join(strings.Fields(l)[1:], " ")
-		}
+	if kb := statusKB(pid, "VmRSS:"); kb > 0 {
+		return strconv.FormatInt(kb, 10) + " kB"
 	}
 	return "?"
+}
+
+// statusKB reads one size field of /proc/<pid>/status in kB, 0 when it cannot.
+func statusKB(pid int, field string) int64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb
+		}
+	}
+	return 0
 }

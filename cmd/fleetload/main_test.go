@@ -24,4 +24,10 @@ func TestProcReaders(t *testing.T) {
 	if got := rss(0); got != "?" {
 		t.Errorf("rss(0) = %q, want ?", got)
 	}
+	if now, peak := statusKB(pid, "VmRSS:"), statusKB(pid, "VmHWM:"); now <= 0 || peak < now {
+		t.Errorf("statusKB(self) = VmRSS %d, VmHWM %d kB, want a peak at least the current size", now, peak)
+	}
+	if got := statusKB(pid, "NoSuchField:"); got != 0 {
+		t.Errorf("statusKB(self, NoSuchField) = %d, want 0", got)
+	}
 }

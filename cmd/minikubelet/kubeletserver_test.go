@@ -18,6 +18,10 @@ import (
 // TestRunServesLogsMetricsAndHealthz: kubectl logs and logs --previous of a crashing static pod
 // reach the node's kubelet server through the embedded API server, and so do nodes/proxy's
 // /metrics and /healthz; exec is refused with the simulated runtime's message.
+//
+// The container runs 20s before it exits: the checks run while the restarted instance runs and
+// the first one is the previous. With 2s, a loaded machine's slow kubectl calls reached the
+// second exit, after which the first instance is removed and --previous named it for a moment.
 func TestRunServesLogsMetricsAndHealthz(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not on PATH")
@@ -29,7 +33,7 @@ kind: Pod
 metadata:
   name: crash
   annotations:
-    minikubelet.io/exit-after.main: 2s
+    minikubelet.io/exit-after.main: 20s
     minikubelet.io/exit-code.main: "3"
     minikubelet.io/log.main: hello from main
 spec:

@@ -48,7 +48,7 @@ func TestRunUIInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start %s: %v", browserPath, err)
 	}
-	ctx, cancelTimeout := context.WithTimeout(bctx, 40*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(bctx, waitTimeout)
 	defer cancelTimeout()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func preparePodCreate(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
 	apidefaults.SetPodDefaults(pod)
 	pod.Generation = 1
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: apidefaults.QOSClass(pod)}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: apidefaults.ComputeQOSClass(pod)}
 }
 
 // preparePodUpdate is the pod registry's update strategy: an update of the pod keeps the status,

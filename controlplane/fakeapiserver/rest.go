@@ -355,6 +355,10 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 		next = old.obj.DeepCopyObject()
 		field := reflect.ValueOf(next).Elem().FieldByName("Status")
 		field.Set(reflect.ValueOf(newObj).Elem().FieldByName("Status"))
+		if res.statusWritesMeta {
+			mustMeta(next).SetLabels(nm.GetLabels())
+			mustMeta(next).SetAnnotations(nm.GetAnnotations())
+		}
 		if t.tracked {
 			// The apply recorded its fields on the object it returns.
 			mustMeta(next).SetManagedFields(nm.GetManagedFields())

@@ -2,6 +2,8 @@ package csiplugin
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,8 +13,10 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	nodeutil "k8s.io/component-helpers/node/util"
 )
 
 // AnnotationKeyNodeID is the Node annotation that maps driver names to their node ids.
@@ -26,15 +30,17 @@ type APINodeInfo struct {
 
 var _ NodeInfoManager = APINodeInfo{}
 
-// InstallCSIDriver writes the driver's node id into the node annotation, its topology into the
-// node labels, and the driver into the CSINode, creating that if needed.
+// InstallCSIDriver removes the driver's attach limit from the node's capacity and allocatable,
+// writes the driver's node id into the node annotation and its topology into the node labels, and
+// the driver into the CSINode, creating that if needed.
 func (m APINodeInfo) InstallCSIDriver(ctx context.Context, driverName string, info NodeInfo) error {
 	node, err := m.updateNode(ctx, func(n *v1.Node) (bool, error) {
 		ids, err := nodeIDs(n)
 		if err != nil {
 			return false, err
 		}
-		changed := ids[driverName] != info.NodeID
+		changed := removeAttachLimit(n, driverName)
+		changed = ids[driverName] != info.NodeID || changed
 		ids[driverName] = info.NodeID
 		if err := setNodeIDs(n, ids); err != nil {
 			return false, err
@@ -67,7 +73,8 @@ func (m APINodeInfo) InstallCSIDriver(ctx context.Context, driverName string, in
 	})
 }
 
-// UninstallCSIDriver removes the driver from the CSINode and from the node annotation.
+// UninstallCSIDriver removes the driver from the CSINode, and its attach limit and node id from
+// the node.
 func (m APINodeInfo) UninstallCSIDriver(ctx context.Context, driverName string) error {
 	err := m.updateCSINode(ctx, nil, func(drivers []storagev1.CSINodeDriver) []storagev1.CSINodeDriver {
 		return slices.DeleteFunc(drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == driverName })
@@ -76,17 +83,54 @@ func (m APINodeInfo) UninstallCSIDriver(ctx context.Context, driverName string) 
 		return err
 	}
 	_, err = m.updateNode(ctx, func(n *v1.Node) (bool, error) {
+		changed := removeAttachLimit(n, driverName)
 		ids, err := nodeIDs(n)
 		if err != nil {
 			return false, err
 		}
 		if _, ok := ids[driverName]; !ok {
-			return false, nil
+			return changed, nil
 		}
 		delete(ids, driverName)
 		return true, setNodeIDs(n, ids)
 	})
 	return err
+}
+
+// attachLimitPrefix starts the node resource through which kubelets before v1.32 published a CSI
+// driver's volume limit (volumeutil.CSIAttachLimitPrefix).
+const attachLimitPrefix = "attachable-volumes-csi-"
+
+// AttachLimitKey is the node resource of a driver's volume limit, as kubelets before v1.32 named
+// it (volumeutil.GetCSIAttachLimitKey): the prefix and the driver's name, or, when that would
+// reach 63 characters, the name's first 23 characters and 16 hex digits of its SHA-1.
+func AttachLimitKey(driverName string) v1.ResourceName {
+	if len(attachLimitPrefix)+len(driverName) >= 63 {
+		sum := sha1.Sum([]byte(driverName))
+		return v1.ResourceName(attachLimitPrefix + driverName[:23] + hex.EncodeToString(sum[:])[:16])
+	}
+	return v1.ResourceName(attachLimitPrefix + driverName)
+}
+
+// removeAttachLimit is the nodeinfomanager's removeMaxAttachLimit, which v1.35 still runs at every
+// install and uninstall: the volume limit lives in the CSINode now, and the node resource an
+// older kubelet left is deleted from capacity and allocatable. It reports whether it removed one.
+func removeAttachLimit(n *v1.Node, driverName string) bool {
+	key := AttachLimitKey(driverName)
+	_, inCapacity := n.Status.Capacity[key]
+	_, inAllocatable := n.Status.Allocatable[key]
+	if !inCapacity && !inAllocatable {
+		return false
+	}
+	delete(n.Status.Capacity, key)
+	if len(n.Status.Capacity) == 0 {
+		n.Status.Capacity = nil
+	}
+	delete(n.Status.Allocatable, key)
+	if len(n.Status.Allocatable) == 0 {
+		n.Status.Allocatable = nil
+	}
+	return true
 }
 
 func nodeIDs(n *v1.Node) (map[string]string, error) {
@@ -115,20 +159,24 @@ func setNodeIDs(n *v1.Node, ids map[string]string) error {
 	return nil
 }
 
-// updateNode applies change to the node and writes it when it changed, retrying on conflicts.
+// updateNode applies change to a copy of the node and, when it changed, writes the difference
+// with a strategic merge patch of nodes/status, as the nodeinfomanager's tryUpdateNode does
+// (nodeutil.PatchNodeStatus: the status, and the labels and annotations with it); it retries on
+// conflicts.
 func (m APINodeInfo) updateNode(ctx context.Context, change func(*v1.Node) (bool, error)) (*v1.Node, error) {
 	var out *v1.Node
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := m.Client.CoreV1().Nodes().Get(ctx, m.NodeName, metav1.GetOptions{})
+		orig, err := m.Client.CoreV1().Nodes().Get(ctx, m.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		n := orig.DeepCopy()
 		changed, err := change(n)
 		if err != nil || !changed {
-			out = n
+			out = orig
 			return err
 		}
-		out, err = m.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		out, _, err = nodeutil.PatchNodeStatus(m.Client.CoreV1(), types.NodeName(m.NodeName), orig, n)
 		return err
 	})
 	if err != nil {

@@ -3,13 +3,16 @@ package devicemanager
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -145,12 +148,8 @@ func TestValidation(t *testing.T) {
 }
 
 func gpuPod(uid string, n int64) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1ObjectMeta(uid),
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
-			Limits: v1.ResourceList{"example.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)},
-		}}}},
-	}
+	return podtest.New(uid, podtest.UID(types.UID(uid)), podtest.Containers(podtest.Container("c", podtest.DefaultImage)),
+		podtest.Limits(map[v1.ResourceName]string{"example.com/gpu": strconv.FormatInt(n, 10)}))
 }
 
 func TestAdmitAllocatesAndRejects(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minikubelet/minikubelet/test/benchfloor"
 )
 
 // hourOf100Pods builds the replay benchmark's scenario: 100 static pods written at 0s, then an
@@ -33,14 +35,16 @@ func hourOf100Pods(tb testing.TB) *Scenario {
 	return s
 }
 
-// BenchmarkReplayHourOf100StaticPods measures replay speed in virtual seconds per wall second.
+// BenchmarkReplayHourOf100StaticPods measures replay speed in virtual seconds per wall second, and
+// the time of an hour as a multiple of the decode floor (the target is 3,750 at most).
 func BenchmarkReplayHourOf100StaticPods(b *testing.B) {
 	benchReplayHour(b, hourOf100Pods(b))
 }
 
 // benchReplayHour replays s, an hour of virtual time, and reports the virtual seconds replayed
-// per wall second.
-func benchReplayHour(b *testing.B, s *Scenario) {
+// per wall second and the floor ratio of an hour, which it returns.
+func benchReplayHour(b *testing.B, s *Scenario) float64 {
+	floor := benchfloor.Floor(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := Run(context.Background(), s, RunOptions{})
@@ -53,6 +57,8 @@ func benchReplayHour(b *testing.B, s *Scenario) {
 	}
 	perRun := b.Elapsed() / time.Duration(b.N)
 	b.ReportMetric(time.Hour.Seconds()/perRun.Seconds(), "virtual-s/s")
+	benchfloor.Report(b, perRun, floor)
+	return benchfloor.Ratio(perRun, floor)
 }
 
 // hourOfAFleet builds the fleet replay benchmark's scenario: nodes nodes against one API server,
@@ -80,11 +86,19 @@ func hourOfAFleet(tb testing.TB, nodes, perNode int) *Scenario {
 }
 
 // BenchmarkReplayHourOfAFleet measures a fleet's replay: 100 nodes × 30 pods for an hour (the
-// target is under a minute of wall time).
+// target is 15 s of wall time at most). The 100-node run also reports its floor ratio over the
+// 10-node run's as "x-10-nodes": ten times the nodes must cost ten times the time at most.
 func BenchmarkReplayHourOfAFleet(b *testing.B) {
+	var ratio10 float64 // the 10-node run's floor ratio, once measured
 	for _, size := range []struct{ nodes, perNode int }{{10, 30}, {100, 30}} {
 		b.Run(fmt.Sprintf("%dx%d", size.nodes, size.perNode), func(b *testing.B) {
-			benchReplayHour(b, hourOfAFleet(b, size.nodes, size.perNode))
+			ratio := benchReplayHour(b, hourOfAFleet(b, size.nodes, size.perNode))
+			switch {
+			case size.nodes == 10:
+				ratio10 = ratio
+			case ratio10 > 0:
+				b.ReportMetric(ratio/ratio10, "x-10-nodes")
+			}
 		})
 	}
 }

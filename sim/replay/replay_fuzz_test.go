@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,11 +20,15 @@ const (
 // FuzzReplay feeds scenario bytes to the whole replay: Parse, then Run. Whatever the bytes, the
 // replay either runs to its end or returns an error; it never panics, and it never runs on: a
 // replay still going after replayHangLimit of wall time fails. The repository's scenarios seed
-// the corpus.
+// the corpus when fuzzing; the plain suite, whose TestScenarios and TestDeterminism already replay
+// every scenario, runs only the seeds in testdata and the one below.
 func FuzzReplay(f *testing.F) {
 	paths, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
 	if err != nil {
 		f.Fatal(err)
+	}
+	if !fuzzing() {
+		paths = nil
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -48,4 +53,11 @@ func FuzzReplay(f *testing.F) {
 			t.Fatal("Run() = nil, nil: want a result or an error")
 		}
 	})
+}
+
+// fuzzing reports whether the test binary runs a fuzz target (-test.fuzz) rather than only its
+// seed corpus.
+func fuzzing() bool {
+	fl := flag.Lookup("test.fuzz")
+	return fl != nil && fl.Value.String() != ""
 }

@@ -129,6 +129,8 @@ var stepKinds = []stepKind{
 	{"stopNode", func() action { return new(StopNode) }},
 	{"startNode", func() action { return new(StartNode) }},
 	{"apiDeleteNode", func() action { return new(APIDeleteNode) }},
+	{"apiPatchNode", func() action { return new(APIPatchNode) }},
+	{"apiPatchPod", func() action { return new(APIPatchPod) }},
 	{"probe", func() action { return new(ProbeStep) }},
 	{"expectPodMachinery", func() action { return new(ExpectPodMachinery) }},
 }
@@ -169,7 +171,7 @@ func decodeStep(raw json.RawMessage) (Step, error) {
 	var hard error
 	var strict []error
 	decode := func(key string, v any) {
-		h, s := strictBody(key, keys[key], v)
+		s, h := strictBody(key, keys[key], v)
 		if hard == nil {
 			hard = h
 		}
@@ -221,17 +223,17 @@ func sortedActionKeys(keys map[string]json.RawMessage) []string {
 
 // strictBody decodes the value of a step's key into v, naming key in what it refuses: an unknown
 // or duplicate field by its path from the step (`expect.exitcode`), any other error by the key.
-func strictBody(key string, data []byte, v any) (hard error, strict []error) {
+func strictBody(key string, data []byte, v any) (strict []error, hard error) {
 	strict, err := sigsjson.UnmarshalStrict(data, v)
 	if err != nil {
-		return fmt.Errorf("%s: %s", key, strings.TrimPrefix(err.Error(), "json: ")), nil
+		return nil, fmt.Errorf("%s: %s", key, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	for _, e := range strict {
 		if fe, ok := e.(sigsjson.FieldError); ok {
 			fe.SetFieldPath(key + "." + fe.FieldPath())
 		}
 	}
-	return nil, strict
+	return strict, nil
 }
 
 // joinLines joins errors as strictJSON does, on one line.

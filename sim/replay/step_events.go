@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -20,6 +21,9 @@ type ExpectEvent struct {
 	Pod       string `json:"pod,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Container string `json:"container,omitempty"`
+	// Message must equal the event's message: for a Kubernetes event (component events), the
+	// Event's own message.
+	Message string `json:"message,omitempty"`
 }
 
 // ExpectNoEvent has the fields of ExpectEvent and asserts that no trace event matched in the
@@ -52,6 +56,7 @@ func (x *ExpectNoEvent) validate() error { return (*ExpectEvent)(x).validate() }
 func (x *ExpectEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 	o := Outcome{What: x.describe()}
 	near := 0
+	var other []string // messages of events that match but for the message
 	for _, ev := range e.rec.EventsSince(e.window) {
 		if string(ev.Component) != x.Component || string(ev.Event) != x.Event {
 			continue
@@ -61,8 +66,18 @@ func (x *ExpectEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 			o.Met = true
 			return o
 		}
+		if x.Message != "" {
+			anyMessage := *x
+			anyMessage.Message = ""
+			if anyMessage.matches(ev) && len(other) < 3 {
+				other = append(other, strconv.Quote(ev.Message))
+			}
+		}
 	}
 	o.Seen = fmt.Sprintf("%d %s/%s events since the previous step, none matching", near, x.Component, x.Event)
+	if len(other) > 0 {
+		o.Seen += "; with other messages: " + strings.Join(other, ", ")
+	}
 	return o
 }
 
@@ -73,7 +88,7 @@ func (x *ExpectNoEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 	for _, ev := range e.rec.EventsSince(e.window) {
 		if string(ev.Component) == x.Component && string(ev.Event) == x.Event && m.matches(ev) {
 			o.Met = false
-			o.Seen = fmt.Sprintf("at %v: %s/%s pod=%s container=%s reason=%s", ev.T, ev.Component, ev.Event, ev.Pod, ev.Container, ev.Reason)
+			o.Seen = fmt.Sprintf("at %v: %s/%s pod=%s container=%s reason=%s message=%q", ev.T, ev.Component, ev.Event, ev.Pod, ev.Container, ev.Reason, ev.Message)
 			return o
 		}
 	}
@@ -91,6 +106,9 @@ func (x *ExpectEvent) matchers() string {
 			parts = append(parts, f.k+"="+f.v)
 		}
 	}
+	if x.Message != "" {
+		parts = append(parts, "message="+strconv.Quote(x.Message))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -99,7 +117,8 @@ func (x *ExpectEvent) matchers() string {
 func (x *ExpectEvent) matches(ev trace.Event) bool {
 	return (x.Op == "" || ev.Op == x.Op) && (x.Source == "" || ev.Source == x.Source) &&
 		(x.Pod == "" || eventNamesPod(ev.Pod, ev.Pods, x.Pod)) &&
-		(x.Container == "" || ev.Container == x.Container) && (x.Reason == "" || ev.Reason == x.Reason)
+		(x.Container == "" || ev.Container == x.Container) && (x.Reason == "" || ev.Reason == x.Reason) &&
+		(x.Message == "" || ev.Message == x.Message)
 }
 
 // eventNamesPod matches an event's pod, or one of the pods an update carries.

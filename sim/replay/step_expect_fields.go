@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/sim/world"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -25,16 +25,34 @@ var conditionTypes = []string{
 // The values a condition may be expected to have.
 var conditionValues = []string{string(v1.ConditionTrue), string(v1.ConditionFalse), string(v1.ConditionUnknown), "absent"}
 
-// The kinds an apiObject check may read, with the kind's resource.
-var apiObjectKinds = map[string]bool{"Pod": true, "Node": true, "Lease": true, "Event": true, "Namespace": true}
-
-// APIObject names an API object and a JSONPath into it, and the text the path must print.
+// APIObject names an API object and a JSONPath into it, and the text the path must print. Kind is
+// any kind the API server serves for reading (world.ObjectKinds, the API server's readable kinds); APIVersion picks among
+// the group versions serving it (Event: v1, the default, or events.k8s.io/v1).
 type APIObject struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Path      string `json:"path"`
-	Equals    string `json:"equals"`
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	Path       string `json:"path"`
+	Equals     string `json:"equals"`
+}
+
+// readableKind finds the kind an apiObject check names among those the API server serves: the
+// first row of that kind, or the one of the asked group version.
+func (a *APIObject) readableKind() (world.ObjectKind, error) {
+	var names []string
+	for _, k := range world.ObjectKinds() {
+		if k.Kind == a.Kind && (a.APIVersion == "" || a.APIVersion == k.GroupVersion.String()) {
+			return k, nil
+		}
+		if !slices.Contains(names, k.Kind) {
+			names = append(names, k.Kind)
+		}
+	}
+	if a.APIVersion != "" {
+		return world.ObjectKind{}, fmt.Errorf("apiObject: the API server serves no kind %q in %q", a.Kind, a.APIVersion)
+	}
+	return world.ObjectKind{}, fmt.Errorf("apiObject.kind %q: want a kind the API server serves: %s", a.Kind, strings.Join(names, ", "))
 }
 
 // checkContainerDetails checks the container's reason, exit code and ready flag.
@@ -134,41 +152,17 @@ func objectName(ns, name string) string {
 }
 
 // readAPIPath gets the object (without a name, the list of the kind in the namespace, as
-// `kubectl get events -o jsonpath` reads it) and prints its JSONPath as kubectl would. An object
-// that does not exist prints "<absent>".
+// `kubectl get events -o jsonpath` reads it) as the API server sends it, and prints its JSONPath as
+// kubectl would. An object that does not exist prints "<absent>".
 func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) {
 	if e.client == nil {
 		return "", fmt.Errorf("no API server: add the api source")
 	}
-	var obj runtime.Object
-	var err error
-	get := metav1.GetOptions{}
-	list := metav1.ListOptions{}
-	switch {
-	case a.Name == "" && a.Kind == "Pod":
-		obj, err = e.client.CoreV1().Pods(a.Namespace).List(ctx, list)
-	case a.Name == "" && a.Kind == "Node":
-		obj, err = e.client.CoreV1().Nodes().List(ctx, list)
-	case a.Name == "" && a.Kind == "Lease":
-		obj, err = e.client.CoordinationV1().Leases(a.Namespace).List(ctx, list)
-	case a.Name == "" && a.Kind == "Event":
-		obj, err = e.client.CoreV1().Events(a.Namespace).List(ctx, list)
-	case a.Name == "" && a.Kind == "Namespace":
-		obj, err = e.client.CoreV1().Namespaces().List(ctx, list)
+	kind, err := a.readableKind()
+	if err != nil {
+		return "", err
 	}
-	switch {
-	case a.Name == "":
-	case a.Kind == "Pod":
-		obj, err = e.client.CoreV1().Pods(a.Namespace).Get(ctx, a.Name, get)
-	case a.Kind == "Node":
-		obj, err = e.client.CoreV1().Nodes().Get(ctx, a.Name, get)
-	case a.Kind == "Lease":
-		obj, err = e.client.CoordinationV1().Leases(a.Namespace).Get(ctx, a.Name, get)
-	case a.Kind == "Event":
-		obj, err = e.client.CoreV1().Events(a.Namespace).Get(ctx, a.Name, get)
-	case a.Kind == "Namespace":
-		obj, err = e.client.CoreV1().Namespaces().Get(ctx, a.Name, get)
-	}
+	data, err := e.client.Discovery().RESTClient().Get().AbsPath(kind.Path(a.Namespace, a.Name)).DoRaw(ctx)
 	if apierrors.IsNotFound(err) {
 		return "<absent>", nil
 	}
@@ -179,12 +173,13 @@ func (e *engine) readAPIPath(ctx context.Context, a *APIObject) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return "", err
+	// Numbers as kubectl's unstructured objects hold them: whole ones as int64.
+	var obj map[string]any
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
+		return "", fmt.Errorf("decode %s: %w", kind.Path(a.Namespace, a.Name), err)
 	}
 	var out bytes.Buffer
-	if err := jp.Execute(&out, data); err != nil {
+	if err := jp.Execute(&out, obj); err != nil {
 		return "", err
 	}
 	return out.String(), nil
@@ -205,15 +200,15 @@ func parseJSONPath(path string) (*jsonpath.JSONPath, error) {
 // validate checks an apiObject check before anything runs.
 func (a *APIObject) validate() error {
 	var errs []error
-	if !apiObjectKinds[a.Kind] {
-		errs = append(errs, fmt.Errorf("apiObject.kind %q: want Pod, Node, Lease, Event or Namespace", a.Kind))
-	}
-	clusterScoped := a.Kind == "Node" || a.Kind == "Namespace"
-	if !clusterScoped && a.Kind != "" && a.Namespace == "" {
-		errs = append(errs, fmt.Errorf("apiObject.namespace is required for a %s", a.Kind))
-	}
-	if clusterScoped && a.Namespace != "" {
-		errs = append(errs, fmt.Errorf("apiObject.namespace must be empty for a %s", a.Kind))
+	if kind, err := a.readableKind(); err != nil {
+		errs = append(errs, err)
+	} else {
+		if kind.Namespaced && a.Namespace == "" {
+			errs = append(errs, fmt.Errorf("apiObject.namespace is required for a %s", a.Kind))
+		}
+		if !kind.Namespaced && a.Namespace != "" {
+			errs = append(errs, fmt.Errorf("apiObject.namespace must be empty for a %s: it is cluster-scoped", a.Kind))
+		}
 	}
 	errs = append(errs, required("apiObject.path", a.Path))
 	if a.Path != "" {

@@ -60,6 +60,11 @@ type Hook struct {
 	Hook      string    `json:"hook"`
 	Result    string    `json:"result,omitempty"`
 	Duration  *Duration `json:"duration,omitempty"`
+	// HTTPStatus is the status an HTTP hook's server answers (a success, whatever it is, for
+	// the v1.35 kubelet).
+	HTTPStatus int `json:"httpStatus,omitempty"`
+	// Times limits the script to the next Times runs of the hook; 0 scripts every run.
+	Times int `json:"times,omitempty"`
 }
 
 // OOMKill ends a running container by the OOM killer now ("namespace/name" as the kubelet names
@@ -177,6 +182,15 @@ func (h *Hook) validate() error {
 	if h.Duration != nil && h.Duration.Duration < 0 {
 		errs = append(errs, errors.New("hook.duration must not be negative"))
 	}
+	switch {
+	case h.HTTPStatus != 0 && (h.HTTPStatus < 100 || h.HTTPStatus > 599):
+		errs = append(errs, fmt.Errorf("hook.httpStatus %d: want an HTTP status, 100 to 599", h.HTTPStatus))
+	case h.HTTPStatus != 0 && h.Result == "failure":
+		errs = append(errs, errors.New("hook.httpStatus and result failure exclude each other: a failed HTTP hook got no answer (its connection was refused)"))
+	}
+	if h.Times < 0 {
+		errs = append(errs, errors.New("hook.times must not be negative"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -233,16 +247,22 @@ func (c *ContainerStop) apply(_ context.Context, e *engine, n *node) {
 
 // apply scripts the container's lifecycle hook.
 func (h *Hook) apply(_ context.Context, e *engine, n *node) {
-	b := fakeruntime.HookBehavior{Fail: h.Result == "failure"}
+	b := fakeruntime.HookBehavior{Fail: h.Result == "failure", HTTPStatus: h.HTTPStatus, Times: h.Times}
 	result := "succeeds"
 	if b.Fail {
 		result = "fails"
 	}
 	msg := fmt.Sprintf("%s hook of container %s %s", h.Hook, h.Container, result)
+	if h.HTTPStatus != 0 {
+		msg += fmt.Sprintf(" (HTTP %d)", h.HTTPStatus)
+	}
 	if h.Duration != nil {
 		d := h.Duration.Duration
 		b.Duration = &d
 		msg += fmt.Sprintf(" after %v", d)
+	}
+	if h.Times > 0 {
+		msg += fmt.Sprintf(", the next %d runs", h.Times)
 	}
 	e.stepEvent(trace.KindHook, h.Pod, msg)
 	if err := n.kubelet.Runtime.SetHook(h.Pod, h.Container, h.Hook, b); err != nil {

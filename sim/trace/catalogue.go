@@ -223,6 +223,8 @@ var Catalogue = []Entry{
 	{Scenario, KindStopNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindStartNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindAPIDeleteNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindAPIPatchNode, []string{""}, []string{""}, problems, NotNoise, says("The node is patched through the API: {message}.")},
+	{Scenario, KindAPIPatchPod, []string{""}, []string{""}, problems, NotNoise, says("The pod {pod} is patched through the API: {message}.")},
 	{Scenario, KindProbe, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindContainerStop, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindHook, []string{""}, []string{""}, problems, NotNoise, sayInjects},

@@ -178,6 +178,8 @@ const (
 	KindStopNode           Kind = "stopNode"
 	KindStartNode          Kind = "startNode"
 	KindAPIDeleteNode      Kind = "apiDeleteNode"
+	KindAPIPatchNode       Kind = "apiPatchNode"
+	KindAPIPatchPod        Kind = "apiPatchPod"
 )
 
 // Kinds of the controllers: nodelifecycle, tainteviction, podgc and scheduler.

@@ -183,3 +183,11 @@ func (c *Cluster) Wakes() []time.Time {
 	}
 	return out
 }
+
+// ObjectKind is a kind the cluster's API server serves for get and list: what a scenario's check
+// of any API object may name.
+type ObjectKind = fakeapiserver.ReadableKind
+
+// ObjectKinds lists the kinds the cluster's API server serves for get and list, in discovery's
+// order.
+func ObjectKinds() []ObjectKind { return fakeapiserver.ReadableKinds() }

@@ -1,0 +1,71 @@
+package fakeruntime
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestListingFollowsEveryChange drives pods through random syncs, exits, kills, sandbox deaths and
+// removals, and checks after each step that GetPods, which keeps its listing between changes,
+// answers what a listing built afresh from the records does.
+func TestListingFollowsEveryChange(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, seed))
+			e := newEnv(t, Latencies{SandboxStart: time.Second, ContainerStart: time.Second, ContainerStop: time.Second})
+			pods := []*v1.Pod{
+				newPod("a"), newPod("b", withExit("app", "3s", "1"), withPolicy(v1.RestartPolicyNever)),
+				newPod("c", withSidecar("s"), withInit("i")), newPod("d", withExit("app", "2s", "0")),
+			}
+			for range 200 {
+				pod := pods[r.IntN(len(pods))]
+				switch r.IntN(7) {
+				case 0, 1:
+					_, _ = e.sync(pod)
+				case 2:
+					_, _ = e.rt.KillPod(pod, nil, ptr.To[int64](int64(r.IntN(2))))
+				case 3:
+					_ = e.rt.RemovePod(pod.UID)
+				case 4:
+					_ = e.rt.KillSandbox(pod.Namespace + "/" + pod.Name)
+				case 5:
+					_ = e.rt.ContainerExit(pod.Namespace+"/"+pod.Name, "app", r.IntN(2))
+				case 6:
+					e.clk.Advance(time.Duration(r.IntN(3000)) * time.Millisecond)
+				}
+				for _, all := range []bool{false, true} {
+					got, err := e.rt.GetPods(all)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(e.rt.list(all), got); diff != "" {
+						t.Fatalf("GetPods(%v) (-afresh +kept):\n%s", all, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGetPodsUnchangedAllocatesNothing checks the steady state the PLEG and housekeeping see every
+// second or two: listing a runtime whose records did not change costs no allocation.
+func TestGetPodsUnchangedAllocatesNothing(t *testing.T) {
+	e := newEnv(t, Latencies{})
+	for i := range 10 {
+		e.drive(newPod(fmt.Sprintf("p%d", i)), at(time.Second))
+	}
+	for _, all := range []bool{false, true} {
+		if _, err := e.rt.GetPods(all); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = e.rt.GetPods(all) }); n != 0 {
+			t.Errorf("GetPods(%v) of an unchanged runtime = %v allocations, want 0", all, n)
+		}
+	}
+}
