@@ -33,8 +33,14 @@
 // and a scenario's settings make it; the crash-loop back-off and the image pull slots are derived
 // from it here.
 //
-// It only wires: no behaviour lives here. Where two components need each other (the pod workers
-// call the sync functions, which write to the status manager, which asks the pod workers whether a
-// pod may still run containers) the cycle is broken here with a function that reaches the pod
-// workers once they exist.
+// It also traces the start-up (startup.go), the kubelet component of the trace: NewMainKubelet
+// and makePodSourceConfig as New builds the process, createAndInitKubelet's BirthCry, then
+// Kubelet.Run's steps up to syncLoop and the runtime-dependent modules, when Run starts or a
+// stepping driver's first Settle; the runtime's first answer to updateRuntimeUp starts the
+// runtime-dependent modules, as the kubelet's oneTimeInitializer does.
+//
+// Beyond the start-up's order, it only wires: no behaviour lives here. Where two components need
+// each other (the pod workers call the sync functions, which write to the status manager, which
+// asks the pod workers whether a pod may still run containers) the cycle is broken here with a
+// function that reaches the pod workers once they exist.
 package kubelet

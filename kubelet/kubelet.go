@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -12,6 +13,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/kubeletserver"
 	"github.com/minikubelet/minikubelet/metrics"
+	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -89,8 +91,12 @@ type Kubelet struct {
 	pending []podconfig.Update
 	// started is set once Settle has started what the kubelet's Run starts.
 	started bool
+	// start is the start-up's progress (startup.go).
+	start startState
 	// mux is PodConfig's runner while Run runs; nil when a driver steps the kubelet.
 	mux *podconfig.Config
+	// recorder is the process's event recorder.
+	recorder record.EventRecorder
 }
 
 // New builds a kubelet process in the kubelet's order: the container manager's device manager
@@ -109,6 +115,8 @@ func New(opts Options) (*Kubelet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new kubelet %s: %w", opts.NodeName, err)
 	}
+	// createAndInitKubelet's BirthCry, once NewMainKubelet has returned.
+	nodestatus.BirthCry(k.recorder, opts.NodeName)
 	return k, nil
 }
 
@@ -131,13 +139,17 @@ func build(opts Options) (*Kubelet, error) {
 		}
 		devices = k.Plugins.Devices
 	}
+	k.recorder = recorder
+	k.traceNew()
 	if err := k.buildSources(recorder); err != nil {
 		return nil, err
 	}
 	if k.Objects, err = buildObjects(opts); err != nil {
 		return nil, err
 	}
-	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources, objects: k.Objects}); err != nil {
+	k.traceSources()
+	if k.Sync, err = buildSync(opts, syncDeps{recorder: recorder, metrics: k.Metrics, devices: devices, sourcesReady: k.seenAllSources,
+		objects: k.Objects, runtimeAnswered: k.runtimeAnswered}); err != nil {
 		return nil, err
 	}
 	if k.Plugins != nil {

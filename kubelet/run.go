@@ -56,6 +56,7 @@ func (k *Kubelet) Run(ctx context.Context, opts RunOptions) error {
 	if !ok {
 		return fmt.Errorf("run kubelet %s: the clock has no timers", k.opts.NodeName)
 	}
+	k.startUp(false)
 	runners, err := k.runners(ctx, clk, opts)
 	if err != nil {
 		return fmt.Errorf("run kubelet %s: %w", k.opts.NodeName, err)

@@ -12,16 +12,15 @@ import (
 // steps the kubelet on its own clock (replay), in a fixed order: the file source's relist, the
 // http source's poll, the simulated API watch, a plugin manager pass (and its gauge), the merge of
 // what the sources produced through PodConfig into the sync loop, the sync loop's Advance, and the
-// API watch again for what the loop wrote. The first pass starts what Run starts of the plugin
-// pipeline. Settle reports whether anything but the sync loop made progress; the loop's
+// API watch again for what the loop wrote. The first pass is Kubelet.Run's start-up (startUp):
+// its trace, the first runtime check and, once the runtime answers, the plugin pipeline.
+// Settle reports whether anything but the sync loop made progress; the loop's
 // NextWake says whether it has more to do now. What fails is traced, as the kubelet logs it, and
 // the pass goes on.
 func (k *Kubelet) Settle(ctx context.Context) bool {
 	if !k.started {
 		k.started = true
-		if k.Plugins != nil {
-			k.Plugins.start()
-		}
+		k.startUp(true)
 	}
 	now := k.opts.Clock.Now()
 	progressed := false

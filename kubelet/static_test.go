@@ -71,6 +71,8 @@ func TestStaticPodRunsWithMirrorPod(t *testing.T) {
 		t.Errorf("status manager phase of %s = %s, want Running", pod.UID, got)
 	}
 	want := []string{
+		// The kubelet's BirthCry, on the node, once the process is built.
+		"Normal Starting Starting kubelet.",
 		// The node's own events: the container manager's start, the condition setters on the
 		// node it registers, and Ready at the fast status update.
 		"Normal NodeAllocatableEnforced Updated Node Allocatable limit across pods",

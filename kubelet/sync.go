@@ -73,9 +73,13 @@ type Sync struct {
 	Probes *prober.Manager
 	// Allocation is the allocation manager: allocated resources and in-place resizes.
 	Allocation *allocation.Manager
-
 	// besides are the seams of the cores Run runs beside the loop.
 	besides besides
+	// Queue is the work queue: the pod workers put a UID back in it with a delay, the sync
+	// loop's tick takes the UIDs that are due.
+	Queue *workqueue.Queue
+	// runtimeState is updateRuntimeUp's state: the start-up makes its first check.
+	runtimeState *runtimestate.State
 }
 
 // syncDeps are what the sync side takes from the rest of the process.
@@ -88,6 +92,8 @@ type syncDeps struct {
 	sourcesReady func(seen sets.Set[string]) bool
 	// objects are the ConfigMap and Secret managers and the environment maker.
 	objects Objects
+	// runtimeAnswered is called when the runtime first answers updateRuntimeUp's check.
+	runtimeAnswered func()
 }
 
 // buildSync wires the sync side's cores in dependency order (NewMainKubelet from the pod cache
@@ -123,14 +129,16 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if err != nil {
 		return Sync{}, err
 	}
+	n.Queue = queue
 	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer, Metrics: reg})
 	if err != nil {
 		return Sync{}, err
 	}
-	state, err := runtimestate.New(runtimestate.Options{Clock: clk, Tracer: tracer, Runtime: n.Runtime, PLEG: relister})
+	state, err := runtimestate.New(runtimestate.Options{Clock: clk, Tracer: tracer, Runtime: &firstAnswer{Runtime: n.Runtime, answered: d.runtimeAnswered}, PLEG: relister})
 	if err != nil {
 		return Sync{}, err
 	}
+	n.runtimeState = state
 	// kl.backOff: the crash-loop back-off every pod shares.
 	initial, maximum := crashLoopBackOff(cfg)
 	crashLoop, err := kubecontainer.NewBackoff(clk, initial, maximum)

@@ -3,6 +3,7 @@ package workqueue
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -77,4 +78,26 @@ func (q *Queue) NextDue() (time.Time, bool) {
 		}
 	}
 	return earliest, found
+}
+
+// Entry is one UID in the queue and the instant it becomes due.
+type Entry struct {
+	UID types.UID
+	Due time.Time
+}
+
+// Entries returns every queued UID with its due time, the earliest first (ties by UID), without
+// taking any: a view of the queue for readers that teach or inspect it.
+func (q *Queue) Entries() []Entry {
+	out := make([]Entry, 0, len(q.queue))
+	for uid, due := range q.queue {
+		out = append(out, Entry{UID: uid, Due: due})
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := a.Due.Compare(b.Due); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.UID), string(b.UID))
+	})
+	return out
 }

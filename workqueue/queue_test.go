@@ -137,3 +137,26 @@ func ExampleQueue() {
 	// []
 	// [pod-a pod-b]
 }
+
+// TestEntries lists the queue earliest first, ties by UID, and takes nothing from it.
+func TestEntries(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	q := newQueue(t, clk)
+	q.Enqueue("b", time.Minute)
+	q.Enqueue("c", time.Second)
+	q.Enqueue("a", time.Minute)
+	want := []Entry{
+		{UID: "c", Due: vclock.Epoch.Add(time.Second)},
+		{UID: "a", Due: vclock.Epoch.Add(time.Minute)},
+		{UID: "b", Due: vclock.Epoch.Add(time.Minute)},
+	}
+	if diff := cmp.Diff(want, q.Entries()); diff != "" {
+		t.Errorf("Entries() mismatch (-want +got):\n%s", diff)
+	}
+	if got := q.Len(); got != 3 {
+		t.Errorf("Len() after Entries() = %d, want 3", got)
+	}
+	if got := newQueue(t, clk).Entries(); len(got) != 0 {
+		t.Errorf("Entries() of an empty queue = %v, want none", got)
+	}
+}

@@ -71,7 +71,7 @@ func TestLearnCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("learn: exit %d, %v", code, err)
 	}
-	for _, want := range []string{"Lesson 1: Static pods (static-pods)", "static-pod-lifecycle", ": Plugins (plugins)", "minikubelet explain"} {
+	for _, want := range []string{"Lesson 1: The kubelet's start-up (start-up)", "Lesson 2: Static pods (static-pods)", "static-pod-lifecycle", ": Device plugins (device-plugins)", "minikubelet explain"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("learn printed no %q:\n%s", want, out)
 		}

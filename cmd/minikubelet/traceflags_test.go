@@ -115,7 +115,7 @@ func TestReplayTraceViews(t *testing.T) {
 		t.Errorf("no podworkers event names its kubelet source file:\n%s", out)
 	}
 
-	for _, bad := range [][]string{{"--trace-component", "kubelet"}, {"--trace-level", "verbose"}} {
+	for _, bad := range [][]string{{"--trace-component", "kubelets"}, {"--trace-level", "verbose"}} {
 		if _, err := runRoot(t, append(append([]string{"replay"}, bad...), file)...); exitCode(err) != 2 {
 			t.Errorf("replay %v: exit code %d (%v), want 2", bad, exitCode(err), err)
 		}

@@ -82,6 +82,11 @@ type engine struct {
 // done, Run returns within the instant it is playing, with an error that wraps ctx.Err() and
 // names the virtual time reached.
 func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
+	// Building the nodes starts their kubelets' start-up trace: a replay cancelled before it
+	// begins traces nothing.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("replay %s: stopped at 0s: %w", s.path, err)
+	}
 	e, err := newEngine(s, opts)
 	if err != nil {
 		return nil, err

@@ -85,6 +85,8 @@ func TestParseErrorsNameFileAndStep(t *testing.T) {
 		{"bad duration", head + "- at: soon\n  removeManifest: {name: a}\n", "step 1:"},
 		{"bad pod key", head + "- at: 1s\n  expect: {pod: web, phase: Running}\n", `pod "web": want namespace/name`},
 		{"expect nothing", head + "- at: 1s\n  expect: {pod: default/web}\n", "expect checks nothing"},
+		{"expectPodMachinery nothing", head + "- at: 1s\n  expectPodMachinery: {}\n", "expectPodMachinery checks nothing"},
+		{"expectPodMachinery typo", head + "- at: 1s\n  expectPodMachinery: {queues: []}\n", `unknown field "expectPodMachinery.queues"`},
 		{"bad mirror", head + "- at: 1s\n  expect: {pod: default/web, mirror: maybe}\n", "want present or absent"},
 		{"unknown source", "name: bad\nsources: [etcd]\n", `unknown pod source "etcd"`},
 		{"path in manifest name", head + "- at: 1s\n  removeManifest: {name: ../etc/passwd}\n", "plain file name"},

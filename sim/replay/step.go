@@ -134,6 +134,7 @@ var stepKinds = []stepKind{
 	{"apiPatchPod", func() action { return new(APIPatchPod) }},
 	{"apiResizePod", func() action { return new(APIResizePod) }},
 	{"probe", func() action { return new(ProbeStep) }},
+	{"expectPodMachinery", func() action { return new(ExpectPodMachinery) }},
 }
 
 // kindOf finds the row of an action key.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -345,8 +346,9 @@ func (a label) overlaps(b label) bool {
 	return a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H
 }
 
-// TestBrowserLessonLayout opens the timeline of every scenario of two lessons in a window of
-// 1400x900, fitted and zoomed in, and takes a screenshot of each: no text the page draws covers
+// TestBrowserLessonLayout opens the timeline of every scenario of five lessons (restarts,
+// sidecars, the start-up, the pod machinery, device plugins) in a window of 1400x900, fitted and
+// zoomed in, and takes a screenshot of each: no text the page draws covers
 // another, the legend stays on one line above the time axis, every step is numbered, containers
 // come in the order they ran, and a lane's name leads to the glossary.
 func TestBrowserLessonLayout(t *testing.T) {
@@ -356,12 +358,16 @@ func TestBrowserLessonLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, lesson := range []string{"restarts-and-backoff", "sidecars-and-hooks"} {
+	for _, lesson := range []string{"restarts-and-backoff", "sidecars-and-hooks", "start-up", "pod-machinery", "device-plugins"} {
 		l, ok := c.Lesson(lesson)
 		if !ok {
 			t.Fatalf("no lesson %s", lesson)
 		}
-		names = append(names, l.Scenarios...)
+		for _, name := range l.Scenarios {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
 	}
 	pages := map[string]string{}
 	steps := map[string]int{}

@@ -17,7 +17,8 @@ import (
 // counted.
 const maxInstants = 14
 
-// Explain writes a narrated walk-through of a replay: the scenario's description, then one
+// Explain writes a narrated walk-through of a replay: the scenario's description, the kubelet's
+// start-up (in one paragraph, or event by event in the start-up lesson's scenarios), then one
 // paragraph per step saying what the step changed and, instant by instant, what each component
 // did because of it, found by following the causes forward from the step's event. Instants that
 // repeat an earlier one of the same paragraph are folded into it ("the same again at ..."). The
@@ -41,6 +42,16 @@ func Explain(w io.Writer, s *replay.Scenario, res *replay.Result) error {
 	}
 	for _, o := range res.NotReached {
 		verdicts[o.Step], notReached[o.Step] = o, true
+	}
+	var firstStep uint64
+	for _, seq := range res.StepSeqs {
+		if seq != 0 {
+			firstStep = seq
+			break
+		}
+	}
+	if p := x.startUp(firstStep, startUpIsThePoint(s.Name)); p != "" {
+		b.WriteString(p + "\n\n")
 	}
 	adopted, handedTo := x.adoptions(res.StepSeqs)
 	for i := range s.Steps {
@@ -195,6 +206,13 @@ func (x *explainer) step(seq uint64, adopted []uint64, handedTo int) string {
 		effects = append(effects, x.effects(a)...)
 	}
 	sort.Slice(effects, func(i, j int) bool { return effects[i].Seq < effects[j].Seq })
+	x.instants(&b, story, ev.T, effects)
+	return b.String()
+}
+
+// instants narrates effects instant by instant after an event at t: one line per instant, an
+// instant that repeats an earlier one folded into it, at most maxInstants told.
+func (x *explainer) instants(b *strings.Builder, story *trace.Story, t time.Duration, effects []trace.Event) {
 	type instant struct {
 		t       time.Duration
 		clauses []string
@@ -239,8 +257,8 @@ func (x *explainer) step(seq uint64, adopted []uint64, handedTo int) string {
 	}
 	for _, in := range kept {
 		when := "at once"
-		if in.t != ev.T {
-			when = fmt.Sprintf("%s later, at %s", trace.Human(in.t-ev.T), trace.Human(in.t))
+		if in.t != t {
+			when = fmt.Sprintf("%s later, at %s", trace.Human(in.t-t), trace.Human(in.t))
 		}
 		line := fmt.Sprintf("%s: %s.", when, strings.Join(in.clauses, "; "))
 		if len(in.again) > 0 {
@@ -249,12 +267,11 @@ func (x *explainer) step(seq uint64, adopted []uint64, handedTo int) string {
 		b.WriteString("\n" + indent(wrap(x.words.Expand(line)), "  - ", "    "))
 	}
 	if folded > 0 {
-		fmt.Fprintf(&b, "\n  Its effects go on at %d more instants.", folded)
+		fmt.Fprintf(b, "\n  Its effects go on at %d more instants.", folded)
 	}
 	if len(kept) == 0 {
 		b.WriteString(" Nothing follows from it in the trace.")
 	}
-	return b.String()
 }
 
 func times(ts []time.Duration) string {

@@ -136,8 +136,9 @@ func TestLoadCurriculum(t *testing.T) {
 	if err := c.WriteList(&out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "Lesson 1: Static pods (static-pods)") {
-		t.Errorf("the list does not start with the static pods lesson:\n%s", out.String())
+	// The start-up comes first: the kubelet does it before any pod.
+	if !strings.Contains(out.String(), "Lesson 1: The kubelet's start-up (start-up)") || !strings.Contains(out.String(), "Lesson 2: Static pods (static-pods)") {
+		t.Errorf("the list does not start with the start-up and the static pods lessons:\n%s", out.String())
 	}
 
 	for _, tt := range []struct {

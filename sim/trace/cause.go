@@ -1,5 +1,7 @@
 package trace
 
+import "slices"
+
 // linker gives each event its cause: the seq of the earlier event that made it happen. The
 // Recorder runs it on every event in the order it stamps them, so in replay, where that order is
 // fixed, the causes are as deterministic as the trace.
@@ -39,6 +41,28 @@ type linker struct {
 	pod       map[string]uint64 // per pod, the last event of any component but events
 	component map[Component]uint64
 	step      uint64 // the last scenario step
+	stepKind  Kind   // its kind
+	stepT     int64  // and its instant
+	// starts is, per node ("" with one node), the start-up of its kubelet process, from its
+	// latest kubelet new.
+	starts map[string]*start
+}
+
+// start is what the linker remembers of one kubelet process's start-up: its kubelet events, by
+// kind, and which first events of the process it has already linked to them.
+type start struct {
+	last  uint64 // the process's latest kubelet event
+	steps map[Kind]uint64
+	// sets holds the sources whose first SET was linked to the sources event.
+	sets map[string]bool
+	// registered, ready, healthy, skipped and resumed are set once the process's first node
+	// registration, Ready report, healthy PLEG, sync loop skip and resume were linked.
+	registered, ready, healthy, skipped, resumed bool
+	// cleared is the latest event that cleared a runtime state error: the runtime answering,
+	// the PLEG turning healthy.
+	cleared uint64
+	// modulesAt is the instant of initializeRuntimeDependentModules.
+	modulesAt int64
 }
 
 type linked struct {
@@ -74,6 +98,7 @@ func newLinker() *linker {
 		status:    map[string]uint64{},
 		pod:       map[string]uint64{},
 		component: map[Component]uint64{},
+		starts:    map[string]*start{},
 	}
 }
 
@@ -122,6 +147,9 @@ func containerKey(pod, container string) string { return pod + "\x00" + containe
 
 func (l *linker) cause(e Event) uint64 {
 	t := int64(e.T)
+	if c := l.startCause(e, t); c != 0 {
+		return c
+	}
 	switch e.Component {
 	case Scenario:
 		return 0
@@ -264,6 +292,71 @@ func (l *linker) cause(e Event) uint64 {
 	return 0
 }
 
+// startCause links the events of a kubelet process's start-up (docs/trace.md, "Causes"): each
+// kubelet event follows the process's last one, and its new follows the restartKubelet step of
+// its instant; the BirthCry event follows the process's build; the first SET of each source
+// follows makePodSourceConfig, unless a step or a write caused it; the first registration and
+// its failures the node status loop; the first Ready report fastStatusUpdateOnce; the PLEG's
+// first health its start; the first skip the sync loop's start, and the resume that ends it what
+// cleared the last error; the device manager's checkpoint and the watcher's first traversal
+// initializeRuntimeDependentModules. It returns 0 for every other event.
+func (l *linker) startCause(e Event, t int64) uint64 {
+	if e.Component == Kubelet {
+		if e.Event == KindNew {
+			if l.stepKind == KindRestartKubelet && l.stepT == t {
+				return l.step
+			}
+			return 0
+		}
+		if st := l.starts[e.Node]; st != nil {
+			return st.last
+		}
+		return 0
+	}
+	st := l.starts[e.Node]
+	if st == nil {
+		return 0
+	}
+	switch {
+	case e.Component == Events && e.Reason == "Starting" && e.Pod == "":
+		return st.last
+	case e.Component == Sources && e.Event == KindSet && !st.sets[e.Source]:
+		st.sets[e.Source] = true
+		if e.Source == "api" && slices.ContainsFunc(l.apiWrites, func(w linked) bool { return w.t == t }) {
+			return 0
+		}
+		if p := l.pending[e.Source]; e.Source != "api" && p != nil && (p.answered < 0 || p.answered == t) {
+			return 0
+		}
+		return st.steps[KindSources]
+	case e.Component == Node && (e.Event == KindRegister || e.Reason == "FailedToRegisterNode") && !st.registered:
+		st.registered = e.Event == KindRegister
+		return st.steps[KindNodeStatus]
+	case e.Component == Node && e.Event == KindReady && !st.ready:
+		st.ready = true
+		return st.steps[KindFastStatus]
+	case e.Component == PLEG && e.Event == KindHealth && !st.healthy:
+		st.healthy = true
+		st.cleared = max(st.cleared, e.Seq)
+		return st.steps[KindPLEG]
+	case e.Component == SyncLoop && e.Event == KindSkip && e.Reason == "RuntimeErrors" && !st.skipped:
+		st.skipped = true
+		return st.steps[KindSyncLoopStart]
+	case e.Component == SyncLoop && e.Event == KindResume && st.skipped && !st.resumed:
+		st.resumed = true
+		return st.cleared
+	case e.Component == DeviceManager && e.Event == KindRestored:
+		return st.steps[KindRuntimeModules]
+	case e.Component == PluginWatcher && e.Event == KindAdd:
+		// The watcher's first traversal, at the instant the plugin manager started, finds the
+		// sockets already in the registry.
+		if m := st.steps[KindRuntimeModules]; m != 0 && st.modulesAt == t && l.answer("plugin", t) == 0 {
+			return m
+		}
+	}
+	return 0
+}
+
 // answer returns the step pending on source when a SET of it at instant t answers the step: the
 // first SET after it, and the others of the same instant (a file write is a create and a write
 // to the watch).
@@ -327,11 +420,25 @@ func (l *linker) observe(e Event) {
 	}
 	l.component[e.Component] = seq
 	switch e.Component {
+	case Kubelet:
+		st := l.starts[e.Node]
+		if e.Event == KindNew || st == nil {
+			st = &start{steps: map[Kind]uint64{}, sets: map[string]bool{}}
+			l.starts[e.Node] = st
+		}
+		st.last = seq
+		st.steps[e.Event] = seq
+		switch e.Event {
+		case KindRuntimeUp:
+			st.cleared = max(st.cleared, seq)
+		case KindRuntimeModules:
+			st.modulesAt = t
+		}
 	case Scenario:
 		if e.Event == KindError {
 			return
 		}
-		l.step = seq
+		l.step, l.stepKind, l.stepT = seq, e.Event, t
 		if src, ok := stepSource[e.Event]; ok {
 			l.pending[src] = &pendingStep{seq: seq, answered: -1}
 		}

@@ -11,6 +11,7 @@ type Component string
 // The components. Each is a package, or a named part of one, that a kubelet reader can map to the
 // kubelet's own code.
 const (
+	Kubelet      Component = "kubelet"      // the kubelet process: its start-up, NewMainKubelet to syncLoop
 	Sources      Component = "sources"      // file, http and api pod sources
 	PodConfig    Component = "podconfig"    // the mux and podStorage
 	SyncLoop     Component = "syncloop"     // syncLoopIteration and the pod handlers

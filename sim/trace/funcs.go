@@ -2,7 +2,7 @@ package trace
 
 // Components is every component, in the catalogue's order.
 var Components = []Component{
-	Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
+	Kubelet, Sources, PodConfig, SyncLoop, Housekeeping, PodManager, Mirror, PodWorkers, WorkQueue, Runtime, PLEG,
 	Status, Prober, PodStartup, Node, APIServer, PluginWatcher, PluginManager, DeviceManager, CSI, DRA, Events, Scenario,
 	NodeLifecycle, TaintEviction, PodGC, Scheduler, VolumeManager,
 }
@@ -71,6 +71,19 @@ const (
 // name: a test checks it against docs/trace.md's catalogue, and the scenarios' events against
 // it. The API server's "functions" are HTTP requests and are not in it.
 var locations = map[Component]map[string]Location{
+	Kubelet: {
+		"NewMainKubelet":                    {"kubelet.NewMainKubelet", fileKubelet},
+		"makePodSourceConfig":               {"kubelet.makePodSourceConfig", fileKubelet},
+		"Run":                               {"Kubelet.Run", fileKubelet},
+		"initializeModules":                 {"Kubelet.initializeModules", fileKubelet},
+		"updateRuntimeUp":                   {"Kubelet.updateRuntimeUp", fileKubelet},
+		"syncNodeStatus":                    {"Kubelet.syncNodeStatus", fileNodeStatus},
+		"fastStatusUpdateOnce":              {"Kubelet.fastStatusUpdateOnce", fileKubelet},
+		"initializeRuntimeDependentModules": {"Kubelet.initializeRuntimeDependentModules", fileKubelet},
+		"statusManager.Start":               {"statusManager.Start", fileStatusManager},
+		"GenericPLEG.Start":                 {"GenericPLEG.Start", filePLEG},
+		"syncLoop":                          {"Kubelet.syncLoop", fileKubelet},
+	},
 	Sources: {
 		"listConfig":         {"sourceFile.listConfig", fileConfigFile},
 		"extractFromDir":     {"sourceFile.extractFromDir", fileConfigFile},

@@ -31,12 +31,28 @@ const (
 	KindCreate Kind = "create" // mirror: a mirror pod created; apiserver: a pod created
 	KindDelete Kind = "delete" // mirror: a mirror pod deleted; status: a finished pod deleted; apiserver: a pod gone
 	KindHook   Kind = "hook"   // runtime: a lifecycle hook started or ended; scenario: the hook step
+	KindPLEG   Kind = "pleg"   // syncloop: a PLEG event triggers a sync; kubelet: the PLEG starts relisting
+)
+
+// Kinds of the kubelet component: the steps of the process's start-up, in the order the kubelet
+// takes them (docs/trace.md, "The start-up").
+const (
+	KindNew           Kind = "new"            // NewMainKubelet built the process
+	KindSources       Kind = "sources"        // makePodSourceConfig made PodConfig and its sources
+	KindRun           Kind = "run"            // startKubelet runs Kubelet.Run
+	KindModules       Kind = "modules"        // initializeModules: directories, image manager, OOM watcher
+	KindRuntimeUp     Kind = "runtime-up"     // updateRuntimeUp found the runtime ready for the first time
+	KindFastStatus    Kind = "fast-status"    // fastStatusUpdateOnce starts polling every Delay
+	KindStatusManager Kind = "status-manager" // the status manager starts its sync loop
+	// The PLEG's start is KindPLEG, a word the sync loop uses too.
+	KindSyncLoopStart  Kind = "sync-loop"       // syncLoop is entered
+	KindRuntimeModules Kind = "runtime-modules" // initializeRuntimeDependentModules: container, device and plugin managers
+	KindNodeStatus     Kind = "node-status"     // the node status loop starts: registration, then every Delay
 )
 
 // Kinds of the syncloop component.
 const (
 	KindConfig Kind = "config" // a config update handed to its handler
-	KindPLEG   Kind = "pleg"   // a PLEG event triggers a sync
 	KindResume Kind = "resume" // dispatch resumes after the runtime state's errors cleared
 )
 

@@ -356,6 +356,48 @@ var (
 	}
 )
 
+// The kubelet's start-up.
+var (
+	sayNew = says("NewMainKubelet builds the kubelet process: the pod manager, the status manager, the work queue and the pod workers, the runtime manager, the PLEG and its cache, the probe manager and the admit handlers")
+
+	saySources = func(e Event, _ *Story) string {
+		if e.Message == "" {
+			return "makePodSourceConfig builds PodConfig with no source"
+		}
+		names := strings.Fields(e.Message)
+		noun := "source"
+		if len(names) > 1 {
+			noun = "sources"
+		}
+		return fmt.Sprintf("makePodSourceConfig builds PodConfig and registers the %s %s with it", words(names), noun)
+	}
+
+	sayRuntimeModules = func(e Event, _ *Story) string {
+		if e.Message == "" {
+			return "initializeRuntimeDependentModules starts the container manager (this node runs no plugin pipeline)"
+		}
+		return fmt.Sprintf("initializeRuntimeDependentModules starts the container manager with its device manager, adds the plugin manager's %s handlers and starts the plugin manager, whose watcher looks into the plugin registry", words(strings.Fields(e.Message)))
+	}
+
+	sayPLEGHealth = func(e Event, _ *Story) string {
+		if e.To == "healthy" {
+			return "the PLEG has relisted: it is healthy"
+		}
+		return "the PLEG is " + e.To + paren(e.Message)
+	}
+)
+
+// words joins names as a sentence does: "a", "a and b", "a, b and c".
+func words(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // Scenario steps: what a step did to the node's world, as the first sentence of its paragraph.
 var (
 	sayStepFailed = says("The {reason} step could not be carried out: {message}.")
