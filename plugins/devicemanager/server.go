@@ -64,6 +64,10 @@ func (c FileCheckpoint) Read() ([]byte, error) {
 	return b, err
 }
 
+// maxSocketPath is the longest path a unix socket may have on Linux: sockaddr_un's 108 bytes less
+// the terminating NUL.
+const maxSocketPath = 107
+
 // Run is the manager's Start: it reads the checkpoint, removes stale sockets from the directory,
 // serves kubelet.sock until ctx is done, then disconnects every plugin.
 func (s *Server) Run(ctx context.Context) error {
@@ -79,6 +83,10 @@ func (s *Server) Run(ctx context.Context) error {
 		logger.Error(err, "Failed to clean up stale device plugin sockets")
 	}
 	sock := filepath.Join(s.opts.Dir, KubeletSocket)
+	if len(sock) > maxSocketPath {
+		// Linux says only "invalid argument" for a path that does not fit sockaddr_un.
+		return fmt.Errorf("device plugin registration socket %s: %d bytes, longer than the %d a unix socket's path may have: choose a shorter root directory", sock, len(sock), maxSocketPath)
+	}
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		return fmt.Errorf("device plugin registration socket: %w", err)

@@ -117,3 +117,25 @@ func waitFor(t *testing.T, events <-chan trace.Event, kind trace.Kind, msg strin
 		}
 	}
 }
+
+// TestRunRefusesASocketPathTooLong checks that a directory whose kubelet.sock cannot be a unix
+// socket's path is refused with the path and the limit, not Linux's bare "invalid argument".
+func TestRunRefusesASocketPathTooLong(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100), "device-plugins")
+	m, err := devicemanager.New(devicemanager.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, Checkpoint: devicemanager.FileCheckpoint{Path: filepath.Join(dir, devicemanager.CheckpointFile)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := devicemanager.NewHandler(devicemanager.HandlerOptions{Manager: m, Connector: devicemanager.GRPC{Dial: pluginmanager.DialUnix}, Dir: dir, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := devicemanager.NewServer(devicemanager.ServerOptions{Handler: h, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, devicemanager.KubeletSocket)) || !strings.Contains(err.Error(), "107") {
+		t.Errorf("Run() = %v, want an error naming the socket's path and the limit", err)
+	}
+}

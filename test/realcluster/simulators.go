@@ -138,7 +138,8 @@ func (m *MinikubeletFleet) Start(ctx context.Context, cp *ControlPlane, dir stri
 		prefix = "mk"
 	}
 	args := []string{m.Binary, "run", "--kubeconfig=" + kc,
-		"--root-dir=" + filepath.Join(dir, "minikubelet-root"),
+		// A short name: the device plugin socket under it must fit a unix socket address (107 bytes).
+		"--root-dir=" + filepath.Join(dir, "r"),
 		"--port=0", "--trace-format=json"}
 	if n == 1 {
 		args = append(args, "--hostname-override="+prefix)
