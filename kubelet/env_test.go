@@ -289,7 +289,10 @@ func staticPod(name string, uid types.UID, policy v1.RestartPolicy) *v1.Pod {
 			NodeName:                      testNode,
 			RestartPolicy:                 policy,
 			TerminationGracePeriodSeconds: ptr.To[int64](30),
-			Containers:                    []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}},
+			// The API's default, which every pod source applies: without it the kubelet
+			// cannot build a container's environment.
+			EnableServiceLinks: ptr.To(true),
+			Containers:         []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}},
 		},
 		Status: v1.PodStatus{Phase: v1.PodPending},
 	}
