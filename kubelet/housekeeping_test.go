@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/fakeruntime"
-	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -19,10 +19,8 @@ import (
 // defaulted as the API server stores it (the kubelet needs enableServiceLinks to make the
 // container's environment).
 func apiPodFixture() *v1.Pod {
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "1", Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: "api"}},
-		Spec:       v1.PodSpec{NodeName: testNode, Containers: []v1.Container{{Name: "container-1", Image: "busybox:1.36"}}},
-	}
+	pod := podtest.New("pod1", podtest.Namespace("ns1"), podtest.UID("1"), podtest.Source("api"), podtest.Node(testNode),
+		podtest.Containers(podtest.Container("container-1", podtest.DefaultImage)))
 	apidefaults.SetPodDefaults(pod)
 	return pod
 }

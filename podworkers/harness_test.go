@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -254,15 +255,11 @@ func maps2(m map[string]types.UID) map[string]types.UID {
 }
 
 func newNamedPod(uid, namespace, name string, static bool) *v1.Pod {
-	grace := int64(30)
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: name, Namespace: namespace},
-		Spec:       v1.PodSpec{TerminationGracePeriodSeconds: &grace},
-	}
+	opts := []podtest.Option{podtest.UID(types.UID(uid)), podtest.Namespace(namespace), podtest.TerminationGracePeriod(30)}
 	if static {
-		pod.Annotations = map[string]string{kubecontainer.ConfigSourceAnnotationKey: "file"}
+		opts = append(opts, podtest.Source("file"))
 	}
-	return pod
+	return podtest.New(name, opts...)
 }
 
 func newStaticPod(uid, name string) *v1.Pod { return newNamedPod(uid, "", name, true) }

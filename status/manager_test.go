@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/test/podtest"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -187,12 +189,8 @@ func (e *env) eventWords() []string {
 }
 
 func apiPod(name string, uid types.UID) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid, Generation: 1,
-			Annotations: map[string]string{kubecontainer.ConfigSourceAnnotationKey: "api"}},
-		Spec:   v1.PodSpec{NodeName: "node-1", RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{{Name: "a", Image: "a:1"}}},
-		Status: v1.PodStatus{Phase: v1.PodPending},
-	}
+	return podtest.New(name, podtest.UID(uid), podtest.Generation(1), podtest.Source("api"), podtest.Node("node-1"),
+		podtest.Containers(podtest.Container("a", "a:1")), podtest.Phase(v1.PodPending))
 }
 
 func runningStatus(pod *v1.Pod, now time.Time) v1.PodStatus {

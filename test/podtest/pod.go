@@ -58,6 +58,11 @@ func RestartPolicy(policy v1.RestartPolicy) Option {
 	return func(p *v1.Pod) { p.Spec.RestartPolicy = policy }
 }
 
+// TerminationGracePeriod sets spec.terminationGracePeriodSeconds.
+func TerminationGracePeriod(seconds int64) Option {
+	return func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = &seconds }
+}
+
 // Phase sets status.phase.
 func Phase(phase v1.PodPhase) Option { return func(p *v1.Pod) { p.Status.Phase = phase } }
 
