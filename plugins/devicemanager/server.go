@@ -64,8 +64,9 @@ func (c FileCheckpoint) Read() ([]byte, error) {
 	return b, err
 }
 
-// maxSocketPath is the longest path a unix socket may have on Linux: sockaddr_un's 108 bytes less
-// the terminating NUL.
+// maxSocketPath is the longest path a unix socket may have on Linux, the kubelet's platform:
+// sockaddr_un's 108 bytes less the terminating NUL. Other systems allow fewer (103 on macOS),
+// where a path in between still meets the system's own error.
 const maxSocketPath = 107
 
 // Run is the manager's Start: it reads the checkpoint, removes stale sockets from the directory,
@@ -85,7 +86,7 @@ func (s *Server) Run(ctx context.Context) error {
 	sock := filepath.Join(s.opts.Dir, KubeletSocket)
 	if len(sock) > maxSocketPath {
 		// Linux says only "invalid argument" for a path that does not fit sockaddr_un.
-		return fmt.Errorf("device plugin registration socket %s: %d bytes, longer than the %d a unix socket's path may have: choose a shorter root directory", sock, len(sock), maxSocketPath)
+		return fmt.Errorf("device plugin registration socket %s: %d bytes, longer than the %d a unix socket's path may have on Linux: choose a shorter root directory", sock, len(sock), maxSocketPath)
 	}
 	l, err := net.Listen("unix", sock)
 	if err != nil {
