@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/volumemanager"
 	"github.com/minikubelet/minikubelet/workqueue"
 )
 
@@ -68,6 +70,8 @@ type Sync struct {
 	Status  *status.Manager
 	// Probes is the prober manager.
 	Probes *prober.Manager
+	// Volumes is the volume manager.
+	Volumes *volumemanager.Manager
 }
 
 // syncDeps are what the sync side takes from the rest of the process.
@@ -171,6 +175,8 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		return Sync{}, err
 	}
 	syncOpts.Probes = n.Probes
+	waits := &volumeWaits{}
+	syncOpts.Volumes = waits
 	syncer, err := podsync.New(syncOpts)
 	if err != nil {
 		return Sync{}, err
@@ -188,6 +194,12 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return Sync{}, err
 	}
+	if n.Volumes, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
+		return Sync{}, err
+	}
+	waits.m = n.Volumes
+	// The populator looks at the pod manager's pods at its next pass after they change.
+	n.Pods.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
 		Prober: n.Probes, Metrics: reg,
@@ -217,6 +229,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Runtime:          n.Runtime,
 		RuntimeState:     state,
 		Kills:            syncer,
+		Volumes:          n.Volumes,
 		Housekeeping:     cleaner,
 		Status:           n.Status,
 		SourcesReady:     d.sourcesReady,
