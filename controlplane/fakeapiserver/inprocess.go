@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,11 +83,14 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-func podResource() *resource {
+// podResource is the pods row of the resource table. It is built once: the stepping engine's
+// watches ask for it at every pump, and building the whole table each time cost more than the
+// pump itself.
+var podResource = sync.OnceValue(func() *resource {
 	for _, res := range resources() {
 		if res.name == "pods" {
 			return res
 		}
 	}
 	panic("fakeapiserver: no pods resource")
-}
+})
