@@ -4,8 +4,9 @@
 // (pkg/kubelet/cm), the pod sources registered in the kubelet's order with PodConfig
 // (makePodSourceConfig: file, http, api), the sync side (pod manager, container runtime, PLEG and
 // pod cache, work queue, pod workers, status manager, mirror client, pod sync functions,
-// housekeeping, runtime state, node status, admit handlers, prober, sync loop; the ConfigMap and
-// Secret managers and the environment maker that is the runtime's helper, objects.go), the plugin
+// housekeeping, runtime state, node status, admit handlers, prober, the volume manager with its
+// token manager (volumes.go), sync loop; the ConfigMap and Secret managers and the environment
+// maker that is the runtime's helper, objects.go), the plugin
 // manager with its watcher and its CSI and device plugin handlers
 // (initializeRuntimeDependentModules), the metrics registry and the kubelet server's view. New
 // builds them in that order and wires each to the small interfaces the others declare; nothing
@@ -40,7 +41,8 @@
 // runtime-dependent modules, as the kubelet's oneTimeInitializer does.
 //
 // Beyond the start-up's order, it only wires: no behaviour lives here. Where two components need
-// each other (the pod workers call the sync functions, which write to the status manager, which
-// asks the pod workers whether a pod may still run containers) the cycle is broken here with a
-// function that reaches the pod workers once they exist.
+// each other (the pod workers call the sync functions, which write to the status manager and
+// wait on the volume manager, both of which ask the pod workers about a pod's state) the
+// cycle is broken here with a value that reaches the pod workers, or the volume manager, once they
+// exist.
 package kubelet

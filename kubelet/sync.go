@@ -27,6 +27,7 @@ import (
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/volumemanager"
 	"github.com/minikubelet/minikubelet/workqueue"
 )
 
@@ -80,6 +81,8 @@ type Sync struct {
 	Queue *workqueue.Queue
 	// runtimeState is updateRuntimeUp's state: the start-up makes its first check.
 	runtimeState *runtimestate.State
+	// Volumes is the volume manager.
+	Volumes *volumemanager.Manager
 }
 
 // syncDeps are what the sync side takes from the rest of the process.
@@ -215,6 +218,8 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		return Sync{}, err
 	}
 	syncOpts.Resizes = &podsync.Resizes{Allocation: n.Allocation, Conditions: n.Status, Runtime: n.Runtime, PLEG: relister}
+	waits := &volumeWaits{}
+	syncOpts.Volumes = waits
 	syncer, err := podsync.New(syncOpts)
 	if err != nil {
 		return Sync{}, err
@@ -232,6 +237,12 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return Sync{}, err
 	}
+	if n.Volumes, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
+		return Sync{}, err
+	}
+	waits.m = n.Volumes
+	// The populator looks at the pod manager's pods at its next pass after they change.
+	n.Pods.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
 		Prober: n.Probes, Metrics: reg,
@@ -261,6 +272,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Runtime:          n.Runtime,
 		RuntimeState:     state,
 		Kills:            syncer,
+		Volumes:          n.Volumes,
 		Housekeeping:     cleaner,
 		Status:           n.besides.status,
 		SourcesReady:     d.sourcesReady,

@@ -6,12 +6,14 @@
 // last runtime sync could not start a container (reason_cache.go), the status they write through
 // generateAPIPodStatus (with the prober's started and ready), and the FailedKillPod event. A Syncer satisfies podworkers.Syncer.
 //
-//	SyncPod                    status → terminal? stop : mirror reconcile → probes AddPod →
-//	                           runtime SyncPod (with the liveness and startup results) → reasons
+//	SyncPod                    status → terminal? stop : objects RegisterPod → mirror reconcile →
+//	                           wait for the volumes → probes AddPod → runtime SyncPod (with the
+//	                           liveness and startup results) → reasons
 //	SyncTerminatingPod         status → probes StopLivenessAndStartup → runtime KillPod →
 //	                           (when the kill ends) probes RemovePod → check → final status
 //	SyncTerminatingRuntimePod  runtime KillPod with grace 1, no status
-//	SyncTerminatedPod          final status → status manager TerminatePod → forget reasons
+//	SyncTerminatedPod          final status → wait for the unmount → objects UnregisterPod →
+//	                           status manager TerminatePod → forget reasons
 //
 // # Busy until
 //
@@ -21,6 +23,14 @@
 // more and writing the final status) happen at that instant: the Syncer keeps the kill pending and
 // its Advance, which the sync loop calls when NextWake is due, finishes it, as the kubelet's
 // SyncTerminatingPod goes on after killPod returns.
+//
+// # Waiting for volumes
+//
+// The volume waits are polls (the kubelet's wait.PollUntilContextTimeout): a sync function looks
+// once, and while the volumes are not (un)mounted it returns a podworkers.Result whose Wait looks
+// again at the instant the poll's next tick could see a change; the pod worker stays busy
+// meanwhile and calls Wait then. A wait cut short by the worker's context, or timed out, fails the
+// sync with no event; any other failure also records FailedMount, as v1.35 does.
 //
 // A Syncer is a core: no goroutine, no lock; the pod workers call it from the sync loop's one
 // goroutine.

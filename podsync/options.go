@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,6 +114,25 @@ type Options struct {
 	// manager's resize conditions and the PLEG's watch conditions. Nil is a kubelet that neither
 	// allocates nor resizes: the pod is synced as given.
 	Resizes *Resizes
+	// Volumes is the volume manager SyncPod and SyncTerminatedPod wait on. Nil waits for
+	// nothing.
+	Volumes Volumes
+}
+
+// Volumes is the volume manager as the sync functions wait on it: SyncPod until the volumes its
+// containers use are mounted, SyncTerminatedPod until none is.
+type Volumes interface {
+	// WaitForAttachAndMount starts SyncPod's wait; nil when no container uses a volume.
+	WaitForAttachAndMount(pod *v1.Pod) VolumeWait
+	// WaitForUnmount starts SyncTerminatedPod's wait.
+	WaitForUnmount(pod *v1.Pod) VolumeWait
+}
+
+// VolumeWait is one wait in progress, as the kubelet's poll runs it.
+type VolumeWait interface {
+	// Poll looks at the clock's now: done, with the wait's error, or when to look again.
+	// canceled is set when the pod worker's context was cancelled.
+	Poll(canceled bool) (next time.Time, done bool, err error)
 }
 
 // ObjectRegistrar is the kubelet's ConfigMap and Secret managers as the sync functions tell them

@@ -62,7 +62,37 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 		s.opts.Objects.RegisterPod(pod)
 	}
 	s.reconcileMirror(ctx, pod, mirrorPod)
+	if s.opts.Volumes != nil {
+		if w := s.opts.Volumes.WaitForAttachAndMount(pod); w != nil {
+			return s.waitMounted(ctx, pod, podStatus, w, false)
+		}
+	}
+	return s.startPod(ctx, pod, podStatus)
+}
 
+// waitMounted is one look of SyncPod's wait for the pod's volumes (the kubelet's poll, at once and
+// then every 300ms): while they are not mounted the sync goes on waiting (Result.Wait); once they
+// are, it starts the pod. A wait that failed for another reason than its context or its timeout
+// records FailedMount ("Unable to attach or mount volumes: ..."), as SyncPod does; each fails the
+// sync, which the worker retries.
+func (s *Syncer) waitMounted(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, w VolumeWait, canceled bool) (podworkers.Result, error) {
+	next, done, err := w.Poll(canceled)
+	if !done {
+		return podworkers.Result{Done: next, Wait: func(ctx context.Context, canceled bool) (podworkers.Result, error) {
+			return s.waitMounted(ctx, pod, podStatus, w, canceled)
+		}}, nil
+	}
+	if err != nil {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			s.recordEvent(pod, v1.EventTypeWarning, events.FailedMountVolume, "Unable to attach or mount volumes: "+err.Error())
+		}
+		return podworkers.Result{}, fmt.Errorf("sync pod %s: %w", podkey.Of(pod), err)
+	}
+	return s.startPod(ctx, pod, podStatus)
+}
+
+// startPod is the end of SyncPod, once the volumes are mounted: the runtime sync.
+func (s *Syncer) startPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	res, err := s.runtimeSync(ctx, pod, podStatus)
 	s.reasons.update(pod, err)
 	s.resizeActuated(pod, res, err)
@@ -139,12 +169,36 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 	return podworkers.Result{Done: res.Done}, nil
 }
 
-// SyncTerminatedPod writes the stopped pod's final status and marks it finished in the status
-// manager: the kubelet's SyncTerminatedPod. Volumes, cgroups and user namespaces are not
-// modelled, so there is nothing to wait for.
+// SyncTerminatedPod writes the stopped pod's final status, waits until the pod's volumes are
+// unmounted, and marks the pod finished in the status manager: the kubelet's SyncTerminatedPod.
+// Cgroups and user namespaces are not modelled; a volume's directory goes with its unmount, so
+// the kubelet's second poll, for the volume paths, ends at its first look.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	pod = s.allocated(pod)
 	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
+	if s.opts.Volumes != nil {
+		return s.waitUnmounted(pod, s.opts.Volumes.WaitForUnmount(pod), false)
+	}
+	return s.finishTerminated(pod)
+}
+
+// waitUnmounted is one look of SyncTerminatedPod's wait for the pod's volumes to be unmounted; a
+// failed wait fails the sync, which the worker retries.
+func (s *Syncer) waitUnmounted(pod *v1.Pod, w VolumeWait, canceled bool) (podworkers.Result, error) {
+	next, done, err := w.Poll(canceled)
+	if !done {
+		return podworkers.Result{Done: next, Wait: func(_ context.Context, canceled bool) (podworkers.Result, error) {
+			return s.waitUnmounted(pod, w, canceled)
+		}}, nil
+	}
+	if err != nil {
+		return podworkers.Result{}, fmt.Errorf("sync terminated pod %s: %w", podkey.Of(pod), err)
+	}
+	return s.finishTerminated(pod)
+}
+
+// finishTerminated is the end of SyncTerminatedPod, once the volumes are unmounted.
+func (s *Syncer) finishTerminated(pod *v1.Pod) (podworkers.Result, error) {
 	if s.opts.Objects != nil {
 		s.opts.Objects.UnregisterPod(pod)
 	}

@@ -23,8 +23,8 @@
 // Advance does all work due at the clock's current instant, always in the same order, and NextWake
 // says when that is next:
 //
-//	node registration → runtime → runtime state check → kill completions → PLEG relist (each
-//	event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
+//	node registration → runtime → runtime state check → kill completions → volume manager
+//	pass → PLEG relist (each event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
 //	ProbeUpdate) → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
 //
 // Go picks at random among ready channels; the fixed order above is one of the orders the kubelet

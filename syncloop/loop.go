@@ -155,9 +155,10 @@ func (l *Loop) deferInput(in Input) {
 
 // Advance does every piece of work due at the clock's current time, in a fixed order:
 //
-//	node registration → runtime → runtime state check → kill completions → PLEG relist (each
-//	event is a PLEGEvent) → deferred inputs → probe workers (each results change is a
-//	ProbeUpdate) → pending resize retry → pod workers → sync tick → housekeeping tick → status manager → node heartbeat
+//	node registration → runtime → runtime state check → kill completions → volume manager
+//	pass → PLEG relist (each event is a PLEGEvent) → deferred inputs → probe workers (each results
+//	change is a ProbeUpdate) → pending resize retry → pod workers → sync tick → housekeeping tick →
+//	status manager → node heartbeat
 //
 // Go picks at random among ready channels; this order is one of the orders the kubelet can take,
 // chosen so that replays are byte-identical. Errors from individual steps do not stop the others;
@@ -175,6 +176,10 @@ func (l *Loop) Advance(ctx context.Context) error {
 	}
 	l.opts.RuntimeState.Advance()
 	l.opts.Kills.Advance()
+	if l.opts.Volumes != nil {
+		// Before the pod workers: a volume wait that looks at this instant sees this pass.
+		l.opts.Volumes.Advance()
+	}
 	if t, ok := l.opts.PLEG.NextWake(); ok && !t.After(now) {
 		for _, e := range l.opts.PLEG.Relist() {
 			errs = appendErr(errs, l.Step(ctx, PLEGEvent{e}))
@@ -220,12 +225,12 @@ func appendErr(errs []error, err error) []error {
 }
 
 // NextWake returns the earliest instant at which Advance has work: the minimum over the tickers,
-// the runtime, the runtime state, pending kill completions, the PLEG, the probe workers, the pod
-// workers, the status manager and the node heartbeat. Deferred inputs make it now once the runtime state is healthy
-// again. The tickers always run, so it always reports a wake-up.
+// the runtime, the runtime state, pending kill completions, the volume manager, the PLEG, the
+// probe workers, the pod workers, the status manager and the node heartbeat. Deferred inputs make
+// it now once the runtime state is healthy again. The tickers always run, so it always reports a wake-up.
 func (l *Loop) NextWake() (time.Time, bool) {
 	// The wakes fit in an array on the stack: the engine asks every node after every instant.
-	var buf [11]vclock.Wake
+	var buf [12]vclock.Wake
 	wakes := append(buf[:0],
 		vclock.Wake{At: l.ticks.sync, OK: true},
 		vclock.Wake{At: l.ticks.housekeeping, OK: true},
@@ -237,6 +242,9 @@ func (l *Loop) NextWake() (time.Time, bool) {
 	)
 	if l.runtime != nil {
 		wakes = append(wakes, vclock.WakeOf(l.runtime.NextWake()))
+	}
+	if l.opts.Volumes != nil {
+		wakes = append(wakes, vclock.WakeOf(l.opts.Volumes.NextWake()))
 	}
 	if l.opts.Prober != nil {
 		wakes = append(wakes, vclock.WakeOf(l.opts.Prober.NextWake()))

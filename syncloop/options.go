@@ -130,6 +130,9 @@ type Options struct {
 	RuntimeState RuntimeState
 	// Kills finishes SyncTerminatingPod calls whose kill ended: the pod syncer. Required.
 	Kills Timed
+	// Volumes is the volume manager's populator and reconciler, whose passes the pod workers'
+	// volume waits look at. Nil is a kubelet without one.
+	Volumes Timed
 	// Housekeeping runs on the housekeeping tick once every source has been seen. Required.
 	Housekeeping Housekeeper
 	// Status is the status manager. Required.

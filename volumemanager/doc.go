@@ -35,7 +35,9 @@
 // next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
 // of the pod is mounted.
 //
-// A Manager is a core: the sync loop's goroutine is to step it (Advance at NextWake) and call
-// it. The kubelet assembly does not build one yet: SyncPod does not wait for volumes, so a pod
-// whose Secret or ConfigMap volume is missing still starts (docs/fidelity.md).
+// A Manager is a core: the sync loop's goroutine steps it (Advance at NextWake, before the pod
+// workers) and the sync functions call it. Package kubelet builds one per process after the pod
+// workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount through
+// the pod workers' Result.Wait, so a pod whose Secret, ConfigMap or projected volume source is
+// missing stays ContainerCreating with FailedMount events until the object exists.
 package volumemanager

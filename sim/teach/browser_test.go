@@ -208,7 +208,7 @@ func TestBrowserReport(t *testing.T) {
 		// show is the time range of the screenshot, in seconds; none for the whole run.
 		show []float64
 	}{
-		{file: "../../scenarios/crash-loop.yaml", component: "podworkers", kind: "sync", at: 20, root: "scenario crashLoop",
+		{file: "../../scenarios/crash-loop.yaml", component: "podworkers", kind: "sync", at: 24, root: "scenario crashLoop",
 			lanes: []string{"sources", "podconfig", "syncloop", "podworkers", "runtime", "pleg", "status", "apiserver", "default/crasher", "app"},
 			show:  []float64{-2, 110}},
 		{file: "../../scenarios/static-pod-lifecycle.yaml", component: "runtime", kind: "killing", at: 20, root: "scenario removeManifest",
