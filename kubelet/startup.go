@@ -112,7 +112,12 @@ func (k *Kubelet) runtimeDependentModules() {
 		if p.CSI != nil {
 			handlers = append(handlers, registerapi.CSIPlugin)
 		}
+		// The container manager's handlers: the device manager's and the DRA manager's (a
+		// map in the kubelet, so their order there varies; here it is fixed).
 		handlers = append(handlers, registerapi.DevicePlugin)
+		if p.DRA != nil {
+			handlers = append(handlers, registerapi.DRAPlugin)
+		}
 	}
 	k.startEvent(trace.KindRuntimeModules, "initializeRuntimeDependentModules", trace.Event{Message: strings.Join(handlers, " ")})
 	if k.start.stepping && k.Plugins != nil {

@@ -89,7 +89,7 @@ func TestStartUpOrder(t *testing.T) {
 			kubeletLine(trace.KindStatusManager, "statusManager.Start", 10*time.Second, ""),
 			kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
 			kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
-			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.CSIPlugin+" "+registerapi.DevicePlugin),
+			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.CSIPlugin+" "+registerapi.DevicePlugin+" "+registerapi.DRAPlugin),
 			kubeletLine(trace.KindNodeStatus, "syncNodeStatus", 10*time.Second, ""),
 			skipLine, registeredLine, healthyLine, resumeLine,
 		},
@@ -162,7 +162,7 @@ func TestStartUpWaitsForTheRuntime(t *testing.T) {
 		runtimeStatus, // at 10s
 		healthyLine,   // the first relist after the runtime is back, at 12s
 		kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-		kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.DevicePlugin),
+		kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, registerapi.DevicePlugin+" "+registerapi.DRAPlugin),
 		{Component: trace.PluginWatcher, Event: trace.KindAdd, Func: "handlePluginRegistration"},
 		resumeLine, // the runtime check passes from now on
 	}
