@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,7 +209,7 @@ func runPodOn(ctx context.Context, t *testing.T, client kubernetes.Interface, na
 	return got
 }
 
-// savedContainers reads the runtime's state file: the container IDs of each pod UID.
+// savedContainers reads the runtime's state file: the running container IDs of each pod UID.
 func savedContainers(t *testing.T, path string) map[string][]string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -219,7 +220,7 @@ func savedContainers(t *testing.T, path string) map[string][]string {
 		Pods []struct {
 			UID        string `json:"uid"`
 			Containers []struct {
-				Status struct{ ID string } `json:"status"`
+				Status struct{ ID, State string } `json:"status"`
 			} `json:"containers"`
 		} `json:"pods"`
 	}
@@ -229,14 +230,18 @@ func savedContainers(t *testing.T, path string) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range state.Pods {
 		for _, c := range p.Containers {
-			out[p.UID] = append(out[p.UID], c.Status.ID)
+			// Only running containers count: a state saved between a container's create and
+			// its start holds it created, and a restart from that state starts it again.
+			if c.Status.State == string(kubecontainer.ContainerStateRunning) {
+				out[p.UID] = append(out[p.UID], c.Status.ID)
+			}
 		}
 	}
 	return out
 }
 
 // waitForContainerSaved waits until the runtime's state file holds the container whose API
-// container ID is id.
+// container ID is id, running.
 func waitForContainerSaved(ctx context.Context, t *testing.T, path, id string) {
 	t.Helper()
 	_, want, _ := strings.Cut(id, "://")
