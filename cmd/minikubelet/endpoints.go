@@ -372,9 +372,13 @@ func replaceFile(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
+	// CreateTemp makes the file with mode 0600, exclusively: nobody else can have opened it.
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -38,25 +38,9 @@ func writeKubeconfig(path string, sv serving) error {
 	if err != nil {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
-	// CreateTemp makes the file with mode 0600, exclusively: nobody else can have opened it.
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	// Mode 0600: the kubeconfig holds the token.
+	if err := replaceFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return nil
 }
