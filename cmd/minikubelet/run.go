@@ -426,6 +426,9 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		World:     world,
 		Latencies: fakeruntime.DefaultLatencies,
 	}
+	if cfg.RuntimeLatencies != nil {
+		kopts.Latencies = *cfg.RuntimeLatencies
+	}
 	if cfg.SimulatedNodeTaint {
 		kopts.RegisterWithTaints = []v1.Taint{nodestatus.SimulatedTaint}
 	}
