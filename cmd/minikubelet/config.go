@@ -39,6 +39,9 @@ type runConfig struct {
 	DataDir           string         // where the embedded API server keeps its objects; "" for memory
 	// APILatency delays every request of the kubelet's API client: the network to the API server.
 	APILatency time.Duration
+	// NoEventClient leaves the nodes without an event client (--send-events=false): their
+	// Kubernetes events are logged and traced but not sent, as kubemark's hollow nodes'.
+	NoEventClient bool
 	// RuntimeLatencies are how long the fake runtime's steps take (--runtime-latencies); nil
 	// is fakeruntime.DefaultLatencies.
 	RuntimeLatencies *fakeruntime.Latencies

@@ -96,6 +96,10 @@ func (cp *ControlPlane) CreateClusterRoleFromFile(ctx context.Context, path stri
 // InstantRuntimeLabel names, in the tables, a minikubelet fleet run with --runtime-latencies=0.
 const InstantRuntimeLabel = "minikubelet, instant runtime"
 
+// NoEventsLabel names a minikubelet fleet run with --runtime-latencies=0 --send-events=false:
+// kubemark's hollow nodes' choices (a runtime that takes no time, no event client).
+const NoEventsLabel = "minikubelet, instant runtime, no event client"
+
 // MinikubeletFleet is `minikubelet run --kubeconfig --nodes N`.
 type MinikubeletFleet struct {
 	Binary string
