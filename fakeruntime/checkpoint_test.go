@@ -142,3 +142,64 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestStateVersion: the state version stays while the checkpoint stays, and grows when a sync
+// changes what a checkpoint holds (an ID handed out, an image pulled, a container created,
+// started, exited), so that a keeper may skip the encoding of an unchanged state.
+func TestStateVersion(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	lat := Latencies{SandboxStart: time.Second, ImagePull: time.Second, ContainerStart: time.Second, ContainerStop: time.Second}
+	rt, err := New(Options{Clock: clk, Latencies: lat, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type point struct {
+		version uint64
+		data    string
+	}
+	take := func() point {
+		t.Helper()
+		v := rt.StateVersion()
+		data, err := rt.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := rt.StateVersion(); again != v {
+			t.Fatalf("Checkpoint changed the state version from %d to %d", v, again)
+		}
+		return point{v, string(data)}
+	}
+	var points []point
+	points = append(points, take(), take())
+	pod := newPod("web")
+	if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	points = append(points, take())
+	for s := 1; s <= 6; s++ {
+		clk.Set(at(time.Duration(s) * time.Second / 2))
+		points = append(points, take(), take())
+	}
+	if _, err := rt.KillPod(pod, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for s := 7; s <= 12; s++ {
+		clk.Set(at(time.Duration(s) * time.Second / 2))
+		points = append(points, take())
+	}
+	changes := 0
+	for i := 1; i < len(points); i++ {
+		prev, cur := points[i-1], points[i]
+		switch {
+		case cur.version < prev.version:
+			t.Errorf("point %d: the state version went back from %d to %d", i, prev.version, cur.version)
+		case cur.version == prev.version && cur.data != prev.data:
+			t.Errorf("point %d: the checkpoint changed at the same state version %d:\n%s\n%s", i, cur.version, prev.data, cur.data)
+		case cur.data != prev.data:
+			changes++
+		}
+	}
+	if changes < 4 {
+		t.Errorf("the checkpoint changed %d times over a sync and a kill, want at least 4 (sandbox, pull, create, start, exit)", changes)
+	}
+}

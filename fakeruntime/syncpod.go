@@ -181,6 +181,7 @@ func (s *podSync) createSandbox(attempt int) error {
 		return fmt.Errorf("create sandbox for pod %s: %s: %w", s.key, msg, kubecontainer.ErrCreatePodSandbox)
 	}
 	r.lastSandbox++
+	r.state++
 	seq := r.lastSandbox
 	id := fmt.Sprintf("s-%06d", seq)
 	s.at = s.at.Add(r.lat.SandboxStart)
@@ -258,6 +259,7 @@ func (s *podSync) start(c *v1.Container) error {
 		restarts = prev.RestartCount + 1
 	}
 	r.lastContainer++
+	r.state++
 	rec := &containerRec{seq: r.lastContainer, podUID: s.pod.UID, status: kubecontainer.ContainerStatus{
 		ID:           fmt.Sprintf("c-%06d", r.lastContainer),
 		Name:         c.Name,
@@ -465,6 +467,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	r.observeOp("pull_image", s.at.Sub(start), nil)
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
+		r.state++
 	}
 	r.pulled(s.pod.UID, s.at)
 	ev.Event = trace.KindPulled

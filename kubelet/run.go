@@ -29,8 +29,8 @@ type RunOptions struct {
 	// starting a reflector (and node informer) of its own. Nil gives the node its own.
 	PodWatch *PodWatch
 	// Snapshots publishes the server's view to Board at the end of sync loop passes, at most
-	// once per SnapshotPeriod (zero: after every pass). A snapshot copies every pod's status;
-	// without a server nobody reads it.
+	// once per SnapshotPeriod (zero: after every pass). A snapshot copies every pod's status
+	// that changed since the last one; without a server nobody reads it.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
 	// RuntimeState is the file that keeps the runtime's sandboxes and containers across

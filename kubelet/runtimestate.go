@@ -32,6 +32,10 @@ type runtimeKeeper struct {
 	// last is what the file holds, and at when it was last checked.
 	last []byte
 	at   time.Time
+	// version is the runtime's StateVersion that last describes, valid when saved: a state
+	// that has not changed since is not encoded again.
+	version uint64
+	saved   bool
 }
 
 // restore gives the runtime the file's state, if there is a file. A missing file is a node
@@ -51,19 +55,26 @@ func (k *runtimeKeeper) restore(ctx context.Context) {
 		return
 	}
 	k.last = data
+	k.version, k.saved = k.rt.StateVersion(), true
 	logger.Info("Restored the container runtime's state", "path", k.path)
 }
 
 // save writes the runtime's state when it changed, at most once per runtimeCheckpointPeriod
-// unless force. A failure is logged; the next save tries again.
+// unless force. An unchanged StateVersion skips the encoding too. A failure is logged; the next
+// save tries again.
 func (k *runtimeKeeper) save(ctx context.Context, force bool) {
 	now := k.clock.Now()
 	if !force && now.Sub(k.at) < runtimeCheckpointPeriod {
 		return
 	}
 	k.at = now
+	if k.saved && k.rt.StateVersion() == k.version {
+		return
+	}
 	data, err := k.rt.Checkpoint()
+	version := k.rt.StateVersion()
 	if err == nil && bytes.Equal(data, k.last) {
+		k.version, k.saved = version, true
 		return
 	}
 	if err == nil {
@@ -74,6 +85,7 @@ func (k *runtimeKeeper) save(ctx context.Context, force bool) {
 		return
 	}
 	k.last = data
+	k.version, k.saved = version, true
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename, so that a process

@@ -4,10 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -64,5 +69,46 @@ func TestRuntimeKeeper(t *testing.T) {
 	}
 	if pods, _ := bad.rt.GetPods(true); len(pods) != 0 {
 		t.Errorf("runtime after a damaged file has %d pods", len(pods))
+	}
+}
+
+// TestRuntimeKeeperFollowsChanges: once a period passed, a save writes a changed state and
+// leaves an unchanged one alone.
+func TestRuntimeKeeperFollowsChanges(t *testing.T) {
+	ctx := context.Background()
+	clk := vclock.New(vclock.Epoch)
+	rt, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	k := &runtimeKeeper{path: path, rt: rt, clock: clk}
+	k.save(ctx, true)
+	empty, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Image: "busybox"}}}}
+	if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(vclock.Epoch.Add(2 * runtimeCheckpointPeriod))
+	k.save(ctx, false)
+	running, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(running) == string(empty) || !strings.Contains(string(running), `"uid-web"`) {
+		t.Errorf("after a sync and a period the file holds %s, want the pod's sandbox and container", running)
+	}
+	// Nothing changes: a later save leaves the file as it is (a removed file stays removed).
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(vclock.Epoch.Add(4 * runtimeCheckpointPeriod))
+	k.save(ctx, false)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a save of an unchanged state wrote the file (%v)", err)
 	}
 }

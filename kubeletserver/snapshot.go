@@ -30,6 +30,9 @@ type PodView struct {
 	// Runtime is the PLEG cache's status: every container instance still known, newest first
 	// within one container name. Nil when the PLEG has not seen the pod.
 	Runtime *kubecontainer.PodStatus
+	// StatusStamp is the status manager's stamp of Status (StampedKubelet), 0 for none: the
+	// next CaptureAfter takes Status from here while the stamp stays.
+	StatusStamp uint64
 }
 
 // Kubelet is what a Snapshot reads of a kubelet: the pod manager's pods, the status manager's
@@ -45,14 +48,51 @@ type Kubelet interface {
 	GetRuntimeStatus(uid types.UID) *kubecontainer.PodStatus
 }
 
+// StampedKubelet is a Kubelet whose statuses carry stamps: CaptureAfter takes a status whose
+// stamp did not change from the previous snapshot instead of copying it again.
+type StampedKubelet interface {
+	Kubelet
+	// PodStatusStamp returns a number that changes whenever the pod's status does and never
+	// names another status; false when the pod has none.
+	PodStatusStamp(uid types.UID) (uint64, bool)
+}
+
 // Capture takes a Snapshot of k at now. It reads the cores, so it must run on the goroutine that
 // drives them.
 func Capture(name string, k Kubelet, now time.Time) *Snapshot {
+	return CaptureAfter(nil, name, k, now)
+}
+
+// CaptureAfter is Capture for the snapshot after prev (nil for none): with a StampedKubelet, a
+// pod whose status has the stamp it had in prev gets prev's copy of the status, which no one
+// mutates, instead of a new one. The snapshot is the same as Capture's.
+func CaptureAfter(prev *Snapshot, name string, k Kubelet, now time.Time) *Snapshot {
 	pods := k.GetPods()
 	s := &Snapshot{Node: name, Taken: now, Pods: make([]PodView, 0, len(pods))}
+	stamped, _ := k.(StampedKubelet)
+	var before map[types.UID]*PodView
+	if stamped != nil && prev != nil && len(prev.Pods) > 0 {
+		before = make(map[types.UID]*PodView, len(prev.Pods))
+		for i := range prev.Pods {
+			if v := &prev.Pods[i]; v.StatusStamp != 0 {
+				before[v.Pod.UID] = v
+			}
+		}
+	}
 	for _, p := range pods {
 		v := PodView{Pod: p}
-		v.Status, v.HasStatus = k.GetPodStatus(p.UID)
+		var stamp uint64
+		if stamped != nil {
+			stamp, _ = stamped.PodStatusStamp(p.UID)
+		}
+		if old, ok := before[p.UID]; ok && stamp != 0 && old.StatusStamp == stamp {
+			v.Status, v.HasStatus, v.StatusStamp = old.Status, true, stamp
+		} else {
+			v.Status, v.HasStatus = k.GetPodStatus(p.UID)
+			if v.HasStatus {
+				v.StatusStamp = stamp
+			}
+		}
 		v.Runtime = k.GetRuntimeStatus(p.UID)
 		s.Pods = append(s.Pods, v)
 	}

@@ -87,7 +87,10 @@ func (o Options) validate() error {
 // versioned is one pod's cached status: the kubelet's versionedPodStatus.
 type versioned struct {
 	// version grows by one with every accepted change.
-	version   uint64
+	version uint64
+	// stamp is unique among the statuses the manager ever stored (Manager.stamps), where
+	// version starts again at 1 for a UID that comes back: PodStatusStamp.
+	stamp     uint64
 	name      string
 	namespace string
 	// finished is set by TerminatePod: the pod worker is done, the API object may go.
@@ -109,6 +112,8 @@ type Manager struct {
 
 	// statuses is keyed by the pod's own UID (the static pod's for static pods).
 	statuses map[types.UID]*versioned
+	// stamps counts the statuses stored: the last versioned.stamp handed out.
+	stamps uint64
 	// apiVersions is the last version written, keyed by the UID of the API object written (the
 	// mirror pod's for static pods).
 	apiVersions map[types.UID]uint64
@@ -186,6 +191,17 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 		return v1.PodStatus{}, false
 	}
 	return *v.status.DeepCopy(), true
+}
+
+// PodStatusStamp returns a number that names the cached status of the pod: it changes whenever
+// the status does, and is never handed out for another status. A reader that keeps a copy of
+// GetPodStatus (the kubelet server's snapshots) copies again only when the stamp changed.
+func (m *Manager) PodStatusStamp(uid types.UID) (uint64, bool) {
+	v, ok := m.statuses[m.pods.TranslatePodUID(uid)]
+	if !ok {
+		return 0, false
+	}
+	return v.stamp, true
 }
 
 // GetPodPhase returns the phase of the cached status, without copying the status: housekeeping
@@ -344,6 +360,8 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 		next.version = cached.version + 1
 		from = string(cached.status.Phase)
 	}
+	m.stamps++
+	next.stamp = m.stamps
 	m.statuses[pod.UID] = next
 	m.pending = true
 	m.changed(pod.UID)

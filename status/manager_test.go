@@ -516,3 +516,40 @@ func TestGetPodPhase(t *testing.T) {
 		t.Errorf("GetPodPhase(u1) = %q, %v, want Running, true", got, ok)
 	}
 }
+
+// TestPodStatusStamp: the stamp changes with the status, not with a set that changes nothing,
+// and a status that comes back after it was forgotten gets a stamp never handed out before,
+// though its version starts again.
+func TestPodStatusStamp(t *testing.T) {
+	pod := apiPod("web", "uid-web")
+	e := newEnv(t, nil, pod)
+	e.pods.add(pod)
+	if _, ok := e.m.PodStatusStamp(pod.UID); ok {
+		t.Fatal("PodStatusStamp() of a pod without a status = true")
+	}
+	e.m.SetPodStatus(pod, runningStatus(pod, e.clock.Now()))
+	first, ok := e.m.PodStatusStamp(pod.UID)
+	if !ok || first == 0 {
+		t.Fatalf("PodStatusStamp() = %d, %v after a status, want a stamp", first, ok)
+	}
+	e.m.SetPodStatus(pod, runningStatus(pod, e.clock.Now()))
+	if same, _ := e.m.PodStatusStamp(pod.UID); same != first {
+		t.Errorf("PodStatusStamp() after an unchanged status = %d, want %d", same, first)
+	}
+	pending := runningStatus(pod, e.clock.Now())
+	pending.Phase = v1.PodPending
+	pending.ContainerStatuses = nil
+	e.m.SetPodStatus(pod, pending)
+	second, _ := e.m.PodStatusStamp(pod.UID)
+	if second == first {
+		t.Errorf("PodStatusStamp() after a changed status = %d, the stamp of the status before", second)
+	}
+	e.m.RemoveOrphanedStatuses(map[types.UID]bool{})
+	if _, ok := e.m.PodStatusStamp(pod.UID); ok {
+		t.Error("PodStatusStamp() of a forgotten status = true")
+	}
+	e.m.SetPodStatus(pod, runningStatus(pod, e.clock.Now()))
+	if again, _ := e.m.PodStatusStamp(pod.UID); again == first || again == second {
+		t.Errorf("PodStatusStamp() of a status set again = %d, a stamp handed out before (%d, %d)", again, first, second)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -38,6 +39,12 @@ type runConfig struct {
 	DataDir           string         // where the embedded API server keeps its objects; "" for memory
 	// APILatency delays every request of the kubelet's API client: the network to the API server.
 	APILatency time.Duration
+	// NoEventClient leaves the nodes without an event client (--send-events=false): their
+	// Kubernetes events are logged and traced but not sent, as kubemark's hollow nodes'.
+	NoEventClient bool
+	// RuntimeLatencies are how long the fake runtime's steps take (--runtime-latencies); nil
+	// is fakeruntime.DefaultLatencies.
+	RuntimeLatencies *fakeruntime.Latencies
 	// Announce receives the start-up screen's kubectl line (standard error); nil prints nothing.
 	Announce io.Writer
 

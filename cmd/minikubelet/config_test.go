@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet/config"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/sim/replay"
@@ -51,6 +52,7 @@ func TestResolveDefaults(t *testing.T) {
 		TraceFormat:         trace.Text,
 		TraceView:           traceView{Format: trace.Text, View: trace.ViewOptions{Level: trace.LevelPipeline}},
 		APILatency:          defaultAPILatency,
+		RuntimeLatencies:    &fakeruntime.DefaultLatencies,
 		APIServerAddr:       "127.0.0.1:6443",
 		APIServerFallback:   true,
 		WriteKubeconfig:     filepath.Join(cache, "minikubelet", "kubeconfig"),
@@ -126,19 +128,20 @@ mergeDefaultEvictionSettings: true
 	kc.Server = config.Server{Enable: true, Address: "127.0.0.2", Port: 10251, EnableDebuggingHandlers: true,
 		Authentication: config.Default().Server.Authentication, Authorization: config.Default().Server.Authorization}
 	want := &runConfig{
-		NodeName:        "n1",
-		Kubelet:         *kc,
-		TraceFormat:     trace.JSON,
-		TraceView:       traceView{Format: trace.JSON, View: trace.ViewOptions{Level: trace.LevelPipeline}},
-		APILatency:      defaultAPILatency,
-		APIServerAddr:   "127.0.0.1:0", // chosen, so no fallback
-		WriteKubeconfig: "kc",
-		RootDir:         defaultRootDir(),
-		CertDir:         filepath.Join(defaultRootDir(), "pki"),
-		KubeletAddr:     "127.0.0.2:10251",
-		Nodes:           1,
-		SnapshotPeriod:  defaultSnapshotPeriod,
-		Controllers:     controllers.Names,
+		NodeName:         "n1",
+		Kubelet:          *kc,
+		TraceFormat:      trace.JSON,
+		TraceView:        traceView{Format: trace.JSON, View: trace.ViewOptions{Level: trace.LevelPipeline}},
+		APILatency:       defaultAPILatency,
+		RuntimeLatencies: &fakeruntime.DefaultLatencies,
+		APIServerAddr:    "127.0.0.1:0", // chosen, so no fallback
+		WriteKubeconfig:  "kc",
+		RootDir:          defaultRootDir(),
+		CertDir:          filepath.Join(defaultRootDir(), "pki"),
+		KubeletAddr:      "127.0.0.2:10251",
+		Nodes:            1,
+		SnapshotPeriod:   defaultSnapshotPeriod,
+		Controllers:      controllers.Names,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("resolve() mismatch (-want +got):\n%s", diff)
@@ -174,6 +177,8 @@ func TestResolveErrors(t *testing.T) {
 		{"bad header", []string{"--manifest-url-header", "novalue"}, "key:value"},
 		{"bad trace format", []string{"--trace-format", "xml"}, "unknown trace format"},
 		{"standalone and kubeconfig", []string{"--standalone", "--kubeconfig", "kc"}, "exclude each other"},
+		{"unknown runtime step", []string{"--runtime-latencies", "pull=1s"}, `unknown step "pull"`},
+		{"negative runtime latency", []string{"--runtime-latencies", "-1s"}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

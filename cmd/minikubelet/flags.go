@@ -46,6 +46,8 @@ type runFlags struct {
 	simulatedNodeTaint bool
 	controllers        string
 	apiLatency         time.Duration
+	runtimeLatencies   string
+	sendEvents         bool
 	maxPods            int32
 	serializeImagePull bool
 	nodeStatusUpdate   time.Duration
@@ -82,6 +84,10 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.enableServer, "enable-server", defaults.Server.Enable, "serve the kubelet's HTTP server (enableServer)")
 	fs.BoolVar(&f.debuggingHandlers, "enable-debugging-handlers", defaults.Server.EnableDebuggingHandlers, "serve the kubelet server's logs, configz, exec and profiling paths (enableDebuggingHandlers; the profiles also need enableProfilingHandler in --config)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
+	fs.StringVar(&f.runtimeLatencies, "runtime-latencies", "", "how long the simulated container runtime's steps take: a duration for every step (0 makes them instant, as KWOK and kubemark are), "+
+		"or key=duration pairs, comma-separated, for "+strings.Join(runtimeLatencyKeys, ", ")+" (the others keep their defaults: sandboxStart=500ms, imagePull=2s, imagePullPresent=200ms, containerStart=500ms, containerStop=500ms)")
+	fs.BoolVar(&f.sendEvents, "send-events", true, "send the kubelet's Kubernetes events (Pulling, Pulled, Created, Started, ...) to the API server; "+
+		"false leaves the nodes without an event client, as kubemark's hollow nodes have none: the events are still logged and traced, not sent")
 	fs.Int32Var(&f.maxPods, "max-pods", defaults.Machine.MaxPods, "the most pods the node admits (maxPods)")
 	fs.BoolVar(&f.serializeImagePull, "serialize-image-pulls", defaults.ImagePulls.Serialize, "pull one image at a time (serializeImagePulls)")
 	fs.DurationVar(&f.nodeStatusUpdate, "node-status-update-frequency", defaults.NodeStatus.UpdateFrequency, "how often the node's status is computed and posted (nodeStatusUpdateFrequency)")
@@ -121,12 +127,18 @@ func (f *runFlags) resolve(fs *pflag.FlagSet) (*runConfig, error) {
 		SimulatedNodeTaint: f.simulatedNodeTaint,
 		SnapshotPeriod:     defaultSnapshotPeriod,
 		APILatency:         f.apiLatency,
+		NoEventClient:      !f.sendEvents,
 		UIAddr:             f.ui,
 		CertDir:            f.certDir,
 	}
 	if f.nodes < 1 {
 		return nil, fmt.Errorf("--nodes must be at least 1, got %d", f.nodes)
 	}
+	lat, err := parseRuntimeLatencies(f.runtimeLatencies)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeLatencies = &lat
 	nodeIP, err := parseNodeIP(f.nodeIP)
 	if err != nil {
 		return nil, err

@@ -402,9 +402,13 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	}
 	broadcaster := d.broadcasters.new()
 	broadcaster.StartStructuredLogging(3)
-	if client != nil {
+	switch {
+	case client != nil && !cfg.NoEventClient:
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	} else {
+	case client != nil:
+		// kubemark's choice: a kubelet without an event client, whose broadcaster only logs.
+		logger.V(2).Info("No event client, no events will be sent to the API server")
+	default:
 		logger.Info("No API server defined, no events will be sent to the API server")
 	}
 	world := kubelet.World{
@@ -425,6 +429,9 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		Seed:      uint64(d.clock.Now().UnixNano()),
 		World:     world,
 		Latencies: fakeruntime.DefaultLatencies,
+	}
+	if cfg.RuntimeLatencies != nil {
+		kopts.Latencies = *cfg.RuntimeLatencies
 	}
 	if cfg.SimulatedNodeTaint {
 		kopts.RegisterWithTaints = []v1.Taint{nodestatus.SimulatedTaint}

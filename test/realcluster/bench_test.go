@@ -13,7 +13,9 @@ import (
 var (
 	benchNodes       = flag.Int("nodes", 10, "side-by-side benchmark: simulated nodes")
 	benchPodsPerNode = flag.Int("pods-per-node", 30, "side-by-side benchmark: pods per node (the Deployment has nodes × pods-per-node replicas)")
-	benchTools       = flag.String("tools", "minikubelet,kwok,kubemark", "side-by-side benchmark: the simulators to run, in order")
+	benchTools       = flag.String("tools", "minikubelet,minikubelet-instant,minikubelet-noevents,kwok,kubemark", "side-by-side benchmark: the simulators to run, in order "+
+		"(minikubelet-instant is minikubelet with --runtime-latencies=0: a runtime whose steps take no time, as KWOK's stages and kubemark's fake runtime; "+
+		"minikubelet-noevents is minikubelet-instant with --send-events=false too: no event client, as kubemark's hollow nodes)")
 	benchKubemarkMax = flag.Int("kubemark-max-nodes", 50, "side-by-side benchmark: kubemark runs one process per node, and is left out above this many nodes")
 	benchSteady      = flag.Duration("steady", time.Minute, "side-by-side benchmark: how long to keep measuring once every pod is Running and Ready")
 	benchClientQPS   = flag.Int("client-qps", 100, "side-by-side benchmark: the controller manager's and the scheduler's --kube-api-qps and --kube-api-burst (0 for their defaults, 20 and 50)")
@@ -31,14 +33,14 @@ func BenchmarkSideBySide(b *testing.B) {
 	need := append([]string{}, ControlPlaneBinaries...)
 	for _, tool := range tools {
 		switch tool {
-		case "minikubelet":
+		case "minikubelet", "minikubelet-instant", "minikubelet-noevents":
 			need = append(need, Minikubelet)
 		case "kwok":
 			need = append(need, Kwok, KwokStages)
 		case "kubemark":
 			need = append(need, Kubemark)
 		default:
-			b.Fatalf("-tools: unknown simulator %q (minikubelet, kwok, kubemark)", tool)
+			b.Fatalf("-tools: unknown simulator %q (minikubelet, minikubelet-instant, minikubelet-noevents, kwok, kubemark)", tool)
 		}
 	}
 	bins := RequireBinaries(b, need...)
@@ -53,6 +55,13 @@ func BenchmarkSideBySide(b *testing.B) {
 				switch tool {
 				case "minikubelet":
 					sim = &MinikubeletFleet{Binary: bins[Minikubelet], RBACFile: rbacFile, Args: strings.Fields(*benchMkArgs)}
+				case "minikubelet-instant":
+					// The flag comes last, so that it wins over one in -minikubelet-args.
+					sim = &MinikubeletFleet{Binary: bins[Minikubelet], RBACFile: rbacFile, Label: InstantRuntimeLabel,
+						Args: append(strings.Fields(*benchMkArgs), "--runtime-latencies=0")}
+				case "minikubelet-noevents":
+					sim = &MinikubeletFleet{Binary: bins[Minikubelet], RBACFile: rbacFile, Label: NoEventsLabel,
+						Args: append(strings.Fields(*benchMkArgs), "--runtime-latencies=0", "--send-events=false")}
 				case "kwok":
 					sim = &KWOK{Binary: bins[Kwok], Stages: bins[KwokStages]}
 				case "kubemark":

@@ -210,6 +210,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts ControlPlaneOpt
 		"--service-account-signing-key-file=" + pki.ServiceAccountKey,
 		"--service-cluster-ip-range=10.96.0.0/12",
 		"--audit-policy-file=" + policy, "--audit-log-path=" + cp.AuditLog,
+		// One file, never rotated: the tables count every request of the run, and the log of a
+		// 500-node run passes the default's 100 MB within minutes.
+		"--audit-log-maxsize=" + strconv.Itoa(auditLogMaxMB),
 		"--cert-dir=" + filepath.Join(cp.dir, "apiserver-certs"),
 	}
 	args = append(args, APIServerFlags(pki, kcCert, kcKey)...)
@@ -404,3 +407,7 @@ func shmOr(dir string) string {
 	}
 	return dir
 }
+
+// auditLogMaxMB is kube-apiserver's --audit-log-maxsize: large enough that no run rotates the
+// audit log (its default rotates at 100 MB, and the harness reads only the current file).
+const auditLogMaxMB = 100 * 1024

@@ -246,3 +246,16 @@ func TestTables(t *testing.T) {
 		t.Errorf("SteadyTable (-want +got):\n%s", diff)
 	}
 }
+
+// TestMinikubeletFleetName: a fleet is "minikubelet" in the tables unless it has a label, so
+// that two fleets run with different flags are two rows and two columns.
+func TestMinikubeletFleetName(t *testing.T) {
+	for _, tc := range []struct {
+		fleet MinikubeletFleet
+		want  string
+	}{{MinikubeletFleet{}, "minikubelet"}, {MinikubeletFleet{Label: InstantRuntimeLabel}, "minikubelet, instant runtime"}} {
+		if got := tc.fleet.Name(); got != tc.want {
+			t.Errorf("MinikubeletFleet{Label: %q}.Name() = %q, want %q", tc.fleet.Label, got, tc.want)
+		}
+	}
+}

@@ -93,6 +93,13 @@ func (cp *ControlPlane) CreateClusterRoleFromFile(ctx context.Context, path stri
 	return names, nil
 }
 
+// InstantRuntimeLabel names, in the tables, a minikubelet fleet run with --runtime-latencies=0.
+const InstantRuntimeLabel = "minikubelet, instant runtime"
+
+// NoEventsLabel names a minikubelet fleet run with --runtime-latencies=0 --send-events=false:
+// kubemark's hollow nodes' choices (a runtime that takes no time, no event client).
+const NoEventsLabel = "minikubelet, instant runtime, no event client"
+
 // MinikubeletFleet is `minikubelet run --kubeconfig --nodes N`.
 type MinikubeletFleet struct {
 	Binary string
@@ -108,12 +115,20 @@ type MinikubeletFleet struct {
 	// Kubeconfig, if set, is used as it is (a node identity for one node, say) instead of the
 	// fleet identity with RBACFile's ClusterRole.
 	Kubeconfig string
+	// Label names the fleet in the tables ("minikubelet" when empty): the side-by-side
+	// benchmark runs minikubelet with its runtime's latencies and without.
+	Label string
 
 	proc *Process
 }
 
 // Name implements Simulator.
-func (m *MinikubeletFleet) Name() string { return "minikubelet" }
+func (m *MinikubeletFleet) Name() string {
+	if m.Label != "" {
+		return m.Label
+	}
+	return "minikubelet"
+}
 
 // Start implements Simulator: the fleet's identity and its ClusterRole, then the process. The
 // kubelet server picks a free port; the trace is JSON (the cheaper form) and goes to TraceFile.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// TestSendEvents: by default a node sends its Kubernetes events to the API server; with
+// --send-events=false it has no event client, as kubemark's hollow nodes, and the API server
+// gets none, while the pod still runs.
+func TestSendEvents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flag     string
+		wantSent bool
+	}{{"--send-events=true", true}, {"--send-events=false", false}} {
+		t.Run(tc.flag, func(t *testing.T) {
+			t.Parallel()
+			_, ctx := ktesting.NewTestContext(t)
+			ctx, cancel := context.WithTimeout(ctx, waitTimeout)
+			defer cancel()
+			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, BearerToken: "t0ken"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := fakeapiserver.Listen("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tlsConfig, ca, err := fakeapiserver.SelfSignedTLS(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(ctx, tls.NewListener(l, tlsConfig)) }()
+			defer func() {
+				cancel()
+				if err := <-served; err != nil {
+					t.Errorf("Serve() = %v, want nil", err)
+				}
+			}()
+			dir := t.TempDir()
+			writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
+			kubeconfig := filepath.Join(t.TempDir(), "kubelet.conf")
+			if err := writeKubeconfig(kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := resolveArgs(t, "--kubeconfig="+kubeconfig, "--pod-manifest-path="+dir, "--hostname-override="+testNode,
+				"--trace-format=json", "--port=0", "--root-dir="+t.TempDir(), "--runtime-latencies=0", tc.flag)
+			if err != nil {
+				t.Fatalf("resolve() error = %v", err)
+			}
+			log := newTraceLog()
+			stop := runInBackground(t, cfg, log)
+			podA := "default/a-" + testNode
+			log.mustWait(t, ctx, 0, "Running status of "+podA, func(e traceEvent) bool { return isRunning(e, podA) })
+			// Stopping run flushes the event broadcasters: what a node sends has been sent.
+			if err := stop(); err != nil {
+				t.Errorf("run() = %v, want nil", err)
+			}
+			rc, err := restConfigFromKubeconfig(kubeconfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("list events: %v", err)
+			}
+			var started int
+			for _, e := range events.Items {
+				if e.Source.Component == eventComponent && e.Reason == "Started" {
+					started++
+				}
+			}
+			if sent := started > 0; sent != tc.wantSent {
+				t.Errorf("with %s the API server has %d Started events of the kubelet (all events: %d), want sent = %v", tc.flag, started, len(events.Items), tc.wantSent)
+			}
+		})
+	}
+}
