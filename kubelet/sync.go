@@ -237,7 +237,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return Sync{}, err
 	}
-	if n.Volumes, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
+	if n.Volumes, n.besides.tokens, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
 		return Sync{}, err
 	}
 	waits.m = n.Volumes

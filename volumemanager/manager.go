@@ -149,6 +149,9 @@ type desiredVolume struct {
 	// the last try succeeded or none was made.
 	failedAt time.Time
 	backoff  time.Duration
+	// waiting is set while its SetUp waits for a service account token requested beside the
+	// loop: the operation is in flight, and the reconciler starts no other for the volume.
+	waiting bool
 }
 
 // podMounts is what is mounted for one pod.
