@@ -241,8 +241,10 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		return Sync{}, err
 	}
 	waits.m = n.Volumes
-	// The populator looks at the pod manager's pods at its next pass after they change.
+	// The populator looks at the pod manager's pods at its next pass after they change, or after
+	// what the pod workers answer about them changes.
 	n.Pods.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
+	n.Workers.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
 		Prober: n.Probes, Metrics: reg,
