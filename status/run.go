@@ -2,8 +2,6 @@ package status
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -43,17 +41,12 @@ type RunnerOptions struct {
 // the Manager's owner starts: from then on every changed status signals the Runner, as
 // SetPodStatus signals podStatusChannel.
 func NewRunner(opts RunnerOptions) (*Runner, error) {
-	var missing []string
-	for _, c := range []struct {
-		name  string
-		unset bool
-	}{{"Manager", opts.Manager == nil}, {"Do", opts.Do == nil}, {"Clock", opts.Clock == nil}} {
-		if c.unset {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("new status manager runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	var missing minikubelet.Missing
+	missing.Check("Manager", opts.Manager == nil)
+	missing.Check("Do", opts.Do == nil)
+	missing.Check("Clock", opts.Clock == nil)
+	if err := missing.Err("new status manager runner"); err != nil {
+		return nil, err
 	}
 	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: make(chan struct{}, 1)}
 	opts.Manager.notify = r.signal
@@ -77,6 +70,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil
 	}
 	klog.FromContext(ctx).Info("Starting to sync pod status with apiserver")
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
 	for {
 		var (
 			batch []write
@@ -100,14 +95,8 @@ func (r *Runner) Run(ctx context.Context) error {
 				return nil
 			}
 		}
-		t := r.clock.NewTimer(max(next.Sub(r.clock.Now()), 0))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !wake.Sleep(ctx, next, r.changed) {
 			return nil
-		case <-r.changed:
-		case <-t.C():
 		}
-		t.Stop()
 	}
 }

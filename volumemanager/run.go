@@ -2,8 +2,6 @@ package volumemanager
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/minikubelet/minikubelet"
@@ -40,17 +38,12 @@ type TokenRunnerOptions struct {
 // token manager's requests are asks the Runner makes: it must be called before the owner of the
 // cores starts.
 func NewTokenRunner(opts TokenRunnerOptions) (*TokenRunner, error) {
-	var missing []string
-	for _, c := range []struct {
-		name  string
-		unset bool
-	}{{"Tokens", opts.Tokens == nil}, {"Volumes", opts.Volumes == nil}, {"Do", opts.Do == nil}} {
-		if c.unset {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("new token runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	var missing minikubelet.Missing
+	missing.Check("Tokens", opts.Tokens == nil)
+	missing.Check("Volumes", opts.Volumes == nil)
+	missing.Check("Do", opts.Do == nil)
+	if err := missing.Err("new token runner"); err != nil {
+		return nil, err
 	}
 	r := &TokenRunner{tokens: opts.Tokens, volumes: opts.Volumes, do: opts.Do, asked: make(chan struct{}, 1)}
 	opts.Tokens.beside, opts.Tokens.notify = true, r.signal
