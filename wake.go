@@ -55,3 +55,19 @@ func (w *Wake) Stop() {
 		w.t.Stop()
 	}
 }
+
+// Signal is a core's wake-up of its runner, the kubelet's podStatusChannel: its buffer holds one,
+// so a signal sent while the runner is busy is kept, and the signals sent meanwhile are that one.
+// A runner waits on it beside its Wake.
+type Signal chan struct{}
+
+// NewSignal returns a Signal with nothing pending.
+func NewSignal() Signal { return make(Signal, 1) }
+
+// Notify signals without blocking.
+func (s Signal) Notify() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}

@@ -71,3 +71,16 @@ func TestMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestSignal: signals sent while the runner is busy are one pending signal.
+func TestSignal(t *testing.T) {
+	s := minikubelet.NewSignal()
+	s.Notify()
+	s.Notify() // does not block
+	<-s
+	select {
+	case <-s:
+		t.Error("two signals pending, want one")
+	default:
+	}
+}

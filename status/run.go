@@ -23,7 +23,7 @@ type Runner struct {
 	m       *Manager
 	do      func(context.Context, func()) bool
 	clock   clock.WithTicker
-	changed chan struct{}
+	changed minikubelet.Signal
 }
 
 // RunnerOptions configure a Runner.
@@ -48,17 +48,9 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if err := missing.Err("new status manager runner"); err != nil {
 		return nil, err
 	}
-	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: make(chan struct{}, 1)}
-	opts.Manager.notify = r.signal
+	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: minikubelet.NewSignal()}
+	opts.Manager.notify = r.changed.Notify
 	return r, nil
-}
-
-// signal is the non-blocking send on the kubelet's podStatusChannel (its buffer holds one).
-func (r *Runner) signal() {
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
 }
 
 // Run syncs batches until ctx is done, and returns nil then. A standalone Manager (no API

@@ -20,7 +20,7 @@ type TokenRunner struct {
 	tokens  *TokenManager
 	volumes *Manager
 	do      func(context.Context, func()) bool
-	asked   chan struct{}
+	asked   minikubelet.Signal
 }
 
 // TokenRunnerOptions configure a TokenRunner.
@@ -45,18 +45,9 @@ func NewTokenRunner(opts TokenRunnerOptions) (*TokenRunner, error) {
 	if err := missing.Err("new token runner"); err != nil {
 		return nil, err
 	}
-	r := &TokenRunner{tokens: opts.Tokens, volumes: opts.Volumes, do: opts.Do, asked: make(chan struct{}, 1)}
-	opts.Tokens.beside, opts.Tokens.notify = true, r.signal
+	r := &TokenRunner{tokens: opts.Tokens, volumes: opts.Volumes, do: opts.Do, asked: minikubelet.NewSignal()}
+	opts.Tokens.beside, opts.Tokens.notify = true, r.asked.Notify
 	return r, nil
-}
-
-// signal wakes the Runner without blocking: one pending wake-up covers every ask queued before
-// the Runner takes them.
-func (r *TokenRunner) signal() {
-	select {
-	case r.asked <- struct{}{}:
-	default:
-	}
 }
 
 // Run makes the requests until ctx is done, and returns nil once the requests in flight have
