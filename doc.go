@@ -56,7 +56,10 @@
 // nodes into a cluster.
 //
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
-// its run.go. Package kubelet assembles the cores of one kubelet process; the run command wraps them
-// in runners on the real clock, the replay command drives the same assembly on a virtual clock. See
-// docs/design/001-architecture.md and docs/design/006-one-kubelet.md.
+// its run.go. This package holds only what they all share: ErrMissingOption with Missing, the error
+// of a constructor whose required option is unset, and Wake and Signal, the runner's wait for its
+// core's next wake-up or call (docs/design/003-concurrency-and-constructors.md). Package kubelet assembles the cores of
+// one kubelet process; the run command wraps them in runners on the real clock, the replay command
+// drives the same assembly on a virtual clock. See docs/design/001-architecture.md and
+// docs/design/006-one-kubelet.md.
 package minikubelet

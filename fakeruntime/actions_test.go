@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestComputePodActions(t *testing.T) {
@@ -29,36 +30,36 @@ func TestComputePodActions(t *testing.T) {
 		reason  string
 		startup SidecarStartup
 	}{
-		{name: "new pod", pod: newPod("p"), want: "kill sandbox(attempt=0) start=[app]"},
-		{name: "new pod with init", pod: newPod("p", withInit("i1", "i2")), want: "kill sandbox(attempt=0) init=i1"},
-		{name: "steady", pod: newPod("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: ""},
-		{name: "sandbox died", pod: newPod("p"), sbx: dead, cs: []kubecontainer.ContainerStatus{running("app")}, want: "kill sandbox(attempt=1) start=[app]"},
-		{name: "sandbox died Never", pod: newPod("p", withPolicy(v1.RestartPolicyNever)), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "kill"},
-		{name: "sandbox died OnFailure all succeeded", pod: newPod("p", withPolicy(v1.RestartPolicyOnFailure)), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "kill"},
-		{name: "exited Always", pod: newPod("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "start=[app]"},
-		{name: "exited Never", pod: newPod("p", withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 1)}, want: "kill"},
-		{name: "created is restarted", pod: newPod("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{{Name: "app", State: kubecontainer.ContainerStateCreated}}, want: "start=[app]"},
-		{name: "second init next", pod: newPod("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 0)}, want: "init=i2"},
-		{name: "init running waits", pod: newPod("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("i2"), exited("i1", 0)}, want: ""},
-		{name: "inits done", pod: newPod("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0), exited("i1", 0)}, want: "start=[app]"},
-		{name: "init failed Never", pod: newPod("p", withInit("i1"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "kill"},
-		{name: "init failed Always", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "init=i1"},
-		{name: "running app means initialized", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: ""},
+		{name: "new pod", pod: podtest.New("p"), want: "kill sandbox(attempt=0) start=[app]"},
+		{name: "new pod with init", pod: podtest.New("p", withInit("i1", "i2")), want: "kill sandbox(attempt=0) init=i1"},
+		{name: "steady", pod: podtest.New("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: ""},
+		{name: "sandbox died", pod: podtest.New("p"), sbx: dead, cs: []kubecontainer.ContainerStatus{running("app")}, want: "kill sandbox(attempt=1) start=[app]"},
+		{name: "sandbox died Never", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "kill"},
+		{name: "sandbox died OnFailure all succeeded", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyOnFailure)), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "kill"},
+		{name: "exited Always", pod: podtest.New("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "start=[app]"},
+		{name: "exited Never", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 1)}, want: "kill"},
+		{name: "created is restarted", pod: podtest.New("p"), sbx: ready, cs: []kubecontainer.ContainerStatus{{Name: "app", State: kubecontainer.ContainerStateCreated}}, want: "start=[app]"},
+		{name: "second init next", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 0)}, want: "init=i2"},
+		{name: "init running waits", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("i2"), exited("i1", 0)}, want: ""},
+		{name: "inits done", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0), exited("i1", 0)}, want: "start=[app]"},
+		{name: "init failed Never", pod: podtest.New("p", withInit("i1"), podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "kill"},
+		{name: "init failed Always", pod: podtest.New("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i1", 1)}, want: "init=i1"},
+		{name: "running app means initialized", pod: podtest.New("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: ""},
 		// Sidecars.
-		{name: "new pod with sidecar", pod: newPod("p", withSidecar("s"), withInit("i2")), want: "kill sandbox(attempt=0) init=s"},
-		{name: "running sidecar starts the next init", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "init=i2"},
-		{name: "running last sidecar initializes", pod: newPod("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "start=[app]"},
-		{name: "sidecar then init done", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0), running("s")}, want: "start=[app]"},
-		{name: "sidecar pending startup waits", pod: newPod("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupPending, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: ""},
-		{name: "sidecar failed startup restarts", pod: newPod("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupFailed, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "killContainers=[s] init=s"},
-		{name: "sidecar restarts under Never", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 1)}, want: "init=s"},
-		{name: "sidecar restarts after exit 0", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyOnFailure)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 0)}, want: "init=s"},
-		{name: "sidecars alone do not keep the pod", pod: newPod("p", withSidecar("s"), withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0), running("s")}, want: "kill"},
-		{name: "removed sidecar restarted after init", pod: newPod("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: "init=s"},
+		{name: "new pod with sidecar", pod: podtest.New("p", withSidecar("s"), withInit("i2")), want: "kill sandbox(attempt=0) init=s"},
+		{name: "running sidecar starts the next init", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "init=i2"},
+		{name: "running last sidecar initializes", pod: podtest.New("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "start=[app]"},
+		{name: "sidecar then init done", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0), running("s")}, want: "start=[app]"},
+		{name: "sidecar pending startup waits", pod: podtest.New("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupPending, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: ""},
+		{name: "sidecar failed startup restarts", pod: podtest.New("p", withSidecar("s"), withInit("i2"), withStartupProbe("s")), startup: SidecarStartupFailed, sbx: ready, cs: []kubecontainer.ContainerStatus{running("s")}, want: "killContainers=[s] init=s"},
+		{name: "sidecar restarts under Never", pod: podtest.New("p", withSidecar("s"), podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 1)}, want: "init=s"},
+		{name: "sidecar restarts after exit 0", pod: podtest.New("p", withSidecar("s"), podtest.RestartPolicy(v1.RestartPolicyOnFailure)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 0)}, want: "init=s"},
+		{name: "sidecars alone do not keep the pod", pod: podtest.New("p", withSidecar("s"), podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0), running("s")}, want: "kill"},
+		{name: "removed sidecar restarted after init", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: "init=s"},
 		// Spec hash.
-		{name: "image change restarts", pod: newPod("p", withPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{runningImage("app", "busybox:1.35")}, want: "killContainers=[app] start=[app]"},
-		{name: "sidecar image change restarts", pod: newPod("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), runningImage("s", "busybox:1.35")}, want: "killContainers=[s] init=s"},
-		{name: "init image change after init ignored", pod: newPod("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("i1", 0)}, want: ""},
+		{name: "image change restarts", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{runningImage("app", "busybox:1.35")}, want: "killContainers=[app] start=[app]"},
+		{name: "sidecar image change restarts", pod: podtest.New("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), runningImage("s", "busybox:1.35")}, want: "killContainers=[s] init=s"},
+		{name: "init image change after init ignored", pod: podtest.New("p", withInit("i1")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("i1", 0)}, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestCheckpointRestore: a runtime restored from a checkpoint reports the same sandboxes and
@@ -22,7 +23,7 @@ func TestCheckpointRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := newPod("web")
+	pod := podtest.New("web")
 	if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestCheckpointRestore(t *testing.T) {
 		t.Errorf("checkpoint of the restored runtime differs:\n%s\n%s", data, again)
 	}
 
-	other := newPod("other")
+	other := podtest.New("other")
 	if _, err := restored.SyncPod(other, &kubecontainer.PodStatus{}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestStateVersion(t *testing.T) {
 	}
 	var points []point
 	points = append(points, take(), take())
-	pod := newPod("web")
+	pod := podtest.New("web")
 	if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // recorded is one Kubernetes event as the runtime recorded it, with the virtual instant.
@@ -43,7 +44,7 @@ func TestRuntimeRecordsKubernetesEventsWhenStepsHappen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	pod := newPod("web")
+	pod := podtest.New("web")
 	rt.FailImagePull("busybox:1.36", 1)
 	run := func() {
 		for {
@@ -107,7 +108,7 @@ func TestSandboxChangedRecordedBeforeTheKill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	pod := newPod("web")
+	pod := podtest.New("web")
 	sync := func() {
 		status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
 		if err != nil {

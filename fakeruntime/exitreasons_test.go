@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestStartFailuresBeforeAContainerExists checks the start failures that leave no container: the
@@ -20,22 +21,22 @@ func TestStartFailuresBeforeAContainerExists(t *testing.T) {
 		want    error
 		wantMsg string
 	}{
-		{name: "invalid image name", pod: newPod("p", func(p *v1.Pod) { p.Spec.Containers[0].Image = "Busybox:1.36" }),
+		{name: "invalid image name", pod: podtest.New("p", func(p *v1.Pod) { p.Spec.Containers[0].Image = "Busybox:1.36" }),
 			want:    kubecontainer.ErrInvalidImageName,
 			wantMsg: `Failed to apply default image tag "Busybox:1.36": couldn't parse image name "Busybox:1.36": invalid reference format: repository name (library/Busybox) must be lowercase`},
-		{name: "never pull", pod: newPod("p", func(p *v1.Pod) { p.Spec.Containers[0].ImagePullPolicy = v1.PullNever }),
+		{name: "never pull", pod: podtest.New("p", func(p *v1.Pod) { p.Spec.Containers[0].ImagePullPolicy = v1.PullNever }),
 			want: kubecontainer.ErrImageNeverPull, wantMsg: `Container image "busybox:1.36" is not present with pull policy of Never`},
-		{name: "runAsNonRoot, image runs as root", pod: newPod("p", func(p *v1.Pod) {
+		{name: "runAsNonRoot, image runs as root", pod: podtest.New("p", func(p *v1.Pod) {
 			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
 		}), want: kubecontainer.ErrCreateContainerConfig,
 			wantMsg: `container has runAsNonRoot and image will run as root (pod: "p_default(uid-p)", container: app)`},
-		{name: "runAsNonRoot with runAsUser 0", pod: newPod("p", func(p *v1.Pod) {
+		{name: "runAsNonRoot with runAsUser 0", pod: podtest.New("p", func(p *v1.Pod) {
 			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)}
 		}), want: kubecontainer.ErrCreateContainerConfig,
 			wantMsg: `container's runAsUser breaks non-root policy (pod: "p_default(uid-p)", container: app)`},
 		// A malformed scripting annotation fails the configuration before anything is created,
 		// whichever it is, so that no container is left behind at each retry.
-		{name: "malformed start-error annotation", pod: newPod("p", func(p *v1.Pod) {
+		{name: "malformed start-error annotation", pod: podtest.New("p", func(p *v1.Pod) {
 			p.Annotations = map[string]string{"minikubelet.io/start-error.app": "often"}
 		}), want: kubecontainer.ErrCreateContainerConfig,
 			wantMsg: `minikubelet.io/start-error.app="often": want a number of starts or "always": ` + ErrBadAnnotation.Error()},
@@ -54,7 +55,7 @@ func TestStartFailuresBeforeAContainerExists(t *testing.T) {
 	}
 	// A runAsUser other than 0 passes.
 	e := newEnv(t, Latencies{})
-	ok := newPod("ok", func(p *v1.Pod) {
+	ok := podtest.New("ok", func(p *v1.Pod) {
 		p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000)}
 	})
 	if _, err := e.sync(ok); err != nil {
@@ -66,7 +67,7 @@ func TestStartFailuresBeforeAContainerExists(t *testing.T) {
 // on a container that exists, and RunContainerError for the kubelet; the next start is a restart.
 func TestStartContainerFails(t *testing.T) {
 	e := newEnv(t, Latencies{ContainerStart: time.Second})
-	pod := newPod("p", func(p *v1.Pod) { p.Spec.Containers[0].Command = []string{"serve"} })
+	pod := podtest.New("p", func(p *v1.Pod) { p.Spec.Containers[0].Command = []string{"serve"} })
 	if err := e.rt.FailRuntimeCall(CallStartContainer, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestStartContainerFails(t *testing.T) {
 // kill, start-error fails the first starts.
 func TestExitReasonAnnotations(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	oom := newPod("oom", func(p *v1.Pod) { p.Annotations[AnnotationOOMAfter+"app"] = "5s" })
+	oom := podtest.New("oom", podtest.Annotation(AnnotationOOMAfter+"app", "5s"))
 	if _, err := e.sync(oom); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestExitReasonAnnotations(t *testing.T) {
 		t.Errorf("app = %+v, want exited 137 OOMKilled", c)
 	}
 
-	starts := newPod("starts", func(p *v1.Pod) { p.Annotations[AnnotationStartError+"app"] = "2" })
+	starts := podtest.New("starts", podtest.Annotation(AnnotationStartError+"app", "2"))
 	for i, want := range []error{kubecontainer.ErrRunContainer, kubecontainer.ErrRunContainer, nil} {
 		if _, err := e.rt.SyncPod(starts, e.status(starts), nil); !errors.Is(err, want) || (want == nil && err != nil) {
 			t.Errorf("start %d: SyncPod() = %v, want %v", i, err, want)
@@ -118,7 +119,7 @@ func TestExitReasonAnnotations(t *testing.T) {
 		{AnnotationStartError + "app": "often"},
 		{AnnotationOOMAfter + "app": "5s", AnnotationExitAfter + "app": "5s"},
 	} {
-		p := newPod("bad", func(p *v1.Pod) { p.Annotations = bad })
+		p := podtest.New("bad", func(p *v1.Pod) { p.Annotations = bad })
 		if _, err := e.sync(p); !errors.Is(err, ErrBadAnnotation) {
 			t.Errorf("annotations %v: SyncPod() = %v, want ErrBadAnnotation", bad, err)
 		}

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // envHelper fails every environment with err, and records the pod IP it was given.
@@ -27,7 +28,7 @@ func TestRuntimeHelperEnvironment(t *testing.T) {
 	e := newEnv(t, Latencies{})
 	h := &envHelper{err: errors.New(`configmap "app" not found`)}
 	e.rt.SetRuntimeHelper(h)
-	pod := newPod("p")
+	pod := podtest.New("p")
 	_, err := e.sync(pod)
 	var se *kubecontainer.StartError
 	if !errors.Is(err, kubecontainer.ErrCreateContainerConfig) || !errors.As(err, &se) || se.Message != `configmap "app" not found` {

@@ -7,11 +7,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // env is a runtime on a virtual clock with a recorded trace.
@@ -116,60 +116,39 @@ func (e *env) times(word, container string) []time.Duration {
 	return out
 }
 
-type podOpt func(*v1.Pod)
-
-func newPod(name string, opts ...podOpt) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: map[string]string{}},
-		Spec: v1.PodSpec{
-			RestartPolicy: v1.RestartPolicyAlways,
-			Containers:    []v1.Container{{Name: "app", Image: "busybox:1.36"}},
-		},
-	}
-	for _, o := range opts {
-		o(p)
-	}
-	return p
-}
-
-func withPolicy(rp v1.RestartPolicy) podOpt { return func(p *v1.Pod) { p.Spec.RestartPolicy = rp } }
-
-func withExit(container string, after string, code string) podOpt {
+// withExit makes the container exit after the duration after, with code (unless empty).
+func withExit(container string, after string, code string) podtest.Option {
 	return func(p *v1.Pod) {
-		p.Annotations[AnnotationExitAfter+container] = after
+		podtest.Annotation(AnnotationExitAfter+container, after)(p)
 		if code != "" {
-			p.Annotations[AnnotationExitCode+container] = code
+			podtest.Annotation(AnnotationExitCode+container, code)(p)
 		}
 	}
 }
 
 // withSidecar appends restartable init containers.
-func withSidecar(names ...string) podOpt {
+func withSidecar(names ...string) podtest.Option {
 	return func(p *v1.Pod) {
 		always := v1.ContainerRestartPolicyAlways
 		for _, n := range names {
-			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: "busybox:1.36", RestartPolicy: &always})
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: podtest.DefaultImage, RestartPolicy: &always})
 		}
 	}
 }
 
 // withStartupProbe gives the named container a startup probe.
-func withStartupProbe(name string) podOpt {
+func withStartupProbe(name string) podtest.Option {
 	return func(p *v1.Pod) {
 		containerSpec(p, name).StartupProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
 	}
 }
 
-func withInit(names ...string) podOpt {
+func withInit(names ...string) podtest.Option {
 	return func(p *v1.Pod) {
 		for _, n := range names {
-			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: "busybox:1.36"})
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: podtest.DefaultImage})
 		}
 	}
-}
-
-func withGrace(seconds int64) podOpt {
-	return func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = &seconds }
 }
 
 func gaps(exits, starts []time.Duration) []time.Duration {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // hookEnds lists the messages of the hook events that end a run (not "running").
@@ -54,7 +55,7 @@ func TestHTTPHookTarget(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{SandboxStart: 500 * time.Millisecond})
-			pod := newPod("web")
+			pod := podtest.New("web")
 			pod.Spec.HostNetwork = tt.hostNetwork
 			c := &pod.Spec.Containers[0]
 			c.Ports = []v1.ContainerPort{{Name: "admin", ContainerPort: 9901}}
@@ -80,7 +81,7 @@ func TestHTTPHookTarget(t *testing.T) {
 // container is killed and restarted, and the next run succeeds.
 func TestHookScriptTimes(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("web")
+	pod := podtest.New("web")
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
 	if err := e.rt.SetHook("default/web", "app", HookPostStart, HookBehavior{Fail: true, Times: 1}); err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestHookScriptTimes(t *testing.T) {
 // kill finds no IP to aim it at.
 func TestPreStopWithoutReadySandbox(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("web")
+	pod := podtest.New("web")
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromInt32(8080), Path: "/"}}}
 	runAll(t, e, pod)
 	if err := e.rt.KillSandbox("default/web"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestImagePullFailureAndBackoff checks the pull back-off's window (10s, then 20s, from each
@@ -18,7 +19,7 @@ import (
 func TestImagePullFailureAndBackoff(t *testing.T) {
 	e := newEnv(t, Latencies{ImagePull: 2 * time.Second})
 	e.rt.FailImagePull("busybox:1.36", 2)
-	pod := newPod("pull")
+	pod := podtest.New("pull")
 
 	steps := []struct {
 		at       time.Duration
@@ -74,7 +75,7 @@ func TestImagePullPolicies(t *testing.T) {
 			if tt.preloaded {
 				e.rt.images[tt.image] = at(0)
 			}
-			pod := newPod("img")
+			pod := podtest.New("img")
 			pod.Spec.Containers[0].Image = tt.image
 			pod.Spec.Containers[0].ImagePullPolicy = tt.policy
 			_, err := e.sync(pod)
@@ -112,7 +113,7 @@ func TestImagePullsShareThePuller(t *testing.T) {
 			}
 			var got []time.Duration
 			for _, name := range []string{"a", "b", "c"} {
-				pod := newPod(name)
+				pod := podtest.New(name)
 				pod.Spec.Containers[0].Image = "registry.example/" + name + ":1"
 				res, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil)
 				if err != nil {
@@ -159,7 +160,7 @@ func TestPullsOfOneImageShareItsLayers(t *testing.T) {
 			var got []time.Duration
 			for i, name := range []string{"a", "b", "c"} {
 				clk.Set(at(time.Duration(i) * time.Second))
-				pod := newPod(name)
+				pod := podtest.New(name)
 				pod.Spec.Containers[0].ImagePullPolicy = tt.policy
 				res, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil)
 				if err != nil {

@@ -9,11 +9,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestInitContainersRunInOrder(t *testing.T) {
 	e := newEnv(t, Latencies{ContainerStart: time.Second})
-	pod := newPod("init", withInit("first", "second"), withExit("first", "2s", "0"), withExit("second", "3s", "0"))
+	pod := podtest.New("init", withInit("first", "second"), withExit("first", "2s", "0"), withExit("second", "3s", "0"))
 	e.drive(pod, at(30*time.Second))
 
 	var got []string
@@ -49,7 +50,7 @@ func TestInitContainerFailure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{})
-			pod := newPod("initfail", withPolicy(tt.policy), withInit("setup"), withExit("setup", "1s", "3"))
+			pod := podtest.New("initfail", podtest.RestartPolicy(tt.policy), withInit("setup"), withExit("setup", "1s", "3"))
 			e.drive(pod, at(40*time.Second))
 			if diff := cmp.Diff(tt.wantStarts, e.times("started", "setup")); diff != "" {
 				t.Errorf("starts of the init container mismatch (-want +got):\n%s", diff)
@@ -67,7 +68,7 @@ func TestInitContainerFailure(t *testing.T) {
 
 func TestNewSandboxRestartsInitialization(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("resandbox", withInit("first", "second"), withExit("first", "1s", "0"), withExit("second", "1s", "0"))
+	pod := podtest.New("resandbox", withInit("first", "second"), withExit("first", "1s", "0"), withExit("second", "1s", "0"))
 	e.drive(pod, at(10*time.Second))
 	// The sandbox dies (for example a node reboot): the runtime stops everything.
 	if _, err := e.rt.KillPod(pod, nil, nil); err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestKillDropsWorkASyncScheduled kills a pod while its SyncPod is still pulling the image: the
@@ -12,7 +13,7 @@ import (
 // cancelled SyncPod makes no more CRI calls in the kubelet.
 func TestKillDropsWorkASyncScheduled(t *testing.T) {
 	e := newEnv(t, Latencies{SandboxStart: 500 * time.Millisecond, ImagePull: 2 * time.Second, ContainerStart: 500 * time.Millisecond})
-	pod := newPod("web")
+	pod := podtest.New("web")
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() error = %v", err)
 	}

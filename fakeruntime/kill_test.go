@@ -9,6 +9,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestKillPodGrace(t *testing.T) {
@@ -39,7 +40,7 @@ func TestKillPodGrace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{ContainerStop: tt.stop})
-			pod := newPod("kill", withGrace(tt.grace))
+			pod := podtest.New("kill", podtest.TerminationGracePeriod(tt.grace))
 			pod.DeletionGracePeriodSeconds = tt.deletion
 			if _, err := e.sync(pod); err != nil {
 				t.Fatalf("SyncPod() = %v", err)
@@ -87,7 +88,7 @@ func killingGrace(events []trace.Event) time.Duration {
 
 func TestKillRuntimeOnlyPod(t *testing.T) {
 	e := newEnv(t, Latencies{ContainerStop: time.Minute})
-	pod := newPod("orphan")
+	pod := podtest.New("orphan")
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
@@ -122,8 +123,8 @@ func TestContainerGracePeriod(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	probe := &v1.Probe{TerminationGracePeriodSeconds: i64(5)}
 	c := &v1.Container{Name: "app", LivenessProbe: probe, StartupProbe: probe}
-	pod := newPod("g", withGrace(30))
-	deleted := newPod("g", withGrace(30))
+	pod := podtest.New("g", podtest.TerminationGracePeriod(30))
+	deleted := podtest.New("g", podtest.TerminationGracePeriod(30))
 	deleted.DeletionGracePeriodSeconds = i64(10)
 	tests := []struct {
 		name   string

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestListingFollowsEveryChange drives pods through random syncs, exits, kills, sandbox deaths and
@@ -20,8 +22,8 @@ func TestListingFollowsEveryChange(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, seed))
 			e := newEnv(t, Latencies{SandboxStart: time.Second, ContainerStart: time.Second, ContainerStop: time.Second})
 			pods := []*v1.Pod{
-				newPod("a"), newPod("b", withExit("app", "3s", "1"), withPolicy(v1.RestartPolicyNever)),
-				newPod("c", withSidecar("s"), withInit("i")), newPod("d", withExit("app", "2s", "0")),
+				podtest.New("a"), podtest.New("b", withExit("app", "3s", "1"), podtest.RestartPolicy(v1.RestartPolicyNever)),
+				podtest.New("c", withSidecar("s"), withInit("i")), podtest.New("d", withExit("app", "2s", "0")),
 			}
 			for range 200 {
 				pod := pods[r.IntN(len(pods))]
@@ -58,7 +60,7 @@ func TestListingFollowsEveryChange(t *testing.T) {
 func TestGetPodsUnchangedAllocatesNothing(t *testing.T) {
 	e := newEnv(t, Latencies{})
 	for i := range 10 {
-		e.drive(newPod(fmt.Sprintf("p%d", i)), at(time.Second))
+		e.drive(podtest.New(fmt.Sprintf("p%d", i)), at(time.Second))
 	}
 	for _, all := range []bool{false, true} {
 		if _, err := e.rt.GetPods(all); err != nil {

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 type metricsLog struct{ lines []string }
@@ -34,7 +35,7 @@ func TestMetrics(t *testing.T) {
 	log := &metricsLog{}
 	e.rt.metrics = log
 	e.rt.FailImagePull("busybox:1.36", 1)
-	pod := newPod("web", withInit("setup"))
+	pod := podtest.New("web", withInit("setup"))
 	if _, err := e.rt.SyncPod(pod, nil, e.bo); err == nil {
 		t.Fatal("first SyncPod succeeded; want the pull to fail")
 	}
@@ -79,13 +80,13 @@ func TestStartErrorMetrics(t *testing.T) {
 	if err := e.rt.FailRuntimeCall(CallStartContainer, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.sync(newPod("start")); err == nil {
+	if _, err := e.sync(podtest.New("start")); err == nil {
 		t.Fatal("SyncPod succeeded; want StartContainer to fail")
 	}
 	if err := e.rt.FailRuntimeCall(CallCreateContainer, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.sync(newPod("create")); err == nil {
+	if _, err := e.sync(podtest.New("create")); err == nil {
 		t.Fatal("SyncPod succeeded; want CreateContainer to fail")
 	}
 	var codes []string
@@ -106,7 +107,7 @@ func TestMetricsPostStartFailure(t *testing.T) {
 	e := newEnv(t, Latencies{})
 	log := &metricsLog{}
 	e.rt.metrics = log
-	pod := newPod("web")
+	pod := podtest.New("web")
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
 	if err := e.rt.SetHook(podkey.Build(pod.Namespace, pod.Name), pod.Spec.Containers[0].Name, HookPostStart, HookBehavior{Fail: true}); err != nil {
 		t.Fatal(err)

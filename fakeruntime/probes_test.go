@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // probeResults fails the liveness or startup probe of the listed container IDs, and passes the
@@ -30,24 +31,24 @@ func TestComputePodActionsProbeKills(t *testing.T) {
 		message   string
 		wantGrace time.Duration
 	}{
-		{name: "liveness Failure, Always", pod: newPod("p"), probes: probeResults{liveness: map[string]bool{"c1": true}},
+		{name: "liveness Failure, Always", pod: podtest.New("p"), probes: probeResults{liveness: map[string]bool{"c1": true}},
 			want: "killContainers=[app] start=[app]", message: "Container app failed liveness probe, will be restarted", wantGrace: 30 * time.Second},
-		{name: "startup Failure, OnFailure", pod: newPod("p", withPolicy(v1.RestartPolicyOnFailure)), probes: probeResults{startup: map[string]bool{"c1": true}},
+		{name: "startup Failure, OnFailure", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyOnFailure)), probes: probeResults{startup: map[string]bool{"c1": true}},
 			want: "killContainers=[app] start=[app]", message: "Container app failed startup probe, will be restarted", wantGrace: 30 * time.Second},
-		{name: "liveness wins over startup", pod: newPod("p"), probes: probeResults{liveness: map[string]bool{"c1": true}, startup: map[string]bool{"c1": true}},
+		{name: "liveness wins over startup", pod: podtest.New("p"), probes: probeResults{liveness: map[string]bool{"c1": true}, startup: map[string]bool{"c1": true}},
 			want: "killContainers=[app] start=[app]", message: "Container app failed liveness probe, will be restarted", wantGrace: 30 * time.Second},
-		{name: "the probe's own grace", pod: newPod("p", func(p *v1.Pod) {
+		{name: "the probe's own grace", pod: podtest.New("p", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{TerminationGracePeriodSeconds: grace(5)}
 		}), probes: probeResults{liveness: map[string]bool{"c1": true}},
 			want: "killContainers=[app] start=[app]", message: "Container app failed liveness probe, will be restarted", wantGrace: 5 * time.Second},
-		{name: "a deleted pod's grace wins", pod: newPod("p", func(p *v1.Pod) {
+		{name: "a deleted pod's grace wins", pod: podtest.New("p", func(p *v1.Pod) {
 			p.Spec.Containers[0].LivenessProbe = &v1.Probe{TerminationGracePeriodSeconds: grace(5)}
 			p.DeletionGracePeriodSeconds = grace(12)
 		}), probes: probeResults{liveness: map[string]bool{"c1": true}},
 			want: "killContainers=[app] start=[app]", message: "Container app failed liveness probe, will be restarted", wantGrace: 12 * time.Second},
-		{name: "Never and the last container: the whole pod", pod: newPod("p", withPolicy(v1.RestartPolicyNever)), probes: probeResults{liveness: map[string]bool{"c1": true}},
+		{name: "Never and the last container: the whole pod", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyNever)), probes: probeResults{liveness: map[string]bool{"c1": true}},
 			want: "kill"},
-		{name: "another instance's failure", pod: newPod("p"), probes: probeResults{liveness: map[string]bool{"c0": true}}, want: ""},
+		{name: "another instance's failure", pod: podtest.New("p"), probes: probeResults{liveness: map[string]bool{"c0": true}}, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

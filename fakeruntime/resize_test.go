@@ -11,10 +11,11 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // withResources gives the app container cpu and memory requests and limits ("" for none).
-func withResources(cpuReq, cpuLim, memReq, memLim string) podOpt {
+func withResources(cpuReq, cpuLim, memReq, memLim string) podtest.Option {
 	return func(p *v1.Pod) { p.Spec.Containers[0].Resources = resources(cpuReq, cpuLim, memReq, memLim) }
 }
 
@@ -61,7 +62,7 @@ func quantities(r kubecontainer.ContainerResources) []string {
 // and the runtime reports the new resources once the updates are applied.
 func TestResizeInPlace(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("web", withResources("100m", "200m", "64Mi", "128Mi"))
+	pod := podtest.New("web", withResources("100m", "200m", "64Mi", "128Mi"))
 	e.drive(pod, at(time.Second))
 	before := e.status(pod).FindContainerStatusByName("app")
 	if got := quantities(runningResources(t, e, pod)); !cmp.Equal(got, []string{"100m", "200m", "64Mi", "128Mi"}) {
@@ -116,7 +117,7 @@ func TestResizeInPlace(t *testing.T) {
 // resources.
 func TestResizeRestartContainer(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("db", withResources("100m", "", "64Mi", "64Mi"))
+	pod := podtest.New("db", withResources("100m", "", "64Mi", "64Mi"))
 	pod.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{
 		{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired},
 		{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer},
@@ -156,7 +157,7 @@ func TestResizeRestartContainer(t *testing.T) {
 // the container keeps its resources, and the next sync resizes it.
 func TestResizeFails(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("web", withResources("100m", "", "", ""))
+	pod := podtest.New("web", withResources("100m", "", "", ""))
 	e.drive(pod, at(time.Second))
 	if err := e.rt.FailRuntimeCall(CallUpdateContainerResources, 1); err != nil {
 		t.Fatal(err)
@@ -184,8 +185,7 @@ func TestResizeFails(t *testing.T) {
 // TestResizeStaticPodNotActuated: the kubelet never resizes a static pod in place.
 func TestResizeStaticPodNotActuated(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("static", withResources("100m", "", "", ""))
-	pod.Annotations["kubernetes.io/config.source"] = "file"
+	pod := podtest.New("static", withResources("100m", "", "", ""), podtest.Source("file"))
 	e.drive(pod, at(time.Second))
 	resized := pod.DeepCopy()
 	resized.Spec.Containers[0].Resources = resources("200m", "", "", "")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestRestartPolicies(t *testing.T) {
@@ -33,7 +34,7 @@ func TestRestartPolicies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{})
-			pod := newPod("crash", withPolicy(tt.policy), withExit("app", "5s", tt.code))
+			pod := podtest.New("crash", podtest.RestartPolicy(tt.policy), withExit("app", "5s", tt.code))
 			// 5s runs with gaps of 0..300s: the ninth start is at 5*9 + 910s = 955s.
 			e.drive(pod, at(1000*time.Second))
 			got := gaps(e.times("exited", "app"), e.times("started", "app"))
@@ -53,7 +54,7 @@ func TestRestartPolicies(t *testing.T) {
 
 func TestCrashLoopBackoffError(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("crash", withExit("app", "5s", "1"))
+	pod := podtest.New("crash", withExit("app", "5s", "1"))
 	e.drive(pod, at(10*time.Second)) // ran 0-5s, restarted at once, exited again at 10s
 	_, err := e.sync(pod)
 	want := "back-off 10s restarting failed container=app pod=crash_default(uid-crash): CrashLoopBackOff"
@@ -84,7 +85,7 @@ func TestBackoffKeyFollowsImageAndResources(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{})
-			pod := newPod("crash", withExit("app", "5s", "1"))
+			pod := podtest.New("crash", withExit("app", "5s", "1"))
 			e.drive(pod, at(10*time.Second)) // ran 0-5s, restarted at once, exited again at 10s
 			changed := pod.DeepCopy()
 			tt.change(&changed.Spec.Containers[0])
@@ -98,7 +99,7 @@ func TestBackoffKeyFollowsImageAndResources(t *testing.T) {
 
 func TestBackoffJoinedForSeveralContainers(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("two", withExit("a", "5s", "1"), withExit("b", "7s", "1"))
+	pod := podtest.New("two", withExit("a", "5s", "1"), withExit("b", "7s", "1"))
 	pod.Spec.Containers = []v1.Container{{Name: "a", Image: "busybox:1.36"}, {Name: "b", Image: "busybox:1.36"}}
 	// a: 0-5, restart 5-10; b: 0-7, restart 7-14.
 	e.drive(pod, at(15*time.Second))
@@ -114,7 +115,7 @@ func TestBackoffJoinedForSeveralContainers(t *testing.T) {
 
 func TestBackoffResetsAfterQuietPeriod(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("slow", withExit("app", "700s", "1"))
+	pod := podtest.New("slow", withExit("app", "700s", "1"))
 	// Each run lasts 700s, longer than twice the maximum back-off, so every exit finds an expired
 	// entry and the container restarts at once.
 	e.drive(pod, at(3000*time.Second))
@@ -127,7 +128,7 @@ func TestBackoffResetsAfterQuietPeriod(t *testing.T) {
 
 func TestDeletedPodIsNotRestarted(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("gone", withExit("app", "5s", "1"))
+	pod := podtest.New("gone", withExit("app", "5s", "1"))
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestEffectsVisibleOnlyOnceDue(t *testing.T) {
 	e := newEnv(t, DefaultLatencies)
-	pod := newPod("slow")
+	pod := podtest.New("slow")
 	res, err := e.sync(pod)
 	if err != nil {
 		t.Fatalf("SyncPod() = %v", err)
@@ -69,7 +70,7 @@ func TestEffectsVisibleOnlyOnceDue(t *testing.T) {
 
 func TestNextWakeAndAdvance(t *testing.T) {
 	e := newEnv(t, Latencies{SandboxStart: time.Second})
-	pod := newPod("wake", withExit("app", "10s", "2"))
+	pod := podtest.New("wake", withExit("app", "10s", "2"))
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
@@ -95,7 +96,7 @@ func TestNextWakeAndAdvance(t *testing.T) {
 
 func TestRuntimeDown(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("down", withExit("app", "5s", "1"))
+	pod := podtest.New("down", withExit("app", "5s", "1"))
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
@@ -131,7 +132,7 @@ func TestRuntimeDown(t *testing.T) {
 func run(t *testing.T) []string {
 	e := newEnv(t, DefaultLatencies)
 	for i := range 3 {
-		pod := newPod(fmt.Sprintf("p%d", i), withExit("app", fmt.Sprintf("%ds", 5+i), "1"))
+		pod := podtest.New(fmt.Sprintf("p%d", i), withExit("app", fmt.Sprintf("%ds", 5+i), "1"))
 		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: "side", Image: "nginx:1.27"})
 		e.drive(pod, at(time.Duration(40+i)*time.Second))
 	}
@@ -164,7 +165,7 @@ func TestDeterministicIDsAndTrace(t *testing.T) {
 func TestGetPodsListsSorted(t *testing.T) {
 	e := newEnv(t, Latencies{})
 	for _, name := range []string{"c", "a", "b"} {
-		if _, err := e.sync(newPod(name, withExit("app", "1s", "0"), withPolicy(v1.RestartPolicyNever))); err != nil {
+		if _, err := e.sync(podtest.New(name, withExit("app", "1s", "0"), podtest.RestartPolicy(v1.RestartPolicyNever))); err != nil {
 			t.Fatalf("SyncPod(%s) = %v", name, err)
 		}
 	}
@@ -190,7 +191,7 @@ func TestGetPodsListsSorted(t *testing.T) {
 
 func TestSetBehaviorAndContainerExit(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("script")
+	pod := podtest.New("script")
 	if _, err := e.sync(pod); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
@@ -223,7 +224,7 @@ func TestSetBehaviorAndContainerExit(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("rm", withExit("app", "1s", "1"))
+	pod := podtest.New("rm", withExit("app", "1s", "1"))
 	e.drive(pod, at(2*time.Second)) // two instances: exited at 1s, restarted, exited at 2s
 	st := e.status(pod)
 	if len(st.ContainerStatuses) != 2 {
@@ -255,7 +256,7 @@ func TestRemove(t *testing.T) {
 
 func TestBadAnnotationFailsTheStart(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("bad", withExit("app", "soon", ""))
+	pod := podtest.New("bad", withExit("app", "soon", ""))
 	if _, err := e.sync(pod); !errors.Is(err, ErrBadAnnotation) {
 		t.Errorf("SyncPod() error = %v, want ErrBadAnnotation", err)
 	}

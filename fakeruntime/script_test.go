@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 func TestBehaviorFromAnnotations(t *testing.T) {
@@ -62,7 +63,7 @@ func FuzzBehaviorFromAnnotations(f *testing.F) {
 // RunPodSandbox and CreateContainer calls.
 func TestRuntimeFaults(t *testing.T) {
 	e := newEnv(t, Latencies{SandboxStart: time.Second})
-	pod := newPod("faulty")
+	pod := podtest.New("faulty")
 	if err := e.rt.FailRuntimeCall(CallRunPodSandbox, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // exitTimes returns, per container, when its newest instance exited.
@@ -38,7 +39,7 @@ func runAll(t *testing.T, e *env, pod *v1.Pod) {
 
 func TestKillPodTerminationOrder(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("sc", withSidecar("s1", "s2"), withGrace(30))
+	pod := podtest.New("sc", withSidecar("s1", "s2"), podtest.TerminationGracePeriod(30))
 	runAll(t, e, pod)
 	e.rt.SetStopBehavior("default/sc", "app", StopBehavior{After: 5 * time.Second})
 	e.rt.SetStopBehavior("default/sc", "s1", StopBehavior{After: time.Second})
@@ -58,7 +59,7 @@ func TestKillPodTerminationOrder(t *testing.T) {
 
 func TestKillPodOrderingEatsSidecarGrace(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("sc", withSidecar("s"), withGrace(10))
+	pod := podtest.New("sc", withSidecar("s"), podtest.TerminationGracePeriod(10))
 	runAll(t, e, pod)
 	e.rt.SetStopBehavior("default/sc", "app", StopBehavior{IgnoreSIGTERM: true})
 	e.rt.SetStopBehavior("default/sc", "s", StopBehavior{IgnoreSIGTERM: true})
@@ -87,7 +88,7 @@ func TestPreStopEatsGrace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, Latencies{})
-			pod := newPod("ps", withGrace(30))
+			pod := podtest.New("ps", podtest.TerminationGracePeriod(30))
 			h := &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: tt.sleep}}
 			if tt.script != nil && tt.script.Fail {
 				h = &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"drain"}}}
@@ -121,9 +122,9 @@ func TestPreStopEatsGrace(t *testing.T) {
 
 func TestPostStartBlocksAndFails(t *testing.T) {
 	e := newEnv(t, Latencies{})
-	pod := newPod("hook")
+	pod := podtest.New("hook")
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm", "up"}}}}
-	pod.Annotations[AnnotationPostStart+"app"] = "fail 4s"
+	podtest.Annotation(AnnotationPostStart+"app", "fail 4s")(pod)
 	res, err := e.sync(pod)
 	// The sync lasts the hook, then the kill: 4s, then the 0s stop.
 	if got := res.Done.Sub(at(0)); got != 4*time.Second {

@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
+	"github.com/minikubelet/minikubelet/volumemanager"
 )
 
 // The cores that run beside the sync loop in `run` (docs/design/007-beside-the-loop.md): a
@@ -24,6 +25,9 @@ type besides struct {
 	node    *registeringNode // nil for a standalone kubelet
 	runtime *runtimeView
 	nodes   *nodeReader
+	// tokens is the volume manager's token manager, whose requests Run makes beside the loop; nil
+	// for a standalone kubelet.
+	tokens *volumemanager.TokenManager
 }
 
 // loopStatus is the status manager as the sync loop steps it: itself, until Run gives its

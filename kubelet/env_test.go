@@ -27,6 +27,7 @@ import (
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/sim/world"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 const (
@@ -276,26 +277,14 @@ func (e *env) trace() []trace.Event { return e.rec.Events() }
 // staticPod builds a pod the way the file source hands it to PodConfig: named after the node, with
 // the hash annotation equal to its UID and one container.
 func staticPod(name string, uid types.UID, policy v1.RestartPolicy) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name + "-" + testNode,
-			Namespace: metav1.NamespaceDefault,
-			UID:       uid,
-			Annotations: map[string]string{
-				kubecontainer.ConfigHashAnnotationKey: string(uid),
-			},
-		},
-		Spec: v1.PodSpec{
-			NodeName:                      testNode,
-			RestartPolicy:                 policy,
-			TerminationGracePeriodSeconds: ptr.To[int64](30),
-			// The API's default, which every pod source applies: without it the kubelet
-			// cannot build a container's environment.
-			EnableServiceLinks: ptr.To(true),
-			Containers:         []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: v1.PullIfNotPresent}},
-		},
-		Status: v1.PodStatus{Phase: v1.PodPending},
-	}
+	pod := podtest.New(name+"-"+testNode, podtest.UID(uid), podtest.Annotation(kubecontainer.ConfigHashAnnotationKey, string(uid)),
+		podtest.Node(testNode), podtest.RestartPolicy(policy), podtest.TerminationGracePeriod(30),
+		podtest.Image("registry.k8s.io/pause:3.10"), podtest.Phase(v1.PodPending))
+	// The API's default, which every pod source applies: without it the kubelet cannot build a
+	// container's environment.
+	pod.Spec.EnableServiceLinks = ptr.To(true)
+	pod.Spec.Containers[0].ImagePullPolicy = v1.PullIfNotPresent
+	return pod
 }
 
 // inProcessClient is a clientset whose requests the fake API server serves in the calling

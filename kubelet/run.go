@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/syncloop"
+	"github.com/minikubelet/minikubelet/volumemanager"
 )
 
 // RunOptions configure Run.
@@ -171,9 +172,10 @@ func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
 }
 
 // besideRunners are the kubelet's goroutines beside the sync loop, which make the API calls the
-// loop must not wait for: the status manager's, the node status loop, the lease controller and
-// fastStaticPodsRegistration. They take the cores out of the loop's Advance; the runtime state
-// the node status reads crosses as a snapshot the loop publishes after each pass.
+// loop must not wait for: the status manager's, the token manager's requests, the node status
+// loop, the lease controller and fastStaticPodsRegistration. They take the cores out of the
+// loop's Advance; the runtime state the node status reads crosses as a snapshot the loop
+// publishes after each pass.
 func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
 	b := &k.besides
 	b.runtime.publish()
@@ -183,6 +185,13 @@ func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, f
 		return nil, err
 	}
 	out := []runner{{"status manager", sr.Run}}
+	if b.tokens != nil {
+		tr, err := volumemanager.NewTokenRunner(volumemanager.TokenRunnerOptions{Tokens: b.tokens, Volumes: k.Volumes, Do: do})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runner{"token manager", tr.Run})
+	}
 	if b.node == nil {
 		return out, nil
 	}

@@ -237,12 +237,14 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return Sync{}, err
 	}
-	if n.Volumes, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
+	if n.Volumes, n.besides.tokens, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
 		return Sync{}, err
 	}
 	waits.m = n.Volumes
-	// The populator looks at the pod manager's pods at its next pass after they change.
+	// The populator looks at the pod manager's pods at its next pass after they change, or after
+	// what the pod workers answer about them changes.
 	n.Pods.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
+	n.Workers.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
 		Prober: n.Probes, Metrics: reg,

@@ -30,8 +30,8 @@ type volumeDeps struct {
 // buildVolumes builds the volume manager (NewMainKubelet's NewVolumeManager, with the token
 // manager its projected volumes ask, over the API client) once the pod manager and the pod
 // workers exist. A standalone kubelet has no ConfigMap, Secret or token source: its volumes of
-// those kinds fail to set up, as they do there.
-func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, error) {
+// those kinds fail to set up, as they do there, and no token manager (nil).
+func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumemanager.TokenManager, error) {
 	vopts := volumemanager.Options{
 		Clock: opts.Clock, Tracer: opts.Tracer, Pods: d.n.Pods, States: d.n.Workers, Recorder: d.recorder,
 		SourcesReady: func() bool {
@@ -44,17 +44,20 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, error) {
 	if d.objects.ConfigMaps != nil {
 		vopts.ConfigMaps, vopts.Secrets = d.objects.ConfigMaps, d.objects.Secrets
 	}
+	var tokens *volumemanager.TokenManager
 	if client := opts.World.API; client != nil {
-		tokens, err := volumemanager.NewTokenManager(volumemanager.TokenOptions{
+		var err error
+		tokens, err = volumemanager.NewTokenManager(volumemanager.TokenOptions{
 			Clock: opts.Clock, Tracer: opts.Tracer, Client: tokenClient{client: client},
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+3)),
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		vopts.Tokens = tokens
 	}
-	return volumemanager.New(vopts)
+	m, err := volumemanager.New(vopts)
+	return m, tokens, err
 }
 
 // tokenClient is the token manager's client: create serviceaccounts/token.

@@ -35,6 +35,13 @@ type Registry struct {
 	// lastRelist is the start of the previous relist, for the relist interval. Written only by
 	// the goroutine that drives the node's cores.
 	lastRelist time.Time
+	// The children of the vectors the idle path records (children.go).
+	opCount, opErrors children[string, compbasemetrics.CounterMetric]
+	opDuration        children[string, compbasemetrics.ObserverMetric]
+	containers        children[string, compbasemetrics.GaugeMetric]
+	desired, active   children[string, compbasemetrics.GaugeMetric]
+	restarted         children[string, compbasemetrics.CounterMetric]
+	working           children[WorkingKey, compbasemetrics.GaugeMetric]
 }
 
 // New returns a Registry holding the kubelet's families, with kubelet_node_name set.
@@ -55,6 +62,16 @@ func New(opts Options) (*Registry, error) {
 		}
 	}
 	r.f.nodeName.WithLabelValues(opts.NodeName).Set(1)
+	r.opCount.new = func(op string) compbasemetrics.CounterMetric { return r.f.runtimeOps.WithLabelValues(op) }
+	r.opErrors.new = func(op string) compbasemetrics.CounterMetric { return r.f.runtimeOpsErrors.WithLabelValues(op) }
+	r.opDuration.new = func(op string) compbasemetrics.ObserverMetric { return r.f.runtimeOpsDuration.WithLabelValues(op) }
+	r.containers.new = func(state string) compbasemetrics.GaugeMetric { return r.f.runningContainers.WithLabelValues(state) }
+	r.desired.new = func(static string) compbasemetrics.GaugeMetric { return r.f.desiredPods.WithLabelValues(static) }
+	r.active.new = func(static string) compbasemetrics.GaugeMetric { return r.f.activePods.WithLabelValues(static) }
+	r.restarted.new = func(static string) compbasemetrics.CounterMetric { return r.f.restartedPods.WithLabelValues(static) }
+	r.working.new = func(k WorkingKey) compbasemetrics.GaugeMetric {
+		return r.f.workingPods.WithLabelValues(k.Lifecycle, k.Config, k.Static)
+	}
 	return r, nil
 }
 
@@ -143,7 +160,7 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	r.f.plegLastSeen.Set(float64(start.Unix()))
 	r.f.runningPods.Set(float64(counts.Pods))
 	for state, n := range counts.Containers {
-		r.f.runningContainers.WithLabelValues(state).Set(float64(n))
+		r.containers.get(state).Set(float64(n))
 	}
 }
 
@@ -153,10 +170,10 @@ func (r *Registry) ObserveRuntimeOperation(operation string, d time.Duration, er
 	if r == nil {
 		return
 	}
-	r.f.runtimeOps.WithLabelValues(operation).Inc()
-	r.f.runtimeOpsDuration.WithLabelValues(operation).Observe(d.Seconds())
+	r.opCount.get(operation).Inc()
+	r.opDuration.get(operation).Observe(d.Seconds())
 	if err != nil {
-		r.f.runtimeOpsErrors.WithLabelValues(operation).Inc()
+		r.opErrors.get(operation).Inc()
 	}
 }
 
@@ -223,10 +240,10 @@ func (r *Registry) SetPodCounts(c PodCounts) {
 	if r == nil {
 		return
 	}
-	r.f.desiredPods.WithLabelValues("").Set(float64(c.DesiredRegular))
-	r.f.desiredPods.WithLabelValues("true").Set(float64(c.DesiredStatic))
-	r.f.activePods.WithLabelValues("").Set(float64(c.ActiveRegular))
-	r.f.activePods.WithLabelValues("true").Set(float64(c.ActiveStatic))
+	r.desired.get("").Set(float64(c.DesiredRegular))
+	r.desired.get("true").Set(float64(c.DesiredStatic))
+	r.active.get("").Set(float64(c.ActiveRegular))
+	r.active.get("true").Set(float64(c.ActiveStatic))
 	r.f.mirrorPods.Set(float64(c.Mirror))
 	var static, regular int
 	for _, isStatic := range c.Restarted {
@@ -236,11 +253,11 @@ func (r *Registry) SetPodCounts(c PodCounts) {
 			regular++
 		}
 	}
-	r.f.restartedPods.WithLabelValues("true").Add(float64(static))
-	r.f.restartedPods.WithLabelValues("").Add(float64(regular))
+	r.restarted.get("true").Add(float64(static))
+	r.restarted.get("").Add(float64(regular))
 	r.f.orphanedRuntimePods.Add(float64(c.OrphanedRuntimePods))
 	for _, k := range workingKeys {
-		r.f.workingPods.WithLabelValues(k.Lifecycle, k.Config, k.Static).Set(float64(c.Working[k]))
+		r.working.get(k).Set(float64(c.Working[k]))
 	}
 }
 

@@ -215,3 +215,22 @@ plugin_manager_total_plugins{socket_path="/reg/b.sock",state="desired_state_of_w
 		t.Error(err)
 	}
 }
+
+// TestChildrenAppearAtFirstUse: the children the idle path keeps are created at their first use,
+// as WithLabelValues creates a series, and the kept child records what follows.
+func TestChildrenAppearAtFirstUse(t *testing.T) {
+	r := newRegistry(t, "n")
+	op := map[string]string{"operation_type": "list_podsandbox"}
+	if _, ok, err := r.Value("kubelet_runtime_operations_total", op); ok || err != nil {
+		t.Fatalf("series before the first operation: ok %t, %v; want none", ok, err)
+	}
+	for range 2 {
+		r.ObserveRuntimeOperation("list_podsandbox", 0, nil)
+	}
+	if v, ok, err := r.Value("kubelet_runtime_operations_total", op); !ok || err != nil || v != 2 {
+		t.Errorf("operations after two = %v (ok %t, %v), want 2", v, ok, err)
+	}
+	if _, ok, _ := r.Value("kubelet_runtime_operations_errors_total", op); ok {
+		t.Error("an error series without an error")
+	}
+}

@@ -2,9 +2,6 @@ package nodestatus
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"time"
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -34,15 +31,11 @@ type RunnerOptions struct {
 
 // NewRunner returns a Runner, or an error wrapping ErrMissingOption.
 func NewRunner(opts RunnerOptions) (*Runner, error) {
-	var missing []string
-	if opts.Status == nil {
-		missing = append(missing, "Status")
-	}
-	if opts.Clock == nil {
-		missing = append(missing, "Clock")
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("new node status runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	var missing minikubelet.Missing
+	missing.Check("Status", opts.Status == nil)
+	missing.Check("Clock", opts.Clock == nil)
+	if err := missing.Err("new node status runner"); err != nil {
+		return nil, err
 	}
 	return &Runner{status: opts.Status, clock: opts.Clock, registered: opts.Registered}, nil
 }
@@ -53,6 +46,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	s := r.status
 	notified := false
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
 	for {
 		if err := s.Register(ctx); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Unable to register node with API server")
@@ -67,7 +62,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			logger.Error(err, "Unable to update node status")
 		}
 		next, _ := s.NextWake()
-		if !sleepUntil(ctx, r.clock, next) {
+		if !wake.Sleep(ctx, next, nil) {
 			return nil
 		}
 	}
@@ -82,8 +77,11 @@ type LeaseRunner struct {
 
 // NewLeaseRunner returns a LeaseRunner for lease, or an error wrapping ErrMissingOption.
 func NewLeaseRunner(lease *Lease, clk clock.WithTicker) (*LeaseRunner, error) {
-	if lease == nil || clk == nil {
-		return nil, fmt.Errorf("new lease runner: options lease and clock: %w", minikubelet.ErrMissingOption)
+	var missing minikubelet.Missing
+	missing.Check("lease", lease == nil)
+	missing.Check("clock", clk == nil)
+	if err := missing.Err("new lease runner"); err != nil {
+		return nil, err
 	}
 	return &LeaseRunner{lease: lease, clock: clk}, nil
 }
@@ -91,29 +89,15 @@ func NewLeaseRunner(lease *Lease, clk clock.WithTicker) (*LeaseRunner, error) {
 // Run renews the lease until ctx is done, and returns nil then.
 func (r *LeaseRunner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
 	for {
 		if err := r.lease.Renew(ctx); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Failed to renew the node lease")
 		}
 		next, _ := r.lease.NextWake()
-		if !sleepUntil(ctx, r.clock, next) {
+		if !wake.Sleep(ctx, next, nil) {
 			return nil
 		}
-	}
-}
-
-// sleepUntil waits until the clock reaches at, and reports false if ctx ended first.
-func sleepUntil(ctx context.Context, clk clock.WithTicker, at time.Time) bool {
-	d := at.Sub(clk.Now())
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := clk.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
 	}
 }

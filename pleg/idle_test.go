@@ -10,6 +10,7 @@ import (
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // TestRelistUnchangedAllocatesNothing checks the PLEG's steady state, a relist every second of a
@@ -22,7 +23,7 @@ func TestRelistUnchangedAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if _, err := rt.SyncPod(testPod(fmt.Sprintf("p%02d", i), 2, nil), nil, nil); err != nil {
+		if _, err := rt.SyncPod(podtest.New(fmt.Sprintf("p%02d", i), numbered(2)), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

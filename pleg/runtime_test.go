@@ -7,27 +7,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 var _ pleg.Lister = (*fakeruntime.Runtime)(nil)
 
-func testPod(name string, containers int, ann map[string]string) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: ann},
-		Spec:       v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways},
+// numbered gives the pod n containers, c0 to c<n-1>, running podtest's image.
+func numbered(n int) podtest.Option {
+	cs := make([]v1.Container, n)
+	for i := range cs {
+		cs[i] = podtest.Container(fmt.Sprintf("c%d", i), podtest.DefaultImage)
 	}
-	for i := range containers {
-		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", i), Image: "busybox:1.36"})
-	}
-	return p
+	return podtest.Containers(cs...)
 }
 
 // TestRelistAgainstFakeRuntime follows one pod through the runtime's latencies: the PLEG sees each
@@ -47,7 +44,8 @@ func TestRelistAgainstFakeRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewBackoff() = %v", err)
 	}
-	pod := testPod("web", 1, map[string]string{fakeruntime.AnnotationExitAfter + "c0": "10s", fakeruntime.AnnotationExitCode + "c0": "3"})
+	pod := podtest.New("web", numbered(1), podtest.Annotation(fakeruntime.AnnotationExitAfter+"c0", "10s"),
+		podtest.Annotation(fakeruntime.AnnotationExitCode+"c0", "3"))
 	if _, err := rt.SyncPod(pod, nil, backOff); err != nil {
 		t.Fatalf("SyncPod() = %v", err)
 	}
@@ -83,7 +81,7 @@ func BenchmarkRelist10000Containers(b *testing.B) {
 		b.Fatalf("fakeruntime.New() = %v", err)
 	}
 	for i := range 2500 {
-		if _, err := rt.SyncPod(testPod(fmt.Sprintf("p%04d", i), 4, nil), nil, nil); err != nil {
+		if _, err := rt.SyncPod(podtest.New(fmt.Sprintf("p%04d", i), numbered(4)), nil, nil); err != nil {
 			b.Fatalf("SyncPod() = %v", err)
 		}
 	}

@@ -29,7 +29,7 @@ func (w *Workers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	}
 	if !w.podsSynced {
 		w.podsSynced = true
-		w.changes++ // unknown pods now answer as removed
+		w.changed("") // unknown pods now answer as removed
 	}
 	// Most passes find every worker desired and none to restart: then nothing is forgotten or
 	// queued, and the workers are reported without sorting them.
@@ -177,12 +177,6 @@ func (w *Workers) IsPodTerminationRequested(uid types.UID) bool {
 func (w *Workers) ShouldPodContainersBeTerminating(uid types.UID) bool {
 	return w.query(uid, func(s *podStatus) bool { return s.flags.startedTerminating }, synced)
 }
-
-// Changes counts the workers' state transitions and the pods that started terminating: what
-// ShouldPodContainersBeTerminating and ShouldPodRuntimeBeRemoved answer can only change when it
-// moves. A consumer that polls them (the volume manager's populator, every 100ms in the kubelet)
-// looks again only then.
-func (w *Workers) Changes() uint64 { return w.changes }
 
 // ShouldPodRuntimeBeRemoved reports whether the pod's runtime resources may be torn down: a known
 // pod once terminated, an unknown one once SyncKnownPods has run.

@@ -138,7 +138,7 @@ func (s *podStatus) mergeLastUpdate(other UpdateOptions) {
 func (w *Workers) acknowledgeTerminating(s *podStatus) func(*v1.PodStatus) {
 	if s.isTerminationRequested() && !s.flags.startedTerminating {
 		s.flags.startedTerminating = true
-		w.changes++
+		w.changed(s.uid)
 	}
 	if n := len(s.statusFns); n > 0 {
 		return s.statusFns[n-1]

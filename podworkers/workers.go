@@ -126,12 +126,10 @@ type Workers struct {
 	// inPass is true while advance visits the wakes; entries added meanwhile wait in deferred.
 	inPass   bool
 	deferred []wakeEntry
-	// onChange are told the UID of every worker whose state changes.
+	// onChange are told of every change of what the workers answer about a pod (OnChange).
 	onChange []func(types.UID)
 	// known holds SyncKnownPods' buffers between calls.
 	known knownBuffers
-	// changes counts state transitions and startedTerminating flags set (Changes).
-	changes uint64
 }
 
 // knownBuffers are SyncKnownPods' maps and slice, cleared and reused at every call.
@@ -141,12 +139,22 @@ type knownBuffers struct {
 	uids    []types.UID
 }
 
-// OnChange registers fn to be called, on the Workers' goroutine, with the UID of every worker that
-// changes state (created, terminating, terminated, finished, forgotten), right after the change:
-// admission keeps its counts of the active pods from it. fn must not call back into the Workers.
-// Register before the first update.
+// OnChange registers fn to be called, on the Workers' goroutine, right after every change of what
+// the Workers answer about a pod: with its UID when its worker changes state (created,
+// terminating, terminated, finished, forgotten) or picks up its termination (no container may
+// start again), and with the empty UID when the first SyncKnownPods makes every pod without a
+// worker answer as removed. Admission keeps its counts of the active pods from it; the volume
+// manager's populator looks again at its next pass, where the kubelet's polls every 100ms. fn
+// must not call back into the Workers. Register before the first update.
 func (w *Workers) OnChange(fn func(uid types.UID)) {
 	w.onChange = append(w.onChange, fn)
+}
+
+// changed tells the OnChange functions of a change about the pod uid ("" for every unknown pod).
+func (w *Workers) changed(uid types.UID) {
+	for _, f := range w.onChange {
+		f(uid)
+	}
 }
 
 // New returns Workers configured by opts. A missing required option is an error wrapping
@@ -296,11 +304,8 @@ func (w *Workers) transition(s *podStatus, to State, fn string) error {
 	}
 	from := s.state
 	s.state = to
-	w.changes++
 	w.emit(s, trace.Event{Event: trace.KindState, From: from.traceName(), To: to.traceName(), Func: fn})
-	for _, f := range w.onChange {
-		f(s.uid)
-	}
+	w.changed(s.uid)
 	return nil
 }
 

@@ -2,8 +2,6 @@ package status
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -25,7 +23,7 @@ type Runner struct {
 	m       *Manager
 	do      func(context.Context, func()) bool
 	clock   clock.WithTicker
-	changed chan struct{}
+	changed minikubelet.Signal
 }
 
 // RunnerOptions configure a Runner.
@@ -43,29 +41,16 @@ type RunnerOptions struct {
 // the Manager's owner starts: from then on every changed status signals the Runner, as
 // SetPodStatus signals podStatusChannel.
 func NewRunner(opts RunnerOptions) (*Runner, error) {
-	var missing []string
-	for _, c := range []struct {
-		name  string
-		unset bool
-	}{{"Manager", opts.Manager == nil}, {"Do", opts.Do == nil}, {"Clock", opts.Clock == nil}} {
-		if c.unset {
-			missing = append(missing, c.name)
-		}
+	var missing minikubelet.Missing
+	missing.Check("Manager", opts.Manager == nil)
+	missing.Check("Do", opts.Do == nil)
+	missing.Check("Clock", opts.Clock == nil)
+	if err := missing.Err("new status manager runner"); err != nil {
+		return nil, err
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("new status manager runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
-	}
-	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: make(chan struct{}, 1)}
-	opts.Manager.notify = r.signal
+	r := &Runner{m: opts.Manager, do: opts.Do, clock: opts.Clock, changed: minikubelet.NewSignal()}
+	opts.Manager.notify = r.changed.Notify
 	return r, nil
-}
-
-// signal is the non-blocking send on the kubelet's podStatusChannel (its buffer holds one).
-func (r *Runner) signal() {
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
 }
 
 // Run syncs batches until ctx is done, and returns nil then. A standalone Manager (no API
@@ -77,6 +62,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil
 	}
 	klog.FromContext(ctx).Info("Starting to sync pod status with apiserver")
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
 	for {
 		var (
 			batch []write
@@ -100,14 +87,8 @@ func (r *Runner) Run(ctx context.Context) error {
 				return nil
 			}
 		}
-		t := r.clock.NewTimer(max(next.Sub(r.clock.Now()), 0))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !wake.Sleep(ctx, next, r.changed) {
 			return nil
-		case <-r.changed:
-		case <-t.C():
 		}
-		t.Stop()
 	}
 }

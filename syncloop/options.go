@@ -2,8 +2,6 @@ package syncloop
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -184,22 +182,18 @@ type Admitter interface {
 }
 
 func (o *Options) validate() error {
-	var missing []string
-	for _, c := range []struct {
-		name  string
-		unset bool
-	}{
-		{"Clock", o.Clock == nil}, {"Tracer", o.Tracer == nil}, {"Pods", o.Pods == nil},
-		{"Workers", o.Workers == nil}, {"WorkQueue", o.WorkQueue == nil}, {"PLEG", o.PLEG == nil},
-		{"Cache", o.Cache == nil}, {"Runtime", o.Runtime == nil}, {"RuntimeState", o.RuntimeState == nil},
-		{"Kills", o.Kills == nil}, {"Housekeeping", o.Housekeeping == nil}, {"Status", o.Status == nil},
-	} {
-		if c.unset {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
-	}
-	return nil
+	var missing minikubelet.Missing
+	missing.Check("Clock", o.Clock == nil)
+	missing.Check("Tracer", o.Tracer == nil)
+	missing.Check("Pods", o.Pods == nil)
+	missing.Check("Workers", o.Workers == nil)
+	missing.Check("WorkQueue", o.WorkQueue == nil)
+	missing.Check("PLEG", o.PLEG == nil)
+	missing.Check("Cache", o.Cache == nil)
+	missing.Check("Runtime", o.Runtime == nil)
+	missing.Check("RuntimeState", o.RuntimeState == nil)
+	missing.Check("Kills", o.Kills == nil)
+	missing.Check("Housekeeping", o.Housekeeping == nil)
+	missing.Check("Status", o.Status == nil)
+	return missing.Err("")
 }

@@ -2,8 +2,6 @@ package syncloop
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -41,19 +39,11 @@ type RunnerOptions struct {
 }
 
 func (o RunnerOptions) validate() error {
-	var missing []string
-	for _, c := range []struct {
-		name  string
-		unset bool
-	}{{"Loop", o.Loop == nil}, {"Updates", o.Updates == nil}, {"Clock", o.Clock == nil}} {
-		if c.unset {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("new sync loop runner: options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
-	}
-	return nil
+	var missing minikubelet.Missing
+	missing.Check("Loop", o.Loop == nil)
+	missing.Check("Updates", o.Updates == nil)
+	missing.Check("Clock", o.Clock == nil)
+	return missing.Err("new sync loop runner")
 }
 
 // NewRunner returns a Runner that feeds the updates to the Loop and wakes it on the clock.
@@ -72,8 +62,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	updates := r.updates
 	r.advance(ctx, logger)
-	timer := r.clock.NewTimer(r.delay())
-	defer timer.Stop()
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,16 +94,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.advance(ctx, logger)
 		case f := <-r.calls:
 			f()
-		case <-timer.C():
+		case <-wake.At(r.next()):
 			r.advance(ctx, logger)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C():
-			default:
-			}
-		}
-		timer.Reset(r.delay())
 	}
 }
 
@@ -136,7 +119,8 @@ func (r *Runner) advance(ctx context.Context, logger klog.Logger) {
 	}
 }
 
-func (r *Runner) delay() time.Duration {
+// next is the Loop's next wake-up; the Loop always has one (its sync tick).
+func (r *Runner) next() time.Time {
 	next, _ := r.loop.NextWake()
-	return max(next.Sub(r.clock.Now()), 0)
+	return next
 }

@@ -40,4 +40,9 @@
 // workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount through
 // the pod workers' Result.Wait, so a pod whose Secret, ConfigMap or projected volume source is
 // missing stays ContainerCreating with FailedMount events until the object exists.
+//
+// In `run` a TokenRunner makes the token manager's requests beside the sync loop, as the
+// kubelet's mount operations make them on goroutines of their own: a SetUp whose token must be
+// requested queues an ask and its volume waits, and the answer, handed back on the loop's
+// goroutine, is cached and carries the waiting mounts on (docs/design/007-beside-the-loop.md).
 package volumemanager

@@ -40,11 +40,11 @@ type PodLister interface {
 }
 
 // PodStates is the pod workers as the populator asks them: whether a pod may start containers,
-// whether its runtime may be removed, and a counter that moves when either answer can change.
+// and whether its runtime may be removed. Whoever owns them calls PodsChanged when either answer
+// can change.
 type PodStates interface {
 	ShouldPodContainersBeTerminating(uid types.UID) bool
 	ShouldPodRuntimeBeRemoved(uid types.UID) bool
-	Changes() uint64
 }
 
 // ConfigMapGetter and SecretGetter are the kubelet's ConfigMap and Secret managers.
@@ -125,8 +125,6 @@ type Manager struct {
 	errors map[types.UID][]string
 	// changedAt is the earliest change the populator has not looked at; zero for none.
 	changedAt time.Time
-	// changes is the pod workers' Changes the populator last looked at.
-	changes uint64
 	// hasAddedPods is set once the sources were all seen at a populator pass.
 	hasAddedPods bool
 }
@@ -149,6 +147,9 @@ type desiredVolume struct {
 	// the last try succeeded or none was made.
 	failedAt time.Time
 	backoff  time.Duration
+	// waiting is set while its SetUp waits for a service account token requested beside the
+	// loop: the operation is in flight, and the reconciler starts no other for the volume.
+	waiting bool
 }
 
 // podMounts is what is mounted for one pod.
@@ -165,12 +166,11 @@ func New(opts Options) (*Manager, error) {
 	return &Manager{
 		opts: opts, origin: opts.Clock.Now(),
 		desired: map[types.UID]*podVolumes{}, mounted: map[types.UID]*podMounts{}, errors: map[types.UID][]string{},
-		changes: opts.States.Changes(),
 	}, nil
 }
 
-// PodsChanged tells the populator that the pod manager's pods changed: it looks at the next
-// pass.
+// PodsChanged tells the populator that the pod manager's pods changed, or what the pod workers
+// answer about them: it looks at the next pass.
 func (m *Manager) PodsChanged() { m.changed(m.opts.Clock.Now()) }
 
 // ReprocessPod asks the populator to look at the pod again at its next pass: its volumes are
@@ -189,14 +189,6 @@ func (m *Manager) changed(at time.Time) {
 	}
 }
 
-// observe notes a move of the pod workers' states, as a change seen now.
-func (m *Manager) observe(now time.Time) {
-	if c := m.opts.States.Changes(); c != m.changes {
-		m.changes = c
-		m.changed(now)
-	}
-}
-
 // tickAfter is the first pass strictly after t.
 func (m *Manager) tickAfter(t time.Time) time.Time {
 	n := t.Sub(m.origin) / LoopPeriod
@@ -209,7 +201,6 @@ func (m *Manager) tickAfter(t time.Time) time.Time {
 // NextWake returns when the next pass is due: the first pass after an unseen change, or the
 // first pass after a failed volume's back-off expires; false when nothing is due.
 func (m *Manager) NextWake() (time.Time, bool) {
-	m.observe(m.opts.Clock.Now())
 	var at time.Time
 	earlier := func(t time.Time) {
 		if at.IsZero() || t.Before(at) {

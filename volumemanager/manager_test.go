@@ -28,7 +28,6 @@ type world struct {
 	clk        *vclock.Clock
 	pods       []*v1.Pod
 	terminated map[types.UID]bool
-	changes    uint64
 	secrets    map[string]*v1.Secret
 	configMaps map[string]*v1.ConfigMap
 	tokens     []string
@@ -52,7 +51,6 @@ func (w *world) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
 }
 func (w *world) ShouldPodContainersBeTerminating(uid types.UID) bool { return w.terminated[uid] }
 func (w *world) ShouldPodRuntimeBeRemoved(uid types.UID) bool        { return w.terminated[uid] }
-func (w *world) Changes() uint64                                     { return w.changes }
 
 func (w *world) GetSecret(ns, name string) (*v1.Secret, error) {
 	if s, ok := w.secrets[ns+"/"+name]; ok {
@@ -253,7 +251,7 @@ func TestUnmountOnTermination(t *testing.T) {
 	}
 	w.clk.Set(vclock.Epoch.Add(5 * time.Second))
 	w.terminated[pod.UID] = true
-	w.changes++
+	m.PodsChanged()
 	w.clk.Set(vclock.Epoch.Add(5050 * time.Millisecond))
 	m.Advance() // not due yet: the pass is at 5.1s
 	w.clk.Set(vclock.Epoch.Add(5100 * time.Millisecond))

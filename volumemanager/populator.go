@@ -11,7 +11,6 @@ import (
 // of the pods that may run, then drop those of the pods whose runtime may be removed.
 func (m *Manager) populate(now time.Time) {
 	m.changedAt = time.Time{}
-	m.changes = m.opts.States.Changes()
 	states := m.opts.States
 	for _, pod := range m.opts.Pods.GetPods() {
 		// Before the sources are all seen the kubelet may be reconstructing the volumes of

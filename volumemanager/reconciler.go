@@ -1,6 +1,7 @@
 package volumemanager
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -20,7 +21,7 @@ func (m *Manager) reconcile(now time.Time) {
 		p := m.desired[uid]
 		for _, v := range p.volumes {
 			mounted := m.isMounted(uid, v.name)
-			if mounted && !v.remount {
+			if v.waiting || mounted && !v.remount {
 				continue
 			}
 			// SafeToRetry: the back-off has expired only strictly after its duration.
@@ -36,6 +37,10 @@ func (m *Manager) reconcile(now time.Time) {
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
 	if err := m.setUp(pod, v); err != nil {
+		if errors.Is(err, errTokenPending) {
+			v.waiting = true
+			return
+		}
 		if v.backoff == 0 {
 			v.backoff = initialBackoff
 		} else {
@@ -59,6 +64,21 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 	}
 	pm.volumes = append(pm.volumes, v.name)
 	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
+}
+
+// mountWaiting carries on the mounts whose SetUp waited for a token, once an answer came back: the
+// kubelet's mount operation goes on in its goroutine as soon as the token manager returns. A
+// mount still waiting for another token keeps waiting.
+func (m *Manager) mountWaiting(now time.Time) {
+	for _, uid := range m.order {
+		p := m.desired[uid]
+		for _, v := range p.volumes {
+			if v.waiting {
+				v.waiting = false
+				m.mountVolume(now, p.pod, v, m.isMounted(uid, v.name))
+			}
+		}
+	}
 }
 
 // unmountVolumes tears down every mounted volume whose pod is no longer desired, or no longer

@@ -49,7 +49,53 @@ type TokenOptions struct {
 type TokenManager struct {
 	opts  TokenOptions
 	cache map[string]*authenticationv1.TokenRequest
+	// beside is set once a TokenRunner makes the requests (`run`): a request is then an ask the
+	// runner takes, and its answer comes back through answer. Unset (a replay), the request is
+	// made at once, on the caller's goroutine.
+	beside bool
+	// asks are the requests not yet taken by the runner, in the order they were asked; inFlight
+	// holds the key of every ask not yet answered, and failed the failed answers not yet served.
+	asks     []TokenAsk
+	inFlight map[string]types.UID
+	failed   map[string]tokenFailure
+	// notify wakes the runner when an ask is queued.
+	notify func()
 }
+
+// TokenAsk is a request the TokenRunner makes beside the sync loop.
+type TokenAsk struct {
+	key       string
+	Namespace string
+	Name      string
+	Request   *authenticationv1.TokenRequest
+	// Refresh is set when a cached token is being refreshed.
+	Refresh bool
+}
+
+// TokenAnswer is the API server's answer to an ask, handled on the loop's goroutine.
+type TokenAnswer struct {
+	Ask   TokenAsk
+	Token *authenticationv1.TokenRequest
+	Err   error
+}
+
+// tokenFailure is a failed answer, with the UID of the pod the token was bound to.
+type tokenFailure struct {
+	uid types.UID
+	err error
+}
+
+// boundUID is the UID of the pod the request binds the token to; empty for none.
+func boundUID(tr *authenticationv1.TokenRequest) types.UID {
+	if ref := tr.Spec.BoundObjectRef; ref != nil && ref.Kind == "Pod" {
+		return ref.UID
+	}
+	return ""
+}
+
+// errTokenPending is a token manager's answer while the request runs beside the loop: the mount
+// that asked waits for the answer, as the kubelet's mount operation waits in its goroutine.
+var errTokenPending = errors.New("service account token request in flight")
 
 // NewTokenManager returns a TokenManager.
 func NewTokenManager(opts TokenOptions) (*TokenManager, error) {
@@ -66,7 +112,7 @@ func NewTokenManager(opts TokenOptions) (*TokenManager, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("new token manager: options %v: %w", missing, minikubelet.ErrMissingOption)
 	}
-	return &TokenManager{opts: opts, cache: map[string]*authenticationv1.TokenRequest{}}, nil
+	return &TokenManager{opts: opts, cache: map[string]*authenticationv1.TokenRequest{}, inFlight: map[string]types.UID{}, failed: map[string]tokenFailure{}}, nil
 }
 
 // errNoClient is the standalone token manager's answer.
@@ -74,45 +120,83 @@ var errNoClient = errors.New("cannot use TokenManager when kubelet is in standal
 
 // GetServiceAccountToken returns the cached token for the request unless it needs a refresh, else
 // requests one; a failed refresh keeps serving the cached token until it expires, as the kubelet
-// does.
+// does. Beside the loop the request is an ask: errTokenPending until its answer has come back.
 func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	key := tokenKey(name, namespace, tr)
 	cached, ok := t.cache[key]
 	if ok && !t.requiresRefresh(cached) {
 		return cached, nil
 	}
-	got, err := t.request(namespace, name, tr, ok)
-	if err != nil {
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("failed to fetch token: %w", err)
-		case t.opts.Clock.Now().After(cached.Status.ExpirationTimestamp.Time):
-			return nil, fmt.Errorf("token %s expired and refresh failed: %w", key, err)
+	var err error
+	switch failed, answered := t.failed[key]; {
+	case answered:
+		delete(t.failed, key)
+		err = failed.err
+	case t.opts.Client == nil:
+		err = errNoClient
+	case t.beside:
+		if _, asked := t.inFlight[key]; !asked {
+			t.inFlight[key] = boundUID(tr)
+			t.asks = append(t.asks, TokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok})
+			t.notify()
 		}
-		return cached, nil
+		return nil, errTokenPending
+	default:
+		a := TokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok}
+		var got *authenticationv1.TokenRequest
+		got, err = t.opts.Client.CreateToken(context.TODO(), namespace, name, tr)
+		t.traced(a, err)
+		if err == nil {
+			t.cache[key] = got
+			return got, nil
+		}
 	}
-	t.cache[key] = got
-	return got, nil
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("failed to fetch token: %w", err)
+	case t.opts.Clock.Now().After(cached.Status.ExpirationTimestamp.Time):
+		return nil, fmt.Errorf("token %s expired and refresh failed: %w", key, err)
+	}
+	return cached, nil
 }
 
-// request asks the API server, and traces the request.
-func (t *TokenManager) request(namespace, name string, tr *authenticationv1.TokenRequest, refresh bool) (*authenticationv1.TokenRequest, error) {
-	if t.opts.Client == nil {
-		return nil, errNoClient
+// takeAsks hands the runner the asks queued since it last took them.
+func (t *TokenManager) takeAsks() []TokenAsk {
+	asks := t.asks
+	t.asks = nil
+	return asks
+}
+
+// answer takes an ask's answer: a token is cached, a failure kept for the next
+// GetServiceAccountToken of the request to serve. An ask whose pod's tokens were deleted
+// meanwhile is only traced.
+func (t *TokenManager) answer(a TokenAnswer) {
+	t.traced(a.Ask, a.Err)
+	uid, asked := t.inFlight[a.Ask.key]
+	if !asked {
+		return
 	}
-	e := trace.Event{Component: trace.VolumeManager, Event: trace.KindToken, Message: "serviceaccount " + namespace + "/" + name, Func: "GetServiceAccountToken"}
-	if ref := tr.Spec.BoundObjectRef; ref != nil && ref.Kind == "Pod" {
-		e.Pod, e.UID = namespace+"/"+ref.Name, string(ref.UID)
+	delete(t.inFlight, a.Ask.key)
+	if a.Err != nil {
+		t.failed[a.Ask.key] = tokenFailure{uid: uid, err: a.Err}
+		return
 	}
-	if refresh {
+	t.cache[a.Ask.key] = a.Token
+}
+
+// traced traces a request made, with its failure.
+func (t *TokenManager) traced(a TokenAsk, err error) {
+	e := trace.Event{Component: trace.VolumeManager, Event: trace.KindToken, Message: "serviceaccount " + a.Namespace + "/" + a.Name, Func: "GetServiceAccountToken"}
+	if ref := a.Request.Spec.BoundObjectRef; ref != nil && ref.Kind == "Pod" {
+		e.Pod, e.UID = a.Namespace+"/"+ref.Name, string(ref.UID)
+	}
+	if a.Refresh {
 		e.Reason = "Refresh"
 	}
-	got, err := t.opts.Client.CreateToken(context.TODO(), namespace, name, tr)
 	if err != nil {
 		e.Event, e.Reason, e.Message = trace.KindError, "FailedTokenRequest", err.Error()
 	}
 	t.opts.Tracer.Emit(e)
-	return got, err
 }
 
 // requiresRefresh is the kubelet's: after 24 hours, or past 80% of the token's lifetime, each
@@ -132,11 +216,22 @@ func (t *TokenManager) requiresRefresh(tr *authenticationv1.TokenRequest) bool {
 	return now.After(exp.Add(-lifetime*20/100 - jitter))
 }
 
-// DeleteServiceAccountToken forgets the tokens bound to the pod (a projected volume's teardown).
+// DeleteServiceAccountToken forgets the tokens bound to the pod (a projected volume's teardown),
+// and the answers to its asks still in flight.
 func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
 	for k, tr := range t.cache {
 		if ref := tr.Spec.BoundObjectRef; ref != nil && ref.UID == podUID {
 			delete(t.cache, k)
+		}
+	}
+	for k, uid := range t.inFlight {
+		if uid == podUID {
+			delete(t.inFlight, k)
+		}
+	}
+	for k, f := range t.failed {
+		if f.uid == podUID {
+			delete(t.failed, k)
 		}
 	}
 }

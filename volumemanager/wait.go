@@ -116,7 +116,8 @@ func (w *Wait) nextLook(now time.Time) time.Time {
 }
 
 // nextChange is the next pass that could mount or unmount a volume of the pod: the populator's
-// next pass, or the end of a back-off of one of its volumes.
+// next pass, the end of a back-off of one of its volumes, or now while one of them waits for a
+// token.
 func (m *Manager) nextChange(uid types.UID) (time.Time, bool) {
 	var at time.Time
 	earlier := func(t time.Time) {
@@ -129,6 +130,11 @@ func (m *Manager) nextChange(uid types.UID) (time.Time, bool) {
 	}
 	if p, ok := m.desired[uid]; ok {
 		for _, v := range p.volumes {
+			if v.waiting {
+				// A token's answer can come at any moment: the wait looks at its next tick,
+				// as the kubelet's does every 300ms.
+				earlier(m.opts.Clock.Now())
+			}
 			if !v.failedAt.IsZero() {
 				earlier(m.tickAfter(v.failedAt.Add(v.backoff)))
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,18 +73,13 @@ type Options struct {
 }
 
 func (o Options) validate() error {
-	var missing []string
-	for name, unset := range map[string]bool{"Clock": o.Clock == nil, "Conditions": o.Conditions == nil,
-		"Admit": o.Admit == nil, "Allocatable": o.Allocatable == nil, "PodByUID": o.PodByUID == nil} {
-		if unset {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return fmt.Errorf("options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
-	}
-	return nil
+	var missing minikubelet.Missing
+	missing.Check("Admit", o.Admit == nil)
+	missing.Check("Allocatable", o.Allocatable == nil)
+	missing.Check("Clock", o.Clock == nil)
+	missing.Check("Conditions", o.Conditions == nil)
+	missing.Check("PodByUID", o.PodByUID == nil)
+	return missing.Err("")
 }
 
 // Manager is the allocation manager.

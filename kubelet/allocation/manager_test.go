@@ -3,8 +3,6 @@ package allocation
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/status"
@@ -29,22 +28,25 @@ func (r *recorder) Event(_ runtime.Object, eventType, reason, message string) {
 	*r = append(*r, recorded{eventType, reason, message})
 }
 
-// env is a Manager over a real status manager and a fixed set of pods, with an admit function
-// that fits cpu requests into capacity milli-CPUs.
+// env is a Manager over a real status manager and pod manager, with an admit function that fits
+// cpu requests into capacity milli-CPUs.
 type env struct {
 	m      *Manager
 	status *status.Manager
 	clk    *vclock.Clock
-	pods   map[types.UID]*v1.Pod
+	pods   *podmanager.Manager
 	events recorder
 	fit    int64
 }
 
 func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 	t.Helper()
-	e := &env{clk: vclock.New(vclock.Epoch), pods: map[types.UID]*v1.Pod{}, fit: 1500}
+	e := &env{clk: vclock.New(vclock.Epoch), fit: 1500}
 	var err error
 	if e.status, err = status.New(status.Options{Clock: e.clk, Tracer: trace.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	if e.pods, err = podmanager.New(podmanager.Options{Tracer: trace.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	e.m, err = New(Options{
@@ -52,14 +54,14 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 		Conditions:  e.status,
 		Admit:       e.admit,
 		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
-		PodByUID:    func(uid types.UID) (*v1.Pod, bool) { p, ok := e.pods[uid]; return p, ok },
+		PodByUID:    e.pods.GetPodByUID,
 		Recorder:    &e.events,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods {
-		e.pods[p.UID] = p
+		e.pods.AddPod(p)
 		e.m.SetAllocatedResources(p)
 	}
 	return e
@@ -68,11 +70,11 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 // admit counts the other pods' allocated cpu requests, as admission's counts do.
 func (e *env) admit(_ context.Context, pod *v1.Pod) (bool, string, string) {
 	used := int64(0)
-	for _, uid := range slices.Sorted(maps.Keys(e.pods)) {
-		if uid == pod.UID {
+	for _, other := range e.pods.GetPods() {
+		if other.UID == pod.UID {
 			continue
 		}
-		p, _ := e.m.UpdatePodFromAllocation(e.pods[uid])
+		p, _ := e.m.UpdatePodFromAllocation(other)
 		used += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
 	}
 	if used+pod.Spec.Containers[0].Resources.Requests.Cpu().MilliValue() > e.fit {
@@ -94,7 +96,7 @@ func (e *env) resize(p *v1.Pod, cpu string) *v1.Pod {
 	n := p.DeepCopy()
 	n.Generation++
 	n.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse(cpu)
-	e.pods[n.UID] = n
+	e.pods.UpdatePod(n)
 	return n
 }
 
@@ -192,7 +194,8 @@ func TestHandlePodUpdate(t *testing.T) {
 			if e.m.HasPendingResizes() != tt.pending {
 				t.Errorf("HasPendingResizes() = %v, want %v", e.m.HasPendingResizes(), tt.pending)
 			}
-			alloc, _ := e.m.UpdatePodFromAllocation(e.pods["web"])
+			current, _ := e.pods.GetPodByUID("web")
+			alloc, _ := e.m.UpdatePodFromAllocation(current)
 			if got := alloc.Spec.Containers[0].Resources.Requests.Cpu().String(); got != tt.allocated {
 				t.Errorf("allocated cpu = %s, want %s", got, tt.allocated)
 			}
@@ -232,7 +235,7 @@ func TestDeferredRetried(t *testing.T) {
 	if !e.m.HasPendingResizes() {
 		t.Fatalf("the deferred resize left the queue")
 	}
-	delete(e.pods, batch.UID)
+	e.pods.RemovePod(batch)
 	e.m.RemovePod(batch.UID)
 	e.clk.Set(e.clk.Now().Add(time.Second))
 	if got := names(e.m.RetryPendingResizes(ctx)); !cmp.Equal(got, []string{"web"}) {
@@ -246,7 +249,8 @@ func TestDeferredRetried(t *testing.T) {
 	}
 
 	// A resize back to the allocation while pending clears PodResizePending.
-	again := e.resize(e.pods["web"], "9")
+	current, _ := e.pods.GetPodByUID("web")
+	again := e.resize(current, "9")
 	e.m.HandlePodUpdate(ctx, wider, again)
 	if _, ok := e.conditions("web")[v1.PodResizePending]; !ok {
 		t.Fatalf("no PodResizePending after an infeasible resize")
@@ -270,8 +274,10 @@ func TestSortPending(t *testing.T) {
 	high := int32(10)
 	e.m.HandlePodUpdate(ctx, a, e.resize(a, "300m"))
 	e.clk.Set(e.clk.Now().Add(time.Second))
-	bp := e.resize(b, "300m")
+	// The pod manager keeps a copy: the priority is set before the resize is stored.
+	bp := b.DeepCopy()
 	bp.Spec.Priority = &high
+	bp = e.resize(bp, "300m")
 	e.m.HandlePodUpdate(ctx, b, bp)
 	e.clk.Set(e.clk.Now().Add(time.Second))
 	e.m.HandlePodUpdate(ctx, c, e.resize(c, "100m"))
@@ -288,7 +294,7 @@ func TestOnChange(t *testing.T) {
 	var got []types.UID
 	e.m.OnChange(func(uid types.UID) { got = append(got, uid) })
 	web := pod("web", "100m")
-	e.pods[web.UID] = web
+	e.pods.AddPod(web)
 	e.m.SetAllocatedResources(web)
 	e.m.HandlePodUpdate(context.Background(), web, e.resize(web, "200m"))
 	e.m.RemovePod(web.UID)
