@@ -132,7 +132,13 @@ func managerOf(r *http.Request) string {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
 		return m
 	}
-	prefix, _, _ := strings.Cut(r.UserAgent(), "/")
+	return managerOfUserAgent(r.UserAgent())
+}
+
+// managerOfUserAgent is the field manager kube-apiserver names a request without fieldManager
+// after: its User-Agent up to the first "/", printable characters only, at most 128 bytes.
+func managerOfUserAgent(ua string) string {
+	prefix, _, _ := strings.Cut(ua, "/")
 	var b bytes.Buffer
 	for _, c := range prefix {
 		if !unicode.IsPrint(c) {
