@@ -45,8 +45,12 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, error) {
 		vopts.ConfigMaps, vopts.Secrets = d.objects.ConfigMaps, d.objects.Secrets
 	}
 	if client := opts.World.API; client != nil {
+		var tc volumemanager.TokenClient = tokenClient{client: client}
+		if w := opts.World.Writes; w != nil && w.Tokens != nil {
+			tc = w.Tokens
+		}
 		tokens, err := volumemanager.NewTokenManager(volumemanager.TokenOptions{
-			Clock: opts.Clock, Tracer: opts.Tracer, Client: tokenClient{client: client},
+			Clock: opts.Clock, Tracer: opts.Tracer, Client: tc,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+3)),
 		})
 		if err != nil {
