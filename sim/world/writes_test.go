@@ -92,7 +92,9 @@ func TestNodeWritesMatchTheAdapters(t *testing.T) {
 			lease.Spec.RenewTime = &renew
 			return a.node.UpdateLease(ctx, lease)
 		}},
-		{"update stale lease", func(a nodeAPI, prev []any) (any, error) { return a.node.UpdateLease(ctx, prev[3].(*coordinationv1.Lease)) }},
+		{"update stale lease", func(a nodeAPI, prev []any) (any, error) {
+			return a.node.UpdateLease(ctx, prev[3].(*coordinationv1.Lease))
+		}},
 		{"get lease", func(a nodeAPI, _ []any) (any, error) { return a.node.GetLease(ctx, "kube-node-lease", "node-1") }},
 		{"create mirror pod", func(a nodeAPI, _ []any) (any, error) {
 			return a.mirror.CreatePod(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static-node-1",
