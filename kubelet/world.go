@@ -40,8 +40,9 @@ type World struct {
 	// client, which has no rate limit. Nil is API.
 	HeartbeatAPI kubernetes.Interface
 	// Writes, when set, are clients of an API server in the same process for the kubelet's
-	// hottest requests, which then skip client-go and HTTP (replay; `run` with its embedded
-	// server). Nil sends them through API and HeartbeatAPI. API is still required for the rest.
+	// hottest requests, which then skip client-go and HTTP (a replay: sim/world's NodeWrites).
+	// Nil sends them through API and HeartbeatAPI, as `run` does. API is still required for the
+	// rest.
 	Writes *Writes
 	// Events receives the kubelet's Kubernetes events once they are traced (`run`: client-go's
 	// broadcaster; replay: eventrecord.APIRecorder). Nil records none beyond the trace.
