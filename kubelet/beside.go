@@ -139,7 +139,7 @@ func (v *runtimeView) PLEGHealthy() bool {
 // has an informer, else from the API server (a stepping driver's API server answers at once).
 // Admission falls back to the node the kubelet would register (getNodeAnyWay).
 type nodeReader struct {
-	api nodestatus.ClientsetClient
+	api nodestatus.Client
 	// lister is set by Run before its runners start, and only read after.
 	lister nodestatus.NodeLister
 }

@@ -163,19 +163,33 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	var node *nodestatus.Status
 	n.besides.runtime = &runtimeView{state: state}
 	if client := opts.World.API; client != nil {
-		sopts.Client = status.ClientsetAdapter{Client: client}
-		if mirror, err = podmanager.NewMirrorClient(podmanager.MirrorClientOptions{Client: client, NodeName: opts.NodeName, Tracer: tracer}); err != nil {
+		var writes Writes
+		if opts.World.Writes != nil {
+			writes = *opts.World.Writes
+		}
+		sopts.Client = status.PodStatusClient(status.ClientsetAdapter{Client: client})
+		if writes.PodStatus != nil {
+			sopts.Client = writes.PodStatus
+		}
+		if mirror, err = podmanager.NewMirrorClient(podmanager.MirrorClientOptions{Client: client, API: writes.Mirror, NodeName: opts.NodeName, Tracer: tracer}); err != nil {
 			return Sync{}, err
 		}
 		n.besides.nodes = &nodeReader{api: nodestatus.ClientsetClient{Client: client}}
+		if writes.Node != nil {
+			n.besides.nodes.api = writes.Node
+		}
 		syncOpts.Mirror, syncOpts.Nodes, syncOpts.HostIP = mirror, n.besides.nodes, opts.NodeIP
 		// The node status and the lease go through the heartbeat client, as the kubelet's.
 		heartbeat := opts.World.HeartbeatAPI
 		if heartbeat == nil {
 			heartbeat = client
 		}
+		var nodeClient nodestatus.Client = nodestatus.ClientsetClient{Client: heartbeat}
+		if writes.Node != nil {
+			nodeClient = writes.Node
+		}
 		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer,
-			Client: nodestatus.ClientsetClient{Client: heartbeat}, Lister: n.besides.nodes, RuntimeState: n.besides.runtime, Taints: opts.RegisterWithTaints,
+			Client: nodeClient, Lister: n.besides.nodes, RuntimeState: n.besides.runtime, Taints: opts.RegisterWithTaints,
 			Recorder:     recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}

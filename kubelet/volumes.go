@@ -46,9 +46,13 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumema
 	}
 	var tokens *volumemanager.TokenManager
 	if client := opts.World.API; client != nil {
+		var tc volumemanager.TokenClient = tokenClient{client: client}
+		if w := opts.World.Writes; w != nil && w.Tokens != nil {
+			tc = w.Tokens
+		}
 		var err error
 		tokens, err = volumemanager.NewTokenManager(volumemanager.TokenOptions{
-			Clock: opts.Clock, Tracer: opts.Tracer, Client: tokenClient{client: client},
+			Clock: opts.Clock, Tracer: opts.Tracer, Client: tc,
 			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+3)),
 		})
 		if err != nil {

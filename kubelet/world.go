@@ -10,14 +10,18 @@ import (
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/plugins/csiplugin"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
 	"github.com/minikubelet/minikubelet/plugins/draplugin"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/status"
+	"github.com/minikubelet/minikubelet/volumemanager"
 )
 
 // World is everything a kubelet process reaches outside itself: the seams through which `run`
@@ -35,6 +39,11 @@ type World struct {
 	// HeartbeatAPI is the client of the node status and the lease: the kubelet's heartbeat
 	// client, which has no rate limit. Nil is API.
 	HeartbeatAPI kubernetes.Interface
+	// Writes, when set, are clients of an API server in the same process for the kubelet's
+	// hottest requests, which then skip client-go and HTTP (a replay: sim/world's NodeWrites).
+	// Nil sends them through API and HeartbeatAPI, as `run` does. API is still required for the
+	// rest.
+	Writes *Writes
 	// Events receives the kubelet's Kubernetes events once they are traced (`run`: client-go's
 	// broadcaster; replay: eventrecord.APIRecorder). Nil records none beyond the trace.
 	Events record.EventRecorder
@@ -55,6 +64,21 @@ type World struct {
 	// replay): New makes its first list and Settle pumps it. Nil in `run`, where Run's reflector
 	// feeds the api source.
 	APIWatch APIWatch
+}
+
+// Writes are the clients of the kubelet's hottest requests, for an API server in the same process:
+// each answers and fails as the client-go adapter over API it stands for. A nil field is that
+// adapter.
+type Writes struct {
+	// PodStatus reads pods, patches their status, and deletes them (the status manager).
+	PodStatus status.PodStatusClient
+	// Mirror creates and deletes mirror pods, and reads the node for their owner reference.
+	Mirror podmanager.MirrorAPI
+	// Node reads the node (admission, the node status' first read), and writes its status and
+	// lease (the heartbeat client's requests).
+	Node nodestatus.Client
+	// Tokens requests service account tokens (the volume manager's token manager).
+	Tokens volumemanager.TokenClient
 }
 
 // PluginWorld is the plugin registry and what answers behind its sockets: the kubelet's

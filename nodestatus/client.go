@@ -60,7 +60,7 @@ func (c ClientsetClient) CreateNode(ctx context.Context, node *v1.Node) (*v1.Nod
 // whole when they changed. The patch has no resource version: a node a controller changed since
 // it was read is patched all the same.
 func (c ClientsetClient) PatchNodeStatus(ctx context.Context, original, node *v1.Node) (*v1.Node, error) {
-	patch, err := nodeStatusPatch(original, node)
+	patch, err := StatusPatch(original, node)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +71,9 @@ func (c ClientsetClient) PatchNodeStatus(ctx context.Context, original, node *v1
 	return updated, nil
 }
 
-// nodeStatusPatch is nodeutil's preparePatchBytesforNodeStatus.
-func nodeStatusPatch(original, node *v1.Node) ([]byte, error) {
+// StatusPatch is nodeutil's preparePatchBytesforNodeStatus: the strategic merge patch
+// PatchNodeStatus sends, for a client that sends it another way.
+func StatusPatch(original, node *v1.Node) ([]byte, error) {
 	oldData, err := json.Marshal(original)
 	if err != nil {
 		return nil, fmt.Errorf("marshal node %s: %w", original.Name, err)

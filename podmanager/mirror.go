@@ -37,10 +37,48 @@ func (f NodeGetterFunc) GetNode(ctx context.Context, name string) (*v1.Node, err
 	return f(ctx, name)
 }
 
+// MirrorAPI is the part of the API the mirror client calls, with client-go's typed clients'
+// answers and errors: ClientsetMirrorAPI over HTTP, or an API server in the same process.
+type MirrorAPI interface {
+	// CreatePod creates a pod; with an error it answers an empty pod, as client-go does.
+	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
+	// DeletePod deletes a pod.
+	DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
+	// GetNode reads a node.
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
+}
+
+// ClientsetMirrorAPI is MirrorAPI over a client-go clientset.
+type ClientsetMirrorAPI struct {
+	// Client is the clientset; it must not be nil.
+	Client kubernetes.Interface
+}
+
+var _ MirrorAPI = ClientsetMirrorAPI{}
+
+// CreatePod creates a pod.
+func (a ClientsetMirrorAPI) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	return a.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// DeletePod deletes a pod.
+func (a ClientsetMirrorAPI) DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
+	return a.Client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+}
+
+// GetNode reads a node.
+func (a ClientsetMirrorAPI) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	return a.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
 // MirrorClientOptions configures NewMirrorClient.
 type MirrorClientOptions struct {
-	// Client writes mirror pods. Nil means a standalone kubelet: both methods do nothing.
+	// Client writes mirror pods. Nil (and API nil) means a standalone kubelet: both methods do
+	// nothing.
 	Client kubernetes.Interface
+	// API, when set, is what the mirror pods are written through instead of Client: an API
+	// server in the same process.
+	API MirrorAPI
 	// NodeName is this node; mirror pods are owned by it.
 	NodeName string
 	// Nodes returns this node's object, for its UID. Nil means a GET through Client.
@@ -53,7 +91,7 @@ type MirrorClientOptions struct {
 // only with a Client: a standalone mirror client writes nothing.
 func (o MirrorClientOptions) validate() error {
 	var missing []string
-	if o.Client != nil && o.NodeName == "" {
+	if (o.Client != nil || o.API != nil) && o.NodeName == "" {
 		missing = append(missing, "NodeName")
 	}
 	if o.Tracer == nil {
@@ -68,7 +106,7 @@ func (o MirrorClientOptions) validate() error {
 // MirrorClient creates and deletes the mirror pods of static pods in the API server: the
 // kubelet's basicMirrorClient. It is safe for concurrent use if Client and Nodes are.
 type MirrorClient struct {
-	client   kubernetes.Interface
+	client   MirrorAPI
 	nodeName string
 	nodes    NodeGetter
 	tracer   trace.Tracer
@@ -80,11 +118,12 @@ func NewMirrorClient(opts MirrorClientOptions) (*MirrorClient, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new mirror client: %w", err)
 	}
-	c := &MirrorClient{client: opts.Client, nodeName: opts.NodeName, nodes: opts.Nodes, tracer: opts.Tracer}
+	c := &MirrorClient{client: opts.API, nodeName: opts.NodeName, nodes: opts.Nodes, tracer: opts.Tracer}
+	if c.client == nil && opts.Client != nil {
+		c.client = ClientsetMirrorAPI{Client: opts.Client}
+	}
 	if c.nodes == nil && c.client != nil {
-		c.nodes = NodeGetterFunc(func(ctx context.Context, name string) (*v1.Node, error) {
-			return c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		})
+		c.nodes = c.client
 	}
 	return c, nil
 }
@@ -133,7 +172,7 @@ func (c *MirrorClient) CreateMirrorPod(ctx context.Context, staticPod *v1.Pod) e
 		Controller: &controller,
 	}}
 
-	created, err := c.client.CoreV1().Pods(mirror.Namespace).Create(ctx, &mirror, metav1.CreateOptions{})
+	created, err := c.client.CreatePod(ctx, &mirror)
 	if err != nil && apierrors.IsAlreadyExists(err) && created != nil {
 		if h, ok := created.Annotations[kubecontainer.ConfigMirrorAnnotationKey]; ok && h == hash {
 			err = nil
@@ -188,7 +227,7 @@ func (c *MirrorClient) DeleteMirrorPod(ctx context.Context, podFullName string, 
 		Func:      "DeleteMirrorPod",
 	}
 	var grace int64
-	err = c.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+	err = c.client.DeletePod(ctx, namespace, name, metav1.DeleteOptions{
 		GracePeriodSeconds: &grace,
 		Preconditions:      &metav1.Preconditions{UID: uid},
 	})

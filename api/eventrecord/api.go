@@ -19,12 +19,40 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// Sink is where an APIRecorder writes its events: the two requests client-go's event sink
+// makes, with its answers and errors. ClientsetSink makes them over HTTP; an API server in the
+// same process can take them directly.
+type Sink interface {
+	// CreateEvent creates a core/v1 Event.
+	CreateEvent(ctx context.Context, ev *v1.Event) (*v1.Event, error)
+	// PatchEvent applies a strategic merge patch to an Event.
+	PatchEvent(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Event, error)
+}
+
+// ClientsetSink is a Sink over a client-go clientset.
+type ClientsetSink struct {
+	// Client is the clientset; it must not be nil.
+	Client kubernetes.Interface
+}
+
+var _ Sink = ClientsetSink{}
+
+// CreateEvent creates the event.
+func (s ClientsetSink) CreateEvent(ctx context.Context, ev *v1.Event) (*v1.Event, error) {
+	return s.Client.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+}
+
+// PatchEvent patches the event.
+func (s ClientsetSink) PatchEvent(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Event, error) {
+	return s.Client.CoreV1().Events(namespace).Patch(ctx, name, pt, patch, metav1.PatchOptions{})
+}
+
 // APIRecorderOptions configure an APIRecorder.
 type APIRecorderOptions struct {
 	// Clock stamps the events and drives the correlator's aggregation and spam filter. Required.
 	Clock clock.PassiveClock
-	// Client is the API server the events are written to. Required.
-	Client kubernetes.Interface
+	// Sink is the API server the events are written to. Required.
+	Sink Sink
 	// Source names the recorder, as the kubelet's: component "kubelet", host the node name.
 	Source v1.EventSource
 	// LastNano, when set, is the name suffix counter shared by every recorder that writes to
@@ -42,7 +70,7 @@ type APIRecorderOptions struct {
 // or patched when it repeats an earlier one. It is a core: one goroutine only.
 type APIRecorder struct {
 	clock      clock.PassiveClock
-	client     kubernetes.Interface
+	sink       Sink
 	source     v1.EventSource
 	correlator *record.EventCorrelator
 	// lastNano is the name suffix last used: two events at one virtual instant get successive
@@ -54,8 +82,8 @@ var _ record.EventRecorder = (*APIRecorder)(nil)
 
 // NewAPIRecorder returns an APIRecorder.
 func NewAPIRecorder(opts APIRecorderOptions) (*APIRecorder, error) {
-	if opts.Clock == nil || opts.Client == nil {
-		return nil, fmt.Errorf("new API event recorder: %w", errors.New("clock and client are required"))
+	if opts.Clock == nil || opts.Sink == nil {
+		return nil, fmt.Errorf("new API event recorder: %w", errors.New("clock and sink are required"))
 	}
 	last := opts.LastNano
 	if last == nil {
@@ -63,7 +91,7 @@ func NewAPIRecorder(opts APIRecorderOptions) (*APIRecorder, error) {
 	}
 	return &APIRecorder{
 		clock:      opts.Clock,
-		client:     opts.Client,
+		sink:       opts.Sink,
 		source:     opts.Source,
 		correlator: record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{Clock: opts.Clock}),
 		lastNano:   last,
@@ -130,16 +158,15 @@ func (r *APIRecorder) record(object runtime.Object, annotations map[string]strin
 // patch of an event that is gone falls back to a create, as client-go's recordEvent does.
 func (r *APIRecorder) write(ev *v1.Event, patch []byte) {
 	ctx := context.Background()
-	events := r.client.CoreV1().Events(ev.Namespace)
 	var out *v1.Event
 	var err error
 	repeat := ev.Count > 1
 	if repeat {
-		out, err = events.Patch(ctx, ev.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		out, err = r.sink.PatchEvent(ctx, ev.Namespace, ev.Name, types.StrategicMergePatchType, patch)
 	}
 	if !repeat || apierrors.IsNotFound(err) {
 		ev.ResourceVersion = ""
-		out, err = events.Create(ctx, ev, metav1.CreateOptions{})
+		out, err = r.sink.CreateEvent(ctx, ev)
 	}
 	if err != nil {
 		klog.ErrorS(err, "Server rejected event (will not retry!)", "event", klog.KObj(ev), "reason", ev.Reason)

@@ -31,7 +31,7 @@ func newAPIRecorder(t *testing.T) (*eventrecord.APIRecorder, kubernetes.Interfac
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: clk, Client: client, Source: v1.EventSource{Component: "kubelet", Host: "node-1"}})
+	r, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: clk, Sink: eventrecord.ClientsetSink{Client: client}, Source: v1.EventSource{Component: "kubelet", Host: "node-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

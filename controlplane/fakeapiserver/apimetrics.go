@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	compbasemetrics "k8s.io/component-base/metrics"
@@ -122,7 +123,13 @@ func (s *Server) instrument(w http.ResponseWriter, r *http.Request, t target, se
 	if code == 0 {
 		code = http.StatusOK
 	}
-	labels := [...]string{reportedVerb(r, verb), dryRunLabel(r), t.res.gv.Group, t.res.gv.Version, t.res.name,
+	s.count(reportedVerb(r, verb), dryRunLabel(r), t, verb, code, start)
+}
+
+// count counts one answered request begun at start: the HTTP path's instrument and the
+// in-process client (direct.go) label it alike.
+func (s *Server) count(reported, dryRun string, t target, verb verbs, code int, start time.Time) {
+	labels := [...]string{reported, dryRun, t.res.gv.Group, t.res.gv.Version, t.res.name,
 		t.subresource, t.scope(verb), "apiserver", strconv.Itoa(code)}
 	s.metrics.requests.WithLabelValues(labels[:]...).Inc()
 	s.metrics.latency.WithLabelValues(labels[:len(labels)-1]...).Observe(s.clock.Since(start).Seconds())

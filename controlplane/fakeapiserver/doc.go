@@ -21,6 +21,8 @@
 // types (openapi.go), managed fields and server-side apply (fieldmanager.go), deletecollection and
 // server-side tables, so that both client-go (typed clientsets, apply configurations, informers,
 // the event recorder) and kubectl (explain, apply, apply --server-side) work against it unchanged.
+// A client in the same process can make the kubelet's hottest requests without HTTP (Direct,
+// direct.go): each runs the operation its handler runs, with the same outcome.
 //
 // # Resource versions and watches
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"unicode"
@@ -132,7 +133,13 @@ func managerOf(r *http.Request) string {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
 		return m
 	}
-	prefix, _, _ := strings.Cut(r.UserAgent(), "/")
+	return managerOfUserAgent(r.UserAgent())
+}
+
+// managerOfUserAgent is the field manager kube-apiserver names a request without fieldManager
+// after: its User-Agent up to the first "/", printable characters only, at most 128 bytes.
+func managerOfUserAgent(ua string) string {
+	prefix, _, _ := strings.Cut(ua, "/")
 	var b bytes.Buffer
 	for _, c := range prefix {
 		if !unicode.IsPrint(c) {
@@ -165,9 +172,50 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 	}
 	before := mustMeta(live).GetManagedFields()
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	if liveCut, objCut, ok := withoutSameSpec(t, live, obj); ok {
+		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
+		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
+		s.stampManagedFields(before, obj)
+		return obj
+	}
 	out := fm.UpdateNoErrors(live, obj, t.manager)
 	s.stampManagedFields(before, out)
 	return out
+}
+
+// cutSameSpec lets trackFields leave out the spec of a status write that keeps it; a test turns
+// it off to compare.
+var cutSameSpec = true
+
+// withoutSameSpec returns shallow copies of live and obj without their spec, for a write of the
+// status subresource that leaves the spec as it is (the status strategy copies it from live) on
+// an object whose managed fields are recorded. The field manager then walks only what can have
+// changed, with the same outcome: it owns fields by the differences between live and obj, and
+// equal subtrees have none; what it returns is obj itself with its managed fields set, and it
+// changes nothing else of either object. The managed fields on live mean that the last write that
+// could change the spec converted it without error, so that the walk leaves out no error either.
+// Spec is compared with reflect.DeepEqual, stricter than the walk (a nil and an empty list
+// differ), so that no spec the walk would find different is left out.
+func withoutSameSpec(t target, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
+	if !cutSameSpec || t.subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
+		return nil, nil, false
+	}
+	lv, nv := reflect.ValueOf(live), reflect.ValueOf(obj)
+	if lv.Kind() != reflect.Pointer || nv.Type() != lv.Type() {
+		return nil, nil, false
+	}
+	lv, nv = lv.Elem(), nv.Elem()
+	ls, ns := lv.FieldByName("Spec"), nv.FieldByName("Spec")
+	if !ls.IsValid() || !reflect.DeepEqual(ls.Addr().Interface(), ns.Addr().Interface()) {
+		return nil, nil, false
+	}
+	cut := func(v reflect.Value) runtime.Object {
+		c := reflect.New(v.Type())
+		c.Elem().Set(v)
+		c.Elem().FieldByName("Spec").SetZero()
+		return c.Interface().(runtime.Object)
+	}
+	return cut(lv), cut(nv), true
 }
 
 // stampManagedFields gives the entries of obj that the field manager touched (a new entry, or

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -67,12 +68,25 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
-	p, err := newPatchRequest(types.PatchType(pt), data)
+	out, warnings, err := s.patchObject(r.Context(), t, types.PatchType(pt), data, fv, isDryRun(r))
 	if err != nil {
 		return err
 	}
+	writeWarnings(w, warnings)
+	writeRaw(w, http.StatusOK, out.raw)
+	return nil
+}
+
+// patchObject applies a JSON, merge or strategic merge patch, shared by PATCH and the in-process
+// client (direct.go): the patch is applied to the stored object's encoding and the result decoded,
+// as kube-apiserver's patcher does, with fv's field validation.
+func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, data []byte, fv fieldValidation, dryRun bool) (*entry, []string, error) {
+	p, err := newPatchRequest(pt, data)
+	if err != nil {
+		return nil, nil, err
+	}
 	var warnings []string
-	out, err := s.guaranteedUpdate(r.Context(), t, isDryRun(r), "PATCH", func(old *entry) (runtime.Object, error) {
+	out, err := s.guaranteedUpdate(ctx, t, dryRun, "PATCH", func(old *entry) (runtime.Object, error) {
 		patched, err := p.apply(t.res, old.raw)
 		if err != nil {
 			return nil, err
@@ -85,11 +99,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 		return obj, checkIdentity(t, mustMeta(obj))
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.raw)
-	return nil
+	return out, warnings, nil
 }
 
 // patchRequest is a PATCH body, decoded as far as it can be without the object it applies to.

@@ -128,6 +128,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	if err != nil {
 		return err
 	}
+	out, err := s.createObject(t, obj, isDryRun(r))
+	if err != nil {
+		return err
+	}
+	writeWarnings(w, warnings)
+	writeRaw(w, http.StatusCreated, out.raw)
+	return nil
+}
+
+// createObject is a create on a decoded object, shared by POST and the in-process client
+// (direct.go): the request's namespace, the managed fields, then insert under the store lock.
+// obj is the caller's to give away.
+func (s *Server) createObject(t target, obj runtime.Object, dryRun bool) (*entry, error) {
 	m := mustMeta(obj)
 	switch {
 	case !t.res.namespaced:
@@ -135,7 +148,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	case m.GetNamespace() == "":
 		m.SetNamespace(t.namespace)
 	case m.GetNamespace() != t.namespace:
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	// The managed fields of a create depend on the object alone, so they are computed before the
 	// lock is taken, on the object as the create strategy will leave it.
@@ -145,9 +158,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	obj = s.trackFields(t, nil, obj)
 	t.tracked = true
 	var out *entry
+	var err error
 	insert := func() error {
 		return s.store.locked(func() error {
-			out, err = s.insert(t, obj, isDryRun(r), "POST")
+			out, err = s.insert(t, obj, dryRun, "POST")
 			return err
 		})
 	}
@@ -158,11 +172,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 		err = insert()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusCreated, out.raw)
-	return nil
+	return out, nil
 }
 
 // insert stores obj as a new object, after naming it, the create strategy, the managed fields of
@@ -237,18 +249,24 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 	if err != nil {
 		return err
 	}
-	if err := checkIdentity(t, mustMeta(obj)); err != nil {
-		return err
-	}
-	out, err := s.guaranteedUpdate(r.Context(), t, isDryRun(r), "PUT", func(*entry) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
-	})
+	out, err := s.updateObject(r.Context(), t, obj, isDryRun(r))
 	if err != nil {
 		return err
 	}
 	writeWarnings(w, warnings)
 	writeRaw(w, http.StatusOK, out.raw)
 	return nil
+}
+
+// updateObject is an update to a decoded object, shared by PUT and the in-process client
+// (direct.go). obj is not changed: each try of the update works on a copy.
+func (s *Server) updateObject(ctx context.Context, t target, obj runtime.Object, dryRun bool) (*entry, error) {
+	if err := checkIdentity(t, mustMeta(obj)); err != nil {
+		return nil, err
+	}
+	return s.guaranteedUpdate(ctx, t, dryRun, "PUT", func(*entry) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
 }
 
 // guaranteedUpdate writes the object tryUpdate makes from the stored one, as kube-apiserver's
@@ -460,10 +478,25 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 	if err != nil {
 		return err
 	}
-	dryRun := isDryRun(r) || len(opts.DryRun) > 0
+	out, removed, err := s.deleteObject(t, opts, isDryRun(r) || len(opts.DryRun) > 0)
+	if err != nil {
+		return err
+	}
+	if t.res.returnDeleted || !removed {
+		writeRaw(w, http.StatusOK, out.raw)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
+	return nil
+}
+
+// deleteObject is a delete with decoded options, shared by DELETE and the in-process client
+// (direct.go). It returns the object as last stored, and whether it is gone (a graceful delete
+// leaves it, with its deletionTimestamp).
+func (s *Server) deleteObject(t target, opts metav1.DeleteOptions, dryRun bool) (*entry, bool, error) {
 	var out *entry
 	var removed bool
-	err = s.store.locked(func() error {
+	err := s.store.locked(func() error {
 		old, ok := s.store.get(t.res, t.namespace, t.name)
 		if !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -471,6 +504,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		if err := checkPreconditions(t, old, opts.Preconditions); err != nil {
 			return err
 		}
+		var err error
 		switch t.res.name {
 		case "pods":
 			out, removed, err = s.deletePod(t, old, opts, dryRun)
@@ -490,14 +524,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		return s.afterCommit(t.res, watch.Deleted, out.meta())
 	})
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	if t.res.returnDeleted || !removed {
-		writeRaw(w, http.StatusOK, out.raw)
-		return nil
-	}
-	writeJSON(w, http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
-	return nil
+	return out, removed, nil
 }
 
 func parseDeleteOptions(r *http.Request) (metav1.DeleteOptions, error) {

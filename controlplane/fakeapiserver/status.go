@@ -14,6 +14,12 @@ import (
 
 // writeError answers with err as a metav1.Status. Errors that are not API errors become 500.
 func writeError(w http.ResponseWriter, err error) {
+	st := failureStatus(err)
+	writeJSON(w, int(st.Code), &st)
+}
+
+// failureStatus is the Status the server answers a failed request with.
+func failureStatus(err error) metav1.Status {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		status = internalError(err)
@@ -25,7 +31,7 @@ func writeError(w http.ResponseWriter, err error) {
 	if st.Code == 0 {
 		st.Code = http.StatusInternalServerError
 	}
-	writeJSON(w, int(st.Code), &st)
+	return st
 }
 
 // writeJSON answers with obj encoded as JSON.

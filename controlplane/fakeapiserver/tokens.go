@@ -67,22 +67,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t target) e
 	if err != nil {
 		return err
 	}
-	req := obj.(*authenticationv1.TokenRequest)
-	gk := tokenRequestResource.gvk().GroupKind()
-	if req.Name != "" && req.Name != t.name {
-		return apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified")})
-	}
-	if req.Namespace != "" && req.Namespace != t.namespace {
-		return apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace, "must match the service account namespace if specified")})
-	}
-	if req.Spec.ExpirationSeconds == nil {
-		req.Spec.ExpirationSeconds = ptrInt64(defaultTokenExpirationSeconds)
-	}
-	var out *authenticationv1.TokenRequest
-	err = s.store.locked(func() error {
-		out, err = s.issueToken(t, req)
-		return err
-	})
+	out, err := s.createTokenObject(t, obj.(*authenticationv1.TokenRequest))
 	if err != nil {
 		return err
 	}
@@ -92,6 +77,31 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t target) e
 	}
 	writeRaw(w, http.StatusCreated, raw)
 	return nil
+}
+
+// createTokenObject answers a decoded TokenRequest, shared by POST serviceaccounts/NAME/token and
+// the in-process client (direct.go). req is the caller's to give away; the answer is new.
+func (s *Server) createTokenObject(t target, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	gk := tokenRequestResource.gvk().GroupKind()
+	if req.Name != "" && req.Name != t.name {
+		return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified")})
+	}
+	if req.Namespace != "" && req.Namespace != t.namespace {
+		return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace, "must match the service account namespace if specified")})
+	}
+	if req.Spec.ExpirationSeconds == nil {
+		req.Spec.ExpirationSeconds = ptrInt64(defaultTokenExpirationSeconds)
+	}
+	var out *authenticationv1.TokenRequest
+	err := s.store.locked(func() error {
+		var err error
+		out, err = s.issueToken(t, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // issueToken checks the request against the stored service account and bound object and

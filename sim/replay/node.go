@@ -44,8 +44,10 @@ type node struct {
 	// apiServerDown step can cut; nil without the api source.
 	link          *world.Link
 	kubeletClient kubernetes.Interface
-	apiEvents     record.EventRecorder // nil without the api source
-	plugins       *world.Plugins       // nil unless a step needs the plugin pipeline (first node only)
+	// writes are the kubelet's hottest requests, in process over link.
+	writes    *world.NodeWrites
+	apiEvents record.EventRecorder // nil without the api source
+	plugins   *world.Plugins       // nil unless a step needs the plugin pipeline (first node only)
 
 	kubelet  *kubelet.Kubelet
 	restarts int // kubelet restarts so far
@@ -83,6 +85,8 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 		if n.link, n.kubeletClient, err = e.cluster.NodeLink(); err != nil {
 			return nil, err
 		}
+		// The kubelet's hottest requests skip client-go and HTTP while the link is up.
+		n.writes = e.cluster.NodeWrites(n.link, n.kubeletClient)
 		// The kubelet's Kubernetes events go to the API server synchronously, on the virtual
 		// clock.
 		if n.apiEvents, err = e.cluster.KubeletEvents(name); err != nil {
@@ -108,6 +112,9 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	cfg := *s.kubelet
 	cfg.Sources.StaticPodPath, cfg.Sources.StaticPodURL, cfg.Sources.StaticPodURLHeader = "", "", nil
 	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes}
+	if n.writes != nil {
+		w.Writes = &kubelet.Writes{PodStatus: n.writes, Mirror: n.writes.Mirror(), Node: n.writes, Tokens: n.writes}
+	}
 	if n.files != nil {
 		cfg.Sources.StaticPodPath, w.StaticPods = n.files.Dir(), n.files
 	}

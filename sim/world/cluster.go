@@ -31,6 +31,8 @@ type Cluster struct {
 	tracer trace.Tracer
 	server *fakeapiserver.Server
 	client kubernetes.Interface
+	// direct is the in-process client of the kubelets' hottest requests (writes.go).
+	direct *fakeapiserver.Direct
 	// eventNano is the name suffix counter every event recorder of the cluster shares.
 	eventNano int64
 
@@ -54,6 +56,7 @@ func NewCluster(clk clock.PassiveClock, tracer trace.Tracer, seed int64) (*Clust
 	if c.client, err = c.clientThrough(c.server.Transport()); err != nil {
 		return nil, err
 	}
+	c.direct = c.server.Direct(userAgent)
 	return c, nil
 }
 
@@ -91,9 +94,9 @@ func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
 }
 
 // KubeletEvents records a kubelet's Kubernetes events in the API server, synchronously, on the
-// virtual clock.
+// virtual clock, in process (writes.go).
 func (c *Cluster) KubeletEvents(node string) (record.EventRecorder, error) {
-	return eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Client: c.client,
+	return eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Sink: eventSink{c.direct},
 		Source: v1.EventSource{Component: "kubelet", Host: node}, LastNano: &c.eventNano})
 }
 
@@ -110,7 +113,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		if r, ok := recorders[source]; ok {
 			return r
 		}
-		api, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Client: c.client, Source: v1.EventSource{Component: source}, LastNano: &c.eventNano})
+		api, err := eventrecord.NewAPIRecorder(eventrecord.APIRecorderOptions{Clock: c.clk, Sink: eventrecord.ClientsetSink{Client: c.client}, Source: v1.EventSource{Component: source}, LastNano: &c.eventNano})
 		if err != nil {
 			return nil
 		}

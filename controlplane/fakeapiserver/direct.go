@@ -1,0 +1,321 @@
+package fakeapiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Direct is a client of the server in the same process: the requests a kubelet makes most (its
+// pods' status, mirror pods, its node's status and lease, events, service account tokens) as calls
+// on typed objects, without an HTTP request, a handler or a JSON answer to decode. Each call runs
+// the same operation as the HTTP handler of its request (createObject, updateObject,
+// patchObject, deleteObject, createTokenObject): the same admission, defaulting, validation,
+// managed fields (under the manager the User-Agent names), resource versions, watch events and
+// trace events, and the API server's request metrics count it with the labels the HTTP request
+// gets. What differs is only what the wire does:
+//
+//   - an object sent (a create, an update) is encoded and decoded once, as the handler decodes
+//     the body, so that it is stored exactly as it would be from the wire (times to the second
+//     or microsecond, empty lists and maps dropped);
+//   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
+//     which is what client-go's typed clients decode from the answer: the stored object is
+//     never handed out;
+//   - a failed call answers an empty object beside the error, as client-go's typed clients do;
+//   - an error is the *apierrors.StatusError client-go makes of the Status the handler would
+//     answer with (its code, reason, message and details), without the Status' apiVersion and
+//     kind, which client-go's typed decoder drops;
+//   - there is no authentication (the caller is in the process) and no request body limit
+//     (objects the kubelet builds are small);
+//   - the answer's warnings are dropped: none of these requests gets one (no deprecated kind, no
+//     unknown field in a typed object).
+//
+// Its methods are safe for concurrent use, as the server's handler is.
+type Direct struct {
+	s *Server
+	// manager is the field manager of the writes: what the HTTP path reads off the User-Agent.
+	manager string
+}
+
+// Direct returns an in-process client whose writes are recorded in managed fields under the
+// manager the HTTP path would name after userAgent: for the same manager as a client-go client,
+// pass the User-Agent it sends (rest.DefaultKubernetesUserAgent() when its config names none).
+func (s *Server) Direct(userAgent string) *Direct {
+	return &Direct{s: s, manager: managerOfUserAgent(userAgent)}
+}
+
+// The targets of the requests Direct makes.
+var (
+	podsTarget           = mustServed("v1", "pods")
+	nodesTarget          = mustServed("v1", "nodes")
+	eventsTarget         = mustServed("v1", "events")
+	serviceAccountTarget = mustServed("v1", "serviceaccounts")
+	leasesTarget         = mustServed("coordination.k8s.io/v1", "leases")
+)
+
+func mustServed(gv, name string) *resource {
+	res, ok := served[gv+"/"+name]
+	if !ok {
+		panic(fmt.Sprintf("fakeapiserver: no %s/%s resource", gv, name))
+	}
+	return res
+}
+
+func (d *Direct) target(res *resource, namespace, name, subresource string) target {
+	return target{res: res, namespace: namespace, name: name, subresource: subresource, manager: d.manager}
+}
+
+// do runs op as the handler runs a request: expired objects are swept first and namespaces
+// finalized after, as serveHTTP does around every request, and the request is counted in the
+// metrics with the code its answer would carry (okCode, or the error's). A panic in op is a bug
+// in this package: it becomes a 500, as serveHTTP recovers it, and like there it is not counted.
+func (d *Direct) do(t target, verb verbs, reported string, okCode int, op func() error) (err error) {
+	s := d.s
+	defer func() {
+		if p := recover(); p != nil {
+			err = clientError(internalError(p))
+		}
+	}()
+	s.expireNow()
+	start := s.clock.Now()
+	code := okCode
+	if err = op(); err != nil {
+		code = int(failureStatus(err).Code)
+		err = clientError(err)
+	}
+	s.count(reported, "", t, verb, code, start)
+	s.finalizeNow()
+	return err
+}
+
+// clientError is the error client-go returns for an answer that failed with err: the Status the
+// handler writes, as the typed client decodes it.
+func clientError(err error) error {
+	st := failureStatus(err)
+	st.TypeMeta = metav1.TypeMeta{}
+	return &apierrors.StatusError{ErrStatus: st}
+}
+
+// wireObject is obj as the handler decodes it from a request body.
+func wireObject(res *resource, obj runtime.Object) (runtime.Object, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("encode %s: %v", res.kind, err))
+	}
+	out, _, err := decode(res, body{data: data}, validationWarn)
+	return out, err
+}
+
+// answer is the object a typed client decodes from an answer carrying e: a copy of the stored
+// object without its apiVersion and kind.
+func answer[T runtime.Object](e *entry) T {
+	out := e.obj.DeepCopyObject()
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return out.(T)
+}
+
+func (d *Direct) get(ctx context.Context, t target) (*entry, error) {
+	var out *entry
+	err := d.do(t, verbGet, http.MethodGet, http.StatusOK, func() error {
+		return d.s.store.locked(func() error {
+			var ok bool
+			if out, ok = d.s.store.get(t.res, t.namespace, t.name); !ok {
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (d *Direct) create(ctx context.Context, t target, obj runtime.Object) (*entry, error) {
+	var out *entry
+	err := d.do(t, verbCreate, http.MethodPost, http.StatusCreated, func() error {
+		in, err := wireObject(t.res, obj)
+		if err != nil {
+			return err
+		}
+		out, err = d.s.createObject(t, in, false)
+		return err
+	})
+	return out, err
+}
+
+func (d *Direct) update(ctx context.Context, t target, obj runtime.Object) (*entry, error) {
+	var out *entry
+	err := d.do(t, verbUpdate, http.MethodPut, http.StatusOK, func() error {
+		in, err := wireObject(t.res, obj)
+		if err != nil {
+			return err
+		}
+		out, err = d.s.updateObject(ctx, t, in, false)
+		return err
+	})
+	return out, err
+}
+
+func (d *Direct) patch(ctx context.Context, t target, pt types.PatchType, data []byte) (*entry, error) {
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	default:
+		// Server-side apply stays on the HTTP path.
+		return nil, clientError(unsupportedMediaType(string(pt)))
+	}
+	var out *entry
+	err := d.do(t, verbPatch, http.MethodPatch, http.StatusOK, func() error {
+		var err error
+		out, _, err = d.s.patchObject(ctx, t, pt, data, validationWarn, false)
+		return err
+	})
+	return out, err
+}
+
+func (d *Direct) delete(ctx context.Context, t target, opts metav1.DeleteOptions) error {
+	return d.do(t, verbDelete, http.MethodDelete, http.StatusOK, func() error {
+		_, _, err := d.s.deleteObject(t, opts, len(opts.DryRun) > 0)
+		return err
+	})
+}
+
+// GetPod is GET pods/NAME.
+func (d *Direct) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	e, err := d.get(ctx, d.target(podsTarget, namespace, name, ""))
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return answer[*corev1.Pod](e), nil
+}
+
+// CreatePod is POST pods.
+func (d *Direct) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	e, err := d.create(ctx, d.target(podsTarget, pod.Namespace, "", ""), pod)
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return answer[*corev1.Pod](e), nil
+}
+
+// PatchPodStatus is PATCH pods/NAME/status with a patch of type pt.
+func (d *Direct) PatchPodStatus(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error) {
+	e, err := d.patch(ctx, d.target(podsTarget, namespace, name, "status"), pt, patch)
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return answer[*corev1.Pod](e), nil
+}
+
+// DeletePod is DELETE pods/NAME with opts.
+func (d *Direct) DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
+	return d.delete(ctx, d.target(podsTarget, namespace, name, ""), opts)
+}
+
+// GetNode is GET nodes/NAME.
+func (d *Direct) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
+	e, err := d.get(ctx, d.target(nodesTarget, "", name, ""))
+	if err != nil {
+		return &corev1.Node{}, err
+	}
+	return answer[*corev1.Node](e), nil
+}
+
+// CreateNode is POST nodes.
+func (d *Direct) CreateNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	e, err := d.create(ctx, d.target(nodesTarget, "", "", ""), node)
+	if err != nil {
+		return &corev1.Node{}, err
+	}
+	return answer[*corev1.Node](e), nil
+}
+
+// PatchNodeStatus is PATCH nodes/NAME/status with a patch of type pt.
+func (d *Direct) PatchNodeStatus(ctx context.Context, name string, pt types.PatchType, patch []byte) (*corev1.Node, error) {
+	e, err := d.patch(ctx, d.target(nodesTarget, "", name, "status"), pt, patch)
+	if err != nil {
+		return &corev1.Node{}, err
+	}
+	return answer[*corev1.Node](e), nil
+}
+
+// GetLease is GET leases/NAME.
+func (d *Direct) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	e, err := d.get(ctx, d.target(leasesTarget, namespace, name, ""))
+	if err != nil {
+		return &coordinationv1.Lease{}, err
+	}
+	return answer[*coordinationv1.Lease](e), nil
+}
+
+// CreateLease is POST leases.
+func (d *Direct) CreateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	e, err := d.create(ctx, d.target(leasesTarget, lease.Namespace, "", ""), lease)
+	if err != nil {
+		return &coordinationv1.Lease{}, err
+	}
+	return answer[*coordinationv1.Lease](e), nil
+}
+
+// UpdateLease is PUT leases/NAME.
+func (d *Direct) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	e, err := d.update(ctx, d.target(leasesTarget, lease.Namespace, lease.Name, ""), lease)
+	if err != nil {
+		return &coordinationv1.Lease{}, err
+	}
+	return answer[*coordinationv1.Lease](e), nil
+}
+
+// CreateEvent is POST events (core/v1).
+func (d *Direct) CreateEvent(ctx context.Context, ev *corev1.Event) (*corev1.Event, error) {
+	e, err := d.create(ctx, d.target(eventsTarget, ev.Namespace, "", ""), ev)
+	if err != nil {
+		return &corev1.Event{}, err
+	}
+	return answer[*corev1.Event](e), nil
+}
+
+// PatchEvent is PATCH events/NAME (core/v1) with a patch of type pt.
+func (d *Direct) PatchEvent(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Event, error) {
+	e, err := d.patch(ctx, d.target(eventsTarget, namespace, name, ""), pt, patch)
+	if err != nil {
+		return &corev1.Event{}, err
+	}
+	return answer[*corev1.Event](e), nil
+}
+
+// CreateToken is POST serviceaccounts/NAME/token.
+func (d *Direct) CreateToken(ctx context.Context, namespace, serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	t := d.target(serviceAccountTarget, namespace, serviceAccount, "token")
+	var out *authenticationv1.TokenRequest
+	err := d.do(t, verbCreate, http.MethodPost, http.StatusCreated, func() error {
+		in, err := wireObject(tokenRequestResource, tr)
+		if err != nil {
+			return err
+		}
+		issued, err := d.s.createTokenObject(t, in.(*authenticationv1.TokenRequest))
+		if err != nil {
+			return err
+		}
+		// The answer is stored nowhere, so nothing cut its times to what the wire carries (the
+		// expiry keeps the clock's fraction of a second): it goes through the wire's encoding.
+		answered, err := wireObject(tokenRequestResource, issued)
+		if err != nil {
+			return err
+		}
+		out = answered.(*authenticationv1.TokenRequest)
+		out.TypeMeta = metav1.TypeMeta{}
+		return nil
+	})
+	if err != nil {
+		return &authenticationv1.TokenRequest{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,304 @@
+package fakeapiserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// directOps are the requests Direct makes, as a test drives them over either path.
+type directOps interface {
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	PatchPodStatus(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error)
+	DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+	CreateNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error)
+	PatchNodeStatus(ctx context.Context, name string, pt types.PatchType, patch []byte) (*corev1.Node, error)
+	GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
+	CreateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error)
+	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error)
+	CreateEvent(ctx context.Context, ev *corev1.Event) (*corev1.Event, error)
+	PatchEvent(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Event, error)
+	CreateToken(ctx context.Context, namespace, serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+}
+
+var _ directOps = (*fakeapiserver.Direct)(nil)
+
+// wireOps makes the same requests with client-go over HTTP.
+type wireOps struct{ c kubernetes.Interface }
+
+func (w wireOps) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	return w.c.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+func (w wireOps) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	return w.c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+func (w wireOps) PatchPodStatus(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error) {
+	return w.c.CoreV1().Pods(namespace).Patch(ctx, name, pt, patch, metav1.PatchOptions{}, "status")
+}
+func (w wireOps) DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
+	return w.c.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+}
+func (w wireOps) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
+	return w.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+func (w wireOps) CreateNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	return w.c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+}
+func (w wireOps) PatchNodeStatus(ctx context.Context, name string, pt types.PatchType, patch []byte) (*corev1.Node, error) {
+	return w.c.CoreV1().Nodes().Patch(ctx, name, pt, patch, metav1.PatchOptions{}, "status")
+}
+func (w wireOps) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	return w.c.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+func (w wireOps) CreateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	return w.c.CoordinationV1().Leases(lease.Namespace).Create(ctx, lease, metav1.CreateOptions{})
+}
+func (w wireOps) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	return w.c.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{})
+}
+func (w wireOps) CreateEvent(ctx context.Context, ev *corev1.Event) (*corev1.Event, error) {
+	return w.c.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+}
+func (w wireOps) PatchEvent(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Event, error) {
+	return w.c.CoreV1().Events(namespace).Patch(ctx, name, pt, patch, metav1.PatchOptions{})
+}
+func (w wireOps) CreateToken(ctx context.Context, namespace, serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return w.c.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, tr, metav1.CreateOptions{})
+}
+
+// twin is one of two servers a test drives alike, one over HTTP, one in process.
+type twin struct {
+	srv   *fakeapiserver.Server
+	clock *clocktesting.FakeClock
+	rec   *trace.Recorder
+	ops   directOps
+}
+
+func newTwin(t *testing.T, direct bool) *twin {
+	t.Helper()
+	tw := &twin{clock: clocktesting.NewFakeClock(start)}
+	var err error
+	if tw.rec, err = trace.NewRecorder(trace.RecorderOptions{Clock: tw.clock, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	tw.srv = newServer(t, fakeapiserver.Options{Clock: tw.clock, Tracer: tw.rec})
+	if direct {
+		tw.ops = tw.srv.Direct(rest.DefaultKubernetesUserAgent())
+		return tw
+	}
+	c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: tw.srv.Transport(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw.ops = wireOps{c}
+	return tw
+}
+
+// read answers GET path from the server's handler: what the store holds, as the wire serves it.
+func (tw *twin) read(t *testing.T, path string) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	tw.srv.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	b, err := io.ReadAll(w.Result().Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDirectMatchesTheWire makes every request Direct serves, successes and failures, once over
+// HTTP with client-go and once in process, on two servers alike, and wants the same answers, the
+// same errors, the same stored objects and watch history, the same trace and the same request
+// metrics.
+func TestDirectMatchesTheWire(t *testing.T) {
+	ctx := context.Background()
+	// A time with nanoseconds, which the wire cuts to seconds (Time) or microseconds (MicroTime).
+	fine := metav1.NewTime(start.Add(1500*time.Millisecond + 1234))
+	micro := metav1.NewMicroTime(start.Add(2*time.Second + 1234567))
+	grace := int64(0)
+	wrongUID := types.UID("wrong")
+	truth := true
+	steps := []struct {
+		name string
+		do   func(o directOps, prev []any) (any, error)
+	}{
+		{"create node", func(o directOps, _ []any) (any, error) {
+			return o.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{}},
+				Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: fine}}}})
+		}},
+		{"create node again", func(o directOps, _ []any) (any, error) {
+			return o.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
+		}},
+		{"get node", func(o directOps, _ []any) (any, error) { return o.GetNode(ctx, "node-1") }},
+		{"get missing node", func(o directOps, _ []any) (any, error) { return o.GetNode(ctx, "node-2") }},
+		{"patch node status", func(o directOps, _ []any) (any, error) {
+			return o.PatchNodeStatus(ctx, "node-1", types.StrategicMergePatchType,
+				[]byte(`{"status":{"conditions":[{"type":"Ready","status":"False","lastHeartbeatTime":"2026-01-01T00:00:09Z"}]}}`))
+		}},
+		{"patch missing node status", func(o directOps, _ []any) (any, error) {
+			return o.PatchNodeStatus(ctx, "node-2", types.StrategicMergePatchType, []byte(`{"status":{}}`))
+		}},
+		{"create mirror pod", func(o directOps, prev []any) (any, error) {
+			node := prev[0].(*corev1.Node)
+			pod := newPod("default", "static-node-1", "node-1")
+			pod.Annotations = map[string]string{"kubernetes.io/config.mirror": "abc", "kubernetes.io/config.hash": "abc"}
+			pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: node.UID, Controller: &truth}}
+			return o.CreatePod(ctx, pod)
+		}},
+		{"create pod", func(o directOps, _ []any) (any, error) { return o.CreatePod(ctx, newPod("default", "web", "node-1")) }},
+		{"create invalid pod", func(o directOps, _ []any) (any, error) {
+			pod := newPod("default", "bad", "node-1")
+			pod.Spec.Containers = nil
+			return o.CreatePod(ctx, pod)
+		}},
+		{"get pod", func(o directOps, _ []any) (any, error) { return o.GetPod(ctx, "default", "web") }},
+		{"get missing pod", func(o directOps, _ []any) (any, error) { return o.GetPod(ctx, "default", "nope") }},
+		{"patch pod status", func(o directOps, _ []any) (any, error) {
+			return o.PatchPodStatus(ctx, "default", "web", types.StrategicMergePatchType,
+				[]byte(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`))
+		}},
+		{"patch pod status again", func(o directOps, _ []any) (any, error) {
+			return o.PatchPodStatus(ctx, "default", "web", types.StrategicMergePatchType,
+				[]byte(`{"status":{"conditions":[{"type":"Ready","status":"False","lastTransitionTime":"2026-01-01T00:00:04Z"}]}}`))
+		}},
+		{"patch pod status unchanged", func(o directOps, _ []any) (any, error) {
+			return o.PatchPodStatus(ctx, "default", "web", types.StrategicMergePatchType, []byte(`{"status":{"phase":"Running"}}`))
+		}},
+		{"patch pod status with a bad patch", func(o directOps, _ []any) (any, error) {
+			return o.PatchPodStatus(ctx, "default", "web", types.StrategicMergePatchType, []byte(`{"status":`))
+		}},
+		{"patch pod status invalid", func(o directOps, _ []any) (any, error) {
+			return o.PatchPodStatus(ctx, "default", "web", types.StrategicMergePatchType, []byte(`{"status":{"phase":"Bogus"}}`))
+		}},
+		{"create lease", func(o directOps, _ []any) (any, error) {
+			return o.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), RenewTime: &micro}})
+		}},
+		{"get lease", func(o directOps, _ []any) (any, error) { return o.GetLease(ctx, "kube-node-lease", "node-1") }},
+		{"update lease", func(o directOps, prev []any) (any, error) {
+			lease := prev[len(prev)-1].(*coordinationv1.Lease).DeepCopy()
+			later := metav1.NewMicroTime(micro.Add(10*time.Second + 999))
+			lease.Spec.RenewTime = &later
+			return o.UpdateLease(ctx, lease)
+		}},
+		{"update stale lease", func(o directOps, prev []any) (any, error) {
+			lease := prev[len(prev)-2].(*coordinationv1.Lease).DeepCopy()
+			return o.UpdateLease(ctx, lease)
+		}},
+		{"create event", func(o directOps, _ []any) (any, error) {
+			return o.CreateEvent(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.1"},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started",
+				FirstTimestamp: fine, LastTimestamp: fine, Count: 1, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "node-1"}})
+		}},
+		{"patch event", func(o directOps, _ []any) (any, error) {
+			return o.PatchEvent(ctx, "default", "web.1", types.StrategicMergePatchType, []byte(`{"count":2,"lastTimestamp":"2026-01-01T00:00:20Z","message":"started"}`))
+		}},
+		{"patch missing event", func(o directOps, _ []any) (any, error) {
+			return o.PatchEvent(ctx, "default", "web.2", types.StrategicMergePatchType, []byte(`{"count":2}`))
+		}},
+		{"create token", func(o directOps, prev []any) (any, error) {
+			pod := prev[7].(*corev1.Pod)
+			exp := int64(3607)
+			return o.CreateToken(ctx, "default", "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+				ExpirationSeconds: &exp, BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}})
+		}},
+		{"create token of a missing service account", func(o directOps, _ []any) (any, error) {
+			return o.CreateToken(ctx, "default", "nobody", &authenticationv1.TokenRequest{})
+		}},
+		{"delete pod of another UID", func(o directOps, _ []any) (any, error) {
+			return nil, o.DeletePod(ctx, "default", "web", metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &wrongUID}})
+		}},
+		{"delete pod gracefully", func(o directOps, _ []any) (any, error) {
+			return nil, o.DeletePod(ctx, "default", "static-node-1", metav1.DeleteOptions{})
+		}},
+		{"delete pod", func(o directOps, prev []any) (any, error) {
+			uid := prev[7].(*corev1.Pod).UID
+			return nil, o.DeletePod(ctx, "default", "web", metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &uid}})
+		}},
+		{"delete missing pod", func(o directOps, _ []any) (any, error) {
+			return nil, o.DeletePod(ctx, "default", "web", metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		}},
+	}
+	wire, direct := newTwin(t, false), newTwin(t, true)
+	var wirePrev, directPrev []any
+	for _, step := range steps {
+		wireGot, wireErr := step.do(wire.ops, wirePrev)
+		directGot, directErr := step.do(direct.ops, directPrev)
+		wirePrev, directPrev = append(wirePrev, wireGot), append(directPrev, directGot)
+		if diff := cmp.Diff(wireGot, directGot); diff != "" {
+			t.Errorf("%s: answer (-wire +direct):\n%s", step.name, diff)
+		}
+		if diff := cmp.Diff(wireErr, directErr); diff != "" {
+			t.Errorf("%s: error (-wire +direct):\n%s", step.name, diff)
+		}
+		wire.clock.Step(1500 * time.Millisecond)
+		direct.clock.Step(1500 * time.Millisecond)
+	}
+	for _, path := range []string{"/api/v1/pods", "/api/v1/nodes", "/api/v1/events", "/apis/coordination.k8s.io/v1/leases", "/metrics"} {
+		if diff := cmp.Diff(wire.read(t, path), direct.read(t, path)); diff != "" {
+			t.Errorf("GET %s (-wire +direct):\n%s", path, diff)
+		}
+	}
+	wireEvents, _, err := wire.srv.PodEventsSince("node-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	directEvents, _, err := direct.srv.PodEventsSince("node-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wireEvents, directEvents); diff != "" {
+		t.Errorf("watch history (-wire +direct):\n%s", diff)
+	}
+	if diff := cmp.Diff(wire.rec.Events(), direct.rec.Events()); diff != "" {
+		t.Errorf("trace (-wire +direct):\n%s", diff)
+	}
+	if len(wire.rec.Events()) == 0 {
+		t.Error("no pod write was traced")
+	}
+}
+
+// TestDirectAnswersAreCopies changes what Direct answers and wants the stored object unchanged.
+func TestDirectAnswersAreCopies(t *testing.T) {
+	ctx := context.Background()
+	tw := newTwin(t, true)
+	if _, err := tw.ops.CreatePod(ctx, newPod("default", "web", "node-1")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tw.ops.GetPod(ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tw.read(t, "/api/v1/namespaces/default/pods/web")
+	got.Labels["app"] = "changed"
+	got.Spec.Containers[0].Image = "changed"
+	again, err := tw.ops.GetPod(ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Labels["app"] != "web" || again.Spec.Containers[0].Image != "busybox:1.36" {
+		t.Errorf("GetPod() after a change to an earlier answer = %v, %v; want the stored pod", again.Labels, again.Spec.Containers[0].Image)
+	}
+	if after := tw.read(t, "/api/v1/namespaces/default/pods/web"); after != before {
+		t.Errorf("stored pod changed with an answer:\nbefore %s\nafter  %s", before, after)
+	}
+}

@@ -1,0 +1,164 @@
+package world
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minikubelet/minikubelet/nodestatus"
+	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/status"
+	"github.com/minikubelet/minikubelet/volumemanager"
+)
+
+// nodeAPI is every client a kubelet's writes go through.
+type nodeAPI struct {
+	pods   status.PodStatusClient
+	mirror podmanager.MirrorAPI
+	node   nodestatus.Client
+	tokens volumemanager.TokenClient
+}
+
+// wireTokens is the token client over client-go, as the kubelet's.
+type wireTokens struct{ c kubernetes.Interface }
+
+func (w wireTokens) CreateToken(ctx context.Context, namespace, sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return w.c.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+}
+
+// TestNodeWritesMatchTheAdapters makes a kubelet's writes through NodeWrites and through the
+// client-go adapters over HTTP, on two clusters alike, with the link up and then down, and wants
+// the same answers and the same errors (their text, which callers trace, and their reason).
+func TestNodeWritesMatchTheAdapters(t *testing.T) {
+	ctx := context.Background()
+	type side struct {
+		clk  *vclock.Clock
+		link *Link
+		api  nodeAPI
+	}
+	newSide := func(direct bool) side {
+		clk := vclock.New(vclock.Epoch)
+		c, err := NewCluster(clk, trace.Discard, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, client, err := c.NodeLink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if direct {
+			w := c.NodeWrites(link, client)
+			return side{clk, link, nodeAPI{pods: w, mirror: w.Mirror(), node: w, tokens: w}}
+		}
+		return side{clk, link, nodeAPI{pods: status.ClientsetAdapter{Client: client}, mirror: podmanager.ClientsetMirrorAPI{Client: client},
+			node: nodestatus.ClientsetClient{Client: client}, tokens: wireTokens{client}}}
+	}
+	grace := int64(0)
+	steps := []struct {
+		name string
+		do   func(a nodeAPI, prev []any) (any, error)
+	}{
+		{"create node", func(a nodeAPI, _ []any) (any, error) {
+			return a.node.CreateNode(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
+		}},
+		{"get node", func(a nodeAPI, _ []any) (any, error) { return a.node.GetNode(ctx, "node-1") }},
+		{"patch node status", func(a nodeAPI, prev []any) (any, error) {
+			original := prev[1].(*v1.Node)
+			node := original.DeepCopy()
+			node.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.1"}}
+			node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.NewTime(vclock.Epoch.Add(1500 * time.Millisecond))}}
+			return a.node.PatchNodeStatus(ctx, original, node)
+		}},
+		{"create lease", func(a nodeAPI, _ []any) (any, error) {
+			renew := metav1.NewMicroTime(vclock.Epoch.Add(1234567))
+			holder := "node-1"
+			return a.node.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &renew}})
+		}},
+		{"update lease", func(a nodeAPI, prev []any) (any, error) {
+			lease := prev[3].(*coordinationv1.Lease).DeepCopy()
+			renew := metav1.NewMicroTime(vclock.Epoch.Add(10 * time.Second))
+			lease.Spec.RenewTime = &renew
+			return a.node.UpdateLease(ctx, lease)
+		}},
+		{"update stale lease", func(a nodeAPI, prev []any) (any, error) {
+			return a.node.UpdateLease(ctx, prev[3].(*coordinationv1.Lease))
+		}},
+		{"get lease", func(a nodeAPI, _ []any) (any, error) { return a.node.GetLease(ctx, "kube-node-lease", "node-1") }},
+		{"create mirror pod", func(a nodeAPI, _ []any) (any, error) {
+			return a.mirror.CreatePod(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static-node-1",
+				Annotations: map[string]string{"kubernetes.io/config.mirror": "h"}},
+				Spec: v1.PodSpec{NodeName: "node-1", Containers: []v1.Container{{Name: "c", Image: "busybox:1.36"}}}})
+		}},
+		{"create mirror pod again", func(a nodeAPI, _ []any) (any, error) {
+			return a.mirror.CreatePod(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static-node-1"},
+				Spec: v1.PodSpec{NodeName: "node-1", Containers: []v1.Container{{Name: "c", Image: "busybox:1.36"}}}})
+		}},
+		{"get pod", func(a nodeAPI, _ []any) (any, error) { return a.pods.GetPod(ctx, "default", "static-node-1") }},
+		{"get missing pod", func(a nodeAPI, _ []any) (any, error) { return a.pods.GetPod(ctx, "default", "nope") }},
+		{"patch pod status", func(a nodeAPI, _ []any) (any, error) {
+			return a.pods.PatchPodStatus(ctx, "default", "static-node-1", []byte(`{"status":{"phase":"Running"}}`))
+		}},
+		{"patch pod status badly", func(a nodeAPI, _ []any) (any, error) {
+			return a.pods.PatchPodStatus(ctx, "default", "static-node-1", []byte(`{"status":{"phase":"Bogus"}}`))
+		}},
+		{"token of a missing service account", func(a nodeAPI, _ []any) (any, error) {
+			return a.tokens.CreateToken(ctx, "default", "nobody", &authenticationv1.TokenRequest{})
+		}},
+		{"delete pod of another UID", func(a nodeAPI, _ []any) (any, error) {
+			return nil, a.pods.DeletePod(ctx, "default", "static-node-1", types.UID("other"))
+		}},
+		{"delete mirror pod", func(a nodeAPI, _ []any) (any, error) {
+			return nil, a.mirror.DeletePod(ctx, "default", "static-node-1", metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		}},
+		{"delete missing pod", func(a nodeAPI, _ []any) (any, error) {
+			return nil, a.pods.DeletePod(ctx, "default", "static-node-1", types.UID("other"))
+		}},
+	}
+	wire, direct := newSide(false), newSide(true)
+	for _, down := range []bool{false, true} {
+		if down {
+			wire.link.CutUntil(vclock.Epoch.Add(24 * time.Hour))
+			direct.link.CutUntil(vclock.Epoch.Add(24 * time.Hour))
+		}
+		var wirePrev, directPrev []any
+		for _, step := range steps {
+			name := step.name
+			if down {
+				name += " (link down)"
+			}
+			wireGot, wireErr := step.do(wire.api, wirePrev)
+			directGot, directErr := step.do(direct.api, directPrev)
+			wirePrev, directPrev = append(wirePrev, wireGot), append(directPrev, directGot)
+			if diff := cmp.Diff(wireGot, directGot); diff != "" {
+				t.Errorf("%s: answer (-wire +direct):\n%s", name, diff)
+			}
+			if down && wireErr == nil {
+				t.Errorf("%s: no error with the link down", name)
+			}
+			if (wireErr == nil) != (directErr == nil) {
+				t.Fatalf("%s: error = %v over the wire, %v in process", name, wireErr, directErr)
+			}
+			if wireErr == nil {
+				continue
+			}
+			if wireErr.Error() != directErr.Error() || apierrors.ReasonForError(wireErr) != apierrors.ReasonForError(directErr) {
+				t.Errorf("%s: error = %q (%s) over the wire, %q (%s) in process", name,
+					wireErr, apierrors.ReasonForError(wireErr), directErr, apierrors.ReasonForError(directErr))
+			}
+		}
+		wire.clk.Advance(time.Second)
+		direct.clk.Advance(time.Second)
+	}
+}
