@@ -127,6 +127,10 @@ type Manager struct {
 	changedAt time.Time
 	// hasAddedPods is set once the sources were all seen at a populator pass.
 	hasAddedPods bool
+	// failing counts the desired volumes whose last try failed (failedAt set): NextWake, which
+	// a stepping driver asks after every pass, walks the volumes for their back-offs only when
+	// there is one.
+	failing int
 }
 
 // podVolumes is one pod of the desired state: the volumes its containers use, in spec order.
@@ -209,6 +213,9 @@ func (m *Manager) NextWake() (time.Time, bool) {
 	}
 	if !m.changedAt.IsZero() {
 		earlier(m.tickAfter(m.changedAt))
+	}
+	if m.failing == 0 {
+		return at, !at.IsZero()
 	}
 	for _, uid := range m.order {
 		for _, v := range m.desired[uid].volumes {

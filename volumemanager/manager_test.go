@@ -351,3 +351,48 @@ func TestNewOptions(t *testing.T) {
 		t.Errorf("NewTokenManager(TokenOptions{}) = %v", err)
 	}
 }
+
+// TestNextWakeFollowsTheFailedVolumes checks the back-off wake through a pod's life: none
+// before a failure, the retry after one, none once the retry mounted the volume or once the
+// pod whose volume kept failing is gone (NextWake looks at the volumes' back-offs only while
+// one has failed).
+func TestNextWakeFollowsTheFailedVolumes(t *testing.T) {
+	w := newWorld()
+	m := newManager(t, w)
+	pass := func(at time.Duration) {
+		w.clk.Set(vclock.Epoch.Add(at))
+		m.Advance()
+	}
+	wake := func() time.Duration {
+		at, ok := m.NextWake()
+		if !ok {
+			return 0
+		}
+		return at.Sub(vclock.Epoch)
+	}
+	if got := wake(); got != 0 {
+		t.Fatalf("NextWake() with no pod = %v, want none", got)
+	}
+	a, b := secretPod("a"), secretPod("b")
+	w.pods = append(w.pods, a, b)
+	m.PodsChanged()
+	pass(100 * time.Millisecond) // both fail: the secret is missing
+	if got, want := wake(), 700*time.Millisecond; got != want {
+		t.Fatalf("NextWake() after the failures = %v, want the retry's pass %v", got, want)
+	}
+	w.secrets["ns/db"] = &v1.Secret{}
+	w.terminated[b.UID] = true // b goes before its retry; a's retry mounts
+	w.changes++
+	pass(700 * time.Millisecond)
+	if got := wake(); got != 0 {
+		t.Errorf("NextWake() once a mounted and b was removed = %v, want none", got)
+	}
+	delete(w.secrets, "ns/db")
+	c := secretPod("c")
+	w.pods = append(w.pods, c)
+	m.PodsChanged()
+	pass(800 * time.Millisecond)
+	if got, want := wake(), 1400*time.Millisecond; got != want {
+		t.Errorf("NextWake() after a new pod's failure = %v, want %v", got, want)
+	}
+}

@@ -69,6 +69,11 @@ func (m *Manager) removeDeletedPods() {
 			kept = append(kept, uid)
 			continue
 		}
+		for _, v := range m.desired[uid].volumes {
+			if !v.failedAt.IsZero() {
+				m.failing--
+			}
+		}
 		delete(m.desired, uid)
 		delete(m.errors, uid)
 	}

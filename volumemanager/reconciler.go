@@ -46,12 +46,18 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 		} else {
 			v.backoff = min(2*v.backoff, maxBackoff)
 		}
+		if v.failedAt.IsZero() {
+			m.failing++
+		}
 		v.failedAt = now
 		if m.opts.Recorder != nil {
 			// GenerateError's simple message, which the event carries.
 			m.opts.Recorder.Event(pod, v1.EventTypeWarning, events.FailedMountVolume, "MountVolume.SetUp failed for volume \""+v.name+"\" : "+err.Error())
 		}
 		return
+	}
+	if !v.failedAt.IsZero() {
+		m.failing--
 	}
 	v.failedAt, v.backoff, v.remount = time.Time{}, 0, false
 	if remount {

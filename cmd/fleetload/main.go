@@ -19,7 +19,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -102,38 +104,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	wg.Wait()
 	res.created, res.failed = time.Since(start), failed.Load()
 	fmt.Fprintf(out, "created %d pods in %v (%d failed)\n", total, res.created.Round(time.Millisecond), res.failed)
-	for {
-		nl, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return res, err
-		}
-		ready := 0
-		for _, n := range nl.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-		pl, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return res, err
-		}
-		running := 0
-		for _, p := range pl.Items {
-			if p.Status.Phase == v1.PodRunning {
-				running++
-			}
-		}
+	if err := waitAll(ctx, client, cfg, total, func(ready, running int) {
 		fmt.Fprintf(out, "%6.1fs nodes ready %d/%d, pods running %d/%d, rss %s\n", time.Since(start).Seconds(), ready, cfg.nodes, running, total, rss(cfg.pid))
-		if ready == cfg.nodes && running == total {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
+	}); err != nil {
+		return res, err
 	}
 	res.running = time.Since(start)
 	fmt.Fprintf(out, "all Ready and Running %v after the first create\n", res.running.Round(time.Millisecond))
@@ -148,6 +122,112 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	res.rssKB, res.peakRSSKB = statusKB(cfg.pid, "VmRSS:"), statusKB(cfg.pid, "VmHWM:")
 	fmt.Fprintf(out, "steady state: %.3f cores over %v, rss %s, peak rss %d kB\n", res.steadyCores, cfg.steady, rss(cfg.pid), res.peakRSSKB)
 	return res, nil
+}
+
+// waitAll returns once cfg.nodes nodes are Ready and total pods of the default namespace
+// Running, calling progress with both counts every 2 s. It watches nodes and pods (one list, then
+// their changes) instead of listing them again and again: a list of 30,000 pods every 2 s cost
+// the simulator's API server more than its kubelets' own writes. The watches end when it returns,
+// so that the steady state measured after it is the simulator's alone.
+func waitAll(ctx context.Context, client kubernetes.Interface, cfg config, total int, progress func(ready, running int)) error {
+	var t tally
+	t.ready, t.running = map[string]bool{}, map[string]bool{}
+	nodes := informers.NewSharedInformerFactory(client, 0)
+	pods := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
+	if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(t.handler(t.ready, func(obj any) (string, bool) {
+		n, ok := obj.(*v1.Node)
+		if !ok {
+			return "", false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return n.Name, c.Status == v1.ConditionTrue
+			}
+		}
+		return n.Name, false
+	})); err != nil {
+		return err
+	}
+	if _, err := pods.Core().V1().Pods().Informer().AddEventHandler(t.handler(t.running, func(obj any) (string, bool) {
+		p, ok := obj.(*v1.Pod)
+		if !ok {
+			return "", false
+		}
+		return p.Name, p.Status.Phase == v1.PodRunning
+	})); err != nil {
+		return err
+	}
+	stop := make(chan struct{})
+	defer func() {
+		close(stop)
+		nodes.Shutdown()
+		pods.Shutdown()
+	}()
+	nodes.Start(stop)
+	pods.Start(stop)
+	for {
+		ready, running := t.counts()
+		progress(ready, running)
+		if ready == cfg.nodes && running == total {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// tally counts the nodes that are Ready and the pods that are Running, as the watches see them.
+type tally struct {
+	mu             sync.Mutex
+	ready, running map[string]bool // by name: true while Ready (Running)
+}
+
+// handler keeps set up to date with the watched objects: is reports an object's name and whether
+// it counts (Ready, Running); an object it cannot read (an empty name) is left out.
+func (t *tally) handler(set map[string]bool, is func(obj any) (string, bool)) cache.ResourceEventHandler {
+	put := func(obj any) {
+		name, ok := is(obj)
+		if name == "" {
+			return
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		set[name] = ok
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { put(obj) },
+		UpdateFunc: func(_, obj any) { put(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if name, _ := is(obj); name != "" {
+				t.mu.Lock()
+				defer t.mu.Unlock()
+				delete(set, name)
+			}
+		},
+	}
+}
+
+// counts returns how many nodes are Ready and how many pods Running.
+func (t *tally) counts() (ready, running int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ok := range t.ready {
+		if ok {
+			ready++
+		}
+	}
+	for _, ok := range t.running {
+		if ok {
+			running++
+		}
+	}
+	return ready, running
 }
 
 // cpuSeconds is the process's user+system CPU time.

@@ -46,6 +46,10 @@ type bucket struct {
 	historyBytes int64
 	// expiry lists the writes of a resource whose objects expire (events); nil for the others.
 	expiry *expiryQueue
+	// changed wakes the watches of this resource at its next write. One per resource, not one
+	// for the store: a fleet's thousands of Service, ConfigMap and Node watches are not all
+	// woken, each to take the store's lock and find nothing, by every pod write.
+	changed *broadcaster
 }
 
 // store is the object store shared by all handlers. Unlike the project's other cores, which one
@@ -63,7 +67,6 @@ type store struct {
 	rv      uint64
 	rand    *rand.Rand
 	buckets map[string]*bucket
-	changed *broadcaster
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
 }
@@ -79,13 +82,13 @@ type storeOptions struct {
 func newStore(o storeOptions) *store {
 	st := &store{
 		historySize: o.historySize, historyBytes: o.historyBytes, now: o.now, rand: o.rand,
-		resources: resources(), buckets: map[string]*bucket{}, changed: newBroadcaster(),
+		resources: resources(), buckets: map[string]*bucket{},
 	}
 	for _, res := range st.resources {
 		if res.view {
 			continue // its objects live in another resource's bucket
 		}
-		b := &bucket{objects: map[string]*entry{}}
+		b := &bucket{objects: map[string]*entry{}, changed: newBroadcaster()}
 		if res.name == "events" {
 			b.expiry = &expiryQueue{ttl: EventTTL}
 		}
@@ -138,7 +141,7 @@ func (st *store) list(res *resource, namespace string) []*entry {
 }
 
 // commit stores obj (or removes it for watch.Deleted) under a new resource version, records the
-// watch event and wakes every waiting watch. obj must be a fresh copy the caller gives away. The
+// watch event and wakes the watches of res. obj must be a fresh copy the caller gives away. The
 // caller holds mu.
 func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, prev *entry) (*entry, error) {
 	m := mustMeta(obj)
@@ -182,12 +185,12 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 		b.dropOldest()
 	}
 	b.trimHistory(st.historyBytes)
-	st.changed.fire()
+	b.changed.fire()
 	return e, nil
 }
 
 // since returns the events of res newer than rv, at most max of them, and the channel that is
-// closed at the next write. expired reports that events after rv were already dropped; closed
+// closed at res's next write. expired reports that events after rv were already dropped; closed
 // reports that CloseWatches was called after the watch started in epoch.
 func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []event, expired, closed bool, next <-chan struct{}) {
 	st.mu.Lock()
@@ -202,13 +205,15 @@ func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []e
 	i := sort.Search(len(b.history), func(i int) bool { return b.history[i].rv > rv })
 	j := min(len(b.history), i+max)
 	evs = append([]event(nil), b.history[i:j]...)
-	return evs, false, false, st.changed.wait()
+	return evs, false, false, b.changed.wait()
 }
 
 // closeWatches ends every open watch at its next read. The caller holds mu.
 func (st *store) closeWatches() {
 	st.epoch++
-	st.changed.fire()
+	for _, b := range st.buckets {
+		b.changed.fire()
+	}
 }
 
 // newUID returns a random RFC 4122 version 4 UUID drawn from the store's source. The caller

@@ -22,6 +22,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 	case change:
 		a.apply(ctx, e, n)
 	}
+	e.reachStep(st, n)
 	for _, ev := range e.rec.EventsSince(mark) {
 		if ev.Component == trace.Scenario {
 			e.result.StepSeqs[i] = ev.Seq
@@ -40,4 +41,24 @@ func (e *engine) apply(ctx context.Context, i int) {
 // are expectEvents or expectNoEvents at the same instant.
 func sameCheck(a, b *Step) bool {
 	return a.checksEvents() && b.checksEvents() && a.At == b.At
+}
+
+// reachStep tells the schedule which nodes step st, played on n, reached: they are settled at
+// this instant whether or not they are due. A check and a write to the API server reach n, the
+// node they name (what the write does to other nodes' pods reaches those through the shared
+// watch); any other change (a file, the runtime, the link, a plugin, the kubelet process, the
+// probes' script every node shares) reaches every node, as a scenario step is rare beside the
+// instants the kubelets wake at.
+func (e *engine) reachStep(st *Step, n *node) {
+	switch st.act.(type) {
+	case expectation, *APICreatePod, *APIUpdatePod, *APIUpdatePodStatus, *APIDeletePod, *APIDeleteMirrorPod,
+		*APICreateNamespace, *APIDeleteNamespace, *APICreateObject, *APIDeleteNode, *APIPatchNode, *APIPatchPod,
+		*APIResizePod:
+		e.sched.reach(n.index)
+	default:
+		for i := range e.nodes {
+			e.sched.reach(i)
+		}
+	}
+	e.routed()
 }

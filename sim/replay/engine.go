@@ -69,6 +69,12 @@ type engine struct {
 	// nodes are the simulated nodes, in the scenario's order. What works on one node takes it
 	// as an argument; what works on every node loops over them.
 	nodes []*node
+	// sched is which nodes an instant settles: those due and those something reached.
+	sched *schedule
+	// byName is each node's index in nodes.
+	byName map[string]int
+	// scanned is how many trace events distribute has handed to the nodes' checks.
+	scanned int
 
 	window int // index of the first trace event the next expectEvent looks at
 	result Result
@@ -139,6 +145,13 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 		e.nodes = append(e.nodes, n)
 	}
+	e.sched = newSchedule(len(e.nodes))
+	e.byName = make(map[string]int, len(e.nodes))
+	for i, n := range e.nodes {
+		e.byName[n.name] = i
+		// Every kubelet's start-up is due at the first instant.
+		e.sched.reach(i)
+	}
 	if len(s.Controllers) > 0 || len(s.PeerNodes) > 0 {
 		// The peers' addresses follow the simulated nodes'.
 		if err := e.cluster.StartControlPlane(s.Controllers, s.PeerNodes, 10+len(e.nodes), e.seed); err != nil {
@@ -178,12 +191,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 		if next == len(e.s.Steps) {
 			break
 		}
-		wake := vclock.Epoch.Add(e.s.Steps[next].At.Duration)
-		for _, t := range e.wakes() {
-			if t.Before(wake) {
-				wake = t
-			}
-		}
+		wake := e.earliestWake(vclock.Epoch.Add(e.s.Steps[next].At.Duration))
 		if until > 0 && wake.After(vclock.Epoch.Add(until)) {
 			e.clk.Set(vclock.Epoch.Add(until))
 			if err := e.settle(ctx); err != nil {
@@ -205,10 +213,7 @@ func (e *engine) run(ctx context.Context, until time.Duration) error {
 // invariants have seen, unless the next step, an expectEvent, still looks at them. They have
 // already gone to Out; only what a long replay holds in memory changes.
 func (e *engine) forget(next int) {
-	keep := e.rec.Len()
-	for _, n := range e.nodes {
-		keep = min(keep, n.inv.traced)
-	}
+	keep := min(e.rec.Len(), e.scanned)
 	if e.s.Steps[next].checksEvents() {
 		keep = min(keep, e.window)
 	}
@@ -223,61 +228,111 @@ func (e *engine) interrupted(ctx context.Context) error {
 	return nil
 }
 
-// wakes lists when each component next wants attention.
-func (e *engine) wakes() []time.Time {
-	var out []time.Time
+// earliestWake returns the earliest of step, the next step's instant, and every component's
+// next wake: the controllers', the peers' and the nodes' (the schedule's heap, not a look at
+// every node).
+func (e *engine) earliestWake(step time.Time) time.Time {
+	wake := step
 	if e.cluster != nil {
-		out = e.cluster.Wakes()
+		for _, t := range e.cluster.Wakes() {
+			if t.Before(wake) {
+				wake = t
+			}
+		}
 	}
-	for _, n := range e.nodes {
-		out = append(out, n.wakes()...)
+	if t, ok := e.sched.earliest(); ok && t.Before(wake) {
+		wake = t
 	}
-	return out
+	return wake
 }
 
 // settle runs everything due at the current instant until nothing is left, in the fixed order
 // of docs/design/002-replay.md: sources, PodConfig, the sync loop, and the API echo of what the
-// sync loop wrote. The first pass settles every node: a step may have changed any node's world,
-// and a component may have crossed a threshold that only its pass notices (the PLEG's health).
-// The passes after it settle only the nodes with something due (kubelet.Due), which after the
-// first are those another node's API writes reached: in a fleet, a few.
+// sync loop wrote. Each pass goes over the nodes in the scenario's order, but settles only those
+// the schedule names: in the first pass, the nodes whose wake has come and those a step reached;
+// in each pass, the nodes another node's or the controllers' pod writes reached; in the passes
+// after the first, the nodes still due after their last Settle (kubelet.Due). A node that is not
+// due and that nothing reached is left alone: in a fleet, most nodes at most instants.
 func (e *engine) settle(ctx context.Context) error {
+	s := e.sched
+	now := e.clk.Now()
+	s.begin(now)
+	var settled []int // the nodes settled in the pass, whose sync loop may want another
 	for spins := 0; ; spins++ {
 		// The same bound as every driver of the sync loop: a component that keeps asking to be
 		// woken "now" is a bug, and a hang would hide it.
 		if spins == syncloop.MaxAdvancesPerInstant {
 			return fmt.Errorf("replay at %v: %w", e.clk.Since(vclock.Epoch), syncloop.ErrLivelock)
 		}
-		now := e.clk.Now()
-		// Each node in the scenario's order; a node's writes reach the others' watches in the
-		// same pass or the next.
-		// A stopped node does nothing: only the world outside its kubelet moves.
+		// A node's writes reach the nodes after it in the same pass, those before it in the
+		// next.
 		progressed := false
-		for _, n := range e.nodes {
+		settled = settled[:0]
+		s.pass()
+		for {
+			i, ok := s.take()
+			if !ok {
+				break
+			}
+			n := e.nodes[i]
 			var did bool
 			switch {
 			case n.stopped:
+				// A stopped node does nothing: only the world outside its kubelet moves.
 				did = n.advanceStoppedRuntime(now)
+				if t, ok := n.kubelet.Runtime.NextWake(); ok && !t.After(now) {
+					s.again(i)
+				}
 			case spins == 0 || n.kubelet.Due():
 				did = e.settleNode(ctx, n)
+				settled = append(settled, i)
+				e.routed()
+				if n.kubelet.Due() {
+					s.again(i)
+				}
 			}
 			progressed = progressed || did
 		}
 		if e.cluster != nil && e.cluster.Advance(ctx) {
 			progressed = true
 		}
-		if progressed || slices.ContainsFunc(e.nodes, func(n *node) bool { return n.loopDue(now) }) {
+		e.routed()
+		if progressed || slices.ContainsFunc(settled, func(i int) bool { return e.nodes[i].loopDue(now) }) {
 			continue
 		}
-		// Every instant ends settled; that is when the components must agree.
+		// Every instant ends settled; that is when the components must agree. A node that
+		// traced nothing is as it was at its last check, unless a grace runs out.
+		e.distribute()
 		var errs []error
 		for _, n := range e.nodes {
+			if !n.inv.needsCheck() {
+				continue
+			}
 			if err := e.checkInvariants(n, e.step); err != nil {
 				errs = append(errs, e.onNode(n, err))
 			}
 		}
+		s.end(e.nodeWake)
 		return errors.Join(errs...)
 	}
+}
+
+// routed tells the schedule which nodes the shared pod watch queued a change for since it last
+// asked: their kubelets have a watch event to handle.
+func (e *engine) routed() {
+	if e.cluster == nil {
+		return
+	}
+	for _, name := range e.cluster.Reached() {
+		if i, ok := e.byName[name]; ok {
+			e.sched.reach(i)
+		}
+	}
+}
+
+// nodeWake is node i's next wake, for the schedule.
+func (e *engine) nodeWake(i int) time.Time {
+	return e.nodes[i].nextWake()
 }
 
 // stepEvent traces a scenario step, so the trace shows what the world did to the kubelet.

@@ -27,8 +27,10 @@ type invariants struct {
 	// restarts is the highest restart count seen per pod UID and container name, while the pod
 	// has a worker.
 	restarts map[types.UID]map[string]int32
-	// traced is how many trace events the last check had seen.
-	traced int
+	// named holds the pods the node's trace events named since its last check, and traced
+	// whether it traced anything since (engine.distribute).
+	named  sets.Set[types.UID]
+	traced bool
 	// undesiredSince is when each worker in sync was first seen without its pod in the pod
 	// manager, once every source had been seen.
 	undesiredSince map[types.UID]time.Time
@@ -40,6 +42,7 @@ type invariants struct {
 func newInvariants() *invariants {
 	return &invariants{
 		restarts:       map[types.UID]map[string]int32{},
+		named:          sets.New[types.UID](),
 		undesiredSince: map[types.UID]time.Time{},
 		orphanSince:    map[string]time.Time{},
 	}
@@ -65,17 +68,15 @@ func (e *engine) checkInvariants(n *node, step int) error {
 	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
 
 	// A restart count changes only in a sync, which traces the pod's UID: check the pods the
-	// trace named since the last check, not every pod at every instant.
-	named := sets.New[types.UID]()
-	for _, ev := range e.rec.EventsSince(n.inv.traced) {
-		if ev.UID != "" {
-			named.Insert(types.UID(ev.UID))
+	// node's trace named since the last check, not every pod at every instant.
+	e.distribute()
+	if len(n.inv.named) > 0 {
+		for _, uid := range sets.List(n.inv.named) {
+			errs = append(errs, n.inv.checkRestarts(uid, n))
 		}
+		clear(n.inv.named)
 	}
-	n.inv.traced = e.rec.Len()
-	for _, uid := range sets.List(named) {
-		errs = append(errs, n.inv.checkRestarts(uid, n))
-	}
+	n.inv.traced = false
 	for uid := range n.inv.restarts {
 		if _, ok := states[uid]; !ok {
 			delete(n.inv.restarts, uid)
@@ -134,6 +135,39 @@ func (e *engine) checkInvariants(n *node, step int) error {
 		return fmt.Errorf("at %v, %s: %w: %w", e.clk.Since(vclock.Epoch), where, ErrInvariant, err)
 	}
 	return nil
+}
+
+// distribute hands each node the pods its trace events named since the last call: one look at
+// each event, whatever the number of nodes. With several nodes an event is a node's when it
+// carries the node's name, as everything its kubelet traces does; the API server's and the
+// scenario's events name no node, and a restart count changes only in a node's own sync.
+func (e *engine) distribute() {
+	if e.rec.Len() == e.scanned {
+		return
+	}
+	for _, ev := range e.rec.EventsSince(e.scanned) {
+		i := 0
+		if len(e.nodes) > 1 {
+			var ok bool
+			if i, ok = e.byName[ev.Node]; !ok {
+				continue
+			}
+		}
+		inv := e.nodes[i].inv
+		inv.traced = true
+		if ev.UID != "" {
+			inv.named.Insert(types.UID(ev.UID))
+		}
+	}
+	e.scanned = e.rec.Len()
+}
+
+// needsCheck reports whether the node's invariants can have changed since its last check: when
+// it traced something (what changes its pod manager, its workers or a pod's status is traced), or
+// when a grace for a state housekeeping repairs is running, which time alone can run out. A node
+// that settled and traced nothing, as most of a fleet's nodes at most instants, is as it was.
+func (inv *invariants) needsCheck() bool {
+	return inv.traced || len(inv.undesiredSince) > 0 || len(inv.orphanSince) > 0
 }
 
 // checkRestarts fails when a container's restart count in the pod's status went down.

@@ -203,22 +203,19 @@ func durationOr(d *Duration, def time.Duration) time.Duration {
 	return d.Duration
 }
 
-// wakes lists when n next wants attention.
-func (n *node) wakes() []time.Time {
+// nextWake returns when n next wants attention; the zero time if never.
+func (n *node) nextWake() time.Time {
 	if n.stopped {
 		// The kubelet is frozen, its containers are not: the runtime's exits go on.
-		if t, ok := n.kubelet.Runtime.NextWake(); ok {
-			return []time.Time{t}
-		}
-		return nil
+		t, _ := n.kubelet.Runtime.NextWake()
+		return t
 	}
 	t, _ := n.kubelet.NextWake()
-	out := []time.Time{t}
-	if n.link != nil && n.link.Down() {
+	if n.link != nil && n.link.Down() && n.link.Until().Before(t) {
 		// The reflector's watch comes back when the API server does.
-		out = append(out, n.link.Until())
+		t = n.link.Until()
 	}
-	return out
+	return t
 }
 
 // loopDue reports whether n's sync loop runs and wants to run at or before now.

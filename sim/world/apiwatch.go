@@ -154,6 +154,9 @@ type PodRouter struct {
 	// drained them. The pods are the server's stored objects, which no write changes; the api
 	// source copies what it keeps.
 	queues map[string][]fakeapiserver.PodEvent
+	// reached lists the nodes whose queue went from empty to not since Reached last looked: the
+	// nodes a stepping driver must settle, whose watch now has something for their kubelet.
+	reached []string
 }
 
 // NewPodRouter returns the shared watch of server's pods, reading from its current version.
@@ -174,6 +177,16 @@ func (r *PodRouter) attach(node string) {
 	r.queues[node] = r.queues[node][:0]
 }
 
+// Reached catches the shared watch up and returns the nodes it queued a pod change for since the
+// last call, each once, in the order their first change came; the slice is r's until the next
+// call. A node's queue that was not empty already is not named again: its driver was told.
+func (r *PodRouter) Reached() []string {
+	r.advance()
+	out := r.reached
+	r.reached = r.reached[:0]
+	return out
+}
+
 // advance routes every pod change since the cursor to the queues. A history compacted past the
 // cursor is caught up without routing: each watch then finds its own version expired and relists.
 func (r *PodRouter) advance() {
@@ -182,7 +195,11 @@ func (r *PodRouter) advance() {
 	}
 	want := func(node string) bool { _, ok := r.queues[node]; return ok }
 	next, err := r.server.RoutePodEventsSince(r.rv, want, func(node string, ev fakeapiserver.PodEvent) {
-		r.queues[node] = append(r.queues[node], ev)
+		q := r.queues[node]
+		if len(q) == 0 {
+			r.reached = append(r.reached, node)
+		}
+		r.queues[node] = append(q, ev)
 	})
 	if err != nil {
 		next = r.server.ResourceVersion()

@@ -116,3 +116,58 @@ func summarize(us []podconfig.Update) [][]string {
 	}
 	return out
 }
+
+// TestRouterReachedNamesEachNodeOnce checks that the shared watch tells its driver which nodes
+// it queued a pod change for: each once while its queue is not drained, none for a pod bound to a
+// node without a watch, and the node again once its watch drained the queue and a change came.
+func TestRouterReachedNamesEachNodeOnce(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	nop := trace.Func(func(trace.Event) {})
+	c, err := NewCluster(clk, nop, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pods := c.Client().CoreV1().Pods("default")
+	create := func(name, node string) {
+		t.Helper()
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	if got := c.Reached(); got != nil {
+		t.Fatalf("Reached() before any watch = %v, want nil", got)
+	}
+	src, err := sources.NewAPI(sources.APIOptions{Tracer: nop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watches := map[string]*APIWatch{}
+	for _, name := range []string{"node-a", "node-b"} {
+		watches[name] = c.APIWatch(name, nil)
+		watches[name].List(src)
+	}
+	reached := func() []string { return append([]string(nil), c.Reached()...) }
+
+	create("a1", "node-b")
+	create("a2", "node-a")
+	create("a3", "node-b")
+	create("a4", "node-c") // no watch
+	if diff := cmp.Diff([]string{"node-b", "node-a"}, reached()); diff != "" {
+		t.Errorf("Reached() after creates (-want +got):\n%s", diff)
+	}
+	if got := reached(); len(got) != 0 {
+		t.Errorf("Reached() again = %v, want none", got)
+	}
+	create("a5", "node-b") // node-b's queue was not drained: it was told already
+	if got := reached(); len(got) != 0 {
+		t.Errorf("Reached() with node-b's queue not drained = %v, want none", got)
+	}
+	watches["node-b"].Pump(src)
+	create("a6", "node-b")
+	if diff := cmp.Diff([]string{"node-b"}, reached()); diff != "" {
+		t.Errorf("Reached() after node-b drained its queue (-want +got):\n%s", diff)
+	}
+}

@@ -93,6 +93,15 @@ func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
 	return c.router.Watch(node, link)
 }
 
+// Reached returns the nodes the shared pod watch queued a pod change for since the last call
+// (PodRouter.Reached); nil before any node watches.
+func (c *Cluster) Reached() []string {
+	if c.router == nil {
+		return nil
+	}
+	return c.router.Reached()
+}
+
 // KubeletEvents records a kubelet's Kubernetes events in the API server, synchronously, on the
 // virtual clock, in process (writes.go).
 func (c *Cluster) KubeletEvents(node string) (record.EventRecorder, error) {
