@@ -80,10 +80,17 @@ func TestRunRegistersOverGRPC(t *testing.T) {
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
 	wg.Add(2)
-	go func() { defer wg.Done(); _ = pluginwatcher.Run(ctx, w, r.Lock, ready) }()
+	// A watcher that cannot start (no inotify instance left on a shared machine) never closes
+	// ready: its error ends the test instead of a wait with no end.
+	watchErr := make(chan error, 1)
+	go func() { defer wg.Done(); watchErr <- pluginwatcher.Run(ctx, w, r.Lock, ready) }()
 	go func() { defer wg.Done(); _ = r.Run(ctx) }()
 	defer func() { cancel(); wg.Wait() }()
-	<-ready
+	select {
+	case <-ready:
+	case err := <-watchErr:
+		t.Fatalf("plugin watcher did not start: %v", err)
+	}
 
 	for _, sub := range []string{"", "depth1"} {
 		d := filepath.Join(dir, sub)
