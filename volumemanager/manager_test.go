@@ -382,7 +382,7 @@ func TestNextWakeFollowsTheFailedVolumes(t *testing.T) {
 	}
 	w.secrets["ns/db"] = &v1.Secret{}
 	w.terminated[b.UID] = true // b goes before its retry; a's retry mounts
-	w.changes++
+	m.PodsChanged()
 	pass(700 * time.Millisecond)
 	if got := wake(); got != 0 {
 		t.Errorf("NextWake() once a mounted and b was removed = %v, want none", got)
