@@ -57,7 +57,16 @@ type checkpointContainer struct {
 // Checkpoint returns the runtime's state as of the clock's instant, encoded. The same state
 // gives the same bytes.
 func (r *Runtime) Checkpoint() ([]byte, error) {
+	data, _, err := r.VersionedCheckpoint()
+	return data, err
+}
+
+// VersionedCheckpoint is Checkpoint with the StateVersion of the state it encoded, both read at
+// one instant: a caller that read them apart on a moving clock could count as saved an effect
+// that fell due between the two reads and is not in the bytes.
+func (r *Runtime) VersionedCheckpoint() ([]byte, uint64, error) {
 	r.applyDue(r.clock.Now())
+	version := r.state
 	cp := checkpoint{Version: checkpointVersion, LastContainer: r.lastContainer, LastSandbox: r.lastSandbox,
 		Images: r.images, Pods: []checkpointPod{}}
 	for _, uid := range slices.Sorted(maps.Keys(r.pods)) {
@@ -74,9 +83,9 @@ func (r *Runtime) Checkpoint() ([]byte, error) {
 	}
 	data, err := json.Marshal(cp)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint runtime: %w", err)
+		return nil, version, fmt.Errorf("checkpoint runtime: %w", err)
 	}
-	return data, nil
+	return data, version, nil
 }
 
 // Restore replaces the state of a Runtime that holds no pods with the checkpoint data. A

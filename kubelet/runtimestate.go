@@ -71,8 +71,7 @@ func (k *runtimeKeeper) save(ctx context.Context, force bool) {
 	if k.saved && k.rt.StateVersion() == k.version {
 		return
 	}
-	data, err := k.rt.Checkpoint()
-	version := k.rt.StateVersion()
+	data, version, err := k.rt.VersionedCheckpoint()
 	if err == nil && bytes.Equal(data, k.last) {
 		k.version, k.saved = version, true
 		return

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,54 @@ func TestRuntimeKeeperFollowsChanges(t *testing.T) {
 	k.save(ctx, false)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("a save of an unchanged state wrote the file (%v)", err)
+	}
+}
+
+// tickingClock moves on by a millisecond at every reading, as the real clock moves while the
+// keeper encodes: an effect can fall due between two of the keeper's readings.
+type tickingClock struct{ now time.Time }
+
+func (c *tickingClock) Now() time.Time {
+	c.now = c.now.Add(time.Millisecond)
+	return c.now
+}
+
+func (c *tickingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// TestRuntimeKeeperSavesWhatFellDueWhileSaving: a container start that falls due while a save
+// reads the runtime is in the file by the next save, whatever reading it fell due at.
+func TestRuntimeKeeperSavesWhatFellDueWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	for offset := range 12 {
+		t.Run(fmt.Sprintf("%dms", offset), func(t *testing.T) {
+			clk := &tickingClock{now: vclock.Epoch}
+			rt, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Tracer: trace.Discard,
+				Latencies: fakeruntime.Latencies{ContainerStart: 10 * time.Millisecond}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Image: "busybox"}}}}
+			if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "state.json")
+			k := &runtimeKeeper{path: path, rt: rt, clock: clk}
+			clk.now = clk.now.Add(time.Duration(offset) * time.Millisecond)
+			k.save(ctx, true)
+			clk.now = clk.now.Add(time.Hour)
+			k.save(ctx, true)
+			saved, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := rt.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(saved) != string(want) {
+				t.Errorf("file after a later save:\n%s\nwant the runtime's state:\n%s", saved, want)
+			}
+		})
 	}
 }
