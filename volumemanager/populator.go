@@ -76,6 +76,12 @@ func (m *Manager) removeDeletedPods() {
 		}
 		delete(m.desired, uid)
 		delete(m.errors, uid)
+		if m.opts.Tokens != nil {
+			// A pod whose projected volume never got mounted has no teardown to forget its
+			// tokens in: its requests in flight and failed answers go with it here (a mounted
+			// one's teardown forgets them again, which is harmless).
+			m.opts.Tokens.DeleteServiceAccountToken(uid)
+		}
 	}
 	clear(m.order[len(kept):])
 	m.order = kept

@@ -36,7 +36,11 @@ func (m *Manager) reconcile(now time.Time) {
 // mountVolume is the operation executor's MountVolume: SetUp, then the volume is mounted, or the
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
-	if err := m.setUp(pod, v); err != nil {
+	err := m.setUp(pod, v)
+	if t, ok := m.opts.Tokens.(*TokenManager); ok {
+		t.endSetUp(errors.Is(err, errTokenPending))
+	}
+	if err != nil {
 		if errors.Is(err, errTokenPending) {
 			v.waiting = true
 			return

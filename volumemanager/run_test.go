@@ -31,6 +31,9 @@ func (g *gatedTokens) CreateToken(ctx context.Context, ns, name string, tr *auth
 	g.mu.Lock()
 	g.asked = append(g.asked, ns+"/"+name)
 	g.mu.Unlock()
+	if len(tr.Spec.Audiences) > 0 {
+		name = tr.Spec.Audiences[0] // an audience gates or breaks its request as an account does
+	}
 	switch name {
 	case "slow":
 		select {
@@ -251,6 +254,72 @@ func TestFailedTokenAnswerBesideTheOwner(t *testing.T) {
 	})
 }
 
+// TestFailureWhileAnotherTokenWaits: a projected volume with two tokens, whose first request
+// fails while the second hangs beside the owner, reports the first's failure once the second has
+// come back, in the FailedMount event a SetUp that asked for them one after the other gives.
+func TestFailureWhileAnotherTokenWaits(t *testing.T) {
+	pod := accountPod("a", "default")
+	pod.Spec.Volumes[2].Projected.Sources = []v1.VolumeProjection{
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Audience: "broken", Path: "broken", ExpirationSeconds: ptrInt64(3607)}},
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Audience: "slow", Path: "slow", ExpirationSeconds: ptrInt64(3607)}},
+	}
+	// At once: both requests are made in the pass, the slow one answering at once.
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	open := make(chan struct{})
+	close(open)
+	tokens, err := NewTokenManager(TokenOptions{Clock: w.clk, Tracer: w, Client: &gatedTokens{gate: open}, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Clock: w.clk, Tracer: w, Pods: w, States: w, Recorder: w, Secrets: w, ConfigMaps: w, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.pods = append(w.pods, pod)
+	m.PodsChanged()
+	at, _ := m.NextWake()
+	w.clk.Set(at)
+	m.Advance()
+	wantEvents := w.events
+	if len(wantEvents) == 0 {
+		t.Fatal("no FailedMount event at once")
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		r := newTokenRig(t, ctx, &wg)
+		r.do(ctx, func() {
+			r.w.pods = append(r.w.pods, pod)
+			r.m.PodsChanged()
+		})
+		r.pass(ctx)
+		synctest.Wait() // the broken request has failed, the slow one hangs
+		r.pass(ctx)
+		r.pass(ctx)
+		r.do(ctx, func() {
+			if len(r.w.events) != 0 {
+				t.Errorf("events while a token is still asked for: %v, want none", r.w.events)
+			}
+		})
+		close(r.client.gate)
+		synctest.Wait() // the slow answer is back: the waiting volume's SetUp completes
+		r.do(ctx, func() {
+			if diff := cmp.Diff(wantEvents, r.w.events); diff != "" {
+				t.Errorf("events beside the owner (-at once +beside):\n%s", diff)
+			}
+		})
+		// Each token was asked for once: the failure was kept while the other was in flight,
+		// not forgotten and asked for again.
+		if diff := cmp.Diff([]string{"ns/default", "ns/default"}, r.client.requests()); diff != "" {
+			t.Errorf("token requests (-want +got):\n%s", diff)
+		}
+		cancel()
+		wg.Wait()
+	})
+}
+
 // TestDeletedPodDropsItsAnswer: an answer that comes back after the pod's tokens were deleted is
 // not cached.
 func TestDeletedPodDropsItsAnswer(t *testing.T) {
@@ -280,4 +349,36 @@ func TestNewTokenRunnerMissingOptions(t *testing.T) {
 	if _, err := NewTokenRunner(TokenRunnerOptions{}); !errors.Is(err, minikubelet.ErrMissingOption) {
 		t.Errorf("NewTokenRunner(TokenRunnerOptions{}) = %v, want ErrMissingOption", err)
 	}
+}
+
+// TestRemovedWaitingPodForgetsItsAsk: a pod removed while its token request hangs, its volume
+// never mounted, leaves nothing of the request behind, and the late answer is not cached.
+func TestRemovedWaitingPodForgetsItsAsk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		r := newTokenRig(t, ctx, &wg)
+		pod := accountPod("a", "slow")
+		r.do(ctx, func() {
+			r.w.pods = append(r.w.pods, pod)
+			r.m.PodsChanged()
+		})
+		r.pass(ctx)
+		synctest.Wait() // the request hangs
+		r.do(ctx, func() {
+			r.w.terminated[pod.UID] = true
+			r.m.PodsChanged()
+		})
+		r.pass(ctx)
+		close(r.client.gate)
+		synctest.Wait()
+		r.do(ctx, func() {
+			tokens := r.m.opts.Tokens.(*TokenManager)
+			if n := len(tokens.cache) + len(tokens.inFlight) + len(tokens.failed); n != 0 {
+				t.Errorf("after the pod went: %d cached, %d in flight, %d failed, want none", len(tokens.cache), len(tokens.inFlight), len(tokens.failed))
+			}
+		})
+		cancel()
+		wg.Wait()
+	})
 }

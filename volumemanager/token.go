@@ -58,6 +58,11 @@ type TokenManager struct {
 	asks     []TokenAsk
 	inFlight map[string]types.UID
 	failed   map[string]tokenFailure
+	// served are the failures served during the SetUp under way: a SetUp that still waits for
+	// another of its tokens gives them back (endSetUp), so that they reach the FailedMount of
+	// the SetUp that completes, as the kubelet's SetUp, asking one token after the other,
+	// reports every failure it met.
+	served map[string]tokenFailure
 	// notify wakes the runner when an ask is queued.
 	notify func()
 }
@@ -131,6 +136,10 @@ func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authen
 	switch failed, answered := t.failed[key]; {
 	case answered:
 		delete(t.failed, key)
+		if t.served == nil {
+			t.served = map[string]tokenFailure{}
+		}
+		t.served[key] = failed
 		err = failed.err
 	case t.opts.Client == nil:
 		err = errNoClient
@@ -158,6 +167,17 @@ func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authen
 		return nil, fmt.Errorf("token %s expired and refresh failed: %w", key, err)
 	}
 	return cached, nil
+}
+
+// endSetUp ends a volume's SetUp: when it still waits for a token (pending), the failures it was
+// served go back to be served again once it can complete.
+func (t *TokenManager) endSetUp(pending bool) {
+	if pending {
+		for k, f := range t.served {
+			t.failed[k] = f
+		}
+	}
+	clear(t.served)
 }
 
 // takeAsks hands the runner the asks queued since it last took them.
