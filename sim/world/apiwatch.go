@@ -1,6 +1,9 @@
 package world
 
 import (
+	"maps"
+	"slices"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -103,7 +106,12 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 	if !w.routed() {
 		return nil
 	}
-	if w.server.PodHistoryExpired(w.rv) {
+	// The watch has seen every change before its queue's first event (a node that was not
+	// settled meanwhile did not move w.rv, but had nothing to see). A watch resumed from a
+	// version the history no longer holds gets 410 Gone and relists, as does every watch when
+	// the shared watch itself found its cursor compacted.
+	if r.expired[w.node] || w.server.PodHistoryExpired(max(w.rv, r.seen[w.node])) {
+		delete(r.expired, w.node)
 		return []podconfig.Update{w.relist(src)}
 	}
 	evs := r.queues[w.node]
@@ -120,7 +128,7 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 func (w *APIWatch) routed() bool {
 	r := w.router
 	r.advance()
-	if len(r.queues[w.node]) > 0 {
+	if len(r.queues[w.node]) > 0 || r.expired[w.node] {
 		return true
 	}
 	w.rv = r.rv
@@ -157,11 +165,18 @@ type PodRouter struct {
 	// reached lists the nodes whose queue went from empty to not since Reached last looked: the
 	// nodes a stepping driver must settle, whose watch now has something for their kubelet.
 	reached []string
+	// seen is, for each node whose queue is not empty, the version just before its first queued
+	// event: what its watch had seen when its queue started to fill.
+	seen map[string]uint64
+	// expired names the nodes whose queued events were lost to the shared watch's cursor being
+	// compacted: their watches relist.
+	expired map[string]bool
 }
 
 // NewPodRouter returns the shared watch of server's pods, reading from its current version.
 func NewPodRouter(server *fakeapiserver.Server) *PodRouter {
-	return &PodRouter{server: server, rv: server.ResourceVersion(), queues: map[string][]fakeapiserver.PodEvent{}}
+	return &PodRouter{server: server, rv: server.ResourceVersion(), queues: map[string][]fakeapiserver.PodEvent{},
+		seen: map[string]uint64{}, expired: map[string]bool{}}
 }
 
 // Watch returns node's watch over link (nil: always up), fed by r.
@@ -175,6 +190,8 @@ func (r *PodRouter) Watch(node string, link *Link) *APIWatch {
 func (r *PodRouter) attach(node string) {
 	r.advance()
 	r.queues[node] = r.queues[node][:0]
+	delete(r.seen, node)
+	delete(r.expired, node)
 }
 
 // Reached catches the shared watch up and returns the nodes it queued a pod change for since the
@@ -188,7 +205,8 @@ func (r *PodRouter) Reached() []string {
 }
 
 // advance routes every pod change since the cursor to the queues. A history compacted past the
-// cursor is caught up without routing: each watch then finds its own version expired and relists.
+// cursor is caught up without routing: every watch has lost events it cannot know of, so each is
+// marked to relist, and named to its driver.
 func (r *PodRouter) advance() {
 	if r.server.ResourceVersion() == r.rv {
 		return
@@ -198,11 +216,19 @@ func (r *PodRouter) advance() {
 		q := r.queues[node]
 		if len(q) == 0 {
 			r.reached = append(r.reached, node)
+			r.seen[node] = ev.ResourceVersion - 1
 		}
 		r.queues[node] = append(q, ev)
 	})
 	if err != nil {
 		next = r.server.ResourceVersion()
+		for _, node := range slices.Sorted(maps.Keys(r.queues)) {
+			if len(r.queues[node]) == 0 && !r.expired[node] {
+				r.reached = append(r.reached, node)
+			}
+			r.queues[node] = r.queues[node][:0]
+			r.expired[node] = true
+		}
 	}
 	r.rv = next
 }

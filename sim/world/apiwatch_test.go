@@ -9,7 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -169,5 +172,82 @@ func TestRouterReachedNamesEachNodeOnce(t *testing.T) {
 	create("a6", "node-b")
 	if diff := cmp.Diff([]string{"node-b"}, reached()); diff != "" {
 		t.Errorf("Reached() after node-b drained its queue (-want +got):\n%s", diff)
+	}
+}
+
+// TestRoutedWatchAcrossCompaction checks the shared watch against a pod history that keeps
+// only a few events: a node whose watch was not pumped while other nodes' writes filled the
+// history still gets its next event (its watch had nothing to see meanwhile), and when the
+// shared watch's own cursor is compacted every node's watch relists, so no event is lost.
+func TestRoutedWatchAcrossCompaction(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	nop := trace.Func(func(trace.Event) {})
+	server, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: nop, HistorySize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: server.Transport(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := 0
+	create := func(node string) {
+		t.Helper()
+		n++
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", n), Namespace: "default"},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", p.Name, err)
+		}
+	}
+	router := NewPodRouter(server)
+	srcs, watches := map[string]*sources.API{}, map[string]*APIWatch{}
+	for _, node := range []string{"node-a", "node-b"} {
+		if srcs[node], err = sources.NewAPI(sources.APIOptions{Tracer: nop}); err != nil {
+			t.Fatal(err)
+		}
+		watches[node] = router.Watch(node, nil)
+		watches[node].List(srcs[node])
+	}
+	ops := func(us []podconfig.Update) []string {
+		var out []string
+		for _, u := range us {
+			row := fmt.Sprint(u.Op)
+			for _, p := range u.Pods {
+				row += " " + p.Name
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+
+	// node-b is not pumped while node-a's pods fill the history, as an idle node is not settled.
+	for range 6 {
+		create("node-a")
+		router.Reached()
+		watches["node-a"].Pump(srcs["node-a"])
+	}
+	create("node-b")
+	router.Reached()
+	// The api source hands the kubelet the node's whole set at every change, as the
+	// reflector's UndeltaStore does.
+	if diff := cmp.Diff([]string{"SET p7"}, ops(watches["node-b"].Pump(srcs["node-b"]))); diff != "" {
+		t.Errorf("idle node's watch after the history moved on (-want +got):\n%s", diff)
+	}
+
+	// Six writes between two looks of the shared watch: its cursor is compacted away.
+	create("node-b")
+	for range 5 {
+		create("node-a")
+	}
+	if diff := cmp.Diff([]string{"node-a", "node-b"}, router.Reached()); diff != "" {
+		t.Errorf("Reached() after the cursor was compacted (-want +got):\n%s", diff)
+	}
+	if got := ops(watches["node-b"].Pump(srcs["node-b"])); len(got) != 1 || got[0] != "SET p7 p8" {
+		t.Errorf("node-b's watch after the cursor was compacted = %q, want its relist, with p7 and p8", got)
+	}
+	if got := ops(watches["node-b"].Pump(srcs["node-b"])); len(got) != 0 {
+		t.Errorf("node-b's watch after its relist = %q, want nothing", got)
 	}
 }
