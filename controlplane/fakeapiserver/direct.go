@@ -86,6 +86,12 @@ func (d *Direct) do(t target, verb verbs, reported string, okCode int, op func()
 			err = clientError(internalError(p))
 		}
 	}()
+	if !t.allows(verb) || (t.res.namespaced && t.namespace == "") {
+		// The handler's route check: a verb the resource does not serve, or a namespaced
+		// object's without a namespace (a path across namespaces, where only lists and watches
+		// are routed), is 405, and not counted.
+		return clientError(apierrors.NewMethodNotSupported(t.res.groupResource(), reported))
+	}
 	s.expireNow()
 	start := s.clock.Now()
 	code := okCode

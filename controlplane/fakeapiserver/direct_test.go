@@ -165,6 +165,7 @@ func TestDirectMatchesTheWire(t *testing.T) {
 			return o.CreatePod(ctx, pod)
 		}},
 		{"create pod", func(o directOps, _ []any) (any, error) { return o.CreatePod(ctx, newPod("default", "web", "node-1")) }},
+		{"create pod without a namespace", func(o directOps, _ []any) (any, error) { return o.CreatePod(ctx, newPod("", "web", "node-1")) }},
 		{"create invalid pod", func(o directOps, _ []any) (any, error) {
 			pod := newPod("default", "bad", "node-1")
 			pod.Spec.Containers = nil
