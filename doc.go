@@ -24,6 +24,8 @@
 //	events:        the reasons of the Kubernetes events the kubelet records
 //	metrics:       the kubelet's metric families; metrics/podstartup the pod start SLI
 //	kubeletserver: the kubelet's HTTP server on node snapshots
+//	volumemanager: the volumes a pod waits for (Secret, ConfigMap, projected, tokens) before its
+//	               containers start; volumemanager/objects the ConfigMap and Secret managers
 //	kubelet:       the kubelet process, assembled once: sources, PodConfig, the sync side, the plugin
 //	               pipeline, behind seams for its world; run wraps runners around it, replay steps it
 //	kubelet/config: the kubelet's configuration, decoded from a KubeletConfiguration (v1beta1),
@@ -32,7 +34,8 @@
 // plugins holds the second pipeline, which discovers node plugins (docs/plugins.md):
 //
 //	plugins_registry ─▶ pluginwatcher ─▶ pluginmanager ─┬─ DevicePlugin ─▶ devicemanager ─▶ nodestatus, admission
-//	                                                    └─ CSIPlugin ─▶ csiplugin ─▶ node annotation, CSINode
+//	                                                    ├─ CSIPlugin ─▶ csiplugin ─▶ node annotation, CSINode
+//	                                                    └─ DRAPlugin ─▶ draplugin ─▶ ResourceSlices
 //
 // What is not the kubelet lives in three folders, and the kubelet side and the control plane
 // import nothing of each other, only api:
@@ -58,8 +61,8 @@
 // Every component is a pure core (no goroutines, channels or wall-clock reads) plus a thin runner in
 // its run.go. This package holds only what they all share: ErrMissingOption with Missing, the error
 // of a constructor whose required option is unset, and Wake and Signal, the runner's wait for its
-// core's next wake-up or call (docs/design/003-concurrency-and-constructors.md). Package kubelet assembles the cores of
-// one kubelet process; the run command wraps them in runners on the real clock, the replay command
-// drives the same assembly on a virtual clock. See docs/design/001-architecture.md and
-// docs/design/006-one-kubelet.md.
+// core's next wake-up or call (docs/design/003-concurrency-and-constructors.md). Package kubelet
+// assembles the cores of one kubelet process; the run command wraps them in runners on the real
+// clock, the replay command drives the same assembly on a virtual clock. See
+// docs/design/001-architecture.md and docs/design/006-one-kubelet.md.
 package minikubelet
