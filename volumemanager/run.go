@@ -57,7 +57,7 @@ func (r *TokenRunner) Run(ctx context.Context) error {
 	defer inFlight.Wait()
 	client := r.tokens.opts.Client
 	for {
-		var asks []TokenAsk
+		var asks []tokenAsk
 		if !r.do(ctx, func() { asks = r.tokens.takeAsks() }) {
 			return nil
 		}
@@ -65,7 +65,7 @@ func (r *TokenRunner) Run(ctx context.Context) error {
 			inFlight.Go(func() {
 				got, err := client.CreateToken(ctx, a.Namespace, a.Name, a.Request)
 				r.do(ctx, func() {
-					r.tokens.answer(TokenAnswer{Ask: a, Token: got, Err: err})
+					r.tokens.answer(tokenAnswer{Ask: a, Token: got, Err: err})
 					r.volumes.mountWaiting(r.volumes.opts.Clock.Now())
 				})
 			})

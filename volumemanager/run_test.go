@@ -339,7 +339,7 @@ func TestDeletedPodDropsItsAnswer(t *testing.T) {
 		t.Fatalf("asks = %d, want 1", len(asks))
 	}
 	tokens.DeleteServiceAccountToken("a")
-	tokens.answer(TokenAnswer{Ask: asks[0], Token: tr})
+	tokens.answer(tokenAnswer{Ask: asks[0], Token: tr})
 	if len(tokens.cache)+len(tokens.inFlight)+len(tokens.failed) != 0 {
 		t.Errorf("after the answer of a deleted pod: %d cached, %d in flight, %d failed, want none", len(tokens.cache), len(tokens.inFlight), len(tokens.failed))
 	}

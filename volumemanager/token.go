@@ -55,7 +55,7 @@ type TokenManager struct {
 	beside bool
 	// asks are the requests not yet taken by the runner, in the order they were asked; inFlight
 	// holds the key of every ask not yet answered, and failed the failed answers not yet served.
-	asks     []TokenAsk
+	asks     []tokenAsk
 	inFlight map[string]types.UID
 	failed   map[string]tokenFailure
 	// served are the failures served during the SetUp under way: a SetUp that still waits for
@@ -67,8 +67,8 @@ type TokenManager struct {
 	notify func()
 }
 
-// TokenAsk is a request the TokenRunner makes beside the sync loop.
-type TokenAsk struct {
+// tokenAsk is a request the TokenRunner makes beside the sync loop.
+type tokenAsk struct {
 	key       string
 	Namespace string
 	Name      string
@@ -77,9 +77,9 @@ type TokenAsk struct {
 	Refresh bool
 }
 
-// TokenAnswer is the API server's answer to an ask, handled on the loop's goroutine.
-type TokenAnswer struct {
-	Ask   TokenAsk
+// tokenAnswer is the API server's answer to an ask, handled on the loop's goroutine.
+type tokenAnswer struct {
+	Ask   tokenAsk
 	Token *authenticationv1.TokenRequest
 	Err   error
 }
@@ -146,12 +146,12 @@ func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authen
 	case t.beside:
 		if _, asked := t.inFlight[key]; !asked {
 			t.inFlight[key] = boundUID(tr)
-			t.asks = append(t.asks, TokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok})
+			t.asks = append(t.asks, tokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok})
 			t.notify()
 		}
 		return nil, errTokenPending
 	default:
-		a := TokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok}
+		a := tokenAsk{key: key, Namespace: namespace, Name: name, Request: tr, Refresh: ok}
 		var got *authenticationv1.TokenRequest
 		got, err = t.opts.Client.CreateToken(context.TODO(), namespace, name, tr)
 		t.traced(a, err)
@@ -181,7 +181,7 @@ func (t *TokenManager) endSetUp(pending bool) {
 }
 
 // takeAsks hands the runner the asks queued since it last took them.
-func (t *TokenManager) takeAsks() []TokenAsk {
+func (t *TokenManager) takeAsks() []tokenAsk {
 	asks := t.asks
 	t.asks = nil
 	return asks
@@ -190,7 +190,7 @@ func (t *TokenManager) takeAsks() []TokenAsk {
 // answer takes an ask's answer: a token is cached, a failure kept for the next
 // GetServiceAccountToken of the request to serve. An ask whose pod's tokens were deleted
 // meanwhile is only traced.
-func (t *TokenManager) answer(a TokenAnswer) {
+func (t *TokenManager) answer(a tokenAnswer) {
 	t.traced(a.Ask, a.Err)
 	uid, asked := t.inFlight[a.Ask.key]
 	if !asked {
@@ -205,7 +205,7 @@ func (t *TokenManager) answer(a TokenAnswer) {
 }
 
 // traced traces a request made, with its failure.
-func (t *TokenManager) traced(a TokenAsk, err error) {
+func (t *TokenManager) traced(a tokenAsk, err error) {
 	e := trace.Event{Component: trace.VolumeManager, Event: trace.KindToken, Message: "serviceaccount " + a.Namespace + "/" + a.Name, Func: "GetServiceAccountToken"}
 	if ref := a.Request.Spec.BoundObjectRef; ref != nil && ref.Kind == "Pod" {
 		e.Pod, e.UID = a.Namespace+"/"+ref.Name, string(ref.UID)
