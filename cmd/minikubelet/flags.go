@@ -85,7 +85,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.debuggingHandlers, "enable-debugging-handlers", defaults.Server.EnableDebuggingHandlers, "serve the kubelet server's logs, configz, exec and profiling paths (enableDebuggingHandlers; the profiles also need enableProfilingHandler in --config)")
 	fs.DurationVar(&f.apiLatency, "api-latency", defaultAPILatency, "delay of every request of the kubelet to the API server, the network a real node has; 0 for none")
 	fs.StringVar(&f.runtimeLatencies, "runtime-latencies", "", "how long the simulated container runtime's steps take: a duration for every step (0 makes them instant, as KWOK and kubemark are), "+
-		"or key=duration pairs, comma-separated, for "+strings.Join(runtimeLatencyKeys, ", ")+" (the others keep their defaults: sandboxStart=500ms, imagePull=2s, imagePullPresent=200ms, containerStart=500ms, containerStop=500ms)")
+		"or key=duration pairs, comma-separated, for "+strings.Join(runtimeLatencyKeys, ", ")+" (the others keep their defaults: "+runtimeLatencyDefaults()+")")
 	fs.BoolVar(&f.sendEvents, "send-events", true, "send the kubelet's Kubernetes events (Pulling, Pulled, Created, Started, ...) to the API server; "+
 		"false leaves the nodes without an event client, as kubemark's hollow nodes have none: the events are still logged and traced, not sent")
 	fs.Int32Var(&f.maxPods, "max-pods", defaults.Machine.MaxPods, "the most pods the node admits (maxPods)")

@@ -29,6 +29,17 @@ func runtimeLatencyField(l *fakeruntime.Latencies, key string) *time.Duration {
 	return nil
 }
 
+// runtimeLatencyDefaults lists run's default latencies as key=duration pairs, for the flag's
+// help, read from the runtime's own defaults so that the help cannot drift from them.
+func runtimeLatencyDefaults() string {
+	l := fakeruntime.DefaultLatencies
+	pairs := make([]string, 0, len(runtimeLatencyKeys))
+	for _, key := range runtimeLatencyKeys {
+		pairs = append(pairs, key+"="+runtimeLatencyField(&l, key).String())
+	}
+	return strings.Join(pairs, ", ")
+}
+
 // parseRuntimeLatencies reads --runtime-latencies over run's defaults (fakeruntime.DefaultLatencies):
 // empty keeps them; a duration alone sets every step ("0" makes the runtime instant, as KWOK's
 // stages and kubemark's fake runtime are); key=duration pairs, comma-separated, set the steps

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
@@ -60,14 +61,6 @@ func TestSendEvents(t *testing.T) {
 			if err != nil {
 				t.Fatalf("resolve() error = %v", err)
 			}
-			log := newTraceLog()
-			stop := runInBackground(t, cfg, log)
-			podA := "default/a-" + testNode
-			log.mustWait(t, ctx, 0, "Running status of "+podA, func(e traceEvent) bool { return isRunning(e, podA) })
-			// Stopping run flushes the event broadcasters: what a node sends has been sent.
-			if err := stop(); err != nil {
-				t.Errorf("run() = %v, want nil", err)
-			}
 			rc, err := restConfigFromKubeconfig(kubeconfig)
 			if err != nil {
 				t.Fatal(err)
@@ -76,18 +69,47 @@ func TestSendEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			events, err := client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			isStarted := func(e *v1.Event) bool { return e.Source.Component == eventComponent && e.Reason == "Started" }
+			// The watch starts before the node, so that it sees every event the node sends.
+			events, err := client.CoreV1().Events(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{})
 			if err != nil {
-				t.Fatalf("list events: %v", err)
+				t.Fatalf("watch events: %v", err)
 			}
-			var started int
-			for _, e := range events.Items {
-				if e.Source.Component == eventComponent && e.Reason == "Started" {
-					started++
+			defer events.Stop()
+			log := newTraceLog()
+			stop := runInBackground(t, cfg, log)
+			podA := "default/a-" + testNode
+			log.mustWait(t, ctx, 0, "Running status of "+podA, func(e traceEvent) bool { return isRunning(e, podA) })
+			if tc.wantSent {
+				// The broadcaster sends beside the loop: the event comes when it comes.
+				for started := false; !started; {
+					select {
+					case ev, ok := <-events.ResultChan():
+						if !ok {
+							t.Fatal("the event watch ended before a Started event of the kubelet came")
+						}
+						e, _ := ev.Object.(*v1.Event)
+						started = e != nil && isStarted(e)
+					case <-ctx.Done():
+						t.Fatalf("no Started event of the kubelet reached the API server: %v", ctx.Err())
+					}
 				}
 			}
-			if sent := started > 0; sent != tc.wantSent {
-				t.Errorf("with %s the API server has %d Started events of the kubelet (all events: %d), want sent = %v", tc.flag, started, len(events.Items), tc.wantSent)
+			// Stopping run flushes what the broadcasters had queued: without an event client
+			// nothing was queued, and nothing has reached the API server.
+			if err := stop(); err != nil {
+				t.Errorf("run() = %v, want nil", err)
+			}
+			if !tc.wantSent {
+				list, err := client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatalf("list events: %v", err)
+				}
+				for i := range list.Items {
+					if isStarted(&list.Items[i]) {
+						t.Errorf("with %s the API server has the kubelet's event %s", tc.flag, list.Items[i].Name)
+					}
+				}
 			}
 		})
 	}
