@@ -121,7 +121,10 @@ func New(opts Options) (*Admitter, error) {
 // PodChanged tells the Admitter that something ActivePods.Get reads about the pod with uid may
 // have changed: the pod manager added, replaced or removed it, its pod worker changed state, or
 // the status manager cached or forgot its status. The pod is counted again at the next admission,
-// when every component is between steps.
+// when every component is between steps. The empty UID is the pod workers' "every pod without a
+// worker" (their first SyncKnownPods): it names no pod, so the recount finds nothing under it and
+// changes nothing; a pod without a worker that the pod manager holds is counted again when the
+// pod manager or its worker next tells of it.
 func (a *Admitter) PodChanged(uid types.UID) {
 	if a.counted {
 		a.changed[uid] = struct{}{}
