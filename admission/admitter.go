@@ -123,8 +123,8 @@ func New(opts Options) (*Admitter, error) {
 // the status manager cached or forgot its status. The pod is counted again at the next admission,
 // when every component is between steps. The empty UID is the pod workers' "every pod without a
 // worker" (their first SyncKnownPods): it names no pod, so the recount finds nothing under it and
-// changes nothing; a pod without a worker that the pod manager holds is counted again when the
-// pod manager or its worker next tells of it.
+// changes nothing, and nothing needs recounting, since what the active filter asks the workers of
+// a pod without one (known terminated, termination requested) is "no" before and after.
 func (a *Admitter) PodChanged(uid types.UID) {
 	if a.counted {
 		a.changed[uid] = struct{}{}
