@@ -46,6 +46,12 @@ type RunOptions struct {
 	RuntimeState string
 }
 
+// A node's file source and plugin watcher watch through a share of the process's file watch.
+var (
+	_ sources.FileWatch       = (*filewatch.Watch)(nil)
+	_ pluginwatcher.FileWatch = (*filewatch.Watch)(nil)
+)
+
 // runner is one of Run's goroutines.
 type runner struct {
 	name string

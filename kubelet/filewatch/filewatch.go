@@ -26,6 +26,8 @@ type Source interface {
 	Close() error
 }
 
+var _ Source = (*fsnotify.Watcher)(nil)
+
 // Options configure New.
 type Options struct {
 	// Source is the one watcher every Watch shares. Required.
