@@ -30,6 +30,8 @@
 //	               pipeline, behind seams for its world; run wraps runners around it, replay steps it
 //	kubelet/config: the kubelet's configuration, decoded from a KubeletConfiguration (v1beta1),
 //	               defaulted and validated in one place for --config, the flags and scenario settings
+//	kubelet/filewatch: the one inotify instance the file sources and plugin watchers of a process's
+//	               nodes share, routed to each by path
 //
 // plugins holds the second pipeline, which discovers node plugins (docs/plugins.md):
 //

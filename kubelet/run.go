@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
 	"github.com/minikubelet/minikubelet/plugins/draplugin"
@@ -34,12 +35,22 @@ type RunOptions struct {
 	// that changed since the last one; without a server nobody reads it.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
+	// FileWatch is the process's one file watch (one inotify instance), which the node's file
+	// source and plugin watcher take their watches from, as a fleet's nodes share it; its Run
+	// is the caller's. Nil gives the node one of its own, run by Run.
+	FileWatch *filewatch.Shared
 	// RuntimeState is the file that keeps the runtime's sandboxes and containers across
 	// restarts (under the root directory): Run restores the runtime from it before it starts and
 	// writes it while the runtime changes and when it stops. Empty keeps nothing: every start is
 	// a rebooted node.
 	RuntimeState string
 }
+
+// A node's file source and plugin watcher watch through a share of the process's file watch.
+var (
+	_ sources.FileWatch       = (*filewatch.Watch)(nil)
+	_ pluginwatcher.FileWatch = (*filewatch.Watch)(nil)
+)
 
 // runner is one of Run's goroutines.
 type runner struct {
@@ -67,7 +78,7 @@ func (k *Kubelet) Run(ctx context.Context, opts RunOptions) error {
 }
 
 // runners builds every runner of the process, in the order the kubelet starts them.
-func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOptions) ([]runner, error) {
+func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOptions) (_ []runner, err error) {
 	logger := klog.FromContext(ctx)
 	mux, err := podconfig.New(k.PodConfig)
 	if err != nil {
@@ -75,11 +86,25 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	}
 	k.mux = mux
 	var out []runner
+	fw := opts.FileWatch
+	if fw == nil && (k.Sources.File != nil || k.Plugins != nil) {
+		if fw, err = filewatch.NewInotify(); err != nil {
+			return nil, err
+		}
+		own := fw
+		defer func() {
+			if err != nil {
+				own.Close() // it will not run
+			}
+		}()
+		out = append(out, runner{"file watch", fw.Run})
+	}
 	// The pod sources, registered in the kubelet's order: file, http, api.
 	cfg := k.opts.Config.Sources
 	if s := k.Sources.File; s != nil {
 		logger.Info("Adding static pod path", "path", cfg.StaticPodPath)
-		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: s, Clock: clk, Out: mux.Channel(podconfig.FileSource)})
+		watches := func() sources.FileWatch { return fw.Watch() }
+		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: s, Clock: clk, Out: mux.Channel(podconfig.FileSource), Watches: watches})
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +131,7 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		out = append(out, runner{"object watches", func(ctx context.Context) error { return r.Run(ctx, clk) }})
 	}
 	if k.Plugins != nil {
-		rs, err := k.pluginRunners(ctx, clk)
+		rs, err := k.pluginRunners(ctx, clk, fw)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +276,7 @@ func (k *Kubelet) apiRunners(ctx context.Context, clk clock.WithTicker, s *sourc
 // plugin manager): the DRA manager's wipes (the first, of the node's ResourceSlices, at once),
 // the kubelet.sock server, the reconciler, and the watcher, whose first traversal finds the
 // sockets already in the registry.
-func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker) ([]runner, error) {
+func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker, fw *filewatch.Shared) ([]runner, error) {
 	p, logger := k.Plugins, klog.FromContext(ctx)
 	if err := p.Devices.Start(); err != nil {
 		logger.Error(err, "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date")
@@ -270,7 +295,7 @@ func (k *Kubelet) pluginRunners(ctx context.Context, clk clock.WithTicker) ([]ru
 		return nil, err
 	}
 	watch := func(ctx context.Context) error {
-		if err := pluginwatcher.Run(ctx, p.Watcher, reconciler.Lock, nil); err != nil {
+		if err := pluginwatcher.Run(ctx, p.Watcher, fw.Watch(), reconciler.Lock, nil); err != nil {
 			// The kubelet logs a failed watcher start and goes on without plugins.
 			klog.FromContext(ctx).Error(err, "The plugin watcher failed to start")
 		}

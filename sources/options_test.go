@@ -38,10 +38,10 @@ func TestConstructorsRequireOptions(t *testing.T) {
 		{"apiNothing", func() (any, error) { return NewAPI(APIOptions{}) },
 			"api source: options Tracer: missing required option"},
 		{"fileRunner", func() (any, error) {
-			return NewFileRunner(FileRunnerOptions{Core: &File{}, Clock: clock.RealClock{}, Out: out})
+			return NewFileRunner(FileRunnerOptions{Core: &File{}, Clock: clock.RealClock{}, Out: out, Watches: func() FileWatch { return nil }})
 		}, ""},
 		{"fileRunnerNothing", func() (any, error) { return NewFileRunner(FileRunnerOptions{}) },
-			"file source: options Core, Clock, Out: missing required option"},
+			"file source: options Core, Clock, Out, Watches: missing required option"},
 		{"httpRunner", func() (any, error) {
 			return NewHTTPRunner(HTTPRunnerOptions{Core: &HTTP{}, Clock: clock.RealClock{}, Out: out})
 		}, ""},

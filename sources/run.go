@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -31,9 +32,10 @@ const (
 // sourceFile goroutines do: one goroutine serialises periodic relists and watch events, another
 // keeps the watcher running and retries it every second with back-off.
 type FileRunner struct {
-	core  *File
-	clock clock.WithTicker
-	out   chan<- podconfig.Update
+	core    *File
+	clock   clock.WithTicker
+	out     chan<- podconfig.Update
+	watches func() FileWatch
 	// watching, when set, is called each time a watcher is in place; tests wait on it because
 	// an edit made before that moment produces no event.
 	watching func()
@@ -47,10 +49,37 @@ type FileRunnerOptions struct {
 	Clock clock.WithTicker
 	// Out receives every update Core produces. Required.
 	Out chan<- podconfig.Update
+	// Watches opens a watch for each attempt to watch Core's path, where the kubelet opens an
+	// inotify instance: a share of the process's file watch (filewatch.Shared's Watch).
+	// Required.
+	Watches func() FileWatch
+}
+
+// FileWatch is one attempt's watch of the path (filewatch.Watch).
+type FileWatch interface {
+	Add(path string) error
+	// Wake holds a signal while events or an error wait for Drain.
+	Wake() <-chan struct{}
+	// Drain appends the pending events to into and returns them with the pending error.
+	Drain(into []fsnotify.Event) ([]fsnotify.Event, error)
+	Close() error
 }
 
 func (o FileRunnerOptions) validate() error {
-	return validateRunnerOptions(o.Core == nil, o.Clock == nil, o.Out == nil)
+	var missing []string
+	if o.Core == nil {
+		missing = append(missing, "Core")
+	}
+	if o.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if o.Out == nil {
+		missing = append(missing, "Out")
+	}
+	if o.Watches == nil {
+		missing = append(missing, "Watches")
+	}
+	return missingOptions(missing)
 }
 
 // NewFileRunner returns a runner for opts.Core, or an error wrapping ErrMissingOption. It starts
@@ -59,7 +88,7 @@ func NewFileRunner(opts FileRunnerOptions) (*FileRunner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("file source: %w", err)
 	}
-	return &FileRunner{core: opts.Core, clock: opts.Clock, out: opts.Out}, nil
+	return &FileRunner{core: opts.Core, clock: opts.Clock, out: opts.Out, watches: opts.Watches}, nil
 }
 
 // validateRunnerOptions names the options a source runner lacks.
@@ -169,18 +198,15 @@ func (r *FileRunner) watchLoop(ctx context.Context, events chan<- WatchEvent) {
 	}
 }
 
-// watch is the kubelet's doWatch: it blocks for the lifetime of one fsnotify watcher and closes
-// it on return.
+// watch is the kubelet's doWatch: it blocks for the lifetime of one watch and closes it on
+// return.
 func (r *FileRunner) watch(ctx context.Context, events chan<- WatchEvent) error {
 	u, err := r.core.CheckWatchPath()
 	if !send(ctx, r.out, u) || err != nil {
 		return err
 	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("unable to create inotify: %w", err)
-	}
-	defer w.Close()
+	w := r.watches()
+	defer func() { _ = w.Close() }()
 	path := r.core.Path()
 	if err := w.Add(path); err != nil {
 		return fmt.Errorf("unable to create inotify for path %q: %w", path, err)
@@ -190,14 +216,15 @@ func (r *FileRunner) watch(ctx context.Context, events chan<- WatchEvent) error 
 	if r.watching != nil {
 		r.watching()
 	}
+	var batch []fsnotify.Event
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case e, ok := <-w.Events:
-			if !ok {
-				return fmt.Errorf("watcher for %q closed", path)
-			}
+		case <-w.Wake():
+		}
+		batch, err = w.Drain(batch[:0])
+		for _, e := range batch {
 			if strings.HasPrefix(filepath.Base(e.Name), ".") {
 				logger.V(4).Info("Ignored pod manifest, because it starts with dots", "eventName", e.Name)
 				continue
@@ -211,10 +238,11 @@ func (r *FileRunner) watch(ctx context.Context, events chan<- WatchEvent) error 
 			case <-ctx.Done():
 				return nil
 			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return fmt.Errorf("watcher for %q closed", path)
-			}
+		}
+		switch {
+		case errors.Is(err, filewatch.ErrClosed):
+			return fmt.Errorf("watcher for %q closed", path)
+		case err != nil:
 			return fmt.Errorf("error while watching %q: %w", path, err)
 		}
 	}

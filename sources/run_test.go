@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -31,19 +32,27 @@ func startFileRunner(t *testing.T, path string) (<-chan podconfig.Update, <-chan
 	ctx = klog.NewContext(ctx, klog.FromContext(tctx))
 	core := newFile(t, FileOptions{Path: path, NodeName: "node1", Period: time.Hour, Clock: clock.RealClock{}, Tracer: trace.Discard})
 	out := make(chan podconfig.Update, 100)
-	r, err := NewFileRunner(FileRunnerOptions{Core: core, Clock: clock.RealClock{}, Out: out})
+	fw, err := filewatch.NewInotify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewFileRunner(FileRunnerOptions{Core: core, Clock: clock.RealClock{}, Out: out, Watches: func() FileWatch { return fw.Watch() }})
 	if err != nil {
 		t.Fatalf("NewFileRunner() error = %v", err)
 	}
 	watching := make(chan struct{})
 	var once sync.Once
 	r.watching = func() { once.Do(func() { close(watching) }) }
-	done := make(chan error, 1)
+	done, fwDone := make(chan error, 1), make(chan error, 1)
+	go func() { fwDone <- fw.Run(ctx) }()
 	go func() { done <- r.Run(ctx) }()
 	stop := func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run() = %v, want nil", err)
+		}
+		if err := <-fwDone; err != nil {
+			t.Errorf("file watch Run() = %v, want nil", err)
 		}
 	}
 	t.Cleanup(func() {

@@ -26,6 +26,7 @@ import (
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/sim/teach"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -345,14 +346,25 @@ type kubeletDeps struct {
 	clients      clientFactory
 	broadcasters *broadcasters
 	podWatch     *kubelet.PodWatch // with many nodes and an API server: the one pod watch they share
+	fileWatch    *filewatch.Shared // with a root or static pod directory: the one inotify instance
 	servers      *kubeletServers   // nil serves no kubelet server
 	nodeIP       net.IP            // every node's InternalIP
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
-// broadcaster, the API client's transport, one pod watch and the kubelet server.
+// broadcaster, the API client's transport, one pod watch, one file watch and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	names := nodeNames(cfg)
+	if cfg.RootDir != "" || cfg.Kubelet.Sources.StaticPodPath != "" {
+		// The plugin watchers and file sources of every node share one inotify instance, where
+		// N kubelets would open N and meet fs.inotify.max_user_instances.
+		fw, err := filewatch.NewInotify()
+		if err != nil {
+			return err
+		}
+		d.fileWatch = fw
+		g.Go(ctx, "file watch", fw.Run)
+	}
 	if len(names) > 1 {
 		client, _, err := d.clients()
 		if err != nil {
@@ -443,7 +455,7 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	if err != nil {
 		return fmt.Errorf("build node %s: %w", cfg.NodeName, err)
 	}
-	ropts := kubelet.RunOptions{PodWatch: d.podWatch}
+	ropts := kubelet.RunOptions{PodWatch: d.podWatch, FileWatch: d.fileWatch}
 	if rootDir != "" {
 		// The runtime's sandboxes and containers outlive the process, as a CRI runtime's do.
 		ropts.RuntimeState = filepath.Join(rootDir, runtimeStateFile)

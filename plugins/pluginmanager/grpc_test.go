@@ -13,6 +13,7 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/plugins/pluginwatcher"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -76,14 +77,20 @@ func TestRunRegistersOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No inotify instance left on a shared machine fails the test here, not with a wait.
+	fw, err := filewatch.NewInotify()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
-	wg.Add(2)
-	// A watcher that cannot start (no inotify instance left on a shared machine) never closes
-	// ready: its error ends the test instead of a wait with no end.
+	wg.Add(3)
+	// A watcher that cannot start never closes ready: its error ends the test instead of a
+	// wait with no end.
 	watchErr := make(chan error, 1)
-	go func() { defer wg.Done(); watchErr <- pluginwatcher.Run(ctx, w, r.Lock, ready) }()
+	go func() { defer wg.Done(); _ = fw.Run(ctx) }()
+	go func() { defer wg.Done(); watchErr <- pluginwatcher.Run(ctx, w, fw.Watch(), r.Lock, ready) }()
 	go func() { defer wg.Done(); _ = r.Run(ctx) }()
 	defer func() { cancel(); wg.Wait() }()
 	select {

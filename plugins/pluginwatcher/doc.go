@@ -14,6 +14,7 @@
 // reported, and the plugin has to recreate its socket.
 //
 // Watcher is a core: it reads the file system through FS and adds watches through Watches, and
-// never starts a goroutine. Run (run.go) feeds it fsnotify's events; replay calls Create and
+// never starts a goroutine. Run (run.go) feeds it the events of its share of the process's one
+// fsnotify watcher (kubelet/filewatch), where each kubelet opens its own; replay calls Create and
 // Remove directly over a fake FS.
 package pluginwatcher

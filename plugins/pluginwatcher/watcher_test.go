@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -122,13 +123,21 @@ func TestRunFollowsSocketsInNewDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fw, err := filewatch.NewInotify()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
+	done, fwDone := make(chan error), make(chan error)
 	ready := make(chan struct{})
-	go func() { done <- Run(ctx, w, nil, ready) }()
+	go func() { fwDone <- fw.Run(ctx) }()
+	go func() { done <- Run(ctx, w, fw.Watch(), nil, ready) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		if err := <-fwDone; err != nil {
 			t.Error(err)
 		}
 	}()
