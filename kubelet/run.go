@@ -29,9 +29,10 @@ type RunOptions struct {
 	// PodWatch is a fleet's one pod watch: Run adds the node's api source to it instead of
 	// starting a reflector (and node informer) of its own. Nil gives the node its own.
 	PodWatch *PodWatch
-	// Snapshots publishes the server's view to Board at the end of sync loop passes, at most
-	// once per SnapshotPeriod (zero: after every pass). A snapshot copies every pod's status
-	// that changed since the last one; without a server nobody reads it.
+	// Snapshots takes the server's view on demand: a request to the node's server asks Board,
+	// and the sync loop takes a snapshot between its passes; a snapshot younger than
+	// SnapshotPeriod (zero: none) is reused without asking. A snapshot copies every pod's status
+	// that changed since the last one; a node whose server nobody asks takes none.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
 	// RuntimeState is the file that keeps the runtime's sandboxes and containers across
@@ -121,8 +122,10 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	}
 	out = append(out, rs...)
 	settled := []func(){k.besides.runtime.publish}
+	var snaps *snapshots
 	if opts.Snapshots {
-		settled = append(settled, k.publisher(opts.SnapshotPeriod))
+		snaps = &snapshots{k: k, period: opts.SnapshotPeriod}
+		settled = append(settled, snaps.settled)
 	}
 	var keeper *runtimeKeeper
 	if opts.RuntimeState != "" {
@@ -139,6 +142,11 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	loop, err := syncloop.NewRunner(lopts)
 	if err != nil {
 		return nil, err
+	}
+	if snaps != nil {
+		// Asked for only once the loop that answers is certain to run.
+		asks := k.Board.Demand(opts.SnapshotPeriod)
+		out = append(out, runner{"server snapshots", func(ctx context.Context) error { return snaps.run(ctx, asks, loopCaller(calls)) }})
 	}
 	run := loop.Run
 	if keeper != nil {
