@@ -49,21 +49,22 @@ func (k *Kubelet) nextSnapshot(prev *kubeletserver.Snapshot) *kubeletserver.Snap
 
 // snapshots takes the server's snapshots in Run. The kubelet's server reads the live state when
 // a request comes; the cores here belong to the sync loop's goroutine, so a request asks Board,
-// whose asks settled's runner carries to the loop as a call between passes; a snapshot younger
-// than period is reused without asking. A node nobody asks takes none. While a log follower
-// follows, the loop publishes after its passes, at most once per period, as every node did
-// before. Its fields are the loop goroutine's.
+// and run, a runner beside the loop, carries the ask into the loop as a call between passes; a
+// snapshot younger than period is reused without asking. A node nobody asks takes none. While a
+// log follower follows, the loop publishes after its passes, at most once per period, as every
+// node did before. Its fields are the loop goroutine's.
 type snapshots struct {
 	k      *Kubelet
 	period time.Duration
 	prev   *kubeletserver.Snapshot
-	last   time.Time // when the last follower's snapshot was taken
+	last   time.Time // when the last snapshot was taken
 }
 
 // take captures and publishes a snapshot: on the loop's goroutine.
 func (s *snapshots) take() {
 	s.k.Board.Take(func() *kubeletserver.Snapshot {
 		s.prev = s.k.nextSnapshot(s.prev)
+		s.last = s.prev.Taken
 		return s.prev
 	})
 }
@@ -76,7 +77,6 @@ func (s *snapshots) settled() {
 	if !s.k.Board.Followed() || (!s.last.IsZero() && now.Sub(s.last) < s.period) {
 		return
 	}
-	s.last = now
 	s.take()
 }
 
