@@ -139,20 +139,29 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		}
 	}
 	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk, Calls: calls, Settled: publish}
+	if snaps != nil {
+		// The server's asks for snapshots, answered by the loop between its passes.
+		lopts.Asks, lopts.Asked = k.Board.Demand(opts.SnapshotPeriod), snaps.take
+	}
 	loop, err := syncloop.NewRunner(lopts)
 	if err != nil {
+		k.Board.Stop() // nothing will answer
 		return nil, err
 	}
-	if snaps != nil {
-		// Asked for only once the loop that answers is certain to run.
-		asks := k.Board.Demand(opts.SnapshotPeriod)
-		out = append(out, runner{"server snapshots", func(ctx context.Context) error { return snaps.run(ctx, asks, loopCaller(calls)) }})
-	}
 	run := loop.Run
+	if snaps != nil {
+		// Once the loop has stopped, no ask is answered: the requests waiting, and later ones,
+		// get the latest snapshot.
+		run = func(ctx context.Context) error {
+			defer k.Board.Stop()
+			return loop.Run(ctx)
+		}
+	}
 	if keeper != nil {
 		// The last state is written once the loop, which owns the runtime, has stopped.
+		loopRun := run
 		run = func(ctx context.Context) error {
-			err := loop.Run(ctx)
+			err := loopRun(ctx)
 			keeper.save(ctx, true)
 			return err
 		}

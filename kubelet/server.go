@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"context"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -49,8 +48,8 @@ func (k *Kubelet) nextSnapshot(prev *kubeletserver.Snapshot) *kubeletserver.Snap
 
 // snapshots takes the server's snapshots in Run. The kubelet's server reads the live state when
 // a request comes; the cores here belong to the sync loop's goroutine, so a request asks Board,
-// and run, a runner beside the loop, carries the ask into the loop as a call between passes; a
-// snapshot younger than period is reused without asking. A node nobody asks takes none. While a
+// whose asks the loop's runner reads between passes and answers with take; a snapshot younger
+// than period is reused without asking. A node nobody asks takes none. While a
 // log follower follows, the loop publishes after its passes, at most once per period, as every
 // node did before. Its fields are the loop goroutine's.
 type snapshots struct {
@@ -78,20 +77,4 @@ func (s *snapshots) settled() {
 		return
 	}
 	s.take()
-}
-
-// run answers the server's asks until ctx ends, then stops the Board: the requests still
-// waiting, and later ones, get the latest snapshot. do runs a function on the loop's goroutine.
-func (s *snapshots) run(ctx context.Context, asks <-chan struct{}, do func(context.Context, func()) bool) error {
-	defer s.k.Board.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-asks:
-			if !do(ctx, s.take) {
-				return nil
-			}
-		}
-	}
 }
