@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/syncloop"
 	"github.com/minikubelet/minikubelet/test/benchfloor"
 )
 
@@ -73,9 +74,10 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 
 // BenchmarkSteadyNode measures what `run` does for a node of 30 running pods after each sync loop
 // pass when nothing changed: the kubelet server's snapshot (a fresh one, as every snapshot was
-// taken before status stamps, and one after the previous) and the runtime keeper's check (the
-// whole checkpoint encoded, as before state versions, and the state version alone). A fleet of
-// 100 nodes does each about twice a second a node.
+// taken before status stamps, and one after the previous), the Settled hook that took one (before
+// snapshots on demand) and the one that takes none, and the runtime keeper's check (the whole
+// checkpoint encoded, as before state versions, and the state version alone). A fleet of 100
+// nodes did each about twice a second a node.
 func BenchmarkSteadyNode(b *testing.B) {
 	const n = 30
 	pods := make([]*v1.Pod, n)
@@ -105,6 +107,39 @@ func BenchmarkSteadyNode(b *testing.B) {
 		for b.Loop() {
 			prev = e.k.nextSnapshot(prev)
 		}
+	})
+	// What the sync loop runner's Settled hook costs a pass in `run` with a kubelet server: a
+	// snapshot after every pass once the period had passed (before snapshots were taken on
+	// demand: a steady node passes about once a second, so nearly every pass took one), and
+	// the on-demand hook with no log follower (now: the pass's time for the health check).
+	// The floor ratio is the hook's cost per pass.
+	floor := benchfloor.Floor(b)
+	b.Run("pass=sync-tick", func(b *testing.B) {
+		// The pass itself, an idle node's sync tick with no pod due, for scale.
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := e.k.Loop.Step(e.ctx, syncloop.SyncTick{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
+	})
+	b.Run("settled=snapshot", func(b *testing.B) {
+		prev := e.k.nextSnapshot(nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			prev = e.k.nextSnapshot(prev)
+			e.k.Board.Publish(prev)
+		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
+	})
+	b.Run("settled=on-demand", func(b *testing.B) {
+		s := &snapshots{k: e.k, period: 500 * time.Millisecond}
+		b.ReportAllocs()
+		for b.Loop() {
+			s.settled()
+		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 	b.Run("runtime=checkpoint", func(b *testing.B) {
 		b.ReportAllocs()

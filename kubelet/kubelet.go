@@ -82,8 +82,8 @@ type Kubelet struct {
 	Objects Objects
 	// Metrics is the kubelet's registry: every start of the process has its own.
 	Metrics *metrics.Registry
-	// Board holds the server's view of the kubelet: Run publishes a snapshot to it after sync
-	// loop passes.
+	// Board holds the server's view of the kubelet: with RunOptions.Snapshots, Run takes a
+	// snapshot for it when the server asks.
 	Board *kubeletserver.Board
 
 	opts Options

@@ -30,9 +30,10 @@ type RunOptions struct {
 	// PodWatch is a fleet's one pod watch: Run adds the node's api source to it instead of
 	// starting a reflector (and node informer) of its own. Nil gives the node its own.
 	PodWatch *PodWatch
-	// Snapshots publishes the server's view to Board at the end of sync loop passes, at most
-	// once per SnapshotPeriod (zero: after every pass). A snapshot copies every pod's status
-	// that changed since the last one; without a server nobody reads it.
+	// Snapshots takes the server's view on demand: a request to the node's server asks Board,
+	// and the sync loop takes a snapshot between its passes; a snapshot younger than
+	// SnapshotPeriod (zero: none) is reused without asking. A snapshot copies every pod's status
+	// that changed since the last one; a node whose server nobody asks takes none.
 	Snapshots      bool
 	SnapshotPeriod time.Duration
 	// FileWatch is the process's one file watch (one inotify instance), which the node's file
@@ -146,8 +147,10 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	}
 	out = append(out, rs...)
 	settled := []func(){k.besides.runtime.publish}
+	var snaps *snapshots
 	if opts.Snapshots {
-		settled = append(settled, k.publisher(opts.SnapshotPeriod))
+		snaps = &snapshots{k: k, period: opts.SnapshotPeriod}
+		settled = append(settled, snaps.settled)
 	}
 	var keeper *runtimeKeeper
 	if opts.RuntimeState != "" {
@@ -161,15 +164,29 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		}
 	}
 	lopts := syncloop.RunnerOptions{Loop: k.Loop, Updates: mux.Updates(), Clock: clk, Calls: calls, Settled: publish}
+	if snaps != nil {
+		// The server's asks for snapshots, answered by the loop between its passes.
+		lopts.Asks, lopts.Asked = k.Board.Demand(opts.SnapshotPeriod), snaps.take
+	}
 	loop, err := syncloop.NewRunner(lopts)
 	if err != nil {
+		k.Board.Stop() // nothing will answer
 		return nil, err
 	}
 	run := loop.Run
+	if snaps != nil {
+		// Once the loop has stopped, no ask is answered: the requests waiting, and later ones,
+		// get the latest snapshot.
+		run = func(ctx context.Context) error {
+			defer k.Board.Stop()
+			return loop.Run(ctx)
+		}
+	}
 	if keeper != nil {
 		// The last state is written once the loop, which owns the runtime, has stopped.
+		loopRun := run
 		run = func(ctx context.Context) error {
-			err := loop.Run(ctx)
+			err := loopRun(ctx)
 			keeper.save(ctx, true)
 			return err
 		}

@@ -34,29 +34,47 @@ func (v serverView) GetRuntimeStatus(uid types.UID) *kubecontainer.PodStatus {
 }
 
 // Snapshot captures the server's view of the kubelet at the clock's now. It reads the cores, so it
-// runs where they are driven: Run's sync loop runner publishes one to Board after passes.
+// runs where they are driven: in Run, on the sync loop's goroutine between passes, when the
+// server asks for one (snapshots).
 func (k *Kubelet) Snapshot() *kubeletserver.Snapshot {
 	return kubeletserver.Capture(k.opts.NodeName, serverView{&k.Sync}, k.opts.Clock.Now())
 }
 
 // nextSnapshot is Snapshot after prev (nil for none): the statuses that did not change since
-// prev are prev's, not copied again. A fleet's nodes publish one every half second.
+// prev are prev's, not copied again.
 func (k *Kubelet) nextSnapshot(prev *kubeletserver.Snapshot) *kubeletserver.Snapshot {
 	return kubeletserver.CaptureAfter(prev, k.opts.NodeName, serverView{&k.Sync}, k.opts.Clock.Now())
 }
 
-// publisher is the sync loop runner's Settled hook: a snapshot to Board after a pass, at most
-// once per period (zero: after every pass). It runs on the runner's goroutine.
-func (k *Kubelet) publisher(period time.Duration) func() {
-	var last time.Time
-	var prev *kubeletserver.Snapshot
-	return func() {
-		now := k.opts.Clock.Now()
-		if !last.IsZero() && now.Sub(last) < period {
-			return
-		}
-		last = now
-		prev = k.nextSnapshot(prev)
-		k.Board.Publish(prev)
+// snapshots takes the server's snapshots in Run. The kubelet's server reads the live state when
+// a request comes; the cores here belong to the sync loop's goroutine, so a request asks Board,
+// whose asks the loop's runner reads between passes and answers with take; a snapshot younger
+// than period is reused without asking. A node nobody asks takes none. While a
+// log follower follows, the loop publishes after its passes, at most once per period, as every
+// node did before. Its fields are the loop goroutine's.
+type snapshots struct {
+	k      *Kubelet
+	period time.Duration
+	prev   *kubeletserver.Snapshot
+	last   time.Time // when the last snapshot was taken
+}
+
+// take captures and publishes a snapshot: on the loop's goroutine.
+func (s *snapshots) take() {
+	s.k.Board.Take(func() *kubeletserver.Snapshot {
+		s.prev = s.k.nextSnapshot(s.prev)
+		s.last = s.prev.Taken
+		return s.prev
+	})
+}
+
+// settled is the sync loop runner's Settled hook: the pass's time for the syncloop health check,
+// and a snapshot for the followers. Without followers it allocates nothing.
+func (s *snapshots) settled() {
+	now := s.k.opts.Clock.Now()
+	s.k.Board.Passed(now)
+	if !s.k.Board.Followed() || (!s.last.IsZero() && now.Sub(s.last) < s.period) {
+		return
 	}
+	s.take()
 }

@@ -143,16 +143,16 @@ func (h *NodeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// snapshot is the node's latest snapshot.
-func (h *NodeHandler) snapshot() *Snapshot {
-	s, _ := h.opts.Board.Latest()
-	return s
+// snapshot is the node's snapshot for r: the latest, or one the node takes for it when the
+// latest is older than the board's freshness bound (Board.Get).
+func (h *NodeHandler) snapshot(r *http.Request) *Snapshot {
+	return h.opts.Board.Get(r.Context(), h.opts.Clock.Now())
 }
 
 // pods is the kubelet's getPods: the pods bound to the node as the pod manager holds them, with
 // the status manager's status.
-func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
-	s := h.snapshot()
+func (h *NodeHandler) pods(w http.ResponseWriter, r *http.Request) {
+	s := h.snapshot(r)
 	empty := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
 	writeJSONList(w, http.StatusOK, &empty, "items", len(s.Pods), func(i int) any {
 		pv := s.Pods[i]
@@ -166,8 +166,8 @@ func (h *NodeHandler) pods(w http.ResponseWriter, _ *http.Request) {
 
 // runningPods is the kubelet's getRunningPods: the runtime's pods as API pods carrying only their
 // UID, name, namespace and running containers' names and images.
-func (h *NodeHandler) runningPods(w http.ResponseWriter, _ *http.Request) {
-	s := h.snapshot()
+func (h *NodeHandler) runningPods(w http.ResponseWriter, r *http.Request) {
+	s := h.snapshot(r)
 	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []v1.Pod{}}
 	var items []v1.Pod
 	for _, pv := range s.Pods {

@@ -1,6 +1,7 @@
 package kubeletserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -272,4 +274,56 @@ func TestMadeUpUsageIsConsistent(t *testing.T) {
 func jsonNum(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestHandlerAsksForASnapshot: on a board that takes snapshots on demand, /pods waits for a
+// snapshot taken after the request; /healthz reads the last pass and asks for none; a log
+// follower is followed while it follows.
+func TestHandlerAsksForASnapshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		asks := f.board.Demand(500 * time.Millisecond)
+		f.clk.SetTime(t0.Add(time.Minute))
+		f.board.Passed(t0.Add(time.Minute))
+		if code, body := f.get("/healthz"); code != 200 || body != "ok" || len(asks) > 0 {
+			t.Errorf("GET /healthz = %d %q, ask pending %v; want 200 ok and no ask", code, body, len(asks) > 0)
+		}
+
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pods", nil))
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("GET /pods answered from a snapshot taken 30s before it")
+		case <-asks:
+		}
+		f.board.Take(func() *kubeletserver.Snapshot {
+			return &kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(time.Minute)}
+		})
+		<-done
+		if got, want := rec.Body.String(), `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`; strings.TrimSpace(got) != want {
+			t.Errorf("GET /pods = %q, want the new snapshot's %q", got, want)
+		}
+
+		f.board.Publish(&kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(time.Minute), Pods: []kubeletserver.PodView{crashingPod()}})
+		ctx, cancel := context.WithCancel(t.Context())
+		follow := make(chan struct{})
+		go func() {
+			defer close(follow)
+			f.h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/containerLogs/default/web/app?follow=true", nil))
+		}()
+		synctest.Wait()
+		if !f.board.Followed() {
+			t.Error("Followed() = false while a log follower waits")
+		}
+		cancel()
+		<-follow
+		if f.board.Followed() {
+			t.Error("Followed() = true once the follower has gone")
+		}
+	})
 }

@@ -144,7 +144,7 @@ func (h *NodeHandler) containerLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf(`{"message": "Unable to decode query: %v"}`, err), http.StatusBadRequest)
 		return
 	}
-	snap, changed := h.opts.Board.Latest()
+	snap := h.snapshot(r)
 	pv, ok := snap.find(ns, podName)
 	if !ok {
 		http.Error(w, fmt.Sprintf("pod %q does not exist", podName), http.StatusNotFound)
@@ -174,16 +174,12 @@ func (h *NodeHandler) containerLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	written := len(instanceLog(pv.Pod, instance(pv, id)))
+	// A follower wants every pass's changes: while it follows, the node publishes after its
+	// passes (at most once per freshness bound), as it published after every pass before
+	// snapshots were taken on demand. The first round reads what was published since snap.
+	defer h.opts.Board.Follow()()
 	for {
-		if c := instance(pv, id); c == nil || c.State == kubecontainer.ContainerStateExited {
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-changed:
-		}
-		snap, changed = h.opts.Board.Latest()
+		snap, changed := h.opts.Board.Latest()
 		if pv, ok = snap.find(ns, podName); !ok {
 			return
 		}
@@ -191,13 +187,17 @@ func (h *NodeHandler) containerLogs(w http.ResponseWriter, r *http.Request) {
 		if c == nil {
 			return
 		}
-		all := instanceLog(pv.Pod, c)
-		if len(all) > written {
+		if all := instanceLog(pv.Pod, c); len(all) > written {
 			lw.write(all[written:])
 			written = len(all)
 		}
-		if lw.full() {
+		if lw.full() || c.State == kubecontainer.ContainerStateExited {
 			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
 		}
 	}
 }

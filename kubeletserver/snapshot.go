@@ -1,7 +1,9 @@
 package kubeletserver
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -109,12 +111,30 @@ func (s *Snapshot) find(namespace, name string) (*PodView, bool) {
 	return nil, false
 }
 
-// Board holds a node's latest Snapshot. Publish is called by the node's driving goroutine;
-// handlers read Latest and wait on Changed from any goroutine.
+// Board holds a node's latest Snapshot and, in `run`, asks for the next one. A handler's Get
+// returns a snapshot no older than the freshness bound: the latest, or one the node's driving
+// goroutine takes when Get asks for it, between its passes. Snapshots are thus taken when the
+// server is asked, not after every pass; a board nothing drives on demand (Demand never called)
+// returns its latest snapshot, which its driver publishes.
 type Board struct {
-	mu      sync.Mutex // guards latest and changed
+	mu      sync.Mutex // guards the fields below
 	latest  *Snapshot
-	changed chan struct{}
+	changed chan struct{} // closed and replaced at every publish and at Stop
+	// asks carries the requests to the driving goroutine: nil until Demand. Its buffer holds
+	// one, so the requests made while the driver is busy are one.
+	asks  chan struct{}
+	fresh time.Duration
+	// Requests are counted in rounds: asked is the latest round a request joined, taking the
+	// round the driver's capture in progress (or last taken) answers, served the last answered.
+	// A request made once a capture has started joins the next round: it gets a snapshot taken
+	// after it was made.
+	asked, taking, served uint64
+	stopped               bool
+
+	// followers counts the log followers, which want every pass's changes (Follow).
+	followers atomic.Int32
+	// passed is the UnixNano of the driver's last pass (Passed), 0 for none: the syncloop check.
+	passed atomic.Int64
 }
 
 // NewBoard returns a Board with an empty snapshot of the node.
@@ -122,11 +142,22 @@ func NewBoard(node string) *Board {
 	return &Board{latest: &Snapshot{Node: node}, changed: make(chan struct{})}
 }
 
-// Publish makes s the latest snapshot and wakes every waiter.
+// Publish makes s the latest snapshot and wakes every waiter, answering every request made so
+// far. A driver that publishes after its passes calls it; an on-demand driver calls Take.
 func (b *Board) Publish(s *Snapshot) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.taking = b.asked
+	b.publish(b.asked, s)
+}
+
+// publish is Publish for the requests of rounds up to round; b.mu is held.
+func (b *Board) publish(round uint64, s *Snapshot) {
 	b.latest = s
+	b.served = max(b.served, round)
+	if !s.Taken.IsZero() {
+		b.passed.Store(s.Taken.UnixNano())
+	}
 	close(b.changed)
 	b.changed = make(chan struct{})
 }
@@ -136,4 +167,107 @@ func (b *Board) Latest() (*Snapshot, <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.latest, b.changed
+}
+
+// Demand makes the board ask for its snapshots: a Get whose latest snapshot is fresh bound
+// old or older signals the returned channel and waits for the driver's Take. The driver reads
+// the channel between its passes; it calls Stop when it stops driving.
+func (b *Board) Demand(fresh time.Duration) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.asks == nil {
+		b.asks = make(chan struct{}, 1)
+	}
+	b.fresh = fresh
+	return b.asks
+}
+
+// Take captures a snapshot with capture and publishes it: every request made before Take
+// began gets it. It runs on the driving goroutine, between passes.
+func (b *Board) Take(capture func() *Snapshot) {
+	b.mu.Lock()
+	round := b.asked
+	b.taking = round
+	b.mu.Unlock()
+	s := capture()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.publish(round, s)
+}
+
+// Stop ends the asking: the driver has stopped. Waiting requests and later ones get the latest
+// snapshot, as a board nothing drives gives it.
+func (b *Board) Stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	b.stopped = true
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// Get returns a snapshot for a request made at now: the latest if it is younger than the
+// freshness bound or nothing takes snapshots on demand; otherwise one taken after the call,
+// which it asks the driver for and waits for. Concurrent requests share one capture. It
+// returns the latest snapshot when ctx ends or the driver stops first.
+func (b *Board) Get(ctx context.Context, now time.Time) *Snapshot {
+	b.mu.Lock()
+	s := b.latest
+	if b.asks == nil || b.stopped || (!s.Taken.IsZero() && now.Sub(s.Taken) < b.fresh) {
+		b.mu.Unlock()
+		return s
+	}
+	if b.asked == b.taking {
+		// No round is waiting for a capture: this request opens the next one.
+		b.asked++
+		select {
+		case b.asks <- struct{}{}:
+		default:
+		}
+	}
+	round, changed := b.asked, b.changed
+	b.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			s, _ := b.Latest()
+			return s
+		case <-changed:
+		}
+		b.mu.Lock()
+		s, stopped := b.latest, b.stopped
+		changed = b.changed
+		done := b.served >= round || stopped
+		b.mu.Unlock()
+		if done {
+			return s
+		}
+	}
+}
+
+// Follow registers a follower of the node's changes, a log follower: while one is registered,
+// the driver publishes after its passes, as Followed tells it. It returns the unregistering.
+func (b *Board) Follow() (stop func()) {
+	b.followers.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { b.followers.Add(-1) }) }
+}
+
+// Followed reports whether a follower is registered; the driver reads it after every pass,
+// without allocating.
+func (b *Board) Followed() bool { return b.followers.Load() > 0 }
+
+// Passed records the end of a driver's pass at t: the syncloop health check reads it, where the
+// kubelet's reads its sync loop monitor. It does not allocate.
+func (b *Board) Passed(t time.Time) { b.passed.Store(t.UnixNano()) }
+
+// lastPass is the time of the driver's last pass or published snapshot; zero for none.
+func (b *Board) lastPass() time.Time {
+	n := b.passed.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }

@@ -62,7 +62,7 @@ func (h *NodeHandler) statsSummary(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	s := h.snapshot()
+	s := h.snapshot(r)
 	now := h.opts.Clock.Now()
 	ts := metav1.NewTime(now)
 	summary := statsv1alpha1.Summary{Pods: []statsv1alpha1.PodStats{}}
@@ -109,8 +109,8 @@ func (h *NodeHandler) statsSummary(w http.ResponseWriter, r *http.Request) {
 
 // resourceMetrics is /metrics/resource: the STABLE series metrics-server scrapes, on the same
 // made-up usage as /stats/summary.
-func (h *NodeHandler) resourceMetrics(w http.ResponseWriter, _ *http.Request) {
-	s := h.snapshot()
+func (h *NodeHandler) resourceMetrics(w http.ResponseWriter, r *http.Request) {
+	s := h.snapshot(r)
 	now := h.opts.Clock.Now()
 	ms := now.UnixMilli()
 	us := containerUsage(s, now)

@@ -20,6 +20,8 @@ type Runner struct {
 	calls   <-chan func()
 	clock   clock.WithTicker
 	settled func()
+	asks    <-chan struct{}
+	asked   func()
 }
 
 // RunnerOptions configure a Runner.
@@ -36,6 +38,11 @@ type RunnerOptions struct {
 	// Calls, if set, are functions to run on the Runner's goroutine between passes: how the
 	// goroutines beside the loop (the status manager's) reach the cores the loop owns.
 	Calls <-chan func()
+	// Asks, if set, signal Asked, which the Runner calls on its goroutine between passes: a
+	// request with nothing to wait for, such as the kubelet server's for a snapshot, which
+	// needs no goroutine of its own to carry it as a call. Both or neither.
+	Asks  <-chan struct{}
+	Asked func()
 }
 
 func (o RunnerOptions) validate() error {
@@ -43,6 +50,8 @@ func (o RunnerOptions) validate() error {
 	missing.Check("Loop", o.Loop == nil)
 	missing.Check("Updates", o.Updates == nil)
 	missing.Check("Clock", o.Clock == nil)
+	missing.Check("Asked", o.Asks != nil && o.Asked == nil)
+	missing.Check("Asks", o.Asks == nil && o.Asked != nil)
 	return missing.Err("new sync loop runner")
 }
 
@@ -51,7 +60,8 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled}, nil
+	return &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled,
+		asks: opts.Asks, asked: opts.Asked}, nil
 }
 
 // Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are
@@ -94,6 +104,8 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.advance(ctx, logger)
 		case f := <-r.calls:
 			f()
+		case <-r.asks:
+			r.asked()
 		case <-wake.At(r.next()):
 			r.advance(ctx, logger)
 		}

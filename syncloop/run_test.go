@@ -2,6 +2,7 @@ package syncloop_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -143,4 +145,55 @@ func TestRunnerRunsCalls(t *testing.T) {
 			t.Errorf("Run() = %v, want nil", err)
 		}
 	})
+}
+
+// TestRunnerAnswersAsks: a signal on Asks has Asked run between passes, on the runner's
+// goroutine, where the loop's cores may be read; the runner keeps going after it.
+func TestRunnerAnswersAsks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clock.RealClock{}, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatalf("kubelet.New() = %v", err)
+		}
+		asks := make(chan struct{}, 1)
+		answered := 0
+		_, ctx := ktesting.NewTestContext(t)
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		r, err := syncloop.NewRunner(syncloop.RunnerOptions{Loop: n.Loop, Updates: make(chan podconfig.Update), Clock: clock.RealClock{},
+			Asks: asks, Asked: func() { n.Loop.SourcesSeen(); answered++ }})
+		if err != nil {
+			t.Fatalf("NewRunner() error = %v", err)
+		}
+		go func() { done <- r.Run(ctx) }()
+		for want := 1; want <= 2; want++ {
+			asks <- struct{}{}
+			synctest.Wait()
+			if answered != want {
+				t.Errorf("after %d asks, Asked ran %d times", want, answered)
+			}
+			time.Sleep(time.Second)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() = %v, want nil", err)
+		}
+	})
+}
+
+// TestNewRunnerWantsAsksWithAsked: one of Asks and Asked without the other is a missing option.
+func TestNewRunnerWantsAsksWithAsked(t *testing.T) {
+	n, err := kubelet.New(kubelet.Options{NodeName: "node-1", Clock: clock.RealClock{}, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("kubelet.New() = %v", err)
+	}
+	base := syncloop.RunnerOptions{Loop: n.Loop, Updates: make(chan podconfig.Update), Clock: clock.RealClock{}}
+	withAsks, withAsked := base, base
+	withAsks.Asks = make(chan struct{})
+	withAsked.Asked = func() {}
+	for name, opts := range map[string]syncloop.RunnerOptions{"Asks alone": withAsks, "Asked alone": withAsked} {
+		if _, err := syncloop.NewRunner(opts); !errors.Is(err, minikubelet.ErrMissingOption) {
+			t.Errorf("%s: NewRunner() = %v, want ErrMissingOption", name, err)
+		}
+	}
 }

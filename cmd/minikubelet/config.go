@@ -72,7 +72,7 @@ type runConfig struct {
 
 	Nodes          int           // how many nodes to simulate; 0 or 1 is one node named NodeName
 	NodeNamePrefix string        // with Nodes > 1, node i is <prefix>-<i>; empty is NodeName
-	SnapshotPeriod time.Duration // the kubelet server's snapshots are at most this often; zero is every pass
+	SnapshotPeriod time.Duration // a kubelet server's snapshot younger than this is reused; zero takes one for every request
 
 	Controllers []string // the controllers run beside the embedded API server (package controllers)
 

@@ -110,7 +110,8 @@ func (b *boundedWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (b *boundedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
-// defaultSnapshotPeriod bounds how often `run` takes a node's snapshot: at the end of a sync loop
-// pass, at most once per period. Taking one copies every pod's status, and a fleet's nodes pass
-// through their loops many times a second; the server's view is then at most this old.
+// defaultSnapshotPeriod is how long `run` reuses a node's snapshot: a request to the node's server
+// finds one younger than this, or the sync loop takes one for it between passes. Taking one copies
+// the statuses that changed; the server's view is at most this old, as when every node took one
+// after its passes at most once per period.
 const defaultSnapshotPeriod = 500 * time.Millisecond
