@@ -65,7 +65,12 @@ func runInBackground(t *testing.T, cfg *runConfig, out *traceLog) (stop func() e
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, out) }()
+	go func() {
+		err := run(ctx, cfg, out)
+		// A run that returns early, on an error, ends the test's waits for its events.
+		out.end(err)
+		done <- err
+	}()
 	stopped := false
 	stop = func() error {
 		stopped = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,6 +48,21 @@ type traceLog struct {
 	events  []traceEvent
 	bad     []string      // lines that are not valid JSON events
 	changed chan struct{} // closed and replaced whenever events grows
+	// ended is why the run writing the trace returned, once it has: no event will come after,
+	// so a wait for one ends with it instead of at its deadline.
+	ended error
+}
+
+// end records that the run writing the trace returned with err (nil for a clean return).
+func (l *traceLog) end(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		err = errors.New("run returned")
+	}
+	l.ended = err
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 func newTraceLog() *traceLog {
@@ -83,20 +99,29 @@ func (l *traceLog) Write(p []byte) (int, error) {
 // snapshot returns the events so far, the lines that did not decode, and a channel closed at the
 // next event.
 func (l *traceLog) snapshot() ([]traceEvent, []string, <-chan struct{}) {
+	events, bad, changed, _ := l.state()
+	return events, bad, changed
+}
+
+// state is snapshot with why the run ended, nil while it runs.
+func (l *traceLog) state() ([]traceEvent, []string, <-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.events), slices.Clone(l.bad), l.changed
+	return slices.Clone(l.events), slices.Clone(l.bad), l.changed, l.ended
 }
 
 // waitFor returns the index and value of the first event at index from or later that matches,
 // waiting for it until ctx ends. what describes the event for the failure message.
 func (l *traceLog) waitFor(ctx context.Context, from int, what string, match func(traceEvent) bool) (int, traceEvent, error) {
 	for {
-		events, _, changed := l.snapshot()
+		events, _, changed, ended := l.state()
 		for i := from; i < len(events); i++ {
 			if match(events[i]) {
 				return i, events[i], nil
 			}
+		}
+		if ended != nil {
+			return 0, traceEvent{}, fmt.Errorf("no %s in the trace after event %d, and none will come: %w\n%s", what, from, ended, l.tail(40))
 		}
 		select {
 		case <-changed:
