@@ -68,11 +68,14 @@ func (s *snapshots) take() {
 	})
 }
 
-// settled is the sync loop runner's Settled hook: the pass's time for the syncloop health check,
-// and a snapshot for the followers. Without followers it allocates nothing.
+// settled is the sync loop runner's Settled hook: the pass's time for the syncloop health check
+// when the pass dispatched, and a snapshot for the followers. Without followers it allocates
+// nothing.
 func (s *snapshots) settled() {
 	now := s.k.opts.Clock.Now()
-	s.k.Board.Passed(now)
+	if s.k.Loop.Dispatching() {
+		s.k.Board.Passed(now)
+	}
 	if !s.k.Board.Followed() || (!s.last.IsZero() && now.Sub(s.last) < s.period) {
 		return
 	}

@@ -198,3 +198,23 @@ func TestBoardFollow(t *testing.T) {
 		t.Error("Followed() = true with no follower")
 	}
 }
+
+// TestBoardRequestWaitsABoundedTime: a request whose capture the driver does not take (its pass
+// is held up) gets the latest snapshot after the bound, instead of waiting with the pass.
+func TestBoardRequestWaitsABoundedTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		d := newDriver(t0)
+		c := get(t.Context(), d.b, t0.Add(time.Second))
+		synctest.Wait()
+		if s := returned(c); s != nil {
+			t.Fatalf("Get() returned at once, taken %v; want it to wait for the capture", s.Taken.Sub(t0))
+		}
+		time.Sleep(time.Minute) // the driver never takes it
+		synctest.Wait()
+		s := returned(c)
+		if s == nil || !s.Taken.Equal(t0) {
+			t.Fatalf("Get() after the driver held its capture back = %v, want the latest snapshot", s)
+		}
+	})
+}

@@ -327,3 +327,23 @@ func TestHandlerAsksForASnapshot(t *testing.T) {
 		}
 	})
 }
+
+// TestSyncLoopCheckReadsPasses: /healthz/syncloop reads the last pass that dispatched, not the
+// age of a snapshot: an old snapshot with a recent pass is healthy, and a recent snapshot taken
+// on demand with no pass for longer than the threshold is not.
+func TestSyncLoopCheckReadsPasses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.board.Demand(500 * time.Millisecond)
+		f.clk.SetTime(t0.Add(10 * time.Minute))
+		f.board.Passed(t0.Add(9 * time.Minute))
+		if code, body := f.get("/healthz/syncloop"); code != 200 {
+			t.Errorf("GET /healthz/syncloop a minute after a pass, the snapshot ten = %d %q, want 200", code, body)
+		}
+		f.board.Take(func() *kubeletserver.Snapshot { return &kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(16 * time.Minute)} })
+		f.clk.SetTime(t0.Add(16 * time.Minute))
+		if code, body := f.get("/healthz/syncloop"); code != 500 {
+			t.Errorf("GET /healthz/syncloop seven minutes after a pass, a snapshot just taken = %d %q, want 500", code, body)
+		}
+	})
+}

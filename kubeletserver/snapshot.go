@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
@@ -137,6 +138,12 @@ type Board struct {
 	passed atomic.Int64
 }
 
+// maxAskWait bounds how long a request waits for the driver's capture: a pass held up (a mirror
+// pod write waiting on a slow API server, say) would otherwise hold the node's server with it,
+// where the kubelet's server reads its live state at once. Past it the request gets the latest
+// snapshot.
+const maxAskWait = 5 * time.Second
+
 // NewBoard returns a Board with an empty snapshot of the node.
 func NewBoard(node string) *Board {
 	return &Board{latest: &Snapshot{Node: node}, changed: make(chan struct{})}
@@ -149,15 +156,17 @@ func (b *Board) Publish(s *Snapshot) {
 	defer b.mu.Unlock()
 	b.taking = b.asked
 	b.publish(b.asked, s)
+	if !s.Taken.IsZero() {
+		// A driver that publishes after its passes publishes a pass; a Take, which only
+		// answers requests, does not.
+		b.passed.Store(s.Taken.UnixNano())
+	}
 }
 
 // publish is Publish for the requests of rounds up to round; b.mu is held.
 func (b *Board) publish(round uint64, s *Snapshot) {
 	b.latest = s
 	b.served = max(b.served, round)
-	if !s.Taken.IsZero() {
-		b.passed.Store(s.Taken.UnixNano())
-	}
 	close(b.changed)
 	b.changed = make(chan struct{})
 }
@@ -211,7 +220,7 @@ func (b *Board) Stop() {
 // Get returns a snapshot for a request made at now: the latest if it is younger than the
 // freshness bound or nothing takes snapshots on demand; otherwise one taken after the call,
 // which it asks the driver for and waits for. Concurrent requests share one capture. It
-// returns the latest snapshot when ctx ends or the driver stops first.
+// returns the latest snapshot when ctx ends, the driver stops, or maxAskWait passes first.
 func (b *Board) Get(ctx context.Context, now time.Time) *Snapshot {
 	b.mu.Lock()
 	s := b.latest
@@ -229,10 +238,16 @@ func (b *Board) Get(ctx context.Context, now time.Time) *Snapshot {
 	}
 	round, changed := b.asked, b.changed
 	b.mu.Unlock()
+	timeout := time.NewTimer(maxAskWait)
+	defer timeout.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			s, _ := b.Latest()
+			return s
+		case <-timeout.C:
+			s, _ := b.Latest()
+			klog.FromContext(ctx).V(2).Info("The sync loop did not take a snapshot in time, answering with the latest", "node", s.Node, "taken", s.Taken, "waited", maxAskWait)
 			return s
 		case <-changed:
 		}
@@ -259,11 +274,12 @@ func (b *Board) Follow() (stop func()) {
 // without allocating.
 func (b *Board) Followed() bool { return b.followers.Load() > 0 }
 
-// Passed records the end of a driver's pass at t: the syncloop health check reads it, where the
-// kubelet's reads its sync loop monitor. It does not allocate.
+// Passed records the end at t of a driver's pass that dispatched (not one held back by runtime
+// errors): the syncloop health check reads it, where the kubelet's reads the sync loop monitor
+// that each syncLoopIteration stores. It does not allocate.
 func (b *Board) Passed(t time.Time) { b.passed.Store(t.UnixNano()) }
 
-// lastPass is the time of the driver's last pass or published snapshot; zero for none.
+// lastPass is the time of the driver's last dispatching pass; zero for none.
 func (b *Board) lastPass() time.Time {
 	n := b.passed.Load()
 	if n == 0 {

@@ -9,7 +9,7 @@
 //
 // Each source is a pure core plus a runner:
 //
-//	File   Relist, HandleEvent, NextWake    FileRunner: ticker + fsnotify watch + retry loop
+//	File   Relist, HandleEvent, NextWake    FileRunner: ticker + a share of the process's file watch + retry
 //	HTTP   Poll, NextWake                   HTTPRunner: sliding-period poll loop + log throttling
 //	API    store changes → full SETs        APIRunner: list-watch of the API server (api.go)
 //

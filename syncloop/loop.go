@@ -140,6 +140,11 @@ func (l *Loop) healthy() bool {
 	return err == nil
 }
 
+// Dispatching reports whether the loop dispatches its inputs, as opposed to holding them back
+// while the runtime state has errors: the kubelet's syncLoop stores its sync loop monitor (what
+// /healthz/syncloop reads) only on the iterations it runs.
+func (l *Loop) Dispatching() bool { return !l.skipping.dispatch }
+
 // deferInput keeps in until dispatch resumes. Ticks are coalesced to one pending tick each.
 func (l *Loop) deferInput(in Input) {
 	switch in.(type) {
