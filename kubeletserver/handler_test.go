@@ -340,7 +340,9 @@ func TestSyncLoopCheckReadsPasses(t *testing.T) {
 		if code, body := f.get("/healthz/syncloop"); code != 200 {
 			t.Errorf("GET /healthz/syncloop a minute after a pass, the snapshot ten = %d %q, want 200", code, body)
 		}
-		f.board.Take(func() *kubeletserver.Snapshot { return &kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(16 * time.Minute)} })
+		f.board.Take(func() *kubeletserver.Snapshot {
+			return &kubeletserver.Snapshot{Node: "node-1", Taken: t0.Add(16 * time.Minute)}
+		})
 		f.clk.SetTime(t0.Add(16 * time.Minute))
 		if code, body := f.get("/healthz/syncloop"); code != 500 {
 			t.Errorf("GET /healthz/syncloop seven minutes after a pass, a snapshot just taken = %d %q, want 500", code, body)
