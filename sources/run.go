@@ -13,7 +13,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -240,7 +239,7 @@ func (r *FileRunner) watch(ctx context.Context, events chan<- WatchEvent) error 
 			}
 		}
 		switch {
-		case errors.Is(err, filewatch.ErrClosed):
+		case errors.Is(err, fsnotify.ErrClosed):
 			return fmt.Errorf("watcher for %q closed", path)
 		case err != nil:
 			return fmt.Errorf("error while watching %q: %w", path, err)

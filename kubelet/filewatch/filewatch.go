@@ -16,8 +16,10 @@ import (
 // instance holds unread before it drops them and reports an overflow.
 const maxQueued = 16384
 
-// ErrClosed is what a Watch reports once its Shared has stopped.
-var ErrClosed = errors.New("file watch closed")
+// ErrClosed is what a Watch reports once its Shared has stopped: fsnotify's own, so that a
+// consumer tells a closed watch as it would tell its own watcher's, without importing this
+// package.
+var ErrClosed = fsnotify.ErrClosed
 
 // Source adds and removes the watches events come from: an fsnotify.Watcher, or a fake.
 type Source interface {
@@ -261,8 +263,14 @@ func (w *Watch) Drain(into []fsnotify.Event) ([]fsnotify.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	into = append(into, w.queue...)
-	clear(w.queue)
-	w.queue = w.queue[:0]
+	if cap(w.queue) > keptQueue {
+		// A burst's queue goes with it: a thousand nodes' queues kept at their largest would
+		// hold memory for events that are long gone.
+		w.queue = nil
+	} else {
+		clear(w.queue)
+		w.queue = w.queue[:0]
+	}
 	err := w.err
 	w.err, w.overflow = nil, false
 	if err == nil && s.closed {
@@ -270,6 +278,9 @@ func (w *Watch) Drain(into []fsnotify.Event) ([]fsnotify.Event, error) {
 	}
 	return into, err
 }
+
+// keptQueue is the most queue capacity a Watch keeps between bursts.
+const keptQueue = 64
 
 // push queues ev, or drops it once the queue is full. s.mu is held.
 func (w *Watch) push(ev fsnotify.Event) {

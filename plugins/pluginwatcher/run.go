@@ -9,8 +9,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
-
-	"github.com/minikubelet/minikubelet/kubelet/filewatch"
 )
 
 // OS is the real file system.
@@ -77,7 +75,7 @@ func Run(ctx context.Context, w *Watcher, fw FileWatch, lock func() func(), read
 		}
 		unlock()
 		switch {
-		case errors.Is(err, filewatch.ErrClosed):
+		case errors.Is(err, fsnotify.ErrClosed):
 			return nil
 		case err != nil:
 			logger.Error(err, "Received an error from the plugin registry watcher")
