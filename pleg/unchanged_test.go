@@ -152,3 +152,39 @@ func TestUnchangedRelistSkipsComparison(t *testing.T) {
 		t.Errorf("ContainerDied events: %d with a moving state number, %d with a frozen one; want 1 and 0", fullDied, frozenDied)
 	}
 }
+
+// movingClock is a runtime whose clock moves on by a second right after each listing, as a real
+// clock moves between two calls.
+type movingClock struct {
+	*fakeruntime.Runtime
+	clk *vclock.Clock
+}
+
+func (m movingClock) GetPods(all bool) ([]*kubecontainer.Pod, error) {
+	pods, err := m.Runtime.GetPods(all)
+	m.clk.Advance(time.Second)
+	return pods, err
+}
+
+// TestUnchangedRelistWithAMovingClock checks that a change the runtime makes between a listing and
+// the reading of its state number is not taken as listed: the container's exit, which falls
+// between the two in one relist, is reported by a later one.
+func TestUnchangedRelistWithAMovingClock(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	s := newSide(t, clk, func(rt *fakeruntime.Runtime) pleg.Lister { return movingClock{rt, clk} })
+	pod := podtest.New("web", numbered(1), podtest.Annotation(fakeruntime.AnnotationExitAfter+"c0", "10s"))
+	if _, err := s.rt.SyncPod(pod, nil, nil); err != nil {
+		t.Fatalf("SyncPod() = %v", err)
+	}
+	died := 0
+	for range 30 {
+		for _, e := range s.g.Relist() {
+			if e.Type == pleg.ContainerDied {
+				died++
+			}
+		}
+	}
+	if died != 1 {
+		t.Errorf("ContainerDied events over 30 relists = %d, want 1", died)
+	}
+}
