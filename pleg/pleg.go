@@ -33,6 +33,17 @@ type Lister interface {
 	GetPodStatus(uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error)
 }
 
+// VersionedLister is a Lister that numbers its states, as the fake runtime's StateVersion does:
+// two calls of StateVersion that return the same number have, between them, the same listing
+// (every pod, container and sandbox with the same ID and state), and the number never goes
+// down. A runtime that is a VersionedLister lets a relist of an unchanged runtime skip comparing
+// its listing.
+type VersionedLister interface {
+	Lister
+	// StateVersion returns the number of the runtime's current state.
+	StateVersion() uint64
+}
+
 // Options configure a PLEG.
 type Options struct {
 	// Runtime is what the PLEG relists. Required.
@@ -104,6 +115,11 @@ type PLEG struct {
 	entries []entry
 	// watches holds, per pod, the watch conditions not met yet, by key.
 	watches map[types.UID]map[string]WatchCondition
+	// versioned is Options.Runtime when it numbers its states, else nil. compared is the state
+	// number read after the listing the last full relist compared, valid when hasCompared.
+	versioned   VersionedLister
+	compared    uint64
+	hasCompared bool
 }
 
 // WatchCondition is what a watch waits for in a pod's status: the kubelet's pleg.WatchCondition.
@@ -125,8 +141,10 @@ func New(opts Options) (*PLEG, error) {
 	if opts.RelistThreshold <= 0 {
 		opts.RelistThreshold = DefaultRelistThreshold
 	}
+	versioned, _ := opts.Runtime.(VersionedLister)
 	return &PLEG{
 		opts:          opts,
+		versioned:     versioned,
 		records:       map[types.UID]*podRecord{},
 		reinspect:     map[types.UID]bool{},
 		reinspectNext: map[types.UID]bool{},
@@ -186,6 +204,12 @@ func (g *PLEG) RequestReinspect(uid types.UID) {
 func (g *PLEG) Relist() []Event {
 	now := g.opts.Clock.Now()
 	g.next = now.Add(g.opts.RelistPeriod)
+	// The runtime's state number is read on both sides of the listing: with a clock that moves
+	// between the calls (run's real one), only two equal numbers say which state was listed.
+	var before uint64
+	if g.versioned != nil {
+		before = g.versioned.StateVersion()
+	}
 	pods, err := g.opts.Runtime.GetPods(true)
 	if err != nil {
 		g.emit(trace.Event{Event: trace.KindError, Message: err.Error(), Func: "relist"})
@@ -194,6 +218,21 @@ func (g *PLEG) Relist() []Event {
 	}
 	g.relistTime = now
 	defer g.observe(now, pods, true)
+
+	if g.versioned != nil {
+		after := g.versioned.StateVersion()
+		if g.unchanged(before, after) {
+			// What the full relist below would do with a listing equal to the one it compared
+			// last time, and nothing to reinspect or watch: every pod's comparison finds no
+			// event (the last relist left each record's old listing equal in IDs and states to
+			// that listing, or copied it), so no pod's status is read, no record, event or trace
+			// changes, and what is left is the cache's timestamp, the health and the metrics.
+			g.opts.Cache.UpdateTime(now)
+			g.checkHealth(now)
+			return nil
+		}
+		g.compared, g.hasCompared = after, before == after
+	}
 
 	for _, r := range g.records {
 		r.current = nil
@@ -269,6 +308,16 @@ func (g *PLEG) Relist() []Event {
 	g.reinspect, g.reinspectNext = needsReinspection, g.reinspect
 	g.checkHealth(now)
 	return out
+}
+
+// unchanged reports whether this relist's listing, taken between the state numbers before and
+// after, is the one the last full relist compared, and that relist left nothing to do again: no
+// pod to reinspect (a failed status read, or a RequestReinspect since) and no watch condition,
+// which is checked against the status at every relist. The numbers only grow, so a listing taken
+// between two equal numbers shows that state; a full relist whose numbers differed recorded none.
+func (g *PLEG) unchanged(before, after uint64) bool {
+	return g.hasCompared && before == after && after == g.compared &&
+		len(g.reinspect) == 0 && len(g.watches) == 0
 }
 
 // observe hands the relist to the metrics: the running pods (those with a running sandbox) and
