@@ -361,12 +361,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestRunUsesKubeconfig(t *testing.T) {
-	t.Parallel()
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
-	defer cancel()
-	// An API server of its own, as `minikubelet apiserver` runs one for several nodes.
+// serveAPIServer serves a fake API server of its own over TLS with a bearer token, as
+// `minikubelet apiserver` does, until the test's cleanup, and returns it with the path of a
+// kubeconfig that reaches it.
+func serveAPIServer(t *testing.T) (*fakeapiserver.Server, string) {
+	t.Helper()
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, BearerToken: "t0ken"})
 	if err != nil {
 		t.Fatal(err)
@@ -379,20 +378,31 @@ func TestRunUsesKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, tls.NewListener(l, tlsConfig)) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
 			t.Errorf("Serve() = %v, want nil", err)
 		}
-	}()
-	dir := t.TempDir()
-	writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
+	})
 	kubeconfig := filepath.Join(t.TempDir(), "kubelet.conf")
 	if err := writeKubeconfig(kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
 		t.Fatal(err)
 	}
+	return srv, kubeconfig
+}
+
+func TestRunUsesKubeconfig(t *testing.T) {
+	t.Parallel()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
+	defer cancel()
+	// An API server of its own, as `minikubelet apiserver` runs one for several nodes.
+	srv, kubeconfig := serveAPIServer(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
 	// The command line of a kubeadm node: the systemd drop-in's flags, kubeadm-flags.env's and a
 	// KubeletConfiguration file. What minikubelet does not simulate is accepted.
 	config := filepath.Join(t.TempDir(), "config.yaml")

@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"path/filepath"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
-	"k8s.io/utils/clock"
-
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
-	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // TestSendEvents: by default a node sends its Kubernetes events to the API server; with
@@ -30,32 +24,9 @@ func TestSendEvents(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 			defer cancel()
-			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, BearerToken: "t0ken"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := fakeapiserver.Listen("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tlsConfig, ca, err := fakeapiserver.SelfSignedTLS(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ctx, tls.NewListener(l, tlsConfig)) }()
-			defer func() {
-				cancel()
-				if err := <-served; err != nil {
-					t.Errorf("Serve() = %v, want nil", err)
-				}
-			}()
+			_, kubeconfig := serveAPIServer(t)
 			dir := t.TempDir()
 			writeManifest(t, dir, "a.yaml", podYAML("a", "", "busybox:1.36"))
-			kubeconfig := filepath.Join(t.TempDir(), "kubelet.conf")
-			if err := writeKubeconfig(kubeconfig, serving{url: "https://" + l.Addr().String(), token: "t0ken", caData: ca}); err != nil {
-				t.Fatal(err)
-			}
 			cfg, err := resolveArgs(t, "--kubeconfig="+kubeconfig, "--pod-manifest-path="+dir, "--hostname-override="+testNode,
 				"--trace-format=json", "--port=0", "--root-dir="+t.TempDir(), "--runtime-latencies=0", tc.flag)
 			if err != nil {
