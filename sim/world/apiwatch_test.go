@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
@@ -32,14 +33,7 @@ func TestRoutedWatchMatchesOwnWatch(t *testing.T) {
 	}
 	ctx := context.Background()
 	pods := c.Client().CoreV1().Pods("default")
-	create := func(name, node string) {
-		t.Helper()
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
-		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s: %v", name, err)
-		}
-	}
+	create := func(name, node string) { t.Helper(); createPod(t, pods, name, node) }
 	type watchPair struct {
 		own, routed       *APIWatch
 		ownSrc, routedSrc *sources.API
@@ -130,16 +124,8 @@ func TestRouterReachedNamesEachNodeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	pods := c.Client().CoreV1().Pods("default")
-	create := func(name, node string) {
-		t.Helper()
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
-		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s: %v", name, err)
-		}
-	}
+	create := func(name, node string) { t.Helper(); createPod(t, pods, name, node) }
 	if got := c.Reached(); got != nil {
 		t.Fatalf("Reached() before any watch = %v, want nil", got)
 	}
@@ -190,16 +176,11 @@ func TestRoutedWatchAcrossCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	n := 0
 	create := func(node string) {
 		t.Helper()
 		n++
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", n), Namespace: "default"},
-			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
-		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s: %v", p.Name, err)
-		}
+		createPod(t, client.CoreV1().Pods("default"), fmt.Sprintf("p%d", n), node)
 	}
 	router := NewPodRouter(server)
 	srcs, watches := map[string]*sources.API{}, map[string]*APIWatch{}
@@ -249,5 +230,15 @@ func TestRoutedWatchAcrossCompaction(t *testing.T) {
 	}
 	if got := ops(watches["node-b"].Pump(srcs["node-b"])); len(got) != 0 {
 		t.Errorf("node-b's watch after its relist = %q, want nothing", got)
+	}
+}
+
+// createPod creates a pod of one container named name in the default namespace, bound to node.
+func createPod(t *testing.T, pods typedcorev1.PodInterface, name, node string) {
+	t.Helper()
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app", Image: "busybox"}}}}
+	if _, err := pods.Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create %s: %v", name, err)
 	}
 }
