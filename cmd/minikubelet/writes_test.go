@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -265,5 +268,33 @@ func TestRunWritesLatency(t *testing.T) {
 	}
 	if got := requestTotal(t, srv, `resource="nodes"`, `verb="POST"`, `code="201"`); got != "1" {
 		t.Errorf("POST nodes counted %q times, want 1", got)
+	}
+}
+
+// TestRunWritesStayOnTheWireAtV6 checks that at -v 6, where client-go logs every request, a
+// node's requests keep going through client-go, so that the log lines are its own.
+func TestRunWritesStayOnTheWireAtV6(t *testing.T) {
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	v := fs.Lookup("v")
+	old := v.Value.String()
+	if err := v.Value.Set("6"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = v.Value.Set(old) }()
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	c, err := newNodeClients(&rest.Config{Host: unreachable, UserAgent: userAgent}, srv, clock.RealClock{}, 0, 10*time.Second, &fakeLimiter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.writes != nil {
+		t.Error("at -v 6 the node's requests were made in process")
+	}
+	if _, ok := c.events.(*typedcorev1.EventSinkImpl); !ok {
+		t.Errorf("at -v 6 the event sink is %T, want client-go's", c.events)
 	}
 }
