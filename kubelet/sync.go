@@ -185,7 +185,9 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 			heartbeat = client
 		}
 		var nodeClient nodestatus.Client = nodestatus.ClientsetClient{Client: heartbeat}
-		if writes.Node != nil {
+		if writes.Heartbeat != nil {
+			nodeClient = writes.Heartbeat
+		} else if writes.Node != nil {
 			nodeClient = writes.Node
 		}
 		nopts := nodestatus.Options{NodeName: opts.NodeName, NodeIP: opts.NodeIP, KubeletPort: opts.KubeletPort, Machine: cfg.Machine, Clock: clk, Tracer: tracer,

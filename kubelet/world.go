@@ -40,9 +40,9 @@ type World struct {
 	// client, which has no rate limit. Nil is API.
 	HeartbeatAPI kubernetes.Interface
 	// Writes, when set, are clients of an API server in the same process for the kubelet's
-	// hottest requests, which then skip client-go and HTTP (a replay: sim/world's NodeWrites).
-	// Nil sends them through API and HeartbeatAPI, as `run` does. API is still required for the
-	// rest.
+	// hottest requests, which then skip client-go and HTTP (a replay: sim/world's NodeWrites;
+	// `run` with its embedded API server). Nil sends them through API and HeartbeatAPI, as `run`
+	// does with --kubeconfig. API is still required for the rest.
 	Writes *Writes
 	// Events receives the kubelet's Kubernetes events once they are traced (`run`: client-go's
 	// broadcaster; replay: eventrecord.APIRecorder). Nil records none beyond the trace.
@@ -75,8 +75,12 @@ type Writes struct {
 	// Mirror creates and deletes mirror pods, and reads the node for their owner reference.
 	Mirror podmanager.MirrorAPI
 	// Node reads the node (admission, the node status' first read), and writes its status and
-	// lease (the heartbeat client's requests).
+	// lease (the heartbeat client's requests, unless Heartbeat is set).
 	Node nodestatus.Client
+	// Heartbeat, when set, writes the node's status and lease in Node's place: the heartbeat
+	// client's requests, where the client they stand for differs from the API client's (`run`:
+	// no rate limit, a timeout).
+	Heartbeat nodestatus.Client
 	// Tokens requests service account tokens (the volume manager's token manager).
 	Tokens volumemanager.TokenClient
 }

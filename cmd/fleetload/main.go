@@ -59,6 +59,9 @@ type result struct {
 	failed  int64
 	// running is the time from the first create until every node was Ready and every pod Running.
 	running time.Duration
+	// cpuToRunning is the simulator's CPU time from its start until then, in seconds; zero
+	// without a pid.
+	cpuToRunning float64
 	// steadyCores is the simulator's CPU use after that, in cores; rssKB and peakRSSKB its
 	// resident set at the end and at its peak (VmRSS and VmHWM). Zero without a pid.
 	steadyCores      float64
@@ -112,6 +115,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	res.running = time.Since(start)
 	fmt.Fprintf(out, "all Ready and Running %v after the first create\n", res.running.Round(time.Millisecond))
 	c1, _ := cpuSeconds(cfg.pid)
+	res.cpuToRunning = c1
 	select {
 	case <-ctx.Done():
 		return res, ctx.Err()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -171,10 +173,21 @@ func serveUI(ctx context.Context, cfg *runConfig, live *teach.Live) (stop func()
 	}, nil
 }
 
-// clientFactory makes a node's API client: each simulated kubelet has its own rate limits, as
-// each kubelet has, while client-go shares the connections of clients built from one config. It
-// returns the node's API client and its heartbeat client, both nil when standalone.
-type clientFactory func() (api, heartbeat kubernetes.Interface, err error)
+// clientFactory makes a node's API clients: each simulated kubelet has its own rate limits, as
+// each kubelet has, while client-go shares the connections of clients built from one config. All
+// nil when standalone.
+type clientFactory func() (nodeClients, error)
+
+// nodeClients are a node's clients of its API server.
+type nodeClients struct {
+	// api is the kubelet's API client and heartbeat its heartbeat client.
+	api, heartbeat kubernetes.Interface
+	// writes, with the embedded API server, make the kubelet's hottest requests in process, as
+	// api and heartbeat would make them (writes.go); nil sends them through api and heartbeat.
+	writes *kubelet.Writes
+	// events is the sink of the node's event broadcaster: over api, or in process beside writes.
+	events record.EventSink
+}
 
 // runtimeStateFile is where, under a node's root directory, the fake runtime keeps its state.
 const runtimeStateFile = "runtime/state.json"
@@ -190,12 +203,17 @@ const nodeLeaseDuration = 40 * time.Second
 func heartbeatClient(rc *rest.Config, statusPeriod time.Duration) (kubernetes.Interface, error) {
 	hc := rest.CopyConfig(rc)
 	hc.QPS, hc.Burst, hc.RateLimiter = -1, 0, nil
-	hc.Timeout = min(statusPeriod, nodeLeaseDuration)
+	hc.Timeout = heartbeatTimeout(statusPeriod)
 	client, err := kubernetes.NewForConfig(hc)
 	if err != nil {
 		return nil, fmt.Errorf("create heartbeat client for %s: %w", hc.Host, err)
 	}
 	return client, nil
+}
+
+// heartbeatTimeout is the heartbeat client's timeout.
+func heartbeatTimeout(statusPeriod time.Duration) time.Duration {
+	return min(statusPeriod, nodeLeaseDuration)
 }
 
 // apiConnection is what the nodes need of their API server.
@@ -213,9 +231,10 @@ type apiConnection struct {
 // nodes' kubelet servers (servers, nil without them) and serves their resource metrics.
 func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.WithTicker, tracer trace.Tracer, g *group, servers *kubeletServers) (apiConnection, error) {
 	if cfg.Standalone {
-		return apiConnection{clients: func() (kubernetes.Interface, kubernetes.Interface, error) { return nil, nil, nil }}, nil
+		return apiConnection{clients: func() (nodeClients, error) { return nodeClients{}, nil }}, nil
 	}
 	var conn apiConnection
+	var embedded *fakeapiserver.Server
 	if rc != nil {
 		ca, err := kubeconfigCA(rc)
 		if err != nil {
@@ -273,24 +292,48 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 			return conn, err
 		}
 		rc = c
+		embedded = srv
 	}
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
-	conn.clients = func() (kubernetes.Interface, kubernetes.Interface, error) {
-		client, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return nil, nil, fmt.Errorf("create API client for %s: %w", rc.Host, err)
-		}
-		heartbeat, err := heartbeatClient(rc, cfg.Kubelet.NodeStatus.UpdateFrequency)
-		if err != nil {
-			return nil, nil, err
-		}
-		return client, heartbeat, nil
+	conn.clients = func() (nodeClients, error) {
+		return newNodeClients(rc, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
+			flowcontrol.NewTokenBucketRateLimiter(kubeAPIQPS, kubeAPIBurst))
 	}
 	return conn, nil
+}
+
+// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles.
+// With the embedded API server (embedded not nil), the kubelet's hottest requests go to it in
+// process, after the same waits (the limiter, the heartbeat client's timeout, latency on clk),
+// unless the log's verbosity shows client-go's request lines (-v 6 and above): those requests
+// then stay on the wire, so that the lines are client-go's own.
+func newNodeClients(rc *rest.Config, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
+	rc = rest.CopyConfig(rc)
+	rc.RateLimiter = limiter
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nodeClients{}, fmt.Errorf("create API client for %s: %w", rc.Host, err)
+	}
+	heartbeat, err := heartbeatClient(rc, statusPeriod)
+	if err != nil {
+		return nodeClients{}, err
+	}
+	c := nodeClients{api: client, heartbeat: heartbeat, events: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}}
+	if embedded == nil || klog.V(6).Enabled() {
+		return c, nil
+	}
+	base, err := url.Parse(rc.Host)
+	if err != nil {
+		return nodeClients{}, fmt.Errorf("API server URL %q: %w", rc.Host, err)
+	}
+	api := &wire{limiter: limiter, clock: clk, latency: latency, base: base}
+	hb := &wire{timeout: heartbeatTimeout(statusPeriod), clock: clk, latency: latency, base: base}
+	c.writes, c.events = newDirectWrites(embedded.Direct(rc.UserAgent), api, hb, c.events)
+	return c, nil
 }
 
 // kubeconfigCA is the certificate authority a kubeconfig trusts, PEM, nil for none.
@@ -366,11 +409,11 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		g.Go(ctx, "file watch", fw.Run)
 	}
 	if len(names) > 1 {
-		client, _, err := d.clients()
+		c, err := d.clients()
 		if err != nil {
 			return err
 		}
-		if client != nil {
+		if client := c.api; client != nil {
 			// A fleet: one watch over every pod feeds every node's api source.
 			if d.podWatch, err = kubelet.NewPodWatch(client, d.clock, len(names)); err != nil {
 				return err
@@ -408,15 +451,16 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 			rootDir = filepath.Join(rootDir, cfg.NodeName)
 		}
 	}
-	client, heartbeat, err := d.clients()
+	clients, err := d.clients()
 	if err != nil {
 		return err
 	}
+	client := clients.api
 	broadcaster := d.broadcasters.new()
 	broadcaster.StartStructuredLogging(3)
 	switch {
 	case client != nil && !cfg.NoEventClient:
-		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+		broadcaster.StartRecordingToSink(clients.events)
 	case client != nil:
 		// kubemark's choice: a kubelet without an event client, whose broadcaster only logs.
 		logger.V(2).Info("No event client, no events will be sent to the API server")
@@ -425,7 +469,8 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	}
 	world := kubelet.World{
 		API:          client,
-		HeartbeatAPI: heartbeat,
+		HeartbeatAPI: clients.heartbeat,
+		Writes:       clients.writes,
 		Events:       broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
 	}
 	if rootDir != "" {
