@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +75,9 @@ func TestFleetSharesOneInstance(t *testing.T) {
 		updates  chan podconfig.Update
 	}
 	fleet := make([]node, nodes)
+	// watching is done once every node's file source has added its watch of podDir.
+	var watching sync.WaitGroup
+	watching.Add(nodes)
 	for i := range fleet {
 		n := &fleet[i]
 		name := fmt.Sprintf("node-%03d", i)
@@ -101,8 +103,11 @@ func TestFleetSharesOneInstance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var once sync.Once
 		r, err := sources.NewFileRunner(sources.FileRunnerOptions{Core: core, Clock: clock.RealClock{}, Out: n.updates,
-			Watches: func() sources.FileWatch { return fw.Watch() }})
+			Watches: func() sources.FileWatch {
+				return addedWatch{Watch: fw.Watch(), added: func() { once.Do(watching.Done) }}
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +115,12 @@ func TestFleetSharesOneInstance(t *testing.T) {
 	}
 	// A manifest written before a node's watch is in place would reach it only at the hourly
 	// relist: wait for every file source's watch.
-	for fw.Watching(podDir) < nodes {
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d file sources watch %s", fw.Watching(podDir), nodes, podDir)
-		}
-		runtime.Gosched()
+	watched := make(chan struct{})
+	go func() { watching.Wait(); close(watched) }()
+	select {
+	case <-watched:
+	case <-ctx.Done():
+		t.Fatalf("%d of %d file sources watch %s", fw.Watching(podDir), nodes, podDir)
 	}
 	if got := inotifyInstances(t) - before; got != 1 {
 		t.Errorf("%d nodes opened %d inotify instances, want 1", nodes, got)
@@ -153,4 +159,18 @@ func TestFleetSharesOneInstance(t *testing.T) {
 			}
 		}
 	}
+}
+
+// addedWatch is a file source's Watch that tells when its Add has succeeded.
+type addedWatch struct {
+	*filewatch.Watch
+	added func()
+}
+
+func (w addedWatch) Add(path string) error {
+	if err := w.Watch.Add(path); err != nil {
+		return err
+	}
+	w.added()
+	return nil
 }
