@@ -60,20 +60,30 @@ func (c ClientsetClient) CreateNode(ctx context.Context, node *v1.Node) (*v1.Nod
 // whole when they changed. The patch has no resource version: a node a controller changed since
 // it was read is patched all the same.
 func (c ClientsetClient) PatchNodeStatus(ctx context.Context, original, node *v1.Node) (*v1.Node, error) {
-	patch, err := StatusPatch(original, node)
+	return PatchStatus(original, node, func(patch []byte) (*v1.Node, error) {
+		return c.Client.CoreV1().Nodes().Patch(ctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	})
+}
+
+// PatchStatus is nodeutil.PatchNodeStatus around a client's way of sending the patch: the
+// strategic merge patch from original to node (statusPatch) goes to send, and a failure is
+// wrapped in the kubelet's message, which names the patch and the node. Every Client's
+// PatchNodeStatus goes through it, whatever carries the request.
+func PatchStatus(original, node *v1.Node, send func(patch []byte) (*v1.Node, error)) (*v1.Node, error) {
+	patch, err := statusPatch(original, node)
 	if err != nil {
 		return nil, err
 	}
-	updated, err := c.Client.CoreV1().Nodes().Patch(ctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	updated, err := send(patch)
 	if err != nil {
 		return nil, fmt.Errorf("failed to patch status %q for node %q: %w", patch, node.Name, err)
 	}
 	return updated, nil
 }
 
-// StatusPatch is nodeutil's preparePatchBytesforNodeStatus: the strategic merge patch
+// statusPatch is nodeutil's preparePatchBytesforNodeStatus: the strategic merge patch
 // PatchNodeStatus sends, for a client that sends it another way.
-func StatusPatch(original, node *v1.Node) ([]byte, error) {
+func statusPatch(original, node *v1.Node) ([]byte, error) {
 	oldData, err := json.Marshal(original)
 	if err != nil {
 		return nil, fmt.Errorf("marshal node %s: %w", original.Name, err)

@@ -409,7 +409,7 @@ func TestNodeStatusPatch(t *testing.T) {
 		{"addresses", moved, `{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"addresses":[{"address":"node-1","type":"Hostname"},{"$patch":"replace"}],"conditions":[{"status":"True","type":"Ready"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := StatusPatch(base, tc.node)
+			got, err := statusPatch(base, tc.node)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -217,19 +217,14 @@ func (w directWrites) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, 
 
 // PatchNodeStatus sends the node's status patch, as nodestatus.ClientsetClient does.
 func (w directWrites) PatchNodeStatus(ctx context.Context, original, node *v1.Node) (*v1.Node, error) {
-	patch, err := nodestatus.StatusPatch(original, node)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel, err := w.wire.send(ctx, http.MethodPatch, "/api/v1/nodes/"+node.Name+"/status")
-	var updated *v1.Node
-	if err == nil {
-		defer cancel()
-		if updated, err = w.direct.PatchNodeStatus(ctx, node.Name, types.StrategicMergePatchType, patch); err == nil {
-			return updated, nil
+	return nodestatus.PatchStatus(original, node, func(patch []byte) (*v1.Node, error) {
+		ctx, cancel, err := w.wire.send(ctx, http.MethodPatch, "/api/v1/nodes/"+node.Name+"/status")
+		if err != nil {
+			return nil, err
 		}
-	}
-	return nil, fmt.Errorf("failed to patch status %q for node %q: %w", patch, node.Name, err)
+		defer cancel()
+		return w.direct.PatchNodeStatus(ctx, node.Name, types.StrategicMergePatchType, patch)
+	})
 }
 
 // GetLease reads a lease.

@@ -144,15 +144,9 @@ func (w *NodeWrites) PatchNodeStatus(ctx context.Context, original, node *v1.Nod
 	if w.link.Down() {
 		return w.node.PatchNodeStatus(ctx, original, node)
 	}
-	patch, err := nodestatus.StatusPatch(original, node)
-	if err != nil {
-		return nil, err
-	}
-	updated, err := w.direct.PatchNodeStatus(ctx, node.Name, types.StrategicMergePatchType, patch)
-	if err != nil {
-		return nil, fmt.Errorf("failed to patch status %q for node %q: %w", patch, node.Name, err)
-	}
-	return updated, nil
+	return nodestatus.PatchStatus(original, node, func(patch []byte) (*v1.Node, error) {
+		return w.direct.PatchNodeStatus(ctx, node.Name, types.StrategicMergePatchType, patch)
+	})
 }
 
 // GetLease reads a lease.
