@@ -61,6 +61,8 @@ type (
 type TokenGetter interface {
 	GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
 	DeleteServiceAccountToken(podUID types.UID)
+	// EndSetUp ends a volume's SetUp, pending when it still waits for one of its tokens.
+	EndSetUp(pending bool)
 }
 
 // EventRecorder records one Kubernetes event about object.

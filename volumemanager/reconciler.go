@@ -37,8 +37,8 @@ func (m *Manager) reconcile(now time.Time) {
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
 	err := m.setUp(pod, v)
-	if t, ok := m.opts.Tokens.(*TokenManager); ok {
-		t.endSetUp(errors.Is(err, errTokenPending))
+	if m.opts.Tokens != nil {
+		m.opts.Tokens.EndSetUp(errors.Is(err, errTokenPending))
 	}
 	if err != nil {
 		if errors.Is(err, errTokenPending) {

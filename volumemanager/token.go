@@ -59,7 +59,7 @@ type TokenManager struct {
 	inFlight map[string]types.UID
 	failed   map[string]tokenFailure
 	// served are the failures served during the SetUp under way: a SetUp that still waits for
-	// another of its tokens gives them back (endSetUp), so that they reach the FailedMount of
+	// another of its tokens gives them back (EndSetUp), so that they reach the FailedMount of
 	// the SetUp that completes, as the kubelet's SetUp, asking one token after the other,
 	// reports every failure it met.
 	served map[string]tokenFailure
@@ -169,9 +169,9 @@ func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authen
 	return cached, nil
 }
 
-// endSetUp ends a volume's SetUp: when it still waits for a token (pending), the failures it was
+// EndSetUp ends a volume's SetUp: when it still waits for a token (pending), the failures it was
 // served go back to be served again once it can complete.
-func (t *TokenManager) endSetUp(pending bool) {
+func (t *TokenManager) EndSetUp(pending bool) {
 	if pending {
 		for k, f := range t.served {
 			t.failed[k] = f
