@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,6 +63,20 @@ var (
 	resumeLine     = startLine{Component: trace.SyncLoop, Event: trace.KindResume, Func: "syncLoop"}
 )
 
+// standaloneStartUp is the start-up of a kubelet without an API server or plugins, up to the
+// runtime-dependent modules: no node status loop, fast status poll or status manager.
+var standaloneStartUp = []startLine{
+	kubeletLine(trace.KindNew, "NewMainKubelet", 0, ""),
+	kubeletLine(trace.KindSources, "makePodSourceConfig", 0, "file"),
+	birthCryLine,
+	kubeletLine(trace.KindRun, "Run", 0, ""),
+	kubeletLine(trace.KindModules, "initializeModules", 0, ""),
+	kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
+	kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
+	kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
+	kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
+}
+
 // TestStartUpOrder checks the start-up's trace, in the kubelet's order (the v1.35 kubelet's
 // NewMainKubelet, Kubelet.Run and its timeline): NewMainKubelet and makePodSourceConfig, the
 // BirthCry, then Run's modules, updateRuntimeUp's first check, the fastStatusUpdateOnce poll,
@@ -96,18 +111,7 @@ func TestStartUpOrder(t *testing.T) {
 	}, {
 		name: "standalone",
 		o:    envOptions{standalone: true},
-		want: []startLine{
-			kubeletLine(trace.KindNew, "NewMainKubelet", 0, ""),
-			kubeletLine(trace.KindSources, "makePodSourceConfig", 0, "file"),
-			birthCryLine,
-			kubeletLine(trace.KindRun, "Run", 0, ""),
-			kubeletLine(trace.KindModules, "initializeModules", 0, ""),
-			kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-			kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
-			kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
-			kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
-			skipLine, healthyLine, resumeLine,
-		},
+		want: append(slices.Clone(standaloneStartUp), skipLine, healthyLine, resumeLine),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.o)
@@ -198,17 +202,7 @@ func TestRunTracesTheStartUp(t *testing.T) {
 			got = append(got, l)
 		}
 	}
-	want := []startLine{
-		kubeletLine(trace.KindNew, "NewMainKubelet", 0, ""),
-		kubeletLine(trace.KindSources, "makePodSourceConfig", 0, "file"),
-		birthCryLine,
-		kubeletLine(trace.KindRun, "Run", 0, ""),
-		kubeletLine(trace.KindModules, "initializeModules", 0, ""),
-		kubeletLine(trace.KindRuntimeUp, "updateRuntimeUp", 5*time.Second, ""),
-		kubeletLine(trace.KindPLEG, "GenericPLEG.Start", time.Second, ""),
-		kubeletLine(trace.KindSyncLoopStart, "syncLoop", 0, ""),
-		kubeletLine(trace.KindRuntimeModules, "initializeRuntimeDependentModules", 0, ""),
-	}
+	want := standaloneStartUp
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Run's start-up (-want +got):\n%s", diff)
 	}
