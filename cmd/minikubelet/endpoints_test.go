@@ -228,6 +228,10 @@ resource_scrape_error 0
 	if _, _, err := decodeResourceMetrics(strings.NewReader("resource_scrape_error 0\n"), scraped); err == nil {
 		t.Error("decodeResourceMetrics() without the node's series = nil error")
 	}
+	// The text parser panics on labels before a name; the decoder answers with an error.
+	if _, _, err := decodeResourceMetrics(strings.NewReader("{}"), scraped); err == nil {
+		t.Error(`decodeResourceMetrics("{}") = nil error`)
+	}
 }
 
 // FuzzDecodeResourceMetrics: whatever a node answers, decoding returns or fails; it never

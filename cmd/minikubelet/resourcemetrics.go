@@ -198,13 +198,25 @@ func fetchResourceMetrics(ctx context.Context, hc *http.Client, url string, now 
 	return decodeResourceMetrics(io.LimitReader(resp.Body, scrapeMaxBytes), now)
 }
 
+// parseMetricFamilies is the text parser's TextToMetricFamilies, with its panics made errors: the
+// parser (prometheus/common v0.66) dereferences a nil metric on a line that opens its labels
+// before any name, such as "{}", and a node's answer is outside input.
+func parseMetricFamilies(r io.Reader) (families map[string]*dto.MetricFamily, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			families, err = nil, fmt.Errorf("text format parsing error: %v", p)
+		}
+	}()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(r)
+}
+
 // decodeResourceMetrics reads a kubelet's /metrics/resource as metrics-server decodes it: the
 // node's CPU time and working set, and each container's CPU time, working set and start time,
 // at the samples' timestamps (scrapedAt for a sample without one). A container missing one of
 // its series is left out; the node's two are required.
 func decodeResourceMetrics(r io.Reader, scrapedAt time.Time) (fakeapiserver.UsageSample, map[containerKey]fakeapiserver.UsageSample, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
+	families, err := parseMetricFamilies(r)
 	if err != nil {
 		return fakeapiserver.UsageSample{}, nil, fmt.Errorf("decode resource metrics: %w", err)
 	}
