@@ -6,8 +6,10 @@ import (
 	"math/rand"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,6 +64,13 @@ type store struct {
 	resources    []*resource
 	now          func() time.Time
 	disk         *disk // nil when objects live only in memory
+
+	// expiresAt is the earliest time an item of the expiry queues comes due (nil when they are
+	// empty), and terminating is set while a namespace may be terminating: every request checks
+	// both, and takes mu to expire objects or finalize namespaces only when one says there may be
+	// work. Both change only under mu.
+	expiresAt   atomic.Pointer[time.Time]
+	terminating atomic.Bool
 
 	mu      sync.Mutex // guards everything below
 	rv      uint64
@@ -176,7 +185,10 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 		b.objects[key] = e
 	}
 	if b.expiry != nil && typ != watch.Deleted {
-		b.expiry.push(key, st.rv, st.now())
+		st.pushExpiry(b, key, st.rv)
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok && typ != watch.Deleted && ns.Status.Phase == corev1.NamespaceTerminating {
+		st.terminating.Store(true)
 	}
 	ev := event{typ: typ, rv: st.rv, cur: e, prev: prev}
 	b.history = append(b.history, ev)
