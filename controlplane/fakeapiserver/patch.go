@@ -98,7 +98,8 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 		if err != nil {
 			return nil, err
 		}
-		obj, w, err := decode(t.res, body{data: patched}, fv)
+		// A strategic merge patch encodes its result from maps: sorted keys.
+		obj, w, err := decode(t.res, body{data: patched, sorted: p.typ == types.StrategicMergePatchType}, fv)
 		if err != nil {
 			return nil, err
 		}
