@@ -7,9 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -151,4 +157,90 @@ func BenchmarkPodStatusWrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCreateUnderFleet creates pods as cmd/fleetload does against `run --nodes` (client-go,
+// 32 workers, JSON over loopback TCP, no client-side rate limit) while the fleet's kubelets use the
+// server as run's do: one watch of every pod over HTTP (run's shared pod watch), and for each pod
+// that watch delivers, the two status writes its kubelet makes in process (Direct) to take it to
+// Running. One iteration creates 2,000 pods on 100 nodes and ends when every pod's last status
+// write is stored; pods/s is the creates' rate.
+func BenchmarkCreateUnderFleet(b *testing.B) {
+	const nodes, perNode, workers, kubelets = 100, 20, 32, 4
+	const pods = nodes * perNode
+	b.ReportAllocs()
+	var created time.Duration
+	for range b.N {
+		b.StopTimer()
+		srv := newServer(b, testOptions())
+		ts := httptest.NewServer(srv.Handler())
+		client, err := kubernetes.NewForConfig(&rest.Config{Host: ts.URL, QPS: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w, err := client.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		direct := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+		added := make(chan *corev1.Pod, pods)
+		var running sync.WaitGroup
+		running.Add(pods)
+		go func() {
+			for ev := range w.ResultChan() {
+				if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+					added <- pod
+				}
+			}
+		}()
+		var kubeletsDone sync.WaitGroup
+		for range kubelets {
+			kubeletsDone.Go(func() {
+				for pod := range added {
+					for _, patch := range []string{
+						`{"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Ready","status":"False","reason":"ContainersNotReady","lastTransitionTime":"2026-01-01T00:00:00Z"}],"hostIP":"10.0.0.1","startTime":"2026-01-01T00:00:00Z","containerStatuses":[{"name":"main","image":"busybox:1.36","imageID":"","ready":false,"restartCount":0,"state":{"waiting":{"reason":"ContainerCreating"}}}]}}`,
+						`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:01Z"}],"podIP":"10.1.0.2","podIPs":[{"ip":"10.1.0.2"}],"containerStatuses":[{"name":"main","image":"busybox:1.36","imageID":"docker.io/library/busybox@sha256:0","containerID":"containerd://0","ready":true,"started":true,"restartCount":0,"state":{"running":{"startedAt":"2026-01-01T00:00:01Z"}}}]}}`,
+					} {
+						if _, err := direct.PatchPodStatus(ctx, pod.Namespace, pod.Name, types.StrategicMergePatchType, []byte(patch)); err != nil {
+							b.Error(err)
+						}
+					}
+					running.Done()
+				}
+			})
+		}
+		var next atomic.Int64
+		var creators sync.WaitGroup
+		b.StartTimer()
+		start := time.Now()
+		for range workers {
+			creators.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= pods {
+						return
+					}
+					pod := &corev1.Pod{
+						ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("load-%d", i), Namespace: "default"},
+						Spec:       corev1.PodSpec{NodeName: fmt.Sprintf("sim-%02d", i%nodes), Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}}},
+					}
+					if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		creators.Wait()
+		created += time.Since(start)
+		running.Wait()
+		b.StopTimer()
+		close(added)
+		kubeletsDone.Wait()
+		w.Stop()
+		cancel()
+		ts.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.N*pods)/created.Seconds(), "pods/s")
 }

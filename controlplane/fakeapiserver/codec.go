@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -63,6 +65,61 @@ const protobufMediaType = "application/vnd.kubernetes.protobuf"
 var strictDecoder = k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme, scheme,
 	k8sjson.SerializerOptions{Strict: true})
 
+// sortedDecoder is strictDecoder for JSON whose keys are sorted and unique (body.sorted), whose
+// apiVersion and kind it reads off the start of the document instead of decoding the whole
+// document a first time to find them (sortedMetaFactory).
+var sortedDecoder = k8sjson.NewSerializerWithOptions(sortedMetaFactory{}, scheme, scheme,
+	k8sjson.SerializerOptions{Strict: true})
+
+// sortedMetaFactory finds the apiVersion and kind of an object encoded with sorted, unique keys,
+// in ASCII: an object that starts with those two keys has no other, and they are the values the
+// default factory's decoding would find. That decoding matches keys without regard to case, but
+// each other ASCII spelling of either key sorts before "apiVersion" or between the two, so that
+// the object would not start with them; outside ASCII, some letters fold to ASCII ones (the
+// Kelvin sign to K), so a document with any other byte is left to the default factory, as are
+// values with escapes or control characters, which the decoding would rewrite, and any other
+// start.
+type sortedMetaFactory struct{}
+
+func (sortedMetaFactory) Interpret(data []byte) (*schema.GroupVersionKind, error) {
+	for _, c := range data {
+		if c >= utf8.RuneSelf {
+			return k8sjson.DefaultMetaFactory.Interpret(data)
+		}
+	}
+	apiVersion, rest, ok := leadingString(data, `{"apiVersion":"`)
+	if !ok {
+		return k8sjson.DefaultMetaFactory.Interpret(data)
+	}
+	kind, rest, ok := leadingString(rest, `,"kind":"`)
+	if !ok || len(rest) == 0 || (rest[0] != ',' && rest[0] != '}') {
+		return k8sjson.DefaultMetaFactory.Interpret(data)
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return k8sjson.DefaultMetaFactory.Interpret(data)
+	}
+	return &schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}, nil
+}
+
+// leadingString reads the string value after prefix at the start of data, up to its closing
+// quote: printable ASCII without escapes only.
+func leadingString(data []byte, prefix string) (string, []byte, bool) {
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return "", nil, false
+	}
+	data = data[len(prefix):]
+	for i, c := range data {
+		switch {
+		case c == '"':
+			return string(data[:i]), data[i+1:], true
+		case c == '\\' || c < 0x20 || c > 0x7e:
+			return "", nil, false
+		}
+	}
+	return "", nil, false
+}
+
 // fieldValidation is the fieldValidation query parameter.
 type fieldValidation int
 
@@ -108,6 +165,9 @@ func readBody(r *http.Request) ([]byte, error) {
 type body struct {
 	data  []byte
 	proto bool
+	// sorted says data was encoded from maps by encoding/json, as a strategic merge patch encodes
+	// its result: each object's keys are unique and in byte order.
+	sorted bool
 }
 
 // readObjectBody reads a create or update body: JSON, YAML (converted to JSON) or protobuf.
@@ -158,6 +218,8 @@ func decode(res *resource, b body, fv fieldValidation) (runtime.Object, []string
 	var err error
 	if b.proto {
 		obj, actual, err = protoDecoder.Decode(b.data, &gvk, into)
+	} else if b.sorted {
+		obj, actual, err = sortedDecoder.Decode(b.data, &gvk, into)
 	} else {
 		obj, actual, err = strictDecoder.Decode(b.data, &gvk, into)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/api/apidefaults"
@@ -41,18 +43,40 @@ import (
 // restamp them with the server's clock, so that objects in a replay carry virtual times and stay
 // the same run to run.
 
-// fieldManagers maps "RESOURCE" and "RESOURCE/status" to their field managers. Building the
-// type converter takes a noticeable fraction of a second, so a process does it once, on the first
-// write.
-var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
-	specs, err := builtOpenAPI()
-	if err != nil {
-		return nil, err
-	}
-	tc, err := managedfields.NewTypeConverter(specs.models, false)
-	if err != nil {
-		return nil, fmt.Errorf("build the server-side apply type converter: %w", err)
-	}
+// fieldManagers maps "RESOURCE" and "RESOURCE/status" to the field managers of applies;
+// updateFieldManagers to those of every other write (trackFields). Both are built on the first
+// write from one type converter, whose construction takes a noticeable fraction of a second.
+var (
+	fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
+		tc, err := typeConverter()
+		if err != nil {
+			return nil, err
+		}
+		return newFieldManagers(tc, scheme)
+	})
+	updateFieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
+		tc, err := typeConverter()
+		if err != nil {
+			return nil, err
+		}
+		return newFieldManagers(updateTypes{tc}, updateConverter{scheme: scheme, types: tc})
+	})
+	typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+		specs, err := builtOpenAPI()
+		if err != nil {
+			return nil, err
+		}
+		tc, err := managedfields.NewTypeConverter(specs.models, false)
+		if err != nil {
+			return nil, fmt.Errorf("build the server-side apply type converter: %w", err)
+		}
+		return tc, nil
+	})
+)
+
+// newFieldManagers builds the field manager of every resource and subresource of its own kind on
+// tc and conv.
+func newFieldManagers(tc managedfields.TypeConverter, conv runtime.ObjectConvertor) (map[string]*managedfields.FieldManager, error) {
 	out := map[string]*managedfields.FieldManager{}
 	for _, res := range resources() {
 		if res.view {
@@ -69,7 +93,7 @@ var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManag
 			}
 		}
 		for _, sub := range subresources {
-			fm, err := managedfields.NewDefaultFieldManager(tc, scheme, defaulter{}, scheme, res.gvk(), res.gv, sub, resetFields(res, sub))
+			fm, err := managedfields.NewDefaultFieldManager(tc, conv, defaulter{}, scheme, res.gvk(), res.gv, sub, resetFields(res, sub))
 			if err != nil {
 				return nil, fmt.Errorf("field manager of %s %q: %w", res.name, sub, err)
 			}
@@ -77,7 +101,86 @@ var fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManag
 		}
 	}
 	return out, nil
-})
+}
+
+// updateTypes and updateConverter spare the field manager of an update two conversions whose
+// results it does not use. Before it compares the live object with the new one, the field manager
+// reconciles each manager's entry with the schema, and to do so converts the live object to the
+// entry's version: it turns the typed value back into a whole object only to read the object's
+// version, and returns the value as it was when that is the entry's version (as it is for every
+// entry of this server's objects, which have one version each). updateTypes gives it the value
+// itself in place of the object, with the version read from the value's apiVersion and kind
+// fields, and updateConverter makes the whole object only if the entry's version is another.
+// The field manager also converts the live and the new object to the resource's version before it
+// makes typed values of them, and only reads what it gets; updateConverter gives an object that is
+// already of that version as it is, not a copy. Applies keep the library's converters (their field
+// manager turns the merged value into the object it stores).
+type updateTypes struct{ managedfields.TypeConverter }
+
+// TypedToObject gives the value as an object whose kind alone is known, unless the value is not
+// an object (the conversion's own error then comes from the library).
+func (c updateTypes) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) {
+	v := tv.AsValue()
+	if !v.IsMap() {
+		return c.TypeConverter.TypedToObject(tv)
+	}
+	m := v.AsMap()
+	field := func(name string) string {
+		f, ok := m.Get(name)
+		if !ok || !f.IsString() {
+			return ""
+		}
+		return f.AsString()
+	}
+	u := &typedObject{tv: tv}
+	u.gvk = schema.FromAPIVersionAndKind(field("apiVersion"), field("kind"))
+	return u, nil
+}
+
+// typedObject is a typed value standing for the object it would convert to; updateConverter
+// converts it.
+type typedObject struct {
+	tv  *typed.TypedValue
+	gvk schema.GroupVersionKind
+}
+
+func (o *typedObject) GetObjectKind() schema.ObjectKind                { return o }
+func (o *typedObject) DeepCopyObject() runtime.Object                  { c := *o; return &c }
+func (o *typedObject) GroupVersionKind() schema.GroupVersionKind       { return o.gvk }
+func (o *typedObject) SetGroupVersionKind(gvk schema.GroupVersionKind) { o.gvk = gvk }
+
+// updateConverter is the object converter of the update field managers (see updateTypes).
+type updateConverter struct {
+	scheme *runtime.Scheme
+	types  managedfields.TypeConverter
+}
+
+func (c updateConverter) Convert(in, out, context any) error {
+	return c.scheme.Convert(in, out, context)
+}
+
+func (c updateConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return c.scheme.ConvertFieldLabel(gvk, label, value)
+}
+
+func (c updateConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	if o, ok := in.(*typedObject); ok {
+		obj, err := c.types.TypedToObject(o.tv)
+		if err != nil {
+			return nil, err
+		}
+		return c.scheme.ConvertToVersion(obj, target)
+	}
+	if _, ok := in.(runtime.Unstructured); !ok {
+		have := in.GetObjectKind().GroupVersionKind()
+		if kinds, _, err := c.scheme.ObjectKinds(in); err == nil && !have.Empty() && slices.Contains(kinds, have) {
+			if want, ok := target.KindForGroupVersionKinds(kinds); ok && want == have {
+				return in, nil
+			}
+		}
+	}
+	return c.scheme.ConvertToVersion(in, target)
+}
 
 func fieldManagerKey(res *resource, subresource string) string {
 	if subresource == "" {
@@ -161,7 +264,11 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 	if t.tracked {
 		return obj
 	}
-	fms, err := fieldManagers()
+	managers := updateFieldManagers
+	if !fieldManagerShortcuts {
+		managers = fieldManagers
+	}
+	fms, err := managers()
 	if err != nil {
 		// The models are compiled in; a failure is a bug that every write would hit.
 		panic(fmt.Sprintf("fakeapiserver: %v", err))
@@ -172,7 +279,7 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 	}
 	before := mustMeta(live).GetManagedFields()
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
-	if liveCut, objCut, ok := withoutSameSpec(t, live, obj); ok {
+	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
 		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
 		s.stampManagedFields(before, obj)
@@ -183,37 +290,59 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 	return out
 }
 
-// cutSameSpec lets trackFields leave out the spec of a status write that keeps it; a test turns
-// it off to compare.
-var cutSameSpec = true
+// fieldManagerShortcuts lets trackFields walk only the status of a status write (statusOnly) and
+// use the update field managers' converters (updateTypes); a test turns both off to compare with
+// the library's own path over the whole object.
+var fieldManagerShortcuts = true
 
-// withoutSameSpec returns shallow copies of live and obj without their spec, for a write of the
-// status subresource that leaves the spec as it is (the status strategy copies it from live) on
-// an object whose managed fields are recorded. The field manager then walks only what can have
-// changed, with the same outcome: it owns fields by the differences between live and obj, and
-// equal subtrees have none; what it returns is obj itself with its managed fields set, and it
-// changes nothing else of either object. The managed fields on live mean that the last write that
-// could change the spec converted it without error, so that the walk leaves out no error either.
-// Spec is compared with reflect.DeepEqual, stricter than the walk (a nil and an empty list
-// differ), so that no spec the walk would find different is left out.
-func withoutSameSpec(t target, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
-	if !cutSameSpec || t.subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
+// statusOnly returns copies of live and obj that keep only their status and the metadata the
+// field manager reads (the managed fields; the name, namespace and UID, which it logs or uses to
+// tell a create), for a write of the status subresource that changes nothing else of the object
+// (the status strategy copies the spec and, for pods, the metadata from live; a node's status
+// write may change its labels and annotations, and is then walked whole) on an object whose
+// managed fields are recorded. The field manager then walks only what can have changed, with the
+// same outcome: it owns fields by the differences between live and obj, and equal subtrees have
+// none; it reconciles each manager's fields with the schema, not with the object; and what it
+// returns is obj itself with its managed fields set, and it changes nothing else of either
+// object. The managed fields on live mean that the last write that could change the rest
+// converted it without error, so that the walk leaves out no error either. The rest is compared
+// with reflect.DeepEqual, stricter than the walk (a nil and an empty list differ), so that nothing
+// the walk would find different is left out.
+func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
+	if !fieldManagerShortcuts || t.subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
 		return nil, nil, false
 	}
 	lv, nv := reflect.ValueOf(live), reflect.ValueOf(obj)
-	if lv.Kind() != reflect.Pointer || nv.Type() != lv.Type() {
+	if lv.Kind() != reflect.Pointer || nv.Type() != lv.Type() || lv.Elem().Kind() != reflect.Struct {
 		return nil, nil, false
 	}
 	lv, nv = lv.Elem(), nv.Elem()
-	ls, ns := lv.FieldByName("Spec"), nv.FieldByName("Spec")
-	if !ls.IsValid() || !reflect.DeepEqual(ls.Addr().Interface(), ns.Addr().Interface()) {
+	if !lv.FieldByName("Status").IsValid() || !lv.FieldByName("TypeMeta").IsValid() || !lv.FieldByName("ObjectMeta").IsValid() ||
+		lv.FieldByName("ObjectMeta").Type() != reflect.TypeFor[metav1.ObjectMeta]() {
+		return nil, nil, false
+	}
+	rest := func(v reflect.Value) any {
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		c.FieldByName("Status").SetZero()
+		c.FieldByName("TypeMeta").SetZero()
+		c.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta).ManagedFields = nil
+		return c.Addr().Interface()
+	}
+	if !reflect.DeepEqual(rest(lv), rest(nv)) {
 		return nil, nil, false
 	}
 	cut := func(v reflect.Value) runtime.Object {
 		c := reflect.New(v.Type())
-		c.Elem().Set(v)
-		c.Elem().FieldByName("Spec").SetZero()
-		return c.Interface().(runtime.Object)
+		c.Elem().FieldByName("Status").Set(v.FieldByName("Status"))
+		m := v.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
+		c.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ManagedFields: m.ManagedFields,
+		}))
+		out := c.Interface().(runtime.Object)
+		// What the field manager's conversion to the resource's version sets on its copy.
+		out.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+		return out
 	}
 	return cut(lv), cut(nv), true
 }

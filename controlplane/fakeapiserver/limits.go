@@ -103,10 +103,41 @@ func (st *store) expire(now time.Time) {
 			_, _ = st.commit(res, watch.Deleted, e.obj.DeepCopyObject(), e)
 		}
 	}
+	st.updateExpiresAt()
 }
 
-// expireNow deletes what expired by the server's clock.
+// pushExpiry queues the write of key at rv in b's expiry queue. The caller holds mu.
+func (st *store) pushExpiry(b *bucket, key string, rv uint64) {
+	first := len(b.expiry.items) == 0
+	b.expiry.push(key, rv, st.now())
+	if at := b.expiry.items[0].at; first && (st.expiresAt.Load() == nil || at.Before(*st.expiresAt.Load())) {
+		st.expiresAt.Store(&at)
+	}
+}
+
+// updateExpiresAt sets expiresAt to the earliest head of the expiry queues, after expire took
+// items off them. The caller holds mu.
+func (st *store) updateExpiresAt() {
+	var next *time.Time
+	for _, b := range st.buckets {
+		if b.expiry == nil || len(b.expiry.items) == 0 {
+			continue
+		}
+		if at := b.expiry.items[0].at; next == nil || at.Before(*next) {
+			next = &at
+		}
+	}
+	st.expiresAt.Store(next)
+}
+
+// expireNow deletes what expired by the server's clock, and finalizes the namespaces that are
+// done. Every request calls it first; when no queued item is due yet and no namespace is
+// terminating, there is nothing to do and it returns without the store lock, which the requests
+// of a fleet otherwise queue on.
 func (s *Server) expireNow() {
+	if at := s.store.expiresAt.Load(); (at == nil || at.After(s.clock.Now())) && !s.store.terminating.Load() {
+		return
+	}
 	_ = s.store.locked(func() error {
 		s.store.expire(s.clock.Now())
 		return s.finalizeNamespaces()

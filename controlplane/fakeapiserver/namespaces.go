@@ -259,7 +259,8 @@ func (s *Server) resumeNamespaceDeletions() error {
 func (s *Server) finalizeNamespaces() error {
 	res := s.store.resource("namespaces")
 	if !s.anyTerminating(res) {
-		return nil // the common case, checked at every request without allocating
+		s.store.terminating.Store(false)
+		return nil
 	}
 	for _, e := range s.store.list(res, "") { // in name order, so that replays write alike
 		ns := e.obj.(*corev1.Namespace)
@@ -306,6 +307,9 @@ func (s *Server) anyTerminating(res *resource) bool {
 // finalizeNow finishes the namespaces a request emptied, as the namespace controller would
 // shortly after it, so that a client waiting for one to go sees it go.
 func (s *Server) finalizeNow() {
+	if !s.store.terminating.Load() {
+		return // the common case, checked at every request without the lock
+	}
 	_ = s.store.locked(s.finalizeNamespaces)
 }
 

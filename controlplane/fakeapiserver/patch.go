@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"mime"
@@ -87,11 +88,18 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 	}
 	var warnings []string
 	out, err := s.guaranteedUpdate(ctx, t, dryRun, "PATCH", func(old *entry) (runtime.Object, error) {
-		patched, err := p.apply(t.res, old.raw)
+		original := old.raw
+		if p.keepsManagedFields(t, old) {
+			if cut := withoutManagedFields(old.raw); cut != nil {
+				original = cut
+			}
+		}
+		patched, err := p.apply(t.res, original)
 		if err != nil {
 			return nil, err
 		}
-		obj, w, err := decode(t.res, body{data: patched}, fv)
+		// A strategic merge patch encodes its result from maps: sorted keys.
+		obj, w, err := decode(t.res, body{data: patched, sorted: p.typ == types.StrategicMergePatchType}, fv)
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +136,83 @@ func newPatchRequest(pt types.PatchType, data []byte) (patchRequest, error) {
 	}
 	p.ops = ops
 	return p, nil
+}
+
+// keepsManagedFields reports whether the patch, a status write, can be applied to old without its
+// managed fields and give the same object but for them. The status strategy builds the object it
+// stores from old, taking only the status (and a node's labels and annotations) from the patched
+// object, and the field manager of a subresource reads the managed fields of old, never the
+// request's; so what a merge or strategic merge patch, which merges key by key, would do to keys
+// it does not name does not matter. The managed fields are the largest part of a pod (every
+// manager's fields, each a nested object), which the patch would decode into maps, encode
+// again and the decoder would read a third time. A patch that names them (in any spelling: a
+// JSON string may escape its letters) and a JSON patch, whose paths and tests see the whole
+// object, are applied to the whole object.
+func (p patchRequest) keepsManagedFields(t target, old *entry) bool {
+	return patchWithoutManagedFields && t.subresource == "status" && (p.typ == types.StrategicMergePatchType || p.typ == types.MergePatchType) &&
+		!bytes.Contains(p.data, []byte("managedFields")) && !bytes.Contains(p.data, []byte(`\u`)) && metadataFirst(old.obj)
+}
+
+// patchWithoutManagedFields lets a status patch leave out the managed fields (keepsManagedFields);
+// a test turns it off to compare.
+var patchWithoutManagedFields = true
+
+// withoutManagedFields returns raw, a typed object (metadataFirst) encoded as JSON, without its
+// metadata.managedFields, or nil if it has none. The first "metadata" key is the object's (its
+// kind and apiVersion, before it, are strings), and the managed fields are the key of that name
+// directly in it, found by reading the metadata outside its strings.
+func withoutManagedFields(raw []byte) []byte {
+	const meta, key = `"metadata":{`, `"managedFields":[`
+	m := bytes.Index(raw, []byte(meta))
+	if m < 0 {
+		return nil
+	}
+	depth, inString, start, end := 1, false, -1, -1
+	for i := m + len(meta); i < len(raw) && end < 0; i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped character
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			// A string directly in the metadata followed by a colon is a key.
+			if depth == 1 && start < 0 && bytes.HasPrefix(raw[i:], []byte(key)) {
+				start, depth = i, depth+1
+				i += len(key) - 1
+				continue
+			}
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			switch {
+			case depth == 0:
+				return nil // the metadata ended without managed fields
+			case depth == 1 && start >= 0:
+				end = i + 1
+			}
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	// Drop the comma that joined the key to the one before it, or else the one after it.
+	switch {
+	case raw[start-1] == ',':
+		start--
+	case raw[start-1] == '{' && end < len(raw) && raw[end] == ',':
+		end++
+	}
+	out := make([]byte, 0, len(raw)-(end-start))
+	out = append(out, raw[:start]...)
+	return append(out, raw[end:]...)
 }
 
 // apply applies the patch to original, an object encoded as JSON.

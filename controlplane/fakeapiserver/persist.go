@@ -15,6 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // dataFile is the name of the database in Options.DataDir.
@@ -139,9 +140,12 @@ func (d *disk) loadTx(st *store) error {
 				}
 				raw := append([]byte(nil), v...)
 				b.objects[string(k)] = &entry{obj: obj, raw: raw}
+				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {
+					st.terminating.Store(true)
+				}
 				if b.expiry != nil {
 					rv, _ := strconv.ParseUint(mustMeta(obj).GetResourceVersion(), 10, 64)
-					b.expiry.push(string(k), rv, st.now())
+					st.pushExpiry(b, string(k), rv)
 				}
 				return nil
 			})

@@ -438,7 +438,7 @@ func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun 
 	if err := checkStoredSize(res, next); err != nil {
 		return nil, err
 	}
-	e, err := s.store.commit(res, watch.Modified, next, old)
+	e, err := s.store.commitEncoded(res, watch.Modified, next, old, candidate)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,18 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,6 +67,13 @@ type store struct {
 	resources    []*resource
 	now          func() time.Time
 	disk         *disk // nil when objects live only in memory
+
+	// expiresAt is the earliest time an item of the expiry queues comes due (nil when they are
+	// empty), and terminating is set while a namespace may be terminating: every request checks
+	// both, and takes mu to expire objects or finalize namespaces only when one says there may be
+	// work. Both change only under mu.
+	expiresAt   atomic.Pointer[time.Time]
+	terminating atomic.Bool
 
 	mu      sync.Mutex // guards everything below
 	rv      uint64
@@ -144,14 +156,28 @@ func (st *store) list(res *resource, namespace string) []*entry {
 // watch event and wakes the watches of res. obj must be a fresh copy the caller gives away. The
 // caller holds mu.
 func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, prev *entry) (*entry, error) {
+	return st.commitEncoded(res, typ, obj, prev, nil)
+}
+
+// commitEncoded is commit of an object whose encoding the caller already made with the
+// resource version it had then (an update's check that it changes anything): the new version is
+// put in its place instead of encoding the object again, when withRV finds it.
+func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.Object, prev *entry, encoded *entry) (*entry, error) {
 	m := mustMeta(obj)
+	before := m.GetResourceVersion()
 	st.rv++
 	m.SetResourceVersion(formatRV(st.rv))
 	obj.GetObjectKind().SetGroupVersionKind(res.gvk())
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		st.rv--
-		return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
+	var raw []byte
+	if encoded != nil && encoded.obj == obj && metadataFirst(obj) {
+		raw = withRV(encoded.raw, before, m.GetResourceVersion())
+	}
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(obj); err != nil {
+			st.rv--
+			return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
+		}
 	}
 	e := &entry{obj: obj, raw: raw}
 	b := st.buckets[res.name]
@@ -176,7 +202,10 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 		b.objects[key] = e
 	}
 	if b.expiry != nil && typ != watch.Deleted {
-		b.expiry.push(key, st.rv, st.now())
+		st.pushExpiry(b, key, st.rv)
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok && typ != watch.Deleted && ns.Status.Phase == corev1.NamespaceTerminating {
+		st.terminating.Store(true)
 	}
 	ev := event{typ: typ, rv: st.rv, cur: e, prev: prev}
 	b.history = append(b.history, ev)
@@ -250,4 +279,43 @@ func (st *store) currentEpoch() uint64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.epoch
+}
+
+// metadataFirst reports whether obj is a typed object whose encoding starts with its kind,
+// apiVersion and metadata, in the order of its fields, as every API type's does; not an
+// unstructured object, whose keys are encoded in sorted order.
+func metadataFirst(obj runtime.Object) bool {
+	t := reflect.TypeOf(obj)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	t = t.Elem()
+	return t.NumField() >= 2 && t.Field(0).Type == reflect.TypeFor[metav1.TypeMeta]() &&
+		t.Field(1).Type == reflect.TypeFor[metav1.ObjectMeta]() && strings.Split(t.Field(1).Tag.Get("json"), ",")[0] == "metadata"
+}
+
+// withRV returns raw, a typed object (metadataFirst) encoded as JSON whose
+// metadata.resourceVersion is from, with to in its place, or nil if from is empty or not where it
+// should be. from must be the metadata's version: an object without one may carry the key
+// further on (an event's involved object). The first key named resourceVersion in such an encoding is the metadata's: the
+// object's kind and apiVersion come first, then its metadata, whose keys before resourceVersion
+// (name, generateName, namespace, selfLink, uid) hold strings, in which a quote is escaped and so
+// cannot end a key.
+func withRV(raw []byte, from, to string) []byte {
+	const key = `"resourceVersion":"`
+	if from == "" {
+		return nil
+	}
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	i += len(key)
+	if !bytes.HasPrefix(raw[i:], []byte(from+`"`)) {
+		return nil
+	}
+	out := make([]byte, 0, len(raw)-len(from)+len(to))
+	out = append(out, raw[:i]...)
+	out = append(out, to...)
+	return append(out, raw[i+len(from):]...)
 }
