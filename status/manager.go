@@ -127,6 +127,8 @@ type Manager struct {
 	reconciled map[types.UID]reconcileMemo
 	// onChange are told the UID of every status cached or forgotten.
 	onChange []func(types.UID)
+	// version numbers the set of statuses and resize conditions cached (Version).
+	version uint64
 	// resizes holds each pod's in-place resize conditions (status/resize.go).
 	resizes map[types.UID]resizeConditions
 }
@@ -138,8 +140,16 @@ func (m *Manager) OnChange(fn func(uid types.UID)) {
 	m.onChange = append(m.onChange, fn)
 }
 
+// Version returns a number that grows with every status the Manager caches or forgets (every
+// call of OnChange's functions) and every pod that gets resize conditions. Two calls that return
+// the same number have, between them, the same answers to GetPodPhase for a pod manager whose
+// UID translations did not change, and a RemoveOrphanedStatuses between them with the same pods
+// forgot nothing: housekeeping skips the pass's work when it proves nothing changed.
+func (m *Manager) Version() uint64 { return m.version }
+
 // changed tells the OnChange functions of a change to the status of the pod with uid.
 func (m *Manager) changed(uid types.UID) {
+	m.version++
 	for _, fn := range m.onChange {
 		fn(uid)
 	}
