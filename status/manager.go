@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -423,15 +424,20 @@ func checkContainerStateTransition(old, next *v1.PodStatus, spec *v1.PodSpec) er
 // equal apart from conditions the kubelet neither owns nor shares, and apart from the transition
 // times of its own conditions. The kubelet's isPodStatusByKubeletEqual.
 func equalByKubelet(old, status *v1.PodStatus) bool {
-	oldCopy := old.DeepCopy()
 	for _, c := range status.Conditions {
 		if ownedByKubelet(c.Type) || sharedWithKubelet(c.Type) {
-			_, oc := findCondition(oldCopy.Conditions, c.Type)
+			_, oc := findCondition(old.Conditions, c.Type)
 			if oc == nil || oc.Status != c.Status || oc.Message != c.Message || oc.Reason != c.Reason {
 				return false
 			}
 		}
 	}
+	// Only the conditions are swapped, and nothing is written through the copy: a shallow copy
+	// does, where the kubelet deep-copies. Every periodic SyncPod compares, nearly always equal
+	// statuses: reflect.DeepEqual answers those several times faster, and its equality implies
+	// the semantic one (which also equates nil and empty, quantities by value and times by
+	// instant), so that only the statuses it finds different are compared again.
+	oldCopy := *old
 	oldCopy.Conditions = status.Conditions
-	return apiequality.Semantic.DeepEqual(oldCopy, status)
+	return reflect.DeepEqual(&oldCopy, status) || apiequality.Semantic.DeepEqual(&oldCopy, status)
 }
