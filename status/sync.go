@@ -154,6 +154,13 @@ func (m *Manager) collect(all bool) []write {
 			delete(m.reconciled, uid)
 		}
 	}
+	// A full batch every 10s of a node whose statuses are all written and reconciled writes
+	// nothing: look, in no order and without a copy, before sorting. Each status's decision
+	// depends on nothing the others' decisions change unless one is written, so none is
+	// written here only when none would be in order either.
+	if !m.anyToWrite(all) {
+		return nil
+	}
 	uids := make([]types.UID, 0, len(m.statuses))
 	for uid := range m.statuses {
 		uids = append(uids, uid)
@@ -172,36 +179,62 @@ func (m *Manager) collect(all bool) []write {
 	var batch []write
 	for _, uid := range uids {
 		v := m.statuses[uid]
-		target := uid
-		if pod, ok := m.pods.GetPodByUID(uid); ok && kubecontainer.IsStaticPod(pod) {
-			mirror, ok := m.pods.GetMirrorPodByPod(pod)
-			if !ok {
-				continue // no mirror pod yet: nowhere to write
-			}
-			target = mirror.UID
+		target, write, reconcile := m.decide(uid, v, all)
+		if !write {
+			continue
 		}
-		w := write{uid: uid, status: *v}
-		if m.safety != nil {
-			w.couldRun = m.safety.PodCouldHaveRunningContainers(uid)
-			w.couldRunMirror = w.couldRun
-			if target != uid {
-				w.couldRunMirror = m.safety.PodCouldHaveRunningContainers(target)
-			}
-		}
-		switch {
-		case !all:
-			if m.apiVersions[target] >= v.version {
-				continue
-			}
-			batch = append(batch, w)
-		case m.needsUpdate(target, v):
-			batch = append(batch, w)
-		case m.needsReconcile(uid, v):
+		if reconcile {
 			delete(m.apiVersions, target)
-			batch = append(batch, w)
 		}
+		batch = append(batch, m.newWrite(uid, target, v))
 	}
 	return batch
+}
+
+// anyToWrite reports whether a batch would write any status.
+func (m *Manager) anyToWrite(all bool) bool {
+	for uid, v := range m.statuses {
+		if _, write, _ := m.decide(uid, v, all); write {
+			return true
+		}
+	}
+	return false
+}
+
+// decide is a batch's decision for the status of the pod uid: the UID of the API object its
+// status goes to (the mirror pod's for a static pod), whether it is written, and whether that
+// is to reconcile the pod manager's copy, which drops the version written first.
+func (m *Manager) decide(uid types.UID, v *versioned, all bool) (target types.UID, write, reconcile bool) {
+	target = uid
+	if pod, ok := m.pods.GetPodByUID(uid); ok && kubecontainer.IsStaticPod(pod) {
+		mirror, ok := m.pods.GetMirrorPodByPod(pod)
+		if !ok {
+			return target, false, false // no mirror pod yet: nowhere to write
+		}
+		target = mirror.UID
+	}
+	switch {
+	case !all:
+		return target, m.apiVersions[target] < v.version, false
+	case m.needsUpdate(target, v):
+		return target, true, false
+	case m.needsReconcile(uid, v):
+		return target, true, true
+	}
+	return target, false, false
+}
+
+// newWrite is the write of the status v of the pod uid to the API object target.
+func (m *Manager) newWrite(uid, target types.UID, v *versioned) write {
+	w := write{uid: uid, status: *v}
+	if m.safety != nil {
+		w.couldRun = m.safety.PodCouldHaveRunningContainers(uid)
+		w.couldRunMirror = w.couldRun
+		if target != uid {
+			w.couldRunMirror = m.safety.PodCouldHaveRunningContainers(target)
+		}
+	}
+	return w
 }
 
 // needsUpdate reports whether the status was never written at this version, or the pod can now
