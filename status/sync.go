@@ -2,11 +2,14 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -435,7 +438,7 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers) + len(pod.Spec.EphemeralContainers); n > 0 {
 		perContainer /= n
 	}
-	round := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
+	round := func(t *metav1.Time) { t.Time = rfc3339Copy(t.Time) }
 	state := func(s *v1.ContainerState) {
 		if s.Running != nil {
 			round(&s.Running.StartedAt)
@@ -461,17 +464,35 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 			state(&list[i].LastTerminationState)
 		}
 	}
-	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
-		return status.ContainerStatuses[i].Name < status.ContainerStatuses[j].Name
-	})
-	sort.SliceStable(status.EphemeralContainerStatuses, func(i, j int) bool {
-		return status.EphemeralContainerStatuses[i].Name < status.EphemeralContainerStatuses[j].Name
-	})
-	order := make(map[string]int, len(pod.Spec.InitContainers))
-	for i, c := range pod.Spec.InitContainers {
-		order[c.Name] = i
+	// Stable sorts by name, as the kubelet's sort.Stable; slices' sort needs no swapper.
+	byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(status.ContainerStatuses, byName)
+	slices.SortStableFunc(status.EphemeralContainerStatuses, byName)
+	if len(status.InitContainerStatuses) > 1 {
+		order := make(map[string]int, len(pod.Spec.InitContainers))
+		for i, c := range pod.Spec.InitContainers {
+			order[c.Name] = i
+		}
+		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int {
+			return cmp.Compare(order[a.Name], order[b.Name])
+		})
 	}
-	sort.SliceStable(status.InitContainerStatuses, func(i, j int) bool {
-		return order[status.InitContainerStatuses[i].Name] < order[status.InitContainerStatuses[j].Name]
-	})
+}
+
+// rfc3339Copy is metav1.Time's Rfc3339Copy, a round trip through RFC 3339 text: it drops the
+// fractional second and the monotonic reading; an offset of zero ("Z") comes back UTC, another
+// offset of the Local zone Local. Every status a sync sets has half a dozen times normalized: for
+// those in UTC or Local (the clocks' times), with an offset of whole minutes and a four-digit
+// year, truncating to the second gives the same Time without formatting and parsing.
+func rfc3339Copy(t time.Time) time.Time {
+	loc := t.Location()
+	_, offset := t.Zone()
+	if y := t.Year(); loc != time.UTC && loc != time.Local || offset%60 != 0 || y < 0 || y > 9999 {
+		return metav1.NewTime(t).Rfc3339Copy().Time
+	}
+	t = t.Truncate(time.Second)
+	if offset == 0 {
+		return t.UTC()
+	}
+	return t
 }
