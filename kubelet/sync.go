@@ -369,4 +369,6 @@ var (
 	_ housekeeping.Versioned        = (*status.Manager)(nil)
 	_ housekeeping.Versioned        = (*prober.Manager)(nil)
 	_ housekeeping.VersionedRuntime = (*fakeruntime.Runtime)(nil)
+	// So does the status manager's full batch when the pod manager does.
+	_ status.VersionedPods = (*podmanager.Manager)(nil)
 )

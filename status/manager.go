@@ -130,6 +130,10 @@ type Manager struct {
 	onChange []func(types.UID)
 	// version numbers the set of statuses and resize conditions cached (Version).
 	version uint64
+	// written counts the versions recorded as written; quiet is what the last full batch that
+	// wrote nothing read (quiet.go).
+	written uint64
+	quiet   quietBatch
 	// resizes holds each pod's in-place resize conditions (status/resize.go).
 	resizes map[types.UID]resizeConditions
 }

@@ -122,6 +122,7 @@ func (m *Manager) apply(r written) {
 	}
 	if r.version != 0 {
 		m.apiVersions[r.apiUID] = r.version
+		m.written++
 	}
 	if r.forget {
 		m.forget(r.uid)
@@ -143,6 +144,18 @@ func (m *Manager) writer() statusWriter {
 // collect picks the statuses to write, in namespace, name, UID order: the first half of the
 // kubelet's syncBatch.
 func (m *Manager) collect(all bool) []write {
+	if all && m.quietFull() {
+		return nil
+	}
+	batch := m.pick(all)
+	if all {
+		m.recordFull(len(batch))
+	}
+	return batch
+}
+
+// pick is collect's work.
+func (m *Manager) pick(all bool) []write {
 	if all {
 		for uid := range m.apiVersions {
 			_, hasPod := m.statuses[uid]
