@@ -95,7 +95,12 @@ func (m *Manager) mountWaiting(now time.Time) {
 // uses it. A projected volume's teardown forgets the pod's service account tokens.
 func (m *Manager) unmountVolumes() {
 	// A pass follows every pod's periodic sync (ReprocessPod), and nearly all find every mounted
-	// volume still desired: look, in no order and without a copy, before sorting.
+	// volume still desired: nothing left the desired state since the last unmount step, or
+	// nothing mounted is among what left. Sort only then.
+	if !m.removed {
+		return
+	}
+	m.removed = false
 	if !m.anyToUnmount() {
 		return
 	}

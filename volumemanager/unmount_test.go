@@ -12,9 +12,9 @@ import (
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// TestUnmountLooksBeforeSorting checks the reconciler's unmount step: with every mounted volume
-// still desired (the pass after nearly every pod sync) it unmounts nothing and allocates
-// nothing; a mounted pod no longer desired, among others that are, is still unmounted.
+// TestUnmountLooksBeforeSorting checks the reconciler's unmount step: with no pod gone from the
+// desired state (the pass after nearly every pod sync) it unmounts nothing and allocates
+// nothing; a mounted pod no longer desired, among others that are, is still unmounted, once.
 func TestUnmountLooksBeforeSorting(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,8 +41,11 @@ func TestUnmountLooksBeforeSorting(t *testing.T) {
 			}
 			mark := len(w.trace)
 			if tc.gone != "" {
-				delete(m.desired, tc.gone)
+				w.terminated[tc.gone] = true
+				m.PodsChanged() // as the workers tell of the change
 			}
+			m.populate(w.clk.Now())
+			m.unmountVolumes()
 			m.unmountVolumes()
 			var got []string
 			for _, line := range w.trace[mark:] {
