@@ -56,3 +56,14 @@ func BenchmarkNormalizeStatus(b *testing.B) {
 		normalizeStatus(pod, &s)
 	}
 }
+
+// BenchmarkGenerateRunningStatus is the status generation of every periodic SyncPod of a
+// running pod.
+func BenchmarkGenerateRunningStatus(b *testing.B) {
+	pod := apiPod("web", "uid-web")
+	now := time.Unix(1000, 5)
+	b.ReportAllocs()
+	for b.Loop() {
+		runningStatus(pod, now)
+	}
+}
