@@ -114,6 +114,16 @@ type Cleaner struct {
 	// buf holds a pass's maps and lists, cleared and reused by the next: a pass runs every 2s
 	// and, when there is nothing to clean, allocates nothing.
 	buf buffers
+	// versions reads the components' change numbers; nil when one of them has none, and then
+	// every pass is a full one.
+	versions *versionReader
+	// quiet is the stamp after the last pass that did nothing, valid while quietOK.
+	quiet   stamp
+	quietOK bool
+	// emitted counts the events traced, which a pass that did nothing has none of.
+	emitted int
+	// skipped counts the passes that proved nothing changed since a pass that did nothing.
+	skipped int
 }
 
 // buffers are what one pass builds. No pass keeps them: each reads them only until it returns.
@@ -140,22 +150,51 @@ func New(opts Options) (*Cleaner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new housekeeping: %w", err)
 	}
-	return &Cleaner{opts: opts}, nil
+	return &Cleaner{opts: opts, versions: newVersionReader(opts)}, nil
 }
 
 // HandlePodCleanups runs one housekeeping pass (see the package doc). It fails only when the
 // runtime cannot list its pods; the rest of the pass is then skipped, as in the kubelet.
+//
+// A pass that finds everything it reads as the last pass left it, when that pass did nothing,
+// would do nothing again: it lists the runtime (a runtime that is down fails the pass as
+// always) and collects the crash-loop back-off, and skips the rest (see quiet.go).
 func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
+	var running []*kubecontainer.Pod
+	listed := false
+	if c.quietOK && c.versions.read() == c.quiet.components {
+		// SyncKnownPods would change nothing and trace nothing: the runtime's listing comes
+		// first without it.
+		var err error
+		if running, err = c.listRunning(); err != nil {
+			return err
+		}
+		if c.versions.runtime() == c.quiet.runtime {
+			c.skipped++
+			c.opts.CrashLoopBackOff.GC()
+			return nil
+		}
+		listed = true
+	}
+	var before components
+	if c.versions != nil {
+		before = c.versions.read()
+	}
+	emitted := c.emitted
+
 	pm, workers := c.opts.Pods, c.opts.Workers
 	allPods, mirrorPods, orphanedMirrors := pm.GetPodsAndMirrorPods()
 	working := workers.SyncKnownPods(allPods)
 
-	running, err := c.opts.Runtime.GetPods(false)
-	if err != nil {
-		err = fmt.Errorf("housekeeping: list running pods: %w", err)
-		c.emit(trace.Event{Event: trace.KindError, Reason: "FailedToListPods", Message: err.Error(), Func: "HandlePodCleanups"})
-		return err
+	if !listed {
+		var err error
+		if running, err = c.listRunning(); err != nil {
+			return err
+		}
 	}
+	// A worker that is not desired is an orphan that SyncKnownPods drives to termination again
+	// at every pass: such a pass is never quiet.
+	orphanWorker := false
 
 	c.buf.reset()
 	known := c.buf.known
@@ -165,15 +204,16 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	for _, p := range mirrorPods {
 		known[p.UID] = true
 	}
+	possiblyRunning := c.buf.possiblyRunning
+	for uid, w := range working {
+		orphanWorker = orphanWorker || w.Orphan
+		if w.State == podworkers.Sync || w.State == podworkers.Terminating {
+			possiblyRunning[uid] = true
+		}
+	}
 	if c.opts.Prober != nil {
 		// Stop probing pods that are not running: those whose worker is neither syncing nor
 		// terminating.
-		possiblyRunning := c.buf.possiblyRunning
-		for uid, w := range working {
-			if w.State == podworkers.Sync || w.State == podworkers.Terminating {
-				possiblyRunning[uid] = true
-			}
-		}
 		c.opts.Prober.CleanupPods(possiblyRunning)
 	}
 	c.opts.Status.RemoveOrphanedStatuses(known)
@@ -235,7 +275,24 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 
 	c.observe(allPods, active, mirrorPods, restarted, working, orphans)
 	c.opts.CrashLoopBackOff.GC()
+	c.quietOK = false
+	if c.versions != nil && !orphanWorker && c.emitted == emitted && c.versions.read() == before {
+		c.quiet, c.quietOK = stamp{components: before, runtime: c.versions.runtime()}, true
+	}
 	return nil
+}
+
+// listRunning lists the runtime's running pods. A runtime that cannot list fails the pass, which
+// traces the error and is never quiet.
+func (c *Cleaner) listRunning() ([]*kubecontainer.Pod, error) {
+	running, err := c.opts.Runtime.GetPods(false)
+	if err != nil {
+		c.quietOK = false
+		err = fmt.Errorf("housekeeping: list running pods: %w", err)
+		c.emit(trace.Event{Event: trace.KindError, Reason: "FailedToListPods", Message: err.Error(), Func: "HandlePodCleanups"})
+		return nil, err
+	}
+	return running, nil
 }
 
 // deleteOrphanedMirror deletes the mirror pod of a static pod that is gone, with grace 0 and no
@@ -311,6 +368,7 @@ func filterTerminalPodsToDelete(pods []*v1.Pod, running []*kubecontainer.Pod, wo
 
 // emit traces e as housekeeping.
 func (c *Cleaner) emit(e trace.Event) {
+	c.emitted++
 	e.Component = trace.Housekeeping
 	c.opts.Tracer.Emit(e)
 }

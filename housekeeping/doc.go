@@ -17,5 +17,12 @@
 //
 // Pod directories, user namespaces and cgroups are not modelled.
 //
+// A pass is a function of what it reads, and the components it reads number their changes
+// (Versioned; the runtime's StateVersion). A pass that finds every number where a pass that did
+// nothing left them would do nothing again: it lists the runtime (whose failure it traces as
+// always), collects the crash-loop back-off and skips the rest, so that an idle node's
+// housekeeping costs two reads of each number. The kubelet runs its whole pass every 2s; the
+// trace and the metrics cannot tell the two apart (quiet.go).
+//
 // Cleaner is a core: no goroutine, no lock; the sync loop calls it from its one goroutine.
 package housekeeping

@@ -361,4 +361,14 @@ var (
 	_ fakeruntime.PullRecorder   = (*podstartup.Tracker)(nil)
 	_ status.StartupTracker      = (*podstartup.Tracker)(nil)
 	_ syncloop.WatchObserver     = (*podstartup.Tracker)(nil)
+
+	// Housekeeping skips a pass that would do nothing only when every component it reads
+	// numbers its changes.
+	_ housekeeping.Versioned        = (*podmanager.Manager)(nil)
+	_ housekeeping.Versioned        = (*podworkers.Workers)(nil)
+	_ housekeeping.Versioned        = (*status.Manager)(nil)
+	_ housekeeping.Versioned        = (*prober.Manager)(nil)
+	_ housekeeping.VersionedRuntime = (*fakeruntime.Runtime)(nil)
+	// So does the status manager's full batch when the pod manager does.
+	_ status.VersionedPods = (*podmanager.Manager)(nil)
 )

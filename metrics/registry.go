@@ -38,6 +38,7 @@ type Registry struct {
 	// The children of the vectors the idle path records (children.go).
 	opCount, opErrors children[string, compbasemetrics.CounterMetric]
 	opDuration        children[string, compbasemetrics.ObserverMetric]
+	podWorker         children[string, compbasemetrics.ObserverMetric]
 	containers        children[string, compbasemetrics.GaugeMetric]
 	desired, active   children[string, compbasemetrics.GaugeMetric]
 	restarted         children[string, compbasemetrics.CounterMetric]
@@ -65,6 +66,7 @@ func New(opts Options) (*Registry, error) {
 	r.opCount.new = func(op string) compbasemetrics.CounterMetric { return r.f.runtimeOps.WithLabelValues(op) }
 	r.opErrors.new = func(op string) compbasemetrics.CounterMetric { return r.f.runtimeOpsErrors.WithLabelValues(op) }
 	r.opDuration.new = func(op string) compbasemetrics.ObserverMetric { return r.f.runtimeOpsDuration.WithLabelValues(op) }
+	r.podWorker.new = func(op string) compbasemetrics.ObserverMetric { return r.f.podWorkerDuration.WithLabelValues(op) }
 	r.containers.new = func(state string) compbasemetrics.GaugeMetric { return r.f.runningContainers.WithLabelValues(state) }
 	r.desired.new = func(static string) compbasemetrics.GaugeMetric { return r.f.desiredPods.WithLabelValues(static) }
 	r.active.new = func(static string) compbasemetrics.GaugeMetric { return r.f.activePods.WithLabelValues(static) }
@@ -89,7 +91,8 @@ func (r *Registry) ObservePodWorker(operation string, d time.Duration) {
 	if r == nil {
 		return
 	}
-	r.f.podWorkerDuration.WithLabelValues(operation).Observe(d.Seconds())
+	// Every periodic sync of every pod records one: the child is looked up once.
+	r.podWorker.get(operation).Observe(d.Seconds())
 }
 
 // ObservePodWorkerStart records the time from the kubelet first seeing a pod to its worker

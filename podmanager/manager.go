@@ -53,6 +53,8 @@ type Manager struct {
 	pods, mirrors []*v1.Pod
 	// onChange are told the UID of every regular or static pod stored or removed.
 	onChange []func(types.UID)
+	// version grows with every pod or mirror pod stored or removed (Version).
+	version uint64
 }
 
 // OnChange registers fn to be called, on the Manager's goroutine, with the UID of every regular or
@@ -61,6 +63,11 @@ type Manager struct {
 func (m *Manager) OnChange(fn func(uid types.UID)) {
 	m.onChange = append(m.onChange, fn)
 }
+
+// Version returns a number that grows with every pod or mirror pod stored, replaced or removed.
+// Two calls that return the same number have, between them, the same pods, mirror pods and UID
+// translations: housekeeping skips the pass's work when it proves nothing changed.
+func (m *Manager) Version() uint64 { return m.version }
 
 // changed tells the OnChange functions of a change to the pod with uid.
 func (m *Manager) changed(uid types.UID) {
@@ -80,6 +87,7 @@ func New(opts Options) (*Manager, error) {
 }
 
 func (m *Manager) reset() {
+	m.version++
 	m.podByUID = map[types.UID]*v1.Pod{}
 	m.podByFullName = map[string]*v1.Pod{}
 	m.mirrorByUID = map[types.UID]*v1.Pod{}
@@ -114,6 +122,7 @@ func (m *Manager) upsert(pod *v1.Pod, event trace.Kind, fn string) {
 
 // store files pod under its maps and records the mirror translation if both halves are present.
 func (m *Manager) store(pod *v1.Pod) {
+	m.version++
 	fullname := kubecontainer.GetPodFullName(pod)
 	if kubecontainer.IsMirrorPod(pod) {
 		m.mirrorByUID[pod.UID] = pod
@@ -136,6 +145,7 @@ func (m *Manager) store(pod *v1.Pod) {
 // RemovePod removes pod by its UID and full name. Removing a mirror pod also drops its UID
 // translation; removing a static pod leaves its mirror pod, now orphaned, in place.
 func (m *Manager) RemovePod(pod *v1.Pod) {
+	m.version++
 	fullname := kubecontainer.GetPodFullName(pod)
 	if kubecontainer.IsMirrorPod(pod) {
 		delete(m.mirrorByUID, pod.UID)

@@ -18,6 +18,8 @@ func (w *Workers) startPodSync(s *podStatus, now time.Time) {
 	if s.pending == nil {
 		return
 	}
+	hadConfig, wasStatic := s.config()
+	defer w.configChanged(s, hadConfig, wasStatic)
 	wk := &work{state: s.workType(), opts: *s.pending, seq: s.pendingSeq, taken: now}
 	pending, pendingSeq := s.pending, s.pendingSeq
 	s.pending = nil
@@ -91,6 +93,7 @@ func (w *Workers) allowStaticPodStart(fullname string, uid types.UID) bool {
 		delete(w.waitingStatic, fullname)
 	}
 	w.startedStatic[fullname] = uid
+	w.version++
 	return true
 }
 
@@ -108,6 +111,7 @@ func (w *Workers) cleanupUnstartedPod(s *podStatus, now time.Time) {
 func (w *Workers) releaseStatic(s *podStatus) {
 	if w.startedStatic[s.fullname] == s.uid {
 		delete(w.startedStatic, s.fullname)
+		w.version++
 	}
 }
 

@@ -75,6 +75,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 	if !firstTime && s.isTerminationRequested() && opts.UpdateType == SyncPodCreate {
 		if !s.flags.restartRequested {
 			w.emit(s, trace.Event{Event: trace.KindRestartRequested, Func: "UpdatePod"})
+			w.version++
 		}
 		s.flags.restartRequested = true
 		return
@@ -141,7 +142,9 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 		}
 	}
 
+	hadConfig, wasStatic := s.config()
 	s.pending = &opts
+	w.configChanged(s, hadConfig, wasStatic)
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true
 	w.wake(s)

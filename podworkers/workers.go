@@ -128,6 +128,8 @@ type Workers struct {
 	deferred []wakeEntry
 	// onChange are told of every change of what the workers answer about a pod (OnChange).
 	onChange []func(types.UID)
+	// version numbers what housekeeping reads of the workers (Version).
+	version uint64
 	// known holds SyncKnownPods' buffers between calls.
 	known knownBuffers
 }
@@ -150,8 +152,21 @@ func (w *Workers) OnChange(fn func(uid types.UID)) {
 	w.onChange = append(w.onChange, fn)
 }
 
+// Version returns a number that grows with every change of what housekeeping reads of the
+// workers: a worker's state, its termination picked up, the first SyncKnownPods (every call of
+// OnChange's functions), a restart requested, a worker's config pod appearing or changing
+// between static and not (SyncKnownPods' HasConfig and Static), and which worker holds a static
+// pod's full name. Two calls that return the same number have, between them, the same answers to
+// SyncKnownPods, IsPodKnownTerminated, IsPodTerminationRequested and
+// IsPodForMirrorPodTerminatingByFullName, and a SyncKnownPods between them that found every
+// worker desired and none to restart changed nothing: housekeeping skips the pass's work when it
+// proves nothing changed. Updates that only replace a worker's pending pod, as every periodic
+// sync does, leave it alone.
+func (w *Workers) Version() uint64 { return w.version }
+
 // changed tells the OnChange functions of a change about the pod uid ("" for every unknown pod).
 func (w *Workers) changed(uid types.UID) {
+	w.version++
 	for _, f := range w.onChange {
 		f(uid)
 	}
@@ -257,6 +272,21 @@ type work struct {
 	err    error
 	// canceled is set when the worker's context is cancelled while the sync waits (Result.Wait).
 	canceled bool
+}
+
+// config is what SyncKnownPods reports of the worker's config pod: whether it has one, and
+// whether it is static.
+func (s *podStatus) config() (has, static bool) {
+	sync := s.sync(false)
+	return sync.HasConfig, sync.Static
+}
+
+// configChanged moves Version when the worker's config pod differs from what config said before
+// a change of its pending or active update (hadConfig, wasStatic).
+func (w *Workers) configChanged(s *podStatus, hadConfig, wasStatic bool) {
+	if has, static := s.config(); has != hadConfig || static != wasStatic {
+		w.version++
+	}
 }
 
 func (s *podStatus) isStarted() bool              { return !s.times.started.IsZero() }

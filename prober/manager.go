@@ -103,6 +103,8 @@ type Manager struct {
 	// workers due at the same instant.
 	workers map[workerKey]*worker
 	seq     int
+	// version numbers the set of live workers (Version).
+	version uint64
 	caches  [3]*results.Cache
 	// updates are the cache changes not yet handed out by Advance, in order.
 	updates []Update
@@ -180,6 +182,7 @@ func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) {
 				w.annotationErr = annErr
 			}
 			m.workers[k] = w
+			m.version++
 		}
 	}
 }
@@ -230,6 +233,12 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 	}
 }
 
+// Version returns a number that grows with every worker started or stopped. Two calls that
+// return the same number have the same workers between them, so that a CleanupPods between them
+// with the same desired pods stopped nothing: housekeeping skips the pass's work when it proves
+// nothing changed.
+func (m *Manager) Version() uint64 { return m.version }
+
 // CleanupPods stops the workers of every pod not in desired: housekeeping's cleanup of pods that
 // should no longer run.
 func (m *Manager) CleanupPods(desired map[types.UID]bool) {
@@ -259,6 +268,7 @@ func (m *Manager) stop(k workerKey, fn string) {
 		return
 	}
 	delete(m.workers, k)
+	m.version++
 	if w.containerID != "" {
 		w.cache.Remove(w.containerID)
 	}

@@ -27,4 +27,9 @@
 // SyncTerminatedPod) and whose API phase is terminal is deleted with grace period 0 and a UID
 // precondition: the last step of every graceful deletion of an API pod. With no API client
 // (standalone) the cache is kept and nothing is written.
+//
+// A full batch that picks nothing, every 10s of a node whose statuses are all written, neither
+// copies nor sorts them, and when the cached statuses, the versions written and the pod manager
+// (VersionedPods) have not changed since such a batch, it does not look at them again
+// (quiet.go): the kubelet's syncBatch looks at every status, but finds what it found last time.
 package status

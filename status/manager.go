@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -127,6 +128,12 @@ type Manager struct {
 	reconciled map[types.UID]reconcileMemo
 	// onChange are told the UID of every status cached or forgotten.
 	onChange []func(types.UID)
+	// version numbers the set of statuses and resize conditions cached (Version).
+	version uint64
+	// written counts the versions recorded as written; quiet is what the last full batch that
+	// wrote nothing read (quiet.go).
+	written uint64
+	quiet   quietBatch
 	// resizes holds each pod's in-place resize conditions (status/resize.go).
 	resizes map[types.UID]resizeConditions
 }
@@ -138,8 +145,16 @@ func (m *Manager) OnChange(fn func(uid types.UID)) {
 	m.onChange = append(m.onChange, fn)
 }
 
+// Version returns a number that grows with every status the Manager caches or forgets (every
+// call of OnChange's functions) and every pod that gets resize conditions. Two calls that return
+// the same number have, between them, the same answers to GetPodPhase for a pod manager whose
+// UID translations did not change, and a RemoveOrphanedStatuses between them with the same pods
+// forgot nothing: housekeeping skips the pass's work when it proves nothing changed.
+func (m *Manager) Version() uint64 { return m.version }
+
 // changed tells the OnChange functions of a change to the status of the pod with uid.
 func (m *Manager) changed(uid types.UID) {
+	m.version++
 	for _, fn := range m.onChange {
 		fn(uid)
 	}
@@ -413,15 +428,20 @@ func checkContainerStateTransition(old, next *v1.PodStatus, spec *v1.PodSpec) er
 // equal apart from conditions the kubelet neither owns nor shares, and apart from the transition
 // times of its own conditions. The kubelet's isPodStatusByKubeletEqual.
 func equalByKubelet(old, status *v1.PodStatus) bool {
-	oldCopy := old.DeepCopy()
 	for _, c := range status.Conditions {
 		if ownedByKubelet(c.Type) || sharedWithKubelet(c.Type) {
-			_, oc := findCondition(oldCopy.Conditions, c.Type)
+			_, oc := findCondition(old.Conditions, c.Type)
 			if oc == nil || oc.Status != c.Status || oc.Message != c.Message || oc.Reason != c.Reason {
 				return false
 			}
 		}
 	}
+	// Only the conditions are swapped, and nothing is written through the copy: a shallow copy
+	// does, where the kubelet deep-copies. Every periodic SyncPod compares, nearly always equal
+	// statuses: reflect.DeepEqual answers those several times faster, and its equality implies
+	// the semantic one (which also equates nil and empty, quantities by value and times by
+	// instant), so that only the statuses it finds different are compared again.
+	oldCopy := *old
 	oldCopy.Conditions = status.Conditions
-	return apiequality.Semantic.DeepEqual(oldCopy, status)
+	return reflect.DeepEqual(&oldCopy, status) || apiequality.Semantic.DeepEqual(&oldCopy, status)
 }

@@ -31,7 +31,7 @@ func (m *Manager) PodResizeConditions(uid types.UID) []v1.PodCondition {
 // message, observed at generation. It reports whether the condition is new or its reason or
 // generation changed, which is when the kubelet records an event.
 func (m *Manager) SetPodResizePendingCondition(uid types.UID, reason, message string, generation int64) bool {
-	rc := m.resizes[uid]
+	rc := m.resizeFor(uid)
 	prev := rc.pending
 	rc.pending = m.resizeCondition(v1.PodResizePending, prev, reason, message, generation)
 	m.resizes[uid] = rc
@@ -42,7 +42,7 @@ func (m *Manager) SetPodResizePendingCondition(uid types.UID, reason, message st
 // observed generation, and its reason and message unless new ones are given; it returns the
 // generation and whether anything but the probe time changed.
 func (m *Manager) SetPodResizeInProgressCondition(uid types.UID, reason, message string, generation int64) (int64, bool) {
-	rc := m.resizes[uid]
+	rc := m.resizeFor(uid)
 	prev := rc.inProgress
 	if prev != nil {
 		if reason == "" && message == "" {
@@ -77,6 +77,16 @@ func (m *Manager) ClearPodResizeInProgressCondition(uid types.UID) (int64, bool)
 	rc.inProgress = nil
 	m.resizes[uid] = rc
 	return gen, true
+}
+
+// resizeFor returns the pod's resize conditions for a setter; a pod that has none yet moves
+// Version, as RemoveOrphanedStatuses will have it to forget.
+func (m *Manager) resizeFor(uid types.UID) resizeConditions {
+	rc, ok := m.resizes[uid]
+	if !ok {
+		m.version++
+	}
+	return rc
 }
 
 // IsPodResizeDeferred and IsPodResizeInfeasible read PodResizePending's reason.

@@ -2,11 +2,14 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -119,6 +122,7 @@ func (m *Manager) apply(r written) {
 	}
 	if r.version != 0 {
 		m.apiVersions[r.apiUID] = r.version
+		m.written++
 	}
 	if r.forget {
 		m.forget(r.uid)
@@ -140,6 +144,18 @@ func (m *Manager) writer() statusWriter {
 // collect picks the statuses to write, in namespace, name, UID order: the first half of the
 // kubelet's syncBatch.
 func (m *Manager) collect(all bool) []write {
+	if all && m.quietFull() {
+		return nil
+	}
+	batch := m.pick(all)
+	if all {
+		m.recordFull(len(batch))
+	}
+	return batch
+}
+
+// pick is collect's work.
+func (m *Manager) pick(all bool) []write {
 	if all {
 		for uid := range m.apiVersions {
 			_, hasPod := m.statuses[uid]
@@ -153,6 +169,13 @@ func (m *Manager) collect(all bool) []write {
 		if _, ok := m.statuses[uid]; !ok {
 			delete(m.reconciled, uid)
 		}
+	}
+	// A full batch every 10s of a node whose statuses are all written and reconciled writes
+	// nothing: look, in no order and without a copy, before sorting. Each status's decision
+	// depends on nothing the others' decisions change unless one is written, so none is
+	// written here only when none would be in order either.
+	if !m.anyToWrite(all) {
+		return nil
 	}
 	uids := make([]types.UID, 0, len(m.statuses))
 	for uid := range m.statuses {
@@ -172,36 +195,62 @@ func (m *Manager) collect(all bool) []write {
 	var batch []write
 	for _, uid := range uids {
 		v := m.statuses[uid]
-		target := uid
-		if pod, ok := m.pods.GetPodByUID(uid); ok && kubecontainer.IsStaticPod(pod) {
-			mirror, ok := m.pods.GetMirrorPodByPod(pod)
-			if !ok {
-				continue // no mirror pod yet: nowhere to write
-			}
-			target = mirror.UID
+		target, write, reconcile := m.decide(uid, v, all)
+		if !write {
+			continue
 		}
-		w := write{uid: uid, status: *v}
-		if m.safety != nil {
-			w.couldRun = m.safety.PodCouldHaveRunningContainers(uid)
-			w.couldRunMirror = w.couldRun
-			if target != uid {
-				w.couldRunMirror = m.safety.PodCouldHaveRunningContainers(target)
-			}
-		}
-		switch {
-		case !all:
-			if m.apiVersions[target] >= v.version {
-				continue
-			}
-			batch = append(batch, w)
-		case m.needsUpdate(target, v):
-			batch = append(batch, w)
-		case m.needsReconcile(uid, v):
+		if reconcile {
 			delete(m.apiVersions, target)
-			batch = append(batch, w)
 		}
+		batch = append(batch, m.newWrite(uid, target, v))
 	}
 	return batch
+}
+
+// anyToWrite reports whether a batch would write any status.
+func (m *Manager) anyToWrite(all bool) bool {
+	for uid, v := range m.statuses {
+		if _, write, _ := m.decide(uid, v, all); write {
+			return true
+		}
+	}
+	return false
+}
+
+// decide is a batch's decision for the status of the pod uid: the UID of the API object its
+// status goes to (the mirror pod's for a static pod), whether it is written, and whether that
+// is to reconcile the pod manager's copy, which drops the version written first.
+func (m *Manager) decide(uid types.UID, v *versioned, all bool) (target types.UID, write, reconcile bool) {
+	target = uid
+	if pod, ok := m.pods.GetPodByUID(uid); ok && kubecontainer.IsStaticPod(pod) {
+		mirror, ok := m.pods.GetMirrorPodByPod(pod)
+		if !ok {
+			return target, false, false // no mirror pod yet: nowhere to write
+		}
+		target = mirror.UID
+	}
+	switch {
+	case !all:
+		return target, m.apiVersions[target] < v.version, false
+	case m.needsUpdate(target, v):
+		return target, true, false
+	case m.needsReconcile(uid, v):
+		return target, true, true
+	}
+	return target, false, false
+}
+
+// newWrite is the write of the status v of the pod uid to the API object target.
+func (m *Manager) newWrite(uid, target types.UID, v *versioned) write {
+	w := write{uid: uid, status: *v}
+	if m.safety != nil {
+		w.couldRun = m.safety.PodCouldHaveRunningContainers(uid)
+		w.couldRunMirror = w.couldRun
+		if target != uid {
+			w.couldRunMirror = m.safety.PodCouldHaveRunningContainers(target)
+		}
+	}
+	return w
 }
 
 // needsUpdate reports whether the status was never written at this version, or the pod can now
@@ -402,7 +451,7 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers) + len(pod.Spec.EphemeralContainers); n > 0 {
 		perContainer /= n
 	}
-	round := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
+	round := func(t *metav1.Time) { t.Time = rfc3339Copy(t.Time) }
 	state := func(s *v1.ContainerState) {
 		if s.Running != nil {
 			round(&s.Running.StartedAt)
@@ -428,17 +477,35 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 			state(&list[i].LastTerminationState)
 		}
 	}
-	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
-		return status.ContainerStatuses[i].Name < status.ContainerStatuses[j].Name
-	})
-	sort.SliceStable(status.EphemeralContainerStatuses, func(i, j int) bool {
-		return status.EphemeralContainerStatuses[i].Name < status.EphemeralContainerStatuses[j].Name
-	})
-	order := make(map[string]int, len(pod.Spec.InitContainers))
-	for i, c := range pod.Spec.InitContainers {
-		order[c.Name] = i
+	// Stable sorts by name, as the kubelet's sort.Stable; slices' sort needs no swapper.
+	byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(status.ContainerStatuses, byName)
+	slices.SortStableFunc(status.EphemeralContainerStatuses, byName)
+	if len(status.InitContainerStatuses) > 1 {
+		order := make(map[string]int, len(pod.Spec.InitContainers))
+		for i, c := range pod.Spec.InitContainers {
+			order[c.Name] = i
+		}
+		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int {
+			return cmp.Compare(order[a.Name], order[b.Name])
+		})
 	}
-	sort.SliceStable(status.InitContainerStatuses, func(i, j int) bool {
-		return order[status.InitContainerStatuses[i].Name] < order[status.InitContainerStatuses[j].Name]
-	})
+}
+
+// rfc3339Copy is metav1.Time's Rfc3339Copy, a round trip through RFC 3339 text: it drops the
+// fractional second and the monotonic reading; an offset of zero ("Z") comes back UTC, another
+// offset of the Local zone Local. Every status a sync sets has half a dozen times normalized: for
+// those in UTC or Local (the clocks' times), with an offset of whole minutes and a four-digit
+// year, truncating to the second gives the same Time without formatting and parsing.
+func rfc3339Copy(t time.Time) time.Time {
+	loc := t.Location()
+	_, offset := t.Zone()
+	if y := t.Year(); loc != time.UTC && loc != time.Local || offset%60 != 0 || y < 0 || y > 9999 {
+		return metav1.NewTime(t).Rfc3339Copy().Time
+	}
+	t = t.Truncate(time.Second)
+	if offset == 0 {
+		return t.UTC()
+	}
+	return t
 }

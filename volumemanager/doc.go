@@ -21,7 +21,10 @@
 //	                                                 mounted, or needs a remount
 //
 // A change is seen at the first pass strictly after it: the kubelet's loops cannot see a pod in
-// the instant it is added. A failed SetUp records the FailedMount event ("MountVolume.SetUp
+// the instant it is added. A pass that only pod syncs asked for (ReprocessPod, after every
+// SyncPod) looks at those pods alone, and the reconciler's unmount step looks at the mounted pods
+// only after a pod left the desired state: the kubelet's loops look at every pod, but what they
+// find of the others did not change (every other change calls PodsChanged). A failed SetUp records the FailedMount event ("MountVolume.SetUp
 // failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
 // failure up to 2m2s, retried at the first pass after the back-off has expired
 // (nestedpendingoperations' exponentialbackoff).

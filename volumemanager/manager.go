@@ -133,6 +133,14 @@ type Manager struct {
 	// a stepping driver asks after every pass, walks the volumes for their back-offs only when
 	// there is one.
 	failing int
+	// removed is set when a pod left the desired state since the reconciler last unmounted:
+	// only then can a mounted volume be no longer desired (a pod's desired volumes only grow,
+	// and only desired volumes are mounted).
+	removed bool
+	// podsChanged is set by PodsChanged, and a pass then looks at every pod; otherwise only the
+	// pods in reprocess, which ReprocessPod asked to be looked at again (populator.go).
+	podsChanged bool
+	reprocess   []types.UID
 }
 
 // podVolumes is one pod of the desired state: the volumes its containers use, in spec order.
@@ -172,12 +180,16 @@ func New(opts Options) (*Manager, error) {
 	return &Manager{
 		opts: opts, origin: opts.Clock.Now(),
 		desired: map[types.UID]*podVolumes{}, mounted: map[types.UID]*podMounts{}, errors: map[types.UID][]string{},
+		podsChanged: true,
 	}, nil
 }
 
 // PodsChanged tells the populator that the pod manager's pods changed, or what the pod workers
 // answer about them: it looks at the next pass.
-func (m *Manager) PodsChanged() { m.changed(m.opts.Clock.Now()) }
+func (m *Manager) PodsChanged() {
+	m.podsChanged = true
+	m.changed(m.opts.Clock.Now())
+}
 
 // ReprocessPod asks the populator to look at the pod again at its next pass: its volumes are
 // added if they are not, and those mounted are remounted (the kubelet's ReprocessPod, which
@@ -185,6 +197,9 @@ func (m *Manager) PodsChanged() { m.changed(m.opts.Clock.Now()) }
 func (m *Manager) ReprocessPod(uid types.UID) {
 	if p, ok := m.desired[uid]; ok {
 		p.processed = false
+		m.reprocess = append(m.reprocess, uid)
+	} else {
+		m.podsChanged = true
 	}
 	m.changed(m.opts.Clock.Now())
 }

@@ -12,6 +12,13 @@ import (
 func (m *Manager) populate(now time.Time) {
 	m.changedAt = time.Time{}
 	states := m.opts.States
+	if !m.podsChanged && m.hasAddedPods {
+		m.populateReprocessed()
+		return
+	}
+	m.podsChanged = false
+	clear(m.reprocess)
+	m.reprocess = m.reprocess[:0]
 	for _, pod := range m.opts.Pods.GetPods() {
 		// Before the sources are all seen the kubelet may be reconstructing the volumes of
 		// pods still being torn down; after, a pod that is terminating gets no new volume.
@@ -27,6 +34,24 @@ func (m *Manager) populate(now time.Time) {
 	if m.opts.SourcesReady == nil || m.opts.SourcesReady() {
 		m.hasAddedPods = true
 	}
+}
+
+// populateReprocessed is a pass after which nothing but ReprocessPod asked: every pod sync asks
+// for its pod. The pod manager's pods and what the workers answer about them are as the last
+// full pass saw them (each of their changes calls PodsChanged), so that pass's decisions stand for
+// every other pod, and no pod is to be removed: only the pods asked for, each in the desired
+// state already, are looked at again, as a full pass would (the same checks, and the same
+// remounts: what processPodVolumes does to a pod it knows depends on no other pod).
+func (m *Manager) populateReprocessed() {
+	for _, uid := range m.reprocess {
+		p, ok := m.desired[uid]
+		if !ok || p.processed || m.opts.States.ShouldPodContainersBeTerminating(uid) {
+			continue
+		}
+		m.processPodVolumes(p.pod)
+	}
+	clear(m.reprocess)
+	m.reprocess = m.reprocess[:0]
 }
 
 // processPodVolumes adds the volumes the pod's containers use to the desired state, unless it was
@@ -75,6 +100,7 @@ func (m *Manager) removeDeletedPods() {
 			}
 		}
 		delete(m.desired, uid)
+		m.removed = true
 		delete(m.errors, uid)
 		if m.opts.Tokens != nil {
 			// A pod whose projected volume never got mounted has no teardown to forget its

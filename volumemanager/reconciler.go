@@ -94,6 +94,16 @@ func (m *Manager) mountWaiting(now time.Time) {
 // unmountVolumes tears down every mounted volume whose pod is no longer desired, or no longer
 // uses it. A projected volume's teardown forgets the pod's service account tokens.
 func (m *Manager) unmountVolumes() {
+	// A pass follows every pod's periodic sync (ReprocessPod), and nearly all find every mounted
+	// volume still desired: nothing left the desired state since the last unmount step, or
+	// nothing mounted is among what left. Sort only then.
+	if !m.removed {
+		return
+	}
+	m.removed = false
+	if !m.anyToUnmount() {
+		return
+	}
 	uids := make([]string, 0, len(m.mounted))
 	for uid := range m.mounted {
 		uids = append(uids, string(uid))
@@ -104,7 +114,7 @@ func (m *Manager) unmountVolumes() {
 		p := m.desired[pm.pod.UID]
 		kept := pm.volumes[:0]
 		for _, name := range pm.volumes {
-			if p != nil && slices.ContainsFunc(p.volumes, func(d *desiredVolume) bool { return d.name == name }) {
+			if p != nil && p.has(name) {
 				kept = append(kept, name)
 				continue
 			}
@@ -118,6 +128,33 @@ func (m *Manager) unmountVolumes() {
 			delete(m.mounted, pm.pod.UID)
 		}
 	}
+}
+
+// anyToUnmount reports whether a volume is mounted that its pod no longer uses, or whose pod is no
+// longer desired.
+func (m *Manager) anyToUnmount() bool {
+	for uid, pm := range m.mounted {
+		p := m.desired[uid]
+		if p == nil {
+			return true
+		}
+		for _, name := range pm.volumes {
+			if !p.has(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// has reports whether the pod's desired volumes include name.
+func (p *podVolumes) has(name string) bool {
+	for _, d := range p.volumes {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Manager) isMounted(uid types.UID, name string) bool {

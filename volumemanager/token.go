@@ -65,6 +65,8 @@ type TokenManager struct {
 	served map[string]tokenFailure
 	// notify wakes the runner when an ask is queued.
 	notify func()
+	// keys memoizes the cache keys (key).
+	keys map[tokenKeyInput]string
 }
 
 // tokenAsk is a request the TokenRunner makes beside the sync loop.
@@ -127,7 +129,7 @@ var errNoClient = errors.New("cannot use TokenManager when kubelet is in standal
 // requests one; a failed refresh keeps serving the cached token until it expires, as the kubelet
 // does. Beside the loop the request is an ask: errTokenPending until its answer has come back.
 func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-	key := tokenKey(name, namespace, tr)
+	key := t.key(name, namespace, tr)
 	cached, ok := t.cache[key]
 	if ok && !t.requiresRefresh(cached) {
 		return cached, nil
@@ -239,6 +241,11 @@ func (t *TokenManager) requiresRefresh(tr *authenticationv1.TokenRequest) bool {
 // DeleteServiceAccountToken forgets the tokens bound to the pod (a projected volume's teardown),
 // and the answers to its asks still in flight.
 func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
+	for in := range t.keys {
+		if in.ref.UID == podUID {
+			delete(t.keys, in)
+		}
+	}
 	for k, tr := range t.cache {
 		if ref := tr.Spec.BoundObjectRef; ref != nil && ref.UID == podUID {
 			delete(t.cache, k)
@@ -254,6 +261,50 @@ func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
 			delete(t.failed, k)
 		}
 	}
+}
+
+// maxTokenKeys bounds the memo of cache keys: past it the memo starts again.
+const maxTokenKeys = 4096
+
+// tokenKeyInput is what tokenKey formats, comparable, for a request of at most one audience.
+type tokenKeyInput struct {
+	name, namespace string
+	// audience is the one audience; noAudiences and nilAudiences tell an empty list and a nil
+	// one (which tokenKey formats apart) from a list of one.
+	audience                  string
+	noAudiences, nilAudiences bool
+	exp                       int64
+	ref                       authenticationv1.BoundObjectReference
+	uid                       types.UID
+}
+
+// key is tokenKey, memoized: every remount of a projected volume, after every sync of its pod,
+// asks for its token again, and tokenKey formats the request with reflection. The key is the
+// kubelet's text, which an error message shows.
+func (t *TokenManager) key(name, namespace string, tr *authenticationv1.TokenRequest) string {
+	aud := tr.Spec.Audiences
+	if len(aud) > 1 {
+		return tokenKey(name, namespace, tr)
+	}
+	in := tokenKeyInput{name: name, namespace: namespace, noAudiences: len(aud) == 0, nilAudiences: aud == nil, uid: tr.UID}
+	if len(aud) == 1 {
+		in.audience = aud[0]
+	}
+	if tr.Spec.ExpirationSeconds != nil {
+		in.exp = *tr.Spec.ExpirationSeconds
+	}
+	if tr.Spec.BoundObjectRef != nil {
+		in.ref = *tr.Spec.BoundObjectRef
+	}
+	if k, ok := t.keys[in]; ok {
+		return k
+	}
+	k := tokenKey(name, namespace, tr)
+	if t.keys == nil || len(t.keys) >= maxTokenKeys {
+		t.keys = map[tokenKeyInput]string{}
+	}
+	t.keys[in] = k
+	return k
 }
 
 // tokenKey is the kubelet's keyFunc: the request's service account, namespace, audiences,
