@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -402,7 +404,7 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers) + len(pod.Spec.EphemeralContainers); n > 0 {
 		perContainer /= n
 	}
-	round := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
+	round := func(t *metav1.Time) { *t = toSecond(*t) }
 	state := func(s *v1.ContainerState) {
 		if s.Running != nil {
 			round(&s.Running.StartedAt)
@@ -428,17 +430,28 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 			state(&list[i].LastTerminationState)
 		}
 	}
-	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
-		return status.ContainerStatuses[i].Name < status.ContainerStatuses[j].Name
-	})
-	sort.SliceStable(status.EphemeralContainerStatuses, func(i, j int) bool {
-		return status.EphemeralContainerStatuses[i].Name < status.EphemeralContainerStatuses[j].Name
-	})
-	order := make(map[string]int, len(pod.Spec.InitContainers))
-	for i, c := range pod.Spec.InitContainers {
-		order[c.Name] = i
+	// slices' stable sort gives sort.SliceStable's order without its reflection; the init
+	// containers' order map is built only for a list that has an order to restore.
+	byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(status.ContainerStatuses, byName)
+	slices.SortStableFunc(status.EphemeralContainerStatuses, byName)
+	if len(status.InitContainerStatuses) > 1 {
+		order := make(map[string]int, len(pod.Spec.InitContainers))
+		for i, c := range pod.Spec.InitContainers {
+			order[c.Name] = i
+		}
+		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int { return order[a.Name] - order[b.Name] })
 	}
-	sort.SliceStable(status.InitContainerStatuses, func(i, j int) bool {
-		return order[status.InitContainerStatuses[i].Name] < order[status.InitContainerStatuses[j].Name]
-	})
+}
+
+// toSecond is metav1.Time's Rfc3339Copy, the round trip through RFC 3339 text the kubelet makes
+// of each timestamp, without the text for a time in UTC between the years 1 and 9999 (every
+// time the virtual and the real clock give here): the second it falls in, in UTC, with no
+// monotonic reading, as the parse gives. The status manager rounds every timestamp of every
+// status it is handed, and the text cost two allocations each.
+func toSecond(t metav1.Time) metav1.Time {
+	if y := t.Year(); t.Location() != time.UTC || y < 1 || y > 9999 {
+		return t.Rfc3339Copy()
+	}
+	return metav1.NewTime(time.Unix(t.Unix(), 0).UTC())
 }
