@@ -2,7 +2,8 @@ package status
 
 import (
 	"errors"
-	"sort"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,9 +112,13 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		}
 	}
 
-	// The newest instance gives the state, the one before it the last termination state.
-	instances := append([]kubecontainer.ContainerStatus(nil), rs.ContainerStatuses...)
-	sort.SliceStable(instances, func(i, j int) bool { return instances[i].CreatedAt.After(instances[j].CreatedAt) })
+	// The newest instance gives the state, the one before it the last termination state. The
+	// instances are only read: a single one (most pods' single container) needs no sorted copy.
+	instances := rs.ContainerStatuses
+	if len(instances) > 1 {
+		instances = slices.Clone(instances)
+		slices.SortStableFunc(instances, func(a, b kubecontainer.ContainerStatus) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	}
 	seen := map[string]int{}
 	for i := range instances {
 		cs := &instances[i]
@@ -173,7 +178,8 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 	for _, s := range statuses {
 		out = append(out, *s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// The names are the map's keys, so unique: any sort gives the one order.
+	slices.SortFunc(out, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
