@@ -1,6 +1,8 @@
 package status
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,27 @@ func TestNormalizeStatusSortsContainerStatuses(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"x", "y"}, names(status.EphemeralContainerStatuses)); diff != "" {
 		t.Errorf("ephemeral container statuses (-want +got):\n%s", diff)
+	}
+}
+
+// containersMessage writes what the kubelet's fmt.Sprintf with %v of the name lists writes.
+func TestContainersMessageIsKubeletFormat(t *testing.T) {
+	kubelet := func(unknown []string, kind string, others []string) string {
+		var msgs []string
+		if len(unknown) > 0 {
+			msgs = append(msgs, fmt.Sprintf("containers with unknown status: %v", unknown))
+		}
+		if len(others) > 0 {
+			msgs = append(msgs, fmt.Sprintf("containers with %s status: %v", kind, others))
+		}
+		return strings.Join(msgs, ", ")
+	}
+	lists := [][]string{nil, {}, {"app"}, {"app", "sidecar"}, {"a b", ""}}
+	for _, unknown := range lists {
+		for _, others := range lists {
+			if got, want := containersMessage(unknown, "unready", others), kubelet(unknown, "unready", others); got != want {
+				t.Errorf("containersMessage(%q, unready, %q) = %q, want %q", unknown, others, got, want)
+			}
+		}
 	}
 }
