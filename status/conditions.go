@@ -158,7 +158,18 @@ func checkReady(statuses []v1.ContainerStatus, name string, unknown, unready []s
 // lists with %v; this writes the same text without fmt, as the status of every pod that is not
 // ready yet carries one, twice (Ready repeats ContainersReady's).
 func containersMessage(unknown []string, kind string, others []string) string {
+	if len(unknown) == 0 && len(others) == 0 {
+		return ""
+	}
 	var b strings.Builder
+	size := 2 * len("containers with unknown status: [], ")
+	for _, n := range unknown {
+		size += len(n) + 1
+	}
+	for _, n := range others {
+		size += len(n) + 1
+	}
+	b.Grow(size) // one allocation for the message
 	list := func(kind string, names []string) {
 		if len(names) == 0 {
 			return
