@@ -20,7 +20,11 @@ type Metrics interface {
 
 // firstSeen reads the pod's first-seen annotation; zero when it is missing or unreadable.
 func firstSeen(pod *v1.Pod) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, pod.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey])
+	v, ok := pod.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey]
+	if !ok || v == "" {
+		return time.Time{} // without parsing: the parse error of "" is an allocation at every sync
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}
 	}
