@@ -50,8 +50,8 @@ func (s *Syncer) observePodStart(pod *v1.Pod, apiStatus v1.PodStatus) {
 		return
 	}
 	seen := firstSeen(pod)
-	existing, ok := s.opts.Status.GetPodStatus(pod.UID)
-	if !ok || existing.Phase == v1.PodPending && apiStatus.Phase == v1.PodRunning && !seen.IsZero() {
+	phase, ok := s.opts.Status.PodPhase(pod.UID)
+	if !ok || phase == v1.PodPending && apiStatus.Phase == v1.PodRunning && !seen.IsZero() {
 		s.opts.Metrics.ObservePodStart(s.opts.Clock.Since(seen))
 	}
 }
