@@ -324,7 +324,13 @@ func startedInitContainers(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 }
 
 // update is the kubelet's updateStatusInternal. fn names the caller for the trace.
-func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool, fn string) {
+//
+// The status is worked on in place in the version it may become: the comparison with the cached
+// one takes it as an interface, which moved a status parameter to the heap at every call, to be
+// copied again into the new version.
+func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, fn string) {
+	next := &versioned{version: 1, name: pod.Name, namespace: pod.Namespace, status: given}
+	status := &next.status
 	var old v1.PodStatus
 	cached, isCached := m.statuses[pod.UID]
 	switch {
@@ -340,31 +346,25 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 			old = pod.Status
 		}
 	}
-	if err := checkContainerStateTransition(&old, &status, &pod.Spec); err != nil {
+	if err := checkContainerStateTransition(&old, status, &pod.Spec); err != nil {
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: podkey.Of(pod),
 			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
 		return
 	}
 	now := m.clock.Now()
-	stampTransitions(&status, &old, now)
+	stampTransitions(status, &old, now)
 	if old.StartTime != nil && !old.StartTime.IsZero() {
 		status.StartTime = old.StartTime.DeepCopy()
 	} else if status.StartTime == nil || status.StartTime.IsZero() {
 		t := metav1.NewTime(now)
 		status.StartTime = &t
 	}
-	normalizeStatus(pod, &status)
+	normalizeStatus(pod, status)
 
-	if isCached && equalByKubelet(&cached.status, &status) && !force {
+	if isCached && equalByKubelet(&cached.status, status) && !force {
 		return
 	}
-	next := &versioned{
-		version:   1,
-		name:      pod.Name,
-		namespace: pod.Namespace,
-		finished:  finished,
-		status:    status,
-	}
+	next.finished = finished
 	from := ""
 	if isCached {
 		next.version = cached.version + 1
