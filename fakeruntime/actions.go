@@ -125,7 +125,7 @@ func (r *Runtime) computePodActions(pod *v1.Pod, status *kubecontainer.PodStatus
 			}
 			continue
 		}
-		if cs.Hash != kubecontainer.HashContainer(c) {
+		if cs.Hash != r.containerHash(c) {
 			// A new image restarts the container whatever the restart policy: the spec asked for it.
 			acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
 				message: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
@@ -320,7 +320,7 @@ func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer
 				start = append(start, &inits[i+1])
 			}
 			switch {
-			case cs.Hash != kubecontainer.HashContainer(c):
+			case cs.Hash != r.containerHash(c):
 				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
 					message: fmt.Sprintf("Init container %s definition changed", c.Name)})
 				start = append(start, c)

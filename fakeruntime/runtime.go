@@ -194,6 +194,56 @@ type Runtime struct {
 	// image), so that a caller that saves checkpoints skips encoding an unchanged state: a
 	// fleet's nodes are asked for one every second and mostly have none.
 	state uint64
+	// hashes and wellFormed remember, per container name and image, the container hash, and the
+	// image references that parsed: both are pure functions of those strings that every sync
+	// of every pod asks again (the hash is the JSON and spew dump's FNV, the parse a regular
+	// expression) for the few images a node runs. Each holds at most maxMemo entries, and is
+	// made at its first use.
+	hashes     map[hashKey]uint64
+	wellFormed map[string]struct{}
+}
+
+// hashKey is what HashContainer reads of a container.
+type hashKey struct{ name, image string }
+
+// maxMemo bounds each memo: a node with more distinct containers or images than this computes
+// again what it forgot.
+const maxMemo = 4096
+
+// containerHash is kubecontainer.HashContainer(c), remembered.
+func (r *Runtime) containerHash(c *v1.Container) uint64 {
+	k := hashKey{c.Name, c.Image}
+	if h, ok := r.hashes[k]; ok {
+		return h
+	}
+	h := kubecontainer.HashContainer(c)
+	switch {
+	case r.hashes == nil:
+		r.hashes = map[hashKey]uint64{}
+	case len(r.hashes) >= maxMemo:
+		clear(r.hashes)
+	}
+	r.hashes[k] = h
+	return h
+}
+
+// checkImageName is parseImageName(image), with the images that parsed remembered; an error is
+// worked out (and worded) afresh each time.
+func (r *Runtime) checkImageName(image string) error {
+	if _, ok := r.wellFormed[image]; ok {
+		return nil
+	}
+	if err := parseImageName(image); err != nil {
+		return err
+	}
+	switch {
+	case r.wellFormed == nil:
+		r.wellFormed = map[string]struct{}{}
+	case len(r.wellFormed) >= maxMemo:
+		clear(r.wellFormed)
+	}
+	r.wellFormed[image] = struct{}{}
+	return nil
 }
 
 // changed drops the cached listings after a record changed.

@@ -266,7 +266,7 @@ func (s *podSync) start(c *v1.Container) error {
 		Image:        c.Image,
 		State:        kubecontainer.ContainerStateCreated,
 		RestartCount: restarts,
-		Hash:         kubecontainer.HashContainer(c),
+		Hash:         r.containerHash(c),
 		// The resources it is created with: the allocated ones of the pod SyncPod was given.
 		Resources: kubecontainer.ResourcesOf(c.Resources),
 	}}
@@ -415,7 +415,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	pulledAt, ok := r.images[image]
 	present := ok && !pulledAt.After(s.at)
 	ev := trace.Event{Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Message: image, Func: "EnsureImageExists"}
-	if err := parseImageName(image); err != nil {
+	if err := r.checkImageName(image); err != nil {
 		// applyDefaultImageTag, before any pull policy: the reference does not parse.
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)
 		ev.Event, ev.Reason, ev.Message = trace.KindFailed, "InvalidImageName", msg

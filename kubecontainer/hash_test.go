@@ -1,10 +1,14 @@
 package kubecontainer
 
 import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/dump"
 )
 
 // The kubelet's own reference value (container_hash_test.go, unchanged since v1.31): only the name
@@ -65,4 +69,57 @@ func TestContainerShouldRestart(t *testing.T) {
 			t.Errorf("%s: ContainerShouldRestart() = %v, want %v", tt.name, got, tt.expect)
 		}
 	}
+}
+
+// hashByDump is HashContainer the kubelet's way: the JSON of a map, spew's dump of its bytes, and
+// FNV-32a over the dump.
+func hashByDump(c *v1.Container) uint64 {
+	b, _ := json.Marshal(map[string]string{"name": c.Name, "image": c.Image})
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(b))
+	return uint64(h.Sum32())
+}
+
+func TestHashContainerMatchesDump(t *testing.T) {
+	for _, c := range []v1.Container{
+		{},
+		{Name: "nginx", Image: "nginx:1.27"},
+		{Name: "pause", Image: "registry.k8s.io/pause:3.10"},
+		{Name: "digest", Image: "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		{Name: `quote"and\backslash`, Image: "a<b>&c"},
+		{Name: "tab\tnewline\n\x01", Image: "\u2028\u2029é"},
+		{Name: "invalid\xff\xfeutf8", Image: "\x7f"},
+	} {
+		if got, want := HashContainer(&c), hashByDump(&c); got != want {
+			t.Errorf("HashContainer(%q, %q) = %#x, want %#x as the dump of its JSON gives", c.Name, c.Image, got, want)
+		}
+	}
+}
+
+func FuzzHashContainer(f *testing.F) {
+	f.Add("nginx", "nginx:1.27")
+	f.Add(`a"b`, "<&>")
+	f.Add("\xff", "\u2028")
+	f.Fuzz(func(t *testing.T, name, image string) {
+		c := &v1.Container{Name: name, Image: image}
+		if got, want := HashContainer(c), hashByDump(c); got != want {
+			t.Errorf("HashContainer(%q, %q) = %#x, want %#x as the dump of its JSON gives", name, image, got, want)
+		}
+	})
+}
+
+func BenchmarkHashContainer(b *testing.B) {
+	c := &v1.Container{Name: "nginx", Image: "registry.k8s.io/nginx:1.27"}
+	b.Run("dump", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			hashByDump(c)
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			HashContainer(c)
+		}
+	})
 }

@@ -249,13 +249,10 @@ func (e *env) runFor(d time.Duration) { e.t.Helper(); e.run(d, nil) }
 // now is the virtual time since the start.
 func (e *env) now() time.Duration { return e.clk.Since(vclock.Epoch) }
 
-// phase is the pod's phase in the status manager.
+// phase is the pod's phase in the status manager ("" when it has no status).
 func (e *env) phase(uid types.UID) v1.PodPhase {
-	s, ok := e.k.Status.GetPodStatus(uid)
-	if !ok {
-		return ""
-	}
-	return s.Phase
+	p, _ := e.k.Status.PodPhase(uid)
+	return p
 }
 
 // apiPod reads a pod from the API, nil when it does not exist.

@@ -20,7 +20,11 @@ type Metrics interface {
 
 // firstSeen reads the pod's first-seen annotation; zero when it is missing or unreadable.
 func firstSeen(pod *v1.Pod) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, pod.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey])
+	v, ok := pod.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey]
+	if !ok || v == "" {
+		return time.Time{} // without parsing: the parse error of "" is an allocation at every sync
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}
 	}
@@ -46,8 +50,8 @@ func (s *Syncer) observePodStart(pod *v1.Pod, apiStatus v1.PodStatus) {
 		return
 	}
 	seen := firstSeen(pod)
-	existing, ok := s.opts.Status.GetPodStatus(pod.UID)
-	if !ok || existing.Phase == v1.PodPending && apiStatus.Phase == v1.PodRunning && !seen.IsZero() {
+	phase, ok := s.opts.Status.PodPhase(pod.UID)
+	if !ok || phase == v1.PodPending && apiStatus.Phase == v1.PodRunning && !seen.IsZero() {
 		s.opts.Metrics.ObservePodStart(s.opts.Clock.Since(seen))
 	}
 }

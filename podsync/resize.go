@@ -50,6 +50,9 @@ func (s *Syncer) resizeActuated(pod *v1.Pod, res kubecontainer.Result, err error
 	if res.Resized {
 		r.PLEG.SetPodWatchCondition(pod.UID, watchResizeKey, func(*kubecontainer.PodStatus) bool { return true })
 	}
+	if err == nil {
+		return // before the target of errors.As, which escapes: nearly every sync ends here
+	}
 	var rerr *kubecontainer.ResizeError
 	if !errors.As(err, &rerr) {
 		return

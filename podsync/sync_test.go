@@ -62,6 +62,10 @@ func (s *fakeStatus) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	st, ok := s.statuses[uid]
 	return st, ok
 }
+func (s *fakeStatus) PodPhase(uid types.UID) (v1.PodPhase, bool) {
+	st, ok := s.statuses[uid]
+	return st.Phase, ok
+}
 func (s *fakeStatus) SetPodStatus(pod *v1.Pod, st v1.PodStatus) { s.statuses[pod.UID] = st }
 func (s *fakeStatus) TerminatePod(pod *v1.Pod)                  { s.terminated = append(s.terminated, pod.UID) }
 

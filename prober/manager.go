@@ -150,13 +150,8 @@ func probedContainers(pod *v1.Pod) []*v1.Container {
 // object they were created with. Bad probe annotations are traced; those probes then error.
 func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) {
 	containers := probedContainers(pod)
-	var names []string
-	for _, c := range containers {
-		names = append(names, c.Name)
-	}
 	var rules map[string]map[ProbeType]Rule
 	var annErr error
-	key := podkey.Of(pod)
 	for _, c := range containers {
 		// The kubelet's order: startup, readiness, liveness.
 		for _, t := range []ProbeType{Startup, Readiness, Liveness} {
@@ -169,6 +164,13 @@ func (m *Manager) AddPod(ctx context.Context, pod *v1.Pod) {
 				return
 			}
 			if rules == nil && annErr == nil {
+				// Only a pod with a probe to create reads its annotations, so the names and the
+				// key are built then: the sync side calls AddPod at every sync of every pod.
+				names := make([]string, 0, len(containers))
+				for _, c := range containers {
+					names = append(names, c.Name)
+				}
+				key := podkey.Of(pod)
 				rules, annErr = ParseAnnotations(key, pod.Annotations, names)
 				if annErr != nil {
 					m.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Reason: "BadProbeAnnotation", Message: strings.ReplaceAll(annErr.Error(), "\n", "; "), Func: "AddPod"})

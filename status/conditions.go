@@ -106,15 +106,8 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 	if anyRegularContainerStarted(&pod.Spec, statuses) {
 		return c
 	}
-	var msgs []string
-	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %v", unknown))
-	}
-	if len(incomplete) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %v", incomplete))
-	}
-	if len(msgs) > 0 {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotInitialized, strings.Join(msgs, ", ")
+	if msg := containersMessage(unknown, "incomplete", incomplete); msg != "" {
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotInitialized, msg
 	}
 	return c
 }
@@ -128,37 +121,76 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 		return c
 	}
 	var unknown, unready []string
-	check := func(name string) {
-		cs, ok := findStatus(statuses, name)
-		switch {
-		case !ok:
-			unknown = append(unknown, name)
-		case !cs.Ready:
-			unready = append(unready, name)
-		}
-	}
 	for i := range pod.Spec.InitContainers {
-		if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
-			check(pod.Spec.InitContainers[i].Name)
+		if ic := &pod.Spec.InitContainers[i]; kubecontainer.IsRestartableInitContainer(ic) {
+			unknown, unready = checkReady(statuses, ic.Name, unknown, unready)
 		}
 	}
 	for i := range pod.Spec.Containers {
-		check(pod.Spec.Containers[i].Name)
+		unknown, unready = checkReady(statuses, pod.Spec.Containers[i].Name, unknown, unready)
 	}
 	if (phase == v1.PodSucceeded && len(unknown) == 0) || phase == v1.PodFailed {
 		return terminalReadyCondition(v1.ContainersReady, pod.Generation, phase)
 	}
-	var msgs []string
-	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %v", unknown))
-	}
-	if len(unready) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unready status: %v", unready))
-	}
-	if len(msgs) > 0 {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotReady, strings.Join(msgs, ", ")
+	if msg := containersMessage(unknown, "unready", unready); msg != "" {
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, reasonContainersNotReady, msg
 	}
 	return c
+}
+
+// checkReady adds the container name to unknown when statuses has none for it, or to unready when
+// its status is not ready.
+func checkReady(statuses []v1.ContainerStatus, name string, unknown, unready []string) ([]string, []string) {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			if !statuses[i].Ready {
+				unready = append(unready, name)
+			}
+			return unknown, unready
+		}
+	}
+	return append(unknown, name), unready
+}
+
+// containersMessage is the message of a condition that waits for containers: the kubelet's
+// "containers with unknown status: [a b]", then (joined by ", ") "containers with <kind> status:
+// [c]", each part only when it names a container; "" when neither does. The kubelet formats the
+// lists with %v; this writes the same text without fmt, as the status of every pod that is not
+// ready yet carries one, twice (Ready repeats ContainersReady's).
+func containersMessage(unknown []string, kind string, others []string) string {
+	if len(unknown) == 0 && len(others) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	size := 2 * len("containers with unknown status: [], ")
+	for _, n := range unknown {
+		size += len(n) + 1
+	}
+	for _, n := range others {
+		size += len(n) + 1
+	}
+	b.Grow(size) // one allocation for the message
+	list := func(kind string, names []string) {
+		if len(names) == 0 {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("containers with ")
+		b.WriteString(kind)
+		b.WriteString(" status: [")
+		for i, n := range names {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(n)
+		}
+		b.WriteByte(']')
+	}
+	list("unknown", unknown)
+	list(kind, others)
+	return b.String()
 }
 
 // readyCondition is ContainersReady further gated by the pod's readiness gates: the kubelet's

@@ -112,10 +112,13 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		}
 	}
 
-	// The newest instance gives the state, the one before it the last termination state.
-	instances := append([]kubecontainer.ContainerStatus(nil), rs.ContainerStatuses...)
-	// Newest first, stable (slices' sorts need no reflection swapper: every sync converts).
-	slices.SortStableFunc(instances, func(a, b kubecontainer.ContainerStatus) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	// The newest instance gives the state, the one before it the last termination state. The
+	// instances are only read: a single one (most pods' single container) needs no sorted copy.
+	instances := rs.ContainerStatuses
+	if len(instances) > 1 {
+		instances = slices.Clone(instances)
+		slices.SortStableFunc(instances, func(a, b kubecontainer.ContainerStatus) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	}
 	seen := map[string]int{}
 	for i := range instances {
 		cs := &instances[i]
@@ -175,6 +178,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 	for _, s := range statuses {
 		out = append(out, *s)
 	}
+	// The names are the map's keys, so unique: any sort gives the one order.
 	slices.SortFunc(out, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

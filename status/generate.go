@@ -55,7 +55,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons)
 	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons)
 
-	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
+	all := joinStatuses(s.ContainerStatuses, s.InitContainerStatuses)
 	s.Phase = GetPhase(pod, all, podIsTerminal, kubecontainer.HasAnyActiveRegularContainerStarted(&pod.Spec, rs))
 	if !isTerminal(s.Phase) {
 		switch {
@@ -101,7 +101,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 			s.Conditions = append(s.Conditions, *dt)
 		}
 	}
-	all = append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
+	all = joinStatuses(s.InitContainerStatuses, s.ContainerStatuses)
 	s.Conditions = append(s.Conditions, readyToStartContainersCondition(pod, rs))
 	s.Conditions = append(s.Conditions, initializedCondition(pod, all, s.Phase))
 	s.Conditions = append(s.Conditions, readyCondition(pod, s.Conditions, all, s.Phase))
@@ -125,6 +125,20 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		}
 	}
 	return s
+}
+
+// joinStatuses is first then second in one list, for the phase and the conditions, which only read
+// it before anything changes either list. When one is empty (a pod without init containers) it
+// is the other itself, not a copy. The result is never nil: the conditions tell a nil list (no
+// statuses known) from an empty one.
+func joinStatuses(first, second []v1.ContainerStatus) []v1.ContainerStatus {
+	switch {
+	case len(second) == 0 && first != nil:
+		return first
+	case len(first) == 0 && second != nil:
+		return second
+	}
+	return append(append([]v1.ContainerStatus{}, first...), second...)
 }
 
 // keepStarted copies the started field of the old status to each running container, as

@@ -208,6 +208,16 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	return *v.status.DeepCopy(), true
 }
 
+// PodPhase returns the phase of the status last set for the pod, if any: GetPodStatus's phase
+// without the copy of the whole status, for a reader that wants the phase alone.
+func (m *Manager) PodPhase(uid types.UID) (v1.PodPhase, bool) {
+	v, ok := m.statuses[m.pods.TranslatePodUID(uid)]
+	if !ok {
+		return "", false
+	}
+	return v.status.Phase, true
+}
+
 // PodStatusStamp returns a number that names the cached status of the pod: it changes whenever
 // the status does, and is never handed out for another status. A reader that keeps a copy of
 // GetPodStatus (the kubelet server's snapshots) copies again only when the stamp changed.
@@ -329,7 +339,13 @@ func startedInitContainers(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 }
 
 // update is the kubelet's updateStatusInternal. fn names the caller for the trace.
-func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool, fn string) {
+//
+// The status is worked on in place in the version it may become: the comparison with the cached
+// one takes it as an interface, which moved a status parameter to the heap at every call, to be
+// copied again into the new version.
+func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, fn string) {
+	next := &versioned{version: 1, name: pod.Name, namespace: pod.Namespace, status: given}
+	status := &next.status
 	var old v1.PodStatus
 	cached, isCached := m.statuses[pod.UID]
 	switch {
@@ -345,31 +361,25 @@ func (m *Manager) update(pod *v1.Pod, status v1.PodStatus, force, finished bool,
 			old = pod.Status
 		}
 	}
-	if err := checkContainerStateTransition(&old, &status, &pod.Spec); err != nil {
+	if err := checkContainerStateTransition(&old, status, &pod.Spec); err != nil {
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: podkey.Of(pod),
 			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
 		return
 	}
 	now := m.clock.Now()
-	stampTransitions(&status, &old, now)
+	stampTransitions(status, &old, now)
 	if old.StartTime != nil && !old.StartTime.IsZero() {
 		status.StartTime = old.StartTime.DeepCopy()
 	} else if status.StartTime == nil || status.StartTime.IsZero() {
 		t := metav1.NewTime(now)
 		status.StartTime = &t
 	}
-	normalizeStatus(pod, &status)
+	normalizeStatus(pod, status)
 
-	if isCached && equalByKubelet(&cached.status, &status) && !force {
+	if isCached && equalByKubelet(&cached.status, status) && !force {
 		return
 	}
-	next := &versioned{
-		version:   1,
-		name:      pod.Name,
-		namespace: pod.Namespace,
-		finished:  finished,
-		status:    status,
-	}
+	next.finished = finished
 	from := ""
 	if isCached {
 		next.version = cached.version + 1

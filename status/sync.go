@@ -2,7 +2,6 @@ package status
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -451,7 +450,7 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers) + len(pod.Spec.EphemeralContainers); n > 0 {
 		perContainer /= n
 	}
-	round := func(t *metav1.Time) { t.Time = rfc3339Copy(t.Time) }
+	round := func(t *metav1.Time) { *t = toSecond(*t) }
 	state := func(s *v1.ContainerState) {
 		if s.Running != nil {
 			round(&s.Running.StartedAt)
@@ -477,7 +476,8 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 			state(&list[i].LastTerminationState)
 		}
 	}
-	// Stable sorts by name, as the kubelet's sort.Stable; slices' sort needs no swapper.
+	// slices' stable sort gives sort.SliceStable's order without its reflection; the init
+	// containers' order map is built only for a list that has an order to restore.
 	byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortStableFunc(status.ContainerStatuses, byName)
 	slices.SortStableFunc(status.EphemeralContainerStatuses, byName)
@@ -486,26 +486,18 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 		for i, c := range pod.Spec.InitContainers {
 			order[c.Name] = i
 		}
-		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int {
-			return cmp.Compare(order[a.Name], order[b.Name])
-		})
+		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int { return order[a.Name] - order[b.Name] })
 	}
 }
 
-// rfc3339Copy is metav1.Time's Rfc3339Copy, a round trip through RFC 3339 text: it drops the
-// fractional second and the monotonic reading; an offset of zero ("Z") comes back UTC, another
-// offset of the Local zone Local. Every status a sync sets has half a dozen times normalized: for
-// those in UTC or Local (the clocks' times), with an offset of whole minutes and a four-digit
-// year, truncating to the second gives the same Time without formatting and parsing.
-func rfc3339Copy(t time.Time) time.Time {
-	loc := t.Location()
-	_, offset := t.Zone()
-	if y := t.Year(); loc != time.UTC && loc != time.Local || offset%60 != 0 || y < 0 || y > 9999 {
-		return metav1.NewTime(t).Rfc3339Copy().Time
+// toSecond is metav1.Time's Rfc3339Copy, the round trip through RFC 3339 text the kubelet makes
+// of each timestamp, without the text for a time in UTC between the years 1 and 9999 (every
+// time the virtual and the real clock give here): the second it falls in, in UTC, with no
+// monotonic reading, as the parse gives. The status manager rounds every timestamp of every
+// status it is handed, and the text cost two allocations each.
+func toSecond(t metav1.Time) metav1.Time {
+	if y := t.Year(); t.Location() != time.UTC || y < 1 || y > 9999 {
+		return t.Rfc3339Copy()
 	}
-	t = t.Truncate(time.Second)
-	if offset == 0 {
-		return t.UTC()
-	}
-	return t
+	return metav1.NewTime(time.Unix(t.Unix(), 0).UTC())
 }

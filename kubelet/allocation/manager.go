@@ -152,7 +152,7 @@ func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	updated := false
 	set := func(cs []v1.Container, i int) {
 		a, ok := alloc[cs[i].Name]
-		if !ok || equality.Semantic.DeepEqual(cs[i].Resources, a) {
+		if !ok || sameResources(&cs[i].Resources, &a) {
 			return
 		}
 		if !updated {
@@ -410,4 +410,24 @@ func (m *Manager) Advance(ctx context.Context) []*v1.Pod {
 		return nil
 	}
 	return m.RetryPendingResizes(ctx)
+}
+
+// sameResources is equality.Semantic.DeepEqual of two containers' resources (quantities by value,
+// a nil list or claim slice equal to an empty one) without reflection: every sync of every pod
+// asks it of every container, and the reflective walk was a twentieth of the sync side's time.
+func sameResources(a, b *v1.ResourceRequirements) bool {
+	return sameResourceList(a.Limits, b.Limits) && sameResourceList(a.Requests, b.Requests) && slices.Equal(a.Claims, b.Claims)
+}
+
+// sameResourceList is equality.Semantic.DeepEqual of two resource lists.
+func sameResourceList(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if p, ok := b[name]; !ok || q.Cmp(p) != 0 {
+			return false
+		}
+	}
+	return true
 }
