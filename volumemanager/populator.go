@@ -48,7 +48,14 @@ func (m *Manager) populateReprocessed() {
 		if !ok || p.processed || m.opts.States.ShouldPodContainersBeTerminating(uid) {
 			continue
 		}
-		m.processPodVolumes(p.pod)
+		// A pod stays desired after the pod manager let it go, until its runtime may be
+		// removed; a sync taken before it went may still ask. The full pass walks the pod
+		// manager's pods, so it would not look at that one again: neither does this.
+		pod, ok := m.opts.Pods.GetPodByUID(uid)
+		if !ok {
+			continue
+		}
+		m.processPodVolumes(pod)
 	}
 	clear(m.reprocess)
 	m.reprocess = m.reprocess[:0]
