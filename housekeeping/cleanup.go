@@ -162,14 +162,18 @@ func New(opts Options) (*Cleaner, error) {
 func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	var running []*kubecontainer.Pod
 	listed := false
+	// runtimeAt is the runtime's state version read before the listing: a pass's stamp then
+	// never claims a state its listing did not see (in run, a timed exit may fall due between).
+	var runtimeAt uint64
 	if c.quietOK && c.versions.read() == c.quiet.components {
 		// SyncKnownPods would change nothing and trace nothing: the runtime's listing comes
 		// first without it.
+		runtimeAt = c.versions.runtime()
 		var err error
 		if running, err = c.listRunning(); err != nil {
 			return err
 		}
-		if c.versions.runtime() == c.quiet.runtime {
+		if runtimeAt == c.quiet.runtime {
 			c.skipped++
 			c.opts.CrashLoopBackOff.GC()
 			return nil
@@ -187,6 +191,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	working := workers.SyncKnownPods(allPods)
 
 	if !listed {
+		if c.versions != nil {
+			runtimeAt = c.versions.runtime()
+		}
 		var err error
 		if running, err = c.listRunning(); err != nil {
 			return err
@@ -277,7 +284,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	c.opts.CrashLoopBackOff.GC()
 	c.quietOK = false
 	if c.versions != nil && !orphanWorker && c.emitted == emitted && c.versions.read() == before {
-		c.quiet, c.quietOK = stamp{components: before, runtime: c.versions.runtime()}, true
+		c.quiet, c.quietOK = stamp{components: before, runtime: runtimeAt}, true
 	}
 	return nil
 }
