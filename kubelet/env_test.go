@@ -251,7 +251,7 @@ func (e *env) now() time.Duration { return e.clk.Since(vclock.Epoch) }
 
 // phase is the pod's phase in the status manager ("" when it has no status).
 func (e *env) phase(uid types.UID) v1.PodPhase {
-	p, _ := e.k.Status.PodPhase(uid)
+	p, _ := e.k.Status.GetPodPhase(uid)
 	return p
 }
 

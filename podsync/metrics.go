@@ -50,7 +50,7 @@ func (s *Syncer) observePodStart(pod *v1.Pod, apiStatus v1.PodStatus) {
 		return
 	}
 	seen := firstSeen(pod)
-	phase, ok := s.opts.Status.PodPhase(pod.UID)
+	phase, ok := s.opts.Status.GetPodPhase(pod.UID)
 	if !ok || phase == v1.PodPending && apiStatus.Phase == v1.PodRunning && !seen.IsZero() {
 		s.opts.Metrics.ObservePodStart(s.opts.Clock.Since(seen))
 	}

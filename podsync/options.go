@@ -32,9 +32,9 @@ type Runtime interface {
 type StatusManager interface {
 	// GetPodStatus returns the status last set for the pod, if any.
 	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
-	// PodPhase returns the phase of the status last set for the pod, if any, without a copy of
+	// GetPodPhase returns the phase of the status last set for the pod, if any, without a copy of
 	// the status.
-	PodPhase(uid types.UID) (v1.PodPhase, bool)
+	GetPodPhase(uid types.UID) (v1.PodPhase, bool)
 	// SetPodStatus records the pod's new status.
 	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
 	// TerminatePod marks the pod's status final.

@@ -62,7 +62,7 @@ func (s *fakeStatus) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	st, ok := s.statuses[uid]
 	return st, ok
 }
-func (s *fakeStatus) PodPhase(uid types.UID) (v1.PodPhase, bool) {
+func (s *fakeStatus) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 	st, ok := s.statuses[uid]
 	return st.Phase, ok
 }

@@ -208,16 +208,6 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	return *v.status.DeepCopy(), true
 }
 
-// PodPhase returns the phase of the status last set for the pod, if any: GetPodStatus's phase
-// without the copy of the whole status, for a reader that wants the phase alone.
-func (m *Manager) PodPhase(uid types.UID) (v1.PodPhase, bool) {
-	v, ok := m.statuses[m.pods.TranslatePodUID(uid)]
-	if !ok {
-		return "", false
-	}
-	return v.status.Phase, true
-}
-
 // PodStatusStamp returns a number that names the cached status of the pod: it changes whenever
 // the status does, and is never handed out for another status. A reader that keeps a copy of
 // GetPodStatus (the kubelet server's snapshots) copies again only when the stamp changed.

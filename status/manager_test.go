@@ -307,8 +307,8 @@ func TestManagerStaticPodStatusGoesToMirror(t *testing.T) {
 	if s, ok := e.m.GetPodStatus("uid-mirror"); !ok || s.Phase != v1.PodRunning {
 		t.Errorf("GetPodStatus(mirror UID) = %s, %v, want the static pod's Running status", s.Phase, ok)
 	}
-	if phase, ok := e.m.PodPhase("uid-mirror"); !ok || phase != v1.PodRunning {
-		t.Errorf("PodPhase(mirror UID) = %s, %v, want the static pod's Running", phase, ok)
+	if phase, ok := e.m.GetPodPhase("uid-mirror"); !ok || phase != v1.PodRunning {
+		t.Errorf("GetPodPhase(mirror UID) = %s, %v, want the static pod's Running", phase, ok)
 	}
 }
 
@@ -365,8 +365,8 @@ func TestManagerDeletesFinishedPod(t *testing.T) {
 	if _, ok := e.m.GetPodStatus("uid-web"); ok {
 		t.Errorf("GetPodStatus() after delete found a status, want none")
 	}
-	if phase, ok := e.m.PodPhase("uid-web"); ok {
-		t.Errorf("PodPhase() after delete = %s, want no status", phase)
+	if phase, ok := e.m.GetPodPhase("uid-web"); ok {
+		t.Errorf("GetPodPhase() after delete = %s, want no status", phase)
 	}
 	if _, err := e.client.CoreV1().Pods("default").Get(context.Background(), "web", metav1.GetOptions{}); err == nil {
 		t.Errorf("pod still in the API after delete")

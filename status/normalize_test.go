@@ -57,9 +57,10 @@ func TestNormalizeStatusSortsContainerStatuses(t *testing.T) {
 		}
 		return out
 	}
-	// Init containers keep the spec's order (an unknown one counts as the first); the others sort
-	// by name, equal names keeping their order.
-	if diff := cmp.Diff([]string{"z-first", "unknown", "a-second", "m-third"}, names(status.InitContainerStatuses)); diff != "" {
+	// Init containers take the spec's order, as the kubelet's swaps leave it (a status that
+	// names no spec container ends up last); the others sort by name, equal names keeping their
+	// order.
+	if diff := cmp.Diff([]string{"z-first", "a-second", "m-third", "unknown"}, names(status.InitContainerStatuses)); diff != "" {
 		t.Errorf("init container statuses (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"a", "asecond a", "b"}, names(status.ContainerStatuses)); diff != "" {
@@ -89,5 +90,62 @@ func TestContainersMessageIsKubeletFormat(t *testing.T) {
 				t.Errorf("containersMessage(%q, unready, %q) = %q, want %q", unknown, others, got, want)
 			}
 		}
+	}
+}
+
+// toSecond gives the Time of metav1.Time's Rfc3339Copy compared with == (the same instant,
+// location and representation) for the clocks' times, UTC and Local; for the times it leaves to
+// Rfc3339Copy, whose parse may make a new location each time, the same instant in the same zone.
+func TestToSecondKeepsTheZone(t *testing.T) {
+	base := time.Date(2026, 11, 28, 6, 15, 42, 123456789, time.UTC)
+	for _, tc := range []struct {
+		name string
+		t    time.Time
+	}{
+		{"UTC on the second", base.Truncate(time.Second)},
+		{"UTC before 1970", time.Date(1901, 2, 3, 4, 5, 6, 7, time.UTC)},
+		{"Local", base.Local()},
+		{"a monotonic reading", time.Now()},
+		{"a fixed zone of whole minutes", base.In(time.FixedZone("x", 5*3600+30*60))},
+		{"a fixed zone of zero offset", base.In(time.FixedZone("y", 0))},
+		{"an offset with seconds", base.In(time.FixedZone("lmt", 561))},
+		{"the epoch", time.Unix(0, 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := metav1.NewTime(tc.t).Rfc3339Copy().Time
+			got := toSecond(metav1.NewTime(tc.t)).Time
+			if loc := want.Location(); loc != time.UTC && loc != time.Local {
+				gotName, gotOffset := got.Zone()
+				wantName, wantOffset := want.Zone()
+				if !got.Equal(want) || gotName != wantName || gotOffset != wantOffset {
+					t.Errorf("toSecond(%v) = %v, want Rfc3339Copy's %v", tc.t, got, want)
+				}
+				return
+			}
+			if got != want {
+				t.Errorf("toSecond(%v) = %#v, want Rfc3339Copy's %#v", tc.t, got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkNormalizeStatus is the normalization of the status every periodic SyncPod sets.
+func BenchmarkNormalizeStatus(b *testing.B) {
+	pod := apiPod("web", "uid-web")
+	s := runningStatus(pod, time.Unix(1000, 5))
+	b.ReportAllocs()
+	for b.Loop() {
+		normalizeStatus(pod, &s)
+	}
+}
+
+// BenchmarkGenerateRunningStatus is the status generation of every periodic SyncPod of a
+// running pod.
+func BenchmarkGenerateRunningStatus(b *testing.B) {
+	pod := apiPod("web", "uid-web")
+	now := time.Unix(1000, 5)
+	b.ReportAllocs()
+	for b.Loop() {
+		runningStatus(pod, now)
 	}
 }

@@ -476,28 +476,45 @@ func normalizeStatus(pod *v1.Pod, status *v1.PodStatus) {
 			state(&list[i].LastTerminationState)
 		}
 	}
-	// slices' stable sort gives sort.SliceStable's order without its reflection; the init
-	// containers' order map is built only for a list that has an order to restore.
+	// By name, as the kubelet's sort of SortedContainerStatuses (names are unique in a status;
+	// a stable sort keeps the order of equal ones), without a reflection swapper.
 	byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortStableFunc(status.ContainerStatuses, byName)
 	slices.SortStableFunc(status.EphemeralContainerStatuses, byName)
-	if len(status.InitContainerStatuses) > 1 {
-		order := make(map[string]int, len(pod.Spec.InitContainers))
-		for i, c := range pod.Spec.InitContainers {
-			order[c.Name] = i
+	sortInitContainerStatuses(pod, status.InitContainerStatuses)
+}
+
+// sortInitContainerStatuses puts the init container statuses in the spec's order as the kubelet's
+// SortInitContainerStatuses does: each spec container, in turn, swaps its status to the front of
+// the statuses not yet placed, so a status that names no spec container ends up after them all.
+func sortInitContainerStatuses(pod *v1.Pod, statuses []v1.ContainerStatus) {
+	placed := 0
+	for _, c := range pod.Spec.InitContainers {
+		for j := placed; j < len(statuses); j++ {
+			if statuses[j].Name == c.Name {
+				statuses[placed], statuses[j] = statuses[j], statuses[placed]
+				placed++
+				break
+			}
 		}
-		slices.SortStableFunc(status.InitContainerStatuses, func(a, b v1.ContainerStatus) int { return order[a.Name] - order[b.Name] })
 	}
 }
 
 // toSecond is metav1.Time's Rfc3339Copy, the round trip through RFC 3339 text the kubelet makes
-// of each timestamp, without the text for a time in UTC between the years 1 and 9999 (every
-// time the virtual and the real clock give here): the second it falls in, in UTC, with no
-// monotonic reading, as the parse gives. The status manager rounds every timestamp of every
-// status it is handed, and the text cost two allocations each.
+// of each timestamp, without the text where truncating to the second gives the same Time: a time
+// in UTC or Local (the virtual clock's and the real clock's), with an offset of whole minutes and a
+// four-digit year. The parse of an offset of zero ("Z") gives UTC, of another offset Local's own
+// zone. The status manager rounds every timestamp of every status it is handed, and the text cost
+// two allocations each.
 func toSecond(t metav1.Time) metav1.Time {
-	if y := t.Year(); t.Location() != time.UTC || y < 1 || y > 9999 {
+	loc := t.Location()
+	_, offset := t.Zone()
+	if y := t.Year(); loc != time.UTC && loc != time.Local || offset%60 != 0 || y < 1 || y > 9999 {
 		return t.Rfc3339Copy()
 	}
-	return metav1.NewTime(time.Unix(t.Unix(), 0).UTC())
+	s := t.Truncate(time.Second)
+	if offset == 0 {
+		s = s.UTC()
+	}
+	return metav1.NewTime(s)
 }
