@@ -235,8 +235,9 @@ func TestSeenAnnotation(t *testing.T) {
 	}
 }
 
-// TestMergeDoesNotAlias checks that Merge never writes to its input and that neither the input nor
-// the output shares memory with what Storage keeps.
+// TestMergeDoesNotAlias checks the sharing contract (docs/design/008-shared-pods.md): Merge never
+// writes to its input, which it may keep read-only, and what it emits is a deep copy that shares
+// memory neither with what Storage keeps nor with the sources' objects.
 func TestMergeDoesNotAlias(t *testing.T) {
 	ts := &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC)}
 	a := newPod("a", "ns")
@@ -257,10 +258,12 @@ func TestMergeDoesNotAlias(t *testing.T) {
 			t.Fatalf("input %d: Merge(%v) = %d updates, want 1", i, in.Op, len(out))
 		}
 		snapshot := s.Sync()
-		scribble(in.Pods[0])
 		scribble(out[0].Pods[0])
 		if diff := cmp.Diff(snapshot, s.Sync()); diff != "" {
-			t.Errorf("input %d: stored pod changed through an alias (-want +got):\n%s", i, diff)
+			t.Errorf("input %d: stored pod changed through an emitted pod (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(before, in.Pods[0]); diff != "" {
+			t.Errorf("input %d: the source's pod changed through an emitted pod (-before +after):\n%s", i, diff)
 		}
 		// A snapshot is a copy too.
 		scribble(snapshot.Pods[0])

@@ -117,8 +117,12 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 	evs := r.queues[w.node]
 	r.queues[w.node] = evs[:0]
 	w.rv = r.rv
-	// The stored pods go to src as they are: src keeps a copy of its own of each (the object the
-	// reflector's decode gives the kubelet's store), so a second copy here would be waste.
+	// src keeps the object it is given, as the kubelet's store keeps the reflector's decode, and
+	// the queued ones are the server's stored objects: each gets the copy a decode would make
+	// (as PodEventsSince and NodePods make theirs).
+	for i := range evs {
+		evs[i].Pod = evs[i].Pod.DeepCopy()
+	}
 	return deliver(src, evs)
 }
 
@@ -159,8 +163,8 @@ type PodRouter struct {
 	server *fakeapiserver.Server
 	rv     uint64 // the resource version the cursor has read up to
 	// queues holds, for each node with a watch, the events routed to it since its watch last
-	// drained them. The pods are the server's stored objects, which no write changes; the api
-	// source copies what it keeps.
+	// drained them. The pods are the server's stored objects, which no write changes; the watch
+	// copies each as it delivers it.
 	queues map[string][]fakeapiserver.PodEvent
 	// reached lists the nodes whose queue went from empty to not since Reached last looked: the
 	// nodes a stepping driver must settle, whose watch now has something for their kubelet.
