@@ -190,16 +190,22 @@ func annotationsEqual(existing, ref map[string]string) bool {
 // object) with ref's (the caller's object), which it shares read-only as the kubelet does, and
 // never writes to ref or inside a shared field:
 //   - no semantic difference, same status: unchanged;
-//   - no semantic difference, new status: the status is taken over, reconcile;
+//   - no semantic difference, new status: the status is taken over, reconcile.
+//     In both cases existing also takes ref's spec and labels, and its status when equal: they
+//     are deeply equal to its own, so nothing anyone sees changes, but the previous object the
+//     source sent is no longer held (the api source sends a new object at every status write);
+//     the kubelet keeps its first object's;
 //   - a semantic difference: spec, labels, deletion fields, generation, status and annotations are
 //     taken over (keeping the stored local annotations), then gracefulDelete if ref carries a
 //     deletion timestamp, update otherwise. A status change alongside it is not reported again.
 func checkAndUpdate(source string, existing, ref *v1.Pod) outcome {
 	if !differ(existing, ref) {
-		if reflect.DeepEqual(&existing.Status, &ref.Status) {
+		existing.Spec, existing.Labels = ref.Spec, ref.Labels
+		same := reflect.DeepEqual(&existing.Status, &ref.Status)
+		existing.Status = ref.Status
+		if same {
 			return unchanged
 		}
-		existing.Status = ref.Status
 		return reconcile
 	}
 	existing.Spec = ref.Spec
