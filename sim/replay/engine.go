@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -46,10 +47,11 @@ type RunOptions struct {
 	Text trace.TextOptions
 	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
 	PodDiffs bool
-	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop and makes Run
-	// fail if any of them was changed by the end of the replay: the pods are shared read-only by
-	// every component that gets them (docs/design/008-shared-pods.md). It holds every such pod
-	// until the end; tests use it.
+	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, and of every
+	// stored pod the API server's watch hands an api source, and makes Run fail if any of them
+	// was changed by the end of the replay: the pods are shared read-only by every component that
+	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
+	// use it.
 	CheckReadOnlyPods bool
 }
 
@@ -152,6 +154,12 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 		e.client = e.cluster.Client()
+		if e.handedOn != nil {
+			// The api sources keep the API server's stored objects: neither side may change one.
+			e.cluster.OnPodDelivered(func(node string, pod *v1.Pod) {
+				e.handedOn.add(node, e.clk.Since(vclock.Epoch), []*v1.Pod{pod})
+			})
+		}
 	}
 	for i, name := range s.nodeNames() {
 		n, err := e.newNode(i, name)

@@ -13,8 +13,9 @@ import (
 
 // handedOn checks the contract of docs/design/008-shared-pods.md: a pod PodConfig hands the sync
 // loop is shared, read-only, by the pod manager, the pod workers, the prober and everyone they
-// hand it to, so nobody may change it. It keeps a copy of each such pod as it was handed on and
-// compares the two at the end of the replay. Equality is apimachinery's semantic one: reading a
+// hand it to, and a pod the API server's watch hands an api source is shared by the server, the
+// source and PodConfig, so nobody may change either. It keeps a copy of each such pod as it was
+// handed on and compares the two at the end of the replay. Equality is apimachinery's semantic one: reading a
 // quantity caches its string form in it, which is not a change.
 type handedOn struct {
 	pods []handed
@@ -51,7 +52,7 @@ func (h *handedOn) check() error {
 		if !equality.Semantic.DeepEqual(p.pod.Status, p.was.Status) {
 			parts = append(parts, "status")
 		}
-		errs = append(errs, fmt.Errorf("node %s: pod %s (UID %s), handed to the sync loop at %v, was changed afterwards: %v",
+		errs = append(errs, fmt.Errorf("node %s: pod %s (UID %s), handed on at %v, was changed afterwards: %v",
 			p.node, podkey.Of(p.was), p.was.UID, p.at, parts))
 	}
 	return errors.Join(errs...)
