@@ -43,9 +43,9 @@ const (
 // updatePods is the kubelet's updatePodsFunc: it diffs the pods of one batch against old and
 // stores the result in into (old and into are the same map for ADD, UPDATE and DELETE inputs).
 //
-// The kubelet stores the caller's object for a new UID and annotates it in place. Storage stores a
-// copy instead and reads the caller's objects without writing to them; an existing pod is only
-// copied from when it changed, so an unchanged re-sent SET costs no copies.
+// The kubelet stores the caller's object for a new UID and annotates it in place. Storage never
+// writes to the caller's objects: it stores a shallow copy with annotations of its own, sharing
+// the rest read-only, so a new pod costs one Pod struct and one map, not a deep copy.
 func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types.UID]*v1.Pod, c *changes) {
 	var seen string // the config.seen value, read from the clock once per batch
 	sent := s.sent[source]
@@ -73,10 +73,9 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 		if seen == "" {
 			seen = s.opts.Clock.Now().Format(seenTimeFormat)
 		}
-		p := ref.DeepCopy()
-		if p.Annotations == nil {
-			p.Annotations = make(map[string]string, 2)
-		}
+		p := new(*ref)
+		p.Annotations = make(map[string]string, len(ref.Annotations)+2)
+		maps.Copy(p.Annotations, ref.Annotations)
 		p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
 		p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
 		into[p.UID] = p
@@ -187,30 +186,34 @@ func annotationsEqual(existing, ref map[string]string) bool {
 	return true
 }
 
-// checkAndUpdate is the kubelet's checkAndUpdatePod. It changes existing (a stored object) in place
-// and never writes to ref (the caller's object):
+// checkAndUpdate is the kubelet's checkAndUpdatePod. It replaces fields of existing (a stored
+// object) with ref's (the caller's object), which it shares read-only as the kubelet does, and
+// never writes to ref or inside a shared field:
 //   - no semantic difference, same status: unchanged;
-//   - no semantic difference, new status: the status is taken over, reconcile;
+//   - no semantic difference, new status: the status is taken over, reconcile.
+//     In both cases existing also takes ref's spec and labels, and its status when equal: they
+//     are deeply equal to its own, so nothing anyone sees changes, but the previous object the
+//     source sent is no longer held (the api source sends a new object at every status write);
+//     the kubelet keeps its first object's;
 //   - a semantic difference: spec, labels, deletion fields, generation, status and annotations are
 //     taken over (keeping the stored local annotations), then gracefulDelete if ref carries a
 //     deletion timestamp, update otherwise. A status change alongside it is not reported again.
 func checkAndUpdate(source string, existing, ref *v1.Pod) outcome {
 	if !differ(existing, ref) {
-		if reflect.DeepEqual(&existing.Status, &ref.Status) {
+		existing.Spec, existing.Labels = ref.Spec, ref.Labels
+		same := reflect.DeepEqual(&existing.Status, &ref.Status)
+		existing.Status = ref.Status
+		if same {
 			return unchanged
 		}
-		existing.Status = *ref.Status.DeepCopy()
 		return reconcile
 	}
-	existing.Spec = *ref.Spec.DeepCopy()
-	existing.Labels = maps.Clone(ref.Labels)
-	existing.DeletionTimestamp = ref.DeletionTimestamp.DeepCopy()
-	existing.DeletionGracePeriodSeconds = nil
-	if g := ref.DeletionGracePeriodSeconds; g != nil {
-		existing.DeletionGracePeriodSeconds = new(*g)
-	}
+	existing.Spec = ref.Spec
+	existing.Labels = ref.Labels
+	existing.DeletionTimestamp = ref.DeletionTimestamp
+	existing.DeletionGracePeriodSeconds = ref.DeletionGracePeriodSeconds
 	existing.Generation = ref.Generation
-	existing.Status = *ref.Status.DeepCopy()
+	existing.Status = ref.Status
 	existing.Annotations = mergeAnnotations(source, existing.Annotations, ref.Annotations)
 	if ref.DeletionTimestamp != nil {
 		return gracefulDelete

@@ -65,13 +65,16 @@ const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // Storage is the kubelet's podStorage: the pods of every source, keyed by UID within each source,
 // and the diff that turns each incoming Update into the updates the sync loop sees.
 //
-// Storage is not safe for concurrent use; Config serialises calls to it. It copies every pod it
-// keeps and every pod it returns, so neither the caller's input nor its output ever aliases the
-// stored state.
+// Storage is not safe for concurrent use; Config serialises calls to it. The pods a source sends
+// are read-only: Storage never writes to them, and keeps for each a Pod of its own, a shallow copy
+// that shares the sender's spec, status and metadata and changes only by having whole fields
+// replaced (docs/design/008-shared-pods.md). Every pod it returns is a deep copy, as the kubelet's
+// copyPods makes: the sync side holds those, and the sources' objects stay the sources'.
 type Storage struct {
 	opts StorageOptions
-	// pods maps a source name to that source's pods by UID. The stored objects are Storage's own
-	// copies; updates change them in place, as the kubelet does with its stored objects.
+	// pods maps a source name to that source's pods by UID. Each stored Pod is Storage's own, but
+	// its fields share the sender's objects: an update replaces a field and never writes inside
+	// one, as the kubelet's checkAndUpdatePod assigns the sender's fields to its stored object.
 	pods map[string]map[types.UID]*v1.Pod
 	// seen holds every source that has sent at least one SET.
 	seen sets.Set[string]

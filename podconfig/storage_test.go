@@ -2,6 +2,7 @@ package podconfig
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -235,8 +236,9 @@ func TestSeenAnnotation(t *testing.T) {
 	}
 }
 
-// TestMergeDoesNotAlias checks that Merge never writes to its input and that neither the input nor
-// the output shares memory with what Storage keeps.
+// TestMergeDoesNotAlias checks the sharing contract (docs/design/008-shared-pods.md): Merge never
+// writes to its input, which it may keep read-only, and what it emits is a deep copy that shares
+// memory neither with what Storage keeps nor with the sources' objects.
 func TestMergeDoesNotAlias(t *testing.T) {
 	ts := &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC)}
 	a := newPod("a", "ns")
@@ -257,10 +259,12 @@ func TestMergeDoesNotAlias(t *testing.T) {
 			t.Fatalf("input %d: Merge(%v) = %d updates, want 1", i, in.Op, len(out))
 		}
 		snapshot := s.Sync()
-		scribble(in.Pods[0])
 		scribble(out[0].Pods[0])
 		if diff := cmp.Diff(snapshot, s.Sync()); diff != "" {
-			t.Errorf("input %d: stored pod changed through an alias (-want +got):\n%s", i, diff)
+			t.Errorf("input %d: stored pod changed through an emitted pod (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(before, in.Pods[0]); diff != "" {
+			t.Errorf("input %d: the source's pod changed through an emitted pod (-before +after):\n%s", i, diff)
 		}
 		// A snapshot is a copy too.
 		scribble(snapshot.Pods[0])
@@ -315,5 +319,54 @@ func TestResentObjectIsNotCompared(t *testing.T) {
 	got = s.Merge("file", Update{Op: SET, Source: "file", Pods: []*v1.Pod{pod}})
 	if len(got) != 1 || got[0].Op != ADD {
 		t.Errorf("Merge(old object after removal) = %v, want one ADD", got)
+	}
+}
+
+// TestStoredPodHoldsTheNewestObject checks that a pod sent again as a new, equal object (the api
+// source sends one at every status write) leaves Storage holding the new object's spec, labels
+// and status, not the first object's: the same values, so nothing emitted changes, but the
+// object the source replaced can go.
+func TestStoredPodHoldsTheNewestObject(t *testing.T) {
+	first := with(newPod("a", "ns"), func(p *v1.Pod) {
+		p.Labels = map[string]string{"k": "v"}
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}
+	})
+	tests := []struct {
+		name   string
+		next   *v1.Pod
+		wantOp []Op // what the second merge emits
+	}{
+		{name: "unchanged", next: first.DeepCopy()},
+		{name: "status changed", next: with(first, func(p *v1.Pod) { p.Status.Message = "new" }), wantOp: []Op{RECONCILE}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, _ := newStorage(t, Incremental)
+			s.Merge(testSource, upd(SET, testSource, first.DeepCopy()))
+			out := s.Merge(testSource, upd(SET, testSource, tt.next))
+			var ops []Op
+			for _, u := range out {
+				ops = append(ops, u.Op)
+			}
+			if diff := cmp.Diff(tt.wantOp, ops); diff != "" {
+				t.Errorf("second Merge ops (-want +got):\n%s", diff)
+			}
+			stored := s.pods[testSource][tt.next.UID]
+			if &stored.Spec.Containers[0] != &tt.next.Spec.Containers[0] {
+				t.Error("stored pod holds the first object's spec, want the newest's")
+			}
+			if reflect.ValueOf(stored.Labels).UnsafePointer() != reflect.ValueOf(tt.next.Labels).UnsafePointer() {
+				t.Error("stored pod holds the first object's labels, want the newest's")
+			}
+			if &stored.Status.Conditions[0] != &tt.next.Status.Conditions[0] {
+				t.Error("stored pod holds the first object's status, want the newest's")
+			}
+			want := with(tt.next, func(p *v1.Pod) {
+				p.Annotations = map[string]string{"kubernetes.io/config.source": testSource, "kubernetes.io/config.seen": epochSeen}
+			})
+			if diff := cmp.Diff(upd(SET, AllSource, want), s.Sync()); diff != "" {
+				t.Errorf("Sync() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

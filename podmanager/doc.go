@@ -7,10 +7,11 @@
 // object that shows a static pod's status, and the manager translates its UID to the static
 // pod's.
 //
-// Manager is a core: it is driven by one goroutine and is not safe for concurrent use. It copies
-// every pod it stores, and never changes a stored pod (an update replaces it), so the pods it
-// returns are shared and must be treated as read-only, as the kubelet's pod manager hands them
-// out. Copying on every read made housekeeping, which reads every pod every 2s, the most
-// expensive step of a replay. Lists come back sorted by namespace and name, and orphaned mirror
+// Manager is a core: it is driven by one goroutine and is not safe for concurrent use. It keeps
+// the very pods it is given, as the kubelet's pod manager does, and never changes one (an update
+// replaces it): the pods handed to it and the pods it returns are read-only, shared with the pod
+// workers and everyone else who got them from PodConfig (docs/design/008-shared-pods.md). A copy
+// on every store was a third copy of each pod; a copy on every read made housekeeping, which reads
+// every pod every 2s, the most expensive step of a replay. Lists come back sorted by namespace and name, and orphaned mirror
 // full names sorted, so that what reaches the trace is the same on every run.
 package podmanager

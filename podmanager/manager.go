@@ -104,7 +104,7 @@ func (m *Manager) SetPods(pods []*v1.Pod) {
 		m.changed(uid)
 	}
 	for _, pod := range pods {
-		m.store(pod.DeepCopy())
+		m.store(pod)
 	}
 }
 
@@ -114,10 +114,10 @@ func (m *Manager) AddPod(pod *v1.Pod) { m.upsert(pod, trace.KindAdd, "AddPod") }
 // UpdatePod replaces the pod with pod's UID, or adds it. It is the same operation as AddPod.
 func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, trace.KindUpdate, "UpdatePod") }
 
+// upsert keeps pod itself, read-only, as the kubelet's pod manager keeps the pointers it is given.
 func (m *Manager) upsert(pod *v1.Pod, event trace.Kind, fn string) {
-	stored := pod.DeepCopy()
-	m.store(stored)
-	m.emit(stored, event, fn)
+	m.store(pod)
+	m.emit(pod, event, fn)
 }
 
 // store files pod under its maps and records the mirror translation if both halves are present.

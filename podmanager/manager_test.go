@@ -272,15 +272,19 @@ func TestIsMirrorPodOf(t *testing.T) {
 	}
 }
 
-// TestCopies checks that the manager neither keeps nor hands out the caller's objects.
-func TestCopies(t *testing.T) {
+// TestShares checks the sharing contract (docs/design/008-shared-pods.md): the manager keeps the
+// very pod it is given, as the kubelet's does, never changes it, and an update replaces it.
+func TestShares(t *testing.T) {
 	_, static, _ := fixtures()
+	before := static.DeepCopy()
 	m := newManager(t, trace.Discard)
 	m.AddPod(static)
-	static.Labels = map[string]string{"changed": "by caller"}
 	got, _ := m.GetPodByUID(static.UID)
-	if got.Labels != nil {
-		t.Errorf("stored pod labels = %v after the caller changed its object, want none", got.Labels)
+	if got != static {
+		t.Errorf("GetPodByUID() = %p, want the pod AddPod was given, %p", got, static)
+	}
+	if diff := cmp.Diff(before, static); diff != "" {
+		t.Errorf("AddPod changed the pod it was given (-before +after):\n%s", diff)
 	}
 	// Readers share the stored object, so an update must replace it, never change it in place:
 	// a reader holding the old pointer keeps seeing the old pod.

@@ -87,9 +87,10 @@ type UpdateOptions struct {
 	// UpdateType is why the pod is being updated. SyncPod sees the type of the last update that
 	// was pending when the worker started.
 	UpdateType SyncPodType
-	// Pod is the desired pod.
+	// Pod is the desired pod. The workers keep the pointer and never change the pod; nor may the
+	// caller, once it has handed it over.
 	Pod *v1.Pod
-	// MirrorPod is the static pod's mirror pod, if any.
+	// MirrorPod is the static pod's mirror pod, if any; read-only, as Pod.
 	MirrorPod *v1.Pod
 	// RunningPod is a pod known only to the runtime. It is ignored when Pod is set.
 	RunningPod *kubecontainer.Pod

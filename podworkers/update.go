@@ -259,15 +259,11 @@ func runningToAPIPod(p *kubecontainer.Pod) *v1.Pod {
 	return pod
 }
 
-// copyOptions copies opts deeply enough that the workers never share an object with the caller.
-// The callbacks are shared, as they must be.
+// copyOptions copies what of opts the workers keep and could otherwise share with a caller that
+// changes it later: the runtime pod's lists and the kill options. The API pods are not copied:
+// a pod handed on is read-only (docs/design/008-shared-pods.md), and the workers hold the very
+// pointer, as the kubelet's pod workers do.
 func copyOptions(opts UpdateOptions) UpdateOptions {
-	if opts.Pod != nil {
-		opts.Pod = opts.Pod.DeepCopy()
-	}
-	if opts.MirrorPod != nil {
-		opts.MirrorPod = opts.MirrorPod.DeepCopy()
-	}
 	if opts.RunningPod != nil {
 		rp := *opts.RunningPod
 		rp.Containers = append([]kubecontainer.ContainerStatus(nil), rp.Containers...)

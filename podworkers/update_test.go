@@ -247,7 +247,8 @@ func TestTerminalPhaseTransition(t *testing.T) {
 }
 
 // TestSyncPodArguments ports TestFakePodWorkers: SyncPod sees the pod, mirror pod and cached
-// status it was given.
+// status it was given: the very objects, which are read-only (docs/design/008-shared-pods.md),
+// unchanged.
 func TestSyncPodArguments(t *testing.T) {
 	pairs := []struct{ pod, mirror *v1.Pod }{
 		{&v1.Pod{}, &v1.Pod{}},
@@ -263,6 +264,7 @@ func TestSyncPodArguments(t *testing.T) {
 	for i, p := range pairs {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			h := newHarness(t)
+			pod, mirror := p.pod.DeepCopy(), p.mirror.DeepCopy()
 			status := &kubecontainer.PodStatus{UID: p.pod.UID, Name: "cached"}
 			h.cache.status[p.pod.UID] = status
 			h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: p.pod, MirrorPod: p.mirror})
@@ -279,8 +281,14 @@ func TestSyncPodArguments(t *testing.T) {
 			if h.syncer.statuses[0] != status {
 				t.Errorf("SyncPod status = %+v, want the cached %+v", h.syncer.statuses[0], status)
 			}
-			if h.syncer.pods[0] == p.pod {
-				t.Error("SyncPod got the caller's pod object, want a copy")
+			if h.syncer.pods[0] != p.pod || h.syncer.mirrors[0] != p.mirror {
+				t.Error("SyncPod got a copy of the caller's pod or mirror pod, want the very objects, as the kubelet's workers hand on")
+			}
+			if diff := cmp.Diff(pod, p.pod); diff != "" {
+				t.Errorf("the workers changed the pod they were given (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(mirror, p.mirror); diff != "" {
+				t.Errorf("the workers changed the mirror pod they were given (-before +after):\n%s", diff)
 			}
 		})
 	}

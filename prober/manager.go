@@ -194,8 +194,10 @@ func (m *Manager) newWorker(pod *v1.Pod, c *v1.Container, t ProbeType, spec *v1.
 	now := m.opts.Clock.Now()
 	m.seq++
 	w := &worker{
-		seq: m.seq, pod: pod.DeepCopy(), podKey: podkey.Of(pod), container: *c.DeepCopy(),
-		probe: t, spec: spec.DeepCopy(), period: period(spec), cache: m.caches[t],
+		// The pod, and the container and probe in it, are read-only and shared, as the kubelet's
+		// probe worker keeps the pod it was made for (docs/design/008-shared-pods.md).
+		seq: m.seq, pod: pod, podKey: podkey.Of(pod), container: *c,
+		probe: t, spec: spec, period: period(spec), cache: m.caches[t],
 	}
 	switch t {
 	case Readiness:

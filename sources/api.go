@@ -31,10 +31,14 @@ func (o APIOptions) validate() error {
 // The kubelet pushes the store's contents in map order. API sorts them by namespace, then name, so
 // that replays are byte-identical; podconfig diffs by UID, so the order has no other effect.
 //
+// API keeps the very objects it is given, as the UndeltaStore keeps the objects the reflector
+// decoded: whoever hands one over gives it up, and nobody changes it afterwards
+// (docs/design/008-shared-pods.md). A caller that holds on to a pod it passes must pass a copy.
+//
 // API is not safe for concurrent use; the runner serialises calls.
 type API struct {
 	tracer trace.Tracer
-	// pods holds private deep copies, keyed by podkey.Of.
+	// pods holds the objects handed over, keyed by podkey.Of; they are read-only.
 	pods map[string]*v1.Pod
 }
 
@@ -55,7 +59,7 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 		if pod == nil {
 			continue
 		}
-		a.pods[podkey.Of(pod)] = pod.DeepCopy()
+		a.pods[podkey.Of(pod)] = pod
 	}
 	return a.set()
 }
@@ -64,7 +68,7 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 // as a watch ADDED event does.
 func (a *API) Add(pod *v1.Pod) podconfig.Update {
 	if pod != nil {
-		a.pods[podkey.Of(pod)] = pod.DeepCopy()
+		a.pods[podkey.Of(pod)] = pod
 	}
 	return a.set()
 }
@@ -95,7 +99,7 @@ func (a *API) Pods() []*v1.Pod {
 
 // set builds the SET for the current content and traces it.
 func (a *API) set() podconfig.Update {
-	// The SET shares the stored objects read-only (see newSet); Pods is for callers that keep them.
+	// The SET shares the stored objects read-only (see newSet), as the kubelet's PushFunc does.
 	pods := make([]*v1.Pod, 0, len(a.pods))
 	for _, pod := range a.pods {
 		pods = append(pods, pod)

@@ -109,17 +109,27 @@ func TestAPISortsAndTraces(t *testing.T) {
 	}
 }
 
-func TestAPICopiesInputAndReplacesStoredPods(t *testing.T) {
+// TestAPIKeepsInputAndReplacesStoredPods checks the sharing contract
+// (docs/design/008-shared-pods.md): the store keeps the object it is handed, as the kubelet's
+// UndeltaStore keeps the reflector's, never changes it, and replaces it on an update.
+func TestAPIKeepsInputAndReplacesStoredPods(t *testing.T) {
 	in := apiPod("ns", "p", "i")
 	keep := in.DeepCopy()
 	a := newAPI(t, trace.Discard)
 	first := a.Add(in)
-	if first.Pods[0] == in {
-		t.Fatal("Add(pod) returned the input pointer, want the store's own copy")
+	if first.Pods[0] != in {
+		t.Fatal("Add(pod) SET does not carry the pod handed over, want the very object")
 	}
-	in.Spec.Containers[0].Image = "changed-after-add"
-	if diff := gocmp.Diff([]*v1.Pod{keep}, a.Pods()); diff != "" {
-		t.Errorf("Pods() after the caller changed its input (-want +got):\n%s", diff)
+	if diff := gocmp.Diff(keep, in); diff != "" {
+		t.Errorf("Add changed the pod it was given (-before +after):\n%s", diff)
+	}
+	// Pods is for callers that keep what they get: a copy.
+	got := a.Pods()
+	if got[0] == in {
+		t.Error("Pods() returned the stored object, want a copy")
+	}
+	if diff := gocmp.Diff([]*v1.Pod{keep}, got); diff != "" {
+		t.Errorf("Pods() (-want +got):\n%s", diff)
 	}
 	// A SET shares the stored objects read-only, so an update must replace the stored pod and
 	// leave the pods of an earlier SET as they were.

@@ -16,8 +16,9 @@ import (
 // the kubelet's does.
 func newSet(tracer trace.Tracer, source, fn string, pods []*v1.Pod) *podconfig.Update {
 	// The pods are the source's stored objects, shared read-only: a source replaces a stored pod
-	// and never edits one, and podconfig copies what it keeps, as the kubelet's UndeltaStore hands
-	// out its objects. Copying them here made every periodic relist copy every pod twice.
+	// and never edits one, and podconfig keeps them without a copy, as the kubelet's podStorage
+	// keeps the objects the UndeltaStore hands out (docs/design/008-shared-pods.md). Copying them
+	// here made every periodic relist copy every pod twice.
 	return makeSet(source, slices.Clone(pods)).send(tracer, fn)
 }
 

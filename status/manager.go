@@ -197,15 +197,18 @@ func (noPods) GetMirrorPodByPod(*v1.Pod) (*v1.Pod, bool)   { return nil, false }
 func (noPods) TranslatePodUID(uid types.UID) types.UID     { return uid }
 func (noPods) MirrorTranslations() map[types.UID]types.UID { return nil }
 
-// GetPodStatus returns a copy of the cached status of the pod with uid (a mirror pod UID is
-// translated to its static pod's), and whether there is one.
+// GetPodStatus returns the cached status of the pod with uid (a mirror pod UID is translated to
+// its static pod's), and whether there is one. As the kubelet's, it is the cached value itself,
+// not a deep copy: its slices and pointers are the cache's, which the manager replaces and never
+// changes, so the caller reads them and must not change them (docs/design/008-shared-pods.md).
+// The prober reads a pod's status at every probe, the pod sync at every sync.
 func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	uid = m.pods.TranslatePodUID(uid)
 	v, ok := m.statuses[uid]
 	if !ok {
 		return v1.PodStatus{}, false
 	}
-	return *v.status.DeepCopy(), true
+	return v.status, true
 }
 
 // PodStatusStamp returns a number that names the cached status of the pod: it changes whenever

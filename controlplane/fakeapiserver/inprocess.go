@@ -71,7 +71,7 @@ func (s *Server) PodEventsSince(nodeName string, rv uint64) ([]PodEvent, uint64,
 // fieldSelector=spec.nodeName=<node> would see it, and returns the resource version to resume
 // from (the newest pod write it looked at). It reads the history once for every node, where
 // PodEventsSince reads it once per node: a fleet's watches share it. The pod handed over is the
-// stored object itself, which no write changes: a receiver copies it before handing it on. An rv
+// stored object itself, which no write changes: a receiver may keep it, and never changes it. An rv
 // older than the kept history is an error that wraps the watch's 410 Gone.
 func (s *Server) RoutePodEventsSince(rv uint64, want func(node string) bool, deliver func(node string, ev PodEvent)) (uint64, error) {
 	evs, expired, _, _ := s.store.since(podResource(), rv, math.MaxInt32, s.store.currentEpoch())

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -46,6 +47,12 @@ type RunOptions struct {
 	Text trace.TextOptions
 	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
 	PodDiffs bool
+	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, and of every
+	// stored pod the API server's watch hands an api source, and makes Run fail if any of them
+	// was changed by the end of the replay: the pods are shared read-only by every component that
+	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
+	// use it.
+	CheckReadOnlyPods bool
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -61,7 +68,9 @@ type engine struct {
 	client  kubernetes.Interface // the cluster's client; nil without the api source
 	keep    bool                 // RunOptions.KeepEvents: forget no trace event
 	diffs   *podDiffs            // nil without RunOptions.PodDiffs
-	seed    int64
+	// handedOn is every pod handed to a sync loop; nil without RunOptions.CheckReadOnlyPods.
+	handedOn *handedOn
+	seed     int64
 	// probes is what the containers' probes answer, as the probe steps script it: the world's,
 	// shared by every node and kept across kubelet restarts.
 	probes *prober.Script
@@ -100,6 +109,11 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 	if err := e.run(ctx, opts.Until); err != nil {
 		return nil, fmt.Errorf("replay %s: %w", s.path, err)
 	}
+	if e.handedOn != nil {
+		if err := e.handedOn.check(); err != nil {
+			return nil, fmt.Errorf("replay %s: a shared pod changed: %w", s.path, err)
+		}
+	}
 	if err := e.rec.Err(); err != nil {
 		return nil, err
 	}
@@ -128,6 +142,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
 		e.result.PodDiffs = e.diffs.diffs
 	}
+	if opts.CheckReadOnlyPods {
+		e.handedOn = &handedOn{}
+	}
 	e.seed = 1
 	if s.Seed != nil {
 		e.seed = *s.Seed
@@ -137,6 +154,12 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			return nil, err
 		}
 		e.client = e.cluster.Client()
+		if e.handedOn != nil {
+			// The api sources keep the API server's stored objects: neither side may change one.
+			e.cluster.OnPodDelivered(func(node string, pod *v1.Pod) {
+				e.handedOn.add(node, e.clk.Since(vclock.Epoch), []*v1.Pod{pod})
+			})
+		}
 	}
 	for i, name := range s.nodeNames() {
 		n, err := e.newNode(i, name)

@@ -15,6 +15,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/sim/world"
 )
 
@@ -158,6 +159,9 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 // with RunOptions.PodDiffs what each update changed, keyed by the sync loop's config event.
 func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
 	return func(out podconfig.Update) func() {
+		if e.handedOn != nil {
+			e.handedOn.add(n.name, e.clk.Since(vclock.Epoch), out.Pods)
+		}
 		for _, p := range out.Pods {
 			if !kubecontainer.IsMirrorPod(p) {
 				n.uids[podkey.Of(p)] = p.UID

@@ -27,7 +27,8 @@ func scenarioFiles(t *testing.T) []string {
 func replayToBytes(t *testing.T, s *Scenario, format trace.Format) ([]byte, *Result) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), s, RunOptions{Out: &out, Format: format, KeepEvents: true})
+	// Every replay of the library also checks that no component changed a pod it shared.
+	res, err := Run(context.Background(), s, RunOptions{Out: &out, Format: format, KeepEvents: true, CheckReadOnlyPods: true})
 	if err != nil {
 		t.Fatalf("Run(%s) error = %v", s.path, err)
 	}

@@ -52,7 +52,7 @@ func replaySoak(b *testing.B, hours int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sampler := &heapSampler{}
+	sampler := &heapSampler{every: time.Hour}
 	e, err := newEngine(s, RunOptions{Out: sampler, Format: trace.JSON})
 	if err != nil {
 		b.Fatal(err)
@@ -96,12 +96,17 @@ func replaySoak(b *testing.B, hours int) {
 	b.ReportMetric(float64(events.Load())/replaySoakWatchers, "events/watcher")
 }
 
-// heapSampler reads the JSON trace and samples the live heap each time the virtual time passes a
-// whole hour.
+// heapSampler reads the JSON trace and samples the live heap each time the virtual time passes
+// the next multiple of every after next.
 type heapSampler struct {
-	next    float64 // the virtual second of the next sample
+	every   time.Duration
+	next    float64 // the virtual second after which the next sample is due
 	heap    []float64
 	partial []byte
+	// profile, when set, is the file each sample writes the heap profile to; err is the first
+	// failure to write it.
+	profile string
+	err     error
 }
 
 func (h *heapSampler) Write(p []byte) (int, error) {
@@ -130,13 +135,16 @@ func (h *heapSampler) line(l []byte) {
 		return
 	}
 	t, err := strconv.ParseFloat(string(rest[:end]), 64)
-	if err != nil || t < h.next+3600 {
+	if err != nil || t < h.next+h.every.Seconds() {
 		return
 	}
-	h.next += 3600
+	h.next += h.every.Seconds()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mib := float64(ms.HeapAlloc) / (1 << 20)
 	h.heap = append(h.heap, mib)
+	if h.profile != "" && h.err == nil {
+		h.err = writeHeapProfile(h.profile)
+	}
 }

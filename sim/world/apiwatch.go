@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -117,8 +118,15 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 	evs := r.queues[w.node]
 	r.queues[w.node] = evs[:0]
 	w.rv = r.rv
-	// The stored pods go to src as they are: src keeps a copy of its own of each (the object the
-	// reflector's decode gives the kubelet's store), so a second copy here would be waste.
+	// The queued pods are the server's stored objects, which no write changes, and src keeps
+	// what it is given read-only, as the kubelet's store keeps the reflector's decode: both sides
+	// only read it, so src gets the stored object itself, where a watch over HTTP would decode a
+	// copy (docs/design/008-shared-pods.md).
+	if r.onDeliver != nil {
+		for _, ev := range evs {
+			r.onDeliver(w.node, ev.Pod)
+		}
+	}
 	return deliver(src, evs)
 }
 
@@ -160,7 +168,7 @@ type PodRouter struct {
 	rv     uint64 // the resource version the cursor has read up to
 	// queues holds, for each node with a watch, the events routed to it since its watch last
 	// drained them. The pods are the server's stored objects, which no write changes; the api
-	// source copies what it keeps.
+	// source keeps them as they are, read-only.
 	queues map[string][]fakeapiserver.PodEvent
 	// reached lists the nodes whose queue went from empty to not since Reached last looked: the
 	// nodes a stepping driver must settle, whose watch now has something for their kubelet.
@@ -171,6 +179,8 @@ type PodRouter struct {
 	// expired names the nodes whose queued events were lost to the shared watch's cursor being
 	// compacted: their watches relist.
 	expired map[string]bool
+	// onDeliver, when set, is told of every stored pod a watch hands its api source.
+	onDeliver func(node string, pod *v1.Pod)
 }
 
 // NewPodRouter returns the shared watch of server's pods, reading from its current version.

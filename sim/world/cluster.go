@@ -44,6 +44,8 @@ type Cluster struct {
 	synced bool
 	// router is the nodes' shared pod watch, made with the first node's.
 	router *PodRouter
+	// onDeliver is the router's (OnPodDelivered).
+	onDeliver func(node string, pod *v1.Pod)
 }
 
 // NewCluster starts the API server; its random source (the UIDs it assigns) is seeded with seed.
@@ -89,8 +91,20 @@ func (c *Cluster) NodeLink() (*Link, kubernetes.Interface, error) {
 func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
 	if c.router == nil {
 		c.router = NewPodRouter(c.server)
+		c.router.onDeliver = c.onDeliver
 	}
 	return c.router.Watch(node, link)
+}
+
+// OnPodDelivered has fn told of every pod the shared watch hands a node's api source: the API
+// server's stored object itself, which both sides share read-only. A driver that checks the
+// contract keeps a copy of each (replay.RunOptions.CheckReadOnlyPods). Call it before the first
+// APIWatch.
+func (c *Cluster) OnPodDelivered(fn func(node string, pod *v1.Pod)) {
+	c.onDeliver = fn
+	if c.router != nil {
+		c.router.onDeliver = fn
+	}
 }
 
 // Reached returns the nodes the shared pod watch queued a pod change for since the last call

@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/minikubelet/minikubelet/api/podkey"
+)
+
+// handedOn checks the contract of docs/design/008-shared-pods.md: a pod PodConfig hands the sync
+// loop is shared, read-only, by the pod manager, the pod workers, the prober and everyone they
+// hand it to, and a pod the API server's watch hands an api source is shared by the server, the
+// source and PodConfig, so nobody may change either. It keeps a copy of each such pod as it was
+// handed on and compares the two at the end of the replay. Equality is apimachinery's semantic one: reading a
+// quantity caches its string form in it, which is not a change.
+type handedOn struct {
+	pods []handed
+}
+
+// handed is one pod as it was handed on, by whom and when.
+type handed struct {
+	node string
+	at   time.Duration
+	pod  *v1.Pod // the shared object
+	was  *v1.Pod // its copy at the time
+}
+
+func (h *handedOn) add(node string, at time.Duration, pods []*v1.Pod) {
+	for _, p := range pods {
+		h.pods = append(h.pods, handed{node: node, at: at, pod: p, was: p.DeepCopy()})
+	}
+}
+
+// check returns an error naming every pod that changed after it was handed on, and what part of it.
+func (h *handedOn) check() error {
+	var errs []error
+	for _, p := range h.pods {
+		if equality.Semantic.DeepEqual(p.pod, p.was) {
+			continue
+		}
+		var parts []string
+		if !equality.Semantic.DeepEqual(p.pod.ObjectMeta, p.was.ObjectMeta) {
+			parts = append(parts, "metadata")
+		}
+		if !equality.Semantic.DeepEqual(p.pod.Spec, p.was.Spec) {
+			parts = append(parts, "spec")
+		}
+		if !equality.Semantic.DeepEqual(p.pod.Status, p.was.Status) {
+			parts = append(parts, "status")
+		}
+		errs = append(errs, fmt.Errorf("node %s: pod %s (UID %s), handed on at %v, was changed afterwards: %v",
+			p.node, podkey.Of(p.was), p.was.UID, p.at, parts))
+	}
+	return errors.Join(errs...)
+}
