@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
 
@@ -70,4 +71,24 @@ func FuzzSortedMetaFactory(f *testing.F) {
 		}
 		sameInterpretation(t, data)
 	})
+}
+
+// TestDecodeRoutesSortedBodies wants decode to read a sorted body's kind with sortedMetaFactory:
+// a document whose first kind differs from a later duplicate is a Pod to that factory (it reads
+// the start) and a Node to the default one (the last key wins), so the answer tells which ran.
+func TestDecodeRoutesSortedBodies(t *testing.T) {
+	doc := []byte(`{"apiVersion":"v1","kind":"Pod","kind":"Node","metadata":{"name":"x"}}`)
+	obj, warnings, err := decode(podsTarget, body{data: doc, sorted: true}, validationWarn)
+	if err != nil {
+		t.Fatalf("decode(sorted) = %v, want the pod the start of the document names", err)
+	}
+	if _, ok := obj.(*corev1.Pod); !ok {
+		t.Errorf("decode(sorted) = %T, want *v1.Pod", obj)
+	}
+	if want := []string{`duplicate field "kind"`}; !cmp.Equal(warnings, want) {
+		t.Errorf("decode(sorted) warnings = %q, want %q", warnings, want)
+	}
+	if _, _, err := decode(podsTarget, body{data: doc}, validationWarn); err == nil {
+		t.Error("decode(unsorted) of a document whose last kind is Node = nil error, want the kind mismatch")
+	}
 }

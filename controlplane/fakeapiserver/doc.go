@@ -14,7 +14,8 @@
 //
 // It mirrors the parts of kube-apiserver the kubelet talks to: the core/v1 and
 // coordination.k8s.io/v1 REST endpoints, list and watch with resource versions, field and label
-// selectors, the pods/status and nodes/status subresources, pods/binding (handler_binding.go),
+// selectors, the status subresources of pods, nodes, namespaces and services (which, as the
+// status strategies, take all but the spec from the write), pods/binding (handler_binding.go),
 // pods/resize (handler_resize.go),
 // graceful pod deletion, metav1.Status
 // errors, discovery, OpenAPI v2 and v3 documents with the schemas generated from the k8s.io/api

@@ -298,8 +298,9 @@ var fieldManagerShortcuts = true
 // statusOnly returns copies of live and obj that keep only their status and the metadata the
 // field manager reads (the managed fields; the name, namespace and UID, which it logs or uses to
 // tell a create), for a write of the status subresource that changes nothing else of the object
-// (the status strategy copies the spec and, for pods, the metadata from live; a node's status
-// write may change its labels and annotations, and is then walked whole) on an object whose
+// (the status strategy copies the spec from live, but the write may change the labels,
+// annotations, finalizers and, but for a pod, owner references it sends, as on kube-apiserver;
+// such a write is walked whole, so that its manager owns what it changed) on an object whose
 // managed fields are recorded. The field manager then walks only what can have changed, with the
 // same outcome: it owns fields by the differences between live and obj, and equal subtrees have
 // none; it reconciles each manager's fields with the schema, not with the object; and what it

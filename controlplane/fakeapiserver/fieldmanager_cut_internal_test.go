@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // the whole object, and wants every stored object, managed fields and their times included, to be
 // the same: status writes by the kubelet and by another manager (which takes fields over), writes
 // that change nothing, writes of the pod that change its spec and labels between them, managed
-// fields of a version the server does not have, a node's status with and without a change of its
-// labels.
+// fields of a version the server does not have, a pod's status with its labels and finalizers
+// (kept, as kube-apiserver keeps them, and owned by the writer), a node's status with and without
+// a change of its labels.
 func TestStatusWritesWithoutSameSpec(t *testing.T) {
 	defer func() { fieldManagerShortcuts = true }()
 	ctx := context.Background()
@@ -90,6 +92,10 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 			`{"status":{"conditions":[{"type":"DisruptionTarget","status":"False","lastTransitionTime":"2026-01-01T00:00:10Z"}]}}`)},
 		{"kubelet removes a field", patch("kubelet", "default", "web", "status", `{"status":{"podIP":null}}`)},
 		{"kubelet: invalid", patch("kubelet", "default", "web", "status", `{"status":{"phase":"Bogus"}}`)},
+		{"kubelet labels the pod through its status", patch("kubelet", "default", "web", "status",
+			`{"metadata":{"labels":{"a":"b"},"finalizers":["example.com/f"]},"status":{"conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-01-01T00:00:11Z"}]}}`)},
+		{"kubelet after its label", patch("kubelet", "default", "web", "status",
+			`{"status":{"conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-01-01T00:00:12Z"}]}}`)},
 		{"node status", patch("kubelet", "", "node-1", "status",
 			`{"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:10Z"}]}}`)},
 		{"node status again", patch("kubelet", "", "node-1", "status",
@@ -140,9 +146,17 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 	if _, _, ok := statusOnly(target{res: podsTarget, subresource: "status"}, stored.obj, stored.obj.DeepCopyObject()); !ok {
 		t.Error("statusOnly() walks the whole of a status write that changes nothing else")
 	}
+	relabeledPod := stored.obj.DeepCopyObject()
+	mustMeta(relabeledPod).SetFinalizers(nil)
+	if _, _, ok := statusOnly(target{res: podsTarget, subresource: "status"}, stored.obj, relabeledPod); ok {
+		t.Error("statusOnly() walks only the status of a pod's status write that changes its finalizers")
+	}
 	managers := map[string]bool{}
 	for _, e := range stored.meta().GetManagedFields() {
 		managers[e.Manager+"/"+e.Subresource] = true
+		if e.Manager == "kubelet" && !strings.Contains(string(e.FieldsV1.Raw), `"f:labels":{"f:a":{}}`) {
+			t.Errorf("kubelet's fields = %s, want the label it set through the status", e.FieldsV1.Raw)
+		}
 	}
 	if want := map[string]bool{"kubectl/": true, "kubelet/status": true, "controller/status": true}; !cmp.Equal(managers, want) {
 		t.Errorf("managers of the pod = %v, want %v", managers, want)

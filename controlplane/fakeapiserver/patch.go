@@ -139,11 +139,12 @@ func newPatchRequest(pt types.PatchType, data []byte) (patchRequest, error) {
 }
 
 // keepsManagedFields reports whether the patch, a status write, can be applied to old without its
-// managed fields and give the same object but for them. The status strategy builds the object it
-// stores from old, taking only the status (and a node's labels and annotations) from the patched
-// object, and the field manager of a subresource reads the managed fields of old, never the
-// request's; so what a merge or strategic merge patch, which merges key by key, would do to keys
-// it does not name does not matter. The managed fields are the largest part of a pod (every
+// managed fields and give the same object but for them. A merge or strategic merge patch merges
+// key by key, so the object patched without them differs from the one patched whole in its
+// managed fields alone (a directive that replaces or retains keys of the metadata drops them from
+// both); the status strategy takes everything but the spec from the patched object, and the
+// field manager of a subresource reads the managed fields of old, never the request's, and sets
+// those of what it stores; so their absence does not matter. The managed fields are the largest part of a pod (every
 // manager's fields, each a nested object), which the patch would decode into maps, encode
 // again and the decoder would read a third time. A patch that names them (in any spelling: a
 // JSON string may escape its letters) and a JSON patch, whose paths and tests see the whole

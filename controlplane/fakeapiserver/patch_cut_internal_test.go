@@ -68,6 +68,23 @@ func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 		{"kubelet", "", "node-1", merge, `{"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:20Z"}]}}`},
 	}
 	whole, cut := newServer(), newServer()
+	// The comparison means something only if the plain kubelet patch leaves the managed fields
+	// out: the pod has some, and the patch is one the shortcut takes.
+	var stored *entry
+	_ = cut.store.locked(func() error {
+		stored, _ = cut.store.get(podsTarget, "default", "web")
+		return nil
+	})
+	plain, err := newPatchRequest(smp, []byte(steps[0].body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plain.keepsManagedFields(target{res: podsTarget, namespace: "default", name: "web", subresource: "status"}, stored) {
+		t.Errorf("keepsManagedFields(%s) = false, want true", steps[0].body)
+	}
+	if withoutManagedFields(stored.raw) == nil {
+		t.Errorf("withoutManagedFields(stored pod) = nil, want the encoding without them")
+	}
 	for _, w := range steps {
 		res := podsTarget
 		if w.ns == "" {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -295,13 +296,16 @@ func TestStatusSubresource(t *testing.T) {
 
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.PodIP = "10.0.0.1"
-	pod.Labels["ignored"] = "yes"
+	// The pod status strategy takes the spec from the stored pod and the labels from the request.
+	pod.Labels["written"] = "yes"
+	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
 	got, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("UpdateStatus() = %v", err)
 	}
-	if got.Status.Phase != corev1.PodRunning || got.Labels["ignored"] != "" {
-		t.Errorf("UpdateStatus() = phase %s labels %v, want Running and no label change", got.Status.Phase, got.Labels)
+	if got.Status.Phase != corev1.PodRunning || got.Labels["written"] != "yes" || got.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("UpdateStatus() = phase %s labels %v activeDeadlineSeconds %v, want Running, the label written and the spec unchanged",
+			got.Status.Phase, got.Labels, got.Spec.ActiveDeadlineSeconds)
 	}
 
 	got.Status.Phase = corev1.PodFailed

@@ -83,6 +83,15 @@ func parseTarget(gv string, segs []string) (target, bool) {
 		t.watch = true
 		segs = segs[1:]
 	}
+	// namespaces/NAME/status is a namespace's own subresource, not a resource in it: no
+	// namespaced resource is named as a namespace's subresource.
+	if len(segs) == 3 && segs[0] == "namespaces" && segs[1] != "" && !t.watch {
+		if res, ok := served[gv+"/namespaces"]; ok {
+			if _, ok := res.subresource(segs[2]); ok {
+				return target{res: res, name: segs[1], subresource: segs[2]}, true
+			}
+		}
+	}
 	if len(segs) >= 3 && segs[0] == "namespaces" {
 		t.namespace = segs[1]
 		segs = segs[2:]

@@ -33,10 +33,10 @@ type resource struct {
 	deprecation string
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
-	// statusWritesMeta lets a write of the status subresource change the labels and annotations
-	// too, as the node status strategy does (the kubelet's CSI node info patches nodes/status
-	// with its node id annotation); other status writes change the status alone.
-	statusWritesMeta bool
+	// statusKeepsOwners keeps the stored owner references on a write of the status subresource,
+	// as the pod status strategy does (old kubelets corrupted them); the rest of the metadata a
+	// status write sends is kept on every kind, as kube-apiserver's status strategies do.
+	statusKeepsOwners bool
 	// categories are the discovery categories the resource belongs to ("all" for kubectl get all).
 	categories []string
 	// view marks a resource that has no bucket of its own. Its requests are served by
@@ -101,7 +101,7 @@ func resources() []*resource {
 		},
 		{
 			name: "nodes", singular: "node", kind: "Node", gv: coreV1, shortNames: []string{"no"},
-			verbs: verbsStored, subresources: []subresource{{name: "status", verbs: verbsStatus}}, statusWritesMeta: true,
+			verbs: verbsStored, subresources: []subresource{{name: "status", verbs: verbsStatus}},
 			newObj:   func() runtime.Object { return &corev1.Node{} },
 			fieldSet: nodeFields,
 			validate: validateNode,
@@ -121,13 +121,14 @@ func resources() []*resource {
 				{name: "resize", verbs: verbsStatus, prepare: prepareResize, validate: validateResize},
 				{name: "status", verbs: verbsStatus},
 			},
-			newObj:        func() runtime.Object { return &corev1.Pod{} },
-			fieldSet:      podFields,
-			prepareCreate: preparePodCreate,
-			validate:      validatePod,
-			prepareUpdate: preparePodUpdate,
-			columns:       podColumns,
-			cells:         podCells,
+			statusKeepsOwners: true,
+			newObj:            func() runtime.Object { return &corev1.Pod{} },
+			fieldSet:          podFields,
+			prepareCreate:     preparePodCreate,
+			validate:          validatePod,
+			prepareUpdate:     preparePodUpdate,
+			columns:           podColumns,
+			cells:             podCells,
 		},
 		{
 			name: "leases", singular: "lease", kind: "Lease", gv: coordinationV, namespaced: true,

@@ -377,25 +377,18 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 			mustMeta(next).SetManagedFields(nm.GetManagedFields())
 		}
 	case t.subresource == "status":
-		next = old.obj.DeepCopyObject()
-		field := reflect.ValueOf(next).Elem().FieldByName("Status")
-		field.Set(reflect.ValueOf(newObj).Elem().FieldByName("Status"))
-		if res.statusWritesMeta {
-			mustMeta(next).SetLabels(nm.GetLabels())
-			mustMeta(next).SetAnnotations(nm.GetAnnotations())
-		}
-		if t.tracked {
-			// The apply recorded its fields on the object it returns.
-			mustMeta(next).SetManagedFields(nm.GetManagedFields())
+		// kube-apiserver's status strategies (pods, nodes, namespaces, services) take only the
+		// spec from the stored object; the rest of the metadata is the request's, as on an update
+		// (rest.BeforeUpdate), so labels, annotations and finalizers sent with a status write are
+		// kept. The pod status strategy also keeps the stored owner references, which old
+		// kubelets corrupted.
+		keepStoredSpec(old.obj, newObj)
+		keepStoredMeta(om, nm)
+		if res.statusKeepsOwners {
+			nm.SetOwnerReferences(om.GetOwnerReferences())
 		}
 	default:
-		nm.SetName(om.GetName())
-		nm.SetNamespace(om.GetNamespace())
-		nm.SetUID(om.GetUID())
-		nm.SetCreationTimestamp(om.GetCreationTimestamp())
-		nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
-		nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
-		nm.SetGeneration(om.GetGeneration())
+		keepStoredMeta(om, nm)
 		if res.prepareUpdate != nil {
 			if errs := res.prepareUpdate(old.obj, next); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
@@ -403,6 +396,27 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 		}
 	}
 	return s.trackFields(t, old.obj, next), nil
+}
+
+// keepStoredMeta gives nm the metadata an update never changes: the identity, the creation and
+// deletion marks and the generation, which the kind's strategy alone moves.
+func keepStoredMeta(om, nm metav1.Object) {
+	nm.SetName(om.GetName())
+	nm.SetNamespace(om.GetNamespace())
+	nm.SetUID(om.GetUID())
+	nm.SetCreationTimestamp(om.GetCreationTimestamp())
+	nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	nm.SetGeneration(om.GetGeneration())
+}
+
+// keepStoredSpec sets the spec of newObj to a copy of old's, for a kind with a status
+// subresource (a struct with a Spec field whose pointer has DeepCopy): what the status
+// strategies do. Only the spec is copied, not the whole stored object with its managed fields.
+func keepStoredSpec(old, newObj runtime.Object) {
+	spec := reflect.ValueOf(old).Elem().FieldByName("Spec")
+	copied := spec.Addr().MethodByName("DeepCopy").Call(nil)[0].Elem()
+	reflect.ValueOf(newObj).Elem().FieldByName("Spec").Set(copied)
 }
 
 // commitUpdate validates next, the version prepareUpdate made of old, and stores it. An update
