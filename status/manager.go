@@ -197,6 +197,15 @@ func (noPods) GetMirrorPodByPod(*v1.Pod) (*v1.Pod, bool)   { return nil, false }
 func (noPods) TranslatePodUID(uid types.UID) types.UID     { return uid }
 func (noPods) MirrorTranslations() map[types.UID]types.UID { return nil }
 
+// EachCachedStatus calls f with every status the manager holds, in no particular order: the very
+// objects GetPodStatus hands out. It is for checks of the read-only contract
+// (docs/design/008-shared-pods.md), which copy each new one and compare later.
+func (m *Manager) EachCachedStatus(f func(uid types.UID, status *v1.PodStatus)) {
+	for uid, v := range m.statuses {
+		f(uid, &v.status)
+	}
+}
+
 // GetPodStatus returns the cached status of the pod with uid (a mirror pod UID is translated to
 // its static pod's), and whether there is one. As the kubelet's, it is the cached value itself,
 // not a deep copy: its slices and pointers are the cache's, which the manager replaces and never

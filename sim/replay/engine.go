@@ -47,8 +47,9 @@ type RunOptions struct {
 	Text trace.TextOptions
 	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
 	PodDiffs bool
-	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, and of every
-	// stored pod the API server's watch hands an api source, and makes Run fail if any of them
+	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, of every
+	// stored pod the API server's watch hands an api source and of every status a status manager
+	// caches (taken after each settle of its node), and makes Run fail if any of them
 	// was changed by the end of the replay: the pods are shared read-only by every component that
 	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
 	// use it.

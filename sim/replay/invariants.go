@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -182,7 +183,8 @@ func (inv *invariants) checkRestarts(uid types.UID, n *node) error {
 		inv.restarts[uid] = seen
 	}
 	var errs []error
-	for _, cs := range append(append(status.InitContainerStatuses, status.ContainerStatuses...), status.EphemeralContainerStatuses...) {
+	// The status is the manager's cached one, shared: the lists are read, never appended to.
+	for _, cs := range slices.Concat(status.InitContainerStatuses, status.ContainerStatuses, status.EphemeralContainerStatuses) {
 		if before, ok := seen[cs.Name]; ok && cs.RestartCount < before {
 			errs = append(errs, fmt.Errorf("restart count of container %s of pod %s went down from %d to %d", cs.Name, uid, before, cs.RestartCount))
 		}

@@ -241,7 +241,11 @@ func (n *node) advanceStoppedRuntime(now time.Time) bool {
 // settleNode runs one pass over n's kubelet (kubelet.Settle), and reports whether anything but
 // its sync loop made progress.
 func (e *engine) settleNode(ctx context.Context, n *node) bool {
-	return n.kubelet.Settle(ctx)
+	settled := n.kubelet.Settle(ctx)
+	if e.handedOn != nil {
+		e.handedOn.addStatuses(n.name, e.clk.Since(vclock.Epoch), n.kubelet.Status.EachCachedStatus)
+	}
+	return settled
 }
 
 // onNode names n in err when the scenario has several nodes.

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
 )
@@ -19,6 +20,19 @@ import (
 // quantity caches its string form in it, which is not a change.
 type handedOn struct {
 	pods []handed
+	// statuses are the status manager's cached statuses, which GetPodStatus hands out without a
+	// copy, each with its copy at the instant it was first seen.
+	statuses     []handedStatus
+	seenStatuses map[*v1.PodStatus]bool
+}
+
+// handedStatus is one cached status as it was first seen, on which node and when.
+type handedStatus struct {
+	node   string
+	at     time.Duration
+	uid    types.UID
+	status *v1.PodStatus // the cached object
+	was    *v1.PodStatus // its copy at the time
 }
 
 // handed is one pod as it was handed on, by whom and when.
@@ -33,6 +47,21 @@ func (h *handedOn) add(node string, at time.Duration, pods []*v1.Pod) {
 	for _, p := range pods {
 		h.pods = append(h.pods, handed{node: node, at: at, pod: p, was: p.DeepCopy()})
 	}
+}
+
+// addStatuses takes the node's cached statuses it has not seen yet. A status is replaced, never
+// changed, by the manager, so a new object is a new status; one seen before keeps its first copy.
+func (h *handedOn) addStatuses(node string, at time.Duration, each func(func(types.UID, *v1.PodStatus))) {
+	if h.seenStatuses == nil {
+		h.seenStatuses = map[*v1.PodStatus]bool{}
+	}
+	each(func(uid types.UID, s *v1.PodStatus) {
+		if h.seenStatuses[s] {
+			return
+		}
+		h.seenStatuses[s] = true
+		h.statuses = append(h.statuses, handedStatus{node: node, at: at, uid: uid, status: s, was: s.DeepCopy()})
+	})
 }
 
 // check returns an error naming every pod that changed after it was handed on, and what part of it.
@@ -54,6 +83,11 @@ func (h *handedOn) check() error {
 		}
 		errs = append(errs, fmt.Errorf("node %s: pod %s (UID %s), handed on at %v, was changed afterwards: %v",
 			p.node, podkey.Of(p.was), p.was.UID, p.at, parts))
+	}
+	for _, s := range h.statuses {
+		if !equality.Semantic.DeepEqual(s.status, s.was) {
+			errs = append(errs, fmt.Errorf("node %s: the status of UID %s, cached at %v, was changed afterwards", s.node, s.uid, s.at))
+		}
 	}
 	return errors.Join(errs...)
 }
