@@ -279,6 +279,10 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 	}
 	before := mustMeta(live).GetManagedFields()
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	if scalarUpdate(t, live, obj) {
+		s.stampManagedFields(before, obj)
+		return obj
+	}
 	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
 		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())

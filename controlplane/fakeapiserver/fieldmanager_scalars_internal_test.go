@@ -1,0 +1,285 @@
+package fakeapiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// TestScalarUpdatesMatchTheLibrary makes random sequences of writes of a lease, a node and a pod
+// on two servers, one whose updates may take scalarUpdate and one that runs the library's field
+// manager on every write, and wants every stored object, managed fields and their times and
+// order included, to be the same byte for byte after every write. The writes come from several
+// managers (so that fields change owners), change scalars, labels and annotations (new keys
+// too), lists (container images, taints), clear the resource version or the managed fields the
+// client sends, change a field the resource resets (a node's status through the main resource),
+// and mix in status patches.
+func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
+	defer func() { fieldManagerShortcuts = true }()
+	ctx := context.Background()
+	managers := []string{"kubelet", "kubelet", "kubelet", "controller", "kubectl"}
+	taken := int64(0)
+	for seed := int64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		type server struct {
+			s   *Server
+			clk *clocktesting.FakeClock
+		}
+		var servers [2]server // [0] the library's path, [1] with scalarUpdate
+		for i := range servers {
+			clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
+			s, err := New(Options{Clock: clk, Tracer: trace.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers[i] = server{s, clk}
+		}
+		keys := []struct {
+			res      *resource
+			ns, name string
+		}{{leasesTarget, "kube-node-lease", "node-1"}, {nodesTarget, "", "node-1"}, {podsTarget, "default", "web"}}
+		create := func(s *Server) error {
+			d := s.Direct("kubelet/v1")
+			if _, err := d.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40),
+					RenewTime: &metav1.MicroTime{Time: s.now().Time}}}); err != nil {
+				return err
+			}
+			if _, err := d.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"kubernetes.io/hostname": "node-1"}}}); err != nil {
+				return err
+			}
+			_, err := s.Direct("kubectl/v1").CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}})
+			return err
+		}
+		for i := range servers {
+			if err := create(servers[i].s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := 0; step < 30; step++ {
+			k := keys[rng.Intn(len(keys))]
+			manager := managers[rng.Intn(len(managers))]
+			change := rng.Intn(10)
+			value := fmt.Sprint(rng.Intn(3))
+			dropRV, dropManaged := rng.Intn(6) == 0, rng.Intn(3) == 0
+			micros := time.Duration(rng.Intn(1000)) * time.Microsecond
+			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
+			name := fmt.Sprintf("seed %d step %d: %s %s change %d value %s dropRV %v dropManaged %v", seed, step, manager, k.res.name, change, value, dropRV, dropManaged)
+			write := func(s *Server) error {
+				d := s.Direct(manager + "/v1")
+				tg := d.target(k.res, k.ns, k.name, "")
+				if change == 9 {
+					// A server-side apply of the fields' current values: the applier shares
+					// them with their owners.
+					e, err := d.get(ctx, tg)
+					if err != nil {
+						return err
+					}
+					cur, err := json.Marshal(e.obj)
+					if err != nil {
+						return err
+					}
+					var whole map[string]any
+					if err := json.Unmarshal(cur, &whole); err != nil {
+						return err
+					}
+					body, err := json.Marshal(map[string]any{"apiVersion": tg.res.gvk().GroupVersion().String(), "kind": tg.res.gvk().Kind,
+						"metadata": map[string]any{"name": k.name, "namespace": k.ns, "labels": whole["metadata"].(map[string]any)["labels"]},
+						"spec":     whole["spec"]})
+					if err != nil {
+						return err
+					}
+					r := httptest.NewRequest(http.MethodPatch, "/?fieldManager=applier", bytes.NewReader(body))
+					r.Header.Set("Content-Type", string(types.ApplyPatchType))
+					w := httptest.NewRecorder()
+					if err := s.apply(w, r, tg); err != nil {
+						return err
+					}
+					if w.Code >= 300 {
+						return fmt.Errorf("apply: %d %s", w.Code, w.Body)
+					}
+					return nil
+				}
+				if change == 8 && k.res != leasesTarget {
+					tg.subresource = "status"
+					body := `{"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:0` + value + `Z"}]}}`
+					if k.res == podsTarget {
+						body = `{"status":{"phase":"Running","podIP":"10.0.0.` + value + `"}}`
+					}
+					_, err := d.patch(ctx, tg, types.StrategicMergePatchType, []byte(body))
+					return err
+				}
+				e, err := d.get(ctx, tg)
+				if err != nil {
+					return err
+				}
+				obj := e.obj.DeepCopyObject()
+				m := mustMeta(obj)
+				switch change {
+				case 0, 1:
+					m.SetLabels(with(m.GetLabels(), "tier", value))
+				case 2:
+					m.SetAnnotations(with(m.GetAnnotations(), "note-"+value, value))
+				case 3:
+					m.SetAnnotations(with(m.GetAnnotations(), "note", value))
+				}
+				switch o := obj.(type) {
+				case *coordinationv1.Lease:
+					switch change {
+					case 4, 5, 6:
+						o.Spec.RenewTime = &metav1.MicroTime{Time: s.now().Add(micros)}
+					case 7:
+						o.Spec.HolderIdentity = ptr.To("node-" + value)
+					case 8:
+						o.Spec.LeaseDurationSeconds = ptr.To[int32](int32(40 + len(value)))
+					}
+				case *corev1.Node:
+					switch change {
+					case 4:
+						o.Spec.Unschedulable = value != "0"
+					case 5:
+						o.Spec.Taints = []corev1.Taint{{Key: "t", Value: value, Effect: corev1.TaintEffectNoSchedule}}
+					case 6:
+						o.Spec.ProviderID = "fake://" + value
+					case 7:
+						o.Status.Phase = corev1.NodePhase("P" + value)
+					}
+				case *corev1.Pod:
+					switch change {
+					case 4:
+						o.Spec.ActiveDeadlineSeconds = ptr.To[int64](int64(60 + len(value)))
+					case 5:
+						o.Spec.Containers[0].Image = "nginx:1." + value
+					case 6:
+						o.Spec.Priority = nil
+					case 7:
+						o.Spec.TerminationGracePeriodSeconds = ptr.To[int64](int64(30 + len(value)))
+					}
+				}
+				if dropRV {
+					m.SetResourceVersion("")
+				}
+				if dropManaged {
+					m.SetManagedFields(nil)
+				}
+				_, err = d.update(ctx, tg, obj)
+				return err
+			}
+			var errs [2]error
+			before := scalarUpdates.Load()
+			for i, srv := range servers {
+				fieldManagerShortcuts = i == 1
+				errs[i] = write(srv.s)
+				srv.clk.Step(tick)
+			}
+			fieldManagerShortcuts = true
+			taken += scalarUpdates.Load() - before
+			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+				t.Errorf("%s: error = %v on the library's path, %v with scalarUpdate", name, errs[0], errs[1])
+			}
+			for _, key := range keys {
+				var raw [2]string
+				for i, srv := range servers {
+					_ = srv.s.store.locked(func() error {
+						if e, ok := srv.s.store.get(key.res, key.ns, key.name); ok {
+							raw[i] = string(e.raw)
+						}
+						return nil
+					})
+				}
+				if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
+					t.Fatalf("%s: stored %s (-library +scalarUpdate):\n%s", name, key.res.name, diff)
+				}
+			}
+		}
+	}
+	t.Logf("scalarUpdate served %d of %d writes", taken, 40*30)
+	// The comparison means something only if scalarUpdate served many of the writes.
+	if taken < 50 {
+		t.Errorf("scalarUpdate served %d writes, want at least 50", taken)
+	}
+}
+
+func with(m map[string]string, k, v string) map[string]string {
+	out := map[string]string{}
+	for key, val := range m {
+		out[key] = val
+	}
+	out[k] = v
+	return out
+}
+
+// TestScalarUpdateServesLeaseRenewal wants a node lease's renewal by its holder, as the kubelet
+// writes it every ten seconds, to take scalarUpdate, its writer's entry to move to the server's
+// time, and a renewal by another manager, a change of a list and a new label not to.
+func TestScalarUpdateServesLeaseRenewal(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
+	s, err := New(Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Direct("kubelet/v1.35.4")
+	lease, err := d.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &metav1.MicroTime{Time: clk.Now()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := func() runtime.Object {
+		var e *entry
+		_ = s.store.locked(func() error { e, _ = s.store.get(leasesTarget, "kube-node-lease", "node-1"); return nil })
+		return e.obj
+	}
+	for i := 0; i < 3; i++ {
+		clk.Step(10 * time.Second)
+		lease.Spec.RenewTime = &metav1.MicroTime{Time: clk.Now()}
+		before := scalarUpdates.Load()
+		if lease, err = d.UpdateLease(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		if got := scalarUpdates.Load() - before; got != 1 {
+			t.Fatalf("renewal %d: scalarUpdate served %d writes, want 1", i, got)
+		}
+		mf := lease.ManagedFields
+		if len(mf) != 1 || mf[0].Manager != "kubelet" || !mf[0].Time.Equal(&metav1.Time{Time: clk.Now().Truncate(time.Second)}) {
+			t.Fatalf("renewal %d: managed fields = %+v, want kubelet's entry at %v", i, mf, clk.Now())
+		}
+	}
+	refused := []struct {
+		name    string
+		manager string
+		change  func(*coordinationv1.Lease)
+	}{
+		{"another manager", "controller", func(l *coordinationv1.Lease) { l.Spec.RenewTime = &metav1.MicroTime{Time: clk.Now().Add(time.Second)} }},
+		{"a new label", "kubelet", func(l *coordinationv1.Lease) { l.Labels = map[string]string{"a": "b"} }},
+		{"a list", "kubelet", func(l *coordinationv1.Lease) {
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: "u"}}
+		}},
+		{"nothing", "kubelet", func(*coordinationv1.Lease) {}},
+	}
+	for _, tc := range refused {
+		obj := live().DeepCopyObject().(*coordinationv1.Lease)
+		tc.change(obj)
+		if scalarUpdate(target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: tc.manager}, live(), obj) {
+			t.Errorf("%s: scalarUpdate() = true, want false", tc.name)
+		}
+	}
+}
