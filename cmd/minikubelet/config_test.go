@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
@@ -439,5 +440,42 @@ func TestHeartbeatClient(t *testing.T) {
 	}
 	if rc.QPS != kubeAPIQPS {
 		t.Errorf("the API client's config changed: QPS %v", rc.QPS)
+	}
+}
+
+// TestNodesShareHeartbeatClient: the nodes of one process get their own API clients, each with
+// its own rate limiter, and one heartbeat client, which has none and the same timeout for all.
+func TestNodesShareHeartbeatClient(t *testing.T) {
+	cfg, err := resolveArgs(t, "--nodes", "3", "--node-status-update-frequency", "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &rest.Config{Host: "https://127.0.0.1:6443"}
+	conn, err := connectAPI(t.Context(), cfg, rc, clock.RealClock{}, trace.Discard, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := conn.clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := conn.clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.heartbeat == nil || a.heartbeat != b.heartbeat {
+		t.Errorf("two nodes' heartbeat clients = %p and %p, want one shared", a.heartbeat, b.heartbeat)
+	}
+	if a.api == b.api {
+		t.Error("two nodes share an API client, want one each")
+	}
+	la := a.api.CoreV1().RESTClient().(*rest.RESTClient).GetRateLimiter()
+	lb := b.api.CoreV1().RESTClient().(*rest.RESTClient).GetRateLimiter()
+	if la == nil || la == lb {
+		t.Errorf("two nodes' API rate limiters = %p and %p, want one each", la, lb)
+	}
+	hb := a.heartbeat.CoreV1().RESTClient().(*rest.RESTClient)
+	if hb.GetRateLimiter() != nil || hb.Client.Timeout != 20*time.Second {
+		t.Errorf("shared heartbeat client: rate limiter %v, timeout %s; want none and 20s", hb.GetRateLimiter(), hb.Client.Timeout)
 	}
 }

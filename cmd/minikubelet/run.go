@@ -299,28 +299,37 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
+	// Every node of the process shares one heartbeat client: it has no rate limiter and the
+	// same timeout for each, and the transport is one already, so a node's heartbeats go out
+	// as with a client of its own, without a clientset (about 20 KB) a node.
+	heartbeat, err := heartbeatClient(rc, cfg.Kubelet.NodeStatus.UpdateFrequency)
+	if err != nil {
+		return conn, err
+	}
 	conn.clients = func() (nodeClients, error) {
-		return newNodeClients(rc, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
+		return newNodeClients(rc, heartbeat, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
 			flowcontrol.NewTokenBucketRateLimiter(kubeAPIQPS, kubeAPIBurst))
 	}
 	return conn, nil
 }
 
-// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles.
+// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles,
+// with heartbeat as its heartbeat client (nil makes one of its own, see heartbeatClient).
 // With the embedded API server (embedded not nil), the kubelet's hottest requests go to it in
 // process, after the same waits (the limiter, the heartbeat client's timeout, latency on clk),
 // unless the log's verbosity shows client-go's request lines (-v 6 and above): those requests
 // then stay on the wire, so that the lines are client-go's own.
-func newNodeClients(rc *rest.Config, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
+func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.RateLimiter = limiter
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nodeClients{}, fmt.Errorf("create API client for %s: %w", rc.Host, err)
 	}
-	heartbeat, err := heartbeatClient(rc, statusPeriod)
-	if err != nil {
-		return nodeClients{}, err
+	if heartbeat == nil {
+		if heartbeat, err = heartbeatClient(rc, statusPeriod); err != nil {
+			return nodeClients{}, err
+		}
 	}
 	c := nodeClients{api: client, heartbeat: heartbeat, events: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}}
 	if embedded == nil || klog.V(6).Enabled() {
