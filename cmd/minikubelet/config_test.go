@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -477,5 +478,27 @@ func TestNodesShareHeartbeatClient(t *testing.T) {
 	hb := a.heartbeat.CoreV1().RESTClient().(*rest.RESTClient)
 	if hb.GetRateLimiter() != nil || hb.Client.Timeout != 20*time.Second {
 		t.Errorf("shared heartbeat client: rate limiter %v, timeout %s; want none and 20s", hb.GetRateLimiter(), hb.Client.Timeout)
+	}
+}
+
+// TestLogsEvents: a node's event broadcaster logs its events (at V(3), as the kubelet's) when
+// the log shows that level, or when --vmodule may show it for client-go's file; otherwise the
+// log watcher is left out.
+func TestLogsEvents(t *testing.T) {
+	for _, tc := range []struct {
+		verbosity int
+		vmodule   bool
+		want      bool
+	}{
+		{verbosity: 0, want: false},
+		{verbosity: 2, want: false},
+		{verbosity: 3, want: true},
+		{verbosity: 6, want: true},
+		{verbosity: 0, vmodule: true, want: true},
+	} {
+		logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(tc.verbosity)))
+		if got := logsEvents(logger, tc.vmodule); got != tc.want {
+			t.Errorf("logsEvents(-v %d, vmodule %v) = %v, want %v", tc.verbosity, tc.vmodule, got, tc.want)
+		}
 	}
 }

@@ -391,6 +391,15 @@ func (b *broadcasters) shutdown() {
 	}
 }
 
+// logsEvents is whether a node's event broadcaster logs its events, as the kubelet's does at
+// V(3). Below that verbosity the lines never show, and the process's verbosity stays what its
+// flags made it (there is no /debug/flags/v), so the log watcher, with its queue of 1,000
+// events (32 KB) and its goroutine a node, is left out; with --vmodule, whose per-file levels a
+// check from this file cannot see, it stays.
+func logsEvents(logger klog.Logger, vmodule bool) bool {
+	return vmodule || logger.V(3).Enabled()
+}
+
 // kubeletDeps are what startKubelet shares between the nodes it starts.
 type kubeletDeps struct {
 	clock        clock.WithTicker
@@ -466,7 +475,9 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	}
 	client := clients.api
 	broadcaster := d.broadcasters.new()
-	broadcaster.StartStructuredLogging(3)
+	if logsEvents(logger, cfg.VModule) {
+		broadcaster.StartStructuredLogging(3)
+	}
 	switch {
 	case client != nil && !cfg.NoEventClient:
 		broadcaster.StartRecordingToSink(clients.events)
