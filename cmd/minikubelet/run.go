@@ -301,7 +301,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 	}
 	// Every node of the process shares one heartbeat client: it has no rate limiter and the
 	// same timeout for each, and the transport is one already, so a node's heartbeats go out
-	// as with a client of its own, without a clientset (about 20 KB) a node.
+	// as with a client of its own, without a clientset (56 REST clients, about 20 KB) a node.
 	heartbeat, err := heartbeatClient(rc, cfg.Kubelet.NodeStatus.UpdateFrequency)
 	if err != nil {
 		return conn, err
