@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
@@ -500,5 +502,21 @@ func TestLogsEvents(t *testing.T) {
 		if got := logsEvents(logger, tc.vmodule); got != tc.want {
 			t.Errorf("logsEvents(-v %d, vmodule %v) = %v, want %v", tc.verbosity, tc.vmodule, got, tc.want)
 		}
+	}
+}
+
+// TestEventRecorder: a node gets a broadcaster, and a recorder, when it sends its events or logs
+// them; with neither it has none, and its events end in the trace alone.
+func TestEventRecorder(t *testing.T) {
+	for _, tc := range []struct {
+		send, logs       bool
+		wantBroadcasters int
+	}{{false, false, 0}, {false, true, 1}, {true, false, 1}, {true, true, 1}} {
+		b := &broadcasters{ctx: t.Context()}
+		r := b.recorder("sim-0", tc.send, tc.logs, &typedcorev1.EventSinkImpl{Interface: fake.NewClientset().CoreV1().Events("")})
+		if got, want := r != nil, tc.wantBroadcasters > 0; got != want || len(b.all) != tc.wantBroadcasters {
+			t.Errorf("recorder(send %v, logs %v): recorder %v and %d broadcasters, want recorder %v and %d", tc.send, tc.logs, got, len(b.all), want, tc.wantBroadcasters)
+		}
+		b.shutdown()
 	}
 }

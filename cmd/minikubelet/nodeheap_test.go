@@ -15,8 +15,9 @@ import (
 )
 
 var (
-	nodeHeapNodes   = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
-	nodeHeapProfile = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
+	nodeHeapNodes    = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
+	nodeHeapNoEvents = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
+	nodeHeapProfile  = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
 )
 
 // BenchmarkNodeHeap measures what a node of `run --nodes N` costs the process before it has
@@ -78,6 +79,7 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	cfg.KubeletAddr = "127.0.0.1:0"
 	cfg.Kubeconfig = kubeconfig
 	cfg.RootDir = rootDir
+	cfg.NoEventClient = *nodeHeapNoEvents
 	log := newTraceLog()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

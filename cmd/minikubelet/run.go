@@ -385,6 +385,25 @@ func (b *broadcasters) new() record.EventBroadcaster {
 	return eb
 }
 
+// recorder is the event recorder of node: a new broadcaster's, which sends the events to sink
+// when send is set and logs them at V(3) when logs is. With neither, the broadcaster would drop
+// every event (the trace has them already), so there is none, and no recorder: a broadcaster's
+// queue of 1,000 events and its goroutine less a node (kubemark's hollow nodes, which send no
+// events, at the default verbosity).
+func (b *broadcasters) recorder(node string, send, logs bool, sink record.EventSink) record.EventRecorder {
+	if !send && !logs {
+		return nil
+	}
+	eb := b.new()
+	if logs {
+		eb.StartStructuredLogging(3)
+	}
+	if send {
+		eb.StartRecordingToSink(sink)
+	}
+	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: node})
+}
+
 func (b *broadcasters) shutdown() {
 	for _, eb := range b.all {
 		eb.Shutdown()
@@ -474,25 +493,20 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		return err
 	}
 	client := clients.api
-	broadcaster := d.broadcasters.new()
-	if logsEvents(logger, cfg.VModule) {
-		broadcaster.StartStructuredLogging(3)
-	}
+	send := client != nil && !cfg.NoEventClient
 	switch {
-	case client != nil && !cfg.NoEventClient:
-		broadcaster.StartRecordingToSink(clients.events)
-	case client != nil:
+	case client == nil:
+		logger.Info("No API server defined, no events will be sent to the API server")
+	case !send:
 		// kubemark's choice: a kubelet without an event client, whose broadcaster only logs.
 		logger.V(2).Info("No event client, no events will be sent to the API server")
-	default:
-		logger.Info("No API server defined, no events will be sent to the API server")
 	}
 	world := kubelet.World{
 		API:          client,
 		HeartbeatAPI: clients.heartbeat,
 		Writes:       clients.writes,
-		Events:       broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
 	}
+	world.Events = d.broadcasters.recorder(cfg.NodeName, send, logsEvents(logger, cfg.VModule), clients.events)
 	if rootDir != "" {
 		// The kubelet's plugin registry and device plugin directory under its root directory.
 		world.Plugins = kubelet.PluginsOnDisk(rootDir)
