@@ -19,6 +19,7 @@ var (
 	fleetNodes   = flag.Int("fleet-nodes", 0, "nodes of the `minikubelet run --nodes` BenchmarkFleet starts; zero skips it")
 	fleetPerNode = flag.Int("fleet-pods-per-node", 30, "pods BenchmarkFleet binds to each node")
 	fleetSteady  = flag.Duration("fleet-steady", 30*time.Second, "how long BenchmarkFleet measures the steady state")
+	fleetRootDir = flag.String("fleet-root-dir", "", "the fleet's --root-dir; empty gives each run a fresh one in the benchmark's temporary directory")
 )
 
 // BenchmarkFleet is docs/benchmarks.md's fleet in one process: it builds minikubelet, starts
@@ -74,8 +75,14 @@ func fleet(b *testing.B, bin string) result {
 		b.Fatal(err)
 	}
 	defer logFile.Close()
+	// A root directory of its own: the default one (the user's state directory) is every fleet's
+	// on the machine, whose runtime state a run would take over as a restarted kubelet does.
+	root := *fleetRootDir
+	if root == "" {
+		root = filepath.Join(dir, "root")
+	}
 	cmd := exec.Command(bin, "run", "--nodes", fmt.Sprint(*fleetNodes), "--node-name-prefix", "sim", "--port", "0",
-		"--write-kubeconfig", kc, "--trace-format", "json")
+		"--write-kubeconfig", kc, "--root-dir", root, "--trace-format", "json")
 	cmd.Stderr = logFile // stdout, the trace, goes to the null device
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -39,6 +39,9 @@ type runConfig struct {
 	DataDir           string         // where the embedded API server keeps its objects; "" for memory
 	// APILatency delays every request of the kubelet's API client: the network to the API server.
 	APILatency time.Duration
+	// VModule is whether --vmodule was given: per-file verbosities, which decide whether the
+	// event broadcaster's log line (at V(3), from client-go's file) shows.
+	VModule bool
 	// NoEventClient leaves the nodes without an event client (--send-events=false): their
 	// Kubernetes events are logged and traced but not sent, as kubemark's hollow nodes'.
 	NoEventClient bool

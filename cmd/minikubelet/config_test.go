@@ -12,7 +12,11 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
@@ -439,5 +443,80 @@ func TestHeartbeatClient(t *testing.T) {
 	}
 	if rc.QPS != kubeAPIQPS {
 		t.Errorf("the API client's config changed: QPS %v", rc.QPS)
+	}
+}
+
+// TestNodesShareHeartbeatClient: the nodes of one process get their own API clients, each with
+// its own rate limiter, and one heartbeat client, which has none and the same timeout for all.
+func TestNodesShareHeartbeatClient(t *testing.T) {
+	cfg, err := resolveArgs(t, "--nodes", "3", "--node-status-update-frequency", "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &rest.Config{Host: "https://127.0.0.1:6443"}
+	conn, err := connectAPI(t.Context(), cfg, rc, clock.RealClock{}, trace.Discard, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := conn.clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := conn.clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.heartbeat == nil || a.heartbeat != b.heartbeat {
+		t.Errorf("two nodes' heartbeat clients = %p and %p, want one shared", a.heartbeat, b.heartbeat)
+	}
+	if a.api == b.api {
+		t.Error("two nodes share an API client, want one each")
+	}
+	la := a.api.CoreV1().RESTClient().(*rest.RESTClient).GetRateLimiter()
+	lb := b.api.CoreV1().RESTClient().(*rest.RESTClient).GetRateLimiter()
+	if la == nil || la == lb {
+		t.Errorf("two nodes' API rate limiters = %p and %p, want one each", la, lb)
+	}
+	hb := a.heartbeat.CoreV1().RESTClient().(*rest.RESTClient)
+	if hb.GetRateLimiter() != nil || hb.Client.Timeout != 20*time.Second {
+		t.Errorf("shared heartbeat client: rate limiter %v, timeout %s; want none and 20s", hb.GetRateLimiter(), hb.Client.Timeout)
+	}
+}
+
+// TestLogsEvents: a node's event broadcaster logs its events (at V(3), as the kubelet's) when
+// the log shows that level, or when --vmodule may show it for client-go's file; otherwise the
+// log watcher is left out.
+func TestLogsEvents(t *testing.T) {
+	for _, tc := range []struct {
+		verbosity int
+		vmodule   bool
+		want      bool
+	}{
+		{verbosity: 0, want: false},
+		{verbosity: 2, want: false},
+		{verbosity: 3, want: true},
+		{verbosity: 6, want: true},
+		{verbosity: 0, vmodule: true, want: true},
+	} {
+		logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(tc.verbosity)))
+		if got := logsEvents(logger, tc.vmodule); got != tc.want {
+			t.Errorf("logsEvents(-v %d, vmodule %v) = %v, want %v", tc.verbosity, tc.vmodule, got, tc.want)
+		}
+	}
+}
+
+// TestEventRecorder: a node gets a broadcaster, and a recorder, when it sends its events or logs
+// them; with neither it has none, and its events end in the trace alone.
+func TestEventRecorder(t *testing.T) {
+	for _, tc := range []struct {
+		send, logs       bool
+		wantBroadcasters int
+	}{{false, false, 0}, {false, true, 1}, {true, false, 1}, {true, true, 1}} {
+		b := &broadcasters{ctx: t.Context()}
+		r := b.recorder("sim-0", tc.send, tc.logs, &typedcorev1.EventSinkImpl{Interface: fake.NewClientset().CoreV1().Events("")})
+		if got, want := r != nil, tc.wantBroadcasters > 0; got != want || len(b.all) != tc.wantBroadcasters {
+			t.Errorf("recorder(send %v, logs %v): recorder %v and %d broadcasters, want recorder %v and %d", tc.send, tc.logs, got, len(b.all), want, tc.wantBroadcasters)
+		}
+		b.shutdown()
 	}
 }

@@ -345,6 +345,7 @@ error (a bad flag or --config file).`,
 				return &exitError{code: 2, err: err}
 			}
 			cfg.Announce = cmd.ErrOrStderr()
+			cfg.VModule = cmd.Flags().Changed("vmodule")
 			return run(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}

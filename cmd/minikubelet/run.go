@@ -299,28 +299,37 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
+	// Every node of the process shares one heartbeat client: it has no rate limiter and the
+	// same timeout for each, and the transport is one already, so a node's heartbeats go out
+	// as with a client of its own, without a clientset (56 REST clients, about 20 KB) a node.
+	heartbeat, err := heartbeatClient(rc, cfg.Kubelet.NodeStatus.UpdateFrequency)
+	if err != nil {
+		return conn, err
+	}
 	conn.clients = func() (nodeClients, error) {
-		return newNodeClients(rc, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
+		return newNodeClients(rc, heartbeat, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
 			flowcontrol.NewTokenBucketRateLimiter(kubeAPIQPS, kubeAPIBurst))
 	}
 	return conn, nil
 }
 
-// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles.
+// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles,
+// with heartbeat as its heartbeat client (nil makes one of its own, see heartbeatClient).
 // With the embedded API server (embedded not nil), the kubelet's hottest requests go to it in
 // process, after the same waits (the limiter, the heartbeat client's timeout, latency on clk),
 // unless the log's verbosity shows client-go's request lines (-v 6 and above): those requests
 // then stay on the wire, so that the lines are client-go's own.
-func newNodeClients(rc *rest.Config, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
+func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.RateLimiter = limiter
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nodeClients{}, fmt.Errorf("create API client for %s: %w", rc.Host, err)
 	}
-	heartbeat, err := heartbeatClient(rc, statusPeriod)
-	if err != nil {
-		return nodeClients{}, err
+	if heartbeat == nil {
+		if heartbeat, err = heartbeatClient(rc, statusPeriod); err != nil {
+			return nodeClients{}, err
+		}
 	}
 	c := nodeClients{api: client, heartbeat: heartbeat, events: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}}
 	if embedded == nil || klog.V(6).Enabled() {
@@ -376,10 +385,38 @@ func (b *broadcasters) new() record.EventBroadcaster {
 	return eb
 }
 
+// recorder is the event recorder of node: a new broadcaster's, which sends the events to sink
+// when send is set and logs them at V(3) when logs is. With neither, the broadcaster would drop
+// every event (the trace has them already), so there is none, and no recorder: a broadcaster's
+// queue of 1,000 events and its goroutine less a node (kubemark's hollow nodes, which send no
+// events, at the default verbosity).
+func (b *broadcasters) recorder(node string, send, logs bool, sink record.EventSink) record.EventRecorder {
+	if !send && !logs {
+		return nil
+	}
+	eb := b.new()
+	if logs {
+		eb.StartStructuredLogging(3)
+	}
+	if send {
+		eb.StartRecordingToSink(sink)
+	}
+	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: node})
+}
+
 func (b *broadcasters) shutdown() {
 	for _, eb := range b.all {
 		eb.Shutdown()
 	}
+}
+
+// logsEvents is whether a node's event broadcaster logs its events, as the kubelet's does at
+// V(3). Below that verbosity the lines never show, and the process's verbosity stays what its
+// flags made it (there is no /debug/flags/v), so the log watcher, with its queue of 1,000
+// events (32 KB) and its goroutine a node, is left out; with --vmodule, whose per-file levels a
+// check from this file cannot see, it stays.
+func logsEvents(logger klog.Logger, vmodule bool) bool {
+	return vmodule || logger.V(3).Enabled()
 }
 
 // kubeletDeps are what startKubelet shares between the nodes it starts.
@@ -456,23 +493,20 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		return err
 	}
 	client := clients.api
-	broadcaster := d.broadcasters.new()
-	broadcaster.StartStructuredLogging(3)
+	send := client != nil && !cfg.NoEventClient
 	switch {
-	case client != nil && !cfg.NoEventClient:
-		broadcaster.StartRecordingToSink(clients.events)
-	case client != nil:
+	case client == nil:
+		logger.Info("No API server defined, no events will be sent to the API server")
+	case !send:
 		// kubemark's choice: a kubelet without an event client, whose broadcaster only logs.
 		logger.V(2).Info("No event client, no events will be sent to the API server")
-	default:
-		logger.Info("No API server defined, no events will be sent to the API server")
 	}
 	world := kubelet.World{
 		API:          client,
 		HeartbeatAPI: clients.heartbeat,
 		Writes:       clients.writes,
-		Events:       broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventComponent, Host: cfg.NodeName}),
 	}
+	world.Events = d.broadcasters.recorder(cfg.NodeName, send, logsEvents(logger, cfg.VModule), clients.events)
 	if rootDir != "" {
 		// The kubelet's plugin registry and device plugin directory under its root directory.
 		world.Plugins = kubelet.PluginsOnDisk(rootDir)
