@@ -352,8 +352,12 @@ func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Obj
 	return cut(lv), cut(nv), true
 }
 
-// stampManagedFields gives the entries of obj that the field manager touched (a new entry, or
-// one whose time no longer matches the stored one) the server's current time.
+// stampManagedFields gives the entries of obj that the field manager stamped (a new entry, or one
+// whose time no longer matches the stored one) the server's current time, in place of the wall
+// clock's the library gave them, and sorts the entries again as the library does
+// (sortManagedFields): it sorted by the wall clock's times, and the order must follow the times
+// stored. An entry without a time (a client may send one) is left without, as the library leaves
+// it.
 func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runtime.Object) {
 	key := func(e metav1.ManagedFieldsEntry) string {
 		return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
@@ -365,11 +369,19 @@ func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runt
 	m := mustMeta(obj)
 	entries := m.GetManagedFields()
 	now := s.now()
+	stamped := false
 	for i, e := range entries {
-		if t, ok := old[key(e)]; ok && t != nil && e.Time != nil && t.Equal(e.Time) {
+		if e.Time == nil {
+			continue
+		}
+		if t, ok := old[key(e)]; ok && t != nil && t.Equal(e.Time) {
 			continue
 		}
 		entries[i].Time = &now
+		stamped = true
+	}
+	if stamped {
+		sortManagedFields(entries)
 	}
 	m.SetManagedFields(entries)
 }

@@ -120,10 +120,14 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		out[i] = e
 		out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
 	}
-	// The library stamps the writer's entry with the wall clock and sorts by it; trackFields
-	// then restamps it with the server's clock (stampManagedFields), keeping that order.
-	out[writer].Time = &metav1.Time{Time: time.Now().UTC()}
-	sortManagedFields(out)
+	// The library stamps the writer's entry; trackFields then gives it the server's time and
+	// sorts the entries by the times stored (stampManagedFields). Any time other than the stored
+	// one marks it stamped.
+	stale := metav1.NewTime(time.Time{})
+	if t := out[writer].Time; t != nil && t.Equal(&stale) {
+		stale = metav1.NewTime(time.Unix(0, 0))
+	}
+	out[writer].Time = &stale
 	nm.SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
@@ -207,6 +211,12 @@ func changedScalars(live, obj runtime.Object) ([]fieldpath.Path, bool) {
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
+		return nil, false
+	}
+	// encoding/json writes every invalid UTF-8 sequence as the escape of U+FFFD (and a valid
+	// U+FFFD as itself), so two different invalid strings (a protobuf body is not checked for
+	// UTF-8) would look equal here while the library's typed comparison sees the change.
+	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
 	}
 	d := jsonDiff{}
