@@ -74,8 +74,10 @@ func fleet(b *testing.B, bin string) result {
 		b.Fatal(err)
 	}
 	defer logFile.Close()
+	// A root directory of its own: the default one is shared by every run on the machine, and a
+	// fleet's runtime state left there by another would be read back.
 	cmd := exec.Command(bin, "run", "--nodes", fmt.Sprint(*fleetNodes), "--node-name-prefix", "sim", "--port", "0",
-		"--write-kubeconfig", kc, "--trace-format", "json")
+		"--write-kubeconfig", kc, "--trace-format", "json", "--root-dir", filepath.Join(dir, "root"))
 	cmd.Stderr = logFile // stdout, the trace, goes to the null device
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
