@@ -23,10 +23,11 @@ import (
 // its HTTP request is, once it is answered (a watch when it ends). What differs is only what the
 // wire does:
 //
-//   - an object is the stored object itself, shared and read-only (docs/design/008-shared-pods.md):
-//     no write changes a stored object, and the receiver never changes it; where a list over HTTP
-//     decodes a copy, its items here are shallow copies of the stored pods, which share their
-//     maps and slices with them;
+//   - a pod handed over is the stored pod, shared and read-only (docs/design/008-shared-pods.md):
+//     no write changes a stored object, and the receiver never changes it. It is a shallow copy,
+//     sharing everything beneath it: a watch event's without apiVersion and kind, which a typed
+//     client's decode of an event leaves empty, a list item's with them, as a list's items
+//     decode. Over HTTP each is a decoded copy;
 //   - a watch's events are not batched into 64 KiB writes: each is handed over as soon as the
 //     receiver takes it, and a receiver that stops reading holds its watch (in process there is
 //     no write timeout to drop it on), until it calls Stop;
@@ -34,7 +35,7 @@ import (
 
 var podListParams = runtime.NewParameterCodec(scheme)
 
-// podsTarget of every namespace: the shared watch's.
+// podsOf is the target of a list or watch of the pods of namespace ("" for every namespace).
 func (d *Direct) podsOf(namespace string) target {
 	return target{res: podsTarget, namespace: namespace, manager: d.manager}
 }
