@@ -113,13 +113,22 @@ func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.Li
 		return nil, clientError(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &localWatch{res: t.res, ctx: ctx, cancel: cancel, ch: make(chan watch.Event)}
+	w := &localWatch{res: t.res, ctx: ctx, cancel: cancel, ch: make(chan watch.Event), begun: make(chan struct{})}
+	ended := make(chan struct{})
 	go func() {
 		defer close(w.ch)
+		defer close(ended)
 		_ = s.stream(ctx, t, o, w)
 		s.count("WATCH", "", t, verbWatch, http.StatusOK, start)
 		s.finalizeNow()
 	}()
+	// Watch returns once the watch has taken the version it starts from, as client-go's returns
+	// once the response's headers came, which the handler writes after that: a write made after
+	// Watch returned is an event of the watch, never part of its initial state.
+	select {
+	case <-w.begun:
+	case <-ended:
+	}
 	return w, nil
 }
 
@@ -134,6 +143,8 @@ type localWatch struct {
 	stop    sync.Once
 	ch      chan watch.Event
 	pending []watch.Event
+	// begun is closed once the watch has taken the version it starts from.
+	begun chan struct{}
 }
 
 var _ watch.Interface = (*localWatch)(nil)
@@ -144,7 +155,7 @@ func (w *localWatch) Stop() { w.stop.Do(w.cancel) }
 // ResultChan is the watch's events.
 func (w *localWatch) ResultChan() <-chan watch.Event { return w.ch }
 
-func (w *localWatch) begin() {}
+func (w *localWatch) begin() { close(w.begun) }
 
 func (w *localWatch) event(typ watch.EventType, e *entry) {
 	w.pending = append(w.pending, watch.Event{Type: typ, Object: typedPod(e)})

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
@@ -194,5 +196,53 @@ func TestInProcessListMatchesTheWire(t *testing.T) {
 				t.Errorf("%s, next page: in-process list differs from the wire's (-wire +in-process):\n%s", name, diff)
 			}
 		}
+	}
+}
+
+// TestInProcessWatchRestartLosesNothing: an in-process watch ends at its timeout, as over HTTP,
+// by closing its channel; a watch resumed from the last version the first delivered gets every
+// write made in between; Stop ends a watch whose receiver no longer reads.
+func TestInProcessWatchRestartLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(start)
+	srv := newServer(t, fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
+	direct := srv.Direct(rest.DefaultKubernetesUserAgent())
+	create := func(name string) {
+		t.Helper()
+		if _, err := direct.CreatePod(ctx, watchPod(name, "a", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("p1")
+	w, err := direct.WatchPods(ctx, "", metav1.ListOptions{ResourceVersion: strconv.FormatUint(srv.ResourceVersion(), 10), TimeoutSeconds: ptr.To[int64](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create("p2")
+	ev := <-w.ResultChan()
+	pod, ok := ev.Object.(*corev1.Pod)
+	if !ok || ev.Type != watch.Added || pod.Name != "p2" {
+		t.Fatalf("first event = %s %T, want ADDED p2", ev.Type, ev.Object)
+	}
+	// The watch's timer was set before its first event was handed over: stepping past it ends
+	// the watch, whether it waits yet or not (the fired timer waits for it).
+	clk.Step(2 * time.Second)
+	for ev := range w.ResultChan() {
+		t.Errorf("event after the timeout: %s", ev.Type)
+	}
+	create("p3")
+	w2, err := direct.WatchPods(ctx, "", metav1.ListOptions{ResourceVersion: pod.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = <-w2.ResultChan()
+	if pod, ok := ev.Object.(*corev1.Pod); !ok || ev.Type != watch.Added || pod.Name != "p3" {
+		t.Errorf("resumed watch's first event = %s %T, want ADDED p3", ev.Type, ev.Object)
+	}
+	// A receiver that stops reading: Stop ends the watch, whose channel closes.
+	create("p4")
+	create("p5")
+	w2.Stop()
+	for range w2.ResultChan() {
 	}
 }
