@@ -21,6 +21,7 @@ import (
 // server; it stands for N watches, not for anything a kubelet shares.
 type PodWatch struct {
 	client kubernetes.Interface
+	pods   sources.PodListWatcher // nil: client's
 	clock  clock.WithTicker
 	want   int
 	// nodes is the fleet's one node informer: each node's lister reads it, as each kubelet
@@ -33,15 +34,29 @@ type PodWatch struct {
 	ready chan struct{} // closed once want nodes were added
 }
 
-// NewPodWatch returns the pod watch of a fleet of nodes kubelets; nothing watches before Run.
-func NewPodWatch(client kubernetes.Interface, clk clock.WithTicker, nodes int) (*PodWatch, error) {
+// PodWatchOptions configures NewPodWatch.
+type PodWatchOptions struct {
+	// Client is the API client the watch lists and watches with. Required.
+	Client kubernetes.Interface
+	// Pods, when not nil, lists and watches the pods in Client's stead: the embedded API
+	// server's, in process (sources.SharedAPIRunnerOptions.Pods).
+	Pods sources.PodListWatcher
+	// Clock drives the reflectors' back-off. Required.
+	Clock clock.WithTicker
+	// Nodes is how many nodes the fleet has: the pods are watched once every one has joined.
+	Nodes int
+}
+
+// NewPodWatch returns the pod watch of a fleet; nothing watches before Run.
+func NewPodWatch(opts PodWatchOptions) (*PodWatch, error) {
+	client, clk, nodes := opts.Client, opts.Clock, opts.Nodes
 	if client == nil || clk == nil {
-		return nil, fmt.Errorf("new pod watch: options client and clock: %w", minikubelet.ErrMissingOption)
+		return nil, fmt.Errorf("new pod watch: options Client and Clock: %w", minikubelet.ErrMissingOption)
 	}
 	if nodes < 1 {
 		return nil, errors.New("new pod watch: a fleet has at least one node")
 	}
-	w := &PodWatch{client: client, clock: clk, want: nodes, nodes: map[string]sources.SharedAPINode{}, ready: make(chan struct{}),
+	w := &PodWatch{client: client, pods: opts.Pods, clock: clk, want: nodes, nodes: map[string]sources.SharedAPINode{}, ready: make(chan struct{}),
 		nodeInformers: informers.NewSharedInformerFactory(client, 0)}
 	w.lister = w.nodeInformers.Core().V1().Nodes().Lister()
 	return w, nil
@@ -78,7 +93,7 @@ func (w *PodWatch) Run(ctx context.Context) error {
 	w.mu.Lock()
 	nodes := w.nodes
 	w.mu.Unlock()
-	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: w.client, Clock: w.clock, Nodes: nodes})
+	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: w.client, Pods: w.pods, Clock: w.clock, Nodes: nodes})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,16 @@ type SharedAPIRunnerOptions struct {
 	Clock clock.WithTicker
 	// Nodes are the simulated nodes by name. Required, at least one.
 	Nodes map[string]SharedAPINode
+	// Pods lists and watches every pod in their stead when not nil: the embedded API server's
+	// list and watch in process, which answer as Client's typed pods client does over HTTP.
+	// Nil lists and watches with Client.
+	Pods PodListWatcher
+}
+
+// PodListWatcher lists and watches pods as a typed pods client does (its List and Watch).
+type PodListWatcher interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 // SharedAPIRunner is the API server pod source of many simulated nodes in one process: one
@@ -66,7 +76,10 @@ func NewSharedAPIRunner(opts SharedAPIRunnerOptions) (*SharedAPIRunner, error) {
 		}
 		s.nodes[name] = &apiStore{core: n.Core, out: n.Out}
 	}
-	pods := opts.Client.CoreV1().Pods(metav1.NamespaceAll)
+	pods := opts.Pods
+	if pods == nil {
+		pods = opts.Client.CoreV1().Pods(metav1.NamespaceAll)
+	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return pods.List(ctx, o)

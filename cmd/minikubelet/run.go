@@ -32,6 +32,7 @@ import (
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/sim/teach"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sources"
 )
 
 // The kubelet's defaults for its API client (kubeAPIQPS, kubeAPIBurst) and its event source.
@@ -187,6 +188,9 @@ type nodeClients struct {
 	writes *kubelet.Writes
 	// events is the sink of the node's event broadcaster: over api, or in process beside writes.
 	events record.EventSink
+	// pods, beside writes, lists and watches every pod in process, as api would (writes.go); a
+	// fleet's shared pod watch takes it. Nil lists and watches through api.
+	pods sources.PodListWatcher
 }
 
 // runtimeStateFile is where, under a node's root directory, the fake runtime keeps its state.
@@ -315,8 +319,9 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 
 // newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles,
 // with heartbeat as its heartbeat client (nil makes one of its own, see heartbeatClient).
-// With the embedded API server (embedded not nil), the kubelet's hottest requests go to it in
-// process, after the same waits (the limiter, the heartbeat client's timeout, latency on clk),
+// With the embedded API server (embedded not nil), the kubelet's hottest requests, and the list
+// and watch of a fleet's shared pod watch, go to it in process, after the same waits (the
+// limiter, the heartbeat client's timeout, latency on clk),
 // unless the log's verbosity shows client-go's request lines (-v 6 and above): those requests
 // then stay on the wire, so that the lines are client-go's own.
 func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
@@ -341,7 +346,9 @@ func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *f
 	}
 	api := &wire{limiter: limiter, clock: clk, latency: latency, base: base}
 	hb := &wire{timeout: heartbeatTimeout(statusPeriod), clock: clk, latency: latency, base: base}
-	c.writes, c.events = newDirectWrites(embedded.Direct(rc.UserAgent), api, hb, c.events)
+	direct := embedded.Direct(rc.UserAgent)
+	c.writes, c.events = newDirectWrites(direct, api, hb, c.events)
+	c.pods = directPods{direct: direct, wire: api}
 	return c, nil
 }
 
@@ -452,7 +459,8 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		}
 		if client := c.api; client != nil {
 			// A fleet: one watch over every pod feeds every node's api source.
-			if d.podWatch, err = kubelet.NewPodWatch(client, d.clock, len(names)); err != nil {
+			opts := kubelet.PodWatchOptions{Client: client, Pods: c.pods, Clock: d.clock, Nodes: len(names)}
+			if d.podWatch, err = kubelet.NewPodWatch(opts); err != nil {
 				return err
 			}
 			g.Go(ctx, "shared api source", d.podWatch.Run)

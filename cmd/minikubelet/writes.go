@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podmanager"
+	"github.com/minikubelet/minikubelet/sources"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/volumemanager"
 )
@@ -298,4 +300,37 @@ func (e directEvents) Patch(ev *v1.Event, data []byte) (*v1.Event, error) {
 	}
 	defer cancel()
 	return e.w.direct.PatchEvent(ctx, ev.Namespace, ev.Name, types.StrategicMergePatchType, data)
+}
+
+// directPods is the list and watch of every pod a fleet's shared pod watch makes, in process
+// (fakeapiserver.Direct's ListPods and WatchPods), after waiting as the client-go client it
+// stands for waits (its rate limiter, --api-latency). The pods it hands over are the API server's
+// stored objects, shared read-only (docs/design/008-shared-pods.md), where the HTTP watch decodes
+// a copy of each.
+type directPods struct {
+	direct *fakeapiserver.Direct
+	wire   *wire
+}
+
+var _ sources.PodListWatcher = directPods{}
+
+// List lists every pod, as the typed pods client's List.
+func (p directPods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error) {
+	ctx, cancel, err := p.wire.send(ctx, http.MethodGet, "/api/v1/pods")
+	if err != nil {
+		return &v1.PodList{}, err
+	}
+	defer cancel()
+	return p.direct.ListPods(ctx, metav1.NamespaceAll, opts)
+}
+
+// Watch watches every pod, as the typed pods client's Watch. The client's timeout, which the
+// watch client has none of, would not bound a watch: the watch runs under ctx.
+func (p directPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	_, cancel, err := p.wire.send(ctx, http.MethodGet, "/api/v1/pods")
+	if err != nil {
+		return nil, err
+	}
+	cancel()
+	return p.direct.WatchPods(ctx, metav1.NamespaceAll, opts)
 }

@@ -294,6 +294,9 @@ func TestRunWritesStayOnTheWireAtV6(t *testing.T) {
 	if c.writes != nil {
 		t.Error("at -v 6 the node's requests were made in process")
 	}
+	if c.pods != nil {
+		t.Error("at -v 6 the fleet's pod watch was made in process")
+	}
 	if _, ok := c.events.(*typedcorev1.EventSinkImpl); !ok {
 		t.Errorf("at -v 6 the event sink is %T, want client-go's", c.events)
 	}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
 func podBody(i int) string {
@@ -165,7 +167,22 @@ func BenchmarkPodStatusWrite(b *testing.B) {
 // that watch delivers, the two status writes its kubelet makes in process (Direct) to take it to
 // Running. One iteration creates 2,000 pods on 100 nodes and ends when every pod's last status
 // write is stored; pods/s is the creates' rate.
+// Its sub-benchmarks differ in the shared pod watch: wire is client-go's over HTTP (run's with
+// --kubeconfig), in-process is Direct.WatchPods (run's with the embedded server).
 func BenchmarkCreateUnderFleet(b *testing.B) {
+	b.Run("wire", func(b *testing.B) {
+		benchmarkCreateUnderFleet(b, func(ctx context.Context, _ *fakeapiserver.Server, client kubernetes.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+			return client.CoreV1().Pods("").Watch(ctx, opts)
+		})
+	})
+	b.Run("in-process", func(b *testing.B) {
+		benchmarkCreateUnderFleet(b, func(ctx context.Context, srv *fakeapiserver.Server, _ kubernetes.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+			return srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake").WatchPods(ctx, "", opts)
+		})
+	})
+}
+
+func benchmarkCreateUnderFleet(b *testing.B, watchPods func(context.Context, *fakeapiserver.Server, kubernetes.Interface, metav1.ListOptions) (watch.Interface, error)) {
 	const nodes, perNode, workers, kubelets = 100, 20, 32, 4
 	const pods = nodes * perNode
 	b.ReportAllocs()
@@ -179,7 +196,7 @@ func BenchmarkCreateUnderFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		w, err := client.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		w, err := watchPods(ctx, srv, client, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ type watcher struct {
 	s      *Server
 	t      target
 	opts   listOptions
+	r      *http.Request
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	out    output
@@ -51,12 +53,35 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 	if err := validateListOptions(opts, true); err != nil {
 		return err
 	}
+	wt := &watcher{s: s, t: t, opts: opts, r: r, w: w, rc: http.NewResponseController(w), out: out, tablev: tablev}
+	return s.stream(r.Context(), t, opts, wt)
+}
+
+// watchSink is where a watch's events go: the HTTP response (watcher) or a watch in process
+// (inprocess_watch.go). stream decides what is sent and when; a sink only carries it.
+type watchSink interface {
+	// begin starts the answer, before the first event.
+	begin()
+	// event sends one object event: e is the stored entry, or a copy for a DELETED made of an
+	// object that left the selection.
+	event(typ watch.EventType, e *entry)
+	bookmark(rv uint64)
+	// fail sends err as the watch's last event.
+	fail(err error) error
+	// spill hands over what is held once it is large; flush hands over everything held.
+	spill() error
+	flush() error
+	// end ends a watch whose hand-over failed with err.
+	end(err error) error
+}
+
+// stream runs a watch whose options are checked: optional initial events, then every later write
+// that passes the selectors, until ctx is done, the server stops or timeoutSeconds pass.
+func (s *Server) stream(ctx context.Context, t target, opts listOptions, wt watchSink) error {
 	sendInitial := opts.resourceVersion == "" || opts.resourceVersion == "0"
 	if opts.sendInitialEvents != nil {
 		sendInitial = *opts.sendInitialEvents
 	}
-	wt := &watcher{s: s, t: t, opts: opts, w: w, rc: http.NewResponseController(w), out: out, tablev: tablev}
-
 	var initial []*entry
 	var startErr error
 	var from, epoch uint64
@@ -78,17 +103,15 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 		return nil
 	})
 
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
+	wt.begin()
 	if startErr != nil {
-		return wt.sendError(startErr)
+		return wt.fail(startErr)
 	}
 	for _, e := range initial {
 		if opts.matches(t.res, e) {
-			wt.encode(watch.Added, e.raw, e)
+			wt.event(watch.Added, e)
 			if err := wt.spill(); err != nil {
-				return wt.end(r, err)
+				return wt.end(err)
 			}
 		}
 	}
@@ -96,30 +119,35 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 		wt.bookmark(from)
 	}
 	if err := wt.flush(); err != nil {
-		return wt.end(r, err)
+		return wt.end(err)
 	}
 	timeout, stopTimer := s.watchTimer(opts.timeout)
 	defer stopTimer()
 	bookmarks := s.newBookmarker(opts)
 	defer bookmarks.stop()
+	match := func(e *entry) bool {
+		return e != nil && (t.namespace == "" || e.meta().GetNamespace() == t.namespace) && opts.matches(t.res, e)
+	}
 	for {
 		evs, expired, closed, next := s.store.since(t.res, from, watchBatch, epoch)
 		if closed {
 			return nil
 		}
 		if expired {
-			return wt.sendError(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.store.currentRV())))
+			return wt.fail(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.store.currentRV())))
 		}
 		for _, ev := range evs {
-			wt.send(ev)
+			if typ, e, ok := selectEvent(ev, match); ok {
+				wt.event(typ, e)
+			}
 			from = ev.rv
 			if err := wt.spill(); err != nil {
-				return wt.end(r, err)
+				return wt.end(err)
 			}
 		}
 		if len(evs) > 0 {
 			if err := wt.flush(); err != nil {
-				return wt.end(r, err)
+				return wt.end(err)
 			}
 			continue
 		}
@@ -129,14 +157,14 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 			if rv, quiet := s.store.quietSince(t.res, from); quiet {
 				wt.bookmark(rv)
 				if err := wt.flush(); err != nil {
-					return wt.end(r, err)
+					return wt.end(err)
 				}
 				from = rv
 				bookmarks.sent()
 			}
 			continue
 		}
-		switch s.waitForWriteOrBookmark(r.Context(), next, timeout, bookmarks.c()) {
+		switch s.waitForWriteOrBookmark(ctx, next, timeout, bookmarks.c()) {
 		case wokeByEnd:
 			return nil
 		case wokeByBookmark:
@@ -145,27 +173,27 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, t target) error {
 	}
 }
 
+// begin writes the response's headers.
+func (wt *watcher) begin() {
+	wt.w.Header().Set("Content-Type", "application/json")
+	wt.w.Header().Set("Cache-Control", "no-cache, private")
+	wt.w.WriteHeader(http.StatusOK)
+}
+
+// event encodes one object event.
+func (wt *watcher) event(typ watch.EventType, e *entry) { wt.encode(typ, e.raw, e) }
+
 // end ends a watch whose write failed. A write that timed out is a client that stopped reading:
 // the watch is dropped with the log line of kube-apiserver's cacher, and the client, seeing its
 // stream end, watches again from the last version it saw (or relists on 410 Gone). Any other
 // write error is a client that went away.
-func (wt *watcher) end(r *http.Request, err error) error {
+func (wt *watcher) end(err error) error {
+	r := wt.r
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		klog.FromContext(r.Context()).V(1).Info("Forcing watcher close due to unresponsiveness",
 			"resource", wt.t.res.groupResource().String(), "client", r.RemoteAddr, "bufferedBytes", wt.buf.Len(), "err", err)
 	}
 	return nil
-}
-
-// send writes one history event as the watch sees it through its namespace and selectors.
-func (wt *watcher) send(ev event) {
-	res := wt.t.res
-	match := func(e *entry) bool {
-		return e != nil && (wt.t.namespace == "" || e.meta().GetNamespace() == wt.t.namespace) && wt.opts.matches(res, e)
-	}
-	if typ, e, ok := selectEvent(ev, match); ok {
-		wt.encode(typ, e.raw, e)
-	}
 }
 
 // selectEvent turns one history event into what a watch whose selection is match sees, if
@@ -224,7 +252,7 @@ func (wt *watcher) bookmark(rv uint64) {
 	wt.encode(watch.Bookmark, raw, nil)
 }
 
-func (wt *watcher) sendError(err error) error {
+func (wt *watcher) fail(err error) error {
 	st := err.(apierrors.APIStatus).Status()
 	st.Kind, st.APIVersion = "Status", "v1"
 	raw, _ := json.Marshal(&st)

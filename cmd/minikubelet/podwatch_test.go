@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sources"
+)
+
+// waitForPod reads ch until an update carries the pod named name, and returns the names of the
+// pods of that update.
+func waitForPod(t *testing.T, ch <-chan podconfig.Update, name string) []string {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case u := <-ch:
+			var names []string
+			for _, p := range u.Pods {
+				names = append(names, p.Name+"@"+p.Spec.NodeName)
+			}
+			if slices.Contains(names, name) {
+				return names
+			}
+		case <-deadline:
+			t.Fatalf("no update carried pod %s within %v", name, waitTimeout)
+		}
+	}
+}
+
+// TestRunFleetWatchesPodsInProcess checks that a fleet's shared pod watch, with the embedded API
+// server, lists and watches in process (the server's URL answers nothing, so a request over HTTP
+// would never list), after waiting for the API client's rate limiter as client-go's requests do,
+// and that each node gets its own pods, the ones there before the watch and the ones after.
+func TestRunFleetWatchesPodsInProcess(t *testing.T) {
+	limiter := &fakeLimiter{}
+	srv, c := newDirectFixture(t, clock.RealClock{}, 0, limiter)
+	if c.pods == nil {
+		t.Fatal("newNodeClients with the embedded server made no in-process pod watch")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	direct := srv.Direct(userAgent)
+	create := func(name, node string) {
+		t.Helper()
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
+		if _, err := direct.CreatePod(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("before", "a")
+	outs := map[string]chan podconfig.Update{"a": make(chan podconfig.Update, 100), "b": make(chan podconfig.Update, 100)}
+	nodes := map[string]sources.SharedAPINode{}
+	for name, ch := range outs {
+		core, err := sources.NewAPI(sources.APIOptions{Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[name] = sources.SharedAPINode{Core: core, Out: ch}
+	}
+	r, err := sources.NewSharedAPIRunner(sources.SharedAPIRunnerOptions{Client: c.api, Pods: c.pods, Clock: clock.RealClock{}, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	if got := waitForPod(t, outs["a"], "before@a"); !slices.Equal(got, []string{"before@a"}) {
+		t.Errorf("node a's pods = %v, want its own from before the watch", got)
+	}
+	create("after", "b")
+	if got := waitForPod(t, outs["b"], "after@b"); !slices.Equal(got, []string{"after@b"}) {
+		t.Errorf("node b's pods = %v, want its own from after the watch started", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v", err)
+	}
+	if n := limiter.count(); n == 0 {
+		t.Error("the pod watch never waited for the API client's rate limiter")
+	}
+}

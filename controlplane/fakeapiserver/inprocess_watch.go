@@ -1,0 +1,209 @@
+package fakeapiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// The list and watch of pods in process: what a reflector over the typed pods client of the
+// server gets over HTTP, as Go objects, without encoding the answer or decoding it. They run the
+// same code as the HTTP list and watch (listPage, stream): the same options and their checks, the
+// same resource versions, initial events, bookmarks, timeouts and errors (410 Gone for a
+// compacted history, Too large resource version), and each is counted in the request metrics as
+// its HTTP request is, once it is answered (a watch when it ends). What differs is only what the
+// wire does:
+//
+//   - a pod handed over is the stored pod, shared and read-only (docs/design/008-shared-pods.md):
+//     no write changes a stored object, and the receiver never changes it. It is a shallow copy,
+//     sharing everything beneath it: a watch event's without apiVersion and kind, which a typed
+//     client's decode of an event leaves empty, a list item's with them, as a list's items
+//     decode. Over HTTP each is a decoded copy;
+//   - a watch's events are not batched into 64 KiB writes: each is handed over as soon as the
+//     receiver takes it, and a receiver that stops reading holds its watch (in process there is
+//     no write timeout to drop it on), until it calls Stop;
+//   - there is no authentication, and the answers carry no warnings.
+
+var podListParams = runtime.NewParameterCodec(scheme)
+
+// podsOf is the target of a list or watch of the pods of namespace ("" for every namespace).
+func (d *Direct) podsOf(namespace string) target {
+	return target{res: podsTarget, namespace: namespace, manager: d.manager}
+}
+
+// parseOptions reads opts as the HTTP handler reads the query they encode to.
+func parseOptions(t target, opts metav1.ListOptions) (listOptions, error) {
+	q, err := podListParams.EncodeParameters(&opts, corev1.SchemeGroupVersion)
+	if err != nil {
+		return listOptions{}, apierrors.NewBadRequest(err.Error())
+	}
+	return parseListOptions(&http.Request{Method: http.MethodGet, URL: &url.URL{RawQuery: q.Encode()}}, t)
+}
+
+// ListPods lists the pods of namespace ("" for every namespace) as the typed client's List does.
+func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error) {
+	t := d.podsOf(namespace)
+	s := d.s
+	// As serveHTTP and instrument around a list request (Direct.do's route check refuses a
+	// path across namespaces, which only lists and watches have).
+	s.expireNow()
+	defer s.finalizeNow()
+	start := s.clock.Now()
+	out, err := d.listPods(t, opts)
+	if err != nil {
+		s.count("LIST", "", t, verbList, int(failureStatus(err).Code), start)
+		return &corev1.PodList{}, clientError(err)
+	}
+	s.count("LIST", "", t, verbList, http.StatusOK, start)
+	return out, nil
+}
+
+func (d *Direct) listPods(t target, opts metav1.ListOptions) (*corev1.PodList, error) {
+	o, err := parseOptions(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateListOptions(o, false); err != nil {
+		return nil, err
+	}
+	var page listPage
+	if err := d.s.store.locked(func() error {
+		page, err = d.s.listPage(t, o)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	out := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: formatRV(page.rv), Continue: page.cont, RemainingItemCount: page.remaining}}
+	out.Items = make([]corev1.Pod, len(page.items))
+	for i, e := range page.items {
+		out.Items[i] = *e.obj.(*corev1.Pod)
+	}
+	return out, nil
+}
+
+// WatchPods watches the pods of namespace ("" for every namespace) as the typed client's Watch
+// does. The watch runs in a goroutine of its own until ctx is done, Stop is called, the server
+// stops or the watch's timeout passes; its result channel closes then.
+func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	t := d.podsOf(namespace)
+	t.watch = true
+	s := d.s
+	// As serveHTTP and instrument around a watch request: expired objects swept first,
+	// namespaces finalized once it ends, and the request counted once it ends, with the code its
+	// answer started with: an error of the request's own checks, or 200.
+	s.expireNow()
+	start := s.clock.Now()
+	o, err := parseOptions(t, opts)
+	if err == nil {
+		defaultWatchList(&o)
+		err = validateListOptions(o, true)
+	}
+	if err != nil {
+		s.count("WATCH", "", t, verbWatch, int(failureStatus(err).Code), start)
+		s.finalizeNow()
+		return nil, clientError(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &localWatch{res: t.res, ctx: ctx, cancel: cancel, ch: make(chan watch.Event), begun: make(chan struct{})}
+	ended := make(chan struct{})
+	go func() {
+		defer close(w.ch)
+		defer close(ended)
+		_ = s.stream(ctx, t, o, w)
+		s.count("WATCH", "", t, verbWatch, http.StatusOK, start)
+		s.finalizeNow()
+	}()
+	// Watch returns once the watch has taken the version it starts from, as client-go's returns
+	// once the response's headers came, which the handler writes after that: a write made after
+	// Watch returned is an event of the watch, never part of its initial state.
+	select {
+	case <-w.begun:
+	case <-ended:
+	}
+	return w, nil
+}
+
+// errWatchStopped ends a local watch whose receiver went away.
+var errWatchStopped = errors.New("watch stopped")
+
+// localWatch is a watch in process: a watchSink that hands each event to its receiver on ch.
+type localWatch struct {
+	res     *resource
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stop    sync.Once
+	ch      chan watch.Event
+	pending []watch.Event
+	// begun is closed once the watch has taken the version it starts from.
+	begun chan struct{}
+}
+
+var _ watch.Interface = (*localWatch)(nil)
+
+// Stop ends the watch; its channel closes once the watch's goroutine has returned.
+func (w *localWatch) Stop() { w.stop.Do(w.cancel) }
+
+// ResultChan is the watch's events.
+func (w *localWatch) ResultChan() <-chan watch.Event { return w.ch }
+
+func (w *localWatch) begin() { close(w.begun) }
+
+func (w *localWatch) event(typ watch.EventType, e *entry) {
+	w.pending = append(w.pending, watch.Event{Type: typ, Object: typedPod(e)})
+}
+
+// typedPod is the pod a typed client decodes from a watch event carrying e: a shallow copy of
+// the stored pod, sharing everything beneath it, without its apiVersion and kind.
+func typedPod(e *entry) *corev1.Pod {
+	pod := *e.obj.(*corev1.Pod)
+	pod.TypeMeta = metav1.TypeMeta{}
+	return &pod
+}
+
+// bookmark is the object a typed client decodes from the HTTP watch's bookmark (watcher.bookmark).
+func (w *localWatch) bookmark(rv uint64) {
+	obj := w.res.newObj()
+	m := mustMeta(obj)
+	m.SetResourceVersion(formatRV(rv))
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	w.pending = append(w.pending, watch.Event{Type: watch.Bookmark, Object: obj})
+}
+
+// fail hands over err's Status as the watch's last event, as the typed client decodes it.
+func (w *localWatch) fail(err error) error {
+	st := err.(apierrors.APIStatus).Status()
+	w.pending = append(w.pending, watch.Event{Type: watch.Error, Object: &st})
+	_ = w.flush()
+	return nil
+}
+
+// spill hands every event over at once: there is no write to batch them for.
+func (w *localWatch) spill() error { return w.flush() }
+
+func (w *localWatch) flush() error {
+	for i, ev := range w.pending {
+		select {
+		case w.ch <- ev:
+		case <-w.ctx.Done():
+			clear(w.pending)
+			w.pending = w.pending[:0]
+			return errWatchStopped
+		}
+		w.pending[i] = watch.Event{}
+	}
+	w.pending = w.pending[:0]
+	return nil
+}
+
+// end ends a watch whose receiver went away: nothing is left to tell.
+func (w *localWatch) end(error) error { return nil }
