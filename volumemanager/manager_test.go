@@ -118,6 +118,24 @@ func secretPod(uid string) *v1.Pod {
 
 func ptrInt64(v int64) *int64 { return &v }
 
+// mountedWorld is a world whose secret ns/db exists, and a manager that mounted the volumes of a
+// secretPod for each uid, one after the other.
+func mountedWorld(t *testing.T, uids ...string) (*world, *Manager) {
+	t.Helper()
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	m := newManager(t, w)
+	for _, uid := range uids {
+		pod := secretPod(uid)
+		w.pods = append(w.pods, pod)
+		m.PodsChanged()
+		if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, m
+}
+
 // run steps m at every wake until until, the way the sync loop does, and polls wait at its looks;
 // it returns when the wait ended, and the wait's error.
 func run(t *testing.T, w *world, m *Manager, wait *Wait, until time.Time, hooks map[time.Duration]func()) (time.Duration, error) {

@@ -2,13 +2,9 @@ package volumemanager
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // lookingStates records the pods a populator pass asks about; the pods in terminating have
@@ -54,17 +50,7 @@ func TestPopulateLooksAtWhatChanged(t *testing.T) {
 		}, wantAsked: []types.UID{"a", "b", "c", "d"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld()
-			w.secrets["ns/db"] = &v1.Secret{}
-			m := newManager(t, w)
-			for _, uid := range []string{"a", "b", "c"} {
-				pod := secretPod(uid)
-				w.pods = append(w.pods, pod)
-				m.PodsChanged()
-				if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
+			w, m := mountedWorld(t, "a", "b", "c")
 			states := &lookingStates{world: w, terminating: map[types.UID]bool{}}
 			m.opts.States = states
 			tc.change(w, m)

@@ -3,10 +3,6 @@ package volumemanager
 import (
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-
-	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // A pod removed from the pod manager whose worker has not yet picked up its termination, then a
@@ -14,15 +10,7 @@ import (
 // walks podManager.GetPods(), which no longer has the pod: no remount, no SetUp. The reprocess
 // pass must not look at it either.
 func TestReprocessOfAPodGoneFromThePodManager(t *testing.T) {
-	w := newWorld()
-	w.secrets["ns/db"] = &v1.Secret{}
-	m := newManager(t, w)
-	pod := secretPod("a")
-	w.pods = append(w.pods, pod)
-	m.PodsChanged()
-	if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
-		t.Fatal(err)
-	}
+	w, m := mountedWorld(t, "a")
 	// The pod is removed (manifest deleted / force delete) and the secret is deleted too.
 	w.pods = nil
 	m.PodsChanged()

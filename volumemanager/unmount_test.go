@@ -3,13 +3,9 @@ package volumemanager
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // TestUnmountLooksBeforeSorting checks the reconciler's unmount step: with no pod gone from the
@@ -25,17 +21,7 @@ func TestUnmountLooksBeforeSorting(t *testing.T) {
 		{name: "a pod no longer desired", gone: "b", want: []string{"unmount creds", "unmount kube-api-access-x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld()
-			w.secrets["ns/db"] = &v1.Secret{}
-			m := newManager(t, w)
-			for _, uid := range []string{"a", "b", "c"} {
-				pod := secretPod(uid)
-				w.pods = append(w.pods, pod)
-				m.PodsChanged()
-				if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
+			w, m := mountedWorld(t, "a", "b", "c")
 			if n := testing.AllocsPerRun(100, m.unmountVolumes); n != 0 {
 				t.Errorf("unmount step with every volume desired: %v allocations, want 0", n)
 			}
