@@ -136,7 +136,11 @@ func TestInvalidUTF8ChangeIsAChange(t *testing.T) {
 			l.Annotations = map[string]string{"note": "a\xfe"}
 			l.Spec.RenewTime = &metav1.MicroTime{Time: clk.Now()}
 		})
-		_ = s.store.locked(func() error { e, _ := s.store.get(leasesTarget, "kube-node-lease", "n"); raws[i] = string(e.raw); return nil })
+		_ = s.store.locked(func() error {
+			e, _ := s.store.get(leasesTarget, "kube-node-lease", "n")
+			raws[i] = string(e.raw)
+			return nil
+		})
 	}
 	fieldManagerShortcuts = true
 	if diff := cmp.Diff(raws[0], raws[1]); diff != "" {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 )
 
 // The list and watch of pods in process: what a reflector over the typed pods client of the
@@ -50,7 +51,13 @@ func parseOptions(t target, opts metav1.ListOptions) (listOptions, error) {
 }
 
 // ListPods lists the pods of namespace ("" for every namespace) as the typed client's List does.
-func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error) {
+func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (list *corev1.PodList, err error) {
+	// A panic is a bug in this package: a 500, as serveHTTP and Direct.do recover it.
+	defer func() {
+		if p := recover(); p != nil {
+			list, err = &corev1.PodList{}, clientError(internalError(p))
+		}
+	}()
 	t := d.podsOf(namespace)
 	s := d.s
 	// As serveHTTP and instrument around a list request (Direct.do's route check refuses a
@@ -118,6 +125,13 @@ func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.Li
 	go func() {
 		defer close(w.ch)
 		defer close(ended)
+		// A panic is a bug in this package: it ends this watch, as serveHTTP's recovery ends
+		// the request, and the receiver watches again; it does not take the process down.
+		defer func() {
+			if p := recover(); p != nil {
+				klog.ErrorS(internalError(p), "In-process pod watch ended by a panic")
+			}
+		}()
 		_ = s.stream(ctx, t, o, w)
 		s.count("WATCH", "", t, verbWatch, http.StatusOK, start)
 		s.finalizeNow()
