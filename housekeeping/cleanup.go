@@ -173,7 +173,10 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		if running, err = c.listRunning(); err != nil {
 			return err
 		}
-		if runtimeAt == c.quiet.runtime {
+		// The skip reads the version after the listing: it only grows, so the same number
+		// then means the listing saw the quiet pass's state (in run, a timed exit may fall due
+		// while listing; read before, it would be skipped until the next pass).
+		if c.versions.runtime() == c.quiet.runtime {
 			c.skipped++
 			c.opts.CrashLoopBackOff.GC()
 			return nil

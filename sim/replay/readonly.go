@@ -3,6 +3,8 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -51,10 +53,13 @@ func (h *handedOn) add(node string, at time.Duration, pods []*v1.Pod) {
 
 // addStatuses takes the node's cached statuses it has not seen yet. A status is replaced, never
 // changed, by the manager, so a new object is a new status; one seen before keeps its first copy.
+// It is called after each settle of the node: a status cached and replaced within one settle, or
+// changed by a reader in the settle that cached it, is not seen.
 func (h *handedOn) addStatuses(node string, at time.Duration, each func(func(types.UID, *v1.PodStatus))) {
 	if h.seenStatuses == nil {
 		h.seenStatuses = map[*v1.PodStatus]bool{}
 	}
+	from := len(h.statuses)
 	each(func(uid types.UID, s *v1.PodStatus) {
 		if h.seenStatuses[s] {
 			return
@@ -62,6 +67,8 @@ func (h *handedOn) addStatuses(node string, at time.Duration, each func(func(typ
 		h.seenStatuses[s] = true
 		h.statuses = append(h.statuses, handedStatus{node: node, at: at, uid: uid, status: s, was: s.DeepCopy()})
 	})
+	// The manager's map has no order: the UIDs give the errors one.
+	slices.SortFunc(h.statuses[from:], func(a, b handedStatus) int { return strings.Compare(string(a.uid), string(b.uid)) })
 }
 
 // check returns an error naming every pod that changed after it was handed on, and what part of it.
