@@ -68,7 +68,6 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	sets := make([]*fieldpath.Set, len(base))
 	writer, updaters := -1, 0
 	seen := make(map[[3]string]bool, len(base))
-	mfPrefix := fieldpath.MakePathOrDie("metadata", "managedFields")
 	for i, e := range base {
 		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
 			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
@@ -83,7 +82,7 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil || set.Empty() {
 			return false
 		}
-		if set.Has(mfPrefix) || !set.WithPrefix(mfPrefix[0]).WithPrefix(mfPrefix[1]).Empty() {
+		if set.Has(managedFieldsPath) || !set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty() {
 			return false
 		}
 		sets[i] = set
@@ -139,6 +138,10 @@ var scalarUpdates atomic.Int64
 // maxUpdateManagers is the number of Update entries kube-apiserver's field manager keeps before
 // it merges the oldest into one.
 const maxUpdateManagers = 10
+
+// managedFieldsPath is metadata.managedFields, which no entry scalarUpdate serves may own; built
+// once, as every lease renewal asks.
+var managedFieldsPath = fieldpath.MakePathOrDie("metadata", "managedFields")
 
 // strippedFields are the fields the library never records under the writer of an update.
 var strippedFields = fieldpath.NewSet(
