@@ -120,6 +120,11 @@ type PLEG struct {
 	versioned   VersionedLister
 	compared    uint64
 	hasCompared bool
+	// listed is the state number read on both sides of this relist's listing, valid when
+	// listedStable (the two were equal); counted is the one of the listing counts holds, valid
+	// when countedStable. observe counts a listing of a state it counted already no more.
+	listed, counted             uint64
+	listedStable, countedStable bool
 }
 
 // WatchCondition is what a watch waits for in a pod's status: the kubelet's pleg.WatchCondition.
@@ -217,10 +222,12 @@ func (g *PLEG) Relist() []Event {
 		return nil
 	}
 	g.relistTime = now
+	g.listedStable = false
 	defer g.observe(now, pods, true)
 
 	if g.versioned != nil {
 		after := g.versioned.StateVersion()
+		g.listed, g.listedStable = after, before == after
 		if g.unchanged(before, after) {
 			// What the full relist below would do with a listing equal to the one it compared
 			// last time, and nothing to reinspect or watch: every pod's comparison finds no
@@ -332,6 +339,14 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		return
 	}
 	counts := &g.counts
+	if g.listedStable && g.countedStable && g.listed == g.counted {
+		// A listing taken between two equal state numbers shows that state, so it is the
+		// listing counts was made of: the same counts. A fleet node relists its unchanged
+		// runtime every second.
+		g.opts.Metrics.ObserveRelist(start, end, counts)
+		return
+	}
+	g.counted, g.countedStable = g.listed, g.listedStable
 	counts.Pods = 0
 	if counts.Containers == nil {
 		counts.Containers = map[string]int{}
