@@ -40,8 +40,8 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
-	key := podkey.Of(pod)
 	if err := r.checkUp(now); err != nil {
+		key := podkey.Of(pod)
 		r.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
 		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
 	}
@@ -50,8 +50,10 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 	}
 	acts := r.computePodActions(pod, status, probes)
 	if acts.empty() {
+		// Nearly every periodic sync of a running pod: no key for a trace that says nothing.
 		return kubecontainer.Result{Done: now}, nil
 	}
+	key := podkey.Of(pod)
 	r.emit(trace.Event{Event: trace.KindSync, Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
 	if acts.createSandbox && acts.sandboxID != "" {
 		// A pod that had a sandbox learns, before the kill, why it is killed; a new pod does not.

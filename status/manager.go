@@ -94,6 +94,9 @@ type versioned struct {
 	stamp     uint64
 	name      string
 	namespace string
+	// key is "namespace/name" for the trace, kept from version to version of the same pod
+	// rather than built again at every change and every write.
+	key string
 	// finished is set by TerminatePod: the pod worker is done, the API object may go.
 	finished bool
 	status   v1.PodStatus
@@ -405,6 +408,11 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 		next.version = cached.version + 1
 		from = string(cached.status.Phase)
 	}
+	if isCached && cached.key != "" && cached.name == pod.Name && cached.namespace == pod.Namespace {
+		next.key = cached.key
+	} else {
+		next.key = podkey.Of(pod)
+	}
 	m.stamps++
 	next.stamp = m.stamps
 	m.statuses[pod.UID] = next
@@ -413,7 +421,7 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	if m.notify != nil {
 		m.notify()
 	}
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: podkey.Of(pod),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: next.key,
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
 	return updateSet
 }
