@@ -98,6 +98,7 @@ func (w *Workers) forget(s *podStatus, fn string) {
 		return
 	}
 	delete(w.pods, s.uid)
+	s.flags.forgotten = true
 }
 
 // requeueLastPodUpdate replays the last processed update if nothing is pending, which is how a

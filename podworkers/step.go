@@ -171,7 +171,7 @@ func (w *Workers) invoke(ctx context.Context, c *call) (Result, error) {
 // has already ended.
 func (w *Workers) finishCall(c *call, res Result, err error, callbacks *[]func()) {
 	s := c.s
-	if w.pods[s.uid] != s || s.work != c.wk {
+	if s.flags.forgotten || s.work != c.wk {
 		return // the worker was forgotten while the sync ran
 	}
 	now := w.clock.Now()

@@ -254,6 +254,10 @@ type statusFlags struct {
 	restartRequested bool
 	// observedRuntime: a runtime-only kill was seen for the UID.
 	observedRuntime bool
+	// forgotten: the worker's history was deleted (forget). A UID's worker is only made when
+	// its UID has none, so a worker is the one Workers.pods holds for its UID until then: the
+	// indexes ask this flag instead of looking the UID up at every entry they visit.
+	forgotten bool
 }
 
 // work is one iteration of the kubelet's podWorkerLoop, from startPodSync to completeWork.
