@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/pleg"
@@ -111,18 +111,20 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 func (l *Loop) getPodsToSync() []*v1.Pod {
 	uids := l.opts.WorkQueue.GetWork()
 	pods := make([]*v1.Pod, 0, len(uids))
-	due := make(map[types.UID]bool, len(uids))
 	for _, uid := range uids {
 		if pod, ok := l.opts.Pods.GetPodByUID(uid); ok {
 			pods = append(pods, pod)
-			due[uid] = true
 		}
 	}
 	if len(l.opts.SyncLoopHandlers) == 0 {
 		return pods
 	}
+	// A search of the due UIDs instead of the kubelet's set of them: one map less at every tick.
+	// The queue hands them out sorted already (the sort only checks it then), and a due UID the
+	// pod manager does not know is no pod of GetPods either.
+	slices.Sort(uids)
 	for _, pod := range l.opts.Pods.GetPods() {
-		if due[pod.UID] {
+		if _, due := slices.BinarySearch(uids, pod.UID); due {
 			continue
 		}
 		for _, h := range l.opts.SyncLoopHandlers {
