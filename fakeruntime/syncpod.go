@@ -163,12 +163,8 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 // Runtime.generation).
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	r, uid := s.r, s.pod.UID
-	gen := r.generation[uid]
-	r.scheduleAt(at, func(at time.Time) {
-		if r.generation[uid] == gen {
-			fn(at)
-		}
-	})
+	t := r.scheduleAt(at, fn)
+	t.guarded, t.uid, t.gen = true, uid, r.generation[uid]
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
