@@ -132,6 +132,21 @@ type WatchCondition = func(*kubecontainer.PodStatus) bool
 
 type podRecord struct {
 	old, current *kubecontainer.Pod
+	// kept is where old points once set: the record's own copy of the pod's listing, whose
+	// slices the next copy reuses.
+	kept kubecontainer.Pod
+}
+
+// keep makes old a copy of p that shares no slices with it, in the record's own storage: the
+// lister may share one backing array across a whole listing, and an old record held for hours
+// must not pin it. Nothing but the record holds old, so its slices are reused from relist to
+// relist: a pod whose listing changed costs no allocation once its lists have room.
+func (r *podRecord) keep(p *kubecontainer.Pod) {
+	containers, sandboxes := r.kept.Containers[:0], r.kept.Sandboxes[:0]
+	r.kept = *p
+	r.kept.Containers = append(containers, p.Containers...)
+	r.kept.Sandboxes = append(sandboxes, p.Sandboxes...)
+	r.old = &r.kept
 }
 
 // New returns a PLEG whose first relist is due at once. A missing required option is an error
@@ -306,9 +321,7 @@ func (g *PLEG) Relist() []Event {
 		if r.current == nil {
 			delete(g.records, uid)
 		} else {
-			// Keep a copy: the lister may share one backing array across a whole listing, and
-			// an old record held for hours must not pin it.
-			r.old = copyPod(r.current)
+			r.keep(r.current)
 		}
 	}
 	g.opts.Cache.UpdateTime(now)
@@ -364,14 +377,6 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		}
 	}
 	g.opts.Metrics.ObserveRelist(start, end, counts)
-}
-
-// copyPod returns a copy of p that shares no slices with it.
-func copyPod(p *kubecontainer.Pod) *kubecontainer.Pod {
-	out := *p
-	out.Containers = slices.Clone(p.Containers)
-	out.Sandboxes = slices.Clone(p.Sandboxes)
-	return &out
 }
 
 // updateCache reads the pod's status into the cache, or deletes a pod that is gone, and returns
