@@ -107,8 +107,7 @@ func (w *Workers) requeueLastPodUpdate(s *podStatus) {
 	if s.pending != nil || s.active == nil {
 		return
 	}
-	replay := *s.active
-	s.pending = &replay
+	s.setPending(*s.active)
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true
 	w.wake(s)
