@@ -71,7 +71,7 @@ func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
 	if e.Type != pleg.ContainerRemoved {
 		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
 		if pod, ok := l.opts.Pods.GetPodByUID(e.ID); ok {
-			l.emit(trace.Event{Event: trace.KindPLEG, Pod: podkey.Of(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
+			l.emit(trace.Event{Event: trace.KindPLEG, Pod: l.keyOf(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
 			l.handlePodSyncs(ctx, []*v1.Pod{pod})
 		}
 	}
@@ -267,6 +267,16 @@ func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
 // sourcesReady is the kubelet's sourcesReady.AllReady.
 func (l *Loop) sourcesReady() bool {
 	return l.opts.SourcesReady == nil || l.opts.SourcesReady(l.seen)
+}
+
+// keyOf returns the pod's "namespace/name", built once for a run of events about the same pod:
+// a relist hands over each pod's events one after the other (a sandbox and its container
+// starting are two), and a pod handed on is never changed, so the same pointer has the same key.
+func (l *Loop) keyOf(pod *v1.Pod) string {
+	if pod != l.keyPod {
+		l.keyPod, l.key = pod, podkey.Of(pod)
+	}
+	return l.key
 }
 
 // podKeys returns "namespace/name" of each pod, in order.
