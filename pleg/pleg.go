@@ -110,9 +110,10 @@ type PLEG struct {
 	// next is when the next relist is due.
 	next    time.Time
 	healthy bool
-	// uids and entries are scratch space reused across relists.
+	// uids, entries and events are scratch space reused across relists.
 	uids    []types.UID
 	entries []entry
+	events  []Event
 	// watches holds, per pod, the watch conditions not met yet, by key.
 	watches map[types.UID]map[string]WatchCondition
 	// versioned is Options.Runtime when it numbers its states, else nil. compared is the state
@@ -477,7 +478,8 @@ type entry struct {
 	old, new state
 }
 
-// computeEvents returns the events of one pod, in container ID order.
+// computeEvents returns the events of one pod, in container ID order, in the PLEG's scratch
+// space: Relist reads them before it computes the next pod's.
 func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event {
 	es := g.entries[:0]
 	add := func(p *kubecontainer.Pod, isNew bool) {
@@ -496,7 +498,7 @@ func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event
 	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.id, b.id) })
 	g.entries = es
 
-	var events []Event
+	events := g.events[:0]
 	for i := 0; i < len(es); {
 		e := es[i]
 		j := i + 1
@@ -509,6 +511,7 @@ func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event
 		i = j
 		events = appendEvents(events, uid, e)
 	}
+	g.events = events
 	return events
 }
 
