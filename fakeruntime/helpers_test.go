@@ -2,9 +2,11 @@ package fakeruntime
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -53,9 +55,19 @@ func (e *env) status(pod *v1.Pod) *kubecontainer.PodStatus {
 	return s
 }
 
+// sync syncs the pod with the status the runtime reports now, and checks that SyncPod left that
+// status as it was: the PLEG's cache hands the pod sync the status it stores, not a copy.
 func (e *env) sync(pod *v1.Pod) (kubecontainer.Result, error) {
 	e.t.Helper()
-	return e.rt.SyncPod(pod, e.status(pod), e.bo)
+	status := e.status(pod)
+	before := *status
+	before.Sandboxes = slices.Clone(status.Sandboxes)
+	before.ContainerStatuses = slices.Clone(status.ContainerStatuses)
+	res, err := e.rt.SyncPod(pod, status, e.bo)
+	if diff := cmp.Diff(&before, status); diff != "" {
+		e.t.Fatalf("SyncPod(%s) changed the status it was handed (-before +after):\n%s", pod.Name, diff)
+	}
+	return res, err
 }
 
 // drive plays a minimal kubelet against the runtime until the instant until: it syncs the pod at

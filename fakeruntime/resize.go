@@ -95,6 +95,26 @@ func amountsOf(r *kubecontainer.ContainerResources) resizeAmounts {
 		cpuLimit: milli(r.CPULimit), cpuRequest: milli(r.CPURequest)}
 }
 
+// amountsOfSpec is amountsOf(kubecontainer.ResourcesOf(r)) without building the copy: the
+// periodic sync of every running container compares its spec's amounts with the actuated ones,
+// twice (IsPodResizeInProgress, then resizeAction).
+func amountsOfSpec(r *v1.ResourceRequirements) resizeAmounts {
+	var a resizeAmounts
+	if q, ok := r.Limits[v1.ResourceMemory]; ok {
+		a.memoryLimit = q.Value()
+	}
+	if q, ok := r.Requests[v1.ResourceMemory]; ok {
+		a.memoryRequest = q.Value()
+	}
+	if q, ok := r.Limits[v1.ResourceCPU]; ok {
+		a.cpuLimit = q.MilliValue()
+	}
+	if q, ok := r.Requests[v1.ResourceCPU]; ok {
+		a.cpuRequest = q.MilliValue()
+	}
+	return a
+}
+
 // actuated returns what the runtime gave the instance with id, as it reports it.
 func (r *Runtime) actuated(id string, cs *kubecontainer.ContainerStatus) *kubecontainer.ContainerResources {
 	if rec := r.containers[id]; rec != nil {
@@ -112,7 +132,7 @@ func (r *Runtime) resizeAction(pod *v1.Pod, c *v1.Container, cs *kubecontainer.C
 	if kubecontainer.IsStaticPod(pod) || cs.State != kubecontainer.ContainerStateRunning {
 		return true
 	}
-	desired := amountsOf(kubecontainer.ResourcesOf(c.Resources))
+	desired := amountsOfSpec(&c.Resources)
 	current := amountsOf(r.actuated(cs.ID, cs))
 	if desired == current {
 		return true
@@ -228,7 +248,7 @@ func (r *Runtime) IsPodResizeInProgress(pod *v1.Pod, status *kubecontainer.PodSt
 		if cs == nil || cs.State != kubecontainer.ContainerStateRunning {
 			return false
 		}
-		return amountsOf(kubecontainer.ResourcesOf(c.Resources)) != amountsOf(r.actuated(cs.ID, cs))
+		return amountsOfSpec(&c.Resources) != amountsOf(r.actuated(cs.ID, cs))
 	}
 	for i := range pod.Spec.InitContainers {
 		if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) && check(&pod.Spec.InitContainers[i]) {

@@ -193,3 +193,36 @@ func TestResizeStaticPodNotActuated(t *testing.T) {
 		t.Errorf("SyncPod(static resized) = %+v, %v, want no resize", res, err)
 	}
 }
+
+// TestAmountsOfSpec holds the allocation-free reading of a container's spec to the one it
+// replaces, amountsOf(ResourcesOf(...)), on requests and limits of every shape.
+func TestAmountsOfSpec(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		requests map[v1.ResourceName]string
+		limits   map[v1.ResourceName]string
+	}{
+		{name: "none"},
+		{name: "cpu request only", requests: map[v1.ResourceName]string{v1.ResourceCPU: "250m"}},
+		{name: "memory limit only", limits: map[v1.ResourceName]string{v1.ResourceMemory: "1.5Gi"}},
+		{name: "all four", requests: map[v1.ResourceName]string{v1.ResourceCPU: "100m", v1.ResourceMemory: "64Mi"},
+			limits: map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "128M"}},
+		{name: "fractions and large values", requests: map[v1.ResourceName]string{v1.ResourceCPU: "0.0015", v1.ResourceMemory: "1e3"},
+			limits: map[v1.ResourceName]string{v1.ResourceCPU: "1000000", v1.ResourceMemory: "10Ti"}},
+		{name: "other resources only", requests: map[v1.ResourceName]string{"example.com/gpu": "1", v1.ResourceEphemeralStorage: "1Gi"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := v1.ResourceRequirements{}
+			if tt.requests != nil {
+				r.Requests = podtest.List(tt.requests)
+			}
+			if tt.limits != nil {
+				r.Limits = podtest.List(tt.limits)
+			}
+			want := amountsOf(kubecontainer.ResourcesOf(r))
+			if got := amountsOfSpec(&r); got != want {
+				t.Errorf("amountsOfSpec() = %+v, want %+v", got, want)
+			}
+		})
+	}
+}

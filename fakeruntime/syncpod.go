@@ -40,8 +40,8 @@ func (r *Runtime) SyncPod(pod *v1.Pod, status *kubecontainer.PodStatus, backOff 
 func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus, backOff *kubecontainer.Backoff, probes kubecontainer.ProbeResults) (kubecontainer.Result, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
-	key := podkey.Of(pod)
 	if err := r.checkUp(now); err != nil {
+		key := podkey.Of(pod)
 		r.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
 		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
 	}
@@ -50,8 +50,10 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 	}
 	acts := r.computePodActions(pod, status, probes)
 	if acts.empty() {
+		// Nearly every periodic sync of a running pod: no key for a trace that says nothing.
 		return kubecontainer.Result{Done: now}, nil
 	}
+	key := podkey.Of(pod)
 	r.emit(trace.Event{Event: trace.KindSync, Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
 	if acts.createSandbox && acts.sandboxID != "" {
 		// A pod that had a sandbox learns, before the kill, why it is killed; a new pod does not.
@@ -161,12 +163,8 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 // Runtime.generation).
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	r, uid := s.r, s.pod.UID
-	gen := r.generation[uid]
-	r.scheduleAt(at, func(at time.Time) {
-		if r.generation[uid] == gen {
-			fn(at)
-		}
-	})
+	t := r.scheduleAt(at, fn)
+	t.guarded, t.uid, t.gen = true, uid, r.generation[uid]
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when

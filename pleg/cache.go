@@ -1,7 +1,6 @@
 package pleg
 
 import (
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -12,7 +11,13 @@ import (
 // Cache holds the last status the PLEG read for each pod, and the start time of the last relist
 // that updated every pod that needed it: the kubelet's kubecontainer.Cache. It is part of the
 // core: the goroutine that drives the PLEG and the pod workers drives it too, and it is not safe
-// for concurrent use. It stores and hands out copies.
+// for concurrent use.
+//
+// As the kubelet's cache, it stores the status it is given and hands out that very status, not a
+// copy: the runtime builds a new status at every read, the PLEG replaces an entry and never
+// changes one, and every reader (the pod workers, the pod sync, the runtime's SyncPod, the
+// container deleter, the kubelet server's snapshot) only reads it. A pod whose runtime status did
+// not change between two syncs is handed the same pointer both times.
 type Cache struct {
 	pods      map[types.UID]cacheEntry
 	timestamp time.Time
@@ -36,12 +41,13 @@ func (c *Cache) Get(uid types.UID) (*kubecontainer.PodStatus, error) {
 	if !ok {
 		return &kubecontainer.PodStatus{UID: uid}, nil
 	}
-	return copyStatus(e.status), e.err
+	return e.status, e.err
 }
 
-// Set stores the status (possibly nil) and error read for the pod at timestamp.
+// Set stores the status (possibly nil) and error read for the pod at timestamp. The cache keeps
+// status itself: the caller hands it over and changes it no more.
 func (c *Cache) Set(uid types.UID, status *kubecontainer.PodStatus, err error, timestamp time.Time) {
-	c.pods[uid] = cacheEntry{status: copyStatus(status), err: err, modified: timestamp}
+	c.pods[uid] = cacheEntry{status: status, err: err, modified: timestamp}
 }
 
 // Delete forgets the pod.
@@ -66,7 +72,7 @@ func (c *Cache) Timestamp() time.Time {
 func (c *Cache) GetNewerThan(uid types.UID, minTime time.Time) (*kubecontainer.PodStatus, error, bool) {
 	e, ok := c.pods[uid]
 	if ok && e.modified.After(minTime) {
-		return copyStatus(e.status), e.err, true
+		return e.status, e.err, true
 	}
 	if !c.timestamp.After(minTime) {
 		return nil, nil, false
@@ -74,16 +80,5 @@ func (c *Cache) GetNewerThan(uid types.UID, minTime time.Time) (*kubecontainer.P
 	if !ok {
 		return &kubecontainer.PodStatus{UID: uid}, nil, true
 	}
-	return copyStatus(e.status), e.err, true
-}
-
-// copyStatus returns a copy of s that shares no slices with it.
-func copyStatus(s *kubecontainer.PodStatus) *kubecontainer.PodStatus {
-	if s == nil {
-		return nil
-	}
-	out := *s
-	out.Sandboxes = slices.Clone(s.Sandboxes)
-	out.ContainerStatuses = slices.Clone(s.ContainerStatuses)
-	return &out
+	return e.status, e.err, true
 }

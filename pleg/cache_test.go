@@ -53,19 +53,27 @@ func TestCacheGetNewerThan(t *testing.T) {
 	}
 }
 
-func TestCacheCopies(t *testing.T) {
+// TestCacheShares checks that the cache hands out the status it was given, as the kubelet's does:
+// a pod whose runtime status did not change gets the same pointer at every read (what the pod
+// sync's periodic skip compares), and a new Set replaces the entry without touching the old one.
+func TestCacheShares(t *testing.T) {
 	c := NewCache()
 	in := &kubecontainer.PodStatus{UID: "u", ContainerStatuses: []kubecontainer.ContainerStatus{{ID: "c1", State: running}}}
 	c.Set("u", in, nil, vclock.Epoch)
-	in.ContainerStatuses[0].State = exited
-	got, _ := c.Get("u")
-	if got.ContainerStatuses[0].State != running {
-		t.Errorf("cached state after the caller changed its status = %s, want running", got.ContainerStatuses[0].State)
+	if got, _ := c.Get("u"); got != in {
+		t.Errorf("Get() = %p, want the status Set stored (%p)", got, in)
 	}
-	got.ContainerStatuses[0].State = exited
-	again, _ := c.Get("u")
-	if again.ContainerStatuses[0].State != running {
-		t.Errorf("cached state after a reader changed its copy = %s, want running", again.ContainerStatuses[0].State)
+	c.UpdateTime(vclock.Epoch.Add(time.Second))
+	if got, _, ok := c.GetNewerThan("u", vclock.Epoch); !ok || got != in {
+		t.Errorf("GetNewerThan() = %p, %v, want the status Set stored (%p), true", got, ok, in)
+	}
+	next := &kubecontainer.PodStatus{UID: "u", ContainerStatuses: []kubecontainer.ContainerStatus{{ID: "c1", State: exited}}}
+	c.Set("u", next, nil, vclock.Epoch.Add(time.Second))
+	if got, _ := c.Get("u"); got != next {
+		t.Errorf("Get() after a second Set = %p, want the new status (%p)", got, next)
+	}
+	if in.ContainerStatuses[0].State != running {
+		t.Errorf("the replaced status's state = %s, want running: Set must not change what it replaces", in.ContainerStatuses[0].State)
 	}
 	c.Delete("u")
 	if got, err := c.Get("u"); err != nil || got.UID != "u" || got.ContainerStatuses != nil {

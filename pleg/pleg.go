@@ -110,9 +110,10 @@ type PLEG struct {
 	// next is when the next relist is due.
 	next    time.Time
 	healthy bool
-	// uids and entries are scratch space reused across relists.
+	// uids, entries and events are scratch space reused across relists.
 	uids    []types.UID
 	entries []entry
+	events  []Event
 	// watches holds, per pod, the watch conditions not met yet, by key.
 	watches map[types.UID]map[string]WatchCondition
 	// versioned is Options.Runtime when it numbers its states, else nil. compared is the state
@@ -120,6 +121,11 @@ type PLEG struct {
 	versioned   VersionedLister
 	compared    uint64
 	hasCompared bool
+	// listed is the state number read on both sides of this relist's listing, valid when
+	// listedStable (the two were equal); counted is the one of the listing counts holds, valid
+	// when countedStable. observe counts a listing of a state it counted already no more.
+	listed, counted             uint64
+	listedStable, countedStable bool
 }
 
 // WatchCondition is what a watch waits for in a pod's status: the kubelet's pleg.WatchCondition.
@@ -127,6 +133,21 @@ type WatchCondition = func(*kubecontainer.PodStatus) bool
 
 type podRecord struct {
 	old, current *kubecontainer.Pod
+	// kept is where old points once set: the record's own copy of the pod's listing, whose
+	// slices the next copy reuses.
+	kept kubecontainer.Pod
+}
+
+// keep makes old a copy of p that shares no slices with it, in the record's own storage: the
+// lister may share one backing array across a whole listing, and an old record held for hours
+// must not pin it. Nothing but the record holds old, so its slices are reused from relist to
+// relist: a pod whose listing changed costs no allocation once its lists have room.
+func (r *podRecord) keep(p *kubecontainer.Pod) {
+	containers, sandboxes := r.kept.Containers[:0], r.kept.Sandboxes[:0]
+	r.kept = *p
+	r.kept.Containers = append(containers, p.Containers...)
+	r.kept.Sandboxes = append(sandboxes, p.Sandboxes...)
+	r.old = &r.kept
 }
 
 // New returns a PLEG whose first relist is due at once. A missing required option is an error
@@ -217,10 +238,12 @@ func (g *PLEG) Relist() []Event {
 		return nil
 	}
 	g.relistTime = now
+	g.listedStable = false
 	defer g.observe(now, pods, true)
 
 	if g.versioned != nil {
 		after := g.versioned.StateVersion()
+		g.listed, g.listedStable = after, before == after
 		if g.unchanged(before, after) {
 			// What the full relist below would do with a listing equal to the one it compared
 			// last time, and nothing to reinspect or watch: every pod's comparison finds no
@@ -299,9 +322,7 @@ func (g *PLEG) Relist() []Event {
 		if r.current == nil {
 			delete(g.records, uid)
 		} else {
-			// Keep a copy: the lister may share one backing array across a whole listing, and
-			// an old record held for hours must not pin it.
-			r.old = copyPod(r.current)
+			r.keep(r.current)
 		}
 	}
 	g.opts.Cache.UpdateTime(now)
@@ -332,6 +353,14 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		return
 	}
 	counts := &g.counts
+	if g.listedStable && g.countedStable && g.listed == g.counted {
+		// A listing taken between two equal state numbers shows that state, so it is the
+		// listing counts was made of: the same counts. A fleet node relists its unchanged
+		// runtime every second.
+		g.opts.Metrics.ObserveRelist(start, end, counts)
+		return
+	}
+	g.counted, g.countedStable = g.listed, g.listedStable
 	counts.Pods = 0
 	if counts.Containers == nil {
 		counts.Containers = map[string]int{}
@@ -349,14 +378,6 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		}
 	}
 	g.opts.Metrics.ObserveRelist(start, end, counts)
-}
-
-// copyPod returns a copy of p that shares no slices with it.
-func copyPod(p *kubecontainer.Pod) *kubecontainer.Pod {
-	out := *p
-	out.Containers = slices.Clone(p.Containers)
-	out.Sandboxes = slices.Clone(p.Sandboxes)
-	return &out
 }
 
 // updateCache reads the pod's status into the cache, or deletes a pod that is gone, and returns
@@ -457,7 +478,8 @@ type entry struct {
 	old, new state
 }
 
-// computeEvents returns the events of one pod, in container ID order.
+// computeEvents returns the events of one pod, in container ID order, in the PLEG's scratch
+// space: Relist reads them before it computes the next pod's.
 func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event {
 	es := g.entries[:0]
 	add := func(p *kubecontainer.Pod, isNew bool) {
@@ -476,7 +498,7 @@ func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event
 	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.id, b.id) })
 	g.entries = es
 
-	var events []Event
+	events := g.events[:0]
 	for i := 0; i < len(es); {
 		e := es[i]
 		j := i + 1
@@ -489,6 +511,7 @@ func (g *PLEG) computeEvents(uid types.UID, old, cur *kubecontainer.Pod) []Event
 		i = j
 		events = appendEvents(events, uid, e)
 	}
+	g.events = events
 	return events
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet"
@@ -347,6 +348,34 @@ func TestNewMissingOptions(t *testing.T) {
 	for _, name := range []string{"Runtime", "Cache", "Clock", "Tracer"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("New(Options{}) = %q, want it to name %s", err, name)
+		}
+	}
+}
+
+// TestRelistKeepsItsOwnCopy checks that a pod's old listing is the PLEG's own: a lister that
+// writes its next listing over the arrays of the last one (one backing array per listing, reused)
+// does not change what the next relist compares with, and the record's storage, reused from
+// relist to relist, follows each change.
+func TestRelistKeepsItsOwnCopy(t *testing.T) {
+	tp := newTestPLEG(t)
+	p := pod("1234", container("c1", running), container("c2", running))
+	tp.lister.pods = []*kubecontainer.Pod{p}
+	if diff := cmp.Diff([]Event{ev("1234", ContainerStarted, "c1"), ev("1234", ContainerStarted, "c2")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("first Relist() mismatch (-want +got):\n%s", diff)
+	}
+	for _, step := range []struct {
+		name  string
+		state kubecontainer.ContainerState
+		want  []Event
+	}{
+		{"c2 exits, written in place", exited, []Event{ev("1234", ContainerDied, "c2")}},
+		{"no change", exited, nil},
+		{"c2 runs again, written in place", running, []Event{ev("1234", ContainerStarted, "c2")}},
+		{"no change again", running, nil},
+	} {
+		p.Containers[1].State = step.state
+		if diff := cmp.Diff(step.want, tp.pleg.Relist(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: Relist() mismatch (-want +got):\n%s", step.name, diff)
 		}
 	}
 }

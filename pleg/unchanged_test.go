@@ -2,6 +2,7 @@ package pleg_test
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -25,12 +27,24 @@ type frozenVersion struct{ pleg.Lister }
 
 func (frozenVersion) StateVersion() uint64 { return 1 }
 
-// side is one PLEG with its own runtime, cache and trace.
+// side is one PLEG with its own runtime, cache, trace and metrics.
 type side struct {
 	rt     *fakeruntime.Runtime
 	cache  *pleg.Cache
 	g      *pleg.PLEG
 	traced []trace.Event
+	counts countsLog
+}
+
+// countsLog keeps a copy of the counts of every relist observed: the PLEG reuses its buffer.
+type countsLog []metrics.RunningCounts
+
+func (l *countsLog) ObserveRelist(_, _ time.Time, counts *metrics.RunningCounts) {
+	if counts == nil {
+		*l = append(*l, metrics.RunningCounts{Pods: -1})
+		return
+	}
+	*l = append(*l, metrics.RunningCounts{Pods: counts.Pods, Containers: maps.Clone(counts.Containers)})
 }
 
 func newSide(t *testing.T, clk *vclock.Clock, wrap func(*fakeruntime.Runtime) pleg.Lister) *side {
@@ -40,7 +54,7 @@ func newSide(t *testing.T, clk *vclock.Clock, wrap func(*fakeruntime.Runtime) pl
 		t.Fatalf("fakeruntime.New() = %v", err)
 	}
 	s := &side{rt: rt, cache: pleg.NewCache()}
-	s.g, err = pleg.New(pleg.Options{Runtime: wrap(rt), Cache: s.cache, Clock: clk,
+	s.g, err = pleg.New(pleg.Options{Runtime: wrap(rt), Cache: s.cache, Clock: clk, Metrics: &s.counts,
 		Tracer: trace.Func(func(e trace.Event) { s.traced = append(s.traced, e) })})
 	if err != nil {
 		t.Fatalf("pleg.New() = %v", err)
@@ -51,8 +65,8 @@ func newSide(t *testing.T, clk *vclock.Clock, wrap func(*fakeruntime.Runtime) pl
 // TestUnchangedRelistMatchesFullRelist drives two PLEGs through the same runtime history, one
 // that skips the comparison while the runtime's state number stands still and one that compares
 // every listing, and checks that they send the same events, trace the same and cache the same
-// statuses at every relist: after pods start, after a container exits by itself, after a kill,
-// after a reinspection is asked for and while a watch condition waits.
+// statuses and running counts at every relist: after pods start, after a container exits by
+// itself, after a kill, after a reinspection is asked for and while a watch condition waits.
 func TestUnchangedRelistMatchesFullRelist(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	skipping := newSide(t, clk, func(rt *fakeruntime.Runtime) pleg.Lister { return rt })
@@ -114,6 +128,9 @@ func TestUnchangedRelistMatchesFullRelist(t *testing.T) {
 	if diff := cmp.Diff(full.traced, skipping.traced); diff != "" {
 		t.Errorf("trace mismatch (-full +skipping):\n%s", diff)
 	}
+	if diff := cmp.Diff(full.counts, skipping.counts); diff != "" {
+		t.Errorf("running counts observed (-full +skipping):\n%s", diff)
+	}
 	if !watchMet {
 		t.Error("no ConditionMet event: the history did not exercise the watch")
 	}
@@ -150,6 +167,14 @@ func TestUnchangedRelistSkipsComparison(t *testing.T) {
 	}
 	if fullDied != 1 || frozenDied != 0 {
 		t.Errorf("ContainerDied events: %d with a moving state number, %d with a frozen one; want 1 and 0", fullDied, frozenDied)
+	}
+	// Nor are the running counts made again: the frozen side observes its first listing's
+	// counts to the end, while the moving side sees the container exit.
+	if got, want := frozen.counts[len(frozen.counts)-1], full.counts[0]; !cmp.Equal(got, want) {
+		t.Errorf("last counts observed with a frozen state number = %+v, want the first listing's, %+v", got, want)
+	}
+	if got, want := full.counts[len(full.counts)-1], (metrics.RunningCounts{Pods: 1, Containers: map[string]int{"exited": 1}}); !cmp.Equal(got, want) {
+		t.Errorf("last counts observed with a moving state number = %+v, want %+v", got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/events"
@@ -30,6 +31,10 @@ type Syncer struct {
 	reasons reasonCache
 	// kills are SyncTerminatingPod calls whose kill ends after the call returned.
 	kills killQueue
+	// resync is the status manager's StatusResyncer, nil when it has none; memos are, per pod,
+	// what its last status was built from when it came out unchanged (unchangedStatus).
+	resync StatusResyncer
+	memos  map[types.UID]statusMemo
 }
 
 // New returns a Syncer.
@@ -37,7 +42,8 @@ func New(opts Options) (*Syncer, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new pod syncer: %w", err)
 	}
-	return &Syncer{opts: opts, reasons: reasonCache{}, kills: killQueue{}}, nil
+	resync, _ := opts.Status.(StatusResyncer)
+	return &Syncer{opts: opts, reasons: reasonCache{}, kills: killQueue{}, resync: resync, memos: map[types.UID]statusMemo{}}, nil
 }
 
 // SyncPod makes the pod run as configured: the kubelet's SyncPod. It writes the pod's status,
@@ -48,14 +54,21 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	pod = s.allocated(pod)
 	s.observeWorkerStart(updateType, pod)
 	s.resizeInProgress(pod, podStatus)
-	apiStatus := s.generateStatus(pod, podStatus, false)
-	if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
-		// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
-		s.opts.Status.SetPodStatus(pod, apiStatus)
-		return podworkers.Result{IsTerminal: true}, nil
+	if cached, ok := s.unchangedStatus(pod, podStatus); ok {
+		// What the status would come out as, proven by the last sync: not terminal (that sync
+		// went on), and equal to the cached one, so SetPodStatus would do nothing.
+		s.observePodStart(pod, cached)
+	} else {
+		apiStatus := s.generateStatus(pod, podStatus, false)
+		if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
+			// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
+			delete(s.memos, pod.UID)
+			s.opts.Status.SetPodStatus(pod, apiStatus)
+			return podworkers.Result{IsTerminal: true}, nil
+		}
+		s.observePodStart(pod, apiStatus)
+		s.setStatus(pod, podStatus, apiStatus)
 	}
-	s.observePodStart(pod, apiStatus)
-	s.opts.Status.SetPodStatus(pod, apiStatus)
 	// The ConfigMap and Secret managers learn what the pod references before anything reads
 	// them (its environment, its volumes).
 	if s.opts.Objects != nil {
@@ -108,6 +121,7 @@ func (s *Syncer) startPod(ctx context.Context, pod *v1.Pod, podStatus *kubeconta
 // than now.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) (podworkers.Result, error) {
 	pod = s.allocated(pod)
+	delete(s.memos, pod.UID)
 	apiStatus := s.generateStatus(pod, podStatus, false)
 	if podStatusFn != nil {
 		podStatusFn(&apiStatus)
@@ -204,6 +218,7 @@ func (s *Syncer) finishTerminated(pod *v1.Pod) (podworkers.Result, error) {
 	}
 	s.opts.Status.TerminatePod(pod)
 	s.reasons.forget(pod.UID)
+	delete(s.memos, pod.UID)
 	return podworkers.Result{}, nil
 }
 

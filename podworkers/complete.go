@@ -98,6 +98,7 @@ func (w *Workers) forget(s *podStatus, fn string) {
 		return
 	}
 	delete(w.pods, s.uid)
+	s.flags.forgotten = true
 }
 
 // requeueLastPodUpdate replays the last processed update if nothing is pending, which is how a
@@ -106,8 +107,7 @@ func (w *Workers) requeueLastPodUpdate(s *podStatus) {
 	if s.pending != nil || s.active == nil {
 		return
 	}
-	replay := *s.active
-	s.pending = &replay
+	s.setPending(*s.active)
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true
 	w.wake(s)

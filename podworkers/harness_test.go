@@ -230,7 +230,7 @@ func (h *harness) snapshot(uid types.UID) *snapshot {
 		GracePeriod:        s.gracePeriod,
 		StartedTerminating: s.flags.startedTerminating, Deleted: s.flags.deleted, Evicted: s.flags.evicted,
 		RestartRequested: s.flags.restartRequested, ObservedRuntime: s.flags.observedRuntime, Signal: s.flags.signalled,
-		Pending: s.pending, Active: s.active,
+		Pending: clonePending(s.pending), Active: s.active,
 	}
 }
 
@@ -275,3 +275,12 @@ func int64p(v int64) *int64 { return &v }
 func unix(sec int64) time.Time { return time.Unix(sec, 0) }
 
 var errNotFound = errors.New("pod status not found")
+
+// clonePending copies the pending update: the worker keeps it in storage the next update reuses.
+func clonePending(p *UpdateOptions) *UpdateOptions {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}

@@ -128,7 +128,7 @@ func (w *Workers) popWake() (*podStatus, bool) {
 			continue // superseded by a newer entry, or already visited
 		}
 		s.wakeKey = 0
-		if w.pods[s.uid] != s || s.state == Finished {
+		if s.flags.forgotten || s.state == Finished {
 			continue
 		}
 		if w.held[s.uid] {
@@ -150,7 +150,7 @@ func (w *Workers) popWake() (*podStatus, bool) {
 func (w *Workers) retryWaiting() {
 	for i, s := range w.waiting {
 		w.waiting[i] = nil
-		if wk := s.work; w.pods[s.uid] == s && wk != nil && !wk.called {
+		if wk := s.work; !s.flags.forgotten && wk != nil && !wk.called {
 			w.pushWake(s, wk.seq)
 		}
 	}
@@ -166,7 +166,7 @@ func (w *Workers) pushBusy(s *podStatus, wk *work) {
 func (w *Workers) peekBusy() (busyEntry, bool) {
 	for w.busy.len() > 0 {
 		e := w.busy.peek()
-		if w.pods[e.s.uid] == e.s && e.s.work == e.wk && e.wk.called && e.wk.done.Equal(e.done) {
+		if !e.s.flags.forgotten && e.s.work == e.wk && e.wk.called && e.wk.done.Equal(e.done) {
 			return e, true
 		}
 		w.busy.pop()
@@ -179,7 +179,7 @@ func (w *Workers) peekBusy() (busyEntry, bool) {
 func (w *Workers) hasWake() bool {
 	for _, e := range w.wakes.items {
 		s := e.s
-		if s.wakeKey == e.key && w.pods[s.uid] == s && s.state != Finished && !w.held[s.uid] &&
+		if s.wakeKey == e.key && !s.flags.forgotten && s.state != Finished && !w.held[s.uid] &&
 			s.work == nil && s.flags.signalled && s.pendingSeq == e.key {
 			return true
 		}

@@ -84,7 +84,8 @@ func scanAdvance(w *Workers, callbacks *[]func()) (*call, bool) {
 				continue
 			}
 		}
-		if c, done := w.prepare(s, now, callbacks); c != nil {
+		c := &call{}
+		if ready, done := w.prepare(c, s, now, callbacks); ready {
 			return c, true
 		} else if done {
 			progressed = true

@@ -143,7 +143,7 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 	}
 
 	hadConfig, wasStatic := s.config()
-	s.pending = &opts
+	s.setPending(opts)
 	w.configChanged(s, hadConfig, wasStatic)
 	s.pendingSeq = w.nextSeq()
 	s.flags.signalled = true

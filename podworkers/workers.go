@@ -218,8 +218,11 @@ type podStatus struct {
 	// gracePeriod is the effective grace period in seconds once termination was requested; it
 	// only goes down.
 	gracePeriod int64
-	// pending is the next update to process; a newer update replaces it (coalescing).
-	pending *UpdateOptions
+	// pending is the next update to process; a newer update replaces it (coalescing). It
+	// points to pendingBuf or is nil: the update is copied in rather than moved to the heap at
+	// every UpdatePod, and nothing keeps the pointer past the next update.
+	pending    *UpdateOptions
+	pendingBuf UpdateOptions
 	// pendingSeq is when pending arrived, in the Workers' sequence.
 	pendingSeq uint64
 	// active accumulates what the worker last processed; it is replayed on phase transitions.
@@ -254,6 +257,10 @@ type statusFlags struct {
 	restartRequested bool
 	// observedRuntime: a runtime-only kill was seen for the UID.
 	observedRuntime bool
+	// forgotten: the worker's history was deleted (forget). A UID's worker is only made when
+	// its UID has none, so a worker is the one Workers.pods holds for its UID until then: the
+	// indexes ask this flag instead of looking the UID up at every entry they visit.
+	forgotten bool
 }
 
 // work is one iteration of the kubelet's podWorkerLoop, from startPodSync to completeWork.
@@ -356,4 +363,10 @@ func (w *Workers) nextSeq() uint64 {
 // jitter is the kubelet's wait.Jitter(d, 0.5): a delay uniform in [d, 1.5d).
 func (w *Workers) jitter(d time.Duration) time.Duration {
 	return d + time.Duration(w.rand.Float64()*jitterFactor*float64(d))
+}
+
+// setPending makes opts the pending update, in the worker's own storage.
+func (s *podStatus) setPending(opts UpdateOptions) {
+	s.pendingBuf = opts
+	s.pending = &s.pendingBuf
 }

@@ -72,6 +72,13 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 
 	statuses := make(map[string]*v1.ContainerStatus, len(containers))
 	for _, c := range containers {
+		if rs.FindContainerStatusByName(c.Name) != nil {
+			// The newest instance replaces the default status below, whole: only the key is
+			// needed until then (the kubelet builds the default and drops it; at every sync of
+			// a running container, two allocations and a copy of the previous status).
+			statuses[c.Name] = nil
+			continue
+		}
 		s := &v1.ContainerStatus{
 			Name:  c.Name,
 			Image: c.Image,

@@ -94,6 +94,9 @@ type versioned struct {
 	stamp     uint64
 	name      string
 	namespace string
+	// key is "namespace/name" for the trace, kept from version to version of the same pod
+	// rather than built again at every change and every write.
+	key string
 	// finished is set by TerminatePod: the pod worker is done, the API object may go.
 	finished bool
 	status   v1.PodStatus
@@ -245,10 +248,28 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // SetPodStatus caches status as the pod's latest and, if it differs from the cached one (or the
 // pod is being deleted), queues it for writing.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	m.ResyncPodStatus(pod, status)
+}
+
+// ResyncPodStatus is SetPodStatus that also reports whether the status was the cached one
+// already: compared equal to it and neither written nor refused. The pod sync skips building
+// the next status of a pod whose inputs did not change since a resync that found it unchanged
+// (podsync's periodic skip): with the same inputs and the same cached status (PodStatusStamp),
+// the next status would compare equal again.
+func (m *Manager) ResyncPodStatus(pod *v1.Pod, status v1.PodStatus) (unchanged bool) {
 	status = *status.DeepCopy()
 	status.ObservedGeneration = pod.Generation
-	m.update(pod, status, pod.DeletionTimestamp != nil, false, "SetPodStatus")
+	return m.update(pod, status, pod.DeletionTimestamp != nil, false, "SetPodStatus") == updateUnchanged
 }
+
+// updateOutcome is what update did with a status.
+type updateOutcome int
+
+const (
+	updateSet       updateOutcome = iota // cached as the new version, queued for writing
+	updateUnchanged                      // equal to the cached version: nothing happened
+	updateRejected                       // refused, with a reject in the trace
+)
 
 // TerminatePod marks the pod's status final, once the pod worker has finished with it: every
 // container without a terminated state is reported terminated with exit code 137 (unless the pod
@@ -345,7 +366,7 @@ func startedInitContainers(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 // The status is worked on in place in the version it may become: the comparison with the cached
 // one takes it as an interface, which moved a status parameter to the heap at every call, to be
 // copied again into the new version.
-func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, fn string) {
+func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, fn string) updateOutcome {
 	next := &versioned{version: 1, name: pod.Name, namespace: pod.Namespace, status: given}
 	status := &next.status
 	var old v1.PodStatus
@@ -366,7 +387,7 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	if err := checkContainerStateTransition(&old, status, &pod.Spec); err != nil {
 		m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindReject, Pod: podkey.Of(pod),
 			UID: string(pod.UID), Reason: "IllegalTransition", Message: err.Error(), Func: fn})
-		return
+		return updateRejected
 	}
 	now := m.clock.Now()
 	stampTransitions(status, &old, now)
@@ -379,13 +400,18 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	normalizeStatus(pod, status)
 
 	if isCached && equalByKubelet(&cached.status, status) && !force {
-		return
+		return updateUnchanged
 	}
 	next.finished = finished
 	from := ""
 	if isCached {
 		next.version = cached.version + 1
 		from = string(cached.status.Phase)
+	}
+	if isCached && cached.key != "" && cached.name == pod.Name && cached.namespace == pod.Namespace {
+		next.key = cached.key
+	} else {
+		next.key = podkey.Of(pod)
 	}
 	m.stamps++
 	next.stamp = m.stamps
@@ -395,8 +421,9 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	if m.notify != nil {
 		m.notify()
 	}
-	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: podkey.Of(pod),
+	m.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindSet, Pod: next.key,
 		UID: string(pod.UID), From: from, To: string(status.Phase), Func: fn})
+	return updateSet
 }
 
 // checkContainerStateTransition refuses a status in which a container that terminated for good

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -308,7 +307,7 @@ func canBeDeleted(pod *v1.Pod, finished bool) bool {
 // sync writes one status to the API: the kubelet's status manager syncPod. What it changes in the
 // core is returned, for apply.
 func (sw statusWriter) sync(ctx context.Context, w write) (written, error) {
-	key := podkey.Build(w.status.namespace, w.status.name)
+	key := w.status.key
 	done := written{uid: w.uid}
 	pod, err := sw.client.GetPod(ctx, w.status.namespace, w.status.name)
 	if apierrors.IsNotFound(err) {

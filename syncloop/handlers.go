@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/pleg"
@@ -71,7 +71,7 @@ func (l *Loop) handlePLEG(ctx context.Context, e PLEGEvent) {
 	if e.Type != pleg.ContainerRemoved {
 		// isSyncPodWorthy; events for UIDs the pod manager does not know are ignored.
 		if pod, ok := l.opts.Pods.GetPodByUID(e.ID); ok {
-			l.emit(trace.Event{Event: trace.KindPLEG, Pod: podkey.Of(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
+			l.emit(trace.Event{Event: trace.KindPLEG, Pod: l.keyOf(pod), UID: string(e.ID), Op: e.Type.String(), Func: "HandlePodSyncs"})
 			l.handlePodSyncs(ctx, []*v1.Pod{pod})
 		}
 	}
@@ -111,18 +111,20 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 func (l *Loop) getPodsToSync() []*v1.Pod {
 	uids := l.opts.WorkQueue.GetWork()
 	pods := make([]*v1.Pod, 0, len(uids))
-	due := make(map[types.UID]bool, len(uids))
 	for _, uid := range uids {
 		if pod, ok := l.opts.Pods.GetPodByUID(uid); ok {
 			pods = append(pods, pod)
-			due[uid] = true
 		}
 	}
 	if len(l.opts.SyncLoopHandlers) == 0 {
 		return pods
 	}
+	// A search of the due UIDs instead of the kubelet's set of them: one map less at every tick.
+	// The queue hands them out sorted already (the sort only checks it then), and a due UID the
+	// pod manager does not know is no pod of GetPods either.
+	slices.Sort(uids)
 	for _, pod := range l.opts.Pods.GetPods() {
-		if due[pod.UID] {
+		if _, due := slices.BinarySearch(uids, pod.UID); due {
 			continue
 		}
 		for _, h := range l.opts.SyncLoopHandlers {
@@ -265,6 +267,16 @@ func (l *Loop) skipMirror(mirror *v1.Pod, fn string) {
 // sourcesReady is the kubelet's sourcesReady.AllReady.
 func (l *Loop) sourcesReady() bool {
 	return l.opts.SourcesReady == nil || l.opts.SourcesReady(l.seen)
+}
+
+// keyOf returns the pod's "namespace/name", built once for a run of events about the same pod:
+// a relist hands over each pod's events one after the other (a sandbox and its container
+// starting are two), and a pod handed on is never changed, so the same pointer has the same key.
+func (l *Loop) keyOf(pod *v1.Pod) string {
+	if pod != l.keyPod {
+		l.keyPod, l.key = pod, podkey.Of(pod)
+	}
+	return l.key
 }
 
 // podKeys returns "namespace/name" of each pod, in order.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -48,6 +49,10 @@ type Loop struct {
 	deferred []Input
 	// skipping records which skips are in progress, so that each is traced once.
 	skipping skipping
+	// keyPod and key are the last pod a PLEG or probe event was traced for and its
+	// "namespace/name": a relist hands over each pod's events together (keyOf).
+	keyPod *v1.Pod
+	key    string
 }
 
 // skipping is true for a part of the loop while it is held back: dispatch while the runtime state

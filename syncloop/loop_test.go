@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/pleg"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -346,5 +347,20 @@ func TestSyncTickAsksSyncLoopHandlers(t *testing.T) {
 	want := calls{"workers.UpdatePod sync b", "workers.UpdatePod sync a", "workers.UpdatePod sync c"}
 	if diff := cmp.Diff(want, *f.log); diff != "" {
 		t.Errorf("sync tick calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeyOfFollowsThePod checks the trace key kept for a run of events about one pod: it is
+// always the pod's own "namespace/name", for the same pod again, another pod, and a new version
+// of the first pod in another namespace.
+func TestKeyOfFollowsThePod(t *testing.T) {
+	var l Loop
+	web, db := pod("web"), pod("db")
+	moved := web.DeepCopy()
+	moved.Namespace = "other"
+	for i, p := range []*v1.Pod{web, web, db, web, moved, moved} {
+		if got, want := l.keyOf(p), podkey.Of(p); got != want {
+			t.Errorf("event %d: keyOf(%s) = %q, want %q", i, p.Name, got, want)
+		}
 	}
 }

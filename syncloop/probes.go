@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/prober/results"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -72,6 +71,6 @@ func (l *Loop) handleProbe(ctx context.Context, u ProbeUpdate) {
 	if !ok {
 		return
 	}
-	l.emit(trace.Event{Event: trace.KindProbe, Pod: podkey.Of(pod), UID: string(pod.UID), Op: u.Probe.Name(), To: status, Message: u.ContainerID, Func: "handleProbeSync"})
+	l.emit(trace.Event{Event: trace.KindProbe, Pod: l.keyOf(pod), UID: string(pod.UID), Op: u.Probe.Name(), To: status, Message: u.ContainerID, Func: "handleProbeSync"})
 	l.handlePodSyncs(ctx, []*v1.Pod{pod})
 }

@@ -31,6 +31,10 @@ func (o Options) validate() error {
 type Queue struct {
 	clock clock.PassiveClock
 	queue map[types.UID]time.Time
+	// earliest is at or before every due time in the queue (a bound, not always one of them: a
+	// later Enqueue may move a UID's due time on). The sync loop asks for work every second and
+	// nearly always finds none: GetWork answers that from the bound, without walking the queue.
+	earliest time.Time
 }
 
 // New returns an empty Queue that reads the time from opts.Clock. A missing required option is an
@@ -45,17 +49,29 @@ func New(opts Options) (*Queue, error) {
 // Enqueue makes uid due delay from now. A later call for the same UID wins, even when it makes
 // the UID due later than before: the kubelet's queue keeps one due time per UID.
 func (q *Queue) Enqueue(uid types.UID, delay time.Duration) {
-	q.queue[uid] = q.clock.Now().Add(delay)
+	due := q.clock.Now().Add(delay)
+	if len(q.queue) == 0 || due.Before(q.earliest) {
+		q.earliest = due
+	}
+	q.queue[uid] = due
 }
 
 // GetWork removes and returns every UID due strictly before now, sorted.
 func (q *Queue) GetWork() []types.UID {
 	now := q.clock.Now()
+	if len(q.queue) == 0 || !q.earliest.Before(now) {
+		return nil // nothing is due before the bound
+	}
 	var items []types.UID
+	first := true
 	for uid, due := range q.queue {
 		if due.Before(now) {
 			items = append(items, uid)
 			delete(q.queue, uid)
+			continue
+		}
+		if first || due.Before(q.earliest) {
+			q.earliest, first = due, false
 		}
 	}
 	slices.Sort(items)

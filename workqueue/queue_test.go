@@ -3,6 +3,8 @@ package workqueue
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +160,49 @@ func TestEntries(t *testing.T) {
 	}
 	if got := newQueue(t, clk).Entries(); len(got) != 0 {
 		t.Errorf("Entries() of an empty queue = %v, want none", got)
+	}
+}
+
+// TestGetWorkMatchesAWalk drives the queue through a seeded history of enqueues (new UIDs, and
+// UIDs moved earlier and later) and clock steps, and checks every GetWork against a walk of
+// every entry, which the queue skips when its earliest-due bound says nothing is due.
+func TestGetWorkMatchesAWalk(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	q := newQueue(t, clk)
+	model := map[types.UID]time.Time{}
+	rnd := rand.New(rand.NewPCG(22, 10000))
+	got, skipped := 0, 0
+	for i := range 5000 {
+		switch rnd.IntN(4) {
+		case 0, 1:
+			uid := types.UID(fmt.Sprintf("uid-%02d", rnd.IntN(40)))
+			delay := time.Duration(rnd.IntN(120)-10) * time.Second
+			q.Enqueue(uid, delay)
+			model[uid] = clk.Now().Add(delay)
+		case 2:
+			clk.Advance(time.Duration(rnd.IntN(5)) * time.Second)
+		case 3:
+			var want []types.UID
+			for uid, due := range model {
+				if due.Before(clk.Now()) {
+					want = append(want, uid)
+					delete(model, uid)
+				}
+			}
+			slices.Sort(want)
+			if len(want) == 0 {
+				skipped++
+			}
+			got += len(want)
+			if diff := cmp.Diff(want, q.GetWork()); diff != "" {
+				t.Fatalf("step %d: GetWork() mismatch (-walk +queue):\n%s", i, diff)
+			}
+			if q.Len() != len(model) {
+				t.Fatalf("step %d: Len() = %d, want %d", i, q.Len(), len(model))
+			}
+		}
+	}
+	if got == 0 || skipped == 0 {
+		t.Errorf("the history handed out %d UIDs and had %d calls with nothing due: want both", got, skipped)
 	}
 }
