@@ -4,16 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// An update of the main resource that changes only scalar values the writing manager alone
+// An update that changes only scalar values the writing manager alone
 // already owns (a node lease's renewal: spec.renewTime) leaves every field set of the managed
 // fields as it was; kube-apiserver's field manager then only moves the writer's entry to the
 // current time (it records the changed fields under a placeholder manager, takes them from their
@@ -23,11 +28,15 @@ import (
 //
 //   - the objects' JSON (apiVersion and kind left out: the library sees the resource's on both;
 //     metadata.managedFields left out: the library drops the new object's and handles the live
-//     one's as checked below) has the same keys at the same places, the same lists byte for
-//     byte, and scalars that differ keep their JSON kind (a string stays a string, an integer an
-//     integer), so that the new object converts as the live one did and the comparison finds
-//     only those scalars modified, nothing added or removed (a changed scalar under an atomic
-//     map is reported at the map, which the ownership check below then refuses);
+//     one's as checked below) has the same keys at the same places, and scalars that differ keep
+//     their JSON kind (a string stays a string, an integer an integer), so that the new object
+//     converts as the live one did and the comparison finds only those scalars modified,
+//     nothing added or removed (a changed scalar under an atomic map is reported at the map,
+//     which the ownership check below then refuses); lists are the same byte for byte but for
+//     two kinds the schema names (jsonDiff.list): an atomic list, which the comparison reports
+//     modified as a whole, and an associative list with keys whose elements keep their keys and
+//     order, inside which the comparison goes on by key (a node's heartbeat changes its
+//     conditions' times);
 //   - every changed path is in the writer's entry and in no other entry, is not one of the
 //     metadata fields the library strips from the writer's fields, and is not a field the
 //     resource resets (so that the writer records each of them);
@@ -41,7 +50,9 @@ import (
 //
 // The field sets are the stored ones, which the write that stored them already reconciled with
 // this server's schema, so that the library's reconciliation leaves them as they are; their
-// managed fields mean that the write converted the live object without error.
+// managed fields mean that the write converted the live object without error. A write of the
+// status subresource takes the same proof on what statusOnly keeps of the two objects
+// (statusScalarUpdate).
 func scalarUpdate(t target, live, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "" || t.manager == "" {
 		return false
@@ -58,12 +69,60 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		// The library encodes the entries it decoded from the new object's.
 		base = sent
 	}
-	changed, ok := changedScalars(live, obj)
+	changed, ok := changedScalars(t.res, live, obj)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
 		return false
 	}
+	out, ok := ownedScalars(t, base, changed)
+	if !ok {
+		return false
+	}
+	nm.SetManagedFields(out)
+	scalarUpdates.Add(1)
+	return true
+}
+
+// statusScalarUpdate is scalarUpdate for a write of the status subresource, on the copies
+// statusOnly made of the live object (liveCut) and the written one (objCut): it sets the
+// managed fields of obj, the written object, and tells whether it did. What differs from an
+// update of the main resource is what the library does for a subresource: it always takes the
+// live object's managed fields (those the write sends are dropped), the writer's entry is the
+// one of its manager for the subresource, and the fields the subresource resets are the spec's
+// (statusOnly has already found everything but the status equal). The comparison leaves the
+// managed fields out of the cuts' JSON, as it skips them anyway.
+func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
+	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
+		return false
+	}
+	lm, nm := mustMeta(liveCut), mustMeta(objCut)
+	base, sent := lm.GetManagedFields(), nm.GetManagedFields()
+	if len(base) == 0 {
+		return false
+	}
+	lm.SetManagedFields(nil)
+	nm.SetManagedFields(nil)
+	changed, ok := changedScalars(t.res, liveCut, objCut)
+	lm.SetManagedFields(base)
+	nm.SetManagedFields(sent)
+	if !ok || len(changed) == 0 {
+		return false
+	}
+	out, ok := ownedScalars(t, base, changed)
+	if !ok {
+		return false
+	}
+	mustMeta(obj).SetManagedFields(out)
+	scalarUpdates.Add(1)
+	return true
+}
+
+// ownedScalars returns the managed fields the library makes of base for a write by t.manager
+// (through t.subresource) that modifies the fields at the paths changed and nothing else, and
+// false where it cannot prove that (see scalarUpdate): the entries as they were, the writer's
+// marked for stampManagedFields.
+func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpath.Path) ([]metav1.ManagedFieldsEntry, bool) {
 	gv := t.res.gv.String()
 	sets := make([]*fieldpath.Set, len(base))
 	writer, updaters := -1, 0
@@ -71,42 +130,42 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	for i, e := range base {
 		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
 			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
-			return false
+			return nil, false
 		}
 		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
 		if seen[id] {
-			return false
+			return nil, false
 		}
 		seen[id] = true
 		set := &fieldpath.Set{}
 		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil || set.Empty() {
-			return false
+			return nil, false
 		}
 		if set.Has(managedFieldsPath) || !set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty() {
-			return false
+			return nil, false
 		}
 		sets[i] = set
 		if e.Operation == metav1.ManagedFieldsOperationUpdate {
 			updaters++
-			if e.Manager == t.manager && e.Subresource == "" {
+			if e.Manager == t.manager && e.Subresource == t.subresource {
 				writer = i
 			}
 		}
 	}
 	if writer < 0 || updaters > maxUpdateManagers {
-		return false
+		return nil, false
 	}
 	changedSet := fieldpath.NewSet(changed...)
 	if !changedSet.Intersection(strippedFields).Empty() {
-		return false
+		return nil, false
 	}
-	if filter := resetFields(t.res, "")[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
-		return false
+	if filter := resetFields(t.res, t.subresource)[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
+		return nil, false
 	}
 	for _, p := range changed {
 		for i, set := range sets {
 			if set.Has(p) != (i == writer) {
-				return false
+				return nil, false
 			}
 		}
 	}
@@ -114,7 +173,7 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	for i, e := range base {
 		raw, err := sets[i].ToJSON()
 		if err != nil {
-			return false
+			return nil, false
 		}
 		out[i] = e
 		out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
@@ -127,9 +186,7 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		stale = metav1.NewTime(time.Unix(0, 0))
 	}
 	out[writer].Time = &stale
-	nm.SetManagedFields(out)
-	scalarUpdates.Add(1)
-	return true
+	return out, true
 }
 
 // scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
@@ -206,8 +263,9 @@ func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
 }
 
 // changedScalars returns the paths of the scalars whose values differ between the JSON of live
-// and obj, and false if anything else differs (see scalarUpdate) or either does not marshal.
-func changedScalars(live, obj runtime.Object) ([]fieldpath.Path, bool) {
+// and obj, and of the atomic lists that differ, and false if anything else differs (see
+// scalarUpdate and typedLists) or either does not marshal.
+func changedScalars(res *resource, live, obj runtime.Object) ([]fieldpath.Path, bool) {
 	a, err := json.Marshal(live)
 	if err != nil {
 		return nil, false
@@ -223,19 +281,29 @@ func changedScalars(live, obj runtime.Object) ([]fieldpath.Path, bool) {
 		return nil, false
 	}
 	d := jsonDiff{}
-	if !d.value(a, b, nil) {
+	var root *smdschema.TypeRef
+	if r, ok := rootType(res); ok {
+		d.schema, root = r.schema, &r.ref
+	}
+	if !d.value(a, b, nil, root) {
 		return nil, false
 	}
 	return d.changed, true
 }
 
-// jsonDiff walks two documents of compact JSON, as encoding/json writes them, in step.
+// jsonDiff walks two documents of compact JSON, as encoding/json writes them, in step, beside
+// the schema of their type, as the library's typed comparison (typed.Comparison) walks the
+// typed values: the path of a changed scalar is the scalar's, that of a changed atomic list is
+// the list's, and the elements of an associative list with keys are named by their keys. A
+// value whose type the schema does not give (or a walk without a schema) can only be a scalar.
 type jsonDiff struct {
+	schema  *smdschema.Schema
 	changed []fieldpath.Path
 }
 
-// value compares the values a and b (each exactly one value) at path.
-func (d *jsonDiff) value(a, b []byte, path []string) bool {
+// value compares the values a and b (each exactly one value) at path, whose type is tr (nil if
+// unknown).
+func (d *jsonDiff) value(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
@@ -245,26 +313,32 @@ func (d *jsonDiff) value(a, b []byte, path []string) bool {
 	}
 	switch ka {
 	case '{':
-		return d.object(a, b, path)
+		return d.object(a, b, path, tr)
+	case '[':
+		return d.list(a, b, path, tr)
 	case '"', 't':
 	case '0':
 		if isInteger(a) != isInteger(b) {
 			return false
 		}
-	default: // lists, null
+	default: // null
 		return false
 	}
-	p := make(fieldpath.Path, len(path))
-	for i := range path {
-		p[i] = fieldpath.PathElement{FieldName: &path[i]}
-	}
-	d.changed = append(d.changed, p)
+	// Every path is a slice of its own (each step appends past a cut capacity), so that the
+	// changed paths share no array.
+	d.changed = append(d.changed, path)
 	return true
 }
 
 // object compares two objects key by key; both list their keys in the same order when they have
 // the same ones (struct fields in declaration order, map keys sorted).
-func (d *jsonDiff) object(a, b []byte, path []string) bool {
+func (d *jsonDiff) object(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
+	var m *smdschema.Map
+	if tr != nil && d.schema != nil {
+		if atom, ok := d.schema.Resolve(*tr); ok {
+			m = atom.Map
+		}
+	}
 	i, j := 1, 1
 	for {
 		var ka, kb, va, vb []byte
@@ -291,24 +365,204 @@ func (d *jsonDiff) object(a, b []byte, path []string) bool {
 		if !bytes.Equal(ka, kb) {
 			return false
 		}
+		if bytes.Equal(va, vb) {
+			continue
+		}
 		key, ok := unquote(ka)
 		if !ok {
 			return false
 		}
-		if !d.value(va, vb, append(path[:len(path):len(path)], key)) {
+		// The type of the member as the typed comparison finds it (visitMapItem): the
+		// struct's field of that name, else the map's element type.
+		var child *smdschema.TypeRef
+		if m != nil {
+			ft := m.ElementType
+			if sf, ok := m.FindField(key); ok {
+				ft = sf.Type
+			}
+			child = &ft
+		}
+		if !d.value(va, vb, append(path[:len(path):len(path)], fieldpath.PathElement{FieldName: &key}), child) {
 			return false
 		}
 	}
 }
 
+// list compares two lists that differ, of type tr. An atomic list is one leaf, changed as a
+// whole (the typed comparison reports it modified where both sides have elements). An
+// associative list with keys may differ only inside its elements: the same number of elements,
+// each an object, in the same order, with the same keys (every key field present, a string, an
+// integer or a boolean, the same bytes on both sides), no two elements with the same keys; the
+// typed comparison then pairs the elements by their keys, which are those at the same index,
+// and compares each pair. Anything else (an element added, removed or moved, duplicates, which
+// the library compares as a whole, a set of scalars, a list the schema does not describe, an
+// empty list, which the library compares as a leaf) is refused.
+func (d *jsonDiff) list(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
+	if tr == nil || d.schema == nil {
+		return false
+	}
+	atom, ok := d.schema.Resolve(*tr)
+	if !ok || atom.List == nil {
+		return false
+	}
+	l := atom.List
+	ea, ok := elements(a)
+	if !ok || len(ea) == 0 {
+		return false
+	}
+	eb, ok := elements(b)
+	if !ok || len(eb) == 0 {
+		return false
+	}
+	switch {
+	case l.ElementRelationship == smdschema.Atomic:
+		d.changed = append(d.changed, path)
+		return true
+	case l.ElementRelationship != smdschema.Associative || len(l.Keys) == 0 || len(ea) != len(eb):
+		return false
+	}
+	seen := make(map[string]bool, len(ea))
+	keys := make([][]byte, len(l.Keys))
+	for i := range ea {
+		if ea[i][0] != '{' || eb[i][0] != '{' {
+			return false
+		}
+		id := make([]byte, 0, 32)
+		for k, name := range l.Keys {
+			va, ok := memberValue(ea[i], name)
+			if !ok {
+				return false
+			}
+			vb, ok := memberValue(eb[i], name)
+			if !ok || !bytes.Equal(va, vb) {
+				return false
+			}
+			if c := jsonKind(va[0]); c != '"' && c != 't' && (c != '0' || !isInteger(va)) {
+				return false
+			}
+			keys[k] = va
+			id = append(append(id, va...), 0)
+		}
+		if seen[string(id)] {
+			return false
+		}
+		seen[string(id)] = true
+		if bytes.Equal(ea[i], eb[i]) {
+			continue
+		}
+		pe, ok := keyElement(l.Keys, keys)
+		if !ok || !d.object(ea[i], eb[i], append(path[:len(path):len(path)], pe), &l.ElementType) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyElement is the path element of the list element whose key fields names have the JSON
+// values raw, as the library names it: the fields sorted by name.
+func keyElement(names []string, raw [][]byte) (fieldpath.PathElement, bool) {
+	fields := make(value.FieldList, len(names))
+	for i, name := range names {
+		var v any
+		switch r := raw[i]; jsonKind(r[0]) {
+		case '"':
+			s, ok := unquote(r)
+			if !ok {
+				return fieldpath.PathElement{}, false
+			}
+			v = s
+		case 't':
+			v = r[0] == 't'
+		default:
+			n, err := strconv.ParseInt(string(r), 10, 64)
+			if err != nil {
+				return fieldpath.PathElement{}, false
+			}
+			v = n
+		}
+		fields[i] = value.Field{Name: name, Value: value.NewValueInterface(v)}
+	}
+	fields.Sort()
+	return fieldpath.PathElement{Key: &fields}, true
+}
+
+// elements splits a JSON list into its elements.
+func elements(s []byte) ([][]byte, bool) {
+	if len(s) < 2 || s[0] != '[' {
+		return nil, false
+	}
+	var out [][]byte
+	i := 1
+	if s[i] == ']' {
+		return out, i == len(s)-1
+	}
+	for {
+		end, ok := skipValue(s, i)
+		if !ok || end >= len(s) {
+			return nil, false
+		}
+		out = append(out, s[i:end])
+		switch s[end] {
+		case ',':
+			i = end + 1
+		case ']':
+			return out, end == len(s)-1
+		default:
+			return nil, false
+		}
+	}
+}
+
+// memberValue is the value of the member name of the JSON object s, if it has one.
+func memberValue(s []byte, name string) ([]byte, bool) {
+	for i := 1; ; {
+		k, v, next, ok := member(s, i)
+		if !ok || k == nil {
+			return nil, false
+		}
+		if len(k) == len(name)+2 && string(k[1:len(k)-1]) == name {
+			return v, true
+		}
+		i = next
+	}
+}
+
+// typeRoot is the schema of a resource's objects, as the type converter has it.
+type typeRoot struct {
+	schema *smdschema.Schema
+	ref    smdschema.TypeRef
+}
+
+// typeRoots caches rootType's answers by resource.
+var typeRoots sync.Map
+
+// rootType is the schema and type of res's objects: those of the typed value the type converter
+// makes of an empty object, so that the comparison reads the schema the library's walk reads.
+func rootType(res *resource) (typeRoot, bool) {
+	if r, ok := typeRoots.Load(res); ok {
+		rt := r.(typeRoot)
+		return rt, rt.schema != nil
+	}
+	var rt typeRoot
+	if tc, err := typeConverter(); err == nil {
+		obj := res.newObj()
+		obj.GetObjectKind().SetGroupVersionKind(res.gvk())
+		if tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
+			rt = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
+		}
+	}
+	typeRoots.Store(res, rt)
+	return rt, rt.schema != nil
+}
+
 // skipped tells whether the member key of the object at path is left out of the comparison:
 // apiVersion and kind at the top, metadata.managedFields.
-func skipped(path []string, key []byte) bool {
+func skipped(path fieldpath.Path, key []byte) bool {
 	switch len(path) {
 	case 0:
 		return string(key) == `"apiVersion"` || string(key) == `"kind"`
 	case 1:
-		return path[0] == "metadata" && string(key) == `"managedFields"`
+		return path[0].FieldName != nil && *path[0].FieldName == "metadata" && string(key) == `"managedFields"`
 	}
 	return false
 }
