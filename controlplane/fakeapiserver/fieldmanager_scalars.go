@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +70,17 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		// The library encodes the entries it decoded from the new object's.
 		base = sent
 	}
-	changed, ok := changedScalars(t.res, live, obj)
+	// The comparison leaves the managed fields out; shallow copies without them spare their
+	// encoding (the live object is the stored one, which others read: it is not changed).
+	a, ok := shallowWithoutManagedFields(live)
+	if !ok {
+		return false
+	}
+	b, ok := shallowWithoutManagedFields(obj)
+	if !ok {
+		return false
+	}
+	changed, ok := changedScalars(t.res, a, b)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
@@ -82,6 +93,23 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	nm.SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
+}
+
+// shallowWithoutManagedFields is a shallow copy of obj (a pointer to a struct with an ObjectMeta)
+// without its managed fields; what else it holds it shares with obj.
+func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	m := c.Elem().FieldByName("ObjectMeta")
+	if !m.IsValid() || m.Type() != reflect.TypeFor[metav1.ObjectMeta]() {
+		return nil, false
+	}
+	m.Addr().Interface().(*metav1.ObjectMeta).ManagedFields = nil
+	return c.Interface(), true
 }
 
 // statusScalarUpdate is scalarUpdate for a write of the status subresource, on the copies
@@ -137,11 +165,8 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 			return nil, false
 		}
 		seen[id] = true
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil || set.Empty() {
-			return nil, false
-		}
-		if set.Has(managedFieldsPath) || !set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty() {
+		set, ok := decodedSet(e.FieldsV1.Raw)
+		if !ok {
 			return nil, false
 		}
 		sets[i] = set
@@ -171,12 +196,10 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 	}
 	out := make([]metav1.ManagedFieldsEntry, len(base))
 	for i, e := range base {
-		raw, err := sets[i].ToJSON()
-		if err != nil {
-			return nil, false
-		}
+		// The set's encoding: the bytes it was read from, when they are what the library
+		// writes for it (decodedSet checked), in an array of their own.
 		out[i] = e
-		out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		out[i].FieldsV1 = &metav1.FieldsV1{Raw: bytes.Clone(e.FieldsV1.Raw)}
 	}
 	// The library stamps the writer's entry; trackFields then gives it the server's time and
 	// sorts the entries by the times stored (stampManagedFields). Any time other than the stored
@@ -188,6 +211,46 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 	out[writer].Time = &stale
 	return out, true
 }
+
+// decodedSet is the field set raw encodes, if it decodes, is not empty (the library drops an
+// empty one), names nothing under metadata.managedFields (see scalarUpdate), and is encoded as
+// the library encodes it (so that the entry keeps its bytes): false otherwise. The answers are
+// kept (decodedSets) by the bytes, which repeat from write to write of an object and across
+// objects (every node lease's entry is the same); callers only read the sets.
+func decodedSet(raw []byte) (*fieldpath.Set, bool) {
+	if d, ok := decodedSets.Load(string(raw)); ok {
+		set := d.(*fieldpath.Set)
+		return set, set != nil
+	}
+	set := &fieldpath.Set{}
+	ok := set.FromJSON(bytes.NewReader(raw)) == nil && !set.Empty() &&
+		!set.Has(managedFieldsPath) && set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty()
+	if ok {
+		enc, err := set.ToJSON()
+		ok = err == nil && bytes.Equal(enc, raw)
+	}
+	if !ok {
+		set = nil
+	}
+	if decodedSetCount.Add(1) > maxDecodedSets {
+		// A bound on the memory: every pod's entries differ (its UID is in them), so a fleet's
+		// would grow the cache without end.
+		decodedSets.Clear()
+		decodedSetCount.Store(1)
+	}
+	decodedSets.Store(string(raw), set)
+	return set, ok
+}
+
+// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetCount counts its
+// entries, roughly (racing writers may each clear it).
+var (
+	decodedSets     sync.Map
+	decodedSetCount atomic.Int64
+)
+
+// maxDecodedSets bounds decodedSets.
+const maxDecodedSets = 1024
 
 // scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
 var scalarUpdates atomic.Int64
@@ -265,7 +328,7 @@ func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
 // changedScalars returns the paths of the scalars whose values differ between the JSON of live
 // and obj, and of the atomic lists that differ, and false if anything else differs (see
 // scalarUpdate and typedLists) or either does not marshal.
-func changedScalars(res *resource, live, obj runtime.Object) ([]fieldpath.Path, bool) {
+func changedScalars(res *resource, live, obj any) ([]fieldpath.Path, bool) {
 	a, err := json.Marshal(live)
 	if err != nil {
 		return nil, false
