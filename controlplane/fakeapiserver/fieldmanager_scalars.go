@@ -131,7 +131,10 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	}
 	lm.SetManagedFields(nil)
 	nm.SetManagedFields(nil)
-	changed, ok := changedScalars(t.res, liveCut, objCut)
+	changed, ok := []fieldpath.Path(nil), sameKeys(reflect.ValueOf(liveCut), reflect.ValueOf(objCut))
+	if ok {
+		changed, ok = changedScalars(t.res, liveCut, objCut)
+	}
 	lm.SetManagedFields(base)
 	nm.SetManagedFields(sent)
 	if !ok || len(changed) == 0 {
@@ -143,6 +146,54 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	}
 	mustMeta(obj).SetManagedFields(out)
 	scalarUpdates.Add(1)
+	return true
+}
+
+// sameKeys is a check, without encoding, that a and b (values of one type) may encode to JSON
+// with the same keys: false where they surely do not, a field marked omitempty empty in one and
+// not in the other, a pointer or map nil in one only, maps with other keys, a list empty in one
+// only, a value with JSON methods of its own zero in one only. A status write that changes
+// which fields are set (a pod's from Pending to Running) then spares the encoding of both
+// objects that changedScalars would refuse; lists are not looked into (an atomic list may
+// change inside), and a false answer only sends the write to the library's path.
+func sameKeys(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameKeys(a.Elem(), b.Elem())
+	case reflect.Slice:
+		return a.IsNil() == b.IsNil() && (a.Len() == 0) == (b.Len() == 0)
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		it := a.MapRange()
+		for it.Next() {
+			v := b.MapIndex(it.Key())
+			if !v.IsValid() || !sameKeys(it.Value(), v) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		if hasOwnCodec(a.Type()) {
+			return a.IsZero() == b.IsZero()
+		}
+		for _, f := range fieldsOf(a.Type()) {
+			if f.skip || f.refuse {
+				continue
+			}
+			fa, fb := a.Field(f.index), b.Field(f.index)
+			if f.omitEmpty && fa.IsZero() != fb.IsZero() {
+				return false
+			}
+			if !sameKeys(fa, fb) {
+				return false
+			}
+		}
+	}
 	return true
 }
 
