@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
@@ -158,6 +160,63 @@ func BenchmarkPodStatusWrite(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkLeaseRenewal measures the node lease's renewal in process (Direct.UpdateLease with a
+// new renewTime, as the kubelet writes it every ten seconds), and BenchmarkNodeHeartbeat the node
+// status heartbeat (PATCH nodes/NAME/status with a strategic merge patch of the conditions whose
+// times changed, as the kubelet writes it when its status is due).
+func BenchmarkLeaseRenewal(b *testing.B) {
+	srv := newServer(b, testOptions())
+	d := srv.Direct(rest.DefaultKubernetesUserAgent())
+	ctx := context.Background()
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	lease, err := d.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &metav1.MicroTime{Time: start}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		lease.Spec.RenewTime = &metav1.MicroTime{Time: start.Add(time.Duration(i) * 10 * time.Second)}
+		if lease, err = d.UpdateLease(ctx, lease); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNodeHeartbeat(b *testing.B) {
+	srv := newServer(b, testOptions())
+	d := srv.Direct(rest.DefaultKubernetesUserAgent())
+	ctx := context.Background()
+	if _, err := d.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"kubernetes.io/hostname": "node-1"}}}); err != nil {
+		b.Fatal(err)
+	}
+	patch := func(i int) []byte {
+		at := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 10 * time.Second).Format(time.RFC3339)
+		var conds []string
+		for _, c := range []string{"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"} {
+			status, reason := "False", "KubeletHasSufficient"+c
+			if c == "Ready" {
+				status, reason = "True", "KubeletReady"
+			}
+			conds = append(conds, fmt.Sprintf(`{"type":%q,"status":%q,"lastHeartbeatTime":%q,"lastTransitionTime":"2026-01-01T00:00:00Z","reason":%q,"message":"ok"}`, c, status, at, reason))
+		}
+		return []byte(`{"status":{"conditions":[` + strings.Join(conds, ",") + `]}}`)
+	}
+	if _, err := d.PatchNodeStatus(ctx, "node-1", types.StrategicMergePatchType, patch(0)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := d.PatchNodeStatus(ctx, "node-1", types.StrategicMergePatchType, patch(i)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -25,9 +25,11 @@ import (
 // trace events, and the API server's request metrics count it with the labels the HTTP request
 // gets. What differs is only what the wire does:
 //
-//   - an object sent (a create, an update) is encoded and decoded once, as the handler decodes
-//     the body, so that it is stored exactly as it would be from the wire (times to the second
-//     or microsecond, empty lists and maps dropped);
+//   - an object sent (a create, an update) is stored exactly as it would be from the wire
+//     (times to the second or microsecond in the local zone, empty lists and maps of omitempty
+//     fields dropped): a deep copy with what the round trip changes changed field by field
+//     (wireCopy), or, for what that cannot tell, encoded and decoded once, as the handler
+//     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
 //     which is what client-go's typed clients decode from the answer: the stored object is
 //     never handed out;
@@ -112,8 +114,20 @@ func clientError(err error) error {
 	return &apierrors.StatusError{ErrStatus: st}
 }
 
-// wireObject is obj as the handler decodes it from a request body.
+// wireObject is obj as the handler decodes it from a request body: wireCopy's copy where it can
+// tell, else the round trip itself.
 func wireObject(res *resource, obj runtime.Object) (runtime.Object, error) {
+	if wireCopies {
+		if out, ok := wireCopy(res, obj); ok {
+			return out, nil
+		}
+	}
+	return wireRoundTrip(res, obj)
+}
+
+// wireRoundTrip is obj encoded as a client encodes a request body and decoded as the handler
+// decodes it.
+func wireRoundTrip(res *resource, obj runtime.Object) (runtime.Object, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("encode %s: %v", res.kind, err))
@@ -121,6 +135,9 @@ func wireObject(res *resource, obj runtime.Object) (runtime.Object, error) {
 	out, _, err := decode(res, body{data: data}, validationWarn)
 	return out, err
 }
+
+// wireCopies lets wireObject take wireCopy; a test turns it off to compare with the round trip.
+var wireCopies = true
 
 // answer is the object a typed client decodes from an answer carrying e: a copy of the stored
 // object without its apiVersion and kind.

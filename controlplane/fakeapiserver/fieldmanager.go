@@ -284,6 +284,10 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 		return obj
 	}
 	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
+		if statusScalarUpdate(t, liveCut, objCut, obj) {
+			s.stampManagedFields(before, obj)
+			return obj
+		}
 		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
 		s.stampManagedFields(before, obj)

@@ -2,9 +2,9 @@ package fakeapiserver
 
 import (
 	"bytes"
-	"encoding/json"
+	"reflect"
 	"sort"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// An update of the main resource that changes only scalar values the writing manager alone
+// An update that changes only scalar values the writing manager alone
 // already owns (a node lease's renewal: spec.renewTime) leaves every field set of the managed
 // fields as it was; kube-apiserver's field manager then only moves the writer's entry to the
 // current time (it records the changed fields under a placeholder manager, takes them from their
@@ -23,11 +23,15 @@ import (
 //
 //   - the objects' JSON (apiVersion and kind left out: the library sees the resource's on both;
 //     metadata.managedFields left out: the library drops the new object's and handles the live
-//     one's as checked below) has the same keys at the same places, the same lists byte for
-//     byte, and scalars that differ keep their JSON kind (a string stays a string, an integer an
-//     integer), so that the new object converts as the live one did and the comparison finds
-//     only those scalars modified, nothing added or removed (a changed scalar under an atomic
-//     map is reported at the map, which the ownership check below then refuses);
+//     one's as checked below) has the same keys at the same places, and scalars that differ keep
+//     their JSON kind (a string stays a string, an integer an integer), so that the new object
+//     converts as the live one did and the comparison finds only those scalars modified,
+//     nothing added or removed (a changed scalar under an atomic map is reported at the map,
+//     which the ownership check below then refuses); lists are the same byte for byte but for
+//     two kinds the schema names (jsonDiff.list): an atomic list, which the comparison reports
+//     modified as a whole, and an associative list with keys whose elements keep their keys and
+//     order, inside which the comparison goes on by key (a node's heartbeat changes its
+//     conditions' times);
 //   - every changed path is in the writer's entry and in no other entry, is not one of the
 //     metadata fields the library strips from the writer's fields, and is not a field the
 //     resource resets (so that the writer records each of them);
@@ -41,7 +45,9 @@ import (
 //
 // The field sets are the stored ones, which the write that stored them already reconciled with
 // this server's schema, so that the library's reconciliation leaves them as they are; their
-// managed fields mean that the write converted the live object without error.
+// managed fields mean that the write converted the live object without error. A write of the
+// status subresource takes the same proof on what statusOnly keeps of the two objects
+// (statusScalarUpdate).
 func scalarUpdate(t target, live, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "" || t.manager == "" {
 		return false
@@ -58,12 +64,90 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		// The library encodes the entries it decoded from the new object's.
 		base = sent
 	}
-	changed, ok := changedScalars(live, obj)
+	// The comparison leaves the managed fields out; shallow copies without them spare their
+	// encoding (the live object is the stored one, which others read: it is not changed).
+	a, ok := shallowWithoutManagedFields(live)
+	if !ok {
+		return false
+	}
+	b, ok := shallowWithoutManagedFields(obj)
+	if !ok {
+		return false
+	}
+	changed, ok := changedScalars(t.res, a, b)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
 		return false
 	}
+	out, ok := ownedScalars(t, base, changed)
+	if !ok {
+		return false
+	}
+	nm.SetManagedFields(out)
+	scalarUpdates.Add(1)
+	return true
+}
+
+// shallowWithoutManagedFields is a shallow copy of obj (a pointer to a struct with an ObjectMeta)
+// without its managed fields; what else it holds it shares with obj.
+func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	m := c.Elem().FieldByName("ObjectMeta")
+	if !m.IsValid() || m.Type() != reflect.TypeFor[metav1.ObjectMeta]() {
+		return nil, false
+	}
+	m.Addr().Interface().(*metav1.ObjectMeta).ManagedFields = nil
+	return c.Interface(), true
+}
+
+// statusScalarUpdate is scalarUpdate for a write of the status subresource, on the copies
+// statusOnly made of the live object (liveCut) and the written one (objCut): it sets the
+// managed fields of obj, the written object, and tells whether it did. What differs from an
+// update of the main resource is what the library does for a subresource: it always takes the
+// live object's managed fields (those the write sends are dropped), the writer's entry is the
+// one of its manager for the subresource, and the fields the subresource resets are the spec's
+// (statusOnly has already found everything but the status equal). The comparison leaves the
+// managed fields out of the cuts' JSON, as it skips them anyway.
+func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
+	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
+		return false
+	}
+	lm, nm := mustMeta(liveCut), mustMeta(objCut)
+	base, sent := lm.GetManagedFields(), nm.GetManagedFields()
+	if len(base) == 0 {
+		return false
+	}
+	lm.SetManagedFields(nil)
+	nm.SetManagedFields(nil)
+	changed, ok := []fieldpath.Path(nil), sameKeys(reflect.ValueOf(liveCut), reflect.ValueOf(objCut))
+	if ok {
+		changed, ok = changedScalars(t.res, liveCut, objCut)
+	}
+	lm.SetManagedFields(base)
+	nm.SetManagedFields(sent)
+	if !ok || len(changed) == 0 {
+		return false
+	}
+	out, ok := ownedScalars(t, base, changed)
+	if !ok {
+		return false
+	}
+	mustMeta(obj).SetManagedFields(out)
+	scalarUpdates.Add(1)
+	return true
+}
+
+// ownedScalars returns the managed fields the library makes of base for a write by t.manager
+// (through t.subresource) that modifies the fields at the paths changed and nothing else, and
+// false where it cannot prove that (see scalarUpdate): the entries as they were, the writer's
+// marked for stampManagedFields.
+func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpath.Path) ([]metav1.ManagedFieldsEntry, bool) {
 	gv := t.res.gv.String()
 	sets := make([]*fieldpath.Set, len(base))
 	writer, updaters := -1, 0
@@ -71,53 +155,48 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	for i, e := range base {
 		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
 			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
-			return false
+			return nil, false
 		}
 		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
 		if seen[id] {
-			return false
+			return nil, false
 		}
 		seen[id] = true
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil || set.Empty() {
-			return false
-		}
-		if set.Has(managedFieldsPath) || !set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty() {
-			return false
+		set, ok := decodedSet(e.FieldsV1.Raw)
+		if !ok {
+			return nil, false
 		}
 		sets[i] = set
 		if e.Operation == metav1.ManagedFieldsOperationUpdate {
 			updaters++
-			if e.Manager == t.manager && e.Subresource == "" {
+			if e.Manager == t.manager && e.Subresource == t.subresource {
 				writer = i
 			}
 		}
 	}
 	if writer < 0 || updaters > maxUpdateManagers {
-		return false
+		return nil, false
 	}
 	changedSet := fieldpath.NewSet(changed...)
 	if !changedSet.Intersection(strippedFields).Empty() {
-		return false
+		return nil, false
 	}
-	if filter := resetFields(t.res, "")[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
-		return false
+	if filter := resetFields(t.res, t.subresource)[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
+		return nil, false
 	}
 	for _, p := range changed {
 		for i, set := range sets {
 			if set.Has(p) != (i == writer) {
-				return false
+				return nil, false
 			}
 		}
 	}
 	out := make([]metav1.ManagedFieldsEntry, len(base))
 	for i, e := range base {
-		raw, err := sets[i].ToJSON()
-		if err != nil {
-			return false
-		}
+		// The set's encoding: the bytes it was read from, when they are what the library
+		// writes for it (decodedSet checked), in an array of their own.
 		out[i] = e
-		out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		out[i].FieldsV1 = &metav1.FieldsV1{Raw: bytes.Clone(e.FieldsV1.Raw)}
 	}
 	// The library stamps the writer's entry; trackFields then gives it the server's time and
 	// sorts the entries by the times stored (stampManagedFields). Any time other than the stored
@@ -127,10 +206,48 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 		stale = metav1.NewTime(time.Unix(0, 0))
 	}
 	out[writer].Time = &stale
-	nm.SetManagedFields(out)
-	scalarUpdates.Add(1)
-	return true
+	return out, true
 }
+
+// decodedSet is the field set raw encodes, if it decodes, is not empty (the library drops an
+// empty one), names nothing under metadata.managedFields (see scalarUpdate), and is encoded as
+// the library encodes it (so that the entry keeps its bytes): false otherwise. The answers are
+// kept (decodedSets) by the bytes, which repeat from write to write of an object and across
+// objects (every node lease's entry is the same); callers only read the sets.
+func decodedSet(raw []byte) (*fieldpath.Set, bool) {
+	if d, ok := decodedSets.Load(string(raw)); ok {
+		set := d.(*fieldpath.Set)
+		return set, set != nil
+	}
+	set := &fieldpath.Set{}
+	ok := set.FromJSON(bytes.NewReader(raw)) == nil && !set.Empty() &&
+		!set.Has(managedFieldsPath) && set.WithPrefix(managedFieldsPath[0]).WithPrefix(managedFieldsPath[1]).Empty()
+	if ok {
+		enc, err := set.ToJSON()
+		ok = err == nil && bytes.Equal(enc, raw)
+	}
+	if !ok {
+		set = nil
+	}
+	if decodedSetCount.Add(1) > maxDecodedSets {
+		// A bound on the memory: every pod's entries differ (its UID is in them), so a fleet's
+		// would grow the cache without end.
+		decodedSets.Clear()
+		decodedSetCount.Store(1)
+	}
+	decodedSets.Store(string(raw), set)
+	return set, ok
+}
+
+// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetCount counts its
+// entries, roughly (racing writers may each clear it).
+var (
+	decodedSets     sync.Map
+	decodedSetCount atomic.Int64
+)
+
+// maxDecodedSets bounds decodedSets.
+const maxDecodedSets = 1024
 
 // scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
 var scalarUpdates atomic.Int64
@@ -203,209 +320,4 @@ func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
 		}
 	}
 	return true
-}
-
-// changedScalars returns the paths of the scalars whose values differ between the JSON of live
-// and obj, and false if anything else differs (see scalarUpdate) or either does not marshal.
-func changedScalars(live, obj runtime.Object) ([]fieldpath.Path, bool) {
-	a, err := json.Marshal(live)
-	if err != nil {
-		return nil, false
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, false
-	}
-	// encoding/json writes every invalid UTF-8 sequence as the escape of U+FFFD (and a valid
-	// U+FFFD as itself), so two different invalid strings (a protobuf body is not checked for
-	// UTF-8) would look equal here while the library's typed comparison sees the change.
-	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
-		return nil, false
-	}
-	d := jsonDiff{}
-	if !d.value(a, b, nil) {
-		return nil, false
-	}
-	return d.changed, true
-}
-
-// jsonDiff walks two documents of compact JSON, as encoding/json writes them, in step.
-type jsonDiff struct {
-	changed []fieldpath.Path
-}
-
-// value compares the values a and b (each exactly one value) at path.
-func (d *jsonDiff) value(a, b []byte, path []string) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	ka, kb := jsonKind(a[0]), jsonKind(b[0])
-	if ka != kb {
-		return false
-	}
-	switch ka {
-	case '{':
-		return d.object(a, b, path)
-	case '"', 't':
-	case '0':
-		if isInteger(a) != isInteger(b) {
-			return false
-		}
-	default: // lists, null
-		return false
-	}
-	p := make(fieldpath.Path, len(path))
-	for i := range path {
-		p[i] = fieldpath.PathElement{FieldName: &path[i]}
-	}
-	d.changed = append(d.changed, p)
-	return true
-}
-
-// object compares two objects key by key; both list their keys in the same order when they have
-// the same ones (struct fields in declaration order, map keys sorted).
-func (d *jsonDiff) object(a, b []byte, path []string) bool {
-	i, j := 1, 1
-	for {
-		var ka, kb, va, vb []byte
-		var ok bool
-		for {
-			if ka, va, i, ok = member(a, i); !ok {
-				return false
-			}
-			if ka == nil || !skipped(path, ka) {
-				break
-			}
-		}
-		for {
-			if kb, vb, j, ok = member(b, j); !ok {
-				return false
-			}
-			if kb == nil || !skipped(path, kb) {
-				break
-			}
-		}
-		if ka == nil || kb == nil {
-			return ka == nil && kb == nil
-		}
-		if !bytes.Equal(ka, kb) {
-			return false
-		}
-		key, ok := unquote(ka)
-		if !ok {
-			return false
-		}
-		if !d.value(va, vb, append(path[:len(path):len(path)], key)) {
-			return false
-		}
-	}
-}
-
-// skipped tells whether the member key of the object at path is left out of the comparison:
-// apiVersion and kind at the top, metadata.managedFields.
-func skipped(path []string, key []byte) bool {
-	switch len(path) {
-	case 0:
-		return string(key) == `"apiVersion"` || string(key) == `"kind"`
-	case 1:
-		return path[0] == "metadata" && string(key) == `"managedFields"`
-	}
-	return false
-}
-
-// member reads the member of the object s that starts at i (just past '{' or a ','): its quoted
-// key, its value and the index past it. A nil key means the object ended.
-func member(s []byte, i int) (key, val []byte, next int, ok bool) {
-	if i < len(s) && s[i] == ',' {
-		i++
-	}
-	if i >= len(s) {
-		return nil, nil, i, false
-	}
-	if s[i] == '}' {
-		return nil, nil, i + 1, true
-	}
-	end, ok := skipValue(s, i)
-	if !ok || end >= len(s) || s[end] != ':' || s[i] != '"' {
-		return nil, nil, i, false
-	}
-	key = s[i:end]
-	vend, ok := skipValue(s, end+1)
-	if !ok {
-		return nil, nil, i, false
-	}
-	return key, s[end+1 : vend], vend, true
-}
-
-// skipValue returns the index past the value of compact JSON that starts at i.
-func skipValue(s []byte, i int) (int, bool) {
-	if i >= len(s) {
-		return i, false
-	}
-	switch s[i] {
-	case '"':
-		for k := i + 1; k < len(s); k++ {
-			switch s[k] {
-			case '\\':
-				k++
-			case '"':
-				return k + 1, true
-			}
-		}
-		return len(s), false
-	case '{', '[':
-		depth := 0
-		for k := i; k < len(s); k++ {
-			switch s[k] {
-			case '"':
-				end, ok := skipValue(s, k)
-				if !ok {
-					return end, false
-				}
-				k = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return k + 1, true
-				}
-			}
-		}
-		return len(s), false
-	}
-	k := i
-	for k < len(s) && !strings.ContainsRune(",}]:", rune(s[k])) {
-		k++
-	}
-	return k, k > i
-}
-
-// jsonKind is the kind of the value that starts with c: '{', '[', '"', 't' (a boolean), 'n'
-// (null) or '0' (a number).
-func jsonKind(c byte) byte {
-	switch c {
-	case '{', '[', '"', 'n':
-		return c
-	case 't', 'f':
-		return 't'
-	}
-	return '0'
-}
-
-// isInteger tells whether a JSON number has no fraction or exponent.
-func isInteger(n []byte) bool {
-	return !bytes.ContainsAny(n, ".eE")
-}
-
-// unquote is the string of a quoted JSON key.
-func unquote(q []byte) (string, bool) {
-	if bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1]), true
-	}
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return "", false
-	}
-	return s, true
 }

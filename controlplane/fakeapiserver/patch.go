@@ -93,6 +93,11 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 			if cut := withoutManagedFields(old.raw); cut != nil {
 				original = cut
 			}
+			if p.keepsSpec(t) {
+				if cut := withoutTopLevel(original, "spec"); cut != nil {
+					original = cut
+				}
+			}
 		}
 		patched, err := p.apply(t.res, original)
 		if err != nil {
@@ -154,8 +159,47 @@ func (p patchRequest) keepsManagedFields(t target, old *entry) bool {
 		!bytes.Contains(p.data, []byte("managedFields")) && !bytes.Contains(p.data, []byte(`\u`)) && metadataFirst(old.obj)
 }
 
-// patchWithoutManagedFields lets a status patch leave out the managed fields (keepsManagedFields);
-// a test turns it off to compare.
+// keepsSpec reports whether the patch, a status write that keepsManagedFields, can be applied to
+// the stored object without its spec and give the same object but for the spec: the patch
+// names no spec (in no spelling: keepsManagedFields has refused escapes), and merges key by key
+// (a directive at the top that replaces or retains keys drops the spec from both), and the
+// subresource is the status, whose strategy (prepareUpdate, keepStoredSpec) replaces the
+// patched object's spec with a copy of the stored one before anything reads it. The spec is a
+// pod's largest part after its managed fields.
+func (p patchRequest) keepsSpec(t target) bool {
+	sub, _ := t.res.subresource(t.subresource)
+	return t.subresource == "status" && sub.prepare == nil && !bytes.Contains(p.data, []byte("spec"))
+}
+
+// withoutTopLevel returns raw, an object encoded as compact JSON, without its member key, or nil
+// if it has none or raw is not such an object.
+func withoutTopLevel(raw []byte, key string) []byte {
+	if len(raw) < 2 || raw[0] != '{' {
+		return nil
+	}
+	for i := 1; ; {
+		k, _, next, ok := member(raw, i)
+		if !ok || k == nil {
+			return nil
+		}
+		if len(k) == len(key)+2 && string(k[1:len(k)-1]) == key {
+			start, end := i, next
+			// Drop the comma that joined the member to the one before it, or else the one after.
+			switch {
+			case raw[start] == ',':
+			case end < len(raw) && raw[end] == ',':
+				end++
+			}
+			out := make([]byte, 0, len(raw)-(end-start))
+			out = append(out, raw[:start]...)
+			return append(out, raw[end:]...)
+		}
+		i = next
+	}
+}
+
+// patchWithoutManagedFields lets a status patch leave out the managed fields (keepsManagedFields)
+// and the spec (keepsSpec); a test turns it off to compare.
 var patchWithoutManagedFields = true
 
 // withoutManagedFields returns raw, a typed object (metadataFirst) encoded as JSON, without its

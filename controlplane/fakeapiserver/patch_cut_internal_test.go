@@ -16,10 +16,12 @@ import (
 )
 
 // TestStatusPatchesWithoutManagedFields makes the same status patches on two servers, one that
-// applies them to the stored object without its managed fields (keepsManagedFields) and one to the
-// whole object, and wants the same errors, warnings and stored objects: patches of each type,
-// with unknown fields, wrong types, directives on the metadata, a stale resource version, another
-// name, the managed fields named plainly or with an escaped letter, and a node's labels.
+// applies them to the stored object without its managed fields (keepsManagedFields) and spec
+// (keepsSpec) and one to the whole object, and wants the same errors, warnings and stored
+// objects: patches of each type, with unknown fields, wrong types, directives on the metadata and
+// at the top, a stale resource version, another name, the managed fields named plainly or with an
+// escaped letter, the spec changed, mistyped, ordered or nulled, "spec" in a value or an unknown
+// field, and a node's labels and spec.
 func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 	defer func() { patchWithoutManagedFields = true }()
 	ctx := context.Background()
@@ -64,7 +66,17 @@ func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 		pod("kubelet", merge, `{"metadata":{"labels":{"managedFields":"y"}},"status":{"podIP":"10.0.0.12"}}`),
 		pod("kubelet", jsonPatch, `[{"op":"test","path":"/metadata/labels/managedFields","value":"x"},{"op":"replace","path":"/status/podIP","value":"10.0.0.13"}]`),
 		pod("kubelet", smp, `{"status":{"podIP":null}}`),
+		pod("kubelet", smp, `{"spec":{"nodeName":"node-2"},"status":{"podIP":"10.0.0.14"}}`),
+		pod("kubelet", smp, `{"spec":{"containers":"x"},"status":{"podIP":"10.0.0.15"}}`),
+		pod("kubelet", smp, `{"spec":{"$setElementOrder/containers":[{"name":"other"}]},"status":{"podIP":"10.0.0.16"}}`),
+		pod("kubelet", smp, `{"$setElementOrder/conditions":[{"type":"Ready"}],"status":{"podIP":"10.0.0.17"}}`),
+		pod("kubelet", smp, `{"$retainKeys":["metadata","status"],"status":{"podIP":"10.0.0.18"}}`),
+		pod("kubelet", smp, `{"$patch":"replace","metadata":{"name":"web","namespace":"default"},"status":{"podIP":"10.0.0.19"}}`),
+		pod("kubelet", merge, `{"spec":null,"status":{"podIP":"10.0.0.20"}}`),
+		pod("kubelet", merge, `{"status":{"podIP":"10.0.0.21","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:04Z","reason":"spec"}]}}`),
+		pod("kubelet", smp, `{"status":{"bogus":{"spec":1}}}`),
 		{"kubelet", "", "node-1", smp, `{"metadata":{"labels":{"zone":"a"}},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:10Z"}]}}`},
+		{"kubelet", "", "node-1", smp, `{"spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:15Z"}]}}`},
 		{"kubelet", "", "node-1", merge, `{"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:20Z"}]}}`},
 	}
 	whole, cut := newServer(), newServer()
@@ -84,6 +96,9 @@ func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 	}
 	if withoutManagedFields(stored.raw) == nil {
 		t.Errorf("withoutManagedFields(stored pod) = nil, want the encoding without them")
+	}
+	if !plain.keepsSpec(target{res: podsTarget, namespace: "default", name: "web", subresource: "status"}) {
+		t.Errorf("keepsSpec(%s) = false, want true", steps[0].body)
 	}
 	for _, w := range steps {
 		res := podsTarget
@@ -112,6 +127,24 @@ func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 		}
 		if diff := cmp.Diff(raws[0], raws[1]); diff != "" {
 			t.Errorf("%s: stored (-whole +without managed fields):\n%s", w.body, diff)
+		}
+	}
+}
+
+// TestWithoutTopLevel wants an encoded object without a member to be the encoding of the object
+// without it, wherever the member is, and no cut where there is no such member at the top.
+func TestWithoutTopLevel(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"kind":"Pod","spec":{"a":1},"status":{"spec":2}}`, `{"kind":"Pod","status":{"spec":2}}`},
+		{`{"spec":{"a":[1,"}"]},"status":{}}`, `{"status":{}}`},
+		{`{"kind":"Pod","spec":{}}`, `{"kind":"Pod"}`},
+		{`{"spec":{}}`, `{}`},
+		{`{"status":{"spec":{}}}`, ""},
+		{`{"kind":"spec"}`, ""},
+	} {
+		got := withoutTopLevel([]byte(tc.in), "spec")
+		if string(got) != tc.want || (got == nil) != (tc.want == "") {
+			t.Errorf("withoutTopLevel(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }
