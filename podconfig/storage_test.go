@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 
@@ -111,6 +112,41 @@ func TestDuplicateFullName(t *testing.T) {
 	s2, _, _ := newStorage(t, Incremental)
 	if got := s2.Merge(testSource, upd(ADD, testSource, x, y)); len(got) != 1 || len(got[0].Pods) != 1 {
 		t.Errorf("Merge(ADD [x y]) without recorder = %v, want one ADD of x", got)
+	}
+}
+
+// TestDuplicateFullNameKeys: pods are duplicates exactly when their full names ("name_namespace")
+// are equal, "_" in a name or namespace included, and each batch is judged on its own.
+func TestDuplicateFullNameKeys(t *testing.T) {
+	pod := func(name, namespace string, uid types.UID) *v1.Pod {
+		return with(newPod(name, namespace), func(p *v1.Pod) { p.UID = uid })
+	}
+	tests := []struct {
+		name  string
+		batch []*v1.Pod
+		want  []types.UID // the UIDs kept
+	}{
+		{"different namespaces", []*v1.Pod{pod("a", "b", "1"), pod("a", "c", "2")}, []types.UID{"1", "2"}},
+		{"same name and namespace", []*v1.Pod{pod("a", "b", "1"), pod("a", "b", "2")}, []types.UID{"1"}},
+		{"one full name from two pairs", []*v1.Pod{pod("a_b", "c", "1"), pod("a", "b_c", "2")}, []types.UID{"1"}},
+		{"underscore in one only", []*v1.Pod{pod("a_b", "c", "1"), pod("a", "bc", "2"), pod("ab", "c", "3")}, []types.UID{"1", "2", "3"}},
+		{"namespace of an underscore", []*v1.Pod{pod("x_", "", "1"), pod("x", "_", "2"), pod("x", "", "3")}, []types.UID{"1", "3"}},
+		{"nil entries", []*v1.Pod{nil, pod("a", "b", "1"), nil, pod("a", "b", "2")}, []types.UID{"1"}},
+	}
+	s, _, _ := newStorage(t, Incremental)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Twice: the second call must not see the first call's names.
+			for range 2 {
+				var got []types.UID
+				for _, p := range s.filterDuplicates(testSource, tt.batch) {
+					got = append(got, p.UID)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("filterDuplicates() kept (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }
 
