@@ -100,10 +100,5 @@ func (a *API) Pods() []*v1.Pod {
 // set builds the SET for the current content and traces it.
 func (a *API) set() podconfig.Update {
 	// The SET shares the stored objects read-only (see newSet), as the kubelet's PushFunc does.
-	pods := make([]*v1.Pod, 0, len(a.pods))
-	for _, pod := range a.pods {
-		pods = append(pods, pod)
-	}
-	sortPods(pods)
-	return *newSet(a.tracer, podconfig.APISource, "NewSourceApiserver", pods)
+	return *makeStoreSet(podconfig.APISource, a.pods).send(a.tracer, "NewSourceApiserver")
 }

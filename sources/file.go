@@ -83,12 +83,6 @@ type File struct {
 	pushed  *set
 }
 
-// keyedPod is a pod read from a file, with its store key.
-type keyedPod struct {
-	key string
-	pod *v1.Pod
-}
-
 // NewFile returns a File source, or an error wrapping ErrMissingOption. The first relist is due
 // at once.
 func NewFile(opts FileOptions) (*File, error) {
@@ -373,12 +367,7 @@ func (f *File) replace(pods []keyedPod) {
 // the same pods it sends the same SET, which nothing changes.
 func (f *File) push(fn string) *podconfig.Update {
 	if f.pushed == nil {
-		pods := make([]*v1.Pod, 0, len(f.store))
-		for _, p := range f.store {
-			pods = append(pods, p)
-		}
-		sortPods(pods)
-		s := makeSet(podconfig.FileSource, pods)
+		s := makeStoreSet(podconfig.FileSource, f.store)
 		f.pushed = &s
 	}
 	return f.pushed.send(f.tracer, fn)
