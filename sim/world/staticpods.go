@@ -31,6 +31,8 @@ type StaticPods struct {
 	globbed    []string
 	globbedFor string
 	globValid  bool
+	// closed is the last file closed, for the next Open.
+	closed *openFile
 }
 
 // staticFile is one file of the directory: its content, and what Stat says of it.
@@ -154,20 +156,48 @@ func (m *StaticPods) Glob(pattern string) ([]string, error) {
 func (m *StaticPods) Open(p string) (io.ReadCloser, error) {
 	if path.Dir(p) == m.dir {
 		if f, ok := m.files[path.Base(p)]; ok {
-			r := &openFile{}
-			r.Reset(f.data)
+			r := m.closed
+			if r == nil {
+				r = &openFile{dir: m}
+			}
+			m.closed = nil
+			r.open = true
+			r.content.Reset(f.data)
 			return r, nil
 		}
 	}
 	return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
 }
 
-// openFile is an open file of the directory: a reader of its content as it was at the open
-// (a write replaces the content, it does not change it), which one allocation makes.
-type openFile struct{ bytes.Reader }
+// openFile is an open file of the directory: a reader of its content as it was at the open (a
+// write replaces the content, it does not change it). The file source opens, reads and closes
+// one file after the other, so the directory keeps the last file closed for the next Open: a
+// closed file fails its reads only until an Open hands it out again, so nothing may be read
+// from a file after its Close.
+type openFile struct {
+	dir     *StaticPods
+	content bytes.Reader
+	open    bool
+}
 
-// Close does nothing: the content is memory.
-func (*openFile) Close() error { return nil }
+// Read reads the content; a closed file fails, as os.File does.
+func (f *openFile) Read(b []byte) (int, error) {
+	if !f.open {
+		return 0, fs.ErrClosed
+	}
+	return f.content.Read(b)
+}
+
+// Close closes the file; a second Close fails, as os.File's does.
+func (f *openFile) Close() error {
+	if !f.open {
+		return fs.ErrClosed
+	}
+	f.open = false
+	f.content.Reset(nil)
+	f.dir.closed = f
+	return nil
+}
 
 // fileInfo describes a file, a directory or a socket of the world.
 type fileInfo struct {

@@ -1,7 +1,9 @@
 package world
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,6 +101,25 @@ func TestStaticPodsReadsFollowChanges(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Errorf("Close() = %v", err)
 	}
+	if _, err := f.Read(make([]byte, 1)); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Read() after Close() = %v, want %v", err, fs.ErrClosed)
+	}
+	if err := f.Close(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("a second Close() = %v, want %v", err, fs.ErrClosed)
+	}
+	// Two files open at once read their own contents.
+	fa, errA := d.Open(path("a.yaml"))
+	fb, errB := d.Open(path("b.yaml"))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	ba, _ := io.ReadAll(fa)
+	bb, _ := io.ReadAll(fb)
+	if string(ba) != "a, longer" || string(bb) != "b" {
+		t.Errorf("two open files read %q and %q, want %q and %q", ba, bb, "a, longer", "b")
+	}
+	fa.Close()
+	fb.Close()
 	if info, err := d.Stat(path("a.yaml")); err != nil || info.Size() != int64(len("a, longer")) || info.Name() != "a.yaml" || !info.Mode().IsRegular() {
 		t.Errorf("Stat(a.yaml) after the rewrite = %v, %v, want a regular file a.yaml of %d bytes", info, err, len("a, longer"))
 	}
