@@ -33,6 +33,8 @@ type StaticPods struct {
 	globValid  bool
 	// closed is the last file closed, for the next Open.
 	closed *openFile
+	// version counts the changes (Version).
+	version uint64
 }
 
 // staticFile is one file of the directory: its content, and what Stat says of it.
@@ -41,7 +43,10 @@ type staticFile struct {
 	info *fileInfo
 }
 
-var _ sources.FileSystem = (*StaticPods)(nil)
+var (
+	_ sources.FileSystem    = (*StaticPods)(nil)
+	_ sources.ChangeCounter = (*StaticPods)(nil)
+)
 
 // NewStaticPods returns an empty directory at dir.
 func NewStaticPods(dir string) *StaticPods {
@@ -57,6 +62,10 @@ func (m *StaticPods) Dir() string { return m.dir }
 
 // Path is the path of a file of the directory.
 func (m *StaticPods) Path(name string) string { return path.Join(m.dir, name) }
+
+// Version returns a number that moves with every write, removal and rename: the file source
+// does not read a directory again that did not change since its last relist.
+func (m *StaticPods) Version() uint64 { return m.version }
 
 // Event is a watch event on the directory, as inotify delivers it to the file source.
 type Event = sources.WatchEvent
@@ -78,6 +87,7 @@ func (m *StaticPods) Has(name string) bool { _, ok := m.files[name]; return ok }
 // rewritten one IN_MODIFY alone.
 func (m *StaticPods) Write(name string, content []byte) []sources.WatchEvent {
 	existed := m.Has(name)
+	m.version++
 	m.files[name] = &staticFile{data: bytes.Clone(content), info: &fileInfo{name: name, size: int64(len(content)), mode: 0o644}}
 	if !existed {
 		m.globValid = false
@@ -96,6 +106,7 @@ func (m *StaticPods) Remove(name string) ([]sources.WatchEvent, error) {
 	}
 	delete(m.files, name)
 	m.globValid = false
+	m.version++
 	return []sources.WatchEvent{m.event(name, sources.WatchDelete)}, nil
 }
 
@@ -109,6 +120,7 @@ func (m *StaticPods) Rename(from, to string) ([]sources.WatchEvent, error) {
 	delete(m.files, from)
 	m.files[to] = &staticFile{data: f.data, info: &fileInfo{name: to, size: f.info.size, mode: f.info.mode}}
 	m.globValid = false
+	m.version++
 	return []sources.WatchEvent{m.event(from, sources.WatchDelete), m.event(to, sources.WatchAdd)}, nil
 }
 
