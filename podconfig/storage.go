@@ -86,6 +86,24 @@ type Storage struct {
 	sent map[string]map[types.UID]*v1.Pod
 	// names is filterDuplicates' map, empty between two calls.
 	names map[fullNameKey]struct{}
+	// lastSet holds, per source, the objects of its last merge when that was a SET that stored
+	// each of them (sameAsLastSet).
+	lastSet map[string][]*v1.Pod
+}
+
+// sameAsLastSet reports whether pods are the objects of the source's last merge, a SET that
+// stored each of them, in the same order.
+func (s *Storage) sameAsLastSet(source string, pods []*v1.Pod) bool {
+	last, ok := s.lastSet[source]
+	if !ok || len(last) != len(pods) {
+		return false
+	}
+	for i, p := range pods {
+		if p != last[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // NewStorage returns an empty Storage, or an error naming the first invalid option.
@@ -97,6 +115,7 @@ func NewStorage(opts StorageOptions) (*Storage, error) {
 		opts:    opts,
 		pods:    make(map[string]map[types.UID]*v1.Pod),
 		sent:    make(map[string]map[types.UID]*v1.Pod),
+		lastSet: make(map[string][]*v1.Pod),
 		seen:    sets.New[string](),
 		sources: sets.New[string](),
 	}, nil
@@ -174,6 +193,13 @@ type changes struct {
 // kubelet's order is random).
 func (s *Storage) Merge(source string, u Update) []Update {
 	seenBefore := s.seen.Has(source)
+	if u.Op == SET && seenBefore && s.sameAsLastSet(source, u.Pods) {
+		// The very objects of the source's last SET, which left the source with exactly one
+		// stored pod for each: the SET would compare nothing, store the same pods and remove
+		// none. The file source sends this every 20s.
+		return s.emit(source, false, &changes{})
+	}
+	delete(s.lastSet, source)
 	pods := s.pods[source]
 	if pods == nil {
 		pods = make(map[types.UID]*v1.Pod)
@@ -203,6 +229,11 @@ func (s *Storage) Merge(source string, u Update) []Update {
 			}
 		}
 		sortPods(c.removes)
+		if len(pods) == len(u.Pods) {
+			// No nil entry, no duplicate name or UID: each of the SET's objects is stored, and
+			// is the object sent last for its UID.
+			s.lastSet[source] = slices.Clone(u.Pods)
+		}
 	default:
 		s.opts.Tracer.Emit(trace.Event{
 			Component: trace.PodConfig,

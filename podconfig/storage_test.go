@@ -406,3 +406,67 @@ func TestStoredPodHoldsTheNewestObject(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeOfTheLastSetAgain: a SET of the very objects of the source's last SET, which stored
+// each of them, is merged without comparing anything; it must emit and trace what a full merge
+// emits and traces, in every mode, and leave the Storage as a full merge would.
+func TestMergeOfTheLastSetAgain(t *testing.T) {
+	a, b, c := newPod("a", "ns"), newPod("b", "ns"), newPod("c", "ns")
+	b2 := with(b, func(p *v1.Pod) { p.Spec.Hostname = "b2" })
+	a2 := with(a, func(p *v1.Pod) { p.UID = "other" }) // a's name, another UID
+	steps := []Update{
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b),
+		upd(ADD, testSource, c),
+		upd(SET, testSource, a, b), // removes c: the last merge was not this SET
+		upd(SET, testSource, a, b),
+		upd(SET, "other", c), // another source's merge changes nothing of this one's
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b2),
+		upd(SET, testSource, a, b2),
+		upd(SET, testSource, b2, a), // the same objects in another order
+		upd(SET, testSource, a, a2), // a duplicate name, reported at every SET
+		upd(SET, testSource, a, a2),
+		upd(SET, testSource, a, a),
+		upd(SET, testSource, a, a),
+		upd(SET, testSource),
+		upd(SET, testSource),
+		upd(SET, testSource, c),
+	}
+	for _, mode := range []Mode{Incremental, Snapshot, SnapshotAndUpdates} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fast, fastTrace, _ := newStorage(t, mode)
+			full, fullTrace, _ := newStorage(t, mode)
+			for i, u := range steps {
+				got := fast.Merge(u.Source, u)
+				clear(full.lastSet) // never the shortcut
+				want := full.Merge(u.Source, u)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("step %d: Merge(%v of %d pods) (-full +shortcut):\n%s", i+1, u.Op, len(u.Pods), diff)
+				}
+				if diff := cmp.Diff(fullTrace.events, fastTrace.events); diff != "" {
+					t.Errorf("step %d: trace (-full +shortcut):\n%s", i+1, diff)
+				}
+				if diff := cmp.Diff(full.Sync(), fast.Sync()); diff != "" {
+					t.Errorf("step %d: Sync() (-full +shortcut):\n%s", i+1, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeOfTheLastSetAgainAllocatesNothing: the file source's SET every 20s of unchanged files
+// costs no allocation.
+func TestMergeOfTheLastSetAgainAllocatesNothing(t *testing.T) {
+	s, _, _ := newStorage(t, Incremental)
+	u := upd(SET, testSource, newPod("a", "ns"), newPod("b", "ns"))
+	s.Merge(testSource, u)
+	if n := testing.AllocsPerRun(50, func() {
+		if out := s.Merge(testSource, u); len(out) != 0 {
+			t.Fatalf("Merge() of the last SET again = %v, want nothing", out)
+		}
+	}); n != 0 {
+		t.Errorf("Merge() of the last SET again = %v allocations, want 0", n)
+	}
+}
