@@ -57,8 +57,13 @@ func makeStoreSet(source string, store map[string]*v1.Pod) set {
 		byName = append(byName, keyedPod{key, p})
 	}
 	slices.SortFunc(byName, func(a, b keyedPod) int { return comparePods(a.pod, b.pod) })
-	pods, names := make([]*v1.Pod, len(byName)), make([]string, len(byName))
-	for i, kp := range byName {
+	return makeOrderedSet(source, byName)
+}
+
+// makeOrderedSet makes the SET of a store's pods already in sortPods' order, with their keys.
+func makeOrderedSet(source string, order []keyedPod) set {
+	pods, names := make([]*v1.Pod, len(order)), make([]string, len(order))
+	for i, kp := range order {
 		pods[i], names[i] = kp.pod, kp.key
 	}
 	return set{update: &podconfig.Update{Pods: pods, Op: podconfig.SET, Source: source}, names: names}

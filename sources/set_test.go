@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -39,5 +41,46 @@ func TestMakeStoreSet(t *testing.T) {
 	// The SET of an empty store carries an empty list, as the kubelet's does.
 	if empty := makeStoreSet(podconfig.FileSource, nil); empty.update.Pods == nil || len(empty.update.Pods) != 0 {
 		t.Errorf("makeStoreSet(empty) pods = %#v, want an empty list", empty.update.Pods)
+	}
+}
+
+// TestAPIKeepsItsOrder: the api source keeps its pods in order at each change; every SET must be
+// the one made by sorting the whole store, whatever the changes (pods replaced, deleted, re-added,
+// a whole relist, and keys that two namespace and name pairs share).
+func TestAPIKeepsItsOrder(t *testing.T) {
+	ev := &events{}
+	a := newAPI(t, ev)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func() *v1.Pod {
+		ns := []string{"a", "a-b", "b", "a/b"}[rng.IntN(4)]
+		name := []string{"x", "y", "b/x", "z"}[rng.IntN(4)]
+		return apiPod(ns, name, fmt.Sprintf("img:%d", rng.IntN(1000)))
+	}
+	for i := range 2000 {
+		var u podconfig.Update
+		switch r := rng.IntN(20); {
+		case r == 0:
+			var pods []*v1.Pod
+			for range rng.IntN(6) {
+				pods = append(pods, pick())
+			}
+			u = a.Replace(pods)
+		case r < 6:
+			u = a.Delete(pick())
+		default:
+			u = a.Add(pick())
+		}
+		want := makeStoreSet(podconfig.APISource, a.pods)
+		if diff := gocmp.Diff(want.names, ev.take()[0].Pods); diff != "" {
+			t.Fatalf("change %d: traced names (-sorted store +kept order):\n%s", i, diff)
+		}
+		if len(u.Pods) != len(want.update.Pods) {
+			t.Fatalf("change %d: SET of %d pods, want %d", i, len(u.Pods), len(want.update.Pods))
+		}
+		for j := range u.Pods {
+			if u.Pods[j] != want.update.Pods[j] {
+				t.Fatalf("change %d: pod %d = %s, want %s", i, j, podkey.Of(u.Pods[j]), podkey.Of(want.update.Pods[j]))
+			}
+		}
 	}
 }
