@@ -109,7 +109,9 @@ func (e *engine) checkInvariants(n *node, step int) error {
 	clear(inv.named)
 	inv.traced = false
 
-	ready := k.PodConfig.SeenAllSources(sets.New(k.Loop.SourcesSeen()...))
+	// The kubelet's own sourcesReady, which housekeeping waits for: PodConfig's answer about the
+	// sources the sync loop has seen, asked without listing them.
+	ready := k.Loop.SourcesReady()
 	if inv.sameAsWalked(k.Workers, k.Pods, ready) {
 		// The workers are those of the last walk, and every restart count kept was of one of
 		// them: only one read just now can be of a pod without a worker.
