@@ -414,6 +414,15 @@ func TestMergeOfTheLastSetAgain(t *testing.T) {
 	a, b, c := newPod("a", "ns"), newPod("b", "ns"), newPod("c", "ns")
 	b2 := with(b, func(p *v1.Pod) { p.Spec.Hostname = "b2" })
 	a2 := with(a, func(p *v1.Pod) { p.UID = "other" }) // a's name, another UID
+	// Newer objects of the same pods: a spec change, a status change (a reconcile), a deletion.
+	a3 := with(a, func(p *v1.Pod) { p.Spec.Hostname = "a3" })
+	b3 := with(b2, func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })
+	b4 := with(b3, func(p *v1.Pod) {
+		now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		p.DeletionTimestamp = &now
+	})
+	bRenamed := with(b4, func(p *v1.Pod) { p.Name = "b-renamed" }) // b's UID, another name
+	cRenamed := with(c, func(p *v1.Pod) { p.Name = "b-renamed" })  // c's UID, bRenamed's name
 	steps := []Update{
 		upd(SET, testSource, a, b),
 		upd(SET, testSource, a, b),
@@ -426,6 +435,16 @@ func TestMergeOfTheLastSetAgain(t *testing.T) {
 		upd(SET, testSource, a, b2),
 		upd(SET, testSource, a, b2),
 		upd(SET, testSource, b2, a), // the same objects in another order
+		upd(SET, testSource, b2, a),
+		upd(SET, testSource, b3, a3), // two newer objects at once
+		upd(SET, testSource, b3, a3),
+		upd(SET, testSource, b4, a3), // a deletion
+		upd(SET, testSource, bRenamed, a3),
+		upd(SET, testSource, bRenamed, a),
+		upd(SET, testSource, bRenamed, a, c),     // one more pod
+		upd(SET, testSource, bRenamed, c),        // one fewer
+		upd(SET, testSource, bRenamed, cRenamed), // a rename that makes a duplicate
+		upd(SET, testSource, bRenamed, cRenamed),
 		upd(SET, testSource, a, a2), // a duplicate name, reported at every SET
 		upd(SET, testSource, a, a2),
 		upd(SET, testSource, a, a),
