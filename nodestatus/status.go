@@ -285,7 +285,11 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	name := s.opts.NodeName
 	var errs []error
 	if s.lease != nil {
-		errs = append(errs, s.lease.Renew(ctx))
+		// Only a failure is kept: a list of one nil error still cost an allocation at every
+		// heartbeat.
+		if err := s.lease.Renew(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
 		if err := s.fastStatusUpdate(ctx, now); err != nil {

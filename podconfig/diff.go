@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -87,15 +88,27 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 // filterDuplicates is the kubelet's filterInvalidPods: within one batch the first pod with a given
 // full name wins; later ones are dropped with a Warning event. Nil entries are skipped (the kubelet
 // would crash on them).
+//
+// The file source sends all its pods again every 20s, so the names are kept in one map of the
+// Storage's, cleared at each call, and keyed without building the full name: a name and a
+// namespace without "_" make a full name with exactly one "_", which only that pair makes; the
+// rare pod with "_" in either is keyed by its full name, which has two or more.
 func (s *Storage) filterDuplicates(source string, batch []*v1.Pod) []*v1.Pod {
-	names := make(map[string]struct{}, len(batch))
+	if s.names == nil {
+		s.names = make(map[fullNameKey]struct{}, len(batch))
+	}
+	names := s.names
+	defer clear(names)
 	var dups []int
 	for i, p := range batch {
 		if p == nil {
 			dups = append(dups, i)
 			continue
 		}
-		name := kubecontainer.GetPodFullName(p)
+		name := fullNameKey{p.Name, p.Namespace}
+		if strings.Contains(p.Name, "_") || strings.Contains(p.Namespace, "_") {
+			name = fullNameKey{name: kubecontainer.GetPodFullName(p), namespace: "_"}
+		}
 		if _, dup := names[name]; dup {
 			dups = append(dups, i)
 			s.reportDuplicate(source, p)
@@ -116,6 +129,10 @@ func (s *Storage) filterDuplicates(source string, batch []*v1.Pod) []*v1.Pod {
 	}
 	return kept
 }
+
+// fullNameKey stands for a pod's full name in filterDuplicates: its name and namespace when
+// neither has "_", else the full name and "_" (which no namespace of the first kind is).
+type fullNameKey struct{ name, namespace string }
 
 // reportDuplicate records the kubelet's FailedValidation event for a pod dropped as a duplicate.
 func (s *Storage) reportDuplicate(source string, p *v1.Pod) {

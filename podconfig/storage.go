@@ -84,6 +84,55 @@ type Storage struct {
 	// edits an object it sent (it replaces it), so receiving the same object again means nothing
 	// changed and the comparison can be skipped: the file source re-sends every pod every 20s.
 	sent map[string]map[types.UID]*v1.Pod
+	// names is filterDuplicates' map, empty between two calls.
+	names map[fullNameKey]struct{}
+	// lastSet holds, per source, the objects of its last merge when that was a SET that stored
+	// each of them (followsLastSet).
+	lastSet map[string][]*v1.Pod
+}
+
+// followsLastSet reports whether pods, a SET from source, can be merged in place: the source's
+// last merge was a SET that stored each of its objects (no nil entry, no duplicate name or UID),
+// and pods has, at each position, the same object or another object with the same UID, name and
+// namespace. Such a SET keeps the source's UIDs and full names, so that it filters no duplicate,
+// adds and removes nothing, and compares only the objects that are new.
+func (s *Storage) followsLastSet(source string, pods []*v1.Pod) bool {
+	last, ok := s.lastSet[source]
+	if !ok || len(last) != len(pods) {
+		return false
+	}
+	for i, p := range pods {
+		if p == last[i] {
+			continue
+		}
+		if p == nil || p.UID != last[i].UID || p.Name != last[i].Name || p.Namespace != last[i].Namespace {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeInPlace merges pods, a SET that follows the source's last SET (followsLastSet), into the
+// source's stored pods as updatePods would: the objects received last time for their UID are
+// unchanged, each other one is compared with the stored pod.
+func (s *Storage) mergeInPlace(source string, pods []*v1.Pod, c *changes) {
+	last, stored, sent := s.lastSet[source], s.pods[source], s.sent[source]
+	for i, ref := range pods {
+		if ref == last[i] {
+			continue // the object sent last for its UID
+		}
+		last[i] = ref
+		sent[ref.UID] = ref
+		existing := stored[ref.UID]
+		switch checkAndUpdate(source, existing, ref) {
+		case update:
+			c.updates = append(c.updates, existing)
+		case reconcile:
+			c.reconciles = append(c.reconciles, existing)
+		case gracefulDelete:
+			c.deletes = append(c.deletes, existing)
+		}
+	}
 }
 
 // NewStorage returns an empty Storage, or an error naming the first invalid option.
@@ -95,6 +144,7 @@ func NewStorage(opts StorageOptions) (*Storage, error) {
 		opts:    opts,
 		pods:    make(map[string]map[types.UID]*v1.Pod),
 		sent:    make(map[string]map[types.UID]*v1.Pod),
+		lastSet: make(map[string][]*v1.Pod),
 		seen:    sets.New[string](),
 		sources: sets.New[string](),
 	}, nil
@@ -172,6 +222,15 @@ type changes struct {
 // kubelet's order is random).
 func (s *Storage) Merge(source string, u Update) []Update {
 	seenBefore := s.seen.Has(source)
+	if u.Op == SET && seenBefore && s.followsLastSet(source, u.Pods) {
+		// The objects of the source's last SET, some perhaps replaced by newer objects of the
+		// same pods: the file source sends the very same SET every 20s, the api source one with
+		// a new object after a watch event. A full merge would build the same map again.
+		var c changes
+		s.mergeInPlace(source, u.Pods, &c)
+		return s.emit(source, false, &c)
+	}
+	delete(s.lastSet, source)
 	pods := s.pods[source]
 	if pods == nil {
 		pods = make(map[types.UID]*v1.Pod)
@@ -201,6 +260,11 @@ func (s *Storage) Merge(source string, u Update) []Update {
 			}
 		}
 		sortPods(c.removes)
+		if len(pods) == len(u.Pods) {
+			// No nil entry, no duplicate name or UID: each of the SET's objects is stored, and
+			// is the object sent last for its UID.
+			s.lastSet[source] = slices.Clone(u.Pods)
+		}
 	default:
 		s.opts.Tracer.Emit(trace.Event{
 			Component: trace.PodConfig,

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 
@@ -111,6 +112,41 @@ func TestDuplicateFullName(t *testing.T) {
 	s2, _, _ := newStorage(t, Incremental)
 	if got := s2.Merge(testSource, upd(ADD, testSource, x, y)); len(got) != 1 || len(got[0].Pods) != 1 {
 		t.Errorf("Merge(ADD [x y]) without recorder = %v, want one ADD of x", got)
+	}
+}
+
+// TestDuplicateFullNameKeys: pods are duplicates exactly when their full names ("name_namespace")
+// are equal, "_" in a name or namespace included, and each batch is judged on its own.
+func TestDuplicateFullNameKeys(t *testing.T) {
+	pod := func(name, namespace string, uid types.UID) *v1.Pod {
+		return with(newPod(name, namespace), func(p *v1.Pod) { p.UID = uid })
+	}
+	tests := []struct {
+		name  string
+		batch []*v1.Pod
+		want  []types.UID // the UIDs kept
+	}{
+		{"different namespaces", []*v1.Pod{pod("a", "b", "1"), pod("a", "c", "2")}, []types.UID{"1", "2"}},
+		{"same name and namespace", []*v1.Pod{pod("a", "b", "1"), pod("a", "b", "2")}, []types.UID{"1"}},
+		{"one full name from two pairs", []*v1.Pod{pod("a_b", "c", "1"), pod("a", "b_c", "2")}, []types.UID{"1"}},
+		{"underscore in one only", []*v1.Pod{pod("a_b", "c", "1"), pod("a", "bc", "2"), pod("ab", "c", "3")}, []types.UID{"1", "2", "3"}},
+		{"namespace of an underscore", []*v1.Pod{pod("x_", "", "1"), pod("x", "_", "2"), pod("x", "", "3")}, []types.UID{"1", "3"}},
+		{"nil entries", []*v1.Pod{nil, pod("a", "b", "1"), nil, pod("a", "b", "2")}, []types.UID{"1"}},
+	}
+	s, _, _ := newStorage(t, Incremental)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Twice: the second call must not see the first call's names.
+			for range 2 {
+				var got []types.UID
+				for _, p := range s.filterDuplicates(testSource, tt.batch) {
+					got = append(got, p.UID)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("filterDuplicates() kept (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }
 
@@ -368,5 +404,88 @@ func TestStoredPodHoldsTheNewestObject(t *testing.T) {
 				t.Errorf("Sync() (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMergeOfTheLastSetAgain: a SET of the very objects of the source's last SET, which stored
+// each of them, is merged without comparing anything; it must emit and trace what a full merge
+// emits and traces, in every mode, and leave the Storage as a full merge would.
+func TestMergeOfTheLastSetAgain(t *testing.T) {
+	a, b, c := newPod("a", "ns"), newPod("b", "ns"), newPod("c", "ns")
+	b2 := with(b, func(p *v1.Pod) { p.Spec.Hostname = "b2" })
+	a2 := with(a, func(p *v1.Pod) { p.UID = "other" }) // a's name, another UID
+	// Newer objects of the same pods: a spec change, a status change (a reconcile), a deletion.
+	a3 := with(a, func(p *v1.Pod) { p.Spec.Hostname = "a3" })
+	b3 := with(b2, func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })
+	b4 := with(b3, func(p *v1.Pod) {
+		now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		p.DeletionTimestamp = &now
+	})
+	bRenamed := with(b4, func(p *v1.Pod) { p.Name = "b-renamed" }) // b's UID, another name
+	cRenamed := with(c, func(p *v1.Pod) { p.Name = "b-renamed" })  // c's UID, bRenamed's name
+	steps := []Update{
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b),
+		upd(ADD, testSource, c),
+		upd(SET, testSource, a, b), // removes c: the last merge was not this SET
+		upd(SET, testSource, a, b),
+		upd(SET, "other", c), // another source's merge changes nothing of this one's
+		upd(SET, testSource, a, b),
+		upd(SET, testSource, a, b2),
+		upd(SET, testSource, a, b2),
+		upd(SET, testSource, b2, a), // the same objects in another order
+		upd(SET, testSource, b2, a),
+		upd(SET, testSource, b3, a3), // two newer objects at once
+		upd(SET, testSource, b3, a3),
+		upd(SET, testSource, b4, a3), // a deletion
+		upd(SET, testSource, bRenamed, a3),
+		upd(SET, testSource, bRenamed, a),
+		upd(SET, testSource, bRenamed, a, c),     // one more pod
+		upd(SET, testSource, bRenamed, c),        // one fewer
+		upd(SET, testSource, bRenamed, cRenamed), // a rename that makes a duplicate
+		upd(SET, testSource, bRenamed, cRenamed),
+		upd(SET, testSource, a, a2), // a duplicate name, reported at every SET
+		upd(SET, testSource, a, a2),
+		upd(SET, testSource, a, a),
+		upd(SET, testSource, a, a),
+		upd(SET, testSource),
+		upd(SET, testSource),
+		upd(SET, testSource, c),
+	}
+	for _, mode := range []Mode{Incremental, Snapshot, SnapshotAndUpdates} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fast, fastTrace, _ := newStorage(t, mode)
+			full, fullTrace, _ := newStorage(t, mode)
+			for i, u := range steps {
+				got := fast.Merge(u.Source, u)
+				clear(full.lastSet) // never the shortcut
+				want := full.Merge(u.Source, u)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("step %d: Merge(%v of %d pods) (-full +shortcut):\n%s", i+1, u.Op, len(u.Pods), diff)
+				}
+				if diff := cmp.Diff(fullTrace.events, fastTrace.events); diff != "" {
+					t.Errorf("step %d: trace (-full +shortcut):\n%s", i+1, diff)
+				}
+				if diff := cmp.Diff(full.Sync(), fast.Sync()); diff != "" {
+					t.Errorf("step %d: Sync() (-full +shortcut):\n%s", i+1, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeOfTheLastSetAgainAllocatesNothing: the file source's SET every 20s of unchanged files
+// costs no allocation.
+func TestMergeOfTheLastSetAgainAllocatesNothing(t *testing.T) {
+	s, _, _ := newStorage(t, Incremental)
+	u := upd(SET, testSource, newPod("a", "ns"), newPod("b", "ns"))
+	s.Merge(testSource, u)
+	if n := testing.AllocsPerRun(50, func() {
+		if out := s.Merge(testSource, u); len(out) != 0 {
+			t.Fatalf("Merge() of the last SET again = %v, want nothing", out)
+		}
+	}); n != 0 {
+		t.Errorf("Merge() of the last SET again = %v allocations, want 0", n)
 	}
 }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -40,6 +41,9 @@ type API struct {
 	tracer trace.Tracer
 	// pods holds the objects handed over, keyed by podkey.Of; they are read-only.
 	pods map[string]*v1.Pod
+	// order holds the same pods with their keys in sortPods' order, kept at each change, so that
+	// the SET after a watch event does not sort the whole store again.
+	order []keyedPod
 }
 
 // NewAPI returns an empty API source core, or an error wrapping ErrMissingOption.
@@ -61,6 +65,11 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 		}
 		a.pods[podkey.Of(pod)] = pod
 	}
+	a.order = a.order[:0]
+	for key, pod := range a.pods {
+		a.order = append(a.order, keyedPod{key, pod})
+	}
+	slices.SortFunc(a.order, func(x, y keyedPod) int { return comparePods(x.pod, y.pod) })
 	return a.set()
 }
 
@@ -68,7 +77,11 @@ func (a *API) Replace(pods []*v1.Pod) podconfig.Update {
 // as a watch ADDED event does.
 func (a *API) Add(pod *v1.Pod) podconfig.Update {
 	if pod != nil {
-		a.pods[podkey.Of(pod)] = pod
+		key := podkey.Of(pod)
+		a.forget(key)
+		a.pods[key] = pod
+		at, _ := slices.BinarySearchFunc(a.order, pod, func(kp keyedPod, p *v1.Pod) int { return comparePods(kp.pod, p) })
+		a.order = slices.Insert(a.order, at, keyedPod{key, pod})
 	}
 	return a.set()
 }
@@ -82,9 +95,22 @@ func (a *API) Update(pod *v1.Pod) podconfig.Update {
 // DELETED event does. Deleting an unknown pod still gives a SET, as in the kubelet.
 func (a *API) Delete(pod *v1.Pod) podconfig.Update {
 	if pod != nil {
-		delete(a.pods, podkey.Of(pod))
+		a.forget(podkey.Of(pod))
 	}
 	return a.set()
+}
+
+// forget drops the pod stored under key, if any, from the store and its order.
+func (a *API) forget(key string) {
+	old, ok := a.pods[key]
+	if !ok {
+		return
+	}
+	delete(a.pods, key)
+	// The stored pod's own namespace and name find it: its key is what it was stored under.
+	if at, found := slices.BinarySearchFunc(a.order, old, func(kp keyedPod, p *v1.Pod) int { return comparePods(kp.pod, p) }); found {
+		a.order = slices.Delete(a.order, at, at+1)
+	}
 }
 
 // Pods returns deep copies of the stored pods, sorted by namespace, then name.
@@ -100,10 +126,5 @@ func (a *API) Pods() []*v1.Pod {
 // set builds the SET for the current content and traces it.
 func (a *API) set() podconfig.Update {
 	// The SET shares the stored objects read-only (see newSet), as the kubelet's PushFunc does.
-	pods := make([]*v1.Pod, 0, len(a.pods))
-	for _, pod := range a.pods {
-		pods = append(pods, pod)
-	}
-	sortPods(pods)
-	return *newSet(a.tracer, podconfig.APISource, "NewSourceApiserver", pods)
+	return *makeOrderedSet(podconfig.APISource, a.order).send(a.tracer, "NewSourceApiserver")
 }

@@ -81,12 +81,12 @@ type File struct {
 	readBuf []byte
 	listed  []keyedPod
 	pushed  *set
-}
-
-// keyedPod is a pod read from a file, with its store key.
-type keyedPod struct {
-	key string
-	pod *v1.Pod
+	// relisted is what the last directory relist that traced no error saw, for a file system
+	// that counts its changes (ChangeCounter): its number, and the SET the relist pushed.
+	relisted struct {
+		version uint64
+		pushed  *set
+	}
 }
 
 // NewFile returns a File source, or an error wrapping ErrMissingOption. The first relist is due
@@ -135,6 +135,16 @@ func (f *File) Relist() (*podconfig.Update, error) {
 	if !f.nextRelist.After(now) {
 		f.nextRelist = f.nextRelist.Add((now.Sub(f.nextRelist)/f.period + 1) * f.period)
 	}
+	counter, counts := f.fs.(ChangeCounter)
+	var version uint64
+	if counts {
+		version = counter.Version()
+		if f.pushed != nil && f.relisted.pushed == f.pushed && f.relisted.version == version {
+			// The same files with the same bytes, and the store holds what that relist left.
+			return f.push(fn), nil
+		}
+	}
+	f.relisted.pushed = nil
 	info, err := f.fs.Stat(f.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -154,7 +164,11 @@ func (f *File) Relist() (*podconfig.Update, error) {
 			return newSet(f.tracer, podconfig.FileSource, fn, nil), errors.Join(errs...)
 		}
 		f.replace(pods)
-		return f.push(fn), errors.Join(errs...)
+		u := f.push(fn)
+		if counts && len(errs) == 0 {
+			f.relisted.version, f.relisted.pushed = version, f.pushed
+		}
+		return u, errors.Join(errs...)
 	case info.Mode().IsRegular():
 		pod, key, err := f.extractFromFile(f.path)
 		if err != nil {
@@ -373,12 +387,7 @@ func (f *File) replace(pods []keyedPod) {
 // the same pods it sends the same SET, which nothing changes.
 func (f *File) push(fn string) *podconfig.Update {
 	if f.pushed == nil {
-		pods := make([]*v1.Pod, 0, len(f.store))
-		for _, p := range f.store {
-			pods = append(pods, p)
-		}
-		sortPods(pods)
-		s := makeSet(podconfig.FileSource, pods)
+		s := makeStoreSet(podconfig.FileSource, f.store)
 		f.pushed = &s
 	}
 	return f.pushed.send(f.tracer, fn)

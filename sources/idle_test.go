@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -140,5 +143,98 @@ func TestRelistSendsANewSetAfterAChange(t *testing.T) {
 	}
 	if len(gone.Pods) != 1 || gone.Pods[0] != changed.Pods[1] {
 		t.Errorf("Relist() after a.yaml went = %v, want b alone", gone.Pods)
+	}
+}
+
+// countedFS is a staticFS that counts its changes (ChangeCounter) and its reads.
+type countedFS struct {
+	*staticFS
+	version      uint64
+	globs, opens int
+}
+
+func (c *countedFS) Version() uint64 { return c.version }
+
+func (c *countedFS) Glob(pattern string) ([]string, error) {
+	c.globs++
+	return c.staticFS.Glob(pattern)
+}
+
+func (c *countedFS) Open(path string) (io.ReadCloser, error) {
+	c.opens++
+	return c.staticFS.Open(path)
+}
+
+// TestRelistOfAnUnchangedCounterReadsNothing: with a file system that counts its changes, a
+// relist that finds the count as at the last relist sends that relist's SET, traced as usual,
+// without reading the directory; a change, a traced error or a store changed by a watch event
+// since make the next relist read it all again.
+func TestRelistOfAnUnchangedCounterReadsNothing(t *testing.T) {
+	const dir = "/etc/kubernetes/manifests"
+	cfs := &countedFS{staticFS: newStaticFS(dir, map[string]string{"a.yaml": podYAML("a", "app", ""), "b.yaml": podYAML("b", "app", "")})}
+	ev := &events{}
+	f := newFile(t, FileOptions{Path: dir, NodeName: "node1", Clock: vclock.New(vclock.Epoch), Tracer: ev, FS: cfs})
+	relist := func(what string) *podconfig.Update {
+		t.Helper()
+		u, err := f.Relist()
+		if err != nil {
+			t.Fatalf("Relist() %s: error = %v", what, err)
+		}
+		return u
+	}
+	reads := func(what string, wantGlobs, wantOpens int) {
+		t.Helper()
+		if cfs.globs != wantGlobs || cfs.opens != wantOpens {
+			t.Errorf("%s: %d globs and %d opens in all, want %d and %d", what, cfs.globs, cfs.opens, wantGlobs, wantOpens)
+		}
+	}
+	first := relist("first")
+	reads("first relist", 1, 2)
+	ev.take()
+	if again := relist("again"); again != first {
+		t.Errorf("Relist() of an unchanged directory = %v, want the first SET", again.Pods)
+	}
+	reads("relist of an unchanged directory", 1, 2)
+	if got := ev.take(); len(got) != 1 || got[0].Event != trace.KindSet || got[0].Func != "listConfig" || len(got[0].Pods) != 2 {
+		t.Errorf("relist of an unchanged directory traced %+v, want one set of two pods", got)
+	}
+
+	// A change moves the counter: the directory is read again.
+	cfs.content[filepath.Join(dir, "b.yaml")] = podYAML("b", "other", "")
+	cfs.version++
+	if changed := relist("after a change"); changed == first || changed.Pods[1].Spec.Containers[0].Name != "other" {
+		t.Errorf("Relist() after a change = %v, want a new SET with the new b", changed.Pods)
+	}
+	reads("relist after a change", 2, 4)
+
+	// A relist that traced an error is not taken as read: the next one reads, and traces, again.
+	cfs.content[filepath.Join(dir, "b.yaml")] = "kind: Pod\nspec: ["
+	cfs.version++
+	for i := range 2 {
+		ev.take()
+		if _, err := f.Relist(); err == nil {
+			t.Fatalf("Relist() %d of a bad manifest: no error", i)
+		}
+		if got := ev.take(); len(got) != 2 || got[0].Event != trace.KindError {
+			t.Errorf("Relist() %d of a bad manifest traced %+v, want the error then the set", i, got)
+		}
+	}
+	reads("two relists of a bad manifest", 4, 8)
+
+	// A watch event that changed the store since: the relist reads, and puts back what it lists.
+	cfs.content[filepath.Join(dir, "b.yaml")] = podYAML("b", "app", "")
+	cfs.version++
+	listed := relist("after the fix")
+	reads("relist after the fix", 5, 10)
+	cfs.content[filepath.Join(dir, "c.yaml")] = podYAML("c", "app", "")
+	cfs.readers[filepath.Join(dir, "c.yaml")] = &fileReader{}
+	if _, err := f.HandleEvent(WatchEvent{Path: filepath.Join(dir, "c.yaml"), Op: WatchAdd}); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfs.content, filepath.Join(dir, "c.yaml")) // gone again, and the counter did not move
+	back := relist("after the watch event")
+	reads("relist after the watch event", 6, 13) // and one open of c.yaml for the watch event
+	if diff := gocmp.Diff(names(listed), names(back)); diff != "" {
+		t.Errorf("Relist() after the watch event (-want +got):\n%s", diff)
 	}
 }

@@ -41,6 +41,34 @@ func makeSet(source string, pods []*v1.Pod) set {
 	return set{update: &podconfig.Update{Pods: pods, Op: podconfig.SET, Source: source}, names: names}
 }
 
+// keyedPod is a pod with its store key, podkey.Of(pod).
+type keyedPod struct {
+	key string
+	pod *v1.Pod
+}
+
+// makeStoreSet makes the SET of a store's pods, keyed by podkey.Of, in sortPods' order. The trace
+// names the pods by the store's keys, so that a store pushed after every change (the API
+// source at every watch event, the file source at every file event) does not build every
+// pod's key again each time.
+func makeStoreSet(source string, store map[string]*v1.Pod) set {
+	byName := make([]keyedPod, 0, len(store))
+	for key, p := range store {
+		byName = append(byName, keyedPod{key, p})
+	}
+	slices.SortFunc(byName, func(a, b keyedPod) int { return comparePods(a.pod, b.pod) })
+	return makeOrderedSet(source, byName)
+}
+
+// makeOrderedSet makes the SET of a store's pods already in sortPods' order, with their keys.
+func makeOrderedSet(source string, order []keyedPod) set {
+	pods, names := make([]*v1.Pod, len(order)), make([]string, len(order))
+	for i, kp := range order {
+		pods[i], names[i] = kp.pod, kp.key
+	}
+	return set{update: &podconfig.Update{Pods: pods, Op: podconfig.SET, Source: source}, names: names}
+}
+
 // send traces the SET as fn's and returns it.
 func (s set) send(tracer trace.Tracer, fn string) *podconfig.Update {
 	tracer.Emit(trace.Event{Component: trace.Sources, Event: trace.KindSet, Source: s.update.Source, Pods: s.names, Func: fn})
@@ -50,9 +78,12 @@ func (s set) send(tracer trace.Tracer, fn string) *podconfig.Update {
 // sortPods orders pods by namespace, then name. The kubelet's file SETs come out of a map in
 // random order; a fixed order keeps replays byte-identical.
 func sortPods(pods []*v1.Pod) {
-	slices.SortFunc(pods, func(a, b *v1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(pods, comparePods)
+}
+
+// comparePods is sortPods' order: by namespace, then name.
+func comparePods(a, b *v1.Pod) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 // traceError records err as an "error" event and returns it unchanged.

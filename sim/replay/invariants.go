@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -38,6 +40,28 @@ type invariants struct {
 	// orphanSince is when each mirror pod was first seen without its static pod, the static pod's
 	// worker not terminating.
 	orphanSince map[string]time.Time
+
+	// walked is what the last walk over the workers and the pod manager saw, for the checks
+	// after it that find nothing changed (sameAsWalked); valid once a walk ran.
+	walked walk
+	// uids is a buffer for the sorted UIDs the trace named, reused between checks.
+	uids []types.UID
+}
+
+// walk is what one walk over a node's workers and pod manager saw: the components and their
+// change counters, whether every source had been seen, and what the walk found.
+type walk struct {
+	valid          bool
+	workers        *podworkers.Workers
+	workersVersion uint64
+	pods           *podmanager.Manager
+	podsVersion    uint64
+	ready          bool
+	// undesired are the workers in sync whose pod the pod manager does not hold, by UID (the keys
+	// of undesiredSince); orphans the orphaned mirror pods whose static pod is not terminating,
+	// in the pod manager's order (the keys of orphanSince).
+	undesired []types.UID
+	orphans   []string
 }
 
 func newInvariants() *invariants {
@@ -58,74 +82,56 @@ func newInvariants() *invariants {
 //     within invariantGrace (housekeeping's orphaned mirror pod deletion).
 //
 // n is the node checked and step the index of the last step played, -1 before the first.
+//
+// The last two checks depend only on the workers' states, the pod manager's pods and whether
+// every source was seen. The workers' and the pod manager's change counters (Version) move with
+// every change of the first two, so when both counters and the sources are as at the last walk,
+// the walk would find what it found then: the check then looks only at the graces of what it
+// found, without listing the workers, sorting their UIDs and listing the pods again, which at
+// every instant cost a hundred-pod node more than its periodic work.
 func (e *engine) checkInvariants(n *node, step int) error {
 	now := e.clk.Now()
+	inv := n.inv
+	k := n.kubelet
 	var errs []error
-	states := n.kubelet.Workers.States()
-	uids := make([]types.UID, 0, len(states))
-	for uid := range states {
-		uids = append(uids, uid)
-	}
-	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
 
 	// A restart count changes only in a sync, which traces the pod's UID: check the pods the
 	// node's trace named since the last check, not every pod at every instant.
 	e.distribute()
-	if len(n.inv.named) > 0 {
-		for _, uid := range sets.List(n.inv.named) {
-			errs = append(errs, n.inv.checkRestarts(uid, n))
-		}
-		clear(n.inv.named)
+	inv.uids = inv.uids[:0]
+	for uid := range inv.named {
+		inv.uids = append(inv.uids, uid)
 	}
-	n.inv.traced = false
-	for uid := range n.inv.restarts {
-		if _, ok := states[uid]; !ok {
-			delete(n.inv.restarts, uid)
-		}
+	slices.Sort(inv.uids)
+	for _, uid := range inv.uids {
+		errs = append(errs, inv.checkRestarts(uid, n))
 	}
+	clear(inv.named)
+	inv.traced = false
 
-	ready := n.kubelet.PodConfig.SeenAllSources(sets.New(n.kubelet.Loop.SourcesSeen()...))
-	for _, uid := range uids {
-		_, desired := n.kubelet.Pods.GetPodByUID(uid)
-		if states[uid] != podworkers.Sync || desired || !ready {
-			delete(n.inv.undesiredSince, uid)
-			continue
+	// The kubelet's own sourcesReady, which housekeeping waits for: PodConfig's answer about the
+	// sources the sync loop has seen, asked without listing them.
+	ready := k.Loop.SourcesReady()
+	if inv.sameAsWalked(k.Workers, k.Pods, ready) {
+		// The workers are those of the last walk, and every restart count kept was of one of
+		// them: only one read just now can be of a pod without a worker.
+		for _, uid := range inv.uids {
+			if _, ok := k.Workers.State(uid); !ok {
+				delete(inv.restarts, uid)
+			}
 		}
-		since, seen := n.inv.undesiredSince[uid]
-		if !seen {
-			n.inv.undesiredSince[uid] = now
-			continue
+		for _, uid := range inv.walked.undesired {
+			if since := inv.undesiredSince[uid]; now.Sub(since) > invariantGrace {
+				errs = append(errs, undesiredError(uid, now.Sub(since)))
+			}
 		}
-		if now.Sub(since) > invariantGrace {
-			errs = append(errs, fmt.Errorf("pod %s is no longer desired but its worker has stayed in sync for %v", uid, now.Sub(since)))
+		for _, fullName := range inv.walked.orphans {
+			if since := inv.orphanSince[fullName]; now.Sub(since) > invariantGrace {
+				errs = append(errs, orphanError(fullName, now.Sub(since)))
+			}
 		}
-	}
-	for uid := range n.inv.undesiredSince {
-		if _, ok := states[uid]; !ok {
-			delete(n.inv.undesiredSince, uid)
-		}
-	}
-
-	_, _, orphaned := n.kubelet.Pods.GetPodsAndMirrorPods()
-	current := sets.New[string]()
-	for _, fullName := range orphaned {
-		if n.kubelet.Workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
-			continue
-		}
-		current.Insert(fullName)
-		since, seen := n.inv.orphanSince[fullName]
-		if !seen {
-			n.inv.orphanSince[fullName] = now
-			continue
-		}
-		if now.Sub(since) > invariantGrace {
-			errs = append(errs, fmt.Errorf("mirror pod %s has had no static pod for %v", fullName, now.Sub(since)))
-		}
-	}
-	for fullName := range n.inv.orphanSince {
-		if !current.Has(fullName) {
-			delete(n.inv.orphanSince, fullName)
-		}
+	} else {
+		errs = append(errs, inv.walk(k, ready, now)...)
 	}
 
 	if err := errors.Join(errs...); err != nil {
@@ -136,6 +142,93 @@ func (e *engine) checkInvariants(n *node, step int) error {
 		return fmt.Errorf("at %v, %s: %w: %w", e.clk.Since(vclock.Epoch), where, ErrInvariant, err)
 	}
 	return nil
+}
+
+// sameAsWalked reports whether the last walk saw these workers and pod manager at their current
+// change counters, and the same answer to whether every source was seen.
+func (inv *invariants) sameAsWalked(workers *podworkers.Workers, pods *podmanager.Manager, ready bool) bool {
+	w := &inv.walked
+	return w.valid && w.workers == workers && w.workersVersion == workers.Version() &&
+		w.pods == pods && w.podsVersion == pods.Version() && w.ready == ready
+}
+
+// walk goes over every worker and every orphaned mirror pod of the node's kubelet k: it forgets
+// the restart counts of pods without a worker, starts or ends the graces of undesired workers
+// and orphaned mirror pods, and returns an error for each grace that ran out. It records what it
+// saw in inv.walked.
+func (inv *invariants) walk(k *kubelet.Kubelet, ready bool, now time.Time) []error {
+	var errs []error
+	w := &inv.walked
+	*w = walk{
+		valid: true, workers: k.Workers, workersVersion: k.Workers.Version(),
+		pods: k.Pods, podsVersion: k.Pods.Version(), ready: ready,
+		undesired: w.undesired[:0], orphans: w.orphans[:0],
+	}
+	states := k.Workers.States()
+	uids := make([]types.UID, 0, len(states))
+	for uid := range states {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	for uid := range inv.restarts {
+		if _, ok := states[uid]; !ok {
+			delete(inv.restarts, uid)
+		}
+	}
+
+	for _, uid := range uids {
+		_, desired := k.Pods.GetPodByUID(uid)
+		if states[uid] != podworkers.Sync || desired || !ready {
+			delete(inv.undesiredSince, uid)
+			continue
+		}
+		w.undesired = append(w.undesired, uid)
+		since, seen := inv.undesiredSince[uid]
+		if !seen {
+			inv.undesiredSince[uid] = now
+			continue
+		}
+		if now.Sub(since) > invariantGrace {
+			errs = append(errs, undesiredError(uid, now.Sub(since)))
+		}
+	}
+	for uid := range inv.undesiredSince {
+		if _, ok := states[uid]; !ok {
+			delete(inv.undesiredSince, uid)
+		}
+	}
+
+	_, _, orphaned := k.Pods.GetPodsAndMirrorPods()
+	current := sets.New[string]()
+	for _, fullName := range orphaned {
+		if k.Workers.IsPodForMirrorPodTerminatingByFullName(fullName) {
+			continue
+		}
+		current.Insert(fullName)
+		w.orphans = append(w.orphans, fullName)
+		since, seen := inv.orphanSince[fullName]
+		if !seen {
+			inv.orphanSince[fullName] = now
+			continue
+		}
+		if now.Sub(since) > invariantGrace {
+			errs = append(errs, orphanError(fullName, now.Sub(since)))
+		}
+	}
+	for fullName := range inv.orphanSince {
+		if !current.Has(fullName) {
+			delete(inv.orphanSince, fullName)
+		}
+	}
+	return errs
+}
+
+func undesiredError(uid types.UID, d time.Duration) error {
+	return fmt.Errorf("pod %s is no longer desired but its worker has stayed in sync for %v", uid, d)
+}
+
+func orphanError(fullName string, d time.Duration) error {
+	return fmt.Errorf("mirror pod %s has had no static pod for %v", fullName, d)
 }
 
 // distribute hands each node the pods its trace events named since the last call: one look at
@@ -183,12 +276,14 @@ func (inv *invariants) checkRestarts(uid types.UID, n *node) error {
 		inv.restarts[uid] = seen
 	}
 	var errs []error
-	// The status is the manager's cached one, shared: the lists are read, never appended to.
-	for _, cs := range slices.Concat(status.InitContainerStatuses, status.ContainerStatuses, status.EphemeralContainerStatuses) {
-		if before, ok := seen[cs.Name]; ok && cs.RestartCount < before {
-			errs = append(errs, fmt.Errorf("restart count of container %s of pod %s went down from %d to %d", cs.Name, uid, before, cs.RestartCount))
+	// The status is the manager's cached one, shared: the lists are only read.
+	for _, list := range [...][]v1.ContainerStatus{status.InitContainerStatuses, status.ContainerStatuses, status.EphemeralContainerStatuses} {
+		for _, cs := range list {
+			if before, ok := seen[cs.Name]; ok && cs.RestartCount < before {
+				errs = append(errs, fmt.Errorf("restart count of container %s of pod %s went down from %d to %d", cs.Name, uid, before, cs.RestartCount))
+			}
+			seen[cs.Name] = max(seen[cs.Name], cs.RestartCount)
 		}
-		seen[cs.Name] = max(seen[cs.Name], cs.RestartCount)
 	}
 	return errors.Join(errs...)
 }

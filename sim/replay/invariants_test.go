@@ -16,9 +16,15 @@ import (
 // holding.
 func settledEngine(t *testing.T) *engine {
 	t.Helper()
+	return settledEngineWith(t, "file")
+}
+
+// settledEngineWith is settledEngine with the sources named (a YAML flow list's items).
+func settledEngineWith(t *testing.T, sources string) *engine {
+	t.Helper()
 	s, err := Parse("invariants.yaml", []byte(`
 name: invariants
-sources: [file]
+sources: [`+sources+`]
 steps:
 - at: 0s
   writeManifest:
@@ -94,5 +100,78 @@ func TestInvariantUndesiredWorkerStopsWithinTheGrace(t *testing.T) {
 	}
 	if want := "at " + e.clk.Since(vclock.Epoch).String(); err != nil && !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("checkInvariants() error = %q, want it to start with %q", err, want)
+	}
+}
+
+func TestInvariantOrphanedMirrorPodGoesWithinTheGrace(t *testing.T) {
+	e := settledEngineWith(t, "file, api")
+	k := e.nodes[0].kubelet
+	pod := webPod(t, e)
+	if _, ok := k.Pods.GetMirrorPodByPod(pod); !ok {
+		t.Fatal("pod manager holds no mirror pod for default/web-node-1")
+	}
+	// The pod manager forgets the static pod and keeps its mirror pod: nothing will delete it.
+	k.Pods.RemovePod(pod)
+	if err := e.checkInvariants(e.nodes[0], 1); err != nil {
+		t.Fatalf("checkInvariants() right away = %v, want nil (housekeeping has time)", err)
+	}
+	e.clk.Set(e.clk.Now().Add(invariantGrace + time.Second))
+	err := e.checkInvariants(e.nodes[0], 1)
+	if !errors.Is(err, ErrInvariant) || !strings.Contains(err.Error(), "mirror pod web-node-1_default has had no static pod") {
+		t.Errorf("checkInvariants() past the grace = %v, want an orphaned mirror pod error", err)
+	}
+}
+
+// The checks that find the workers' and the pod manager's change counters as at the last walk
+// do not walk again; they must find what a walk would.
+func TestInvariantChecksWithoutAWalkFindWhatAWalkFinds(t *testing.T) {
+	e := settledEngineWith(t, "file, api")
+	n := e.nodes[0]
+	k := n.kubelet
+	pod := webPod(t, e)
+	k.Pods.RemovePod(pod) // an undesired worker and an orphaned mirror pod
+	if err := e.checkInvariants(n, 1); err != nil {
+		t.Fatalf("checkInvariants() right away = %v, want nil", err)
+	}
+	if !n.inv.sameAsWalked(k.Workers, k.Pods, true) {
+		t.Fatal("after a check, sameAsWalked() = false with nothing changed, want true")
+	}
+	var got, want string
+	for _, d := range []time.Duration{invariantGrace, time.Second, time.Minute} {
+		e.clk.Set(e.clk.Now().Add(d))
+		got, want = "", ""
+		if err := e.checkInvariants(n, 1); err != nil {
+			got = err.Error()
+		}
+		n.inv.walked.valid = false // the same check, walking
+		if err := e.checkInvariants(n, 1); err != nil {
+			want = err.Error()
+		}
+		if got != want {
+			t.Errorf("after %v more: checkInvariants() without a walk = %q, with one %q", d, got, want)
+		}
+	}
+	for _, want := range []string{"stayed in sync", "has had no static pod"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("checkInvariants() past the graces = %q, want it to say %q", got, want)
+		}
+	}
+	if got := n.inv.walked.undesired; len(got) != 1 || got[0] != pod.UID {
+		t.Errorf("walked.undesired = %v, want [%s]", got, pod.UID)
+	}
+	if got := n.inv.walked.orphans; len(got) != 1 || got[0] != "web-node-1_default" {
+		t.Errorf("walked.orphans = %v, want [web-node-1_default]", got)
+	}
+
+	// A change the counters show is walked: the pod is back, and both graces end.
+	k.Pods.AddPod(pod)
+	if n.inv.sameAsWalked(k.Workers, k.Pods, true) {
+		t.Fatal("after AddPod, sameAsWalked() = true, want false")
+	}
+	if err := e.checkInvariants(n, 1); err != nil {
+		t.Fatalf("checkInvariants() with the pod back = %v, want nil", err)
+	}
+	if len(n.inv.undesiredSince) != 0 || len(n.inv.orphanSince) != 0 {
+		t.Errorf("with the pod back: undesiredSince = %v, orphanSince = %v, want both empty", n.inv.undesiredSince, n.inv.orphanSince)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -16,21 +17,55 @@ import (
 // path matters because the file source hashes it into every static pod's UID and names it in
 // every error; a temporary directory would change both from run to run. Its changes return the
 // watch events inotify would deliver, for the driver to hand to the file source.
+//
+// The file source relists the directory every 20s: the reads allocate as little as they can (the
+// file infos are made at each write, the sorted listing kept between changes), since a relist
+// of unchanged files should cost next to nothing.
 type StaticPods struct {
-	dir   string
-	files map[string][]byte // base name → content
+	dir     string
+	dirInfo *fileInfo
+	files   map[string]*staticFile // base name → the file
+
+	// globbed is the last Glob's answer and globbedFor its pattern, kept while globValid, until
+	// the directory's list of files changes.
+	globbed    []string
+	globbedFor string
+	globValid  bool
+	// closed is the last file closed, for the next Open.
+	closed *openFile
+	// version counts the changes (Version).
+	version uint64
 }
 
-var _ sources.FileSystem = (*StaticPods)(nil)
+// staticFile is one file of the directory: its content, and what Stat says of it.
+type staticFile struct {
+	data []byte
+	info *fileInfo
+}
+
+var (
+	_ sources.FileSystem    = (*StaticPods)(nil)
+	_ sources.ChangeCounter = (*StaticPods)(nil)
+)
 
 // NewStaticPods returns an empty directory at dir.
-func NewStaticPods(dir string) *StaticPods { return &StaticPods{dir: dir, files: map[string][]byte{}} }
+func NewStaticPods(dir string) *StaticPods {
+	return &StaticPods{
+		dir:     dir,
+		dirInfo: &fileInfo{name: path.Base(dir), mode: fs.ModeDir | 0o755},
+		files:   map[string]*staticFile{},
+	}
+}
 
 // Dir is the directory's path.
 func (m *StaticPods) Dir() string { return m.dir }
 
 // Path is the path of a file of the directory.
 func (m *StaticPods) Path(name string) string { return path.Join(m.dir, name) }
+
+// Version returns a number that moves with every write, removal and rename: the file source
+// does not read a directory again that did not change since its last relist.
+func (m *StaticPods) Version() uint64 { return m.version }
 
 // Event is a watch event on the directory, as inotify delivers it to the file source.
 type Event = sources.WatchEvent
@@ -52,7 +87,11 @@ func (m *StaticPods) Has(name string) bool { _, ok := m.files[name]; return ok }
 // rewritten one IN_MODIFY alone.
 func (m *StaticPods) Write(name string, content []byte) []sources.WatchEvent {
 	existed := m.Has(name)
-	m.files[name] = bytes.Clone(content)
+	m.version++
+	m.files[name] = &staticFile{data: bytes.Clone(content), info: &fileInfo{name: name, size: int64(len(content)), mode: 0o644}}
+	if !existed {
+		m.globValid = false
+	}
 	var evs []sources.WatchEvent
 	if !existed {
 		evs = append(evs, m.event(name, sources.WatchAdd))
@@ -66,18 +105,22 @@ func (m *StaticPods) Remove(name string) ([]sources.WatchEvent, error) {
 		return nil, fmt.Errorf("%s: no such file", m.Path(name))
 	}
 	delete(m.files, name)
+	m.globValid = false
+	m.version++
 	return []sources.WatchEvent{m.event(name, sources.WatchDelete)}, nil
 }
 
 // Rename moves a file inside the directory: IN_MOVED_FROM for the old name (a delete for the
 // file source) and IN_MOVED_TO for the new one (an add).
 func (m *StaticPods) Rename(from, to string) ([]sources.WatchEvent, error) {
-	data, ok := m.files[from]
+	f, ok := m.files[from]
 	if !ok {
 		return nil, fmt.Errorf("%s: no such file", m.Path(from))
 	}
 	delete(m.files, from)
-	m.files[to] = data
+	m.files[to] = &staticFile{data: f.data, info: &fileInfo{name: to, size: f.info.size, mode: f.info.mode}}
+	m.globValid = false
+	m.version++
 	return []sources.WatchEvent{m.event(from, sources.WatchDelete), m.event(to, sources.WatchAdd)}, nil
 }
 
@@ -88,20 +131,23 @@ func (m *StaticPods) event(name string, op sources.WatchOp) sources.WatchEvent {
 // Stat is os.Stat of the directory or one of its files.
 func (m *StaticPods) Stat(p string) (fs.FileInfo, error) {
 	if p == m.dir {
-		return fileInfo{name: path.Base(p), mode: fs.ModeDir | 0o755}, nil
+		return m.dirInfo, nil
 	}
 	if path.Dir(p) == m.dir {
-		if data, ok := m.files[path.Base(p)]; ok {
-			return fileInfo{name: path.Base(p), size: int64(len(data)), mode: 0o644}, nil
+		if f, ok := m.files[path.Base(p)]; ok {
+			return f.info, nil
 		}
 	}
 	return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
 }
 
-// Glob is filepath.Glob over the directory's files, sorted.
+// Glob is filepath.Glob over the directory's files, sorted, in a slice of the caller's.
 func (m *StaticPods) Glob(pattern string) ([]string, error) {
 	if path.Dir(pattern) != m.dir {
 		return nil, nil
+	}
+	if m.globValid && m.globbedFor == pattern {
+		return slices.Clone(m.globbed), nil
 	}
 	var out []string
 	for name := range m.files {
@@ -114,17 +160,55 @@ func (m *StaticPods) Glob(pattern string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	m.globbed, m.globbedFor, m.globValid = out, pattern, true
+	return slices.Clone(out), nil
 }
 
 // Open opens one of the directory's files.
 func (m *StaticPods) Open(p string) (io.ReadCloser, error) {
 	if path.Dir(p) == m.dir {
-		if data, ok := m.files[path.Base(p)]; ok {
-			return io.NopCloser(bytes.NewReader(data)), nil
+		if f, ok := m.files[path.Base(p)]; ok {
+			r := m.closed
+			if r == nil {
+				r = &openFile{dir: m}
+			}
+			m.closed = nil
+			r.open = true
+			r.content.Reset(f.data)
+			return r, nil
 		}
 	}
 	return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+}
+
+// openFile is an open file of the directory: a reader of its content as it was at the open (a
+// write replaces the content, it does not change it). The file source opens, reads and closes
+// one file after the other, so the directory keeps the last file closed for the next Open: a
+// closed file fails its reads only until an Open hands it out again, so nothing may be read
+// from a file after its Close.
+type openFile struct {
+	dir     *StaticPods
+	content bytes.Reader
+	open    bool
+}
+
+// Read reads the content; a closed file fails, as os.File does.
+func (f *openFile) Read(b []byte) (int, error) {
+	if !f.open {
+		return 0, fs.ErrClosed
+	}
+	return f.content.Read(b)
+}
+
+// Close closes the file; a second Close fails, as os.File's does.
+func (f *openFile) Close() error {
+	if !f.open {
+		return fs.ErrClosed
+	}
+	f.open = false
+	f.content.Reset(nil)
+	f.dir.closed = f
+	return nil
 }
 
 // fileInfo describes a file, a directory or a socket of the world.
