@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podintern"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -82,7 +83,7 @@ func NewAPIRunner(opts APIRunnerOptions) (*APIRunner, error) {
 	if opts.NodeHasSynced == nil {
 		opts.NodeHasSynced = func() bool { return true }
 	}
-	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out, intern: newInterner()}}
+	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out, intern: podintern.New()}}
 	r.reflector = cache.NewReflectorWithOptions(
 		podListWatch(opts.Client, opts.NodeName),
 		&v1.Pod{},
@@ -173,7 +174,7 @@ type apiStore struct {
 	done <-chan struct{} // ctx.Done() of the Run in progress
 	// intern, when set, makes the decoded pods share the strings they repeat before the core
 	// keeps them. Nil for a node of a shared runner, whose router interns.
-	intern *interner
+	intern *podintern.Table
 }
 
 var _ cache.ReflectorStore = (*apiStore)(nil)
@@ -236,7 +237,7 @@ func (s *apiStore) Replace(objs []any, _ string) error {
 // forgets it.
 func (s *apiStore) internPod(pod *v1.Pod) {
 	if s.intern != nil {
-		s.intern.pod(pod)
+		s.intern.Pod(pod)
 	}
 }
 

@@ -1,4 +1,4 @@
-package sources
+package podintern
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// internGeneration is how many distinct values an interner's generation holds before it starts
+// internGeneration is how many distinct values a table's generation holds before it starts
 // a new one. The values interned are the ones pods of one template, or of one node, repeat (a
 // few hundred for a fleet's Deployments); a value not seen for a whole generation is dropped,
 // so names that only one pod carries cannot make the table grow without bound.
@@ -21,13 +21,13 @@ const internGeneration = 4096
 // generation drops those soon, so that the table keeps little that no pod holds any more.
 const internRawGeneration = 256
 
-// interner makes the pods a watch decodes share one copy of each string, and of each managed
-// fields entry's encoding, that many of them repeat: the labels a template gives every pod of
-// its ReplicaSet, the owner reference, the image, the managers' names and field sets, the
-// tolerations, the condition types. A JSON (or protobuf) decode makes each of them anew for every
-// pod and every version of it, and the kubelet side keeps two versions of each pod (the api
-// source's and PodConfig's copy, docs/design/008-shared-pods.md), whose deep copies share strings
-// but not the managed fields' bytes.
+// Table makes decoded pods share one copy of each string, and of each managed fields entry's
+// encoding, that many of them repeat: the labels a template gives every pod of its ReplicaSet,
+// the owner reference, the image, the managers' names and field sets, the tolerations, the
+// condition types. A JSON (or protobuf) decode makes each of them anew for every pod and every
+// version of it, and a node keeps two versions of each pod (the api source's and PodConfig's
+// copy, docs/design/008-shared-pods.md), whose deep copies share strings but not the managed
+// fields' bytes.
 //
 // It rewrites the pod it is given, which must still be its decoder's alone: the api source's
 // runners intern a pod before handing it to the core, past which it is read-only. A shared
@@ -35,20 +35,21 @@ const internRawGeneration = 256
 // that nobody past the source may change, as the rest of the pod. Values and behaviour are the
 // same: only where the bytes live changes.
 //
-// It belongs to one goroutine (the reflector's) and has no lock. Two generations bound it: a
+// It belongs to one goroutine at a time and has no lock. Two generations bound it: a
 // value is looked up in the current one, then in the previous one (and moved to the current),
 // and when the current one is full it becomes the previous one.
-type interner struct {
+type Table struct {
 	cur, prev       map[string]string
 	curRaw, prevRaw map[uint64][]byte // by maphash.Bytes(seed, raw)
 	seed            maphash.Seed
 }
 
-func newInterner() *interner {
-	return &interner{cur: map[string]string{}, curRaw: map[uint64][]byte{}, seed: maphash.MakeSeed()}
+// New returns an empty table.
+func New() *Table {
+	return &Table{cur: map[string]string{}, curRaw: map[uint64][]byte{}, seed: maphash.MakeSeed()}
 }
 
-func (in *interner) str(s string) string {
+func (in *Table) str(s string) string {
 	if s == "" {
 		return s
 	}
@@ -65,7 +66,7 @@ func (in *interner) str(s string) string {
 	return s
 }
 
-func (in *interner) raw(b []byte) []byte {
+func (in *Table) raw(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
@@ -87,7 +88,7 @@ func (in *interner) raw(b []byte) []byte {
 	return b
 }
 
-func (in *interner) strs(ss []string) {
+func (in *Table) strs(ss []string) {
 	for i := range ss {
 		ss[i] = in.str(ss[i])
 	}
@@ -95,7 +96,7 @@ func (in *interner) strs(ss []string) {
 
 // strMap returns m with its keys and values interned: a new map, since a key cannot be replaced
 // in place.
-func (in *interner) strMap(m map[string]string) map[string]string {
+func (in *Table) strMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
@@ -106,15 +107,17 @@ func (in *interner) strMap(m map[string]string) map[string]string {
 	return out
 }
 
-// pod interns the fields of pod that pods of one template, or of one node, have in common. Names,
-// UIDs, resource versions, IPs and container IDs, one pod's own, are left as decoded.
-func (in *interner) pod(pod *v1.Pod) {
+// Pod interns the fields of pod that pods of one template, or of one node, have in common, and
+// the values every version of a pod repeats (its token volume's name). Names, UIDs, resource
+// versions, IPs and container IDs, one pod's own, are left as decoded. pod must be the caller's
+// alone while Pod runs.
+func (in *Table) Pod(pod *v1.Pod) {
 	in.objectMeta(&pod.ObjectMeta)
 	in.podSpec(&pod.Spec)
 	in.podStatus(&pod.Status)
 }
 
-func (in *interner) objectMeta(m *metav1.ObjectMeta) {
+func (in *Table) objectMeta(m *metav1.ObjectMeta) {
 	m.Namespace = in.str(m.Namespace)
 	m.GenerateName = in.str(m.GenerateName)
 	m.Labels = in.strMap(m.Labels)
@@ -134,7 +137,7 @@ func (in *interner) objectMeta(m *metav1.ObjectMeta) {
 	}
 }
 
-func (in *interner) podSpec(s *v1.PodSpec) {
+func (in *Table) podSpec(s *v1.PodSpec) {
 	s.NodeName = in.str(s.NodeName)
 	s.ServiceAccountName = in.str(s.ServiceAccountName)
 	s.DeprecatedServiceAccount = in.str(s.DeprecatedServiceAccount)
@@ -160,7 +163,7 @@ func (in *interner) podSpec(s *v1.PodSpec) {
 	}
 }
 
-func (in *interner) volume(v *v1.Volume) {
+func (in *Table) volume(v *v1.Volume) {
 	// The service account token volume's name (kube-api-access-<random>) is each pod's own, but
 	// every version of the pod repeats it, and its mounts and their statuses name it again.
 	v.Name = in.str(v.Name)
@@ -199,13 +202,13 @@ func (in *interner) volume(v *v1.Volume) {
 	}
 }
 
-func (in *interner) keyPaths(items []v1.KeyToPath) {
+func (in *Table) keyPaths(items []v1.KeyToPath) {
 	for i := range items {
 		items[i].Key, items[i].Path = in.str(items[i].Key), in.str(items[i].Path)
 	}
 }
 
-func (in *interner) container(c *v1.Container) {
+func (in *Table) container(c *v1.Container) {
 	c.Name, c.Image = in.str(c.Name), in.str(c.Image)
 	in.strs(c.Command)
 	in.strs(c.Args)
@@ -228,7 +231,7 @@ func (in *interner) container(c *v1.Container) {
 	}
 }
 
-func (in *interner) podStatus(s *v1.PodStatus) {
+func (in *Table) podStatus(s *v1.PodStatus) {
 	s.Phase = v1.PodPhase(in.str(string(s.Phase)))
 	s.HostIP = in.str(s.HostIP)
 	for i := range s.HostIPs {
