@@ -265,3 +265,52 @@ func (in *Table) podStatus(s *v1.PodStatus) {
 		}
 	}
 }
+
+// StoredPod interns what of pod it can replace without writing into memory that pod may share
+// with another object: the strings of pod's own structs (its namespace, node name, phase, ...) and
+// its managed fields, which it replaces with a new slice whose entries share their encodings
+// with every other pod's equal ones (the creator's entry of a template's pods, and of every
+// version of one pod). It writes nothing reached through a slice, map or pointer of pod: an API
+// server's update may keep the stored version's spec or metadata in the new one, and readers of
+// that version must never see a write. pod itself must be the caller's alone while StoredPod
+// runs.
+func (in *Table) StoredPod(pod *v1.Pod) {
+	pod.Namespace, pod.GenerateName = in.str(pod.Namespace), in.str(pod.GenerateName)
+	s := &pod.Spec
+	s.NodeName, s.ServiceAccountName, s.DeprecatedServiceAccount = in.str(s.NodeName), in.str(s.ServiceAccountName), in.str(s.DeprecatedServiceAccount)
+	s.SchedulerName, s.PriorityClassName = in.str(s.SchedulerName), in.str(s.PriorityClassName)
+	s.RestartPolicy, s.DNSPolicy = v1.RestartPolicy(in.str(string(s.RestartPolicy))), v1.DNSPolicy(in.str(string(s.DNSPolicy)))
+	st := &pod.Status
+	st.Phase, st.QOSClass = v1.PodPhase(in.str(string(st.Phase))), v1.PodQOSClass(in.str(string(st.QOSClass)))
+	st.HostIP, st.Reason = in.str(st.HostIP), in.str(st.Reason)
+	pod.ManagedFields = in.managedFields(pod.ManagedFields)
+}
+
+// managedFields returns mf, or a copy of it whose entries' strings and encodings are interned
+// when one of its encodings is not the table's yet. It never writes into mf.
+func (in *Table) managedFields(mf []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	var out []metav1.ManagedFieldsEntry
+	for i, f := range mf {
+		if f.FieldsV1 == nil || len(f.FieldsV1.Raw) == 0 {
+			continue
+		}
+		raw := in.raw(f.FieldsV1.Raw)
+		if &raw[0] == &f.FieldsV1.Raw[0] {
+			continue
+		}
+		if out == nil {
+			out = make([]metav1.ManagedFieldsEntry, len(mf))
+			copy(out, mf)
+		}
+		out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	}
+	if out == nil {
+		return mf
+	}
+	for i := range out {
+		f := &out[i]
+		f.Manager, f.APIVersion, f.FieldsType, f.Subresource = in.str(f.Manager), in.str(f.APIVersion), in.str(f.FieldsType), in.str(f.Subresource)
+		f.Operation = metav1.ManagedFieldsOperationType(in.str(string(f.Operation)))
+	}
+	return out
+}

@@ -136,8 +136,8 @@ func TestInternerBounded(t *testing.T) {
 	}
 }
 
-// FuzzInterner: whatever pod a watch decodes, interning it panics on no missing field and
-// changes no value.
+// FuzzInterner: whatever pod a watch decodes, interning it (Pod, and StoredPod) panics on no
+// missing field and changes no value.
 func FuzzInterner(f *testing.F) {
 	f.Add(templatePodJSON("pause-1", "uid-1", "10.1.0.1"))
 	f.Add([]byte(`{"spec":{"volumes":[{"projected":{"sources":[{}]}},{"configMap":{}},{"secret":{}}],"initContainers":[{"env":[{}],"ports":[{}]}]}}`))
@@ -150,9 +150,14 @@ func FuzzInterner(f *testing.F) {
 			return
 		}
 		want := pod.DeepCopy()
+		stored := pod.DeepCopy()
 		in.Pod(pod)
 		if diff := cmp.Diff(want, pod); diff != "" {
 			t.Errorf("interning changed the pod (-decoded +interned):\n%s", diff)
+		}
+		in.StoredPod(stored)
+		if diff := cmp.Diff(want, stored); diff != "" {
+			t.Errorf("interning a stored pod changed it (-decoded +interned):\n%s", diff)
 		}
 	})
 }
@@ -184,4 +189,47 @@ func BenchmarkInternPod(b *testing.B) {
 		spent += time.Since(start)
 	}
 	b.ReportMetric(float64(spent)/float64(b.N)/float64(floor), "decode-ratio")
+}
+
+// TestStoredPodWritesNothingShared: an API server's new version of a pod may share its spec, its
+// maps and its managed fields with the stored version; StoredPod shares the new version's
+// managed fields' encodings with an equal pod's, and leaves everything the two versions share as
+// it was, down to the managed fields entries of the stored version.
+func TestStoredPodWritesNothingShared(t *testing.T) {
+	in := New()
+	other := decodeTemplatePod(t, "pause-0", "uid-0", "10.1.0.1") // the same kubelet entry: same IP
+	in.StoredPod(other)
+	stored := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1")
+	want := stored.DeepCopy()
+	storedEntries := stored.ManagedFields
+	storedRaw := &stored.ManagedFields[0].FieldsV1.Raw[0]
+	next := stored.DeepCopy()
+	next.Spec = stored.Spec
+	next.ObjectMeta = stored.ObjectMeta // maps and managed fields shared with the stored version
+	next.Status.Phase = v1.PodPhase(string([]byte("Running")))
+	in.StoredPod(next)
+	if diff := cmp.Diff(want, stored); diff != "" {
+		t.Errorf("the stored version changed (-before +after):\n%s", diff)
+	}
+	if &storedEntries[0] != &stored.ManagedFields[0] || &stored.ManagedFields[0].FieldsV1.Raw[0] != storedRaw {
+		t.Error("the stored version's managed fields were replaced")
+	}
+	if diff := cmp.Diff(want, next); diff != "" {
+		t.Errorf("the new version's values changed (-want +got):\n%s", diff)
+	}
+	for i := range next.ManagedFields {
+		if got, shared := &next.ManagedFields[i].FieldsV1.Raw[0], &other.ManagedFields[i].FieldsV1.Raw[0]; got != shared {
+			t.Errorf("managed fields entry %d (%s): a copy of its own, want the equal pod's", i, next.ManagedFields[i].Manager)
+		}
+	}
+	if !sameString(string(next.Status.Phase), string(other.Status.Phase)) {
+		t.Error("status.phase: a copy of its own, want the equal pod's")
+	}
+	// A version whose encodings are all the table's already keeps its slice.
+	again := next.DeepCopy()
+	again.ManagedFields = next.ManagedFields
+	in.StoredPod(again)
+	if &again.ManagedFields[0] != &next.ManagedFields[0] {
+		t.Error("managed fields already interned were copied again")
+	}
 }
