@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/podintern"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -82,7 +83,7 @@ func NewAPIRunner(opts APIRunnerOptions) (*APIRunner, error) {
 	if opts.NodeHasSynced == nil {
 		opts.NodeHasSynced = func() bool { return true }
 	}
-	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out}}
+	r := &APIRunner{opts: opts, store: &apiStore{core: opts.Core, out: opts.Out, intern: podintern.New()}}
 	r.reflector = cache.NewReflectorWithOptions(
 		podListWatch(opts.Client, opts.NodeName),
 		&v1.Pod{},
@@ -171,6 +172,9 @@ type apiStore struct {
 	core *API
 	out  chan<- podconfig.Update
 	done <-chan struct{} // ctx.Done() of the Run in progress
+	// intern, when set, makes the decoded pods share the strings they repeat before the core
+	// keeps them. Nil for a node of a shared runner, whose router interns.
+	intern *podintern.Table
 }
 
 var _ cache.ReflectorStore = (*apiStore)(nil)
@@ -188,6 +192,7 @@ func (s *apiStore) Add(obj any) error {
 	if err != nil {
 		return err
 	}
+	s.internPod(pod)
 	s.send(s.core.Add(pod))
 	return nil
 }
@@ -197,6 +202,7 @@ func (s *apiStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
+	s.internPod(pod)
 	s.send(s.core.Update(pod))
 	return nil
 }
@@ -220,10 +226,19 @@ func (s *apiStore) Replace(objs []any, _ string) error {
 		if err != nil {
 			return err
 		}
+		s.internPod(pod)
 		pods = append(pods, pod)
 	}
 	s.send(s.core.Replace(pods))
 	return nil
+}
+
+// internPod interns pod's strings if the store interns. A deleted pod is not interned: the core
+// forgets it.
+func (s *apiStore) internPod(pod *v1.Pod) {
+	if s.intern != nil {
+		s.intern.Pod(pod)
+	}
 }
 
 // Resync does nothing: the reflector runs with resync 0, and an UndeltaStore resync pushes nothing.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/api/podintern"
 	"github.com/minikubelet/minikubelet/podconfig"
 )
 
@@ -79,6 +80,9 @@ func NewSharedAPIRunner(opts SharedAPIRunnerOptions) (*SharedAPIRunner, error) {
 	pods := opts.Pods
 	if pods == nil {
 		pods = opts.Client.CoreV1().Pods(metav1.NamespaceAll)
+		// Decoded pods are the reflector's alone until routed, and interned then; the
+		// in-process watch's are the API server's stored objects, which nobody may rewrite.
+		s.intern = podintern.New()
 	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -109,6 +113,9 @@ func (r *SharedAPIRunner) Run(ctx context.Context) error {
 type routerStore struct {
 	nodes   map[string]*apiStore
 	podNode map[string]string // namespace/name → the simulated node it was last routed to
+	// intern makes the decoded pods routed to a node share the strings they repeat; nil when
+	// the pods are the embedded API server's own objects (Pods set).
+	intern *podintern.Table
 }
 
 var _ cache.ReflectorStore = (*routerStore)(nil)
@@ -128,6 +135,9 @@ func (s *routerStore) route(obj any) error {
 	}
 	if n, ok := s.nodes[pod.Spec.NodeName]; ok {
 		s.podNode[key] = pod.Spec.NodeName
+		if s.intern != nil {
+			s.intern.Pod(pod)
+		}
 		n.send(n.core.Add(pod))
 	}
 	return nil
@@ -163,6 +173,9 @@ func (s *routerStore) Replace(objs []any, _ string) error {
 			return err
 		}
 		if _, ok := s.nodes[pod.Spec.NodeName]; ok {
+			if s.intern != nil {
+				s.intern.Pod(pod)
+			}
 			byNode[pod.Spec.NodeName] = append(byNode[pod.Spec.NodeName], pod)
 			s.podNode[podKeyOf(pod)] = pod.Spec.NodeName
 		}

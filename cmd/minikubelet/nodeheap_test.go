@@ -4,20 +4,33 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 )
 
 var (
 	nodeHeapNodes    = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
 	nodeHeapNoEvents = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
 	nodeHeapProfile  = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
+	nodeHeapPods     = flag.Int("node-heap-pods", 0, "pods BenchmarkNodeHeap binds to each node once it settled, shaped as a Deployment's (its heap is then measured once every pod is Ready)")
 )
 
 // BenchmarkNodeHeap measures what a node of `run --nodes N` costs the process before it has
@@ -61,16 +74,27 @@ func BenchmarkNodeHeap(b *testing.B) {
 	// shared pod watch's and the transport's first state), is not counted against the nodes.
 	nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "warm"), "warm", 2)
 	for b.Loop() {
-		heap, goroutines := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "root"), "sim", n)
-		b.ReportMetric(heap/float64(n), "heap-B/node")
-		b.ReportMetric(goroutines/float64(n), "goroutines/node")
+		m := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "root"), "sim", n)
+		b.ReportMetric(m.heap/float64(n), "heap-B/node")
+		b.ReportMetric(m.goroutines/float64(n), "goroutines/node")
+		if m.pods > 0 {
+			b.ReportMetric((m.heapPods-m.heap)/float64(m.pods), "heap-B/pod")
+		}
 	}
+}
+
+// nodeHeapResult is what nodeHeap measured: the live heap and goroutines the nodes added before
+// they had pods, and, with -node-heap-pods, the live heap once pods ran on them all.
+type nodeHeapResult struct {
+	heap, goroutines float64
+	pods             int
+	heapPods         float64
 }
 
 // nodeHeap runs n nodes named prefix-i against the API server of kubeconfig until every one
 // registered and took its first (empty) set of pods from the API, and returns the live heap and
 // goroutines they added to the process.
-func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix string, n int) (heap, goroutines float64) {
+func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix string, n int) (res nodeHeapResult) {
 	b.Helper()
 	before, gBefore := liveHeap(), runtime.NumGoroutine()
 	cfg := testConfig("", false)
@@ -83,8 +107,11 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	log := newTraceLog()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	// Once the nodes settled, the trace the benchmark keeps stops growing: what the pods cost is
+	// the nodes', not the test's copy of every event they trace.
+	out := &muteWriter{w: log}
 	go func() {
-		err := run(runCtx, cfg, log)
+		err := run(runCtx, cfg, out)
 		log.end(err)
 		done <- err
 	}()
@@ -106,7 +133,17 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 		}
 		from = i + 1
 	}
-	heap, goroutines = float64(liveHeap()-before), float64(runtime.NumGoroutine()-gBefore)
+	res.heap, res.goroutines = float64(liveHeap()-before), float64(runtime.NumGoroutine()-gBefore)
+	if *nodeHeapPods > 0 && prefix != "warm" {
+		out.mute.Store(true)
+		nodes := slices.Sorted(maps.Keys(registered))
+		if err := runDeploymentPods(ctx, kubeconfig, nodes, *nodeHeapPods); err != nil {
+			stop()
+			b.Fatal(err)
+		}
+		res.pods = len(nodes) * *nodeHeapPods
+		res.heapPods = float64(liveHeap() - before)
+	}
 	if *nodeHeapProfile != "" && prefix != "warm" {
 		if err := writeHeapProfile(*nodeHeapProfile); err != nil {
 			stop()
@@ -117,7 +154,99 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	return heap, goroutines
+	return res
+}
+
+// runDeploymentPods creates perNode pods on each of nodes through the API server of kubeconfig,
+// shaped as the pods a Deployment's ReplicaSet controller creates (the labels with the template's
+// hash, the owner reference, the controller manager's managed fields; the scheduler's binding
+// stands in spec.nodeName), and waits until every one is Ready, its last status write done.
+func runDeploymentPods(ctx context.Context, kubeconfig string, nodes []string, perNode int) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit: the benchmark's creates are not measured
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	const hash = "5d8f7c6b9d"
+	labels := map[string]string{"app": "pause", "pod-template-hash": hash}
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "pause-" + hash,
+		UID: "6f1c2b8e-3a4d-4e5f-9a0b-1c2d3e4f5a6b", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	work := make(chan string)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for node := range work {
+				pod := &v1.Pod{
+					ObjectMeta: metav1.ObjectMeta{GenerateName: owner.Name + "-", Namespace: metav1.NamespaceDefault,
+						Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}},
+					Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.1",
+						TerminationMessagePath: v1.TerminationMessagePathDefault, TerminationMessagePolicy: v1.TerminationMessageReadFile,
+						ImagePullPolicy: v1.PullIfNotPresent}},
+						RestartPolicy: v1.RestartPolicyAlways, TerminationGracePeriodSeconds: ptr.To[int64](30),
+						DNSPolicy: v1.DNSClusterFirst, SecurityContext: &v1.PodSecurityContext{}, SchedulerName: v1.DefaultSchedulerName},
+				}
+				if _, err := client.CoreV1().Pods(metav1.NamespaceDefault).Create(ctx, pod, metav1.CreateOptions{FieldManager: "kube-controller-manager"}); err != nil {
+					select {
+					case errs <- fmt.Errorf("create a pod on %s: %w", node, err):
+					default:
+					}
+				}
+			}
+		})
+	}
+	for range perNode {
+		for _, node := range nodes {
+			work <- node
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	want := len(nodes) * perNode
+	for {
+		list, err := client.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for i := range list.Items {
+			for _, c := range list.Items[i].Status.Conditions {
+				if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d pods Ready: %w", ready, want, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// muteWriter writes to w until mute is set, and then discards.
+type muteWriter struct {
+	w    io.Writer
+	mute atomic.Bool
+}
+
+func (m *muteWriter) Write(p []byte) (int, error) {
+	if m.mute.Load() {
+		return len(p), nil
+	}
+	return m.w.Write(p)
 }
 
 // liveHeap is the heap in use after a collection.

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/minikubelet/minikubelet/api/podintern"
 )
 
 // entry is one stored version of an object. Both fields are immutable once stored: handlers copy
@@ -81,6 +83,11 @@ type store struct {
 	buckets map[string]*bucket
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
+	// intern makes the stored pods share the strings and the managed fields' encodings that
+	// many of them repeat (podintern.Table.StoredPod): the field manager encodes every entry
+	// anew at every write, and a fleet's pods of one template, and the versions of one pod in
+	// the watch history, keep equal copies of them otherwise.
+	intern *podintern.Table
 }
 
 // storeOptions configures a store.
@@ -94,7 +101,7 @@ type storeOptions struct {
 func newStore(o storeOptions) *store {
 	st := &store{
 		historySize: o.historySize, historyBytes: o.historyBytes, now: o.now, rand: o.rand,
-		resources: resources(), buckets: map[string]*bucket{},
+		resources: resources(), buckets: map[string]*bucket{}, intern: podintern.New(),
 	}
 	for _, res := range st.resources {
 		if res.view {
@@ -178,6 +185,10 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 			st.rv--
 			return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
 		}
+	}
+	if pod, ok := obj.(*corev1.Pod); ok && typ != watch.Deleted {
+		// Here, before the entry is stored, the object is still the caller's alone.
+		st.intern.StoredPod(pod)
 	}
 	e := &entry{obj: obj, raw: raw}
 	b := st.buckets[res.name]

@@ -1,0 +1,235 @@
+package podintern
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+)
+
+// templatePodJSON is a pod as a ReplicaSet's controller makes it and the kubelet's status writes
+// leave it, encoded as the API server sends it: what is the pod's own (its name, UID, IP, the
+// token volume's name) comes from the arguments.
+func templatePodJSON(name, uid, ip string) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":%[1]q,"generateName":"pause-5d8f7c6b9d-",
+"namespace":"default","uid":%[2]q,"resourceVersion":"42","labels":{"app":"pause","pod-template-hash":"5d8f7c6b9d"},
+"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"pause-5d8f7c6b9d","uid":"6f1c2b8e","controller":true}],
+"managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"2026-11-28T09:00:00Z",
+"fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{}}}},
+{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-11-28T09:00:01Z","fieldsType":"FieldsV1",
+"fieldsV1":{"f:status":{"f:podIP":{},"f:podIPs":{"k:{\"ip\":\"%[3]s\"}":{}}}},"subresource":"status"}]},
+"spec":{"volumes":[{"name":"kube-api-access-%[1]s","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+{"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},
+{"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}]}}],
+"containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10.1","resources":{},
+"volumeMounts":[{"name":"kube-api-access-%[1]s","readOnly":true,"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],
+"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],
+"restartPolicy":"Always","dnsPolicy":"ClusterFirst","serviceAccountName":"default","serviceAccount":"default",
+"nodeName":"sim-00","schedulerName":"default-scheduler",
+"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},
+"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-28T09:00:01Z"}],
+"hostIP":"10.0.0.1","hostIPs":[{"ip":"10.0.0.1"}],"podIP":%[3]q,"qosClass":"BestEffort",
+"containerStatuses":[{"name":"pause","state":{"running":{"startedAt":"2026-11-28T09:00:01Z"}},"ready":true,"restartCount":0,
+"image":"registry.k8s.io/pause:3.10.1","imageID":"registry.k8s.io/pause@sha256:ee6521f2","containerID":"containerd://%[2]s","started":true}]}}`,
+		name, uid, ip)
+}
+
+func decodeTemplatePod(t *testing.T, name, uid, ip string) *v1.Pod {
+	t.Helper()
+	pod := &v1.Pod{}
+	if err := json.Unmarshal(templatePodJSON(name, uid, ip), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// sameString reports whether a and b are the same bytes in memory, not just equal.
+func sameString(a, b string) bool {
+	return a == b && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
+}
+
+// TestInternerSharesWhatPodsRepeat: two pods of one template, decoded apart, share the strings and
+// the managed fields' encoding they have in common once interned, and are equal to what was
+// decoded: interning changes where values live, never a value.
+func TestInternerSharesWhatPodsRepeat(t *testing.T) {
+	a, b := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1"), decodeTemplatePod(t, "pause-2", "uid-2", "10.1.0.2")
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	in := New()
+	in.Pod(a)
+	in.Pod(b)
+	if diff := cmp.Diff(wantA, a); diff != "" {
+		t.Errorf("interning changed the first pod (-decoded +interned):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantB, b); diff != "" {
+		t.Errorf("interning changed the second pod (-decoded +interned):\n%s", diff)
+	}
+	shared := []struct {
+		field string
+		a, b  string
+	}{
+		{"metadata.namespace", a.Namespace, b.Namespace},
+		{"metadata.generateName", a.GenerateName, b.GenerateName},
+		{"metadata.labels[pod-template-hash]", a.Labels["pod-template-hash"], b.Labels["pod-template-hash"]},
+		{"metadata.ownerReferences[0].name", a.OwnerReferences[0].Name, b.OwnerReferences[0].Name},
+		{"metadata.ownerReferences[0].uid", string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)},
+		{"metadata.managedFields[1].manager", a.ManagedFields[1].Manager, b.ManagedFields[1].Manager},
+		{"spec.nodeName", a.Spec.NodeName, b.Spec.NodeName},
+		{"spec.containers[0].image", a.Spec.Containers[0].Image, b.Spec.Containers[0].Image},
+		{"spec.containers[0].volumeMounts[0].mountPath", a.Spec.Containers[0].VolumeMounts[0].MountPath, b.Spec.Containers[0].VolumeMounts[0].MountPath},
+		{"spec.volumes[0].projected.sources[1].configMap.name", a.Spec.Volumes[0].Projected.Sources[1].ConfigMap.Name, b.Spec.Volumes[0].Projected.Sources[1].ConfigMap.Name},
+		{"spec.tolerations[0].key", a.Spec.Tolerations[0].Key, b.Spec.Tolerations[0].Key},
+		{"status.conditions[0].type", string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)},
+		{"status.hostIP", a.Status.HostIP, b.Status.HostIP},
+		{"status.containerStatuses[0].imageID", a.Status.ContainerStatuses[0].ImageID, b.Status.ContainerStatuses[0].ImageID},
+	}
+	for _, s := range shared {
+		if !sameString(s.a, s.b) {
+			t.Errorf("%s: the two pods keep a copy each of %q, want one shared", s.field, s.a)
+		}
+	}
+	for k := range a.Labels {
+		for k2 := range b.Labels {
+			if k == k2 && !sameString(k, k2) {
+				t.Errorf("label key %q: a copy each, want one shared", k)
+			}
+		}
+	}
+	if ra, rb := a.ManagedFields[0].FieldsV1.Raw, b.ManagedFields[0].FieldsV1.Raw; &ra[0] != &rb[0] {
+		t.Errorf("the controller manager's managed fields: a copy each of %s, want one shared", ra)
+	}
+	if ra, rb := a.ManagedFields[1].FieldsV1.Raw, b.ManagedFields[1].FieldsV1.Raw; &ra[0] == &rb[0] {
+		t.Errorf("the kubelet's managed fields of two pods with different IPs share one encoding: %s", ra)
+	}
+	// A second version of a pod shares its own values with the first: the token volume's name.
+	a2 := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1")
+	in.Pod(a2)
+	if !sameString(a.Spec.Volumes[0].Name, a2.Spec.Volumes[0].Name) {
+		t.Errorf("two versions of a pod keep a copy each of its volume name %q", a.Spec.Volumes[0].Name)
+	}
+}
+
+// TestInternerBounded: values that no pod repeats do not make the table grow beyond two
+// generations, and a value in use in every generation keeps its one copy.
+func TestInternerBounded(t *testing.T) {
+	in := New()
+	kept := in.str(string([]byte("registry.k8s.io/pause:3.10.1")))
+	for i := range 5 * internGeneration {
+		in.str(fmt.Sprintf("pod-%d", i))
+		if i%(internGeneration/2) == 0 {
+			if got := in.str(string([]byte("registry.k8s.io/pause:3.10.1"))); !sameString(got, kept) {
+				t.Fatalf("after %d values a value used in every generation was copied again", i)
+			}
+		}
+		if n := len(in.cur) + len(in.prev); n > 2*internGeneration {
+			t.Fatalf("after %d values the table holds %d, want at most %d", i+1, n, 2*internGeneration)
+		}
+	}
+	for i := range 5 * internRawGeneration {
+		in.raw(fmt.Appendf(nil, `{"f:status":{"f:podIP":{"k:{\"ip\":\"10.1.%d\"}":{}}}}`, i))
+		if n := len(in.curRaw) + len(in.prevRaw); n > 2*internRawGeneration {
+			t.Fatalf("after %d encodings the table holds %d, want at most %d", i+1, n, 2*internRawGeneration)
+		}
+	}
+}
+
+// FuzzInterner: whatever pod a watch decodes, interning it (Pod, and StoredPod) panics on no
+// missing field and changes no value.
+func FuzzInterner(f *testing.F) {
+	f.Add(templatePodJSON("pause-1", "uid-1", "10.1.0.1"))
+	f.Add([]byte(`{"spec":{"volumes":[{"projected":{"sources":[{}]}},{"configMap":{}},{"secret":{}}],"initContainers":[{"env":[{}],"ports":[{}]}]}}`))
+	f.Add([]byte(`{"status":{"initContainerStatuses":[{"state":{"waiting":{}},"lastState":{"terminated":{}}}],"ephemeralContainerStatuses":[{"state":{"terminated":{}}}]}}`))
+	f.Add([]byte(`{"metadata":{"managedFields":[{"fieldsV1":{}},{}],"annotations":{"a":""},"finalizers":["x"]}}`))
+	in := New()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pod := &v1.Pod{}
+		if json.Unmarshal(data, pod) != nil {
+			return
+		}
+		want := pod.DeepCopy()
+		stored := pod.DeepCopy()
+		in.Pod(pod)
+		if diff := cmp.Diff(want, pod); diff != "" {
+			t.Errorf("interning changed the pod (-decoded +interned):\n%s", diff)
+		}
+		in.StoredPod(stored)
+		if diff := cmp.Diff(want, stored); diff != "" {
+			t.Errorf("interning a stored pod changed it (-decoded +interned):\n%s", diff)
+		}
+	})
+}
+
+// BenchmarkInternPod measures what interning adds to a watch event's decode: it reports the
+// interning's time as a share of the JSON decode of the same pod, measured in the same run.
+func BenchmarkInternPod(b *testing.B) {
+	data := templatePodJSON("pause-1", "uid-1", "10.1.0.1")
+	decode := func() *v1.Pod {
+		pod := &v1.Pod{}
+		if err := json.Unmarshal(data, pod); err != nil {
+			b.Fatal(err)
+		}
+		return pod
+	}
+	const floorRuns = 200
+	start := time.Now()
+	for range floorRuns {
+		decode()
+	}
+	floor := time.Since(start) / floorRuns
+	in := New()
+	var spent time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		pod := decode()
+		start := time.Now()
+		in.Pod(pod)
+		spent += time.Since(start)
+	}
+	b.ReportMetric(float64(spent)/float64(b.N)/float64(floor), "decode-ratio")
+}
+
+// TestStoredPodWritesNothingShared: an API server's new version of a pod may share its spec, its
+// maps and its managed fields with the stored version; StoredPod shares the new version's
+// managed fields' encodings with an equal pod's, and leaves everything the two versions share as
+// it was, down to the managed fields entries of the stored version.
+func TestStoredPodWritesNothingShared(t *testing.T) {
+	in := New()
+	other := decodeTemplatePod(t, "pause-0", "uid-0", "10.1.0.1") // the same kubelet entry: same IP
+	in.StoredPod(other)
+	stored := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1")
+	want := stored.DeepCopy()
+	storedEntries := stored.ManagedFields
+	storedRaw := &stored.ManagedFields[0].FieldsV1.Raw[0]
+	next := stored.DeepCopy()
+	next.Spec = stored.Spec
+	next.ObjectMeta = stored.ObjectMeta // maps and managed fields shared with the stored version
+	next.Status.Phase = v1.PodPhase(string([]byte("Running")))
+	in.StoredPod(next)
+	if diff := cmp.Diff(want, stored); diff != "" {
+		t.Errorf("the stored version changed (-before +after):\n%s", diff)
+	}
+	if &storedEntries[0] != &stored.ManagedFields[0] || &stored.ManagedFields[0].FieldsV1.Raw[0] != storedRaw {
+		t.Error("the stored version's managed fields were replaced")
+	}
+	if diff := cmp.Diff(want, next); diff != "" {
+		t.Errorf("the new version's values changed (-want +got):\n%s", diff)
+	}
+	for i := range next.ManagedFields {
+		if got, shared := &next.ManagedFields[i].FieldsV1.Raw[0], &other.ManagedFields[i].FieldsV1.Raw[0]; got != shared {
+			t.Errorf("managed fields entry %d (%s): a copy of its own, want the equal pod's", i, next.ManagedFields[i].Manager)
+		}
+	}
+	if !sameString(string(next.Status.Phase), string(other.Status.Phase)) {
+		t.Error("status.phase: a copy of its own, want the equal pod's")
+	}
+	// A version whose encodings are all the table's already keeps its slice.
+	again := next.DeepCopy()
+	again.ManagedFields = next.ManagedFields
+	in.StoredPod(again)
+	if &again.ManagedFields[0] != &next.ManagedFields[0] {
+		t.Error("managed fields already interned were copied again")
+	}
+}
