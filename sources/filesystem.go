@@ -28,7 +28,7 @@ type FileSystem interface {
 // ChangeCounter is what a FileSystem may also implement when it can tell cheaply that nothing
 // changed: Version returns a number that moves with every change of anything Stat, Glob or Open
 // answer. A directory relist that finds the number as at its last relist, which traced no error,
-// sends the SET it sent then without reading the directory again: it would find the same files
+// and a store that no watch event changed since, sends the SET it sent then without reading the directory again: it would find the same files
 // with the same bytes. The kubelet reads every file at every relist; what it reads is all that is
 // observable, and it is the same. The real disk has no such number.
 type ChangeCounter interface {
