@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/minikubelet/minikubelet/kubelet"
-	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/syncloop"
@@ -48,13 +47,18 @@ type invariants struct {
 	uids []types.UID
 }
 
+// versioned is a component with a change counter: the pod manager here. An interface, so that
+// the engine does not import one more of the kubelet's packages (TestReplayImports) for the one
+// method it calls; comparing two of them compares the components' pointers.
+type versioned interface{ Version() uint64 }
+
 // walk is what one walk over a node's workers and pod manager saw: the components and their
 // change counters, whether every source had been seen, and what the walk found.
 type walk struct {
 	valid          bool
 	workers        *podworkers.Workers
 	workersVersion uint64
-	pods           *podmanager.Manager
+	pods           versioned
 	podsVersion    uint64
 	ready          bool
 	// undesired are the workers in sync whose pod the pod manager does not hold, by UID (the keys
@@ -146,7 +150,7 @@ func (e *engine) checkInvariants(n *node, step int) error {
 
 // sameAsWalked reports whether the last walk saw these workers and pod manager at their current
 // change counters, and the same answer to whether every source was seen.
-func (inv *invariants) sameAsWalked(workers *podworkers.Workers, pods *podmanager.Manager, ready bool) bool {
+func (inv *invariants) sameAsWalked(workers *podworkers.Workers, pods versioned, ready bool) bool {
 	w := &inv.walked
 	return w.valid && w.workers == workers && w.workersVersion == workers.Version() &&
 		w.pods == pods && w.podsVersion == pods.Version() && w.ready == ready
