@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/test/podtest"
@@ -135,5 +136,142 @@ func TestSandboxChangedRecordedBeforeTheKill(t *testing.T) {
 	}
 	if len(got) < 2 || !cmp.Equal(want, got[:2]) {
 		t.Errorf("events after the sandbox died = %q, want them to begin with %q", got, want)
+	}
+}
+
+// podEventLog is a PodEventRecorder: it keeps the references, keys and containers it is handed.
+type podEventLog struct {
+	refs       []*v1.ObjectReference
+	rvs        []string // each reference's resourceVersion when it was handed over
+	keys       []string
+	plainCalls int
+}
+
+func (l *podEventLog) Event(runtime.Object, string, string, string) { l.plainCalls++ }
+
+func (l *podEventLog) PodEvent(ref *v1.ObjectReference, podKey, container, _, reason, _ string) {
+	l.refs = append(l.refs, ref)
+	l.rvs = append(l.rvs, ref.ResourceVersion)
+	l.keys = append(l.keys, reason+" "+podKey+" ["+container+"]")
+}
+
+// TestEventReferencesKeptPerContainer checks that a recorder with PodEvent is handed the pod's
+// key and container beside the reference, that the events about one container of one version of
+// the pod share one reference equal to the one built afresh, and that a newer resourceVersion
+// gets a new reference while those handed out before keep theirs.
+func TestEventReferencesKeptPerContainer(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	log := &podEventLog{}
+	rt, err := New(Options{Clock: clk, Tracer: trace.Discard, Latencies: Latencies{ImagePull: time.Second}, Recorder: log})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	pod := podtest.New("web")
+	pod.ResourceVersion = "1"
+	status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		t.Fatalf("GetPodStatus() error = %v", err)
+	}
+	_, _ = rt.SyncPod(pod, status, nil)
+	for next, ok := rt.NextWake(); ok; next, ok = rt.NextWake() {
+		clk.Set(next)
+		rt.Advance()
+	}
+	newer := pod.DeepCopy()
+	newer.ResourceVersion = "2"
+	if _, err := rt.KillPod(newer, nil, nil); err != nil {
+		t.Fatalf("KillPod() error = %v", err)
+	}
+	for next, ok := rt.NextWake(); ok; next, ok = rt.NextWake() {
+		clk.Set(next)
+		rt.Advance()
+	}
+
+	if log.plainCalls != 0 {
+		t.Errorf("Event called %d times, want every event through PodEvent", log.plainCalls)
+	}
+	wantKeys := []string{"Pulling default/web [app]", "Pulled default/web [app]", "Created default/web [app]", "Started default/web [app]", "Killing default/web [app]"}
+	if diff := cmp.Diff(wantKeys, log.keys); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"1", "1", "1", "1", "2"}, log.rvs); diff != "" {
+		t.Errorf("resourceVersions as handed over (-want +got):\n%s", diff)
+	}
+	for i, ref := range log.refs[:4] {
+		if ref != log.refs[0] {
+			t.Errorf("event %d about the same container and version got a new reference", i)
+		}
+	}
+	if diff := cmp.Diff(newEventRef(pod, "default/web", pod.UID, "app"), log.refs[0]); diff != "" {
+		t.Errorf("kept reference differs from one built afresh (-fresh +kept):\n%s", diff)
+	}
+	if log.refs[4] == log.refs[0] || log.refs[0].ResourceVersion != "1" {
+		t.Errorf("newer version: reference %p (rv %q) reused or changed the earlier %p (rv %q)", log.refs[4], log.refs[4].ResourceVersion, log.refs[0], log.refs[0].ResourceVersion)
+	}
+	if diff := cmp.Diff(newEventRef(newer, "default/web", pod.UID, "app"), log.refs[4]); diff != "" {
+		t.Errorf("reference for the newer version differs from one built afresh (-fresh +kept):\n%s", diff)
+	}
+}
+
+// TestEventRefOfAnUnknownContainerIsNotKept checks that a reference to a container the pod's spec
+// does not name (the implicit field path) is built afresh each time, so that an ephemeral
+// container added later with that name gets its own field path.
+func TestEventRefOfAnUnknownContainerIsNotKept(t *testing.T) {
+	rt, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	pod := podtest.New("web")
+	rt.podFor(pod.UID, pod.Name, pod.Namespace, "")
+	first := rt.eventRef(pod, "default/web", pod.UID, "debug")
+	if first.FieldPath != "implicitly required container debug" {
+		t.Fatalf("FieldPath = %q, want the implicit one", first.FieldPath)
+	}
+	withDebug := pod.DeepCopy()
+	withDebug.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug"}}}
+	if got := rt.eventRef(withDebug, "default/web", pod.UID, "debug").FieldPath; got != "spec.ephemeralContainers{debug}" {
+		t.Errorf("FieldPath once the ephemeral container is added = %q, want spec.ephemeralContainers{debug}", got)
+	}
+}
+
+// TestKeyOfAPodRecord checks the key a pod's record keeps: the one podkey.Of builds, whether the
+// record was made with a key or without, and not another pod's when a pod with the record's UID
+// has another name.
+func TestKeyOfAPodRecord(t *testing.T) {
+	rt, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	web := podtest.New("web")
+	if got := rt.keyOf(web); got != "default/web" {
+		t.Errorf("keyOf(web) without a record = %q, want default/web", got)
+	}
+	rt.podFor(web.UID, web.Name, web.Namespace, "")
+	if got := rt.keyOf(web); got != "default/web" {
+		t.Errorf("keyOf(web) with a record made without a key = %q, want default/web", got)
+	}
+	db := podtest.New("db")
+	rt.podFor(db.UID, db.Name, db.Namespace, "default/db")
+	renamed := db.DeepCopy()
+	renamed.Name = "db-2"
+	if got := rt.keyOf(renamed); got != "default/db-2" {
+		t.Errorf("keyOf(a pod with the record's UID and another name) = %q, want default/db-2", got)
+	}
+	if got, _ := rt.podIdentity(nil, &kubecontainer.Pod{ID: db.UID, Name: "db", Namespace: "default"}); got != "default/db" {
+		t.Errorf("podIdentity(running db) = %q, want default/db", got)
+	}
+	for _, tt := range []struct {
+		key, namespace, name string
+		want                 bool
+	}{
+		{"default/web", "default", "web", true},
+		{"default/web", "default", "we", false},
+		{"default/web", "defaul", "t/web", false},
+		{"defaultxweb", "default", "web", false},
+		{"/web", "", "web", true},
+	} {
+		if got := isKeyOf(tt.key, tt.namespace, tt.name); got != tt.want {
+			t.Errorf("isKeyOf(%q, %q, %q) = %v, want %v", tt.key, tt.namespace, tt.name, got, tt.want)
+		}
 	}
 }

@@ -57,7 +57,7 @@ func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOv
 	}
 	if err := r.checkUp(now); err != nil {
 		e := trace.Event{Event: trace.KindError, Message: err.Error(), Func: "KillPod"}
-		e.Pod, e.UID = podIdentity(pod, running)
+		e.Pod, e.UID = r.podIdentity(pod, running)
 		r.emit(e)
 		return kubecontainer.Result{Done: now}, fmt.Errorf("kill pod %s: %w", e.Pod, err)
 	}
@@ -71,12 +71,12 @@ func (r *Runtime) KillPod(pod *v1.Pod, running *kubecontainer.Pod, gracePeriodOv
 // kubelet's goroutines do; in a pod with a sidecar, the sidecars wait for the regular containers
 // and for the sidecars declared after them (killContainersWithSyncResult's terminationOrdering).
 func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *int64, now time.Time, why string) time.Time {
-	key, uid := podIdentity(pod, running)
 	r.generation[podUID(pod, running)]++
 	rec := r.pods[podUID(pod, running)]
 	if rec == nil {
 		return now
 	}
+	key, uid := r.podIdentity(pod, running)
 	var targets []*containerRec
 	var sandboxes []*sandboxRec
 	if running == nil {
@@ -383,9 +383,12 @@ func containerGracePeriod(pod *v1.Pod, c *v1.Container, reason string) int64 {
 }
 
 // podIdentity returns the trace's pod key and UID for a kill.
-func podIdentity(pod *v1.Pod, running *kubecontainer.Pod) (string, string) {
+func (r *Runtime) podIdentity(pod *v1.Pod, running *kubecontainer.Pod) (string, string) {
 	if pod != nil {
-		return podkey.Of(pod), string(pod.UID)
+		return r.keyOf(pod), string(pod.UID)
+	}
+	if rec := r.pods[running.ID]; rec != nil && rec.name == running.Name && rec.namespace == running.Namespace {
+		return rec.key(), string(running.ID)
 	}
 	return podkey.Build(running.Namespace, running.Name), string(running.ID)
 }

@@ -104,6 +104,14 @@ type EventRecorder interface {
 	Event(object runtime.Object, eventType, reason, message string)
 }
 
+// PodEventRecorder is an EventRecorder that also takes the pod's "namespace/name" key and the
+// container's name ("" for the pod) beside the reference, so that it need not build them again
+// from the reference (eventrecord.Tracing). A Recorder that has the method is recorded through
+// it.
+type PodEventRecorder interface {
+	PodEvent(ref *v1.ObjectReference, podKey, container, eventType, reason, message string)
+}
+
 func (o Options) validate() error {
 	var missing []string
 	if o.Clock == nil {
@@ -154,8 +162,10 @@ type Runtime struct {
 	lat      Latencies
 	tracer   trace.Tracer
 	recorder EventRecorder
-	metrics  Metrics
-	pulls    PullRecorder
+	// podRecorder is recorder when it is a PodEventRecorder, else nil.
+	podRecorder PodEventRecorder
+	metrics     Metrics
+	pulls       PullRecorder
 	// helper is the kubelet process that configures containers (SetRuntimeHelper); nil is none.
 	helper RuntimeHelper
 
@@ -264,9 +274,36 @@ type podRec struct {
 	name, namespace string
 	containers      []*containerRec // in creation order
 	sandboxes       []*sandboxRec   // in creation order
+	// podKey is the pod's "namespace/name", once asked for or once a SyncPod that had it
+	// created the record: every SyncPod that does something, every kill and every container's
+	// exit trace it.
+	podKey string
+	// refs are the references the pod's Kubernetes events were last recorded about, one per
+	// container (and "" for the pod itself): each pull, creation and start records an event,
+	// and the reference and its field path were built anew for each.
+	refs []eventRefRec
 }
 
-func (p *podRec) key() string { return podkey.Build(p.namespace, p.name) }
+// eventRefRec is the reference a pod's events about container were last recorded about.
+type eventRefRec struct {
+	container string
+	ref       *v1.ObjectReference
+}
+
+func (p *podRec) key() string {
+	if p.podKey == "" {
+		p.podKey = podkey.Build(p.namespace, p.name)
+	}
+	return p.podKey
+}
+
+// keyOf is podkey.Of(pod), the one the pod's record keeps when it has one.
+func (r *Runtime) keyOf(pod *v1.Pod) string {
+	if rec := r.pods[pod.UID]; rec != nil && rec.name == pod.Name && rec.namespace == pod.Namespace {
+		return rec.key()
+	}
+	return podkey.Of(pod)
+}
 
 type containerRec struct {
 	status kubecontainer.ContainerStatus
@@ -314,11 +351,13 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
+	podRecorder, _ := opts.Recorder.(PodEventRecorder)
 	return &Runtime{
 		clock:          opts.Clock,
 		lat:            opts.Latencies,
 		tracer:         opts.Tracer,
 		recorder:       opts.Recorder,
+		podRecorder:    podRecorder,
 		metrics:        opts.Metrics,
 		pulls:          opts.Pulls,
 		pods:           map[types.UID]*podRec{},
@@ -458,11 +497,12 @@ func (r *Runtime) sortedUIDs() []types.UID {
 	return r.uids
 }
 
-// podFor returns the record of uid, creating it on the first visible effect.
-func (r *Runtime) podFor(uid types.UID, name, namespace string) *podRec {
+// podFor returns the record of uid, creating it on the first visible effect. key, when not
+// empty, is the pod's "namespace/name" the caller already holds.
+func (r *Runtime) podFor(uid types.UID, name, namespace, key string) *podRec {
 	rec := r.pods[uid]
 	if rec == nil {
-		rec = &podRec{uid: uid, name: name, namespace: namespace}
+		rec = &podRec{uid: uid, name: name, namespace: namespace, podKey: key}
 		r.pods[uid] = rec
 		r.uids = nil
 		r.changed()
@@ -503,7 +543,50 @@ func (r *Runtime) record(pod *v1.Pod, podKey string, uid types.UID, container st
 	if r.recorder == nil {
 		return
 	}
-	r.recorder.Event(eventRef(pod, podKey, uid, container), k.eventType, k.reason, k.message)
+	ref := r.eventRef(pod, podKey, uid, container)
+	if r.podRecorder != nil {
+		r.podRecorder.PodEvent(ref, podKey, container, k.eventType, k.reason, k.message)
+		return
+	}
+	r.recorder.Event(ref, k.eventType, k.reason, k.message)
+}
+
+// eventRef is newEventRef(pod, podKey, uid, container), the reference the pod's last event
+// about the container was recorded about when it is the same. A reference handed to a recorder
+// is never changed afterwards (client-go's recorder and the APIRecorder copy it into the Event;
+// the trace reads it), so it can be handed again. It is the same when the pod's
+// resourceVersion is; its field path stays for the pod's life, as its containers and init
+// containers keep their names and an ephemeral container, once added, stays. A reference to a
+// container the pod's spec does not name ("implicitly required container") is not kept: the
+// container may yet be added as an ephemeral one.
+func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v1.ObjectReference {
+	rec := r.pods[uid]
+	if pod == nil || rec == nil || !isKeyOf(podKey, rec.namespace, rec.name) {
+		// A pod known only to the runtime gets the implicit field path, which may change.
+		return newEventRef(pod, podKey, uid, container)
+	}
+	i := slices.IndexFunc(rec.refs, func(c eventRefRec) bool { return c.container == container })
+	if i >= 0 && rec.refs[i].ref.ResourceVersion == pod.ResourceVersion {
+		return rec.refs[i].ref
+	}
+	if i >= 0 {
+		// A newer resourceVersion: the rest, the field path included, stays.
+		ref := *rec.refs[i].ref
+		ref.ResourceVersion = pod.ResourceVersion
+		rec.refs[i].ref = &ref
+		return &ref
+	}
+	ref := newEventRef(pod, podKey, uid, container)
+	if !strings.HasPrefix(ref.FieldPath, implicitContainer) {
+		rec.refs = append(rec.refs, eventRefRec{container: container, ref: ref})
+	}
+	return ref
+}
+
+// isKeyOf reports whether key is podkey.Build(namespace, name), without building it.
+func isKeyOf(key, namespace, name string) bool {
+	return len(key) == len(namespace)+1+len(name) && key[:len(namespace)] == namespace &&
+		key[len(namespace)] == '/' && key[len(namespace)+1:] == name
 }
 
 // recordAt records k about the pod (or its container) at the instant at, through the schedule,
@@ -518,13 +601,13 @@ func (r *Runtime) emitAndRecordAt(at time.Time, pod *v1.Pod, e trace.Event, k ku
 	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
 }
 
-// eventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,
+// newEventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,
 // API version, namespace, name, UID and the resourceVersion of the pod the kubelet holds), or,
 // for a container event, the kubelet's GenerateContainerRef: the same with the container's field
 // path, spec.containers{name} or spec.initContainers{name}. pod is nil for a pod known only to
 // the runtime; the kubelet then rebuilds a pod without containers from the container's labels,
 // which gives the field path "implicitly required container <name>".
-func eventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v1.ObjectReference {
+func newEventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v1.ObjectReference {
 	namespace, name, _ := strings.Cut(podKey, "/")
 	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: uid}
 	if pod != nil {
@@ -555,8 +638,11 @@ func containerFieldPath(pod *v1.Pod, container string) string {
 			}
 		}
 	}
-	return "implicitly required container " + container
+	return implicitContainer + container
 }
+
+// implicitContainer begins the field path of a container the pod's spec does not name.
+const implicitContainer = "implicitly required container "
 
 // Status answers the CRI Status call the kubelet's updateRuntimeUp makes every 5s: nil while the
 // runtime answers, an error wrapping ErrRuntimeDown while it is down.

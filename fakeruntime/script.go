@@ -97,7 +97,7 @@ func (r *Runtime) Down(until time.Time) {
 func (r *Runtime) runningInstances(podKey, container string) []*containerRec {
 	var found []*containerRec
 	for _, rec := range r.pods {
-		if rec.key() != podKey {
+		if !isKeyOf(podKey, rec.namespace, rec.name) {
 			continue
 		}
 		for _, c := range rec.containers {
@@ -246,7 +246,7 @@ func (r *Runtime) KillSandbox(podKey string) error {
 	r.applyDue(now)
 	for _, uid := range r.sortedUIDs() {
 		rec := r.pods[uid]
-		if rec.key() != podKey {
+		if !isKeyOf(podKey, rec.namespace, rec.name) {
 			continue
 		}
 		for _, s := range rec.sandboxes {

@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/events"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -41,7 +40,7 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 	now := r.clock.Now()
 	r.applyDue(now)
 	if err := r.checkUp(now); err != nil {
-		key := podkey.Of(pod)
+		key := r.keyOf(pod)
 		r.emit(trace.Event{Event: trace.KindError, Pod: key, UID: string(pod.UID), Message: err.Error(), Func: "SyncPod"})
 		return kubecontainer.Result{Done: now}, fmt.Errorf("sync pod %s: %w", key, err)
 	}
@@ -53,7 +52,7 @@ func (r *Runtime) SyncPodWithProbes(pod *v1.Pod, status *kubecontainer.PodStatus
 		// Nearly every periodic sync of a running pod: no key for a trace that says nothing.
 		return kubecontainer.Result{Done: now}, nil
 	}
-	key := podkey.Of(pod)
+	key := r.keyOf(pod)
 	r.emit(trace.Event{Event: trace.KindSync, Pod: key, UID: string(pod.UID), Message: acts.String(), Func: "SyncPod"})
 	if acts.createSandbox && acts.sandboxID != "" {
 		// A pod that had a sandbox learns, before the kill, why it is killed; a new pod does not.
@@ -187,14 +186,14 @@ func (s *podSync) createSandbox(attempt int) error {
 	if r.metrics != nil {
 		r.metrics.StartedPod(nil)
 	}
-	pod := s.pod
+	pod, key := s.pod, s.key
 	ip := ""
 	if !pod.Spec.HostNetwork {
 		ip = sandboxIP(pod.UID)
 	}
 	s.newSandbox, s.newSandboxIP = true, ip
 	s.schedule(s.at, func(at time.Time) {
-		rec := r.podFor(pod.UID, pod.Name, pod.Namespace)
+		rec := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
 		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
@@ -271,7 +270,7 @@ func (s *podSync) start(c *v1.Container) error {
 	pod, key := s.pod, s.key
 	s.schedule(s.at, func(at time.Time) {
 		rec.status.CreatedAt = at
-		p := r.podFor(pod.UID, pod.Name, pod.Namespace)
+		p := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
 		p.containers = append(p.containers, rec)
 		r.containers[rec.status.ID] = rec
 		r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},

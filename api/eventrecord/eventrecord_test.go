@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -132,4 +133,57 @@ func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	slices.Sort(out)
 	return out
+}
+
+// objectLog is a next recorder that keeps what it was handed.
+type objectLog struct{ objects []runtime.Object }
+
+func (l *objectLog) Event(o runtime.Object, _, _, _ string) { l.objects = append(l.objects, o) }
+func (l *objectLog) Eventf(o runtime.Object, _, _, _ string, _ ...interface{}) {
+	l.objects = append(l.objects, o)
+}
+func (l *objectLog) AnnotatedEventf(o runtime.Object, _ map[string]string, _, _, _ string, _ ...interface{}) {
+	l.objects = append(l.objects, o)
+}
+
+// TestTracingPodEventIsEvent checks that an event recorded with the pod's key and container
+// given traces the same event as one recorded about the reference alone, and hands the next
+// recorder the same reference.
+func TestTracingPodEventIsEvent(t *testing.T) {
+	tests := []struct {
+		name           string
+		ref            *v1.ObjectReference
+		key, container string
+		eventtype      string
+	}{
+		{"pod", &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web", UID: "uid-web"}, "default/web", "", v1.EventTypeNormal},
+		{"container", &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web", UID: "uid-web", FieldPath: "spec.containers{app}"}, "default/web", "app", v1.EventTypeWarning},
+		{"init container", &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "kube-system", Name: "etcd", UID: "uid-etcd", FieldPath: "spec.initContainers{setup}"}, "kube-system/etcd", "setup", v1.EventTypeNormal},
+		{"implicit container", &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "gone", FieldPath: "implicitly required container app"}, "default/gone", "app", v1.EventTypeNormal},
+		{"a type not recorded", &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web"}, "default/web", "", "Odd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			record := func(f func(tr *eventrecord.Tracing)) ([]trace.Event, []runtime.Object) {
+				var evs []trace.Event
+				next := &objectLog{}
+				tr, err := eventrecord.NewTracing(next, trace.Func(func(e trace.Event) { evs = append(evs, e) }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				f(tr)
+				return evs, next.objects
+			}
+			wantEvs, wantObjs := record(func(tr *eventrecord.Tracing) { tr.Event(tt.ref, tt.eventtype, "Pulled", "pulled") })
+			gotEvs, gotObjs := record(func(tr *eventrecord.Tracing) {
+				tr.PodEvent(tt.ref, tt.key, tt.container, tt.eventtype, "Pulled", "pulled")
+			})
+			if diff := cmp.Diff(wantEvs, gotEvs); diff != "" {
+				t.Errorf("PodEvent's trace differs from Event's (-Event +PodEvent):\n%s", diff)
+			}
+			if len(gotObjs) != 1 || gotObjs[0] != runtime.Object(tt.ref) || len(wantObjs) != 1 {
+				t.Errorf("next recorder got %v from PodEvent and %v from Event, want the reference once each", gotObjs, wantObjs)
+			}
+		})
+	}
 }

@@ -55,16 +55,37 @@ func (t *Tracing) AnnotatedEventf(object runtime.Object, annotations map[string]
 	}
 }
 
+// PodEvent records an event about ref, a reference to a pod or to one of its containers, that
+// the caller also names by its "namespace/name" key and its container's name ("" for the pod):
+// the trace event takes them as given instead of building them again from the reference. The
+// fake runtime records each pod's pulls, creations and starts this way; the trace is the same
+// as Event(ref, ...) would give.
+func (t *Tracing) PodEvent(ref *v1.ObjectReference, podKey, container, eventtype, reason, message string) {
+	if kind, ok := traceKind(eventtype); ok {
+		t.tracer.Emit(trace.Event{Component: trace.Events, Event: kind, Pod: podKey, UID: string(ref.UID), Container: container, Reason: reason, Message: message})
+	}
+	if t.next != nil {
+		t.next.Event(ref, eventtype, reason, message)
+	}
+}
+
+// traceKind is the trace event word of an event type, and false for a type other than Normal or
+// Warning, which is not traced: the kubelet's recorder refuses it too.
+func traceKind(eventtype string) (trace.Kind, bool) {
+	switch eventtype {
+	case v1.EventTypeNormal:
+		return trace.KindNormal, true
+	case v1.EventTypeWarning:
+		return trace.KindWarning, true
+	}
+	return "", false
+}
+
 // emit traces one event. An event of another type than Normal or Warning is not traced: the
 // kubelet's recorder refuses it too.
 func (t *Tracing) emit(object runtime.Object, eventtype, reason, message string) {
-	var kind trace.Kind
-	switch eventtype {
-	case v1.EventTypeNormal:
-		kind = trace.KindNormal
-	case v1.EventTypeWarning:
-		kind = trace.KindWarning
-	default:
+	kind, ok := traceKind(eventtype)
+	if !ok {
 		return
 	}
 	e := trace.Event{Component: trace.Events, Event: kind, Reason: reason, Message: message}

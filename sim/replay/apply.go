@@ -23,7 +23,7 @@ func (e *engine) apply(ctx context.Context, i int) {
 		a.apply(ctx, e, n)
 	}
 	e.reachStep(st, n)
-	for _, ev := range e.rec.EventsSince(mark) {
+	for ev := range e.rec.Since(mark) {
 		if ev.Component == trace.Scenario {
 			e.result.StepSeqs[i] = ev.Seq
 			break

@@ -243,7 +243,7 @@ func (e *engine) distribute() {
 	if e.rec.Len() == e.scanned {
 		return
 	}
-	for _, ev := range e.rec.EventsSince(e.scanned) {
+	for ev := range e.rec.Since(e.scanned) {
 		i := 0
 		if len(e.nodes) > 1 {
 			var ok bool

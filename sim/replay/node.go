@@ -172,9 +172,9 @@ func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
 		}
 		mark := e.rec.Len()
 		return func() {
-			for _, ev := range e.rec.EventsSince(mark) {
+			for ev := range e.rec.Since(mark) {
 				if ev.Component == trace.SyncLoop && ev.Event == trace.KindConfig {
-					e.diffs.record(ev, out)
+					e.diffs.record(*ev, out)
 					break
 				}
 			}

@@ -57,19 +57,19 @@ func (x *ExpectEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 	o := Outcome{What: x.describe()}
 	near := 0
 	var other []string // messages of events that match but for the message
-	for _, ev := range e.rec.EventsSince(e.window) {
+	for ev := range e.rec.Since(e.window) {
 		if string(ev.Component) != x.Component || string(ev.Event) != x.Event {
 			continue
 		}
 		near++
-		if x.matches(ev) {
+		if x.matches(*ev) {
 			o.Met = true
 			return o
 		}
 		if x.Message != "" {
 			anyMessage := *x
 			anyMessage.Message = ""
-			if anyMessage.matches(ev) && len(other) < 3 {
+			if anyMessage.matches(*ev) && len(other) < 3 {
 				other = append(other, strconv.Quote(ev.Message))
 			}
 		}
@@ -85,8 +85,8 @@ func (x *ExpectEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 func (x *ExpectNoEvent) judge(_ context.Context, e *engine, _ *node) Outcome {
 	m := (*ExpectEvent)(x)
 	o := Outcome{What: x.describe(), Met: true}
-	for _, ev := range e.rec.EventsSince(e.window) {
-		if string(ev.Component) == x.Component && string(ev.Event) == x.Event && m.matches(ev) {
+	for ev := range e.rec.Since(e.window) {
+		if string(ev.Component) == x.Component && string(ev.Event) == x.Event && m.matches(*ev) {
 			o.Met = false
 			o.Seen = fmt.Sprintf("at %v: %s/%s pod=%s container=%s reason=%s message=%q", ev.T, ev.Component, ev.Event, ev.Pod, ev.Container, ev.Reason, ev.Message)
 			return o

@@ -51,3 +51,87 @@ func TestRecorderForget(t *testing.T) {
 		t.Errorf("EventsSince(6) after forgetting everything and one more = %s, want [7]", got)
 	}
 }
+
+// TestRecorderSince visits the same events EventsSince copies, before and after Forget, and
+// stops when the loop breaks.
+func TestRecorderSince(t *testing.T) {
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		r.Emit(Event{Component: "c", Event: KindSet, Pod: fmt.Sprint(i)})
+	}
+	r.Forget(2)
+	visit := func(i, stop int) string {
+		var s []string
+		for ev := range r.Since(i) {
+			s = append(s, fmt.Sprintf("%s@%d", ev.Pod, ev.Seq))
+			if len(s) == stop {
+				break
+			}
+		}
+		return fmt.Sprint(s)
+	}
+	tests := []struct {
+		from, stop int
+		want       string
+	}{
+		{from: 0, want: "[2@3 3@4 4@5 5@6]"},
+		{from: 3, want: "[3@4 4@5 5@6]"},
+		{from: 3, stop: 2, want: "[3@4 4@5]"},
+		{from: 6, want: "[]"},
+		{from: 9, want: "[]"},
+	}
+	for _, tt := range tests {
+		if got := visit(tt.from, tt.stop); got != tt.want {
+			t.Errorf("Since(%d) stopping after %d = %s, want %s", tt.from, tt.stop, got, tt.want)
+		}
+		var copied []string
+		for _, ev := range r.EventsSince(tt.from) {
+			copied = append(copied, fmt.Sprintf("%s@%d", ev.Pod, ev.Seq))
+		}
+		if tt.stop == 0 && fmt.Sprint(copied) != tt.want {
+			t.Errorf("EventsSince(%d) = %v, want %s", tt.from, copied, tt.want)
+		}
+	}
+}
+
+// TestRecorderForgetReusesArray keeps emitting and forgetting, as a long replay does: once the
+// array has grown to what is kept between two Forgets, emitting allocates nothing more, and the
+// events kept across each Forget stay in order.
+func TestRecorderForgetReusesArray(t *testing.T) {
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := Event{Component: "c", Event: KindSet, Pod: "p"}
+	round := func() {
+		for range 10 {
+			r.Emit(ev)
+		}
+		r.Forget(r.Len() - 3) // keep the last three, as a window an expectEvent still looks at
+	}
+	for range 5 {
+		round()
+	}
+	// The same array, whose first element stays where it is, through every later round.
+	array := &r.events[:1][0]
+	for i := range 100 {
+		round()
+		if got := &r.events[:1][0]; got != array {
+			t.Fatalf("round %d: the kept events moved to a new array", i)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
+		t.Errorf("emitting 10 events and forgetting all but 3 allocates %v times a round, want 0", allocs)
+	}
+	want := r.Len()
+	var seqs []uint64
+	for ev := range r.Since(0) {
+		seqs = append(seqs, ev.Seq)
+	}
+	if fmt.Sprint(seqs) != fmt.Sprint([]uint64{uint64(want - 2), uint64(want - 1), uint64(want)}) {
+		t.Errorf("kept after the rounds = %v, want the Seqs of the last three of %d", seqs, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"sync"
 	"time"
 
@@ -44,9 +45,13 @@ type Recorder struct {
 	text   TextOptions
 	also   Tracer
 
-	mu     sync.Mutex // guards events, forgotten, err and writes to out
+	mu sync.Mutex // guards events, head, forgotten, err and writes to out
+	// events[head:] are the kept events not forgotten. Forget moves head instead of reslicing
+	// the array from the front, so that the appends after it reuse the array's room rather than
+	// allocate a new one each time the shortened slice fills up.
 	events []Event
-	// forgotten is how many of the first kept events Forget dropped: events[0] has index
+	head   int
+	// forgotten is how many of the first kept events Forget dropped: events[head] has index
 	// forgotten.
 	forgotten int
 	err       error
@@ -111,26 +116,50 @@ func (r *Recorder) Emit(e Event) {
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
+	return append([]Event(nil), r.events[r.head:]...)
 }
 
-// Len returns how many events were kept so far. With Events or EventsSince it lets a caller
-// look at what happened after a point without copying the whole history each time.
+// Len returns how many events were kept so far. With EventsSince or Since it lets a caller look
+// at what happened after a point without going over the whole history each time.
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.forgotten + len(r.events)
+	return r.forgotten + len(r.events) - r.head
+}
+
+// since returns the kept events from index i on, those forgotten left out. The caller holds mu.
+func (r *Recorder) since(i int) []Event {
+	i -= r.forgotten
+	kept := r.events[r.head:]
+	if i >= len(kept) {
+		return nil
+	}
+	return kept[max(i, 0):]
 }
 
 // EventsSince returns a copy of the kept events from index i on, those forgotten left out.
 func (r *Recorder) EventsSince(i int) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i -= r.forgotten
-	if i >= len(r.events) {
-		return nil
+	return append([]Event(nil), r.since(i)...)
+}
+
+// Since yields, in order and without copying them, the kept events from index i on, those
+// forgotten left out: replay looks at every event after each step and each settled instant, and
+// a copy of each was a tenth of what an hour of replay allocated. The Recorder stays locked
+// while the loop runs, so its body must not emit, and the event it is handed must not be kept
+// or changed after the iteration it is handed in.
+func (r *Recorder) Since(i int) iter.Seq[*Event] {
+	return func(yield func(*Event) bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		evs := r.since(i)
+		for k := range evs {
+			if !yield(&evs[k]) {
+				return
+			}
+		}
 	}
-	return append([]Event(nil), r.events[max(i, 0):]...)
 }
 
 // Forget drops the kept events before index i, which the caller will not ask for again, so that
@@ -139,14 +168,26 @@ func (r *Recorder) EventsSince(i int) []Event {
 func (r *Recorder) Forget(i int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := min(i-r.forgotten, len(r.events))
+	kept := r.events[r.head:]
+	n := min(i-r.forgotten, len(kept))
 	if n <= 0 {
 		return
 	}
-	// The dropped prefix of the array is released when a later append reallocates it.
-	clear(r.events[:n])
-	r.events = r.events[n:]
+	// What the dropped events point to (their pod lists, their messages) is released now.
+	clear(kept[:n])
+	r.head += n
 	r.forgotten += n
+	// Once the dropped front is at least as long as what is kept, the kept events move to the
+	// front of the array, where the next appends reuse the room. Each move copies no more events
+	// than were dropped since the last, so it costs O(1) an event, and in replay, which forgets
+	// nearly everything it has looked at, it copies a handful.
+	if live := len(r.events) - r.head; r.head >= live {
+		copy(r.events, r.events[r.head:])
+		// The dropped front was cleared as it was dropped; the kept events are now at 0 too.
+		clear(r.events[r.head:])
+		r.events = r.events[:live]
+		r.head = 0
+	}
 }
 
 // Err returns the first error writing to Out, after which the Recorder stops writing.
