@@ -234,6 +234,63 @@ func TestEventRefOfAnUnknownContainerIsNotKept(t *testing.T) {
 	}
 }
 
+// TestEventRefFollowsAContainerMovedToTheInitContainers checks the reference of a pod without a
+// resourceVersion (a file or URL pod) whose edited manifest keeps its pinned UID and moves a
+// container to the init containers (a sidecar): the kubelet builds the field path from the pod it
+// holds, so the events about the container name its new place, and a reference kept from before
+// the edit is not handed out again.
+func TestEventRefFollowsAContainerMovedToTheInitContainers(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	var got []string
+	rt, err := New(Options{Clock: clk, Tracer: trace.Discard,
+		Latencies: Latencies{ImagePull: time.Second, ContainerStart: time.Second, ContainerStop: time.Second},
+		Recorder: recorderFunc(func(object runtime.Object, _, reason, _ string) {
+			got = append(got, reason+" "+object.(*v1.ObjectReference).FieldPath)
+		})})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	drain := func() {
+		for next, ok := rt.NextWake(); ok; next, ok = rt.NextWake() {
+			clk.Set(next)
+			rt.Advance()
+		}
+	}
+	sync := func(p *v1.Pod) {
+		status, err := rt.GetPodStatus(p.UID, p.Name, p.Namespace)
+		if err != nil {
+			t.Fatalf("GetPodStatus() error = %v", err)
+		}
+		_, _ = rt.SyncPod(p, status, nil)
+		drain()
+	}
+	pod := podtest.New("web") // no resourceVersion, as every file or URL pod
+	sync(pod)
+	edited := pod.DeepCopy()
+	always := v1.ContainerRestartPolicyAlways
+	sidecar := edited.Spec.Containers[0]
+	sidecar.RestartPolicy = &always
+	edited.Spec.InitContainers = []v1.Container{sidecar}
+	edited.Spec.Containers = []v1.Container{{Name: "main", Image: "busybox:1.36"}}
+	if ref, want := rt.eventRef(edited, "default/web", pod.UID, sidecar.Name), newEventRef(edited, "default/web", pod.UID, sidecar.Name); *ref != *want {
+		t.Errorf("eventRef after the edit = %+v, want %+v", *ref, *want)
+	}
+	got = nil
+	sync(edited)
+	if _, err := rt.KillPod(edited, nil, nil); err != nil {
+		t.Fatalf("KillPod() error = %v", err)
+	}
+	drain()
+	for _, e := range got {
+		if e == "Killing spec.containers{"+sidecar.Name+"}" {
+			t.Errorf("event %q names the container by its place before the edit (all: %q)", e, got)
+		}
+	}
+	if !slices.Contains(got, "Killing spec.initContainers{"+sidecar.Name+"}") {
+		t.Errorf("events %q: want the sidecar killed by its new field path", got)
+	}
+}
+
 // TestKeyOfAPodRecord checks the key a pod's record keeps: the one podkey.Of builds, whether the
 // record was made with a key or without, and not another pod's when a pod with the record's UID
 // has another name.

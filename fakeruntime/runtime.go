@@ -287,7 +287,9 @@ type podRec struct {
 // eventRefRec is the reference a pod's events about container were last recorded about.
 type eventRefRec struct {
 	container string
-	ref       *v1.ObjectReference
+	// list is the field of the spec that held the container (containerList) when ref was built.
+	list string
+	ref  *v1.ObjectReference
 }
 
 func (p *podRec) key() string {
@@ -554,22 +556,25 @@ func (r *Runtime) record(pod *v1.Pod, podKey string, uid types.UID, container st
 // eventRef is newEventRef(pod, podKey, uid, container), the reference the pod's last event
 // about the container was recorded about when it is the same. A reference handed to a recorder
 // is never changed afterwards (client-go's recorder and the APIRecorder copy it into the Event;
-// the trace reads it), so it can be handed again. It is the same when the pod's
-// resourceVersion is; its field path stays for the pod's life, as its containers and init
-// containers keep their names and an ephemeral container, once added, stays. A reference to a
-// container the pod's spec does not name ("implicitly required container") is not kept: the
-// container may yet be added as an ephemeral one.
+// the trace reads it), so it can be handed again. It is the same when the pod's resourceVersion
+// is and the container is still in the same list of the spec: a pod from a file or a URL has no
+// resourceVersion, and a manifest that pins its UID may be edited to move a container between
+// the containers and the init containers (a sidecar), which changes the field path the kubelet
+// builds from the pod it holds. A reference to a container the pod's spec does not name
+// ("implicitly required container") is not kept: the container may yet be added as an ephemeral
+// one.
 func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v1.ObjectReference {
 	rec := r.pods[uid]
 	if pod == nil || rec == nil || !isKeyOf(podKey, rec.namespace, rec.name) {
 		// A pod known only to the runtime gets the implicit field path, which may change.
 		return newEventRef(pod, podKey, uid, container)
 	}
+	list := containerList(pod, container)
 	i := slices.IndexFunc(rec.refs, func(c eventRefRec) bool { return c.container == container })
-	if i >= 0 && rec.refs[i].ref.ResourceVersion == pod.ResourceVersion {
-		return rec.refs[i].ref
-	}
-	if i >= 0 {
+	if i >= 0 && rec.refs[i].list == list {
+		if rec.refs[i].ref.ResourceVersion == pod.ResourceVersion {
+			return rec.refs[i].ref
+		}
 		// A newer resourceVersion: the rest, the field path included, stays.
 		ref := *rec.refs[i].ref
 		ref.ResourceVersion = pod.ResourceVersion
@@ -577,8 +582,13 @@ func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container 
 		return &ref
 	}
 	ref := newEventRef(pod, podKey, uid, container)
-	if !strings.HasPrefix(ref.FieldPath, implicitContainer) {
-		rec.refs = append(rec.refs, eventRefRec{container: container, ref: ref})
+	switch {
+	case container != "" && list == "":
+		// Implicit: not kept.
+	case i >= 0:
+		rec.refs[i] = eventRefRec{container: container, list: list, ref: ref}
+	default:
+		rec.refs = append(rec.refs, eventRefRec{container: container, list: list, ref: ref})
 	}
 	return ref
 }
@@ -621,24 +631,34 @@ func newEventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v
 
 // containerFieldPath is the kubelet's fieldPath of a container in pod.
 func containerFieldPath(pod *v1.Pod, container string) string {
-	if pod != nil {
-		for _, list := range []struct {
-			field string
-			cs    []v1.Container
-		}{{"spec.containers", pod.Spec.Containers}, {"spec.initContainers", pod.Spec.InitContainers}} {
-			for i := range list.cs {
-				if list.cs[i].Name == container {
-					return list.field + "{" + container + "}"
-				}
-			}
-		}
-		for i := range pod.Spec.EphemeralContainers {
-			if pod.Spec.EphemeralContainers[i].Name == container {
-				return "spec.ephemeralContainers{" + container + "}"
-			}
-		}
+	if list := containerList(pod, container); list != "" {
+		return list + "{" + container + "}"
 	}
 	return implicitContainer + container
+}
+
+// containerList is the field of pod's spec that names container: "spec.containers",
+// "spec.initContainers" or "spec.ephemeralContainers", or "" when none does (or pod is nil).
+func containerList(pod *v1.Pod, container string) string {
+	if pod == nil || container == "" {
+		return ""
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == container {
+			return "spec.containers"
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == container {
+			return "spec.initContainers"
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == container {
+			return "spec.ephemeralContainers"
+		}
+	}
+	return ""
 }
 
 // implicitContainer begins the field path of a container the pod's spec does not name.
