@@ -135,3 +135,32 @@ func TestRecorderForgetReusesArray(t *testing.T) {
 		t.Errorf("kept after the rounds = %v, want the Seqs of the last three of %d", seqs, want)
 	}
 }
+
+// TestRecorderForgetLetsABurstGo checks that an array grown by a burst of events is let go once
+// the replay keeps only a handful, and that the kept events stay as they were.
+func TestRecorderForgetLetsABurstGo(t *testing.T) {
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100_000 {
+		r.Emit(Event{Component: "c", Event: KindSet, Pod: "p"})
+	}
+	for range 100 {
+		for range 10 {
+			r.Emit(Event{Component: "c", Event: KindSet, Pod: "p"})
+		}
+		r.Forget(r.Len() - 3)
+	}
+	if got := cap(r.events); got > 4*1024 {
+		t.Errorf("cap of the kept array = %d after the burst was forgotten, want at most %d", got, 4*1024)
+	}
+	var seqs []uint64
+	for ev := range r.Since(0) {
+		seqs = append(seqs, ev.Seq)
+	}
+	n := uint64(r.Len())
+	if fmt.Sprint(seqs) != fmt.Sprint([]uint64{n - 2, n - 1, n}) {
+		t.Errorf("kept = %v, want the Seqs of the last three of %d", seqs, n)
+	}
+}

@@ -187,6 +187,11 @@ func (r *Recorder) Forget(i int) {
 		clear(r.events[r.head:])
 		r.events = r.events[:live]
 		r.head = 0
+		// An array grown by a burst (a fleet's start-up instant) is let go once it is mostly
+		// room, so that a long replay does not hold the burst's peak to keep a handful.
+		if floor := max(live, 1024); cap(r.events) > 4*floor {
+			r.events = append(make([]Event, 0, 2*floor), r.events...)
+		}
 	}
 }
 
