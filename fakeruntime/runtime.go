@@ -99,7 +99,9 @@ type RuntimeHelper interface {
 func (r *Runtime) SetRuntimeHelper(h RuntimeHelper) { r.helper = h }
 
 // EventRecorder records one Kubernetes event about object. client-go's record.EventRecorder
-// satisfies it.
+// satisfies it. A recorder must not change the object it is handed (client-go's copies the
+// reference into the Event): the runtime hands the same reference again for the next event
+// about the same container.
 type EventRecorder interface {
 	Event(object runtime.Object, eventType, reason, message string)
 }
