@@ -23,12 +23,13 @@ func (e *engine) apply(ctx context.Context, i int) {
 		a.apply(ctx, e, n)
 	}
 	e.reachStep(st, n)
-	for _, ev := range e.rec.EventsSince(mark) {
+	e.rec.EachSince(mark, func(ev *trace.Event) bool {
 		if ev.Component == trace.Scenario {
 			e.result.StepSeqs[i] = ev.Seq
-			break
+			return false
 		}
-	}
+		return true
+	})
 	// An expectEvent looks at the events since the step before it began, that step's own events
 	// included. expectEvents in a row at one instant share the window of the first of them:
 	// nothing happens between them, and they check what the same earlier steps caused.

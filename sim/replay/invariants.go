@@ -13,6 +13,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/syncloop"
 )
@@ -239,12 +240,12 @@ func (e *engine) distribute() {
 	if e.rec.Len() == e.scanned {
 		return
 	}
-	for _, ev := range e.rec.EventsSince(e.scanned) {
+	e.rec.EachSince(e.scanned, func(ev *trace.Event) bool {
 		i := 0
 		if len(e.nodes) > 1 {
 			var ok bool
 			if i, ok = e.byName[ev.Node]; !ok {
-				continue
+				return true
 			}
 		}
 		inv := e.nodes[i].inv
@@ -252,7 +253,8 @@ func (e *engine) distribute() {
 		if ev.UID != "" {
 			inv.named.Insert(types.UID(ev.UID))
 		}
-	}
+		return true
+	})
 	e.scanned = e.rec.Len()
 }
 

@@ -133,6 +133,20 @@ func (r *Recorder) EventsSince(i int) []Event {
 	return append([]Event(nil), r.events[max(i, 0):]...)
 }
 
+// EachSince calls fn with each kept event from index i on, in order, until fn returns false: what
+// EventsSince returns, looked at without a copy. The events are the Recorder's, read-only, and fn
+// runs under its lock: it must not emit or call the Recorder. A replay looks at every instant's
+// events this way.
+func (r *Recorder) EachSince(i int, fn func(e *Event) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for j := max(i-r.forgotten, 0); j < len(r.events); j++ {
+		if !fn(&r.events[j]) {
+			return
+		}
+	}
+}
+
 // Forget drops the kept events before index i, which the caller will not ask for again, so that
 // a long replay holds only the events its checks still need. Indices do not change: Len still
 // counts every event kept, and EventsSince takes the same i as before.
@@ -143,10 +157,20 @@ func (r *Recorder) Forget(i int) {
 	if n <= 0 {
 		return
 	}
+	r.forgotten += n
+	if kept := len(r.events) - n; kept <= n {
+		// Fewer kept than dropped (a replay forgets every event its checks have seen at every
+		// instant, and keeps few): the kept move to the front, and the array is used again
+		// instead of being reallocated by the appends after a reslice from the front. Moving
+		// no more than was dropped keeps a Forget's cost to that of the events it drops.
+		copy(r.events, r.events[n:])
+		clear(r.events[kept:])
+		r.events = r.events[:kept]
+		return
+	}
 	// The dropped prefix of the array is released when a later append reallocates it.
 	clear(r.events[:n])
 	r.events = r.events[n:]
-	r.forgotten += n
 }
 
 // Err returns the first error writing to Out, after which the Recorder stops writing.
