@@ -35,6 +35,10 @@ type Registry struct {
 	// lastRelist is the start of the previous relist, for the relist interval. Written only by
 	// the goroutine that drives the node's cores.
 	lastRelist time.Time
+	// counted and countedGen are the RunningCounts whose values the gauges were last set to, and
+	// their Generation.
+	counted    *RunningCounts
+	countedGen uint64
 	// The children of the vectors the idle path records (children.go).
 	opCount, opErrors children[string, compbasemetrics.CounterMetric]
 	opDuration        children[string, compbasemetrics.ObserverMetric]
@@ -142,6 +146,10 @@ func (r *Registry) SetFirstNetworkPodStartSLI(d time.Duration) {
 type RunningCounts struct {
 	Pods       int
 	Containers map[string]int
+	// Generation, when not zero, numbers the values: a caller that hands again the same
+	// RunningCounts with the same Generation promises the same values, and their gauges are not
+	// set again (a fleet node relists its unchanged runtime every second).
+	Generation uint64
 }
 
 // ObserveRelist records one relist that started at start and ended at end, as the kubelet's
@@ -161,6 +169,10 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	}
 	r.lastRelist = start
 	r.f.plegLastSeen.Set(float64(start.Unix()))
+	if counts.Generation != 0 && counts == r.counted && counts.Generation == r.countedGen {
+		return // the gauges hold these values already
+	}
+	r.counted, r.countedGen = counts, counts.Generation
 	r.f.runningPods.Set(float64(counts.Pods))
 	for state, n := range counts.Containers {
 		r.containers.get(state).Set(float64(n))

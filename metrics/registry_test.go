@@ -59,6 +59,42 @@ func TestRegistriesAreIndependent(t *testing.T) {
 	}
 }
 
+// TestRelistCountsOfTheSameGeneration checks that the gauges are set again only for counts of
+// another generation or from another caller's RunningCounts, and always without a generation.
+func TestRelistCountsOfTheSameGeneration(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	running := func(r *metrics.Registry) float64 {
+		t.Helper()
+		v, _, err := r.Value("kubelet_running_pods", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name string
+		next func(first *metrics.RunningCounts) *metrics.RunningCounts
+		want float64
+	}{
+		{name: "same counts, same generation", next: func(c *metrics.RunningCounts) *metrics.RunningCounts { c.Pods = 5; return c }, want: 2},
+		{name: "same counts, next generation", next: func(c *metrics.RunningCounts) *metrics.RunningCounts { c.Pods = 5; c.Generation++; return c }, want: 5},
+		{name: "other counts, same generation", next: func(c *metrics.RunningCounts) *metrics.RunningCounts {
+			return &metrics.RunningCounts{Pods: 5, Generation: c.Generation}
+		}, want: 5},
+		{name: "no generation", next: func(c *metrics.RunningCounts) *metrics.RunningCounts { c.Pods = 5; c.Generation = 0; return c }, want: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRegistry(t, "n")
+			first := &metrics.RunningCounts{Pods: 2, Generation: 1}
+			r.ObserveRelist(t0, t0, first)
+			r.ObserveRelist(t0.Add(time.Second), t0.Add(time.Second), tc.next(first))
+			if got := running(r); got != tc.want {
+				t.Errorf("kubelet_running_pods = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestRelist(t *testing.T) {
 	r := newRegistry(t, "n")
 	t0 := time.Unix(1000, 0)

@@ -47,7 +47,7 @@ func TestRelistMetrics(t *testing.T) {
 	lister.listErr = errors.New("runtime down")
 	g.Relist()
 	want := []relistCall{
-		{Start: 0, End: 0, Counts: &metrics.RunningCounts{Pods: 1, Containers: map[string]int{"running": 2, "exited": 1}}},
+		{Start: 0, End: 0, Counts: &metrics.RunningCounts{Pods: 1, Containers: map[string]int{"running": 2, "exited": 1}, Generation: 1}},
 		{Start: time.Second, End: time.Second},
 	}
 	if diff := cmp.Diff(want, rec.calls); diff != "" {

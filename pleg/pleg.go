@@ -361,6 +361,7 @@ func (g *PLEG) observe(start time.Time, pods []*kubecontainer.Pod, listed bool) 
 		return
 	}
 	g.counted, g.countedStable = g.listed, g.listedStable
+	counts.Generation++ // new values for the metrics (RunningCounts.Generation)
 	counts.Pods = 0
 	if counts.Containers == nil {
 		counts.Containers = map[string]int{}

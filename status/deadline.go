@@ -31,6 +31,12 @@ func NewActiveDeadline(clk clock.PassiveClock, statuses PodStatusProvider) (*Act
 	return &ActiveDeadline{clock: clk, statuses: statuses}, nil
 }
 
+// MaySync reports whether ShouldSync can ever be true for this pod object: only a pod with
+// activeDeadlineSeconds can be past it (syncloop.PodSyncLoopFilter).
+func (a *ActiveDeadline) MaySync(pod *v1.Pod) bool {
+	return pod.Spec.ActiveDeadlineSeconds != nil
+}
+
 // ShouldSync reports whether pod has been active longer than its activeDeadlineSeconds.
 func (a *ActiveDeadline) ShouldSync(pod *v1.Pod) bool {
 	if pod.Spec.ActiveDeadlineSeconds == nil {

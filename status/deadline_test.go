@@ -50,6 +50,11 @@ func TestActiveDeadlineShouldSync(t *testing.T) {
 			if got := h.ShouldSync(pod); got != tt.want {
 				t.Errorf("ShouldSync() = %v, want %v", got, tt.want)
 			}
+			// MaySync is the pod object's part of the answer: never false where ShouldSync
+			// can be true, and false only without a deadline.
+			if got, want := h.MaySync(pod), tt.deadline != nil; got != want {
+				t.Errorf("MaySync() = %v, want %v", got, want)
+			}
 		})
 	}
 	if _, err := NewActiveDeadline(nil, statusMap{}); err == nil {

@@ -123,7 +123,7 @@ func (l *Loop) getPodsToSync() []*v1.Pod {
 	// The queue hands them out sorted already (the sort only checks it then), and a due UID the
 	// pod manager does not know is no pod of GetPods either.
 	slices.Sort(uids)
-	for _, pod := range l.opts.Pods.GetPods() {
+	for _, pod := range l.handlerPods() {
 		if _, due := slices.BinarySearch(uids, pod.UID); due {
 			continue
 		}
@@ -135,6 +135,31 @@ func (l *Loop) getPodsToSync() []*v1.Pod {
 		}
 	}
 	return pods
+}
+
+// handlerPods returns the pods getPodsToSync asks the handlers about, in the pod manager's
+// order: every pod, or, when every handler can filter and the pod manager numbers its changes,
+// only the pods some handler may ask for, listed again after the pod manager changed. The pod
+// manager replaces a pod's object at every change (no one changes a pod object it was handed),
+// so a listed object's answer to MaySync stands until its version moves.
+func (l *Loop) handlerPods() []*v1.Pod {
+	a := &l.asked
+	if a.versioned == nil {
+		return l.opts.Pods.GetPods()
+	}
+	v := a.versioned.Version()
+	if a.valid && a.version == v {
+		return a.pods
+	}
+	clear(a.pods)
+	kept := a.pods[:0]
+	for _, pod := range l.opts.Pods.GetPods() {
+		if slices.ContainsFunc(a.filters, func(f PodSyncLoopFilter) bool { return f.MaySync(pod) }) {
+			kept = append(kept, pod)
+		}
+	}
+	a.valid, a.version, a.pods = true, v, kept
+	return kept
 }
 
 // handlePodAdditions is the kubelet's HandlePodAdditions: pods added by a source, oldest first.

@@ -53,6 +53,37 @@ type Loop struct {
 	// "namespace/name": a relist hands over each pod's events together (keyOf).
 	keyPod *v1.Pod
 	key    string
+	// asked is what getPodsToSync asks the sync loop handlers about (handlerPods).
+	asked askedPods
+}
+
+// askedPods are the pods some sync loop handler may ask for (PodSyncLoopFilter.MaySync), in the
+// pod manager's order, as of the pod manager's version; valid is false until listed. versioned
+// is nil, and every pod is asked about, unless the pod manager numbers its changes and every
+// handler is one of filters.
+type askedPods struct {
+	versioned VersionedPods
+	filters   []PodSyncLoopFilter
+	valid     bool
+	version   uint64
+	pods      []*v1.Pod
+}
+
+// newAskedPods returns the handlers' pods for opts: filtered when they all filter.
+func newAskedPods(opts Options) askedPods {
+	versioned, ok := opts.Pods.(VersionedPods)
+	if !ok {
+		return askedPods{}
+	}
+	filters := make([]PodSyncLoopFilter, 0, len(opts.SyncLoopHandlers))
+	for _, h := range opts.SyncLoopHandlers {
+		f, ok := h.(PodSyncLoopFilter)
+		if !ok {
+			return askedPods{}
+		}
+		filters = append(filters, f)
+	}
+	return askedPods{versioned: versioned, filters: filters}
 }
 
 // skipping is true for a part of the loop while it is held back: dispatch while the runtime state
@@ -76,6 +107,7 @@ func New(opts Options) (*Loop, error) {
 		opts:  opts,
 		seen:  sets.New[string](),
 		ticks: ticks{sync: now.Add(SyncPeriod), housekeeping: now.Add(HousekeepingPeriod)},
+		asked: newAskedPods(opts),
 	}
 	if t, ok := opts.Runtime.(Timed); ok {
 		l.runtime = t

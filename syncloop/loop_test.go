@@ -350,6 +350,77 @@ func TestSyncTickAsksSyncLoopHandlers(t *testing.T) {
 	}
 }
 
+// versionedPods is fakePods numbering its changes, as the pod manager does.
+type versionedPods struct {
+	*fakePods
+	version uint64
+}
+
+func (p *versionedPods) Version() uint64 { return p.version }
+
+// deadlineHandler asks for the pods it names, and may ask only for those labelled "deadline"
+// (as the active-deadline handler only for pods with activeDeadlineSeconds); it counts the pods
+// it is asked about.
+type deadlineHandler struct {
+	names namedHandler
+	asked map[string]int
+}
+
+func (h *deadlineHandler) MaySync(pod *v1.Pod) bool { return pod.Labels["deadline"] == "yes" }
+func (h *deadlineHandler) ShouldSync(pod *v1.Pod) bool {
+	h.asked[pod.Name]++
+	return h.names.ShouldSync(pod)
+}
+
+// TestSyncTickAsksOnlyThePodsAHandlerMaySync checks that with filtering handlers and a pod
+// manager that numbers its changes, a sync tick asks the handlers only about the pods they may
+// sync, and lists them again once the pod manager changed; the pods synced are those the
+// handlers ask for, as when every pod is asked about.
+func TestSyncTickAsksOnlyThePodsAHandlerMaySync(t *testing.T) {
+	h := &deadlineHandler{names: namedHandler{"a": true, "c": true}, asked: map[string]int{}}
+	var pods *versionedPods
+	f := newFixture(t, func(o *Options) {
+		pods = &versionedPods{fakePods: o.Pods.(*fakePods), version: 1}
+		o.Pods = pods
+		o.SyncLoopHandlers = []PodSyncLoopHandler{h}
+	})
+	for _, name := range []string{"a", "b", "c"} {
+		p := pod(name)
+		if name == "c" {
+			p.Labels = map[string]string{"deadline": "yes"}
+		}
+		pods.pods[types.UID("uid-"+name)] = p
+	}
+	tick := func() {
+		t.Helper()
+		*f.log = nil
+		if err := f.loop.Step(context.Background(), SyncTick{}); err != nil {
+			t.Fatalf("Step(SyncTick) error = %v", err)
+		}
+	}
+	tick()
+	tick()
+	if want := (map[string]int{"c": 2}); !cmp.Equal(want, h.asked) {
+		t.Errorf("handler asked about %v, want %v", h.asked, want)
+	}
+	if diff := cmp.Diff(calls{"workers.UpdatePod sync c"}, *f.log); diff != "" {
+		t.Errorf("sync tick calls (-want +got):\n%s", diff)
+	}
+
+	// Pod a's new object may be synced: the pod manager's next version lists it.
+	a := pod("a")
+	a.Labels = map[string]string{"deadline": "yes"}
+	pods.pods["uid-a"] = a
+	pods.version++
+	tick()
+	if want := (map[string]int{"a": 1, "c": 3}); !cmp.Equal(want, h.asked) {
+		t.Errorf("handler asked about %v, want %v", h.asked, want)
+	}
+	if diff := cmp.Diff(calls{"workers.UpdatePod sync a", "workers.UpdatePod sync c"}, *f.log); diff != "" {
+		t.Errorf("sync tick calls after the change (-want +got):\n%s", diff)
+	}
+}
+
 // TestKeyOfFollowsThePod checks the trace key kept for a run of events about one pod: it is
 // always the pod's own "namespace/name", for the same pod again, another pod, and a new version
 // of the first pod in another namespace.

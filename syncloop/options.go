@@ -44,6 +44,24 @@ type PodSyncLoopHandler interface {
 	ShouldSync(pod *v1.Pod) bool
 }
 
+// PodSyncLoopFilter is a PodSyncLoopHandler that can tell from a pod object alone that it will
+// never ask for it (the active-deadline handler: a pod without activeDeadlineSeconds). With a pod
+// manager that numbers its changes (VersionedPods), the loop asks ShouldSync at a sync tick only
+// about the pods some handler may ask for, listed again only after the pod manager changed: a
+// fleet node's tick then reads none of its pods, where the kubelet's loop asks the handler about
+// every pod (the same answers; only the walk is saved).
+type PodSyncLoopFilter interface {
+	PodSyncLoopHandler
+	// MaySync reports whether ShouldSync can ever be true for this pod object.
+	MaySync(pod *v1.Pod) bool
+}
+
+// VersionedPods is a PodManager that numbers its changes: two calls of Version that return the
+// same number have the same pod objects between them.
+type VersionedPods interface {
+	Version() uint64
+}
+
 // Workers are the pod workers as the loop sends them updates and steps them.
 type Workers interface {
 	UpdatePod(opts podworkers.UpdateOptions)

@@ -141,6 +141,17 @@ type Manager struct {
 	// pods in reprocess, which ReprocessPod asked to be looked at again (populator.go).
 	podsChanged bool
 	reprocess   []types.UID
+	// processed lists the pods the populator looked at since the reconciler last ran, and
+	// walkAll is set when it looked at every pod (a full pass). After a pass, every desired
+	// volume is mounted (and not to be remounted), waiting for a token, or failed (failing
+	// counts those): a pass whose populator only looked at the pods in processed, with no volume
+	// failed, has nothing to do for any other pod, and the reconciler looks only at those
+	// (reconcile). In a fleet, most passes follow one pod's periodic sync.
+	processed []*podVolumes
+	walkAll   bool
+	// added numbers the pods added to the desired state: the reconciler visits the pods of
+	// processed in that order, which is order's.
+	added uint64
 }
 
 // podVolumes is one pod of the desired state: the volumes its containers use, in spec order.
@@ -148,6 +159,8 @@ type podVolumes struct {
 	pod       *v1.Pod
 	processed bool
 	volumes   []*desiredVolume
+	// seq is the pod's place in the order the populator added the pods (Manager.added).
+	seq uint64
 }
 
 // desiredVolume is one volume to mount, with its operation's back-off.

@@ -1,9 +1,12 @@
 package volumemanager
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -73,6 +76,50 @@ func TestPopulateLooksAtWhatChanged(t *testing.T) {
 			}
 			if p, ok := m.desired["d"]; len(tc.wantAsked) == 4 && (!ok || len(p.volumes) != 2) {
 				t.Errorf("the new pod's desired volumes = %v, want its two", p)
+			}
+		})
+	}
+}
+
+// podEvents records the FailedMount events by pod.
+type podEvents struct{ got []string }
+
+func (r *podEvents) Event(obj runtime.Object, _, reason, message string) {
+	r.got = append(r.got, obj.(*v1.Pod).Name+" "+reason+" "+message)
+}
+
+// TestReconcileLooksAtTheProcessedPods checks that a pass whose populator only looked at the pods
+// ReprocessPod asked for remounts those pods' volumes alone, in the order the pods were added (not
+// the order they were asked for), as a walk of every pod would; and that once a remount failed,
+// the next passes walk every pod, for the back-offs.
+func TestReconcileLooksAtTheProcessedPods(t *testing.T) {
+	for _, walkAll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walkAll=%v", walkAll), func(t *testing.T) {
+			w, m := mountedWorld(t, "a", "b", "c")
+			rec := &podEvents{}
+			m.opts.Recorder = rec
+			delete(w.secrets, "ns/db") // every remount of creds fails, with an event naming the pod
+			m.ReprocessPod("c")
+			m.ReprocessPod("a")
+			at, _ := m.NextWake()
+			w.clk.Set(at)
+			m.walkAll = walkAll // a full walk, as before the processed pods were kept
+			m.Advance()
+			msg := `FailedMount MountVolume.SetUp failed for volume "creds" : secret "db" not found`
+			want := []string{"p-a " + msg, "p-c " + msg}
+			if diff := cmp.Diff(want, rec.got); diff != "" {
+				t.Errorf("events of the pass (-want +got):\n%s", diff)
+			}
+			if m.failing != 2 || m.walkAll || len(m.processed) != 0 {
+				t.Errorf("after the pass: failing %d, walkAll %v, processed %d; want 2, false, 0", m.failing, m.walkAll, len(m.processed))
+			}
+			// The back-offs run out together: the next pass retries both, found by the walk.
+			rec.got = nil
+			at, _ = m.NextWake()
+			w.clk.Set(at)
+			m.Advance()
+			if diff := cmp.Diff(want, rec.got); diff != "" {
+				t.Errorf("events of the retry (-want +got):\n%s", diff)
 			}
 		})
 	}

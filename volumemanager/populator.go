@@ -17,6 +17,7 @@ func (m *Manager) populate(now time.Time) {
 		return
 	}
 	m.podsChanged = false
+	m.walkAll = true
 	clear(m.reprocess)
 	m.reprocess = m.reprocess[:0]
 	for _, pod := range m.opts.Pods.GetPods() {
@@ -70,10 +71,12 @@ func (m *Manager) processPodVolumes(pod *v1.Pod) {
 		return
 	}
 	if !known {
-		p = &podVolumes{}
+		m.added++
+		p = &podVolumes{seq: m.added}
 		m.desired[pod.UID] = p
 		m.order = append(m.order, pod.UID)
 	}
+	m.processed = append(m.processed, p)
 	p.pod = pod
 	for _, vol := range usedVolumes(pod) {
 		if !slices.ContainsFunc(p.volumes, func(d *desiredVolume) bool { return d.name == vol.Name }) {

@@ -1,6 +1,7 @@
 package volumemanager
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -17,19 +18,39 @@ import (
 // backing off.
 func (m *Manager) reconcile(now time.Time) {
 	m.unmountVolumes()
-	for _, uid := range m.order {
-		p := m.desired[uid]
-		for _, v := range p.volumes {
-			mounted := m.isMounted(uid, v.name)
-			if v.waiting || mounted && !v.remount {
-				continue
-			}
-			// SafeToRetry: the back-off has expired only strictly after its duration.
-			if !v.failedAt.IsZero() && now.Sub(v.failedAt) <= v.backoff {
-				continue
-			}
-			m.mountVolume(now, p.pod, v, mounted)
+	processed := m.processed
+	defer func() {
+		clear(processed)
+		m.processed, m.walkAll = processed[:0], false
+	}()
+	if m.walkAll || m.failing > 0 {
+		for _, uid := range m.order {
+			m.reconcilePod(now, m.desired[uid])
 		}
+		return
+	}
+	// Only the pods the populator looked at can have a volume to mount or remount (processed),
+	// visited in the order of the full walk; a pod looked at twice is visited once.
+	slices.SortFunc(processed, func(a, b *podVolumes) int { return cmp.Compare(a.seq, b.seq) })
+	for i, p := range processed {
+		if i == 0 || p != processed[i-1] {
+			m.reconcilePod(now, p)
+		}
+	}
+}
+
+// reconcilePod mounts, or remounts, the pod's volumes that need it and whose back-off expired.
+func (m *Manager) reconcilePod(now time.Time, p *podVolumes) {
+	for _, v := range p.volumes {
+		mounted := m.isMounted(p.pod.UID, v.name)
+		if v.waiting || mounted && !v.remount {
+			continue
+		}
+		// SafeToRetry: the back-off has expired only strictly after its duration.
+		if !v.failedAt.IsZero() && now.Sub(v.failedAt) <= v.backoff {
+			continue
+		}
+		m.mountVolume(now, p.pod, v, mounted)
 	}
 }
 
