@@ -31,10 +31,10 @@ import (
 //   - strings and map keys must be valid UTF-8 (the encoding replaces invalid bytes), floats,
 //     interfaces, channels and functions, fields marked "-" or ",string", and unexported
 //     fields that are set are refused: the kubelet's objects have none of them;
-//   - a pointer to a zero time or to a managed fields' set whose bytes are none or null is sent
-//     as null and decodes as a nil pointer.
+//   - a pointer to a nil list, map or pointer is sent as null and decodes as a nil pointer, as
+//     does a pointer to a zero time or to a managed fields' set whose bytes are none or null.
 //
-// Everything else (booleans, integers, strings, pointers, structs) decodes as it was.
+// Everything else (booleans, integers, strings, other pointers, structs) decodes as it was.
 func wireCopy(res *resource, obj runtime.Object) (runtime.Object, bool) {
 	into := res.newObj()
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
@@ -135,6 +135,15 @@ func wireValue(v reflect.Value) bool {
 				return wireValue(v.Elem())
 			}
 			return roundTrip(v)
+		}
+		switch t.Elem().Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+			// A pointer to a nil list, map or pointer encodes as null, which decodes as a
+			// nil pointer.
+			if v.Elem().IsNil() {
+				v.SetZero()
+				return true
+			}
 		}
 		return wireValue(v.Elem())
 	case reflect.Slice:

@@ -225,6 +225,39 @@ func TestWireCopyNullSet(t *testing.T) {
 	}
 }
 
+// TestWireValuePointerToNil wants a pointer to a nil list, map or pointer, which the body
+// carries as null, to come out nil as from the round trip.
+func TestWireValuePointerToNil(t *testing.T) {
+	type S struct {
+		L  *[]string          `json:"l,omitempty"`
+		M  *map[string]string `json:"m,omitempty"`
+		P  **string           `json:"p,omitempty"`
+		E  *[]string          `json:"e,omitempty"` // a pointer to an empty list stays one
+		LL []*[]string        `json:"ll"`
+	}
+	var l []string
+	var m map[string]string
+	var p *string
+	e := []string{}
+	in := S{L: &l, M: &m, P: &p, E: &e, LL: []*[]string{&l}}
+	got := in
+	got.LL = []*[]string{&l}
+	if !wireValue(reflect.ValueOf(&got).Elem()) {
+		t.Fatal("wireValue refused")
+	}
+	want := in
+	want.LL = []*[]string{&l}
+	if !roundTrip(reflect.ValueOf(&want).Elem()) {
+		t.Fatal("the round trip failed")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("wireValue = %+v, the round trip = %+v", got, want)
+	}
+	if got.L != nil || got.M != nil || got.P != nil || got.LL[0] != nil || got.E == nil {
+		t.Errorf("wireValue = %+v, want nil pointers but for E", got)
+	}
+}
+
 // TestWireCopyRefuses wants wireCopy to leave to the round trip what it cannot tell: another
 // kind or type, invalid UTF-8, a year the time format cannot carry.
 func TestWireCopyRefuses(t *testing.T) {
