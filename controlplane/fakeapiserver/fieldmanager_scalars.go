@@ -229,25 +229,37 @@ func decodedSet(raw []byte) (*fieldpath.Set, bool) {
 	if !ok {
 		set = nil
 	}
-	if decodedSetCount.Add(1) > maxDecodedSets {
+	if len(raw) > maxDecodedSetBytes {
+		// Not kept: a set this large would take a large share of the bound for one object.
+		return set, ok
+	}
+	if decodedSetBytes.Add(int64(len(raw))) > maxDecodedSetsBytes {
 		// A bound on the memory: every pod's entries differ (its UID is in them), so a fleet's
 		// would grow the cache without end.
 		decodedSets.Clear()
-		decodedSetCount.Store(1)
+		decodedSetBytes.Store(int64(len(raw)))
 	}
 	decodedSets.Store(string(raw), set)
 	return set, ok
 }
 
-// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetCount counts its
-// entries, roughly (racing writers may each clear it).
+// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetBytes counts the
+// bytes of its keys, roughly (racing writers may each clear it). Each key is a copy of a set's
+// bytes, and the set it maps to takes a few times as many, so the bound is on bytes: a bound on
+// entries alone would let a few pods with large sets (a status with many containers; the request
+// body allows megabytes) hold far more.
 var (
 	decodedSets     sync.Map
-	decodedSetCount atomic.Int64
+	decodedSetBytes atomic.Int64
 )
 
-// maxDecodedSets bounds decodedSets.
-const maxDecodedSets = 1024
+const (
+	// maxDecodedSetsBytes bounds the bytes of decodedSets' keys: about a thousand entries of 2 KiB,
+	// more than a pod's status entry usually takes.
+	maxDecodedSetsBytes = 2 << 20
+	// maxDecodedSetBytes is the largest set decodedSets keeps.
+	maxDecodedSetBytes = 32 << 10
+)
 
 // scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
 var scalarUpdates atomic.Int64
