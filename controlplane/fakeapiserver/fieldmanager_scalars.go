@@ -111,9 +111,11 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // managed fields of obj, the written object, and tells whether it did. What differs from an
 // update of the main resource is what the library does for a subresource: it always takes the
 // live object's managed fields (those the write sends are dropped), the writer's entry is the
-// one of its manager for the subresource, and the fields the subresource resets are the spec's
-// (statusOnly has already found everything but the status equal). The comparison leaves the
-// managed fields out of the cuts' JSON, as it skips them anyway.
+// one of its manager for the subresource, and the fields the subresource resets (resetFields)
+// are the spec and, for a pod, metadata.deletionTimestamp and metadata.ownerReferences too
+// (statusOnly has already found everything but the status equal, and ownedScalars refuses a
+// change the reset would drop). The comparison leaves the managed fields out of the cuts' JSON,
+// as it skips them anyway.
 func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
 		return false
