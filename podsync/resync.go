@@ -47,6 +47,12 @@ type statusMemo struct {
 // container, a side effect only a pod with a readiness probe has). The active deadline is left
 // out since it reads the clock and records an event at every sync once passed, and a pod being
 // deleted since its status is written even when equal.
+//
+// The proof needs the runtime's status unchanged after the PLEG cache handed it out. The
+// kubelet's SyncPod breaks that for one field: it writes the IPs of the API status it built
+// into podStatus.IPs, the cached status itself. minikubelet does not model that write; whoever
+// does must write into a copy of the status, or the same pointer no longer means the same
+// status and the skip serves a status built from stale inputs.
 func (s *Syncer) unchangedStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus) (v1.PodStatus, bool) {
 	if s.resync == nil {
 		return v1.PodStatus{}, false
