@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -60,14 +61,39 @@ func (e *env) status(pod *v1.Pod) *kubecontainer.PodStatus {
 func (e *env) sync(pod *v1.Pod) (kubecontainer.Result, error) {
 	e.t.Helper()
 	status := e.status(pod)
-	before := *status
-	before.Sandboxes = slices.Clone(status.Sandboxes)
-	before.ContainerStatuses = slices.Clone(status.ContainerStatuses)
+	before := clonePodStatus(status)
 	res, err := e.rt.SyncPod(pod, status, e.bo)
-	if diff := cmp.Diff(&before, status); diff != "" {
+	if diff := cmp.Diff(before, status); diff != "" {
 		e.t.Fatalf("SyncPod(%s) changed the status it was handed (-before +after):\n%s", pod.Name, diff)
 	}
 	return res, err
+}
+
+// clonePodStatus is a deep copy of s, so that a write through anything the status points to (a
+// slice's element, a container's resources) shows in a comparison with it.
+func clonePodStatus(s *kubecontainer.PodStatus) *kubecontainer.PodStatus {
+	c := *s
+	c.Sandboxes = slices.Clone(s.Sandboxes)
+	c.IPs = slices.Clone(s.IPs)
+	c.ContainerStatuses = slices.Clone(s.ContainerStatuses)
+	for i := range c.ContainerStatuses {
+		r := c.ContainerStatuses[i].Resources
+		if r == nil {
+			continue
+		}
+		q := func(q *resource.Quantity) *resource.Quantity {
+			if q == nil {
+				return nil
+			}
+			d := q.DeepCopy()
+			return &d
+		}
+		c.ContainerStatuses[i].Resources = &kubecontainer.ContainerResources{
+			CPURequest: q(r.CPURequest), CPULimit: q(r.CPULimit),
+			MemoryRequest: q(r.MemoryRequest), MemoryLimit: q(r.MemoryLimit),
+		}
+	}
+	return &c
 }
 
 // drive plays a minimal kubelet against the runtime until the instant until: it syncs the pod at
@@ -173,3 +199,32 @@ func gaps(exits, starts []time.Duration) []time.Duration {
 }
 
 var metaNow = metav1.NewTime(vclock.Epoch)
+
+// TestClonePodStatusIsDeep wants a write through the status sync hands SyncPod (an IP, a
+// container's resources) to show against clonePodStatus's copy, so that sync's check sees it.
+func TestClonePodStatusIsDeep(t *testing.T) {
+	cpu := resource.MustParse("100m")
+	s := &kubecontainer.PodStatus{
+		IPs:               []string{"10.0.0.1"},
+		ContainerStatuses: []kubecontainer.ContainerStatus{{Name: "c", Resources: &kubecontainer.ContainerResources{CPURequest: &cpu}}},
+	}
+	writes := []struct {
+		name  string
+		write func(*kubecontainer.PodStatus)
+	}{
+		{"an IP", func(s *kubecontainer.PodStatus) { s.IPs[0] = "10.0.0.2" }},
+		{"a container's resources", func(s *kubecontainer.PodStatus) {
+			s.ContainerStatuses[0].Resources.CPURequest.Set(1)
+		}},
+		{"a container's resources' pointer", func(s *kubecontainer.PodStatus) {
+			s.ContainerStatuses[0].Resources.MemoryLimit = &cpu
+		}},
+	}
+	for _, w := range writes {
+		before := clonePodStatus(s)
+		w.write(s)
+		if cmp.Diff(before, s) == "" {
+			t.Errorf("a write of %s does not show against the copy", w.name)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podconfig"
+	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -46,7 +47,14 @@ type Options struct {
 	// has. A stepping driver watches the pods with it (replay keeps their UIDs and diffs). Run's
 	// updates go from PodConfig's mux to the loop's runner and do not pass here.
 	OnConfig func(podconfig.Update) (after func())
+	// CheckStatusSkip, when set, makes the pod sync build the status where its periodic skip
+	// would not, and records there how many syncs took the skip and the first whose status the
+	// status manager did not find unchanged (podsync.Options.CheckSkip). Tests set it.
+	CheckStatusSkip *StatusSkipCheck
 }
+
+// StatusSkipCheck is the evidence for the pod sync's periodic skip (Options.CheckStatusSkip).
+type StatusSkipCheck = podsync.SkipCheck
 
 func (o Options) validate() error {
 	var missing []string

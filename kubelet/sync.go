@@ -158,7 +158,8 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Tracer:         tracer,
 		Startup:        startup,
 	}
-	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop, Objects: d.objects}
+	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop, Objects: d.objects,
+		CheckSkip: opts.CheckStatusSkip}
 	var mirror *podmanager.MirrorClient
 	var node *nodestatus.Status
 	n.besides.runtime = &runtimeView{state: state}

@@ -86,6 +86,11 @@ type EventRecorder interface {
 type Options struct {
 	// NodeName is this node's name. Required.
 	NodeName string
+	// CheckSkip, when set, makes every sync that takes the periodic skip of the status
+	// (unchangedStatus) build the status all the same and hand it to the status manager, and
+	// records there whether the manager found it unchanged, as the skip takes it to be. Tests
+	// and replays that check the skip set it; nil skips without a check.
+	CheckSkip *SkipCheck
 	// HostIP is reported as every pod's hostIP. A kubelet without an API client reports none.
 	HostIP string
 	// Clock is the time of every decision. Required.

@@ -1,11 +1,47 @@
 package podsync
 
 import (
+	"fmt"
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
+
+// SkipCheck is the evidence for the periodic skip (Options.CheckSkip): how many syncs took it,
+// and the first that would have built a status the status manager did not find unchanged. One
+// SkipCheck may serve several Syncers (a replay's nodes and their restarts) on one goroutine.
+type SkipCheck struct {
+	// Skips counts the syncs that took the skip.
+	Skips int
+	// Err is the first divergence, nil while there is none.
+	Err error
+}
+
+// check builds the status a sync that took the skip would otherwise have built and hands it to
+// the status manager, which must find it unchanged: then nothing happened, as with the skip.
+// Anything else is recorded as the divergence it is (and the status manager keeps the status,
+// as a sync without the skip would have had it do).
+func (c *SkipCheck) check(s *Syncer, pod *v1.Pod, podStatus *kubecontainer.PodStatus) {
+	c.Skips++
+	apiStatus := s.generateStatus(pod, podStatus, false)
+	var why string
+	switch {
+	case apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed:
+		why = fmt.Sprintf("the status built is terminal (%s)", apiStatus.Phase)
+	case !s.resync.ResyncPodStatus(pod, apiStatus):
+		why = "the status manager did not find the status built unchanged"
+	default:
+		return
+	}
+	if c.Err == nil {
+		c.Err = fmt.Errorf("pod %s (uid %s) at %s: the sync skipped building its status, but %s",
+			podkey.Of(pod), pod.UID, s.opts.Clock.Now().UTC().Format(time.RFC3339Nano), why)
+	}
+}
 
 // StatusResyncer is what the periodic skip needs of the status manager beyond StatusManager;
 // status.Manager has it. With a StatusManager that lacks it, every sync builds the status.
@@ -47,6 +83,12 @@ type statusMemo struct {
 // container, a side effect only a pod with a readiness probe has). The active deadline is left
 // out since it reads the clock and records an event at every sync once passed, and a pod being
 // deleted since its status is written even when equal.
+//
+// The proof needs the runtime's status unchanged after the PLEG cache handed it out. The
+// kubelet's SyncPod breaks that for one field: it writes the IPs of the API status it built
+// into podStatus.IPs, the cached status itself. minikubelet does not model that write; whoever
+// does must write into a copy of the status, or the same pointer no longer means the same
+// status and the skip serves a status built from stale inputs.
 func (s *Syncer) unchangedStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus) (v1.PodStatus, bool) {
 	if s.resync == nil {
 		return v1.PodStatus{}, false

@@ -3,16 +3,22 @@ package podsync
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	"github.com/minikubelet/minikubelet/podworkers"
+	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 	"github.com/minikubelet/minikubelet/status"
@@ -48,6 +54,11 @@ func (b buildingStatus) GetPodPhase(uid types.UID) (v1.PodPhase, bool) { return 
 func (b buildingStatus) SetPodStatus(pod *v1.Pod, s v1.PodStatus)      { b.m.SetPodStatus(pod, s) }
 func (b buildingStatus) TerminatePod(pod *v1.Pod)                      { b.m.TerminatePod(pod) }
 
+// noWatch is a PLEG that is never asked to watch a pod: no resize is actuated here.
+type noWatch struct{}
+
+func (noWatch) SetPodWatchCondition(types.UID, string, func(*kubecontainer.PodStatus) bool) {}
+
 // pipeline is a Syncer over a real status manager, with its own clock, runtime and trace.
 type pipeline struct {
 	clk    *vclock.Clock
@@ -80,6 +91,26 @@ func newPipeline(t *testing.T, skipping bool) (*pipeline, *countingStatus) {
 		sm = counting
 	}
 	opts := Options{NodeName: "node-1", HostIP: "10.0.0.10", Clock: clk, Tracer: p.rec, Runtime: p.rt, Status: sm, CrashLoopBackOff: crash, Recorder: p.events}
+	// The prober and the resize collaborators, wired as package kubelet wires them: a real
+	// prober manager and allocation manager over the status manager, the fake runtime's resize
+	// check. Both read what the skip must leave alone (probe results, resize conditions, the
+	// allocated pod), so the skip is checked with them in place.
+	if opts.Probes, err = prober.New(prober.Options{Clock: clk, Tracer: p.rec, Status: p.status, Recorder: p.events,
+		Rand: rand.New(rand.NewPCG(1, 2))}); err != nil {
+		t.Fatal(err)
+	}
+	alloc, err := allocation.New(allocation.Options{Clock: clk, Conditions: p.status,
+		Admit:       func(context.Context, *v1.Pod) (bool, string, string) { return true, "", "" },
+		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi")},
+		PodByUID:    func(types.UID) (*v1.Pod, bool) { return nil, false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resizes, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Resizes = &Resizes{Allocation: alloc, Conditions: p.status, Runtime: resizes, PLEG: noWatch{}}
 	if p.s, err = New(opts); err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
@@ -197,5 +228,52 @@ func TestSyncPodSkipsAnUnchangedStatus(t *testing.T) {
 	}
 	if len(*build.events) == 0 {
 		t.Error("no event recorded: the active deadline did not pass, the comparison of events checked nothing")
+	}
+}
+
+// TestSkipCheck: with Options.CheckSkip, a sync that takes the skip is counted and builds the
+// status all the same, and the check records the first sync whose built status the status
+// manager did not find unchanged, here because the runtime's status was changed in place behind
+// the PLEG cache's back (what the kubelet's write of the IPs would do if modelled without a copy).
+func TestSkipCheck(t *testing.T) {
+	p, _ := newPipeline(t, true)
+	check := &SkipCheck{}
+	p.s.opts.CheckSkip = check
+	web := podtest.New("web")
+	rs := &kubecontainer.PodStatus{UID: web.UID, Name: web.Name, Namespace: web.Namespace,
+		Sandboxes: []kubecontainer.SandboxStatus{{ID: "sb1", State: kubecontainer.SandboxReady, CreatedAt: vclock.Epoch}},
+		IPs:       []string{"10.88.0.5"},
+		ContainerStatuses: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36",
+			State: kubecontainer.ContainerStateRunning, CreatedAt: vclock.Epoch, StartedAt: vclock.Epoch}}}
+	sync := func() {
+		p.s.SyncPod(context.Background(), podworkers.SyncPodSync, web, nil, rs)
+		p.clk.Advance(time.Minute)
+	}
+	for range 4 {
+		sync()
+	}
+	if check.Skips != 2 || check.Err != nil {
+		t.Fatalf("after 4 syncs with the same inputs: skips = %d, err = %v; want 2 skips, no error", check.Skips, check.Err)
+	}
+	version := p.status.Version()
+
+	rs.IPs = []string{"10.88.0.6"}
+	sync()
+	if check.Skips != 3 || check.Err == nil {
+		t.Fatalf("after a change in place: skips = %d, err = %v; want 3 skips and an error", check.Skips, check.Err)
+	}
+	for _, want := range []string{"default/web", "did not find the status built unchanged"} {
+		if !strings.Contains(check.Err.Error(), want) {
+			t.Errorf("error %q does not say %q", check.Err, want)
+		}
+	}
+	if s, _ := p.status.GetPodStatus(web.UID); p.status.Version() == version || s.PodIP != "10.88.0.6" {
+		t.Errorf("status manager: version %d (was %d), pod IP %s; want the built status set, as without the skip", p.status.Version(), version, s.PodIP)
+	}
+	first := check.Err
+	rs.IPs = []string{"10.88.0.7"}
+	sync()
+	if check.Err != first {
+		t.Errorf("the check's error = %v, want the first divergence kept: %v", check.Err, first)
 	}
 }

@@ -57,6 +57,9 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	if cached, ok := s.unchangedStatus(pod, podStatus); ok {
 		// What the status would come out as, proven by the last sync: not terminal (that sync
 		// went on), and equal to the cached one, so SetPodStatus would do nothing.
+		if c := s.opts.CheckSkip; c != nil {
+			c.check(s, pod, podStatus)
+		}
 		s.observePodStart(pod, cached)
 	} else {
 		apiStatus := s.generateStatus(pod, podStatus, false)

@@ -111,9 +111,11 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // managed fields of obj, the written object, and tells whether it did. What differs from an
 // update of the main resource is what the library does for a subresource: it always takes the
 // live object's managed fields (those the write sends are dropped), the writer's entry is the
-// one of its manager for the subresource, and the fields the subresource resets are the spec's
-// (statusOnly has already found everything but the status equal). The comparison leaves the
-// managed fields out of the cuts' JSON, as it skips them anyway.
+// one of its manager for the subresource, and the fields the subresource resets (resetFields)
+// are the spec and, for a pod, metadata.deletionTimestamp and metadata.ownerReferences too
+// (statusOnly has already found everything but the status equal, and ownedScalars refuses a
+// change the reset would drop). The comparison leaves the managed fields out of the cuts' JSON,
+// as it skips them anyway.
 func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
 		return false
@@ -229,25 +231,37 @@ func decodedSet(raw []byte) (*fieldpath.Set, bool) {
 	if !ok {
 		set = nil
 	}
-	if decodedSetCount.Add(1) > maxDecodedSets {
+	if len(raw) > maxDecodedSetBytes {
+		// Not kept: a set this large would take a large share of the bound for one object.
+		return set, ok
+	}
+	if decodedSetBytes.Add(int64(len(raw))) > maxDecodedSetsBytes {
 		// A bound on the memory: every pod's entries differ (its UID is in them), so a fleet's
 		// would grow the cache without end.
 		decodedSets.Clear()
-		decodedSetCount.Store(1)
+		decodedSetBytes.Store(int64(len(raw)))
 	}
 	decodedSets.Store(string(raw), set)
 	return set, ok
 }
 
-// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetCount counts its
-// entries, roughly (racing writers may each clear it).
+// decodedSets maps the bytes of a field set to what decodedSet found; decodedSetBytes counts the
+// bytes of its keys, roughly (racing writers may each clear it). Each key is a copy of a set's
+// bytes, and the set it maps to takes a few times as many, so the bound is on bytes: a bound on
+// entries alone would let a few pods with large sets (a status with many containers; the request
+// body allows megabytes) hold far more.
 var (
 	decodedSets     sync.Map
-	decodedSetCount atomic.Int64
+	decodedSetBytes atomic.Int64
 )
 
-// maxDecodedSets bounds decodedSets.
-const maxDecodedSets = 1024
+const (
+	// maxDecodedSetsBytes bounds the bytes of decodedSets' keys: about a thousand entries of 2 KiB,
+	// more than a pod's status entry usually takes.
+	maxDecodedSetsBytes = 2 << 20
+	// maxDecodedSetBytes is the largest set decodedSets keeps.
+	maxDecodedSetBytes = 32 << 10
+)
 
 // scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
 var scalarUpdates atomic.Int64

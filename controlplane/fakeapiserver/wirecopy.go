@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
@@ -29,9 +30,11 @@ import (
 //     none (nil); one without omitempty is sent as [] or {} and decodes empty but not nil;
 //   - strings and map keys must be valid UTF-8 (the encoding replaces invalid bytes), floats,
 //     interfaces, channels and functions, fields marked "-" or ",string", and unexported
-//     fields that are set are refused: the kubelet's objects have none of them.
+//     fields that are set are refused: the kubelet's objects have none of them;
+//   - a pointer to a nil list, map or pointer is sent as null and decodes as a nil pointer, as
+//     does a pointer to a zero time or to a managed fields' set whose bytes are none or null.
 //
-// Everything else (booleans, integers, strings, pointers, structs) decodes as it was.
+// Everything else (booleans, integers, strings, other pointers, structs) decodes as it was.
 func wireCopy(res *resource, obj runtime.Object) (runtime.Object, bool) {
 	into := res.newObj()
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
@@ -132,6 +135,15 @@ func wireValue(v reflect.Value) bool {
 				return wireValue(v.Elem())
 			}
 			return roundTrip(v)
+		}
+		switch t.Elem().Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+			// A pointer to a nil list, map or pointer encodes as null, which decodes as a
+			// nil pointer.
+			if v.Elem().IsNil() {
+				v.SetZero()
+				return true
+			}
 		}
 		return wireValue(v.Elem())
 	case reflect.Slice:
@@ -258,12 +270,16 @@ var (
 	metaFieldsV1Type  = reflect.TypeFor[metav1.FieldsV1]()
 )
 
+// jsonNull is the JSON literal null.
+var jsonNull = []byte("null")
+
 func isKnown(t reflect.Type) bool {
 	return t == metaTimeType || t == metaMicroTimeType || t == metaFieldsV1Type
 }
 
 // encodesNull tells whether the value v of a type isKnown encodes as null: a zero time, a set
-// without bytes.
+// without bytes or whose bytes are null (a set writes its bytes as they are, and the decoder
+// makes null behind a pointer a nil pointer).
 func encodesNull(v reflect.Value) bool {
 	switch v.Type() {
 	case metaTimeType:
@@ -271,7 +287,8 @@ func encodesNull(v reflect.Value) bool {
 	case metaMicroTimeType:
 		return v.Addr().Interface().(*metav1.MicroTime).IsZero()
 	case metaFieldsV1Type:
-		return v.Addr().Interface().(*metav1.FieldsV1).Raw == nil
+		raw := v.Addr().Interface().(*metav1.FieldsV1).Raw
+		return raw == nil || bytes.Equal(raw, jsonNull)
 	}
 	return false
 }
@@ -280,7 +297,8 @@ func encodesNull(v reflect.Value) bool {
 // other types. A time encodes in UTC, to the second (Time) or microsecond (MicroTime), as
 // null when zero, and decodes in the local zone: the same instant cut to that precision, in the
 // local zone, which is what time.Unix makes. Years before 1 or after 9999, which the format
-// does not carry as it parses them, take the round trip itself. A set of managed fields keeps
+// does not carry as it parses them, take the round trip itself. A set of managed fields whose
+// bytes are null decodes with none (its decoder leaves the set as it was); otherwise it keeps
 // its bytes when encoding/json would write them as they are (valid JSON without spaces outside
 // strings and without the characters it escapes: <, >, & and U+2028, U+2029), and takes the
 // round trip itself otherwise.
@@ -310,6 +328,11 @@ func wireKnown(v reflect.Value) (done, ok bool) {
 		return true, true
 	case metaFieldsV1Type:
 		f := v.Addr().Interface().(*metav1.FieldsV1)
+		if bytes.Equal(f.Raw, jsonNull) {
+			// The set's decoder leaves a set it reads null from as it was: empty.
+			f.Raw = nil
+			return true, true
+		}
 		if f.Raw != nil && !plainCompact(f.Raw) {
 			return true, roundTrip(v)
 		}

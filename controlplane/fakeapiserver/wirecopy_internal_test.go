@@ -19,7 +19,7 @@ import (
 // filler fills Go values with random content of the kinds the JSON round trip treats apart:
 // times with fractions of a second and locations (and years the format cannot carry), zero
 // times behind pointers, quantities and int-or-strings, raw managed fields' sets and extensions
-// with and without spaces, nil, empty and full lists and maps, strings that the encoding
+// with and without spaces or null, nil, empty and full lists and maps, strings that the encoding
 // escapes, and now and then invalid UTF-8 and a kind in the type meta.
 type filler struct {
 	rng     *rand.Rand
@@ -80,7 +80,7 @@ func (f filler) fill(v reflect.Value, depth int) {
 		}
 		return
 	case fieldsV1Type:
-		v.Set(reflect.ValueOf(metav1.FieldsV1{Raw: []byte([]string{`{"f:a":{}}`, `{ "f:a" : {} }`, `{}`, `{"f:&lt;":{}}`, `{"f:<a>":{}}`, `{"f:\u003c":{}}`}[f.rng.Intn(6)])}))
+		v.Set(reflect.ValueOf(metav1.FieldsV1{Raw: []byte([]string{`{"f:a":{}}`, `{ "f:a" : {} }`, `{}`, `{"f:&lt;":{}}`, `{"f:<a>":{}}`, `{"f:\u003c":{}}`, `null`}[f.rng.Intn(7)])}))
 		return
 	case rawExtType:
 		if f.rng.Intn(2) == 0 {
@@ -191,6 +191,70 @@ func TestWireCopyMatchesTheRoundTrip(t *testing.T) {
 		if copied[res.kind] < seeds/4 {
 			t.Errorf("wireCopy answered for %d of %d %s objects, want at least %d", copied[res.kind], seeds, res.kind, seeds/4)
 		}
+	}
+}
+
+// TestWireCopyNullSet wants a managed fields' set whose bytes are null to come out as the round
+// trip makes it: the entry's pointer to the set nil, a set held by value empty.
+func TestWireCopyNullSet(t *testing.T) {
+	obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{{
+		Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte("null")}}}}}
+	got, ok := wireCopy(podsTarget, obj)
+	if !ok {
+		t.Fatal("wireCopy refused a pod whose managed fields' set is null")
+	}
+	want, err := wireRoundTrip(podsTarget, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := got.(*corev1.Pod).ManagedFields[0].FieldsV1, want.(*corev1.Pod).ManagedFields[0].FieldsV1; !reflect.DeepEqual(g, w) {
+		t.Errorf("wireCopy's set = %#v, the round trip's = %#v", g, w)
+	}
+
+	type byValue struct {
+		F metav1.FieldsV1 `json:"f"`
+	}
+	v := byValue{F: metav1.FieldsV1{Raw: []byte("null")}}
+	w := v
+	if !wireValue(reflect.ValueOf(&v).Elem()) || !roundTrip(reflect.ValueOf(&w).Elem()) {
+		t.Fatal("refused a set held by value whose bytes are null")
+	}
+	if !reflect.DeepEqual(v, w) || v.F.Raw != nil {
+		t.Errorf("a set held by value whose bytes are null = %q, the round trip's %q, want both none", v.F.Raw, w.F.Raw)
+	}
+}
+
+// TestWireValuePointerToNil wants a pointer to a nil list, map or pointer, which the body
+// carries as null, to come out nil as from the round trip.
+func TestWireValuePointerToNil(t *testing.T) {
+	type S struct {
+		L  *[]string          `json:"l,omitempty"`
+		M  *map[string]string `json:"m,omitempty"`
+		P  **string           `json:"p,omitempty"`
+		E  *[]string          `json:"e,omitempty"` // a pointer to an empty list stays one
+		LL []*[]string        `json:"ll"`
+	}
+	var l []string
+	var m map[string]string
+	var p *string
+	e := []string{}
+	in := S{L: &l, M: &m, P: &p, E: &e, LL: []*[]string{&l}}
+	got := in
+	got.LL = []*[]string{&l}
+	if !wireValue(reflect.ValueOf(&got).Elem()) {
+		t.Fatal("wireValue refused")
+	}
+	want := in
+	want.LL = []*[]string{&l}
+	if !roundTrip(reflect.ValueOf(&want).Elem()) {
+		t.Fatal("the round trip failed")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("wireValue = %+v, the round trip = %+v", got, want)
+	}
+	if got.L != nil || got.M != nil || got.P != nil || got.LL[0] != nil || got.E == nil {
+		t.Errorf("wireValue = %+v, want nil pointers but for E", got)
 	}
 }
 

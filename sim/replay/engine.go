@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/prober"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -54,6 +55,11 @@ type RunOptions struct {
 	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
 	// use it.
 	CheckReadOnlyPods bool
+	// CheckStatusSkip makes every kubelet's pod sync build the status where its periodic skip
+	// of an unchanged status would not (kubelet.Options.CheckStatusSkip), and makes Run fail if
+	// the status manager did not find one of those statuses unchanged, as the skip takes it to
+	// be; Result.StatusSkips counts the syncs that took the skip. Tests use it.
+	CheckStatusSkip bool
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -71,7 +77,10 @@ type engine struct {
 	diffs   *podDiffs            // nil without RunOptions.PodDiffs
 	// handedOn is every pod handed to a sync loop; nil without RunOptions.CheckReadOnlyPods.
 	handedOn *handedOn
-	seed     int64
+	// skips is every kubelet's evidence for the status skip, across restarts; nil without
+	// RunOptions.CheckStatusSkip.
+	skips *kubelet.StatusSkipCheck
+	seed  int64
 	// probes is what the containers' probes answer, as the probe steps script it: the world's,
 	// shared by every node and kept across kubelet restarts.
 	probes *prober.Script
@@ -115,6 +124,12 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 			return nil, fmt.Errorf("replay %s: a shared pod changed: %w", s.path, err)
 		}
 	}
+	if e.skips != nil {
+		if err := e.skips.Err; err != nil {
+			return nil, fmt.Errorf("replay %s: the periodic status skip diverged: %w", s.path, err)
+		}
+		e.result.StatusSkips = e.skips.Skips
+	}
 	if err := e.rec.Err(); err != nil {
 		return nil, err
 	}
@@ -145,6 +160,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	}
 	if opts.CheckReadOnlyPods {
 		e.handedOn = &handedOn{}
+	}
+	if opts.CheckStatusSkip {
+		e.skips = &kubelet.StatusSkipCheck{}
 	}
 	e.seed = 1
 	if s.Seed != nil {

@@ -147,6 +147,8 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 		World:     w,
 		Latencies: lat,
 		OnConfig:  e.onConfig(n),
+		// One check for every node and restart, read at the end of the replay.
+		CheckStatusSkip: e.skips,
 	})
 	if err != nil {
 		return err

@@ -39,6 +39,9 @@ type Result struct {
 	// PodDiffs holds, with RunOptions.PodDiffs, by the seq of the sync loop's config event for an
 	// UPDATE or RECONCILE, a line diff of each pod it carries against the pod's previous version.
 	PodDiffs map[uint64]string
+	// StatusSkips counts, with RunOptions.CheckStatusSkip, the syncs that skipped building an
+	// unchanged status (each checked).
+	StatusSkips int
 	// Events is the whole trace with RunOptions.KeepEvents, for a comparison with a golden file
 	// in either format (RenderTrace); without it only the last events.
 	Events []trace.Event
