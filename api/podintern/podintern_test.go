@@ -1,8 +1,10 @@
 package podintern
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -133,6 +135,80 @@ func TestInternerBounded(t *testing.T) {
 		if n := len(in.curRaw) + len(in.prevRaw); n > 2*internRawGeneration {
 			t.Fatalf("after %d encodings the table holds %d, want at most %d", i+1, n, 2*internRawGeneration)
 		}
+	}
+}
+
+// TestInternerCapsValueSize: the table keeps no string or encoding above its size cap, so that
+// a large value one pod carries (an annotation, a managed fields entry of a large template) is
+// not held for a generation after the pod is gone; values at the cap are still shared.
+func TestInternerCapsValueSize(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int
+		share bool
+	}{
+		{"a string at the cap", internMaxString, true},
+		{"a string above the cap", internMaxString + 1, false},
+		{"a megabyte string", 1 << 20, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := New()
+			value := strings.Repeat("x", tt.n)
+			a := in.str(strings.Clone(value))
+			b := in.str(strings.Clone(value))
+			if a != value || b != value {
+				t.Fatal("interning changed the value")
+			}
+			if got := sameString(a, b); got != tt.share {
+				t.Errorf("two equal strings of %d bytes share one copy: %v, want %v", tt.n, got, tt.share)
+			}
+			if _, kept := in.cur[value]; kept != tt.share {
+				t.Errorf("the table keeps the string of %d bytes: %v, want %v", tt.n, kept, tt.share)
+			}
+		})
+	}
+	raws := []struct {
+		name  string
+		n     int
+		share bool
+	}{
+		{"an encoding at the cap", internMaxRaw, true},
+		{"an encoding above the cap", internMaxRaw + 1, false},
+	}
+	for _, tt := range raws {
+		t.Run(tt.name, func(t *testing.T) {
+			in := New()
+			value := bytes.Repeat([]byte("x"), tt.n)
+			a := in.raw(bytes.Clone(value))
+			b := in.raw(bytes.Clone(value))
+			if !bytes.Equal(a, value) || !bytes.Equal(b, value) {
+				t.Fatal("interning changed the encoding")
+			}
+			if got := &a[0] == &b[0]; got != tt.share {
+				t.Errorf("two equal encodings of %d bytes share one copy: %v, want %v", tt.n, got, tt.share)
+			}
+			if kept := len(in.curRaw) > 0; kept != tt.share {
+				t.Errorf("the table keeps the encoding of %d bytes: %v, want %v", tt.n, kept, tt.share)
+			}
+		})
+	}
+	// Through a pod: an annotation above the cap stays each pod's own, the labels are shared.
+	big := strings.Repeat("y", internMaxString+1)
+	a, b := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1"), decodeTemplatePod(t, "pause-2", "uid-2", "10.1.0.2")
+	a.Annotations = map[string]string{"config": strings.Clone(big)}
+	b.Annotations = map[string]string{"config": strings.Clone(big)}
+	in := New()
+	in.Pod(a)
+	in.Pod(b)
+	if sameString(a.Annotations["config"], b.Annotations["config"]) {
+		t.Error("an annotation above the cap is shared by two pods, want a copy each")
+	}
+	if a.Annotations["config"] != big || b.Annotations["config"] != big {
+		t.Error("interning changed an annotation above the cap")
+	}
+	if !sameString(a.Labels["app"], b.Labels["app"]) {
+		t.Error("the pods' labels are not shared")
 	}
 }
 
