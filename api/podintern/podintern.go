@@ -21,6 +21,19 @@ const internGeneration = 4096
 // generation drops those soon, so that the table keeps little that no pod holds any more.
 const internRawGeneration = 256
 
+// internMaxString and internMaxRaw are the largest string and managed fields encoding a table
+// keeps. The generations bound how many values it holds, not their size: without a cap, an
+// annotation of a megabyte (a last-applied-configuration, a config blob) held by one pod would
+// stay in the table for a whole generation after the pod is gone. With them a table holds at most
+// 2*internGeneration*internMaxString + 2*internRawGeneration*internMaxRaw bytes (8 MiB + 4 MiB).
+// What pods of a template repeat is well under either: label values are at most 63 bytes, image
+// references a few hundred, and the controller manager's managed fields entry of a template a
+// KiB or two. A value above the cap stays the decoder's own copy.
+const (
+	internMaxString = 1 << 10
+	internMaxRaw    = 8 << 10
+)
+
 // Table makes decoded pods share one copy of each string, and of each managed fields entry's
 // encoding, that many of them repeat: the labels a template gives every pod of its ReplicaSet,
 // the owner reference, the image, the managers' names and field sets, the tolerations, the
@@ -50,7 +63,7 @@ func New() *Table {
 }
 
 func (in *Table) str(s string) string {
-	if s == "" {
+	if s == "" || len(s) > internMaxString {
 		return s
 	}
 	if v, ok := in.cur[s]; ok {
@@ -67,7 +80,7 @@ func (in *Table) str(s string) string {
 }
 
 func (in *Table) raw(b []byte) []byte {
-	if len(b) == 0 {
+	if len(b) == 0 || len(b) > internMaxRaw {
 		return b
 	}
 	// Keyed by a hash, not by string(b), which would keep a second copy of the bytes.

@@ -73,8 +73,13 @@ func BenchmarkNodeHeap(b *testing.B) {
 	// Two nodes first: what the process builds once, on first use (schemes, the trace, the
 	// shared pod watch's and the transport's first state), is not counted against the nodes.
 	nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "warm"), "warm", 2)
+	// Each iteration's nodes are named apart (sim0-*, sim1-*, ...) and their pods deleted once
+	// measured: the API server outlives the iterations, and a later iteration reusing the names
+	// would take over, and count, the earlier one's pods.
+	iteration := 0
 	for b.Loop() {
-		m := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "root"), "sim", n)
+		m := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, fmt.Sprintf("root%d", iteration)), fmt.Sprintf("sim%d", iteration), n)
+		iteration++
 		b.ReportMetric(m.heap/float64(n), "heap-B/node")
 		b.ReportMetric(m.goroutines/float64(n), "goroutines/node")
 		if m.pods > 0 {
@@ -154,7 +159,44 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
+	if res.pods > 0 {
+		if err := deleteDeploymentPods(ctx, kubeconfig); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return res
+}
+
+// deleteDeploymentPods removes, at once (a grace of 0), every pod runDeploymentPods created
+// through the API server of kubeconfig, so that the next nodes' list of pods starts empty.
+func deleteDeploymentPods(ctx context.Context, kubeconfig string) error {
+	client, err := benchClient(kubeconfig)
+	if err != nil {
+		return err
+	}
+	pods := client.CoreV1().Pods(metav1.NamespaceDefault)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete the benchmark's pods: %w", err)
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) > 0 {
+		return fmt.Errorf("%d of the benchmark's pods left after their deletion", len(list.Items))
+	}
+	return nil
+}
+
+// benchClient is a client of the API server of kubeconfig without a client-side rate limit: the
+// benchmark's own requests are not measured.
+func benchClient(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	return kubernetes.NewForConfig(cfg)
 }
 
 // runDeploymentPods creates perNode pods on each of nodes through the API server of kubeconfig,
@@ -162,12 +204,7 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 // hash, the owner reference, the controller manager's managed fields; the scheduler's binding
 // stands in spec.nodeName), and waits until every one is Ready, its last status write done.
 func runDeploymentPods(ctx context.Context, kubeconfig string, nodes []string, perNode int) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit: the benchmark's creates are not measured
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := benchClient(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -217,13 +254,22 @@ func runDeploymentPods(ctx context.Context, kubeconfig string, nodes []string, p
 		if err != nil {
 			return err
 		}
-		ready := 0
+		// Only this call's nodes' pods count: names of nodes no other call uses, and an exact
+		// count, keep another's pods out.
+		ready, bound := 0, 0
 		for i := range list.Items {
+			if !slices.Contains(nodes, list.Items[i].Spec.NodeName) {
+				continue
+			}
+			bound++
 			for _, c := range list.Items[i].Status.Conditions {
 				if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
 					ready++
 				}
 			}
+		}
+		if bound != want {
+			return fmt.Errorf("%d pods bound to the benchmark's nodes, want %d", bound, want)
 		}
 		if ready == want {
 			return nil
