@@ -249,7 +249,10 @@ func (m *Manager) NextWake() (time.Time, bool) {
 	}
 	for _, uid := range m.order {
 		for _, v := range m.desired[uid].volumes {
-			if !v.failedAt.IsZero() {
+			// A volume whose retry waits for a token's answer is not retried by a pass (the
+			// answer carries its mount on, mountWaiting): its expired back-off is no wake, or
+			// in `run` passes would run back to back until the answer.
+			if !v.failedAt.IsZero() && !v.waiting {
 				earlier(m.tickAfter(v.failedAt.Add(v.backoff)))
 			}
 		}

@@ -85,9 +85,17 @@ type tokenRig struct {
 
 func newTokenRig(t *testing.T, ctx context.Context, wg *sync.WaitGroup) *tokenRig {
 	t.Helper()
+	client := &gatedTokens{gate: make(chan struct{})}
+	r := newTokenRigWith(t, ctx, wg, client)
+	r.client = client
+	return r
+}
+
+// newTokenRigWith is newTokenRig with the API server client; the rig's client field is left nil.
+func newTokenRigWith(t *testing.T, ctx context.Context, wg *sync.WaitGroup, client TokenClient) *tokenRig {
+	t.Helper()
 	w := newWorld()
 	w.secrets["ns/db"] = &v1.Secret{}
-	client := &gatedTokens{gate: make(chan struct{})}
 	tokens, err := NewTokenManager(TokenOptions{Clock: w.clk, Tracer: w, Client: client, Rand: rand.New(rand.NewPCG(1, 1))})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +125,7 @@ func newTokenRig(t *testing.T, ctx context.Context, wg *sync.WaitGroup) *tokenRi
 			t.Errorf("Run() = %v, want nil", err)
 		}
 	})
-	return &tokenRig{w: w, m: m, client: client, do: do}
+	return &tokenRig{w: w, m: m, do: do}
 }
 
 // pass runs the volume manager's next pass on the owner's goroutine, at its wake.
@@ -376,6 +384,64 @@ func TestRemovedWaitingPodForgetsItsAsk(t *testing.T) {
 			tokens := r.m.opts.Tokens.(*TokenManager)
 			if n := len(tokens.cache) + len(tokens.inFlight) + len(tokens.failed); n != 0 {
 				t.Errorf("after the pod went: %d cached, %d in flight, %d failed, want none", len(tokens.cache), len(tokens.inFlight), len(tokens.failed))
+			}
+		})
+		cancel()
+		wg.Wait()
+	})
+}
+
+// scriptedTokens is an API server whose token requests each wait for the answer the test sends.
+type scriptedTokens struct{ answers chan error }
+
+func (s *scriptedTokens) CreateToken(ctx context.Context, _, _ string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	select {
+	case err := <-s.answers:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	out := tr.DeepCopy()
+	out.Status = authenticationv1.TokenRequestStatus{Token: "t", ExpirationTimestamp: metav1.NewTime(vclock.Epoch.Add(time.Hour))}
+	return out, nil
+}
+
+// TestNoWakeWhileARetriedVolumeWaits: a volume whose mount failed, and whose retry after the
+// back-off now waits for a token's answer beside the loop, is not due again before the answer
+// comes: a pass has nothing to do for it, and a wake in the past would run passes back to back
+// until the answer.
+func TestNoWakeWhileARetriedVolumeWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		client := &scriptedTokens{answers: make(chan error)}
+		r := newTokenRigWith(t, ctx, &wg, client)
+		pod := accountPod("a", "default")
+		r.do(ctx, func() {
+			r.w.pods = append(r.w.pods, pod)
+			r.m.PodsChanged()
+		})
+		r.pass(ctx) // the token is asked for
+		synctest.Wait()
+		client.answers <- errors.New("the server is unavailable")
+		synctest.Wait() // the failure is back: FailedMount, and the back-off
+		r.pass(ctx) // the back-off expired: the token is asked for again
+		synctest.Wait()
+		r.do(ctx, func() {
+			if len(r.w.events) != 1 {
+				t.Errorf("events = %v, want the one FailedMount", r.w.events)
+			}
+			if at, ok := r.m.NextWake(); ok && !at.After(r.w.clk.Now()) {
+				t.Errorf("next pass at %v, now %v, while the retried volume waits for its token: passes would run back to back", at.Sub(vclock.Epoch), r.w.clk.Now().Sub(vclock.Epoch))
+			}
+		})
+		client.answers <- nil
+		synctest.Wait()
+		r.do(ctx, func() {
+			if !r.m.isMounted(pod.UID, "kube-api-access-x") {
+				t.Errorf("the projected volume is not mounted once the token came back")
 			}
 		})
 		cancel()
