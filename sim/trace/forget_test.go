@@ -155,6 +155,23 @@ func TestRecorderForgetLetsABurstGo(t *testing.T) {
 	if got := cap(r.events); got > 4*1024 {
 		t.Errorf("cap of the kept array = %d after the burst was forgotten, want at most %d", got, 4*1024)
 	}
+	// Rounds that fill the array each time keep it: 5,000 events an instant, three kept.
+	round := func() {
+		for range 5000 {
+			r.Emit(Event{Component: "c", Event: KindSet, Pod: "p"})
+		}
+		r.Forget(r.Len() - 3)
+	}
+	for range 3 {
+		round()
+	}
+	array := &r.events[:1][0]
+	for i := range 20 {
+		round()
+		if got := &r.events[:1][0]; got != array {
+			t.Fatalf("round %d of 5,000 events: the kept events moved to a new array", i)
+		}
+	}
 	var seqs []uint64
 	for ev := range r.Since(0) {
 		seqs = append(seqs, ev.Seq)

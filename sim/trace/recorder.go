@@ -182,14 +182,17 @@ func (r *Recorder) Forget(i int) {
 	// than were dropped since the last, so it costs O(1) an event, and in replay, which forgets
 	// nearly everything it has looked at, it copies a handful.
 	if live := len(r.events) - r.head; r.head >= live {
+		reached := len(r.events) // how far the events filled the array since the last move
 		copy(r.events, r.events[r.head:])
 		// The dropped front was cleared as it was dropped; the kept events are now at 0 too.
 		clear(r.events[r.head:])
 		r.events = r.events[:live]
 		r.head = 0
-		// An array grown by a burst (a fleet's start-up instant) is let go once it is mostly
-		// room, so that a long replay does not hold the burst's peak to keep a handful.
-		if floor := max(live, 1024); cap(r.events) > 4*floor {
+		// An array grown by a burst (a fleet's start-up instant) is let go once the events
+		// since the last move filled a quarter of it at most, so that a long replay does not
+		// hold the burst's peak to keep a handful; an array that every instant fills (a
+		// fleet's ticks) stays, and the appends keep reusing it.
+		if floor := max(reached, 1024); cap(r.events) > 4*floor {
 			r.events = append(make([]Event, 0, 2*floor), r.events...)
 		}
 	}
