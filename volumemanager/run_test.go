@@ -427,7 +427,7 @@ func TestNoWakeWhileARetriedVolumeWaits(t *testing.T) {
 		synctest.Wait()
 		client.answers <- errors.New("the server is unavailable")
 		synctest.Wait() // the failure is back: FailedMount, and the back-off
-		r.pass(ctx) // the back-off expired: the token is asked for again
+		r.pass(ctx)     // the back-off expired: the token is asked for again
 		synctest.Wait()
 		r.do(ctx, func() {
 			if len(r.w.events) != 1 {
