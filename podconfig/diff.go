@@ -61,14 +61,7 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 				continue // the very object compared last time: unchanged, by the sources' contract
 			}
 			sent[ref.UID] = ref
-			switch checkAndUpdate(source, existing, ref) {
-			case update:
-				c.updates = append(c.updates, existing)
-			case reconcile:
-				c.reconciles = append(c.reconciles, existing)
-			case gracefulDelete:
-				c.deletes = append(c.deletes, existing)
-			}
+			c.note(checkAndUpdate(source, existing, ref), existing)
 			continue
 		}
 		if seen == "" {

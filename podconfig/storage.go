@@ -124,14 +124,7 @@ func (s *Storage) mergeInPlace(source string, pods []*v1.Pod, c *changes) {
 		last[i] = ref
 		sent[ref.UID] = ref
 		existing := stored[ref.UID]
-		switch checkAndUpdate(source, existing, ref) {
-		case update:
-			c.updates = append(c.updates, existing)
-		case reconcile:
-			c.reconciles = append(c.reconciles, existing)
-		case gracefulDelete:
-			c.deletes = append(c.deletes, existing)
-		}
+		c.note(checkAndUpdate(source, existing, ref), existing)
 	}
 }
 
@@ -208,6 +201,18 @@ func (s *Storage) mergedState() []*v1.Pod {
 // merge emits them, so every emitted pod shows its state at the end of the merge, as in the kubelet.
 type changes struct {
 	adds, updates, deletes, removes, reconciles []*v1.Pod
+}
+
+// note records the stored pod under what checkAndUpdate found it to be; unchanged is no change.
+func (c *changes) note(o outcome, existing *v1.Pod) {
+	switch o {
+	case update:
+		c.updates = append(c.updates, existing)
+	case reconcile:
+		c.reconciles = append(c.reconciles, existing)
+	case gracefulDelete:
+		c.deletes = append(c.deletes, existing)
+	}
 }
 
 // Merge applies u, sent by source, and returns the updates the kubelet's podStorage would emit for
