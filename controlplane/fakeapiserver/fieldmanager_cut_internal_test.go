@@ -123,12 +123,7 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 		}{{podsTarget, "default", "web"}, {nodesTarget, "", "node-1"}} {
 			var raw [2]string
 			for i, srv := range []server{whole, cut} {
-				_ = srv.s.store.locked(func() error {
-					if e, ok := srv.s.store.get(key.res, key.ns, key.name); ok {
-						raw[i] = string(e.raw)
-					}
-					return nil
-				})
+				raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
 			}
 			if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
 				t.Errorf("%s: stored %s (-library, whole object +shortcuts):\n%s", step.name, key.name, diff)

@@ -199,12 +199,7 @@ func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
 			for _, key := range keys {
 				var raw [2]string
 				for i, srv := range servers {
-					_ = srv.s.store.locked(func() error {
-						if e, ok := srv.s.store.get(key.res, key.ns, key.name); ok {
-							raw[i] = string(e.raw)
-						}
-						return nil
-					})
+					raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
 				}
 				if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
 					t.Fatalf("%s: stored %s (-library +scalarUpdate):\n%s", name, key.res.name, diff)
@@ -332,4 +327,16 @@ func TestDecodedSetsBound(t *testing.T) {
 	if _, kept := decodedSets.Load(string(small)); !kept {
 		t.Errorf("a set of %d bytes was not kept", len(small))
 	}
+}
+
+// storedRaw is the stored encoding of the object, "" when none is stored.
+func storedRaw(s *Server, res *resource, ns, name string) string {
+	var raw string
+	_ = s.store.locked(func() error {
+		if e, ok := s.store.get(res, ns, name); ok {
+			raw = string(e.raw)
+		}
+		return nil
+	})
+	return raw
 }

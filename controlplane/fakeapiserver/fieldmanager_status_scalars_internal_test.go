@@ -257,12 +257,7 @@ func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
 			for _, key := range []statusWrite{{res: nodesTarget, name: "node-1"}, {res: podsTarget, ns: "default", name: "web"}} {
 				var raw [2]string
 				for i, srv := range servers {
-					_ = srv.s.store.locked(func() error {
-						if e, ok := srv.s.store.get(key.res, key.ns, key.name); ok {
-							raw[i] = string(e.raw)
-						}
-						return nil
-					})
+					raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
 				}
 				if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
 					t.Fatalf("%s: stored %s (-library +shortcuts):\n%s", name, key.res.name, diff)
