@@ -89,12 +89,15 @@ func statusPatch(original, node *v1.Node) ([]byte, error) {
 		return nil, fmt.Errorf("marshal node %s: %w", original.Name, err)
 	}
 	replaceAddresses := len(original.Status.Addresses) > 0 && !apiequality.Semantic.DeepEqual(original.Status.Addresses, node.Status.Addresses)
-	diff := node.DeepCopy()
+	// The node to diff against is node with original's spec (and addresses): a shallow copy
+	// does, as nothing is written through it and the encoding only reads it. The kubelet
+	// deep-copies the whole node, its images and managed fields, at every status write.
+	diff := *node
 	diff.Spec = original.Spec
 	if replaceAddresses {
 		diff.Status.Addresses = original.Status.Addresses
 	}
-	newData, err := json.Marshal(diff)
+	newData, err := json.Marshal(&diff)
 	if err != nil {
 		return nil, fmt.Errorf("marshal node %s: %w", node.Name, err)
 	}

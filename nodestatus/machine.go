@@ -271,10 +271,11 @@ func sortedNames(rl v1.ResourceList) []v1.ResourceName {
 	return out
 }
 
-// applyMachine is the cpu, memory, ephemeral-storage and pods part of the kubelet's MachineInfo
-// setter: capacity and allocatable as configured. Device plugin resources are applied after it.
-func applyMachine(node *v1.Node, m Machine) {
-	capacity, allocatable := m.Resources()
+// applyResources is the cpu, memory, ephemeral-storage and pods part of the kubelet's MachineInfo
+// setter: capacity and allocatable as configured (Machine.Resources), each quantity a copy of its
+// own, as the setter makes them afresh at every update. Device plugin resources are applied after
+// it.
+func applyResources(node *v1.Node, capacity, allocatable v1.ResourceList) {
 	if node.Status.Capacity == nil {
 		node.Status.Capacity = v1.ResourceList{}
 	}
@@ -282,9 +283,9 @@ func applyMachine(node *v1.Node, m Machine) {
 		node.Status.Allocatable = v1.ResourceList{}
 	}
 	for name, q := range capacity {
-		node.Status.Capacity[name] = q
+		node.Status.Capacity[name] = q.DeepCopy()
 	}
 	for name, q := range allocatable {
-		node.Status.Allocatable[name] = q
+		node.Status.Allocatable[name] = q.DeepCopy()
 	}
 }

@@ -409,12 +409,20 @@ func TestNodeStatusPatch(t *testing.T) {
 		{"addresses", moved, `{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"addresses":[{"address":"node-1","type":"Hostname"},{"$patch":"replace"}],"conditions":[{"status":"True","type":"Ready"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			before, node := base.DeepCopy(), tc.node.DeepCopy()
 			got, err := statusPatch(base, tc.node)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tc.want {
 				t.Errorf("patch = %s, want %s", got, tc.want)
+			}
+			// The patch is made on copies: neither node changes.
+			if diff := cmp.Diff(before, base); diff != "" {
+				t.Errorf("statusPatch changed the original (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(node, tc.node); diff != "" {
+				t.Errorf("statusPatch changed the node (-before +after):\n%s", diff)
 			}
 		})
 	}
