@@ -34,7 +34,8 @@
 //     a copy of each pod that shares nothing with the sources' objects, as the kubelet's copyPods
 //     makes; but a pod whose status alone changed since its last copy (a RECONCILE) gets a new
 //     Pod with a status of its own that shares that copy's metadata and spec, where the kubelet
-//     deep-copies them again (docs/design/008-shared-pods.md).
+//     deep-copies them again; and every copy shares the managed fields' encodings (FieldsV1)
+//     with the source's object (docs/design/008-shared-pods.md).
 //   - Where the kubelet's order comes from a map (pods a SET removed, the pods of a snapshot), pods
 //     are ordered by namespace, then name, then UID; snapshots list sources in name order.
 //   - The zero Mode is Incremental rather than an invalid value, and an unknown Mode is an error

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -393,7 +394,7 @@ func (s *Storage) copyPods(source string, pods []*v1.Pod) []*v1.Pod {
 }
 
 // copyOut returns the copy of p, a pod of source, that a merge emits: the kubelet's copyPods, a
-// deep copy. The copy is the sync side's, and no longer the source's. What the sync side holds
+// deep copy (deepCopy: the managed fields' encodings are shared). The copy is the sync side's, and no longer the source's. What the sync side holds
 // is read-only by contract (docs/design/008-shared-pods.md), so a pod whose metadata and spec
 // did not change since its last copy, one whose status alone changed (a RECONCILE after each of
 // the kubelet's own status writes), gets a new Pod that shares the last copy's metadata and spec
@@ -405,17 +406,41 @@ func (s *Storage) copyOut(source string, p *v1.Pod) *v1.Pod {
 	e, ok := sent[p.UID]
 	if !ok || s.pods[source][p.UID] != p {
 		// Not the stored pod (removed, or replaced within the merge): nothing to share or keep.
-		return p.DeepCopy()
+		return deepCopy(p)
 	}
 	var out *v1.Pod
 	if e.stored == p && e.copy != nil {
 		out = &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: e.copy.ObjectMeta, Spec: e.copy.Spec}
 		p.Status.DeepCopyInto(&out.Status)
 	} else {
-		out = p.DeepCopy()
+		out = deepCopy(p)
 	}
 	e.stored, e.copy = p, out
 	sent[p.UID] = e
+	return out
+}
+
+// deepCopy is p.DeepCopy(), but for the managed fields' encodings (FieldsV1), which the copy
+// shares with p. They are the largest part of a pod's metadata that the sync side never reads
+// but to show it (the kubelet server's /pods), nobody writes one in place (a write makes a new
+// encoding), and the api source interns them, so the pods of one template share one encoding of
+// their creator's entry: a copy of each would give every pod its own again.
+func deepCopy(p *v1.Pod) *v1.Pod {
+	out := &v1.Pod{TypeMeta: p.TypeMeta}
+	meta := p.ObjectMeta // a shallow copy, so that p is not written to
+	meta.ManagedFields = nil
+	meta.DeepCopyInto(&out.ObjectMeta)
+	if p.ManagedFields != nil {
+		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(p.ManagedFields))
+		for i, f := range p.ManagedFields {
+			out.ManagedFields[i] = f
+			if f.Time != nil {
+				out.ManagedFields[i].Time = f.Time.DeepCopy()
+			}
+		}
+	}
+	p.Spec.DeepCopyInto(&out.Spec)
+	p.Status.DeepCopyInto(&out.Status)
 	return out
 }
 

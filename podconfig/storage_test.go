@@ -566,3 +566,55 @@ func TestMergeOfTheLastSetAgainAllocatesNothing(t *testing.T) {
 		t.Errorf("Merge() of the last SET again = %v allocations, want 0", n)
 	}
 }
+
+// TestDeepCopySharesOnlyManagedFieldsEncodings checks deepCopy against DeepCopy: the same values,
+// its own metadata, spec, status and managed fields entries, and the managed fields' encodings
+// shared with the pod copied.
+func TestDeepCopySharesOnlyManagedFieldsEncodings(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC))
+	entry := func(manager string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+			Time: &at, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}
+	}
+	full := with(newPod("a", "ns"), func(p *v1.Pod) {
+		p.Labels = map[string]string{"app": "a"}
+		p.Annotations = map[string]string{"k": "v"}
+		p.ManagedFields = []metav1.ManagedFieldsEntry{entry("kube-controller-manager"), entry("kubelet"), {Manager: "no-time"}}
+		p.Status.Message = "m"
+	})
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{"managed fields", full},
+		{"none", with(full, func(p *v1.Pod) { p.ManagedFields = nil })},
+		{"empty", with(full, func(p *v1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{} })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.pod.DeepCopy()
+			got := deepCopy(tc.pod)
+			if diff := cmp.Diff(tc.pod.DeepCopy(), got); diff != "" {
+				t.Errorf("deepCopy differs from DeepCopy (-want +got):\n%s", diff)
+			}
+			if (got.ManagedFields == nil) != (tc.pod.ManagedFields == nil) {
+				t.Errorf("deepCopy's managed fields nil = %v, want %v", got.ManagedFields == nil, tc.pod.ManagedFields == nil)
+			}
+			for i := range got.ManagedFields {
+				g, p := &got.ManagedFields[i], &tc.pod.ManagedFields[i]
+				if g.FieldsV1 != p.FieldsV1 {
+					t.Errorf("entry %d: the encoding is not shared", i)
+				}
+				if g.Time != nil && g.Time == p.Time {
+					t.Errorf("entry %d: the time is shared", i)
+				}
+			}
+			if len(got.ManagedFields) > 0 && &got.ManagedFields[0] == &tc.pod.ManagedFields[0] {
+				t.Errorf("the managed fields entries are shared")
+			}
+			scribble(got)
+			if diff := cmp.Diff(before, tc.pod); diff != "" {
+				t.Errorf("the pod copied changed through its copy (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
