@@ -70,8 +70,9 @@ const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // are read-only: Storage never writes to them, and keeps for each a Pod of its own, a shallow copy
 // that shares the sender's spec, status and metadata and changes only by having whole fields
 // replaced (docs/design/008-shared-pods.md). Every pod it returns is a copy that shares nothing
-// with the sources' objects nor its own, as the kubelet's copyPods makes: the sync side holds
-// those, and the sources' objects stay the sources' (copyOut).
+// with the sources' objects nor its own but the managed fields' encodings, which nobody writes,
+// as the kubelet's copyPods makes: the sync side holds those, and the sources' objects stay the
+// sources' (copyOut).
 type Storage struct {
 	opts StorageOptions
 	// pods maps a source name to that source's pods by UID. Each stored Pod is Storage's own, but
