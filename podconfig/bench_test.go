@@ -35,20 +35,24 @@ func benchPod(i int) *v1.Pod {
 // the changed pods change on every iteration. "none" re-sends the very same objects, which
 // Storage recognises without comparing (a file relist of unchanged manifests); "none-copies"
 // sends unchanged content in fresh objects, so every pod is compared field by field as the
-// kubelet does.
+// kubelet does. "status" changes every pod's status alone (so each is a RECONCILE, as after
+// each of the kubelet's status writes), alternating between two statuses.
 func BenchmarkMergeSet(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, changed := range []struct {
 			name  string
-			every int // every k-th pod changes; 0 for none
-		}{{"none", 0}, {"none-copies", -1}, {"1pct", 100}, {"100pct", 1}} {
+			every int // every k-th pod changes in spec; 0 for none, -1 for fresh equal objects, -2 for the status
+		}{{"none", 0}, {"none-copies", -1}, {"1pct", 100}, {"100pct", 1}, {"status", -2}} {
 			b.Run(fmt.Sprintf("pods=%d/changed=%s", n, changed.name), func(b *testing.B) {
 				var batches [2][]*v1.Pod
 				for i := range n {
 					p := benchPod(i)
 					q := p
-					if changed.every < 0 {
+					if changed.every == -1 {
 						q = p.DeepCopy()
+					}
+					if changed.every == -2 {
+						q = with(p, func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })
 					}
 					if changed.every > 0 && i%changed.every == 0 {
 						q = with(p, func(p *v1.Pod) { p.Spec.Containers[0].Image = "image:2" })

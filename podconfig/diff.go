@@ -51,17 +51,19 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 	var seen string // the config.seen value, read from the clock once per batch
 	sent := s.sent[source]
 	if sent == nil {
-		sent = make(map[types.UID]*v1.Pod)
+		sent = make(map[types.UID]sentPod)
 		s.sent[source] = sent
 	}
 	for _, ref := range s.filterDuplicates(source, batch) {
 		if existing, ok := old[ref.UID]; ok {
 			into[ref.UID] = existing
-			if sent[ref.UID] == ref {
+			e := sent[ref.UID]
+			if e.ref == ref {
 				continue // the very object compared last time: unchanged, by the sources' contract
 			}
-			sent[ref.UID] = ref
-			c.note(checkAndUpdate(source, existing, ref), existing)
+			o := checkAndUpdate(source, existing, ref)
+			sent[ref.UID] = e.after(ref, o)
+			c.note(o, existing)
 			continue
 		}
 		if seen == "" {
@@ -73,7 +75,7 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 		p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
 		p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
 		into[p.UID] = p
-		sent[p.UID] = ref
+		sent[p.UID] = sentPod{ref: ref}
 		c.adds = append(c.adds, p)
 	}
 }
@@ -229,6 +231,16 @@ func checkAndUpdate(source string, existing, ref *v1.Pod) outcome {
 		return gracefulDelete
 	}
 	return update
+}
+
+// after returns e once ref was compared with the stored pod and o found: a semantic difference
+// replaced the stored pod's metadata or spec, so the last copy emitted no longer has them.
+func (e sentPod) after(ref *v1.Pod, o outcome) sentPod {
+	e.ref = ref
+	if o == update || o == gracefulDelete {
+		e.stored, e.copy = nil, nil
+	}
+	return e
 }
 
 // mergeAnnotations builds the annotations of an updated pod the way the kubelet does: the caller's

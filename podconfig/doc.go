@@ -30,8 +30,12 @@
 //
 //   - Storage keeps a pod of its own for each pod it stores, a shallow copy with its own
 //     annotations that shares everything else with the sender's object read-only; the kubelet
-//     stores the sender's object and annotates it in place. What is emitted is the same: a deep
-//     copy of each pod, as the kubelet's copyPods makes (docs/design/008-shared-pods.md).
+//     stores the sender's object and annotates it in place. What is emitted has the same values:
+//     a copy of each pod, the sync side's own, as the kubelet's copyPods makes; but a pod whose
+//     status alone changed since its last copy (a RECONCILE) gets a new Pod with a status of its
+//     own that shares that copy's metadata and spec, where the kubelet deep-copies them again;
+//     and every copy shares the managed fields' encodings (FieldsV1) with the source's object
+//     (docs/design/008-shared-pods.md).
 //   - Where the kubelet's order comes from a map (pods a SET removed, the pods of a snapshot), pods
 //     are ordered by namespace, then name, then UID; snapshots list sources in name order.
 //   - The zero Mode is Incremental rather than an invalid value, and an unknown Mode is an error

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -68,8 +69,10 @@ const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // Storage is not safe for concurrent use; Config serialises calls to it. The pods a source sends
 // are read-only: Storage never writes to them, and keeps for each a Pod of its own, a shallow copy
 // that shares the sender's spec, status and metadata and changes only by having whole fields
-// replaced (docs/design/008-shared-pods.md). Every pod it returns is a deep copy, as the kubelet's
-// copyPods makes: the sync side holds those, and the sources' objects stay the sources'.
+// replaced (docs/design/008-shared-pods.md). Every pod it returns is a copy that shares nothing
+// with the sources' objects nor its own but the managed fields' encodings, which nobody writes,
+// as the kubelet's copyPods makes: the sync side holds those, and the sources' objects stay the
+// sources' (copyOut).
 type Storage struct {
 	opts StorageOptions
 	// pods maps a source name to that source's pods by UID. Each stored Pod is Storage's own, but
@@ -80,15 +83,27 @@ type Storage struct {
 	seen sets.Set[string]
 	// sources holds every configured source (Register); it only grows.
 	sources sets.Set[string]
-	// sent maps a source name to the object it last sent for each UID it has. A source never
-	// edits an object it sent (it replaces it), so receiving the same object again means nothing
-	// changed and the comparison can be skipped: the file source re-sends every pod every 20s.
-	sent map[string]map[types.UID]*v1.Pod
+	// sent maps a source name to what Storage knows of each UID it has: the object the source
+	// last sent for it, and the copy last emitted of it. A source never edits an object it sent
+	// (it replaces it), so receiving the same object again means nothing changed and the
+	// comparison can be skipped: the file source re-sends every pod every 20s.
+	sent map[string]map[types.UID]sentPod
 	// names is filterDuplicates' map, empty between two calls.
 	names map[fullNameKey]struct{}
 	// lastSet holds, per source, the objects of its last merge when that was a SET that stored
 	// each of them (followsLastSet).
 	lastSet map[string][]*v1.Pod
+}
+
+// sentPod is what Storage keeps of one UID of a source beside the stored pod.
+type sentPod struct {
+	// ref is the object the source last sent for the UID.
+	ref *v1.Pod
+	// stored and copy are the stored pod and the copy last emitted of it, while the stored pod's
+	// metadata and spec are still the ones copied: a merge that finds a semantic difference
+	// (update, gracefulDelete) drops them. A later copy of the same stored pod shares copy's
+	// metadata and spec instead of copying them again (copyOut).
+	stored, copy *v1.Pod
 }
 
 // followsLastSet reports whether pods, a SET from source, can be merged in place: the source's
@@ -122,9 +137,10 @@ func (s *Storage) mergeInPlace(source string, pods []*v1.Pod, c *changes) {
 			continue // the object sent last for its UID
 		}
 		last[i] = ref
-		sent[ref.UID] = ref
 		existing := stored[ref.UID]
-		c.note(checkAndUpdate(source, existing, ref), existing)
+		o := checkAndUpdate(source, existing, ref)
+		sent[ref.UID] = sent[ref.UID].after(ref, o)
+		c.note(o, existing)
 	}
 }
 
@@ -136,7 +152,7 @@ func NewStorage(opts StorageOptions) (*Storage, error) {
 	return &Storage{
 		opts:    opts,
 		pods:    make(map[string]map[types.UID]*v1.Pod),
-		sent:    make(map[string]map[types.UID]*v1.Pod),
+		sent:    make(map[string]map[types.UID]sentPod),
 		lastSet: make(map[string][]*v1.Pod),
 		seen:    sets.New[string](),
 		sources: sets.New[string](),
@@ -176,7 +192,8 @@ func (s *Storage) Sync() Update {
 	return u
 }
 
-// mergedState returns deep copies of every stored pod in a fixed order: source, namespace, name, UID.
+// mergedState returns copies (copyOut) of every stored pod in a fixed order: source, namespace,
+// name, UID.
 func (s *Storage) mergedState() []*v1.Pod {
 	n := 0
 	for _, pods := range s.pods {
@@ -189,9 +206,9 @@ func (s *Storage) mergedState() []*v1.Pod {
 			out = append(out, p)
 		}
 		sortPods(out[start:])
-	}
-	for i, p := range out {
-		out[i] = p.DeepCopy()
+		for i, p := range out[start:] {
+			out[start+i] = s.copyOut(source, p)
+		}
 	}
 	return out
 }
@@ -251,6 +268,7 @@ func (s *Storage) Merge(source string, u Update) []Update {
 			}
 			if existing, ok := pods[ref.UID]; ok {
 				delete(pods, ref.UID)
+				delete(s.sent[source], ref.UID)
 				c.removes = append(c.removes, existing)
 			}
 		}
@@ -296,7 +314,7 @@ func (s *Storage) Merge(source string, u Update) []Update {
 func (s *Storage) emit(source string, firstSet bool, c *changes) []Update {
 	var out []Update
 	add := func(op Op, pods []*v1.Pod) {
-		out = append(out, Update{Op: op, Source: source, Pods: copyPods(pods)})
+		out = append(out, Update{Op: op, Source: source, Pods: s.copyPods(source, pods)})
 	}
 	snapshot := func() {
 		out = append(out, Update{Op: SET, Source: source, Pods: s.mergedState()})
@@ -366,13 +384,64 @@ func (s *Storage) traceUpdate(u Update, fn string) {
 	s.opts.Tracer.Emit(e)
 }
 
-// copyPods deep-copies pods into a slice that is never nil: the kubelet's empty ADD carries an
-// empty, not a nil, list.
-func copyPods(pods []*v1.Pod) []*v1.Pod {
+// copyPods copies (copyOut) pods of source into a slice that is never nil: the kubelet's empty
+// ADD carries an empty, not a nil, list.
+func (s *Storage) copyPods(source string, pods []*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, len(pods))
 	for i, p := range pods {
-		out[i] = p.DeepCopy()
+		out[i] = s.copyOut(source, p)
 	}
+	return out
+}
+
+// copyOut returns the copy of p, a pod of source, that a merge emits: the kubelet's copyPods, a
+// deep copy (deepCopy: the managed fields' encodings are shared). The copy is the sync side's, and no longer the source's. What the sync side holds
+// is read-only by contract (docs/design/008-shared-pods.md), so a pod whose metadata and spec
+// did not change since its last copy, one whose status alone changed (a RECONCILE after each of
+// the kubelet's own status writes), gets a new Pod that shares the last copy's metadata and spec
+// and has a copy of its own of the status: the same values as a deep copy, without a second copy
+// of them for every generation of the pod the sync side still holds (the pod workers and the
+// volume manager keep the one they were handed, the pod manager the newest).
+func (s *Storage) copyOut(source string, p *v1.Pod) *v1.Pod {
+	sent := s.sent[source]
+	e, ok := sent[p.UID]
+	if !ok || s.pods[source][p.UID] != p {
+		// Not the stored pod (removed, or replaced within the merge): nothing to share or keep.
+		return deepCopy(p)
+	}
+	var out *v1.Pod
+	if e.stored == p && e.copy != nil {
+		out = &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: e.copy.ObjectMeta, Spec: e.copy.Spec}
+		p.Status.DeepCopyInto(&out.Status)
+	} else {
+		out = deepCopy(p)
+	}
+	e.stored, e.copy = p, out
+	sent[p.UID] = e
+	return out
+}
+
+// deepCopy is p.DeepCopy(), but for the managed fields' encodings (FieldsV1), which the copy
+// shares with p. They are the largest part of a pod's metadata that the sync side never reads
+// but to show it (the kubelet server's /pods), nobody writes one in place (a write makes a new
+// encoding), and the api source interns them, so the pods of one template share one encoding of
+// their creator's entry: a copy of each would give every pod its own again.
+func deepCopy(p *v1.Pod) *v1.Pod {
+	out := &v1.Pod{TypeMeta: p.TypeMeta}
+	meta := p.ObjectMeta // a shallow copy, so that p is not written to
+	meta.ManagedFields = nil
+	meta.DeepCopyInto(&out.ObjectMeta)
+	if p.ManagedFields != nil {
+		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(p.ManagedFields))
+		for i, f := range p.ManagedFields {
+			out.ManagedFields[i] = f
+			if f.Time != nil {
+				out.ManagedFields[i].Time = f.Time.DeepCopy()
+			}
+		}
+	}
+	p.Spec.DeepCopyInto(&out.Spec)
+	p.Status.DeepCopyInto(&out.Status)
 	return out
 }
 

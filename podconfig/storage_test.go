@@ -273,8 +273,9 @@ func TestSeenAnnotation(t *testing.T) {
 }
 
 // TestMergeDoesNotAlias checks the sharing contract (docs/design/008-shared-pods.md): Merge never
-// writes to its input, which it may keep read-only, and what it emits is a deep copy that shares
-// memory neither with what Storage keeps nor with the sources' objects.
+// writes to its input, which it may keep read-only, and what it emits, and what Sync snapshots,
+// shares memory neither with what Storage keeps nor with the sources' objects. (Copies of one
+// stored pod may share with each other: TestCopiesShareUnchangedParts.)
 func TestMergeDoesNotAlias(t *testing.T) {
 	ts := &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC)}
 	a := newPod("a", "ns")
@@ -285,6 +286,13 @@ func TestMergeDoesNotAlias(t *testing.T) {
 		upd(DELETE, testSource, with(withContainer(a), func(p *v1.Pod) { p.DeletionTimestamp = ts; p.Labels = map[string]string{"k": "v"} })),
 	}
 	s, _, _ := newStorage(t, Incremental)
+	storedPods := func() []*v1.Pod {
+		var out []*v1.Pod
+		for _, p := range s.pods[testSource] {
+			out = append(out, p.DeepCopy())
+		}
+		return out
+	}
 	for i, in := range inputs {
 		before := in.Pods[0].DeepCopy()
 		out := s.Merge(testSource, in)
@@ -294,20 +302,89 @@ func TestMergeDoesNotAlias(t *testing.T) {
 		if len(out) != 1 {
 			t.Fatalf("input %d: Merge(%v) = %d updates, want 1", i, in.Op, len(out))
 		}
-		snapshot := s.Sync()
+		stored := storedPods()
 		scribble(out[0].Pods[0])
-		if diff := cmp.Diff(snapshot, s.Sync()); diff != "" {
+		if diff := cmp.Diff(stored, storedPods()); diff != "" {
 			t.Errorf("input %d: stored pod changed through an emitted pod (-want +got):\n%s", i, diff)
 		}
 		if diff := cmp.Diff(before, in.Pods[0]); diff != "" {
 			t.Errorf("input %d: the source's pod changed through an emitted pod (-before +after):\n%s", i, diff)
 		}
 		// A snapshot is a copy too.
-		scribble(snapshot.Pods[0])
-		if diff := cmp.Diff(out[0].Pods[0].UID, s.Sync().Pods[0].UID); diff != "" || s.Sync().Pods[0].Spec.Containers[0].Image == "scribbled" {
-			t.Errorf("input %d: stored pod changed through a Sync snapshot", i)
+		scribble(s.Sync().Pods[0])
+		if diff := cmp.Diff(stored, storedPods()); diff != "" {
+			t.Errorf("input %d: stored pod changed through a Sync snapshot (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(before, in.Pods[0]); diff != "" {
+			t.Errorf("input %d: the source's pod changed through a Sync snapshot (-before +after):\n%s", i, diff)
 		}
 	}
+}
+
+// TestCopiesShareUnchangedParts checks what one stored pod's copies share: while only its status
+// changes (a RECONCILE, a Sync), each copy is a Pod of its own, with a status of its own, that
+// shares the last copy's metadata and spec; a semantic change (UPDATE, DELETE) is copied anew.
+// Every copy has the values a deep copy of the stored pod has.
+func TestCopiesShareUnchangedParts(t *testing.T) {
+	ts := &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC)}
+	a := newPod("a", "ns")
+	a.Labels = map[string]string{"app": "a"}
+	steps := []struct {
+		in    Update
+		op    Op
+		share bool // the copy shares the previous copy's metadata and spec
+	}{
+		{in: upd(SET, testSource, a), op: ADD},
+		{in: upd(SET, testSource, with(a, func(p *v1.Pod) { p.Status.Message = "one" })), op: RECONCILE, share: true},
+		{in: upd(SET, testSource, with(a, func(p *v1.Pod) { p.Status.Message = "two" })), op: RECONCILE, share: true},
+		{in: upd(SET, testSource, with(withContainer(a), func(p *v1.Pod) { p.Status.Message = "two" })), op: UPDATE},
+		{in: upd(SET, testSource, with(withContainer(a), func(p *v1.Pod) { p.Status.Message = "three" })), op: RECONCILE, share: true},
+		{in: upd(SET, testSource, with(withContainer(a), func(p *v1.Pod) { p.DeletionTimestamp = ts; p.Status.Message = "three" })), op: DELETE},
+	}
+	s, _, _ := newStorage(t, Incremental)
+	var last *v1.Pod
+	for i, step := range steps {
+		out := s.Merge(testSource, step.in)
+		if len(out) != 1 || out[0].Op != step.op || len(out[0].Pods) != 1 {
+			t.Fatalf("step %d: Merge = %v, want one %v of one pod", i, out, step.op)
+		}
+		got := out[0].Pods[0]
+		stored := s.pods[testSource][a.UID]
+		if diff := cmp.Diff(stored, got); diff != "" {
+			t.Errorf("step %d: the copy differs from the stored pod (-stored +copy):\n%s", i, diff)
+		}
+		if got == stored || got == last {
+			t.Errorf("step %d: the copy is not a Pod of its own", i)
+		}
+		sharesMeta := last != nil && sameMap(got.Labels, last.Labels) && sameMap(got.Annotations, last.Annotations) &&
+			&got.Spec.Containers[0] == &last.Spec.Containers[0]
+		if sharesMeta != step.share {
+			t.Errorf("step %d: the copy shares the last copy's metadata and spec = %v, want %v", i, sharesMeta, step.share)
+		}
+		if sameMap(got.Labels, stored.Labels) || &got.Spec.Containers[0] == &stored.Spec.Containers[0] {
+			t.Errorf("step %d: the copy shares the stored pod's metadata or spec", i)
+		}
+		if last != nil {
+			// Each copy's status is its own: a write to the last one's (which nobody may make)
+			// would not reach this one.
+			before := got.Status.Message
+			last.Status.Message = "scribbled"
+			if got.Status.Message != before {
+				t.Errorf("step %d: the copy shares the last copy's status", i)
+			}
+		}
+		last = got
+	}
+	// A snapshot of an unchanged pod shares the last copy's metadata and spec too.
+	snap := s.Sync().Pods[0]
+	if !sameMap(snap.Labels, last.Labels) || &snap.Spec.Containers[0] != &last.Spec.Containers[0] {
+		t.Errorf("Sync's copy does not share the last emitted copy's metadata and spec")
+	}
+}
+
+// sameMap reports whether a and b are the same map, not only equal ones.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // scribble changes p in place, through every map, slice and pointer it holds.
@@ -487,5 +564,57 @@ func TestMergeOfTheLastSetAgainAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("Merge() of the last SET again = %v allocations, want 0", n)
+	}
+}
+
+// TestDeepCopySharesOnlyManagedFieldsEncodings checks deepCopy against DeepCopy: the same values,
+// its own metadata, spec, status and managed fields entries, and the managed fields' encodings
+// shared with the pod copied.
+func TestDeepCopySharesOnlyManagedFieldsEncodings(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC))
+	entry := func(manager string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+			Time: &at, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}
+	}
+	full := with(newPod("a", "ns"), func(p *v1.Pod) {
+		p.Labels = map[string]string{"app": "a"}
+		p.Annotations = map[string]string{"k": "v"}
+		p.ManagedFields = []metav1.ManagedFieldsEntry{entry("kube-controller-manager"), entry("kubelet"), {Manager: "no-time"}}
+		p.Status.Message = "m"
+	})
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{"managed fields", full},
+		{"none", with(full, func(p *v1.Pod) { p.ManagedFields = nil })},
+		{"empty", with(full, func(p *v1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{} })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.pod.DeepCopy()
+			got := deepCopy(tc.pod)
+			if diff := cmp.Diff(tc.pod.DeepCopy(), got); diff != "" {
+				t.Errorf("deepCopy differs from DeepCopy (-want +got):\n%s", diff)
+			}
+			if (got.ManagedFields == nil) != (tc.pod.ManagedFields == nil) {
+				t.Errorf("deepCopy's managed fields nil = %v, want %v", got.ManagedFields == nil, tc.pod.ManagedFields == nil)
+			}
+			for i := range got.ManagedFields {
+				g, p := &got.ManagedFields[i], &tc.pod.ManagedFields[i]
+				if g.FieldsV1 != p.FieldsV1 {
+					t.Errorf("entry %d: the encoding is not shared", i)
+				}
+				if g.Time != nil && g.Time == p.Time {
+					t.Errorf("entry %d: the time is shared", i)
+				}
+			}
+			if len(got.ManagedFields) > 0 && &got.ManagedFields[0] == &tc.pod.ManagedFields[0] {
+				t.Errorf("the managed fields entries are shared")
+			}
+			scribble(got)
+			if diff := cmp.Diff(before, tc.pod); diff != "" {
+				t.Errorf("the pod copied changed through its copy (-before +after):\n%s", diff)
+			}
+		})
 	}
 }
