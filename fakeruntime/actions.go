@@ -53,38 +53,54 @@ func (a podActions) empty() bool {
 
 // String summarises the actions for the trace, for example "kill sandbox(attempt=1) init=setup".
 func (a podActions) String() string {
-	var parts []string
+	// One string built in place: the sync trace of every SyncPod with something to do carries
+	// it. The parts, each joined to the last by a space, as a join of them would be.
+	var b strings.Builder
+	b.Grow(64)
+	part := func(s string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s)
+	}
+	names := func(open string, cs []*v1.Container, sep byte, close string) {
+		part(open)
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteByte(sep)
+			}
+			b.WriteString(c.Name)
+		}
+		b.WriteString(close)
+	}
 	if a.killPod {
-		parts = append(parts, "kill")
+		part("kill")
 	}
 	if a.createSandbox {
-		parts = append(parts, "sandbox(attempt="+strconv.Itoa(a.attempt)+")")
+		part("sandbox(attempt=")
+		b.WriteString(strconv.Itoa(a.attempt))
+		b.WriteByte(')')
 	}
 	if len(a.kill) > 0 {
-		names := make([]string, len(a.kill))
+		part("killContainers=[")
 		for i, k := range a.kill {
-			names[i] = k.container.Name
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(k.container.Name)
 		}
-		parts = append(parts, "killContainers=["+strings.Join(names, " ")+"]")
+		b.WriteByte(']')
 	}
 	if len(a.initStart) > 0 {
-		names := make([]string, len(a.initStart))
-		for i, c := range a.initStart {
-			names[i] = c.Name
-		}
-		parts = append(parts, "init="+strings.Join(names, ","))
+		names("init=", a.initStart, ',', "")
 	}
 	if r := a.updates.String(); r != "" {
-		parts = append(parts, r)
+		part(r)
 	}
 	if len(a.start) > 0 {
-		names := make([]string, len(a.start))
-		for i, c := range a.start {
-			names[i] = c.Name
-		}
-		parts = append(parts, "start=["+strings.Join(names, " ")+"]")
+		names("start=[", a.start, ' ', "]")
 	}
-	return strings.Join(parts, " ")
+	return b.String()
 }
 
 // Kill reasons, the kubelet's containerKillReason values. A kill for a failed liveness or startup

@@ -71,6 +71,9 @@ type Options struct {
 	SidecarStartup func(containerID string) SidecarStartup
 	// Pulls is told when the image manager starts and ends pulling for a pod. Nil tells no one.
 	Pulls PullRecorder
+	// Keys hands out the trace keys of pods another component built already (one string a
+	// pod, shared). Nil builds every key.
+	Keys *kubecontainer.SharedKeys
 }
 
 // PullRecorder is the kubelet's pod pulling time recorder (the pod startup latency tracker): the
@@ -168,6 +171,8 @@ type Runtime struct {
 	podRecorder PodEventRecorder
 	metrics     Metrics
 	pulls       PullRecorder
+	// keys hands out pods' trace keys built elsewhere (Options.Keys).
+	keys *kubecontainer.SharedKeys
 	// helper is the kubelet process that configures containers (SetRuntimeHelper); nil is none.
 	helper RuntimeHelper
 
@@ -306,7 +311,7 @@ func (r *Runtime) keyOf(pod *v1.Pod) string {
 	if rec := r.pods[pod.UID]; rec != nil && rec.name == pod.Name && rec.namespace == pod.Namespace {
 		return rec.key()
 	}
-	return podkey.Of(pod)
+	return r.keys.Of(pod)
 }
 
 type containerRec struct {
@@ -364,6 +369,7 @@ func New(opts Options) (*Runtime, error) {
 		podRecorder:    podRecorder,
 		metrics:        opts.Metrics,
 		pulls:          opts.Pulls,
+		keys:           opts.Keys,
 		pods:           map[types.UID]*podRec{},
 		containers:     map[string]*containerRec{},
 		images:         map[string]time.Time{},

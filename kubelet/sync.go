@@ -104,6 +104,9 @@ type syncDeps struct {
 func buildSync(opts Options, d syncDeps) (Sync, error) {
 	clk, tracer, reg, recorder := opts.Clock, opts.Tracer, d.metrics, d.recorder
 	n := &Sync{Cache: pleg.NewCache()}
+	// One trace key a pod, kept by the pod workers once they are built (below) and handed to the
+	// components that trace the pod.
+	keys := &kubecontainer.SharedKeys{}
 	cfg := opts.Config
 	slots := imagePullSlots(cfg)
 	// The kubelet's podStartupLatencyTracker: the pod config, the image manager and the status
@@ -117,7 +120,9 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		// A restarted kubelet: the containers are the old process's, the instruments its own.
 		n.Runtime.AttachKubelet(reg, startup)
 	} else {
-		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots, Pulls: startup, Metrics: reg}
+		// (A restarted kubelet's runtime keeps building its own keys: the old process's pod
+		// workers are not kept for it.)
+		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots, Pulls: startup, Metrics: reg, Keys: keys}
 		if n.Runtime, err = fakeruntime.New(ropts); err != nil {
 			return Sync{}, err
 		}
@@ -133,7 +138,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		return Sync{}, err
 	}
 	n.Queue = queue
-	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer, Metrics: reg})
+	relister, err := pleg.New(pleg.Options{Runtime: n.Runtime, Cache: n.Cache, Clock: clk, Tracer: tracer, Metrics: reg, Keys: keys})
 	if err != nil {
 		return Sync{}, err
 	}
@@ -157,6 +162,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Clock:          clk,
 		Tracer:         tracer,
 		Startup:        startup,
+		Keys:           keys,
 	}
 	syncOpts := podsync.Options{NodeName: opts.NodeName, Clock: clk, Tracer: tracer, Runtime: n.Runtime, CrashLoopBackOff: crashLoop, Objects: d.objects,
 		CheckSkip: opts.CheckStatusSkip}
@@ -254,6 +260,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if n.Workers, err = podworkers.New(wopts); err != nil {
 		return Sync{}, err
 	}
+	keys.Keeper = n.Workers
 	if n.Volumes, n.besides.tokens, err = buildVolumes(opts, volumeDeps{n: n, recorder: recorder, objects: d.objects, sourcesReady: d.sourcesReady}); err != nil {
 		return Sync{}, err
 	}
@@ -297,6 +304,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		SourcesReady:     d.sourcesReady,
 		Prober:           n.Probes,
 		Startup:          startup,
+		Keys:             keys,
 	}
 	if node != nil {
 		n.besides.node = &registeringNode{Status: node, pods: n.Pods, syncer: syncer}

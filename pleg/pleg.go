@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
-	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/metrics"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -62,6 +61,9 @@ type Options struct {
 	Tracer trace.Tracer
 	// Metrics receives the relist metrics. Nil records none.
 	Metrics Metrics
+	// Keys hands out the trace keys of pods another component built already (one string a
+	// pod, shared). Nil builds every key.
+	Keys *kubecontainer.SharedKeys
 }
 
 // Metrics is where the PLEG records its relists (kubelet_pleg_relist_*, kubelet_running_*).
@@ -311,10 +313,13 @@ func (g *PLEG) Relist() []Event {
 			// One event however many conditions were met: the sync looks at everything.
 			events = append(events, Event{ID: uid, Type: ConditionMet})
 		}
-		key := podKey(r.old, r.current)
+		key := ""
 		for _, e := range events {
 			if e.Type == ContainerChanged {
 				continue
+			}
+			if key == "" {
+				key = g.podKey(uid, r.old, r.current)
 			}
 			out = append(out, e)
 			g.emit(trace.Event{Event: e.Type.traceKind(), Pod: key, UID: string(uid), Container: g.containerName(e.Data, r.old, r.current), Message: e.Data, Func: "relist"})
@@ -391,7 +396,7 @@ func (g *PLEG) updateCache(uid types.UID, pod *kubecontainer.Pod, now time.Time)
 	status, err := g.opts.Runtime.GetPodStatus(pod.ID, pod.Name, pod.Namespace)
 	g.opts.Cache.Set(uid, status, err, now)
 	if err != nil {
-		g.emit(trace.Event{Event: trace.KindError, Pod: podKey(nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
+		g.emit(trace.Event{Event: trace.KindError, Pod: g.podKey(uid, nil, pod), UID: string(uid), Message: err.Error(), Func: "updateCache"})
 	}
 	return status, err
 }
@@ -412,7 +417,7 @@ func (g *PLEG) containerName(id string, pods ...*kubecontainer.Pod) string {
 }
 
 // podKey returns "namespace/name" from whichever listing has the pod.
-func podKey(old, cur *kubecontainer.Pod) string {
+func (g *PLEG) podKey(uid types.UID, old, cur *kubecontainer.Pod) string {
 	p := cur
 	if p == nil {
 		p = old
@@ -420,7 +425,7 @@ func podKey(old, cur *kubecontainer.Pod) string {
 	if p == nil {
 		return ""
 	}
-	return podkey.Build(p.Namespace, p.Name)
+	return g.opts.Keys.Key(uid, p.Namespace, p.Name)
 }
 
 // emit sends e as a PLEG event.

@@ -31,6 +31,11 @@ func (s *Syncer) reconcileMirror(ctx context.Context, pod, mirror *v1.Pod) {
 	if s.opts.Mirror == nil || !kubecontainer.IsStaticPod(pod) {
 		return
 	}
+	if mirror != nil && mirror.DeletionTimestamp == nil && podmanager.IsMirrorPodOf(mirror, pod) {
+		// The pod's own mirror pod, as at nearly every sync: nothing to reconcile, so no name
+		// or trace key is built.
+		return
+	}
 	fullName := kubecontainer.GetPodFullName(pod)
 	ev := trace.Event{Component: trace.Mirror, Event: trace.KindReconcile, Pod: podkey.Of(pod), UID: string(pod.UID), Func: "tryReconcileMirrorPods"}
 	deleted := false

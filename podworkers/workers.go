@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -369,4 +370,15 @@ func (w *Workers) jitter(d time.Duration) time.Duration {
 func (s *podStatus) setPending(opts UpdateOptions) {
 	s.pendingBuf = opts
 	s.pending = &s.pendingBuf
+}
+
+// PodKey returns the trace key ("namespace/name") the worker of uid keeps, if it has one and it
+// is namespace/name (kubecontainer.KeyKeeper): the components that trace the pod share it
+// instead of building their own.
+func (w *Workers) PodKey(uid types.UID, namespace, name string) (string, bool) {
+	s := w.pods[uid]
+	if s == nil || !kubecontainer.IsKeyOf(s.key, namespace, name) {
+		return "", false
+	}
+	return s.key, true
 }

@@ -62,6 +62,9 @@ type Options struct {
 	// Startup is told of each status write that changed a pod, and of each status forgotten
 	// after one: the kubelet's podStartupLatencyHelper. Nil tells no one.
 	Startup StartupTracker
+	// Keys hands out the trace keys of pods another component built already (one string a
+	// pod, shared). Nil builds every key.
+	Keys *kubecontainer.SharedKeys
 }
 
 // StartupTracker is the pod startup latency tracker as the status manager sees it.
@@ -105,13 +108,15 @@ type versioned struct {
 // Manager is the kubelet's status manager as a core: one goroutine drives it, and it is not safe
 // for concurrent use.
 type Manager struct {
-	client   PodStatusClient
-	pods     PodManager
-	safety   DeletionSafety
-	startup  StartupTracker
-	clock    clock.PassiveClock
-	period   time.Duration
-	tracer   trace.Tracer
+	client  PodStatusClient
+	pods    PodManager
+	safety  DeletionSafety
+	startup StartupTracker
+	clock   clock.PassiveClock
+	period  time.Duration
+	tracer  trace.Tracer
+	// keys hands out pods' trace keys built elsewhere (Options.Keys).
+	keys     *kubecontainer.SharedKeys
 	anchored time.Time // full batches are due at anchored + k*period
 
 	// statuses is keyed by the pod's own UID (the static pod's for static pods).
@@ -183,6 +188,7 @@ func New(opts Options) (*Manager, error) {
 		clock:       opts.Clock,
 		period:      opts.SyncPeriod,
 		tracer:      opts.Tracer,
+		keys:        opts.Keys,
 		anchored:    now,
 		statuses:    map[types.UID]*versioned{},
 		apiVersions: map[types.UID]uint64{},
@@ -411,7 +417,7 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	if isCached && cached.key != "" && cached.name == pod.Name && cached.namespace == pod.Namespace {
 		next.key = cached.key
 	} else {
-		next.key = podkey.Of(pod)
+		next.key = m.keys.Of(pod)
 	}
 	m.stamps++
 	next.stamp = m.stamps

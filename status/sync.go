@@ -1,9 +1,7 @@
 package status
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -375,25 +372,6 @@ func (m *Manager) forget(uid types.UID) {
 func (sw statusWriter) traceError(key string, uid types.UID, err error) {
 	sw.tracer.Emit(trace.Event{Component: trace.Status, Event: trace.KindError, Pod: key, UID: string(uid),
 		Message: err.Error(), Func: "syncPod"})
-}
-
-// statusPatch is the strategic merge patch that turns old into next, carrying the pod UID so that
-// the API refuses it for a pod re-created under the same name. unchanged is true when the patch
-// would change nothing but the UID. The kubelet's statusutil.PatchPodStatus.
-func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
-	oldData, err := json.Marshal(v1.Pod{Status: old})
-	if err != nil {
-		return nil, false, err
-	}
-	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: next})
-	if err != nil {
-		return nil, false, err
-	}
-	patch, err = strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
-	if err != nil {
-		return nil, false, err
-	}
-	return patch, bytes.Equal(patch, fmt.Appendf(nil, `{"metadata":{"uid":%q}}`, uid)), nil
 }
 
 // mergePodStatus returns next with the API's conditions the kubelet does not own kept, and with a

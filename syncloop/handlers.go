@@ -36,7 +36,7 @@ var handlerFuncs = map[podconfig.Op]string{
 
 // handleConfig is the configCh case of syncLoopIteration.
 func (l *Loop) handleConfig(ctx context.Context, u ConfigUpdate) error {
-	ev := trace.Event{Event: trace.KindConfig, Op: u.Op.String(), Source: u.Source, Pods: podKeys(u.Pods), Func: handlerFuncs[u.Op]}
+	ev := trace.Event{Event: trace.KindConfig, Op: u.Op.String(), Source: u.Source, Pods: l.podKeys(u.Pods), Func: handlerFuncs[u.Op]}
 	l.observeOnWatch(u)
 	var err error
 	switch u.Op {
@@ -100,7 +100,7 @@ func (l *Loop) handleSyncTick(ctx context.Context) {
 	if len(pods) == 0 {
 		return
 	}
-	l.emit(trace.Event{Event: trace.KindSync, Pods: podKeys(pods), Func: "HandlePodSyncs"})
+	l.emit(trace.Event{Event: trace.KindSync, Pods: l.podKeys(pods), Func: "HandlePodSyncs"})
 	l.handlePodSyncs(ctx, pods)
 }
 
@@ -299,16 +299,16 @@ func (l *Loop) sourcesReady() bool {
 // starting are two), and a pod handed on is never changed, so the same pointer has the same key.
 func (l *Loop) keyOf(pod *v1.Pod) string {
 	if pod != l.keyPod {
-		l.keyPod, l.key = pod, podkey.Of(pod)
+		l.keyPod, l.key = pod, l.opts.Keys.Of(pod)
 	}
 	return l.key
 }
 
 // podKeys returns "namespace/name" of each pod, in order.
-func podKeys(pods []*v1.Pod) []string {
+func (l *Loop) podKeys(pods []*v1.Pod) []string {
 	keys := make([]string, len(pods))
 	for i, p := range pods {
-		keys[i] = podkey.Of(p)
+		keys[i] = l.opts.Keys.Of(p)
 	}
 	return keys
 }

@@ -134,6 +134,18 @@ func (l *Loop) Step(ctx context.Context, in Input) error {
 	return errors.Join(err, l.dispatch(ctx, in))
 }
 
+// stepPLEG is Step for a PLEG event, which it boxes as an Input only when it has to hold it
+// back: Advance hands the loop every event of every relist.
+func (l *Loop) stepPLEG(ctx context.Context, e PLEGEvent) error {
+	if !l.healthy() {
+		l.deferInput(e)
+		return nil
+	}
+	err := l.dispatchDeferred(ctx)
+	l.handlePLEG(ctx, e)
+	return errors.Join(err, nil)
+}
+
 // dispatchDeferred dispatches the inputs held while the runtime state had errors, oldest first.
 func (l *Loop) dispatchDeferred(ctx context.Context) error {
 	var errs []error
@@ -224,7 +236,7 @@ func (l *Loop) Advance(ctx context.Context) error {
 	}
 	if t, ok := l.opts.PLEG.NextWake(); ok && !t.After(now) {
 		for _, e := range l.opts.PLEG.Relist() {
-			errs = appendErr(errs, l.Step(ctx, PLEGEvent{e}))
+			errs = appendErr(errs, l.stepPLEG(ctx, PLEGEvent{e}))
 		}
 	}
 	if len(l.deferred) > 0 && l.healthy() {

@@ -170,6 +170,9 @@ type Options struct {
 	Startup WatchObserver
 	// Resizes is the allocation manager's in-place resize handling. Nil resizes nothing.
 	Resizes Resizer
+	// Keys hands out the trace keys of pods another component built already (one string a
+	// pod, shared). Nil builds every key.
+	Keys *kubecontainer.SharedKeys
 }
 
 // Resizer is the allocation manager as the handlers drive it. Each call returns the pods whose

@@ -31,10 +31,18 @@ func (o Options) validate() error {
 type Queue struct {
 	clock clock.PassiveClock
 	queue map[types.UID]time.Time
-	// earliest is at or before every due time in the queue (a bound, not always one of them: a
-	// later Enqueue may move a UID's due time on). The sync loop asks for work every second and
-	// nearly always finds none: GetWork answers that from the bound, without walking the queue.
-	earliest time.Time
+	// byDue is a binary heap, earliest first, of every due time Enqueue gave and GetWork has not
+	// reached yet. An entry stands for its UID only while the UID's due time in queue is still the
+	// entry's: a later Enqueue of the UID leaves the old entry behind, and GetWork drops it when it
+	// comes up. The sync loop asks for work every second and nearly always finds none, or a pod
+	// or two: GetWork looks at the due entries only, not at every queued UID.
+	byDue []dueEntry
+}
+
+// dueEntry is one due time Enqueue gave a UID.
+type dueEntry struct {
+	due time.Time
+	uid types.UID
 }
 
 // New returns an empty Queue that reads the time from opts.Clock. A missing required option is an
@@ -50,32 +58,65 @@ func New(opts Options) (*Queue, error) {
 // the UID due later than before: the kubelet's queue keeps one due time per UID.
 func (q *Queue) Enqueue(uid types.UID, delay time.Duration) {
 	due := q.clock.Now().Add(delay)
-	if len(q.queue) == 0 || due.Before(q.earliest) {
-		q.earliest = due
-	}
 	q.queue[uid] = due
+	q.push(dueEntry{due: due, uid: uid})
 }
 
 // GetWork removes and returns every UID due strictly before now, sorted.
 func (q *Queue) GetWork() []types.UID {
 	now := q.clock.Now()
-	if len(q.queue) == 0 || !q.earliest.Before(now) {
-		return nil // nothing is due before the bound
-	}
 	var items []types.UID
-	first := true
-	for uid, due := range q.queue {
-		if due.Before(now) {
-			items = append(items, uid)
-			delete(q.queue, uid)
-			continue
-		}
-		if first || due.Before(q.earliest) {
-			q.earliest, first = due, false
+	for len(q.byDue) > 0 && q.byDue[0].due.Before(now) {
+		e := q.pop()
+		// The UID's own due time, not one a later Enqueue replaced; a UID taken already (two
+		// entries with the same due time) is no longer queued.
+		if due, ok := q.queue[e.uid]; ok && due.Equal(e.due) {
+			items = append(items, e.uid)
+			delete(q.queue, e.uid)
 		}
 	}
 	slices.Sort(items)
 	return items
+}
+
+// push adds e to the heap.
+func (q *Queue) push(e dueEntry) {
+	h := append(q.byDue, e)
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h[i].due.Before(h[parent].due) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+	q.byDue = h
+}
+
+// pop removes and returns the heap's earliest entry.
+func (q *Queue) pop() dueEntry {
+	h := q.byDue
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = dueEntry{}
+	h = h[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l].due.Before(h[least].due) {
+			least = l
+		}
+		if r < len(h) && h[r].due.Before(h[least].due) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
+	q.byDue = h
+	return top
 }
 
 // Len returns how many UIDs are queued, due or not.

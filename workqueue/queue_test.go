@@ -165,7 +165,8 @@ func TestEntries(t *testing.T) {
 
 // TestGetWorkMatchesAWalk drives the queue through a seeded history of enqueues (new UIDs, and
 // UIDs moved earlier and later) and clock steps, and checks every GetWork against a walk of
-// every entry, which the queue skips when its earliest-due bound says nothing is due.
+// every entry, which the queue does not make: it looks only at its due entries, and drops those
+// a later Enqueue replaced. Past the last due time, nothing is left behind.
 func TestGetWorkMatchesAWalk(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	q := newQueue(t, clk)
@@ -204,5 +205,12 @@ func TestGetWorkMatchesAWalk(t *testing.T) {
 	}
 	if got == 0 || skipped == 0 {
 		t.Errorf("the history handed out %d UIDs and had %d calls with nothing due: want both", got, skipped)
+	}
+	clk.Advance(time.Hour)
+	if n := len(q.GetWork()); n != len(model) {
+		t.Errorf("GetWork() past every due time took %d UIDs, want %d", n, len(model))
+	}
+	if q.Len() != 0 || len(q.byDue) != 0 {
+		t.Errorf("after every due time: Len() = %d and %d due entries kept, want none", q.Len(), len(q.byDue))
 	}
 }

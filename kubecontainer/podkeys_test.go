@@ -1,0 +1,74 @@
+package kubecontainer
+
+import (
+	"testing"
+	"unsafe"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// keeperMap is a KeyKeeper over a map of kept keys.
+type keeperMap map[types.UID]string
+
+func (k keeperMap) PodKey(uid types.UID, namespace, name string) (string, bool) {
+	key, ok := k[uid]
+	if !ok || !IsKeyOf(key, namespace, name) {
+		return "", false
+	}
+	return key, true
+}
+
+// TestSharedKeys checks that a key is always namespace/name, and the keeper's own string when it
+// keeps that one.
+func TestSharedKeys(t *testing.T) {
+	kept := "ns/a"
+	for _, tc := range []struct {
+		name     string
+		keys     *SharedKeys
+		pod      *v1.Pod
+		want     string
+		wantKept bool
+	}{
+		{"no shared keys", nil, pod("uid-a", "ns", "a"), "ns/a", false},
+		{"no keeper yet", &SharedKeys{}, pod("uid-a", "ns", "a"), "ns/a", false},
+		{"the keeper's key", &SharedKeys{Keeper: keeperMap{"uid-a": kept}}, pod("uid-a", "ns", "a"), "ns/a", true},
+		{"another pod under the UID", &SharedKeys{Keeper: keeperMap{"uid-a": kept}}, pod("uid-a", "ns", "b"), "ns/b", false},
+		{"a UID the keeper does not have", &SharedKeys{Keeper: keeperMap{"uid-a": kept}}, pod("uid-b", "ns", "a"), "ns/a", false},
+		{"no namespace", &SharedKeys{Keeper: keeperMap{}}, pod("uid-c", "", "c"), "/c", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.keys.Of(tc.pod)
+			if got != tc.want {
+				t.Fatalf("Of() = %q, want %q", got, tc.want)
+			}
+			if isKept := unsafe.StringData(got) == unsafe.StringData(kept); isKept != tc.wantKept {
+				t.Errorf("Of() is the keeper's string: %v, want %v", isKept, tc.wantKept)
+			}
+		})
+	}
+}
+
+func TestIsKeyOf(t *testing.T) {
+	for _, tc := range []struct {
+		key, namespace, name string
+		want                 bool
+	}{
+		{"ns/a", "ns", "a", true},
+		{"/a", "", "a", true},
+		{"ns/a", "ns", "b", false},
+		{"ns/a", "n", "s/a", false},
+		{"nsa", "ns", "a", false},
+		{"ns/ab", "ns", "a", false},
+		{"", "", "", false},
+	} {
+		if got := IsKeyOf(tc.key, tc.namespace, tc.name); got != tc.want {
+			t.Errorf("IsKeyOf(%q, %q, %q) = %v, want %v", tc.key, tc.namespace, tc.name, got, tc.want)
+		}
+	}
+}
+
+func pod(uid types.UID, namespace, name string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Namespace: namespace, Name: name}}
+}

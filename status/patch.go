@@ -1,0 +1,165 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// podPatchMeta is the strategic merge patch schema of a pod, read from its Go type once.
+var podPatchMeta = func() strategicpatch.LookupPatchMeta {
+	meta, err := strategicpatch.NewPatchMetaFromStruct(v1.Pod{})
+	if err != nil {
+		panic(fmt.Sprintf("status: the pod's patch schema: %v", err))
+	}
+	return meta
+}()
+
+// statusPatch is the strategic merge patch that turns old into next, carrying the pod UID so that
+// the API refuses it for a pod re-created under the same name. unchanged is true when the patch
+// would change nothing but the UID. The kubelet's statusutil.PatchPodStatus.
+//
+// The kubelet encodes both pods to JSON and hands the bytes to CreateTwoWayMergePatch, which
+// decodes them into maps again to compare them. Here the maps are built straight from the
+// statuses (statusMaps: the JSON decoding's maps, with the same keys, the same omitted fields,
+// int64 for every integer, times and quantities as their text), and only the patch is encoded.
+// The one thing the text changes that the maps would keep is a string that is not valid UTF-8
+// (the encoder replaces each bad byte with U+FFFD, so two such strings can compare equal as text
+// and not as Go strings): a status with one goes the kubelet's way (statusPatchJSON).
+// TestStatusPatchAsTheKubelet, TestStatusPatchRandomStatuses (every field of the status type,
+// filled at random) and FuzzStatusPatch hold the two to the same bytes.
+func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	var m statusMaps
+	oldMap := m.pod("", &old)
+	newMap := m.pod(uid, &next)
+	if m.bad {
+		return statusPatchJSON(uid, old, next)
+	}
+	patchMap, err := strategicpatch.CreateTwoWayMergeMapPatchUsingLookupPatchMeta(oldMap, newMap, podPatchMeta)
+	if err != nil {
+		return nil, false, err
+	}
+	if patch, err = appendJSON(make([]byte, 0, 1024), patchMap); err != nil {
+		return nil, false, err
+	}
+	return patch, onlyUID(patch, uid), nil
+}
+
+// statusPatchJSON is statusPatch the kubelet's way, through the JSON text of both pods.
+func statusPatchJSON(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	oldData, err := json.Marshal(v1.Pod{Status: old})
+	if err != nil {
+		return nil, false, err
+	}
+	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: next})
+	if err != nil {
+		return nil, false, err
+	}
+	patch, err = strategicpatch.CreateTwoWayMergePatchUsingLookupPatchMeta(oldData, newData, podPatchMeta)
+	if err != nil {
+		return nil, false, err
+	}
+	return patch, onlyUID(patch, uid), nil
+}
+
+// onlyUID reports whether patch changes nothing but the pod's UID.
+func onlyUID(patch []byte, uid types.UID) bool {
+	return bytes.Equal(patch, fmt.Appendf(nil, `{"metadata":{"uid":%q}}`, uid))
+}
+
+// appendJSON appends v, a value of a patch map, as encoding/json.Marshal writes it: object keys
+// in sorted order, strings with its escapes. The patch holds only objects, lists, strings,
+// integers, booleans and nulls; a string that needs escaping, or any other type, is written by
+// encoding/json itself.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case string:
+		return appendJSONString(b, v)
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case strategicpatch.JSONMap:
+		return appendJSON(b, map[string]any(v))
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSONString(b, k); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			if b, err = appendJSON(b, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
+}
+
+// appendJSONString appends s quoted. Printable ASCII other than the quote, the backslash and
+// the three characters encoding/json escapes for HTML, and valid UTF-8 other than U+2028 and
+// U+2029, is written as it is; anything else by encoding/json.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c == 0x7f {
+				return appendMarshaled(b, s)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
+			return appendMarshaled(b, s)
+		}
+		i += size
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
+}
+
+func appendMarshaled(b []byte, s string) ([]byte, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
+}

@@ -1,0 +1,257 @@
+package status
+
+import (
+	"unicode/utf8"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// statusMaps builds the maps that decoding a pod's JSON text gives, for the pods statusPatch
+// compares: only their UID and status are set. Each method follows its type's JSON tags: a field
+// tagged omitempty is left out when empty (a nil pointer, an empty string, list or map, a zero
+// number, false), a struct is always there, a zero metav1.Time is null, integers are int64, a
+// quantity is its canonical text. bad is set when a string is not valid UTF-8, which the text
+// would have changed.
+type statusMaps struct {
+	bad bool
+}
+
+// obj is a JSON object.
+type obj = map[string]any
+
+func (m *statusMaps) str(o obj, key, s string) {
+	if s != "" {
+		o[key] = m.text(s)
+	}
+}
+
+func (m *statusMaps) text(s string) string {
+	if !utf8.ValidString(s) {
+		m.bad = true
+	}
+	return s
+}
+
+func num[T ~int32 | ~int64](o obj, key string, n T) {
+	if n != 0 {
+		o[key] = int64(n)
+	}
+}
+
+func timeValue(t metav1.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(timeLayout)
+}
+
+// timeLayout is metav1.Time's JSON form.
+const timeLayout = "2006-01-02T15:04:05Z07:00"
+
+func (m *statusMaps) pod(uid types.UID, s *v1.PodStatus) obj {
+	meta := obj{"creationTimestamp": nil}
+	m.str(meta, "uid", string(uid))
+	return obj{"metadata": meta, "spec": obj{"containers": nil}, "status": m.status(s)}
+}
+
+func (m *statusMaps) status(s *v1.PodStatus) obj {
+	o := obj{}
+	num(o, "observedGeneration", s.ObservedGeneration)
+	m.str(o, "phase", string(s.Phase))
+	if len(s.Conditions) > 0 {
+		l := make([]any, len(s.Conditions))
+		for i := range s.Conditions {
+			l[i] = m.condition(&s.Conditions[i])
+		}
+		o["conditions"] = l
+	}
+	m.str(o, "message", s.Message)
+	m.str(o, "reason", s.Reason)
+	m.str(o, "nominatedNodeName", s.NominatedNodeName)
+	m.str(o, "hostIP", s.HostIP)
+	if len(s.HostIPs) > 0 {
+		l := make([]any, len(s.HostIPs))
+		for i, ip := range s.HostIPs {
+			l[i] = obj{"ip": m.text(ip.IP)}
+		}
+		o["hostIPs"] = l
+	}
+	m.str(o, "podIP", s.PodIP)
+	if len(s.PodIPs) > 0 {
+		l := make([]any, len(s.PodIPs))
+		for i, ip := range s.PodIPs {
+			l[i] = obj{"ip": m.text(ip.IP)}
+		}
+		o["podIPs"] = l
+	}
+	if s.StartTime != nil {
+		o["startTime"] = timeValue(*s.StartTime)
+	}
+	m.containers(o, "initContainerStatuses", s.InitContainerStatuses)
+	m.containers(o, "containerStatuses", s.ContainerStatuses)
+	m.str(o, "qosClass", string(s.QOSClass))
+	m.containers(o, "ephemeralContainerStatuses", s.EphemeralContainerStatuses)
+	m.str(o, "resize", string(s.Resize))
+	if len(s.ResourceClaimStatuses) > 0 {
+		l := make([]any, len(s.ResourceClaimStatuses))
+		for i, c := range s.ResourceClaimStatuses {
+			e := obj{"name": m.text(c.Name)}
+			if c.ResourceClaimName != nil {
+				e["resourceClaimName"] = m.text(*c.ResourceClaimName)
+			}
+			l[i] = e
+		}
+		o["resourceClaimStatuses"] = l
+	}
+	if x := s.ExtendedResourceClaimStatus; x != nil {
+		var mappings any
+		if x.RequestMappings != nil {
+			l := make([]any, len(x.RequestMappings))
+			for i, r := range x.RequestMappings {
+				l[i] = obj{"containerName": m.text(r.ContainerName), "resourceName": m.text(r.ResourceName),
+					"requestName": m.text(r.RequestName)}
+			}
+			mappings = l
+		}
+		o["extendedResourceClaimStatus"] = obj{"requestMappings": mappings, "resourceClaimName": m.text(x.ResourceClaimName)}
+	}
+	m.resources(o, "allocatedResources", s.AllocatedResources)
+	if s.Resources != nil {
+		o["resources"] = m.requirements(s.Resources)
+	}
+	return o
+}
+
+func (m *statusMaps) condition(c *v1.PodCondition) obj {
+	o := obj{"type": m.text(string(c.Type)), "status": m.text(string(c.Status)),
+		"lastProbeTime": timeValue(c.LastProbeTime), "lastTransitionTime": timeValue(c.LastTransitionTime)}
+	num(o, "observedGeneration", c.ObservedGeneration)
+	m.str(o, "reason", c.Reason)
+	m.str(o, "message", c.Message)
+	return o
+}
+
+func (m *statusMaps) containers(o obj, key string, cs []v1.ContainerStatus) {
+	if len(cs) == 0 {
+		return
+	}
+	l := make([]any, len(cs))
+	for i := range cs {
+		l[i] = m.container(&cs[i])
+	}
+	o[key] = l
+}
+
+func (m *statusMaps) container(c *v1.ContainerStatus) obj {
+	o := obj{"name": m.text(c.Name), "state": m.state(&c.State), "lastState": m.state(&c.LastTerminationState),
+		"ready": c.Ready, "restartCount": int64(c.RestartCount), "image": m.text(c.Image), "imageID": m.text(c.ImageID)}
+	m.str(o, "containerID", c.ContainerID)
+	if c.Started != nil {
+		o["started"] = *c.Started
+	}
+	m.resources(o, "allocatedResources", c.AllocatedResources)
+	if c.Resources != nil {
+		o["resources"] = m.requirements(c.Resources)
+	}
+	if len(c.VolumeMounts) > 0 {
+		l := make([]any, len(c.VolumeMounts))
+		for i, v := range c.VolumeMounts {
+			e := obj{"name": m.text(v.Name), "mountPath": m.text(v.MountPath)}
+			if v.ReadOnly {
+				e["readOnly"] = true
+			}
+			if v.RecursiveReadOnly != nil {
+				e["recursiveReadOnly"] = m.text(string(*v.RecursiveReadOnly))
+			}
+			l[i] = e
+		}
+		o["volumeMounts"] = l
+	}
+	if c.User != nil {
+		u := obj{}
+		if lu := c.User.Linux; lu != nil {
+			e := obj{"uid": lu.UID, "gid": lu.GID}
+			if len(lu.SupplementalGroups) > 0 {
+				g := make([]any, len(lu.SupplementalGroups))
+				for i, id := range lu.SupplementalGroups {
+					g[i] = id
+				}
+				e["supplementalGroups"] = g
+			}
+			u["linux"] = e
+		}
+		o["user"] = u
+	}
+	if len(c.AllocatedResourcesStatus) > 0 {
+		l := make([]any, len(c.AllocatedResourcesStatus))
+		for i, r := range c.AllocatedResourcesStatus {
+			e := obj{"name": m.text(string(r.Name))}
+			if len(r.Resources) > 0 {
+				h := make([]any, len(r.Resources))
+				for j, rh := range r.Resources {
+					he := obj{"resourceID": m.text(string(rh.ResourceID))}
+					m.str(he, "health", string(rh.Health))
+					h[j] = he
+				}
+				e["resources"] = h
+			}
+			l[i] = e
+		}
+		o["allocatedResourcesStatus"] = l
+	}
+	if c.StopSignal != nil {
+		o["stopSignal"] = m.text(string(*c.StopSignal))
+	}
+	return o
+}
+
+func (m *statusMaps) state(s *v1.ContainerState) obj {
+	o := obj{}
+	if w := s.Waiting; w != nil {
+		e := obj{}
+		m.str(e, "reason", w.Reason)
+		m.str(e, "message", w.Message)
+		o["waiting"] = e
+	}
+	if r := s.Running; r != nil {
+		o["running"] = obj{"startedAt": timeValue(r.StartedAt)}
+	}
+	if t := s.Terminated; t != nil {
+		e := obj{"exitCode": int64(t.ExitCode), "startedAt": timeValue(t.StartedAt), "finishedAt": timeValue(t.FinishedAt)}
+		num(e, "signal", t.Signal)
+		m.str(e, "reason", t.Reason)
+		m.str(e, "message", t.Message)
+		m.str(e, "containerID", t.ContainerID)
+		o["terminated"] = e
+	}
+	return o
+}
+
+func (m *statusMaps) requirements(r *v1.ResourceRequirements) obj {
+	o := obj{}
+	m.resources(o, "limits", r.Limits)
+	m.resources(o, "requests", r.Requests)
+	if len(r.Claims) > 0 {
+		l := make([]any, len(r.Claims))
+		for i, c := range r.Claims {
+			e := obj{"name": m.text(c.Name)}
+			m.str(e, "request", c.Request)
+			l[i] = e
+		}
+		o["claims"] = l
+	}
+	return o
+}
+
+func (m *statusMaps) resources(o obj, key string, rl v1.ResourceList) {
+	if len(rl) == 0 {
+		return
+	}
+	e := make(obj, len(rl))
+	for name, q := range rl {
+		e[m.text(string(name))] = q.String()
+	}
+	o[key] = e
+}
