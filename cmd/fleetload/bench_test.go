@@ -148,10 +148,11 @@ func fleet(b *testing.B, bin string) result {
 	return res
 }
 
-// benchLog writes fleetload's progress to the benchmark's log.
+// benchLog writes fleetload's progress to the benchmark's log and to the standard error, whole:
+// the test framework shortens a benchmark's log to its first lines, and the last are the results.
 type benchLog struct{ b *testing.B }
 
 func (l benchLog) Write(p []byte) (int, error) {
 	l.b.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	return os.Stderr.Write(p)
 }
