@@ -231,11 +231,22 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 // are the process's: every node of a fleet shares it.
 func fetchProfile(ctx context.Context, w *fleetWatch, cfg config, path, file string) error {
 	first := fmt.Sprintf("%s-%0*d", cfg.prefix, len(strconv.Itoa(cfg.nodes-1)), 0)
-	obj, ok, err := w.nodeInformer.GetStore().GetByKey(first)
-	if err != nil || !ok {
-		return fmt.Errorf("node %s: not seen (%v)", first, err)
+	// The API server serves before the nodes register: the first may not be there yet.
+	var n *v1.Node
+	for n == nil {
+		if obj, ok, _ := w.nodeInformer.GetStore().GetByKey(first); ok {
+			n, _ = obj.(*v1.Node)
+		}
+		if n != nil && n.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 {
+			break
+		}
+		n = nil
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: not seen with its kubelet server's port: %w", first, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	n := obj.(*v1.Node)
 	host := ""
 	for _, a := range n.Status.Addresses {
 		if a.Type == v1.NodeInternalIP {

@@ -2,6 +2,13 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -177,5 +184,56 @@ func TestSpreadOf(t *testing.T) {
 				t.Errorf("spreadOf() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestFetchProfile: the profiles come from the kubelet server of the fleet's first node, at the
+// address and port its Node reports, once the node has registered (the API server serves before
+// it does).
+func TestFetchProfile(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/heap" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("profile bytes"))
+	}))
+	defer srv.Close()
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := fake.NewClientset()
+	w, err := watchFleet(ctx, client, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	dir := t.TempDir()
+	cfg := config{prefix: "sim", nodes: 10, profileDir: dir}
+	done := make(chan error, 1)
+	go func() { done <- fetchProfile(ctx, w, cfg, "heap", "heap.pprof") }()
+	// sim-0 registers after the fetch began.
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sim-0"}, Status: v1.NodeStatus{
+		Addresses:       []v1.NodeAddress{{Type: v1.NodeHostName, Address: "sim-0"}, {Type: v1.NodeInternalIP, Address: host}},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(p)}}}}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("fetchProfile() = %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "heap.pprof"))
+	if err != nil || string(got) != "profile bytes" {
+		t.Errorf("heap.pprof = %q, %v; want the server's answer", got, err)
+	}
+	if err := fetchProfile(ctx, w, cfg, "nothing", "nothing.pprof"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("fetchProfile() of a path the server does not have = %v, want its 404", err)
 	}
 }
