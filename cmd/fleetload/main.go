@@ -1,8 +1,10 @@
-// Command fleetload measures a simulated fleet: it creates pods bound round-robin to the nodes
-// named <prefix>-<i>, and reports when every node is Ready and every pod Running, with the
-// simulator's CPU time and RSS (now and at its peak) read from /proc. It is the end-to-end
-// benchmark of docs/benchmarks.md, not part of the simulator; BenchmarkFleet runs it against a
-// `minikubelet run --nodes N` it starts.
+// Command fleetload measures a simulated fleet: it watches the nodes and the pods from before its
+// first create, creates pods bound round-robin to the nodes named <prefix>-<i>, and reports when
+// every pod was created, when every node was Ready and every pod Running and Ready, and the
+// spread of each pod's time from its create to Running and Ready, with the simulator's CPU time
+// and RSS (now and at its peak) read from /proc and, on request, its CPU and heap profiles. It is
+// the end-to-end benchmark of docs/benchmarks.md, not part of the simulator; BenchmarkFleet runs
+// it against a `minikubelet run --nodes N` it starts.
 package main
 
 import (
