@@ -1,16 +1,24 @@
-// Command fleetload measures a simulated fleet: it creates pods bound round-robin to the nodes
-// named <prefix>-<i>, and reports when every node is Ready and every pod Running, with the
-// simulator's CPU time and RSS (now and at its peak) read from /proc. It is the end-to-end
-// benchmark of docs/benchmarks.md, not part of the simulator; BenchmarkFleet runs it against a
-// `minikubelet run --nodes N` it starts.
+// Command fleetload measures a simulated fleet: it watches the nodes and the pods from before its
+// first create, creates pods bound round-robin to the nodes named <prefix>-<i>, and reports when
+// every pod was created, when every node was Ready and every pod Running and Ready, and the
+// spread of each pod's time from its create to Running and Ready, with the simulator's CPU time
+// and RSS (now and at its peak) read from /proc and, on request, its CPU and heap profiles. It is
+// the end-to-end benchmark of docs/benchmarks.md, not part of the simulator; BenchmarkFleet runs
+// it against a `minikubelet run --nodes N` it starts.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +42,8 @@ func main() {
 	flag.IntVar(&cfg.pid, "pid", 0, "the simulator's process id, for CPU and RSS")
 	flag.DurationVar(&cfg.steady, "steady", 30*time.Second, "how long to measure the steady state after all pods run")
 	flag.IntVar(&cfg.workers, "workers", 32, "parallel pod creations")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "fetch the simulator's CPU profile of the first -profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) from the first node's kubelet server into this directory; the simulator needs enableProfilingHandler in its --config")
+	flag.DurationVar(&cfg.profileFor, "profile-seconds", time.Minute, "how long the CPU profile of -profile-dir runs")
 	flag.Parse()
 	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetload:", err)
@@ -50,26 +60,59 @@ type config struct {
 	pid        int
 	steady     time.Duration
 	workers    int
+	// profileDir, when set, is where the simulator's CPU profile of the first profileFor and
+	// its heap profile once every pod runs go, read from the first node's kubelet server.
+	profileDir string
+	profileFor time.Duration
 }
 
-// result is what one measurement found.
+// result is what one measurement found. Every time is counted from the first create.
 type result struct {
 	// created is how long creating every pod took, and failed how many creates failed.
 	created time.Duration
 	failed  int64
-	// running is the time from the first create until every node was Ready and every pod Running.
+	// running is the time until every node was Ready and every pod Running, as the watches
+	// started before the first create saw it: the moment the last of them arrived.
 	running time.Duration
-	// cpuToRunning is the simulator's CPU time from its start until then, in seconds; zero
-	// without a pid.
-	cpuToRunning float64
+	// ready is the time until every node and every pod was Ready (the pod's Ready condition).
+	ready time.Duration
+	// toRunning and toReady are the times from a pod's creation (when its create returned or
+	// the watch first saw it, whichever came first) until the watch saw it Running and Ready:
+	// what a node takes, without the wait for the other pods' creates.
+	toRunning, toReady spread
+	// cpuToRunning is the simulator's CPU time from its start until every pod ran, in seconds;
+	// zero without a pid. selfCPU is fleetload's own over the same time: its creates and the
+	// watches' decoding share the machine with the simulator.
+	cpuToRunning, selfCPU float64
 	// steadyCores is the simulator's CPU use after that, in cores; rssKB and peakRSSKB its
 	// resident set at the end and at its peak (VmRSS and VmHWM). Zero without a pid.
 	steadyCores      float64
 	rssKB, peakRSSKB int64
 }
 
-// run creates the pods, waits for every node Ready and every pod Running, then measures the steady
-// state, printing its progress to out.
+// spread is a distribution of per-pod times.
+type spread struct{ median, p99, max time.Duration }
+
+// spreadOf returns the median, 99th percentile (nearest rank) and maximum of ds, which it sorts.
+func spreadOf(ds []time.Duration) spread {
+	if len(ds) == 0 {
+		return spread{}
+	}
+	slices.Sort(ds)
+	rank := func(q float64) time.Duration {
+		i := int(math.Ceil(q*float64(len(ds)))) - 1
+		return ds[max(i, 0)]
+	}
+	return spread{median: rank(0.5), p99: rank(0.99), max: ds[len(ds)-1]}
+}
+
+func (s spread) String() string {
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("median %v, p99 %v, max %v", r(s.median), r(s.p99), r(s.max))
+}
+
+// run starts watching nodes and pods, creates the pods, waits for every node Ready and every pod
+// Running and Ready, then measures the steady state, printing its progress to out.
 func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	var res result
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
@@ -81,9 +124,26 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	start := time.Now()
-	width := len(strconv.Itoa(cfg.nodes - 1))
 	total := cfg.nodes * cfg.perNode
+	// The watches start, and have listed, before the first create: the times below are when
+	// each change arrived, not when a list after the creation found it.
+	w, err := watchFleet(ctx, client, cfg.nodes, total)
+	if err != nil {
+		return res, err
+	}
+	defer w.stop()
+	self0, _ := cpuSeconds(os.Getpid())
+	start := time.Now()
+	w.start(start)
+	profiled := make(chan error, 1)
+	if cfg.profileDir != "" {
+		go func() {
+			profiled <- fetchProfile(ctx, w, cfg, fmt.Sprintf("profile?seconds=%d", int(cfg.profileFor.Seconds())), "cpu.pprof")
+		}()
+	} else {
+		profiled <- nil
+	}
+	width := len(strconv.Itoa(cfg.nodes - 1))
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
 	for range cfg.workers {
@@ -100,138 +160,390 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 				}
 				if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 					failed.Add(1)
+					continue
 				}
+				w.created(pod.Name, time.Now())
 			}
 		})
 	}
-	wg.Wait()
+	progress := func() {
+		s := w.snapshot()
+		fmt.Fprintf(out, "%6.1fs pods created %d/%d, nodes ready %d/%d, pods running %d/%d, pods ready %d/%d, rss %s\n",
+			time.Since(start).Seconds(), s.created, total, s.readyNodes, cfg.nodes, s.running, total, s.readyPods, total, rss(cfg.pid))
+	}
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	created := make(chan struct{})
+	go func() { wg.Wait(); close(created) }()
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			<-created
+			return res, ctx.Err()
+		case <-tick.C:
+			progress()
+		case <-created:
+			waiting = false
+		}
+	}
 	res.created, res.failed = time.Since(start), failed.Load()
 	fmt.Fprintf(out, "created %d pods in %v (%d failed)\n", total, res.created.Round(time.Millisecond), res.failed)
-	if err := waitAll(ctx, client, cfg, total, func(ready, running int) {
-		fmt.Fprintf(out, "%6.1fs nodes ready %d/%d, pods running %d/%d, rss %s\n", time.Since(start).Seconds(), ready, cfg.nodes, running, total, rss(cfg.pid))
-	}); err != nil {
-		return res, err
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+			progress()
+		case <-w.done:
+			waiting = false
+		}
 	}
-	res.running = time.Since(start)
-	fmt.Fprintf(out, "all Ready and Running %v after the first create\n", res.running.Round(time.Millisecond))
-	c1, _ := cpuSeconds(cfg.pid)
-	res.cpuToRunning = c1
+	res.selfCPU, _ = cpuSeconds(os.Getpid())
+	res.selfCPU -= self0
+	res.cpuToRunning, _ = cpuSeconds(cfg.pid)
+	if cfg.profileDir != "" {
+		if err := fetchProfile(ctx, w, cfg, "heap", "heap.pprof"); err != nil {
+			fmt.Fprintf(out, "heap profile: %v\n", err)
+		}
+	}
+	w.stop() // the steady state below is the simulator's alone
+	progress()
+	res.running, res.ready, res.toRunning, res.toReady = w.times()
+	fmt.Fprintf(out, "all Ready and Running %v after the first create (every pod Running %v, Ready %v; created in %v)\n",
+		max(res.running, res.ready).Round(time.Millisecond), res.running.Round(time.Millisecond), res.ready.Round(time.Millisecond), res.created.Round(time.Millisecond))
+	fmt.Fprintf(out, "a pod's create to Running: %v; to Ready: %v\n", res.toRunning, res.toReady)
+	fmt.Fprintf(out, "fleetload's own CPU until then: %.1f s\n", res.selfCPU)
 	select {
 	case <-ctx.Done():
 		return res, ctx.Err()
 	case <-time.After(cfg.steady):
 	}
 	c2, _ := cpuSeconds(cfg.pid)
-	res.steadyCores = (c2 - c1) / cfg.steady.Seconds()
+	res.steadyCores = (c2 - res.cpuToRunning) / cfg.steady.Seconds()
 	res.rssKB, res.peakRSSKB = statusKB(cfg.pid, "VmRSS:"), statusKB(cfg.pid, "VmHWM:")
 	fmt.Fprintf(out, "steady state: %.3f cores over %v, rss %s, peak rss %d kB\n", res.steadyCores, cfg.steady, rss(cfg.pid), res.peakRSSKB)
+	if err := <-profiled; err != nil {
+		fmt.Fprintf(out, "CPU profile: %v\n", err)
+	}
 	return res, nil
 }
 
-// waitAll returns once cfg.nodes nodes are Ready and total pods of the default namespace
-// Running, calling progress with both counts every 2 s. It watches nodes and pods (one list, then
-// their changes) instead of listing them again and again: a list of 30,000 pods every 2 s cost
-// the simulator's API server more than its kubelets' own writes. The watches end when it returns,
-// so that the steady state measured after it is the simulator's alone.
-func waitAll(ctx context.Context, client kubernetes.Interface, cfg config, total int, progress func(ready, running int)) error {
-	var t tally
-	t.ready, t.running = map[string]bool{}, map[string]bool{}
-	nodes := informers.NewSharedInformerFactory(client, 0)
-	pods := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
-	if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(t.handler(t.ready, func(obj any) (string, bool) {
-		n, ok := obj.(*v1.Node)
-		if !ok {
-			return "", false
+// fetchProfile writes the simulator's profile at /debug/pprof/<path> of the first node's
+// kubelet server (the address and port its Node reports) to file in cfg.profileDir. The profiles
+// are the process's: every node of a fleet shares it.
+func fetchProfile(ctx context.Context, w *fleetWatch, cfg config, path, file string) error {
+	first := fmt.Sprintf("%s-%0*d", cfg.prefix, len(strconv.Itoa(cfg.nodes-1)), 0)
+	// The API server serves before the nodes register: the first may not be there yet.
+	var n *v1.Node
+	for n == nil {
+		if obj, ok, _ := w.nodeInformer.GetStore().GetByKey(first); ok {
+			n, _ = obj.(*v1.Node)
 		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == v1.NodeReady {
-				return n.Name, c.Status == v1.ConditionTrue
-			}
+		if n != nil && n.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 {
+			break
 		}
-		return n.Name, false
-	})); err != nil {
-		return err
-	}
-	if _, err := pods.Core().V1().Pods().Informer().AddEventHandler(t.handler(t.running, func(obj any) (string, bool) {
-		p, ok := obj.(*v1.Pod)
-		if !ok {
-			return "", false
-		}
-		return p.Name, p.Status.Phase == v1.PodRunning
-	})); err != nil {
-		return err
-	}
-	stop := make(chan struct{})
-	defer func() {
-		close(stop)
-		nodes.Shutdown()
-		pods.Shutdown()
-	}()
-	nodes.Start(stop)
-	pods.Start(stop)
-	for {
-		ready, running := t.counts()
-		progress(ready, running)
-		if ready == cfg.nodes && running == total {
-			return nil
-		}
+		n = nil
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
+			return fmt.Errorf("node %s: not seen with its kubelet server's port: %w", first, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	host := ""
+	for _, a := range n.Status.Addresses {
+		if a.Type == v1.NodeInternalIP {
+			host = a.Address
+		}
+	}
+	if host == "" || n.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
+		return fmt.Errorf("node %s reports no kubelet server address", first)
+	}
+	url := "https://" + net.JoinHostPort(host, strconv.Itoa(int(n.Status.DaemonEndpoints.KubeletEndpoint.Port))) + "/debug/pprof/" + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	// The simulator's kubelet servers have a certificate of its own authority; the profile is
+	// the benchmark's own measurement, not a secret.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("get %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("get %s: %s: %s", url, resp.Status, b)
+	}
+	f, err := os.Create(filepath.Join(cfg.profileDir, file))
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("read %s: %w", url, err)
+	}
+	return f.Close()
+}
+
+// fleetWatch follows the nodes and the default namespace's pods from before the first create: a
+// node's Ready condition, and per pod when it was created and first seen Running and Ready. It
+// counts incrementally, at each change the watches deliver, and notes the moment every node is
+// Ready and every pod Running and Ready. It watches (one list, then the changes) instead of
+// listing again and again: a list of 30,000 pods every 2 s cost the simulator's API server more
+// than its kubelets' own writes.
+type fleetWatch struct {
+	nodes, total int
+	factories    []informers.SharedInformerFactory
+	nodeInformer cache.SharedIndexInformer
+	stopCh       chan struct{}
+	stopOnce     sync.Once
+	// done is closed once every node is Ready and every pod Running and Ready.
+	done chan struct{}
+
+	mu    sync.Mutex
+	now   func() time.Time
+	begin time.Time // the first create; zero until start
+	ready map[string]bool
+	pods  map[string]*podTimes
+	// counts of ready nodes, created, Running and Ready pods; runningAt and readyAt the moments
+	// every node was Ready and every pod Running (Ready), zero until then.
+	readyNodes, createdPods, runningPods, readyPods int
+	runningAt, readyAt                              time.Time
+}
+
+// podTimes is when one pod was created (its create returned or the watch first saw it) and
+// became Running and Ready as the watch saw it; zero until then, and while it is not.
+type podTimes struct{ created, running, ready time.Time }
+
+// watchFleet starts the watches and returns once they have listed.
+func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total int) (*fleetWatch, error) {
+	w := &fleetWatch{nodes: nodes, total: total, stopCh: make(chan struct{}), done: make(chan struct{}),
+		now: time.Now, ready: map[string]bool{}, pods: map[string]*podTimes{}}
+	nf := informers.NewSharedInformerFactory(client, 0)
+	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
+	w.factories = []informers.SharedInformerFactory{nf, pf}
+	ni, pi := nf.Core().V1().Nodes().Informer(), pf.Core().V1().Pods().Informer()
+	w.nodeInformer = ni
+	// The informers keep only what is counted: 30,000 whole pods are the harness's memory, not
+	// the simulator's, but need not be.
+	if err := pi.SetTransform(slimPod); err != nil {
+		return nil, err
+	}
+	if _, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.node(obj, false) },
+		UpdateFunc: func(_, obj any) { w.node(obj, false) },
+		DeleteFunc: func(obj any) { w.node(obj, true) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := pi.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.pod(obj, false) },
+		UpdateFunc: func(_, obj any) { w.pod(obj, false) },
+		DeleteFunc: func(obj any) { w.pod(obj, true) },
+	}); err != nil {
+		return nil, err
+	}
+	nf.Start(w.stopCh)
+	pf.Start(w.stopCh)
+	if !cache.WaitForCacheSync(ctx.Done(), ni.HasSynced, pi.HasSynced) {
+		w.stop()
+		return nil, fmt.Errorf("list nodes and pods: %w", context.Cause(ctx))
+	}
+	return w, nil
+}
+
+// slimPod keeps of a pod what fleetWatch reads: its name, phase and Ready condition.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	slim := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion},
+		Status: v1.PodStatus{Phase: p.Status.Phase}}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			slim.Status.Conditions = []v1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return slim, nil
+}
+
+// stop ends the watches; it may be called more than once.
+func (w *fleetWatch) stop() {
+	w.stopOnce.Do(func() {
+		close(w.stopCh)
+		for _, f := range w.factories {
+			f.Shutdown()
+		}
+	})
+}
+
+// start notes the first create's time: the pods seen before it are not counted as created.
+func (w *fleetWatch) start(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.begin = at
+}
+
+// created notes that the create of the pod named name returned at.
+func (w *fleetWatch) created(name string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.createdAt(w.times1(name), at)
+	w.check(at)
+}
+
+// times1 returns the pod's times, adding them. The caller holds mu.
+func (w *fleetWatch) times1(name string) *podTimes {
+	p := w.pods[name]
+	if p == nil {
+		p = &podTimes{}
+		w.pods[name] = p
+	}
+	return p
+}
+
+// createdAt notes a pod's creation at the earlier of its create's return and its first sight.
+// The caller holds mu.
+func (w *fleetWatch) createdAt(p *podTimes, at time.Time) {
+	if p.created.IsZero() {
+		p.created = at
+		w.createdPods++
+	} else if at.Before(p.created) {
+		p.created = at
+	}
+}
+
+// node counts a node's Ready condition as a watch delivered it.
+func (w *fleetWatch) node(obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	n, ok := obj.(*v1.Node)
+	if !ok {
+		return
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			ready = c.Status == v1.ConditionTrue && !deleted
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if was := w.ready[n.Name]; was != ready {
+		if ready {
+			w.readyNodes++
+		} else {
+			w.readyNodes--
+		}
+	}
+	if deleted {
+		delete(w.ready, n.Name)
+	} else {
+		w.ready[n.Name] = ready
+	}
+	w.check(w.now())
+}
+
+// pod notes a pod's first sight and when it became Running and Ready. A pod that leaves Running
+// or Ready again is counted out again, so that "every pod Running" holds at one moment, and its
+// time is the one it becomes so again.
+func (w *fleetWatch) pod(obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	p, ok := obj.(*v1.Pod)
+	if !ok || p.Namespace != "default" {
+		return
+	}
+	running := p.Status.Phase == v1.PodRunning && !deleted
+	ready := false
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			ready = c.Status == v1.ConditionTrue && !deleted
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at := w.now()
+	t := w.times1(p.Name)
+	if !w.begin.IsZero() && !deleted {
+		w.createdAt(t, at)
+	}
+	w.runningPods += flip(&t.running, running, at)
+	w.readyPods += flip(&t.ready, ready, at)
+	w.check(at)
+}
+
+// flip sets *since to at when on begins, to zero when it ends, and returns the change of the
+// count of pods that are on.
+func flip(since *time.Time, on bool, at time.Time) int {
+	switch {
+	case on && since.IsZero():
+		*since = at
+		return 1
+	case !on && !since.IsZero():
+		*since = time.Time{}
+		return -1
+	}
+	return 0
+}
+
+// check notes the moments every node is Ready and every pod Running (Ready), and closes done
+// once both have come. The caller holds mu.
+func (w *fleetWatch) check(at time.Time) {
+	nodesReady := w.readyNodes == w.nodes
+	if w.runningAt.IsZero() && nodesReady && w.runningPods == w.total {
+		w.runningAt = at
+	}
+	if w.readyAt.IsZero() && nodesReady && w.readyPods == w.total {
+		w.readyAt = at
+	}
+	if !w.runningAt.IsZero() && !w.readyAt.IsZero() {
+		select {
+		case <-w.done:
+		default:
+			close(w.done)
 		}
 	}
 }
 
-// tally counts the nodes that are Ready and the pods that are Running, as the watches see them.
-type tally struct {
-	mu             sync.Mutex
-	ready, running map[string]bool // by name: true while Ready (Running)
+// counts is what fleetWatch has seen so far.
+type counts struct{ created, readyNodes, running, readyPods int }
+
+func (w *fleetWatch) snapshot() counts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return counts{w.createdPods, w.readyNodes, w.runningPods, w.readyPods}
 }
 
-// handler keeps set up to date with the watched objects: is reports an object's name and whether
-// it counts (Ready, Running); an object it cannot read (an empty name) is left out.
-func (t *tally) handler(set map[string]bool, is func(obj any) (string, bool)) cache.ResourceEventHandler {
-	put := func(obj any) {
-		name, ok := is(obj)
-		if name == "" {
-			return
+// times returns the moments, since the first create, when every node was Ready and every pod
+// Running (Ready), and the spread of the pods' times from their creation to Running (Ready).
+func (w *fleetWatch) times() (running, ready time.Duration, toRunning, toReady spread) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var run, rdy []time.Duration
+	for _, p := range w.pods {
+		if p.created.IsZero() {
+			continue
 		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		set[name] = ok
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { put(obj) },
-		UpdateFunc: func(_, obj any) { put(obj) },
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if name, _ := is(obj); name != "" {
-				t.mu.Lock()
-				defer t.mu.Unlock()
-				delete(set, name)
-			}
-		},
-	}
-}
-
-// counts returns how many nodes are Ready and how many pods Running.
-func (t *tally) counts() (ready, running int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, ok := range t.ready {
-		if ok {
-			ready++
+		if !p.running.IsZero() {
+			run = append(run, max(p.running.Sub(p.created), 0))
+		}
+		if !p.ready.IsZero() {
+			rdy = append(rdy, max(p.ready.Sub(p.created), 0))
 		}
 	}
-	for _, ok := range t.running {
-		if ok {
-			running++
+	since := func(t time.Time) time.Duration {
+		if t.IsZero() {
+			return 0
 		}
+		return t.Sub(w.begin)
 	}
-	return ready, running
+	return since(w.runningAt), since(w.readyAt), spreadOf(run), spreadOf(rdy)
 }
 
 // cpuSeconds is the process's user+system CPU time.

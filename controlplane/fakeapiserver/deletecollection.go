@@ -74,7 +74,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, t targ
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(e.raw)
+		buf.Write(e.encoded())
 	}
 	buf.WriteString("]}")
 	writeRaw(w, http.StatusOK, buf.Bytes())

@@ -480,7 +480,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 		if created {
 			code = http.StatusCreated
 		}
-		writeRaw(w, code, out.raw)
+		writeRaw(w, code, out.encoded())
 		return nil
 	}
 }

@@ -181,9 +181,9 @@ func (b *bucket) dropOldest() {
 
 // size is what an event holds in encoded bytes: its object and the previous one.
 func (ev event) size() int64 {
-	n := int64(len(ev.cur.raw))
+	n := int64(ev.cur.size)
 	if ev.prev != nil {
-		n += int64(len(ev.prev.raw))
+		n += int64(ev.prev.size)
 	}
 	return n
 }

@@ -74,7 +74,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.raw)
+	writeRaw(w, http.StatusOK, out.encoded())
 	return nil
 }
 
@@ -88,9 +88,9 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 	}
 	var warnings []string
 	out, err := s.guaranteedUpdate(ctx, t, dryRun, "PATCH", func(old *entry) (runtime.Object, error) {
-		original := old.raw
+		original := old.encoded()
 		if p.keepsManagedFields(t, old) {
-			if cut := withoutManagedFields(old.raw); cut != nil {
+			if cut := withoutManagedFields(original); cut != nil {
 				original = cut
 			}
 			if p.keepsSpec(t) {

@@ -139,7 +139,7 @@ func (d *disk) loadTx(st *store) error {
 					return fmt.Errorf("stored %s %q: %w: %w", res.singular, k, ErrCorruptData, err)
 				}
 				raw := append([]byte(nil), v...)
-				b.objects[string(k)] = &entry{obj: obj, raw: raw}
+				b.objects[string(k)] = newEntry(obj, raw)
 				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {
 					st.terminating.Store(true)
 				}

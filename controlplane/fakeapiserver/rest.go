@@ -44,7 +44,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 	if out == outputTable {
 		return s.writeTable(w, tableVersion, t.res, []*entry{e}, "", opts.includeObject)
 	}
-	writeRaw(w, http.StatusOK, e.raw)
+	writeRaw(w, http.StatusOK, e.encoded())
 	return nil
 }
 
@@ -81,7 +81,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 	}
 	size := 128
 	for _, e := range items {
-		size += len(e.raw) + 1
+		size += e.size + 1
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	listMeta, err := json.Marshal(metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining})
@@ -94,7 +94,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(e.raw)
+		buf.Write(e.encoded())
 	}
 	buf.WriteString("]}")
 	writeRaw(w, http.StatusOK, buf.Bytes())
@@ -133,7 +133,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusCreated, out.raw)
+	writeRaw(w, http.StatusCreated, out.encoded())
 	return nil
 }
 
@@ -240,7 +240,7 @@ func dryRunEntry(res *resource, obj runtime.Object) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", res.kind, err)
 	}
-	return &entry{obj: obj, raw: raw}, nil
+	return newEntry(obj, raw), nil
 }
 
 // update serves PUT of an object or its status.
@@ -254,7 +254,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.raw)
+	writeRaw(w, http.StatusOK, out.encoded())
 	return nil
 }
 
@@ -446,7 +446,7 @@ func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun 
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(candidate.raw, old.raw) || dryRun {
+	if bytes.Equal(candidate.raw, old.encoded()) || dryRun {
 		return candidate, nil
 	}
 	if err := checkStoredSize(res, next); err != nil {
@@ -497,7 +497,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	if t.res.returnDeleted || !removed {
-		writeRaw(w, http.StatusOK, out.raw)
+		writeRaw(w, http.StatusOK, out.encoded())
 		return nil
 	}
 	writeJSON(w, http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))

@@ -22,14 +22,38 @@ import (
 	"github.com/minikubelet/minikubelet/api/podintern"
 )
 
-// entry is one stored version of an object. Both fields are immutable once stored: handlers copy
+// entry is one stored version of an object. Its fields are immutable once stored: handlers copy
 // obj before changing it, and raw is shared by every response and watch event that carries it.
 type entry struct {
 	obj runtime.Object // with TypeMeta and resourceVersion set
-	raw []byte         // obj encoded as JSON
+	// raw is obj encoded as JSON, or nil for an object of a resource whose encodings the store
+	// does not keep (events: many, written once and seldom read back); encoded makes it again.
+	raw []byte
+	// size is the encoding's length, kept when raw is not: the watch history's bound counts it.
+	size int
+}
+
+func newEntry(obj runtime.Object, raw []byte) *entry {
+	return &entry{obj: obj, raw: raw, size: len(raw)}
 }
 
 func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
+
+// encoded returns obj encoded as JSON: raw, or for an entry that does not keep it, the encoding
+// made again. obj does not change once stored and encoding/json's output depends on the value
+// alone (struct fields in order, map keys sorted), so it is the same bytes every time: the ones
+// the write that stored it encoded.
+func (e *entry) encoded() []byte {
+	if e.raw != nil {
+		return e.raw
+	}
+	raw, err := json.Marshal(e.obj)
+	if err != nil {
+		// The write that stored obj encoded it; the same value cannot fail now.
+		panic(fmt.Sprintf("encode stored %T %s again: %v", e.obj, e.meta().GetName(), err))
+	}
+	return raw
+}
 
 // event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,
 // so that a watch with a selector can turn an update that enters or leaves the selection into
@@ -177,7 +201,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	obj.GetObjectKind().SetGroupVersionKind(res.gvk())
 	var raw []byte
 	if encoded != nil && encoded.obj == obj && metadataFirst(obj) {
-		raw = withRV(encoded.raw, before, m.GetResourceVersion())
+		raw = withRV(encoded.encoded(), before, m.GetResourceVersion())
 	}
 	if raw == nil {
 		var err error
@@ -190,15 +214,23 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 		// Here, before the entry is stored, the object is still the caller's alone.
 		st.intern.StoredPod(pod)
 	}
-	e := &entry{obj: obj, raw: raw}
+	e := newEntry(obj, raw)
 	b := st.buckets[res.name]
+	stored := e
+	if b.expiry != nil && typ != watch.Deleted {
+		// An event is written once (a repeat patches its count) and read back only by a list or
+		// watch of events, which none of a fleet's components make: its encoding is made again
+		// for those rather than kept beside the object for the hour it lives. The caller's entry
+		// keeps it for the write's own response.
+		stored = &entry{obj: obj, size: len(raw)}
+	}
 	key := objectKey(m.GetNamespace(), m.GetName())
 	if st.disk != nil {
-		stored := raw
+		onDisk := raw
 		if typ == watch.Deleted {
-			stored = nil
+			onDisk = nil
 		}
-		if err := st.disk.write(res, key, stored, st.rv); err != nil {
+		if err := st.disk.write(res, key, onDisk, st.rv); err != nil {
 			st.rv--
 			return nil, err
 		}
@@ -210,7 +242,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 		if _, ok := b.objects[key]; !ok {
 			b.sorted = nil
 		}
-		b.objects[key] = e
+		b.objects[key] = stored
 	}
 	if b.expiry != nil && typ != watch.Deleted {
 		st.pushExpiry(b, key, st.rv)
@@ -218,7 +250,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	if ns, ok := obj.(*corev1.Namespace); ok && typ != watch.Deleted && ns.Status.Phase == corev1.NamespaceTerminating {
 		st.terminating.Store(true)
 	}
-	ev := event{typ: typ, rv: st.rv, cur: e, prev: prev}
+	ev := event{typ: typ, rv: st.rv, cur: stored, prev: prev}
 	b.history = append(b.history, ev)
 	b.historyBytes += ev.size()
 	if len(b.history) > st.historySize {

@@ -117,7 +117,7 @@ func TestStoredEncodingAfterUpdates(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(string(want), string(e.raw)); diff != "" {
+				if diff := cmp.Diff(string(want), string(e.encoded())); diff != "" {
 					t.Errorf("stored %s %s (-encoded +stored):\n%s", res.kind, e.meta().GetName(), diff)
 				}
 				// The comparison means something only if commitEncoded spliced: the encoding

@@ -66,7 +66,7 @@ func (s *Server) buildTable(version string, res *resource, entries []*entry, rv 
 		switch include {
 		case metav1.IncludeNone:
 		case metav1.IncludeObject:
-			row.Object.Raw = e.raw
+			row.Object.Raw = e.encoded()
 		default:
 			m := mustMeta(e.obj)
 			partial := metav1.PartialObjectMetadata{

@@ -181,7 +181,7 @@ func (wt *watcher) begin() {
 }
 
 // event encodes one object event.
-func (wt *watcher) event(typ watch.EventType, e *entry) { wt.encode(typ, e.raw, e) }
+func (wt *watcher) event(typ watch.EventType, e *entry) { wt.encode(typ, e.encoded(), e) }
 
 // end ends a watch whose write failed. A write that timed out is a client that stopped reading:
 // the watch is dropped with the log line of kube-apiserver's cacher, and the client, seeing its
@@ -213,7 +213,7 @@ func selectEvent(ev event, match func(*entry) bool) (watch.EventType, *entry, bo
 		if err != nil {
 			return "", nil, false
 		}
-		return watch.Deleted, &entry{obj: prev, raw: raw}, true
+		return watch.Deleted, newEntry(prev, raw), true
 	case curOK:
 		return ev.typ, ev.cur, true
 	}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func testNode(name string, ready v1.ConditionStatus) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: ready}}}}
+}
+
+func testPod(ns, name string, phase v1.PodPhase, ready v1.ConditionStatus) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Status: v1.PodStatus{Phase: phase}}
+	if ready != "" {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue}, {Type: v1.PodReady, Status: ready}}
+	}
+	return p
+}
+
+// TestFleetWatchFollowsTheWatches: the watches, started before the first create, count the Ready
+// nodes and the created, Running and Ready pods of the default namespace as they change; done
+// closes once every node is Ready and every pod Running and Ready, not before, and the times are
+// the watches' moments, counted from the first create.
+func TestFleetWatchFollowsTheWatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(
+			testNode("sim-0", v1.ConditionTrue), testNode("sim-1", v1.ConditionFalse),
+			testPod("other", "elsewhere", v1.PodRunning, v1.ConditionTrue), // not the default namespace: not counted
+		)
+		w, err := watchFleet(ctx, client, 2, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		begin := time.Now()
+		w.start(begin)
+		pods := client.CoreV1().Pods("default")
+		// load-0's create returns at once; the watch sees load-1 one second before its create
+		// returns, as a loaded client may.
+		if _, err := pods.Create(ctx, testPod("default", "load-0", v1.PodPending, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		w.created("load-0", time.Now())
+		time.Sleep(time.Second)
+		if _, err := pods.Create(ctx, testPod("default", "load-1", v1.PodPending, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Second)
+		w.created("load-1", time.Now())
+		if got, want := w.snapshot(), (counts{created: 2, readyNodes: 1}); got != want {
+			t.Errorf("after the creates: %+v, want %+v", got, want)
+		}
+		time.Sleep(3 * time.Second) // t = 5 s: load-0 runs, then is Ready
+		if _, err := pods.UpdateStatus(ctx, testPod("default", "load-0", v1.PodRunning, v1.ConditionFalse), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Second) // t = 6 s
+		if _, err := pods.UpdateStatus(ctx, testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(2 * time.Second) // t = 8 s: load-1 runs and is Ready at once
+		if _, err := pods.UpdateStatus(ctx, testPod("default", "load-1", v1.PodRunning, v1.ConditionTrue), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		select {
+		case <-w.done:
+			t.Fatal("done with a node not Ready")
+		default:
+		}
+		if got, want := w.snapshot(), (counts{created: 2, readyNodes: 1, running: 2, readyPods: 2}); got != want {
+			t.Errorf("with every pod Running: %+v, want %+v", got, want)
+		}
+		time.Sleep(2 * time.Second) // t = 10 s: the last node becomes Ready
+		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, testNode("sim-1", v1.ConditionTrue), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		<-w.done
+		w.stop()
+		running, ready, toRunning, toReady := w.times()
+		if running != 10*time.Second || ready != 10*time.Second {
+			t.Errorf("every node Ready and pod Running at %v, Ready at %v, want 10s and 10s", running, ready)
+		}
+		// load-0: created at 0 s, Running at 5 s, Ready at 6 s; load-1: seen at 1 s (its create
+		// returned at 2 s), Running and Ready at 8 s.
+		if want := (spread{median: 5 * time.Second, p99: 7 * time.Second, max: 7 * time.Second}); toRunning != want {
+			t.Errorf("create to Running: %v, want %v", toRunning, want)
+		}
+		if want := (spread{median: 6 * time.Second, p99: 7 * time.Second, max: 7 * time.Second}); toReady != want {
+			t.Errorf("create to Ready: %v, want %v", toReady, want)
+		}
+	})
+}
+
+// TestFleetWatchCountsALeaverOut: a pod that stops running (a container that exits) is counted
+// out again, and its time to Running is the one it runs again; the moment every pod was Running
+// is the first, as a count taken then would have found.
+func TestFleetWatchCountsALeaverOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		w.start(time.Now())
+		pods := client.CoreV1().Pods("default")
+		steps := []struct {
+			phase v1.PodPhase
+			ready v1.ConditionStatus
+			want  counts
+		}{
+			{v1.PodRunning, v1.ConditionFalse, counts{created: 1, readyNodes: 1, running: 1}},
+			{v1.PodFailed, v1.ConditionFalse, counts{created: 1, readyNodes: 1}},
+			{v1.PodRunning, v1.ConditionTrue, counts{created: 1, readyNodes: 1, running: 1, readyPods: 1}},
+		}
+		if _, err := pods.Create(ctx, testPod("default", "load-0", v1.PodPending, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range steps {
+			time.Sleep(time.Second)
+			if _, err := pods.UpdateStatus(ctx, testPod("default", "load-0", s.phase, s.ready), metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			if got := w.snapshot(); got != s.want {
+				t.Errorf("step %d (%s): %+v, want %+v", i, s.phase, got, s.want)
+			}
+		}
+		<-w.done
+		running, _, toRunning, _ := w.times()
+		if running != time.Second || toRunning.median != 3*time.Second {
+			t.Errorf("every pod Running at %v, the pod's time to Running %v, want 1s and 3s", running, toRunning.median)
+		}
+	})
+}
+
+func TestSpreadOf(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		var ds []time.Duration
+		for _, n := range ns {
+			ds = append(ds, time.Duration(n)*time.Millisecond)
+		}
+		return ds
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = 100 - i // unsorted: 100 down to 1
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		want spread
+	}{
+		{"none", nil, spread{}},
+		{"one", ms(7), spread{7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond}},
+		{"odd", ms(3, 1, 2), spread{2 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond}},
+		{"hundred", ms(hundred...), spread{50 * time.Millisecond, 99 * time.Millisecond, 100 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, spreadOf(tt.in), cmp.AllowUnexported(spread{})); diff != "" {
+				t.Errorf("spreadOf() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFetchProfile: the profiles come from the kubelet server of the fleet's first node, at the
+// address and port its Node reports, once the node has registered (the API server serves before
+// it does).
+func TestFetchProfile(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/heap" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("profile bytes"))
+	}))
+	defer srv.Close()
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := fake.NewClientset()
+	w, err := watchFleet(ctx, client, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	dir := t.TempDir()
+	cfg := config{prefix: "sim", nodes: 10, profileDir: dir}
+	done := make(chan error, 1)
+	go func() { done <- fetchProfile(ctx, w, cfg, "heap", "heap.pprof") }()
+	// sim-0 registers after the fetch began.
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sim-0"}, Status: v1.NodeStatus{
+		Addresses:       []v1.NodeAddress{{Type: v1.NodeHostName, Address: "sim-0"}, {Type: v1.NodeInternalIP, Address: host}},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(p)}}}}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("fetchProfile() = %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "heap.pprof"))
+	if err != nil || string(got) != "profile bytes" {
+		t.Errorf("heap.pprof = %q, %v; want the server's answer", got, err)
+	}
+	if err := fetchProfile(ctx, w, cfg, "nothing", "nothing.pprof"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("fetchProfile() of a path the server does not have = %v, want its 404", err)
+	}
+}
