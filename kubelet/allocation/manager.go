@@ -149,37 +149,33 @@ func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	if !ok {
 		return pod, false
 	}
+	// Only the containers whose resources differ take the allocation's (updatePodFromAllocation):
+	// the others keep the spec's own lists, where an equal quantity may be spelled otherwise
+	// ("1073741824" for "1Gi"), which the pod's status then shows.
 	updated := false
-	set := func(cs []v1.Container, i int) {
-		a, ok := alloc[cs[i].Name]
-		if !ok || sameResources(&cs[i].Resources, &a) {
-			return
-		}
-		if !updated {
-			updated = true
-			pod = pod.DeepCopy()
-		}
-	}
-	for i := range pod.Spec.Containers {
-		set(pod.Spec.Containers, i)
-	}
-	for i := range pod.Spec.InitContainers {
-		set(pod.Spec.InitContainers, i)
-	}
-	if !updated {
-		return pod, false
-	}
-	for i, c := range pod.Spec.Containers {
-		if a, ok := alloc[c.Name]; ok {
-			pod.Spec.Containers[i].Resources = *a.DeepCopy()
+	for _, init := range []bool{false, true} {
+		for i := range containers(pod, init) {
+			c := &containers(pod, init)[i]
+			a, ok := alloc[c.Name]
+			if !ok || sameResources(&c.Resources, &a) {
+				continue
+			}
+			if !updated {
+				updated = true
+				pod = pod.DeepCopy()
+			}
+			containers(pod, init)[i].Resources = *a.DeepCopy()
 		}
 	}
-	for i, c := range pod.Spec.InitContainers {
-		if a, ok := alloc[c.Name]; ok {
-			pod.Spec.InitContainers[i].Resources = *a.DeepCopy()
-		}
+	return pod, updated
+}
+
+// containers returns the pod's init containers or its main containers.
+func containers(pod *v1.Pod, init bool) []v1.Container {
+	if init {
+		return pod.Spec.InitContainers
 	}
-	return pod, true
+	return pod.Spec.Containers
 }
 
 // HandlePodUpdate is the resize half of HandlePodUpdates for a pod that changed from old: when a

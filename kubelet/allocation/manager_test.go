@@ -303,3 +303,37 @@ func TestOnChange(t *testing.T) {
 		t.Errorf("changes mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestUpdatePodFromAllocationOnlyDiffering checks that only the containers whose resources differ
+// from their allocation take it: the others keep the spec's lists as they are spelled.
+func TestUpdatePodFromAllocationOnlyDiffering(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	mem := func(q string) v1.ResourceRequirements {
+		return v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse(q)}}
+	}
+	allocated := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "web"},
+		Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "log", RestartPolicy: &always, Resources: mem("1Gi")}},
+			Containers:     []v1.Container{{Name: "app", Resources: mem("64Mi")}, {Name: "side", Resources: mem("1Gi")}},
+		},
+	}
+	e := newEnv(t, "4", allocated)
+	// The same quantities spelled otherwise, and app resized.
+	desired := allocated.DeepCopy()
+	desired.Spec.InitContainers[0].Resources = mem("1073741824")
+	desired.Spec.Containers[0].Resources = mem("128Mi")
+	desired.Spec.Containers[1].Resources = mem("1073741824")
+	got, updated := e.m.UpdatePodFromAllocation(desired)
+	if !updated {
+		t.Fatalf("UpdatePodFromAllocation(resized pod) did not update it")
+	}
+	spelled := func(c v1.Container) string { return c.Resources.Requests.Memory().String() }
+	want := []string{"1073741824", "64Mi", "1073741824"}
+	if diff := cmp.Diff(want, []string{spelled(got.Spec.InitContainers[0]), spelled(got.Spec.Containers[0]), spelled(got.Spec.Containers[1])}); diff != "" {
+		t.Errorf("memory requests of log, app, side (-want +got):\n%s", diff)
+	}
+	if spelled(desired.Spec.Containers[0]) != "128Mi" {
+		t.Errorf("UpdatePodFromAllocation changed its argument")
+	}
+}
