@@ -227,6 +227,12 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Allocatable: cfg.Machine.AllocatableAbsolute(),
 		PodByUID:    n.Pods.GetPodByUID,
 		Recorder:    recorder,
+		Checkpoint:  opts.World.Allocations,
+	}
+	if f, ok := opts.World.Allocations.(allocation.FileCheckpoint); ok {
+		aopts.CheckpointPath = f.Path
+	} else {
+		aopts.CheckpointPath = allocation.CheckpointFile
 	}
 	if d.sourcesReady != nil {
 		aopts.SourcesReady = func() bool { return n.Loop != nil && n.Loop.SourcesReady() }

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -42,6 +43,7 @@ type ResizeConditions interface {
 	IsPodResizeDeferred(uid types.UID) bool
 	IsPodResizeInfeasible(uid types.UID) bool
 	PodResizeConditions(uid types.UID) []v1.PodCondition
+	BackfillPodResizeConditions(pods []*v1.Pod)
 }
 
 // EventRecorder records one Kubernetes event about a pod.
@@ -70,6 +72,12 @@ type Options struct {
 	SourcesReady func() bool
 	// Recorder receives the resize events. Nil records none.
 	Recorder EventRecorder
+	// Checkpoint keeps the allocations across restarts (allocated_pods_state in the root
+	// directory): New reads them back and Flush writes them. Nil keeps them in memory only, as
+	// the kubelet's in-memory manager does.
+	Checkpoint Checkpointer
+	// CheckpointPath names the checkpoint in errors and logs.
+	CheckpointPath string
 }
 
 func (o Options) validate() error {
@@ -93,6 +101,11 @@ type Manager struct {
 	next time.Time
 	// onChange are told of every pod whose allocation changed.
 	onChange []func(types.UID)
+	// dirty is set when an allocation was set since the last Flush; written is what the
+	// checkpoint holds. As in the kubelet, forgetting a pod does not write the checkpoint: the
+	// next write leaves it out.
+	dirty   bool
+	written []byte
 }
 
 // OnChange registers fn to be called with the UID of every pod whose allocation is set or
@@ -112,8 +125,46 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new allocation manager: %w", err)
 	}
-	return &Manager{opts: opts, allocated: map[types.UID]map[string]v1.ResourceRequirements{},
-		next: opts.Clock.Now().Add(InitialRetryDelay)}, nil
+	m := &Manager{opts: opts, allocated: map[types.UID]map[string]v1.ResourceRequirements{},
+		next: opts.Clock.Now().Add(InitialRetryDelay)}
+	if opts.Checkpoint != nil {
+		// The kubelet cannot start over a checkpoint it cannot read: it stops with this message.
+		b, err := opts.Checkpoint.Read()
+		if err == nil {
+			m.allocated, err = decodeCheckpoint(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("new allocation manager: could not restore state from checkpoint: %w, please drain this node and delete pod resource information checkpoint file %q before restarting Kubelet",
+				err, opts.CheckpointPath)
+		}
+		m.written = b
+	}
+	return m, nil
+}
+
+// Flush writes the allocations to the checkpoint when one was set since the last Flush and the
+// checkpoint does not hold them already. The kubelet writes at each change, the whole checkpoint
+// each time; its owner calls Flush instead (the kubelet assembly: once a second in `run` and when
+// the process stops), so that pods admitted one after the other do not each encode every
+// allocation again. A failed write is returned, and not tried again before the next change, as
+// in the kubelet.
+func (m *Manager) Flush() error {
+	if !m.dirty || m.opts.Checkpoint == nil {
+		return nil
+	}
+	m.dirty = false
+	b, err := encodeCheckpoint(m.allocated)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(b, m.written) {
+		return nil
+	}
+	if err := m.opts.Checkpoint.Write(b); err != nil {
+		return fmt.Errorf("save pod resource information checkpoint %s: %w", m.opts.CheckpointPath, err)
+	}
+	m.written = b
+	return nil
 }
 
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
@@ -127,6 +178,7 @@ func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
 			alloc[c.Name] = *c.Resources.DeepCopy()
 		}
 	}
+	m.dirty = true
 	m.allocated[pod.UID] = alloc
 	m.changed(pod.UID)
 }
@@ -191,6 +243,30 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 		return nil
 	}
 	m.pushPending(pod.UID)
+	return m.RetryPendingResizes(ctx)
+}
+
+// HandlePodAdditions is the resize half of HandlePodAdditions, once every pod of the update was
+// added: the resize conditions the pods' statuses show are taken into the status manager's
+// cache, and each admitted pod whose desired resources differ from its allocation (a resize
+// pending when the kubelet restarted) is queued, and every pending resize retried. It returns
+// the pods to sync.
+func (m *Manager) HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod {
+	m.opts.Conditions.BackfillPodResizeConditions(pods)
+	queued := false
+	for _, pod := range admitted {
+		// A pod that has finished is let through admission without being admitted again.
+		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if _, updated := m.UpdatePodFromAllocation(pod); updated {
+			m.pushPending(pod.UID)
+			queued = true
+		}
+	}
+	if !queued {
+		return nil
+	}
 	return m.RetryPendingResizes(ctx)
 }
 

@@ -43,21 +43,10 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 	t.Helper()
 	e := &env{clk: vclock.New(vclock.Epoch), fit: 1500}
 	var err error
-	if e.status, err = status.New(status.Options{Clock: e.clk, Tracer: trace.Discard}); err != nil {
-		t.Fatal(err)
-	}
 	if e.pods, err = podmanager.New(podmanager.Options{Tracer: trace.Discard}); err != nil {
 		t.Fatal(err)
 	}
-	e.m, err = New(Options{
-		Clock:       e.clk,
-		Conditions:  e.status,
-		Admit:       e.admit,
-		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
-		PodByUID:    e.pods.GetPodByUID,
-		Recorder:    &e.events,
-	})
-	if err != nil {
+	if err := e.start(allocatable, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods {
@@ -65,6 +54,26 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 		e.m.SetAllocatedResources(p)
 	}
 	return e
+}
+
+// start builds the status manager and the Manager anew, as a kubelet (re)start does, with the
+// checkpoint cp (nil: none). The pod manager is kept: the sources give the pods again.
+func (e *env) start(allocatable string, cp Checkpointer) error {
+	var err error
+	if e.status, err = status.New(status.Options{Clock: e.clk, Tracer: trace.Discard}); err != nil {
+		return err
+	}
+	e.m, err = New(Options{
+		Clock:          e.clk,
+		Conditions:     e.status,
+		Admit:          e.admit,
+		Allocatable:    v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
+		PodByUID:       e.pods.GetPodByUID,
+		Recorder:       &e.events,
+		Checkpoint:     cp,
+		CheckpointPath: "root/allocated_pods_state",
+	})
+	return err
 }
 
 // admit counts the other pods' allocated cpu requests, as admission's counts do.
