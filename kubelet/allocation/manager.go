@@ -9,8 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -446,8 +448,8 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 // the other allocated pods.
 func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, string) {
 	alloc := m.opts.Allocatable
-	req := admission.PodRequests(pod)
-	cpu, mem := req.Cpu().MilliValue(), req.Memory().Value()
+	cpuReq, memReq := resizeRequest(pod, v1.ResourceCPU), resizeRequest(pod, v1.ResourceMemory)
+	cpu, mem := cpuReq.MilliValue(), memReq.Value()
 	cpuAvail, memAvail := alloc.Cpu().MilliValue(), alloc.Memory().Value()
 	if cpu > cpuAvail || mem > memAvail {
 		msg := fmt.Sprintf("cpu, requested: %d, capacity: %d", cpu, cpuAvail)
@@ -460,6 +462,21 @@ func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, 
 		return false, v1.PodReasonDeferred, message
 	}
 	return true, "", ""
+}
+
+// resizeRequest is the pod's request of one resource as canResizePod reads it
+// (GetResourceRequest): the pod-level requests in place of the containers' when the pod sets
+// pod-level resources, and the pod's overhead only when the pod requests some of the resource.
+// Admission's sums add the overhead always: a pod with a cpu overhead and no cpu request asks
+// for no cpu here.
+func resizeRequest(pod *v1.Pod, name v1.ResourceName) resource.Quantity {
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		SkipContainerLevelResources: resourcehelper.IsPodLevelResourcesSet(pod), ExcludeOverhead: true})
+	q := reqs[name].DeepCopy() // Add may write into a value shared with the pod
+	if o, ok := pod.Spec.Overhead[name]; ok && !q.IsZero() {
+		q.Add(o)
+	}
+	return q
 }
 
 func (m *Manager) event(pod *v1.Pod, eventType, reason, message string) {

@@ -346,3 +346,36 @@ func TestUpdatePodFromAllocationOnlyDiffering(t *testing.T) {
 		t.Errorf("UpdatePodFromAllocation changed its argument")
 	}
 }
+
+// TestResizeOverheadCountsWhereRequested: the Infeasible check adds the pod's overhead to a
+// resource only when the pod requests some of it, as v1.35's canResizePod does: a pod with a cpu
+// overhead above the node's cpu and no cpu request is resized; its memory request carries the
+// memory overhead.
+func TestResizeOverheadCountsWhereRequested(t *testing.T) {
+	ctx := context.Background()
+	web := pod("web", "0")
+	web.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
+	web.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("512Mi")}
+	e := newEnv(t, "50m", web)
+	memory := func(p *v1.Pod, q string) *v1.Pod {
+		n := p.DeepCopy()
+		n.Generation++
+		n.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse(q)
+		e.pods.UpdatePod(n)
+		return n
+	}
+	wider := memory(web, "128Mi")
+	e.m.HandlePodUpdate(ctx, web, wider)
+	if _, updated := e.m.UpdatePodFromAllocation(wider); updated {
+		t.Fatalf("resize to 128Mi with a 100m cpu overhead on a 50m node not allocated: conditions %v", e.conditions("web"))
+	}
+	// 600Mi and the 512Mi overhead exceed the node's 1Gi.
+	e.m.HandlePodUpdate(ctx, wider, memory(wider, "600Mi"))
+	want := map[v1.PodConditionType]string{
+		v1.PodResizePending:    "Infeasible: Node didn't have enough capacity: memory, requested: 1166016512, capacity: 1073741824",
+		v1.PodResizeInProgress: ": ",
+	}
+	if diff := cmp.Diff(want, e.conditions("web")); diff != "" {
+		t.Errorf("conditions after a resize beyond the node's memory (-want +got):\n%s", diff)
+	}
+}
