@@ -228,6 +228,8 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		PodByUID:    n.Pods.GetPodByUID,
 		Recorder:    recorder,
 		Checkpoint:  opts.World.Allocations,
+		// The pod workers are built after the manager.
+		TerminationRequested: func(uid types.UID) bool { return n.Workers != nil && n.Workers.IsPodTerminationRequested(uid) },
 	}
 	if f, ok := opts.World.Allocations.(allocation.FileCheckpoint); ok {
 		aopts.CheckpointPath = f.Path

@@ -251,6 +251,22 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 			t.Errorf("%s after the restart: generation %d, transitioned %v; want %d, now", c.Type, c.ObservedGeneration, c.LastTransitionTime, wider.Generation)
 		}
 	}
+	// A pod whose termination was requested, or that has finished, is not queued.
+	e.m.RemovePod("web") // leaves the queue at its next retry
+	e.m.RetryPendingResizes(ctx)
+	e.pods.RemovePod(shown)
+	e.m.SetAllocatedResources(web)
+	e.pods.AddPod(shown)
+	e.terminating = map[types.UID]bool{"web": true}
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a pod being terminated) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
+	}
+	e.terminating = nil
+	done := shown.DeepCopy()
+	done.Status.Phase = v1.PodSucceeded
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{done}, []*v1.Pod{done}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a finished pod) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
+	}
 	// A pod admitted without a resize of its own queues nothing.
 	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{batch}, []*v1.Pod{batch}); len(got) != 0 {
 		t.Errorf("HandlePodAdditions(a pod at its allocation) synced %v", names(got))

@@ -74,6 +74,9 @@ type Options struct {
 	SourcesReady func() bool
 	// Recorder receives the resize events. Nil records none.
 	Recorder EventRecorder
+	// TerminationRequested is the pod workers': a pod whose termination was requested is not
+	// admitted again when it is added, and its resize is not queued. Nil is never.
+	TerminationRequested func(uid types.UID) bool
 	// Checkpoint keeps the allocations across restarts (allocated_pods_state in the root
 	// directory): New reads them back and Flush writes them. Nil keeps them in memory only, as
 	// the kubelet's in-memory manager does.
@@ -257,8 +260,12 @@ func (m *Manager) HandlePodAdditions(ctx context.Context, pods, admitted []*v1.P
 	m.opts.Conditions.BackfillPodResizeConditions(pods)
 	queued := false
 	for _, pod := range admitted {
-		// A pod that has finished is let through admission without being admitted again.
+		// A pod that has finished, or whose termination was requested, is let through
+		// admission without being admitted again.
 		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if m.opts.TerminationRequested != nil && m.opts.TerminationRequested(pod.UID) {
 			continue
 		}
 		if _, updated := m.UpdatePodFromAllocation(pod); updated {
