@@ -145,6 +145,7 @@ func (e *env) restart(plugins *world.Plugins) {
 	if plugins != nil {
 		plugins.KubeletStopped()
 	}
+	e.k.SaveCheckpoints(e.ctx) // as the process stops
 	e.opts.World.Runtime = e.k.Runtime
 	e.opts.World.APIWatch = nil
 	if e.server != nil {

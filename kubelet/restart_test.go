@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +76,48 @@ func gpuPod(name string, n int64) *v1.Pod {
 	pod := staticPod(name, types.UID("uid-"+name), v1.RestartPolicyAlways)
 	pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
 	return pod
+}
+
+// TestRestartReadsTheAllocationCheckpoint: the allocation manager writes allocated_pods_state in
+// the root directory when the process stops, and a restarted kubelet reads it back
+// before it admits anything: the pod's allocation is the one written, whatever its spec asks now.
+// A checkpoint that cannot be read stops the new kubelet with the file's name.
+func TestRestartReadsTheAllocationCheckpoint(t *testing.T) {
+	root := t.TempDir()
+	e := newEnv(t, envOptions{standalone: true})
+	cp := AllocationsOnDisk(root)
+	e.opts.World.Allocations = cp
+	e.restart(nil) // the kubelet of the env, over the checkpoint
+	e.settle()
+	pod := staticPod("web", "uid-web", v1.RestartPolicyAlways)
+	pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}
+	e.setFile(pod)
+	if !e.run(30*time.Second, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
+		t.Fatalf("%s not Running after %v", pod.Name, e.now())
+	}
+	// Written when the process stops (Run: also once a second while it changes).
+	if _, err := os.Stat(cp.Path); err == nil {
+		t.Errorf("allocated_pods_state written before SaveCheckpoints")
+	}
+	e.k.SaveCheckpoints(e.ctx)
+	data, err := os.ReadFile(filepath.Join(root, "allocated_pods_state"))
+	if err != nil || !strings.Contains(string(data), `\"uid-web\":{\"ContainerResources\":{\"`+pod.Spec.Containers[0].Name+`\":{\"requests\":{\"cpu\":\"500m\"}}}`) {
+		t.Fatalf("allocated_pods_state = %s, %v, want web's 500m", data, err)
+	}
+
+	e.restart(nil)
+	wider := pod.DeepCopy()
+	wider.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("1")
+	got, updated := e.k.Sync.Allocation.UpdatePodFromAllocation(wider)
+	if cpu := got.Spec.Containers[0].Resources.Requests[v1.ResourceCPU]; !updated || cpu.String() != "500m" {
+		t.Errorf("after the restart, the allocation of web asking for 1 CPU = %v (updated %v), want the 500m written", cpu.String(), updated)
+	}
+
+	if err := os.WriteFile(cp.Path, []byte(`{"data":"{}","checksum":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.opts.World.Runtime = e.k.Runtime
+	if _, err := New(e.opts); err == nil || !strings.Contains(err.Error(), cp.Path) {
+		t.Errorf("New() over a corrupt allocation checkpoint = %v, want an error naming %s", err, cp.Path)
+	}
 }

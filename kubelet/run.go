@@ -146,7 +146,16 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 		return nil, err
 	}
 	out = append(out, rs...)
-	settled := []func(){k.besides.runtime.publish}
+	// The allocation checkpoint is written at most once per runtimeCheckpointPeriod while it
+	// changes, and when the loop has stopped.
+	var allocationsSaved time.Time
+	saveAllocations := func() {
+		if now := clk.Now(); now.Sub(allocationsSaved) >= runtimeCheckpointPeriod {
+			allocationsSaved = now
+			k.SaveCheckpoints(ctx)
+		}
+	}
+	settled := []func(){k.besides.runtime.publish, saveAllocations}
 	var snaps *snapshots
 	if opts.Snapshots {
 		snaps = &snapshots{k: k, period: opts.SnapshotPeriod}
@@ -182,14 +191,16 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 			return loop.Run(ctx)
 		}
 	}
-	if keeper != nil {
-		// The last state is written once the loop, which owns the runtime, has stopped.
-		loopRun := run
-		run = func(ctx context.Context) error {
-			err := loopRun(ctx)
+	// The last state is written once the loop, which owns the runtime and the allocations, has
+	// stopped.
+	loopRun := run
+	run = func(ctx context.Context) error {
+		err := loopRun(ctx)
+		if keeper != nil {
 			keeper.save(ctx, true)
-			return err
 		}
+		k.SaveCheckpoints(ctx)
+		return err
 	}
 	return append(out, runner{"sync loop", run}), nil
 }

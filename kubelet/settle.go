@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/minikubelet/minikubelet/plugins/pluginmanager"
 	"github.com/minikubelet/minikubelet/sources"
 )
@@ -11,12 +13,12 @@ import (
 // Settle is one pass over everything of the kubelet due at the clock's now, for a driver that
 // steps the kubelet on its own clock (replay), in a fixed order: the file source's relist, the
 // http source's poll, the simulated API watch, a plugin manager pass (and its gauge), the merge of
-// what the sources produced through PodConfig into the sync loop, the sync loop's Advance, and the
-// API watch again for what the loop wrote. The first pass is Kubelet.Run's start-up (startUp):
-// its trace, the first runtime check and, once the runtime answers, the plugin pipeline.
-// Settle reports whether anything but the sync loop made progress; the loop's
-// NextWake says whether it has more to do now. What fails is traced, as the kubelet logs it, and
-// the pass goes on.
+// what the sources produced through PodConfig into the sync loop, the sync loop's Advance, and
+// the API watch again for what the loop wrote. The first pass is Kubelet.Run's start-up
+// (startUp): its trace, the first runtime check and, once the runtime answers, the plugin
+// pipeline. Settle reports whether anything but the sync loop made progress; the loop's NextWake
+// says whether it has more to do now. What fails is traced, as the kubelet logs it, and the pass
+// goes on. The checkpoints are written by SaveCheckpoints.
 func (k *Kubelet) Settle(ctx context.Context) bool {
 	if !k.started {
 		k.started = true
@@ -59,6 +61,16 @@ func (k *Kubelet) Settle(ctx context.Context) bool {
 		progressed = true
 	}
 	return progressed
+}
+
+// SaveCheckpoints writes what the kubelet keeps on disk and has not written yet: the allocation
+// checkpoint. A driver that steps the kubelet calls it before it drops the process (replay's
+// restartKubelet), since no other pass writes it; Run writes it once a second while it changes
+// and when it stops. A failure is logged, as the kubelet logs it, and the kubelet goes on.
+func (k *Kubelet) SaveCheckpoints(ctx context.Context) {
+	if err := k.Sync.Allocation.Flush(); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to save pod resource information checkpoint")
+	}
 }
 
 // Due reports whether a Settle now would do anything: the first pass, source updates waiting for

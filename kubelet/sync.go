@@ -233,6 +233,14 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		Allocatable: cfg.Machine.AllocatableAbsolute(),
 		PodByUID:    n.Pods.GetPodByUID,
 		Recorder:    recorder,
+		Checkpoint:  opts.World.Allocations,
+		// The pod workers are built after the manager.
+		TerminationRequested: func(uid types.UID) bool { return n.Workers != nil && n.Workers.IsPodTerminationRequested(uid) },
+	}
+	if f, ok := opts.World.Allocations.(allocation.FileCheckpoint); ok {
+		aopts.CheckpointPath = f.Path
+	} else {
+		aopts.CheckpointPath = allocation.CheckpointFile
 	}
 	if d.sourcesReady != nil {
 		aopts.SourcesReady = func() bool { return n.Loop != nil && n.Loop.SourcesReady() }

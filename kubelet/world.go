@@ -10,6 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/plugins/csiplugin"
 	"github.com/minikubelet/minikubelet/plugins/devicemanager"
@@ -52,6 +53,11 @@ type World struct {
 	// Runtime is the container runtime, which outlives the kubelet process: a restarted kubelet
 	// finds its containers in it. Nil makes a new one with Options.Latencies.
 	Runtime *fakeruntime.Runtime
+	// Allocations keeps the allocation manager's checkpoint, allocated_pods_state in the root
+	// directory, which outlives the process: a restarted kubelet admits each pod it knew with
+	// the resources allocated to it, and a resize pending at the restart stays pending. Nil
+	// keeps the allocations in memory only. AllocationsOnDisk makes the file.
+	Allocations allocation.Checkpointer
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
 	// success.
@@ -133,6 +139,11 @@ func PluginsOnDisk(root string) *PluginWorld {
 		Checkpoint:    devicemanager.FileCheckpoint{Path: filepath.Join(devices, devicemanager.CheckpointFile)},
 		NewID:         func() string { return string(uuid.NewUUID()) },
 	}
+}
+
+// AllocationsOnDisk is the allocation checkpoint of a kubelet whose root directory is root.
+func AllocationsOnDisk(root string) allocation.FileCheckpoint {
+	return allocation.FileCheckpoint{Path: filepath.Join(root, allocation.CheckpointFile)}
 }
 
 // APIWatch is a stepping driver's simulation of the api source's reflector over the node's pods.

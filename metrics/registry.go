@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/types"
 	compbasemetrics "k8s.io/component-base/metrics"
@@ -36,8 +37,10 @@ type Registry struct {
 	// the goroutine that drives the node's cores.
 	lastRelist time.Time
 	// counted and countedGen are the RunningCounts whose values the gauges were last set to, and
-	// their Generation.
-	counted    *RunningCounts
+	// their Generation. The pointer is weak: the counts are a field of the PLEG that handed them,
+	// and a strong one kept that PLEG, and all it reaches of its kubelet, alive for as long as
+	// the registry (a registry outlives its PLEG where something still serves or reads it).
+	counted    weak.Pointer[RunningCounts]
 	countedGen uint64
 	// The children of the vectors the idle path records (children.go).
 	opCount, opErrors children[string, compbasemetrics.CounterMetric]
@@ -169,10 +172,12 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	}
 	r.lastRelist = start
 	r.f.plegLastSeen.Set(float64(start.Unix()))
-	if counts.Generation != 0 && counts == r.counted && counts.Generation == r.countedGen {
+	// The weak pointer's Value is counts only while the counts it was made of live and are
+	// these: a RunningCounts made later at the same address is another caller's.
+	if counts.Generation != 0 && counts.Generation == r.countedGen && r.counted.Value() == counts {
 		return // the gauges hold these values already
 	}
-	r.counted, r.countedGen = counts, counts.Generation
+	r.counted, r.countedGen = weak.Make(counts), counts.Generation
 	r.f.runningPods.Set(float64(counts.Pods))
 	for state, n := range counts.Containers {
 		r.containers.get(state).Set(float64(n))

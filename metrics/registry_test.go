@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
@@ -268,5 +270,44 @@ func TestChildrenAppearAtFirstUse(t *testing.T) {
 	}
 	if _, ok, _ := r.Value("kubelet_runtime_operations_errors_total", op); ok {
 		t.Error("an error series without an error")
+	}
+}
+
+// TestRelistCountsDoNotKeepTheirOwnerAlive checks that the registry does not keep the
+// RunningCounts it was last handed, nor the PLEG they are a field of, alive: a kubelet gone
+// while its registry is still served or read must be collectable.
+func TestRelistCountsDoNotKeepTheirOwnerAlive(t *testing.T) {
+	r := newRegistry(t, "n")
+	// owner stands for the PLEG: the counts are one of its fields.
+	type owner struct {
+		name   string
+		counts metrics.RunningCounts
+	}
+	t0 := time.Unix(1000, 0)
+	o := &owner{name: "pleg", counts: metrics.RunningCounts{Pods: 1, Generation: 1}}
+	r.ObserveRelist(t0, t0, &o.counts)
+	r.ObserveRelist(t0.Add(time.Second), t0.Add(time.Second), &o.counts)
+	gone := weak.Make(o)
+	o = nil
+	for range 3 {
+		if runtime.GC(); gone.Value() == nil {
+			break
+		}
+	}
+	if gone.Value() != nil {
+		t.Errorf("the owner of the counts last handed to the registry is still reachable after a GC")
+	}
+	runtime.KeepAlive(r)
+}
+
+// TestRelistSameCountsAllocatesNothing checks that handing the same counts again costs no
+// allocation: a fleet node relists its unchanged runtime every second.
+func TestRelistSameCountsAllocatesNothing(t *testing.T) {
+	r := newRegistry(t, "n")
+	t0 := time.Unix(1000, 0)
+	counts := &metrics.RunningCounts{Pods: 1, Containers: map[string]int{"running": 1}, Generation: 1}
+	r.ObserveRelist(t0, t0, counts)
+	if allocs := testing.AllocsPerRun(100, func() { r.ObserveRelist(t0, t0, counts) }); allocs != 0 {
+		t.Errorf("ObserveRelist of the same counts allocates %v times, want 0", allocs)
 	}
 }

@@ -84,16 +84,24 @@ func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types
 // full name wins; later ones are dropped with a Warning event. Nil entries are skipped (the kubelet
 // would crash on them).
 //
-// The file source sends all its pods again every 20s, so the names are kept in one map of the
-// Storage's, cleared at each call, and keyed without building the full name: a name and a
+// The file source sends all its pods again every 20s, so the names are kept in a map of the
+// source's, cleared at each call, and keyed without building the full name: a name and a
 // namespace without "_" make a full name with exactly one "_", which only that pair makes; the
 // rare pod with "_" in either is keyed by its full name, which has two or more.
 func (s *Storage) filterDuplicates(source string, batch []*v1.Pod) []*v1.Pod {
-	if s.names == nil {
-		s.names = make(map[fullNameKey]struct{}, len(batch))
+	set := s.names[source]
+	if set == nil {
+		if s.names == nil {
+			s.names = map[string]*nameSet{}
+		}
+		set = &nameSet{}
+		s.names[source] = set
 	}
-	names := s.names
-	defer clear(names)
+	if set.m == nil {
+		set.m = make(map[fullNameKey]struct{}, len(batch))
+	}
+	names := set.m
+	defer set.done()
 	var dups []int
 	for i, p := range batch {
 		if p == nil {
@@ -123,6 +131,31 @@ func (s *Storage) filterDuplicates(source string, batch []*v1.Pod) []*v1.Pod {
 		kept = append(kept, p)
 	}
 	return kept
+}
+
+// nameSet is one source's filterDuplicates map, and the most names it held since it was made.
+type nameSet struct {
+	m    map[fullNameKey]struct{}
+	peak int
+}
+
+// keptNames is how many names a source's map may have held and still be kept whatever the
+// batches that follow: a small map is not worth making again.
+const keptNames = 64
+
+// done empties the map after a call. A map does not shrink when cleared, so a map that held a
+// large batch once (a static pod directory emptied, an api source's first list) would keep that
+// batch's room for good: once a call fills a quarter of the most it held or less, it is let go,
+// and the next call makes one of its own size. A source whose batches keep their size (the file
+// source's relist every 20s) keeps its map.
+func (n *nameSet) done() {
+	size := len(n.m)
+	n.peak = max(n.peak, size)
+	if n.peak > keptNames && size*4 <= n.peak {
+		n.m, n.peak = nil, 0
+		return
+	}
+	clear(n.m)
 }
 
 // fullNameKey stands for a pod's full name in filterDuplicates: its name and namespace when

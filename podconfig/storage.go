@@ -88,8 +88,8 @@ type Storage struct {
 	// (it replaces it), so receiving the same object again means nothing changed and the
 	// comparison can be skipped: the file source re-sends every pod every 20s.
 	sent map[string]map[types.UID]sentPod
-	// names is filterDuplicates' map, empty between two calls.
-	names map[fullNameKey]struct{}
+	// names holds, per source, filterDuplicates' map, empty between two calls.
+	names map[string]*nameSet
 	// lastSet holds, per source, the objects of its last merge when that was a SET that stored
 	// each of them (followsLastSet).
 	lastSet map[string][]*v1.Pod

@@ -2,6 +2,7 @@ package podconfig
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -147,6 +148,54 @@ func TestDuplicateFullNameKeys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDuplicateNamesMapLetGo checks that filterDuplicates' map does not keep a large batch's
+// room once the source's batches are much smaller, that a source whose batches keep their size
+// keeps its map, and that each source has its own.
+func TestDuplicateNamesMapLetGo(t *testing.T) {
+	batch := func(n int) []*v1.Pod {
+		pods := make([]*v1.Pod, n)
+		for i := range pods {
+			pods[i] = newPod(fmt.Sprintf("p%d", i), "ns")
+		}
+		return pods
+	}
+	s, _, _ := newStorage(t, Incremental)
+	// mapOf identifies the source's map, 0 when it has none.
+	mapOf := func(source string) uintptr {
+		if set := s.names[source]; set != nil && set.m != nil {
+			return reflect.ValueOf(set.m).Pointer()
+		}
+		return 0
+	}
+	big, small := batch(1000), batch(10)
+	s.filterDuplicates(testSource, big)
+	first := mapOf(testSource)
+	s.filterDuplicates(testSource, big)
+	if got := mapOf(testSource); got == 0 || got != first {
+		t.Errorf("a source whose batches keep their size did not keep its map")
+	}
+	// Another source's small batches leave the first source's map alone.
+	for range 3 {
+		s.filterDuplicates("other", small)
+	}
+	if got := mapOf(testSource); got != first {
+		t.Errorf("another source's small batches let %s's map go", testSource)
+	}
+	s.filterDuplicates(testSource, small)
+	if got := mapOf(testSource); got != 0 {
+		t.Errorf("after a batch of %d, the map that held %d names is kept", len(small), len(big))
+	}
+	// The next call makes a map of its own size, and it stays while the batches keep it.
+	if got := s.filterDuplicates(testSource, append(small, small[0])); len(got) != len(small) {
+		t.Errorf("filterDuplicates after the map was let go kept %d of %d, want %d", len(got), len(small)+1, len(small))
+	}
+	kept := mapOf(testSource)
+	s.filterDuplicates(testSource, small[:1])
+	if got := mapOf(testSource); got == 0 || got != kept {
+		t.Errorf("a map of %d names or less was let go", keptNames)
 	}
 }
 

@@ -56,6 +56,29 @@ func (m *Manager) SetPodResizeInProgressCondition(uid types.UID, reason, message
 	return generation, changed
 }
 
+// BackfillPodResizeConditions takes into the cache the resize conditions the pods' statuses
+// show, as the kubelet does when pods are added (a restarted kubelet finds them in the API
+// server): each is set anew, probed and transitioned now, with its reason, message and observed
+// generation.
+func (m *Manager) BackfillPodResizeConditions(pods []*v1.Pod) {
+	for _, pod := range pods {
+		for i := range pod.Status.Conditions {
+			c := &pod.Status.Conditions[i]
+			if c.Type != v1.PodResizePending && c.Type != v1.PodResizeInProgress {
+				continue
+			}
+			rc := m.resizeFor(pod.UID)
+			cond := m.resizeCondition(c.Type, nil, c.Reason, c.Message, c.ObservedGeneration)
+			if c.Type == v1.PodResizePending {
+				rc.pending = cond
+			} else {
+				rc.inProgress = cond
+			}
+			m.resizes[pod.UID] = rc
+		}
+	}
+}
+
 // ClearPodResizePendingCondition drops PodResizePending.
 func (m *Manager) ClearPodResizePendingCondition(uid types.UID) {
 	rc, ok := m.resizes[uid]

@@ -4,8 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -102,5 +104,36 @@ func TestContainerResourcesFromRuntime(t *testing.T) {
 		if got := s.AllocatedResources.Cpu().String(); got != "300m" {
 			t.Errorf("%s: allocated cpu = %s, want 300m", tt.name, got)
 		}
+	}
+}
+
+// TestBackfillPodResizeConditions: the resize conditions a pod's status shows are taken into the
+// cache, probed and transitioned now, with their reason, message and observed generation; other
+// conditions and pods without any are left alone, and a later set with the same reason and
+// generation reports no change.
+func TestBackfillPodResizeConditions(t *testing.T) {
+	clk := vclock.New(vclock.Epoch.Add(time.Hour))
+	m := newManager(t, Options{Clock: clk, Tracer: trace.Discard})
+	before := metav1.NewTime(vclock.Epoch)
+	web := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "web"}, Status: v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: before},
+		{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonDeferred, Message: "no room", ObservedGeneration: 2, LastTransitionTime: before, LastProbeTime: before},
+		{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: before, LastProbeTime: before},
+	}}}
+	plain := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "plain"}}
+	m.BackfillPodResizeConditions([]*v1.Pod{web, plain})
+	now := metav1.NewTime(clk.Now())
+	want := []v1.PodCondition{
+		{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonDeferred, Message: "no room", ObservedGeneration: 2, LastTransitionTime: now, LastProbeTime: now},
+		{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: now, LastProbeTime: now},
+	}
+	if diff := cmp.Diff(want, m.PodResizeConditions("web")); diff != "" {
+		t.Errorf("PodResizeConditions(web) after the backfill (-want +got):\n%s", diff)
+	}
+	if got := m.PodResizeConditions("plain"); got != nil {
+		t.Errorf("PodResizeConditions(plain) = %v, want none", got)
+	}
+	if m.SetPodResizePendingCondition("web", v1.PodReasonDeferred, "no room", 2) {
+		t.Errorf("SetPodResizePendingCondition() as backfilled reports a change")
 	}
 }

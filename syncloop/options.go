@@ -178,6 +178,9 @@ type Options struct {
 // Resizer is the allocation manager as the handlers drive it. Each call returns the pods whose
 // resize it allocated or whose resize conditions changed, which the loop syncs (triggerPodSync).
 type Resizer interface {
+	// HandlePodAdditions is HandlePodAdditions' resize step, once every pod of the update was
+	// added: pods are the update's, admitted those admitted.
+	HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod
 	// HandlePodUpdate is HandlePodUpdates' resize step for a pod that changed from old.
 	HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.Pod
 	// RemovePod forgets a removed pod's allocation; RetryPendingResizes then retries the

@@ -75,7 +75,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "use the API server in this kubeconfig instead of the embedded one")
 	fs.StringVar(&f.writeKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the embedded API server to this file (default minikubelet/kubeconfig in the user's cache directory, such as ~/.cache/minikubelet/kubeconfig)")
 	fs.BoolVar(&f.standalone, "standalone", false, "run without an API server, like a kubelet without a kubeconfig")
-	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry and device-plugins (the kubelet's /var/lib/kubelet); with --nodes above 1, each node's under <root-dir>/<node>")
+	fs.StringVar(&f.rootDir, "root-dir", defaultRootDir(), "directory for plugins_registry, device-plugins, the runtime's state and allocated_pods_state (the kubelet's /var/lib/kubelet); with --nodes above 1, each node's under <root-dir>/<node>")
 	f.security.bind(fs)
 	bindDataDir(fs, &f.dataDir)
 	fs.StringVar(&f.ui, "ui", "", "serve the live timeline view (a page and its server-sent events) at this address, such as 127.0.0.1:8080")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,6 +139,14 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 	stateFile := filepath.Join(dir, "root-1", node, runtimeStateFile)
 	web := runPodOn(ctx, t, client, "web", node)
 	waitForContainerSaved(ctx, t, stateFile, web.Status.ContainerStatuses[0].ContainerID)
+	// The allocation manager's checkpoint beside it holds web's allocation within a second.
+	allocations := filepath.Join(dir, "root-1", node, allocation.CheckpointFile)
+	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(allocations)
+		return err == nil && strings.Contains(string(b), string(web.UID)), nil
+	}); err != nil {
+		t.Errorf("%s does not hold web's allocation: %v", allocations, err)
+	}
 
 	// Shard 1 crashes and comes back.
 	procs[1].kill()

@@ -5,6 +5,9 @@
 // values when they fit (PodResizeInProgress, ResizeStarted), or left pending with the
 // PodResizePending condition, reason Infeasible (a static pod, or more than the node's
 // allocatable) or Deferred (it does not fit beside the other pods now), and retried when a pod
-// changes or goes and every 3 minutes. It is a pure core: the sync loop calls it and advances its
-// retry timer.
+// changes or goes and every 3 minutes. The allocations outlive the process in the checkpoint
+// allocated_pods_state (pkg/kubelet/allocation/state, the kubelet's format and checksum): New
+// reads it back, so a restarted kubelet admits each pod with its allocation and a resize pending
+// at the restart stays pending (HandlePodAdditions queues it again), and Flush writes it. It is a
+// pure core: the sync loop calls it and advances its retry timer; its owner calls Flush.
 package allocation

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -8,8 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -42,6 +45,7 @@ type ResizeConditions interface {
 	IsPodResizeDeferred(uid types.UID) bool
 	IsPodResizeInfeasible(uid types.UID) bool
 	PodResizeConditions(uid types.UID) []v1.PodCondition
+	BackfillPodResizeConditions(pods []*v1.Pod)
 }
 
 // EventRecorder records one Kubernetes event about a pod.
@@ -70,6 +74,15 @@ type Options struct {
 	SourcesReady func() bool
 	// Recorder receives the resize events. Nil records none.
 	Recorder EventRecorder
+	// TerminationRequested is the pod workers': a pod whose termination was requested is not
+	// admitted again when it is added, and its resize is not queued. Nil is never.
+	TerminationRequested func(uid types.UID) bool
+	// Checkpoint keeps the allocations across restarts (allocated_pods_state in the root
+	// directory): New reads them back and Flush writes them. Nil keeps them in memory only, as
+	// the kubelet's in-memory manager does.
+	Checkpoint Checkpointer
+	// CheckpointPath names the checkpoint in errors and logs.
+	CheckpointPath string
 }
 
 func (o Options) validate() error {
@@ -93,6 +106,11 @@ type Manager struct {
 	next time.Time
 	// onChange are told of every pod whose allocation changed.
 	onChange []func(types.UID)
+	// dirty is set when an allocation was set since the last Flush; written is what the
+	// checkpoint holds. As in the kubelet, forgetting a pod does not write the checkpoint: the
+	// next write leaves it out.
+	dirty   bool
+	written []byte
 }
 
 // OnChange registers fn to be called with the UID of every pod whose allocation is set or
@@ -112,8 +130,46 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new allocation manager: %w", err)
 	}
-	return &Manager{opts: opts, allocated: map[types.UID]map[string]v1.ResourceRequirements{},
-		next: opts.Clock.Now().Add(InitialRetryDelay)}, nil
+	m := &Manager{opts: opts, allocated: map[types.UID]map[string]v1.ResourceRequirements{},
+		next: opts.Clock.Now().Add(InitialRetryDelay)}
+	if opts.Checkpoint != nil {
+		// The kubelet cannot start over a checkpoint it cannot read: it stops with this message.
+		b, err := opts.Checkpoint.Read()
+		if err == nil {
+			m.allocated, err = decodeCheckpoint(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("new allocation manager: could not restore state from checkpoint: %w, please drain this node and delete pod resource information checkpoint file %q before restarting Kubelet",
+				err, opts.CheckpointPath)
+		}
+		m.written = b
+	}
+	return m, nil
+}
+
+// Flush writes the allocations to the checkpoint when one was set since the last Flush and the
+// checkpoint does not hold them already. The kubelet writes at each change, the whole checkpoint
+// each time; its owner calls Flush instead (the kubelet assembly: once a second in `run` and when
+// the process stops), so that pods admitted one after the other do not each encode every
+// allocation again. A failed write is returned, and not tried again before the next change, as
+// in the kubelet.
+func (m *Manager) Flush() error {
+	if !m.dirty || m.opts.Checkpoint == nil {
+		return nil
+	}
+	m.dirty = false
+	b, err := encodeCheckpoint(m.allocated)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(b, m.written) {
+		return nil
+	}
+	if err := m.opts.Checkpoint.Write(b); err != nil {
+		return fmt.Errorf("save pod resource information checkpoint %s: %w", m.opts.CheckpointPath, err)
+	}
+	m.written = b
+	return nil
 }
 
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
@@ -127,6 +183,7 @@ func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
 			alloc[c.Name] = *c.Resources.DeepCopy()
 		}
 	}
+	m.dirty = true
 	m.allocated[pod.UID] = alloc
 	m.changed(pod.UID)
 }
@@ -149,37 +206,33 @@ func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	if !ok {
 		return pod, false
 	}
+	// Only the containers whose resources differ take the allocation's (updatePodFromAllocation):
+	// the others keep the spec's own lists, where an equal quantity may be spelled otherwise
+	// ("1073741824" for "1Gi"), which the pod's status then shows.
 	updated := false
-	set := func(cs []v1.Container, i int) {
-		a, ok := alloc[cs[i].Name]
-		if !ok || sameResources(&cs[i].Resources, &a) {
-			return
-		}
-		if !updated {
-			updated = true
-			pod = pod.DeepCopy()
-		}
-	}
-	for i := range pod.Spec.Containers {
-		set(pod.Spec.Containers, i)
-	}
-	for i := range pod.Spec.InitContainers {
-		set(pod.Spec.InitContainers, i)
-	}
-	if !updated {
-		return pod, false
-	}
-	for i, c := range pod.Spec.Containers {
-		if a, ok := alloc[c.Name]; ok {
-			pod.Spec.Containers[i].Resources = *a.DeepCopy()
+	for _, init := range []bool{false, true} {
+		for i := range containers(pod, init) {
+			c := &containers(pod, init)[i]
+			a, ok := alloc[c.Name]
+			if !ok || sameResources(&c.Resources, &a) {
+				continue
+			}
+			if !updated {
+				updated = true
+				pod = pod.DeepCopy()
+			}
+			containers(pod, init)[i].Resources = *a.DeepCopy()
 		}
 	}
-	for i, c := range pod.Spec.InitContainers {
-		if a, ok := alloc[c.Name]; ok {
-			pod.Spec.InitContainers[i].Resources = *a.DeepCopy()
-		}
+	return pod, updated
+}
+
+// containers returns the pod's init containers or its main containers.
+func containers(pod *v1.Pod, init bool) []v1.Container {
+	if init {
+		return pod.Spec.InitContainers
 	}
-	return pod, true
+	return pod.Spec.Containers
 }
 
 // HandlePodUpdate is the resize half of HandlePodUpdates for a pod that changed from old: when a
@@ -195,6 +248,34 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 		return nil
 	}
 	m.pushPending(pod.UID)
+	return m.RetryPendingResizes(ctx)
+}
+
+// HandlePodAdditions is the resize half of HandlePodAdditions, once every pod of the update was
+// added: the resize conditions the pods' statuses show are taken into the status manager's
+// cache, and each admitted pod whose desired resources differ from its allocation (a resize
+// pending when the kubelet restarted) is queued, and every pending resize retried. It returns
+// the pods to sync.
+func (m *Manager) HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod {
+	m.opts.Conditions.BackfillPodResizeConditions(pods)
+	queued := false
+	for _, pod := range admitted {
+		// A pod that has finished, or whose termination was requested, is let through
+		// admission without being admitted again.
+		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if m.opts.TerminationRequested != nil && m.opts.TerminationRequested(pod.UID) {
+			continue
+		}
+		if _, updated := m.UpdatePodFromAllocation(pod); updated {
+			m.pushPending(pod.UID)
+			queued = true
+		}
+	}
+	if !queued {
+		return nil
+	}
 	return m.RetryPendingResizes(ctx)
 }
 
@@ -374,8 +455,8 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 // the other allocated pods.
 func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, string) {
 	alloc := m.opts.Allocatable
-	req := admission.PodRequests(pod)
-	cpu, mem := req.Cpu().MilliValue(), req.Memory().Value()
+	cpuReq, memReq := resizeRequest(pod, v1.ResourceCPU), resizeRequest(pod, v1.ResourceMemory)
+	cpu, mem := cpuReq.MilliValue(), memReq.Value()
 	cpuAvail, memAvail := alloc.Cpu().MilliValue(), alloc.Memory().Value()
 	if cpu > cpuAvail || mem > memAvail {
 		msg := fmt.Sprintf("cpu, requested: %d, capacity: %d", cpu, cpuAvail)
@@ -388,6 +469,21 @@ func (m *Manager) canResizePod(ctx context.Context, pod *v1.Pod) (bool, string, 
 		return false, v1.PodReasonDeferred, message
 	}
 	return true, "", ""
+}
+
+// resizeRequest is the pod's request of one resource as canResizePod reads it
+// (GetResourceRequest): the pod-level requests in place of the containers' when the pod sets
+// pod-level resources, and the pod's overhead only when the pod requests some of the resource.
+// Admission's sums add the overhead always: a pod with a cpu overhead and no cpu request asks
+// for no cpu here.
+func resizeRequest(pod *v1.Pod, name v1.ResourceName) resource.Quantity {
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		SkipContainerLevelResources: resourcehelper.IsPodLevelResourcesSet(pod), ExcludeOverhead: true})
+	q := reqs[name].DeepCopy() // Add may write into a value shared with the pod
+	if o, ok := pod.Spec.Overhead[name]; ok && !q.IsZero() {
+		q.Add(o)
+	}
+	return q
 }
 
 func (m *Manager) event(pod *v1.Pod, eventType, reason, message string) {

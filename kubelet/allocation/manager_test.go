@@ -37,27 +37,18 @@ type env struct {
 	pods   *podmanager.Manager
 	events recorder
 	fit    int64
+	// terminating are the pods whose termination was requested.
+	terminating map[types.UID]bool
 }
 
 func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 	t.Helper()
 	e := &env{clk: vclock.New(vclock.Epoch), fit: 1500}
 	var err error
-	if e.status, err = status.New(status.Options{Clock: e.clk, Tracer: trace.Discard}); err != nil {
-		t.Fatal(err)
-	}
 	if e.pods, err = podmanager.New(podmanager.Options{Tracer: trace.Discard}); err != nil {
 		t.Fatal(err)
 	}
-	e.m, err = New(Options{
-		Clock:       e.clk,
-		Conditions:  e.status,
-		Admit:       e.admit,
-		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
-		PodByUID:    e.pods.GetPodByUID,
-		Recorder:    &e.events,
-	})
-	if err != nil {
+	if err := e.start(allocatable, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods {
@@ -65,6 +56,27 @@ func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
 		e.m.SetAllocatedResources(p)
 	}
 	return e
+}
+
+// start builds the status manager and the Manager anew, as a kubelet (re)start does, with the
+// checkpoint cp (nil: none). The pod manager is kept: the sources give the pods again.
+func (e *env) start(allocatable string, cp Checkpointer) error {
+	var err error
+	if e.status, err = status.New(status.Options{Clock: e.clk, Tracer: trace.Discard}); err != nil {
+		return err
+	}
+	e.m, err = New(Options{
+		Clock:                e.clk,
+		Conditions:           e.status,
+		Admit:                e.admit,
+		Allocatable:          v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
+		PodByUID:             e.pods.GetPodByUID,
+		Recorder:             &e.events,
+		Checkpoint:           cp,
+		TerminationRequested: func(uid types.UID) bool { return e.terminating[uid] },
+		CheckpointPath:       "root/allocated_pods_state",
+	})
+	return err
 }
 
 // admit counts the other pods' allocated cpu requests, as admission's counts do.
@@ -301,5 +313,72 @@ func TestOnChange(t *testing.T) {
 	e.m.RemovePod(web.UID)
 	if diff := cmp.Diff([]types.UID{"web", "web", "web"}, got); diff != "" {
 		t.Errorf("changes mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpdatePodFromAllocationOnlyDiffering checks that only the containers whose resources differ
+// from their allocation take it: the others keep the spec's lists as they are spelled.
+func TestUpdatePodFromAllocationOnlyDiffering(t *testing.T) {
+	always := v1.ContainerRestartPolicyAlways
+	mem := func(q string) v1.ResourceRequirements {
+		return v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse(q)}}
+	}
+	allocated := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "web"},
+		Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "log", RestartPolicy: &always, Resources: mem("1Gi")}},
+			Containers:     []v1.Container{{Name: "app", Resources: mem("64Mi")}, {Name: "side", Resources: mem("1Gi")}},
+		},
+	}
+	e := newEnv(t, "4", allocated)
+	// The same quantities spelled otherwise, and app resized.
+	desired := allocated.DeepCopy()
+	desired.Spec.InitContainers[0].Resources = mem("1073741824")
+	desired.Spec.Containers[0].Resources = mem("128Mi")
+	desired.Spec.Containers[1].Resources = mem("1073741824")
+	got, updated := e.m.UpdatePodFromAllocation(desired)
+	if !updated {
+		t.Fatalf("UpdatePodFromAllocation(resized pod) did not update it")
+	}
+	spelled := func(c v1.Container) string { return c.Resources.Requests.Memory().String() }
+	want := []string{"1073741824", "64Mi", "1073741824"}
+	if diff := cmp.Diff(want, []string{spelled(got.Spec.InitContainers[0]), spelled(got.Spec.Containers[0]), spelled(got.Spec.Containers[1])}); diff != "" {
+		t.Errorf("memory requests of log, app, side (-want +got):\n%s", diff)
+	}
+	if spelled(desired.Spec.Containers[0]) != "128Mi" {
+		t.Errorf("UpdatePodFromAllocation changed its argument")
+	}
+}
+
+// TestResizeOverheadCountsWhereRequested: the Infeasible check adds the pod's overhead to a
+// resource only when the pod requests some of it, as v1.35's canResizePod does: a pod with a cpu
+// overhead above the node's cpu and no cpu request is resized; its memory request carries the
+// memory overhead.
+func TestResizeOverheadCountsWhereRequested(t *testing.T) {
+	ctx := context.Background()
+	web := pod("web", "0")
+	web.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
+	web.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("512Mi")}
+	e := newEnv(t, "50m", web)
+	memory := func(p *v1.Pod, q string) *v1.Pod {
+		n := p.DeepCopy()
+		n.Generation++
+		n.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse(q)
+		e.pods.UpdatePod(n)
+		return n
+	}
+	wider := memory(web, "128Mi")
+	e.m.HandlePodUpdate(ctx, web, wider)
+	if _, updated := e.m.UpdatePodFromAllocation(wider); updated {
+		t.Fatalf("resize to 128Mi with a 100m cpu overhead on a 50m node not allocated: conditions %v", e.conditions("web"))
+	}
+	// 600Mi and the 512Mi overhead exceed the node's 1Gi.
+	e.m.HandlePodUpdate(ctx, wider, memory(wider, "600Mi"))
+	want := map[v1.PodConditionType]string{
+		v1.PodResizePending:    "Infeasible: Node didn't have enough capacity: memory, requested: 1166016512, capacity: 1073741824",
+		v1.PodResizeInProgress: ": ",
+	}
+	if diff := cmp.Diff(want, e.conditions("web")); diff != "" {
+		t.Errorf("conditions after a resize beyond the node's memory (-want +got):\n%s", diff)
 	}
 }

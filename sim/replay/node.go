@@ -49,6 +49,9 @@ type node struct {
 	writes    *world.NodeWrites
 	apiEvents record.EventRecorder // nil without the api source
 	plugins   *world.Plugins       // nil unless a step needs the plugin pipeline (first node only)
+	// allocations is the allocation manager's checkpoint in the node's root directory, which
+	// outlives a restart.
+	allocations world.Checkpoint
 
 	kubelet  *kubelet.Kubelet
 	restarts int // kubelet restarts so far
@@ -105,14 +108,14 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 
 // startKubelet builds n's kubelet process with package kubelet's New over n's world. A restart
 // calls it again with the runtime, whose containers outlive the process; the API server, the
-// static pod directory, what the manifest URL serves, the plugins' sockets and the device
-// checkpoint stay as they are.
+// static pod directory, what the manifest URL serves, the plugins' sockets, the device
+// checkpoint and the allocation checkpoint stay as they are.
 func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	s := e.s
 	// The scenario's configuration, with the sources it lists at replay's fixed places.
 	cfg := *s.kubelet
 	cfg.Sources.StaticPodPath, cfg.Sources.StaticPodURL, cfg.Sources.StaticPodURLHeader = "", "", nil
-	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes}
+	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes, Allocations: &n.allocations}
 	if n.writes != nil {
 		w.Writes = &kubelet.Writes{PodStatus: n.writes, Mirror: n.writes.Mirror(), Node: n.writes, Tokens: n.writes}
 	}

@@ -80,7 +80,7 @@ func (a *APIServerDown) validate() error {
 // plugin manager's caches, the device manager's endpoints). The new kubelet re-reads its sources,
 // relists the runtime and the API server, rebuilds its pod workers from what they show, reads the
 // device checkpoint back and registers again the plugins whose sockets its watcher finds.
-func (*RestartKubelet) apply(_ context.Context, e *engine, n *node) {
+func (*RestartKubelet) apply(ctx context.Context, e *engine, n *node) {
 	e.stepEvent(trace.KindRestartKubelet, "", "")
 	n.restarts++
 	n.stopped = false // a new process runs, whether or not the old one was stopped
@@ -88,6 +88,9 @@ func (*RestartKubelet) apply(_ context.Context, e *engine, n *node) {
 		// The old process's connections to the plugins end with it.
 		n.plugins.KubeletStopped()
 	}
+	// What the old process keeps on disk is written as it stops (the kubelet writes the
+	// allocation checkpoint at each change; no step reads it in between).
+	n.kubelet.SaveCheckpoints(ctx)
 	if err := e.startKubelet(n, n.kubelet.Runtime); err != nil {
 		e.stepError(trace.KindRestartKubelet, err)
 		return

@@ -181,3 +181,44 @@ func TestRecorderForgetLetsABurstGo(t *testing.T) {
 		t.Errorf("kept = %v, want the Seqs of the last three of %d", seqs, n)
 	}
 }
+
+// TestRecorderSinceBodyEmitsAndForgets emits and forgets from inside a Since loop, as a check
+// that records what it found may: the loop yields the events kept when it started, unchanged,
+// and the Forget takes effect once the loop ends. (A Recorder locked while the body ran hung
+// here.)
+func TestRecorderSinceBodyEmitsAndForgets(t *testing.T) {
+	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		r.Emit(Event{Component: "c", Event: KindSet, Pod: fmt.Sprint(i)})
+	}
+	var seen []string
+	for ev := range r.Since(1) {
+		seen = append(seen, ev.Pod)
+		r.Emit(Event{Component: "c", Event: KindSet, Pod: "from-" + ev.Pod})
+		r.Forget(r.Len())
+		// A nested loop holds the Forget back too, and sees the events emitted so far.
+		n := 0
+		for range r.Since(0) {
+			n++
+		}
+		if n == 0 {
+			t.Errorf("a nested Since saw no event: the Forget was made under the outer loop")
+		}
+	}
+	if want := []string{"1", "2", "3"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("Since(1) yielded %v, want %v (the events kept when it started)", seen, want)
+	}
+	if got := r.EventsSince(0); len(got) != 0 {
+		t.Errorf("after the loop, EventsSince(0) = %d events, want 0: the Forget asked in the loop was not made", len(got))
+	}
+	if got := r.Len(); got != 7 {
+		t.Errorf("Len() = %d, want 7", got)
+	}
+	r.Emit(Event{Component: "c", Event: KindSet, Pod: "after"})
+	if got := r.EventsSince(0); len(got) != 1 || got[0].Pod != "after" {
+		t.Errorf("EventsSince(0) after one more = %v, want the one event", got)
+	}
+}

@@ -45,7 +45,7 @@ type Recorder struct {
 	text   TextOptions
 	also   Tracer
 
-	mu sync.Mutex // guards events, head, forgotten, err and writes to out
+	mu sync.Mutex // guards events, head, forgotten, looping, forgetLater, err and writes to out
 	// events[head:] are the kept events not forgotten. Forget moves head instead of reslicing
 	// the array from the front, so that the appends after it reuse the array's room rather than
 	// allocate a new one each time the shortened slice fills up.
@@ -57,6 +57,10 @@ type Recorder struct {
 	err       error
 	seq       uint64  // the Seq of the last event
 	link      *linker // gives each event its Cause
+	// looping counts the Since loops running; a Forget asked for meanwhile is kept in
+	// forgetLater (the largest index asked) and made when the last one ends.
+	looping     int
+	forgetLater int
 }
 
 var _ Tracer = (*Recorder)(nil)
@@ -146,19 +150,36 @@ func (r *Recorder) EventsSince(i int) []Event {
 
 // Since yields, in order and without copying them, the kept events from index i on, those
 // forgotten left out: replay looks at every event after each step and each settled instant, and
-// a copy of each was a tenth of what an hour of replay allocated. The Recorder stays locked
-// while the loop runs, so its body must not emit, and the event it is handed must not be kept
-// or changed after the iteration it is handed in.
+// a copy of each was a tenth of what an hour of replay allocated. The events yielded are those
+// kept when the loop starts. The Recorder is not locked while the body runs, so the body may
+// emit (its events are not yielded) and call Forget (which waits until the last loop over the
+// events ends, so that no event yielded is cleared or moved under it). The event the body is
+// handed must not be kept or changed after the iteration it is handed in.
 func (r *Recorder) Since(i int) iter.Seq[*Event] {
 	return func(yield func(*Event) bool) {
 		r.mu.Lock()
-		defer r.mu.Unlock()
+		// Emit only appends past these (into a new array when this one is full, which the
+		// slice keeps alive), so the elements yielded are not written while the loop runs.
 		evs := r.since(i)
+		r.looping++
+		r.mu.Unlock()
+		defer r.endLoop()
 		for k := range evs {
 			if !yield(&evs[k]) {
 				return
 			}
 		}
+	}
+}
+
+// endLoop ends one Since loop, and makes the Forget asked for meanwhile once no loop runs.
+func (r *Recorder) endLoop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.looping--; r.looping == 0 && r.forgetLater > 0 {
+		i := r.forgetLater
+		r.forgetLater = 0
+		r.forget(i)
 	}
 }
 
@@ -168,6 +189,15 @@ func (r *Recorder) Since(i int) iter.Seq[*Event] {
 func (r *Recorder) Forget(i int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.looping > 0 {
+		r.forgetLater = max(r.forgetLater, i)
+		return
+	}
+	r.forget(i)
+}
+
+// forget is Forget, with mu held and no Since loop running.
+func (r *Recorder) forget(i int) {
 	kept := r.events[r.head:]
 	n := min(i-r.forgotten, len(kept))
 	if n <= 0 {

@@ -449,7 +449,8 @@ func (w *Plugins) WalkDir(root string, fn fs.WalkDirFunc) error {
 	return nil
 }
 
-// Checkpoint is a checkpoint file in memory; a missing one reads as nil.
+// Checkpoint is a checkpoint file in memory (the device manager's, the allocation manager's); a
+// missing one reads as nil.
 type Checkpoint struct{ data []byte }
 
 // Write replaces the file.

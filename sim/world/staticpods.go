@@ -31,8 +31,6 @@ type StaticPods struct {
 	globbed    []string
 	globbedFor string
 	globValid  bool
-	// closed is the last file closed, for the next Open.
-	closed *openFile
 	// version counts the changes (Version).
 	version uint64
 }
@@ -168,12 +166,11 @@ func (m *StaticPods) Glob(pattern string) ([]string, error) {
 func (m *StaticPods) Open(p string) (io.ReadCloser, error) {
 	if path.Dir(p) == m.dir {
 		if f, ok := m.files[path.Base(p)]; ok {
-			r := m.closed
-			if r == nil {
-				r = &openFile{dir: m}
-			}
-			m.closed = nil
-			r.open = true
+			// A file of its own at each Open: a handle reused once closed would let its first
+			// holder's second Close (or a read after Close) reach the next holder's file. The
+			// file source reads a file only when the directory changed (the relist skip), so
+			// this allocation is not one a relist.
+			r := &openFile{open: true}
 			r.content.Reset(f.data)
 			return r, nil
 		}
@@ -182,12 +179,8 @@ func (m *StaticPods) Open(p string) (io.ReadCloser, error) {
 }
 
 // openFile is an open file of the directory: a reader of its content as it was at the open (a
-// write replaces the content, it does not change it). The file source opens, reads and closes
-// one file after the other, so the directory keeps the last file closed for the next Open: a
-// closed file fails its reads only until an Open hands it out again, so nothing may be read
-// from a file after its Close.
+// write replaces the content, it does not change it).
 type openFile struct {
-	dir     *StaticPods
 	content bytes.Reader
 	open    bool
 }
@@ -207,7 +200,6 @@ func (f *openFile) Close() error {
 	}
 	f.open = false
 	f.content.Reset(nil)
-	f.dir.closed = f
 	return nil
 }
 

@@ -120,6 +120,29 @@ func TestStaticPodsReadsFollowChanges(t *testing.T) {
 	}
 	fa.Close()
 	fb.Close()
+	// A file closed twice, once the directory opened another: the second Close fails and the
+	// other file stays open (a handle reused after its Close was closed by its first holder).
+	first, err := d.Open(path("a.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	next, err := d.Open(path("b.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("a second Close() after another Open = %v, want %v", err, fs.ErrClosed)
+	}
+	if _, err := first.Read(make([]byte, 1)); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Read() of a closed file after another Open = %v, want %v", err, fs.ErrClosed)
+	}
+	if b, err := io.ReadAll(next); err != nil || string(b) != "b" {
+		t.Errorf("the file opened after another's Close reads %q, %v, want %q", b, err, "b")
+	}
+	if err := next.Close(); err != nil {
+		t.Errorf("Close() of the file opened after another's Close = %v", err)
+	}
 	if info, err := d.Stat(path("a.yaml")); err != nil || info.Size() != int64(len("a, longer")) || info.Name() != "a.yaml" || !info.Mode().IsRegular() {
 		t.Errorf("Stat(a.yaml) after the rewrite = %v, %v, want a regular file a.yaml of %d bytes", info, err, len("a, longer"))
 	}
