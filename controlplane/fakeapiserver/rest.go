@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -44,8 +45,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 	if out == outputTable {
 		return s.writeTable(w, tableVersion, t.res, []*entry{e}, "", opts.includeObject)
 	}
-	writeRaw(w, http.StatusOK, e.raw)
-	return nil
+	return writeEntry(w, out, http.StatusOK, e)
 }
 
 // list serves GET of a collection, paged with limit and continue (paging.go).
@@ -79,17 +79,21 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 		writeJSON(w, http.StatusOK, table)
 		return nil
 	}
+	listMeta := metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining}
+	if out == outputProtobuf {
+		return writeProtoList(w, t.res, listMeta, items)
+	}
 	size := 128
 	for _, e := range items {
 		size += len(e.raw) + 1
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	listMeta, err := json.Marshal(metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining})
+	metaJSON, err := json.Marshal(listMeta)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(buf, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`,
-		t.res.kind+"List", t.res.gv.String(), listMeta)
+		t.res.kind+"List", t.res.gv.String(), metaJSON)
 	for i, e := range items {
 		if i > 0 {
 			buf.WriteByte(',')
@@ -133,8 +137,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusCreated, out.raw)
-	return nil
+	return writeEntry(w, answerForm(r), http.StatusCreated, out)
 }
 
 // createObject is a create on a decoded object, shared by POST and the in-process client
@@ -254,8 +257,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.raw)
-	return nil
+	return writeEntry(w, answerForm(r), http.StatusOK, out)
 }
 
 // updateObject is an update to a decoded object, shared by PUT and the in-process client
@@ -497,10 +499,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	if t.res.returnDeleted || !removed {
-		writeRaw(w, http.StatusOK, out.raw)
-		return nil
+		return writeEntry(w, answerForm(r), http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
+	writeObject(w, answerForm(r), http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
 	return nil
 }
 
@@ -587,4 +588,45 @@ func checkPreconditions(t target, old *entry, pre *metav1.Preconditions) error {
 				*pre.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
+}
+
+// writeProtoList answers a list in protobuf: the resource's list kind with its items, which in
+// protobuf carry no kind or apiVersion, as from kube-apiserver.
+func writeProtoList(w http.ResponseWriter, res *resource, listMeta metav1.ListMeta, items []*entry) error {
+	list, err := protoList(res, listMeta, items)
+	if err != nil {
+		return err
+	}
+	raw, err := encodeProtobuf(list)
+	if err != nil {
+		return err
+	}
+	writeProto(w, http.StatusOK, raw)
+	return nil
+}
+
+// protoList builds the typed list of items, which share the stored objects' contents (the list
+// is encoded and dropped, never changed).
+func protoList(res *resource, listMeta metav1.ListMeta, items []*entry) (runtime.Object, error) {
+	gvk := res.gv.WithKind(res.kind + "List")
+	list, err := scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("list kind of %s: %w", res.name, err)
+	}
+	objs := make([]runtime.Object, len(items))
+	for i, e := range items {
+		objs[i] = e.obj
+	}
+	if err := meta.SetList(list, objs); err != nil {
+		return nil, fmt.Errorf("list of %s: %w", res.name, err)
+	}
+	la, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	la.SetResourceVersion(listMeta.ResourceVersion)
+	la.SetContinue(listMeta.Continue)
+	la.SetRemainingItemCount(listMeta.RemainingItemCount)
+	list.GetObjectKind().SetGroupVersionKind(gvk)
+	return list, nil
 }

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,13 +9,25 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// writeError answers with err as a metav1.Status. Errors that are not API errors become 500.
+// writeError answers with err as a metav1.Status in JSON. Errors that are not API errors become
+// 500.
 func writeError(w http.ResponseWriter, err error) {
+	writeErrorAs(w, outputJSON, err)
+}
+
+// writeErrorAs answers with err as a metav1.Status in the form out (JSON or protobuf), as
+// kube-apiserver encodes an error in the media type the request negotiated.
+func writeErrorAs(w http.ResponseWriter, out output, err error) {
 	st := failureStatus(err)
+	if out == outputProtobuf {
+		writeObject(w, out, int(st.Code), &st)
+		return
+	}
 	writeJSON(w, int(st.Code), &st)
 }
 
@@ -50,6 +63,51 @@ func writeRaw(w http.ResponseWriter, code int, raw []byte) {
 	_, _ = w.Write(raw)
 }
 
+// writeProto answers with raw, an object in the protobuf envelope.
+func writeProto(w http.ResponseWriter, code int, raw []byte) {
+	w.Header().Set("Content-Type", protobufMediaType)
+	w.WriteHeader(code)
+	_, _ = w.Write(raw)
+}
+
+// writeEntry answers with a stored object in the form out: its JSON as stored, or its protobuf
+// encoding (made once per entry, see entry.protobuf).
+func writeEntry(w http.ResponseWriter, out output, code int, e *entry) error {
+	if out != outputProtobuf {
+		writeRaw(w, code, e.raw)
+		return nil
+	}
+	raw, err := e.protobuf()
+	if err != nil {
+		return err
+	}
+	writeProto(w, code, raw)
+	return nil
+}
+
+// writeObject answers with obj, whose kind and apiVersion are set, in the form out.
+func writeObject(w http.ResponseWriter, out output, code int, obj runtime.Object) {
+	if out != outputProtobuf {
+		writeJSON(w, code, obj)
+		return
+	}
+	raw, err := encodeProtobuf(obj)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, failureStatus(internalError(err)))
+		return
+	}
+	writeProto(w, code, raw)
+}
+
+// encodeProtobuf encodes obj, whose kind and apiVersion are set, in the protobuf envelope.
+func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := protoDecoder.Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %s as protobuf: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
+	}
+	return buf.Bytes(), nil
+}
+
 func internalError(v any) *apierrors.StatusError {
 	return apierrors.NewInternalError(fmt.Errorf("%v", v))
 }
@@ -62,9 +120,15 @@ func statusError(code int32, reason metav1.StatusReason, msg string) *apierrors.
 	}}
 }
 
-func notAcceptable(accept string) error {
+// notAcceptable refuses an Accept header, naming what the answer could have been: protobuf too
+// when the resource has it.
+func notAcceptable(accept string, proto bool) error {
+	types := "application/json, application/yaml"
+	if proto {
+		types += ", " + protobufMediaType
+	}
 	return statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
-		fmt.Sprintf("only the following media types are accepted: application/json, application/yaml; got %q", accept))
+		fmt.Sprintf("only the following media types are accepted: %s; got %q", types, accept))
 }
 
 func unsupportedMediaType(contentType string) error {

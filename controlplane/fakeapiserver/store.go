@@ -27,9 +27,28 @@ import (
 type entry struct {
 	obj runtime.Object // with TypeMeta and resourceVersion set
 	raw []byte         // obj encoded as JSON
+	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
+	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
+	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
+	// costs nothing more.
+	pb atomic.Pointer[[]byte]
 }
 
 func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
+
+// protobuf is the entry's object in the protobuf envelope. Two first readers at once may both
+// encode it; the encodings are the same and one is kept.
+func (e *entry) protobuf() ([]byte, error) {
+	if pb := e.pb.Load(); pb != nil {
+		return *pb, nil
+	}
+	raw, err := encodeProtobuf(e.obj)
+	if err != nil {
+		return nil, err
+	}
+	e.pb.CompareAndSwap(nil, &raw)
+	return *e.pb.Load(), nil
+}
 
 // event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,
 // so that a watch with a selector can turn an update that enters or leaves the selection into
