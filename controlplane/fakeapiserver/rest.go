@@ -12,7 +12,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -591,42 +590,22 @@ func checkPreconditions(t target, old *entry, pre *metav1.Preconditions) error {
 }
 
 // writeProtoList answers a list in protobuf: the resource's list kind with its items, which in
-// protobuf carry no kind or apiVersion, as from kube-apiserver.
+// protobuf carry no kind or apiVersion, as from kube-apiserver. The items are the entries' own
+// encodings (entry.protoMessage), made once per stored version, as a JSON list is made of their
+// stored JSON.
 func writeProtoList(w http.ResponseWriter, res *resource, listMeta metav1.ListMeta, items []*entry) error {
-	list, err := protoList(res, listMeta, items)
-	if err != nil {
-		return err
+	msgs := make([][]byte, len(items))
+	for i, e := range items {
+		msg, err := e.protoMessage()
+		if err != nil {
+			return err
+		}
+		msgs[i] = msg
 	}
-	raw, err := encodeProtobuf(list)
+	raw, err := protoListBody(res.gv.WithKind(res.kind+"List"), listMeta, msgs)
 	if err != nil {
 		return err
 	}
 	writeProto(w, http.StatusOK, raw)
 	return nil
-}
-
-// protoList builds the typed list of items, which share the stored objects' contents (the list
-// is encoded and dropped, never changed).
-func protoList(res *resource, listMeta metav1.ListMeta, items []*entry) (runtime.Object, error) {
-	gvk := res.gv.WithKind(res.kind + "List")
-	list, err := scheme.New(gvk)
-	if err != nil {
-		return nil, fmt.Errorf("list kind of %s: %w", res.name, err)
-	}
-	objs := make([]runtime.Object, len(items))
-	for i, e := range items {
-		objs[i] = e.obj
-	}
-	if err := meta.SetList(list, objs); err != nil {
-		return nil, fmt.Errorf("list of %s: %w", res.name, err)
-	}
-	la, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, err
-	}
-	la.SetResourceVersion(listMeta.ResourceVersion)
-	la.SetContinue(listMeta.Continue)
-	la.SetRemainingItemCount(listMeta.RemainingItemCount)
-	list.GetObjectKind().SetGroupVersionKind(gvk)
-	return list, nil
 }

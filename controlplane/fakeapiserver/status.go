@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -156,4 +157,65 @@ func successStatus(res *resource, name string, uid string) *metav1.Status {
 			Name: name, Group: res.gv.Group, Kind: res.name, UID: types.UID(uid),
 		},
 	}
+}
+
+// envelopeTail is what the protobuf envelope (runtime.Unknown) ends with after the object's
+// message: its contentEncoding and contentType fields, both empty, which the envelope always
+// carries.
+var envelopeTail = []byte{0x1a, 0x00, 0x22, 0x00}
+
+// messageOffset finds where obj's own message is in raw, its encoding in the envelope: just
+// before the envelope's tail. The message is checked byte for byte against obj's own encoding's
+// size; 0 if it is not there.
+func messageOffset(raw []byte, obj runtime.Object) int {
+	sized, ok := obj.(interface{ Size() int })
+	if !ok || !bytes.HasSuffix(raw, envelopeTail) {
+		return 0
+	}
+	off := len(raw) - len(envelopeTail) - sized.Size()
+	if off < len(protobufMagic) {
+		return 0
+	}
+	// The message is the envelope's raw field: its length is the varint just before it.
+	n, w := protowire.ConsumeVarint(raw[off-protowire.SizeVarint(uint64(sized.Size())) : off])
+	if w <= 0 || n != uint64(sized.Size()) {
+		return 0
+	}
+	return off
+}
+
+// protobufMagic starts every object in the protobuf envelope.
+var protobufMagic = []byte("k8s\x00")
+
+// protoListBody encodes a list in the protobuf envelope from its items' messages, as the list
+// kind's own encoding would (its metadata, then each item), without encoding the items again.
+func protoListBody(gvk schema.GroupVersionKind, listMeta metav1.ListMeta, items [][]byte) ([]byte, error) {
+	meta, err := listMeta.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	size := protowire.SizeTag(1) + protowire.SizeBytes(len(meta))
+	for _, item := range items {
+		size += protowire.SizeTag(2) + protowire.SizeBytes(len(item))
+	}
+	typeMeta := runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
+	tm, err := typeMeta.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	total := len(protobufMagic) + protowire.SizeTag(1) + protowire.SizeBytes(len(tm)) +
+		protowire.SizeTag(2) + protowire.SizeBytes(size) + len(envelopeTail)
+	out := make([]byte, 0, total)
+	out = append(out, protobufMagic...)
+	out = protowire.AppendTag(out, 1, protowire.BytesType)
+	out = protowire.AppendBytes(out, tm)
+	out = protowire.AppendTag(out, 2, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(size))
+	out = protowire.AppendTag(out, 1, protowire.BytesType)
+	out = protowire.AppendBytes(out, meta)
+	for _, item := range items {
+		out = protowire.AppendTag(out, 2, protowire.BytesType)
+		out = protowire.AppendBytes(out, item)
+	}
+	return append(out, envelopeTail...), nil
 }
