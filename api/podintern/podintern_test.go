@@ -48,6 +48,21 @@ func decodeTemplatePod(t *testing.T, name, uid, ip string) *v1.Pod {
 	return pod
 }
 
+// decodeTemplatePodProtobuf decodes the template pod from its protobuf encoding, as the kubelet's
+// client does with kube-apiserver's answers: every string and byte slice its own copy.
+func decodeTemplatePodProtobuf(t *testing.T, name, uid, ip string) *v1.Pod {
+	t.Helper()
+	data, err := decodeTemplatePod(t, name, uid, ip).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &v1.Pod{}
+	if err := pod.Unmarshal(data); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
 // sameString reports whether a and b are the same bytes in memory, not just equal.
 func sameString(a, b string) bool {
 	return a == b && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
@@ -56,7 +71,16 @@ func sameString(a, b string) bool {
 // TestInternerSharesWhatPodsRepeat: two pods of one template, decoded apart, share the strings and
 // the managed fields' encoding they have in common once interned, and are equal to what was
 // decoded: interning changes where values live, never a value.
+// Pods decoded from protobuf, the kubelet's wire, are interned the same way.
 func TestInternerSharesWhatPodsRepeat(t *testing.T) {
+	for name, decode := range map[string]func(t *testing.T, name, uid, ip string) *v1.Pod{
+		"JSON": decodeTemplatePod, "protobuf": decodeTemplatePodProtobuf,
+	} {
+		t.Run(name, func(t *testing.T) { testInternerSharesWhatPodsRepeat(t, decode) })
+	}
+}
+
+func testInternerSharesWhatPodsRepeat(t *testing.T, decodeTemplatePod func(t *testing.T, name, uid, ip string) *v1.Pod) {
 	a, b := decodeTemplatePod(t, "pause-1", "uid-1", "10.1.0.1"), decodeTemplatePod(t, "pause-2", "uid-2", "10.1.0.2")
 	wantA, wantB := a.DeepCopy(), b.DeepCopy()
 	in := New()
@@ -334,5 +358,30 @@ func TestStoredPodWritesNothingShared(t *testing.T) {
 	in.StoredPod(again)
 	if &again.ManagedFields[0] != &next.ManagedFields[0] {
 		t.Error("managed fields already interned were copied again")
+	}
+}
+
+// BenchmarkDecodePodProtobuf is BenchmarkDecodePod from the pods' protobuf encodings, the
+// kubelet's wire: the decode the interning's cost compares with there.
+func BenchmarkDecodePodProtobuf(b *testing.B) {
+	data := make([][]byte, benchChunk)
+	for i := range data {
+		pod := &v1.Pod{}
+		if err := json.Unmarshal(benchPodJSON(i), pod); err != nil {
+			b.Fatal(err)
+		}
+		raw, err := pod.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		data[i] = raw
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		pod := &v1.Pod{}
+		if err := pod.Unmarshal(data[i%len(data)]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -35,12 +36,14 @@ import (
 	"github.com/minikubelet/minikubelet/sources"
 )
 
-// The kubelet's defaults for its API client (kubeAPIQPS, kubeAPIBurst) and its event source.
+// The kubelet's defaults for its API client (kubeAPIContentType, kubeAPIQPS, kubeAPIBurst) and its
+// event source.
 const (
-	kubeAPIQPS     = 50
-	kubeAPIBurst   = 100
-	eventComponent = "kubelet"
-	userAgent      = "minikubelet"
+	kubeAPIContentType = runtime.ContentTypeProtobuf
+	kubeAPIQPS         = 50
+	kubeAPIBurst       = 100
+	eventComponent     = "kubelet"
+	userAgent          = "minikubelet"
 )
 
 // run is `minikubelet run`: the whole simulated kubelet on the real clock. It writes the trace to
@@ -298,8 +301,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 		rc = c
 		embedded = srv
 	}
-	rc = rest.CopyConfig(rc)
-	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
+	rc = kubeletClientConfig(rc)
 	if cfg.APILatency > 0 {
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, clk, cfg.APILatency) })
 	}
@@ -315,6 +317,19 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 			flowcontrol.NewTokenBucketRateLimiter(kubeAPIQPS, kubeAPIBurst))
 	}
 	return conn, nil
+}
+
+// kubeletClientConfig is a copy of rc as the kubelet configures its API client: its default QPS,
+// burst and content type (kubeAPIContentType, the default of --kube-api-content-type and
+// KubeletConfiguration's contentType), and minikubelet's user agent. With protobuf the kubelet
+// also sets what it accepts, protobuf first and JSON as the fallback, for every request, where
+// client-go on its own asks for protobuf only for the built-in kinds' typed clients.
+func kubeletClientConfig(rc *rest.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, userAgent
+	rc.ContentType = kubeAPIContentType
+	rc.AcceptContentTypes = kubeAPIContentType + "," + runtime.ContentTypeJSON
+	return rc
 }
 
 // newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles,

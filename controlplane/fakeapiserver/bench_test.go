@@ -79,7 +79,8 @@ func BenchmarkWatchFanOut(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events*watchers), "ns/delivered-event")
 }
 
-// BenchmarkList10000Pods lists 10,000 pods, whole and filtered to one node as a kubelet does.
+// BenchmarkList10000Pods lists 10,000 pods, whole and filtered to one node as a kubelet does, and
+// whole as a Table and in protobuf.
 func BenchmarkList10000Pods(b *testing.B) {
 	srv := newServer(b, testOptions())
 	h := srv.Handler()
@@ -92,16 +93,20 @@ func BenchmarkList10000Pods(b *testing.B) {
 		{"all", ""},
 		{"nodeName", "?fieldSelector=spec.nodeName%3Dnode-3"},
 		{"table", ""},
+		{"protobuf", ""},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			accept := []string{}
-			if bc.name == "table" {
+			switch bc.name {
+			case "table":
 				accept = []string{"Accept", tableAccept}
+			case "protobuf":
+				accept = []string{"Accept", kubeletAccept}
 			}
 			for range b.N {
 				w := do(h, "GET", "/api/v1/pods"+bc.query, "", "", accept...)
-				if w.Code != http.StatusOK || !strings.Contains(w.Body.String()[:200], "List") && bc.name != "table" {
+				if w.Code != http.StatusOK || !strings.Contains(w.Body.String()[:200], "List") && bc.name != "table" && bc.name != "protobuf" {
 					b.Fatalf("list = %d", w.Code)
 				}
 			}

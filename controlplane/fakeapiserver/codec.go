@@ -54,8 +54,8 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
-// protoDecoder decodes the Kubernetes protobuf envelope, which client-go clientsets send by
-// default. Responses are always JSON, which those clients also accept.
+// protoDecoder decodes and encodes the Kubernetes protobuf envelope, which client-go's clientsets
+// send by default and ask for first.
 var protoDecoder = protobuf.NewSerializer(scheme, scheme)
 
 const protobufMediaType = "application/vnd.kubernetes.protobuf"
@@ -267,12 +267,26 @@ type output int
 const (
 	outputJSON output = iota
 	outputTable
+	// outputProtobuf is the Kubernetes protobuf envelope, which kube-apiserver serves for every
+	// built-in kind and client-go's clientsets ask for first.
+	outputProtobuf
 )
 
-// negotiate picks the first media type in Accept that this server can produce. Only JSON is
-// produced, as objects or as meta.k8s.io Tables; protobuf and CBOR are refused with 406 unless
-// JSON is also accepted, which every client-go and kubectl request does.
+// negotiate picks the first media type in Accept that this server can produce for a resource:
+// JSON, as objects or as meta.k8s.io Tables, or protobuf; a Table in protobuf is not one, as on
+// kube-apiserver, which serves Tables as JSON and YAML only. Anything else (CBOR, whose feature
+// gate is off in v1.35) is refused with 406 unless one of those is also accepted.
 func negotiate(r *http.Request) (output, string, error) {
+	return negotiateOf(r, true)
+}
+
+// negotiateJSON is negotiate for an answer this server produces as JSON only: a protobuf clause
+// is passed over like any other it cannot produce.
+func negotiateJSON(r *http.Request) (output, string, error) {
+	return negotiateOf(r, false)
+}
+
+func negotiateOf(r *http.Request, proto bool) (output, string, error) {
 	accept := r.Header.Get("Accept")
 	if strings.TrimSpace(accept) == "" {
 		return outputJSON, "", nil
@@ -282,7 +296,13 @@ func negotiate(r *http.Request) (output, string, error) {
 		if err != nil {
 			continue
 		}
-		if mt != "application/json" && mt != "application/*" && mt != "*/*" {
+		switch {
+		case mt == protobufMediaType && proto:
+			if params["as"] == "" {
+				return outputProtobuf, "", nil
+			}
+			continue
+		case mt != "application/json" && mt != "application/*" && mt != "*/*":
 			continue
 		}
 		switch params["as"] {
@@ -294,5 +314,15 @@ func negotiate(r *http.Request) (output, string, error) {
 			}
 		}
 	}
-	return 0, "", notAcceptable(accept)
+	return 0, "", notAcceptable(accept, proto)
+}
+
+// answerForm is the form of the answer to a write or of an error: protobuf when negotiate would
+// pick it, JSON otherwise. A write whose Accept allows nothing this server produces is still
+// answered (in JSON), as it was before answers were negotiated.
+func answerForm(r *http.Request) output {
+	if out, _, err := negotiate(r); err == nil && out == outputProtobuf {
+		return outputProtobuf
+	}
+	return outputJSON
 }

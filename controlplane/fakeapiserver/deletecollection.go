@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -66,6 +67,9 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, t targ
 	})
 	if err != nil {
 		return err
+	}
+	if answerForm(r) == outputProtobuf {
+		return writeProtoList(w, t.res, metav1.ListMeta{ResourceVersion: formatRV(rv)}, selected)
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`,

@@ -71,7 +71,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"applyNoFieldManager", "PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+yaml", "{}", nil, 422, metav1.StatusReasonInvalid},
 		{"applyCBOR", "PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+cbor", "{}", nil, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"badPatch", "PATCH", "/api/v1/namespaces/default/pods/p", "application/json-patch+json", `{"not":"a list"}`, nil, 400, metav1.StatusReasonBadRequest},
-		{"notAcceptable", "GET", "/api/v1/namespaces/default/pods/p", "", "", []string{"Accept", "application/vnd.kubernetes.protobuf"}, 406, metav1.StatusReasonNotAcceptable},
+		{"notAcceptable", "GET", "/api/v1/namespaces/default/pods/p", "", "", []string{"Accept", "application/cbor"}, 406, metav1.StatusReasonNotAcceptable},
 		{"badLabelSelector", "GET", "/api/v1/pods?labelSelector=a%20in%20(", "", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"badFieldSelector", "GET", "/api/v1/pods?fieldSelector=spec.bogus%3Dx", "", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"badResourceVersion", "GET", "/api/v1/pods?resourceVersion=abc", "", "", nil, 400, metav1.StatusReasonBadRequest},

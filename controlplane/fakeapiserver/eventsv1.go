@@ -219,6 +219,10 @@ func (s *Server) serveEventsV1(w http.ResponseWriter, r *http.Request, t target)
 // eventsV1CoreRequest copies r with its field selector in core/v1's labels.
 func eventsV1CoreRequest(r *http.Request) (*http.Request, error) {
 	r2 := r.Clone(r.Context())
+	// The view converts the core/v1 handlers' JSON: it answers in JSON only.
+	if answerForm(r) == outputProtobuf {
+		r2.Header.Set("Accept", "application/json")
+	}
 	q := r2.URL.Query()
 	if v := q.Get("fieldSelector"); v != "" {
 		sel, err := fields.ParseSelector(v)

@@ -98,7 +98,7 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, t target) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, &metav1.Status{
+	writeObject(w, answerForm(r), http.StatusCreated, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 	})

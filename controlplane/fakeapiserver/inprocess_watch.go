@@ -90,9 +90,14 @@ func (d *Direct) listPods(t target, opts metav1.ListOptions) (*corev1.PodList, e
 		return nil, err
 	}
 	out := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: formatRV(page.rv), Continue: page.cont, RemainingItemCount: page.remaining}}
-	out.Items = make([]corev1.Pod, len(page.items))
+	if len(page.items) > 0 {
+		// An empty list decodes from protobuf without items: nil, not an empty slice.
+		out.Items = make([]corev1.Pod, len(page.items))
+	}
 	for i, e := range page.items {
 		out.Items[i] = *e.obj.(*corev1.Pod)
+		// A list's items carry no kind or apiVersion in protobuf, the kubelet's wire.
+		out.Items[i].TypeMeta = metav1.TypeMeta{}
 	}
 	return out, nil
 }

@@ -74,8 +74,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.encoded())
-	return nil
+	return writeEntry(w, answerForm(r), http.StatusOK, out)
 }
 
 // patchObject applies a JSON, merge or strategic merge patch, shared by PATCH and the in-process

@@ -131,7 +131,7 @@ func parseTarget(gv string, segs []string) (target, bool) {
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
 	verb := requestVerb(r, t)
 	if !t.allows(verb) {
-		writeError(w, methodNotAllowed(r, t.res))
+		writeErrorAs(w, answerForm(r), methodNotAllowed(r, t.res))
 		return
 	}
 	if t.res.deprecation != "" {
@@ -169,7 +169,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		err = s.deleteCollection(w, r, t)
 	}
 	if err != nil {
-		writeError(w, err)
+		writeErrorAs(w, answerForm(r), err)
 	}
 }
 

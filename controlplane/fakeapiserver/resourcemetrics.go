@@ -244,7 +244,7 @@ func (s *Server) servePodMetrics(w http.ResponseWriter, r *http.Request, t targe
 
 // writeUsage answers with the one item (list nil), the list, or their table.
 func (s *Server) writeUsage(w http.ResponseWriter, r *http.Request, t target, items []runtime.Object, list runtime.Object) error {
-	out, tableVersion, err := negotiate(r)
+	out, tableVersion, err := negotiateJSON(r)
 	if err != nil {
 		return err
 	}

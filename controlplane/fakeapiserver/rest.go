@@ -44,8 +44,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 	if out == outputTable {
 		return s.writeTable(w, tableVersion, t.res, []*entry{e}, "", opts.includeObject)
 	}
-	writeRaw(w, http.StatusOK, e.encoded())
-	return nil
+	return writeEntry(w, out, http.StatusOK, e)
 }
 
 // list serves GET of a collection, paged with limit and continue (paging.go).
@@ -79,17 +78,21 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 		writeJSON(w, http.StatusOK, table)
 		return nil
 	}
+	listMeta := metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining}
+	if out == outputProtobuf {
+		return writeProtoList(w, t.res, listMeta, items)
+	}
 	size := 128
 	for _, e := range items {
 		size += e.size + 1
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	listMeta, err := json.Marshal(metav1.ListMeta{ResourceVersion: formatRV(rv), Continue: page.cont, RemainingItemCount: page.remaining})
+	metaJSON, err := json.Marshal(listMeta)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(buf, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`,
-		t.res.kind+"List", t.res.gv.String(), listMeta)
+		t.res.kind+"List", t.res.gv.String(), metaJSON)
 	for i, e := range items {
 		if i > 0 {
 			buf.WriteByte(',')
@@ -133,8 +136,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusCreated, out.encoded())
-	return nil
+	return writeEntry(w, answerForm(r), http.StatusCreated, out)
 }
 
 // createObject is a create on a decoded object, shared by POST and the in-process client
@@ -254,8 +256,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	writeWarnings(w, warnings)
-	writeRaw(w, http.StatusOK, out.encoded())
-	return nil
+	return writeEntry(w, answerForm(r), http.StatusOK, out)
 }
 
 // updateObject is an update to a decoded object, shared by PUT and the in-process client
@@ -497,10 +498,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 		return err
 	}
 	if t.res.returnDeleted || !removed {
-		writeRaw(w, http.StatusOK, out.encoded())
-		return nil
+		return writeEntry(w, answerForm(r), http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
+	writeObject(w, answerForm(r), http.StatusOK, successStatus(t.res, t.name, string(out.meta().GetUID())))
 	return nil
 }
 
@@ -586,5 +586,26 @@ func checkPreconditions(t target, old *entry, pre *metav1.Preconditions) error {
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
 				*pre.ResourceVersion, m.GetResourceVersion()))
 	}
+	return nil
+}
+
+// writeProtoList answers a list in protobuf: the resource's list kind with its items, which in
+// protobuf carry no kind or apiVersion, as from kube-apiserver. The items are the entries' own
+// encodings (entry.protoMessage), made once per stored version, as a JSON list is made of their
+// stored JSON.
+func writeProtoList(w http.ResponseWriter, res *resource, listMeta metav1.ListMeta, items []*entry) error {
+	msgs := make([][]byte, len(items))
+	for i, e := range items {
+		msg, err := e.protoMessage()
+		if err != nil {
+			return err
+		}
+		msgs[i] = msg
+	}
+	raw, err := protoListBody(res.gv.WithKind(res.kind+"List"), listMeta, msgs)
+	if err != nil {
+		return err
+	}
+	writeProto(w, http.StatusOK, raw)
 	return nil
 }

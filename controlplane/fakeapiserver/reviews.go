@@ -67,7 +67,7 @@ func reviewResource(gv schema.GroupVersion, name, kind string, newObj func() run
 		}
 		obj.GetObjectKind().SetGroupVersionKind(res.gvk())
 		writeWarnings(w, warnings)
-		writeJSON(w, http.StatusCreated, obj)
+		writeObject(w, answerForm(r), http.StatusCreated, obj)
 		return nil
 	}
 	return res

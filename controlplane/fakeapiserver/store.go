@@ -31,10 +31,23 @@ type entry struct {
 	raw []byte
 	// size is the encoding's length, kept when raw is not: the watch history's bound counts it.
 	size int
+	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
+	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
+	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
+	// costs nothing more.
+	pb atomic.Pointer[protoEncoding]
 }
 
 func newEntry(obj runtime.Object, raw []byte) *entry {
 	return &entry{obj: obj, raw: raw, size: len(raw)}
+}
+
+// protoEncoding is an object in the protobuf envelope, and where in it the object's own message
+// starts, which a list's items are made of (protoListBody).
+type protoEncoding struct {
+	envelope []byte
+	// message is the offset of the object's message in envelope, 0 if not known.
+	message int
 }
 
 func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
@@ -53,6 +66,46 @@ func (e *entry) encoded() []byte {
 		panic(fmt.Sprintf("encode stored %T %s again: %v", e.obj, e.meta().GetName(), err))
 	}
 	return raw
+}
+
+// protobuf is the entry's object in the protobuf envelope. Two first readers at once may both
+// encode it; the encodings are the same and one is kept.
+func (e *entry) protobuf() ([]byte, error) {
+	enc, err := e.protoEncoding()
+	if err != nil {
+		return nil, err
+	}
+	return enc.envelope, nil
+}
+
+// protoMessage is the entry's object's own protobuf message, without the envelope: what a list's
+// items are.
+func (e *entry) protoMessage() ([]byte, error) {
+	enc, err := e.protoEncoding()
+	if err != nil {
+		return nil, err
+	}
+	if enc.message == 0 {
+		m, ok := e.obj.(interface{ Marshal() ([]byte, error) })
+		if !ok {
+			return nil, fmt.Errorf("%T has no protobuf encoding", e.obj)
+		}
+		return m.Marshal()
+	}
+	return enc.envelope[enc.message : len(enc.envelope)-len(envelopeTail)], nil
+}
+
+func (e *entry) protoEncoding() (*protoEncoding, error) {
+	if enc := e.pb.Load(); enc != nil {
+		return enc, nil
+	}
+	raw, err := encodeProtobuf(e.obj)
+	if err != nil {
+		return nil, err
+	}
+	enc := &protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
+	e.pb.CompareAndSwap(nil, enc)
+	return e.pb.Load(), nil
 }
 
 // event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,

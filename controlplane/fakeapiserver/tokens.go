@@ -71,6 +71,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t target) e
 	if err != nil {
 		return err
 	}
+	if answerForm(r) == outputProtobuf {
+		// The envelope names the kind, whatever the request's body said.
+		out.GetObjectKind().SetGroupVersionKind(tokenRequestResource.gvk())
+		writeObject(w, outputProtobuf, http.StatusCreated, out)
+		return nil
+	}
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("encode TokenRequest: %w", err)

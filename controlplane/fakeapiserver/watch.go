@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
@@ -173,15 +175,43 @@ func (s *Server) stream(ctx context.Context, t target, opts listOptions, wt watc
 	}
 }
 
-// begin writes the response's headers.
+// begin writes the response's headers. A watch in protobuf is a stream of length-prefixed frames,
+// which kube-apiserver marks with the stream=watch parameter.
 func (wt *watcher) begin() {
-	wt.w.Header().Set("Content-Type", "application/json")
+	if wt.out == outputProtobuf {
+		wt.w.Header().Set("Content-Type", protobufMediaType+";stream=watch")
+	} else {
+		wt.w.Header().Set("Content-Type", "application/json")
+	}
 	wt.w.Header().Set("Cache-Control", "no-cache, private")
 	wt.w.WriteHeader(http.StatusOK)
 }
 
 // event encodes one object event.
-func (wt *watcher) event(typ watch.EventType, e *entry) { wt.encode(typ, e.encoded(), e) }
+func (wt *watcher) event(typ watch.EventType, e *entry) {
+	if wt.out != outputProtobuf {
+		wt.encode(typ, e.encoded(), e)
+		return
+	}
+	pb, err := e.protobuf()
+	if err != nil {
+		return
+	}
+	wt.frame(typ, pb)
+}
+
+// frame encodes one event in protobuf as kube-apiserver frames it: a metav1.WatchEvent, whose
+// object is in the protobuf envelope, itself without one, after its length in four bytes, big
+// endian.
+func (wt *watcher) frame(typ watch.EventType, pb []byte) {
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: pb}}
+	data, err := ev.Marshal()
+	if err != nil {
+		return
+	}
+	wt.buf.Write(binary.BigEndian.AppendUint32(wt.buf.AvailableBuffer(), uint32(len(data))))
+	wt.buf.Write(data)
+}
 
 // end ends a watch whose write failed. A write that timed out is a client that stopped reading:
 // the watch is dropped with the log line of kube-apiserver's cacher, and the client, seeing its
@@ -240,6 +270,17 @@ func (wt *watcher) encode(typ watch.EventType, raw []byte, e *entry) {
 
 // bookmark ends the initial events of a watch-list request, as client-go's reflector expects.
 func (wt *watcher) bookmark(rv uint64) {
+	if wt.out == outputProtobuf {
+		obj := wt.t.res.newObj()
+		obj.GetObjectKind().SetGroupVersionKind(wt.t.res.gvk())
+		m := mustMeta(obj)
+		m.SetResourceVersion(formatRV(rv))
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		if pb, err := encodeProtobuf(obj); err == nil {
+			wt.frame(watch.Bookmark, pb)
+		}
+		return
+	}
 	obj := map[string]any{
 		"kind":       wt.t.res.kind,
 		"apiVersion": wt.t.res.gv.String(),
@@ -255,8 +296,14 @@ func (wt *watcher) bookmark(rv uint64) {
 func (wt *watcher) fail(err error) error {
 	st := err.(apierrors.APIStatus).Status()
 	st.Kind, st.APIVersion = "Status", "v1"
-	raw, _ := json.Marshal(&st)
-	wt.encode(watch.Error, raw, nil)
+	if wt.out == outputProtobuf {
+		if pb, err := encodeProtobuf(&st); err == nil {
+			wt.frame(watch.Error, pb)
+		}
+	} else {
+		raw, _ := json.Marshal(&st)
+		wt.encode(watch.Error, raw, nil)
+	}
 	_ = wt.flush()
 	return nil
 }
