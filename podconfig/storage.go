@@ -69,10 +69,11 @@ const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // Storage is not safe for concurrent use; Config serialises calls to it. The pods a source sends
 // are read-only: Storage never writes to them, and keeps for each a Pod of its own, a shallow copy
 // that shares the sender's spec, status and metadata and changes only by having whole fields
-// replaced (docs/design/008-shared-pods.md). Every pod it returns is a copy that shares nothing
-// with the sources' objects nor its own but the managed fields' encodings, which nobody writes,
-// as the kubelet's copyPods makes: the sync side holds those, and the sources' objects stay the
-// sources' (copyOut).
+// replaced (docs/design/008-shared-pods.md). Every pod it returns is a copy, as the kubelet's
+// copyPods makes: the sync side holds those, and the sources' objects stay the sources'. Unlike
+// the kubelet's deep copies, a copy shares the managed fields' encodings with the source's
+// object, which nobody writes, and copies of one pod share the metadata and spec of generations
+// whose status alone changed (copyOut).
 type Storage struct {
 	opts StorageOptions
 	// pods maps a source name to that source's pods by UID. Each stored Pod is Storage's own, but
@@ -234,7 +235,8 @@ func (c *changes) note(o outcome, existing *v1.Pod) {
 
 // Merge applies u, sent by source, and returns the updates the kubelet's podStorage would emit for
 // it, in emission order for the mode (Incremental: REMOVE, ADD, UPDATE, DELETE, the first-time
-// empty ADD, RECONCILE). It never modifies u or its pods, and every returned pod is a fresh copy.
+// empty ADD, RECONCILE). It never modifies u or its pods, and every returned pod is a copy with a
+// status of its own (copyOut says what it shares).
 // A source must not change an object after sending it (send a new one instead): an object
 // received again is taken as unchanged without being compared.
 //
@@ -395,7 +397,8 @@ func (s *Storage) copyPods(source string, pods []*v1.Pod) []*v1.Pod {
 }
 
 // copyOut returns the copy of p, a pod of source, that a merge emits: the kubelet's copyPods, a
-// deep copy (deepCopy: the managed fields' encodings are shared). The copy is the sync side's, and no longer the source's. What the sync side holds
+// deep copy (deepCopy: the managed fields' encodings are shared). The copy is the sync side's,
+// and no longer the source's. What the sync side holds
 // is read-only by contract (docs/design/008-shared-pods.md), so a pod whose metadata and spec
 // did not change since its last copy, one whose status alone changed (a RECONCILE after each of
 // the kubelet's own status writes), gets a new Pod that shares the last copy's metadata and spec
