@@ -185,3 +185,51 @@ func TestEventsKeepNoEncoding(t *testing.T) {
 		t.Errorf("stored pod %v keeps no encoding, want it kept", pod)
 	}
 }
+
+// TestEventsLoadedKeepNoEncoding: an event loaded from the data directory keeps no encoding
+// either, and answers the bytes its write stored; a pod loaded keeps its own.
+func TestEventsLoadedKeepNoEncoding(t *testing.T) {
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv, err := New(Options{Clock: clocktesting.NewFakeClock(start), Tracer: trace.Discard, DataDir: dir})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	d := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+	ev, err := d.create(ctx, d.target(eventsTarget, "default", "", ""), &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started", Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	committed := string(ev.raw)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = New(Options{Clock: clocktesting.NewFakeClock(start), Tracer: trace.Discard, DataDir: dir})
+	if err != nil {
+		t.Fatalf("New() again = %v", err)
+	}
+	defer srv.Close()
+	var event, pod *entry
+	_ = srv.store.locked(func() error {
+		event, pod = srv.store.buckets["events"].objects["default/web.1"], srv.store.buckets["pods"].objects["default/web"]
+		return nil
+	})
+	if event == nil || pod == nil {
+		t.Fatalf("loaded event %v, pod %v; want both", event, pod)
+	}
+	if event.raw != nil || event.size != len(committed) {
+		t.Errorf("loaded event keeps %d bytes, size %d; want none kept, size %d", len(event.raw), event.size, len(committed))
+	}
+	if got := string(event.encoded()); got != committed {
+		t.Errorf("loaded event encodes as %s, want the stored %s", got, committed)
+	}
+	if pod.raw == nil {
+		t.Error("loaded pod keeps no encoding, want it kept")
+	}
+}
