@@ -76,22 +76,27 @@ func TestEventsKeepNoEncoding(t *testing.T) {
 	created := do("POST", path, "application/json", `{"metadata":{"name":"web.1"},"involvedObject":{"kind":"Pod","name":"web","namespace":"default"},"reason":"Pulled","message":"pulled","count":1,"type":"Normal","source":{"component":"kubelet","host":"n1"}}`, http.StatusCreated)
 	// In process, as the kubelets of `run` and replay write theirs.
 	fine := metav1.NewTime(start)
-	if _, err := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake").CreateEvent(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.2"},
+	d := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+	direct, err := d.create(ctx, d.target(eventsTarget, "default", "", ""), &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.2"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started",
-		FirstTimestamp: fine, LastTimestamp: fine, Count: 1, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "n1"}}); err != nil {
+		FirstTimestamp: fine, LastTimestamp: fine, Count: 1, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "n1"}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if direct.raw == nil {
+		t.Fatal("the Direct create's entry keeps no encoding, want the bytes its commit made")
+	}
+	// What each write encoded when it committed: the HTTP create's response, the Direct
+	// create's entry.
+	committed := map[string][]byte{"web.1": created, "web.2": direct.raw}
 	for _, name := range []string{"web.1", "web.2"} {
 		e := stored(name)
-		want, err := json.Marshal(e.obj)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := committed[name]
 		if e.raw != nil || e.size != len(want) {
 			t.Errorf("event %s stored with %d bytes kept, size %d; want none kept, size %d", name, len(e.raw), e.size, len(want))
 		}
 		if got := do("GET", path+"/"+name, "", "", http.StatusOK); string(got) != string(want) {
-			t.Errorf("GET %s = %s, want %s", name, got, want)
+			t.Errorf("GET %s = %s, want the bytes its write committed %s", name, got, want)
 		}
 	}
 	if got := do("GET", path+"/web.1", "", "", http.StatusOK); string(got) != string(created) {
