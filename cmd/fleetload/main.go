@@ -81,6 +81,10 @@ type result struct {
 	// the watch first saw it, whichever came first) until the watch saw it Running and Ready:
 	// what a node takes, without the wait for the other pods' creates.
 	toRunning, toReady spread
+	// relists is how many times a watch fetched everything again after its first list, until
+	// then: a watch that fell behind the server's history (410 Gone) or lost its connection
+	// lists again, and the changes it missed arrive late, at that list.
+	relists int64
 	// cpuToRunning is the simulator's CPU time from its start until every pod ran, in seconds;
 	// zero without a pid. selfCPU is fleetload's own over the same time: its creates and the
 	// watches' decoding share the machine with the simulator.
@@ -224,9 +228,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	w.stop() // the steady state below is the simulator's alone
 	progress()
 	res.running, res.ready, res.toRunning, res.toReady = w.times()
+	res.relists = w.relists()
 	fmt.Fprintf(out, "all Ready and Running %v after the first create (every pod Running %v, Ready %v; created in %v)\n",
 		max(res.running, res.ready).Round(time.Millisecond), res.running.Round(time.Millisecond), res.ready.Round(time.Millisecond), res.created.Round(time.Millisecond))
-	fmt.Fprintf(out, "a pod's create to Running: %v; to Ready: %v\n", res.toRunning, res.toReady)
+	fmt.Fprintf(out, "a pod's create to Running: %v; to Ready: %v; the watches relisted %d times\n", res.toRunning, res.toReady, res.relists)
 	fmt.Fprintf(out, "fleetload's own CPU until then: %.1f s\n", res.selfCPU)
 	// The steady state is the simulator's alone: it begins once the CPU profile (whose sampling
 	// costs the simulator CPU), the heap profile's fetch and the watches have ended, and its CPU
@@ -341,6 +346,10 @@ type fleetWatch struct {
 	stopOnce     sync.Once
 	// done is closed once every node is Ready and every pod Running and Ready.
 	done chan struct{}
+	// lists counts the node and the pod watch's fetches of everything; listed is their count
+	// once both had listed first.
+	lists  [2]listCounter
+	listed int64
 
 	mu    sync.Mutex
 	now   func() time.Time
@@ -367,8 +376,8 @@ type podTimes struct {
 func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total int) (*fleetWatch, error) {
 	w := &fleetWatch{nodes: nodes, total: total, stopCh: make(chan struct{}), done: make(chan struct{}),
 		now: time.Now, ready: map[string]bool{}, pods: map[string]*podTimes{}}
-	nf := informers.NewSharedInformerFactory(client, 0)
-	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
+	nf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(w.lists[0].see))
+	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"), informers.WithTweakListOptions(w.lists[1].see))
 	w.factories = []informers.SharedInformerFactory{nf, pf}
 	ni, pi := nf.Core().V1().Nodes().Informer(), pf.Core().V1().Pods().Informer()
 	w.nodeInformer = ni
@@ -397,6 +406,7 @@ func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total i
 		w.stop()
 		return nil, fmt.Errorf("list nodes and pods: %w", context.Cause(ctx))
 	}
+	w.listed = w.lists[0].count() + w.lists[1].count()
 	var old []string
 	for _, k := range pi.GetStore().ListKeys() {
 		if _, name, _ := strings.Cut(k, "/"); strings.HasPrefix(name, podPrefix) {
@@ -410,6 +420,44 @@ func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total i
 			old[0], len(old), podPrefix)
 	}
 	return w, nil
+}
+
+// relists is how many times the watches fetched everything again since they first listed.
+func (w *fleetWatch) relists() int64 {
+	return w.lists[0].count() + w.lists[1].count() - w.listed
+}
+
+// listCounter counts one informer's fetches of everything (a list, or a watch that begins with
+// every object, as client-go's reflector asks when the server supports it) from the options of
+// its requests. A plain list right after such a watch is the reflector's fallback for a server
+// that refused it: the same fetch. Pages after a list's first are the same list.
+type listCounter struct {
+	mu             sync.Mutex
+	n              int64
+	afterWatchList bool
+}
+
+func (c *listCounter) see(o *metav1.ListOptions) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case o.SendInitialEvents != nil && *o.SendInitialEvents:
+		c.n++
+		c.afterWatchList = true
+	case !o.AllowWatchBookmarks && o.Continue == "": // a list; the reflector's watches ask for bookmarks
+		if !c.afterWatchList {
+			c.n++
+		}
+		c.afterWatchList = false
+	case o.AllowWatchBookmarks:
+		c.afterWatchList = false
+	}
+}
+
+func (c *listCounter) count() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // slimPod keeps of a pod what fleetWatch reads: its name, phase and Ready condition.

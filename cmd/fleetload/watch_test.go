@@ -16,7 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func testNode(name string, ready v1.ConditionStatus) *v1.Node {
@@ -386,4 +388,69 @@ func TestFleetWatchAnotherUID(t *testing.T) {
 			t.Errorf("counts = %+v, want %+v", got, want)
 		}
 	})
+}
+
+// TestFleetWatchCountsRelists: a watch that ends with an error (here 410 Gone, as when it fell
+// behind the server's history) lists again, and the list is counted; the first lists are not.
+func TestFleetWatchCountsRelists(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		watchers := make(chan *watch.FakeWatcher, 10)
+		client.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+			fw := watch.NewFake()
+			watchers <- fw
+			return true, fw, nil
+		})
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		w.start(time.Now())
+		fw := <-watchers
+		synctest.Wait()
+		if got := w.relists(); got != 0 {
+			t.Errorf("relists before any error = %d, want 0", got)
+		}
+		fw.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+		<-watchers // after the reflector's backoff, a list, then a new watch
+		synctest.Wait()
+		if got := w.relists(); got != 1 {
+			t.Errorf("relists after a 410 = %d, want 1", got)
+		}
+		w.stop()
+	})
+}
+
+// TestListCounter: a fetch of everything is a list's first page or a watch that begins with
+// every object; a list right after such a watch (the reflector's fallback when the server
+// refuses it) is the same fetch, and a watch from a resource version is none.
+func TestListCounter(t *testing.T) {
+	yes := true
+	list := metav1.ListOptions{ResourceVersion: "0", Limit: 500}
+	page2 := metav1.ListOptions{Limit: 500, Continue: "next"}
+	watchFrom := metav1.ListOptions{ResourceVersion: "7", AllowWatchBookmarks: true}
+	watchList := metav1.ListOptions{AllowWatchBookmarks: true, SendInitialEvents: &yes}
+	tests := []struct {
+		name string
+		seen []metav1.ListOptions
+		want int64
+	}{
+		{"a list and its watch", []metav1.ListOptions{list, page2, watchFrom, watchFrom}, 1},
+		{"two lists", []metav1.ListOptions{list, watchFrom, list, watchFrom}, 2},
+		{"a watch-list", []metav1.ListOptions{watchList, watchFrom}, 1},
+		{"a refused watch-list, then a list", []metav1.ListOptions{watchList, list, page2, watchFrom, watchList, list}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c listCounter
+			for _, o := range tt.seen {
+				c.see(&o)
+			}
+			if got := c.count(); got != tt.want {
+				t.Errorf("count() = %d, want %d", got, tt.want)
+			}
+		})
+	}
 }
