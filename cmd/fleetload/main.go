@@ -416,8 +416,8 @@ func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total i
 	if len(old) > 0 {
 		w.stop()
 		slices.Sort(old)
-		return nil, fmt.Errorf("pods %s... (%d) exist already: fleetload creates pods named %s<i> in namespace default and counts only its own; delete them first",
-			old[0], len(old), podPrefix)
+		return nil, fmt.Errorf("%d pods named %s* exist already in namespace default, the first %s: fleetload counts only the pods it creates, named %s<i> there; delete them first",
+			len(old), podPrefix, old[0], podPrefix)
 	}
 	return w, nil
 }
@@ -574,6 +574,8 @@ func (w *fleetWatch) node(obj any, deleted bool) {
 // pod notes a pod's first sight and when it became Running and Ready. A pod that leaves Running
 // or Ready again is counted out again, so that "every pod Running" holds at one moment, and its
 // time is the one it becomes so again.
+// A deleted pod is counted out and forgotten: one created again under its name (or seen with
+// another UID) is timed from its own creation.
 func (w *fleetWatch) pod(obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
