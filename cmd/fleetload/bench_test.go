@@ -31,7 +31,9 @@ var (
 // (floor-ratio; the target for 1,000 × 30 is 4 at most: 4 × 30,000 × the floor in all), the
 // seconds it took (s-to-running; s-to-ready until every pod is also Ready; s-to-create until the
 // last create returned), the median and 99th percentile of a pod's time from its create to
-// Running and Ready (what a node takes, without the wait for the other creates), the simulator's
+// Running and Ready (what a node takes, without the wait for the other creates), how many times
+// fleetload's watches listed everything again (watch-relists: the times are as late as such a
+// list), the simulator's
 // CPU seconds from its start until then and fleetload's own, the peak RSS in GiB (target 2) and
 // the steady-state CPU in cores (target 0.5). The times are the moments fleetload's watches, which
 // start before the first create, delivered the changes.
@@ -55,6 +57,7 @@ func BenchmarkFleet(b *testing.B) {
 		b.ReportMetric(res.toRunning.p99.Seconds(), "pod-s-to-running-p99")
 		b.ReportMetric(res.toReady.median.Seconds(), "pod-s-to-ready-median")
 		b.ReportMetric(res.toReady.p99.Seconds(), "pod-s-to-ready-p99")
+		b.ReportMetric(float64(res.relists), "watch-relists")
 		b.ReportMetric(res.cpuToRunning, "cpu-s-to-running")
 		b.ReportMetric(res.selfCPU, "fleetload-cpu-s")
 		b.ReportMetric(float64(res.peakRSSKB)/(1<<20), "peak-RSS-GiB")

@@ -27,6 +27,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -42,8 +43,8 @@ func main() {
 	flag.IntVar(&cfg.pid, "pid", 0, "the simulator's process id, for CPU and RSS")
 	flag.DurationVar(&cfg.steady, "steady", 30*time.Second, "how long to measure the steady state after all pods run")
 	flag.IntVar(&cfg.workers, "workers", 32, "parallel pod creations")
-	flag.StringVar(&cfg.profileDir, "profile-dir", "", "fetch the simulator's CPU profile of the first -profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) from the first node's kubelet server into this directory; the simulator needs enableProfilingHandler in its --config")
-	flag.DurationVar(&cfg.profileFor, "profile-seconds", time.Minute, "how long the CPU profile of -profile-dir runs")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "fetch the simulator's CPU profile of the first -profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) from the first node's kubelet server into this directory; the simulator needs enableProfilingHandler: true in its --config and --anonymous-auth=true --authorization-mode AlwaysAllow (fleetload's requests carry no credentials)")
+	flag.DurationVar(&cfg.profileFor, "profile-seconds", time.Minute, "how long the CPU profile of -profile-dir runs, in whole seconds (a fraction rounds up; at least 1s)")
 	flag.Parse()
 	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetload:", err)
@@ -80,6 +81,10 @@ type result struct {
 	// the watch first saw it, whichever came first) until the watch saw it Running and Ready:
 	// what a node takes, without the wait for the other pods' creates.
 	toRunning, toReady spread
+	// relists is how many times a watch fetched everything again after its first list, until
+	// then: a watch that fell behind the server's history (410 Gone) or lost its connection
+	// lists again, and the changes it missed arrive late, at that list.
+	relists int64
 	// cpuToRunning is the simulator's CPU time from its start until every pod ran, in seconds;
 	// zero without a pid. selfCPU is fleetload's own over the same time: its creates and the
 	// watches' decoding share the machine with the simulator.
@@ -125,8 +130,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 		return res, err
 	}
 	total := cfg.nodes * cfg.perNode
+	profileQuery, err := cpuProfileQuery(cfg)
+	if err != nil {
+		return res, err
+	}
 	// The watches start, and have listed, before the first create: the times below are when
-	// each change arrived, not when a list after the creation found it.
+	// each change arrived, not when a list after the creation found it. They refuse pods of the
+	// names this run creates that exist already: those would count as this run's.
 	w, err := watchFleet(ctx, client, cfg.nodes, total)
 	if err != nil {
 		return res, err
@@ -138,13 +148,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	profiled := make(chan error, 1)
 	if cfg.profileDir != "" {
 		go func() {
-			profiled <- fetchProfile(ctx, w, cfg, fmt.Sprintf("profile?seconds=%d", int(cfg.profileFor.Seconds())), "cpu.pprof")
+			profiled <- fetchProfile(ctx, w, cfg, profileQuery, "cpu.pprof")
 		}()
 	} else {
 		profiled <- nil
 	}
 	width := len(strconv.Itoa(cfg.nodes - 1))
 	var next, failed atomic.Int64
+	var firstFailure atomic.Pointer[error]
 	var wg sync.WaitGroup
 	for range cfg.workers {
 		wg.Go(func() {
@@ -155,14 +166,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 				}
 				node := fmt.Sprintf("%s-%0*d", cfg.prefix, width, i%cfg.nodes)
 				pod := &v1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("load-%d", i), Namespace: "default"},
+					ObjectMeta: metav1.ObjectMeta{Name: podName(i), Namespace: "default"},
 					Spec:       v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "main", Image: "busybox:1.36"}}},
 				}
-				if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				got, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+				if err != nil {
 					failed.Add(1)
+					err = fmt.Errorf("create pod default/%s: %w", pod.Name, err)
+					firstFailure.CompareAndSwap(nil, &err)
 					continue
 				}
-				w.created(pod.Name, time.Now())
+				w.created(got.Name, got.UID, time.Now())
 			}
 		})
 	}
@@ -188,6 +202,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	}
 	res.created, res.failed = time.Since(start), failed.Load()
 	fmt.Fprintf(out, "created %d pods in %v (%d failed)\n", total, res.created.Round(time.Millisecond), res.failed)
+	if res.failed > 0 {
+		// The pods that were not created never run: waiting for every pod would never end, and
+		// a fleet with fewer pods is not the one measured.
+		return res, fmt.Errorf("%d of %d creates failed; the first: %w", res.failed, total, *firstFailure.Load())
+	}
 	for waiting := true; waiting; {
 		select {
 		case <-ctx.Done():
@@ -209,23 +228,48 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	w.stop() // the steady state below is the simulator's alone
 	progress()
 	res.running, res.ready, res.toRunning, res.toReady = w.times()
+	res.relists = w.relists()
 	fmt.Fprintf(out, "all Ready and Running %v after the first create (every pod Running %v, Ready %v; created in %v)\n",
 		max(res.running, res.ready).Round(time.Millisecond), res.running.Round(time.Millisecond), res.ready.Round(time.Millisecond), res.created.Round(time.Millisecond))
-	fmt.Fprintf(out, "a pod's create to Running: %v; to Ready: %v\n", res.toRunning, res.toReady)
+	fmt.Fprintf(out, "a pod's create to Running: %v; to Ready: %v; the watches relisted %d times\n", res.toRunning, res.toReady, res.relists)
 	fmt.Fprintf(out, "fleetload's own CPU until then: %.1f s\n", res.selfCPU)
+	// The steady state is the simulator's alone: it begins once the CPU profile (whose sampling
+	// costs the simulator CPU), the heap profile's fetch and the watches have ended, and its CPU
+	// time is counted from then, not from every pod's Running.
+	if err := <-profiled; err != nil {
+		fmt.Fprintf(out, "CPU profile: %v\n", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	c1, _ := cpuSeconds(cfg.pid)
 	select {
 	case <-ctx.Done():
 		return res, ctx.Err()
 	case <-time.After(cfg.steady):
 	}
 	c2, _ := cpuSeconds(cfg.pid)
-	res.steadyCores = (c2 - res.cpuToRunning) / cfg.steady.Seconds()
+	res.steadyCores = (c2 - c1) / cfg.steady.Seconds()
 	res.rssKB, res.peakRSSKB = statusKB(cfg.pid, "VmRSS:"), statusKB(cfg.pid, "VmHWM:")
 	fmt.Fprintf(out, "steady state: %.3f cores over %v, rss %s, peak rss %d kB\n", res.steadyCores, cfg.steady, rss(cfg.pid), res.peakRSSKB)
-	if err := <-profiled; err != nil {
-		fmt.Fprintf(out, "CPU profile: %v\n", err)
-	}
 	return res, nil
+}
+
+// podPrefix begins the name of every pod fleetload creates: podName(i) for i below the total.
+const podPrefix = "load-"
+
+func podName(i int) string { return podPrefix + strconv.Itoa(i) }
+
+// cpuProfileQuery is the kubelet server's path of cfg.profileFor's CPU profile. The profile's
+// seconds are whole and pprof reads 0 as its default of 30: a fraction of a second rounds up.
+func cpuProfileQuery(cfg config) (string, error) {
+	if cfg.profileDir == "" {
+		return "", nil
+	}
+	if cfg.profileFor <= 0 {
+		return "", fmt.Errorf("-profile-seconds %v: want a positive duration", cfg.profileFor)
+	}
+	return fmt.Sprintf("profile?seconds=%d", int(math.Ceil(cfg.profileFor.Seconds()))), nil
 }
 
 // fetchProfile writes the simulator's profile at /debug/pprof/<path> of the first node's
@@ -288,7 +332,8 @@ func fetchProfile(ctx context.Context, w *fleetWatch, cfg config, path, file str
 }
 
 // fleetWatch follows the nodes and the default namespace's pods from before the first create: a
-// node's Ready condition, and per pod when it was created and first seen Running and Ready. It
+// node's Ready condition, and per pod of this run (named podName(i), i below the total, seen
+// after the first create) when it was created and first seen Running and Ready. It
 // counts incrementally, at each change the watches deliver, and notes the moment every node is
 // Ready and every pod Running and Ready. It watches (one list, then the changes) instead of
 // listing again and again: a list of 30,000 pods every 2 s cost the simulator's API server more
@@ -301,6 +346,10 @@ type fleetWatch struct {
 	stopOnce     sync.Once
 	// done is closed once every node is Ready and every pod Running and Ready.
 	done chan struct{}
+	// lists counts the node and the pod watch's fetches of everything; listed is their count
+	// once both had listed first.
+	lists  [2]listCounter
+	listed int64
 
 	mu    sync.Mutex
 	now   func() time.Time
@@ -314,15 +363,21 @@ type fleetWatch struct {
 }
 
 // podTimes is when one pod was created (its create returned or the watch first saw it) and
-// became Running and Ready as the watch saw it; zero until then, and while it is not.
-type podTimes struct{ created, running, ready time.Time }
+// became Running and Ready as the watch saw it; zero until then, and while it is not. uid is the
+// pod's, once known: a pod deleted and created again under its name is another pod.
+type podTimes struct {
+	uid                     types.UID
+	created, running, ready time.Time
+}
 
-// watchFleet starts the watches and returns once they have listed.
+// watchFleet starts the watches and returns once they have listed. It refuses a namespace that
+// has pods named as this run's already (podPrefix): a list cannot tell them from the ones this
+// run creates, and their being Running would count as this run's.
 func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total int) (*fleetWatch, error) {
 	w := &fleetWatch{nodes: nodes, total: total, stopCh: make(chan struct{}), done: make(chan struct{}),
 		now: time.Now, ready: map[string]bool{}, pods: map[string]*podTimes{}}
-	nf := informers.NewSharedInformerFactory(client, 0)
-	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
+	nf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(w.lists[0].see))
+	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"), informers.WithTweakListOptions(w.lists[1].see))
 	w.factories = []informers.SharedInformerFactory{nf, pf}
 	ni, pi := nf.Core().V1().Nodes().Informer(), pf.Core().V1().Pods().Informer()
 	w.nodeInformer = ni
@@ -351,7 +406,58 @@ func watchFleet(ctx context.Context, client kubernetes.Interface, nodes, total i
 		w.stop()
 		return nil, fmt.Errorf("list nodes and pods: %w", context.Cause(ctx))
 	}
+	w.listed = w.lists[0].count() + w.lists[1].count()
+	var old []string
+	for _, k := range pi.GetStore().ListKeys() {
+		if _, name, _ := strings.Cut(k, "/"); strings.HasPrefix(name, podPrefix) {
+			old = append(old, k)
+		}
+	}
+	if len(old) > 0 {
+		w.stop()
+		slices.Sort(old)
+		return nil, fmt.Errorf("%d pods named %s* exist already in namespace default, the first %s: fleetload counts only the pods it creates, named %s<i> there; delete them first",
+			len(old), podPrefix, old[0], podPrefix)
+	}
 	return w, nil
+}
+
+// relists is how many times the watches fetched everything again since they first listed.
+func (w *fleetWatch) relists() int64 {
+	return w.lists[0].count() + w.lists[1].count() - w.listed
+}
+
+// listCounter counts one informer's fetches of everything (a list, or a watch that begins with
+// every object, as client-go's reflector asks when the server supports it) from the options of
+// its requests. A plain list right after such a watch is the reflector's fallback for a server
+// that refused it: the same fetch. Pages after a list's first are the same list.
+type listCounter struct {
+	mu             sync.Mutex
+	n              int64
+	afterWatchList bool
+}
+
+func (c *listCounter) see(o *metav1.ListOptions) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case o.SendInitialEvents != nil && *o.SendInitialEvents:
+		c.n++
+		c.afterWatchList = true
+	case !o.AllowWatchBookmarks && o.Continue == "": // a list; the reflector's watches ask for bookmarks
+		if !c.afterWatchList {
+			c.n++
+		}
+		c.afterWatchList = false
+	case o.AllowWatchBookmarks:
+		c.afterWatchList = false
+	}
+}
+
+func (c *listCounter) count() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // slimPod keeps of a pod what fleetWatch reads: its name, phase and Ready condition.
@@ -380,18 +486,35 @@ func (w *fleetWatch) stop() {
 	})
 }
 
-// start notes the first create's time: the pods seen before it are not counted as created.
+// start notes the first create's time: nothing is counted before it.
 func (w *fleetWatch) start(at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.begin = at
+	w.check(at) // a fleet of no pods is complete once its nodes are Ready
 }
 
-// created notes that the create of the pod named name returned at.
-func (w *fleetWatch) created(name string, at time.Time) {
+// ours reports whether name is one of the pods this run creates, podName(i) for i below the total.
+func (w *fleetWatch) ours(name string) bool {
+	n, ok := strings.CutPrefix(name, podPrefix)
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 0 && i < w.total && podName(i) == name
+}
+
+// created notes that the create of the pod named name, with uid, returned at.
+func (w *fleetWatch) created(name string, uid types.UID, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.createdAt(w.times1(name), at)
+	t := w.times1(name)
+	if t.uid == "" {
+		t.uid = uid
+	} else if uid != "" && t.uid != uid {
+		return // the watch has seen a later pod of the name already
+	}
+	w.createdAt(t, at)
 	w.check(at)
 }
 
@@ -451,12 +574,14 @@ func (w *fleetWatch) node(obj any, deleted bool) {
 // pod notes a pod's first sight and when it became Running and Ready. A pod that leaves Running
 // or Ready again is counted out again, so that "every pod Running" holds at one moment, and its
 // time is the one it becomes so again.
+// A deleted pod is counted out and forgotten: one created again under its name (or seen with
+// another UID) is timed from its own creation.
 func (w *fleetWatch) pod(obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	p, ok := obj.(*v1.Pod)
-	if !ok || p.Namespace != "default" {
+	if !ok || p.Namespace != "default" || !w.ours(p.Name) {
 		return
 	}
 	running := p.Status.Phase == v1.PodRunning && !deleted
@@ -468,14 +593,44 @@ func (w *fleetWatch) pod(obj any, deleted bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	at := w.now()
-	t := w.times1(p.Name)
-	if !w.begin.IsZero() && !deleted {
-		w.createdAt(t, at)
+	if w.begin.IsZero() {
+		return
 	}
+	at := w.now()
+	t := w.pods[p.Name]
+	if t != nil && t.uid != "" && p.UID != "" && t.uid != p.UID {
+		// Another pod of the name (a relist may deliver a recreation as an update): the
+		// earlier one's times are not this one's.
+		w.forget(p.Name, t)
+		t = nil
+	}
+	if deleted {
+		// A pod created again under the name is timed from its own creation.
+		if t != nil {
+			w.forget(p.Name, t)
+		}
+		return
+	}
+	if t == nil {
+		t = w.times1(p.Name)
+	}
+	if t.uid == "" {
+		t.uid = p.UID
+	}
+	w.createdAt(t, at)
 	w.runningPods += flip(&t.running, running, at)
 	w.readyPods += flip(&t.ready, ready, at)
 	w.check(at)
+}
+
+// forget drops the pod named name, whose times are t, from the counts. The caller holds mu.
+func (w *fleetWatch) forget(name string, t *podTimes) {
+	w.runningPods += flip(&t.running, false, time.Time{})
+	w.readyPods += flip(&t.ready, false, time.Time{})
+	if !t.created.IsZero() {
+		w.createdPods--
+	}
+	delete(w.pods, name)
 }
 
 // flip sets *since to at when on begins, to zero when it ends, and returns the change of the
@@ -495,6 +650,9 @@ func flip(since *time.Time, on bool, at time.Time) int {
 // check notes the moments every node is Ready and every pod Running (Ready), and closes done
 // once both have come. The caller holds mu.
 func (w *fleetWatch) check(at time.Time) {
+	if w.begin.IsZero() {
+		return // nothing before the first create counts, nor is a moment before it
+	}
 	nodesReady := w.readyNodes == w.nodes
 	if w.runningAt.IsZero() && nodesReady && w.runningPods == w.total {
 		w.runningAt = at

@@ -16,7 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func testNode(name string, ready v1.ConditionStatus) *v1.Node {
@@ -57,14 +59,14 @@ func TestFleetWatchFollowsTheWatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		w.created("load-0", time.Now())
+		w.created("load-0", "", time.Now())
 		time.Sleep(time.Second)
 		if _, err := pods.Create(ctx, testPod("default", "load-1", v1.PodPending, ""), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
 		time.Sleep(time.Second)
-		w.created("load-1", time.Now())
+		w.created("load-1", "", time.Now())
 		if got, want := w.snapshot(), (counts{created: 2, readyNodes: 1}); got != want {
 			t.Errorf("after the creates: %+v, want %+v", got, want)
 		}
@@ -235,5 +237,220 @@ func TestFetchProfile(t *testing.T) {
 	}
 	if err := fetchProfile(ctx, w, cfg, "nothing", "nothing.pprof"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("fetchProfile() of a path the server does not have = %v, want its 404", err)
+	}
+}
+
+// TestFleetWatchRefusesPodsOfAnEarlierRun: pods named as this run's that exist before it would
+// count as its own (Running before any create); the watch refuses to start, naming them.
+func TestFleetWatchRefusesPodsOfAnEarlierRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue), testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err == nil {
+			defer w.stop()
+			w.start(time.Now())
+			t.Fatalf("watchFleet() with pod load-0 there already = nil error (counts %+v), want a refusal", w.snapshot())
+		}
+		if !strings.Contains(err.Error(), "default/load-0") {
+			t.Errorf("watchFleet() = %v, want the pod named", err)
+		}
+	})
+}
+
+// TestFleetWatchCountsOnlyItsPods: a Running pod of another name, or of a name beyond the run's
+// total, is not the run's and does not complete it; nor does anything before the first create.
+func TestFleetWatchCountsOnlyItsPods(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue), testPod("default", "web", v1.PodRunning, v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		time.Sleep(time.Second)
+		w.start(time.Now())
+		pods := client.CoreV1().Pods("default")
+		for _, name := range []string{"load-1", "load-01", "web-2"} {
+			if _, err := pods.Create(ctx, testPod("default", name, v1.PodRunning, v1.ConditionTrue), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		select {
+		case <-w.done:
+			t.Errorf("done with none of the run's pods created (counts %+v)", w.snapshot())
+		default:
+		}
+		if got, want := w.snapshot(), (counts{readyNodes: 1}); got != want {
+			t.Errorf("counts = %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestFleetWatchNeverBeforeTheFirstCreate: a fleet complete before the first create (its nodes
+// Ready, no pods) is done at the first create, not at a moment before it.
+func TestFleetWatchNeverBeforeTheFirstCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		synctest.Wait()
+		time.Sleep(time.Second)
+		select {
+		case <-w.done:
+			t.Fatal("done before the first create")
+		default:
+		}
+		w.start(time.Now())
+		<-w.done
+		if running, ready, _, _ := w.times(); running != 0 || ready != 0 {
+			t.Errorf("times = %v, %v; want 0 and 0", running, ready)
+		}
+	})
+}
+
+// TestFleetWatchTimesARecreatedPod: a pod deleted and created again under its name is timed from
+// its own creation, and counted once.
+func TestFleetWatchTimesARecreatedPod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		w.start(time.Now())
+		pods := client.CoreV1().Pods("default")
+		if _, err := pods.Create(ctx, testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(10 * time.Second)
+		if err := pods.Delete(ctx, "load-0", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got, want := w.snapshot(), (counts{readyNodes: 1}); got != want {
+			t.Errorf("after the delete: %+v, want %+v", got, want)
+		}
+		if _, err := pods.Create(ctx, testPod("default", "load-0", v1.PodPending, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(time.Second)
+		if _, err := pods.UpdateStatus(ctx, testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		_, _, toRunning, _ := w.times()
+		if toRunning.median != time.Second {
+			t.Errorf("the second load-0's create to Running = %v, want 1s", toRunning.median)
+		}
+		if got, want := w.snapshot(), (counts{created: 1, readyNodes: 1, running: 1, readyPods: 1}); got != want {
+			t.Errorf("after the second load-0 runs: %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestFleetWatchAnotherUID: a pod of the name with another UID (a recreation a relist delivers
+// as an update) is another pod, timed from when the watch saw it.
+func TestFleetWatchAnotherUID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		w.start(time.Now())
+		first := testPod("default", "load-0", v1.PodRunning, v1.ConditionFalse)
+		first.UID = "uid-1"
+		w.pod(first, false)
+		w.created("load-0", "uid-1", time.Now())
+		time.Sleep(5 * time.Second)
+		second := testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue)
+		second.UID = "uid-2"
+		w.pod(second, false)
+		w.created("load-0", "uid-1", time.Now()) // a late return of the first create changes nothing
+		_, _, toRunning, toReady := w.times()
+		if toRunning.median != 0 || toReady.median != 0 {
+			t.Errorf("uid-2's create to Running %v, to Ready %v; want 0 and 0", toRunning.median, toReady.median)
+		}
+		if got, want := w.snapshot(), (counts{created: 1, readyNodes: 1, running: 1, readyPods: 1}); got != want {
+			t.Errorf("counts = %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestFleetWatchCountsRelists: a watch that ends with an error (here 410 Gone, as when it fell
+// behind the server's history) lists again, and the list is counted; the first lists are not.
+func TestFleetWatchCountsRelists(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
+		watchers := make(chan *watch.FakeWatcher, 10)
+		client.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+			fw := watch.NewFake()
+			watchers <- fw
+			return true, fw, nil
+		})
+		w, err := watchFleet(ctx, client, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.stop()
+		w.start(time.Now())
+		fw := <-watchers
+		synctest.Wait()
+		if got := w.relists(); got != 0 {
+			t.Errorf("relists before any error = %d, want 0", got)
+		}
+		fw.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+		<-watchers // after the reflector's backoff, a list, then a new watch
+		synctest.Wait()
+		if got := w.relists(); got != 1 {
+			t.Errorf("relists after a 410 = %d, want 1", got)
+		}
+		w.stop()
+	})
+}
+
+// TestListCounter: a fetch of everything is a list's first page or a watch that begins with
+// every object; a list right after such a watch (the reflector's fallback when the server
+// refuses it) is the same fetch, and a watch from a resource version is none.
+func TestListCounter(t *testing.T) {
+	yes := true
+	list := metav1.ListOptions{ResourceVersion: "0", Limit: 500}
+	page2 := metav1.ListOptions{Limit: 500, Continue: "next"}
+	watchFrom := metav1.ListOptions{ResourceVersion: "7", AllowWatchBookmarks: true}
+	watchList := metav1.ListOptions{AllowWatchBookmarks: true, SendInitialEvents: &yes}
+	tests := []struct {
+		name string
+		seen []metav1.ListOptions
+		want int64
+	}{
+		{"a list and its watch", []metav1.ListOptions{list, page2, watchFrom, watchFrom}, 1},
+		{"two lists", []metav1.ListOptions{list, watchFrom, list, watchFrom}, 2},
+		{"a watch-list", []metav1.ListOptions{watchList, watchFrom}, 1},
+		{"a refused watch-list, then a list", []metav1.ListOptions{watchList, list, page2, watchFrom, watchList, list}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c listCounter
+			for _, o := range tt.seen {
+				c.see(&o)
+			}
+			if got := c.count(); got != tt.want {
+				t.Errorf("count() = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -138,8 +138,13 @@ func (d *disk) loadTx(st *store) error {
 				if err := json.Unmarshal(v, obj); err != nil {
 					return fmt.Errorf("stored %s %q: %w: %w", res.singular, k, ErrCorruptData, err)
 				}
-				raw := append([]byte(nil), v...)
-				b.objects[string(k)] = newEntry(obj, raw)
+				if b.expiry != nil {
+					// The resources whose entries keep no encoding (events, see commitEncoded)
+					// keep none loaded either: encoded makes it again for the few reads.
+					b.objects[string(k)] = &entry{obj: obj, size: len(v)}
+				} else {
+					b.objects[string(k)] = newEntry(obj, append([]byte(nil), v...))
+				}
 				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {
 					st.terminating.Store(true)
 				}

@@ -76,22 +76,27 @@ func TestEventsKeepNoEncoding(t *testing.T) {
 	created := do("POST", path, "application/json", `{"metadata":{"name":"web.1"},"involvedObject":{"kind":"Pod","name":"web","namespace":"default"},"reason":"Pulled","message":"pulled","count":1,"type":"Normal","source":{"component":"kubelet","host":"n1"}}`, http.StatusCreated)
 	// In process, as the kubelets of `run` and replay write theirs.
 	fine := metav1.NewTime(start)
-	if _, err := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake").CreateEvent(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.2"},
+	d := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+	direct, err := d.create(ctx, d.target(eventsTarget, "default", "", ""), &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.2"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started",
-		FirstTimestamp: fine, LastTimestamp: fine, Count: 1, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "n1"}}); err != nil {
+		FirstTimestamp: fine, LastTimestamp: fine, Count: 1, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "n1"}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if direct.raw == nil {
+		t.Fatal("the Direct create's entry keeps no encoding, want the bytes its commit made")
+	}
+	// What each write encoded when it committed: the HTTP create's response, the Direct
+	// create's entry.
+	committed := map[string][]byte{"web.1": created, "web.2": direct.raw}
 	for _, name := range []string{"web.1", "web.2"} {
 		e := stored(name)
-		want, err := json.Marshal(e.obj)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := committed[name]
 		if e.raw != nil || e.size != len(want) {
 			t.Errorf("event %s stored with %d bytes kept, size %d; want none kept, size %d", name, len(e.raw), e.size, len(want))
 		}
 		if got := do("GET", path+"/"+name, "", "", http.StatusOK); string(got) != string(want) {
-			t.Errorf("GET %s = %s, want %s", name, got, want)
+			t.Errorf("GET %s = %s, want the bytes its write committed %s", name, got, want)
 		}
 	}
 	if got := do("GET", path+"/web.1", "", "", http.StatusOK); string(got) != string(created) {
@@ -183,5 +188,53 @@ func TestEventsKeepNoEncoding(t *testing.T) {
 	_ = srv.store.locked(func() error { pod = srv.store.buckets["pods"].objects["default/web"]; return nil })
 	if pod == nil || pod.raw == nil {
 		t.Errorf("stored pod %v keeps no encoding, want it kept", pod)
+	}
+}
+
+// TestEventsLoadedKeepNoEncoding: an event loaded from the data directory keeps no encoding
+// either, and answers the bytes its write stored; a pod loaded keeps its own.
+func TestEventsLoadedKeepNoEncoding(t *testing.T) {
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv, err := New(Options{Clock: clocktesting.NewFakeClock(start), Tracer: trace.Discard, DataDir: dir})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	d := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+	ev, err := d.create(ctx, d.target(eventsTarget, "default", "", ""), &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started", Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	committed := string(ev.raw)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = New(Options{Clock: clocktesting.NewFakeClock(start), Tracer: trace.Discard, DataDir: dir})
+	if err != nil {
+		t.Fatalf("New() again = %v", err)
+	}
+	defer srv.Close()
+	var event, pod *entry
+	_ = srv.store.locked(func() error {
+		event, pod = srv.store.buckets["events"].objects["default/web.1"], srv.store.buckets["pods"].objects["default/web"]
+		return nil
+	})
+	if event == nil || pod == nil {
+		t.Fatalf("loaded event %v, pod %v; want both", event, pod)
+	}
+	if event.raw != nil || event.size != len(committed) {
+		t.Errorf("loaded event keeps %d bytes, size %d; want none kept, size %d", len(event.raw), event.size, len(committed))
+	}
+	if got := string(event.encoded()); got != committed {
+		t.Errorf("loaded event encodes as %s, want the stored %s", got, committed)
+	}
+	if pod.raw == nil {
+		t.Error("loaded pod keeps no encoding, want it kept")
 	}
 }
