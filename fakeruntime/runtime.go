@@ -84,10 +84,11 @@ type PullRecorder interface {
 }
 
 // AttachKubelet points the runtime's kubelet-side instruments at a new kubelet process: the
-// containers outlive a kubelet restart, but its metrics and its startup tracker start afresh.
-// Nil values detach them.
-func (r *Runtime) AttachKubelet(m Metrics, p PullRecorder) {
-	r.metrics, r.pulls = m, p
+// containers outlive a kubelet restart, but its metrics, its startup tracker and its pods' trace
+// keys start afresh. The keys matter beyond the trace: the old process's keys keep its pod
+// workers, and all they reach, alive for as long as the runtime lives. Nil values detach them.
+func (r *Runtime) AttachKubelet(m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
+	r.metrics, r.pulls, r.keys = m, p, keys
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container

@@ -3,9 +3,11 @@ package kubelet
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -120,4 +122,26 @@ func TestRestartReadsTheAllocationCheckpoint(t *testing.T) {
 	if _, err := New(e.opts); err == nil || !strings.Contains(err.Error(), cp.Path) {
 		t.Errorf("New() over a corrupt allocation checkpoint = %v, want an error naming %s", err, cp.Path)
 	}
+}
+
+// TestRestartDropsTheOldWorkers: the runtime outlives a kubelet restart, but what it holds of the
+// old process must not keep that process alive. Its shared trace keys are the new process's, so
+// the old pod workers (and the whole old sync side they reach) can be collected.
+func TestRestartDropsTheOldWorkers(t *testing.T) {
+	e := newEnv(t, envOptions{standalone: true, noFileSource: true, syncFrequency: 10 * time.Second})
+	pod := staticPod("web", "uid-web", v1.RestartPolicyAlways)
+	e.handPods(pod)
+	if !e.run(time.Minute, func() bool { return e.phase(pod.UID) == v1.PodRunning }) {
+		t.Fatalf("pod not Running after a minute")
+	}
+	old := weak.Make(e.k.Workers)
+	e.restart(nil)
+	e.runFor(5 * time.Second)
+	for range 3 {
+		runtime.GC()
+	}
+	if old.Value() != nil {
+		t.Errorf("the old process's pod workers are still reachable after the restart")
+	}
+	runtime.KeepAlive(e)
 }

@@ -96,53 +96,68 @@ func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, re
 	return node, setConditions(node, now, ready, msg)
 }
 
-// setConditions writes the pressure conditions and Ready with heartbeat now. A condition's
-// transition time moves only when its status changes. It returns the reasons of the events the
-// kubelet's condition setters (nodestatus.MemoryPressureCondition, DiskPressureCondition,
-// PIDPressureCondition, ReadyCondition) record, in their order: a pressure condition that was
-// absent or not False (NodeHasSufficientMemory...), and a Ready condition whose status changed
-// (NodeReady, NodeNotReady; none when Ready was absent).
+// pressureConditions are the kubelet's pressure condition setters (MemoryPressureCondition,
+// DiskPressureCondition, PIDPressureCondition), in their order, with what each writes when its
+// condition turns False and the event it records then. There is no eviction manager, so none
+// ever turns True.
+var pressureConditions = []struct {
+	t               v1.NodeConditionType
+	reason, message string
+	event           string
+}{
+	{v1.NodeMemoryPressure, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", events.NodeHasSufficientMemory},
+	{v1.NodeDiskPressure, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", events.NodeHasNoDiskPressure},
+	{v1.NodePIDPressure, "KubeletHasSufficientPID", "kubelet has sufficient PID available", events.NodeHasSufficientPID},
+}
+
+// setConditions runs the kubelet's condition setters on node with heartbeat now, and returns the
+// reasons of the events they record, in their order. As the kubelet's, each setter updates its
+// condition where it sits in the list and appends it when it is missing; conditions other writers
+// own (NetworkUnavailable, a node-problem-detector's) are left as they are. A pressure condition
+// gets the heartbeat, and its reason, message and transition time only when its status turns
+// False (from absent, Unknown or True), which records NodeHasSufficientMemory... Ready is
+// replaced whole (the first one, if there are several), its transition time kept while its
+// status is; a change of status records NodeReady or NodeNotReady, an absent Ready none.
 func setConditions(node *v1.Node, now time.Time, ready bool, readyMsg string) []string {
 	var recorded []string
-	old := func(t v1.NodeConditionType) *v1.NodeCondition {
-		for i := range node.Status.Conditions {
-			if node.Status.Conditions[i].Type == t {
-				return &node.Status.Conditions[i]
-			}
-		}
-		return nil
-	}
-	for _, c := range []struct {
-		t      v1.NodeConditionType
-		reason string
-	}{{v1.NodeMemoryPressure, events.NodeHasSufficientMemory}, {v1.NodeDiskPressure, events.NodeHasNoDiskPressure}, {v1.NodePIDPressure, events.NodeHasSufficientPID}} {
-		if o := old(c.t); o == nil || o.Status != v1.ConditionFalse {
-			recorded = append(recorded, c.reason)
-		}
-	}
-	readyStatus, readyReason, readyEvent := v1.ConditionTrue, "KubeletReady", events.NodeReady
-	if !ready {
-		readyStatus, readyReason, readyEvent = v1.ConditionFalse, "KubeletNotReady", events.NodeNotReady
-	}
-	if o := old(v1.NodeReady); o != nil && o.Status != readyStatus {
-		recorded = append(recorded, readyEvent)
-	}
 	ts := metav1.NewTime(now)
-	want := []v1.NodeCondition{
-		{Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
-		{Type: v1.NodeDiskPressure, Status: v1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
-		{Type: v1.NodePIDPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
-		{Type: v1.NodeReady, Status: readyStatus, Reason: readyReason, Message: readyMsg},
-	}
-	for i := range want {
-		want[i].LastHeartbeatTime = ts
-		want[i].LastTransitionTime = ts
-		for _, old := range node.Status.Conditions {
-			if old.Type == want[i].Type && old.Status == want[i].Status {
-				want[i].LastTransitionTime = old.LastTransitionTime
+	for _, p := range pressureConditions {
+		// The setters pick up the last condition of their type.
+		var c *v1.NodeCondition
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == p.t {
+				c = &node.Status.Conditions[i]
 			}
 		}
+		added := c == nil
+		if added {
+			c = &v1.NodeCondition{Type: p.t, Status: v1.ConditionUnknown}
+		}
+		c.LastHeartbeatTime = ts
+		if c.Status != v1.ConditionFalse {
+			c.Status, c.Reason, c.Message, c.LastTransitionTime = v1.ConditionFalse, p.reason, p.message, ts
+			recorded = append(recorded, p.event)
+		}
+		if added {
+			node.Status.Conditions = append(node.Status.Conditions, *c)
+		}
 	}
-	node.Status.Conditions = want
+	r := v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: readyMsg, LastHeartbeatTime: ts, LastTransitionTime: ts}
+	event := events.NodeReady
+	if !ready {
+		r.Status, r.Reason, event = v1.ConditionFalse, "KubeletNotReady", events.NodeNotReady
+	}
+	for i := range node.Status.Conditions {
+		if old := &node.Status.Conditions[i]; old.Type == v1.NodeReady {
+			if old.Status == r.Status {
+				r.LastTransitionTime = old.LastTransitionTime
+			} else {
+				recorded = append(recorded, event)
+			}
+			*old = r
+			return recorded
+		}
+	}
+	node.Status.Conditions = append(node.Status.Conditions, r)
 	return recorded
 }

@@ -472,10 +472,19 @@ func semanticEqual[T any](a, b *T) bool {
 }
 
 // conditionsChanged compares two condition lists with their heartbeat times left out: the
-// kubelet's nodeConditionsHaveChanged.
+// kubelet's nodeConditionsHaveChanged, which sorts copies of both by type (stably) first, so that
+// the same conditions in another order are no change. Lists whose types are in the same order,
+// which a heartbeat's are (the setters update conditions where they sit), sort the same way and
+// are compared as they are, without the copies.
 func conditionsChanged(a, b []v1.NodeCondition) bool {
 	if len(a) != len(b) {
 		return true
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type {
+			a, b = sortedConditions(a), sortedConditions(b)
+			break
+		}
 	}
 	for i := range a {
 		x, y := a[i], b[i]
@@ -489,6 +498,13 @@ func conditionsChanged(a, b []v1.NodeCondition) bool {
 		}
 	}
 	return false
+}
+
+// sortedConditions is a copy of cs sorted stably by type.
+func sortedConditions(cs []v1.NodeCondition) []v1.NodeCondition {
+	cs = slices.Clone(cs)
+	slices.SortStableFunc(cs, func(x, y v1.NodeCondition) int { return strings.Compare(string(x.Type), string(y.Type)) })
+	return cs
 }
 
 // writeStatus writes upd, the node read with the setters applied, and traces a change of

@@ -35,7 +35,8 @@ var podPatchMeta = func() strategicpatch.LookupPatchMeta {
 // (the encoder replaces each bad byte with U+FFFD, so two such strings can compare equal as text
 // and not as Go strings): a status with one goes the kubelet's way (statusPatchJSON).
 // TestStatusPatchAsTheKubelet, TestStatusPatchRandomStatuses (every field of the status type,
-// filled at random) and FuzzStatusPatch hold the two to the same bytes.
+// filled at random, numbers often zero) and FuzzStatusPatch hold the two to the same bytes;
+// TestStatusMapsCoverPodStatus fails when a k8s.io/api release changes the status types' fields.
 func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
 	var m statusMaps
 	oldMap := m.pod("", &old)
@@ -47,7 +48,7 @@ func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged
 	if err != nil {
 		return nil, false, err
 	}
-	if patch, err = appendJSON(make([]byte, 0, 1024), patchMap); err != nil {
+	if patch, err = appendJSON(make([]byte, 0, 1024), map[string]any(patchMap)); err != nil {
 		return nil, false, err
 	}
 	return patch, onlyUID(patch, uid), nil
@@ -76,9 +77,9 @@ func onlyUID(patch []byte, uid types.UID) bool {
 }
 
 // appendJSON appends v, a value of a patch map, as encoding/json.Marshal writes it: object keys
-// in sorted order, strings with its escapes. The patch holds only objects, lists, strings,
-// integers, booleans and nulls; a string that needs escaping, or any other type, is written by
-// encoding/json itself.
+// in sorted order, strings with its escapes. The patch holds only objects (plain maps: the caller
+// hands the top one, a strategicpatch.JSONMap, as one), lists, strings, integers, booleans and
+// nulls; a string that needs escaping, or any other type, is written by encoding/json itself.
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -101,8 +102,6 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(b, ']'), nil
-	case strategicpatch.JSONMap:
-		return appendJSON(b, map[string]any(v))
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {

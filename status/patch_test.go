@@ -98,6 +98,21 @@ func randomStatuses(seed int64, text string) (old, next v1.PodStatus) {
 		func(t *metav1.Time, c randfill.Continue) {
 			*t = metav1.NewTime(time.Unix(c.Int63n(1<<31), c.Int63n(1e9)))
 		},
+		// Zero numbers, often: an omitempty field leaves them out, another writes them.
+		func(n *int64, c randfill.Continue) {
+			if c.Intn(3) > 0 {
+				*n = c.Int63() - c.Int63()
+			} else {
+				*n = 0
+			}
+		},
+		func(n *int32, c randfill.Continue) {
+			if c.Intn(3) > 0 {
+				*n = c.Int31() - c.Int31()
+			} else {
+				*n = 0
+			}
+		},
 	)
 	f.Fill(&old)
 	r := rand.New(rand.NewSource(seed))

@@ -13,7 +13,9 @@ import (
 // tagged omitempty is left out when empty (a nil pointer, an empty string, list or map, a zero
 // number, false), a struct is always there, a zero metav1.Time is null, integers are int64, a
 // quantity is its canonical text. bad is set when a string is not valid UTF-8, which the text
-// would have changed.
+// would have changed. The fields are the ones of the k8s.io/api release in go.mod:
+// statusMapsCovers (patchmaps_test.go) lists them, and its test fails on a release that changes
+// them.
 type statusMaps struct {
 	bad bool
 }
