@@ -237,7 +237,9 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 	}
 	// The retry finds the condition as it was taken in at this instant: nothing to sync beyond
 	// the pods' own creation.
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown, batch}, []*v1.Pod{shown, batch}); len(got) != 0 {
+	e.m.NoteAdmitted(shown)
+	e.m.NoteAdmitted(batch)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown, batch}); len(got) != 0 {
 		t.Errorf("HandlePodAdditions() synced %v, want none", names(got))
 	}
 	if !e.m.HasPendingResizes() || !e.status.IsPodResizeDeferred("web") {
@@ -251,25 +253,31 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 			t.Errorf("%s after the restart: generation %d, transitioned %v; want %d, now", c.Type, c.ObservedGeneration, c.LastTransitionTime, wider.Generation)
 		}
 	}
-	// A pod whose termination was requested, or that has finished, is not queued.
+	// A pod not noted at its admission (one that has finished, or whose termination was
+	// requested, is let through without admission) is not queued.
 	e.m.RemovePod("web") // leaves the queue at its next retry
 	e.m.RetryPendingResizes(ctx)
 	e.pods.RemovePod(shown)
 	e.m.SetAllocatedResources(web)
 	e.pods.AddPod(shown)
-	e.terminating = map[types.UID]bool{"web": true}
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
-		t.Errorf("HandlePodAdditions(a pod being terminated) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
-	}
-	e.terminating = nil
-	done := shown.DeepCopy()
-	done.Status.Phase = v1.PodSucceeded
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{done}, []*v1.Pod{done}); len(got) != 0 || e.m.HasPendingResizes() {
-		t.Errorf("HandlePodAdditions(a finished pod) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a pod not admitted) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
 	}
 	// A pod admitted without a resize of its own queues nothing.
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{batch}, []*v1.Pod{batch}); len(got) != 0 {
+	e.m.NoteAdmitted(batch)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{batch}); len(got) != 0 || e.m.HasPendingResizes() {
 		t.Errorf("HandlePodAdditions(a pod at its allocation) synced %v", names(got))
+	}
+	// A noted pod is queued once: the next addition starts with none noted.
+	e.m.NoteAdmitted(shown)
+	e.m.HandlePodAdditions(ctx, []*v1.Pod{shown})
+	if !e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a noted pod with a pending resize) queued nothing")
+	}
+	e.m.RemovePod("web")
+	e.m.RetryPendingResizes(ctx)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("a second HandlePodAdditions queued the pod noted for the first: synced %v", names(got))
 	}
 }
 

@@ -74,9 +74,6 @@ type Options struct {
 	SourcesReady func() bool
 	// Recorder receives the resize events. Nil records none.
 	Recorder EventRecorder
-	// TerminationRequested is the pod workers': a pod whose termination was requested is not
-	// admitted again when it is added, and its resize is not queued. Nil is never.
-	TerminationRequested func(uid types.UID) bool
 	// Checkpoint keeps the allocations across restarts (allocated_pods_state in the root
 	// directory): New reads them back and Flush writes them. Nil keeps them in memory only, as
 	// the kubelet's in-memory manager does.
@@ -102,6 +99,9 @@ type Manager struct {
 	allocated map[types.UID]map[string]v1.ResourceRequirements
 	// pending are the pods whose resize is not allocated yet, in retry order.
 	pending []types.UID
+	// admitted are the pods admitted in the current addition whose spec differs from their
+	// allocation (NoteAdmitted), in admission order; HandlePodAdditions queues them.
+	admitted []types.UID
 	// next is when the retry timer fires.
 	next time.Time
 	// onChange are told of every pod whose allocation changed.
@@ -251,31 +251,31 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 	return m.RetryPendingResizes(ctx)
 }
 
+// NoteAdmitted is HandlePodAdditions' check of one pod just admitted (and allocated): when its
+// desired resources differ from its allocation (a resize pending when the kubelet restarted), it
+// is queued by the HandlePodAdditions that ends the addition. The kubelet decides this per pod
+// before the pod's worker is told of it, so a pod the worker then starts terminating (one with a
+// deletion timestamp) is queued all the same; a pod whose termination was requested before, or
+// that has finished, is not admitted and so never noted.
+func (m *Manager) NoteAdmitted(pod *v1.Pod) {
+	if _, updated := m.UpdatePodFromAllocation(pod); updated {
+		m.admitted = append(m.admitted, pod.UID)
+	}
+}
+
 // HandlePodAdditions is the resize half of HandlePodAdditions, once every pod of the update was
 // added: the resize conditions the pods' statuses show are taken into the status manager's
-// cache, and each admitted pod whose desired resources differ from its allocation (a resize
-// pending when the kubelet restarted) is queued, and every pending resize retried. It returns
+// cache, the pods NoteAdmitted noted are queued, and every pending resize retried. It returns
 // the pods to sync.
-func (m *Manager) HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod {
+func (m *Manager) HandlePodAdditions(ctx context.Context, pods []*v1.Pod) []*v1.Pod {
 	m.opts.Conditions.BackfillPodResizeConditions(pods)
-	queued := false
-	for _, pod := range admitted {
-		// A pod that has finished, or whose termination was requested, is let through
-		// admission without being admitted again.
-		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-			continue
-		}
-		if m.opts.TerminationRequested != nil && m.opts.TerminationRequested(pod.UID) {
-			continue
-		}
-		if _, updated := m.UpdatePodFromAllocation(pod); updated {
-			m.pushPending(pod.UID)
-			queued = true
-		}
-	}
-	if !queued {
+	if len(m.admitted) == 0 {
 		return nil
 	}
+	for _, uid := range m.admitted {
+		m.pushPending(uid)
+	}
+	m.admitted = m.admitted[:0]
 	return m.RetryPendingResizes(ctx)
 }
 
