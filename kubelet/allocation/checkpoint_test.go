@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +291,62 @@ func TestNewCorruptCheckpoint(t *testing.T) {
 	err := e.start("4", cp)
 	if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), `please drain this node and delete pod resource information checkpoint file "root/allocated_pods_state"`) {
 		t.Errorf("New() over a corrupt checkpoint = %v", err)
+	}
+}
+
+// TestResizeAllocatedIsWritten: a resize writes the allocations not written yet when it arrives,
+// and its allocation at once; admissions wait for Flush, and a resize not allocated writes
+// nothing of its own.
+func TestResizeAllocatedIsWritten(t *testing.T) {
+	ctx := context.Background()
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web, db := pod("web", "100m"), pod("db", "200m")
+	for _, p := range []*v1.Pod{web, db} {
+		e.pods.AddPod(p)
+		e.m.SetAllocatedResources(p)
+	}
+	if cp.writes != 0 {
+		t.Fatalf("admissions wrote the checkpoint %d times, want none before Flush", cp.writes)
+	}
+	e.m.HandlePodUpdate(ctx, web, e.resize(web, "300m"))
+	if cp.writes != 2 {
+		t.Fatalf("an allocated resize wrote the checkpoint %d times, want 2 (the admissions, then the resize)", cp.writes)
+	}
+	got, err := decodeCheckpoint(cp.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := got["web"]["app"].Requests[v1.ResourceCPU]; cpu.String() != "300m" || got["db"] == nil {
+		t.Errorf("checkpoint after the resize = %v, want web at 300m and db", got)
+	}
+	e.m.HandlePodUpdate(ctx, db, e.resize(db, "5"))
+	if cp.writes != 2 {
+		t.Errorf("a resize that was not allocated wrote the checkpoint: %d writes, want still 2", cp.writes)
+	}
+}
+
+// TestFileCheckpoint: the file reads back what was written, replaced whole, with no temporary
+// file left beside it; a missing file reads as nothing.
+func TestFileCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	c := FileCheckpoint{Path: filepath.Join(dir, "root", CheckpointFile)}
+	if b, err := c.Read(); err != nil || b != nil {
+		t.Fatalf("Read() of a missing file = %q, %v, want nothing", b, err)
+	}
+	for _, want := range []string{"a longer first version", "second"} {
+		if err := c.Write([]byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := c.Read(); err != nil || string(b) != want {
+			t.Errorf("Read() = %q, %v, want %q", b, err, want)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Dir(c.Path))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the root directory holds %v (%v), want the checkpoint only", entries, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -149,9 +150,10 @@ func New(opts Options) (*Manager, error) {
 
 // Flush writes the allocations to the checkpoint when one was set since the last Flush and the
 // checkpoint does not hold them already. The kubelet writes at each change, the whole checkpoint
-// each time; its owner calls Flush instead (the kubelet assembly: once a second in `run` and when
-// the process stops), so that pods admitted one after the other do not each encode every
-// allocation again. A failed write is returned, and not tried again before the next change, as
+// each time; here a resize flushes at once (when it arrives and when it is allocated), and
+// otherwise the owner calls Flush (the
+// kubelet assembly: once a second in `run` and when the process stops), so that pods admitted
+// one after the other do not each encode every allocation again. A failed write is returned, and not tried again before the next change, as
 // in the kubelet.
 func (m *Manager) Flush() error {
 	if !m.dirty || m.opts.Checkpoint == nil {
@@ -170,6 +172,13 @@ func (m *Manager) Flush() error {
 	}
 	m.written = b
 	return nil
+}
+
+// flush is Flush for a resize of pod, which logs a failure as the kubelet does and goes on.
+func (m *Manager) flush(ctx context.Context, pod *v1.Pod) {
+	if err := m.Flush(); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to save pod resource information checkpoint", "pod", klog.KObj(pod))
+	}
 }
 
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
@@ -243,6 +252,10 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 	if old == nil || !resized(old, pod) {
 		return nil
 	}
+	// The allocations not written yet are written before a resize is handled, so that a
+	// process killed later never admits this pod again at its new spec's resources: what a
+	// restarted kubelet admits from its spec is then always what was allocated.
+	m.flush(ctx, pod)
 	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
 		m.opts.Conditions.ClearPodResizePendingCondition(pod.UID)
 		return nil
@@ -433,6 +446,11 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 	ok, reason, message := m.canResizePod(ctx, pod)
 	if ok {
 		m.SetAllocatedResources(pod)
+		// A resize allocated is written at once, as the kubelet writes every allocation: a
+		// process killed before the next Flush would otherwise find the resize pending again
+		// while the runtime may already run it. Resizes are rare; admissions, which are not,
+		// wait for Flush.
+		m.flush(ctx, pod)
 		conds.ClearPodResizePendingCondition(pod.UID)
 		// A new resize starts a new PodResizeInProgress, observed at this generation.
 		conds.ClearPodResizeInProgressCondition(pod.UID)
