@@ -350,3 +350,42 @@ func TestFileCheckpoint(t *testing.T) {
 		t.Errorf("the root directory holds %v (%v), want the checkpoint only", entries, err)
 	}
 }
+
+// TestRemoveOrphanedPods: the allocations of pods not remaining are forgotten, each change told,
+// without a write of their own; the next write leaves them out.
+func TestRemoveOrphanedPods(t *testing.T) {
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web, db := pod("web", "100m"), pod("db", "200m")
+	e.m.SetAllocatedResources(web)
+	e.m.SetAllocatedResources(db)
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var told []types.UID
+	e.m.OnChange(func(uid types.UID) { told = append(told, uid) })
+	e.m.RemoveOrphanedPods(map[types.UID]bool{web.UID: true})
+	if diff := cmp.Diff([]types.UID{db.UID}, told); diff != "" {
+		t.Errorf("changes told (-want +got):\n%s", diff)
+	}
+	if _, ok := e.m.allocated[db.UID]; ok || e.m.allocated[web.UID] == nil {
+		t.Errorf("allocations after RemoveOrphanedPods = %v, want web only", e.m.allocated)
+	}
+	if cp.writes != 1 {
+		t.Errorf("RemoveOrphanedPods wrote the checkpoint: %d writes, want still 1", cp.writes)
+	}
+	e.m.SetAllocatedResources(e.resize(web, "300m"))
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCheckpoint(cp.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[db.UID] != nil || got[web.UID] == nil {
+		t.Errorf("checkpoint after the next write = %v, want web only", got)
+	}
+}

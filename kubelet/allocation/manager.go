@@ -205,6 +205,18 @@ func (m *Manager) RemovePod(uid types.UID) {
 	}
 }
 
+// RemoveOrphanedPods forgets the allocation of every pod not in remaining (housekeeping's
+// HandlePodCleanups). As for RemovePod, the checkpoint is not written for it: the next write
+// leaves those pods out.
+func (m *Manager) RemoveOrphanedPods(remaining map[types.UID]bool) {
+	for uid := range m.allocated {
+		if !remaining[uid] {
+			delete(m.allocated, uid)
+			m.changed(uid)
+		}
+	}
+}
+
 // UpdatePodFromAllocation returns pod with its allocated resources in place of the desired ones,
 // a copy when they differ (true), pod itself otherwise.
 func (m *Manager) UpdatePodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
