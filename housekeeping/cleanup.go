@@ -81,6 +81,16 @@ type Options struct {
 	Metrics Metrics
 	// Prober stops the probe workers of pods that no longer run. Nil runs no probes.
 	Prober Prober
+	// Allocations forgets the allocations of pods the pod manager does not have. Nil keeps
+	// none.
+	Allocations Allocations
+}
+
+// Allocations is the allocation manager as housekeeping cleans it up.
+type Allocations interface {
+	// RemoveOrphanedPods forgets the allocation of every pod not in remaining: those of pods
+	// deleted while the kubelet was down, which its checkpoint brought back.
+	RemoveOrphanedPods(remaining map[types.UID]bool)
 }
 
 // Prober is the prober manager as housekeeping cleans it up.
@@ -227,6 +237,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		c.opts.Prober.CleanupPods(possiblyRunning)
 	}
 	c.opts.Status.RemoveOrphanedStatuses(known)
+	if c.opts.Allocations != nil {
+		c.opts.Allocations.RemoveOrphanedPods(known)
+	}
 
 	sort.Strings(orphanedMirrors)
 	for _, fullName := range orphanedMirrors {

@@ -3,6 +3,7 @@ package housekeeping
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/minikubelet/minikubelet/test/podtest"
@@ -321,5 +322,31 @@ func TestCleanupPodsKeepsProbingPossiblyRunningPods(t *testing.T) {
 	want := map[types.UID]bool{"sync": true, "terminating": true}
 	if diff := cmp.Diff(want, probes.desired); diff != "" {
 		t.Errorf("CleanupPods desired (-want +got):\n%s", diff)
+	}
+}
+
+// allocationCleanup records what RemoveOrphanedPods was given.
+type allocationCleanup struct{ remaining map[types.UID]bool }
+
+func (a *allocationCleanup) RemoveOrphanedPods(remaining map[types.UID]bool) {
+	a.remaining = maps.Clone(remaining)
+}
+
+// TestRemoveOrphanedAllocations: the allocation manager keeps the allocations of the pods the pod
+// manager has, and forgets the others.
+func TestRemoveOrphanedAllocations(t *testing.T) {
+	f := newFixture(t)
+	allocs := &allocationCleanup{}
+	c, err := New(Options{Tracer: f.rec, Pods: f.pods, Workers: f.workers, Runtime: f.runtime, Status: f.status, CrashLoopBackOff: f.gc, Allocations: allocs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pods.pods = []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "db"}}}
+	if err := c.HandlePodCleanups(context.Background()); err != nil {
+		t.Fatalf("HandlePodCleanups() error = %v", err)
+	}
+	want := map[types.UID]bool{"web": true, "db": true}
+	if diff := cmp.Diff(want, allocs.remaining); diff != "" {
+		t.Errorf("RemoveOrphanedPods remaining (-want +got):\n%s", diff)
 	}
 }

@@ -80,15 +80,24 @@ func nodeAnyWay(opts Options, nodes *nodeReader) admission.NodeFunc {
 type allocatingAdmitter struct {
 	admitter *admission.Admitter
 	alloc    *allocation.Manager
+	// terminationRequested is the pod workers' IsPodTerminationRequested.
+	terminationRequested func(types.UID) bool
 }
 
-// Admit admits the allocated pod and records its allocation.
+// Admit admits the allocated pod and records its allocation. A pod that has finished, or whose
+// termination was requested, is let through without admission or allocation, as HandlePodAdditions
+// does; for the others the decision whether a resize is pending is made here, before the pod's
+// worker is told of the pod (and may start terminating it).
 func (a allocatingAdmitter) Admit(ctx context.Context, pod *v1.Pod) bool {
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed || a.terminationRequested(pod.UID) {
+		return true
+	}
 	allocated, _ := a.alloc.UpdatePodFromAllocation(pod)
 	if !a.admitter.Admit(ctx, allocated) {
 		return false
 	}
 	a.alloc.SetAllocatedResources(allocated)
+	a.alloc.NoteAdmitted(pod)
 	return true
 }
 

@@ -233,8 +233,6 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		PodByUID:    n.Pods.GetPodByUID,
 		Recorder:    recorder,
 		Checkpoint:  opts.World.Allocations,
-		// The pod workers are built after the manager.
-		TerminationRequested: func(uid types.UID) bool { return n.Workers != nil && n.Workers.IsPodTerminationRequested(uid) },
 	}
 	if f, ok := opts.World.Allocations.(allocation.FileCheckpoint); ok {
 		aopts.CheckpointPath = f.Path
@@ -278,7 +276,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	n.Workers.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
-		Prober: n.Probes, Metrics: reg,
+		Prober: n.Probes, Metrics: reg, Allocations: n.Allocation,
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror
@@ -320,7 +318,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if admitter, err = newAdmitter(opts, n, recorder, d.devices); err != nil {
 		return Sync{}, err
 	}
-	lopts.Admit = allocatingAdmitter{admitter: admitter, alloc: n.Allocation}
+	lopts.Admit = allocatingAdmitter{admitter: admitter, alloc: n.Allocation, terminationRequested: n.Workers.IsPodTerminationRequested}
 	lopts.Resizes = n.Allocation
 	if n.Loop, err = syncloop.New(lopts); err != nil {
 		return Sync{}, err

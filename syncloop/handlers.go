@@ -170,7 +170,6 @@ func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 	sort.SliceStable(sorted, func(i, j int) bool {
 		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
 	})
-	var admitted []*v1.Pod
 	for _, p := range sorted {
 		l.opts.Pods.AddPod(p)
 		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
@@ -186,15 +185,12 @@ func (l *Loop) handlePodAdditions(ctx context.Context, pods []*v1.Pod) {
 		if l.opts.Admit != nil && !l.opts.Admit.Admit(ctx, pod) {
 			continue
 		}
-		if l.opts.Resizes != nil {
-			admitted = append(admitted, pod)
-		}
 		l.updatePod(podworkers.SyncPodCreate, pod, mirror)
 	}
 	if l.opts.Resizes != nil {
 		// A resize pending when the kubelet restarted is queued once every pod was added, so
 		// that none is decided before all the allocated pods are known.
-		l.handlePodSyncs(ctx, l.opts.Resizes.HandlePodAdditions(ctx, sorted, admitted))
+		l.handlePodSyncs(ctx, l.opts.Resizes.HandlePodAdditions(ctx, sorted))
 	}
 }
 

@@ -179,8 +179,9 @@ type Options struct {
 // resize it allocated or whose resize conditions changed, which the loop syncs (triggerPodSync).
 type Resizer interface {
 	// HandlePodAdditions is HandlePodAdditions' resize step, once every pod of the update was
-	// added: pods are the update's, admitted those admitted.
-	HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod
+	// added: pods are the update's. Which admitted pods have a pending resize was decided at
+	// their admission (the Admitter), before their workers were told of them.
+	HandlePodAdditions(ctx context.Context, pods []*v1.Pod) []*v1.Pod
 	// HandlePodUpdate is HandlePodUpdates' resize step for a pod that changed from old.
 	HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.Pod
 	// RemovePod forgets a removed pod's allocation; RetryPendingResizes then retries the

@@ -23,8 +23,8 @@ func (r *fakeResizer) HandlePodUpdate(_ context.Context, old, pod *v1.Pod) []*v1
 	r.log.add("resizes.HandlePodUpdate old=%v %s", old != nil, pod.Name)
 	return []*v1.Pod{pod}
 }
-func (r *fakeResizer) HandlePodAdditions(_ context.Context, pods, admitted []*v1.Pod) []*v1.Pod {
-	r.log.add("resizes.HandlePodAdditions pods=%d admitted=%d", len(pods), len(admitted))
+func (r *fakeResizer) HandlePodAdditions(_ context.Context, pods []*v1.Pod) []*v1.Pod {
+	r.log.add("resizes.HandlePodAdditions pods=%d", len(pods))
 	return nil
 }
 func (r *fakeResizer) RemovePod(uid types.UID) { r.log.add("resizes.RemovePod %s", uid) }
@@ -94,7 +94,8 @@ type refuse map[string]bool
 func (r refuse) Admit(_ context.Context, pod *v1.Pod) bool { return !r[pod.Name] }
 
 // TestResizesAfterAdditions: HandlePodAdditions hands the allocation manager the update's pods
-// and the admitted ones once every pod was added and its worker told, and syncs what it returns.
+// once every pod was added and its worker told (refused ones included: their resize conditions
+// are taken in too), and syncs what it returns.
 func TestResizesAfterAdditions(t *testing.T) {
 	r := &fakeResizer{}
 	f := newFixture(t, func(o *Options) { o.Resizes, o.Admit = r, refuse{"db": true} })
@@ -104,7 +105,7 @@ func TestResizesAfterAdditions(t *testing.T) {
 	if err := f.loop.Step(ctx, ConfigUpdate{podconfig.Update{Op: podconfig.ADD, Source: "api", Pods: []*v1.Pod{web, db}}}); err != nil {
 		t.Fatal(err)
 	}
-	want := calls{"pods.AddPod web", "workers.UpdatePod create web", "pods.AddPod db", "resizes.HandlePodAdditions pods=2 admitted=1"}
+	want := calls{"pods.AddPod web", "workers.UpdatePod create web", "pods.AddPod db", "resizes.HandlePodAdditions pods=2"}
 	if diff := cmp.Diff(want, *f.log); diff != "" {
 		t.Errorf("calls mismatch (-want +got):\n%s", diff)
 	}

@@ -31,14 +31,27 @@ type Checkpointer interface {
 // FileCheckpoint is the checkpoint file in the kubelet's root directory.
 type FileCheckpoint struct{ Path string }
 
-// Write replaces the file through a temporary file and a rename, as the kubelet's checkpoint
-// store does, so that a process killed meanwhile leaves the old file or the new one.
+// Write replaces the file through a temporary file, synced, and a rename, as the kubelet's
+// checkpoint store does, so that a process or machine stopped meanwhile leaves the old file or
+// the new one, never a part of the new one.
 func (c FileCheckpoint) Write(b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o750); err != nil {
 		return err
 	}
 	tmp := c.Path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, c.Path)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +239,9 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 	}
 	// The retry finds the condition as it was taken in at this instant: nothing to sync beyond
 	// the pods' own creation.
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown, batch}, []*v1.Pod{shown, batch}); len(got) != 0 {
+	e.m.NoteAdmitted(shown)
+	e.m.NoteAdmitted(batch)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown, batch}); len(got) != 0 {
 		t.Errorf("HandlePodAdditions() synced %v, want none", names(got))
 	}
 	if !e.m.HasPendingResizes() || !e.status.IsPodResizeDeferred("web") {
@@ -251,25 +255,31 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 			t.Errorf("%s after the restart: generation %d, transitioned %v; want %d, now", c.Type, c.ObservedGeneration, c.LastTransitionTime, wider.Generation)
 		}
 	}
-	// A pod whose termination was requested, or that has finished, is not queued.
+	// A pod not noted at its admission (one that has finished, or whose termination was
+	// requested, is let through without admission) is not queued.
 	e.m.RemovePod("web") // leaves the queue at its next retry
 	e.m.RetryPendingResizes(ctx)
 	e.pods.RemovePod(shown)
 	e.m.SetAllocatedResources(web)
 	e.pods.AddPod(shown)
-	e.terminating = map[types.UID]bool{"web": true}
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
-		t.Errorf("HandlePodAdditions(a pod being terminated) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
-	}
-	e.terminating = nil
-	done := shown.DeepCopy()
-	done.Status.Phase = v1.PodSucceeded
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{done}, []*v1.Pod{done}); len(got) != 0 || e.m.HasPendingResizes() {
-		t.Errorf("HandlePodAdditions(a finished pod) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a pod not admitted) synced %v, pending %v, want nothing queued", names(got), e.m.HasPendingResizes())
 	}
 	// A pod admitted without a resize of its own queues nothing.
-	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{batch}, []*v1.Pod{batch}); len(got) != 0 {
+	e.m.NoteAdmitted(batch)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{batch}); len(got) != 0 || e.m.HasPendingResizes() {
 		t.Errorf("HandlePodAdditions(a pod at its allocation) synced %v", names(got))
+	}
+	// A noted pod is queued once: the next addition starts with none noted.
+	e.m.NoteAdmitted(shown)
+	e.m.HandlePodAdditions(ctx, []*v1.Pod{shown})
+	if !e.m.HasPendingResizes() {
+		t.Errorf("HandlePodAdditions(a noted pod with a pending resize) queued nothing")
+	}
+	e.m.RemovePod("web")
+	e.m.RetryPendingResizes(ctx)
+	if got := e.m.HandlePodAdditions(ctx, []*v1.Pod{shown}); len(got) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("a second HandlePodAdditions queued the pod noted for the first: synced %v", names(got))
 	}
 }
 
@@ -281,5 +291,101 @@ func TestNewCorruptCheckpoint(t *testing.T) {
 	err := e.start("4", cp)
 	if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), `please drain this node and delete pod resource information checkpoint file "root/allocated_pods_state"`) {
 		t.Errorf("New() over a corrupt checkpoint = %v", err)
+	}
+}
+
+// TestResizeAllocatedIsWritten: a resize writes the allocations not written yet when it arrives,
+// and its allocation at once; admissions wait for Flush, and a resize not allocated writes
+// nothing of its own.
+func TestResizeAllocatedIsWritten(t *testing.T) {
+	ctx := context.Background()
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web, db := pod("web", "100m"), pod("db", "200m")
+	for _, p := range []*v1.Pod{web, db} {
+		e.pods.AddPod(p)
+		e.m.SetAllocatedResources(p)
+	}
+	if cp.writes != 0 {
+		t.Fatalf("admissions wrote the checkpoint %d times, want none before Flush", cp.writes)
+	}
+	e.m.HandlePodUpdate(ctx, web, e.resize(web, "300m"))
+	if cp.writes != 2 {
+		t.Fatalf("an allocated resize wrote the checkpoint %d times, want 2 (the admissions, then the resize)", cp.writes)
+	}
+	got, err := decodeCheckpoint(cp.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := got["web"]["app"].Requests[v1.ResourceCPU]; cpu.String() != "300m" || got["db"] == nil {
+		t.Errorf("checkpoint after the resize = %v, want web at 300m and db", got)
+	}
+	e.m.HandlePodUpdate(ctx, db, e.resize(db, "5"))
+	if cp.writes != 2 {
+		t.Errorf("a resize that was not allocated wrote the checkpoint: %d writes, want still 2", cp.writes)
+	}
+}
+
+// TestFileCheckpoint: the file reads back what was written, replaced whole, with no temporary
+// file left beside it; a missing file reads as nothing.
+func TestFileCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	c := FileCheckpoint{Path: filepath.Join(dir, "root", CheckpointFile)}
+	if b, err := c.Read(); err != nil || b != nil {
+		t.Fatalf("Read() of a missing file = %q, %v, want nothing", b, err)
+	}
+	for _, want := range []string{"a longer first version", "second"} {
+		if err := c.Write([]byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := c.Read(); err != nil || string(b) != want {
+			t.Errorf("Read() = %q, %v, want %q", b, err, want)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Dir(c.Path))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the root directory holds %v (%v), want the checkpoint only", entries, err)
+	}
+}
+
+// TestRemoveOrphanedPods: the allocations of pods not remaining are forgotten, each change told,
+// without a write of their own; the next write leaves them out.
+func TestRemoveOrphanedPods(t *testing.T) {
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web, db := pod("web", "100m"), pod("db", "200m")
+	e.m.SetAllocatedResources(web)
+	e.m.SetAllocatedResources(db)
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var told []types.UID
+	e.m.OnChange(func(uid types.UID) { told = append(told, uid) })
+	e.m.RemoveOrphanedPods(map[types.UID]bool{web.UID: true})
+	if diff := cmp.Diff([]types.UID{db.UID}, told); diff != "" {
+		t.Errorf("changes told (-want +got):\n%s", diff)
+	}
+	if _, ok := e.m.allocated[db.UID]; ok || e.m.allocated[web.UID] == nil {
+		t.Errorf("allocations after RemoveOrphanedPods = %v, want web only", e.m.allocated)
+	}
+	if cp.writes != 1 {
+		t.Errorf("RemoveOrphanedPods wrote the checkpoint: %d writes, want still 1", cp.writes)
+	}
+	e.m.SetAllocatedResources(e.resize(web, "300m"))
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCheckpoint(cp.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[db.UID] != nil || got[web.UID] == nil {
+		t.Errorf("checkpoint after the next write = %v, want web only", got)
 	}
 }

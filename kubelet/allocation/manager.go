@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -74,9 +75,6 @@ type Options struct {
 	SourcesReady func() bool
 	// Recorder receives the resize events. Nil records none.
 	Recorder EventRecorder
-	// TerminationRequested is the pod workers': a pod whose termination was requested is not
-	// admitted again when it is added, and its resize is not queued. Nil is never.
-	TerminationRequested func(uid types.UID) bool
 	// Checkpoint keeps the allocations across restarts (allocated_pods_state in the root
 	// directory): New reads them back and Flush writes them. Nil keeps them in memory only, as
 	// the kubelet's in-memory manager does.
@@ -102,6 +100,9 @@ type Manager struct {
 	allocated map[types.UID]map[string]v1.ResourceRequirements
 	// pending are the pods whose resize is not allocated yet, in retry order.
 	pending []types.UID
+	// admitted are the pods admitted in the current addition whose spec differs from their
+	// allocation (NoteAdmitted), in admission order; HandlePodAdditions queues them.
+	admitted []types.UID
 	// next is when the retry timer fires.
 	next time.Time
 	// onChange are told of every pod whose allocation changed.
@@ -149,9 +150,10 @@ func New(opts Options) (*Manager, error) {
 
 // Flush writes the allocations to the checkpoint when one was set since the last Flush and the
 // checkpoint does not hold them already. The kubelet writes at each change, the whole checkpoint
-// each time; its owner calls Flush instead (the kubelet assembly: once a second in `run` and when
-// the process stops), so that pods admitted one after the other do not each encode every
-// allocation again. A failed write is returned, and not tried again before the next change, as
+// each time; here a resize flushes at once (when it arrives and when it is allocated), and
+// otherwise the owner calls Flush (the
+// kubelet assembly: once a second in `run` and when the process stops), so that pods admitted
+// one after the other do not each encode every allocation again. A failed write is returned, and not tried again before the next change, as
 // in the kubelet.
 func (m *Manager) Flush() error {
 	if !m.dirty || m.opts.Checkpoint == nil {
@@ -170,6 +172,13 @@ func (m *Manager) Flush() error {
 	}
 	m.written = b
 	return nil
+}
+
+// flush is Flush for a resize of pod, which logs a failure as the kubelet does and goes on.
+func (m *Manager) flush(ctx context.Context, pod *v1.Pod) {
+	if err := m.Flush(); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to save pod resource information checkpoint", "pod", klog.KObj(pod))
+	}
 }
 
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
@@ -193,6 +202,18 @@ func (m *Manager) RemovePod(uid types.UID) {
 	if _, ok := m.allocated[uid]; ok {
 		delete(m.allocated, uid)
 		m.changed(uid)
+	}
+}
+
+// RemoveOrphanedPods forgets the allocation of every pod not in remaining (housekeeping's
+// HandlePodCleanups). As for RemovePod, the checkpoint is not written for it: the next write
+// leaves those pods out.
+func (m *Manager) RemoveOrphanedPods(remaining map[types.UID]bool) {
+	for uid := range m.allocated {
+		if !remaining[uid] {
+			delete(m.allocated, uid)
+			m.changed(uid)
+		}
 	}
 }
 
@@ -243,6 +264,10 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 	if old == nil || !resized(old, pod) {
 		return nil
 	}
+	// The allocations not written yet are written before a resize is handled, so that a
+	// process killed later never admits this pod again at its new spec's resources: what a
+	// restarted kubelet admits from its spec is then always what was allocated.
+	m.flush(ctx, pod)
 	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
 		m.opts.Conditions.ClearPodResizePendingCondition(pod.UID)
 		return nil
@@ -251,31 +276,31 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 	return m.RetryPendingResizes(ctx)
 }
 
+// NoteAdmitted is HandlePodAdditions' check of one pod just admitted (and allocated): when its
+// desired resources differ from its allocation (a resize pending when the kubelet restarted), it
+// is queued by the HandlePodAdditions that ends the addition. The kubelet decides this per pod
+// before the pod's worker is told of it, so a pod the worker then starts terminating (one with a
+// deletion timestamp) is queued all the same; a pod whose termination was requested before, or
+// that has finished, is not admitted and so never noted.
+func (m *Manager) NoteAdmitted(pod *v1.Pod) {
+	if _, updated := m.UpdatePodFromAllocation(pod); updated {
+		m.admitted = append(m.admitted, pod.UID)
+	}
+}
+
 // HandlePodAdditions is the resize half of HandlePodAdditions, once every pod of the update was
 // added: the resize conditions the pods' statuses show are taken into the status manager's
-// cache, and each admitted pod whose desired resources differ from its allocation (a resize
-// pending when the kubelet restarted) is queued, and every pending resize retried. It returns
+// cache, the pods NoteAdmitted noted are queued, and every pending resize retried. It returns
 // the pods to sync.
-func (m *Manager) HandlePodAdditions(ctx context.Context, pods, admitted []*v1.Pod) []*v1.Pod {
+func (m *Manager) HandlePodAdditions(ctx context.Context, pods []*v1.Pod) []*v1.Pod {
 	m.opts.Conditions.BackfillPodResizeConditions(pods)
-	queued := false
-	for _, pod := range admitted {
-		// A pod that has finished, or whose termination was requested, is let through
-		// admission without being admitted again.
-		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-			continue
-		}
-		if m.opts.TerminationRequested != nil && m.opts.TerminationRequested(pod.UID) {
-			continue
-		}
-		if _, updated := m.UpdatePodFromAllocation(pod); updated {
-			m.pushPending(pod.UID)
-			queued = true
-		}
-	}
-	if !queued {
+	if len(m.admitted) == 0 {
 		return nil
 	}
+	for _, uid := range m.admitted {
+		m.pushPending(uid)
+	}
+	m.admitted = m.admitted[:0]
 	return m.RetryPendingResizes(ctx)
 }
 
@@ -433,6 +458,11 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 	ok, reason, message := m.canResizePod(ctx, pod)
 	if ok {
 		m.SetAllocatedResources(pod)
+		// A resize allocated is written at once, as the kubelet writes every allocation: a
+		// process killed before the next Flush would otherwise find the resize pending again
+		// while the runtime may already run it. Resizes are rare; admissions, which are not,
+		// wait for Flush.
+		m.flush(ctx, pod)
 		conds.ClearPodResizePendingCondition(pod.UID)
 		// A new resize starts a new PodResizeInProgress, observed at this generation.
 		conds.ClearPodResizeInProgressCondition(pod.UID)

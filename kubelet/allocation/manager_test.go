@@ -37,8 +37,6 @@ type env struct {
 	pods   *podmanager.Manager
 	events recorder
 	fit    int64
-	// terminating are the pods whose termination was requested.
-	terminating map[types.UID]bool
 }
 
 func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
@@ -66,15 +64,14 @@ func (e *env) start(allocatable string, cp Checkpointer) error {
 		return err
 	}
 	e.m, err = New(Options{
-		Clock:                e.clk,
-		Conditions:           e.status,
-		Admit:                e.admit,
-		Allocatable:          v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
-		PodByUID:             e.pods.GetPodByUID,
-		Recorder:             &e.events,
-		Checkpoint:           cp,
-		TerminationRequested: func(uid types.UID) bool { return e.terminating[uid] },
-		CheckpointPath:       "root/allocated_pods_state",
+		Clock:          e.clk,
+		Conditions:     e.status,
+		Admit:          e.admit,
+		Allocatable:    v1.ResourceList{v1.ResourceCPU: resource.MustParse(allocatable), v1.ResourceMemory: resource.MustParse("1Gi")},
+		PodByUID:       e.pods.GetPodByUID,
+		Recorder:       &e.events,
+		Checkpoint:     cp,
+		CheckpointPath: "root/allocated_pods_state",
 	})
 	return err
 }
