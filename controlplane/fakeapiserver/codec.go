@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/munnerz/goautoneg"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -288,29 +289,28 @@ func negotiateJSON(r *http.Request) (output, string, error) {
 
 func negotiateOf(r *http.Request, proto bool) (output, string, error) {
 	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
+	if accept == "" {
 		return outputJSON, "", nil
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
+	// kube-apiserver tries the clauses in goautoneg's order, highest q first and specific types
+	// before wildcards, not in the header's; and compares types as written, without lowercasing.
+	for _, c := range goautoneg.ParseAccept(accept) {
 		switch {
-		case mt == protobufMediaType && proto:
-			if params["as"] == "" {
+		case c.Type == "application" && c.SubType == "vnd.kubernetes.protobuf" && proto:
+			if c.Params["as"] == "" {
 				return outputProtobuf, "", nil
 			}
 			continue
-		case mt != "application/json" && mt != "application/*" && mt != "*/*":
+		case c.Type == "application" && (c.SubType == "json" || c.SubType == "*"), c.Type == "*" && c.SubType == "*":
+		default:
 			continue
 		}
-		switch params["as"] {
+		switch c.Params["as"] {
 		case "":
 			return outputJSON, "", nil
 		case "Table":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return outputTable, params["v"], nil
+			if c.Params["g"] == "meta.k8s.io" && (c.Params["v"] == "v1" || c.Params["v"] == "v1beta1") {
+				return outputTable, c.Params["v"], nil
 			}
 		}
 	}
