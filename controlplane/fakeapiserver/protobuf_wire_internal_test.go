@@ -137,3 +137,94 @@ func TestProtobufBytesAreKubeAPIServers(t *testing.T) {
 	}
 }
 
+// The watch history's byte bound counts JSON; the protobuf encodings that readers make are kept
+// on current versions only, so the versions that only the history holds stay within the bound
+// after a protobuf watch has read every one of them, and the current ones still share theirs.
+func TestHistoryBoundHoldsWithProtobuf(t *testing.T) {
+	const bound = 64 << 10
+	s := wireServer(t, Options{HistoryBytes: bound})
+	h := s.Handler()
+	ctx := context.Background()
+	for i := range 100 {
+		name := fmt.Sprintf("p%03d", i)
+		if w := wireDo(h, ctx, "POST", "/api/v1/namespaces/default/pods", "application/json", wirePod(name), ""); w.Code != 201 {
+			t.Fatalf("create = %d %s", w.Code, w.Body)
+		}
+		// A protobuf reader of the version about to be replaced: it caches the encoding that
+		// the update must drop.
+		if w := wireDo(h, ctx, "GET", "/api/v1/namespaces/default/pods/"+name, "", "", wirePB); w.Code != 200 {
+			t.Fatalf("get = %d", w.Code)
+		}
+		if w := wireDo(h, ctx, "PATCH", "/api/v1/namespaces/default/pods/"+name, "application/merge-patch+json", `{"metadata":{"labels":{"a":"c"}}}`, ""); w.Code != 200 {
+			t.Fatalf("patch = %d %s", w.Code, w.Body)
+		}
+		if i%10 == 0 {
+			if w := wireDo(h, ctx, "DELETE", "/api/v1/namespaces/default/pods/"+name+"?gracePeriodSeconds=0", "", "", ""); w.Code != 200 {
+				t.Fatalf("delete = %d %s", w.Code, w.Body)
+			}
+		}
+	}
+	// A protobuf watch from the oldest version the history holds reads every event in it.
+	var oldest uint64
+	_ = s.store.locked(func() error { oldest = s.store.buckets["pods"].history[0].rv; return nil })
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	// Cancelled: the watch ends at its first wait, after the history's events.
+	w := wireDo(h, cctx, "GET", fmt.Sprintf("/api/v1/pods?watch=1&resourceVersion=%d", oldest-1), "", "", wirePB)
+	if w.Code != 200 || w.Header().Get("Content-Type") != wirePB+";stream=watch" {
+		t.Fatalf("watch = %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	var counted, held, current, currentPB int
+	_ = s.store.locked(func() error {
+		b := s.store.buckets["pods"]
+		counted = int(b.historyBytes)
+		seen := map[*entry]bool{}
+		for _, ev := range b.history {
+			for _, e := range []*entry{ev.prev, ev.cur} {
+				if e == nil || seen[e] {
+					continue
+				}
+				seen[e] = true
+				if b.objects[objectKey(e.meta().GetNamespace(), e.meta().GetName())] == e {
+					current++
+					if e.pb.Load() != nil {
+						currentPB++
+					}
+					continue
+				}
+				held += e.size
+				if pb := e.pb.Load(); pb != nil {
+					t.Errorf("superseded %s keeps its %d-byte protobuf encoding", e.meta().GetName(), len(pb.envelope))
+					held += len(pb.envelope)
+				}
+			}
+		}
+		return nil
+	})
+	if held > bound {
+		t.Errorf("the history holds %d encoded bytes of superseded versions (counted %d), over its bound %d", held, counted, bound)
+	}
+	if current == 0 || currentPB != current {
+		t.Errorf("%d of the history's %d current versions keep the protobuf the watch made; want all", currentPB, current)
+	}
+}
+
+// An event's stored entry keeps no encoding (fleetcreate) — until someone reads it in protobuf.
+func TestStoredEventKeepsNoProtobuf(t *testing.T) {
+	s := wireServer(t, Options{})
+	h := s.Handler()
+	ctx := context.Background()
+	if w := wireDo(h, ctx, "POST", "/api/v1/namespaces/default/events", "application/json",
+		`{"metadata":{"name":"e"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"reason":"Pulled","message":"m","type":"Normal","source":{"component":"kubelet"}}`, ""); w.Code != 201 {
+		t.Fatalf("create = %d %s", w.Code, w.Body)
+	}
+	if w := wireDo(h, ctx, "GET", "/api/v1/namespaces/default/events", "", "", wirePB+",application/json"); w.Code != 200 {
+		t.Fatal(w.Code)
+	}
+	var e *entry
+	_ = s.store.locked(func() error { e = s.store.buckets["events"].objects["default/e"]; return nil })
+	if e.raw == nil && e.pb.Load() != nil {
+		t.Errorf("the stored event keeps no JSON but keeps its %d-byte protobuf encoding for its hour", len(e.pb.Load().envelope))
+	}
+}
+
