@@ -318,8 +318,9 @@ func negotiateOf(r *http.Request, proto bool) (output, string, error) {
 }
 
 // answerForm is the form of the answer to a write or of an error: protobuf when negotiate would
-// pick it, JSON otherwise. A write whose Accept allows nothing this server produces is still
-// answered (in JSON), as it was before answers were negotiated.
+// pick it, JSON otherwise. A write whose Accept allows nothing this server produces never gets
+// here (serveResource answers it 406 first); an error falls back to JSON, as kube-apiserver's
+// does when its negotiation fails.
 func answerForm(r *http.Request) output {
 	if out, _, err := negotiate(r); err == nil && out == outputProtobuf {
 		return outputProtobuf

@@ -228,3 +228,36 @@ func TestStoredEventKeepsNoProtobuf(t *testing.T) {
 	}
 }
 
+// kube-apiserver negotiates a write's answer before the write: nothing it can produce is 406, and
+// nothing is written.
+func TestWriteNotAcceptableWritesNothing(t *testing.T) {
+	s := wireServer(t, Options{})
+	h := s.Handler()
+	w := wireDo(h, context.Background(), "POST", "/api/v1/namespaces/default/pods", "application/json", wirePod("p"), "application/cbor")
+	if w.Code != http.StatusNotAcceptable {
+		t.Errorf("POST with Accept application/cbor = %d %s; kube-apiserver: 406, pod not created", w.Code, w.Header().Get("Content-Type"))
+	}
+	if got := w.Header().Get("Content-Type"); got != "application/json" {
+		t.Errorf("406 answered in %q; kube-apiserver falls back to JSON", got)
+	}
+	if g := wireDo(h, context.Background(), "GET", "/api/v1/namespaces/default/pods/p", "", "", ""); g.Code != http.StatusNotFound {
+		t.Errorf("GET after the refused POST = %d; want 404, nothing written", g.Code)
+	}
+	// The answer is negotiated before the body is read: a bad body is still 406, not 400.
+	if w := wireDo(h, context.Background(), "POST", "/api/v1/namespaces/default/pods", "application/json", "{", "application/cbor"); w.Code != http.StatusNotAcceptable {
+		t.Errorf("POST of a bad body with Accept application/cbor = %d; want 406", w.Code)
+	}
+	// An Accept that names JSON too is served.
+	if w := wireDo(h, context.Background(), "POST", "/api/v1/namespaces/default/pods", "application/json", wirePod("p"), "application/cbor, application/json;q=0.5"); w.Code != http.StatusCreated {
+		t.Errorf("POST with Accept naming JSON too = %d %s", w.Code, w.Body)
+	}
+}
+
+// kube-apiserver's 401 is negotiated (filters.Unauthorized → ErrorNegotiated).
+func TestUnauthorizedNegotiated(t *testing.T) {
+	s := wireServer(t, Options{BearerToken: "x"})
+	w := wireDo(s.Handler(), context.Background(), "GET", "/api/v1/pods", "", "", wirePB+",application/json")
+	if w.Code != 401 || w.Header().Get("Content-Type") != wirePB {
+		t.Errorf("401 answered %d %q; kube-apiserver answers a protobuf Status", w.Code, w.Header().Get("Content-Type"))
+	}
+}
