@@ -182,14 +182,14 @@ func readObjectBodyData(r *http.Request) ([]byte, bool, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil {
-			return nil, false, unsupportedMediaType(ct)
+			return nil, false, unsupportedMediaType(ct, bodyMediaTypes)
 		}
 		mediaType = mt
 	}
 	switch mediaType {
 	case "application/json", "*/*", "application/yaml", protobufMediaType:
 	default:
-		return nil, false, unsupportedMediaType(mediaType)
+		return nil, false, unsupportedMediaType(mediaType, bodyMediaTypes)
 	}
 	data, err := readBody(r)
 	if err != nil {

@@ -261,3 +261,29 @@ func TestUnauthorizedNegotiated(t *testing.T) {
 		t.Errorf("401 answered %d %q; kube-apiserver answers a protobuf Status", w.Code, w.Header().Get("Content-Type"))
 	}
 }
+
+// kube-apiserver's 415 lists what it decodes: its serializers (protobuf included) for an object's
+// body, the patch types its installer registers for a patch.
+func TestUnsupportedMediaTypeLists(t *testing.T) {
+	s := wireServer(t, Options{})
+	h := s.Handler()
+	ctx := context.Background()
+	if w := wireDo(h, ctx, "POST", "/api/v1/namespaces/default/pods", "application/json", wirePod("p"), ""); w.Code != 201 {
+		t.Fatalf("create = %d %s", w.Code, w.Body)
+	}
+	for _, tt := range []struct{ method, path, ct, want string }{
+		{"POST", "/api/v1/namespaces/default/pods", "text/plain",
+			"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got \"text/plain\""},
+		{"PATCH", "/api/v1/namespaces/default/pods/p", "application/apply-patch+cbor",
+			"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml; got \"application/apply-patch+cbor\""},
+	} {
+		w := wireDo(h, ctx, tt.method, tt.path, tt.ct, "{}", "")
+		var st metav1.Status
+		if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil || w.Code != http.StatusUnsupportedMediaType {
+			t.Fatalf("%s %s in %s = %d %s (%v)", tt.method, tt.path, tt.ct, w.Code, w.Body, err)
+		}
+		if st.Message != tt.want {
+			t.Errorf("%s in %s: message\n %q\nwant %q", tt.method, tt.ct, st.Message, tt.want)
+		}
+	}
+}
