@@ -30,9 +30,9 @@ type exchange struct {
 
 // TestKubeletClientSpeaksProtobuf: a node's clients against an API server given with
 // --kubeconfig ask for protobuf with JSON as the fallback and send protobuf bodies, as the
-// kubelet with its default --kube-api-content-type, for every kind of request a node makes: its
-// node, its pods (list, watch, status), its lease, its events, its service account tokens, and a
-// request outside the typed clients.
+// kubelet with its default --kube-api-content-type, for the kinds of request a node makes: its
+// node, its pods (list, watch, status), its lease, its events, and a request outside the typed
+// clients (not its service account token requests, which this test does not make).
 func TestKubeletClientSpeaksProtobuf(t *testing.T) {
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
 	if err != nil {

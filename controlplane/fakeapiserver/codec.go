@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/munnerz/goautoneg"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -181,14 +182,14 @@ func readObjectBodyData(r *http.Request) ([]byte, bool, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil {
-			return nil, false, unsupportedMediaType(ct)
+			return nil, false, unsupportedMediaType(ct, bodyMediaTypes)
 		}
 		mediaType = mt
 	}
 	switch mediaType {
 	case "application/json", "*/*", "application/yaml", protobufMediaType:
 	default:
-		return nil, false, unsupportedMediaType(mediaType)
+		return nil, false, unsupportedMediaType(mediaType, bodyMediaTypes)
 	}
 	data, err := readBody(r)
 	if err != nil {
@@ -288,29 +289,28 @@ func negotiateJSON(r *http.Request) (output, string, error) {
 
 func negotiateOf(r *http.Request, proto bool) (output, string, error) {
 	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
+	if accept == "" {
 		return outputJSON, "", nil
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
+	// kube-apiserver tries the clauses in goautoneg's order, highest q first and specific types
+	// before wildcards, not in the header's; and compares types as written, without lowercasing.
+	for _, c := range goautoneg.ParseAccept(accept) {
 		switch {
-		case mt == protobufMediaType && proto:
-			if params["as"] == "" {
+		case c.Type == "application" && c.SubType == "vnd.kubernetes.protobuf" && proto:
+			if c.Params["as"] == "" {
 				return outputProtobuf, "", nil
 			}
 			continue
-		case mt != "application/json" && mt != "application/*" && mt != "*/*":
+		case c.Type == "application" && (c.SubType == "json" || c.SubType == "*"), c.Type == "*" && c.SubType == "*":
+		default:
 			continue
 		}
-		switch params["as"] {
+		switch c.Params["as"] {
 		case "":
 			return outputJSON, "", nil
 		case "Table":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return outputTable, params["v"], nil
+			if c.Params["g"] == "meta.k8s.io" && (c.Params["v"] == "v1" || c.Params["v"] == "v1beta1") {
+				return outputTable, c.Params["v"], nil
 			}
 		}
 	}
@@ -318,8 +318,9 @@ func negotiateOf(r *http.Request, proto bool) (output, string, error) {
 }
 
 // answerForm is the form of the answer to a write or of an error: protobuf when negotiate would
-// pick it, JSON otherwise. A write whose Accept allows nothing this server produces is still
-// answered (in JSON), as it was before answers were negotiated.
+// pick it, JSON otherwise. A write whose Accept allows nothing this server produces never gets
+// here (serveResource answers it 406 first); an error falls back to JSON, as kube-apiserver's
+// does when its negotiation fails.
 func answerForm(r *http.Request) output {
 	if out, _, err := negotiate(r); err == nil && out == outputProtobuf {
 		return outputProtobuf

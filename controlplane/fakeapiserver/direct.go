@@ -192,7 +192,7 @@ func (d *Direct) patch(ctx context.Context, t target, pt types.PatchType, data [
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
 	default:
 		// Server-side apply stays on the HTTP path.
-		return nil, clientError(unsupportedMediaType(string(pt)))
+		return nil, clientError(unsupportedMediaType(string(pt), patchMediaTypes))
 	}
 	var out *entry
 	err := d.do(t, verbPatch, http.MethodPatch, http.StatusOK, func() error {

@@ -276,7 +276,7 @@ func (s *Server) patchEventsV1(w http.ResponseWriter, r *http.Request, t, core t
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
 	default:
-		writeError(w, unsupportedMediaType(ct))
+		writeError(w, unsupportedMediaType(ct, patchMediaTypes))
 		return
 	}
 	data, err := readBody(r)

@@ -189,11 +189,13 @@ func typedPod(e *entry) *corev1.Pod {
 }
 
 // bookmark is the object a typed client decodes from the HTTP watch's bookmark (watcher.bookmark).
-func (w *localWatch) bookmark(rv uint64) {
+func (w *localWatch) bookmark(rv uint64, initialEnd bool) {
 	obj := w.res.newObj()
 	m := mustMeta(obj)
 	m.SetResourceVersion(formatRV(rv))
-	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	if initialEnd {
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	w.pending = append(w.pending, watch.Event{Type: watch.Bookmark, Object: obj})
 }

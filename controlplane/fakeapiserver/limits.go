@@ -25,9 +25,10 @@ const (
 	// default. The real server stores each Event under an etcd lease renewed at every write;
 	// here an expired Event is deleted, with a DELETED watch event, on the server's clock.
 	EventTTL = time.Hour
-	// DefaultHistoryBytes bounds, per resource, the encoded size of the objects the watch
-	// history holds (an event counts its object and, for an update or delete, the previous
-	// one), when Options.HistoryBytes is zero. kube-apiserver bounds its watch cache by
+	// DefaultHistoryBytes bounds, per resource, the JSON size of the objects the watch history
+	// holds (an event counts its object and, for an update or delete, the previous one), when
+	// Options.HistoryBytes is zero. Protobuf encodings are not counted because a version the
+	// history alone holds keeps none (entry.superseded). kube-apiserver bounds its watch cache by
 	// event count only (100 to 102,400 events, sized by a 75s window).
 	DefaultHistoryBytes = 32 << 20
 	// idleTimeout closes a connection that carried no request for this long: kube-apiserver's

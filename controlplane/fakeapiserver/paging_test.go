@@ -223,7 +223,9 @@ func TestListExactAndInconsistentContinue(t *testing.T) {
 
 // TestPeriodicBookmarks watches with allowWatchBookmarks and a timeout of 150 seconds, on the
 // server's clock: after the initial events and their bookmark, one BOOKMARK a minute, and one
-// two seconds before the timeout, each at the latest resource version. The parameters are spelt
+// two seconds before the timeout, each at the latest resource version. Only the first carries
+// the initial-events-end annotation, as kube-apiserver's cacheWatcher annotates only the
+// bookmark that ends a watch-list's initial events. The parameters are spelt
 // as kube-apiserver's parameter codec reads them: any value but "0" and "false" is true.
 func TestPeriodicBookmarks(t *testing.T) {
 	for _, yes := range []string{"true", "maybe"} {
@@ -251,13 +253,15 @@ func testPeriodicBookmarks(t *testing.T, yes string) {
 			}
 		}()
 		type seen struct {
-			At   time.Duration
-			Line string
+			At      time.Duration
+			Line    string
+			Initial bool // carries the initial-events-end annotation
 		}
 		var got []seen
 		record := func() {
 			line := <-lines
-			got = append(got, seen{time.Since(start).Round(time.Second), line[:min(len(line), 20)]})
+			got = append(got, seen{time.Since(start).Round(time.Second), line[:min(len(line), 20)],
+				strings.Contains(line, metav1.InitialEventsAnnotationKey)})
 		}
 		record() // the bookmark ending the (empty) initial events
 		time.Sleep(30 * time.Second)
@@ -272,11 +276,11 @@ func testPeriodicBookmarks(t *testing.T, yes string) {
 			t.Error("watch sent more before its timeout")
 		}
 		want := []seen{
-			{0, `{"type":"BOOKMARK","`},
-			{30 * time.Second, `{"type":"ADDED","obj`},
-			{60 * time.Second, `{"type":"BOOKMARK","`},
-			{120 * time.Second, `{"type":"BOOKMARK","`},
-			{148 * time.Second, `{"type":"BOOKMARK","`},
+			{0, `{"type":"BOOKMARK","`, true},
+			{30 * time.Second, `{"type":"ADDED","obj`, false},
+			{60 * time.Second, `{"type":"BOOKMARK","`, false},
+			{120 * time.Second, `{"type":"BOOKMARK","`, false},
+			{148 * time.Second, `{"type":"BOOKMARK","`, false},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("watch lines (-want +got):\n%s", diff)

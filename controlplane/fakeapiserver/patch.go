@@ -56,14 +56,14 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, t target) error {
 	ct := r.Header.Get("Content-Type")
 	pt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return unsupportedMediaType(ct)
+		return unsupportedMediaType(ct, patchMediaTypes)
 	}
 	switch types.PatchType(pt) {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
 	case types.ApplyYAMLPatchType:
 		return s.apply(w, r, t)
 	default:
-		return unsupportedMediaType(pt)
+		return unsupportedMediaType(pt, patchMediaTypes)
 	}
 	data, err := readBody(r)
 	if err != nil {

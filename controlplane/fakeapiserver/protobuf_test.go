@@ -449,8 +449,8 @@ func FuzzProtobufAnswers(f *testing.F) {
 		}
 		w := send(kubeletAccept)
 		ct := w.Header().Get("Content-Type")
-		applyRefused := fuzzContentTypes[int(contentType)%len(fuzzContentTypes)] == "application/apply-patch+yaml"
-		if w.Code == http.StatusInternalServerError && !applyRefused {
+		applying := fuzzContentTypes[int(contentType)%len(fuzzContentTypes)] == "application/apply-patch+yaml"
+		if w.Code == http.StatusInternalServerError && !applying {
 			t.Fatalf("%s?%s = 500 %q", path, query, w.Body.String())
 		}
 		var obj runtime.Object
@@ -465,18 +465,20 @@ func FuzzProtobufAnswers(f *testing.F) {
 			}
 		}
 		if w.Code >= 400 {
-			var code int32
-			if st, ok := obj.(*metav1.Status); ok {
-				code = st.Code
-			} else {
-				var st metav1.Status
-				if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil || st.Kind != "Status" {
+			st, ok := obj.(*metav1.Status)
+			if !ok {
+				st = &metav1.Status{}
+				if err := json.Unmarshal(w.Body.Bytes(), st); err != nil || st.Kind != "Status" {
 					t.Fatalf("%s?%s = %d with body %q, want a Status", path, query, w.Code, w.Body.String())
 				}
-				code = st.Code
 			}
-			if int(code) != w.Code {
-				t.Fatalf("%s?%s = %d with a Status of code %d", path, query, w.Code, code)
+			if int(st.Code) != w.Code {
+				t.Fatalf("%s?%s = %d with a Status of code %d", path, query, w.Code, st.Code)
+			}
+			// An apply whose configuration does not fit the schema is kube-apiserver's 500 with
+			// no reason, as in FuzzServer; a 500 for InternalError (a recovered panic) is a bug.
+			if w.Code == http.StatusInternalServerError && st.Reason == metav1.StatusReasonInternalError {
+				t.Fatalf("%s?%s = 500 %s: %s", path, query, st.Reason, st.Message)
 			}
 			return
 		}

@@ -137,6 +137,15 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	if t.res.deprecation != "" {
 		writeWarnings(w, []string{t.res.deprecation})
 	}
+	if verb&verbsWrite != 0 {
+		// kube-apiserver's write handlers negotiate the answer first: an Accept that names
+		// nothing the server produces is 406 (in JSON, the form it falls back to) before the body
+		// is read or anything is written.
+		if _, _, err := negotiate(r); err != nil {
+			writeErrorAs(w, outputJSON, err)
+			return
+		}
+	}
 	t.manager = managerOf(r)
 	var err error
 	switch {

@@ -225,7 +225,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if !s.authenticated(r) {
-		writeError(w, unauthorized())
+		// Negotiated, as kube-apiserver's authentication filter answers (ErrorNegotiated).
+		writeErrorAs(w, answerForm(r), unauthorized())
 		return
 	}
 	trustConn(r.Context())

@@ -132,9 +132,17 @@ func notAcceptable(accept string, proto bool) error {
 		fmt.Sprintf("only the following media types are accepted: %s; got %q", types, accept))
 }
 
-func unsupportedMediaType(contentType string) error {
+// The media types kube-apiserver lists in a 415: its serializers' for an object's body (CBOR's
+// feature gate is off in v1.35), the patch types its installer registers for a patch.
+const (
+	bodyMediaTypes  = "application/json, application/yaml, " + protobufMediaType
+	patchMediaTypes = "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+)
+
+// unsupportedMediaType is the 415 for a body in contentType, which is none of accepted.
+func unsupportedMediaType(contentType, accepted string) error {
 	return statusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got %q", contentType))
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s; got %q", accepted, contentType))
 }
 
 func methodNotAllowed(r *http.Request, res *resource) error {

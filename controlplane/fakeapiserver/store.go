@@ -34,8 +34,13 @@ type entry struct {
 	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
 	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
 	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
-	// costs nothing more.
+	// costs nothing more. Only the current version of an object keeps it (see superseded), and
+	// an entry that keeps no JSON keeps no protobuf either.
 	pb atomic.Pointer[protoEncoding]
+	// superseded is set once a later write replaced or deleted this version (or at once for a
+	// deletion's own entry): from then on only the watch history holds it, whose byte bound
+	// counts JSON, so it drops pb and its protobuf is made again for each reader.
+	superseded atomic.Bool
 }
 
 func newEntry(obj runtime.Object, raw []byte) *entry {
@@ -104,8 +109,27 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 		return nil, err
 	}
 	enc := &protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
-	e.pb.CompareAndSwap(nil, enc)
-	return e.pb.Load(), nil
+	if e.raw == nil || e.superseded.Load() {
+		// An entry that keeps no JSON (an event's) keeps no protobuf either, and a superseded
+		// one keeps none beyond the history's bound.
+		return enc, nil
+	}
+	if !e.pb.CompareAndSwap(nil, enc) {
+		return e.pb.Load(), nil
+	}
+	if e.superseded.Load() {
+		// supersede ran between the check above and the swap: undo the swap. supersede sets
+		// the flag before it clears pb, so one of the two clears what the other left.
+		e.pb.CompareAndSwap(enc, nil)
+	}
+	return enc, nil
+}
+
+// supersede marks e replaced by a later write and drops its protobuf encoding. The caller holds
+// the store's lock.
+func (e *entry) supersede() {
+	e.superseded.Store(true)
+	e.pb.Store(nil)
 }
 
 // event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,
@@ -302,6 +326,12 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	}
 	if ns, ok := obj.(*corev1.Namespace); ok && typ != watch.Deleted && ns.Status.Phase == corev1.NamespaceTerminating {
 		st.terminating.Store(true)
+	}
+	if prev != nil {
+		prev.supersede()
+	}
+	if typ == watch.Deleted {
+		stored.supersede() // never a current version
 	}
 	ev := event{typ: typ, rv: st.rv, cur: stored, prev: prev}
 	b.history = append(b.history, ev)

@@ -29,6 +29,8 @@ const (
 	verbsStored = verbCreate | verbDelete | verbDeleteCollection | verbGet | verbList | verbPatch | verbUpdate | verbWatch
 	// verbsStatus is what a status subresource serves.
 	verbsStatus = verbGet | verbPatch | verbUpdate
+	// verbsWrite are the verbs that change what is stored.
+	verbsWrite = verbCreate | verbDelete | verbDeleteCollection | verbPatch | verbUpdate
 )
 
 // verbNames are the verbs' names as discovery spells them, in its (alphabetical) order.

@@ -67,7 +67,10 @@ type watchSink interface {
 	// event sends one object event: e is the stored entry, or a copy for a DELETED made of an
 	// object that left the selection.
 	event(typ watch.EventType, e *entry)
-	bookmark(rv uint64)
+	// bookmark sends a BOOKMARK at rv; initialEnd marks it as the end of a watch-list's
+	// initial events (metav1.InitialEventsAnnotationKey), which kube-apiserver sets on that
+	// bookmark only, not on the periodic ones after it.
+	bookmark(rv uint64, initialEnd bool)
 	// fail sends err as the watch's last event.
 	fail(err error) error
 	// spill hands over what is held once it is large; flush hands over everything held.
@@ -118,7 +121,7 @@ func (s *Server) stream(ctx context.Context, t target, opts listOptions, wt watc
 		}
 	}
 	if sendInitial && opts.sendInitialEvents != nil && opts.bookmarks {
-		wt.bookmark(from)
+		wt.bookmark(from, true)
 	}
 	if err := wt.flush(); err != nil {
 		return wt.end(err)
@@ -157,7 +160,7 @@ func (s *Server) stream(ctx context.Context, t target, opts listOptions, wt watc
 			// Everything up to from is sent; the bookmark carries the latest version if no
 			// write of this resource came after from, and waits for the next round otherwise.
 			if rv, quiet := s.store.quietSince(t.res, from); quiet {
-				wt.bookmark(rv)
+				wt.bookmark(rv, false)
 				if err := wt.flush(); err != nil {
 					return wt.end(err)
 				}
@@ -268,27 +271,27 @@ func (wt *watcher) encode(typ watch.EventType, raw []byte, e *entry) {
 	wt.buf.WriteString("}\n")
 }
 
-// bookmark ends the initial events of a watch-list request, as client-go's reflector expects.
-func (wt *watcher) bookmark(rv uint64) {
+// bookmark sends a bookmark: the end of a watch-list's initial events, as client-go's reflector
+// expects, or a periodic one.
+func (wt *watcher) bookmark(rv uint64, initialEnd bool) {
 	if wt.out == outputProtobuf {
 		obj := wt.t.res.newObj()
 		obj.GetObjectKind().SetGroupVersionKind(wt.t.res.gvk())
 		m := mustMeta(obj)
 		m.SetResourceVersion(formatRV(rv))
-		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		if initialEnd {
+			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
 		if pb, err := encodeProtobuf(obj); err == nil {
 			wt.frame(watch.Bookmark, pb)
 		}
 		return
 	}
-	obj := map[string]any{
-		"kind":       wt.t.res.kind,
-		"apiVersion": wt.t.res.gv.String(),
-		"metadata": map[string]any{
-			"resourceVersion": formatRV(rv),
-			"annotations":     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-		},
+	meta := map[string]any{"resourceVersion": formatRV(rv)}
+	if initialEnd {
+		meta["annotations"] = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
 	}
+	obj := map[string]any{"kind": wt.t.res.kind, "apiVersion": wt.t.res.gv.String(), "metadata": meta}
 	raw, _ := json.Marshal(obj)
 	wt.encode(watch.Bookmark, raw, nil)
 }
