@@ -256,8 +256,9 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 			t.Errorf("%s after the restart: generation %d, transitioned %v; want %d, now", c.Type, c.ObservedGeneration, c.LastTransitionTime, wider.Generation)
 		}
 	}
-	// A pod not noted at its admission (one that has finished, or whose termination was
-	// requested, is let through without admission) is not queued.
+	// A pod not noted at its admission is not queued, whatever its spec: HandlePodAdditions
+	// queues what NoteAdmitted noted only. (That a finished pod is never noted is the kubelet
+	// assembly's admitter's: package kubelet's TestRestartLeavesFinishedPodsUnallocated.)
 	e.m.RemovePod("web") // leaves the queue at its next retry
 	e.m.RetryPendingResizes(ctx)
 	e.pods.RemovePod(shown)
