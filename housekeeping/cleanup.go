@@ -138,7 +138,8 @@ type Cleaner struct {
 
 // buffers are what one pass builds. No pass keeps them: each reads them only until it returns.
 type buffers struct {
-	known, possiblyRunning map[types.UID]bool
+	// known are the pod manager's pods and mirror pods; pods its pods only.
+	known, pods, possiblyRunning map[types.UID]bool
 	active                 []*v1.Pod
 	// working counts the workers for the metrics.
 	working map[metrics.WorkingKey]int
@@ -147,9 +148,10 @@ type buffers struct {
 // reset clears the buffers for a pass, making the maps on first use.
 func (b *buffers) reset() {
 	if b.known == nil {
-		b.known, b.possiblyRunning = map[types.UID]bool{}, map[types.UID]bool{}
+		b.known, b.pods, b.possiblyRunning = map[types.UID]bool{}, map[types.UID]bool{}, map[types.UID]bool{}
 	}
 	clear(b.known)
+	clear(b.pods)
 	clear(b.possiblyRunning)
 	clear(b.active) // drop the last pass's pods
 	b.active = b.active[:0]
@@ -217,9 +219,10 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	orphanWorker := false
 
 	c.buf.reset()
-	known := c.buf.known
+	known, pods := c.buf.known, c.buf.pods
 	for _, p := range allPods {
 		known[p.UID] = true
+		pods[p.UID] = true
 	}
 	for _, p := range mirrorPods {
 		known[p.UID] = true
@@ -238,7 +241,9 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 	}
 	c.opts.Status.RemoveOrphanedStatuses(known)
 	if c.opts.Allocations != nil {
-		c.opts.Allocations.RemoveOrphanedPods(known)
+		// The pod manager's pods only, not its mirror pods, as HandlePodCleanups passes: an
+		// allocation is a pod's own, never a mirror's.
+		c.opts.Allocations.RemoveOrphanedPods(pods)
 	}
 
 	sort.Strings(orphanedMirrors)

@@ -333,7 +333,7 @@ func (a *allocationCleanup) RemoveOrphanedPods(remaining map[types.UID]bool) {
 }
 
 // TestRemoveOrphanedAllocations: the allocation manager keeps the allocations of the pods the pod
-// manager has, and forgets the others.
+// manager has, and forgets the others: a mirror pod's UID is not among the pods kept.
 func TestRemoveOrphanedAllocations(t *testing.T) {
 	f := newFixture(t)
 	allocs := &allocationCleanup{}
@@ -342,6 +342,7 @@ func TestRemoveOrphanedAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.pods.pods = []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "db"}}}
+	f.pods.mirrors = []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "etcd-node", UID: "etcd-mirror"}}}
 	if err := c.HandlePodCleanups(context.Background()); err != nil {
 		t.Fatalf("HandlePodCleanups() error = %v", err)
 	}

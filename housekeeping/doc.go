@@ -7,7 +7,8 @@
 //     workers of pods no longer desired;
 //  2. list the runtime's running pods;
 //  3. stop the probe workers of pods whose worker is neither syncing nor terminating
-//     (CleanupPods), then drop statuses of pods the pod manager no longer has;
+//     (CleanupPods), then drop statuses of pods the pod manager no longer has (nor a mirror pod
+//     of) and the allocations of pods it no longer has (RemoveOrphanedPods);
 //  4. delete orphaned mirror pods whose static pod is not terminating (grace 0, no precondition);
 //  5. restart desired, active pods the workers do not know (a static pod re-added after its old
 //     worker finished);

@@ -33,7 +33,7 @@ type FileCheckpoint struct{ Path string }
 
 // Write replaces the file through a temporary file, synced, and a rename, as the kubelet's
 // checkpoint store does, so that a process or machine stopped meanwhile leaves the old file or
-// the new one, never a part of the new one.
+// the new one, never a part of the new one. The temporary file is removed on any error.
 func (c FileCheckpoint) Write(b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o750); err != nil {
 		return err
@@ -50,11 +50,14 @@ func (c FileCheckpoint) Write(b []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(tmp, c.Path)
+	}
 	if err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, c.Path)
+	return nil
 }
 
 // Read returns the file's bytes, nil when it does not exist.

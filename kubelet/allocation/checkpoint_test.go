@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,8 +256,9 @@ func TestRestartKeepsPendingResize(t *testing.T) {
 			t.Errorf("%s after the restart: generation %d, transitioned %v; want %d, now", c.Type, c.ObservedGeneration, c.LastTransitionTime, wider.Generation)
 		}
 	}
-	// A pod not noted at its admission (one that has finished, or whose termination was
-	// requested, is let through without admission) is not queued.
+	// A pod not noted at its admission is not queued, whatever its spec: HandlePodAdditions
+	// queues what NoteAdmitted noted only. (That a finished pod is never noted is the kubelet
+	// assembly's admitter's: package kubelet's TestRestartLeavesFinishedPodsUnallocated.)
 	e.m.RemovePod("web") // leaves the queue at its next retry
 	e.m.RetryPendingResizes(ctx)
 	e.pods.RemovePod(shown)
@@ -387,5 +389,93 @@ func TestRemoveOrphanedPods(t *testing.T) {
 	}
 	if got[db.UID] != nil || got[web.UID] == nil {
 		t.Errorf("checkpoint after the next write = %v, want web only", got)
+	}
+}
+
+// TestResizeWriteFailure: a resize whose allocation the checkpoint cannot take is allocated in
+// memory only: no condition changes, no event, and the pod stays queued, as in the kubelet. Its
+// retry, once writes succeed, finds nothing left to allocate: the pending condition a deferral
+// set is cleared, no ResizeStarted is recorded, and the pod leaves the queue.
+func TestResizeWriteFailure(t *testing.T) {
+	ctx := context.Background()
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web, db := pod("web", "100m"), pod("db", "1200m")
+	for _, p := range []*v1.Pod{web, db} {
+		e.pods.AddPod(p)
+		e.m.SetAllocatedResources(p)
+	}
+	if err := e.m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	cp.fail = errors.New("disk full")
+
+	// A resize allocated at once.
+	wide := e.resize(db, "1300m")
+	if got := e.m.HandlePodUpdate(ctx, db, wide); len(got) != 0 {
+		t.Errorf("HandlePodUpdate() with a failing write synced %v, want none", names(got))
+	}
+	for _, ev := range e.events {
+		t.Errorf("event recorded although the allocation could not be checkpointed: %+v", ev)
+	}
+	if c := e.conditions("db"); len(c) != 0 {
+		t.Errorf("conditions after a failed write = %v, want none", c)
+	}
+	if !e.m.HasPendingResizes() {
+		t.Errorf("the resize left the queue although its allocation failed to be written")
+	}
+	if _, updated := e.m.UpdatePodFromAllocation(wide); updated {
+		t.Errorf("the allocation of a resize whose write failed was not kept in memory")
+	}
+	e.m.RemovePod("db")
+	e.pods.RemovePod(wide)
+	e.m.RetryPendingResizes(ctx) // db leaves the queue
+
+	// A resize deferred first, then allocated while writes fail, then retried.
+	e.fit = 300
+	cp.fail = nil
+	wider := e.resize(web, "400m")
+	e.m.HandlePodUpdate(ctx, web, wider)
+	if !e.status.IsPodResizeDeferred("web") || len(e.events) != 1 {
+		t.Fatalf("resize beyond the fit: deferred %v, events %v, want deferred and one event", e.status.IsPodResizeDeferred("web"), e.events)
+	}
+	deferred := e.conditions("web")
+	e.events = nil
+	e.fit = 1500
+	cp.fail = errors.New("disk full")
+	if got := e.m.RetryPendingResizes(ctx); len(got) != 0 {
+		t.Errorf("a retry whose write failed synced %v, want none", names(got))
+	}
+	if diff := cmp.Diff(deferred, e.conditions("web")); diff != "" || len(e.events) != 0 || !e.m.HasPendingResizes() {
+		t.Errorf("a retry whose write failed: conditions changed (-before +after):\n%s events %v, pending %v; want unchanged, none, pending",
+			diff, e.events, e.m.HasPendingResizes())
+	}
+	cp.fail = nil
+	e.clk.Set(e.clk.Now().Add(RetryDelay))
+	if got := e.m.Advance(ctx); !cmp.Equal(names(got), []string{"web"}) {
+		t.Errorf("the next retry synced %v, want web (its pending condition cleared)", names(got))
+	}
+	if c := e.conditions("web"); len(c) != 0 || len(e.events) != 0 || e.m.HasPendingResizes() {
+		t.Errorf("after the next retry: conditions %v, events %v, pending %v; want none, no ResizeStarted, none",
+			c, e.events, e.m.HasPendingResizes())
+	}
+}
+
+// TestFileCheckpointFailedRename: a write whose rename fails (the checkpoint's name is taken by
+// a directory) returns the error and leaves no temporary file behind.
+func TestFileCheckpointFailedRename(t *testing.T) {
+	dir := t.TempDir()
+	c := FileCheckpoint{Path: filepath.Join(dir, CheckpointFile)}
+	if err := os.MkdirAll(filepath.Join(c.Path, "taken"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write([]byte("data")); err == nil {
+		t.Errorf("Write() over a directory = nil, want the rename's error")
+	}
+	if _, err := os.Stat(c.Path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file after a failed rename: %v, want it removed", err)
 	}
 }

@@ -9,5 +9,7 @@
 // allocated_pods_state (pkg/kubelet/allocation/state, the kubelet's format and checksum): New
 // reads it back, so a restarted kubelet admits each pod with its allocation and a resize pending
 // at the restart stays pending (HandlePodAdditions queues it again), and Flush writes it. It is a
-// pure core: the sync loop calls it and advances its retry timer; its owner calls Flush.
+// pure core: the sync loop calls it and advances its retry timer. It writes the checkpoint itself
+// when a resize arrives and when one is allocated (a resize whose allocation cannot be written
+// stays queued, as in the kubelet); its owner calls Flush for the admissions in between.
 package allocation

@@ -150,11 +150,11 @@ func New(opts Options) (*Manager, error) {
 
 // Flush writes the allocations to the checkpoint when one was set since the last Flush and the
 // checkpoint does not hold them already. The kubelet writes at each change, the whole checkpoint
-// each time; here a resize flushes at once (when it arrives and when it is allocated), and
-// otherwise the owner calls Flush (the
-// kubelet assembly: once a second in `run` and when the process stops), so that pods admitted
-// one after the other do not each encode every allocation again. A failed write is returned, and not tried again before the next change, as
-// in the kubelet.
+// each time. Here a resize writes at once (when it arrives and when it is allocated), and the
+// owner (the kubelet assembly) calls Flush for the rest: once a second in `run` and when the
+// process stops, so that pods admitted one after the other do not each encode every allocation
+// again. A failed write is returned, and not tried again before the next change, as in the
+// kubelet.
 func (m *Manager) Flush() error {
 	if !m.dirty || m.opts.Checkpoint == nil {
 		return nil
@@ -172,13 +172,6 @@ func (m *Manager) Flush() error {
 	}
 	m.written = b
 	return nil
-}
-
-// flush is Flush for a resize of pod, which logs a failure as the kubelet does and goes on.
-func (m *Manager) flush(ctx context.Context, pod *v1.Pod) {
-	if err := m.Flush(); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to save pod resource information checkpoint", "pod", klog.KObj(pod))
-	}
 }
 
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
@@ -266,8 +259,12 @@ func (m *Manager) HandlePodUpdate(ctx context.Context, old, pod *v1.Pod) []*v1.P
 	}
 	// The allocations not written yet are written before a resize is handled, so that a
 	// process killed later never admits this pod again at its new spec's resources: what a
-	// restarted kubelet admits from its spec is then always what was allocated.
-	m.flush(ctx, pod)
+	// restarted kubelet admits from its spec is then always what was allocated. The write
+	// carries every pod admitted since the last one, not only this pod's allocation; the kubelet
+	// would have failed (and logged) each of those writes at its admission, and goes on.
+	if err := m.Flush(); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to save the allocations admitted since the last checkpoint write", "resizedPod", klog.KObj(pod))
+	}
 	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
 		m.opts.Conditions.ClearPodResizePendingCondition(pod.UID)
 		return nil
@@ -431,8 +428,14 @@ func (m *Manager) RetryPendingResizes(ctx context.Context) []*v1.Pod {
 			continue
 		}
 		before := m.opts.Conditions.PodResizeConditions(uid)
-		allocated := m.handlePodResourcesResize(ctx, pod)
-		if m.opts.Conditions.IsPodResizeDeferred(uid) {
+		allocated, err := m.handlePodResourcesResize(ctx, pod)
+		switch {
+		case err != nil:
+			// The allocation stays in memory; the pod is retried, and then finds nothing left
+			// to allocate, as in the kubelet.
+			klog.FromContext(ctx).Error(err, "Failed to handle pod resources resize", "pod", klog.KObj(pod))
+			keep = append(keep, uid)
+		case m.opts.Conditions.IsPodResizeDeferred(uid):
 			keep = append(keep, uid)
 		}
 		if allocated || !equality.Semantic.DeepEqual(before, m.opts.Conditions.PodResizeConditions(uid)) {
@@ -444,16 +447,18 @@ func (m *Manager) RetryPendingResizes(ctx context.Context) []*v1.Pod {
 }
 
 // handlePodResourcesResize allocates the pod's resize when it can, and otherwise sets
-// PodResizePending with why; it reports whether it allocated.
-func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) bool {
+// PodResizePending with why; it reports whether it allocated. An allocation the checkpoint could
+// not take is kept in memory and its error returned, with the conditions and events left as they
+// were (the kubelet's SetAllocatedResources updates its cache before it writes).
+func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) (bool, error) {
 	conds := m.opts.Conditions
 	if _, updated := m.UpdatePodFromAllocation(pod); !updated {
 		conds.ClearPodResizePendingCondition(pod.UID)
-		return false
+		return false, nil
 	}
 	if kubecontainer.IsStaticPod(pod) {
 		conds.SetPodResizePendingCondition(pod.UID, v1.PodReasonInfeasible, MessageStaticPod, pod.Generation)
-		return false
+		return false, nil
 	}
 	ok, reason, message := m.canResizePod(ctx, pod)
 	if ok {
@@ -462,13 +467,15 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 		// process killed before the next Flush would otherwise find the resize pending again
 		// while the runtime may already run it. Resizes are rare; admissions, which are not,
 		// wait for Flush.
-		m.flush(ctx, pod)
+		if err := m.Flush(); err != nil {
+			return false, err
+		}
 		conds.ClearPodResizePendingCondition(pod.UID)
 		// A new resize starts a new PodResizeInProgress, observed at this generation.
 		conds.ClearPodResizeInProgressCondition(pod.UID)
 		conds.SetPodResizeInProgressCondition(pod.UID, "", "", pod.Generation)
 		m.event(pod, v1.EventTypeNormal, events.ResizeStarted, events.PodResizeStartedMsg(pod, pod.Generation))
-		return true
+		return true, nil
 	}
 	if conds.SetPodResizePendingCondition(pod.UID, reason, message, pod.Generation) {
 		kind := events.ResizeDeferred
@@ -477,7 +484,7 @@ func (m *Manager) handlePodResourcesResize(ctx context.Context, pod *v1.Pod) boo
 		}
 		m.event(pod, v1.EventTypeWarning, kind, events.PodResizePendingMsg(pod, reason, message, pod.Generation))
 	}
-	return false
+	return false, nil
 }
 
 // canResizePod: Infeasible when the pod's cpu or memory requests exceed the node's allocatable
