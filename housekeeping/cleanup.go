@@ -140,7 +140,7 @@ type Cleaner struct {
 type buffers struct {
 	// known are the pod manager's pods and mirror pods; pods its pods only.
 	known, pods, possiblyRunning map[types.UID]bool
-	active                 []*v1.Pod
+	active                       []*v1.Pod
 	// working counts the workers for the metrics.
 	working map[metrics.WorkingKey]int
 }
