@@ -115,7 +115,11 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 		return enc, nil
 	}
 	if !e.pb.CompareAndSwap(nil, enc) {
-		return e.pb.Load(), nil
+		// Another reader kept its encoding first; a supersede since may have dropped it.
+		if kept := e.pb.Load(); kept != nil {
+			return kept, nil
+		}
+		return enc, nil
 	}
 	if e.superseded.Load() {
 		// supersede ran between the check above and the swap: undo the swap. supersede sets
