@@ -27,10 +27,11 @@ import (
 )
 
 var (
-	nodeHeapNodes    = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
-	nodeHeapNoEvents = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
-	nodeHeapProfile  = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
-	nodeHeapPods     = flag.Int("node-heap-pods", 0, "pods BenchmarkNodeHeap binds to each node once it settled, shaped as a Deployment's (its heap is then measured once every pod is Ready)")
+	nodeHeapNodes       = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
+	nodeHeapNoEvents    = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
+	nodeHeapProfile     = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
+	nodeHeapPeakProfile = flag.String("node-heap-peak-profile", "", "write the heap profile, as of the last collection, near the largest resident set while BenchmarkNodeHeap's pods start, to this file (with -test.memprofilerate)")
+	nodeHeapPods        = flag.Int("node-heap-pods", 0, "pods BenchmarkNodeHeap binds to each node once it settled, shaped as a Deployment's (its heap is then measured once every pod is Ready)")
 )
 
 // BenchmarkNodeHeap measures what a node of `run --nodes N` costs the process before it has
@@ -84,16 +85,27 @@ func BenchmarkNodeHeap(b *testing.B) {
 		b.ReportMetric(m.goroutines/float64(n), "goroutines/node")
 		if m.pods > 0 {
 			b.ReportMetric((m.heapPods-m.heap)/float64(m.pods), "heap-B/pod")
+			reportMemPeak(b, m.first, m.peak, m.last)
+			// The live heap of the process once the pods settled, beside the peak's: what the
+			// collections near the peak found live beyond it was transient.
+			b.ReportMetric(m.settled/1e6, "settled-heap-live-MB")
+			b.Logf("at the start: %v", m.first)
+			b.Logf("at the peak:  %v", m.peak)
+			b.Logf("pods Ready:   %v", m.last)
 		}
 	}
 }
 
 // nodeHeapResult is what nodeHeap measured: the live heap and goroutines the nodes added before
-// they had pods, and, with -node-heap-pods, the live heap once pods ran on them all.
+// they had pods, and, with -node-heap-pods, the live heap once pods ran on them all and the
+// process's memory split (runtime/metrics) before the nodes started, at the largest resident
+// set until every pod was Ready, and then.
 type nodeHeapResult struct {
-	heap, goroutines float64
-	pods             int
-	heapPods         float64
+	heap, goroutines  float64
+	pods              int
+	heapPods          float64
+	settled           float64 // the whole live heap once every pod was Ready
+	first, peak, last memSplit
 }
 
 // nodeHeap runs n nodes named prefix-i against the API server of kubeconfig until every one
@@ -102,6 +114,13 @@ type nodeHeapResult struct {
 func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix string, n int) (res nodeHeapResult) {
 	b.Helper()
 	before, gBefore := liveHeap(), runtime.NumGoroutine()
+	var sampler *memPeak
+	if *nodeHeapPods > 0 && prefix != "warm" {
+		// The resident set peaks while the pods start; sampled from before the nodes start,
+		// so that a peak of their start counts too.
+		sampler = startMemPeak(20*time.Millisecond, *nodeHeapPeakProfile)
+		defer sampler.stop() // on a failure before the pods ran
+	}
 	cfg := testConfig("", false)
 	cfg.Kubelet.Sources.StaticPodPath = ""
 	cfg.Nodes, cfg.NodeNamePrefix = n, prefix
@@ -142,12 +161,16 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	if *nodeHeapPods > 0 && prefix != "warm" {
 		out.mute.Store(true)
 		nodes := slices.Sorted(maps.Keys(registered))
-		if err := runDeploymentPods(ctx, kubeconfig, nodes, *nodeHeapPods); err != nil {
+		err := runDeploymentPods(ctx, kubeconfig, nodes, *nodeHeapPods)
+		res.first, res.peak, res.last = sampler.stop()
+		err = errors.Join(err, sampler.err)
+		if err != nil {
 			stop()
 			b.Fatal(err)
 		}
 		res.pods = len(nodes) * *nodeHeapPods
-		res.heapPods = float64(liveHeap() - before)
+		settled := liveHeap()
+		res.heapPods, res.settled = float64(settled-before), float64(settled)
 	}
 	if *nodeHeapProfile != "" && prefix != "warm" {
 		if err := writeHeapProfile(*nodeHeapProfile); err != nil {
@@ -250,22 +273,30 @@ func runDeploymentPods(ctx context.Context, kubeconfig string, nodes []string, p
 	}
 	want := len(nodes) * perNode
 	for {
-		list, err := client.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
 		// Only this call's nodes' pods count: names of nodes no other call uses, and an exact
-		// count, keep another's pods out.
+		// count, keep another's pods out. The list is read in pages: the benchmark runs in the
+		// nodes' process, and a list of every pod at once would be a peak of its own in the
+		// resident set it measures.
 		ready, bound := 0, 0
-		for i := range list.Items {
-			if !slices.Contains(nodes, list.Items[i].Spec.NodeName) {
-				continue
+		opts := metav1.ListOptions{Limit: 100}
+		for {
+			list, err := client.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, opts)
+			if err != nil {
+				return err
 			}
-			bound++
-			for _, c := range list.Items[i].Status.Conditions {
-				if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
-					ready++
+			for i := range list.Items {
+				if !slices.Contains(nodes, list.Items[i].Spec.NodeName) {
+					continue
 				}
+				bound++
+				for _, c := range list.Items[i].Status.Conditions {
+					if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if opts.Continue = list.Continue; opts.Continue == "" {
+				break
 			}
 		}
 		if bound != want {
