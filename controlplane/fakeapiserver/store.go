@@ -227,10 +227,11 @@ type store struct {
 	buckets map[string]*bucket
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
-	// intern makes the stored pods share the strings and the managed fields' encodings that
-	// many of them repeat (podintern.Table.StoredPod): the field manager encodes every entry
-	// anew at every write, and a fleet's pods of one template, and the versions of one pod in
-	// the watch history, keep equal copies of them otherwise.
+	// intern makes the stored pods and events share the strings and the managed fields'
+	// encodings that many of them repeat (podintern.Table.StoredPod, StoredEvent): the field
+	// manager encodes every entry anew at every write, and a fleet's pods of one template, the
+	// versions of one pod in the watch history, and the kubelets' events keep equal copies of
+	// them otherwise. Objects loaded from the data directory, decoded anew, are interned too.
 	intern *podintern.Table
 	// keepHistoryEncodings keeps each version's JSON in the watch history after a later write
 	// replaced it, as the store did before versions retired to their lean form; a test compares
@@ -334,9 +335,14 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 			return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
 		}
 	}
-	if pod, ok := obj.(*corev1.Pod); ok && typ != watch.Deleted {
+	if typ != watch.Deleted {
 		// Here, before the entry is stored, the object is still the caller's alone.
-		st.intern.StoredPod(pod)
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			st.intern.StoredPod(o)
+		case *corev1.Event:
+			st.intern.StoredEvent(o)
+		}
 	}
 	e := newEntry(obj, raw)
 	b := st.buckets[res.name]
