@@ -327,3 +327,25 @@ func (in *Table) managedFields(mf []metav1.ManagedFieldsEntry) []metav1.ManagedF
 	}
 	return out
 }
+
+// StoredEvent interns what of ev, an event as an API server stores it, events repeat: the
+// strings of its own structs (its namespace, the involved object's kind, namespace, API version
+// and field path, the reason, the message, the source, the type, the action, the reporting
+// controller and instance) and its managed fields, whose encoding is the same for every event of
+// one writer and shape. A kubelet's events repeat each of these for every pod and every node: a
+// fleet's hundred thousand events, kept an hour, otherwise keep a copy of each (their messages
+// are formatted anew for each event, their managed fields encoded anew by the API server's field
+// manager, and all of it decoded anew from a request body over HTTP). The event's name, and the
+// involved object's name, UID and resource version, one object's own, are left as they are.
+// Under StoredPod's rule, nothing reached through a slice, map or pointer of ev is written (a
+// patch of an event's count keeps the rest of the stored version); ev itself must be the
+// caller's alone while StoredEvent runs.
+func (in *Table) StoredEvent(ev *v1.Event) {
+	ev.Namespace = in.str(ev.Namespace)
+	o := &ev.InvolvedObject
+	o.Kind, o.Namespace, o.APIVersion, o.FieldPath = in.str(o.Kind), in.str(o.Namespace), in.str(o.APIVersion), in.str(o.FieldPath)
+	ev.Reason, ev.Message, ev.Type, ev.Action = in.str(ev.Reason), in.str(ev.Message), in.str(ev.Type), in.str(ev.Action)
+	ev.Source.Component, ev.Source.Host = in.str(ev.Source.Component), in.str(ev.Source.Host)
+	ev.ReportingController, ev.ReportingInstance = in.str(ev.ReportingController), in.str(ev.ReportingInstance)
+	ev.ManagedFields = in.managedFields(ev.ManagedFields)
+}

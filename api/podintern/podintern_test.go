@@ -385,3 +385,87 @@ func BenchmarkDecodePodProtobuf(b *testing.B) {
 		}
 	}
 }
+
+// kubeletEventJSON is an event as a kubelet writes it and the API server stores it: what is the
+// pod's own (the event's name, the pod's name and UID) comes from the arguments.
+func kubeletEventJSON(name, pod, uid string) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"name":%[1]q,"namespace":"default","resourceVersion":"7",
+"managedFields":[{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-11-28T09:00:01Z","fieldsType":"FieldsV1",
+"fieldsV1":{"f:count":{},"f:firstTimestamp":{},"f:involvedObject":{},"f:lastTimestamp":{},"f:message":{},"f:reason":{},
+"f:reportingComponent":{},"f:reportingInstance":{},"f:source":{"f:component":{},"f:host":{}},"f:type":{}}}]},
+"involvedObject":{"kind":"Pod","namespace":"default","name":%[2]q,"uid":%[3]q,"apiVersion":"v1","resourceVersion":"5",
+"fieldPath":"spec.containers{pause}"},"reason":"Started","message":"Started container pause",
+"source":{"component":"kubelet","host":"sim-00"},"firstTimestamp":"2026-11-28T09:00:01Z","lastTimestamp":"2026-11-28T09:00:01Z",
+"count":1,"type":"Normal","eventTime":null,"reportingComponent":"kubelet","reportingInstance":"sim-00"}`, name, pod, uid)
+}
+
+func decodeKubeletEvent(t *testing.T, name, pod, uid string) *v1.Event {
+	t.Helper()
+	ev := &v1.Event{}
+	if err := json.Unmarshal(kubeletEventJSON(name, pod, uid), ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestStoredEventSharesWhatEventsRepeat: two events of one kind about two pods, decoded apart,
+// share the strings and the managed fields' encoding they have in common once interned, keep
+// the values they were decoded with, and what is one event's or one pod's own stays its own. A
+// later version that shares the stored one's managed fields gets its own slice; the stored
+// version is not written.
+func TestStoredEventSharesWhatEventsRepeat(t *testing.T) {
+	in := New()
+	a, b := decodeKubeletEvent(t, "pause-0.1", "pause-0", "uid-0"), decodeKubeletEvent(t, "pause-1.1", "pause-1", "uid-1")
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	in.StoredEvent(a)
+	in.StoredEvent(b)
+	if diff := cmp.Diff(wantA, a); diff != "" {
+		t.Errorf("first event's values changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantB, b); diff != "" {
+		t.Errorf("second event's values changed (-want +got):\n%s", diff)
+	}
+	for name, pair := range map[string][2]string{
+		"namespace":                {a.Namespace, b.Namespace},
+		"involvedObject.kind":      {a.InvolvedObject.Kind, b.InvolvedObject.Kind},
+		"involvedObject.namespace": {a.InvolvedObject.Namespace, b.InvolvedObject.Namespace},
+		"involvedObject.fieldPath": {a.InvolvedObject.FieldPath, b.InvolvedObject.FieldPath},
+		"reason":                   {a.Reason, b.Reason},
+		"message":                  {a.Message, b.Message},
+		"type":                     {a.Type, b.Type},
+		"source.component":         {a.Source.Component, b.Source.Component},
+		"source.host":              {a.Source.Host, b.Source.Host},
+		"reportingController":      {a.ReportingController, b.ReportingController},
+		"reportingInstance":        {a.ReportingInstance, b.ReportingInstance},
+	} {
+		if !sameString(pair[0], pair[1]) {
+			t.Errorf("%s %q: a copy of its own in each event, want one shared", name, pair[0])
+		}
+	}
+	if &a.ManagedFields[0].FieldsV1.Raw[0] != &b.ManagedFields[0].FieldsV1.Raw[0] {
+		t.Error("the managed fields' encoding: a copy of its own in each event, want one shared")
+	}
+	// Another event about the first pod: the pod's name and UID stay as decoded.
+	again := decodeKubeletEvent(t, "pause-0.2", "pause-0", "uid-0")
+	in.StoredEvent(again)
+	if sameString(again.InvolvedObject.Name, a.InvolvedObject.Name) || sameString(string(again.InvolvedObject.UID), string(a.InvolvedObject.UID)) {
+		t.Error("the involved object's name or UID, one pod's own, was interned")
+	}
+
+	// A patch of the count: the new version shares the stored one's managed fields slice.
+	stored := decodeKubeletEvent(t, "pause-2.1", "pause-2", "uid-2")
+	storedEntries, storedRaw := stored.ManagedFields, &stored.ManagedFields[0].FieldsV1.Raw[0]
+	wantStored := stored.DeepCopy()
+	next := *stored
+	next.Count = 2
+	in.StoredEvent(&next)
+	if diff := cmp.Diff(wantStored, stored); diff != "" {
+		t.Errorf("the stored version changed (-before +after):\n%s", diff)
+	}
+	if &storedEntries[0] != &stored.ManagedFields[0] || &stored.ManagedFields[0].FieldsV1.Raw[0] != storedRaw {
+		t.Error("the stored version's managed fields were replaced")
+	}
+	if &next.ManagedFields[0].FieldsV1.Raw[0] != &a.ManagedFields[0].FieldsV1.Raw[0] {
+		t.Error("the new version's managed fields: a copy of its own, want the table's")
+	}
+}

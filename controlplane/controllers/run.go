@@ -3,9 +3,11 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/api/podintern"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -55,7 +58,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 // Run runs the controllers until ctx is done, then stops its informers and event broadcasters.
 func (r *Runner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	factory := informers.NewSharedInformerFactory(r.opts.Clientset, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(r.opts.Clientset, 0, informers.WithTransform(cacheTransform()))
 	changed := make(chan struct{}, 1)
 	poke := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify(changed) },
@@ -129,6 +132,29 @@ func (r *Runner) Run(ctx context.Context) error {
 			case <-r.opts.Clock.After(minInterval):
 			}
 		}
+	}
+}
+
+// cacheTransform is what the informers do to each object before they cache it. Like
+// kube-controller-manager's shared informers, they drop its managed fields, which no controller
+// reads: an update built from a cached object sends none, and the API server keeps the stored
+// ones. And the pods, a fleet's tens of thousands each decoded anew at every change, share the
+// strings pods of one template or node repeat (podintern.Table.Pod), as the kubelet side's api
+// source does; values do not change. The object is the decoder's alone when it arrives. The
+// informers' goroutines call it at once, and a table is one goroutine's: a mutex takes turns.
+func cacheTransform() cache.TransformFunc {
+	var mu sync.Mutex
+	table := podintern.New()
+	return func(obj any) (any, error) {
+		if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+			m.SetManagedFields(nil)
+		}
+		if pod, ok := obj.(*v1.Pod); ok {
+			mu.Lock()
+			table.Pod(pod)
+			mu.Unlock()
+		}
+		return obj, nil
 	}
 }
 

@@ -364,3 +364,50 @@ func BenchmarkStoredEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(held)/float64(b.N*events), "heap-B/event")
 }
+
+// BenchmarkStoredPods measures what the store keeps for a fleet's pods: an iteration creates
+// 3,000 pods of one template on 100 nodes in process and writes each one's two kubelet status
+// patches (the conditions of a pod starting, then Running with its IP and container status), as
+// a fleet's nodes do, and reports the live heap they add after a collection (heap-B/pod): the
+// current versions and the watch history's older ones (9,000 events, within its bounds).
+func BenchmarkStoredPods(b *testing.B) {
+	const pods = 3000
+	b.ReportAllocs()
+	var held int64
+	for range b.N {
+		b.StopTimer()
+		srv := newServer(b, testOptions())
+		d := srv.Direct("kubelet/v1.35.4 (linux/amd64) kubernetes/fake")
+		ctx := context.Background()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		for i := range pods {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("web-%d", i), Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("sim-%03d", i%100), Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10.1"}}}}
+			if _, err := d.CreatePod(ctx, pod); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range pods {
+			name := fmt.Sprintf("web-%d", i)
+			for _, patch := range []string{
+				`{"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Ready","status":"False","reason":"ContainersNotReady","lastTransitionTime":"2026-01-01T00:00:00Z"}],"hostIP":"10.0.0.1","hostIPs":[{"ip":"10.0.0.1"}],"startTime":"2026-01-01T00:00:00Z"}}`,
+				fmt.Sprintf(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}],"podIP":"10.1.%d.%d","podIPs":[{"ip":"10.1.%d.%d"}],"containerStatuses":[{"name":"main","image":"registry.k8s.io/pause:3.10.1","imageID":"registry.k8s.io/pause@sha256:ee6521f2","containerID":"containerd://%d","ready":true,"started":true,"restartCount":0,"state":{"running":{"startedAt":"2026-01-01T00:00:03Z"}}}]}}`,
+					i/250, i%250, i/250, i%250, i),
+			} {
+				if _, err := d.PatchPodStatus(ctx, "default", name, types.StrategicMergePatchType, []byte(patch)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held += int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		runtime.KeepAlive(srv)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(held)/float64(b.N*pods), "heap-B/pod")
+}

@@ -138,6 +138,14 @@ func (d *disk) loadTx(st *store) error {
 				if err := json.Unmarshal(v, obj); err != nil {
 					return fmt.Errorf("stored %s %q: %w: %w", res.singular, k, ErrCorruptData, err)
 				}
+				// Decoded anew, every string its own: what the stored objects repeat is
+				// shared as a write's would be. Nothing else holds obj yet.
+				switch o := obj.(type) {
+				case *corev1.Pod:
+					st.intern.Pod(o)
+				case *corev1.Event:
+					st.intern.StoredEvent(o)
+				}
 				if b.expiry != nil {
 					// The resources whose entries keep no encoding (events, see commitEncoded)
 					// keep none loaded either: encoded makes it again for the few reads.

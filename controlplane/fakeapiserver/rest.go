@@ -411,13 +411,15 @@ func keepStoredMeta(om, nm metav1.Object) {
 	nm.SetGeneration(om.GetGeneration())
 }
 
-// keepStoredSpec sets the spec of newObj to a copy of old's, for a kind with a status
-// subresource (a struct with a Spec field whose pointer has DeepCopy): what the status
-// strategies do. Only the spec is copied, not the whole stored object with its managed fields.
+// keepStoredSpec sets the spec of newObj to old's, for a kind with a status subresource (a
+// struct with a Spec field): what the status strategies do, as kube-apiserver's do, by
+// assignment. The new version shares the spec's lists, maps and pointers with the stored one
+// instead of a deep copy each (a pod's spec is most of it: a fleet's status writes kept one copy
+// of it a version, in the current and the watch history's versions). Nothing past this point
+// writes through them: the field manager, validation and the encoding read them, and the store
+// interns only newObj's own top-level fields (podintern.Table.StoredPod).
 func keepStoredSpec(old, newObj runtime.Object) {
-	spec := reflect.ValueOf(old).Elem().FieldByName("Spec")
-	copied := spec.Addr().MethodByName("DeepCopy").Call(nil)[0].Elem()
-	reflect.ValueOf(newObj).Elem().FieldByName("Spec").Set(copied)
+	reflect.ValueOf(newObj).Elem().FieldByName("Spec").Set(reflect.ValueOf(old).Elem().FieldByName("Spec"))
 }
 
 // commitUpdate validates next, the version prepareUpdate made of old, and stores it. An update

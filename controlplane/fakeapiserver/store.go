@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,8 @@ import (
 type entry struct {
 	obj runtime.Object // with TypeMeta and resourceVersion set
 	// raw is obj encoded as JSON, or nil for an object of a resource whose encodings the store
-	// does not keep (events: many, written once and seldom read back); encoded makes it again.
+	// does not keep (events: many, written once and seldom read back) and for a version that
+	// only the watch history holds (lean); encoded makes it again.
 	raw []byte
 	// size is the encoding's length, kept when raw is not: the watch history's bound counts it.
 	size int
@@ -136,6 +138,43 @@ func (e *entry) supersede() {
 	e.pb.Store(nil)
 }
 
+// lean returns e without its encoding, superseded: what the watch history keeps of a version no
+// write reads any more. Its encoding is made again (encoded) for a watch that lags or a list at
+// an older resource version, which gives the same bytes. An entry that keeps no encoding is its
+// own lean form.
+func (e *entry) lean() *entry {
+	if e.raw == nil && e.superseded.Load() {
+		return e
+	}
+	l := &entry{obj: e.obj, size: e.size}
+	l.superseded.Store(true)
+	return l
+}
+
+// retire puts prev, the version a write just replaced, in its lean form in the history's event
+// that wrote it, if the history still holds that event, and returns that form for the new
+// event's prev. From then on only the history and readers that took prev before the write hold
+// its encoding: the readers keep theirs as long as they read it; the history, bounded by
+// historyBytes of encodings it counts but no longer keeps, keeps the decoded object alone, most
+// of which (the spec, the metadata's maps) the next version shares. The caller holds the store's
+// lock.
+func (b *bucket) retire(prev *entry) *entry {
+	lean := prev.lean()
+	if lean == prev {
+		return prev
+	}
+	rv, err := strconv.ParseUint(prev.meta().GetResourceVersion(), 10, 64)
+	if err != nil {
+		return lean
+	}
+	// The event that wrote prev carries prev's resource version; the history is in order of it.
+	i := sort.Search(len(b.history), func(i int) bool { return b.history[i].rv >= rv })
+	if i < len(b.history) && b.history[i].cur == prev {
+		b.history[i].cur = lean
+	}
+	return lean
+}
+
 // event is one write as a watch sees it. prev is the state before a MODIFIED or DELETED write,
 // so that a watch with a selector can turn an update that enters or leaves the selection into
 // ADDED or DELETED, as the real server's watch cache does.
@@ -188,11 +227,16 @@ type store struct {
 	buckets map[string]*bucket
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
-	// intern makes the stored pods share the strings and the managed fields' encodings that
-	// many of them repeat (podintern.Table.StoredPod): the field manager encodes every entry
-	// anew at every write, and a fleet's pods of one template, and the versions of one pod in
-	// the watch history, keep equal copies of them otherwise.
+	// intern makes the stored pods and events share the strings and the managed fields'
+	// encodings that many of them repeat (podintern.Table.StoredPod, StoredEvent): the field
+	// manager encodes every entry anew at every write, and a fleet's pods of one template, the
+	// versions of one pod in the watch history, and the kubelets' events keep equal copies of
+	// them otherwise. Objects loaded from the data directory, decoded anew, are interned too.
 	intern *podintern.Table
+	// keepHistoryEncodings keeps each version's JSON in the watch history after a later write
+	// replaced it, as the store did before versions retired to their lean form; a test compares
+	// what the two serve.
+	keepHistoryEncodings bool
 }
 
 // storeOptions configures a store.
@@ -291,9 +335,14 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 			return nil, fmt.Errorf("encode %s %s: %w", res.kind, m.GetName(), err)
 		}
 	}
-	if pod, ok := obj.(*corev1.Pod); ok && typ != watch.Deleted {
+	if typ != watch.Deleted {
 		// Here, before the entry is stored, the object is still the caller's alone.
-		st.intern.StoredPod(pod)
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			st.intern.StoredPod(o)
+		case *corev1.Event:
+			st.intern.StoredEvent(o)
+		}
 	}
 	e := newEntry(obj, raw)
 	b := st.buckets[res.name]
@@ -333,9 +382,18 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	}
 	if prev != nil {
 		prev.supersede()
+		if !st.keepHistoryEncodings {
+			prev = b.retire(prev)
+		}
 	}
 	if typ == watch.Deleted {
-		stored.supersede() // never a current version
+		// Never a current version: the history keeps it without its encoding from the start.
+		// The caller's entry keeps it for the write's own response.
+		if st.keepHistoryEncodings {
+			stored.supersede()
+		} else {
+			stored = e.lean()
+		}
 	}
 	ev := event{typ: typ, rv: st.rv, cur: stored, prev: prev}
 	b.history = append(b.history, ev)

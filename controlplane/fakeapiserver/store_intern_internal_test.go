@@ -186,3 +186,20 @@ func TestStoreInternWritesNoStoredVersion(t *testing.T) {
 func sameStringData(a, b string) bool {
 	return a == b && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
 }
+
+// TestStatusWriteSharesStoredSpec: a status write's new version shares the stored version's spec
+// (its containers, volumes, tolerations) instead of copying it, as kube-apiserver's status
+// strategies assign it, and the stored version keeps its values (TestStoreInternWritesNoStoredVersion
+// guards every write's).
+func TestStatusWriteSharesStoredSpec(t *testing.T) {
+	s := newInternServer(t)
+	var versions []*corev1.Pod
+	internWrites(t, s, "web-1", func(step string, e *entry) { versions = append(versions, e.obj.(*corev1.Pod)) })
+	// internWrites' steps: create, update, patch, status patch, status update, status value patch.
+	for i, step := range []string{"status patch", "status update", "status value patch"} {
+		before, after := versions[2+i], versions[3+i]
+		if &after.Spec.Containers[0] != &before.Spec.Containers[0] {
+			t.Errorf("%s: the new version's spec is a copy, want the stored version's shared", step)
+		}
+	}
+}
