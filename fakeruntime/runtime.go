@@ -219,6 +219,10 @@ type Runtime struct {
 	// made at its first use.
 	hashes     map[hashKey]uint64
 	wellFormed map[string]struct{}
+	// presentMessages remembers, per image, the Pulled event's message for an image already
+	// present: every start of a container of a present image records it, word for word the
+	// same. At most maxMemo entries, made at its first use.
+	presentMessages map[string]string
 }
 
 // hashKey is what HashContainer reads of a container.
@@ -243,6 +247,36 @@ func (r *Runtime) containerHash(c *v1.Container) uint64 {
 	}
 	r.hashes[k] = h
 	return h
+}
+
+// alreadyPresentMessage is the message of the Pulled event for image, already present on the
+// node, remembered.
+func (r *Runtime) alreadyPresentMessage(image string) string {
+	if msg, ok := r.presentMessages[image]; ok {
+		return msg
+	}
+	msg := fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)
+	switch {
+	case r.presentMessages == nil:
+		r.presentMessages = map[string]string{}
+	case len(r.presentMessages) >= maxMemo:
+		clear(r.presentMessages)
+	}
+	r.presentMessages[image] = msg
+	return msg
+}
+
+// seqID is fmt.Sprintf(prefix+"%06d", n) for the IDs the runtime numbers (n >= 0), built in one
+// allocation: fmt boxes n and builds the string, for every sandbox and container.
+func seqID(prefix string, n int) string {
+	var buf [32]byte
+	var d [20]byte
+	digits := strconv.AppendInt(d[:0], int64(n), 10)
+	b := append(buf[:0], prefix...)
+	for i := len(digits); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, digits...))
 }
 
 // checkImageName is parseImageName(image), with the images that parsed remembered; an error is

@@ -180,7 +180,7 @@ func (s *podSync) createSandbox(attempt int) error {
 	r.lastSandbox++
 	r.state++
 	seq := r.lastSandbox
-	id := fmt.Sprintf("s-%06d", seq)
+	id := seqID("s-", seq)
 	s.at = s.at.Add(r.lat.SandboxStart)
 	r.observeOp("run_podsandbox", r.lat.SandboxStart, nil)
 	if r.metrics != nil {
@@ -258,7 +258,7 @@ func (s *podSync) start(c *v1.Container) error {
 	r.lastContainer++
 	r.state++
 	rec := &containerRec{seq: r.lastContainer, podUID: s.pod.UID, status: kubecontainer.ContainerStatus{
-		ID:           fmt.Sprintf("c-%06d", r.lastContainer),
+		ID:           seqID("c-", r.lastContainer),
 		Name:         c.Name,
 		Image:        c.Image,
 		State:        kubecontainer.ContainerStateCreated,
@@ -426,7 +426,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// here was pulled by the kubelet without credentials, so any pod may use it.
 		r.pulled(s.pod.UID, s.at)
 		ev.Event, ev.Reason = trace.KindPulled, "AlreadyPresent"
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, r.alreadyPresentMessage(image)})
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
