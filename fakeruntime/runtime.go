@@ -362,6 +362,10 @@ type sandboxRec struct {
 	seq    int
 	// ip is the sandbox's pod IP, "" for a host-network pod (the runtime reports none).
 	ip string
+	// ips is []string{ip}, made once and handed to every reader (PodStatus.IPs at every
+	// GetPodStatus, the hooks, the environment), who only read it: the kubelet's runtime also
+	// builds it anew at every status, which nothing can tell from a shared one.
+	ips []string
 }
 
 // podIPs are the IPs the runtime reports for a pod (the kubelet's PodStatus.IPs): its newest
@@ -374,7 +378,11 @@ func (rec *podRec) podIPs() []string {
 	if newest.status.State != kubecontainer.SandboxReady || newest.ip == "" {
 		return nil
 	}
-	return []string{newest.ip}
+	if newest.ips == nil {
+		// A sandbox read back from a checkpoint; a capacity of one, so that an append copies.
+		newest.ips = []string{newest.ip}[:1:1]
+	}
+	return newest.ips
 }
 
 // sandboxIP is the IP a pod's sandboxes get: a stable address in 10.88.0.0/16 derived from the

@@ -73,10 +73,11 @@ type podSync struct {
 	status  *kubecontainer.PodStatus
 	backOff *kubecontainer.Backoff
 	now, at time.Time
-	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIP the IP it
-	// will have, which the hooks of the containers it starts see.
-	newSandbox   bool
-	newSandboxIP string
+	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIPs the IPs it
+	// will have (none for a host-network pod), which the hooks of the containers it starts see:
+	// the same slice the sandbox's record hands out once it exists.
+	newSandbox    bool
+	newSandboxIPs []string
 	// resized is set once the resize action ran.
 	resized bool
 }
@@ -87,10 +88,8 @@ func (s *podSync) podIPs() []string {
 	switch {
 	case !s.newSandbox:
 		return s.r.pods[s.pod.UID].podIPs()
-	case s.newSandboxIP != "":
-		return []string{s.newSandboxIP}
 	}
-	return nil
+	return s.newSandboxIPs
 }
 
 func (s *podSync) run(acts podActions) error {
@@ -188,13 +187,15 @@ func (s *podSync) createSandbox(attempt int) error {
 	}
 	pod, key := s.pod, s.key
 	ip := ""
+	var ips []string
 	if !pod.Spec.HostNetwork {
 		ip = sandboxIP(pod.UID)
+		ips = []string{ip}[:1:1]
 	}
-	s.newSandbox, s.newSandboxIP = true, ip
+	s.newSandbox, s.newSandboxIPs = true, ips
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, status: kubecontainer.SandboxStatus{
+		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, ips: ips, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
