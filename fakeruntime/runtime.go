@@ -1,7 +1,6 @@
 package fakeruntime
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -430,8 +429,8 @@ func New(opts Options) (*Runtime, error) {
 
 // NextWake returns the instant of the earliest scheduled effect, and false if none is scheduled.
 func (r *Runtime) NextWake() (time.Time, bool) {
-	for len(r.schedule) > 0 && r.schedule[0].cancelled {
-		heap.Pop(&r.schedule)
+	for len(r.schedule) > 0 && r.schedule[0].cancelled() {
+		r.schedule.pop()
 	}
 	if len(r.schedule) == 0 {
 		return time.Time{}, false
@@ -653,13 +652,13 @@ func isKeyOf(key, namespace, name string) bool {
 // recordAt records k about the pod (or its container) at the instant at, through the schedule,
 // with no trace event of the runtime's own (the events component traces it).
 func (r *Runtime) recordAt(at time.Time, pod *v1.Pod, podKey string, uid types.UID, container string, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
+	r.post(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
 }
 
 // emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
 // so that the steps of one call appear in the order they happen and each when it happens.
 func (r *Runtime) emitAndRecordAt(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+	r.post(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
 }
 
 // newEventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,

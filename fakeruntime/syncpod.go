@@ -161,8 +161,7 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 // Runtime.generation).
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	r, uid := s.r, s.pod.UID
-	t := r.scheduleAt(at, fn)
-	t.guarded, t.uid, t.gen = true, uid, r.generation[uid]
+	r.postGuarded(at, fn, uid, r.generation[uid])
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
@@ -501,7 +500,7 @@ func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
 			}
 		}
 	}
-	r.scheduleAt(at, purge)
+	r.post(at, purge)
 }
 
 // backoffKey names a container in the crash-loop back-off: v1.35's GetBackoffKey, an FNV-64a hash
