@@ -182,7 +182,12 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 	_ = w.transition(s, initial, "UpdatePod")
 	// Static pods start in the order of their first update.
 	if pod != nil && kubecontainer.IsStaticPod(pod) {
-		w.waitingStatic[s.fullname] = append(w.waitingStatic[s.fullname], uid)
+		if waiting := w.waitingStatic[s.fullname]; len(waiting) > 0 {
+			w.waitingStatic[s.fullname] = append(waiting, uid)
+		} else {
+			s.waitingSlot[0] = uid
+			w.waitingStatic[s.fullname] = s.waitingSlot[:1:1]
+		}
 	}
 	return s
 }
