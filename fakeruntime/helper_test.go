@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -91,4 +92,62 @@ func TestPodIPsShared(t *testing.T) {
 	if got := restored.status(pod).IPs; !slices.Equal(got, first) || cap(got) != 1 || &got[0] != &restored.status(pod).IPs[0] {
 		t.Errorf("restored IPs = %q (capacity %d), want %q, shared", got, cap(got), first)
 	}
+}
+
+// TestPodRecordKeepsItsFirstSandbox checks the records a pod's first sandbox and container live
+// in: a second sandbox, after a kill, gets a record of its own and leaves the first's alone, and
+// the statuses list both, newest first; a checkpoint read back holds the same.
+func TestPodRecordKeepsItsFirstSandbox(t *testing.T) {
+	e := newEnv(t, Latencies{})
+	pod := podtest.New("p")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	e.rt.Advance()
+	if _, err := e.rt.KillPod(pod, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Set(at(time.Minute))
+	e.rt.Advance()
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	e.rt.Advance()
+	type sb struct {
+		ID    string
+		State kubecontainer.SandboxState
+	}
+	want := []sb{{"s-000002", kubecontainer.SandboxReady}, {"s-000001", kubecontainer.SandboxNotReady}}
+	check := func(rt *Runtime, what string) {
+		t.Helper()
+		s, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []sb
+		for _, x := range s.Sandboxes {
+			got = append(got, sb{x.ID, x.State})
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: sandboxes = %v, want %v", what, got, want)
+		}
+		if len(s.ContainerStatuses) != 2 || s.ContainerStatuses[0].State != kubecontainer.ContainerStateRunning ||
+			s.ContainerStatuses[1].State != kubecontainer.ContainerStateExited {
+			t.Errorf("%s: containers = %+v, want a running one over an exited one", what, s.ContainerStatuses)
+		}
+		rec := rt.pods[pod.UID]
+		if rec.sandboxes[0] != &rec.firstSandbox || rec.sandboxes[1] == &rec.firstSandbox {
+			t.Errorf("%s: the first sandbox's record is not the pod record's own, or the second's is", what)
+		}
+	}
+	check(e.rt, "after a kill and a new sandbox")
+	data, err := e.rt.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := newEnv(t, Latencies{})
+	if err := restored.rt.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	check(restored.rt, "read back")
 }

@@ -323,6 +323,38 @@ type podRec struct {
 	// container (and "" for the pod itself): each pull, creation and start records an event,
 	// and the reference and its field path were built anew for each.
 	refs []eventRefRec
+	// sandboxArr and containerArr back the first sandbox and container the lists hold, and
+	// firstSandbox is the first sandbox's record: nearly every pod has one of each, and each was
+	// an allocation of its own. The lists are the record's alone (a reader gets copies of the
+	// statuses), so their arrays may live in it.
+	sandboxArr       [1]*sandboxRec
+	containerArr     [1]*containerRec
+	firstSandbox     sandboxRec
+	firstSandboxUsed bool
+}
+
+// addSandbox appends a sandbox record of sb and returns it.
+func (p *podRec) addSandbox(sb sandboxRec) *sandboxRec {
+	rec := &p.firstSandbox
+	if p.firstSandboxUsed {
+		// The first may still be referred to (a kill's closure) after it was removed.
+		rec = new(sandboxRec)
+	}
+	p.firstSandboxUsed = true
+	*rec = sb
+	if p.sandboxes == nil {
+		p.sandboxes = p.sandboxArr[:0]
+	}
+	p.sandboxes = append(p.sandboxes, rec)
+	return rec
+}
+
+// addContainer appends c.
+func (p *podRec) addContainer(c *containerRec) {
+	if p.containers == nil {
+		p.containers = p.containerArr[:0]
+	}
+	p.containers = append(p.containers, c)
 }
 
 // eventRefRec is the reference a pod's events about container were last recorded about.

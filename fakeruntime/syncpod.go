@@ -194,7 +194,7 @@ func (s *podSync) createSandbox(attempt int) error {
 	s.newSandbox, s.newSandboxIPs = true, ips
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, ips: ips, status: kubecontainer.SandboxStatus{
+		rec.addSandbox(sandboxRec{seq: seq, ip: ip, ips: ips, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
@@ -271,7 +271,7 @@ func (s *podSync) start(c *v1.Container) error {
 	s.schedule(s.at, func(at time.Time) {
 		rec.status.CreatedAt = at
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		p.containers = append(p.containers, rec)
+		p.addContainer(rec)
 		r.containers[rec.status.ID] = rec
 		r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
