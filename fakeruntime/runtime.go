@@ -222,6 +222,9 @@ type Runtime struct {
 	// present: every start of a container of a present image records it, word for word the
 	// same. At most maxMemo entries, made at its first use.
 	presentMessages map[string]string
+	// fieldPaths remembers the containers' field paths in events (containerFieldPath), at
+	// most maxMemo, made at its first use.
+	fieldPaths map[fieldPathKey]string
 }
 
 // hashKey is what HashContainer reads of a container.
@@ -329,6 +332,7 @@ type podRec struct {
 	// statuses), so their arrays may live in it.
 	sandboxArr       [1]*sandboxRec
 	containerArr     [1]*containerRec
+	refsArr          [1]eventRefRec
 	firstSandbox     sandboxRec
 	firstSandboxUsed bool
 }
@@ -546,19 +550,42 @@ func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecont
 	if err := r.checkUp(now); err != nil {
 		return nil, fmt.Errorf("get status of pod %s/%s: %w", namespace, name, err)
 	}
-	s := &kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}
 	rec := r.pods[uid]
 	if rec == nil {
-		return s, nil
+		return &kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}, nil
 	}
-	for i := len(rec.sandboxes) - 1; i >= 0; i-- {
-		s.Sandboxes = append(s.Sandboxes, rec.sandboxes[i].status)
+	// The status and the lists of a pod with one sandbox and one container instance (nearly
+	// every pod, nearly always) in one allocation; a longer list gets an array of its own. Each
+	// list's capacity is its length, so that an append by a reader copies.
+	one := &statusOfOne{PodStatus: kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}}
+	s := &one.PodStatus
+	if n := len(rec.sandboxes); n == 1 {
+		one.sandbox[0] = rec.sandboxes[0].status
+		s.Sandboxes = one.sandbox[:1:1]
+	} else if n > 1 {
+		s.Sandboxes = make([]kubecontainer.SandboxStatus, n)
+		for i := range n {
+			s.Sandboxes[i] = rec.sandboxes[n-1-i].status
+		}
 	}
 	s.IPs = rec.podIPs()
-	for i := len(rec.containers) - 1; i >= 0; i-- {
-		s.ContainerStatuses = append(s.ContainerStatuses, rec.containers[i].status)
+	if n := len(rec.containers); n == 1 {
+		one.container[0] = rec.containers[0].status
+		s.ContainerStatuses = one.container[:1:1]
+	} else if n > 1 {
+		s.ContainerStatuses = make([]kubecontainer.ContainerStatus, n)
+		for i := range n {
+			s.ContainerStatuses[i] = rec.containers[n-1-i].status
+		}
 	}
 	return s, nil
+}
+
+// statusOfOne is a pod's status with room for one sandbox and one container instance.
+type statusOfOne struct {
+	kubecontainer.PodStatus
+	sandbox   [1]kubecontainer.SandboxStatus
+	container [1]kubecontainer.ContainerStatus
 }
 
 // checkUp returns ErrRuntimeDown while the runtime is down.
@@ -663,13 +690,19 @@ func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container 
 		rec.refs[i].ref = &ref
 		return &ref
 	}
-	ref := newEventRef(pod, podKey, uid, container)
+	ref := newEventRef(pod, podKey, uid, "")
+	if container != "" {
+		ref.FieldPath = r.containerFieldPath(pod, container)
+	}
 	switch {
 	case container != "" && list == "":
 		// Implicit: not kept.
 	case i >= 0:
 		rec.refs[i] = eventRefRec{container: container, list: list, ref: ref}
 	default:
+		if rec.refs == nil {
+			rec.refs = rec.refsArr[:0]
+		}
 		rec.refs = append(rec.refs, eventRefRec{container: container, list: list, ref: ref})
 	}
 	return ref
@@ -710,6 +743,32 @@ func newEventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v
 	}
 	return ref
 }
+
+// containerFieldPath is containerFieldPath(pod, container), remembered for the containers
+// the spec names: the pods of a node repeat a few names ("spec.containers{app}"), and the
+// first event about each pod's container built the path anew.
+func (r *Runtime) containerFieldPath(pod *v1.Pod, container string) string {
+	list := containerList(pod, container)
+	if list == "" {
+		return containerFieldPath(pod, container)
+	}
+	k := fieldPathKey{list, container}
+	if path, ok := r.fieldPaths[k]; ok {
+		return path
+	}
+	path := containerFieldPath(pod, container)
+	switch {
+	case r.fieldPaths == nil:
+		r.fieldPaths = map[fieldPathKey]string{}
+	case len(r.fieldPaths) >= maxMemo:
+		clear(r.fieldPaths)
+	}
+	r.fieldPaths[k] = path
+	return path
+}
+
+// fieldPathKey is what a container's field path is made of.
+type fieldPathKey struct{ list, container string }
 
 // containerFieldPath is the kubelet's fieldPath of a container in pod.
 func containerFieldPath(pod *v1.Pod, container string) string {
