@@ -93,7 +93,8 @@ func TestKeyAndFullName(t *testing.T) {
 			t.Errorf("KeyAndFullName(%q, %q) full name = %q, want %q", tc.namespace, tc.name, fullname, want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { KeyAndFullName("kube-system", "etcd-node-1") }); n != 1 {
+	var key, fullname string
+	if n := testing.AllocsPerRun(100, func() { key, fullname = KeyAndFullName("kube-system", "etcd-node-1") }); n != 1 || key == "" || fullname == "" {
 		t.Errorf("KeyAndFullName allocates %v times, want 1", n)
 	}
 }
