@@ -139,7 +139,7 @@ func restoredRecords(cp checkpoint) (map[types.UID]*podRec, map[string]*containe
 				return nil, nil, fmt.Errorf("pod %s: sandbox %s numbered %d, outside 1..%d", cpod.UID, s.Status.ID, s.Seq, cp.LastSandbox)
 			}
 			sandboxes[s.Status.ID] = true
-			p.sandboxes = append(p.sandboxes, &sandboxRec{status: s.Status, seq: s.Seq, ip: s.IP})
+			p.addSandbox(sandboxRec{status: s.Status, seq: s.Seq, ip: s.IP})
 		}
 		for _, c := range cpod.Containers {
 			if c.Status.ID == "" || containers[c.Status.ID] != nil {
@@ -150,7 +150,7 @@ func restoredRecords(cp checkpoint) (map[types.UID]*podRec, map[string]*containe
 			}
 			rec := &containerRec{status: c.Status, seq: c.Seq, podUID: cpod.UID}
 			containers[c.Status.ID] = rec
-			p.containers = append(p.containers, rec)
+			p.addContainer(rec)
 		}
 		pods[cpod.UID] = p
 	}

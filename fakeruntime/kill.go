@@ -108,7 +108,7 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		if s.status.State != kubecontainer.SandboxReady {
 			continue
 		}
-		r.scheduleAt(done, func(time.Time) {
+		r.post(done, func(time.Time) {
 			if s.status.State != kubecontainer.SandboxReady {
 				return
 			}
@@ -220,7 +220,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, podIPs []string, 
 			kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg})
 		if p.hook != nil {
 			e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: name, Reason: HookPreStop, Delay: p.hook.d, Message: "running", Func: "executePreStopHook"}
-			r.scheduleAt(now, func(time.Time) { r.emit(e) })
+			r.post(now, func(time.Time) { r.emit(e) })
 			// A hook that outlives the grace keeps running in the kubelet, but the container is
 			// gone by then; its end is not simulated.
 			if end := now.Add(p.hook.d); !end.After(p.exit) {
@@ -259,7 +259,7 @@ func (r *Runtime) scheduleHookEnd(at time.Time, pod *v1.Pod, key, uid, container
 		r.emitAndRecordAt(at, pod, e, failEvent)
 		return
 	}
-	r.scheduleAt(at, func(time.Time) { r.emit(e) })
+	r.post(at, func(time.Time) { r.emit(e) })
 }
 
 // hasSidecar reports whether the pod has a restartable init container, which makes its

@@ -1,7 +1,6 @@
 package fakeruntime
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -219,6 +218,13 @@ type Runtime struct {
 	// made at its first use.
 	hashes     map[hashKey]uint64
 	wellFormed map[string]struct{}
+	// presentMessages remembers, per image, the Pulled event's message for an image already
+	// present: every start of a container of a present image records it, word for word the
+	// same. At most maxMemo entries, made at its first use.
+	presentMessages map[string]string
+	// fieldPaths remembers the containers' field paths in events (containerFieldPath), at
+	// most maxMemo, made at its first use.
+	fieldPaths map[fieldPathKey]string
 }
 
 // hashKey is what HashContainer reads of a container.
@@ -243,6 +249,36 @@ func (r *Runtime) containerHash(c *v1.Container) uint64 {
 	}
 	r.hashes[k] = h
 	return h
+}
+
+// alreadyPresentMessage is the message of the Pulled event for image, already present on the
+// node, remembered.
+func (r *Runtime) alreadyPresentMessage(image string) string {
+	if msg, ok := r.presentMessages[image]; ok {
+		return msg
+	}
+	msg := fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)
+	switch {
+	case r.presentMessages == nil:
+		r.presentMessages = map[string]string{}
+	case len(r.presentMessages) >= maxMemo:
+		clear(r.presentMessages)
+	}
+	r.presentMessages[image] = msg
+	return msg
+}
+
+// seqID is fmt.Sprintf(prefix+"%06d", n) for the IDs the runtime numbers (n >= 0), built in one
+// allocation: fmt boxes n and builds the string, for every sandbox and container.
+func seqID(prefix string, n int) string {
+	var buf [32]byte
+	var d [20]byte
+	digits := strconv.AppendInt(d[:0], int64(n), 10)
+	b := append(buf[:0], prefix...)
+	for i := len(digits); i < 6; i++ {
+		b = append(b, '0')
+	}
+	return string(append(b, digits...))
 }
 
 // checkImageName is parseImageName(image), with the images that parsed remembered; an error is
@@ -290,6 +326,39 @@ type podRec struct {
 	// container (and "" for the pod itself): each pull, creation and start records an event,
 	// and the reference and its field path were built anew for each.
 	refs []eventRefRec
+	// sandboxArr and containerArr back the first sandbox and container the lists hold, and
+	// firstSandbox is the first sandbox's record: nearly every pod has one of each, and each was
+	// an allocation of its own. The lists are the record's alone (a reader gets copies of the
+	// statuses), so their arrays may live in it.
+	sandboxArr       [1]*sandboxRec
+	containerArr     [1]*containerRec
+	refsArr          [1]eventRefRec
+	firstSandbox     sandboxRec
+	firstSandboxUsed bool
+}
+
+// addSandbox appends a sandbox record of sb and returns it.
+func (p *podRec) addSandbox(sb sandboxRec) *sandboxRec {
+	rec := &p.firstSandbox
+	if p.firstSandboxUsed {
+		// The first may still be referred to (a kill's closure) after it was removed.
+		rec = new(sandboxRec)
+	}
+	p.firstSandboxUsed = true
+	*rec = sb
+	if p.sandboxes == nil {
+		p.sandboxes = p.sandboxArr[:0]
+	}
+	p.sandboxes = append(p.sandboxes, rec)
+	return rec
+}
+
+// addContainer appends c.
+func (p *podRec) addContainer(c *containerRec) {
+	if p.containers == nil {
+		p.containers = p.containerArr[:0]
+	}
+	p.containers = append(p.containers, c)
 }
 
 // eventRefRec is the reference a pod's events about container were last recorded about.
@@ -328,6 +397,10 @@ type sandboxRec struct {
 	seq    int
 	// ip is the sandbox's pod IP, "" for a host-network pod (the runtime reports none).
 	ip string
+	// ips is []string{ip}, made once and handed to every reader (PodStatus.IPs at every
+	// GetPodStatus, the hooks, the environment), who only read it: the kubelet's runtime also
+	// builds it anew at every status, which nothing can tell from a shared one.
+	ips []string
 }
 
 // podIPs are the IPs the runtime reports for a pod (the kubelet's PodStatus.IPs): its newest
@@ -340,7 +413,11 @@ func (rec *podRec) podIPs() []string {
 	if newest.status.State != kubecontainer.SandboxReady || newest.ip == "" {
 		return nil
 	}
-	return []string{newest.ip}
+	if newest.ips == nil {
+		// A sandbox read back from a checkpoint; a capacity of one, so that an append copies.
+		newest.ips = []string{newest.ip}[:1:1]
+	}
+	return newest.ips
 }
 
 // sandboxIP is the IP a pod's sandboxes get: a stable address in 10.88.0.0/16 derived from the
@@ -388,8 +465,8 @@ func New(opts Options) (*Runtime, error) {
 
 // NextWake returns the instant of the earliest scheduled effect, and false if none is scheduled.
 func (r *Runtime) NextWake() (time.Time, bool) {
-	for len(r.schedule) > 0 && r.schedule[0].cancelled {
-		heap.Pop(&r.schedule)
+	for len(r.schedule) > 0 && r.schedule[0].cancelled() {
+		r.schedule.pop()
 	}
 	if len(r.schedule) == 0 {
 		return time.Time{}, false
@@ -473,19 +550,42 @@ func (r *Runtime) GetPodStatus(uid types.UID, name, namespace string) (*kubecont
 	if err := r.checkUp(now); err != nil {
 		return nil, fmt.Errorf("get status of pod %s/%s: %w", namespace, name, err)
 	}
-	s := &kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}
 	rec := r.pods[uid]
 	if rec == nil {
-		return s, nil
+		return &kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}, nil
 	}
-	for i := len(rec.sandboxes) - 1; i >= 0; i-- {
-		s.Sandboxes = append(s.Sandboxes, rec.sandboxes[i].status)
+	// The status and the lists of a pod with one sandbox and one container instance (nearly
+	// every pod, nearly always) in one allocation; a longer list gets an array of its own. Each
+	// list's capacity is its length, so that an append by a reader copies.
+	one := &statusOfOne{PodStatus: kubecontainer.PodStatus{UID: uid, Name: name, Namespace: namespace, TimeStamp: now}}
+	s := &one.PodStatus
+	if n := len(rec.sandboxes); n == 1 {
+		one.sandbox[0] = rec.sandboxes[0].status
+		s.Sandboxes = one.sandbox[:1:1]
+	} else if n > 1 {
+		s.Sandboxes = make([]kubecontainer.SandboxStatus, n)
+		for i := range n {
+			s.Sandboxes[i] = rec.sandboxes[n-1-i].status
+		}
 	}
 	s.IPs = rec.podIPs()
-	for i := len(rec.containers) - 1; i >= 0; i-- {
-		s.ContainerStatuses = append(s.ContainerStatuses, rec.containers[i].status)
+	if n := len(rec.containers); n == 1 {
+		one.container[0] = rec.containers[0].status
+		s.ContainerStatuses = one.container[:1:1]
+	} else if n > 1 {
+		s.ContainerStatuses = make([]kubecontainer.ContainerStatus, n)
+		for i := range n {
+			s.ContainerStatuses[i] = rec.containers[n-1-i].status
+		}
 	}
 	return s, nil
+}
+
+// statusOfOne is a pod's status with room for one sandbox and one container instance.
+type statusOfOne struct {
+	kubecontainer.PodStatus
+	sandbox   [1]kubecontainer.SandboxStatus
+	container [1]kubecontainer.ContainerStatus
 }
 
 // checkUp returns ErrRuntimeDown while the runtime is down.
@@ -590,13 +690,19 @@ func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container 
 		rec.refs[i].ref = &ref
 		return &ref
 	}
-	ref := newEventRef(pod, podKey, uid, container)
+	ref := newEventRef(pod, podKey, uid, "")
+	if container != "" {
+		ref.FieldPath = r.containerFieldPath(pod, container)
+	}
 	switch {
 	case container != "" && list == "":
 		// Implicit: not kept.
 	case i >= 0:
 		rec.refs[i] = eventRefRec{container: container, list: list, ref: ref}
 	default:
+		if rec.refs == nil {
+			rec.refs = rec.refsArr[:0]
+		}
 		rec.refs = append(rec.refs, eventRefRec{container: container, list: list, ref: ref})
 	}
 	return ref
@@ -611,13 +717,13 @@ func isKeyOf(key, namespace, name string) bool {
 // recordAt records k about the pod (or its container) at the instant at, through the schedule,
 // with no trace event of the runtime's own (the events component traces it).
 func (r *Runtime) recordAt(at time.Time, pod *v1.Pod, podKey string, uid types.UID, container string, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
+	r.post(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
 }
 
 // emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
 // so that the steps of one call appear in the order they happen and each when it happens.
 func (r *Runtime) emitAndRecordAt(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
-	r.scheduleAt(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+	r.post(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
 }
 
 // newEventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,
@@ -637,6 +743,32 @@ func newEventRef(pod *v1.Pod, podKey string, uid types.UID, container string) *v
 	}
 	return ref
 }
+
+// containerFieldPath is containerFieldPath(pod, container), remembered for the containers
+// the spec names: the pods of a node repeat a few names ("spec.containers{app}"), and the
+// first event about each pod's container built the path anew.
+func (r *Runtime) containerFieldPath(pod *v1.Pod, container string) string {
+	list := containerList(pod, container)
+	if list == "" {
+		return containerFieldPath(pod, container)
+	}
+	k := fieldPathKey{list, container}
+	if path, ok := r.fieldPaths[k]; ok {
+		return path
+	}
+	path := containerFieldPath(pod, container)
+	switch {
+	case r.fieldPaths == nil:
+		r.fieldPaths = map[fieldPathKey]string{}
+	case len(r.fieldPaths) >= maxMemo:
+		clear(r.fieldPaths)
+	}
+	r.fieldPaths[k] = path
+	return path
+}
+
+// fieldPathKey is what a container's field path is made of.
+type fieldPathKey struct{ list, container string }
 
 // containerFieldPath is the kubelet's fieldPath of a container in pod.
 func containerFieldPath(pod *v1.Pod, container string) string {

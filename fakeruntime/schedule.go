@@ -1,21 +1,21 @@
 package fakeruntime
 
 import (
-	"container/heap"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// transition is one scheduled effect. Effects at the same instant apply in the order they were
-// scheduled.
-type transition struct {
-	at        time.Time
-	seq       uint64
-	apply     func(at time.Time)
-	cancelled bool
-	index     int
-	// guarded effects were scheduled by a SyncPod (podSync.schedule): apply runs only if the
+// step is one scheduled effect. Effects at the same instant apply in the order they were
+// scheduled. The schedule keeps steps by value: a pod's start schedules half a dozen, and one
+// allocation each for a heap node was a twentieth of what a pod cost on its way to Running.
+type step struct {
+	at    time.Time
+	seq   uint64
+	apply func(at time.Time)
+	// held is the handle of a step someone may cancel (scheduleAt), nil for the rest (post).
+	held *transition
+	// guarded steps were scheduled by a SyncPod (podSync.schedule): apply runs only if the
 	// pod's generation is still gen, so a kill in between cancels them. The guard lives here
 	// rather than in a closure around apply: one allocation less for every step of a start.
 	guarded bool
@@ -23,49 +23,91 @@ type transition struct {
 	gen     int
 }
 
-// transitions is a min-heap of transitions by (at, seq).
-type transitions []*transition
+// cancelled reports whether the step's holder cancelled it.
+func (s *step) cancelled() bool { return s.held != nil && s.held.cancelled }
 
-func (h transitions) Len() int { return len(h) }
-func (h transitions) Less(i, j int) bool {
+// transition is the handle of a step that may be cancelled: a container's pending exit.
+type transition struct {
+	at        time.Time
+	cancelled bool
+}
+
+// transitions is a min-heap of steps by (at, seq). seq is unique, so the order in which steps
+// come out is the one total order whatever the heap's shape.
+type transitions []step
+
+func (h transitions) less(i, j int) bool {
 	if !h[i].at.Equal(h[j].at) {
 		return h[i].at.Before(h[j].at)
 	}
 	return h[i].seq < h[j].seq
 }
-func (h transitions) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+
+func (h *transitions) push(s step) {
+	*h = append(*h, s)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
 }
-func (h *transitions) Push(x any) {
-	t := x.(*transition)
-	t.index = len(*h)
-	*h = append(*h, t)
+
+// pop removes and returns the first step.
+func (h *transitions) pop() step {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		first := i
+		if l := 2*i + 1; l < n && q.less(l, first) {
+			first = l
+		}
+		if r := 2*i + 2; r < n && q.less(r, first) {
+			first = r
+		}
+		if first == i {
+			break
+		}
+		q[i], q[first] = q[first], q[i]
+		i = first
+	}
+	s := q[n]
+	q[n] = step{} // drop the closure and the handle
+	*h = q[:n]
+	return s
 }
-func (h *transitions) Pop() any {
-	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
+
+// scheduleAt records fn to run when the clock reaches at, and returns the handle that cancels it.
+func (r *Runtime) scheduleAt(at time.Time, fn func(at time.Time)) *transition {
+	t := &transition{at: at}
+	r.seq++
+	r.schedule.push(step{at: at, seq: r.seq, apply: fn, held: t})
 	return t
 }
 
-// scheduleAt records fn to run when the clock reaches at.
-func (r *Runtime) scheduleAt(at time.Time, fn func(at time.Time)) *transition {
+// post records fn to run when the clock reaches at, for good: nothing cancels it.
+func (r *Runtime) post(at time.Time, fn func(at time.Time)) {
 	r.seq++
-	t := &transition{at: at, seq: r.seq, apply: fn}
-	heap.Push(&r.schedule, t)
-	return t
+	r.schedule.push(step{at: at, seq: r.seq, apply: fn})
+}
+
+// postGuarded is post for a step of a SyncPod of the pod with uid: it runs only if the pod's
+// generation is still gen then.
+func (r *Runtime) postGuarded(at time.Time, fn func(at time.Time), uid types.UID, gen int) {
+	r.seq++
+	r.schedule.push(step{at: at, seq: r.seq, apply: fn, guarded: true, uid: uid, gen: gen})
 }
 
 // applyDue runs every effect due at or before now. An effect may schedule more; those run too
 // when they are due.
 func (r *Runtime) applyDue(now time.Time) {
 	for len(r.schedule) > 0 && !r.schedule[0].at.After(now) {
-		t := heap.Pop(&r.schedule).(*transition)
-		if !t.cancelled {
+		t := r.schedule.pop()
+		if !t.cancelled() {
 			if !t.guarded || r.generation[t.uid] == t.gen {
 				t.apply(t.at)
 			}

@@ -73,10 +73,11 @@ type podSync struct {
 	status  *kubecontainer.PodStatus
 	backOff *kubecontainer.Backoff
 	now, at time.Time
-	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIP the IP it
-	// will have, which the hooks of the containers it starts see.
-	newSandbox   bool
-	newSandboxIP string
+	// newSandbox is whether this sync creates the pod's sandbox, and newSandboxIPs the IPs it
+	// will have (none for a host-network pod), which the hooks of the containers it starts see:
+	// the same slice the sandbox's record hands out once it exists.
+	newSandbox    bool
+	newSandboxIPs []string
 	// resized is set once the resize action ran.
 	resized bool
 }
@@ -87,10 +88,8 @@ func (s *podSync) podIPs() []string {
 	switch {
 	case !s.newSandbox:
 		return s.r.pods[s.pod.UID].podIPs()
-	case s.newSandboxIP != "":
-		return []string{s.newSandboxIP}
 	}
-	return nil
+	return s.newSandboxIPs
 }
 
 func (s *podSync) run(acts podActions) error {
@@ -162,8 +161,7 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 // Runtime.generation).
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	r, uid := s.r, s.pod.UID
-	t := r.scheduleAt(at, fn)
-	t.guarded, t.uid, t.gen = true, uid, r.generation[uid]
+	r.postGuarded(at, fn, uid, r.generation[uid])
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
@@ -180,7 +178,7 @@ func (s *podSync) createSandbox(attempt int) error {
 	r.lastSandbox++
 	r.state++
 	seq := r.lastSandbox
-	id := fmt.Sprintf("s-%06d", seq)
+	id := seqID("s-", seq)
 	s.at = s.at.Add(r.lat.SandboxStart)
 	r.observeOp("run_podsandbox", r.lat.SandboxStart, nil)
 	if r.metrics != nil {
@@ -188,13 +186,15 @@ func (s *podSync) createSandbox(attempt int) error {
 	}
 	pod, key := s.pod, s.key
 	ip := ""
+	var ips []string
 	if !pod.Spec.HostNetwork {
 		ip = sandboxIP(pod.UID)
+		ips = []string{ip}[:1:1]
 	}
-	s.newSandbox, s.newSandboxIP = true, ip
+	s.newSandbox, s.newSandboxIPs = true, ips
 	s.schedule(s.at, func(at time.Time) {
 		rec := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		rec.sandboxes = append(rec.sandboxes, &sandboxRec{seq: seq, ip: ip, status: kubecontainer.SandboxStatus{
+		rec.addSandbox(sandboxRec{seq: seq, ip: ip, ips: ips, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
 		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
@@ -258,7 +258,7 @@ func (s *podSync) start(c *v1.Container) error {
 	r.lastContainer++
 	r.state++
 	rec := &containerRec{seq: r.lastContainer, podUID: s.pod.UID, status: kubecontainer.ContainerStatus{
-		ID:           fmt.Sprintf("c-%06d", r.lastContainer),
+		ID:           seqID("c-", r.lastContainer),
 		Name:         c.Name,
 		Image:        c.Image,
 		State:        kubecontainer.ContainerStateCreated,
@@ -271,7 +271,7 @@ func (s *podSync) start(c *v1.Container) error {
 	s.schedule(s.at, func(at time.Time) {
 		rec.status.CreatedAt = at
 		p := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		p.containers = append(p.containers, rec)
+		p.addContainer(rec)
 		r.containers[rec.status.ID] = rec
 		r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
 			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
@@ -426,7 +426,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// here was pulled by the kubelet without credentials, so any pod may use it.
 		r.pulled(s.pod.UID, s.at)
 		ev.Event, ev.Reason = trace.KindPulled, "AlreadyPresent"
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)})
+		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, r.alreadyPresentMessage(image)})
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
@@ -500,7 +500,7 @@ func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
 			}
 		}
 	}
-	r.scheduleAt(at, purge)
+	r.post(at, purge)
 }
 
 // backoffKey names a container in the crash-loop back-off: v1.35's GetBackoffKey, an FNV-64a hash

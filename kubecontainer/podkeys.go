@@ -43,3 +43,13 @@ func IsKeyOf(key, namespace, name string) bool {
 	return len(key) == len(namespace)+1+len(name) && key[:len(namespace)] == namespace &&
 		key[len(namespace)] == '/' && key[len(namespace)+1:] == name
 }
+
+// KeyAndFullName returns the pod's trace key, "<namespace>/<name>", and its full name,
+// "<name>_<namespace>", as two views of one string, "<namespace>/<name>_<namespace>": one
+// allocation where building each costs one. The pod workers and the pod manager keep both for
+// every pod they hold; the bytes are the same as podkey.Build's and BuildPodFullName's.
+func KeyAndFullName(namespace, name string) (key, fullname string) {
+	both := namespace + "/" + name + "_" + namespace
+	n := len(namespace) + 1
+	return both[:n+len(name)], both[n:]
+}

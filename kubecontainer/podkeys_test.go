@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/api/podkey"
 )
 
 // keeperMap is a KeyKeeper over a map of kept keys.
@@ -71,4 +73,28 @@ func TestIsKeyOf(t *testing.T) {
 
 func pod(uid types.UID, namespace, name string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Namespace: namespace, Name: name}}
+}
+
+// TestKeyAndFullName checks that the two views are byte for byte podkey.Build's and
+// BuildPodFullName's, and cost one allocation together.
+func TestKeyAndFullName(t *testing.T) {
+	for _, tc := range []struct{ namespace, name string }{
+		{"kube-system", "etcd-node-1"},
+		{"", "a"},
+		{"ns", ""},
+		{"a_b", "c/d"},
+		{"default", "p_default"},
+	} {
+		key, fullname := KeyAndFullName(tc.namespace, tc.name)
+		if want := podkey.Build(tc.namespace, tc.name); key != want {
+			t.Errorf("KeyAndFullName(%q, %q) key = %q, want %q", tc.namespace, tc.name, key, want)
+		}
+		if want := BuildPodFullName(tc.name, tc.namespace); fullname != want {
+			t.Errorf("KeyAndFullName(%q, %q) full name = %q, want %q", tc.namespace, tc.name, fullname, want)
+		}
+	}
+	var key, fullname string
+	if n := testing.AllocsPerRun(100, func() { key, fullname = KeyAndFullName("kube-system", "etcd-node-1") }); n != 1 || key == "" || fullname == "" {
+		t.Errorf("KeyAndFullName allocates %v times, want 1", n)
+	}
 }

@@ -138,6 +138,11 @@ type podRecord struct {
 	// kept is where old points once set: the record's own copy of the pod's listing, whose
 	// slices the next copy reuses.
 	kept kubecontainer.Pod
+	// container and sandbox back kept's lists while they hold one entry each, as nearly every
+	// pod's do: the record is allocated for the pod anyway, and each list was an allocation
+	// of its own at the pod's first listings.
+	container [1]kubecontainer.ContainerStatus
+	sandbox   [1]kubecontainer.SandboxStatus
 }
 
 // keep makes old a copy of p that shares no slices with it, in the record's own storage: the
@@ -146,6 +151,12 @@ type podRecord struct {
 // relist: a pod whose listing changed costs no allocation once its lists have room.
 func (r *podRecord) keep(p *kubecontainer.Pod) {
 	containers, sandboxes := r.kept.Containers[:0], r.kept.Sandboxes[:0]
+	if containers == nil {
+		containers = r.container[:0]
+	}
+	if sandboxes == nil {
+		sandboxes = r.sandbox[:0]
+	}
 	r.kept = *p
 	r.kept.Containers = append(containers, p.Containers...)
 	r.kept.Sandboxes = append(sandboxes, p.Sandboxes...)

@@ -379,3 +379,34 @@ func TestRelistKeepsItsOwnCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestRelistKeepsOneContainerInItsRecord checks the same for a pod of one container and one
+// sandbox, whose copy lives in the record itself, as its lists grow past one entry and shrink back.
+func TestRelistKeepsOneContainerInItsRecord(t *testing.T) {
+	tp := newTestPLEG(t)
+	p := pod("1234", container("c1", running))
+	tp.lister.pods = []*kubecontainer.Pod{p}
+	if diff := cmp.Diff([]Event{ev("1234", ContainerStarted, "c1")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("first Relist() mismatch (-want +got):\n%s", diff)
+	}
+	r := tp.pleg.records["1234"]
+	if len(r.kept.Containers) != 1 || &r.kept.Containers[0] != &r.container[0] {
+		t.Fatalf("the record's copy of one container is not in the record")
+	}
+	p.Containers[0].State = exited
+	if diff := cmp.Diff([]Event{ev("1234", ContainerDied, "c1")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("c1 exits, written in place: Relist() mismatch (-want +got):\n%s", diff)
+	}
+	p.Containers = append(p.Containers, container("c2", running))
+	if diff := cmp.Diff([]Event{ev("1234", ContainerStarted, "c2")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("c2 added: Relist() mismatch (-want +got):\n%s", diff)
+	}
+	p.Containers = p.Containers[1:]
+	if diff := cmp.Diff([]Event{ev("1234", ContainerRemoved, "c1")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("c1 removed: Relist() mismatch (-want +got):\n%s", diff)
+	}
+	p.Containers[0].State = exited
+	if diff := cmp.Diff([]Event{ev("1234", ContainerDied, "c2")}, tp.pleg.Relist()); diff != "" {
+		t.Errorf("c2 exits, written in place: Relist() mismatch (-want +got):\n%s", diff)
+	}
+}

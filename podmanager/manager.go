@@ -115,15 +115,21 @@ func (m *Manager) AddPod(pod *v1.Pod) { m.upsert(pod, trace.KindAdd, "AddPod") }
 func (m *Manager) UpdatePod(pod *v1.Pod) { m.upsert(pod, trace.KindUpdate, "UpdatePod") }
 
 // upsert keeps pod itself, read-only, as the kubelet's pod manager keeps the pointers it is given.
+// The trace's key and the maps' full name are two views of one string: one allocation.
 func (m *Manager) upsert(pod *v1.Pod, event trace.Kind, fn string) {
-	m.store(pod)
-	m.emit(pod, event, fn)
+	key, fullname := kubecontainer.KeyAndFullName(pod.Namespace, pod.Name)
+	m.storeAs(pod, fullname)
+	m.emitAs(pod, key, event, fn)
 }
 
 // store files pod under its maps and records the mirror translation if both halves are present.
 func (m *Manager) store(pod *v1.Pod) {
+	m.storeAs(pod, kubecontainer.GetPodFullName(pod))
+}
+
+// storeAs is store with pod's full name.
+func (m *Manager) storeAs(pod *v1.Pod, fullname string) {
 	m.version++
-	fullname := kubecontainer.GetPodFullName(pod)
 	if kubecontainer.IsMirrorPod(pod) {
 		m.mirrorByUID[pod.UID] = pod
 		m.mirrorByFullName[fullname] = pod
@@ -163,6 +169,11 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 
 // emit traces a change to pod, with the kind of pod as the reason.
 func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
+	m.emitAs(pod, podkey.Of(pod), event, fn)
+}
+
+// emitAs is emit with pod's key.
+func (m *Manager) emitAs(pod *v1.Pod, key string, event trace.Kind, fn string) {
 	reason := ""
 	switch {
 	case kubecontainer.IsMirrorPod(pod):
@@ -170,7 +181,7 @@ func (m *Manager) emit(pod *v1.Pod, event trace.Kind, fn string) {
 	case kubecontainer.IsStaticPod(pod):
 		reason = "static"
 	}
-	m.tracer.Emit(trace.Event{Component: trace.PodManager, Event: event, Pod: podkey.Of(pod),
+	m.tracer.Emit(trace.Event{Component: trace.PodManager, Event: event, Pod: key,
 		UID: string(pod.UID), Reason: reason, Func: fn})
 }
 

@@ -328,3 +328,36 @@ func TestNewRequiresTracer(t *testing.T) {
 		t.Errorf("New(Options{}) = %v, %v, want an error wrapping minikubelet.ErrMissingOption naming Tracer", m, err)
 	}
 }
+
+// TestKeyAndFullNameOfOneString checks that a pod added or updated is filed under its full name
+// and traced under its key, both cut from one string, for names whose separators could confuse
+// the cut, and that RemovePod (which builds its own) finds it under the same full name.
+func TestKeyAndFullNameOfOneString(t *testing.T) {
+	for _, tc := range []struct{ namespace, name string }{
+		{"default", "web"},
+		{"a_b", "c"},
+		{"a", "b_c"},
+		{"ns/x", "y"},
+	} {
+		var events []trace.Event
+		m := newManager(t, trace.Func(func(e trace.Event) { events = append(events, e) }))
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1", Namespace: tc.namespace, Name: tc.name}}
+		m.AddPod(pod)
+		m.UpdatePod(pod)
+		if got, ok := m.GetPodByFullName(tc.name + "_" + tc.namespace); !ok || got != pod {
+			t.Errorf("%s/%s: GetPodByFullName() = %v, %v, want the pod", tc.namespace, tc.name, got, ok)
+		}
+		m.RemovePod(pod)
+		if got, ok := m.GetPodByFullName(tc.name + "_" + tc.namespace); ok {
+			t.Errorf("%s/%s: GetPodByFullName() after RemovePod = %v, want none", tc.namespace, tc.name, got)
+		}
+		for _, e := range events {
+			if want := tc.namespace + "/" + tc.name; e.Pod != want {
+				t.Errorf("%s/%s: %s traced for pod %q, want %q", tc.namespace, tc.name, e.Event, e.Pod, want)
+			}
+		}
+		if len(events) != 3 {
+			t.Errorf("%s/%s: %d events, want 3", tc.namespace, tc.name, len(events))
+		}
+	}
+}

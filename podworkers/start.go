@@ -119,7 +119,7 @@ func (w *Workers) releaseStatic(s *podStatus) {
 // active. The update type is never kept, so every replay reaches SyncPod as a "sync".
 func (s *podStatus) mergeLastUpdate(other UpdateOptions) {
 	if s.active == nil {
-		s.active = &UpdateOptions{}
+		s.active = &s.activeBuf
 	}
 	a := s.active
 	if a.Pod == nil || other.RunningPod == nil {

@@ -347,3 +347,37 @@ func TestAllowPodStart(t *testing.T) {
 		})
 	}
 }
+
+// TestStaticWaitingSlot checks the waiting list that the first static pod of a full name keeps in
+// its worker's slot: a second pod of that name waiting behind it gets a list of its own (the
+// first's slot still holds the first's UID alone), and the first worker's key and full name are
+// the pod's.
+func TestStaticWaitingSlot(t *testing.T) {
+	h := newHarness(t)
+	first := newNamedPod("a-static", "ns", "web", true)
+	second := newNamedPod("b-static", "ns", "web", true)
+	// Without a drain neither has started: both wait, in the order of their first update.
+	h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: first})
+	s := h.w.pods["a-static"]
+	if s.key != "ns/web" || s.fullname != "web_ns" {
+		t.Fatalf("key, full name = %q, %q, want ns/web, web_ns", s.key, s.fullname)
+	}
+	if got := h.w.waitingStatic["web_ns"]; len(got) != 1 || &got[0] != &s.waitingSlot[0] {
+		t.Fatalf("waiting list of the first pod = %v, want its worker's slot", got)
+	}
+	h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: second})
+	if diff := cmp.Diff([]types.UID{"a-static", "b-static"}, h.w.waitingStatic["web_ns"]); diff != "" {
+		t.Errorf("waiting (-want +got):\n%s", diff)
+	}
+	if s.waitingSlot != [1]types.UID{"a-static"} {
+		t.Errorf("first worker's slot = %v, want a-static alone", s.waitingSlot)
+	}
+	h.drain()
+	checkStarted := map[string]types.UID{"web_ns": "a-static"}
+	if diff := cmp.Diff(checkStarted, h.started()); diff != "" {
+		t.Errorf("started (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]types.UID{"web_ns": {"b-static"}}, h.waiting()); diff != "" {
+		t.Errorf("waiting after the drain (-want +got):\n%s", diff)
+	}
+}

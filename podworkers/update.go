@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -158,10 +157,12 @@ func (w *Workers) updatePod(opts UpdateOptions, callbacks *[]func()) {
 // terminal and whose cached runtime status shows nothing running starts out terminated (the
 // kubelet-restart case), so that SyncTerminatedPod still runs but nothing is started.
 func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, now time.Time) *podStatus {
+	// The key and the full name are two views of one string: one allocation a pod.
+	key, fullname := kubecontainer.KeyAndFullName(namespace, name)
 	s := &podStatus{
 		uid:      uid,
-		key:      podkey.Build(namespace, name),
-		fullname: kubecontainer.BuildPodFullName(name, namespace),
+		key:      key,
+		fullname: fullname,
 		state:    stateNone,
 		times:    lifecycleTimes{synced: now},
 	}
@@ -181,7 +182,12 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 	_ = w.transition(s, initial, "UpdatePod")
 	// Static pods start in the order of their first update.
 	if pod != nil && kubecontainer.IsStaticPod(pod) {
-		w.waitingStatic[s.fullname] = append(w.waitingStatic[s.fullname], uid)
+		if waiting := w.waitingStatic[s.fullname]; len(waiting) > 0 {
+			w.waitingStatic[s.fullname] = append(waiting, uid)
+		} else {
+			s.waitingSlot[0] = uid
+			w.waitingStatic[s.fullname] = s.waitingSlot[:1:1]
+		}
 	}
 	return s
 }

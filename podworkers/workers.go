@@ -227,7 +227,15 @@ type podStatus struct {
 	// pendingSeq is when pending arrived, in the Workers' sequence.
 	pendingSeq uint64
 	// active accumulates what the worker last processed; it is replayed on phase transitions.
-	active *UpdateOptions
+	// It points to activeBuf once set (every worker that starts has one): one allocation less
+	// a pod, and nothing outside the worker holds the pointer.
+	active    *UpdateOptions
+	activeBuf UpdateOptions
+	// waitingSlot backs the static pod waiting list of the worker's full name when the worker is
+	// the first to wait for it, as nearly every static pod is: the list is never written in
+	// place (it is resliced, and an append to its capacity of one copies), and the UID in it
+	// never changes, so the list needs no array of its own.
+	waitingSlot [1]types.UID
 	// lastSyncTime is when the last sync ended; the next sync waits for a cache newer than it.
 	lastSyncTime time.Time
 	// work is the update the worker took and is waiting on the cache for, or is running.

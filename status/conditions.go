@@ -196,7 +196,13 @@ func containersMessage(unknown []string, kind string, others []string) string {
 // readyCondition is ContainersReady further gated by the pod's readiness gates: the kubelet's
 // GeneratePodReadyCondition.
 func readyCondition(pod *v1.Pod, conditions []v1.PodCondition, statuses []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
-	cr := containersReadyCondition(pod, statuses, phase)
+	return readyConditionOf(pod, conditions, containersReadyCondition(pod, statuses, phase))
+}
+
+// readyConditionOf is readyCondition from the pod's ContainersReady condition cr, for a caller
+// that sets both: the kubelet computes ContainersReady twice, and the second time builds its
+// message and its lists of containers again.
+func readyConditionOf(pod *v1.Pod, conditions []v1.PodCondition, cr v1.PodCondition) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.PodReady, ObservedGeneration: pod.Generation, Status: cr.Status, Reason: cr.Reason, Message: cr.Message}
 	if cr.Status != v1.ConditionTrue {
 		return c

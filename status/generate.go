@@ -104,8 +104,9 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	all = joinStatuses(s.InitContainerStatuses, s.ContainerStatuses)
 	s.Conditions = append(s.Conditions, readyToStartContainersCondition(pod, rs))
 	s.Conditions = append(s.Conditions, initializedCondition(pod, all, s.Phase))
-	s.Conditions = append(s.Conditions, readyCondition(pod, s.Conditions, all, s.Phase))
-	s.Conditions = append(s.Conditions, containersReadyCondition(pod, all, s.Phase))
+	containersReady := containersReadyCondition(pod, all, s.Phase)
+	s.Conditions = append(s.Conditions, readyConditionOf(pod, s.Conditions, containersReady))
+	s.Conditions = append(s.Conditions, containersReady)
 	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue})
 	stampTransitions(&s, &old, now)
 

@@ -456,3 +456,67 @@ func TestGeneratePodStatusResources(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyConditionsComputedOnce checks that the Ready and ContainersReady conditions
+// GeneratePodStatus sets from one ContainersReady computation are what computing each on its own,
+// as the kubelet does, gives: unready and unknown containers, readiness gates met, unmet and
+// missing, sidecars, and terminal phases.
+func TestReadyConditionsComputedOnce(t *testing.T) {
+	running := func(names ...string) *kubecontainer.PodStatus {
+		rs := &kubecontainer.PodStatus{Sandboxes: readySandbox()}
+		for i, n := range names {
+			rs.ContainerStatuses = append(rs.ContainerStatuses, kubecontainer.ContainerStatus{
+				ID: fmt.Sprintf("c%d", i), Name: n, State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0})
+		}
+		return rs
+	}
+	gated := func(pod *v1.Pod, status v1.ConditionStatus) *v1.Pod {
+		pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "example.com/gate"}, {ConditionType: "example.com/other"}}
+		if status != "" {
+			pod.Status.Conditions = []v1.PodCondition{{Type: "example.com/gate", Status: status}}
+		}
+		return pod
+	}
+	withSidecar := func(pod *v1.Pod) *v1.Pod {
+		always := v1.ContainerRestartPolicyAlways
+		pod.Spec.InitContainers = []v1.Container{{Name: "proxy", Image: "proxy:1", RestartPolicy: &always}}
+		return pod
+	}
+	for _, tc := range []struct {
+		name     string
+		pod      *v1.Pod
+		rs       *kubecontainer.PodStatus
+		terminal bool
+	}{
+		{"new pod", newPod(v1.RestartPolicyAlways, "app", "log"), &kubecontainer.PodStatus{}, false},
+		{"running, no probes", newPod(v1.RestartPolicyAlways, "app", "log"), running("app", "log"), false},
+		{"one of two running", newPod(v1.RestartPolicyAlways, "app", "log"), running("log"), false},
+		{"gates missing", gated(newPod(v1.RestartPolicyAlways, "app"), ""), running("app"), false},
+		{"gate false", gated(newPod(v1.RestartPolicyAlways, "app"), v1.ConditionFalse), running("app"), false},
+		{"gate true", gated(newPod(v1.RestartPolicyAlways, "app"), v1.ConditionTrue), running("app"), false},
+		{"sidecar not started", withSidecar(newPod(v1.RestartPolicyAlways, "app")), running("app"), false},
+		{"terminal", newPod(v1.RestartPolicyNever, "app"), &kubecontainer.PodStatus{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := GeneratePodStatus(tc.pod, tc.pod.Status, tc.rs, tc.terminal, t1, GenerateOptions{})
+			all := joinStatuses(s.InitContainerStatuses, s.ContainerStatuses)
+			// The conditions before Ready, as GeneratePodStatus had them when it computed Ready.
+			i, _ := findCondition(s.Conditions, v1.PodReady)
+			if i < 0 {
+				t.Fatalf("no Ready condition in %v", s.Conditions)
+			}
+			ready := readyCondition(tc.pod, s.Conditions[:i], all, s.Phase)
+			containersReady := containersReadyCondition(tc.pod, all, s.Phase)
+			for _, want := range []v1.PodCondition{ready, containersReady} {
+				_, got := findCondition(s.Conditions, want.Type)
+				if got == nil {
+					t.Fatalf("no %s condition in %v", want.Type, s.Conditions)
+				}
+				want.LastTransitionTime = got.LastTransitionTime
+				if diff := cmp.Diff(want, *got); diff != "" {
+					t.Errorf("%s (-computed alone +generated):\n%s", want.Type, diff)
+				}
+			}
+		})
+	}
+}

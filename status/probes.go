@@ -24,8 +24,9 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 		}
 		cs.Ready = ready
 		all := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
-		setCondition(s, readyCondition(pod, s.Conditions, all, s.Phase))
-		setCondition(s, containersReadyCondition(pod, all, s.Phase))
+		containersReady := containersReadyCondition(pod, all, s.Phase)
+		setCondition(s, readyConditionOf(pod, s.Conditions, containersReady))
+		setCondition(s, containersReady)
 		return true
 	})
 }

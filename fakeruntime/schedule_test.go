@@ -1,0 +1,96 @@
+package fakeruntime
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// TestScheduleOrder checks that the effects run in the order of their instants, the ones of one
+// instant in the order they were scheduled, that a cancelled one and a guarded one whose pod's
+// generation moved on do not run, and that NextWake names the first that will, over seeded
+// random schedules whose effects schedule more.
+func TestScheduleOrder(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		clk := vclock.New(vclock.Epoch)
+		r, err := New(Options{Clock: clk, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type planned struct {
+			at   time.Time
+			id   int
+			held *transition
+			gen  bool // guarded, with the generation moved on before it is due
+		}
+		var plan []planned
+		var ran []int
+		bumped := false // the stale pod's generation moved on: its later steps carry the new one
+		var schedule func(at time.Time)
+		schedule = func(at time.Time) {
+			id := len(plan)
+			p := planned{at: at, id: id}
+			fn := func(time.Time) {
+				ran = append(ran, id)
+				if rng.IntN(4) == 0 {
+					schedule(at.Add(time.Duration(rng.IntN(3)) * time.Second))
+				}
+			}
+			switch rng.IntN(4) {
+			case 0:
+				p.held = r.scheduleAt(at, fn)
+			case 1:
+				uid := "stale"
+				if rng.IntN(2) == 0 {
+					uid = "live"
+				}
+				r.postGuarded(at, fn, types.UID(uid), r.generation[types.UID(uid)])
+				p.gen = uid == "stale" && !bumped
+			default:
+				r.post(at, fn)
+			}
+			plan = append(plan, p)
+		}
+		for range 200 {
+			schedule(vclock.Epoch.Add(time.Duration(rng.IntN(20)) * time.Second))
+		}
+		r.generation[types.UID("stale")]++
+		bumped = true
+		for i := range plan {
+			if plan[i].held != nil && rng.IntN(3) == 0 {
+				cancel(plan[i].held)
+			}
+		}
+		for {
+			next, ok := r.NextWake()
+			if !ok {
+				break
+			}
+			clk.Set(next)
+			r.applyDue(next)
+		}
+		// Every effect ran at its instant; ties by the order of scheduling, which is the id.
+		var want []int
+		order := slices.Clone(plan)
+		slices.SortStableFunc(order, func(a, b planned) int { return a.at.Compare(b.at) })
+		for _, p := range order {
+			if (p.held != nil && p.held.cancelled) || p.gen {
+				continue
+			}
+			want = append(want, p.id)
+		}
+		if !slices.Equal(ran, want) {
+			t.Fatalf("seed %d: ran %v, want %v", seed, ran, want)
+		}
+		if len(r.schedule) != 0 {
+			t.Errorf("seed %d: %d steps left", seed, len(r.schedule))
+		}
+	}
+}
