@@ -288,7 +288,9 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 			s.stampManagedFields(before, obj)
 			return obj
 		}
+		done := typedHintsFor(t, liveCut, objCut)
 		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
+		done()
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
 		s.stampManagedFields(before, obj)
 		return obj
