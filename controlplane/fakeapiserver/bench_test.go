@@ -169,6 +169,33 @@ func BenchmarkPodStatusWrite(b *testing.B) {
 	}
 }
 
+// BenchmarkPodStatusWriteFieldSets measures a status write that changes which fields are set, as
+// a pod's from Pending to Running does (its IPs, start time and running state appear): each
+// iteration writes, in process, one of two statuses of different shapes in turn, so that every
+// write takes the field manager's comparison of the status rather than its value-only shortcut.
+func BenchmarkPodStatusWriteFieldSets(b *testing.B) {
+	srv := newServer(b, testOptions())
+	d := srv.Direct(rest.DefaultKubernetesUserAgent())
+	ctx := context.Background()
+	if _, err := d.CreatePod(ctx, newPod("default", "p", "node-1")); err != nil {
+		b.Fatal(err)
+	}
+	pending := `{"status":{"phase":"Pending","podIP":null,"podIPs":null,"startTime":null,"conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","lastTransitionTime":"2026-01-01T00:00:%02dZ"}],"containerStatuses":[{"name":"c","image":"busybox:1.36","imageID":"","ready":false,"started":false,"restartCount":0,"containerID":null,"state":{"running":null,"waiting":{"reason":"ContainerCreating"}}}]}}`
+	running := `{"status":{"phase":"Running","podIP":"10.1.0.2","podIPs":[{"ip":"10.1.0.2"}],"startTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Ready","status":"True","reason":null,"lastTransitionTime":"2026-01-01T00:00:%02dZ"}],"containerStatuses":[{"name":"c","image":"busybox:1.36","imageID":"docker.io/library/busybox@sha256:0","containerID":"containerd://0","ready":true,"started":true,"restartCount":0,"state":{"waiting":null,"running":{"startedAt":"2026-01-01T00:00:01Z"}}}]}}`
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		patch := pending
+		if i%2 == 1 {
+			patch = running
+		}
+		if _, err := d.PatchPodStatus(ctx, "default", "p", types.StrategicMergePatchType, []byte(fmt.Sprintf(patch, i%60))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLeaseRenewal measures the node lease's renewal in process (Direct.UpdateLease with a
 // new renewTime, as the kubelet writes it every ten seconds), and BenchmarkNodeHeartbeat the node
 // status heartbeat (PATCH nodes/NAME/status with a strategic merge patch of the conditions whose

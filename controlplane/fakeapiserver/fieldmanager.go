@@ -274,11 +274,21 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 		panic(fmt.Sprintf("fakeapiserver: %v", err))
 	}
 	fm := fms[fieldManagerKey(t.res, t.subresource)]
+	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
 	if live == nil {
-		live = t.res.newObj()
+		key, shared := createFieldsKey(t, obj)
+		if shared && sharedCreateFields(key, obj) {
+			s.stampManagedFields(nil, obj)
+			return obj
+		}
+		out := fm.UpdateNoErrors(t.res.newObj(), obj, t.manager)
+		if shared && out == obj && len(mustMeta(out).GetManagedFields()) > 0 {
+			keepCreateFields(key, mustMeta(out).GetManagedFields())
+		}
+		s.stampManagedFields(nil, out)
+		return out
 	}
 	before := mustMeta(live).GetManagedFields()
-	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
 	if scalarUpdate(t, live, obj) {
 		s.stampManagedFields(before, obj)
 		return obj
@@ -288,7 +298,9 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 			s.stampManagedFields(before, obj)
 			return obj
 		}
+		done := typedHintsFor(t, liveCut, objCut)
 		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
+		done()
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
 		s.stampManagedFields(before, obj)
 		return obj

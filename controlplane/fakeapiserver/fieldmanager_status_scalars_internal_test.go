@@ -27,6 +27,8 @@ type statusWrite struct {
 	ns      string
 	name    string
 	manager string
+	// sub is the subresource written (shapeWrites' writes; statusWrites' are all of status).
+	sub string
 	// pt is the patch's type; types.ApplyPatchType is a server-side apply of the status.
 	pt   types.PatchType
 	body []byte
