@@ -69,9 +69,6 @@ type Options struct {
 	Devices Devices
 	// Recorder receives the rejection and preemption events. Nil records none.
 	Recorder EventRecorder
-	// TerminationRequested reports whether the pod workers are already terminating the pod:
-	// HandlePodAdditions admits such a pod without asking the handlers. Nil is never.
-	TerminationRequested func(uid types.UID) bool
 }
 
 func (o Options) validate() error {
@@ -160,18 +157,12 @@ func (a *Admitter) Verify() error {
 	return nil
 }
 
-// Admit reports whether the pod may run. A refused pod has been rejected: a Warning event with
-// the handler's reason and message, and the status Failed with "Pod was rejected: " and the
-// message. Nothing retries it.
+// Admit reports whether the pod may run: canAdmitPod, then rejectPod for a refused pod (a
+// Warning event with the handler's reason and message, and the status Failed with "Pod was
+// rejected: " and the message). Nothing retries it. Which pods are asked is HandlePodAdditions'
+// choice, not admission's: the caller skips a pod that has finished or whose termination was
+// requested, as the kubelet does before it calls the allocation manager's AddPod.
 func (a *Admitter) Admit(ctx context.Context, pod *v1.Pod) bool {
-	// A pod the kubelet is already shutting down, or one that has finished, is not admitted
-	// again; its pod worker takes it from there.
-	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-		return true
-	}
-	if a.opts.TerminationRequested != nil && a.opts.TerminationRequested(pod.UID) {
-		return true
-	}
 	ok, reason, message := a.canAdmit(ctx, pod)
 	if ok {
 		return true

@@ -144,13 +144,21 @@ func qosOf(p *v1.Pod) v1.PodQOSClass {
 	return v1.PodQOSBestEffort
 }
 
-// TestAdmitSkipsFinishedPods checks that a pod already terminal is not admitted again.
-func TestAdmitSkipsFinishedPods(t *testing.T) {
-	pod := testPod("p", ctr("app", rl("cpu", "100")))
-	pod.Status.Phase = v1.PodFailed
-	h := newHarness(t, testNode(rl("cpu", "1", "pods", "110")), nil, nil)
-	if !h.a.Admit(context.Background(), pod) {
-		t.Error("a Failed pod was sent through admission again")
+// TestAdmitAsksTheHandlersWhateverThePhase: Admit is canAdmitPod and rejectPod, which look at
+// the pod's resources, not its phase. The kubelet's HandlePodAdditions is what leaves a finished
+// pod out of admission (the kubelet package's allocatingAdmitter), so a finished pod that does
+// not fit and reaches Admit is refused.
+func TestAdmitAsksTheHandlersWhateverThePhase(t *testing.T) {
+	for _, phase := range []v1.PodPhase{v1.PodPending, v1.PodSucceeded, v1.PodFailed} {
+		pod := testPod("p", ctr("app", rl("cpu", "100")))
+		pod.Status.Phase = phase
+		h := newHarness(t, testNode(rl("cpu", "1", "pods", "110")), nil, nil)
+		if h.a.Admit(context.Background(), pod) {
+			t.Errorf("a %s pod asking for 100 CPUs of 1 was admitted", phase)
+		}
+		if got := h.statuses["p"]; got.Phase != v1.PodFailed || got.Reason != "OutOfcpu" {
+			t.Errorf("a refused %s pod's status = %+v, want Failed with reason OutOfcpu", phase, got)
+		}
 	}
 }
 

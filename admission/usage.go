@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // usage is what a set of pods holds of the node: how many there are, the sum of their requests
@@ -64,7 +65,18 @@ func usageOf(pods iter.Seq[*v1.Pod]) *usage {
 
 // shareOf computes a pod's share.
 func shareOf(pod *v1.Pod) *podUsage {
-	return &podUsage{pod: pod, requests: amountsOf(PodRequests(pod)), ports: hostPorts(pod)}
+	return &podUsage{pod: pod, requests: amountsOf(activeRequests(pod)), ports: hostPorts(pod)}
+}
+
+// activeRequests is what an active pod holds of the node as the predicate handler's NodeInfo
+// counts it (PodInfo.CalculateResource with InPlacePodVerticalScaling, GA in v1.35): per
+// container, the largest of its allocated requests (the spec, as the caller hands it), the
+// resources its status says the runtime gave it and its status's allocatedResources, or
+// without the spec when its resize is Infeasible. A pod resized down holds its old requests
+// until its status shows the smaller resources actuated. The pod being admitted is measured
+// by PodRequests, from its spec only, as the fit plugin measures it.
+func activeRequests(pod *v1.Pod) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true})
 }
 
 // set counts pod, replacing whatever was counted for its UID. A pod already counted as the very

@@ -241,3 +241,36 @@ func BenchmarkAdmit(b *testing.B) {
 		})
 	}
 }
+
+// TestActivePodsCountTheirActuatedResources: an active pod holds the larger of its allocated
+// requests and the resources its status shows the runtime gave it, as the NodeInfo of the
+// kubelet's predicate handler counts it: a pod resized down from 1500m to 500m holds 1500m until
+// its status shows the resize actuated. The pod being admitted counts its spec only.
+func TestActivePodsCountTheirActuatedResources(t *testing.T) {
+	node := testNode(rl("cpu", "2", "pods", "110"))
+	tests := []struct {
+		name     string
+		actuated string // the cpu the active pod's status shows; "" for no status resources
+		want     bool
+	}{
+		{"no status resources", "", true},
+		{"actuated as allocated", "500m", true},
+		{"resize down not yet actuated", "1500m", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			active := testPod("active", ctr("app", rl("cpu", "500m")))
+			if tt.actuated != "" {
+				active.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app",
+					AllocatedResources: rl("cpu", "500m"), Resources: &v1.ResourceRequirements{Requests: rl("cpu", tt.actuated)}}}
+			}
+			pod := testPod("new", ctr("app", rl("cpu", "1")))
+			// The new pod's own status resources, were it to have any, do not count.
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Resources: &v1.ResourceRequirements{Requests: rl("cpu", "2")}}}
+			h := newHarness(t, node, []*v1.Pod{active}, nil)
+			if got := h.a.Admit(context.Background(), pod); got != tt.want {
+				t.Errorf("Admit(1 CPU beside a pod actuated at %q of 2 CPUs) = %v, want %v (events %q)", tt.actuated, got, tt.want, h.drain())
+			}
+		})
+	}
+}

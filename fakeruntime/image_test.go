@@ -174,3 +174,23 @@ func TestPullsOfOneImageShareItsLayers(t *testing.T) {
 		})
 	}
 }
+
+// TestImagePullBackOffEndsWithTheKubelet: the pull back-off is the kubelet's image manager's, in
+// the process's memory, so a restarted kubelet (AttachKubelet) pulls at once where the old one
+// was backing off. The scripted failures are the registry's and carry over.
+func TestImagePullBackOffEndsWithTheKubelet(t *testing.T) {
+	e := newEnv(t, Latencies{ImagePull: 2 * time.Second})
+	e.rt.FailImagePull("busybox:1.36", 2)
+	pod := podtest.New("pull")
+	if _, err := e.sync(pod); !errors.Is(err, kubecontainer.ErrImagePull) {
+		t.Fatalf("first SyncPod() error = %v, want ErrImagePull", err)
+	}
+	e.clk.Set(at(4 * time.Second))
+	if _, err := e.sync(pod); !errors.Is(err, kubecontainer.ErrImagePullBackOff) {
+		t.Fatalf("SyncPod() in the back-off error = %v, want ErrImagePullBackOff", err)
+	}
+	e.rt.AttachKubelet(nil, nil, nil, nil)
+	if _, err := e.sync(pod); !errors.Is(err, kubecontainer.ErrImagePull) {
+		t.Errorf("SyncPod() of a restarted kubelet error = %v, want ErrImagePull: a pull, the second scripted failure", err)
+	}
+}

@@ -83,11 +83,17 @@ type PullRecorder interface {
 }
 
 // AttachKubelet points the runtime's kubelet-side instruments at a new kubelet process: the
-// containers outlive a kubelet restart, but its metrics, its startup tracker and its pods' trace
-// keys start afresh. The keys matter beyond the trace: the old process's keys keep its pod
-// workers, and all they reach, alive for as long as the runtime lives. Nil values detach them.
-func (r *Runtime) AttachKubelet(m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
-	r.metrics, r.pulls, r.keys = m, p, keys
+// containers outlive a kubelet restart, but its event recorder, its metrics, its startup tracker,
+// its pods' trace keys and its image pull back-off start afresh. kuberuntime records its events
+// through the process's broadcaster, so the new process's events are correlated (counted,
+// aggregated) by its own caches, not the old one's; the pull back-off is its image manager's, in
+// its memory. The keys matter beyond the trace: the old process's keys keep its pod workers, and
+// all they reach, alive for as long as the runtime lives. Nil values detach them.
+func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
+	r.recorder, r.metrics, r.pulls, r.keys = rec, m, p, keys
+	r.podRecorder, _ = rec.(PodEventRecorder)
+	// New checked these arguments already.
+	r.imageBackoff, _ = kubecontainer.NewBackoff(r.clock, kubecontainer.InitialBackoff, kubecontainer.MaxImageBackoff)
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container

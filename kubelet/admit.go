@@ -40,9 +40,8 @@ func newAdmitter(opts Options, n *Sync, recorder record.EventRecorder, devices D
 				KillPodOptions: &podworkers.KillPodOptions{Evict: true, PodStatusFunc: statusFn},
 			})
 		},
-		Status:               n.Status,
-		Recorder:             recorder,
-		TerminationRequested: func(uid types.UID) bool { return n.Workers.IsPodTerminationRequested(uid) },
+		Status:   n.Status,
+		Recorder: recorder,
 	}
 	if devices != nil {
 		aopts.Devices = devices

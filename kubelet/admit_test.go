@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/admission"
 	"github.com/minikubelet/minikubelet/fakeruntime"
 )
 
@@ -107,4 +110,48 @@ func randomAdmitPod(r *rand.Rand, name string, uid types.UID, isStatic bool) *v1
 		pod.Annotations[fakeruntime.AnnotationExitAfter+"app"] = fmt.Sprintf("%ds", 1+r.IntN(10))
 	}
 	return pod
+}
+
+// TestAdditionsSkipAdmissionForFinishedAndTerminatingPods: HandlePodAdditions asks the admit
+// handlers only about a pod that has not finished and whose termination was not requested; the
+// others go to their pod workers unadmitted and unallocated. The handlers here refuse every pod
+// (the node cannot be read), so only the pod that is asked is refused.
+func TestAdditionsSkipAdmissionForFinishedAndTerminatingPods(t *testing.T) {
+	e := newEnv(t, envOptions{standalone: true, discard: true})
+	refuseAll, err := admission.New(admission.Options{
+		Node:       func(context.Context) (*v1.Node, error) { return nil, errors.New("no node") },
+		ActivePods: activePods{&e.k.Sync},
+		Kill:       func(*v1.Pod, func(*v1.PodStatus)) { t.Error("a pod was preempted") },
+		Status:     e.k.Sync.Status,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terminating := types.UID("uid-terminating")
+	a := allocatingAdmitter{admitter: refuseAll, alloc: e.k.Sync.Allocation, terminationRequested: func(uid types.UID) bool { return uid == terminating }}
+	tests := []struct {
+		name  string
+		uid   types.UID
+		phase v1.PodPhase
+		want  bool
+	}{
+		{"succeeded", "uid-succeeded", v1.PodSucceeded, true},
+		{"failed", "uid-failed", v1.PodFailed, true},
+		{"terminating", terminating, v1.PodRunning, true},
+		{"pending", "uid-pending", v1.PodPending, false},
+	}
+	for _, tt := range tests {
+		pod := staticPod(tt.name, tt.uid, v1.RestartPolicyAlways)
+		pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}
+		pod.Status.Phase = tt.phase
+		if got := a.Admit(e.ctx, pod); got != tt.want {
+			t.Errorf("Admit(%s pod) = %v, want %v", tt.name, got, tt.want)
+		}
+		// An allocation, had one been made, would stand in for the spec's larger request.
+		wider := pod.DeepCopy()
+		wider.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("1")
+		if _, allocated := e.k.Sync.Allocation.UpdatePodFromAllocation(wider); allocated {
+			t.Errorf("the %s pod was allocated", tt.name)
+		}
+	}
 }

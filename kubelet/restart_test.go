@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +145,37 @@ func TestRestartDropsTheOldWorkers(t *testing.T) {
 		t.Errorf("the old process's pod workers are still reachable after the restart")
 	}
 	runtime.KeepAlive(e)
+}
+
+// TestRestartRecordsEventsWithTheNewProcess: the container runtime outlives a kubelet restart,
+// but the Kubernetes events kuberuntime records (Pulled, Created, Started) come from the kubelet
+// process that asks for the step: after a restart, its new broadcaster and correlator, not the
+// old process's.
+func TestRestartRecordsEventsWithTheNewProcess(t *testing.T) {
+	e := newEnv(t, envOptions{standalone: true})
+	e.settle()
+	first := staticPod("first", "uid-first", v1.RestartPolicyAlways)
+	e.setFile(first)
+	if !e.run(30*time.Second, func() bool { return e.phase(first.UID) == v1.PodRunning }) {
+		t.Fatalf("%s not Running after %v", first.Name, e.now())
+	}
+	old := e.events
+	before := len(old.list())
+	e.events = &eventLog{}
+	e.opts.World.Events = e.events
+	e.restart(nil)
+	second := staticPod("second", "uid-second", v1.RestartPolicyAlways)
+	e.setFile(first, second)
+	if !e.run(30*time.Second, func() bool { return e.phase(second.UID) == v1.PodRunning }) {
+		t.Fatalf("%s not Running after %v", second.Name, e.now())
+	}
+	if got := old.list()[before:]; len(got) != 0 {
+		t.Errorf("the old process's recorder got %q after the restart, want nothing", got)
+	}
+	got := e.events.list()
+	for _, want := range []string{"Normal Created Container created", "Normal Started Container started"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the new process's recorder got %q, want %q among them", got, want)
+		}
+	}
 }

@@ -117,9 +117,10 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	}
 	n.Runtime = opts.World.Runtime
 	if n.Runtime != nil {
-		// A restarted kubelet: the containers are the old process's; the instruments and the
-		// trace keys are its own (the old keys would keep the old pod workers alive).
-		n.Runtime.AttachKubelet(reg, startup, keys)
+		// A restarted kubelet: the containers are the old process's; the event recorder, the
+		// instruments and the trace keys are its own (the old keys would keep the old pod
+		// workers alive).
+		n.Runtime.AttachKubelet(recorder, reg, startup, keys)
 	} else {
 		ropts := fakeruntime.Options{Clock: clk, Latencies: opts.Latencies, Tracer: tracer, Recorder: recorder, MaxParallelImagePulls: slots, Pulls: startup, Metrics: reg, Keys: keys}
 		if n.Runtime, err = fakeruntime.New(ropts); err != nil {

@@ -252,14 +252,25 @@ func (l *Loop) deletePod(pod *v1.Pod) error {
 
 // handlePodReconcile is the kubelet's HandlePodReconcile: status-only changes. It records the pod,
 // and syncs it at once when its Ready condition no longer matches its readiness gates (a gate's
-// condition was set by someone else); an evicted pod also loses all its dead containers.
+// condition was set by someone else); an evicted pod also loses all its dead containers. When a
+// resize is pending and a pod's requests shrank with its status (a resize down actuated), the
+// pending resizes are retried once the update is handled.
 func (l *Loop) handlePodReconcile(ctx context.Context, pods []*v1.Pod) {
+	pending := l.opts.Resizes != nil && l.opts.Resizes.HasPendingResizes()
+	retry := false
 	for _, p := range pods {
+		var old *v1.Pod
+		if pending && !retry {
+			old, _ = l.opts.Pods.GetPodByUID(p.UID)
+		}
 		l.opts.Pods.UpdatePod(p)
 		pod, mirror, wasMirror := l.opts.Pods.GetPodAndMirrorPod(p)
 		if wasMirror && pod == nil {
 			l.skipMirror(p, "HandlePodReconcile")
 			continue
+		}
+		if old != nil {
+			retry = l.opts.Resizes.RequestsShrank(old, pod)
 		}
 		if status.NeedToReconcilePodReadiness(pod) {
 			l.updatePod(podworkers.SyncPodSync, pod, mirror)
@@ -269,6 +280,9 @@ func (l *Loop) handlePodReconcile(ctx context.Context, pods []*v1.Pod) {
 				l.deleteContainersInPod(pod.UID, "", status, true)
 			}
 		}
+	}
+	if retry {
+		l.handlePodSyncs(ctx, l.opts.Resizes.RetryPendingResizes(ctx))
 	}
 }
 

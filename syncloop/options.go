@@ -188,6 +188,11 @@ type Resizer interface {
 	// pending resizes, which HandlePodRemoves does once per update.
 	RemovePod(uid types.UID)
 	RetryPendingResizes(ctx context.Context) []*v1.Pod
+	// HasPendingResizes and RequestsShrank are HandlePodReconcile's: when a resize is pending
+	// and a pod's status change shrank its requests (its status resources dropped after a
+	// resize down), RetryPendingResizes runs once the update is handled.
+	HasPendingResizes() bool
+	RequestsShrank(old, pod *v1.Pod) bool
 	// Advance retries the pending resizes when the retry timer fired; NextWake says when.
 	Advance(ctx context.Context) []*v1.Pod
 	NextWake() (time.Time, bool)

@@ -13,10 +13,19 @@ import (
 )
 
 // fakeResizer logs the allocation manager's calls and asks for a sync of the pod it was given.
+// pending is what HasPendingResizes answers; RequestsShrank answers shrank of the pod's name.
 type fakeResizer struct {
-	log  *calls
-	next time.Time
-	pod  *v1.Pod
+	log     *calls
+	next    time.Time
+	pod     *v1.Pod
+	pending bool
+	shrank  map[string]bool
+}
+
+func (r *fakeResizer) HasPendingResizes() bool { return r.pending }
+func (r *fakeResizer) RequestsShrank(old, pod *v1.Pod) bool {
+	r.log.add("resizes.RequestsShrank old=%s %s", old.Name, pod.Name)
+	return r.shrank[pod.Name]
 }
 
 func (r *fakeResizer) HandlePodUpdate(_ context.Context, old, pod *v1.Pod) []*v1.Pod {
@@ -108,5 +117,47 @@ func TestResizesAfterAdditions(t *testing.T) {
 	want := calls{"pods.AddPod web", "workers.UpdatePod create web", "pods.AddPod db", "resizes.HandlePodAdditions pods=2"}
 	if diff := cmp.Diff(want, *f.log); diff != "" {
 		t.Errorf("calls mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestResizesAfterReconcile: HandlePodReconcile asks, while a resize is pending, whether each pod
+// that the pod manager held before shrank its requests, until one did, and then retries the
+// pending resizes once, after every pod of the update was recorded.
+func TestResizesAfterReconcile(t *testing.T) {
+	tests := []struct {
+		name    string
+		pending bool
+		shrank  map[string]bool
+		want    calls
+	}{{
+		name: "no pending resize",
+		want: calls{"pods.UpdatePod web", "pods.UpdatePod db", "pods.UpdatePod new"},
+	}, {
+		name:    "pending, nothing shrank",
+		pending: true,
+		want: calls{"pods.UpdatePod web", "resizes.RequestsShrank old=web web", "pods.UpdatePod db",
+			"resizes.RequestsShrank old=db db", "pods.UpdatePod new"},
+	}, {
+		name:    "pending, the first pod shrank",
+		pending: true,
+		shrank:  map[string]bool{"web": true},
+		want: calls{"pods.UpdatePod web", "resizes.RequestsShrank old=web web", "pods.UpdatePod db", "pods.UpdatePod new",
+			"resizes.RetryPendingResizes"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &fakeResizer{pending: tt.pending, shrank: tt.shrank}
+			f := newFixture(t, func(o *Options) { o.Resizes = r })
+			r.log = f.log
+			web, db, added := pod("web"), pod("db"), pod("new")
+			f.pods.pods[web.UID], f.pods.pods[db.UID] = web, db // "new" is not in the pod manager
+			err := f.loop.Step(context.Background(), ConfigUpdate{podconfig.Update{Op: podconfig.RECONCILE, Source: "api", Pods: []*v1.Pod{web, db, added}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *f.log); diff != "" {
+				t.Errorf("calls mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -273,27 +273,28 @@ func (wt *watcher) encode(typ watch.EventType, raw []byte, e *entry) {
 
 // bookmark sends a bookmark: the end of a watch-list's initial events, as client-go's reflector
 // expects, or a periodic one.
+//
+// The object is kube-apiserver's: the resource's empty typed object (the cacher's newFunc) with
+// its resourceVersion set, encoded as any object is. In JSON that puts kind and apiVersion first,
+// then metadata, then the kind's fields that are never omitted (a pod's "spec":{"containers":
+// null} and "status":{}), which a map of the three would leave out and sort otherwise.
 func (wt *watcher) bookmark(rv uint64, initialEnd bool) {
+	obj := wt.t.res.newObj()
+	obj.GetObjectKind().SetGroupVersionKind(wt.t.res.gvk())
+	m := mustMeta(obj)
+	m.SetResourceVersion(formatRV(rv))
+	if initialEnd {
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
 	if wt.out == outputProtobuf {
-		obj := wt.t.res.newObj()
-		obj.GetObjectKind().SetGroupVersionKind(wt.t.res.gvk())
-		m := mustMeta(obj)
-		m.SetResourceVersion(formatRV(rv))
-		if initialEnd {
-			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-		}
 		if pb, err := encodeProtobuf(obj); err == nil {
 			wt.frame(watch.Bookmark, pb)
 		}
 		return
 	}
-	meta := map[string]any{"resourceVersion": formatRV(rv)}
-	if initialEnd {
-		meta["annotations"] = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	if raw, err := json.Marshal(obj); err == nil {
+		wt.encode(watch.Bookmark, raw, nil)
 	}
-	obj := map[string]any{"kind": wt.t.res.kind, "apiVersion": wt.t.res.gv.String(), "metadata": meta}
-	raw, _ := json.Marshal(obj)
-	wt.encode(watch.Bookmark, raw, nil)
 }
 
 func (wt *watcher) fail(err error) error {

@@ -410,6 +410,18 @@ func (m *Manager) increasesRequests(pod *v1.Pod) bool {
 // HasPendingResizes reports whether a resize waits.
 func (m *Manager) HasPendingResizes() bool { return len(m.pending) > 0 }
 
+// RequestsShrank is HandlePodReconcile's test of a pod whose status changed from old: whether,
+// both taken at their allocation and with the resources their statuses show (what admission
+// counts of an active pod), its cpu or memory requests shrank. A resize actuated smaller frees
+// what a deferred resize may be waiting for, and the kubelet then retries the pending resizes.
+func (m *Manager) RequestsShrank(old, pod *v1.Pod) bool {
+	old, _ = m.UpdatePodFromAllocation(old)
+	pod, _ = m.UpdatePodFromAllocation(pod)
+	opts := resourcehelper.PodResourcesOptions{UseStatusResources: true}
+	was, now := resourcehelper.PodRequests(old, opts), resourcehelper.PodRequests(pod, opts)
+	return now.Memory().Cmp(*was.Memory()) < 0 || now.Cpu().Cmp(*was.Cpu()) < 0
+}
+
 // RetryPendingResizes tries every pending resize in order and returns the pods to sync: those
 // whose resize was allocated or whose resize conditions changed. Deferred resizes (and those that
 // failed) stay pending; Infeasible ones leave the queue. The retry timer restarts.

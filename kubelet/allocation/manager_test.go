@@ -379,3 +379,40 @@ func TestResizeOverheadCountsWhereRequested(t *testing.T) {
 		t.Errorf("conditions after a resize beyond the node's memory (-want +got):\n%s", diff)
 	}
 }
+
+// TestRequestsShrank: HandlePodReconcile's test compares the pod before and after a status
+// change, each at its allocation and with the resources its status shows: a resize down shrinks
+// the requests when the status shows it actuated, not when the spec changes (the allocation
+// stands for the spec), and memory counts as cpu does.
+func TestRequestsShrank(t *testing.T) {
+	actuated := func(p *v1.Pod, cpu, mem string) *v1.Pod {
+		p = p.DeepCopy()
+		rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+		if mem != "" {
+			rl[v1.ResourceMemory] = resource.MustParse(mem)
+		}
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Resources: &v1.ResourceRequirements{Requests: rl}}}
+		return p
+	}
+	web := pod("web", "500m")
+	e := newEnv(t, "2", web)
+	desired := e.resize(web, "2") // a pending resize up: the allocation stays 500m
+	tests := []struct {
+		name     string
+		old, pod *v1.Pod
+		want     bool
+	}{
+		{"status unchanged", actuated(web, "1", ""), actuated(web, "1", ""), false},
+		{"resize down actuated", actuated(web, "1", ""), actuated(web, "500m", ""), true},
+		{"status resources gone", actuated(web, "1", ""), web, true},
+		{"status resources grew", actuated(web, "500m", ""), actuated(web, "1", ""), false},
+		{"memory shrank", actuated(web, "1", "200Mi"), actuated(web, "1", "100Mi"), true},
+		{"only the spec grew, not allocated", web, desired, false},
+		{"a spec above the allocation does not hide a shrink", actuated(desired, "1", ""), actuated(desired, "500m", ""), true},
+	}
+	for _, tt := range tests {
+		if got := e.m.RequestsShrank(tt.old, tt.pod); got != tt.want {
+			t.Errorf("%s: RequestsShrank() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

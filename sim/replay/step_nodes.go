@@ -91,6 +91,16 @@ func (*RestartKubelet) apply(ctx context.Context, e *engine, n *node) {
 	// What the old process keeps on disk is written as it stops (the kubelet writes the
 	// allocation checkpoint at each change; no step reads it in between).
 	n.kubelet.SaveCheckpoints(ctx)
+	if e.cluster != nil {
+		// The new process has its own event broadcaster: its correlator has seen none of the
+		// old process's events, so a repeat of one is a new Event, not a count on the old one.
+		events, err := e.cluster.KubeletEvents(n.name)
+		if err != nil {
+			e.stepError(trace.KindRestartKubelet, err)
+			return
+		}
+		n.apiEvents = events
+	}
 	if err := e.startKubelet(n, n.kubelet.Runtime); err != nil {
 		e.stepError(trace.KindRestartKubelet, err)
 		return

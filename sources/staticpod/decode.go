@@ -129,6 +129,8 @@ func prepare(pod *v1.Pod, opts Options) error {
 	if resource != "" {
 		return fmt.Errorf("%w %s", ErrAPIReference, resource)
 	}
+	// Last, as the pod is about to be shared: nothing after this step may write into it.
+	cacheQuantityStrings(pod)
 	return nil
 }
 
