@@ -181,7 +181,9 @@ func (d *Direct) update(ctx context.Context, t target, obj runtime.Object) (*ent
 		if err != nil {
 			return err
 		}
-		out, err = d.s.updateObject(ctx, t, in, false)
+		out, err = d.s.updateOwned(ctx, t, in, false, func() (runtime.Object, error) {
+			return wireObject(t.res, obj)
+		})
 		return err
 	})
 	return out, err
