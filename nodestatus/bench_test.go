@@ -22,7 +22,7 @@ import (
 type directClient struct{ d *fakeapiserver.Direct }
 
 func (c directClient) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	return c.d.GetNode(ctx, name)
+	return c.d.GetNodeView(ctx, name)
 }
 
 func (c directClient) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {

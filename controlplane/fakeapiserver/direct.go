@@ -253,6 +253,22 @@ func (d *Direct) GetNode(ctx context.Context, name string) (*corev1.Node, error)
 	return answer[*corev1.Node](e), nil
 }
 
+// GetNodeView is GET nodes/NAME answered with a view of the stored node instead of a copy: a
+// node whose fields (but its apiVersion and kind, cleared as in an answer) are the stored
+// object's, which no write changes (a write stores a new object). It equals GetNode's answer
+// and counts as the same request. The caller only reads it, as a kubelet reads its node
+// informer's cache: a change to it would change the stored node under the server, without a
+// write, a resource version or a watch event.
+func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, error) {
+	e, err := d.get(ctx, d.target(nodesTarget, "", name, ""))
+	if err != nil {
+		return &corev1.Node{}, err
+	}
+	view := *e.obj.(*corev1.Node)
+	view.TypeMeta = metav1.TypeMeta{}
+	return &view, nil
+}
+
 // CreateNode is POST nodes.
 func (d *Direct) CreateNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
 	e, err := d.create(ctx, d.target(nodesTarget, "", "", ""), node)

@@ -381,3 +381,30 @@ func TestDirectUpdatesRace(t *testing.T) {
 		t.Errorf("stored holder = %s, want one writer's last", h)
 	}
 }
+
+// TestGetNodeView wants GetNodeView to answer what GetNode answers (the stored node without its
+// apiVersion and kind), for a node and for a missing one, and to count as the same request.
+func TestGetNodeView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"a": "b"}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	for _, name := range []string{"node-1", "node-2"} {
+		want, wantErr := copies.ops.GetNode(ctx, name)
+		got, gotErr := direct.GetNodeView(ctx, name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GetNodeView(%s) (-GetNode +GetNodeView):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("GetNodeView(%s) error (-GetNode +GetNodeView):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(copies.read(t, "/metrics"), views.read(t, "/metrics")); diff != "" {
+		t.Errorf("metrics (-GetNode +GetNodeView):\n%s", diff)
+	}
+}
