@@ -44,7 +44,7 @@ func (c directClient) CreateLease(ctx context.Context, lease *coordinationv1.Lea
 }
 
 func (c directClient) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	return c.d.UpdateLease(ctx, lease)
+	return c.d.UpdateLeaseView(ctx, lease)
 }
 
 type readyState struct{}

@@ -264,9 +264,21 @@ func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, er
 	if err != nil {
 		return &corev1.Node{}, err
 	}
-	view := *e.obj.(*corev1.Node)
-	view.TypeMeta = metav1.TypeMeta{}
-	return &view, nil
+	return view[corev1.Node](e), nil
+}
+
+// view is the object a typed client decodes from an answer carrying e, as a view of the stored
+// object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
+// stored object, which no write changes. Its receiver only reads it (GetNodeView,
+// UpdateLeaseView).
+func view[T any, PT interface {
+	*T
+	runtime.Object
+}](e *entry) PT {
+	out := PT(new(T))
+	*out = *e.obj.(PT)
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return out
 }
 
 // CreateNode is POST nodes.
@@ -312,6 +324,18 @@ func (d *Direct) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (
 		return &coordinationv1.Lease{}, err
 	}
 	return answer[*coordinationv1.Lease](e), nil
+}
+
+// UpdateLeaseView is UpdateLease answered with a view of the stored lease instead of a copy,
+// as GetNodeView answers the node: the same answer and the same request, for a caller that only
+// reads the lease it gets back (the kubelet's lease controller, which copies the lease it last
+// wrote before it renews it).
+func (d *Direct) UpdateLeaseView(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	e, err := d.update(ctx, d.target(leasesTarget, lease.Namespace, lease.Name, ""), lease)
+	if err != nil {
+		return &coordinationv1.Lease{}, err
+	}
+	return view[coordinationv1.Lease](e), nil
 }
 
 // CreateEvent is POST events (core/v1).

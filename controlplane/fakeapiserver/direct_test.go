@@ -408,3 +408,41 @@ func TestGetNodeView(t *testing.T) {
 		t.Errorf("metrics (-GetNode +GetNodeView):\n%s", diff)
 	}
 }
+
+// TestUpdateLeaseView wants UpdateLeaseView to answer what UpdateLease answers, for an update
+// and for a stale one, to store the same lease and to count as the same request.
+func TestUpdateLeaseView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	var created []*coordinationv1.Lease
+	for _, tw := range []*twin{copies, views} {
+		lease, err := tw.ops.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, lease)
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	renew := func(l *coordinationv1.Lease, at time.Duration) *coordinationv1.Lease {
+		l = l.DeepCopy()
+		l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(start.Add(at + 1234)))
+		return l
+	}
+	for i, at := range []time.Duration{10 * time.Second, 20 * time.Second} {
+		// The second update sends the created lease again: stale, a conflict.
+		want, wantErr := copies.ops.UpdateLease(ctx, renew(created[0], at))
+		got, gotErr := direct.UpdateLeaseView(ctx, renew(created[1], at))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("update %d: UpdateLeaseView (-UpdateLease +UpdateLeaseView):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("update %d: error (-UpdateLease +UpdateLeaseView):\n%s", i, diff)
+		}
+	}
+	for _, path := range []string{"/apis/coordination.k8s.io/v1/leases", "/metrics"} {
+		if diff := cmp.Diff(copies.read(t, path), views.read(t, path)); diff != "" {
+			t.Errorf("GET %s (-UpdateLease +UpdateLeaseView):\n%s", path, diff)
+		}
+	}
+}

@@ -175,7 +175,9 @@ func (w *NodeWrites) UpdateLease(ctx context.Context, lease *coordinationv1.Leas
 	if w.link.Down() {
 		return w.node.UpdateLease(ctx, lease)
 	}
-	return w.direct.UpdateLease(ctx, lease)
+	// The lease answered is a view of the stored one (Direct.UpdateLeaseView): the lease
+	// controller keeps it to copy at the next renewal, and only reads it.
+	return w.direct.UpdateLeaseView(ctx, lease)
 }
 
 // CreateToken requests a service account token.

@@ -169,12 +169,12 @@ type readyRuntime struct{}
 func (readyRuntime) Errors() error     { return nil }
 func (readyRuntime) PLEGHealthy() bool { return true }
 
-// TestNodeReadsLeaveTheStoredNodeAlone runs a node's registration and ten minutes of heartbeats
+// TestNodeReadsLeaveTheStoredObjectsAlone runs a node's registration and ten minutes of heartbeats
 // (lease renewals, status updates, status writes at the fast update and the report period)
-// through NodeWrites, whose GetNode answers a view of the stored node, and wants the stored node
-// to stay what the server encoded at its last write: a reader that changed the view would change
-// the stored object without a write.
-func TestNodeReadsLeaveTheStoredNodeAlone(t *testing.T) {
+// through NodeWrites, whose GetNode and UpdateLease answer views of the stored node and lease,
+// and wants the stored node and lease to stay what the server encoded at their last writes: a
+// reader that changed a view would change the stored object without a write.
+func TestNodeReadsLeaveTheStoredObjectsAlone(t *testing.T) {
 	ctx := context.Background()
 	clk := vclock.New(vclock.Epoch)
 	c, err := NewCluster(clk, trace.Discard, 1)
@@ -191,11 +191,11 @@ func TestNodeReadsLeaveTheStoredNodeAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := func() string {
+	stored := func(resource, namespace string) string {
 		t.Helper()
-		obj, ok := c.Server().Object("nodes", "", "node-1")
+		obj, ok := c.Server().Object(resource, namespace, "node-1")
 		if !ok {
-			t.Fatal("no node stored")
+			t.Fatalf("no %s stored", resource)
 		}
 		b, err := json.Marshal(obj)
 		if err != nil {
@@ -216,8 +216,14 @@ func TestNodeReadsLeaveTheStoredNodeAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := stored(); got != string(encoded) {
+		if got := stored("nodes", ""); got != string(encoded) {
 			t.Fatalf("at %s the stored node differs from its encoding:\nstored  %s\nencoded %s", clk.Now(), got, encoded)
+		}
+		if encoded, err = client.CoreV1().RESTClient().Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1").DoRaw(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := stored("leases", "kube-node-lease"); got != string(encoded) {
+			t.Fatalf("at %s the stored lease differs from its encoding:\nstored  %s\nencoded %s", clk.Now(), got, encoded)
 		}
 		view, err := w.GetNode(ctx, "node-1")
 		if err != nil {
