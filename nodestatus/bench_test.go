@@ -22,7 +22,7 @@ import (
 type directClient struct{ d *fakeapiserver.Direct }
 
 func (c directClient) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	return c.d.GetNode(ctx, name)
+	return c.d.GetNodeView(ctx, name)
 }
 
 func (c directClient) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
@@ -44,7 +44,7 @@ func (c directClient) CreateLease(ctx context.Context, lease *coordinationv1.Lea
 }
 
 func (c directClient) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	return c.d.UpdateLease(ctx, lease)
+	return c.d.UpdateLeaseView(ctx, lease)
 }
 
 type readyState struct{}

@@ -221,6 +221,65 @@ func BenchmarkLeaseRenewal(b *testing.B) {
 	}
 }
 
+// BenchmarkDirectCreate measures the kubelet's two creates in process: a Kubernetes event
+// (Direct.CreateEvent, as the event recorder writes it) and a static pod's mirror pod
+// (Direct.CreatePod with the mirror annotations and the node as owner).
+func BenchmarkDirectCreate(b *testing.B) {
+	ctx := context.Background()
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	b.Run("event", func(b *testing.B) {
+		d := newServer(b, testOptions()).Direct(rest.DefaultKubernetesUserAgent())
+		i := 0
+		create := func() error {
+			i++
+			at := metav1.NewTime(start.Add(time.Duration(i) * time.Second))
+			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("web.%x", i)},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "uid-web", APIVersion: "v1", ResourceVersion: "7", FieldPath: "spec.containers{app}"},
+				Reason:         "Started", Message: "Started container app", FirstTimestamp: at, LastTimestamp: at, Count: 1,
+				Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "kubelet", Host: "node-1"}}
+			_, err := d.CreateEvent(ctx, ev)
+			return err
+		}
+		// The first write of a kind builds the field manager's schema, once for the process.
+		if err := create(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := create(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mirror-pod", func(b *testing.B) {
+		d := newServer(b, testOptions()).Direct(rest.DefaultKubernetesUserAgent())
+		node, err := d.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		truth := true
+		i := 0
+		create := func() error {
+			i++
+			pod := newPod("default", fmt.Sprintf("static-%d-node-1", i), "node-1")
+			pod.Annotations = map[string]string{"kubernetes.io/config.mirror": "abc", "kubernetes.io/config.hash": "abc",
+				"kubernetes.io/config.source": "file", "kubernetes.io/config.seen": "2026-01-01T00:00:00.000000000Z"}
+			pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: node.UID, Controller: &truth}}
+			_, err := d.CreatePod(ctx, pod)
+			return err
+		}
+		if err := create(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := create(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 func BenchmarkNodeHeartbeat(b *testing.B) {
 	srv := newServer(b, testOptions())
 	d := srv.Direct(rest.DefaultKubernetesUserAgent())

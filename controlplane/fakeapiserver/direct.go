@@ -181,7 +181,9 @@ func (d *Direct) update(ctx context.Context, t target, obj runtime.Object) (*ent
 		if err != nil {
 			return err
 		}
-		out, err = d.s.updateObject(ctx, t, in, false)
+		out, err = d.s.updateOwned(ctx, t, in, false, func() (runtime.Object, error) {
+			return wireObject(t.res, obj)
+		})
 		return err
 	})
 	return out, err
@@ -251,6 +253,34 @@ func (d *Direct) GetNode(ctx context.Context, name string) (*corev1.Node, error)
 	return answer[*corev1.Node](e), nil
 }
 
+// GetNodeView is GET nodes/NAME answered with a view of the stored node instead of a copy: a
+// node whose fields (but its apiVersion and kind, cleared as in an answer) are the stored
+// object's, which no write changes (a write stores a new object). It equals GetNode's answer
+// and counts as the same request. The caller only reads it, as a kubelet reads its node
+// informer's cache: a change to it would change the stored node under the server, without a
+// write, a resource version or a watch event.
+func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, error) {
+	e, err := d.get(ctx, d.target(nodesTarget, "", name, ""))
+	if err != nil {
+		return &corev1.Node{}, err
+	}
+	return view[corev1.Node](e), nil
+}
+
+// view is the object a typed client decodes from an answer carrying e, as a view of the stored
+// object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
+// stored object, which no write changes. Its receiver only reads it (GetNodeView,
+// UpdateLeaseView).
+func view[T any, PT interface {
+	*T
+	runtime.Object
+}](e *entry) PT {
+	out := PT(new(T))
+	*out = *e.obj.(PT)
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return out
+}
+
 // CreateNode is POST nodes.
 func (d *Direct) CreateNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
 	e, err := d.create(ctx, d.target(nodesTarget, "", "", ""), node)
@@ -294,6 +324,18 @@ func (d *Direct) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) (
 		return &coordinationv1.Lease{}, err
 	}
 	return answer[*coordinationv1.Lease](e), nil
+}
+
+// UpdateLeaseView is UpdateLease answered with a view of the stored lease instead of a copy,
+// as GetNodeView answers the node: the same answer and the same request, for a caller that only
+// reads the lease it gets back (the kubelet's lease controller, which copies the lease it last
+// wrote before it renews it).
+func (d *Direct) UpdateLeaseView(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	e, err := d.update(ctx, d.target(leasesTarget, lease.Namespace, lease.Name, ""), lease)
+	if err != nil {
+		return &coordinationv1.Lease{}, err
+	}
+	return view[coordinationv1.Lease](e), nil
 }
 
 // CreateEvent is POST events (core/v1).

@@ -2,9 +2,12 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,6 +208,28 @@ func TestDirectMatchesTheWire(t *testing.T) {
 			lease := prev[len(prev)-2].(*coordinationv1.Lease).DeepCopy()
 			return o.UpdateLease(ctx, lease)
 		}},
+		{"update lease too large with its managed fields", func(o directOps, prev []any) (any, error) {
+			// Stored without them, at the second try of the update: that try's object is made
+			// from the request's again.
+			lease := prev[len(prev)-2].(*coordinationv1.Lease).DeepCopy()
+			later := metav1.NewMicroTime(micro.Add(20 * time.Second))
+			lease.Spec.RenewTime = &later
+			for i := range 90 {
+				var b strings.Builder
+				b.WriteString(`{"f:metadata":{"f:labels":{`)
+				for j := range 1000 {
+					if j > 0 {
+						b.WriteByte(',')
+					}
+					fmt.Fprintf(&b, `"f:label-%d-%d":{}`, i, j)
+				}
+				b.WriteString(`}}}`)
+				lease.ManagedFields = append(lease.ManagedFields, metav1.ManagedFieldsEntry{Manager: fmt.Sprintf("applier-%d", i),
+					Operation: metav1.ManagedFieldsOperationApply, APIVersion: "coordination.k8s.io/v1", FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(b.String())}})
+			}
+			return o.UpdateLease(ctx, lease)
+		}},
 		{"create event", func(o directOps, _ []any) (any, error) {
 			return o.CreateEvent(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web.1"},
 				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}, Reason: "Started", Message: "started",
@@ -253,6 +278,12 @@ func TestDirectMatchesTheWire(t *testing.T) {
 		}
 		wire.clock.Step(1500 * time.Millisecond)
 		direct.clock.Step(1500 * time.Millisecond)
+		if step.name == "update lease too large with its managed fields" {
+			// The step means something only if the first try failed and the second stored.
+			if lease, ok := directGot.(*coordinationv1.Lease); directErr != nil || !ok || len(lease.ManagedFields) != 0 {
+				t.Errorf("%s: got %v, %v; want the lease stored without managed fields", step.name, directGot, directErr)
+			}
+		}
 	}
 	for _, path := range []string{"/api/v1/pods", "/api/v1/nodes", "/api/v1/events", "/apis/coordination.k8s.io/v1/leases", "/metrics"} {
 		if diff := cmp.Diff(wire.read(t, path), direct.read(t, path)); diff != "" {
@@ -301,5 +332,117 @@ func TestDirectAnswersAreCopies(t *testing.T) {
 	}
 	if after := tw.read(t, "/api/v1/namespaces/default/pods/web"); after != before {
 		t.Errorf("stored pod changed with an answer:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestDirectUpdatesRace updates one lease from two goroutines without a resource version, so
+// that an update whose stored object moved between its read and its write tries again on the
+// newer one (its second try's object made anew from the request's), and wants every update
+// stored with what its request said.
+func TestDirectUpdatesRace(t *testing.T) {
+	ctx := context.Background()
+	tw := newTwin(t, true)
+	if _, err := tw.ops.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1")}}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, writes = 2, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*writes)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range writes {
+				holder := fmt.Sprintf("holder-%d-%d", w, i)
+				lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+					Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseTransitions: ptr.To(int32(i))}}
+				got, err := tw.ops.UpdateLease(ctx, lease)
+				switch {
+				case err != nil:
+					errs <- err
+				case got.Spec.HolderIdentity == nil || *got.Spec.HolderIdentity != holder || *got.Spec.LeaseTransitions != int32(i):
+					errs <- fmt.Errorf("UpdateLease(%s) answered %v", holder, got.Spec)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got, err := tw.ops.GetLease(ctx, "kube-node-lease", "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv := got.ResourceVersion; rv == "" {
+		t.Fatalf("stored lease has no resource version")
+	}
+	if h := *got.Spec.HolderIdentity; h != fmt.Sprintf("holder-0-%d", writes-1) && h != fmt.Sprintf("holder-1-%d", writes-1) {
+		t.Errorf("stored holder = %s, want one writer's last", h)
+	}
+}
+
+// TestGetNodeView wants GetNodeView to answer what GetNode answers (the stored node without its
+// apiVersion and kind), for a node and for a missing one, and to count as the same request.
+func TestGetNodeView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"a": "b"}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	for _, name := range []string{"node-1", "node-2"} {
+		want, wantErr := copies.ops.GetNode(ctx, name)
+		got, gotErr := direct.GetNodeView(ctx, name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GetNodeView(%s) (-GetNode +GetNodeView):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("GetNodeView(%s) error (-GetNode +GetNodeView):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(copies.read(t, "/metrics"), views.read(t, "/metrics")); diff != "" {
+		t.Errorf("metrics (-GetNode +GetNodeView):\n%s", diff)
+	}
+}
+
+// TestUpdateLeaseView wants UpdateLeaseView to answer what UpdateLease answers, for an update
+// and for a stale one, to store the same lease and to count as the same request.
+func TestUpdateLeaseView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	var created []*coordinationv1.Lease
+	for _, tw := range []*twin{copies, views} {
+		lease, err := tw.ops.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, lease)
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	renew := func(l *coordinationv1.Lease, at time.Duration) *coordinationv1.Lease {
+		l = l.DeepCopy()
+		l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(start.Add(at + 1234)))
+		return l
+	}
+	for i, at := range []time.Duration{10 * time.Second, 20 * time.Second} {
+		// The second update sends the created lease again: stale, a conflict.
+		want, wantErr := copies.ops.UpdateLease(ctx, renew(created[0], at))
+		got, gotErr := direct.UpdateLeaseView(ctx, renew(created[1], at))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("update %d: UpdateLeaseView (-UpdateLease +UpdateLeaseView):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("update %d: error (-UpdateLease +UpdateLeaseView):\n%s", i, diff)
+		}
+	}
+	for _, path := range []string{"/apis/coordination.k8s.io/v1/leases", "/metrics"} {
+		if diff := cmp.Diff(copies.read(t, path), views.read(t, path)); diff != "" {
+			t.Errorf("GET %s (-UpdateLease +UpdateLeaseView):\n%s", path, diff)
+		}
 	}
 }

@@ -262,11 +262,27 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t target) error 
 // updateObject is an update to a decoded object, shared by PUT and the in-process client
 // (direct.go). obj is not changed: each try of the update works on a copy.
 func (s *Server) updateObject(ctx context.Context, t target, obj runtime.Object, dryRun bool) (*entry, error) {
+	return s.updateOwned(ctx, t, obj.DeepCopyObject(), dryRun, func() (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// updateOwned is updateObject on an object the caller gives away: the first try works on obj
+// itself, and every further try (the stored object moved under it, or its managed fields must
+// be dropped) on what again makes, an object equal to obj as it was given. The in-process client
+// makes each try's object from the caller's with the wire's copy, so a write that stores at the
+// first try copies the object once, not twice.
+func (s *Server) updateOwned(ctx context.Context, t target, obj runtime.Object, dryRun bool, again func() (runtime.Object, error)) (*entry, error) {
 	if err := checkIdentity(t, mustMeta(obj)); err != nil {
 		return nil, err
 	}
+	first := true
 	return s.guaranteedUpdate(ctx, t, dryRun, "PUT", func(*entry) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+		if first {
+			first = false
+			return obj, nil
+		}
+		return again()
 	})
 }
 

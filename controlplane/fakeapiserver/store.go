@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -440,7 +441,18 @@ func (st *store) newUID() types.UID {
 	_, _ = st.rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+	// 8-4-4-4-12 hexadecimal digits, written in place: fmt would box each of the five parts.
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return types.UID(out[:])
 }
 
 // nameSuffix returns the 5 characters kube-apiserver appends to a generateName prefix, drawn

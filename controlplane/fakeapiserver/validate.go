@@ -28,10 +28,16 @@ func validateObject(res *resource, obj runtime.Object) field.ErrorList {
 // (TotalAnnotationSizeLimitB, 262,144 bytes, keys and values counted). Answered 422 with the
 // rest of the object's errors.
 func validateSharedMeta(m metav1.Object) field.ErrorList {
-	path := field.NewPath("metadata")
-	errs := metav1validation.ValidateLabels(m.GetLabels(), path.Child("labels"))
-	return append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), path.Child("annotations"))...)
+	errs := metav1validation.ValidateLabels(m.GetLabels(), labelsPath)
+	return append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), annotationsPath)...)
 }
+
+// The paths validateSharedMeta names, built once: every write validates the metadata, and a
+// path is never changed once built (Child and Key make new ones), so one may serve every call.
+var (
+	labelsPath      = field.NewPath("metadata", "labels")
+	annotationsPath = field.NewPath("metadata", "annotations")
+)
 
 // validateMeta checks the name and namespace of an object (their rules depend on the kind).
 func validateMeta(obj runtime.Object, namespaced bool) field.ErrorList {

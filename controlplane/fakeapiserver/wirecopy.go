@@ -56,6 +56,7 @@ func wireCopy(res *resource, obj runtime.Object) (runtime.Object, bool) {
 }
 
 var (
+	stringMapType   = reflect.TypeFor[map[string]string]()
 	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
@@ -161,6 +162,16 @@ func wireValue(v reflect.Value) bool {
 			return false
 		}
 		if v.Len() == 0 {
+			return true
+		}
+		if t == stringMapType {
+			// Labels and annotations, read without reflect's map iterator, which copies every
+			// key and value it hands out to the heap.
+			for k, e := range v.Interface().(map[string]string) {
+				if !utf8.ValidString(k) || !utf8.ValidString(e) {
+					return false
+				}
+			}
 			return true
 		}
 		scalar := t.Elem().Kind() == reflect.String && !hasOwnCodec(t.Elem())

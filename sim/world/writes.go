@@ -123,12 +123,17 @@ func (m mirrorWrites) GetNode(ctx context.Context, name string) (*v1.Node, error
 	return m.w.GetNode(ctx, name)
 }
 
-// GetNode reads a node, as nodestatus.ClientsetClient does.
+// GetNode reads a node, as nodestatus.ClientsetClient does. With the link up the node answered
+// is a view of the stored one (Direct.GetNodeView), not a copy: its readers (the node status
+// updates, which copy it before they set anything, as the kubelet copies its informer's node;
+// the lease and the mirror pods, which read its UID) only read it. The node status updates read
+// the node every ten seconds, and a node's copy (its images, its managed fields) was the
+// largest part of their allocations.
 func (w *NodeWrites) GetNode(ctx context.Context, name string) (*v1.Node, error) {
 	if w.link.Down() {
 		return w.node.GetNode(ctx, name)
 	}
-	return w.direct.GetNode(ctx, name)
+	return w.direct.GetNodeView(ctx, name)
 }
 
 // CreateNode creates a node, as nodestatus.ClientsetClient does.
@@ -170,7 +175,9 @@ func (w *NodeWrites) UpdateLease(ctx context.Context, lease *coordinationv1.Leas
 	if w.link.Down() {
 		return w.node.UpdateLease(ctx, lease)
 	}
-	return w.direct.UpdateLease(ctx, lease)
+	// The lease answered is a view of the stored one (Direct.UpdateLeaseView): the lease
+	// controller keeps it to copy at the next renewal, and only reads it.
+	return w.direct.UpdateLeaseView(ctx, lease)
 }
 
 // CreateToken requests a service account token.

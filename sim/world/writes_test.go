@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -160,5 +161,84 @@ func TestNodeWritesMatchTheAdapters(t *testing.T) {
 		}
 		wire.clk.Advance(time.Second)
 		direct.clk.Advance(time.Second)
+	}
+}
+
+type readyRuntime struct{}
+
+func (readyRuntime) Errors() error     { return nil }
+func (readyRuntime) PLEGHealthy() bool { return true }
+
+// TestNodeReadsLeaveTheStoredObjectsAlone runs a node's registration and ten minutes of heartbeats
+// (lease renewals, status updates, status writes at the fast update and the report period)
+// through NodeWrites, whose GetNode and UpdateLease answer views of the stored node and lease,
+// and wants the stored node and lease to stay what the server encoded at their last writes: a
+// reader that changed a view would change the stored object without a write.
+func TestNodeReadsLeaveTheStoredObjectsAlone(t *testing.T) {
+	ctx := context.Background()
+	clk := vclock.New(vclock.Epoch)
+	c, err := NewCluster(clk, trace.Discard, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, client, err := c.NodeLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.NodeWrites(link, client)
+	s, err := nodestatus.New(nodestatus.Options{NodeName: "node-1", NodeIP: "10.0.0.10", Clock: clk, Tracer: trace.Discard,
+		Client: w, RuntimeState: readyRuntime{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func(resource, namespace string) string {
+		t.Helper()
+		obj, ok := c.Server().Object(resource, namespace, "node-1")
+		if !ok {
+			t.Fatalf("no %s stored", resource)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var views []*v1.Node
+	end := vclock.Epoch.Add(10 * time.Minute)
+	for clk.Now().Before(end) {
+		if err := s.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+		encoded, err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stored("nodes", ""); got != string(encoded) {
+			t.Fatalf("at %s the stored node differs from its encoding:\nstored  %s\nencoded %s", clk.Now(), got, encoded)
+		}
+		if encoded, err = client.CoreV1().RESTClient().Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1").DoRaw(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := stored("leases", "kube-node-lease"); got != string(encoded) {
+			t.Fatalf("at %s the stored lease differs from its encoding:\nstored  %s\nencoded %s", clk.Now(), got, encoded)
+		}
+		view, err := w.GetNode(ctx, "node-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		views = append(views, view)
+		next, _ := s.NextWake()
+		clk.Set(next)
+	}
+	writes := map[string]bool{}
+	for _, v := range views {
+		writes[v.ResourceVersion] = true
+	}
+	// The test means something only if the status was written several times.
+	if len(writes) < 3 {
+		t.Errorf("the node was stored at %d versions, want at least 3 (registration, fast update, report)", len(writes))
 	}
 }
