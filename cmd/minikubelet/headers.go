@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -63,6 +64,11 @@ type headerRoundTripper struct {
 	authorization string // "Bearer " and the token; "" sets none
 	rt            http.RoundTripper
 }
+
+var (
+	_ http.RoundTripper           = headerRoundTripper{}
+	_ utilnet.RoundTripperWrapper = headerRoundTripper{}
+)
 
 func (h headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	setUA := req.Header.Get("User-Agent") == ""
