@@ -88,6 +88,12 @@ func TestNewClientsetSendsClientGosRequests(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if c.url == gotSrv.URL {
+					rc := client.CoreV1().RESTClient().(*rest.RESTClient)
+					if _, ok := rc.Client.Transport.(headerRoundTripper); ok != tt.static {
+						t.Fatalf("newClientset's transport is a headerRoundTripper: %v, want %v", ok, tt.static)
+					}
+				}
 				nodeRequests(ctx, client)
 			}
 			if len(want.seen) != 4 {
