@@ -211,7 +211,7 @@ func heartbeatClient(rc *rest.Config, statusPeriod time.Duration) (kubernetes.In
 	hc := rest.CopyConfig(rc)
 	hc.QPS, hc.Burst, hc.RateLimiter = -1, 0, nil
 	hc.Timeout = heartbeatTimeout(statusPeriod)
-	client, err := kubernetes.NewForConfig(hc)
+	client, err := newClientset(hc)
 	if err != nil {
 		return nil, fmt.Errorf("create heartbeat client for %s: %w", hc.Host, err)
 	}
@@ -342,7 +342,7 @@ func kubeletClientConfig(rc *rest.Config) *rest.Config {
 func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.RateLimiter = limiter
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := newClientset(rc)
 	if err != nil {
 		return nodeClients{}, fmt.Errorf("create API client for %s: %w", rc.Host, err)
 	}

@@ -61,9 +61,16 @@ type Recorder struct {
 	// forgetLater (the largest index asked) and made when the last one ends.
 	looping     int
 	forgetLater int
+	// line is the buffer each written event is rendered into, reused from one event to the
+	// next (an io.Writer keeps none of what it is handed).
+	line []byte
 }
 
 var _ Tracer = (*Recorder)(nil)
+
+// maxLineBuffer is the largest line buffer a Recorder keeps for the next event: a rare long
+// line (a long message) is not held for the rest of the run.
+const maxLineBuffer = 16 << 10
 
 // ErrNoClock is returned by NewRecorder without a clock.
 var ErrNoClock = errors.New("new recorder: options Clock: missing required option")
@@ -103,13 +110,16 @@ func (r *Recorder) Emit(e Event) {
 	if r.view != nil && !r.view.Show(e) {
 		return
 	}
-	var line []byte
+	line := r.line[:0]
 	if r.format == JSON {
-		line, _ = e.MarshalJSON()
+		line = e.AppendJSON(line)
 	} else {
-		line = []byte(e.TextWith(r.text))
+		line = append(line, e.TextWith(r.text)...)
 	}
 	line = append(line, '\n')
+	if cap(line) <= maxLineBuffer {
+		r.line = line
+	}
 	if _, err := r.out.Write(line); err != nil {
 		r.err = fmt.Errorf("write trace: %w", err)
 	}
