@@ -68,7 +68,13 @@ func createFieldsKey(t target, obj runtime.Object) (string, bool) {
 	if err != nil || bytes.Contains(raw, []byte(`\ufffd`)) {
 		return "", false
 	}
-	buf := make([]byte, 0, len(raw)/2+len(t.res.name)+len(t.manager)+2)
+	gv := t.res.gv
+	buf := make([]byte, 0, len(raw)/2+len(gv.Group)+len(gv.Version)+len(t.res.name)+len(t.manager)+4)
+	// The group and version keep two resources of one plural name apart, should one be served.
+	buf = append(buf, gv.Group...)
+	buf = append(buf, '/')
+	buf = append(buf, gv.Version...)
+	buf = append(buf, '/')
 	buf = append(buf, t.res.name...)
 	buf = append(buf, 0)
 	buf = append(buf, t.manager...)
