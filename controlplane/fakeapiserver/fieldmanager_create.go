@@ -45,9 +45,9 @@ var (
 	createFieldsBytes atomic.Int64
 )
 
-// maxCreateFieldsBytes bounds the bytes of createFields' keys: a pod's shape is one to a few
-// kilobytes, so a few thousand shapes (a fleet's nodes each give their mirror pods an owner
-// reference of their own).
+// maxCreateFieldsBytes bounds the bytes of createFields' keys (the entries they keep are about as
+// large again): a pod's shape is one to a few kilobytes, so a few thousand shapes (a fleet's
+// nodes each give their mirror pods an owner reference of their own).
 const maxCreateFieldsBytes = 4 << 20
 
 // createsShared counts the creates served from createFields, for the tests that check it serves
