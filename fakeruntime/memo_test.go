@@ -81,7 +81,7 @@ func TestAlreadyPresentMessageMemo(t *testing.T) {
 
 // seqID is fmt's %06d after the prefix, for every width of number, in one allocation.
 func TestSeqID(t *testing.T) {
-	for _, n := range []int{0, 1, 9, 10, 99999, 100000, 999999, 1000000, 1234567, 1 << 40} {
+	for _, n := range []int{0, 1, 9, 10, 99999, 100000, 999999, 1000000, 1234567, 1<<31 - 1} {
 		for _, prefix := range []string{"s-", "c-", ""} {
 			if got, want := seqID(prefix, n), fmt.Sprintf(prefix+"%06d", n); got != want {
 				t.Errorf("seqID(%q, %d) = %q, want %q", prefix, n, got, want)

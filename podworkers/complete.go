@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,6 +100,12 @@ func (w *Workers) forget(s *podStatus, fn string) {
 	}
 	delete(w.pods, s.uid)
 	s.flags.forgotten = true
+	// A waiting list may still hold a UID nobody will start (the kubelet keeps it too, until
+	// another pod of the full name asks to start); when its array is this worker's slot, it
+	// gets an array of its own so that the list does not keep the whole worker reachable.
+	if l := w.waitingStatic[s.fullname]; len(l) > 0 && &l[0] == &s.waitingSlot[0] {
+		w.waitingStatic[s.fullname] = slices.Clone(l)
+	}
 }
 
 // requeueLastPodUpdate replays the last processed update if nothing is pending, which is how a

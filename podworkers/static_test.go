@@ -381,3 +381,62 @@ func TestStaticWaitingSlot(t *testing.T) {
 		t.Errorf("waiting after the drain (-want +got):\n%s", diff)
 	}
 }
+
+// A forgotten worker whose slot backed its full name's waiting list must not stay reachable
+// through the list: the stale UID stays (as in the kubelet), in an array of its own.
+func TestForgottenWorkerLeavesTheWaitingList(t *testing.T) {
+	h := newHarness(t)
+	pod := func(uid string) *v1.Pod { return newNamedPod(uid, "ns", "web", true) }
+	h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: pod("a")})
+	h.drain()
+	h.update(UpdateOptions{UpdateType: SyncPodUpdate, Pod: pod("b")})
+	h.drain()
+	b := h.w.pods["b"]
+	h.update(UpdateOptions{UpdateType: SyncPodKill, Pod: pod("b")})
+	h.drain()
+	h.update(UpdateOptions{UpdateType: SyncPodKill, Pod: pod("a")})
+	h.drain()
+	h.w.SyncKnownPods(nil)
+	h.drain()
+	h.w.SyncKnownPods(nil)
+	if len(h.w.pods) != 0 {
+		t.Fatalf("workers left: %d", len(h.w.pods))
+	}
+	l := h.w.waitingStatic["web_ns"]
+	if len(l) > 0 && &l[0] == &b.waitingSlot[0] {
+		t.Errorf("waiting list %v is the forgotten worker b's own slot: b stays reachable", l)
+	}
+	if len(l) != 1 || l[0] != "b" {
+		t.Errorf("waiting list = %v, want the stale [b] the kubelet keeps", l)
+	}
+}
+
+// mergeLastUpdate accumulates into the worker's own buffer: each worker's accumulated update is
+// its own (two workers never share one), it keeps the pod until a running pod alone is handed,
+// keeps the last mirror pod, and copies the kill options rather than holding the caller's.
+func TestMergeLastUpdateAccumulatesPerWorker(t *testing.T) {
+	podA, podB := newNamedPod("a", "ns", "a", false), newNamedPod("b", "ns", "b", false)
+	mirror := newNamedPod("m", "ns", "a", false)
+	grace := int64(5)
+	kill := &KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace}
+	var a, b podStatus
+	a.mergeLastUpdate(UpdateOptions{Pod: podA, MirrorPod: mirror})
+	b.mergeLastUpdate(UpdateOptions{Pod: podB})
+	a.mergeLastUpdate(UpdateOptions{Pod: podA, KillPodOptions: kill})
+	if a.active == b.active || a.active != &a.activeBuf || b.active != &b.activeBuf {
+		t.Fatalf("accumulated updates are not each worker's own: a=%p b=%p", a.active, b.active)
+	}
+	if a.active.Pod != podA || a.active.MirrorPod != mirror || b.active.Pod != podB || b.active.MirrorPod != nil {
+		t.Errorf("accumulated pods: a=(%v, %v) b=(%v, %v)", a.active.Pod.Name, a.active.MirrorPod, b.active.Pod.Name, b.active.MirrorPod)
+	}
+	k := a.active.KillPodOptions
+	if k == nil || k == kill || k.PodTerminationGracePeriodSecondsOverride == &grace || *k.PodTerminationGracePeriodSecondsOverride != 5 {
+		t.Errorf("kill options = %+v, want a copy of %+v", k, kill)
+	}
+	// A pending copy of the accumulated update is a value: merging more leaves it as it was.
+	pending := *a.active
+	a.mergeLastUpdate(UpdateOptions{Pod: podB})
+	if pending.Pod != podA || a.active.Pod != podB {
+		t.Errorf("after a later merge: pending pod %s, accumulated %s", pending.Pod.Name, a.active.Pod.Name)
+	}
+}

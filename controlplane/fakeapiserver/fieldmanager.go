@@ -298,9 +298,7 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 			s.stampManagedFields(before, obj)
 			return obj
 		}
-		done := typedHintsFor(t, liveCut, objCut)
-		out := fm.UpdateNoErrors(liveCut, objCut, t.manager)
-		done()
+		out := updateWithTypedHints(fm, t, liveCut, objCut)
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
 		s.stampManagedFields(before, obj)
 		return obj
@@ -521,4 +519,13 @@ func applyError(err error) error {
 	}
 	klog.V(4).InfoS("Server-side apply failed", "err", err)
 	return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
+}
+
+// updateWithTypedHints is the field manager's update of a status write's cuts with their typed
+// hints registered (see keptTyped), removed even when the library panics (the request is then
+// answered 500 and the hints would otherwise stay registered).
+func updateWithTypedHints(fm *managedfields.FieldManager, t target, liveCut, objCut runtime.Object) runtime.Object {
+	done := typedHintsFor(t, liveCut, objCut)
+	defer done()
+	return fm.UpdateNoErrors(liveCut, objCut, t.manager)
 }

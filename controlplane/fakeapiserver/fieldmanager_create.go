@@ -45,9 +45,9 @@ var (
 	createFieldsBytes atomic.Int64
 )
 
-// maxCreateFieldsBytes bounds the bytes of createFields' keys: a pod's shape is one to a few
-// kilobytes, so a few thousand shapes (a fleet's nodes each give their mirror pods an owner
-// reference of their own).
+// maxCreateFieldsBytes bounds the bytes of createFields' keys (the entries they keep are about as
+// large again): a pod's shape is one to a few kilobytes, so a few thousand shapes (a fleet's
+// nodes each give their mirror pods an owner reference of their own).
 const maxCreateFieldsBytes = 4 << 20
 
 // createsShared counts the creates served from createFields, for the tests that check it serves
@@ -68,7 +68,13 @@ func createFieldsKey(t target, obj runtime.Object) (string, bool) {
 	if err != nil || bytes.Contains(raw, []byte(`\ufffd`)) {
 		return "", false
 	}
-	buf := make([]byte, 0, len(raw)/2+len(t.res.name)+len(t.manager)+2)
+	gv := t.res.gv
+	buf := make([]byte, 0, len(raw)/2+len(gv.Group)+len(gv.Version)+len(t.res.name)+len(t.manager)+4)
+	// The group and version keep two resources of one plural name apart, should one be served.
+	buf = append(buf, gv.Group...)
+	buf = append(buf, '/')
+	buf = append(buf, gv.Version...)
+	buf = append(buf, '/')
 	buf = append(buf, t.res.name...)
 	buf = append(buf, 0)
 	buf = append(buf, t.manager...)

@@ -38,16 +38,20 @@ import (
 // TestTypedCutsMatchTheLibrary makes random status writes that change field sets with and
 // without it and compares the stored bytes.
 
-// keptTyped maps "RESOURCE/NAMESPACE/NAME" to the *typedCut of the object's last status write
+// keptTyped maps "GROUP/VERSION/RESOURCE/NAMESPACE/NAME" to the *typedCut of the object's last status write
 // through statusOnly's library path; keptTypedCount counts its entries, roughly (racing writers).
 var (
 	keptTyped      sync.Map
 	keptTypedCount atomic.Int64
 )
 
-// maxKeptTyped bounds keptTyped: a kept cut holds a status alive (most of it shared with the
-// stored object while that is current), a few kilobytes; a fleet's pods write their statuses
-// close together in time, so a bound below the fleet's pod count still serves most writes.
+// maxKeptTyped bounds keptTyped: a kept cut holds a status alive, a few kilobytes (shared with
+// the stored object while no later write replaced it; a later value-only or non-status write
+// leaves the cut holding a status nothing else uses, as does a deleted object's, until the map
+// is cleared). When the bound is passed the map is cleared whole: a sync.Map has no cheap way
+// to evict one entry. A fleet's pods write their statuses close together in time, so most
+// second writes still find their first (measured with 300 pods; a larger fleet clears more
+// often, which costs speed only: a write that finds nothing takes the library's own path).
 const maxKeptTyped = 4096
 
 // typedReuses counts the live cuts served a kept typed value, for the tests that check it serves
@@ -102,7 +106,7 @@ func (c updateTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationO
 
 // keptTypedKey is the key of t's object in keptTyped.
 func keptTypedKey(t target) string {
-	return t.res.name + "/" + t.namespace + "/" + t.name
+	return t.res.gv.Group + "/" + t.res.gv.Version + "/" + t.res.name + "/" + t.namespace + "/" + t.name
 }
 
 // typedHintsFor registers the hints of a status write's cuts (see keptTyped) and returns the

@@ -163,7 +163,7 @@ func (p patchRequest) keepsManagedFields(t target, old *entry) bool {
 // names no spec (in no spelling: keepsManagedFields has refused escapes), and merges key by key
 // (a directive at the top that replaces or retains keys drops the spec from both), and the
 // subresource is the status, whose strategy (prepareUpdate, keepStoredSpec) replaces the
-// patched object's spec with a copy of the stored one before anything reads it. The spec is a
+// patched object's spec with the stored one before anything reads it. The spec is a
 // pod's largest part after its managed fields.
 func (p patchRequest) keepsSpec(t target) bool {
 	sub, _ := t.res.subresource(t.subresource)

@@ -146,6 +146,14 @@ func (d *disk) loadTx(st *store) error {
 				case *corev1.Event:
 					st.intern.StoredEvent(o)
 				}
+				// Sizing fills the cached string of every pointer quantity (an emptyDir's
+				// sizeLimit, a divisor) that the decoder left without one ("8Gi" is parsed
+				// without it), as a write's size check does before it stores: later sizing and
+				// encodings of the stored object, and of the versions that share its spec, then
+				// only read it while readers copy it beside them.
+				if sz, ok := obj.(interface{ Size() int }); ok {
+					_ = sz.Size()
+				}
 				if b.expiry != nil {
 					// The resources whose entries keep no encoding (events, see commitEncoded)
 					// keep none loaded either: encoded makes it again for the few reads.

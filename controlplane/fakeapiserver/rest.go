@@ -433,7 +433,10 @@ func keepStoredMeta(om, nm metav1.Object) {
 // instead of a deep copy each (a pod's spec is most of it: a fleet's status writes kept one copy
 // of it a version, in the current and the watch history's versions). Nothing past this point
 // writes through them: the field manager, validation and the encoding read them, and the store
-// interns only newObj's own top-level fields (podintern.Table.StoredPod).
+// interns only newObj's own top-level fields (podintern.Table.StoredPod). Sizing and encoding
+// would write a pointer quantity's cached string if it had none, but every stored version's
+// quantities have theirs: a write's checkStoredSize fills them before it stores, and a store
+// loaded from disk sizes each object as it loads it (loadTx).
 func keepStoredSpec(old, newObj runtime.Object) {
 	reflect.ValueOf(newObj).Elem().FieldByName("Spec").Set(reflect.ValueOf(old).Elem().FieldByName("Spec"))
 }
