@@ -381,7 +381,8 @@ func (sw statusWriter) traceError(key string, uid types.UID, err error) {
 // next is the cache's status and shares its slices with it: what is merged gets a conditions
 // slice of its own and new values of the fields it changes, never a write into a slice of next
 // or old (TestMergePodStatusLeavesItsInputs), so the status the patch is computed from needs no
-// deep copy of the cache's (it was one for each write, 5 KB a pod while a fleet's pods start).
+// deep copy of the cache's (it was one for each write: 1.6 KB a pod while a fleet's pods
+// start, by BenchmarkNodeHeap's allocation profile).
 func mergePodStatus(old, next v1.PodStatus, couldHaveRunningContainers bool, now time.Time) v1.PodStatus {
 	conditions := make([]v1.PodCondition, 0, len(old.Conditions)+len(next.Conditions))
 	for _, c := range old.Conditions {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -34,7 +33,8 @@ func newClientset(rc *rest.Config) (*kubernetes.Clientset, error) {
 	inner.UserAgent, inner.BearerToken = "", ""
 	hc, err := rest.HTTPClientFor(inner)
 	if err != nil {
-		return nil, fmt.Errorf("API client for %s: %w", rc.Host, err)
+		// The callers name the host already.
+		return nil, err
 	}
 	// A copy: without a transport of its own, HTTPClientFor returns http.DefaultClient, whose
 	// nil Transport is http.DefaultTransport.
