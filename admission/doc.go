@@ -14,7 +14,12 @@
 //   - pkg/scheduler/framework/plugins/noderesources/fit.go (fitsRequest): pods, cpu, memory,
 //     ephemeral-storage and scalar resources against node.status.allocatable, with the pod's
 //     requests from k8s.io/component-helpers/resource PodRequests (the larger of the init peak
-//     and the sum of the main containers and sidecars, plus the pod overhead);
+//     and the sum of the main containers and sidecars, plus the pod overhead). The new pod
+//     counts its spec's requests; each active pod counts as the scheduler's NodeInfo counts it
+//     with in-place resize: every container at the larger of its allocated requests (the spec
+//     as the allocation manager allocated it) and the resources its status shows (resources and
+//     allocatedResources), so a pod resized down holds its old size until its status shows the
+//     resize actuated;
 //   - the nodeaffinity, nodename and nodeports plugins' filters and reasons;
 //   - pkg/kubelet/preemption (CriticalPodAdmissionHandler): a critical pod whose only failures
 //     are insufficient resources has lower-priority pods killed to make room;

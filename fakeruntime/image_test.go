@@ -194,3 +194,72 @@ func TestImagePullBackOffEndsWithTheKubelet(t *testing.T) {
 		t.Errorf("SyncPod() of a restarted kubelet error = %v, want ErrImagePull: a pull, the second scripted failure", err)
 	}
 }
+
+// TestKubeletRestartEndsItsSyncPod: a SyncPod waiting for a pull when its kubelet restarts
+// (AttachKubelet) dies with the process: it records no Pulled event and creates and starts no
+// container. The runtime's fetch goes on, so the new process's pull, which starts at once on its
+// own empty serial puller, ends when the old one would have, and one container starts.
+func TestKubeletRestartEndsItsSyncPod(t *testing.T) {
+	e := &env{t: t, clk: vclock.New(vclock.Epoch)}
+	rt, err := New(Options{
+		Clock:                 e.clk,
+		Latencies:             Latencies{SandboxStart: 500 * time.Millisecond, ImagePull: 10 * time.Second, ContainerStart: 500 * time.Millisecond},
+		MaxParallelImagePulls: 1,
+		Tracer: trace.Func(func(ev trace.Event) {
+			ev.T = e.clk.Since(vclock.Epoch)
+			e.events = append(e.events, ev)
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rt = rt
+	// advance applies each scheduled step at its instant, up to until.
+	advance := func(until time.Time) {
+		for next, ok := e.rt.NextWake(); ok && !next.After(until); next, ok = e.rt.NextWake() {
+			e.clk.Set(next)
+			e.rt.Advance()
+		}
+		e.clk.Set(until)
+	}
+	pod := podtest.New("web")
+	if _, err := e.sync(pod); err != nil { // sandbox at 0.5s, pulled at 10.5s, running at 11s
+		t.Fatalf("first SyncPod() error = %v", err)
+	}
+	advance(at(4 * time.Second))
+	e.rt.AttachKubelet(nil, nil, nil, nil)
+	res, err := e.sync(pod)
+	if err != nil {
+		t.Fatalf("SyncPod() of the restarted kubelet error = %v", err)
+	}
+	if want := at(11 * time.Second); !res.Done.Equal(want) {
+		t.Errorf("SyncPod() of the restarted kubelet Done = %v, want %v: the pull ends with the runtime's fetch", res.Done.Sub(vclock.Epoch), want.Sub(vclock.Epoch))
+	}
+	advance(at(30 * time.Second))
+	type seen struct {
+		Event   trace.Kind
+		T       time.Duration
+		Delay   time.Duration
+		Message string
+	}
+	var got []seen
+	for _, ev := range e.events {
+		switch ev.Event {
+		case trace.KindPull, trace.KindPulled, trace.KindCreated, trace.KindStarted:
+			got = append(got, seen{ev.Event, ev.T, ev.Delay, ev.Message})
+		}
+	}
+	want := []seen{
+		{trace.KindPull, 500 * time.Millisecond, 0, podtest.DefaultImage},
+		{trace.KindPull, 4 * time.Second, 0, podtest.DefaultImage}, // no wait behind the dead pull
+		{trace.KindPulled, 10500 * time.Millisecond, 0, podtest.DefaultImage},
+		{trace.KindCreated, 10500 * time.Millisecond, 0, "c-000002"},
+		{trace.KindStarted, 11 * time.Second, 0, "c-000002"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pull, create and start events (-want +got):\n%s", diff)
+	}
+	if n := len(e.status(pod).ContainerStatuses); n != 1 {
+		t.Errorf("%d containers, want 1", n)
+	}
+}

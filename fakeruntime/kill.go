@@ -224,7 +224,7 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, podIPs []string, 
 			// A hook that outlives the grace keeps running in the kubelet, but the container is
 			// gone by then; its end is not simulated.
 			if end := now.Add(p.hook.d); !end.After(p.exit) {
-				r.scheduleHookEnd(end, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
+				r.scheduleHookEnd(end, false, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
 					kubeEvent{v1.EventTypeWarning, events.FailedPreStopHook, "PreStopHook failed"})
 			}
 		}
@@ -247,8 +247,13 @@ func plannedExit(c *containerRec, at time.Time) time.Time {
 }
 
 // scheduleHookEnd traces the end of a hook run at the instant at and, if it failed, records
-// failEvent.
-func (r *Runtime) scheduleHookEnd(at time.Time, pod *v1.Pod, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
+// failEvent. ofProcess is for a hook a SyncPod runs (postStart): a kubelet restart before its end
+// drops the trace and the event with the process's other steps (see postOfProcess).
+func (r *Runtime) scheduleHookEnd(at time.Time, ofProcess bool, pod *v1.Pod, key, uid, container, hook string, run hookRun, fn string, failEvent kubeEvent) {
+	post := r.post
+	if ofProcess {
+		post = r.postOfProcess
+	}
 	e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: container, Reason: hook, Message: "succeeded", Func: fn}
 	if run.answered != 0 {
 		// The kubelet discards the answer; the trace says what it was.
@@ -256,10 +261,10 @@ func (r *Runtime) scheduleHookEnd(at time.Time, pod *v1.Pod, key, uid, container
 	}
 	if run.err != "" {
 		e.Message = "failed: " + run.msg
-		r.emitAndRecordAt(at, pod, e, failEvent)
+		post(at, func(time.Time) { r.emitAndRecord(pod, e, failEvent) })
 		return
 	}
-	r.post(at, func(time.Time) { r.emit(e) })
+	post(at, func(time.Time) { r.emit(e) })
 }
 
 // hasSidecar reports whether the pod has a restartable init container, which makes its

@@ -196,7 +196,7 @@ func (s *podSync) updateContainerResources(cu containerUpdate) error {
 		msg := "rpc error: code = Unknown desc = failed to update container resources: scripted UpdateContainerResources failure"
 		ev := trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: cu.container.Name,
 			Reason: kubecontainer.ErrResizePodInPlace.Error(), Message: msg, Func: "updateContainerResources"}
-		r.post(s.at, func(time.Time) { r.emit(ev) })
+		r.postOfProcess(s.at, func(time.Time) { r.emit(ev) })
 		return &kubecontainer.ResizeError{Message: msg}
 	}
 	want := kubecontainer.ResourcesOf(cu.container.Resources)

@@ -84,16 +84,28 @@ type PullRecorder interface {
 
 // AttachKubelet points the runtime's kubelet-side instruments at a new kubelet process: the
 // containers outlive a kubelet restart, but its event recorder, its metrics, its startup tracker,
-// its pods' trace keys and its image pull back-off start afresh. kuberuntime records its events
-// through the process's broadcaster, so the new process's events are correlated (counted,
-// aggregated) by its own caches, not the old one's; the pull back-off is its image manager's, in
-// its memory. The keys matter beyond the trace: the old process's keys keep its pod workers, and
-// all they reach, alive for as long as the runtime lives. Nil values detach them.
+// its pods' trace keys, its image pull back-off and its image puller's queue start afresh.
+// kuberuntime records its events through the process's broadcaster, so the new process's events
+// are correlated (counted, aggregated) by its own caches, not the old one's; the pull back-off and
+// the puller's slots are its image manager's, in its memory. The keys matter beyond the trace: the
+// old process's keys keep its pod workers, and all they reach, alive for as long as the runtime
+// lives. Nil values detach them.
+//
+// The old process's SyncPods die with it: the CRI calls they would still have made (sandbox and
+// container creations and starts, init container removals) are never made, and the events and log
+// lines they would have recorded when a step ended are not recorded. A call in flight is
+// cancelled with the old process's connection, except an image pull: the runtime's fetch of the
+// image goes on and completes when it would have, and a new process's pull of the same image ends
+// then (see pullEnd). What the runtime does by itself goes on too: a container stopping because a
+// kill asked it to, a scripted exit.
 func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
+	r.applyDue(r.clock.Now())
 	r.recorder, r.metrics, r.pulls, r.keys = rec, m, p, keys
 	r.podRecorder, _ = rec.(PodEventRecorder)
 	// New checked these arguments already.
 	r.imageBackoff, _ = kubecontainer.NewBackoff(r.clock, kubecontainer.InitialBackoff, kubecontainer.MaxImageBackoff)
+	r.schedule.dropOfProcess()
+	clear(r.pullSlots)
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container
@@ -718,12 +730,6 @@ func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container 
 func isKeyOf(key, namespace, name string) bool {
 	return len(key) == len(namespace)+1+len(name) && key[:len(namespace)] == namespace &&
 		key[len(namespace)] == '/' && key[len(namespace)+1:] == name
-}
-
-// recordAt records k about the pod (or its container) at the instant at, through the schedule,
-// with no trace event of the runtime's own (the events component traces it).
-func (r *Runtime) recordAt(at time.Time, pod *v1.Pod, podKey string, uid types.UID, container string, k kubeEvent) {
-	r.post(at, func(time.Time) { r.record(pod, podKey, uid, container, k) })
 }
 
 // emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,

@@ -19,8 +19,12 @@ type step struct {
 	// pod's generation is still gen, so a kill in between cancels them. The guard lives here
 	// rather than in a closure around apply: one allocation less for every step of a start.
 	guarded bool
-	uid     types.UID
-	gen     int
+	// ofProcess steps are the kubelet process's own doing: the CRI calls its SyncPod makes later
+	// and the events and log lines it records then. A restarted kubelet drops them
+	// (dropOfProcess); guarded steps are all of the process.
+	ofProcess bool
+	uid       types.UID
+	gen       int
 }
 
 // cancelled reports whether the step's holder cancelled it.
@@ -96,10 +100,34 @@ func (r *Runtime) post(at time.Time, fn func(at time.Time)) {
 }
 
 // postGuarded is post for a step of a SyncPod of the pod with uid: it runs only if the pod's
-// generation is still gen then.
+// generation is still gen then, and the kubelet process that scheduled it still runs.
 func (r *Runtime) postGuarded(at time.Time, fn func(at time.Time), uid types.UID, gen int) {
 	r.seq++
-	r.schedule.push(step{at: at, seq: r.seq, apply: fn, guarded: true, uid: uid, gen: gen})
+	r.schedule.push(step{at: at, seq: r.seq, apply: fn, guarded: true, ofProcess: true, uid: uid, gen: gen})
+}
+
+// postOfProcess is post for a step the kubelet process itself takes later (the event its SyncPod
+// records when a pull ends): it runs only if that process still runs then.
+func (r *Runtime) postOfProcess(at time.Time, fn func(at time.Time)) {
+	r.seq++
+	r.schedule.push(step{at: at, seq: r.seq, apply: fn, ofProcess: true})
+}
+
+// dropOfProcess removes the steps of the kubelet process (ofProcess) from the schedule: the
+// process ended, and what it would have done later dies with it. The rest keep their (at, seq)
+// order, which is total, so rebuilding the heap changes nothing of when they run.
+func (h *transitions) dropOfProcess() {
+	var kept []step
+	for _, s := range *h {
+		if !s.ofProcess {
+			kept = append(kept, s)
+		}
+	}
+	clear(*h)
+	*h = (*h)[:0]
+	for _, s := range kept {
+		h.push(s)
+	}
 }
 
 // applyDue runs every effect due at or before now. An effect may schedule more; those run too

@@ -94,3 +94,56 @@ func TestScheduleOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDropOfProcess checks that a kubelet restart's dropOfProcess removes the process's steps
+// (guarded and postOfProcess) and keeps the runtime's own, which then run in their (time,
+// sequence) order, over seeded random schedules.
+func TestDropOfProcess(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		clk := vclock.New(vclock.Epoch)
+		r, err := New(Options{Clock: clk, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type planned struct {
+			at   time.Time
+			id   int
+			kept bool
+		}
+		var plan []planned
+		var ran []int
+		for id := range 100 {
+			p := planned{at: vclock.Epoch.Add(time.Duration(rng.IntN(20)) * time.Second), id: id}
+			fn := func(time.Time) { ran = append(ran, id) }
+			switch rng.IntN(4) {
+			case 0:
+				r.postGuarded(p.at, fn, "pod", r.generation["pod"])
+			case 1:
+				r.postOfProcess(p.at, fn)
+			case 2:
+				r.scheduleAt(p.at, fn)
+				p.kept = true
+			default:
+				r.post(p.at, fn)
+				p.kept = true
+			}
+			plan = append(plan, p)
+		}
+		r.schedule.dropOfProcess()
+		for next, ok := r.NextWake(); ok; next, ok = r.NextWake() {
+			clk.Set(next)
+			r.applyDue(next)
+		}
+		var want []int
+		slices.SortStableFunc(plan, func(a, b planned) int { return a.at.Compare(b.at) })
+		for _, p := range plan {
+			if p.kept {
+				want = append(want, p.id)
+			}
+		}
+		if !slices.Equal(ran, want) {
+			t.Fatalf("seed %d: ran %v, want %v", seed, ran, want)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func (s *podSync) run(acts podActions) error {
 	if acts.killPod {
 		s.at = r.killPodAt(s.pod, kubecontainer.ConvertPodStatusToRunningPod(s.status), nil, s.now, acts.why)
 		if acts.createSandbox {
-			r.purgeInitContainersAt(s.pod, s.at)
+			s.purgeInitContainers()
 		}
 	} else if len(acts.kill) > 0 {
 		// Each unwanted container is killed in turn, and the starts wait for all of them.
@@ -158,10 +158,24 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 }
 
 // schedule runs fn at the instant at unless the pod is killed before then (see
-// Runtime.generation).
+// Runtime.generation) or the kubelet restarts.
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 	r, uid := s.r, s.pod.UID
 	r.postGuarded(at, fn, uid, r.generation[uid])
+}
+
+// emitAndRecordAt traces e and records k about the pod at the sync's current instant, unless the
+// kubelet restarts before then: the process that would log and record them is gone.
+func (s *podSync) emitAndRecordAt(e trace.Event, k kubeEvent) {
+	r, pod := s.r, s.pod
+	r.postOfProcess(s.at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+}
+
+// recordAt records k about the pod's container at the sync's current instant, with no trace event
+// of the runtime's own (the events component traces it), unless the kubelet restarts before then.
+func (s *podSync) recordAt(container string, k kubeEvent) {
+	r, pod, key := s.r, s.pod, s.key
+	r.postOfProcess(s.at, func(time.Time) { r.record(pod, key, pod.UID, container, k) })
 }
 
 // createSandbox makes a sandbox that is ready SandboxStart from now, or fails then when
@@ -171,7 +185,7 @@ func (s *podSync) createSandbox(attempt int) error {
 	if r.failCall(CallRunPodSandbox) {
 		s.at = s.at.Add(r.lat.SandboxStart)
 		msg := "rpc error: code = Unknown desc = failed to create sandbox (scripted RunPodSandbox failure)"
-		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
+		s.emitAndRecordAt(trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Reason: events.FailedCreatePodSandBox, Message: msg, Func: "createPodSandbox"},
 			kubeEvent{v1.EventTypeWarning, events.FailedCreatePodSandBox, "Failed to create pod sandbox: " + msg})
 		return fmt.Errorf("create sandbox for pod %s: %s: %w", s.key, msg, kubecontainer.ErrCreatePodSandbox)
 	}
@@ -213,7 +227,7 @@ func (s *podSync) start(c *v1.Container) error {
 		r.startedContainer(s.pod, c, err)
 		// startContainer's own event after EnsureImageExists failed: "Error: " and the
 		// reason (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName).
-		r.recordAt(s.at, s.pod, s.key, s.pod.UID, c.Name, kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + imageErrorReason(err)})
+		s.recordAt(c.Name, kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + imageErrorReason(err)})
 		return err
 	}
 	script, scripted, err := BehaviorFromAnnotations(s.pod.Annotations, c.Name)
@@ -240,14 +254,14 @@ func (s *podSync) start(c *v1.Container) error {
 		// generateContainerConfig failed: no container exists, so no back-off either; the pod
 		// worker retries after its error delay.
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainerConfig)
-		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
+		s.emitAndRecordAt(trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerConfigError", Message: err.Error(), Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + err.Error()})
 		return &kubecontainer.StartError{Container: c.Name, Message: err.Error(), Err: kubecontainer.ErrCreateContainerConfig, Cause: err}
 	}
 	if r.failCall(CallCreateContainer) {
 		r.startedContainer(s.pod, c, kubecontainer.ErrCreateContainer)
 		msg := "failed to create containerd container: scripted CreateContainer failure"
-		r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
+		s.emitAndRecordAt(trace.Event{Event: trace.KindFailed, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Reason: "CreateContainerError", Message: msg, Func: "startContainer"},
 			kubeEvent{v1.EventTypeWarning, events.FailedToCreateContainer, "Error: " + msg})
 		return fmt.Errorf("start container %s of pod %s: %s: %w", c.Name, s.key, msg, kubecontainer.ErrCreateContainer)
 	}
@@ -329,7 +343,7 @@ func (s *podSync) postStart(c *v1.Container, rec *containerRec) error {
 	e := trace.Event{Event: trace.KindHook, Pod: s.key, UID: uid, Container: c.Name, Reason: HookPostStart, Delay: run.d, Message: "running", Func: "startContainer"}
 	s.schedule(s.at, func(time.Time) { r.emit(e) })
 	s.at = s.at.Add(run.d)
-	r.scheduleHookEnd(s.at, s.pod, s.key, uid, c.Name, HookPostStart, run, "startContainer",
+	r.scheduleHookEnd(s.at, true, s.pod, s.key, uid, c.Name, HookPostStart, run, "startContainer",
 		kubeEvent{v1.EventTypeWarning, events.FailedPostStartHook, "PostStartHook failed"})
 	if run.err == "" {
 		return nil
@@ -392,7 +406,7 @@ func (s *podSync) doBackOff(c *v1.Container) error {
 	if s.backOff.IsInBackOffSinceAt(id, exited.FinishedAt, s.at) {
 		d := s.backOff.Get(id)
 		err := fmt.Errorf("back-off %s restarting failed container=%s pod=%s: %w", d, c.Name, formatPod(s.pod), kubecontainer.ErrCrashLoopBackOff)
-		s.r.emitAndRecordAt(s.at, s.pod, trace.Event{Event: trace.KindBackOff, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
+		s.emitAndRecordAt(trace.Event{Event: trace.KindBackOff, Pod: s.key, UID: string(s.pod.UID), Container: c.Name, Delay: d, Reason: "CrashLoopBackOff", Func: "doBackOff"},
 			kubeEvent{v1.EventTypeWarning, events.BackOffStartContainer, fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, formatPod(s.pod))})
 		return &kubecontainer.BackoffError{Err: err, Expiry: exited.FinishedAt.Add(d)}
 	}
@@ -416,7 +430,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// applyDefaultImageTag, before any pull policy: the reference does not parse.
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", image, err)
 		ev.Event, ev.Reason, ev.Message = trace.KindFailed, "InvalidImageName", msg
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.FailedToInspectImage, msg})
+		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeWarning, events.FailedToInspectImage, msg})
 		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrInvalidImageName}
 	}
 	switch {
@@ -426,19 +440,19 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		// here was pulled by the kubelet without credentials, so any pod may use it.
 		r.pulled(s.pod.UID, s.at)
 		ev.Event, ev.Reason = trace.KindPulled, "AlreadyPresent"
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, r.alreadyPresentMessage(image)})
+		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, r.alreadyPresentMessage(image)})
 		return nil
 	case policy == v1.PullNever:
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImageNeverPull"
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, msg})
+		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeWarning, events.ErrImageNeverPullPolicy, msg})
 		return &kubecontainer.StartError{Container: c.Name, Message: msg, Err: kubecontainer.ErrImageNeverPull}
 	}
 	id := string(s.pod.UID) + "_" + image
 	if r.imageBackoff.IsInBackOffSinceUpdate(id, s.at) {
 		d := r.imageBackoff.Get(id)
 		ev.Event, ev.Reason, ev.Delay = trace.KindBackOff, "ImagePullBackOff", d
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
+		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeNormal, events.BackOffPullImage, fmt.Sprintf("Back-off pulling image %q", image)})
 		// A plain error, as in v1.35.0, where only doBackOff returns a BackoffError: the pod
 		// worker retries after jitter(backOffPeriod), not at the pull back-off's expiry.
 		return fmt.Errorf("back-off pulling image %q: %w", image, kubecontainer.ErrImagePullBackOff)
@@ -449,7 +463,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	}
 	slot, start := r.reservePull(s.at)
 	ev.Delay = start.Sub(s.at)
-	r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
+	s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeNormal, events.PullingImage, fmt.Sprintf("Pulling image %q", image)})
 	ev.Delay = 0
 	s.at = r.pullEnd(image, start)
 	r.releasePull(slot, s.at)
@@ -458,7 +472,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 		r.pullFailures[image]--
 		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
-		r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
+		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
 		return fmt.Errorf("pull image %q for container %s: %w", image, c.Name, kubecontainer.ErrImagePull)
 	}
 	r.observeOp("pull_image", s.at.Sub(start), nil)
@@ -468,7 +482,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	}
 	r.pulled(s.pod.UID, s.at)
 	ev.Event = trace.KindPulled
-	r.emitAndRecordAt(s.at, s.pod, ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
+	s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeNormal, events.PulledImage, fmt.Sprintf("Successfully pulled image %q", image)})
 	return nil
 }
 
@@ -479,9 +493,11 @@ func (r *Runtime) pulled(uid types.UID, at time.Time) {
 	}
 }
 
-// purgeInitContainersAt removes every init container instance of pod at the instant at, so a new
-// sandbox runs initialization from the start.
-func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
+// purgeInitContainers removes every init container instance of the pod at the sync's current
+// instant, so a new sandbox runs initialization from the start. The kubelet's SyncPod makes these
+// RemoveContainer calls: a restart before then drops them.
+func (s *podSync) purgeInitContainers() {
+	r, pod := s.r, s.pod
 	if len(pod.Spec.InitContainers) == 0 {
 		return
 	}
@@ -500,7 +516,7 @@ func (r *Runtime) purgeInitContainersAt(pod *v1.Pod, at time.Time) {
 			}
 		}
 	}
-	r.post(at, purge)
+	r.postOfProcess(s.at, purge)
 }
 
 // backoffKey names a container in the crash-loop back-off: v1.35's GetBackoffKey, an FNV-64a hash

@@ -133,15 +133,21 @@ func (a activePods) All() iter.Seq[*v1.Pod] {
 	}
 }
 
-// active is filterOutInactivePods' test for one pod.
+// active is filterOutInactivePods' test for one pod: a pod whose worker has terminated is not
+// active; a pod is terminal (isAdmittedPodTerminal) when the phase of the pod the kubelet was
+// given (the API's, for an API pod) or the status manager's is terminal, and a terminal pod is
+// active only while its termination is requested.
 func (a activePods) active(p *v1.Pod) bool {
 	n := a.n
 	if n.Workers.IsPodKnownTerminated(p.UID) {
 		return false
 	}
-	phase, ok := n.Status.GetPodPhase(p.UID)
-	if !ok {
-		phase = p.Status.Phase
+	terminal := terminalPhase(p.Status.Phase)
+	if !terminal {
+		phase, ok := n.Status.GetPodPhase(p.UID)
+		terminal = ok && terminalPhase(phase)
 	}
-	return (phase != v1.PodSucceeded && phase != v1.PodFailed) || n.Workers.IsPodTerminationRequested(p.UID)
+	return !terminal || n.Workers.IsPodTerminationRequested(p.UID)
 }
+
+func terminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }

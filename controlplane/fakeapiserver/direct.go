@@ -31,8 +31,12 @@ import (
 //     (wireCopy), or, for what that cannot tell, encoded and decoded once, as the handler
 //     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
-//     which is what client-go's typed clients decode from the answer: the stored object is
-//     never handed out;
+//     which is what client-go's typed clients decode from the answer, except where a caller
+//     that only reads asks for the stored object itself: GetNodeView and UpdateLeaseView answer
+//     a shallow copy sharing everything beneath it, and the pod lists and watches (ListPods,
+//     WatchPods, inprocess_watch.go) hand over the stored pods shared and read-only
+//     (docs/design/008-shared-pods.md). No write changes a stored object (a write stores a new
+//     one), so such a reader sees one version whole;
 //   - a failed call answers an empty object beside the error, as client-go's typed clients do;
 //   - an error is the *apierrors.StatusError client-go makes of the Status the handler would
 //     answer with (its code, reason, message and details), without the Status' apiVersion and

@@ -126,7 +126,8 @@ func (m mirrorWrites) GetNode(ctx context.Context, name string) (*v1.Node, error
 // GetNode reads a node, as nodestatus.ClientsetClient does. With the link up the node answered
 // is a view of the stored one (Direct.GetNodeView), not a copy: its readers (the node status
 // updates, which copy it before they set anything, as the kubelet copies its informer's node;
-// the lease and the mirror pods, which read its UID) only read it. The node status updates read
+// the lease and the mirror pods, which read its UID; admission, whose getNodeAnyWay reads its
+// allocatable, labels and taints for every pod it admits) only read it. The node status updates read
 // the node every ten seconds, and a node's copy (its images, its managed fields) was the
 // largest part of their allocations.
 func (w *NodeWrites) GetNode(ctx context.Context, name string) (*v1.Node, error) {

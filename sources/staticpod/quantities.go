@@ -6,12 +6,14 @@ import (
 )
 
 // cacheQuantityStrings makes every Quantity of the pod that an encoder reaches through a pointer
-// hold its canonical string. Quantity.String caches the string in the Quantity when it has none
-// (a quantity left out, such as a zero divisor, or one not spelt canonically, such as "1024Ki"),
-// and a Quantity's protobuf encoding calls it: on a pod shared read-only from PodConfig on, the
-// mirror pod's create (which shares the pod's spec) would write into it while the kubelet
-// server's handlers read it. The quantities in resource lists need nothing: a map's values are
-// encoded, and their String called, on copies. Caching a string changes no value and no encoding.
+// hold its canonical string. Quantity.String caches the string in the Quantity when it has none,
+// and a decoded Quantity often has none: a quantity left out (a zero divisor), one not spelt
+// canonically ("1024Ki"), and many canonical ones, since ParseQuantity keeps the text it parsed
+// only for some forms ("1Gi", "100Mi" and "500m" keep it, "64Mi" and "8Gi" do not). A Quantity's
+// protobuf encoding calls String: on a pod shared read-only from PodConfig on, the mirror pod's
+// create (which shares the pod's spec) would write into it while the kubelet server's handlers
+// read it. The quantities in resource lists need nothing: a map's values are encoded, and their
+// String called, on copies. Caching a string changes no value and no encoding.
 func cacheQuantityStrings(pod *v1.Pod) {
 	for _, c := range allContainers(&pod.Spec) {
 		for i := range c.Env {

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// sharedQuantitiesManifest has every quantity a pod's encoders reach through a pointer, in the
-// forms that leave a parsed Quantity without its cached string: a divisor left out (zero) and
-// values not spelt canonically ("1024Ki" is "1Mi", "1024Mi" is "1Gi").
+// sharedQuantitiesManifest has every quantity a pod's encoders reach through a pointer, in forms
+// that leave a parsed Quantity without its cached string: a divisor left out (zero) and values
+// not spelt canonically ("1024Ki" is "1Mi", "1024Mi" is "1Gi"). Canonical values such as "64Mi"
+// parse without it too.
 const sharedQuantitiesManifest = `
 apiVersion: v1
 kind: Pod
@@ -50,9 +51,10 @@ func TestDecodedPodEncodesWithoutWrites(t *testing.T) {
 	}
 }
 
-// TestDecodedPodSharedByEncoders is the race itself, for -race: one goroutine encodes the pod in
-// protobuf (a mirror pod's create) while another encodes it in JSON (the kubelet server's
-// /pods).
+// TestDecodedPodSharedByEncoders is the race itself: one goroutine encodes the pod in protobuf (a
+// mirror pod's create) while another encodes it in JSON (the kubelet server's /pods). Only the
+// race detector fails it: without -race it checks no more than that both encodings succeed
+// (TestDecodedPodEncodesWithoutWrites asserts the same property without it).
 func TestDecodedPodSharedByEncoders(t *testing.T) {
 	pod, _, err := DecodePod([]byte(sharedQuantitiesManifest), Options{NodeName: "node1", Source: "f", IsFile: true})
 	if err != nil {
