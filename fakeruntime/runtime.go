@@ -96,9 +96,11 @@ type PullRecorder interface {
 // lines they would have recorded when a step ended are not recorded. A call in flight is
 // cancelled with the old process's connection, except an image pull: the runtime's fetch of the
 // image goes on and completes when it would have, and a new process's pull of the same image ends
-// then (see pullEnd). A kill's later steps are the process's too: its Killing event and
-// StopContainer after a postStart hook, a preStop hook's end, the StopContainer sent when the hook
-// returned, the StopPodSandbox after the wait for the containers (see stopContainers). What the
+// then (see pullEnd); a pull the process had not sent yet (queued in its puller, or due at a
+// later step) never reached the runtime, and the runtime forgets it (undoUnsentFetches). A kill's
+// later steps are the process's too: its Killing event and StopContainer after a postStart hook,
+// a preStop hook's end, the StopContainer sent when the hook returned, the StopPodSandbox after
+// the wait for the containers (see stopContainers). What the
 // runtime does by itself goes on: a container stopping because a StopContainer actually sent (its
 // instant not later than now) asked it to, a scripted exit.
 func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
@@ -109,6 +111,7 @@ func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, ke
 	r.imageBackoff, _ = kubecontainer.NewBackoff(r.clock, kubecontainer.InitialBackoff, kubecontainer.MaxImageBackoff)
 	r.schedule.dropOfProcess()
 	clear(r.pullSlots)
+	r.undoUnsentFetches(r.clock.Now())
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container
@@ -210,7 +213,10 @@ type Runtime struct {
 	images       map[string]time.Time
 	imageBackoff *kubecontainer.Backoff
 	pullFailures map[string]int
-	behaviors    map[behaviorKey]Behavior
+	// fetches are the pulls a SyncPod planned that may not have reached the runtime yet (see
+	// unsentFetches): a kubelet restart undoes those it had not sent.
+	fetches   []fetch
+	behaviors map[behaviorKey]Behavior
 	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
 	pullSlots []time.Time
 	stops     map[behaviorKey]StopBehavior
