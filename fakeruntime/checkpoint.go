@@ -65,10 +65,13 @@ func (r *Runtime) Checkpoint() ([]byte, error) {
 // one instant: a caller that read them apart on a moving clock could count as saved an effect
 // that fell due between the two reads and is not in the bytes.
 func (r *Runtime) VersionedCheckpoint() ([]byte, uint64, error) {
-	r.applyDue(r.clock.Now())
+	now := r.clock.Now()
+	r.applyDue(now)
 	version := r.state
+	// A pull still waiting in the kubelet's puller never reached the runtime: a restarted
+	// process does not find it under way (AttachKubelet).
 	cp := checkpoint{Version: checkpointVersion, LastContainer: r.lastContainer, LastSandbox: r.lastSandbox,
-		Images: r.images, Pods: []checkpointPod{}}
+		Images: r.sentImages(now), Pods: []checkpointPod{}}
 	for _, uid := range slices.Sorted(maps.Keys(r.pods)) {
 		p := r.pods[uid]
 		cpod := checkpointPod{UID: p.uid, Name: p.name, Namespace: p.namespace,

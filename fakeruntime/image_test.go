@@ -1,6 +1,7 @@
 package fakeruntime
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -261,5 +262,68 @@ func TestKubeletRestartEndsItsSyncPod(t *testing.T) {
 	}
 	if n := len(e.status(pod).ContainerStatuses); n != 1 {
 		t.Errorf("%d containers, want 1", n)
+	}
+}
+
+// TestQueuedPullDiesWithTheKubelet: a pull waiting in the kubelet's serial puller is the
+// process's memory and never reached the runtime. After a restart (AttachKubelet) the runtime
+// does not take the image as being fetched, a scripted failure that pull would have used up is
+// left for the next one, and the checkpoint a restarted run reads does not hold the image.
+func TestQueuedPullDiesWithTheKubelet(t *testing.T) {
+	const other = "registry.example/other:1"
+	tests := []struct {
+		name     string
+		fail     bool
+		wantDone time.Duration // of the new process's SyncPod of b
+		wantErr  error
+	}{
+		// b's sandbox is there: the new process pulls at once, a whole pull from 4s to 14s,
+		// and the container is running at 14.5s.
+		{name: "queued pull", wantDone: 14*time.Second + 500*time.Millisecond},
+		{name: "queued scripted failure", fail: true, wantDone: 14 * time.Second, wantErr: kubecontainer.ErrImagePull},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &env{t: t, clk: vclock.New(vclock.Epoch)}
+			rt, err := New(Options{Clock: e.clk, Tracer: trace.Discard, MaxParallelImagePulls: 1,
+				Latencies: Latencies{SandboxStart: 500 * time.Millisecond, ImagePull: 10 * time.Second, ContainerStart: 500 * time.Millisecond}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.rt = rt
+			if tt.fail {
+				e.rt.FailImagePull(other, 1)
+			}
+			a, b := podtest.New("a"), podtest.New("b")
+			b.Spec.Containers[0].Image = other
+			if _, err := e.sync(a); err != nil { // pulls 0.5s..10.5s
+				t.Fatal(err)
+			}
+			_, _ = e.sync(b) // queued: would pull 10.5s..20.5s
+			e.clk.Set(at(4 * time.Second))
+			e.rt.Advance()
+			data, err := e.rt.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cp checkpoint
+			if err := json.Unmarshal(data, &cp); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := cp.Images[other]; ok {
+				t.Errorf("checkpoint images = %v, want no %s: its pull waits in the kubelet", cp.Images, other)
+			}
+			if _, ok := cp.Images[podtest.DefaultImage]; !ok {
+				t.Errorf("checkpoint images = %v, want %s: its pull reached the runtime", cp.Images, podtest.DefaultImage)
+			}
+			e.rt.AttachKubelet(nil, nil, nil, nil)
+			res, err := e.sync(b)
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("new process's SyncPod of b error = %v, want %v", err, tt.wantErr)
+			}
+			if want := at(tt.wantDone); !res.Done.Equal(want) {
+				t.Errorf("new process's SyncPod of b Done = %v, want %v", res.Done.Sub(vclock.Epoch), want.Sub(vclock.Epoch))
+			}
+		})
 	}
 }

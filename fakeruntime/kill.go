@@ -108,15 +108,38 @@ func (r *Runtime) killPodAt(pod *v1.Pod, running *kubecontainer.Pod, override *i
 		if s.status.State != kubecontainer.SandboxReady {
 			continue
 		}
-		r.post(done, func(time.Time) {
+		// The kubelet calls StopPodSandbox after its wait for the containers: a process that
+		// ends before then never calls it. A StopContainer the process sent after a wait
+		// (stopContainers) scheduled the exit after this step, at the same instant when the stop
+		// is immediate: the step then goes once more behind it, so the sandbox stops after the
+		// containers, as the kubelet's wait makes it.
+		var stop func(time.Time)
+		again := true
+		stop = func(at time.Time) {
 			if s.status.State != kubecontainer.SandboxReady {
+				return
+			}
+			if again && anyRunning(kills) {
+				again = false
+				r.postOfProcess(at, stop)
 				return
 			}
 			s.status.State = kubecontainer.SandboxNotReady
 			r.emit(trace.Event{Event: trace.KindSandbox, Pod: key, UID: uid, From: string(kubecontainer.SandboxReady), To: string(kubecontainer.SandboxNotReady), Message: s.status.ID, Func: "StopPodSandbox"})
-		})
+		}
+		r.postOfProcess(done, stop)
 	}
 	return done
+}
+
+// anyRunning reports whether a container a kill targets still runs.
+func anyRunning(kills []killTarget) bool {
+	for _, k := range kills {
+		if k.rec.status.State == kubecontainer.ContainerStateRunning {
+			return true
+		}
+	}
+	return false
 }
 
 // killTarget is one running container a kill stops: its record, its spec (nil for a pod known
@@ -208,6 +231,11 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, podIPs []string, 
 			}
 		}
 	}
+	// Everything the kill does at an instant later than the clock's is the kubelet process's own
+	// doing, after a wait (a postStart hook, an earlier kill, a preStop hook, the sidecars'
+	// ordering): a process that ends before then never records the event, runs the hook or sends
+	// StopContainer (postOfProcess). A StopContainer sent now is the runtime's to finish.
+	clock := r.clock.Now()
 	done := now
 	for i := range plans {
 		p := &plans[i]
@@ -216,19 +244,27 @@ func (r *Runtime) stopContainers(pod *v1.Pod, key, uid string, podIPs []string, 
 		if msg == "" {
 			msg = "Stopping container " + name
 		}
-		r.emitAndRecordAt(now, pod, trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"},
-			kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg})
+		e := trace.Event{Event: trace.KindKilling, Pod: key, UID: uid, Container: name, Delay: p.timeout, Message: p.t.why, Func: "killContainer"}
+		k := kubeEvent{v1.EventTypeNormal, events.KillingContainer, msg}
+		r.postOfProcess(now, func(time.Time) { r.emitAndRecord(pod, e, k) })
 		if p.hook != nil {
 			e := trace.Event{Event: trace.KindHook, Pod: key, UID: uid, Container: name, Reason: HookPreStop, Delay: p.hook.d, Message: "running", Func: "executePreStopHook"}
-			r.post(now, func(time.Time) { r.emit(e) })
+			r.postOfProcess(now, func(time.Time) { r.emit(e) })
 			// A hook that outlives the grace keeps running in the kubelet, but the container is
 			// gone by then; its end is not simulated.
 			if end := now.Add(p.hook.d); !end.After(p.exit) {
-				r.scheduleHookEnd(end, false, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
+				r.scheduleHookEnd(end, true, pod, key, uid, name, HookPreStop, *p.hook, "executePreStopHook",
 					kubeEvent{v1.EventTypeWarning, events.FailedPreStopHook, "PreStopHook failed"})
 			}
 		}
-		if t := r.stopContainerAt(p.t.rec, p.turn.Add(p.stopFor), p.code); t.After(done) {
+		t := p.exit
+		if p.turn.After(clock) {
+			c, at, code := p.t.rec, p.turn.Add(p.stopFor), p.code
+			r.postOfProcess(p.turn, func(time.Time) { r.stopContainerAt(c, at, code) })
+		} else {
+			t = r.stopContainerAt(p.t.rec, p.turn.Add(p.stopFor), p.code)
+		}
+		if t.After(done) {
 			done = t
 		}
 	}

@@ -96,8 +96,13 @@ type PullRecorder interface {
 // lines they would have recorded when a step ended are not recorded. A call in flight is
 // cancelled with the old process's connection, except an image pull: the runtime's fetch of the
 // image goes on and completes when it would have, and a new process's pull of the same image ends
-// then (see pullEnd). What the runtime does by itself goes on too: a container stopping because a
-// kill asked it to, a scripted exit.
+// then (see pullEnd); a pull the process had not sent yet (queued in its puller, or due at a
+// later step) never reached the runtime, and the runtime forgets it (undoUnsentFetches). A kill's
+// later steps are the process's too: its Killing event and StopContainer after a postStart hook,
+// a preStop hook's end, the StopContainer sent when the hook returned, the StopPodSandbox after
+// the wait for the containers (see stopContainers). What the
+// runtime does by itself goes on: a container stopping because a StopContainer actually sent (its
+// instant not later than now) asked it to, a scripted exit.
 func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, keys *kubecontainer.SharedKeys) {
 	r.applyDue(r.clock.Now())
 	r.recorder, r.metrics, r.pulls, r.keys = rec, m, p, keys
@@ -106,6 +111,7 @@ func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, ke
 	r.imageBackoff, _ = kubecontainer.NewBackoff(r.clock, kubecontainer.InitialBackoff, kubecontainer.MaxImageBackoff)
 	r.schedule.dropOfProcess()
 	clear(r.pullSlots)
+	r.undoUnsentFetches(r.clock.Now())
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container
@@ -207,7 +213,10 @@ type Runtime struct {
 	images       map[string]time.Time
 	imageBackoff *kubecontainer.Backoff
 	pullFailures map[string]int
-	behaviors    map[behaviorKey]Behavior
+	// fetches are the pulls a SyncPod planned that may not have reached the runtime yet (see
+	// unsentFetches): a kubelet restart undoes those it had not sent.
+	fetches   []fetch
+	behaviors map[behaviorKey]Behavior
 	// pullSlots holds, per image puller slot, when its last pull ends; empty for no limit.
 	pullSlots []time.Time
 	stops     map[behaviorKey]StopBehavior
@@ -730,12 +739,6 @@ func (r *Runtime) eventRef(pod *v1.Pod, podKey string, uid types.UID, container 
 func isKeyOf(key, namespace, name string) bool {
 	return len(key) == len(namespace)+1+len(name) && key[:len(namespace)] == namespace &&
 		key[len(namespace)] == '/' && key[len(namespace)+1:] == name
-}
-
-// emitAndRecordAt is emitAndRecord at the instant at, through the schedule even when at is now,
-// so that the steps of one call appear in the order they happen and each when it happens.
-func (r *Runtime) emitAndRecordAt(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
-	r.post(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
 }
 
 // newEventRef is the object an event is recorded about: the pod, as ref.GetReference makes it (kind,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -467,9 +469,12 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	ev.Delay = 0
 	s.at = r.pullEnd(image, start)
 	r.releasePull(slot, s.at)
+	f := fetch{image: image, start: start, prev: pulledAt, hadPrev: ok}
 	if r.pullFailures[image] > 0 {
 		r.observeOp("pull_image", s.at.Sub(start), kubecontainer.ErrImagePull)
 		r.pullFailures[image]--
+		f.failure = true
+		r.planFetch(f)
 		r.imageBackoff.NextAt(id, s.at, s.at)
 		ev.Event, ev.Reason = trace.KindFailed, "ErrImagePull"
 		s.emitAndRecordAt(ev, kubeEvent{v1.EventTypeWarning, events.FailedToPullImage, fmt.Sprintf("Failed to pull image %q", image)})
@@ -479,6 +484,7 @@ func (s *podSync) ensureImage(c *v1.Container) error {
 	if !ok || s.at.Before(pulledAt) {
 		r.images[image] = s.at
 		r.state++
+		r.planFetch(f)
 	}
 	r.pulled(s.pod.UID, s.at)
 	ev.Event = trace.KindPulled
@@ -592,6 +598,75 @@ func (r *Runtime) pullEnd(image string, start time.Time) time.Time {
 		return start.Add(r.lat.ImagePullPresent)
 	}
 	return later(pulledAt, start.Add(r.lat.ImagePullPresent))
+}
+
+// fetch is a pull as the runtime took it: the image, the instant the PullImage call reaches it
+// (start: after the wait in the kubelet's puller queue), what images held for the image before,
+// and whether the pull used up a scripted failure.
+type fetch struct {
+	image            string
+	start, prev      time.Time
+	hadPrev, failure bool
+}
+
+// planFetch remembers f until its PullImage has reached the runtime, and forgets the fetches that
+// did by now.
+func (r *Runtime) planFetch(f fetch) {
+	now := r.clock.Now()
+	r.fetches = slices.DeleteFunc(r.fetches, func(f fetch) bool { return !f.start.After(now) })
+	r.fetches = append(r.fetches, f)
+}
+
+// unsentFetches returns the planned fetches whose PullImage the kubelet process had not sent by
+// now, the last planned first: those still wait in its puller's queue, which is its memory, or
+// come at a later step of its SyncPod.
+func (r *Runtime) unsentFetches(now time.Time) []fetch {
+	var out []fetch
+	for i := len(r.fetches) - 1; i >= 0; i-- {
+		if r.fetches[i].start.After(now) {
+			out = append(out, r.fetches[i])
+		}
+	}
+	return out
+}
+
+// undoUnsentFetches is the runtime's side of a kubelet restart at now: the pulls the old process
+// had not sent never reach containerd, so the image is as it was before them and a scripted
+// failure they used up is left for the next pull.
+func (r *Runtime) undoUnsentFetches(now time.Time) {
+	for _, f := range r.unsentFetches(now) {
+		if f.failure {
+			r.pullFailures[f.image]++
+			continue
+		}
+		if f.hadPrev {
+			r.images[f.image] = f.prev
+		} else {
+			delete(r.images, f.image)
+		}
+		r.state++
+	}
+	r.fetches = r.fetches[:0]
+}
+
+// sentImages is images without the fetches the kubelet process had not sent by now: what a
+// restarted process finds in the runtime (checkpoint).
+func (r *Runtime) sentImages(now time.Time) map[string]time.Time {
+	unsent := r.unsentFetches(now)
+	if len(unsent) == 0 {
+		return r.images
+	}
+	images := maps.Clone(r.images)
+	for _, f := range unsent {
+		switch {
+		case f.failure:
+		case f.hadPrev:
+			images[f.image] = f.prev
+		default:
+			delete(images, f.image)
+		}
+	}
+	return images
 }
 
 // later returns the later of two instants.
