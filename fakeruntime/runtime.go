@@ -261,6 +261,18 @@ type hashKey struct{ name, image string }
 // again what it forgot.
 const maxMemo = 4096
 
+// keepMemo remembers v under k in the memo *m, made at its first use and emptied whole once it holds
+// maxMemo entries.
+func keepMemo[K comparable, V any](m *map[K]V, k K, v V) {
+	switch {
+	case *m == nil:
+		*m = map[K]V{}
+	case len(*m) >= maxMemo:
+		clear(*m)
+	}
+	(*m)[k] = v
+}
+
 // containerHash is kubecontainer.HashContainer(c), remembered.
 func (r *Runtime) containerHash(c *v1.Container) uint64 {
 	k := hashKey{c.Name, c.Image}
@@ -268,13 +280,7 @@ func (r *Runtime) containerHash(c *v1.Container) uint64 {
 		return h
 	}
 	h := kubecontainer.HashContainer(c)
-	switch {
-	case r.hashes == nil:
-		r.hashes = map[hashKey]uint64{}
-	case len(r.hashes) >= maxMemo:
-		clear(r.hashes)
-	}
-	r.hashes[k] = h
+	keepMemo(&r.hashes, k, h)
 	return h
 }
 
@@ -285,13 +291,7 @@ func (r *Runtime) alreadyPresentMessage(image string) string {
 		return msg
 	}
 	msg := fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)
-	switch {
-	case r.presentMessages == nil:
-		r.presentMessages = map[string]string{}
-	case len(r.presentMessages) >= maxMemo:
-		clear(r.presentMessages)
-	}
-	r.presentMessages[image] = msg
+	keepMemo(&r.presentMessages, image, msg)
 	return msg
 }
 
@@ -317,13 +317,7 @@ func (r *Runtime) checkImageName(image string) error {
 	if err := parseImageName(image); err != nil {
 		return err
 	}
-	switch {
-	case r.wellFormed == nil:
-		r.wellFormed = map[string]struct{}{}
-	case len(r.wellFormed) >= maxMemo:
-		clear(r.wellFormed)
-	}
-	r.wellFormed[image] = struct{}{}
+	keepMemo(&r.wellFormed, image, struct{}{})
 	return nil
 }
 
@@ -772,13 +766,7 @@ func (r *Runtime) containerFieldPath(pod *v1.Pod, container string) string {
 		return path
 	}
 	path := containerFieldPath(pod, container)
-	switch {
-	case r.fieldPaths == nil:
-		r.fieldPaths = map[fieldPathKey]string{}
-	case len(r.fieldPaths) >= maxMemo:
-		clear(r.fieldPaths)
-	}
-	r.fieldPaths[k] = path
+	keepMemo(&r.fieldPaths, k, path)
 	return path
 }
 
