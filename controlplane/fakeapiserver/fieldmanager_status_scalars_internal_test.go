@@ -213,58 +213,13 @@ func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
 	for seed := int64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		gen := statusWrites{rng: rng}
-		type server struct {
-			s   *Server
-			clk *clocktesting.FakeClock
-		}
-		var servers [2]server // [0] the library's path, [1] with the shortcuts
-		for i := range servers {
-			clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
-			s, err := New(Options{Clock: clk, Tracer: trace.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			servers[i] = server{s, clk}
-			if _, err := s.Direct("kubelet/v1").CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1",
-				Labels: map[string]string{"kubernetes.io/hostname": "node-1"}}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Direct("kubectl/v1").CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-				Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}}...)
 		for step := 0; step < steps; step++ {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
-			var errs [2]error
 			before := scalarUpdates.Load()
-			for i, srv := range servers {
-				fieldManagerShortcuts = i == 1
-				d := srv.s.Direct(w.manager + "/v1")
-				tg := d.target(w.res, w.ns, w.name, "status")
-				if w.pt == types.ApplyPatchType {
-					errs[i] = applyCurrent(srv.s, tg, w.body)
-				} else {
-					_, errs[i] = d.patch(ctx, tg, w.pt, w.body)
-				}
-				srv.clk.Step(tick)
-			}
-			fieldManagerShortcuts = true
+			servers.write(ctx, t, w, "status", tick, fmt.Sprintf("seed %d %s", seed, w.desc))
 			taken += scalarUpdates.Load() - before
-			name := fmt.Sprintf("seed %d %s", seed, w.desc)
-			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
-				t.Errorf("%s: error = %v on the library's path, %v with the shortcuts", name, errs[0], errs[1])
-			}
-			for _, key := range []statusWrite{{res: nodesTarget, name: "node-1"}, {res: podsTarget, ns: "default", name: "web"}} {
-				var raw [2]string
-				for i, srv := range servers {
-					raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
-				}
-				if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
-					t.Fatalf("%s: stored %s (-library +shortcuts):\n%s", name, key.res.name, diff)
-				}
-			}
 		}
 	}
 	t.Logf("statusScalarUpdate served %d of %d writes", taken, seeds*steps)
@@ -395,6 +350,69 @@ func TestChangedScalarsNamesListElementsByKey(t *testing.T) {
 		change(obj)
 		if changed, ok := changedScalars(nodesTarget, live, obj); ok {
 			t.Errorf("%s: changedScalars() = %v, true; want false", name, changed)
+		}
+	}
+}
+
+// serverPair is the differential tests' two servers: [0] runs the library's field manager over
+// whole objects on every write, [1] may take the field manager's shortcuts.
+type serverPair [2]struct {
+	s   *Server
+	clk *clocktesting.FakeClock
+}
+
+// newServerPair starts the pair, each with the node node-1 (labelled, so that it has managed
+// fields) and the pod default/web of the containers given.
+func newServerPair(ctx context.Context, t *testing.T, containers ...corev1.Container) *serverPair {
+	t.Helper()
+	var servers serverPair
+	for i := range servers {
+		clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
+		s, err := New(Options{Clock: clk, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[i].s, servers[i].clk = s, clk
+		if _, err := s.Direct("kubelet/v1").CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1",
+			Labels: map[string]string{"kubernetes.io/hostname": "node-1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Direct("kubectl/v1").CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+			Spec: corev1.PodSpec{NodeName: "node-1", Containers: containers}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &servers
+}
+
+// write makes w through the subresource sub on both servers (the library's path on [0], the
+// shortcuts allowed on [1]) and steps their clocks by tick, then fails t, naming the write, if
+// the errors or the stored node and pod, managed fields and their times included, differ.
+func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrite, sub string, tick time.Duration, name string) {
+	t.Helper()
+	var errs [2]error
+	for i, srv := range servers {
+		fieldManagerShortcuts = i == 1
+		d := srv.s.Direct(w.manager + "/v1")
+		tg := d.target(w.res, w.ns, w.name, sub)
+		if w.pt == types.ApplyPatchType {
+			errs[i] = applyCurrent(srv.s, tg, w.body)
+		} else {
+			_, errs[i] = d.patch(ctx, tg, w.pt, w.body)
+		}
+		srv.clk.Step(tick)
+	}
+	fieldManagerShortcuts = true
+	if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+		t.Errorf("%s: error = %v on the library's path, %v with the shortcuts", name, errs[0], errs[1])
+	}
+	for _, key := range []statusWrite{{res: nodesTarget, name: "node-1"}, {res: podsTarget, ns: "default", name: "web"}} {
+		var raw [2]string
+		for i, srv := range servers {
+			raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
+		}
+		if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
+			t.Fatalf("%s: stored %s (-library +shortcuts):\n%s", name, key.res.name, diff)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,58 +143,13 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 	for seed := int64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		gen := shapeWrites{statusWrites{rng: rng}}
-		type server struct {
-			s   *Server
-			clk *clocktesting.FakeClock
-		}
-		var servers [2]server // [0] the library's path, [1] with the shortcuts
-		for i := range servers {
-			clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
-			s, err := New(Options{Clock: clk, Tracer: trace.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			servers[i] = server{s, clk}
-			if _, err := s.Direct("kubelet/v1").CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1",
-				Labels: map[string]string{"kubernetes.io/hostname": "node-1"}}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Direct("kubectl/v1").CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-				Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "side", Image: "busybox:1.36"}}}}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "side", Image: "busybox:1.36"}}...)
 		for step := 0; step < steps; step++ {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
-			var errs [2]error
 			before := typedReuses.Load()
-			for i, srv := range servers {
-				fieldManagerShortcuts = i == 1
-				d := srv.s.Direct(w.manager + "/v1")
-				tg := d.target(w.res, w.ns, w.name, w.sub)
-				if w.pt == types.ApplyPatchType {
-					errs[i] = applyCurrent(srv.s, tg, w.body)
-				} else {
-					_, errs[i] = d.patch(ctx, tg, w.pt, w.body)
-				}
-				srv.clk.Step(tick)
-			}
-			fieldManagerShortcuts = true
+			servers.write(ctx, t, w, w.sub, tick, fmt.Sprintf("seed %d %s", seed, w.desc))
 			served += typedReuses.Load() - before
-			name := fmt.Sprintf("seed %d %s", seed, w.desc)
-			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
-				t.Errorf("%s: error = %v on the library's path, %v with the shortcuts", name, errs[0], errs[1])
-			}
-			for _, key := range []statusWrite{{res: nodesTarget, name: "node-1"}, {res: podsTarget, ns: "default", name: "web"}} {
-				var raw [2]string
-				for i, srv := range servers {
-					raw[i] = storedRaw(srv.s, key.res, key.ns, key.name)
-				}
-				if diff := cmp.Diff(raw[0], raw[1]); diff != "" {
-					t.Fatalf("%s: stored %s (-library +shortcuts):\n%s", name, key.res.name, diff)
-				}
-			}
 		}
 	}
 	t.Logf("a kept typed value served %d of %d writes", served, seeds*steps)
