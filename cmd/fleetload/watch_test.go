@@ -17,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -45,11 +46,7 @@ func TestFleetWatchFollowsTheWatches(t *testing.T) {
 			testNode("sim-0", v1.ConditionTrue), testNode("sim-1", v1.ConditionFalse),
 			testPod("other", "elsewhere", v1.PodRunning, v1.ConditionTrue), // not the default namespace: not counted
 		)
-		w, err := watchFleet(ctx, client, 2, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 2, 2)
 		begin := time.Now()
 		w.start(begin)
 		pods := client.CoreV1().Pods("default")
@@ -121,11 +118,7 @@ func TestFleetWatchCountsALeaverOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
-		w, err := watchFleet(ctx, client, 1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 1)
 		w.start(time.Now())
 		pods := client.CoreV1().Pods("default")
 		steps := []struct {
@@ -264,11 +257,7 @@ func TestFleetWatchCountsOnlyItsPods(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue), testPod("default", "web", v1.PodRunning, v1.ConditionTrue))
-		w, err := watchFleet(ctx, client, 1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 1)
 		time.Sleep(time.Second)
 		w.start(time.Now())
 		pods := client.CoreV1().Pods("default")
@@ -295,11 +284,7 @@ func TestFleetWatchNeverBeforeTheFirstCreate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
-		w, err := watchFleet(ctx, client, 1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 0)
 		synctest.Wait()
 		time.Sleep(time.Second)
 		select {
@@ -321,11 +306,7 @@ func TestFleetWatchTimesARecreatedPod(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
-		w, err := watchFleet(ctx, client, 1, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 2)
 		w.start(time.Now())
 		pods := client.CoreV1().Pods("default")
 		if _, err := pods.Create(ctx, testPod("default", "load-0", v1.PodRunning, v1.ConditionTrue), metav1.CreateOptions{}); err != nil {
@@ -365,11 +346,7 @@ func TestFleetWatchAnotherUID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		client := fake.NewClientset(testNode("sim-0", v1.ConditionTrue))
-		w, err := watchFleet(ctx, client, 1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 1)
 		w.start(time.Now())
 		first := testPod("default", "load-0", v1.PodRunning, v1.ConditionFalse)
 		first.UID = "uid-1"
@@ -402,11 +379,7 @@ func TestFleetWatchCountsRelists(t *testing.T) {
 			watchers <- fw
 			return true, fw, nil
 		})
-		w, err := watchFleet(ctx, client, 1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.stop()
+		w := newTestWatch(ctx, t, client, 1, 1)
 		w.start(time.Now())
 		fw := <-watchers
 		synctest.Wait()
@@ -453,4 +426,15 @@ func TestListCounter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newTestWatch is watchFleet over client, failing t on its error, stopped when t ends.
+func newTestWatch(ctx context.Context, t *testing.T, client kubernetes.Interface, nodes, total int) *fleetWatch {
+	t.Helper()
+	w, err := watchFleet(ctx, client, nodes, total)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.stop)
+	return w
 }
