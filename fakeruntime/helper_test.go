@@ -81,14 +81,7 @@ func TestPodIPsShared(t *testing.T) {
 	if len(h.podIP) != 2 || h.podIP[0] != first[0] || h.podIP[1] != "" {
 		t.Errorf("pod IPs the helper saw = %q, want %q and none", h.podIP, first[0])
 	}
-	data, err := e.rt.Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored := newEnv(t, Latencies{})
-	if err := restored.rt.Restore(data); err != nil {
-		t.Fatal(err)
-	}
+	restored := e.restored()
 	if got := restored.status(pod).IPs; !slices.Equal(got, first) || cap(got) != 1 || &got[0] != &restored.status(pod).IPs[0] {
 		t.Errorf("restored IPs = %q (capacity %d), want %q, shared", got, cap(got), first)
 	}
@@ -141,13 +134,6 @@ func TestPodRecordKeepsItsFirstSandbox(t *testing.T) {
 		}
 	}
 	check(e.rt, "after a kill and a new sandbox")
-	data, err := e.rt.Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored := newEnv(t, Latencies{})
-	if err := restored.rt.Restore(data); err != nil {
-		t.Fatal(err)
-	}
+	restored := e.restored()
 	check(restored.rt, "read back")
 }

@@ -44,6 +44,20 @@ func newEnv(t *testing.T, lat Latencies) *env {
 	return e
 }
 
+// restored is a new env whose runtime restored e's checkpoint, as a restarted process's does.
+func (e *env) restored() *env {
+	e.t.Helper()
+	data, err := e.rt.Checkpoint()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := newEnv(e.t, Latencies{})
+	if err := r.rt.Restore(data); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
 // at returns the instant d after the start.
 func at(d time.Duration) time.Time { return vclock.Epoch.Add(d) }
 

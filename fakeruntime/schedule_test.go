@@ -18,12 +18,7 @@ import (
 // random schedules whose effects schedule more.
 func TestScheduleOrder(t *testing.T) {
 	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 1))
-		clk := vclock.New(vclock.Epoch)
-		r, err := New(Options{Clock: clk, Tracer: trace.Discard})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rng, clk, r := seededRuntime(t, seed, 1)
 		type planned struct {
 			at   time.Time
 			id   int
@@ -100,12 +95,7 @@ func TestScheduleOrder(t *testing.T) {
 // sequence) order, over seeded random schedules.
 func TestDropOfProcess(t *testing.T) {
 	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 2))
-		clk := vclock.New(vclock.Epoch)
-		r, err := New(Options{Clock: clk, Tracer: trace.Discard})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rng, clk, r := seededRuntime(t, seed, 2)
 		type planned struct {
 			at   time.Time
 			id   int
@@ -146,4 +136,16 @@ func TestDropOfProcess(t *testing.T) {
 			t.Fatalf("seed %d: ran %v, want %v", seed, ran, want)
 		}
 	}
+}
+
+// seededRuntime is a runtime on a virtual clock without a trace, and the random source of seed's
+// schedule (stream apart for each test).
+func seededRuntime(t *testing.T, seed, stream uint64) (*rand.Rand, *vclock.Clock, *Runtime) {
+	t.Helper()
+	clk := vclock.New(vclock.Epoch)
+	r, err := New(Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rand.New(rand.NewPCG(seed, stream)), clk, r
 }
