@@ -29,9 +29,10 @@
 // failure up to 2m2s, retried at the first pass after the back-off has expired
 // (nestedpendingoperations' exponentialbackoff). A pod whose runtime may be removed leaves the
 // desired state volume by volume: a mounted volume at once, one that is not mounted only when the
-// pod manager no longer has the pod (findAndRemoveDeletedPods), so a pod rejected at admission,
-// or found terminating by a restarted kubelet, keeps trying and failing its mounts until it is
-// deleted.
+// pod manager no longer has the pod (findAndRemoveDeletedPods), so a pod the populator added
+// though it never had a SyncPod (rejected at admission before the pod workers' first
+// SyncKnownPods, or found terminating by a restarted kubelet) keeps trying and failing its mounts
+// until it is deleted.
 //
 // # Waiting
 //

@@ -419,7 +419,7 @@ func TestNextWakeFollowsTheFailedVolumes(t *testing.T) {
 
 // TestTerminatedPodKeepsItsUnmountedVolumes follows findAndRemoveDeletedPods for a pod whose
 // runtime may be removed while the pod manager still has it (a terminated pod not yet deleted
-// from the API, a pod rejected at admission): its mounted volumes leave the desired state and are
+// from the API, a pod rejected at admission before the first SyncKnownPods): its mounted volumes leave the desired state and are
 // unmounted, but one that never mounted stays, and its mount is tried again at its back-off,
 // with a FailedMount at each failure, until the pod leaves the pod manager; a retry that mounts
 // it is undone at the pass after.

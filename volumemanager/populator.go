@@ -99,8 +99,9 @@ func (m *Manager) processPodVolumes(pod *v1.Pod) {
 // it (findAndRemoveDeletedPods); the reconciler then unmounts them. A volume that is not mounted
 // stays desired while the pod manager still has its pod: the kubelet skips it ("Actual state
 // does not yet have volume mount information and pod still exists in pod manager"), so a mount
-// that keeps failing (a pod rejected at admission, one terminated by a restarted kubelet before
-// its SyncPod registered its ConfigMaps) is tried again at its back-off until the pod leaves the
+// that keeps failing (a pod rejected at admission before the pod workers' first SyncKnownPods, a
+// terminating one a restarted kubelet found: neither had the SyncPod that registers its
+// ConfigMaps) is tried again at its back-off until the pod leaves the
 // pod manager, and one that succeeds meanwhile is unmounted at the pass after.
 func (m *Manager) removeDeletedPods() {
 	kept := m.order[:0]
