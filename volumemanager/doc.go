@@ -27,7 +27,12 @@
 // find of the others did not change (every other change calls PodsChanged). A failed SetUp records the FailedMount event ("MountVolume.SetUp
 // failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
 // failure up to 2m2s, retried at the first pass after the back-off has expired
-// (nestedpendingoperations' exponentialbackoff).
+// (nestedpendingoperations' exponentialbackoff). A pod whose runtime may be removed leaves the
+// desired state volume by volume: a mounted volume at once, one that is not mounted only when the
+// pod manager no longer has the pod (findAndRemoveDeletedPods), so a pod the populator added
+// though it never had a SyncPod (rejected at admission before the pod workers' first
+// SyncKnownPods, or found terminating by a restarted kubelet) keeps trying and failing its mounts
+// until it is deleted.
 //
 // # Waiting
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -400,6 +401,7 @@ func TestNextWakeFollowsTheFailedVolumes(t *testing.T) {
 	}
 	w.secrets["ns/db"] = &v1.Secret{}
 	w.terminated[b.UID] = true // b goes before its retry; a's retry mounts
+	w.pods = w.pods[:1]        // b leaves the pod manager too: its unmounted volume stays desired while it is there
 	m.PodsChanged()
 	pass(700 * time.Millisecond)
 	if got := wake(); got != 0 {
@@ -412,5 +414,79 @@ func TestNextWakeFollowsTheFailedVolumes(t *testing.T) {
 	pass(800 * time.Millisecond)
 	if got, want := wake(), 1400*time.Millisecond; got != want {
 		t.Errorf("NextWake() after a new pod's failure = %v, want %v", got, want)
+	}
+}
+
+// TestTerminatedPodKeepsItsUnmountedVolumes follows findAndRemoveDeletedPods for a pod whose
+// runtime may be removed while the pod manager still has it (a terminated pod not yet deleted
+// from the API, a pod rejected at admission before the first SyncKnownPods): its mounted volumes leave the desired state and are
+// unmounted, but one that never mounted stays, and its mount is tried again at its back-off,
+// with a FailedMount at each failure, until the pod leaves the pod manager; a retry that mounts
+// it is undone at the pass after.
+func TestTerminatedPodKeepsItsUnmountedVolumes(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		secretAt  time.Duration // when the secret appears; 0: never
+		leavesAt  time.Duration // when the pod leaves the pod manager
+		wantTrace []string
+		wantFails []string
+	}{
+		{
+			name: "leaves the pod manager", leavesAt: 1850 * time.Millisecond,
+			wantTrace: []string{"100ms mount kube-api-access-x", "200ms unmount kube-api-access-x"},
+			wantFails: []string{"100ms", "700ms", "1.8s"},
+		},
+		{
+			name: "mounts at a retry", secretAt: 1 * time.Second, leavesAt: 5 * time.Second,
+			wantTrace: []string{"100ms mount kube-api-access-x", "200ms unmount kube-api-access-x", "1.8s mount creds", "1.9s unmount creds"},
+			wantFails: []string{"100ms", "700ms"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld()
+			m := newManager(t, w)
+			a := secretPod("a")
+			w.pods = append(w.pods, a)
+			m.PodsChanged()
+			step := func(until time.Duration) {
+				for {
+					at, ok := m.NextWake()
+					if !ok || at.Sub(vclock.Epoch) > until {
+						return
+					}
+					w.clk.Set(at)
+					m.Advance()
+				}
+			}
+			step(100 * time.Millisecond) // creds fails: the secret is missing
+			w.clk.Set(vclock.Epoch.Add(150 * time.Millisecond))
+			w.terminated[a.UID] = true
+			m.PodsChanged()
+			if tt.secretAt > 0 {
+				step(tt.secretAt)
+				w.secrets["ns/db"] = &v1.Secret{}
+			}
+			step(tt.leavesAt)
+			w.clk.Set(vclock.Epoch.Add(tt.leavesAt))
+			w.pods = nil
+			m.PodsChanged()
+			step(time.Hour)
+			if at, ok := m.NextWake(); ok {
+				t.Errorf("NextWake() once the pod left = %v, want none", at.Sub(vclock.Epoch))
+			}
+			trace := slices.DeleteFunc(slices.Clone(w.trace), func(s string) bool { return strings.Contains(s, " token ") })
+			if diff := cmp.Diff(tt.wantTrace, trace); diff != "" {
+				t.Errorf("mounts (-want +got):\n%s", diff)
+			}
+			var fails []string
+			for _, e := range w.events {
+				if strings.Contains(e, "FailedMount") {
+					fails = append(fails, strings.Fields(e)[0])
+				}
+			}
+			if diff := cmp.Diff(tt.wantFails, fails); diff != "" {
+				t.Errorf("FailedMount events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

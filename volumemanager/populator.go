@@ -94,9 +94,15 @@ func (m *Manager) processPodVolumes(pod *v1.Pod) {
 	}
 }
 
-// removeDeletedPods drops from the desired state every pod whose runtime may be removed (its
-// worker terminated it, or it is unknown), whether or not the pod manager still has it
-// (findAndRemoveDeletedPods); the reconciler then unmounts its volumes.
+// removeDeletedPods drops from the desired state the volumes of every pod whose runtime may be
+// removed (its worker terminated it, or it is unknown), whether or not the pod manager still has
+// it (findAndRemoveDeletedPods); the reconciler then unmounts them. A volume that is not mounted
+// stays desired while the pod manager still has its pod: the kubelet skips it ("Actual state
+// does not yet have volume mount information and pod still exists in pod manager"), so a mount
+// that keeps failing (a pod rejected at admission before the pod workers' first SyncKnownPods, a
+// terminating one a restarted kubelet found: neither had the SyncPod that registers its
+// ConfigMaps) is tried again at its back-off until the pod leaves the
+// pod manager, and one that succeeds meanwhile is unmounted at the pass after.
 func (m *Manager) removeDeletedPods() {
 	kept := m.order[:0]
 	for _, uid := range m.order {
@@ -104,10 +110,24 @@ func (m *Manager) removeDeletedPods() {
 			kept = append(kept, uid)
 			continue
 		}
-		for _, v := range m.desired[uid].volumes {
+		p := m.desired[uid]
+		_, inPodManager := m.opts.Pods.GetPodByUID(uid)
+		left := p.volumes[:0]
+		for _, v := range p.volumes {
+			if inPodManager && !m.isMounted(uid, v.name) {
+				left = append(left, v)
+				continue
+			}
 			if !v.failedAt.IsZero() {
 				m.failing--
 			}
+			m.removed = true
+		}
+		clear(p.volumes[len(left):])
+		p.volumes = left
+		if len(left) > 0 {
+			kept = append(kept, uid)
+			continue
 		}
 		delete(m.desired, uid)
 		m.removed = true

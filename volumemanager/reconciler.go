@@ -95,6 +95,12 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 	}
 	pm.volumes = append(pm.volumes, v.name)
 	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
+	if m.opts.States.ShouldPodRuntimeBeRemoved(pod.UID) {
+		// A volume kept desired only because it was not mounted (removeDeletedPods): the next
+		// populator pass finds it mounted and lets it go.
+		m.podsChanged = true
+		m.changed(now)
+	}
 }
 
 // mountWaiting carries on the mounts whose SetUp waited for a token, once an answer came back: the

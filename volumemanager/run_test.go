@@ -375,6 +375,7 @@ func TestRemovedWaitingPodForgetsItsAsk(t *testing.T) {
 		synctest.Wait() // the request hangs
 		r.do(ctx, func() {
 			r.w.terminated[pod.UID] = true
+			r.w.pods = nil // gone from the pod manager: a volume that never mounted stays desired while the pod is there
 			r.m.PodsChanged()
 		})
 		r.pass(ctx)

@@ -294,7 +294,7 @@ func (s *Server) updateOwned(ctx context.Context, t target, obj runtime.Object, 
 // dropped and not tracked, as kube-apiserver does when etcd refuses it (errTooLarge).
 func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, verb string, tryUpdate func(old *entry) (runtime.Object, error)) (*entry, error) {
 	dropManaged := false
-	for {
+	for try := 0; ; try++ {
 		var old *entry
 		err := s.store.locked(func() error {
 			var ok bool
@@ -318,6 +318,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 		next, err := s.prepareUpdate(tt, old, obj)
 		if err != nil {
 			return nil, err
+		}
+		if s.afterTry != nil {
+			s.afterTry(try)
 		}
 		var out *entry
 		var moved bool

@@ -111,6 +111,10 @@ type Server struct {
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
+	// afterTry, when set, runs in guaranteedUpdate after each try built its object and before
+	// the write takes the store lock: where a concurrent writer may move the stored object. Only
+	// tests set it, to make that race happen at a chosen try.
+	afterTry func(try int)
 }
 
 // New returns a Server with an empty store, or an error wrapping ErrMissingOption.

@@ -1,6 +1,7 @@
 package staticpod
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -52,25 +53,49 @@ func TestDecodedPodEncodesWithoutWrites(t *testing.T) {
 }
 
 // TestDecodedPodSharedByEncoders is the race itself: one goroutine encodes the pod in protobuf (a
-// mirror pod's create) while another encodes it in JSON (the kubelet server's /pods). Only the
-// race detector fails it: without -race it checks no more than that both encodings succeed
-// (TestDecodedPodEncodesWithoutWrites asserts the same property without it).
+// mirror pod's create) while another encodes it in JSON (the kubelet server's /pods). The race
+// detector fails it at the racing write; without -race two concurrent accesses cannot be seen,
+// but the write the race needs can, because it stays: a Quantity's String caches its string in
+// the Quantity. So the test wants the shared pod unchanged after both encoders ran, and each
+// encoding equal to what a private copy encodes alone (a torn read would differ).
 func TestDecodedPodSharedByEncoders(t *testing.T) {
 	pod, _, err := DecodePod([]byte(sharedQuantitiesManifest), Options{NodeName: "node1", Source: "f", IsFile: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := pod.DeepCopy()
+	alone := pod.DeepCopy()
+	wantProto, err := alone.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, err := json.Marshal(alone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mirror := *pod // the mirror pod shares the static pod's spec
+	var gotProto, gotJSON []byte
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := mirror.Marshal(); err != nil {
+		var err error
+		if gotProto, err = mirror.Marshal(); err != nil {
 			t.Error(err)
 		}
 	})
 	wg.Go(func() {
-		if _, err := json.Marshal(pod); err != nil {
+		var err error
+		if gotJSON, err = json.Marshal(pod); err != nil {
 			t.Error(err)
 		}
 	})
 	wg.Wait()
+	if !reflect.DeepEqual(before, pod) {
+		t.Errorf("the encoders wrote into the shared pod")
+	}
+	if !bytes.Equal(gotProto, wantProto) {
+		t.Errorf("the mirror pod's protobuf encoding differs from a private copy's")
+	}
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Errorf("the pod's JSON encoding differs from a private copy's")
+	}
 }
