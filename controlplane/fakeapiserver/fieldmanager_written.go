@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,15 +135,14 @@ func childPath(path fieldpath.Path, pe fieldpath.PathElement) fieldpath.Path {
 	return append(path[:len(path):len(path)], pe)
 }
 
-// jsonMember is one member of a JSON object.
+// jsonMember is one member of a JSON object: its quoted key and its value.
 type jsonMember struct {
-	key      string
 	raw, val []byte
 }
 
 // membersOf lists the members of the JSON object s at path, but those skipped.
 func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
-	var out []jsonMember
+	out := make([]jsonMember, 0, 16)
 	for i := 1; ; {
 		k, v, next, ok := member(s, i)
 		if !ok {
@@ -155,12 +155,18 @@ func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
 		if skipped(path, k) {
 			continue
 		}
-		key, ok := unquote(k)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, jsonMember{key: key, raw: k, val: v})
+		out = append(out, jsonMember{raw: k, val: v})
 	}
+}
+
+// memberPath is the path and type of the member whose quoted key is raw, of a map of type m at
+// path; made only for the members that differ.
+func memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
+	key, ok := unquote(raw)
+	if !ok {
+		return nil, nil, false
+	}
+	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(m, key), true
 }
 
 // objectFields compares two JSON objects that differ, of type tr, members added and removed
@@ -191,24 +197,49 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		}
 		return nil, false
 	}
-	for _, x := range ma {
-		p := childPath(path, fieldpath.PathElement{FieldName: &x.key})
-		vb, ok := find(mb, x.raw)
+	for k, x := range ma {
+		// Both list their common keys in the same order (struct fields in declaration order,
+		// map keys sorted): the member at the same index is the likely pair.
+		vb, ok := []byte(nil), false
+		if k < len(mb) && bytes.Equal(mb[k].raw, x.raw) {
+			vb, ok = mb[k].val, true
+		} else {
+			vb, ok = find(mb, x.raw)
+		}
+		if ok && bytes.Equal(x.val, vb) {
+			continue
+		}
+		p, ft, valid := memberPath(m, path, x.raw)
 		switch {
+		case !valid:
+			return false
 		case !ok:
-			if !d.subtree(x.val, p, childType(m, x.key), &d.removed) {
+			if !d.subtree(x.val, p, ft, &d.removed) {
 				return false
 			}
-		case bytes.Equal(x.val, vb):
-		case !d.value(x.val, vb, p, childType(m, x.key)):
+		case !d.value(x.val, vb, p, ft):
 			return false
 		}
+	}
+	if len(ma) == len(mb) && d.sameKeysAt(ma, mb) {
+		return true
 	}
 	for _, y := range mb {
 		if _, ok := find(ma, y.raw); ok {
 			continue
 		}
-		if !d.subtree(y.val, childPath(path, fieldpath.PathElement{FieldName: &y.key}), childType(m, y.key), &d.added) {
+		p, ft, valid := memberPath(m, path, y.raw)
+		if !valid || !d.subtree(y.val, p, ft, &d.added) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameKeysAt tells whether ma and mb have the same keys at the same indexes.
+func (d *jsonDiff) sameKeysAt(ma, mb []jsonMember) bool {
+	for k := range ma {
+		if !bytes.Equal(ma[k].raw, mb[k].raw) {
 			return false
 		}
 	}
@@ -349,7 +380,8 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 			return false
 		}
 		for _, x := range ms {
-			if !d.subtree(x.val, childPath(path, fieldpath.PathElement{FieldName: &x.key}), childType(atom.Map, x.key), into) {
+			p, ft, valid := memberPath(atom.Map, path, x.raw)
+			if !valid || !d.subtree(x.val, p, ft, into) {
 				return false
 			}
 		}
@@ -440,16 +472,32 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 	// The comparison without the fields the subresource resets (the library filters it before
 	// anything reads it); what the write records: the fields added and modified, but those
 	// stripped from a writer.
-	taken := fieldpath.NewSet(d.changed...).Union(fieldpath.NewSet(d.added...))
+	taken := fieldpath.NewSet(append(d.changed[:len(d.changed):len(d.changed)], d.added...)...)
 	removed := fieldpath.NewSet(d.removed...)
-	if filter := resetFields(t.res, t.subresource)[fieldpath.APIVersion(gv)]; filter != nil {
+	if filter := resetFilter(t.res, t.subresource); filter != nil {
 		taken, removed = filter.Filter(taken), filter.Filter(removed)
 	}
 	self := taken.Difference(strippedFields)
+	// touches tells whether a set may have a member the write takes or removes (the paths
+	// before the filter: a superset); one that has none comes out of the differences as it
+	// was, and is not copied.
+	touches := func(set *fieldpath.Set) bool {
+		for _, paths := range [][]fieldpath.Path{d.changed, d.added, d.removed} {
+			for _, p := range paths {
+				if set.Has(p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	out := make([]metav1.ManagedFieldsEntry, 0, len(base)+1)
 	stale := metav1.NewTime(time.Time{})
 	for i, e := range base {
-		set := sets[i].Difference(taken).Difference(removed)
+		set := sets[i]
+		if touches(set) {
+			set = set.Difference(taken).Difference(removed)
+		}
 		if i == writer && !self.Empty() {
 			set = self.Union(set)
 		}
@@ -492,4 +540,20 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 	}
 	sortManagedFields(out)
 	return out, true
+}
+
+// resetFilters caches resetFilter's answers by fieldManagerKey.
+var resetFilters sync.Map
+
+// resetFilter is the filter of the fields t.res's subresource resets in its version (see
+// resetFields), built once: the library's field manager reads the same one.
+func resetFilter(res *resource, subresource string) fieldpath.Filter {
+	key := fieldManagerKey(res, subresource)
+	if f, ok := resetFilters.Load(key); ok {
+		filter, _ := f.(fieldpath.Filter)
+		return filter
+	}
+	filter := resetFields(res, subresource)[fieldpath.APIVersion(res.gv.String())]
+	resetFilters.Store(key, filter)
+	return filter
 }
