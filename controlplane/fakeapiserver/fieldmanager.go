@@ -294,7 +294,7 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 		return obj
 	}
 	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
-		if statusScalarUpdate(t, liveCut, objCut, obj) {
+		if statusScalarUpdate(t, liveCut, objCut, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
 			s.stampManagedFields(before, obj)
 			return obj
 		}

@@ -103,6 +103,10 @@ func changedScalars(res *resource, live, obj any) ([]fieldpath.Path, bool) {
 type jsonDiff struct {
 	schema  *smdschema.Schema
 	changed []fieldpath.Path
+	// fields lets the walk find fields added and removed as well (statusFieldsUpdate), into
+	// added and removed; changed then holds the typed comparison's modified fields.
+	fields         bool
+	added, removed []fieldpath.Path
 }
 
 // value compares the values a and b (each exactly one value) at path, whose type is tr (nil if
@@ -117,8 +121,14 @@ func (d *jsonDiff) value(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef
 	}
 	switch ka {
 	case '{':
+		if d.fields {
+			return d.objectFields(a, b, path, tr)
+		}
 		return d.object(a, b, path, tr)
 	case '[':
+		if d.fields {
+			return d.listFields(a, b, path, tr)
+		}
 		return d.list(a, b, path, tr)
 	case '"', 't':
 	case '0':

@@ -136,7 +136,9 @@ func (g shapeWrites) next(step int) statusWrite {
 // (keptTyped among them) and one on the library's path over whole objects, and wants every
 // stored object, managed fields included, and every error to be the same after every write.
 func TestTypedCutsMatchTheLibrary(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	// The writes statusFieldsUpdate would serve are kept values' to serve here.
+	writtenCutShortcut = false
+	defer func() { fieldManagerShortcuts, writtenCutShortcut = true, true }()
 	ctx := context.Background()
 	const seeds, steps = 40, 40
 	served := int64(0)
@@ -164,6 +166,8 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 // after another writer changed the object's managed fields to a set that names
 // metadata.managedFields, or after the stored status changed under the kept value, not to be.
 func TestTypedCutServesPendingToRunning(t *testing.T) {
+	writtenCutShortcut = false
+	defer func() { writtenCutShortcut = true }()
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
 	s, err := New(Options{Clock: clk, Tracer: trace.Discard})

@@ -1,0 +1,559 @@
+package fakeapiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+)
+
+// A status write that changes which fields are set (a pod's from Pending to Running: its IPs,
+// start time and a container's running state appear, its waiting state goes) takes the
+// library's whole path even when the live cut's typed value is kept (keptTyped): the written
+// cut is converted to a typed value, validated, compared with the live one, and the comparison
+// decides the managed fields. statusFieldsUpdate computes that comparison from the two cuts'
+// JSON walked beside the schema (jsonDiff with fields set), as statusScalarUpdate does for a
+// write that changes only values, and the managed fields from it as the library does:
+//
+//   - the typed comparison reports a field present on one side only as added or removed, with
+//     every map member and list element under it, down to the leaves (an empty or null map or
+//     list, an atomic one and a scalar are leaves); a field present on both sides is modified
+//     where it is a leaf that differs, and is walked into otherwise (associative lists with
+//     keys pair their elements by key, wherever they are); jsonDiff's fields walk reports the
+//     same paths, and refuses what it cannot name as the library does: a value whose JSON kind
+//     changes (null against a value included: the typed value of a struct reads a zero time
+//     as null, as its JSON does, but a null map or list would be compared as a leaf), a set of
+//     scalars, an associative list with an element that lacks a key or repeats one (the
+//     library compares duplicates as a whole), a member or scalar the schema does not type
+//     as the JSON has it (the library's validation of the written cut would fail);
+//   - the library (merge.Updater with the managed fields updater around it) takes the fields
+//     added and modified, and the fields removed, from every entry, the writer's included,
+//     drops entries left empty, records the fields added and modified (without those the
+//     subresource resets or the library strips from a writer) under the writer's Update entry
+//     for the subresource, joined with what that entry kept, and moves that entry's time when
+//     it recorded any; ownedFields does the same on the decoded sets, under the same
+//     conditions as ownedScalars (every entry decodes, is of the resource's version, has an
+//     identity of its own, names nothing under metadata.managedFields), when every path
+//     reported is under status (a status write's cut differs nowhere else) and there are at
+//     most as many Update entries afterwards as the library keeps.
+//
+// A write that changes nothing, or that jsonDiff refuses, takes the library's path.
+// TestWrittenCutsMatchTheLibrary makes random status writes that change field sets with and
+// without it and compares the stored bytes after every write; TestWrittenCutTable the cases
+// named above.
+
+// writtenCutShortcut lets trackFields serve status writes that change field sets with
+// statusFieldsUpdate; the tests of keptTyped turn it off to reach the library's path.
+var writtenCutShortcut = true
+
+// fieldsUpdates counts the writes statusFieldsUpdate served, for the tests that check it serves
+// them.
+var fieldsUpdates atomic.Int64
+
+// statusFieldsUpdate sets the managed fields of obj, the written object of a status write, from
+// the comparison of liveCut and objCut (statusOnly's cuts), and tells whether it did (see
+// writtenCutShortcut).
+func statusFieldsUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
+	if !fieldManagerShortcuts || !writtenCutShortcut || t.subresource != "status" || t.manager == "" {
+		return false
+	}
+	lm, nm := mustMeta(liveCut), mustMeta(objCut)
+	base, sent := lm.GetManagedFields(), nm.GetManagedFields()
+	if len(base) == 0 {
+		return false
+	}
+	lm.SetManagedFields(nil)
+	nm.SetManagedFields(nil)
+	d, ok := comparedFields(t.res, liveCut, objCut)
+	lm.SetManagedFields(base)
+	nm.SetManagedFields(sent)
+	if !ok {
+		return false
+	}
+	out, ok := ownedFields(t, base, d)
+	if !ok {
+		return false
+	}
+	mustMeta(obj).SetManagedFields(out)
+	fieldsUpdates.Add(1)
+	return true
+}
+
+// comparedFields is the typed comparison of live and obj computed from their JSON (see
+// statusFieldsUpdate), false where it cannot be.
+func comparedFields(res *resource, live, obj any) (*jsonDiff, bool) {
+	a, err := json.Marshal(live)
+	if err != nil {
+		return nil, false
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, false
+	}
+	// Two different invalid strings marshal alike (see changedScalars).
+	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
+		return nil, false
+	}
+	r, ok := rootType(res)
+	if !ok {
+		return nil, false
+	}
+	d := &jsonDiff{schema: r.schema, fields: true}
+	if !d.value(a, b, nil, &r.ref) {
+		return nil, false
+	}
+	return d, true
+}
+
+// resolve is the atom tr names, false if there is none or it has no member.
+func (d *jsonDiff) resolve(tr *smdschema.TypeRef) (smdschema.Atom, bool) {
+	if tr == nil || d.schema == nil {
+		return smdschema.Atom{}, false
+	}
+	atom, ok := d.schema.Resolve(*tr)
+	return atom, ok && (atom.Map != nil || atom.List != nil || atom.Scalar != nil)
+}
+
+// childType is the type of the member key of a map of type m, as the typed comparison finds it
+// (visitMapItem): the struct's field of that name, else the map's element type.
+func childType(m *smdschema.Map, key string) *smdschema.TypeRef {
+	ft := m.ElementType
+	if sf, ok := m.FindField(key); ok {
+		ft = sf.Type
+	}
+	return &ft
+}
+
+// childPath is path with pe appended, in an array of its own.
+func childPath(path fieldpath.Path, pe fieldpath.PathElement) fieldpath.Path {
+	return append(path[:len(path):len(path)], pe)
+}
+
+// jsonMember is one member of a JSON object: its quoted key and its value.
+type jsonMember struct {
+	raw, val []byte
+}
+
+// membersOf lists the members of the JSON object s at path, but those skipped.
+func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
+	out := make([]jsonMember, 0, 16)
+	for i := 1; ; {
+		k, v, next, ok := member(s, i)
+		if !ok {
+			return nil, false
+		}
+		if k == nil {
+			return out, true
+		}
+		i = next
+		if skipped(path, k) {
+			continue
+		}
+		out = append(out, jsonMember{raw: k, val: v})
+	}
+}
+
+// memberPath is the path and type of the member whose quoted key is raw, of a map of type m at
+// path; made only for the members that differ.
+func memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
+	key, ok := unquote(raw)
+	if !ok {
+		return nil, nil, false
+	}
+	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(m, key), true
+}
+
+// objectFields compares two JSON objects that differ, of type tr, members added and removed
+// included: an atomic map is one leaf; the members of any other are paired by key.
+func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
+	atom, ok := d.resolve(tr)
+	if !ok || atom.Map == nil {
+		return false
+	}
+	m := atom.Map
+	if m.ElementRelationship == smdschema.Atomic {
+		d.changed = append(d.changed, path)
+		return true
+	}
+	ma, ok := membersOf(a, path)
+	if !ok {
+		return false
+	}
+	mb, ok := membersOf(b, path)
+	if !ok {
+		return false
+	}
+	find := func(ms []jsonMember, key []byte) ([]byte, bool) {
+		for _, x := range ms {
+			if bytes.Equal(x.raw, key) {
+				return x.val, true
+			}
+		}
+		return nil, false
+	}
+	for k, x := range ma {
+		// Both list their common keys in the same order (struct fields in declaration order,
+		// map keys sorted): the member at the same index is the likely pair.
+		vb, ok := []byte(nil), false
+		if k < len(mb) && bytes.Equal(mb[k].raw, x.raw) {
+			vb, ok = mb[k].val, true
+		} else {
+			vb, ok = find(mb, x.raw)
+		}
+		if ok && bytes.Equal(x.val, vb) {
+			continue
+		}
+		p, ft, valid := memberPath(m, path, x.raw)
+		switch {
+		case !valid:
+			return false
+		case !ok:
+			if !d.subtree(x.val, p, ft, &d.removed) {
+				return false
+			}
+		case !d.value(x.val, vb, p, ft):
+			return false
+		}
+	}
+	if len(ma) == len(mb) && d.sameKeysAt(ma, mb) {
+		return true
+	}
+	for _, y := range mb {
+		if _, ok := find(ma, y.raw); ok {
+			continue
+		}
+		p, ft, valid := memberPath(m, path, y.raw)
+		if !valid || !d.subtree(y.val, p, ft, &d.added) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameKeysAt tells whether ma and mb have the same keys at the same indexes.
+func (d *jsonDiff) sameKeysAt(ma, mb []jsonMember) bool {
+	for k := range ma {
+		if !bytes.Equal(ma[k].raw, mb[k].raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyedElement is an element of an associative list with keys: its path element, its keys'
+// bytes and its value.
+type keyedElement struct {
+	pe  fieldpath.PathElement
+	id  string
+	val []byte
+}
+
+// keyedElements names the elements of an associative list with keys by their keys, false if one
+// is not an object, lacks a key field, has one that is not a string, an integer or a boolean,
+// or repeats another's keys.
+func keyedElements(elems [][]byte, l *smdschema.List) ([]keyedElement, bool) {
+	out := make([]keyedElement, 0, len(elems))
+	seen := make(map[string]bool, len(elems))
+	keys := make([][]byte, len(l.Keys))
+	for _, e := range elems {
+		if e[0] != '{' {
+			return nil, false
+		}
+		id := make([]byte, 0, 32)
+		for k, name := range l.Keys {
+			v, ok := memberValue(e, name)
+			if !ok {
+				return nil, false
+			}
+			if c := jsonKind(v[0]); c != '"' && c != 't' && (c != '0' || !isInteger(v)) {
+				return nil, false
+			}
+			keys[k] = v
+			id = append(append(id, v...), 0)
+		}
+		if seen[string(id)] {
+			return nil, false
+		}
+		seen[string(id)] = true
+		pe, ok := keyElement(l.Keys, keys)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, keyedElement{pe: pe, id: string(id), val: e})
+	}
+	return out, true
+}
+
+// listFields compares two JSON lists that differ, of type tr, elements added and removed
+// included: an atomic list is one leaf; the elements of an associative list with keys are
+// paired by their keys; anything else is refused.
+func (d *jsonDiff) listFields(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
+	atom, ok := d.resolve(tr)
+	if !ok || atom.List == nil {
+		return false
+	}
+	l := atom.List
+	ea, ok := elements(a)
+	if !ok {
+		return false
+	}
+	eb, ok := elements(b)
+	if !ok {
+		return false
+	}
+	if l.ElementRelationship == smdschema.Atomic {
+		d.changed = append(d.changed, path)
+		return true
+	}
+	if l.ElementRelationship != smdschema.Associative || len(l.Keys) == 0 {
+		return false
+	}
+	ka, ok := keyedElements(ea, l)
+	if !ok {
+		return false
+	}
+	kb, ok := keyedElements(eb, l)
+	if !ok {
+		return false
+	}
+	find := func(es []keyedElement, id string) ([]byte, bool) {
+		for _, e := range es {
+			if e.id == id {
+				return e.val, true
+			}
+		}
+		return nil, false
+	}
+	for _, x := range ka {
+		p := childPath(path, x.pe)
+		vb, ok := find(kb, x.id)
+		switch {
+		case !ok:
+			if !d.subtree(x.val, p, &l.ElementType, &d.removed) {
+				return false
+			}
+		case bytes.Equal(x.val, vb):
+		case !d.value(x.val, vb, p, &l.ElementType):
+			return false
+		}
+	}
+	for _, y := range kb {
+		if _, ok := find(ka, y.id); ok {
+			continue
+		}
+		if !d.subtree(y.val, childPath(path, y.pe), &l.ElementType, &d.added) {
+			return false
+		}
+	}
+	return true
+}
+
+// subtree adds to into the paths the typed comparison reports for the value v, of type tr, at
+// path when the other side has nothing there: path itself and, for a map or list that is
+// neither empty, null nor atomic, those of every member or element under it. It is false where
+// the library's validation would refuse v or jsonDiff cannot name what the library names.
+func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef, into *[]fieldpath.Path) bool {
+	atom, ok := d.resolve(tr)
+	if !ok {
+		return false
+	}
+	*into = append(*into, path)
+	switch jsonKind(v[0]) {
+	case 'n':
+		// A null map, list or scalar is a leaf.
+		return true
+	case '{':
+		if atom.Map == nil {
+			return false
+		}
+		if atom.Map.ElementRelationship == smdschema.Atomic {
+			return true
+		}
+		ms, ok := membersOf(v, path)
+		if !ok {
+			return false
+		}
+		for _, x := range ms {
+			p, ft, valid := memberPath(atom.Map, path, x.raw)
+			if !valid || !d.subtree(x.val, p, ft, into) {
+				return false
+			}
+		}
+		return true
+	case '[':
+		if atom.List == nil {
+			return false
+		}
+		l := atom.List
+		es, ok := elements(v)
+		if !ok {
+			return false
+		}
+		if l.ElementRelationship == smdschema.Atomic || len(es) == 0 {
+			return true
+		}
+		if l.ElementRelationship != smdschema.Associative || len(l.Keys) == 0 {
+			return false
+		}
+		ks, ok := keyedElements(es, l)
+		if !ok {
+			return false
+		}
+		for _, e := range ks {
+			if !d.subtree(e.val, childPath(path, e.pe), &l.ElementType, into) {
+				return false
+			}
+		}
+		return true
+	}
+	if atom.Scalar == nil {
+		return false
+	}
+	switch k := jsonKind(v[0]); *atom.Scalar {
+	case smdschema.String:
+		return k == '"'
+	case smdschema.Boolean:
+		return k == 't'
+	case smdschema.Numeric:
+		return k == '0'
+	case smdschema.Untyped:
+		return true
+	}
+	return false
+}
+
+// ownedFields returns the managed fields the library makes of base for a status write by
+// t.manager whose comparison is d's, and false where it cannot prove that (see
+// statusFieldsUpdate): the entries with the fields taken and recorded, the writer's marked for
+// stampManagedFields where it recorded any.
+func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]metav1.ManagedFieldsEntry, bool) {
+	if len(d.changed)+len(d.added)+len(d.removed) == 0 {
+		return nil, false
+	}
+	for _, paths := range [][]fieldpath.Path{d.changed, d.added, d.removed} {
+		for _, p := range paths {
+			if len(p) == 0 || p[0].FieldName == nil || *p[0].FieldName != "status" {
+				return nil, false
+			}
+		}
+	}
+	gv := t.res.gv.String()
+	sets := make([]*fieldpath.Set, len(base))
+	writer, updaters := -1, 0
+	seen := make(map[[3]string]bool, len(base))
+	for i, e := range base {
+		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
+			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
+			return nil, false
+		}
+		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
+		if seen[id] {
+			return nil, false
+		}
+		seen[id] = true
+		set, ok := decodedSet(e.FieldsV1.Raw)
+		if !ok {
+			return nil, false
+		}
+		sets[i] = set
+		if e.Operation == metav1.ManagedFieldsOperationUpdate {
+			updaters++
+			if e.Manager == t.manager && e.Subresource == t.subresource {
+				writer = i
+			}
+		}
+	}
+	// The comparison without the fields the subresource resets (the library filters it before
+	// anything reads it); what the write records: the fields added and modified, but those
+	// stripped from a writer.
+	taken := fieldpath.NewSet(append(d.changed[:len(d.changed):len(d.changed)], d.added...)...)
+	removed := fieldpath.NewSet(d.removed...)
+	if filter := resetFilter(t.res, t.subresource); filter != nil {
+		taken, removed = filter.Filter(taken), filter.Filter(removed)
+	}
+	self := taken.Difference(strippedFields)
+	// touches tells whether a set may have a member the write takes or removes (the paths
+	// before the filter: a superset); one that has none comes out of the differences as it
+	// was, and is not copied.
+	touches := func(set *fieldpath.Set) bool {
+		for _, paths := range [][]fieldpath.Path{d.changed, d.added, d.removed} {
+			for _, p := range paths {
+				if set.Has(p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(base)+1)
+	stale := metav1.NewTime(time.Time{})
+	for i, e := range base {
+		set := sets[i]
+		if touches(set) {
+			set = set.Difference(taken).Difference(removed)
+		}
+		if i == writer && !self.Empty() {
+			set = self.Union(set)
+		}
+		if set.Empty() {
+			if e.Operation == metav1.ManagedFieldsOperationUpdate {
+				updaters--
+			}
+			continue
+		}
+		e.FieldsV1 = &metav1.FieldsV1{Raw: bytes.Clone(e.FieldsV1.Raw)}
+		if !set.Equals(sets[i]) {
+			raw, err := set.ToJSON()
+			if err != nil {
+				return nil, false
+			}
+			e.FieldsV1.Raw = raw
+		}
+		if i == writer && !self.Empty() {
+			// The library stamps the writer's entry; any time other than the stored one
+			// marks it stamped for stampManagedFields.
+			if e.Time != nil && e.Time.Equal(&stale) {
+				e.Time = &metav1.Time{Time: time.Unix(0, 0)}
+			} else {
+				e.Time = &stale
+			}
+		}
+		out = append(out, e)
+	}
+	if writer < 0 && !self.Empty() {
+		raw, err := self.ToJSON()
+		if err != nil {
+			return nil, false
+		}
+		updaters++
+		out = append(out, metav1.ManagedFieldsEntry{Manager: t.manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: gv,
+			Time: &stale, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: t.subresource})
+	}
+	if updaters > maxUpdateManagers || len(out) == 0 {
+		return nil, false
+	}
+	sortManagedFields(out)
+	return out, true
+}
+
+// resetFilters caches resetFilter's answers by fieldManagerKey.
+var resetFilters sync.Map
+
+// resetFilter is the filter of the fields t.res's subresource resets in its version (see
+// resetFields), built once: the library's field manager reads the same one.
+func resetFilter(res *resource, subresource string) fieldpath.Filter {
+	key := fieldManagerKey(res, subresource)
+	if f, ok := resetFilters.Load(key); ok {
+		filter, _ := f.(fieldpath.Filter)
+		return filter
+	}
+	filter := resetFields(res, subresource)[fieldpath.APIVersion(res.gv.String())]
+	resetFilters.Store(key, filter)
+	return filter
+}
