@@ -247,7 +247,7 @@ func (s *podSync) start(c *v1.Container) error {
 		if len(ips) > 0 {
 			ip = ips[0]
 		}
-		_, err = r.helper.MakeEnvironmentVariables(s.pod, c, ip, ips)
+		err = r.helper.CheckEnvironment(s.pod, c, ip, ips)
 	}
 	if err == nil {
 		err = containerConfigError(s.pod, c)
