@@ -68,6 +68,17 @@ func shareOf(pod *v1.Pod) *podUsage {
 	return &podUsage{pod: pod, requests: amountsOf(activeRequests(pod)), ports: hostPorts(pod)}
 }
 
+// statusReportsResources says whether a container status reports the resources the runtime
+// gave the container, which activeRequests counts and PodRequests does not.
+func statusReportsResources(statuses []v1.ContainerStatus) bool {
+	for i := range statuses {
+		if statuses[i].Resources != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // activeRequests is what an active pod holds of the node as the predicate handler's NodeInfo
 // counts it (PodInfo.CalculateResource with InPlacePodVerticalScaling, GA in v1.35): per
 // container, the largest of its allocated requests (the spec, as the caller hands it), the
