@@ -177,12 +177,18 @@ func (m *Manager) Flush() error {
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
 func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
 	alloc := map[string]v1.ResourceRequirements{}
-	for _, c := range pod.Spec.Containers {
-		alloc[c.Name] = *c.Resources.DeepCopy()
+	// Each container's resources deep-copied into a value: DeepCopy's new struct, copied into
+	// the map and dropped, was an allocation a container.
+	var rr v1.ResourceRequirements
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		c.Resources.DeepCopyInto(&rr)
+		alloc[c.Name] = rr
 	}
 	for i := range pod.Spec.InitContainers {
 		if c := &pod.Spec.InitContainers[i]; kubecontainer.IsRestartableInitContainer(c) {
-			alloc[c.Name] = *c.Resources.DeepCopy()
+			c.Resources.DeepCopyInto(&rr)
+			alloc[c.Name] = rr
 		}
 	}
 	m.dirty = true
