@@ -67,14 +67,14 @@ type pendingEvent struct {
 // run applies the step.
 func (r *Runtime) run(t *step) {
 	switch t.kind {
+	case stepFunc:
+		t.apply(t.at)
 	case stepCreated:
 		r.containerCreated(t.at, t.pod, t.key, t.rec)
 	case stepStarted:
 		r.containerStarted(t.at, t.pod, t.key, t.rec, Behavior{}, false)
 	case stepEvent:
 		r.emitAndRecord(t.pod, t.event.trace, t.event.k)
-	default:
-		t.apply(t.at)
 	}
 }
 
