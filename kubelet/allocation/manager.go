@@ -177,18 +177,12 @@ func (m *Manager) Flush() error {
 // SetAllocatedResources records pod's main containers' and sidecars' resources as allocated.
 func (m *Manager) SetAllocatedResources(pod *v1.Pod) {
 	alloc := map[string]v1.ResourceRequirements{}
-	// Each container's resources deep-copied into a value: DeepCopy's new struct, copied into
-	// the map and dropped, was an allocation a container.
-	var rr v1.ResourceRequirements
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		c.Resources.DeepCopyInto(&rr)
-		alloc[c.Name] = rr
+	for _, c := range pod.Spec.Containers {
+		alloc[c.Name] = *c.Resources.DeepCopy()
 	}
 	for i := range pod.Spec.InitContainers {
 		if c := &pod.Spec.InitContainers[i]; kubecontainer.IsRestartableInitContainer(c) {
-			c.Resources.DeepCopyInto(&rr)
-			alloc[c.Name] = rr
+			alloc[c.Name] = *c.Resources.DeepCopy()
 		}
 	}
 	m.dirty = true

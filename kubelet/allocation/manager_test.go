@@ -416,34 +416,3 @@ func TestRequestsShrank(t *testing.T) {
 		}
 	}
 }
-
-// TestSetAllocatedResourcesCopiesEachContainer: the allocation holds each regular container's
-// and each sidecar's resources (not a plain init container's), equal to the spec's and sharing
-// none of its maps: a later change to the pod's lists leaves it as it was, and no container's
-// lists are another's.
-func TestSetAllocatedResourcesCopiesEachContainer(t *testing.T) {
-	e := newEnv(t, "4")
-	always := v1.ContainerRestartPolicyAlways
-	p := pod("web", "100m")
-	p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
-	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "plain"},
-		v1.Container{Name: "claims", Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}}})
-	p.Spec.InitContainers = []v1.Container{
-		{Name: "setup", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}},
-		{Name: "proxy", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("50m")}}},
-	}
-	want := map[string]v1.ResourceRequirements{
-		"app":    *p.Spec.Containers[0].Resources.DeepCopy(),
-		"plain":  {},
-		"claims": {Claims: []v1.ResourceClaim{{Name: "gpu"}}},
-		"proxy":  *p.Spec.InitContainers[1].Resources.DeepCopy(),
-	}
-	e.m.SetAllocatedResources(p)
-	p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("3")
-	p.Spec.Containers[0].Resources.Limits[v1.ResourceMemory] = resource.MustParse("1Gi")
-	p.Spec.Containers[2].Resources.Claims[0].Name = "fpga"
-	p.Spec.InitContainers[1].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2")
-	if diff := cmp.Diff(want, e.m.allocated[p.UID]); diff != "" {
-		t.Errorf("allocation after the pod's lists changed (-want +got):\n%s", diff)
-	}
-}
