@@ -350,3 +350,34 @@ func TestFitTakesTheAdmittedPodsShare(t *testing.T) {
 		})
 	}
 }
+
+// TestSharesSummedIntoOneListAsFresh: a usage sums every pod's requests into one list it reuses;
+// each share is what summing into a new list gives, over random pods (sidecars, extended
+// resources, host ports) some of them with an overhead, pod-level requests, init containers and
+// container statuses that report other resources, whatever came before.
+func TestSharesSummedIntoOneListAsFresh(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 22))
+	u := newUsage(false)
+	for i := range 2000 {
+		pod := randomPod(r, i)
+		if r.IntN(4) == 0 {
+			pod.Spec.Overhead = rl("cpu", "10m", "memory", "1Mi")
+		}
+		if r.IntN(5) == 0 {
+			pod.Spec.Resources = &v1.ResourceRequirements{Requests: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(3000)))}
+		}
+		if r.IntN(4) == 0 {
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ctr("init", rl("memory", fmt.Sprintf("%dMi", 1+r.IntN(2048)), "example.com/gpu", "1")))
+		}
+		if r.IntN(3) == 0 {
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app",
+				AllocatedResources: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(1500))),
+				Resources:          &v1.ResourceRequirements{Requests: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(1500)), "memory", "300Mi")}}}
+		}
+		u.set(pod)
+		want := amountsOf(activeRequests(pod, nil))
+		if got := u.pods[pod.UID].requests; got.String() != want.String() {
+			t.Fatalf("pod %d: share summed into the reused list = %s, into a new one = %s", i, got, want)
+		}
+	}
+}
