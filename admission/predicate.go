@@ -102,8 +102,9 @@ func GeneralFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, otherPods ite
 // generalFilter is GeneralFilter against the other pods' usage.
 func generalFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others others) []Failure {
 	allocatable := amountsOf(node.Status.Allocatable)
-	pod = dropMissingExtendedResources(pod, allocatable)
-	failures := fitsRequest(PodRequests(pod), allocatable, others)
+	admitted := pod
+	pod, dropped := dropMissingExtendedResources(pod, allocatable)
+	failures := fitsRequest(fitRequests(admitted, pod, dropped, others), allocatable, others)
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
 		failures = append(failures, Failure{Predicate: PredicateNodeAffinity, PredicateDescription: descNodeAffinity})
 	}
@@ -123,6 +124,20 @@ func generalFilter(logger klog.Logger, pod *v1.Pod, node *v1.Node, others others
 	return failures
 }
 
+// fitRequests is PodRequests of the pod the fit measures (pod, the admitted pod with the extended
+// requests the node lacks dropped). The admitted pod is usually active already, the pod manager
+// holding it, and so counted among the others with activeRequests, which measures the same when
+// no container status reports resources: the share counted for that very object (a pod is
+// read-only once handed on, docs/design/008-shared-pods.md) is taken then instead of measuring
+// the pod again.
+func fitRequests(admitted, pod *v1.Pod, dropped bool, others others) amounts {
+	if own := others.own; own != nil && own.pod == admitted && !dropped &&
+		!statusReportsResources(admitted.Status.ContainerStatuses) && !statusReportsResources(admitted.Status.InitContainerStatuses) {
+		return own.requests
+	}
+	return amountsOf(PodRequests(pod))
+}
+
 func amountsOf(rl v1.ResourceList) amounts {
 	var a amounts
 	a.add(rl)
@@ -133,8 +148,7 @@ func amountsOf(rl v1.ResourceList) amounts {
 // other pods: the pod count first, then, if the pod requests anything, cpu, memory,
 // ephemeral-storage and each scalar resource. The kubelet walks the scalar resources in map
 // order; here they go by name, so that the first failure reported is the same on every run.
-func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others others) []Failure {
-	req := amountsOf(podRequests)
+func fitsRequest(req amounts, allocatable amounts, others others) []Failure {
 	var out []Failure
 	count := others.count()
 	if count+1 > allocatable.pods {
@@ -165,8 +179,9 @@ func fitsRequest(podRequests v1.ResourceList, allocatable amounts, others others
 
 // dropMissingExtendedResources is removeMissingExtendedResources: container requests for extended
 // resources the node has no allocatable entry for are dropped, so such a pod is admitted (they may
-// be cluster-level resources). Limits are left alone: the fit does not read them.
-func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) *v1.Pod {
+// be cluster-level resources). Limits are left alone: the fit does not read them. dropped says
+// whether any request was dropped.
+func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) (_ *v1.Pod, dropped bool) {
 	pod = pod.DeepCopy()
 	filter := func(containers []v1.Container) {
 		for i := range containers {
@@ -174,6 +189,7 @@ func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) *v1.Pod {
 			for name, q := range containers[i].Resources.Requests {
 				if isExtended(name) {
 					if _, ok := allocatable.scalar[name]; !ok {
+						dropped = true
 						continue
 					}
 				}
@@ -184,7 +200,7 @@ func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) *v1.Pod {
 	}
 	filter(pod.Spec.Containers)
 	filter(pod.Spec.InitContainers)
-	return pod
+	return pod, dropped
 }
 
 // anyAddress is the host IP of a port bound on every address, the scheduler's default.

@@ -30,6 +30,9 @@ type usage struct {
 	// uids are the pods' UIDs as the device manager's RemovePods takes them, kept only when an
 	// Admitter has a device manager.
 	uids map[string]bool
+	// scratch is the list activeRequests sums a pod's requests into (the resource helper's
+	// Reuse), read into amounts at once: one map for every share instead of one each.
+	scratch v1.ResourceList
 }
 
 // podUsage is one pod's share of a usage.
@@ -63,9 +66,21 @@ func usageOf(pods iter.Seq[*v1.Pod]) *usage {
 	return u
 }
 
-// shareOf computes a pod's share.
-func shareOf(pod *v1.Pod) *podUsage {
-	return &podUsage{pod: pod, requests: amountsOf(activeRequests(pod)), ports: hostPorts(pod)}
+// shareOf computes a pod's share, summing its requests into scratch (see usage.scratch): nil
+// for a new list.
+func shareOf(pod *v1.Pod, scratch v1.ResourceList) *podUsage {
+	return &podUsage{pod: pod, requests: amountsOf(activeRequests(pod, scratch)), ports: hostPorts(pod)}
+}
+
+// statusReportsResources says whether a container status reports the resources the runtime
+// gave the container, which activeRequests counts and PodRequests does not.
+func statusReportsResources(statuses []v1.ContainerStatus) bool {
+	for i := range statuses {
+		if statuses[i].Resources != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // activeRequests is what an active pod holds of the node as the predicate handler's NodeInfo
@@ -75,8 +90,10 @@ func shareOf(pod *v1.Pod) *podUsage {
 // without the spec when its resize is Infeasible. A pod resized down holds its old requests
 // until its status shows the smaller resources actuated. The pod being admitted is measured
 // by PodRequests, from its spec only, as the fit plugin measures it.
-func activeRequests(pod *v1.Pod) v1.ResourceList {
-	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true})
+//
+// The requests are summed into reuse, which is cleared first, unless it is nil.
+func activeRequests(pod *v1.Pod, reuse v1.ResourceList) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true, Reuse: reuse})
 }
 
 // set counts pod, replacing whatever was counted for its UID. A pod already counted as the very
@@ -88,7 +105,10 @@ func (u *usage) set(pod *v1.Pod) {
 		}
 		u.remove(pod.UID)
 	}
-	s := shareOf(pod)
+	if u.scratch == nil {
+		u.scratch = v1.ResourceList{}
+	}
+	s := shareOf(pod, u.scratch)
 	u.pods[pod.UID] = s
 	u.requests.addAmounts(s.requests, 1)
 	for _, p := range s.ports {

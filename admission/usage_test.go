@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -272,5 +273,111 @@ func TestActivePodsCountTheirActuatedResources(t *testing.T) {
 				t.Errorf("Admit(1 CPU beside a pod actuated at %q of 2 CPUs) = %v, want %v (events %q)", tt.actuated, got, tt.want, h.drain())
 			}
 		})
+	}
+}
+
+// TestFitTakesTheAdmittedPodsShare: the fit measures an admitted pod that is already counted
+// among the active pods from the share counted for it, instead of measuring it again, only when
+// that share is what PodRequests says of it. Over pods resized (their status reporting other
+// resources, a resize infeasible), with sidecars, overhead, pod-level resources, extended
+// resources the node has and lacks, and terminating, the failures (each naming the requested
+// amount: the node has almost nothing) are those of a fit that measures the pod afresh.
+func TestFitTakesTheAdmittedPodsShare(t *testing.T) {
+	node := testNode(rl("cpu", "1m", "memory", "1", "ephemeral-storage", "1", "pods", "110", "example.com/gpu", "0"))
+	sidecar := func(cpu string) v1.Container {
+		c := ctr("sidecar", rl("cpu", cpu))
+		c.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
+		return c
+	}
+	statusCPU := func(name, allocated, actuated string) v1.ContainerStatus {
+		return v1.ContainerStatus{Name: name, AllocatedResources: rl("cpu", allocated), Resources: &v1.ResourceRequirements{Requests: rl("cpu", actuated)}}
+	}
+	tests := []struct {
+		name string
+		pod  func() *v1.Pod
+	}{
+		{"cpu and memory", func() *v1.Pod { return testPod("p", ctr("app", rl("cpu", "500m", "memory", "64Mi"))) }},
+		{"sidecar, init container and overhead", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "300m")))
+			p.Spec.InitContainers = []v1.Container{ctr("init", rl("cpu", "1", "ephemeral-storage", "1Gi")), sidecar("200m")}
+			p.Spec.Overhead = rl("cpu", "100m", "memory", "10Mi")
+			return p
+		}},
+		{"pod-level resources", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "300m")))
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: rl("cpu", "2", "memory", "1Gi")}
+			return p
+		}},
+		{"extended resource the node has", func() *v1.Pod { return testPod("p", ctr("app", rl("cpu", "100m", "example.com/gpu", "1"))) }},
+		{"extended resource the node lacks", func() *v1.Pod { return testPod("p", ctr("app", rl("cpu", "100m", "example.com/fpga", "2"))) }},
+		{"resized down, not yet actuated", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "500m")))
+			p.Status.ContainerStatuses = []v1.ContainerStatus{statusCPU("app", "500m", "1500m")}
+			return p
+		}},
+		{"resize infeasible", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "3")))
+			p.Status.ContainerStatuses = []v1.ContainerStatus{statusCPU("app", "1", "1")}
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+			return p
+		}},
+		{"sidecar resized", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "300m")))
+			p.Spec.InitContainers = []v1.Container{sidecar("200m")}
+			p.Status.InitContainerStatuses = []v1.ContainerStatus{statusCPU("sidecar", "200m", "700m")}
+			return p
+		}},
+		{"terminating", func() *v1.Pod {
+			p := testPod("p", ctr("app", rl("cpu", "250m")))
+			p.DeletionTimestamp = &metav1.Time{}
+			p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}
+			return p
+		}},
+	}
+	logger := klog.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := tt.pod()
+			own := usageOf(slices.Values([]*v1.Pod{pod}))
+			got := generalFilter(logger, pod, node, own.without(pod.UID))
+			want := GeneralFilter(logger, pod, node, slices.Values([]*v1.Pod(nil)))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("failures with the pod's own share counted (-measured afresh +own share):\n%s", diff)
+			}
+			if len(want) == 0 {
+				t.Errorf("no failure: the node should be too small for the pod")
+			}
+		})
+	}
+}
+
+// TestSharesSummedIntoOneListAsFresh: a usage sums every pod's requests into one list it reuses;
+// each share is what summing into a new list gives, over random pods (sidecars, extended
+// resources, host ports) some of them with an overhead, pod-level requests, init containers and
+// container statuses that report other resources, whatever came before.
+func TestSharesSummedIntoOneListAsFresh(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 22))
+	u := newUsage(false)
+	for i := range 2000 {
+		pod := randomPod(r, i)
+		if r.IntN(4) == 0 {
+			pod.Spec.Overhead = rl("cpu", "10m", "memory", "1Mi")
+		}
+		if r.IntN(5) == 0 {
+			pod.Spec.Resources = &v1.ResourceRequirements{Requests: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(3000)))}
+		}
+		if r.IntN(4) == 0 {
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ctr("init", rl("memory", fmt.Sprintf("%dMi", 1+r.IntN(2048)), "example.com/gpu", "1")))
+		}
+		if r.IntN(3) == 0 {
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app",
+				AllocatedResources: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(1500))),
+				Resources:          &v1.ResourceRequirements{Requests: rl("cpu", fmt.Sprintf("%dm", 1+r.IntN(1500)), "memory", "300Mi")}}}
+		}
+		u.set(pod)
+		want := amountsOf(activeRequests(pod, nil))
+		if got := u.pods[pod.UID].requests; got.String() != want.String() {
+			t.Fatalf("pod %d: share summed into the reused list = %s, into a new one = %s", i, got, want)
+		}
 	}
 }

@@ -18,9 +18,9 @@ type envHelper struct {
 	podIP []string
 }
 
-func (h *envHelper) MakeEnvironmentVariables(_ *v1.Pod, _ *v1.Container, podIP string, _ []string) ([]kubecontainer.EnvVar, error) {
+func (h *envHelper) CheckEnvironment(_ *v1.Pod, _ *v1.Container, podIP string, _ []string) error {
 	h.podIP = append(h.podIP, podIP)
-	return nil, h.err
+	return h.err
 }
 
 // TestRuntimeHelperEnvironment checks that a container whose environment cannot be made is not

@@ -115,9 +115,12 @@ func (r *Runtime) AttachKubelet(rec EventRecorder, m Metrics, p PullRecorder, ke
 }
 
 // RuntimeHelper is what the runtime asks of the kubelet process to configure a container
-// (kubecontainer.RuntimeHelper, through GenerateRunContainerOptions): its environment.
+// (kubecontainer.RuntimeHelper, through GenerateRunContainerOptions): whether its environment
+// can be made, and the error when it cannot. The kubelet's helper makes the variables; a fake
+// container runs nothing with them, so the runtime asks only for the error (envvars.Maker's
+// CheckEnvironment, which fails exactly when its MakeEnvironmentVariables does).
 type RuntimeHelper interface {
-	MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) ([]kubecontainer.EnvVar, error)
+	CheckEnvironment(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) error
 }
 
 // SetRuntimeHelper points the runtime at the kubelet process that configures its containers: a
@@ -207,6 +210,9 @@ type Runtime struct {
 	// schedule holds the effects that happen later, in (time, sequence) order.
 	schedule transitions
 	seq      uint64
+	// closureSteps schedules the typed steps (stepCreated, stepStarted, stepEvent) as the
+	// closures they replace, for the tests that check the two do the same.
+	closureSteps bool
 	// lastContainer and lastSandbox number the IDs handed out.
 	lastContainer, lastSandbox int
 	// images maps each image to the instant its pull completes.

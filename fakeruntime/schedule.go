@@ -3,15 +3,21 @@ package fakeruntime
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // step is one scheduled effect. Effects at the same instant apply in the order they were
 // scheduled. The schedule keeps steps by value: a pod's start schedules half a dozen, and one
 // allocation each for a heap node was a twentieth of what a pod cost on its way to Running.
 type step struct {
-	at    time.Time
-	seq   uint64
+	at  time.Time
+	seq uint64
+	// kind says what the step does: apply (stepFunc), or one of the steps every container's
+	// start takes, which carry their data in pod, key, rec and event instead of a closure that
+	// would capture it (one allocation a step; see stepKind).
+	kind  stepKind
 	apply func(at time.Time)
 	// held is the handle of a step someone may cancel (scheduleAt), nil for the rest (post).
 	held *transition
@@ -23,8 +29,53 @@ type step struct {
 	// and the events and log lines it records then. A restarted kubelet drops them
 	// (dropOfProcess); guarded steps are all of the process.
 	ofProcess bool
-	uid       types.UID
 	gen       int
+	// pod is the pod of a guarded step (its UID is the guard's) and of a typed step; key is its
+	// trace key, rec the container of stepCreated and stepStarted, event what stepEvent traces
+	// and records.
+	pod   *v1.Pod
+	key   string
+	rec   *containerRec
+	event *pendingEvent
+}
+
+// stepKind is what a step does. A pod's way to Running takes each typed step once a container
+// (and the Pulled event once an image), so they are data rather than closures.
+type stepKind uint8
+
+const (
+	// stepFunc runs apply.
+	stepFunc stepKind = iota
+	// stepCreated is CreateContainer returning: rec joins its pod's record, Created is traced
+	// and recorded (Runtime.containerCreated).
+	stepCreated
+	// stepStarted is StartContainer returning for a container without a scripted behavior in
+	// its pod's annotations (Runtime.containerStarted).
+	stepStarted
+	// stepEvent is the process tracing event.trace and recording event.k about pod
+	// (Runtime.emitAndRecord).
+	stepEvent
+)
+
+// pendingEvent is what a stepEvent traces and records: one allocation, where a closure over
+// them took two (the closure, and the trace event it captured).
+type pendingEvent struct {
+	trace trace.Event
+	k     kubeEvent
+}
+
+// run applies the step.
+func (r *Runtime) run(t *step) {
+	switch t.kind {
+	case stepFunc:
+		t.apply(t.at)
+	case stepCreated:
+		r.containerCreated(t.at, t.pod, t.key, t.rec)
+	case stepStarted:
+		r.containerStarted(t.at, t.pod, t.key, t.rec, Behavior{}, false)
+	case stepEvent:
+		r.emitAndRecord(t.pod, t.event.trace, t.event.k)
+	}
 }
 
 // cancelled reports whether the step's holder cancelled it.
@@ -99,11 +150,13 @@ func (r *Runtime) post(at time.Time, fn func(at time.Time)) {
 	r.schedule.push(step{at: at, seq: r.seq, apply: fn})
 }
 
-// postGuarded is post for a step of a SyncPod of the pod with uid: it runs only if the pod's
-// generation is still gen then, and the kubelet process that scheduled it still runs.
-func (r *Runtime) postGuarded(at time.Time, fn func(at time.Time), uid types.UID, gen int) {
+// postGuarded is post for a step of a SyncPod of pod: it runs only if the pod's generation is
+// still what it is now then, and the kubelet process that scheduled it still runs. t says what
+// it does (its at, seq and guard are set here).
+func (r *Runtime) postGuarded(at time.Time, pod *v1.Pod, t step) {
 	r.seq++
-	r.schedule.push(step{at: at, seq: r.seq, apply: fn, guarded: true, ofProcess: true, uid: uid, gen: gen})
+	t.at, t.seq, t.guarded, t.ofProcess, t.pod, t.gen = at, r.seq, true, true, pod, r.generation[pod.UID]
+	r.schedule.push(t)
 }
 
 // postOfProcess is post for a step the kubelet process itself takes later (the event its SyncPod
@@ -136,8 +189,8 @@ func (r *Runtime) applyDue(now time.Time) {
 	for len(r.schedule) > 0 && !r.schedule[0].at.After(now) {
 		t := r.schedule.pop()
 		if !t.cancelled() {
-			if !t.guarded || r.generation[t.uid] == t.gen {
-				t.apply(t.at)
+			if !t.guarded || r.generation[t.pod.UID] == t.gen {
+				r.run(&t)
 			}
 			// Most effects change a record (a sandbox, a container's state); the few that only
 			// trace cost a listing.

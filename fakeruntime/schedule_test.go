@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -46,7 +48,7 @@ func TestScheduleOrder(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					uid = "live"
 				}
-				r.postGuarded(at, fn, types.UID(uid), r.generation[types.UID(uid)])
+				r.postGuarded(at, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}, step{apply: fn})
 				p.gen = uid == "stale" && !bumped
 			default:
 				r.post(at, fn)
@@ -108,7 +110,7 @@ func TestDropOfProcess(t *testing.T) {
 			fn := func(time.Time) { ran = append(ran, id) }
 			switch rng.IntN(4) {
 			case 0:
-				r.postGuarded(p.at, fn, "pod", r.generation["pod"])
+				r.postGuarded(p.at, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "pod"}}, step{apply: fn})
 			case 1:
 				r.postOfProcess(p.at, fn)
 			case 2:

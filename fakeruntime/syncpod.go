@@ -162,15 +162,41 @@ func (s *podSync) killContainer(id string, c *v1.Container, message, reason stri
 // schedule runs fn at the instant at unless the pod is killed before then (see
 // Runtime.generation) or the kubelet restarts.
 func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
-	r, uid := s.r, s.pod.UID
-	r.postGuarded(at, fn, uid, r.generation[uid])
+	s.r.postGuarded(at, s.pod, step{apply: fn})
+}
+
+// scheduleContainer schedules a typed step (stepCreated, stepStarted) of rec at the sync's
+// current instant, as schedule would a closure doing the same.
+func (s *podSync) scheduleContainer(kind stepKind, rec *containerRec) {
+	r, pod, key := s.r, s.pod, s.key
+	if r.closureSteps {
+		switch kind {
+		case stepCreated:
+			s.schedule(s.at, func(at time.Time) { r.containerCreated(at, pod, key, rec) })
+		case stepStarted:
+			s.schedule(s.at, func(at time.Time) { r.containerStarted(at, pod, key, rec, Behavior{}, false) })
+		}
+		return
+	}
+	r.postGuarded(s.at, pod, step{kind: kind, key: key, rec: rec})
 }
 
 // emitAndRecordAt traces e and records k about the pod at the sync's current instant, unless the
 // kubelet restarts before then: the process that would log and record them is gone.
 func (s *podSync) emitAndRecordAt(e trace.Event, k kubeEvent) {
 	r, pod := s.r, s.pod
-	r.postOfProcess(s.at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+	if r.closureSteps {
+		r.postEventClosure(s.at, pod, e, k)
+		return
+	}
+	r.seq++
+	r.schedule.push(step{at: s.at, seq: r.seq, kind: stepEvent, ofProcess: true, pod: pod, event: &pendingEvent{trace: e, k: k}})
+}
+
+// postEventClosure is emitAndRecordAt's step as the closure it was. It is a function of its own
+// so that the closure's capture does not move emitAndRecordAt's e to the heap.
+func (r *Runtime) postEventClosure(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
+	r.postOfProcess(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
 }
 
 // recordAt records k about the pod's container at the sync's current instant, with no trace event
@@ -213,7 +239,7 @@ func (s *podSync) createSandbox(attempt int) error {
 		rec.addSandbox(sandboxRec{seq: seq, ip: ip, ips: ips, status: kubecontainer.SandboxStatus{
 			ID: id, State: kubecontainer.SandboxReady, CreatedAt: at, Attempt: attempt,
 		}})
-		r.emit(trace.Event{Event: trace.KindSandbox, Pod: s.key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
+		r.emit(trace.Event{Event: trace.KindSandbox, Pod: key, UID: string(pod.UID), To: string(kubecontainer.SandboxReady), Message: id, Func: "createPodSandbox"})
 	})
 	return nil
 }
@@ -247,7 +273,7 @@ func (s *podSync) start(c *v1.Container) error {
 		if len(ips) > 0 {
 			ip = ips[0]
 		}
-		_, err = r.helper.MakeEnvironmentVariables(s.pod, c, ip, ips)
+		err = r.helper.CheckEnvironment(s.pod, c, ip, ips)
 	}
 	if err == nil {
 		err = containerConfigError(s.pod, c)
@@ -283,15 +309,7 @@ func (s *podSync) start(c *v1.Container) error {
 		// The resources it is created with: the allocated ones of the pod SyncPod was given.
 		Resources: kubecontainer.ResourcesOf(c.Resources),
 	}}
-	pod, key := s.pod, s.key
-	s.schedule(s.at, func(at time.Time) {
-		rec.status.CreatedAt = at
-		p := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
-		p.addContainer(rec)
-		r.containers[rec.status.ID] = rec
-		r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
-			kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
-	})
+	s.scheduleContainer(stepCreated, rec)
 	s.at = s.at.Add(r.lat.ContainerStart)
 	failStart, err := startFailsFromAnnotations(s.pod.Annotations, c.Name, restarts)
 	if err != nil {
@@ -302,22 +320,12 @@ func (s *podSync) start(c *v1.Container) error {
 	}
 	r.observeOp("create_container", 0, nil)
 	r.observeOp("start_container", r.lat.ContainerStart, nil)
-	s.schedule(s.at, func(at time.Time) {
-		if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
-			return // removed or stopped before it ran
-		}
-		rec.status.State = kubecontainer.ContainerStateRunning
-		rec.status.StartedAt = at
-		r.emitAndRecord(pod, trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: c.Name, Message: rec.status.ID, Func: "startContainer"},
-			kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Container started"})
-		b, ok := r.behaviors[behaviorKey{pod: key, container: c.Name}]
-		if !ok && scripted {
-			b, ok = script, true
-		}
-		if ok && b.RunFor > 0 {
-			r.scheduleBehaviorExit(rec, at.Add(b.RunFor), b)
-		}
-	})
+	if scripted {
+		pod, key := s.pod, s.key
+		s.schedule(s.at, func(at time.Time) { r.containerStarted(at, pod, key, rec, script, true) })
+	} else {
+		s.scheduleContainer(stepStarted, rec)
+	}
 	// A start counts as failed when its postStart hook fails: startContainer returns
 	// ErrPostStartHook, and SyncPod counts it in started_containers_errors_total.
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
@@ -675,4 +683,35 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// containerCreated is CreateContainer returning at at for rec, a container of pod (trace key key):
+// the container joins the pod's record, and Created is traced and recorded.
+func (r *Runtime) containerCreated(at time.Time, pod *v1.Pod, key string, rec *containerRec) {
+	rec.status.CreatedAt = at
+	p := r.podFor(pod.UID, pod.Name, pod.Namespace, key)
+	p.addContainer(rec)
+	r.containers[rec.status.ID] = rec
+	r.emitAndRecord(pod, trace.Event{Event: trace.KindCreated, Pod: key, UID: string(pod.UID), Container: rec.status.Name, Message: rec.status.ID, Func: "startContainer"},
+		kubeEvent{v1.EventTypeNormal, events.CreatedContainer, "Container created"})
+}
+
+// containerStarted is StartContainer returning at at for rec: it runs, Started is traced and
+// recorded, and the exit its behavior scripts (a Behavior set for it, else script from the pod's
+// annotations when scripted) is scheduled. A container removed or stopped before then stays so.
+func (r *Runtime) containerStarted(at time.Time, pod *v1.Pod, key string, rec *containerRec, script Behavior, scripted bool) {
+	if r.containers[rec.status.ID] != rec || rec.status.State != kubecontainer.ContainerStateCreated {
+		return // removed or stopped before it ran
+	}
+	rec.status.State = kubecontainer.ContainerStateRunning
+	rec.status.StartedAt = at
+	r.emitAndRecord(pod, trace.Event{Event: trace.KindStarted, Pod: key, UID: string(pod.UID), Container: rec.status.Name, Message: rec.status.ID, Func: "startContainer"},
+		kubeEvent{v1.EventTypeNormal, events.StartedContainer, "Container started"})
+	b, ok := r.behaviors[behaviorKey{pod: key, container: rec.status.Name}]
+	if !ok && scripted {
+		b, ok = script, true
+	}
+	if ok && b.RunFor > 0 {
+		r.scheduleBehaviorExit(rec, at.Add(b.RunFor), b)
+	}
 }

@@ -58,54 +58,59 @@ func ReasonFromError(err error) Reason {
 // convertContainerStatuses builds the API statuses of containers (the regular or the init
 // containers of pod) from the runtime's view and the previous API statuses: the kubelet's
 // convertToAPIContainerStatuses.
+//
+// The kubelet builds a map of pointers to statuses and copies them into the list it returns; here
+// each container's status is built in place in the list returned (a slot a name: the first
+// container of that name), and the previous statuses are searched rather than mapped, which
+// saves an allocation a container and a map a call. The statuses are the same.
 func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous []v1.ContainerStatus,
 	containers []v1.Container, isInit bool, reasons map[string]Reason) []v1.ContainerStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
-	old := make(map[string]v1.ContainerStatus, len(previous))
-	for _, s := range previous {
-		old[s.Name] = s
-	}
 	defaultReason := reasonContainerCreating
 	if hasInit {
 		defaultReason = reasonPodInitializing
 	}
 
-	statuses := make(map[string]*v1.ContainerStatus, len(containers))
-	for _, c := range containers {
+	statuses := make([]v1.ContainerStatus, len(containers))
+	unique := true
+	for i, c := range containers {
+		// A name repeated (which validation refuses) shares its first container's slot, where
+		// the last of them writes its default, as into the kubelet's map by name.
+		k := slotOf(containers, c.Name)
+		unique = unique && k == i
 		if rs.FindContainerStatusByName(c.Name) != nil {
-			// The newest instance replaces the default status below, whole: only the key is
-			// needed until then (the kubelet builds the default and drops it; at every sync of
+			// The newest instance replaces the default status below, whole: the slot stays
+			// empty until then (the kubelet builds the default and drops it; at every sync of
 			// a running container, two allocations and a copy of the previous status).
-			statuses[c.Name] = nil
 			continue
 		}
-		s := &v1.ContainerStatus{
+		s := &statuses[k]
+		*s = v1.ContainerStatus{
 			Name:  c.Name,
 			Image: c.Image,
 			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
 		}
-		if o, ok := old[c.Name]; ok {
+		if o := previousStatus(previous, c.Name); o != nil {
 			if o.State.Terminated != nil {
-				s = o.DeepCopy()
+				o.DeepCopyInto(s)
 			} else {
 				s.RestartCount = o.RestartCount
-				s.LastTerminationState = *o.LastTerminationState.DeepCopy()
+				o.LastTerminationState.DeepCopyInto(&s.LastTerminationState)
 			}
 		}
-		statuses[c.Name] = s
 	}
 
 	// A container that used to run and is gone from the runtime ended unseen: show it stopped, not
 	// freshly waiting, so the pod does not fall back to Pending.
-	for _, c := range containers {
-		if rs.FindContainerStatusByName(c.Name) != nil {
+	for i, c := range containers {
+		if slotOf(containers, c.Name) != i || rs.FindContainerStatusByName(c.Name) != nil {
 			continue
 		}
-		o, ok := old[c.Name]
-		if !ok || o.State.Terminated != nil || o.State.Running == nil {
+		o := previousStatus(previous, c.Name)
+		if o == nil || o.State.Terminated != nil || o.State.Running == nil {
 			continue
 		}
-		s := statuses[c.Name]
+		s := &statuses[i]
 		if s.State.Waiting == nil || s.State.Waiting.Reason != defaultReason || s.LastTerminationState.Terminated != nil {
 			continue
 		}
@@ -129,19 +134,16 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 	seen := map[string]int{}
 	for i := range instances {
 		cs := &instances[i]
-		if _, ok := statuses[cs.Name]; !ok || seen[cs.Name] >= 2 {
+		k := slotOf(containers, cs.Name)
+		if k < 0 || seen[cs.Name] >= 2 {
 			continue
 		}
-		var o *v1.ContainerStatus
-		if prev, ok := old[cs.Name]; ok {
-			o = &prev
-		}
-		s := convertInstance(cs, o)
+		s := convertInstance(cs, previousStatus(previous, cs.Name))
 		if seen[cs.Name] == 0 {
-			setResources(s, containerByName(containers, cs.Name), cs)
-			statuses[cs.Name] = s
+			statuses[k] = s
+			setResources(&statuses[k], &containers[k], cs)
 		} else {
-			statuses[cs.Name].LastTerminationState = s.State
+			statuses[k].LastTerminationState = s.State
 		}
 		seen[cs.Name]++
 	}
@@ -149,13 +151,14 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 	// A container the runtime will start again shows why it has not started yet.
 	for i := range containers {
 		c := &containers[i]
+		s := &statuses[slotOf(containers, c.Name)]
 		if isInit {
 			cs := rs.FindContainerStatusByName(c.Name)
 			if cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0 {
 				continue
 			}
-			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && statuses[c.Name].State.Waiting != nil {
-				statuses[c.Name].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && s.State.Waiting != nil {
+				s.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 					Reason: reasonCompleted, Message: msgInitAssumedDone,
 				}}
 				continue
@@ -168,32 +171,56 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		if !ok {
 			continue
 		}
-		s := statuses[c.Name]
 		if s.State.Terminated != nil {
 			s.LastTerminationState = s.State
 		}
 		s.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
 	}
 
-	out := make([]v1.ContainerStatus, 0, len(containers))
-	if isInit {
-		for _, c := range containers {
-			out = append(out, *statuses[c.Name])
+	if !unique {
+		// Init containers listed in their order, a repeated name again with its status; regular
+		// containers one a name.
+		out := make([]v1.ContainerStatus, 0, len(containers))
+		for i, c := range containers {
+			k := slotOf(containers, c.Name)
+			if isInit || k == i {
+				out = append(out, statuses[k])
+			}
 		}
-		return out
+		statuses = out
 	}
-	for _, s := range statuses {
-		out = append(out, *s)
+	if !isInit {
+		// The names are unique: any sort gives the one order.
+		slices.SortFunc(statuses, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
 	}
-	// The names are the map's keys, so unique: any sort gives the one order.
-	slices.SortFunc(out, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return statuses
+}
+
+// slotOf is the index of the first of containers named name, -1 for none.
+func slotOf(containers []v1.Container, name string) int {
+	for i := range containers {
+		if containers[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// previousStatus is the last of the previous statuses named name, nil for none: the one a map of
+// them by name would keep. It is only read.
+func previousStatus(previous []v1.ContainerStatus, name string) *v1.ContainerStatus {
+	for i := len(previous) - 1; i >= 0; i-- {
+		if previous[i].Name == name {
+			return &previous[i]
+		}
+	}
+	return nil
 }
 
 // convertInstance converts one runtime container instance.
-func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) *v1.ContainerStatus {
+func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) v1.ContainerStatus {
 	id := containerIDPrefix + cs.ID
-	s := &v1.ContainerStatus{
+	s := v1.ContainerStatus{
 		Name:         cs.Name,
 		RestartCount: int32(cs.RestartCount),
 		Image:        cs.Image,

@@ -15,5 +15,7 @@
 // service informer has listed once.
 //
 // The kubelet hands the runtime the variables in map order, which is random; a Maker returns them
-// sorted by name.
+// sorted by name. The fake runtime runs nothing with them and asks CheckEnvironment instead: the
+// same references resolved in the same order, failing with the same first error, without making
+// the variables.
 package envvars

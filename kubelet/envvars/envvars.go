@@ -62,6 +62,38 @@ var masterServices = []string{"kubernetes"}
 
 // MakeEnvironmentVariables is the kubelet's makeEnvironmentVariables, the variables sorted by name.
 func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) ([]kubecontainer.EnvVar, error) {
+	tmpEnv := map[string]string{}
+	serviceEnv, err := m.resolve(pod, container, podIP, podIPs, tmpEnv)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range serviceEnv {
+		if _, ok := tmpEnv[k]; !ok {
+			tmpEnv[k] = v
+		}
+	}
+	out := make([]kubecontainer.EnvVar, 0, len(tmpEnv))
+	for _, k := range slices.Sorted(maps.Keys(tmpEnv)) {
+		out = append(out, kubecontainer.EnvVar{Name: k, Value: tmpEnv[k]})
+	}
+	return out, nil
+}
+
+// CheckEnvironment is the error MakeEnvironmentVariables returns for the container, nil when it
+// makes the variables, without making them: generateContainerConfig's only effect the fake
+// runtime shows is that error (CreateContainerConfigError), and it drops the variables. It reads
+// the same ConfigMaps, Secrets and keys in the same order, so the first failure is the same; the
+// Services are listed only to see that they have been read once, since no service variable can
+// fail. A container without env or envFrom costs nothing.
+func (m *Maker) CheckEnvironment(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) error {
+	_, err := m.resolve(pod, container, podIP, podIPs, nil)
+	return err
+}
+
+// resolve walks what the container's environment refers to, in the kubelet's order, and returns
+// the first error. With tmpEnv it puts the container's own variables into it and returns the
+// service variables; without, it only checks (CheckEnvironment): no value is made or expanded.
+func (m *Maker) resolve(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string, tmpEnv map[string]string) (map[string]string, error) {
 	if pod.Spec.EnableServiceLinks == nil {
 		return nil, errors.New("nil pod.spec.enableServiceLinks encountered, cannot construct envvars")
 	}
@@ -70,30 +102,46 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 			return nil, errors.New("services have not yet been read at least once, cannot construct envvars")
 		}
 	}
-	serviceEnv := m.serviceEnv(pod.Namespace, *pod.Spec.EnableServiceLinks)
-	configMaps := map[string]*v1.ConfigMap{}
-	secrets := map[string]*v1.Secret{}
-	tmpEnv := map[string]string{}
+	build := tmpEnv != nil
+	var serviceEnv map[string]string
+	if build {
+		serviceEnv = m.serviceEnv(pod.Namespace, *pod.Spec.EnableServiceLinks)
+	}
+	// The ConfigMaps and Secrets read so far, made at the first reference.
+	var configMaps map[string]*v1.ConfigMap
+	var secrets map[string]*v1.Secret
+	seenConfigMaps := func() map[string]*v1.ConfigMap {
+		if configMaps == nil {
+			configMaps = map[string]*v1.ConfigMap{}
+		}
+		return configMaps
+	}
+	seenSecrets := func() map[string]*v1.Secret {
+		if secrets == nil {
+			secrets = map[string]*v1.Secret{}
+		}
+		return secrets
+	}
 
 	for _, from := range container.EnvFrom {
 		switch {
 		case from.ConfigMapRef != nil:
-			cm, skip, err := m.configMap(pod.Namespace, from.ConfigMapRef.Name, isTrue(from.ConfigMapRef.Optional), configMaps)
+			cm, skip, err := m.configMap(pod.Namespace, from.ConfigMapRef.Name, isTrue(from.ConfigMapRef.Optional), seenConfigMaps())
 			if err != nil {
 				return nil, err
 			}
-			if skip {
+			if skip || !build {
 				continue
 			}
 			for k, v := range cm.Data {
 				tmpEnv[from.Prefix+k] = v
 			}
 		case from.SecretRef != nil:
-			s, skip, err := m.secret(pod.Namespace, from.SecretRef.Name, isTrue(from.SecretRef.Optional), secrets)
+			s, skip, err := m.secret(pod.Namespace, from.SecretRef.Name, isTrue(from.SecretRef.Optional), seenSecrets())
 			if err != nil {
 				return nil, err
 			}
-			if skip {
+			if skip || !build {
 				continue
 			}
 			for k, v := range s.Data {
@@ -113,7 +161,9 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 		val := env.Value
 		switch {
 		case val != "":
-			val = Expand(val, lookup)
+			if build {
+				val = Expand(val, lookup)
+			}
 		case env.ValueFrom == nil:
 		case env.ValueFrom.FieldRef != nil:
 			var err error
@@ -128,7 +178,7 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 		case env.ValueFrom.ConfigMapKeyRef != nil:
 			ref := env.ValueFrom.ConfigMapKeyRef
 			optional := isTrue(ref.Optional)
-			cm, skip, err := m.configMap(pod.Namespace, ref.Name, optional, configMaps)
+			cm, skip, err := m.configMap(pod.Namespace, ref.Name, optional, seenConfigMaps())
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +196,7 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 		case env.ValueFrom.SecretKeyRef != nil:
 			ref := env.ValueFrom.SecretKeyRef
 			optional := isTrue(ref.Optional)
-			s, skip, err := m.secret(pod.Namespace, ref.Name, optional, secrets)
+			s, skip, err := m.secret(pod.Namespace, ref.Name, optional, seenSecrets())
 			if err != nil {
 				return nil, err
 			}
@@ -162,19 +212,11 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 			}
 			val = string(v)
 		}
-		tmpEnv[env.Name] = val
-	}
-
-	for k, v := range serviceEnv {
-		if _, ok := tmpEnv[k]; !ok {
-			tmpEnv[k] = v
+		if build {
+			tmpEnv[env.Name] = val
 		}
 	}
-	out := make([]kubecontainer.EnvVar, 0, len(tmpEnv))
-	for _, k := range slices.Sorted(maps.Keys(tmpEnv)) {
-		out = append(out, kubecontainer.EnvVar{Name: k, Value: tmpEnv[k]})
-	}
-	return out, nil
+	return serviceEnv, nil
 }
 
 // configMap reads a ConfigMap once per container, as the kubelet's local map does: skip is set for

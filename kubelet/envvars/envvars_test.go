@@ -19,9 +19,12 @@ type objects struct {
 	secrets    map[string]*v1.Secret
 	services   []*v1.Service
 	synced     bool
+	// reads are the ConfigMaps and Secrets asked for, in order.
+	reads []string
 }
 
 func (o *objects) GetConfigMap(_, name string) (*v1.ConfigMap, error) {
+	o.reads = append(o.reads, "configmap/"+name)
 	if cm, ok := o.configMaps[name]; ok {
 		return cm, nil
 	}
@@ -29,6 +32,7 @@ func (o *objects) GetConfigMap(_, name string) (*v1.ConfigMap, error) {
 }
 
 func (o *objects) GetSecret(_, name string) (*v1.Secret, error) {
+	o.reads = append(o.reads, "secret/"+name)
 	if s, ok := o.secrets[name]; ok {
 		return s, nil
 	}
@@ -74,7 +78,9 @@ func TestErrors(t *testing.T) {
 		from    []v1.EnvFromSource
 		objects func(*objects)
 		noAPI   bool
-		want    string
+		// nilLinks leaves spec.enableServiceLinks unset; static makes the pod a file's.
+		nilLinks, static bool
+		want             string
 	}{
 		{name: "missing config map", env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("absent", "k", false)}}, want: `configmap "absent" not found`},
 		{name: "missing key in config map", env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("app", "nope", false)}}, want: "couldn't find key nope in ConfigMap ns/app"},
@@ -86,23 +92,58 @@ func TestErrors(t *testing.T) {
 			from: []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}, Optional: ptr.To(true)}}}},
 		{name: "services not synced", objects: func(o *objects) { o.synced = false }, want: "services have not yet been read at least once, cannot construct envvars"},
 		{name: "standalone", noAPI: true, env: []v1.EnvVar{{Name: "X", ValueFrom: secretKey("db", "pw", false)}}, want: "couldn't get secret ns/db, no kubeClient defined"},
+		{name: "unsupported field path", env: []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.hostname"}}}}, want: "unsupported fieldPath: spec.hostname"},
+		{name: "no host IP", noAPI: true, env: []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}}, want: "cannot get host IP: no node address"},
+		{name: "unsupported resource", env: []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.gpu"}}}}, want: "unsupported container resource : limits.gpu"},
+		{name: "resource of a missing container", env: []v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}}}}, want: "container nope not found"},
+		{name: "first failure wins", from: []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}}},
+			env:  []v1.EnvVar{{Name: "V", Value: "$(MODE)"}, {Name: "X", ValueFrom: cmKey("app", "MODE", false)}, {Name: "Y", ValueFrom: secretKey("db", "user", false)}, {Name: "Z", ValueFrom: cmKey("absent", "k", false)}},
+			want: "couldn't find key user in Secret ns/db"},
+		{name: "references that resolve", from: []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "db"}}}},
+			env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("app", "MODE", false)}, {Name: "Y", ValueFrom: cmKey("app", "LEVEL", false)}, {Name: "IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIPs"}}}}},
+		{name: "no service links flag", nilLinks: true, want: "nil pod.spec.enableServiceLinks encountered, cannot construct envvars"},
+		{name: "static pod before the services", static: true, objects: func(o *objects) { o.synced = false }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newObjects()
-			if tc.objects != nil {
-				tc.objects(o)
+			// CheckEnvironment, which the runtime asks, must fail exactly when
+			// MakeEnvironmentVariables does, with its message, after the same reads.
+			var reads [2][]string
+			for i, check := range []bool{false, true} {
+				o := newObjects()
+				if tc.objects != nil {
+					tc.objects(o)
+				}
+				opts := Options{ConfigMaps: o, Secrets: o, Services: o}
+				if tc.noAPI {
+					opts = Options{}
+				}
+				c := v1.Container{Name: "app", Env: tc.env, EnvFrom: tc.from}
+				pod := envPod(true, c)
+				if tc.nilLinks {
+					pod.Spec.EnableServiceLinks = nil
+				}
+				if tc.static {
+					pod.Annotations = map[string]string{kubecontainer.ConfigSourceAnnotationKey: "file"}
+				}
+				var err error
+				name := "MakeEnvironmentVariables"
+				if check {
+					name = "CheckEnvironment"
+					err = New(opts).CheckEnvironment(pod, &c, "10.88.0.5", nil)
+				} else {
+					_, err = New(opts).MakeEnvironmentVariables(pod, &c, "10.88.0.5", nil)
+				}
+				got := ""
+				if err != nil {
+					got = err.Error()
+				}
+				if got != tc.want {
+					t.Errorf("%s() error = %q, want %q", name, got, tc.want)
+				}
+				reads[i] = o.reads
 			}
-			opts := Options{ConfigMaps: o, Secrets: o, Services: o}
-			if tc.noAPI {
-				opts = Options{}
-			}
-			_, err := New(opts).MakeEnvironmentVariables(envPod(true, v1.Container{Name: "app", Env: tc.env, EnvFrom: tc.from}), &v1.Container{Name: "app", Env: tc.env, EnvFrom: tc.from}, "10.88.0.5", nil)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if got != tc.want {
-				t.Errorf("MakeEnvironmentVariables() error = %q, want %q", got, tc.want)
+			if diff := cmp.Diff(reads[0], reads[1]); diff != "" {
+				t.Errorf("objects read, MakeEnvironmentVariables (-) and CheckEnvironment (+):\n%s", diff)
 			}
 		})
 	}
