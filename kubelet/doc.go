@@ -22,7 +22,9 @@
 //	        their runners on the real clock (sources, PodConfig's mux, the ConfigMap and Secret
 //	        reflectors and the service informer, the sync loop, the device manager's
 //	        kubelet.sock, the plugin manager and watcher). A fleet is N of them sharing one pod
-//	        watch (PodWatch) and one file watch (filewatch.Shared, RunOptions.FileWatch).
+//	        watch (PodWatch, with the node informer, the service informer and the ConfigMap and
+//	        Secret reflectors beside it: World.Objects) and one file watch (filewatch.Shared,
+//	        RunOptions.FileWatch).
 //	replay  World from package world's simulation (its object watches read the in-process API
 //	        server); Settle and NextWake step every core on a virtual clock, in a fixed order.
 //

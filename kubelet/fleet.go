@@ -13,12 +13,15 @@ import (
 
 	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/sources"
+	"github.com/minikubelet/minikubelet/volumemanager/objects"
 )
 
 // PodWatch is the one pod watch of a fleet of kubelets in one process: each node's Run adds its
 // api source, and once every node has, one reflector over every pod feeds each node what its own
 // field-selected watch would (sources.SharedAPIRunner). The nodes share it as they share the API
-// server; it stands for N watches, not for anything a kubelet shares.
+// server; it stands for N watches, not for anything a kubelet shares. Beside it run the fleet's
+// other shared watches: its node informer, and the service informer and ConfigMap and Secret
+// reflectors of Objects.
 type PodWatch struct {
 	client kubernetes.Interface
 	pods   sources.PodListWatcher // nil: client's
@@ -28,6 +31,9 @@ type PodWatch struct {
 	// reads its own field-selected one.
 	nodeInformers informers.SharedInformerFactory
 	lister        corelisters.NodeLister
+	// objects are the fleet's one service informer and one reflector per watched ConfigMap or
+	// Secret, whichever nodes watch it (objects.Reflectors counts them).
+	objects *objects.Reflectors
 
 	mu    sync.Mutex // guards nodes and ready's closing
 	nodes map[string]sources.SharedAPINode
@@ -59,8 +65,13 @@ func NewPodWatch(opts PodWatchOptions) (*PodWatch, error) {
 	w := &PodWatch{client: client, pods: opts.Pods, clock: clk, want: nodes, nodes: map[string]sources.SharedAPINode{}, ready: make(chan struct{}),
 		nodeInformers: informers.NewSharedInformerFactory(client, 0)}
 	w.lister = w.nodeInformers.Core().V1().Nodes().Lister()
+	w.objects = objects.NewReflectors(client)
 	return w, nil
 }
+
+// Objects are the watches of the ConfigMaps and Secrets the fleet's pods reference and its
+// service informer, which every node's World.Objects shares; Run runs them.
+func (w *PodWatch) Objects() ObjectSource { return w.objects }
 
 // nodeLister is the fleet's node lister.
 func (w *PodWatch) nodeLister() corelisters.NodeLister { return w.lister }
@@ -81,8 +92,15 @@ func (w *PodWatch) add(name string, n sources.SharedAPINode) {
 	}
 }
 
-// Run watches the nodes at once, and the pods once every node has joined, until ctx is done.
+// Run watches the nodes, the services and the objects the nodes watch at once, and the pods
+// once every node has joined, until ctx is done.
 func (w *PodWatch) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	// The object watches end with ctx, or when the pod watch fails (their Run never does).
+	defer cancel()
+	wg.Go(func() { _ = w.objects.Run(ctx, w.clock) })
 	w.nodeInformers.Start(ctx.Done())
 	defer w.nodeInformers.Shutdown() // waits for the informer's goroutines
 	select {

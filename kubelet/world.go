@@ -63,8 +63,10 @@ type World struct {
 	// success.
 	ProbeScript *prober.Script
 	// Objects are the watches of the ConfigMaps and Secrets the pods reference and the service
-	// informer, for a driver that steps the kubelet (a replay: sim/world's Objects). Nil with an
-	// API server is `run`'s: client-go reflectors that Run runs.
+	// informer, for a driver that steps the kubelet (a replay: sim/world's Objects) or for a
+	// fleet's node in `run`, which shares the fleet's (PodWatch.Objects, run by the PodWatch's
+	// Run). Nil with an API server is a single node's in `run`: client-go reflectors of its own
+	// that Run runs.
 	Objects ObjectSource
 	// APIWatch simulates the api source's reflector for a driver that steps the kubelet (a
 	// replay): New makes its first list and Settle pumps it. Nil in `run`, where Run's reflector

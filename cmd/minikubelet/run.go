@@ -454,7 +454,8 @@ type kubeletDeps struct {
 }
 
 // startKubelet starts every simulated node of cfg (see nodeNames), sharing the event
-// broadcaster, the API client's transport, one pod watch, one file watch and the kubelet server.
+// broadcaster, the API client's transport, one pod watch (with the node, service and object
+// watches beside it), one file watch and the kubelet server.
 func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) error {
 	names := nodeNames(cfg)
 	if cfg.RootDir != "" || cfg.Kubelet.Sources.StaticPodPath != "" {
@@ -528,6 +529,10 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		API:          client,
 		HeartbeatAPI: clients.heartbeat,
 		Writes:       clients.writes,
+	}
+	if d.podWatch != nil {
+		// The fleet's one service informer and one reflector per watched ConfigMap or Secret.
+		world.Objects = d.podWatch.Objects()
 	}
 	world.Events = d.broadcasters.recorder(cfg.NodeName, send, logsEvents(logger, cfg.VModule), clients.events)
 	if rootDir != "" {

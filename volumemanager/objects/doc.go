@@ -21,7 +21,8 @@
 // kubelet stops watching it.
 //
 // The watches are a Source, a seam of the kubelet's world: in `run`, Reflectors (run.go)
-// runs a client-go reflector per watched object beside the sync loop; in replay, the simulated
+// runs a client-go reflector per watched object beside the sync loop (a fleet's nodes share one
+// Reflectors, whose reflector for an object runs while any node watches it); in replay, the simulated
 // world reads the in-process API server at every step the API server is reachable: on a virtual
 // clock that nothing delays, a watch delivers a write in the instant it is made, so reading the
 // store is what the watch would have delivered.

@@ -29,6 +29,13 @@ const syncWait = time.Second
 // goroutines of their own beside the sync loop. Watches asked for before Run starts when Run
 // does; Run stops them all when its context ends. It is shared by the loop and the reflectors,
 // and guards itself.
+//
+// A fleet's nodes (`run --nodes`) share one: one service informer, and one reflector per object
+// however many nodes watch it. Each node's managers call Watch and Stop once per object (a
+// Watch is always followed by one Stop), so the reflector counts the nodes that watch its object
+// and stops when the last one stops; a node that starts watching an object another node already
+// watches reads the reflector's store as it is, without waiting for a list of its own. A single
+// node's object has one watcher, and its reflector lives exactly as long as its watch.
 type Reflectors struct {
 	client kubernetes.Interface
 
@@ -46,13 +53,15 @@ type Reflectors struct {
 	factory        informers.SharedInformerFactory
 }
 
-// watchItem is one watched object: its store, closed synced once its reflector listed, and the
-// cancel of its reflector's context (nil until it runs).
+// watchItem is one watched object: its store, closed synced once its reflector listed, the
+// cancel of its reflector's context (nil until it runs), and how many Watches it has that no
+// Stop ended.
 type watchItem struct {
-	store  cache.Store
-	synced chan struct{}
-	once   sync.Once
-	cancel context.CancelFunc
+	watchers int
+	store    cache.Store
+	synced   chan struct{}
+	once     sync.Once
+	cancel   context.CancelFunc
 }
 
 // NewReflectors returns the watches of a kubelet whose API server is client. Nothing runs until
@@ -86,30 +95,37 @@ func (r *Reflectors) Run(ctx context.Context, clk clock.WithTicker) error {
 	return nil
 }
 
-// Watch starts a reflector for k (at Run's start when Run is not running yet).
+// Watch starts a reflector for k (at Run's start when Run is not running yet), or counts one
+// more watcher of the reflector k has.
 func (r *Reflectors) Watch(k Key) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.items[k]; ok {
+	if it, ok := r.items[k]; ok {
+		it.watchers++
 		return
 	}
-	it := &watchItem{store: cache.NewStore(cache.MetaNamespaceKeyFunc), synced: make(chan struct{})}
+	it := &watchItem{watchers: 1, store: cache.NewStore(cache.MetaNamespaceKeyFunc), synced: make(chan struct{})}
 	r.items[k] = it
 	if r.ctx != nil {
 		r.start(k, it)
 	}
 }
 
-// Stop stops k's reflector.
+// Stop ends one watch of k; the last stops k's reflector and forgets what it held.
 func (r *Reflectors) Stop(k Key) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if it, ok := r.items[k]; ok {
-		if it.cancel != nil {
-			it.cancel()
-		}
-		delete(r.items, k)
+	it, ok := r.items[k]
+	if !ok {
+		return
 	}
+	if it.watchers--; it.watchers > 0 {
+		return
+	}
+	if it.cancel != nil {
+		it.cancel()
+	}
+	delete(r.items, k)
 }
 
 // Get returns k's object from its reflector's store, after waiting up to a second for the
