@@ -37,10 +37,21 @@ var podPatchMeta = func() strategicpatch.LookupPatchMeta {
 // TestStatusPatchAsTheKubelet, TestStatusPatchRandomStatuses (every field of the status type,
 // filled at random, numbers often zero) and FuzzStatusPatch hold the two to the same bytes;
 // TestStatusMapsCoverPodStatus fails when a k8s.io/api release changes the status types' fields.
+//
+// Most of a write's status is what the API already has: the maps leave that out. A field of the
+// status that is the same Go value on both sides is left out of both (withoutEqualFields), and a
+// condition that is the same on both sides, its type once in each list, is only its type
+// (sameConditions). A strategic merge patch of two maps is a patch per key, each from the two
+// sides' values alone, and two equal values give none; a list merged by key patches each element
+// from the two sides' elements alone, and lists every element's key in $setElementOrder, so an
+// element equal on both sides needs no more than its key. The patch's bytes are the ones the
+// whole maps give: TestStatusPatchAsTheWholeMaps holds the two to them.
 func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	withoutEqualFields(&old, &next)
 	var m statusMaps
-	oldMap := m.pod("", &old)
-	newMap := m.pod(uid, &next)
+	m.sameOld, m.sameNext = sameConditions(old.Conditions, next.Conditions)
+	oldMap := m.pod("", &old, m.sameOld)
+	newMap := m.pod(uid, &next, m.sameNext)
 	if m.bad {
 		return statusPatchJSON(uid, old, next)
 	}
