@@ -370,3 +370,31 @@ func sameConditions(old, next []v1.PodCondition) (sameOld, sameNext uint64) {
 	}
 	return sameOld, sameNext
 }
+
+// containersDiffer reports whether two lists of container statuses surely have different JSON
+// texts, by what the text writes one way only: the lists' lengths, each status's ready flag,
+// restart count, started flag, which states it has, and its container ID when both IDs are
+// valid UTF-8 (the text makes two invalid strings equal when it replaces their bad bytes). A
+// false answer says nothing: the maps then compare the lists.
+func containersDiffer(a, b []v1.ContainerStatus) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Ready != y.Ready || x.RestartCount != y.RestartCount {
+			return true
+		}
+		if (x.Started == nil) != (y.Started == nil) || x.Started != nil && *x.Started != *y.Started {
+			return true
+		}
+		if (x.State.Waiting == nil) != (y.State.Waiting == nil) || (x.State.Running == nil) != (y.State.Running == nil) ||
+			(x.State.Terminated == nil) != (y.State.Terminated == nil) {
+			return true
+		}
+		if x.ContainerID != y.ContainerID && utf8.ValidString(x.ContainerID) && utf8.ValidString(y.ContainerID) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package status
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 )
 
@@ -180,6 +182,28 @@ func TestStatusPatchAsTheWholeMaps(t *testing.T) {
 			s.ContainerStatuses[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}
 			s.ContainerStatuses[0].Ready = false
 		}},
+		{"the containers removed", running, func(s *v1.PodStatus) { s.ContainerStatuses = nil }},
+		{"a container's ready flag", running, func(s *v1.PodStatus) { s.ContainerStatuses[0].Ready = false }},
+		{"a container's ID", running, func(s *v1.PodStatus) { s.ContainerStatuses[0].ContainerID = "fake://other" }},
+		{"a container's ID with bad bytes the text makes equal", func() v1.PodStatus {
+			s := *running.DeepCopy()
+			s.ContainerStatuses[0].ContainerID = "x\xff"
+			return s
+		}(), func(s *v1.PodStatus) { s.ContainerStatuses[0].ContainerID = "x\xfe" }},
+		{"an init container's restart count", func() v1.PodStatus {
+			s := *running.DeepCopy()
+			s.InitContainerStatuses = []v1.ContainerStatus{{Name: "init", RestartCount: 1}}
+			return s
+		}(), func(s *v1.PodStatus) { s.InitContainerStatuses = []v1.ContainerStatus{{Name: "init", RestartCount: 2}} }},
+		{"the ephemeral containers' state only below the second", func() v1.PodStatus {
+			s := *running.DeepCopy()
+			s.EphemeralContainerStatuses = []v1.ContainerStatus{{Name: "debug", State: v1.ContainerState{
+				Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(7, 0))}}}}
+			return s
+		}(), func(s *v1.PodStatus) {
+			s.EphemeralContainerStatuses = []v1.ContainerStatus{{Name: "debug", State: v1.ContainerState{
+				Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(7, 5e8))}}}}
+		}},
 		{"a container added", running, func(s *v1.PodStatus) {
 			s.ContainerStatuses = append(s.ContainerStatuses, v1.ContainerStatus{Name: "b", Image: "b:1"})
 		}},
@@ -280,6 +304,44 @@ func TestSameConditions(t *testing.T) {
 			gotOld, gotNext := sameConditions(tc.old, tc.next)
 			if gotOld != tc.wantOld || gotNext != tc.wantNext {
 				t.Errorf("sameConditions() = %b, %b, want %b, %b", gotOld, gotNext, tc.wantOld, tc.wantNext)
+			}
+		})
+	}
+}
+
+// TestContainersDiffer checks what containersDiffer calls sure to differ, and that it never says
+// so of two lists the JSON text makes equal.
+func TestContainersDiffer(t *testing.T) {
+	base := []v1.ContainerStatus{{Name: "a", Ready: true, ContainerID: "fake://a", Started: ptr.To(true),
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(10, 0))}}}}
+	for _, tc := range []struct {
+		name   string
+		change func(l []v1.ContainerStatus) []v1.ContainerStatus
+		want   bool
+	}{
+		{"the same", func(l []v1.ContainerStatus) []v1.ContainerStatus { return l }, false},
+		{"none", func([]v1.ContainerStatus) []v1.ContainerStatus { return nil }, true},
+		{"one more", func(l []v1.ContainerStatus) []v1.ContainerStatus { return append(l, v1.ContainerStatus{Name: "b"}) }, true},
+		{"ready", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].Ready = false; return l }, true},
+		{"restarts", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].RestartCount = 1; return l }, true},
+		{"started false", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].Started = ptr.To(false); return l }, true},
+		{"started unset", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].Started = nil; return l }, true},
+		{"terminated", func(l []v1.ContainerStatus) []v1.ContainerStatus {
+			l[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{}}
+			return l
+		}, true},
+		{"another ID", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].ContainerID = "fake://b"; return l }, true},
+		{"an ID with a bad byte", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].ContainerID = "fake://\xff"; return l }, false},
+		{"a start below the second", func(l []v1.ContainerStatus) []v1.ContainerStatus {
+			l[0].State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(10, 1))}
+			return l
+		}, false},
+		{"the image (left to the maps)", func(l []v1.ContainerStatus) []v1.ContainerStatus { l[0].Image = "b:2"; return l }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := tc.change(slices.Clone(base))
+			if got := containersDiffer(base, other); got != tc.want {
+				t.Errorf("containersDiffer() = %v, want %v", got, tc.want)
 			}
 		})
 	}
