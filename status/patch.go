@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,22 +38,64 @@ var podPatchMeta = func() strategicpatch.LookupPatchMeta {
 // TestStatusPatchAsTheKubelet, TestStatusPatchRandomStatuses (every field of the status type,
 // filled at random, numbers often zero) and FuzzStatusPatch hold the two to the same bytes;
 // TestStatusMapsCoverPodStatus fails when a k8s.io/api release changes the status types' fields.
+//
+// Most of a write's status is what the API already has: the maps leave that out. A field of the
+// status that is the same Go value on both sides is left out of both (withoutEqualFields), and a
+// condition that is the same on both sides, its type once in each list, is only its type
+// (sameConditions). A strategic merge patch of two maps is a patch per key, each from the two
+// sides' values alone, and two equal values give none; a list merged by key patches each element
+// from the two sides' elements alone, and lists every element's key in $setElementOrder, so an
+// element equal on both sides needs no more than its key. A list of container statuses that
+// surely changed (containersDiffer) is left out of the old side's maps. The patch's bytes are the ones the
+// whole maps give: TestStatusPatchAsTheWholeMaps holds the two to them.
 func statusPatch(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	withoutEqualFields(&old, &next)
 	var m statusMaps
-	oldMap := m.pod("", &old)
-	newMap := m.pod(uid, &next)
+	m.sameOld, m.sameNext = sameConditions(old.Conditions, next.Conditions)
+	// A list of container statuses is replaced whole when it changed at all: the old one's
+	// content matters only to tell whether it did, and a list sure to differ is an empty one
+	// on the old side, there so that the next side's having none still removes it.
+	built := old
+	stale := [3]*[]v1.ContainerStatus{&built.InitContainerStatuses, &built.ContainerStatuses, &built.EphemeralContainerStatuses}
+	news := [3][]v1.ContainerStatus{next.InitContainerStatuses, next.ContainerStatuses, next.EphemeralContainerStatuses}
+	var replaced [3]bool
+	for i, l := range stale {
+		if len(*l) > 0 && containersDiffer(*l, news[i]) {
+			*l, replaced[i] = nil, true
+		}
+	}
+	oldMap := m.pod("", &built, m.sameOld)
+	for i, key := range [3]string{"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"} {
+		if replaced[i] {
+			oldMap["status"].(obj)[key] = []any{}
+		}
+	}
+	newMap := m.pod(uid, &next, m.sameNext)
 	if m.bad {
+		// The statuses without what they share: left out of both, it is left out of the
+		// patch through the JSON text as well.
 		return statusPatchJSON(uid, old, next)
 	}
 	patchMap, err := strategicpatch.CreateTwoWayMergeMapPatchUsingLookupPatchMeta(oldMap, newMap, podPatchMeta)
 	if err != nil {
 		return nil, false, err
 	}
-	if patch, err = appendJSON(make([]byte, 0, 1024), map[string]any(patchMap)); err != nil {
+	buf := patchBuffers.Get().(*[]byte)
+	defer patchBuffers.Put(buf)
+	if *buf, err = appendJSON((*buf)[:0], map[string]any(patchMap)); err != nil {
 		return nil, false, err
 	}
+	// The patch is copied out of the reused buffer at its length: the request's body may be
+	// read after the answer (RoundTripper's contract does not say), so it is the caller's.
+	patch = bytes.Clone(*buf)
 	return patch, onlyUID(patch, uid), nil
 }
+
+// patchBuffers are the buffers statusPatch encodes its patch into before copying it at its
+// length: a patch grown from a fresh buffer each time (a first status's is over 1 KB) cost
+// the copies of its growth besides itself. Status writes of many nodes run at once in `run`,
+// hence a pool rather than one buffer.
+var patchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // statusPatchJSON is statusPatch the kubelet's way, through the JSON text of both pods.
 func statusPatchJSON(uid types.UID, old, next v1.PodStatus) (patch []byte, unchanged bool, err error) {

@@ -145,8 +145,8 @@ func TestStatusPatchRandomStatuses(t *testing.T) {
 	}
 }
 
-// FuzzStatusPatch holds statusPatch to the JSON text's way on random statuses with any text in
-// them, not valid UTF-8 included.
+// FuzzStatusPatch holds statusPatch to the JSON text's way and to the whole maps on random
+// statuses with any text in them, not valid UTF-8 included.
 func FuzzStatusPatch(f *testing.F) {
 	f.Add(int64(1), "")
 	f.Add(int64(2), "caf\xc3")
@@ -154,25 +154,41 @@ func FuzzStatusPatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed int64, text string) {
 		old, next := randomStatuses(seed, text)
 		samePatch(t, "uid-f", old, next)
+		sameAsWholeMaps(t, "uid-f", old, next)
 	})
 }
 
 // BenchmarkStatusPatch measures the patch of a pod's first running status over its pending one,
-// the write every pod makes, and the same through the JSON text.
+// the write every pod makes, and of its ready status over its running, not yet ready one, the
+// write that follows; each as statusPatch builds it, from the whole maps (statusPatchWholeMaps,
+// the way before statusPatch left out what both sides share), and through the JSON text.
 func BenchmarkStatusPatch(b *testing.B) {
 	pending := apiPod("web", "uid-web").Status
 	running := cachedRunning(b)
-	for _, bc := range []struct {
-		name  string
-		patch func(types.UID, v1.PodStatus, v1.PodStatus) ([]byte, bool, error)
-	}{{"maps", statusPatch}, {"json", statusPatchJSON}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := bc.patch("uid-web", pending, running); err != nil {
-					b.Fatal(err)
+	notReady := *running.DeepCopy()
+	notReady.ContainerStatuses[0].Ready = false
+	for i := range notReady.Conditions {
+		if c := &notReady.Conditions[i]; c.Type == v1.PodReady || c.Type == v1.ContainersReady {
+			c.Status, c.Reason = v1.ConditionFalse, "ContainersNotReady"
+			c.Message = "containers with unready status: [a]"
+		}
+	}
+	for _, write := range []struct {
+		name      string
+		old, next v1.PodStatus
+	}{{"first", pending, notReady}, {"ready", notReady, running}} {
+		for _, bc := range []struct {
+			name  string
+			patch func(types.UID, v1.PodStatus, v1.PodStatus) ([]byte, bool, error)
+		}{{"maps", statusPatch}, {"wholemaps", statusPatchWholeMaps}, {"json", statusPatchJSON}} {
+			b.Run(write.name+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := bc.patch("uid-web", write.old, write.next); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

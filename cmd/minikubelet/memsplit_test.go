@@ -40,6 +40,7 @@ var memSplitNames = []string{
 	"/cpu/classes/total:cpu-seconds",
 	"/cpu/classes/idle:cpu-seconds",
 	"/gc/cycles/total:gc-cycles",
+	"/gc/heap/allocs:bytes", // allocated since the process started
 }
 
 // memSplit is the process's memory at one instant: its resident set as the kernel counts it,
@@ -53,6 +54,8 @@ type memSplit struct {
 	// runtime's estimate: its total less the Ps' idle time).
 	gcCPU, allCPU float64
 	cycles        uint64
+	// allocs is every byte allocated on the heap so far.
+	allocs uint64
 	// cpu is the process's user and system CPU time (getrusage), 0 where there is none.
 	cpu time.Duration
 }
@@ -94,6 +97,7 @@ func readMemSplit(samples []metrics.Sample) memSplit {
 	s.goal = v["/gc/heap/goal:bytes"]
 	s.goroutines = v["/sched/goroutines:goroutines"]
 	s.cycles = v["/gc/cycles/total:gc-cycles"]
+	s.allocs = v["/gc/heap/allocs:bytes"]
 	return s
 }
 

@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 var (
@@ -31,6 +33,7 @@ var (
 	nodeHeapNoEvents    = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
 	nodeHeapProfile     = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
 	nodeHeapPeakProfile = flag.String("node-heap-peak-profile", "", "write the heap profile, as of the last collection, near the largest resident set while BenchmarkNodeHeap's pods start, to this file (with -test.memprofilerate)")
+	nodeHeapTextTrace   = flag.Bool("node-heap-text-trace", false, "BenchmarkNodeHeap's nodes trace in the text form, run's default, instead of JSON Lines")
 	nodeHeapPods        = flag.Int("node-heap-pods", 0, "pods BenchmarkNodeHeap binds to each node once it settled, shaped as a Deployment's (its heap is then measured once every pod is Ready)")
 )
 
@@ -85,6 +88,10 @@ func BenchmarkNodeHeap(b *testing.B) {
 		b.ReportMetric(m.goroutines/float64(n), "goroutines/node")
 		if m.pods > 0 {
 			b.ReportMetric((m.heapPods-m.heap)/float64(m.pods), "heap-B/pod")
+			// Everything the process allocated from the first pod's creation until every pod
+			// was Ready: the nodes' garbage, and the benchmark's own creates and lists, the
+			// same for every tree measured.
+			b.ReportMetric(float64(m.last.allocs-m.rollout.allocs)/1e3/float64(m.pods), "alloc-KB/pod")
 			reportMemPeak(b, m.first, m.peak, m.last)
 			// The live heap of the process once the pods settled, beside the peak's: what the
 			// collections near the peak found live beyond it was transient.
@@ -106,6 +113,7 @@ type nodeHeapResult struct {
 	heapPods          float64
 	settled           float64 // the whole live heap once every pod was Ready
 	first, peak, last memSplit
+	rollout           memSplit // as the first pod is created
 }
 
 // nodeHeap runs n nodes named prefix-i against the API server of kubeconfig until every one
@@ -129,6 +137,10 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	cfg.RootDir = rootDir
 	cfg.NoEventClient = *nodeHeapNoEvents
 	log := newTraceLog()
+	if *nodeHeapTextTrace {
+		cfg.TraceFormat, cfg.TraceView.Format = trace.Text, trace.Text
+		log = newTextTraceLog()
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	// Once the nodes settled, the trace the benchmark keeps stops growing: what the pods cost is
@@ -161,6 +173,7 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	if *nodeHeapPods > 0 && prefix != "warm" {
 		out.mute.Store(true)
 		nodes := slices.Sorted(maps.Keys(registered))
+		res.rollout = readMemSplit(newMemSplitSamples())
 		err := runDeploymentPods(ctx, kubeconfig, nodes, *nodeHeapPods)
 		res.first, res.peak, res.last = sampler.stop()
 		err = errors.Join(err, sampler.err)

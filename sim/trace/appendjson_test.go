@@ -152,17 +152,22 @@ func TestRecorderReusesItsLineBuffer(t *testing.T) {
 	}
 }
 
-// BenchmarkRecorderEmit is a status patch's event written as a JSON line, as run writes each.
+// BenchmarkRecorderEmit is a status patch's event written as a line, as run writes each, in
+// either format (text is run's default).
 func BenchmarkRecorderEmit(b *testing.B) {
-	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Out: discard{}, Format: JSON})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := Event{Component: Status, Event: KindPatch, Pod: "default/web-7d4b9c-x2x5z",
-		UID: "0b6f3c1e-5f7a-4c2b-9d1e-3a4b5c6d7e8f", From: "Pending", To: "Running", Func: "syncPod", Node: "sim0-17"}
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Emit(e)
+	for _, format := range []Format{JSON, Text} {
+		b.Run(format.String(), func(b *testing.B) {
+			r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Out: discard{}, Format: format})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e := Event{Component: Status, Event: KindPatch, Pod: "default/web-7d4b9c-x2x5z",
+				UID: "0b6f3c1e-5f7a-4c2b-9d1e-3a4b5c6d7e8f", From: "Pending", To: "Running", Func: "syncPod", Node: "sim0-17"}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Emit(e)
+			}
+		})
 	}
 }
 

@@ -40,12 +40,6 @@ func ParseFormat(s string) (Format, error) {
 	return 0, fmt.Errorf("unknown trace format %q: want text or json", s)
 }
 
-// seconds renders d as seconds with millisecond precision. Three decimals are enough to order a
-// trace read by people and keep golden files free of nanosecond noise from the real clock.
-func seconds(d float64) string {
-	return strconv.FormatFloat(d, 'f', 3, 64)
-}
-
 // The text form's layout: lines of at most LineWidth columns (docs/trace.md, "Text form").
 const (
 	// LineWidth is the widest a text line gets, unless a pod name longer than the pod column
@@ -86,45 +80,95 @@ func (e Event) Text() string { return e.TextWith(TextOptions{}) }
 // continuation lines, which start with spaces up to the body's column (bodyColumn), breaking
 // between the fields and between the words of the message. The function then ends the last
 // line if it fits there. With Wide, the event stays on one line.
-func (e Event) TextWith(o TextOptions) string {
+func (e Event) TextWith(o TextOptions) string { return string(e.AppendText(nil, o)) }
+
+// AppendText appends e's text form with the options o, the line TextWith returns, to b. A
+// Recorder appends each line to the one buffer it reuses, as AppendJSON does for the JSON form:
+// text is run's default format, and building each line as strings made a dozen allocations an
+// event, garbage the collector marked while the pods started. Only a line too long for its
+// width (wrapBody) and a delay still allocate.
+func (e Event) AppendText(b []byte, o TextOptions) []byte {
+	start := len(b)
+	// Seconds with millisecond precision: three decimals are enough to order a trace read by
+	// people and keep golden files free of nanosecond noise from the real clock.
+	var num [32]byte
+	secs := strconv.AppendFloat(num[:0], e.T.Seconds(), 'f', 3, 64)
+	b = appendSpaces(b, 9-len(secs))
+	b = append(b, secs...)
+	b = append(b, 's', ' ')
+	b = appendPadded(b, string(e.Component), componentWidth)
 	pod := shortPod(e.Pod)
 	if pod == "" {
 		pod = "-"
 	}
-	prefix := fmt.Sprintf("%9ss %-*s %-*s ", seconds(e.T.Seconds()), componentWidth, e.Component, podWidth, pod)
-	body := strings.Join(e.bodyItems(o), " ")
+	b = appendPadded(b, pod, podWidth)
+	prefix := utf8.RuneCount(b[start:])
+	room := LineWidth - prefix
+	bodyStart := len(b)
+	b = e.appendBody(b, o)
+	body := utf8.RuneCount(b[bodyStart:])
 	fn := e.Where().Func
-	room := LineWidth - runeLen(prefix)
 	if fn == "" {
-		if o.Wide || runeLen(body) <= room {
-			return prefix + body
+		if o.Wide || body <= room {
+			return b
 		}
-		return prefix + wrapBody(body, room)
+		return appendWrapped(b, bodyStart, room, "", prefix)
 	}
-	fits := func(f string) bool { return runeLen(body)+2+runeLen(f) <= room }
+	fits := func(f string) bool { return body+2+runeLen(f) <= room }
 	switch {
 	case fits(fn):
-		return prefix + pad(body, room-2-runeLen(fn)) + "  " + fn
+		return appendFunc(appendSpaces(b, room-2-runeLen(fn)-body), fn)
 	case o.Wide:
-		return prefix + body + "  " + fn
+		return appendFunc(b, fn)
 	case fits(shortFunc(fn)):
 		f := shortFunc(fn)
-		return prefix + pad(body, room-2-runeLen(f)) + "  " + f
-	case runeLen(body) <= room:
-		return prefix + body
+		return appendFunc(appendSpaces(b, room-2-runeLen(f)-body), f)
+	case body <= room:
+		return b
 	}
-	wrapped := wrapBody(body, room)
+	return appendWrapped(b, bodyStart, room, fn, prefix)
+}
+
+// appendWrapped replaces the body at b[bodyStart:] with its lines (wrapBody) and ends the last
+// line with the function fn, or its short name, if either fits there. prefix is the width of
+// the columns before the body.
+func appendWrapped(b []byte, bodyStart, room int, fn string, prefix int) []byte {
+	wrapped := wrapBody(string(b[bodyStart:]), room)
+	b = append(b[:bodyStart], wrapped...)
+	if fn == "" {
+		return b
+	}
 	i := strings.LastIndexByte(wrapped, '\n')
 	end := runeLen(wrapped[i+1:]) // the column the last line ends in
 	if i < 0 {
-		end += runeLen(prefix)
+		end += prefix
 	}
-	for _, f := range []string{fn, shortFunc(fn)} {
+	for _, f := range [2]string{fn, shortFunc(fn)} {
 		if end+2+runeLen(f) <= LineWidth {
-			return prefix + wrapped + strings.Repeat(" ", LineWidth-end-runeLen(f)) + f
+			return append(appendSpaces(b, LineWidth-end-runeLen(f)), f...)
 		}
 	}
-	return prefix + wrapped
+	return b
+}
+
+// appendFunc appends the two spaces before a function's name and the name.
+func appendFunc(b []byte, fn string) []byte {
+	b = append(b, ' ', ' ')
+	return append(b, fn...)
+}
+
+// appendSpaces appends n spaces, none when n is not positive.
+func appendSpaces(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// appendPadded appends s filled with spaces to width runes, and the space after its column.
+func appendPadded(b []byte, s string, width int) []byte {
+	b = append(b, s...)
+	return append(appendSpaces(b, width-runeLen(s)), ' ')
 }
 
 // shortFunc is a function's name without its receiver or package: the part after the last dot.
@@ -183,20 +227,22 @@ func wrapBody(body string, first int) string {
 	return strings.Join(lines, "\n"+strings.Repeat(" ", bodyColumn))
 }
 
-// bodyItems are the event word followed by its fields as key=value pairs, in the JSON field
-// order, and the message in quotes.
-func (e Event) bodyItems(o TextOptions) []string {
-	parts := []string{string(e.Event)}
+// appendBody appends the event word followed by its fields as key=value pairs, in the JSON
+// field order, and the message in quotes, each after a space.
+func (e Event) appendBody(b []byte, o TextOptions) []byte {
+	b = append(b, e.Event...)
 	add := func(k, v string) {
 		if v != "" {
-			parts = append(parts, k+"="+v)
+			b = appendKey(b, k)
+			b = append(b, v...)
 		}
 	}
 	add("node", e.Node)
 	add("op", e.Op)
 	add("source", e.Source)
 	if e.Pods != nil {
-		add("pods", shortPods(e.Pods))
+		b = appendKey(b, "pods")
+		b = appendShortPods(b, e.Pods)
 	}
 	if e.From != "" || e.To != "" {
 		add("from", e.From)
@@ -204,7 +250,8 @@ func (e Event) bodyItems(o TextOptions) []string {
 	}
 	add("container", e.Container)
 	if e.ExitCode != nil {
-		add("exitCode", strconv.Itoa(*e.ExitCode))
+		b = appendKey(b, "exitCode")
+		b = strconv.AppendInt(b, int64(*e.ExitCode), 10)
 	}
 	if e.Delay != 0 {
 		add("delay", e.Delay.Round(time.Millisecond).String())
@@ -214,9 +261,17 @@ func (e Event) bodyItems(o TextOptions) []string {
 	}
 	add("reason", e.Reason)
 	if e.Message != "" {
-		parts = append(parts, strconv.Quote(e.Message))
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, e.Message)
 	}
-	return parts
+	return b
+}
+
+// appendKey appends the space before a field and its key, and the equals sign.
+func appendKey(b []byte, k string) []byte {
+	b = append(b, ' ')
+	b = append(b, k...)
+	return append(b, '=')
 }
 
 // shortPod leaves out the default namespace: a pod name has no slash, so "web" can only be
@@ -225,28 +280,24 @@ func shortPod(pod string) string {
 	return strings.TrimPrefix(pod, "default/")
 }
 
-// shortPods renders a pod list as [a b c +4]: the first pods, then how many more.
-func shortPods(pods []string) string {
-	names := make([]string, 0, maxListedPods+1)
+// appendShortPods appends a pod list as [a b c +4]: the first pods, then how many more.
+func appendShortPods(b []byte, pods []string) []byte {
+	b = append(b, '[')
 	for i, p := range pods {
+		if i > 0 {
+			b = append(b, ' ')
+		}
 		if i == maxListedPods {
-			names = append(names, "+"+strconv.Itoa(len(pods)-maxListedPods))
+			b = append(b, '+')
+			b = strconv.AppendInt(b, int64(len(pods)-maxListedPods), 10)
 			break
 		}
-		names = append(names, shortPod(p))
+		b = append(b, shortPod(p)...)
 	}
-	return "[" + strings.Join(names, " ") + "]"
+	return append(b, ']')
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
-
-// pad fills s with spaces to n runes.
-func pad(s string, n int) string {
-	if k := n - runeLen(s); k > 0 {
-		return s + strings.Repeat(" ", k)
-	}
-	return s
-}
 
 // shortUID keeps the text form narrow; the JSON form always carries the whole UID.
 func shortUID(uid string) string {

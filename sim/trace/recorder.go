@@ -114,7 +114,7 @@ func (r *Recorder) Emit(e Event) {
 	if r.format == JSON {
 		line = e.AppendJSON(line)
 	} else {
-		line = append(line, e.TextWith(r.text)...)
+		line = e.AppendText(line, r.text)
 	}
 	line = append(line, '\n')
 	if cap(line) <= maxLineBuffer {
