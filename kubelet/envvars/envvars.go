@@ -84,7 +84,8 @@ func (m *Maker) MakeEnvironmentVariables(pod *v1.Pod, container *v1.Container, p
 // runtime shows is that error (CreateContainerConfigError), and it drops the variables. It reads
 // the same ConfigMaps, Secrets and keys in the same order, so the first failure is the same; the
 // Services are listed only to see that they have been read once, since no service variable can
-// fail. A container without env or envFrom costs nothing.
+// fail (they are listed for a static pod too, as making them would). A container without env or
+// envFrom costs nothing.
 func (m *Maker) CheckEnvironment(pod *v1.Pod, container *v1.Container, podIP string, podIPs []string) error {
 	_, err := m.resolve(pod, container, podIP, podIPs, nil)
 	return err
@@ -106,6 +107,12 @@ func (m *Maker) resolve(pod *v1.Pod, container *v1.Container, podIP string, podI
 	var serviceEnv map[string]string
 	if build {
 		serviceEnv = m.serviceEnv(pod.Namespace, *pod.Spec.EnableServiceLinks)
+	} else if m.opts.Services != nil && kubecontainer.IsStaticPod(pod) {
+		// Making the variables lists the Services for a static pod too (its service
+		// variables), and a list can have an effect: replay's stepped informer lists the API
+		// server when asked, which decides whether a later API pod's start finds the Services
+		// read. The check lists as making would.
+		m.opts.Services.List()
 	}
 	// The ConfigMaps and Secrets read so far, made at the first reference.
 	var configMaps map[string]*v1.ConfigMap

@@ -1,6 +1,7 @@
 package envvars
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,6 +22,9 @@ type objects struct {
 	synced     bool
 	// reads are the ConfigMaps and Secrets asked for, in order.
 	reads []string
+	// listed is whether the Services were listed: replay's stepped informer lists the API
+	// server when asked, so a list is an effect.
+	listed bool
 }
 
 func (o *objects) GetConfigMap(_, name string) (*v1.ConfigMap, error) {
@@ -39,7 +43,10 @@ func (o *objects) GetSecret(_, name string) (*v1.Secret, error) {
 	return nil, apierrors.NewNotFound(v1.Resource("secret"), name)
 }
 
-func (o *objects) List() ([]*v1.Service, bool) { return o.services, o.synced }
+func (o *objects) List() ([]*v1.Service, bool) {
+	o.listed = true
+	return o.services, o.synced
+}
 
 func newObjects() *objects {
 	return &objects{
@@ -103,10 +110,12 @@ func TestErrors(t *testing.T) {
 			env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("app", "MODE", false)}, {Name: "Y", ValueFrom: cmKey("app", "LEVEL", false)}, {Name: "IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIPs"}}}}},
 		{name: "no service links flag", nilLinks: true, want: "nil pod.spec.enableServiceLinks encountered, cannot construct envvars"},
 		{name: "static pod before the services", static: true, objects: func(o *objects) { o.synced = false }},
+		{name: "static pod", static: true, env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("app", "MODE", false)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// CheckEnvironment, which the runtime asks, must fail exactly when
-			// MakeEnvironmentVariables does, with its message, after the same reads.
+			// MakeEnvironmentVariables does, with its message, after the same reads and
+			// whether or not it listed the Services.
 			var reads [2][]string
 			for i, check := range []bool{false, true} {
 				o := newObjects()
@@ -140,7 +149,7 @@ func TestErrors(t *testing.T) {
 				if got != tc.want {
 					t.Errorf("%s() error = %q, want %q", name, got, tc.want)
 				}
-				reads[i] = o.reads
+				reads[i] = append(o.reads, fmt.Sprintf("services listed: %t", o.listed))
 			}
 			if diff := cmp.Diff(reads[0], reads[1]); diff != "" {
 				t.Errorf("objects read, MakeEnvironmentVariables (-) and CheckEnvironment (+):\n%s", diff)
