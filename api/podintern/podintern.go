@@ -55,6 +55,9 @@ type Table struct {
 	cur, prev       map[string]string
 	curRaw, prevRaw map[uint64][]byte // by maphash.Bytes(seed, raw)
 	seed            maphash.Seed
+	// eventFields is the managed fields the last stored event was given, which the next one
+	// shares when its own are equal to them (StoredEvent).
+	eventFields []metav1.ManagedFieldsEntry
 }
 
 // New returns an empty table.
@@ -340,6 +343,12 @@ func (in *Table) managedFields(mf []metav1.ManagedFieldsEntry) []metav1.ManagedF
 // Under StoredPod's rule, nothing reached through a slice, map or pointer of ev is written (a
 // patch of an event's count keeps the rest of the stored version); ev itself must be the
 // caller's alone while StoredEvent runs.
+//
+// An event's managed fields also share their list with the event stored before it when the two
+// are equal, times included: a node's kubelet writes its events of one second with one field
+// set and one time (the API server's clock, to the second), and a fleet writes thousands of
+// events a second, each of which would otherwise keep a list, a time and a field set's struct
+// of its own for the hour it lives.
 func (in *Table) StoredEvent(ev *v1.Event) {
 	ev.Namespace = in.str(ev.Namespace)
 	o := &ev.InvolvedObject
@@ -347,5 +356,33 @@ func (in *Table) StoredEvent(ev *v1.Event) {
 	ev.Reason, ev.Message, ev.Type, ev.Action = in.str(ev.Reason), in.str(ev.Message), in.str(ev.Type), in.str(ev.Action)
 	ev.Source.Component, ev.Source.Host = in.str(ev.Source.Component), in.str(ev.Source.Host)
 	ev.ReportingController, ev.ReportingInstance = in.str(ev.ReportingController), in.str(ev.ReportingInstance)
-	ev.ManagedFields = in.managedFields(ev.ManagedFields)
+	mf := in.managedFields(ev.ManagedFields)
+	if sameEntries(mf, in.eventFields) {
+		mf = in.eventFields
+	} else if len(mf) > 0 {
+		in.eventFields = mf
+	}
+	ev.ManagedFields = mf
+}
+
+// sameEntries reports whether a and b are the same managed fields: equal strings, times of the
+// same value (time.Time's ==, location included) and field sets of the same bytes.
+func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Manager != y.Manager || x.Operation != y.Operation || x.APIVersion != y.APIVersion ||
+			x.FieldsType != y.FieldsType || x.Subresource != y.Subresource {
+			return false
+		}
+		if (x.Time == nil) != (y.Time == nil) || x.Time != nil && x.Time.Time != y.Time.Time {
+			return false
+		}
+		if (x.FieldsV1 == nil) != (y.FieldsV1 == nil) || x.FieldsV1 != nil && !bytes.Equal(x.FieldsV1.Raw, y.FieldsV1.Raw) {
+			return false
+		}
+	}
+	return true
 }

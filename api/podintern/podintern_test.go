@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // templatePodJSON is a pod as a ReplicaSet's controller makes it and the kubelet's status writes
@@ -467,5 +468,60 @@ func TestStoredEventSharesWhatEventsRepeat(t *testing.T) {
 	}
 	if &next.ManagedFields[0].FieldsV1.Raw[0] != &a.ManagedFields[0].FieldsV1.Raw[0] {
 		t.Error("the new version's managed fields: a copy of its own, want the table's")
+	}
+}
+
+// TestStoredEventsShareEqualManagedFields: events stored one after another whose managed fields
+// are equal, times included, share one list; an event whose time (or field set) differs keeps
+// its own, which the next equal ones share. Every event keeps the values it was decoded with,
+// and a list once stored is not written.
+func TestStoredEventsShareEqualManagedFields(t *testing.T) {
+	in := New()
+	decodeAt := func(name, at string) *v1.Event {
+		raw := bytes.ReplaceAll(kubeletEventJSON(name, name, "uid-"+name), []byte(`"time":"2026-11-28T09:00:01Z"`), []byte(`"time":"`+at+`"`))
+		ev := &v1.Event{}
+		if err := json.Unmarshal(raw, ev); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	same := func(a, b *v1.Event) bool { return &a.ManagedFields[0] == &b.ManagedFields[0] }
+	var events, wants []*v1.Event
+	store := func(name, at string) *v1.Event {
+		ev := decodeAt(name, at)
+		wants = append(wants, ev.DeepCopy())
+		in.StoredEvent(ev)
+		events = append(events, ev)
+		return ev
+	}
+	a := store("a", "2026-11-28T09:00:01Z")
+	b := store("b", "2026-11-28T09:00:01Z")
+	c := store("c", "2026-11-28T09:00:02Z")
+	d := store("d", "2026-11-28T09:00:02Z")
+	if !same(a, b) {
+		t.Error("two events with equal managed fields: a list of their own each, want one shared")
+	}
+	if same(b, c) || c.ManagedFields[0].Time.Equal(b.ManagedFields[0].Time) {
+		t.Error("an event of another second shares the list of the one before")
+	}
+	if !same(c, d) {
+		t.Error("the events of the next second: a list of their own each, want one shared")
+	}
+	// A field set of another shape keeps its own list.
+	other := decodeAt("e", "2026-11-28T09:00:02Z")
+	other.ManagedFields[0].FieldsV1 = &metav1.FieldsV1{Raw: []byte(`{"f:count":{}}`)}
+	wants, events = append(wants, other.DeepCopy()), append(events, other)
+	in.StoredEvent(other)
+	if same(other, d) {
+		t.Error("an event with another field set shares the list of the one before")
+	}
+	for i, ev := range events {
+		if diff := cmp.Diff(wants[i], ev); diff != "" {
+			t.Errorf("event %s's values changed (-want +got):\n%s", ev.Name, diff)
+		}
+	}
+	// No event sees another's list: equal lists hold equal values.
+	if diff := cmp.Diff(wants[0].ManagedFields, b.ManagedFields); diff != "" {
+		t.Errorf("the shared list (-first event's +second's):\n%s", diff)
 	}
 }

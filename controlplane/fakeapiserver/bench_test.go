@@ -3,7 +3,9 @@ package fakeapiserver_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -32,6 +34,40 @@ func podBody(i int) string {
 // BenchmarkWatchFanOut writes 10,000 pods while 10 HTTP watches stream them; one iteration ends
 // when every watcher has read every event.
 func BenchmarkWatchFanOut(b *testing.B) {
+	watchFanOut(b, "", func(r io.Reader, events int) int {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		n := 0
+		for n < events && sc.Scan() {
+			n++
+		}
+		return n
+	})
+}
+
+// BenchmarkWatchFanOutProtobuf is BenchmarkWatchFanOut with watches in protobuf, as the
+// controllers' informers and fleetload watch: each event is a frame, its length first.
+func BenchmarkWatchFanOutProtobuf(b *testing.B) {
+	watchFanOut(b, kubeletAccept, func(r io.Reader, events int) int {
+		br := bufio.NewReaderSize(r, 64<<10)
+		var size [4]byte
+		n := 0
+		for n < events {
+			if _, err := io.ReadFull(br, size[:]); err != nil {
+				break
+			}
+			if _, err := br.Discard(int(binary.BigEndian.Uint32(size[:]))); err != nil {
+				break
+			}
+			n++
+		}
+		return n
+	})
+}
+
+// watchFanOut runs the fan-out benchmarks: watches that ask for accept (JSON when empty), each
+// read by count until it has seen the events it is given.
+func watchFanOut(b *testing.B, accept string, count func(r io.Reader, events int) int) {
 	const events, watchers = 10000, 10
 	b.ReportAllocs()
 	for range b.N {
@@ -44,19 +80,16 @@ func BenchmarkWatchFanOut(b *testing.B) {
 		done := make(chan int, watchers)
 		for range watchers {
 			req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/pods?watch=1&resourceVersion=0", nil)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				b.Fatal(err)
 			}
 			go func() {
 				defer resp.Body.Close()
-				sc := bufio.NewScanner(resp.Body)
-				sc.Buffer(make([]byte, 64<<10), 1<<20)
-				n := 0
-				for n < events && sc.Scan() {
-					n++
-				}
-				done <- n
+				done <- count(resp.Body, events)
 			}()
 		}
 		h := srv.Handler()

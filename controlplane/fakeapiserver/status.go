@@ -102,11 +102,39 @@ func writeObject(w http.ResponseWriter, out output, code int, obj runtime.Object
 
 // encodeProtobuf encodes obj, whose kind and apiVersion are set, in the protobuf envelope.
 func encodeProtobuf(obj runtime.Object) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := protoDecoder.Encode(obj, &buf); err != nil {
+	var out protoOutput
+	if err := protoDecoder.EncodeWithAllocator(obj, &out, &out); err != nil {
 		return nil, fmt.Errorf("encode %s as protobuf: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 	}
-	return buf.Bytes(), nil
+	return out.data, nil
+}
+
+// protoOutput is the protobuf serializer's allocator and writer at once. The serializer sizes
+// an API object exactly, encodes it into one buffer it asks its allocator for, and writes that
+// buffer out in one Write: protoOutput keeps that buffer itself as the encoding, where a
+// bytes.Buffer would take a copy of it and leave the serializer's for the collector (a pod's
+// encoding, once for every version a protobuf reader reads). Anything else written (a second
+// write, bytes not from its allocator) is copied, so the result is the bytes written, in order,
+// whatever the serializer does.
+type protoOutput struct {
+	alloc []byte // the last buffer Allocate gave, which nothing else holds
+	data  []byte
+	wrote bool
+}
+
+func (o *protoOutput) Allocate(n uint64) []byte {
+	o.alloc = make([]byte, n)
+	return o.alloc
+}
+
+func (o *protoOutput) Write(p []byte) (int, error) {
+	if !o.wrote && len(p) > 0 && len(o.alloc) > 0 && &p[0] == &o.alloc[0] {
+		o.data, o.alloc = p, nil
+	} else {
+		o.data = append(o.data[:len(o.data):len(o.data)], p...)
+	}
+	o.wrote = true
+	return len(p), nil
 }
 
 func internalError(v any) *apierrors.StatusError {

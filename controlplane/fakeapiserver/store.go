@@ -318,7 +318,9 @@ func (st *store) commit(res *resource, typ watch.EventType, obj runtime.Object, 
 
 // commitEncoded is commit of an object whose encoding the caller already made with the
 // resource version it had then (an update's check that it changes anything): the new version is
-// put in its place instead of encoding the object again, when withRV finds it.
+// put in its place instead of encoding the object again, when withRV finds it. The caller gives
+// encoded's bytes away with obj: they become the stored encoding, rewritten in place when the
+// new version is as long as the old one (spliceRV).
 func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.Object, prev *entry, encoded *entry) (*entry, error) {
 	m := mustMeta(obj)
 	before := m.GetResourceVersion()
@@ -327,7 +329,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	obj.GetObjectKind().SetGroupVersionKind(res.gvk())
 	var raw []byte
 	if encoded != nil && encoded.obj == obj && metadataFirst(obj) {
-		raw = withRV(encoded.encoded(), before, m.GetResourceVersion())
+		raw = spliceRV(encoded.encoded(), before, m.GetResourceVersion())
 	}
 	if raw == nil {
 		var err error
@@ -502,20 +504,47 @@ func metadataFirst(obj runtime.Object) bool {
 // (name, generateName, namespace, selfLink, uid) hold strings, in which a quote is escaped and so
 // cannot end a key.
 func withRV(raw []byte, from, to string) []byte {
-	const key = `"resourceVersion":"`
-	if from == "" {
-		return nil
-	}
-	i := bytes.Index(raw, []byte(key))
+	i := rvAt(raw, from)
 	if i < 0 {
-		return nil
-	}
-	i += len(key)
-	if !bytes.HasPrefix(raw[i:], []byte(from+`"`)) {
 		return nil
 	}
 	out := make([]byte, 0, len(raw)-len(from)+len(to))
 	out = append(out, raw[:i]...)
 	out = append(out, to...)
 	return append(out, raw[i+len(from):]...)
+}
+
+// spliceRV is withRV of raw that the caller gives away: a new version as long as from (nearly
+// every write once the store's versions have as many digits as the object's last one) is
+// written over from in raw itself, which it returns, rather than into a copy. An update's encoding is made for its check that it changes
+// anything and then stored with its new version: one copy of the object's encoding a write
+// fewer (a kubelet's status patch, a node's heartbeat, a lease's renewal).
+func spliceRV(raw []byte, from, to string) []byte {
+	if len(from) != len(to) {
+		return withRV(raw, from, to)
+	}
+	i := rvAt(raw, from)
+	if i < 0 {
+		return nil
+	}
+	copy(raw[i:], to)
+	return raw
+}
+
+// rvAt is where in raw the metadata's resourceVersion, from, starts, or -1 (withRV's rules).
+func rvAt(raw []byte, from string) int {
+	const key = `"resourceVersion":"`
+	if from == "" {
+		return -1
+	}
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	i += len(key)
+	rest := raw[i:]
+	if len(rest) <= len(from) || string(rest[:len(from)]) != from || rest[len(from)] != '"' {
+		return -1
+	}
+	return i
 }

@@ -63,11 +63,59 @@ func TestWithRV(t *testing.T) {
 			}
 		})
 	}
+	if got := spliceRV([]byte(`{"metadata":{"resourceVersion":"4"}}`), "5", "6"); got != nil {
+		t.Errorf("spliceRV() of another version = %s, want nil", got)
+	}
 	if got := withRV([]byte(`{"metadata":{"resourceVersion":"4"}}`), from, to); got != nil {
 		t.Errorf("withRV() of another version = %s, want nil", got)
 	}
 	if got := withRV([]byte(`{"metadata":{"resourceVersion":"4"}}`), "", to); got != nil {
 		t.Errorf("withRV() from no version = %s, want nil", got)
+	}
+}
+
+// TestSpliceRV wants spliceRV's result to be withRV's, byte for byte, for a new version as
+// long as the old one (written into the given bytes, which it returns) and for a longer or
+// shorter one (a copy, the given bytes unchanged).
+func TestSpliceRV(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u", Labels: map[string]string{"resourceVersion": "9"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
+	for _, tc := range []struct {
+		from, to string
+		inPlace  bool
+	}{
+		{"9", "8", true},
+		{"41", "97", true},
+		{"123456", "123457", true},
+		{"9", "10", false},
+		{"99999", "100000", false},
+		{"100", "99", false},
+	} {
+		encode := func(rv string) []byte {
+			p := pod.DeepCopy()
+			p.ResourceVersion = rv
+			raw, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw
+		}
+		raw, want := encode(tc.from), encode(tc.to)
+		if diff := cmp.Diff(string(want), string(withRV(raw, tc.from, tc.to))); diff != "" {
+			t.Fatalf("%s -> %s: withRV() (-encoded +spliced):\n%s", tc.from, tc.to, diff)
+		}
+		given := string(raw)
+		got := spliceRV(raw, tc.from, tc.to)
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s -> %s: spliceRV() (-encoded +spliced):\n%s", tc.from, tc.to, diff)
+		}
+		if inPlace := &got[0] == &raw[0]; inPlace != tc.inPlace {
+			t.Errorf("%s -> %s: spliceRV() wrote into the given bytes: %v, want %v", tc.from, tc.to, inPlace, tc.inPlace)
+		}
+		if !tc.inPlace && string(raw) != given {
+			t.Errorf("%s -> %s: spliceRV() changed the given bytes, which it copies", tc.from, tc.to)
+		}
 	}
 }
 
@@ -150,4 +198,42 @@ func TestStoredEncodingAfterUpdates(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestUpdateLeavesEarlierBytes: the bytes an update splices its new version into are its own
+// (its check's encoding): a reader that took the stored version before the update, or the write
+// before it, keeps the bytes it took.
+func TestUpdateLeavesEarlierBytes(t *testing.T) {
+	srv, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	d := srv.Direct("kubelet/v1.35.4")
+	if _, err := d.CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var taken []*entry
+	var kept []string
+	for i := range 12 {
+		var e *entry
+		_ = srv.store.locked(func() error {
+			e, _ = srv.store.get(podsTarget, "default", "web")
+			return nil
+		})
+		taken, kept = append(taken, e), append(kept, string(e.encoded()))
+		patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:%02dZ"}]}}`, i)
+		w, err := d.patch(ctx, d.target(podsTarget, "default", "web", "status"), types.StrategicMergePatchType, []byte(patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken, kept = append(taken, w), append(kept, string(w.raw))
+	}
+	for i, e := range taken {
+		if e.raw != nil && string(e.raw) != kept[i] {
+			t.Errorf("version %s: its bytes changed after later writes:\n got %s\nwant %s", e.meta().GetResourceVersion(), e.raw, kept[i])
+		}
+	}
 }

@@ -11,9 +11,9 @@ import (
 	"os"
 	"strconv"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
@@ -207,13 +207,35 @@ func (wt *watcher) event(typ watch.EventType, e *entry) {
 // object is in the protobuf envelope, itself without one, after its length in four bytes, big
 // endian.
 func (wt *watcher) frame(typ watch.EventType, pb []byte) {
-	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: pb}}
-	data, err := ev.Marshal()
-	if err != nil {
-		return
+	// The frame's own fields take at most 26 bytes besides pb (the length, three tags, three
+	// varints of at most five bytes, the longest type): room for it all at once.
+	wt.buf.Grow(len(pb) + 32)
+	wt.buf.Write(appendWatchFrame(wt.buf.AvailableBuffer(), typ, pb))
+}
+
+// appendWatchFrame appends to dst the frame of one watch event whose object's envelope is pb:
+// the bytes metav1.WatchEvent's generated Marshal gives, after their length. Every watch in
+// protobuf sends every event of its resource, so the frame is written straight into the
+// watch's buffer rather than marshalled into a message of its own (a copy of the object's
+// encoding per event and watch) and copied again. The message is two fields in order: the
+// type (field 1, a string) and the object (field 2, a runtime.RawExtension, whose one field is
+// the raw bytes, field 1, written only when they are not nil, as the generated code does).
+func appendWatchFrame(dst []byte, typ watch.EventType, pb []byte) []byte {
+	ext := 0
+	if pb != nil {
+		ext = 1 + protowire.SizeBytes(len(pb))
 	}
-	wt.buf.Write(binary.BigEndian.AppendUint32(wt.buf.AvailableBuffer(), uint32(len(data))))
-	wt.buf.Write(data)
+	size := 1 + protowire.SizeBytes(len(typ)) + 1 + protowire.SizeBytes(ext)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(size))
+	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+	dst = protowire.AppendString(dst, string(typ))
+	dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(ext))
+	if pb != nil {
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, pb)
+	}
+	return dst
 }
 
 // end ends a watch whose write failed. A write that timed out is a client that stopped reading:
