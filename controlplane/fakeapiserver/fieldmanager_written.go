@@ -26,9 +26,10 @@ import (
 //     list, an atomic one and a scalar are leaves); a field present on both sides is modified
 //     where it is a leaf that differs, and is walked into otherwise (associative lists with
 //     keys pair their elements by key, wherever they are); jsonDiff's fields walk reports the
-//     same paths, and refuses what it cannot name as the library does: a value whose JSON kind
-//     changes (null against a value included: the typed value of a struct reads a zero time
-//     as null, as its JSON does, but a null map or list would be compared as a leaf), a set of
+//     same paths, and refuses, leaving them to the library, what it does not name as surely as
+//     the library does: a value whose JSON kind changes (null against a value included; a
+//     refusal to be safe more than needed: the typed value of a struct reads a zero time as
+//     null, as its JSON does, and a null map or list is compared as a leaf), a set of
 //     scalars, an associative list with an element that lacks a key or repeats one (the
 //     library compares duplicates as a whole), a member or scalar the schema does not type
 //     as the JSON has it (the library's validation of the written cut would fail);

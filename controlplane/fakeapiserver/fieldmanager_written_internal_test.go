@@ -62,7 +62,8 @@ func TestWrittenCutsMatchTheLibrary(t *testing.T) {
 // shortcuts) and wants the stored objects the same after each, and each write served by
 // statusFieldsUpdate or not as the table says: the kubelet's writes that change field sets are
 // served; those its guards refuse (a null against a value, duplicate keys, an eleventh Update
-// entry) are not, and would store other bytes if they were.
+// entry) are not: the last two would store other bytes if they were, the first is refused to
+// be safe.
 func TestWrittenCutTable(t *testing.T) {
 	ctx := context.Background()
 	servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}}...)
