@@ -110,7 +110,7 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 }
 
 // protoOutput is the protobuf serializer's allocator and writer at once. The serializer sizes
-// an API object exactly, encodes it into one buffer it asks its allocator for, and writes that
+// an API object (to within the few bytes it reserves for the envelope's length), encodes it into one buffer it asks its allocator for, and writes that
 // buffer out in one Write: protoOutput keeps that buffer itself as the encoding, where a
 // bytes.Buffer would take a copy of it and leave the serializer's for the collector (a pod's
 // encoding, once for every version a protobuf reader reads). Anything else written (a second

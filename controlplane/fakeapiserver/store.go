@@ -516,9 +516,10 @@ func withRV(raw []byte, from, to string) []byte {
 
 // spliceRV is withRV of raw that the caller gives away: a new version as long as from (nearly
 // every write once the store's versions have as many digits as the object's last one) is
-// written over from in raw itself, which it returns, rather than into a copy. An update's encoding is made for its check that it changes
-// anything and then stored with its new version: one copy of the object's encoding a write
-// fewer (a kubelet's status patch, a node's heartbeat, a lease's renewal).
+// written over from in raw itself, which it returns, rather than into a copy. An update's
+// encoding is made for its check that it changes anything and then stored with its new
+// version: one copy of the object's encoding a write fewer (a kubelet's status patch, a node's
+// heartbeat, a lease's renewal).
 func spliceRV(raw []byte, from, to string) []byte {
 	if len(from) != len(to) {
 		return withRV(raw, from, to)
