@@ -98,11 +98,16 @@ func (w *PodWatch) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
-	// The object watches end with ctx, or when the pod watch fails (their Run never does).
+	// The object watches and the node informer end with ctx, or when the pod watch fails
+	// (their Run never does): cancel first, since Shutdown waits for the informer's goroutines,
+	// which end with ctx.
 	defer cancel()
 	wg.Go(func() { _ = w.objects.Run(ctx, w.clock) })
 	w.nodeInformers.Start(ctx.Done())
-	defer w.nodeInformers.Shutdown() // waits for the informer's goroutines
+	defer func() {
+		cancel()
+		w.nodeInformers.Shutdown()
+	}()
 	select {
 	case <-ctx.Done():
 		return nil
