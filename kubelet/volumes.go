@@ -34,6 +34,7 @@ type volumeDeps struct {
 func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumemanager.TokenManager, error) {
 	vopts := volumemanager.Options{
 		Clock: opts.Clock, Tracer: opts.Tracer, Pods: d.n.Pods, States: d.n.Workers, Recorder: d.recorder,
+		PodDirs: opts.World.PodDirs,
 		SourcesReady: func() bool {
 			if d.sourcesReady == nil || d.n.Loop == nil {
 				return true

@@ -58,6 +58,10 @@ type World struct {
 	// the resources allocated to it, and a resize pending at the restart stays pending. Nil
 	// keeps the allocations in memory only. AllocationsOnDisk makes the file.
 	Allocations allocation.Checkpointer
+	// PodDirs keeps the volumes mounted in the pods' directories of the root directory, which
+	// outlive the process: a restarted kubelet reconstructs them as uncertain and tears down
+	// those no pod it has uses. Nil keeps them in memory only: a new process finds none.
+	PodDirs *PodDirs
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
 	// success.
@@ -169,3 +173,7 @@ type APIWatch interface {
 func eventsRecorder(opts Options) (*eventrecord.Tracing, error) {
 	return eventrecord.NewTracing(opts.World.Events, opts.Tracer)
 }
+
+// PodDirs is the volumes kept in the pods' directories (volumemanager.PodDirs); its zero value
+// holds none.
+type PodDirs = volumemanager.PodDirs

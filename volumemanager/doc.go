@@ -28,11 +28,22 @@
 // failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
 // failure up to 2m2s, retried at the first pass after the back-off has expired
 // (nestedpendingoperations' exponentialbackoff). A pod whose runtime may be removed leaves the
-// desired state volume by volume: a mounted volume at once, one that is not mounted only when the
-// pod manager no longer has the pod (findAndRemoveDeletedPods), so a pod the populator added
-// though it never had a SyncPod (rejected at admission before the pod workers' first
-// SyncKnownPods, or found terminating by a restarted kubelet) keeps trying and failing its mounts
-// until it is deleted.
+// desired state volume by volume: a mounted or uncertain volume at once, one that is not mounted
+// only when the pod manager no longer has the pod (findAndRemoveDeletedPods), so a pod the
+// populator added though it never had a SyncPod (rejected at admission before the pod workers'
+// first SyncKnownPods) keeps trying and failing its mounts until it is deleted.
+//
+// # Reconstruction
+//
+// What a process mounted is kept in PodDirs, as the pod directories keep it on disk. A new
+// Manager over the same PodDirs (a restarted kubelet) reconstructs those volumes before its
+// first pass (reconciler reconstructVolumes): each is uncertain (VolumeMountUncertain), possibly
+// mounted but not mounted. The reconciler sets it up again while the desired state has it (a
+// success makes it mounted, a failure leaves it uncertain), and tears it down once the desired
+// state does not, but only from the first pass after the sources were all seen
+// (readyToUnmount). A terminating pod a restarted kubelet finds had no SyncPod either, and its
+// SetUp may keep failing, but its uncertain volume leaves the desired state once its runtime may
+// be removed, and is torn down.
 //
 // # Waiting
 //
@@ -41,7 +52,7 @@
 // the worker's context is cancelled, or 2m3s have passed. A look can only change its answer
 // after a reconciler pass, so the Wait it returns names the first 300ms tick at or after the
 // next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
-// of the pod is mounted.
+// of the pod is mounted or uncertain.
 //
 // A Manager is a core: the sync loop's goroutine steps it (Advance at NextWake, before the pod
 // workers) and the sync functions call it. Package kubelet builds one per process after the pod

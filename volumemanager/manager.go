@@ -90,6 +90,10 @@ type Options struct {
 	// SourcesReady reports whether every pod source has been seen, after which the populator
 	// stops adding pods whose containers are terminating. Nil is always.
 	SourcesReady func() bool
+	// PodDirs keeps the mounted volumes beyond the process, as the pod directories do: New
+	// reconstructs what it holds, and the mounts and unmounts are recorded in it. Nil keeps
+	// nothing, and a new Manager finds nothing mounted.
+	PodDirs *PodDirs
 }
 
 func (o Options) validate() error {
@@ -127,7 +131,9 @@ type Manager struct {
 	errors map[types.UID][]string
 	// changedAt is the earliest change the populator has not looked at; zero for none.
 	changedAt time.Time
-	// hasAddedPods is set once the sources were all seen at a populator pass.
+	// hasAddedPods is set once the sources were all seen at a populator pass. Until then the
+	// reconciler unmounts nothing (readyToUnmount): a reconstructed volume's pod may not have
+	// reached the desired state yet.
 	hasAddedPods bool
 	// failing counts the desired volumes whose last try failed (failedAt set): NextWake, which
 	// a stepping driver asks after every pass, walks the volumes for their back-offs only when
@@ -179,10 +185,15 @@ type desiredVolume struct {
 	waiting bool
 }
 
-// podMounts is what is mounted for one pod.
+// podMounts is what is mounted for one pod: volumes, mounted by this process, and uncertain, the
+// volumes a restarted process reconstructed from the pod's directory (VolumeMountUncertain):
+// possibly mounted, so torn down when no longer desired, but not mounted for the waits, and
+// set up again by the reconciler while desired. A successful SetUp makes one mounted; a failed
+// one leaves it uncertain (markVolumeErrorState keeps a reconstructed volume's state).
 type podMounts struct {
-	pod     *v1.Pod
-	volumes []string
+	pod       *v1.Pod
+	volumes   []string
+	uncertain []string
 }
 
 // New returns a Manager whose loops start at the clock's now.
@@ -190,11 +201,20 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new volume manager: %w", err)
 	}
-	return &Manager{
+	m := &Manager{
 		opts: opts, origin: opts.Clock.Now(),
 		desired: map[types.UID]*podVolumes{}, mounted: map[types.UID]*podMounts{}, errors: map[types.UID][]string{},
 		podsChanged: true,
-	}, nil
+	}
+	// The reconciler reconstructs the volumes on disk before its first pass, before the sources
+	// are ready: each is uncertain until a SetUp succeeds or it is torn down.
+	for _, pm := range opts.PodDirs.reconstruct() {
+		m.mounted[pm.pod.UID] = pm
+		// No pod is desired yet: each is to be unmounted unless a pod source brings it.
+		m.removed = true
+		m.changed(m.origin)
+	}
+	return m, nil
 }
 
 // PodsChanged tells the populator that the pod manager's pods changed, or what the pod workers
@@ -300,13 +320,14 @@ func usedVolumes(pod *v1.Pod) []v1.Volume {
 	return out
 }
 
-// Mounted lists the volumes mounted for the pod, sorted.
+// Mounted lists the volumes possibly mounted for the pod, sorted: those mounted and those
+// reconstructed as uncertain (GetPossiblyMountedVolumesForPod, which WaitForUnmount asks).
 func (m *Manager) Mounted(uid types.UID) []string {
 	pm, ok := m.mounted[uid]
 	if !ok {
 		return nil
 	}
-	return slices.Sorted(slices.Values(pm.volumes))
+	return slices.Sorted(slices.Values(slices.Concat(pm.volumes, pm.uncertain)))
 }
 
 // emit traces e about pod.

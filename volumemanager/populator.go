@@ -34,6 +34,11 @@ func (m *Manager) populate(now time.Time) {
 	m.removeDeletedPods()
 	if m.opts.SourcesReady == nil || m.opts.SourcesReady() {
 		m.hasAddedPods = true
+	} else if m.removed && m.anyToUnmount() {
+		// A volume to unmount (one reconstructed that no pod uses) waits for the first pass
+		// after the sources are ready: the kubelet's loops run every tick, so look again at
+		// the next.
+		m.changed(now)
 	}
 }
 
@@ -96,13 +101,15 @@ func (m *Manager) processPodVolumes(pod *v1.Pod) {
 
 // removeDeletedPods drops from the desired state the volumes of every pod whose runtime may be
 // removed (its worker terminated it, or it is unknown), whether or not the pod manager still has
-// it (findAndRemoveDeletedPods); the reconciler then unmounts them. A volume that is not mounted
-// stays desired while the pod manager still has its pod: the kubelet skips it ("Actual state
-// does not yet have volume mount information and pod still exists in pod manager"), so a mount
-// that keeps failing (a pod rejected at admission before the pod workers' first SyncKnownPods, a
-// terminating one a restarted kubelet found: neither had the SyncPod that registers its
-// ConfigMaps) is tried again at its back-off until the pod leaves the
-// pod manager, and one that succeeds meanwhile is unmounted at the pass after.
+// it (findAndRemoveDeletedPods); the reconciler then unmounts them. A volume that is neither
+// mounted nor uncertain stays desired while the pod manager still has its pod: the kubelet skips
+// it ("Actual state does not yet have volume mount information and pod still exists in pod
+// manager"), so a mount that keeps failing (a pod rejected at admission before the pod workers'
+// first SyncKnownPods: it never had the SyncPod that registers its ConfigMaps) is tried again at
+// its back-off until the pod leaves the pod manager, and one that succeeds meanwhile is
+// unmounted at the pass after. A volume a restarted kubelet reconstructed is uncertain even
+// while its SetUp fails (a terminating pod it found had no SyncPod either): it is dropped, and
+// torn down.
 func (m *Manager) removeDeletedPods() {
 	kept := m.order[:0]
 	for _, uid := range m.order {
@@ -114,7 +121,7 @@ func (m *Manager) removeDeletedPods() {
 		_, inPodManager := m.opts.Pods.GetPodByUID(uid)
 		left := p.volumes[:0]
 		for _, v := range p.volumes {
-			if inPodManager && !m.isMounted(uid, v.name) {
+			if inPodManager && !m.possiblyMounted(uid, v.name) {
 				left = append(left, v)
 				continue
 			}

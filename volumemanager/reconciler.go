@@ -93,7 +93,10 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 		pm = &podMounts{pod: pod}
 		m.mounted[pod.UID] = pm
 	}
+	// A reconstructed volume whose SetUp succeeded is mounted, no longer uncertain.
+	pm.uncertain = slices.DeleteFunc(pm.uncertain, func(n string) bool { return n == v.name })
 	pm.volumes = append(pm.volumes, v.name)
+	m.opts.PodDirs.add(pod, v.name)
 	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
 	if m.opts.States.ShouldPodRuntimeBeRemoved(pod.UID) {
 		// A volume kept desired only because it was not mounted (removeDeletedPods): the next
@@ -124,7 +127,7 @@ func (m *Manager) unmountVolumes() {
 	// A pass follows every pod's periodic sync (ReprocessPod), and nearly all find every mounted
 	// volume still desired: nothing left the desired state since the last unmount step, or
 	// nothing mounted is among what left. Sort only then.
-	if !m.removed {
+	if !m.removed || !m.hasAddedPods {
 		return
 	}
 	m.removed = false
@@ -139,22 +142,31 @@ func (m *Manager) unmountVolumes() {
 	for _, s := range uids {
 		pm := m.mounted[types.UID(s)]
 		p := m.desired[pm.pod.UID]
-		kept := pm.volumes[:0]
-		for _, name := range pm.volumes {
-			if p != nil && p.has(name) {
-				kept = append(kept, name)
-				continue
-			}
-			if m.opts.Tokens != nil && m.isProjected(pm.pod, name) {
-				m.opts.Tokens.DeleteServiceAccountToken(pm.pod.UID)
-			}
-			m.emit(pm.pod, trace.Event{Event: trace.KindUnmount, Message: name, Func: "GenerateUnmountVolumeFunc"})
-		}
-		pm.volumes = kept
-		if len(kept) == 0 {
+		pm.volumes = m.tearDown(pm, p, pm.volumes)
+		pm.uncertain = m.tearDown(pm, p, pm.uncertain)
+		if len(pm.volumes) == 0 && len(pm.uncertain) == 0 {
 			delete(m.mounted, pm.pod.UID)
 		}
 	}
+}
+
+// tearDown unmounts the volumes of names that p no longer has (all of them when the pod is no
+// longer desired), and returns those it keeps, in names' storage.
+func (m *Manager) tearDown(pm *podMounts, p *podVolumes, names []string) []string {
+	kept := names[:0]
+	for _, name := range names {
+		if p != nil && p.has(name) {
+			kept = append(kept, name)
+			continue
+		}
+		if m.opts.Tokens != nil && m.isProjected(pm.pod, name) {
+			m.opts.Tokens.DeleteServiceAccountToken(pm.pod.UID)
+		}
+		m.opts.PodDirs.remove(pm.pod.UID, name)
+		m.emit(pm.pod, trace.Event{Event: trace.KindUnmount, Message: name, Func: "GenerateUnmountVolumeFunc"})
+	}
+	clear(names[len(kept):])
+	return kept
 }
 
 // anyToUnmount reports whether a volume is mounted that its pod no longer uses, or whose pod is no
@@ -166,6 +178,11 @@ func (m *Manager) anyToUnmount() bool {
 			return true
 		}
 		for _, name := range pm.volumes {
+			if !p.has(name) {
+				return true
+			}
+		}
+		for _, name := range pm.uncertain {
 			if !p.has(name) {
 				return true
 			}
@@ -184,9 +201,18 @@ func (p *podVolumes) has(name string) bool {
 	return false
 }
 
+// isMounted reports whether the volume is mounted for the pod; an uncertain one is not
+// (PodExistsInVolume: the reconciler keeps trying to mount it).
 func (m *Manager) isMounted(uid types.UID, name string) bool {
 	pm, ok := m.mounted[uid]
 	return ok && slices.Contains(pm.volumes, name)
+}
+
+// possiblyMounted reports whether the volume is mounted or uncertain for the pod: either way
+// the actual state has it (PodRemovedFromVolume is false).
+func (m *Manager) possiblyMounted(uid types.UID, name string) bool {
+	pm, ok := m.mounted[uid]
+	return ok && (slices.Contains(pm.volumes, name) || slices.Contains(pm.uncertain, name))
 }
 
 // isProjected reports whether the pod's volume name is a projected volume.

@@ -33,8 +33,9 @@ func TestUpdateOwnedRetries(t *testing.T) {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)}}
 	}
-	paths := map[string]func(s *Server, l *coordinationv1.Lease) (holder string, agains int, err error){
-		"updateOwned": func(s *Server, l *coordinationv1.Lease) (string, int, error) {
+	// Each path takes the subtest's t: a failure belongs to the subtest that made it.
+	paths := map[string]func(t *testing.T, s *Server, l *coordinationv1.Lease) (holder string, agains int, err error){
+		"updateOwned": func(t *testing.T, s *Server, l *coordinationv1.Lease) (string, int, error) {
 			d := s.Direct("mine")
 			in, err := wireObject(leasesTarget, l)
 			if err != nil {
@@ -50,14 +51,14 @@ func TestUpdateOwnedRetries(t *testing.T) {
 			}
 			return *e.obj.(*coordinationv1.Lease).Spec.HolderIdentity, agains, nil
 		},
-		"Direct.UpdateLease": func(s *Server, l *coordinationv1.Lease) (string, int, error) {
+		"Direct.UpdateLease": func(t *testing.T, s *Server, l *coordinationv1.Lease) (string, int, error) {
 			got, err := s.Direct("mine").UpdateLease(ctx, l)
 			if err != nil {
 				return "", -1, err
 			}
 			return *got.Spec.HolderIdentity, -1, nil
 		},
-		"PUT": func(s *Server, l *coordinationv1.Lease) (string, int, error) {
+		"PUT": func(t *testing.T, s *Server, l *coordinationv1.Lease) (string, int, error) {
 			body, err := json.Marshal(l)
 			if err != nil {
 				return "", -1, err
@@ -122,7 +123,7 @@ func TestUpdateOwnedRetries(t *testing.T) {
 				if tt.withRV {
 					rv = created.ResourceVersion
 				}
-				_, agains, err := update(s, lease("mine", rv))
+				_, agains, err := update(t, s, lease("mine", rv))
 				s.afterTry = nil
 				if got := apierrors.IsConflict(err); got != tt.conflict || (err != nil && !got) {
 					t.Fatalf("update = %v, want a conflict: %t", err, tt.conflict)

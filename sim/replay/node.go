@@ -52,6 +52,9 @@ type node struct {
 	// allocations is the allocation manager's checkpoint in the node's root directory, which
 	// outlives a restart.
 	allocations world.Checkpoint
+	// podDirs are the volumes mounted in the pods' directories of the node's root directory,
+	// which a restarted kubelet reconstructs.
+	podDirs kubelet.PodDirs
 
 	kubelet  *kubelet.Kubelet
 	restarts int // kubelet restarts so far
@@ -115,7 +118,7 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	// The scenario's configuration, with the sources it lists at replay's fixed places.
 	cfg := *s.kubelet
 	cfg.Sources.StaticPodPath, cfg.Sources.StaticPodURL, cfg.Sources.StaticPodURLHeader = "", "", nil
-	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes, Allocations: &n.allocations}
+	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes, Allocations: &n.allocations, PodDirs: &n.podDirs}
 	if n.writes != nil {
 		w.Writes = &kubelet.Writes{PodStatus: n.writes, Mirror: n.writes.Mirror(), Node: n.writes, Tokens: n.writes}
 	}

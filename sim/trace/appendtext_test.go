@@ -170,14 +170,31 @@ func TestAppendTextAsBefore(t *testing.T) {
 	}
 }
 
+// FuzzAppendText fills every field the text shows, the component and kind from the catalogue
+// (entry picks one), and compares AppendText with the reference rendering. pods is split at
+// commas; without hasPods the event has no Pods, and with it an empty pods is an empty list.
 func FuzzAppendText(f *testing.F) {
-	f.Add("default/a", "said \"bye\"", "syncPod", "n", int64(1500), 0, false, false)
-	f.Add("\xff", strings.Repeat("long words ", 20), "kubeGenericRuntimeManager.startContainer", "", int64(-1), -3, true, false)
-	f.Add("日本", strings.Repeat("y", 300), "x.y.z", "sim0-1", int64(1)<<50, 7, false, true)
-	f.Fuzz(func(t *testing.T, pod, message, fn, node string, t0 int64, exit int, uid, wide bool) {
-		e := Event{T: time.Duration(t0), Component: Runtime, Event: Kind(node), Pod: pod, UID: message, Message: message,
-			Node: node, Pods: []string{node, pod}, ExitCode: &exit, Func: fn, Delay: time.Duration(t0)}
-		o := TextOptions{UID: uid, Wide: wide}
+	f.Add(uint(0), "default/a", "u-1", "ADD", "api", "Pending", "Running", "app", "BackOff", "said \"bye\"", "syncPod", "n", "a,b/c",
+		int64(1500), int64(0), 0, true, true, false, false)
+	f.Add(uint(7), "\xff", "", "", "", "", "", "", "", strings.Repeat("long words ", 20), "kubeGenericRuntimeManager.startContainer", "", "",
+		int64(-1), int64(-3), -3, false, false, true, false)
+	f.Add(uint(1<<20), "日本", "\u2028", "RECONCILE", "file", strings.Repeat("z", 40), "", "c\t", "*", strings.Repeat("y", 300), "x.y.z", "sim0-1", "",
+		int64(1)<<50, int64(1)<<40, 7, true, true, false, true)
+	f.Fuzz(func(t *testing.T, entry uint, pod, uid, op, source, from, to, container, reason, message, fn, node, pods string,
+		t0, delay int64, exit int, hasExit, hasPods, showUID, wide bool) {
+		en := Catalogue[entry%uint(len(Catalogue))]
+		e := Event{T: time.Duration(t0), Component: en.Component, Event: en.Kind, Pod: pod, UID: uid, Op: op, Source: source,
+			From: from, To: to, Container: container, Reason: reason, Message: message, Func: fn, Node: node, Delay: time.Duration(delay)}
+		if hasExit {
+			e.ExitCode = &exit
+		}
+		if hasPods {
+			e.Pods = []string{}
+			if pods != "" {
+				e.Pods = strings.Split(pods, ",")
+			}
+		}
+		o := TextOptions{UID: showUID, Wide: wide}
 		want := textWithReference(e, o)
 		if got := e.AppendText(nil, o); !bytes.Equal(got, []byte(want)) {
 			t.Errorf("AppendText() =\n%q\nwant\n%q", got, want)

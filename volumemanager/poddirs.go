@@ -1,0 +1,74 @@
+package volumemanager
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodDirs is what the kubelet's root directory keeps of the mounted volumes: a volume's directory
+// under pods/<uid>/volumes is made by its SetUp and removed by its TearDown, so it outlives the
+// process. A restarted kubelet's reconciler reads these directories before its first pass and
+// reconstructs each volume as mounted but uncertain (reconstructVolumes). The zero value keeps
+// nothing; a Manager records its mounts and unmounts in the PodDirs of its options.
+type PodDirs struct {
+	pods map[types.UID]*dirPod
+}
+
+// dirPod is one pod's directory: the pod as it was mounted for (the trace names it), and its
+// volumes in the order they were mounted.
+type dirPod struct {
+	pod     *v1.Pod
+	volumes []string
+}
+
+func (d *PodDirs) add(pod *v1.Pod, name string) {
+	if d == nil {
+		return
+	}
+	if d.pods == nil {
+		d.pods = map[types.UID]*dirPod{}
+	}
+	p, ok := d.pods[pod.UID]
+	if !ok {
+		p = &dirPod{pod: pod}
+		d.pods[pod.UID] = p
+	}
+	if !slices.Contains(p.volumes, name) {
+		p.volumes = append(p.volumes, name)
+	}
+}
+
+func (d *PodDirs) remove(uid types.UID, name string) {
+	if d == nil {
+		return
+	}
+	p, ok := d.pods[uid]
+	if !ok {
+		return
+	}
+	p.volumes = slices.DeleteFunc(p.volumes, func(v string) bool { return v == name })
+	if len(p.volumes) == 0 {
+		delete(d.pods, uid)
+	}
+}
+
+// reconstruct is what a new process finds on disk: per pod, in the order of the pods' UIDs, its
+// volumes sorted by name (getVolumesFromPodDir reads the directories in name order).
+func (d *PodDirs) reconstruct() []*podMounts {
+	if d == nil || len(d.pods) == 0 {
+		return nil
+	}
+	uids := make([]types.UID, 0, len(d.pods))
+	for uid := range d.pods {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	out := make([]*podMounts, 0, len(uids))
+	for _, uid := range uids {
+		p := d.pods[uid]
+		out = append(out, &podMounts{pod: p.pod, uncertain: slices.Sorted(slices.Values(p.volumes))})
+	}
+	return out
+}

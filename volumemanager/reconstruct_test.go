@@ -1,0 +1,162 @@
+package volumemanager
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// restarted mounts a secretPod "a" with a manager recording into its PodDirs, then starts a new
+// manager over the same PodDirs at restartAt, as a restarted kubelet does; ready is its sources'
+// readiness. The trace and events of the first manager are dropped.
+func restarted(t *testing.T, restartAt time.Duration, ready func() bool) (*world, *Manager, *PodDirs) {
+	t.Helper()
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	dirs := &PodDirs{}
+	first := newManagerWith(t, w, dirs, nil)
+	a := secretPod("a")
+	w.pods = append(w.pods, a)
+	first.PodsChanged()
+	if _, err := run(t, w, first, first.WaitForAttachAndMount(a), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(restartAt))
+	w.trace, w.events = nil, nil
+	return w, newManagerWith(t, w, dirs, ready), dirs
+}
+
+func newManagerWith(t *testing.T, w *world, dirs *PodDirs, ready func() bool) *Manager {
+	t.Helper()
+	tokens, err := NewTokenManager(TokenOptions{Clock: w.clk, Tracer: w, Client: w, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Clock: w.clk, Tracer: w, Pods: w, States: w, Recorder: w, Secrets: w, ConfigMaps: w, Tokens: tokens,
+		PodDirs: dirs, SourcesReady: ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// step advances m at each of its wakes up to until.
+func step(w *world, m *Manager, until time.Duration) {
+	for {
+		at, ok := m.NextWake()
+		if !ok || at.Sub(vclock.Epoch) > until {
+			return
+		}
+		w.clk.Set(at)
+		m.Advance()
+	}
+}
+
+// TestReconstructedVolumes follows a restarted kubelet's volumes (reconciler reconstructVolumes
+// and updateStates, then the populator and the reconciler): the new manager finds the pod's
+// mounted volumes in its PodDirs, uncertain. An uncertain volume is not mounted for
+// WaitForAttachAndMount but is for WaitForUnmount; a SetUp that succeeds makes it mounted, one
+// that fails leaves it uncertain; unlike a volume that never mounted, an uncertain one leaves the
+// desired state at the first pass after its pod's runtime may be removed, though the pod manager
+// still has the pod, and is torn down; a volume whose pod no source has is torn down once the
+// sources are ready, not before.
+func TestReconstructedVolumes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// secret is whether ns/db exists after the restart; inPods whether the pod manager has
+		// the pod; terminatedAt when its runtime may be removed (0: never); readyAt when the
+		// sources are all seen.
+		secret       bool
+		inPods       bool
+		terminatedAt time.Duration
+		readyAt      time.Duration
+		wantTrace    []string
+		wantFails    []string
+		// wantMounted and wantUnmounted are Mounted and unmounted of a's volumes at 1.15s.
+		wantMounted, wantUnmounted []string
+		wantDirs                   []string
+	}{
+		{
+			name: "set up again", secret: true, inPods: true,
+			wantTrace:   []string{"1.1s mount creds", "1.1s mount kube-api-access-x"},
+			wantMounted: []string{"creds", "kube-api-access-x"}, wantDirs: []string{"creds", "kube-api-access-x"},
+		},
+		{
+			name: "set up fails until terminated", inPods: true, terminatedAt: 2500 * time.Millisecond,
+			wantTrace: []string{"1.1s mount kube-api-access-x", "2.6s unmount kube-api-access-x", "2.6s unmount creds"},
+			wantFails: []string{"1.1s", "1.7s"},
+			// creds is uncertain: possibly mounted, not mounted.
+			wantMounted: []string{"creds", "kube-api-access-x"}, wantUnmounted: []string{"creds"},
+		},
+		{
+			name: "set up fails, never terminated", inPods: true,
+			wantTrace:   []string{"1.1s mount kube-api-access-x"},
+			wantFails:   []string{"1.1s", "1.7s", "2.8s", "4.9s", "9s", "17.1s"},
+			wantMounted: []string{"creds", "kube-api-access-x"}, wantUnmounted: []string{"creds"},
+			wantDirs: []string{"creds", "kube-api-access-x"},
+		},
+		{
+			name: "pod gone, sources ready late", readyAt: 1500 * time.Millisecond,
+			wantTrace: []string{"1.5s unmount creds", "1.5s unmount kube-api-access-x"},
+			// Nothing is unmounted before the sources are ready.
+			wantMounted: []string{"creds", "kube-api-access-x"}, wantUnmounted: []string{"creds", "kube-api-access-x"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ready := func() bool { return true }
+			var w *world
+			if tt.readyAt > 0 {
+				ready = func() bool { return w.clk.Since(vclock.Epoch) >= tt.readyAt }
+			}
+			w, m, dirs := restarted(t, time.Second, ready)
+			if !tt.secret {
+				delete(w.secrets, "ns/db")
+			}
+			if !tt.inPods {
+				w.pods = nil
+			}
+			m.PodsChanged()
+			step(w, m, 1150*time.Millisecond)
+			if diff := cmp.Diff(tt.wantMounted, m.Mounted("a")); diff != "" {
+				t.Errorf("Mounted() at 1.15s (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantUnmounted, m.unmounted("a", []string{"creds", "kube-api-access-x"})); diff != "" {
+				t.Errorf("unmounted() at 1.15s (-want +got):\n%s", diff)
+			}
+			if tt.terminatedAt > 0 {
+				step(w, m, tt.terminatedAt)
+				w.clk.Set(vclock.Epoch.Add(tt.terminatedAt))
+				w.terminated["a"] = true
+				m.PodsChanged()
+			}
+			step(w, m, 20*time.Second)
+			trace := slices.DeleteFunc(slices.Clone(w.trace), func(s string) bool { return strings.Contains(s, " token ") })
+			if diff := cmp.Diff(tt.wantTrace, trace); diff != "" {
+				t.Errorf("mounts (-want +got):\n%s", diff)
+			}
+			var fails []string
+			for _, e := range w.events {
+				if strings.Contains(e, "FailedMount") {
+					fails = append(fails, strings.Fields(e)[0])
+				}
+			}
+			if diff := cmp.Diff(tt.wantFails, fails); diff != "" {
+				t.Errorf("FailedMount events (-want +got):\n%s", diff)
+			}
+			var kept []string
+			if p, ok := dirs.pods["a"]; ok {
+				kept = slices.Sorted(slices.Values(p.volumes))
+			}
+			if diff := cmp.Diff(tt.wantDirs, kept); diff != "" {
+				t.Errorf("volumes kept in the pod's directory (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
