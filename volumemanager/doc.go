@@ -35,7 +35,8 @@
 //
 // # Reconstruction
 //
-// What a process mounted is kept in PodDirs, as the pod directories keep it on disk. A new
+// What a process mounted is kept in PodDirs, as the pod directories keep it on disk: every
+// volume but a hostPath or image one, whose SetUp makes no directory there (writesPodDir). A new
 // Manager over the same PodDirs (a restarted kubelet) reconstructs those volumes before its
 // first pass (reconciler reconstructVolumes): each is uncertain (VolumeMountUncertain), possibly
 // mounted but not mounted. The reconciler sets it up again while the desired state has it (a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -156,6 +157,65 @@ func TestReconstructedVolumes(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantDirs, kept); diff != "" {
 				t.Errorf("volumes kept in the pod's directory (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReconstructSkipsHostPath checks that a hostPath volume, whose SetUp makes no directory
+// under the pod's volumes directory, is not reconstructed by a restarted kubelet, so a pod gone
+// after the restart does not have it torn down.
+func TestReconstructSkipsHostPath(t *testing.T) {
+	w := newWorld()
+	dirs := &PodDirs{}
+	first := newManagerWith(t, w, dirs, nil)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p-h", UID: "h"}, Spec: v1.PodSpec{
+		Containers: []v1.Container{{Name: "app", VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes:    []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}}}}}}
+	w.pods = append(w.pods, pod)
+	first.PodsChanged()
+	if _, err := run(t, w, first, first.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(time.Second))
+	w.trace, w.events, w.pods = nil, nil, nil
+	m := newManagerWith(t, w, dirs, nil)
+	m.PodsChanged()
+	step(w, m, 5*time.Second)
+	if slices.Contains(w.trace, "1.1s unmount data") {
+		t.Errorf("tore down a hostPath volume v1.35 never reconstructs: %q", w.trace)
+	}
+}
+
+// TestPodDirsRecordsOnlyDirectories checks which volumes a mount records in the pod directories:
+// every one whose plugin's SetUp writes a directory under the pod's volumes directory, not a
+// hostPath (its path is the host's) or an image volume (its SetUp does nothing).
+func TestPodDirsRecordsOnlyDirectories(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		src  v1.VolumeSource
+		want bool
+	}{
+		{"emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, true},
+		{"downwardAPI", v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}, true},
+		{"persistentVolumeClaim", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, true},
+		{"hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}}, false},
+		{"image", v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "registry.example/data:1"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld()
+			dirs := &PodDirs{}
+			m := newManagerWith(t, w, dirs, nil)
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "p"}, Spec: v1.PodSpec{
+				Containers: []v1.Container{{Name: "app", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v"}}}},
+				Volumes:    []v1.Volume{{Name: "v", VolumeSource: tt.src}}}}
+			w.pods = append(w.pods, pod)
+			m.PodsChanged()
+			if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(dirs.reconstruct()) == 1; got != tt.want {
+				t.Errorf("recorded in the pod directories = %t, want %t", got, tt.want)
 			}
 		})
 	}
