@@ -1,7 +1,7 @@
 // Package volumemanager mounts the volumes of the pods on the node and makes SyncPod wait for
 // them: the kubelet's volume manager (pkg/kubelet/volumemanager: the desired state of world
 // populator, the reconciler with the operation executor's exponential back-off,
-// WaitForAttachAndMount and WaitForUnmount) with the volume plugins' SetUp of the volumes a
+// WaitForAttachAndMount, WaitForUnmount and SyncTerminatedPod's second poll) with the volume plugins' SetUp of the volumes a
 // simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
 // hostpath), and the service account token manager the projected volumes ask (pkg/kubelet/token).
 //
@@ -53,11 +53,16 @@
 // the worker's context is cancelled, or 2m3s have passed. A look can only change its answer
 // after a reconciler pass, so the Wait it returns names the first 300ms tick at or after the
 // next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
-// of the pod is mounted or uncertain.
+// of the pod is mounted: an uncertain one does not count (PodHasMountedVolumes counts
+// VolumeMounted only), nor is it named by its error. WaitForVolumesGone is SyncTerminatedPod's
+// second poll (podVolumesExist), until no volume of the pod is mounted or uncertain: it looks at
+// once, then every 100ms from its first look, with no deadline, so an uncertain volume holds up
+// SyncTerminatedPod there.
 //
 // A Manager is a core: the sync loop's goroutine steps it (Advance at NextWake, before the pod
 // workers) and the sync functions call it. Package kubelet builds one per process after the pod
-// workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount through
+// workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount, then
+// WaitForVolumesGone, through
 // the pod workers' Result.Wait, so a pod whose Secret, ConfigMap or projected volume source is
 // missing stays ContainerCreating with FailedMount events until the object exists.
 //

@@ -1,6 +1,8 @@
 package volumemanager
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -63,8 +65,8 @@ func step(w *world, m *Manager, until time.Duration) {
 // TestReconstructedVolumes follows a restarted kubelet's volumes (reconciler reconstructVolumes
 // and updateStates, then the populator and the reconciler): the new manager finds the pod's
 // mounted volumes in its PodDirs, uncertain. An uncertain volume is not mounted for
-// WaitForAttachAndMount but is for WaitForUnmount; a SetUp that succeeds makes it mounted, one
-// that fails leaves it uncertain; unlike a volume that never mounted, an uncertain one leaves the
+// WaitForAttachAndMount and WaitForUnmount but possibly mounted (WaitForVolumesGone); a SetUp
+// that succeeds makes it mounted, one that fails leaves it uncertain; unlike a volume that never mounted, an uncertain one leaves the
 // desired state at the first pass after its pod's runtime may be removed, though the pod manager
 // still has the pod, and is torn down; a volume whose pod no source has is torn down once the
 // sources are ready, not before.
@@ -125,8 +127,8 @@ func TestReconstructedVolumes(t *testing.T) {
 			}
 			m.PodsChanged()
 			step(w, m, 1150*time.Millisecond)
-			if diff := cmp.Diff(tt.wantMounted, m.Mounted("a")); diff != "" {
-				t.Errorf("Mounted() at 1.15s (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.wantMounted, m.PossiblyMounted("a")); diff != "" {
+				t.Errorf("PossiblyMounted() at 1.15s (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantUnmounted, m.unmounted("a", []string{"creds", "kube-api-access-x"})); diff != "" {
 				t.Errorf("unmounted() at 1.15s (-want +got):\n%s", diff)
@@ -218,5 +220,51 @@ func TestPodDirsRecordsOnlyDirectories(t *testing.T) {
 				t.Errorf("recorded in the pod directories = %t, want %t", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWaitForUnmountIgnoresUncertain checks that an uncertain volume does not hold up
+// WaitForUnmount, which counts mounted volumes only (PodHasMountedVolumes), but holds up
+// WaitForVolumesGone (podVolumesExist) until it is torn down: that wait looks at once and then
+// every 100ms from its first look, with no deadline, and here the sources are all seen only at
+// 3s, so the uncertain volumes wait for the first pass from then.
+func TestWaitForUnmountIgnoresUncertain(t *testing.T) {
+	var w *world
+	ready := func() bool { return w.clk.Since(vclock.Epoch) >= 3*time.Second }
+	w, m, _ := restarted(t, time.Second, ready)
+	w.terminated["a"] = true
+	w.pods = nil
+	m.PodsChanged()
+	if _, done, err := m.WaitForUnmount(secretPod("a")).Poll(false); !done || err != nil {
+		t.Errorf("first look with only uncertain volumes = done %t, err %v; want done at once", done, err)
+	}
+	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+	gone := m.WaitForVolumesGone(secretPod("a"))
+	var looks []string
+	for {
+		next, done, err := gone.Poll(false)
+		looks = append(looks, w.clk.Since(vclock.Epoch).String())
+		if err != nil {
+			t.Fatalf("WaitForVolumesGone: %v", err)
+		}
+		if done {
+			break
+		}
+		if len(looks) > 100 {
+			t.Fatalf("WaitForVolumesGone still waits after %v", looks)
+		}
+		step(w, m, next.Sub(vclock.Epoch))
+		w.clk.Set(next)
+	}
+	if got, want := looks[len(looks)-1], "3.05s"; got != want {
+		t.Errorf("WaitForVolumesGone done at %s, want %s (the first 100ms tick after the unmounts at 3s); looks %v", got, want, looks)
+	}
+	if !slices.Contains(w.trace, "3s unmount creds") {
+		t.Errorf("trace %q, want the uncertain creds unmounted at 3s", w.trace)
+	}
+	// A later look after the worker's context was cancelled ends with the context's error, as
+	// PollUntilContextCancel does, without looking.
+	if _, done, err := m.WaitForVolumesGone(secretPod("a")).Poll(true); !done || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled poll = done %t, err %v; want done, %v", done, err, context.Canceled)
 	}
 }
