@@ -1,8 +1,8 @@
 // Package volumemanager mounts the volumes of the pods on the node and makes SyncPod wait for
 // them: the kubelet's volume manager (pkg/kubelet/volumemanager: the desired state of world
 // populator, the reconciler with the operation executor's exponential back-off,
-// WaitForAttachAndMount, WaitForUnmount and SyncTerminatedPod's second poll) with the volume plugins' SetUp of the volumes a
-// simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
+// WaitForAttachAndMount, WaitForUnmount and SyncTerminatedPod's second poll) with the volume
+// plugins' SetUp of the volumes a simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
 // hostpath), and the service account token manager the projected volumes ask (pkg/kubelet/token).
 //
 // # Loops on the virtual clock
@@ -24,8 +24,12 @@
 // the instant it is added. A pass that only pod syncs asked for (ReprocessPod, after every
 // SyncPod) looks at those pods alone, and the reconciler's unmount step looks at the mounted pods
 // only after a pod left the desired state: the kubelet's loops look at every pod, but what they
-// find of the others did not change (every other change calls PodsChanged). A failed SetUp records the FailedMount event ("MountVolume.SetUp
-// failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
+// find of the others did not change (every other change calls PodsChanged). No volume is
+// unmounted before the first pass after the sources were all seen (the reconciler's
+// readyToUnmount, which waits for the populator's hasAddedPods): a pod of this process removed in
+// its first moments keeps its volumes mounted until then, as a reconstructed volume does. A
+// failed SetUp records the FailedMount event ("MountVolume.SetUp failed for volume \"x\" :
+// secret \"y\" not found") and backs off: 500ms, doubled at each
 // failure up to 2m2s, retried at the first pass after the back-off has expired
 // (nestedpendingoperations' exponentialbackoff). A pod whose runtime may be removed leaves the
 // desired state volume by volume: a mounted or uncertain volume at once, one that is not mounted
