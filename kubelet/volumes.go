@@ -88,6 +88,11 @@ func (v *volumeWaits) WaitForAttachAndMount(pod *v1.Pod) podsync.VolumeWait {
 // WaitForUnmount starts SyncTerminatedPod's wait.
 func (v *volumeWaits) WaitForUnmount(pod *v1.Pod) podsync.VolumeWait { return v.m.WaitForUnmount(pod) }
 
+// WaitForVolumesGone starts SyncTerminatedPod's second poll.
+func (v *volumeWaits) WaitForVolumesGone(pod *v1.Pod) podsync.VolumeWait {
+	return v.m.WaitForVolumesGone(pod)
+}
+
 // The wiring relies on these implementations.
 var (
 	_ volumemanager.PodLister       = (*podmanager.Manager)(nil)

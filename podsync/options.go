@@ -128,12 +128,16 @@ type Options struct {
 }
 
 // Volumes is the volume manager as the sync functions wait on it: SyncPod until the volumes its
-// containers use are mounted, SyncTerminatedPod until none is.
+// containers use are mounted, SyncTerminatedPod until none is mounted, then until none is
+// possibly mounted.
 type Volumes interface {
 	// WaitForAttachAndMount starts SyncPod's wait; nil when no container uses a volume.
 	WaitForAttachAndMount(pod *v1.Pod) VolumeWait
-	// WaitForUnmount starts SyncTerminatedPod's wait.
+	// WaitForUnmount starts SyncTerminatedPod's wait until no volume of the pod is mounted.
 	WaitForUnmount(pod *v1.Pod) VolumeWait
+	// WaitForVolumesGone starts SyncTerminatedPod's second poll, until no volume of the pod is
+	// mounted or uncertain (podVolumesExist); it has no deadline.
+	WaitForVolumesGone(pod *v1.Pod) VolumeWait
 }
 
 // VolumeWait is one wait in progress, as the kubelet's poll runs it.

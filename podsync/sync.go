@@ -186,30 +186,36 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 	return podworkers.Result{Done: res.Done}, nil
 }
 
-// SyncTerminatedPod writes the stopped pod's final status, waits until the pod's volumes are
-// unmounted, and marks the pod finished in the status manager: the kubelet's SyncTerminatedPod.
-// Cgroups and user namespaces are not modelled; a volume's directory goes with its unmount, so
-// the kubelet's second poll, for the volume paths, ends at its first look.
+// SyncTerminatedPod writes the stopped pod's final status, waits until no volume of the pod is
+// mounted (WaitForUnmount), then until none is possibly mounted (the kubelet's second poll,
+// podVolumesExist: a volume a restarted kubelet reconstructed as uncertain holds it up, not the
+// first), and marks the pod finished in the status manager: the kubelet's SyncTerminatedPod.
+// Cgroups and user namespaces are not modelled.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	pod = s.allocated(pod)
 	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
 	if s.opts.Volumes != nil {
-		return s.waitUnmounted(pod, s.opts.Volumes.WaitForUnmount(pod), false)
+		return s.waitUnmounted(pod, s.opts.Volumes.WaitForUnmount(pod), false, false)
 	}
 	return s.finishTerminated(pod)
 }
 
-// waitUnmounted is one look of SyncTerminatedPod's wait for the pod's volumes to be unmounted; a
-// failed wait fails the sync, which the worker retries.
-func (s *Syncer) waitUnmounted(pod *v1.Pod, w VolumeWait, canceled bool) (podworkers.Result, error) {
+// waitUnmounted is one look of one of SyncTerminatedPod's waits: the first (gone false), for no
+// volume of the pod to be mounted, then the second, for none to be possibly mounted, which starts
+// with a look at the moment the first ends. A failed wait fails the sync, which the worker
+// retries.
+func (s *Syncer) waitUnmounted(pod *v1.Pod, w VolumeWait, gone, canceled bool) (podworkers.Result, error) {
 	next, done, err := w.Poll(canceled)
 	if !done {
 		return podworkers.Result{Done: next, Wait: func(_ context.Context, canceled bool) (podworkers.Result, error) {
-			return s.waitUnmounted(pod, w, canceled)
+			return s.waitUnmounted(pod, w, gone, canceled)
 		}}, nil
 	}
 	if err != nil {
 		return podworkers.Result{}, fmt.Errorf("sync terminated pod %s: %w", podkey.Of(pod), err)
+	}
+	if !gone {
+		return s.waitUnmounted(pod, s.opts.Volumes.WaitForVolumesGone(pod), true, false)
 	}
 	return s.finishTerminated(pod)
 }

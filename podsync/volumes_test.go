@@ -1,13 +1,14 @@
 package podsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 
@@ -24,9 +25,10 @@ type look struct {
 // scriptedWait answers its looks in order and logs each with the canceled flag it was given.
 type scriptedWait struct {
 	looks []look
-	// now is the clock: a wait that goes on looks again 300ms later.
-	now func() time.Time
-	log *[]string
+	// now is the clock: a wait that goes on looks again every (300ms when zero) later.
+	now   func() time.Time
+	every time.Duration
+	log   *[]string
 }
 
 func (w *scriptedWait) Poll(canceled bool) (time.Time, bool, error) {
@@ -34,7 +36,7 @@ func (w *scriptedWait) Poll(canceled bool) (time.Time, bool, error) {
 	l := w.looks[0]
 	w.looks = w.looks[1:]
 	if !l.done {
-		return w.now().Add(300 * time.Millisecond), false, nil
+		return w.now().Add(cmp.Or(w.every, 300*time.Millisecond)), false, nil
 	}
 	return time.Time{}, true, l.err
 }
@@ -42,8 +44,8 @@ func (w *scriptedWait) Poll(canceled bool) (time.Time, bool, error) {
 // scriptedVolumes hands out one scripted wait for each kind; a nil mount wait is a pod without
 // volumes.
 type scriptedVolumes struct {
-	mount, unmount *scriptedWait
-	log            []string
+	mount, unmount, gone *scriptedWait
+	log                  []string
 }
 
 func (v *scriptedVolumes) WaitForAttachAndMount(pod *v1.Pod) VolumeWait {
@@ -57,6 +59,11 @@ func (v *scriptedVolumes) WaitForAttachAndMount(pod *v1.Pod) VolumeWait {
 func (v *scriptedVolumes) WaitForUnmount(pod *v1.Pod) VolumeWait {
 	v.log = append(v.log, "WaitForUnmount "+pod.Name)
 	return v.unmount
+}
+
+func (v *scriptedVolumes) WaitForVolumesGone(pod *v1.Pod) VolumeWait {
+	v.log = append(v.log, "WaitForVolumesGone "+pod.Name)
+	return v.gone
 }
 
 // TestSyncPodWaitsForVolumes checks that SyncPod asks the runtime for nothing until the pod's
@@ -112,10 +119,10 @@ func TestSyncPodWaitsForVolumes(t *testing.T) {
 				t.Errorf("SyncPod error = %v, want %v", err, tc.wantErr)
 			}
 			got := append(append([]string{}, vols.log...), f.rt.calls...)
-			if diff := cmp.Diff(tc.wantLog, got); diff != "" {
+			if diff := gocmp.Diff(tc.wantLog, got); diff != "" {
 				t.Errorf("polls and runtime calls (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantEvents, []string(*f.events), cmpopts.EquateEmpty()); diff != "" {
+			if diff := gocmp.Diff(tc.wantEvents, []string(*f.events), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
@@ -128,6 +135,7 @@ func TestSyncTerminatedPodWaitsForUnmount(t *testing.T) {
 	f := newFixture(t)
 	vols := &scriptedVolumes{}
 	vols.unmount = &scriptedWait{looks: []look{{}, {done: true}}, now: f.clk.Now, log: &vols.log}
+	vols.gone = &scriptedWait{looks: []look{{done: true}}, now: f.clk.Now, log: &vols.log}
 	f.s.opts.Volumes = vols
 	p := pod("web")
 	res, err := f.s.SyncTerminatedPod(context.Background(), p, &kubecontainer.PodStatus{UID: p.UID})
@@ -144,10 +152,48 @@ func TestSyncTerminatedPodWaitsForUnmount(t *testing.T) {
 	if res, err = res.Wait(context.Background(), false); err != nil || res.Wait != nil {
 		t.Fatalf("Wait = %+v, %v; want the end of the sync", res, err)
 	}
-	if diff := cmp.Diff([]string{"WaitForUnmount web", "poll canceled=false", "poll canceled=false"}, vols.log); diff != "" {
+	if diff := gocmp.Diff([]string{"WaitForUnmount web", "poll canceled=false", "poll canceled=false", "WaitForVolumesGone web", "poll canceled=false"}, vols.log); diff != "" {
 		t.Errorf("polls (-want +got):\n%s", diff)
 	}
 	if len(f.status.terminated) != 1 {
 		t.Errorf("TerminatePod calls = %v, want one once unmounted", f.status.terminated)
+	}
+}
+
+// TestSyncTerminatedPodWaitsForUncertain checks SyncTerminatedPod's second poll: a volume a
+// restarted kubelet reconstructed as uncertain is not mounted, so WaitForUnmount ends at its first
+// look, but it is possibly mounted, so the second poll, started at that moment, waits on its
+// 100ms grid, with no error, until the volume is torn down; only then is the pod terminated in
+// the status manager.
+func TestSyncTerminatedPodWaitsForUncertain(t *testing.T) {
+	f := newFixture(t)
+	vols := &scriptedVolumes{}
+	vols.unmount = &scriptedWait{looks: []look{{done: true}}, now: f.clk.Now, log: &vols.log}
+	vols.gone = &scriptedWait{looks: []look{{}, {}, {done: true}}, now: f.clk.Now, every: 100 * time.Millisecond, log: &vols.log}
+	f.s.opts.Volumes = vols
+	p := pod("web")
+	start := f.clk.Now()
+	res, err := f.s.SyncTerminatedPod(context.Background(), p, &kubecontainer.PodStatus{UID: p.UID})
+	var waits []time.Duration
+	for err == nil && res.Wait != nil {
+		if len(f.status.terminated) != 0 {
+			t.Fatalf("TerminatePod called for %v while a volume is uncertain", f.status.terminated)
+		}
+		waits = append(waits, res.Done.Sub(start))
+		f.clk.Set(res.Done)
+		res, err = res.Wait(context.Background(), false)
+	}
+	if err != nil {
+		t.Fatalf("SyncTerminatedPod: %v", err)
+	}
+	if diff := gocmp.Diff([]time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, waits); diff != "" {
+		t.Errorf("looks of the second poll (-want +got):\n%s", diff)
+	}
+	want := []string{"WaitForUnmount web", "poll canceled=false", "WaitForVolumesGone web", "poll canceled=false", "poll canceled=false", "poll canceled=false"}
+	if diff := gocmp.Diff(want, vols.log); diff != "" {
+		t.Errorf("polls (-want +got):\n%s", diff)
+	}
+	if len(f.status.terminated) != 1 {
+		t.Errorf("TerminatePod calls = %v, want one once no volume is possibly mounted", f.status.terminated)
 	}
 }

@@ -129,7 +129,8 @@ type Result struct {
 	// Done. The zero value, or any instant not after now, means the sync ended at once.
 	Done time.Time
 	// Wait, when set, says the sync is not over at Done: the sync function blocks on a condition
-	// it polls (the volume manager's WaitForAttachAndMount and WaitForUnmount), and Done is when
+	// it polls (the volume manager's WaitForAttachAndMount, WaitForUnmount and
+	// WaitForVolumesGone), and Done is when
 	// it next looks. At Done the worker calls Wait instead of completing; Wait carries the sync
 	// on and returns its next Result, with a Wait of its own while it keeps waiting. canceled is
 	// true when the worker's context was cancelled meanwhile (the pod became terminating, or its

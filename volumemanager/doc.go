@@ -1,8 +1,8 @@
 // Package volumemanager mounts the volumes of the pods on the node and makes SyncPod wait for
 // them: the kubelet's volume manager (pkg/kubelet/volumemanager: the desired state of world
 // populator, the reconciler with the operation executor's exponential back-off,
-// WaitForAttachAndMount and WaitForUnmount) with the volume plugins' SetUp of the volumes a
-// simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
+// WaitForAttachAndMount, WaitForUnmount and SyncTerminatedPod's second poll) with the volume
+// plugins' SetUp of the volumes a simulated node can have (pkg/volume/secret, configmap, projected, downwardapi, emptydir,
 // hostpath), and the service account token manager the projected volumes ask (pkg/kubelet/token).
 //
 // # Loops on the virtual clock
@@ -24,8 +24,12 @@
 // the instant it is added. A pass that only pod syncs asked for (ReprocessPod, after every
 // SyncPod) looks at those pods alone, and the reconciler's unmount step looks at the mounted pods
 // only after a pod left the desired state: the kubelet's loops look at every pod, but what they
-// find of the others did not change (every other change calls PodsChanged). A failed SetUp records the FailedMount event ("MountVolume.SetUp
-// failed for volume \"x\" : secret \"y\" not found") and backs off: 500ms, doubled at each
+// find of the others did not change (every other change calls PodsChanged). No volume is
+// unmounted before the first pass after the sources were all seen (the reconciler's
+// readyToUnmount, which waits for the populator's hasAddedPods): a pod of this process removed in
+// its first moments keeps its volumes mounted until then, as a reconstructed volume does. A
+// failed SetUp records the FailedMount event ("MountVolume.SetUp failed for volume \"x\" :
+// secret \"y\" not found") and backs off: 500ms, doubled at each
 // failure up to 2m2s, retried at the first pass after the back-off has expired
 // (nestedpendingoperations' exponentialbackoff). A pod whose runtime may be removed leaves the
 // desired state volume by volume: a mounted or uncertain volume at once, one that is not mounted
@@ -35,7 +39,8 @@
 //
 // # Reconstruction
 //
-// What a process mounted is kept in PodDirs, as the pod directories keep it on disk. A new
+// What a process mounted is kept in PodDirs, as the pod directories keep it on disk: every
+// volume but a hostPath or image one, whose SetUp makes no directory there (writesPodDir). A new
 // Manager over the same PodDirs (a restarted kubelet) reconstructs those volumes before its
 // first pass (reconciler reconstructVolumes): each is uncertain (VolumeMountUncertain), possibly
 // mounted but not mounted. The reconciler sets it up again while the desired state has it (a
@@ -52,11 +57,16 @@
 // the worker's context is cancelled, or 2m3s have passed. A look can only change its answer
 // after a reconciler pass, so the Wait it returns names the first 300ms tick at or after the
 // next pass that could mount something. WaitForUnmount is SyncTerminatedPod's, until no volume
-// of the pod is mounted or uncertain.
+// of the pod is mounted: an uncertain one does not count (PodHasMountedVolumes counts
+// VolumeMounted only), nor is it named by its error. WaitForVolumesGone is SyncTerminatedPod's
+// second poll (podVolumesExist), until no volume of the pod is mounted or uncertain: it looks at
+// once, then every 100ms from its first look, with no deadline, so an uncertain volume holds up
+// SyncTerminatedPod there.
 //
 // A Manager is a core: the sync loop's goroutine steps it (Advance at NextWake, before the pod
 // workers) and the sync functions call it. Package kubelet builds one per process after the pod
-// workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount through
+// workers; SyncPod waits on WaitForAttachAndMount and SyncTerminatedPod on WaitForUnmount, then
+// WaitForVolumesGone, through
 // the pod workers' Result.Wait, so a pod whose Secret, ConfigMap or projected volume source is
 // missing stays ContainerCreating with FailedMount events until the object exists.
 //

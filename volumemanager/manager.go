@@ -187,7 +187,8 @@ type desiredVolume struct {
 
 // podMounts is what is mounted for one pod: volumes, mounted by this process, and uncertain, the
 // volumes a restarted process reconstructed from the pod's directory (VolumeMountUncertain):
-// possibly mounted, so torn down when no longer desired, but not mounted for the waits, and
+// possibly mounted, so torn down when no longer desired and waited for by WaitForVolumesGone, but
+// not mounted for WaitForAttachAndMount and WaitForUnmount, and
 // set up again by the reconciler while desired. A successful SetUp makes one mounted; a failed
 // one leaves it uncertain (markVolumeErrorState keeps a reconstructed volume's state).
 type podMounts struct {
@@ -320,14 +321,25 @@ func usedVolumes(pod *v1.Pod) []v1.Volume {
 	return out
 }
 
-// Mounted lists the volumes possibly mounted for the pod, sorted: those mounted and those
-// reconstructed as uncertain (GetPossiblyMountedVolumesForPod, which WaitForUnmount asks).
-func (m *Manager) Mounted(uid types.UID) []string {
+// PossiblyMounted lists the volumes possibly mounted for the pod, sorted: those mounted and
+// those reconstructed as uncertain (GetPossiblyMountedVolumesForPod, which SyncTerminatedPod's
+// second poll asks through podVolumesExist: WaitForVolumesGone).
+func (m *Manager) PossiblyMounted(uid types.UID) []string {
 	pm, ok := m.mounted[uid]
 	if !ok {
 		return nil
 	}
 	return slices.Sorted(slices.Values(slices.Concat(pm.volumes, pm.uncertain)))
+}
+
+// mountedOnly lists the volumes mounted for the pod, sorted, not those uncertain
+// (GetMountedVolumesForPod, which WaitForUnmount asks).
+func (m *Manager) mountedOnly(uid types.UID) []string {
+	pm, ok := m.mounted[uid]
+	if !ok {
+		return nil
+	}
+	return slices.Sorted(slices.Values(pm.volumes))
 }
 
 // emit traces e about pod.

@@ -186,7 +186,7 @@ func TestMountAtTheNextPass(t *testing.T) {
 	if diff := cmp.Diff(want, w.trace); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}
-	if got := m.Mounted(pod.UID); !cmp.Equal(got, []string{"creds", "kube-api-access-x"}) {
+	if got := m.PossiblyMounted(pod.UID); !cmp.Equal(got, []string{"creds", "kube-api-access-x"}) {
 		t.Errorf("Mounted() = %v, want the two used volumes", got)
 	}
 }
@@ -275,7 +275,7 @@ func TestUnmountOnTermination(t *testing.T) {
 	m.Advance() // not due yet: the pass is at 5.1s
 	w.clk.Set(vclock.Epoch.Add(5100 * time.Millisecond))
 	m.Advance()
-	if got := m.Mounted(pod.UID); len(got) != 0 {
+	if got := m.PossiblyMounted(pod.UID); len(got) != 0 {
 		t.Errorf("Mounted() after the pass = %v, want nothing", got)
 	}
 	if _, done, err := m.WaitForUnmount(pod).Poll(false); !done || err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // PodDirs is what the kubelet's root directory keeps of the mounted volumes: a volume's directory
-// under pods/<uid>/volumes is made by its SetUp and removed by its TearDown, so it outlives the
+// under pods/<uid>/volumes is made by its SetUp (for the plugins that make one: writesPodDir) and removed by its TearDown, so it outlives the
 // process. A restarted kubelet's reconciler reads these directories before its first pass and
 // reconstructs each volume as mounted but uncertain (reconstructVolumes). The zero value keeps
 // nothing; a Manager records its mounts and unmounts in the PodDirs of its options.
@@ -21,6 +21,17 @@ type PodDirs struct {
 type dirPod struct {
 	pod     *v1.Pod
 	volumes []string
+}
+
+// writesPodDir reports whether the volume's SetUp makes a directory under the pod's volumes
+// directory, which a restarted kubelet reconstructs the volume from (getVolumesFromPodDir). A
+// hostPath volume's path is the host's (its GetPath), and an image volume's SetUp does nothing:
+// neither leaves anything to reconstruct. A PersistentVolumeClaim's directory is its
+// PersistentVolume plugin's: a CSI or local volume makes one, a hostPath-backed one does not. A
+// simulated node does not resolve the claim to its volume, so a claim counts as making one, the
+// common case of a storage class's volume.
+func writesPodDir(src v1.VolumeSource) bool {
+	return src.HostPath == nil && src.Image == nil
 }
 
 func (d *PodDirs) add(pod *v1.Pod, name string) {

@@ -96,7 +96,9 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 	// A reconstructed volume whose SetUp succeeded is mounted, no longer uncertain.
 	pm.uncertain = slices.DeleteFunc(pm.uncertain, func(n string) bool { return n == v.name })
 	pm.volumes = append(pm.volumes, v.name)
-	m.opts.PodDirs.add(pod, v.name)
+	if writesPodDir(v.source) {
+		m.opts.PodDirs.add(pod, v.name)
+	}
 	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
 	if m.opts.States.ShouldPodRuntimeBeRemoved(pod.UID) {
 		// A volume kept desired only because it was not mounted (removeDeletedPods): the next

@@ -1,6 +1,8 @@
 package volumemanager
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -62,8 +65,8 @@ func step(w *world, m *Manager, until time.Duration) {
 // TestReconstructedVolumes follows a restarted kubelet's volumes (reconciler reconstructVolumes
 // and updateStates, then the populator and the reconciler): the new manager finds the pod's
 // mounted volumes in its PodDirs, uncertain. An uncertain volume is not mounted for
-// WaitForAttachAndMount but is for WaitForUnmount; a SetUp that succeeds makes it mounted, one
-// that fails leaves it uncertain; unlike a volume that never mounted, an uncertain one leaves the
+// WaitForAttachAndMount and WaitForUnmount but possibly mounted (WaitForVolumesGone); a SetUp
+// that succeeds makes it mounted, one that fails leaves it uncertain; unlike a volume that never mounted, an uncertain one leaves the
 // desired state at the first pass after its pod's runtime may be removed, though the pod manager
 // still has the pod, and is torn down; a volume whose pod no source has is torn down once the
 // sources are ready, not before.
@@ -124,8 +127,8 @@ func TestReconstructedVolumes(t *testing.T) {
 			}
 			m.PodsChanged()
 			step(w, m, 1150*time.Millisecond)
-			if diff := cmp.Diff(tt.wantMounted, m.Mounted("a")); diff != "" {
-				t.Errorf("Mounted() at 1.15s (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.wantMounted, m.PossiblyMounted("a")); diff != "" {
+				t.Errorf("PossiblyMounted() at 1.15s (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantUnmounted, m.unmounted("a", []string{"creds", "kube-api-access-x"})); diff != "" {
 				t.Errorf("unmounted() at 1.15s (-want +got):\n%s", diff)
@@ -158,5 +161,110 @@ func TestReconstructedVolumes(t *testing.T) {
 				t.Errorf("volumes kept in the pod's directory (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestReconstructSkipsHostPath checks that a hostPath volume, whose SetUp makes no directory
+// under the pod's volumes directory, is not reconstructed by a restarted kubelet, so a pod gone
+// after the restart does not have it torn down.
+func TestReconstructSkipsHostPath(t *testing.T) {
+	w := newWorld()
+	dirs := &PodDirs{}
+	first := newManagerWith(t, w, dirs, nil)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p-h", UID: "h"}, Spec: v1.PodSpec{
+		Containers: []v1.Container{{Name: "app", VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes:    []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}}}}}}
+	w.pods = append(w.pods, pod)
+	first.PodsChanged()
+	if _, err := run(t, w, first, first.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(time.Second))
+	w.trace, w.events, w.pods = nil, nil, nil
+	m := newManagerWith(t, w, dirs, nil)
+	m.PodsChanged()
+	step(w, m, 5*time.Second)
+	if slices.Contains(w.trace, "1.1s unmount data") {
+		t.Errorf("tore down a hostPath volume v1.35 never reconstructs: %q", w.trace)
+	}
+}
+
+// TestPodDirsRecordsOnlyDirectories checks which volumes a mount records in the pod directories:
+// every one whose plugin's SetUp writes a directory under the pod's volumes directory, not a
+// hostPath (its path is the host's) or an image volume (its SetUp does nothing).
+func TestPodDirsRecordsOnlyDirectories(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		src  v1.VolumeSource
+		want bool
+	}{
+		{"emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}, true},
+		{"downwardAPI", v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}, true},
+		{"persistentVolumeClaim", v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}, true},
+		{"hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}}, false},
+		{"image", v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "registry.example/data:1"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld()
+			dirs := &PodDirs{}
+			m := newManagerWith(t, w, dirs, nil)
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "p"}, Spec: v1.PodSpec{
+				Containers: []v1.Container{{Name: "app", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v"}}}},
+				Volumes:    []v1.Volume{{Name: "v", VolumeSource: tt.src}}}}
+			w.pods = append(w.pods, pod)
+			m.PodsChanged()
+			if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(dirs.reconstruct()) == 1; got != tt.want {
+				t.Errorf("recorded in the pod directories = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWaitForUnmountIgnoresUncertain checks that an uncertain volume does not hold up
+// WaitForUnmount, which counts mounted volumes only (PodHasMountedVolumes), but holds up
+// WaitForVolumesGone (podVolumesExist) until it is torn down: that wait looks at once and then
+// every 100ms from its first look, with no deadline, and here the sources are all seen only at
+// 3s, so the uncertain volumes wait for the first pass from then.
+func TestWaitForUnmountIgnoresUncertain(t *testing.T) {
+	var w *world
+	ready := func() bool { return w.clk.Since(vclock.Epoch) >= 3*time.Second }
+	w, m, _ := restarted(t, time.Second, ready)
+	w.terminated["a"] = true
+	w.pods = nil
+	m.PodsChanged()
+	if _, done, err := m.WaitForUnmount(secretPod("a")).Poll(false); !done || err != nil {
+		t.Errorf("first look with only uncertain volumes = done %t, err %v; want done at once", done, err)
+	}
+	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+	gone := m.WaitForVolumesGone(secretPod("a"))
+	var looks []string
+	for {
+		next, done, err := gone.Poll(false)
+		looks = append(looks, w.clk.Since(vclock.Epoch).String())
+		if err != nil {
+			t.Fatalf("WaitForVolumesGone: %v", err)
+		}
+		if done {
+			break
+		}
+		if len(looks) > 100 {
+			t.Fatalf("WaitForVolumesGone still waits after %v", looks)
+		}
+		step(w, m, next.Sub(vclock.Epoch))
+		w.clk.Set(next)
+	}
+	if got, want := looks[len(looks)-1], "3.05s"; got != want {
+		t.Errorf("WaitForVolumesGone done at %s, want %s (the first 100ms tick after the unmounts at 3s); looks %v", got, want, looks)
+	}
+	if !slices.Contains(w.trace, "3s unmount creds") {
+		t.Errorf("trace %q, want the uncertain creds unmounted at 3s", w.trace)
+	}
+	// A later look after the worker's context was cancelled ends with the context's error, as
+	// PollUntilContextCancel does, without looking.
+	if _, done, err := m.WaitForVolumesGone(secretPod("a")).Poll(true); !done || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled poll = done %t, err %v; want done, %v", done, err, context.Canceled)
 	}
 }

@@ -3,9 +3,13 @@ package volumemanager
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // TestUnmountLooksBeforeSorting checks the reconciler's unmount step: with no pod gone from the
@@ -42,5 +46,36 @@ func TestUnmountLooksBeforeSorting(t *testing.T) {
 				t.Errorf("unmount step traced (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestUnmountWaitsForSources checks that the reconciler unmounts nothing before the first pass
+// after the sources were all seen (readyToUnmount), for the volumes this process mounted too: a
+// pod mounted at 1.1s, whose runtime may be removed and which no source has from 1.5s, keeps its
+// volumes until the pass at 3s, when the sources are ready.
+func TestUnmountWaitsForSources(t *testing.T) {
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	ready := func() bool { return w.clk.Since(vclock.Epoch) >= 3*time.Second }
+	m := newManagerWith(t, w, nil, ready)
+	a := secretPod("a")
+	w.pods = append(w.pods, a)
+	m.PodsChanged()
+	if _, err := run(t, w, m, m.WaitForAttachAndMount(a), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	step(w, m, 1500*time.Millisecond)
+	w.clk.Set(vclock.Epoch.Add(1500 * time.Millisecond))
+	w.terminated["a"], w.pods = true, nil
+	m.PodsChanged()
+	step(w, m, 10*time.Second)
+	var got []string
+	for _, line := range w.trace {
+		if strings.Contains(line, "unmount") {
+			got = append(got, line)
+		}
+	}
+	if diff := cmp.Diff([]string{"3s unmount creds", "3s unmount kube-api-access-x"}, got); diff != "" {
+		t.Errorf("unmounts (-want +got):\n%s", diff)
 	}
 }
