@@ -824,3 +824,14 @@ func (r *Runtime) Status() error {
 	}
 	return nil
 }
+
+// PodName returns the namespace and name the runtime's sandboxes carry for the pod (the CRI's
+// sandbox metadata), without a runtime call's side effects: what names a pod the kubelet knows
+// from its directory alone; false when the runtime has no record of it.
+func (r *Runtime) PodName(uid types.UID) (namespace, name string, ok bool) {
+	rec, ok := r.pods[uid]
+	if !ok {
+		return "", "", false
+	}
+	return rec.namespace, rec.name, true
+}

@@ -7,6 +7,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 
@@ -35,6 +36,13 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumema
 	vopts := volumemanager.Options{
 		Clock: opts.Clock, Tracer: opts.Tracer, Pods: d.n.Pods, States: d.n.Workers, Recorder: d.recorder,
 		PodDirs: opts.World.PodDirs,
+		// The runtime's sandboxes name a pod reconstructed from its directory alone.
+		PodName: func(uid types.UID) (string, string, bool) {
+			if d.n.Runtime == nil {
+				return "", "", false
+			}
+			return d.n.Runtime.PodName(uid)
+		},
 		SourcesReady: func() bool {
 			if d.sourcesReady == nil || d.n.Loop == nil {
 				return true

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
 	"github.com/minikubelet/minikubelet/fakeruntime"
@@ -60,8 +61,9 @@ type World struct {
 	Allocations allocation.Checkpointer
 	// PodDirs keeps the volumes mounted in the pods' directories of the root directory, which
 	// outlive the process: a restarted kubelet reconstructs them as uncertain and tears down
-	// those no pod it has uses. Nil keeps them in memory only: a new process finds none.
-	PodDirs *PodDirs
+	// those no pod it has uses. A replay keeps a *PodDirs per node in memory; PodDirsOnDisk is
+	// `run`'s, in the root directory. Nil keeps nothing: a new process finds none.
+	PodDirs volumemanager.Dirs
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
 	// success.
@@ -145,6 +147,13 @@ func PluginsOnDisk(root string) *PluginWorld {
 		Checkpoint:    devicemanager.FileCheckpoint{Path: filepath.Join(devices, devicemanager.CheckpointFile)},
 		NewID:         func() string { return string(uuid.NewUUID()) },
 	}
+}
+
+// PodDirsOnDisk is the pods' volume directories of a kubelet whose root directory is root
+// (<root>/pods/<uid>/volumes/<plugin dir>/<volume name>); logger receives what cannot be read or
+// removed there.
+func PodDirsOnDisk(root string, logger klog.Logger) *volumemanager.DiskDirs {
+	return &volumemanager.DiskDirs{Root: root, Logger: logger}
 }
 
 // AllocationsOnDisk is the allocation checkpoint of a kubelet whose root directory is root.

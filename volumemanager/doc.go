@@ -39,9 +39,12 @@
 //
 // # Reconstruction
 //
-// What a process mounted is kept in PodDirs, as the pod directories keep it on disk: every
-// volume but a hostPath or image one, whose SetUp makes no directory there (writesPodDir). A new
-// Manager over the same PodDirs (a restarted kubelet) reconstructs those volumes before its
+// What a process mounted is kept in its Dirs, as the pod directories keep it: every volume but
+// a hostPath or image one, whose SetUp makes no directory there (writesPodDir). PodDirs keeps
+// them in memory (a replay's node, across restartKubelet); DiskDirs in the root directory's
+// pods/<uid>/volumes/<plugin dir>/<volume name> (`run`), where a reconstructed pod is known by
+// its UID alone and the trace names it as the pod manager, else the runtime's sandbox, does. A
+// new Manager over the same directories (a restarted kubelet) reconstructs those volumes before its
 // first pass (reconciler reconstructVolumes): each is uncertain (VolumeMountUncertain), possibly
 // mounted but not mounted. The reconciler sets it up again while the desired state has it (a
 // success makes it mounted, a failure leaves it uncertain), and tears it down once the desired

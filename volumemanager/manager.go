@@ -93,7 +93,11 @@ type Options struct {
 	// PodDirs keeps the mounted volumes beyond the process, as the pod directories do: New
 	// reconstructs what it holds, and the mounts and unmounts are recorded in it. Nil keeps
 	// nothing, and a new Manager finds nothing mounted.
-	PodDirs *PodDirs
+	PodDirs Dirs
+	// PodName names a reconstructed pod that no pod source has, for the trace: DiskDirs knows
+	// only its UID (the kubelet's reconstruction too, which logs the UID); the kubelet wires the
+	// runtime's sandboxes, which carry the pod's name. Nil, or false, leaves the UID alone.
+	PodName func(uid types.UID) (namespace, name string, ok bool)
 }
 
 func (o Options) validate() error {
@@ -209,7 +213,11 @@ func New(opts Options) (*Manager, error) {
 	}
 	// The reconciler reconstructs the volumes on disk before its first pass, before the sources
 	// are ready: each is uncertain until a SetUp succeeds or it is torn down.
-	for _, pm := range opts.PodDirs.reconstruct() {
+	if opts.PodDirs == nil {
+		m.opts.PodDirs = (*PodDirs)(nil)
+	}
+	for _, r := range m.opts.PodDirs.Reconstruct() {
+		pm := &podMounts{pod: r.Pod, uncertain: r.Volumes}
 		m.mounted[pm.pod.UID] = pm
 		// No pod is desired yet: each is to be unmounted unless a pod source brings it.
 		m.removed = true
@@ -346,6 +354,18 @@ func (m *Manager) mountedOnly(uid types.UID) []string {
 func (m *Manager) emit(pod *v1.Pod, e trace.Event) {
 	e.Component = trace.VolumeManager
 	e.Pod = pod.Namespace + "/" + pod.Name
+	if pod.Name == "" {
+		// A pod reconstructed from its directory alone: named by the pod manager or the
+		// runtime's sandbox when either has it, by its UID alone otherwise.
+		e.Pod = ""
+		if p, ok := m.opts.Pods.GetPodByUID(pod.UID); ok {
+			e.Pod = p.Namespace + "/" + p.Name
+		} else if m.opts.PodName != nil {
+			if ns, name, ok := m.opts.PodName(pod.UID); ok {
+				e.Pod = ns + "/" + name
+			}
+		}
+	}
 	e.UID = string(pod.UID)
 	m.opts.Tracer.Emit(e)
 }

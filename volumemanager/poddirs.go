@@ -7,6 +7,27 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// Dirs is where a Manager keeps what it mounted beyond the process, as the kubelet's pod
+// directories keep it: PodDirs in memory (a replay, whose restartKubelet keeps it per node),
+// DiskDirs in the root directory (`run`). Every call comes from the Manager's one goroutine.
+type Dirs interface {
+	// Add records the successful SetUp of the pod's volume; an error fails the SetUp, as a
+	// volume directory the plugin cannot make does.
+	Add(pod *v1.Pod, name string, src v1.VolumeSource) error
+	// Remove records the TearDown of the pod's volume.
+	Remove(uid types.UID, name string)
+	// Reconstruct is what a new process finds before its reconciler's first pass: per pod, in
+	// the order of the pods' UIDs, its volumes sorted by name.
+	Reconstruct() []Reconstructed
+}
+
+// Reconstructed is one pod's directory as a new process finds it. Pod carries at least the UID;
+// PodDirs also keeps its name and spec, DiskDirs knows only the UID, as the directory names it.
+type Reconstructed struct {
+	Pod     *v1.Pod
+	Volumes []string
+}
+
 // PodDirs is what the kubelet's root directory keeps of the mounted volumes: a volume's directory
 // under pods/<uid>/volumes is made by its SetUp (for the plugins that make one: writesPodDir) and removed by its TearDown, so it outlives the
 // process. A restarted kubelet's reconciler reads these directories before its first pass and
@@ -32,6 +53,24 @@ type dirPod struct {
 // common case of a storage class's volume.
 func writesPodDir(src v1.VolumeSource) bool {
 	return src.HostPath == nil && src.Image == nil
+}
+
+// Add records the volume in memory; it never fails.
+func (d *PodDirs) Add(pod *v1.Pod, name string, _ v1.VolumeSource) error {
+	d.add(pod, name)
+	return nil
+}
+
+// Remove forgets the volume.
+func (d *PodDirs) Remove(uid types.UID, name string) { d.remove(uid, name) }
+
+// Reconstruct returns the pods and volumes held, each pod as it was mounted for.
+func (d *PodDirs) Reconstruct() []Reconstructed {
+	var out []Reconstructed
+	for _, pm := range d.reconstruct() {
+		out = append(out, Reconstructed{Pod: pm.pod, Volumes: pm.uncertain})
+	}
+	return out
 }
 
 func (d *PodDirs) add(pod *v1.Pod, name string) {

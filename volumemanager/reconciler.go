@@ -58,6 +58,10 @@ func (m *Manager) reconcilePod(now time.Time, p *podVolumes) {
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
 	err := m.setUp(pod, v)
+	if err == nil && writesPodDir(v.source) {
+		// The plugin's SetUp makes the volume's directory first; one it cannot make fails it.
+		err = m.opts.PodDirs.Add(pod, v.name, v.source)
+	}
 	if m.opts.Tokens != nil {
 		m.opts.Tokens.EndSetUp(errors.Is(err, errTokenPending))
 	}
@@ -92,13 +96,13 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 	if !ok {
 		pm = &podMounts{pod: pod}
 		m.mounted[pod.UID] = pm
+	} else if pm.pod.Name == "" {
+		// Reconstructed from its directory alone: the desired pod names it from now on.
+		pm.pod = pod
 	}
 	// A reconstructed volume whose SetUp succeeded is mounted, no longer uncertain.
 	pm.uncertain = slices.DeleteFunc(pm.uncertain, func(n string) bool { return n == v.name })
 	pm.volumes = append(pm.volumes, v.name)
-	if writesPodDir(v.source) {
-		m.opts.PodDirs.add(pod, v.name)
-	}
 	m.emit(pod, trace.Event{Event: trace.KindMount, Message: v.name, Func: "GenerateMountVolumeFunc"})
 	if m.opts.States.ShouldPodRuntimeBeRemoved(pod.UID) {
 		// A volume kept desired only because it was not mounted (removeDeletedPods): the next
@@ -164,7 +168,7 @@ func (m *Manager) tearDown(pm *podMounts, p *podVolumes, names []string) []strin
 		if m.opts.Tokens != nil && m.isProjected(pm.pod, name) {
 			m.opts.Tokens.DeleteServiceAccountToken(pm.pod.UID)
 		}
-		m.opts.PodDirs.remove(pm.pod.UID, name)
+		m.opts.PodDirs.Remove(pm.pod.UID, name)
 		m.emit(pm.pod, trace.Event{Event: trace.KindUnmount, Message: name, Func: "GenerateUnmountVolumeFunc"})
 	}
 	clear(names[len(kept):])

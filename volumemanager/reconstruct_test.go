@@ -21,9 +21,17 @@ import (
 // readiness. The trace and events of the first manager are dropped.
 func restarted(t *testing.T, restartAt time.Duration, ready func() bool) (*world, *Manager, *PodDirs) {
 	t.Helper()
+	dirs := &PodDirs{}
+	w, m := restartedOver(t, dirs, func() Dirs { return dirs }, restartAt, ready)
+	return w, m, dirs
+}
+
+// restartedOver is restarted over the pod directories dirs and, for the new manager, again
+// (the same in memory; a new DiskDirs over the same root directory).
+func restartedOver(t *testing.T, dirs Dirs, again func() Dirs, restartAt time.Duration, ready func() bool) (*world, *Manager) {
+	t.Helper()
 	w := newWorld()
 	w.secrets["ns/db"] = &v1.Secret{}
-	dirs := &PodDirs{}
 	first := newManagerWith(t, w, dirs, nil)
 	a := secretPod("a")
 	w.pods = append(w.pods, a)
@@ -33,10 +41,10 @@ func restarted(t *testing.T, restartAt time.Duration, ready func() bool) (*world
 	}
 	w.clk.Set(vclock.Epoch.Add(restartAt))
 	w.trace, w.events = nil, nil
-	return w, newManagerWith(t, w, dirs, ready), dirs
+	return w, newManagerWith(t, w, again(), ready)
 }
 
-func newManagerWith(t *testing.T, w *world, dirs *PodDirs, ready func() bool) *Manager {
+func newManagerWith(t *testing.T, w *world, dirs Dirs, ready func() bool) *Manager {
 	t.Helper()
 	tokens, err := NewTokenManager(TokenOptions{Clock: w.clk, Tracer: w, Client: w, Rand: rand.New(rand.NewPCG(1, 1))})
 	if err != nil {
@@ -112,55 +120,71 @@ func TestReconstructedVolumes(t *testing.T) {
 			wantMounted: []string{"creds", "kube-api-access-x"}, wantUnmounted: []string{"creds", "kube-api-access-x"},
 		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ready := func() bool { return true }
-			var w *world
-			if tt.readyAt > 0 {
-				ready = func() bool { return w.clk.Since(vclock.Epoch) >= tt.readyAt }
+		for _, disk := range []bool{false, true} {
+			name := tt.name
+			if disk {
+				name += ", on disk"
 			}
-			w, m, dirs := restarted(t, time.Second, ready)
-			if !tt.secret {
-				delete(w.secrets, "ns/db")
-			}
-			if !tt.inPods {
-				w.pods = nil
-			}
-			m.PodsChanged()
-			step(w, m, 1150*time.Millisecond)
-			if diff := cmp.Diff(tt.wantMounted, m.PossiblyMounted("a")); diff != "" {
-				t.Errorf("PossiblyMounted() at 1.15s (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantUnmounted, m.unmounted("a", []string{"creds", "kube-api-access-x"})); diff != "" {
-				t.Errorf("unmounted() at 1.15s (-want +got):\n%s", diff)
-			}
-			if tt.terminatedAt > 0 {
-				step(w, m, tt.terminatedAt)
-				w.clk.Set(vclock.Epoch.Add(tt.terminatedAt))
-				w.terminated["a"] = true
-				m.PodsChanged()
-			}
-			step(w, m, 20*time.Second)
-			trace := slices.DeleteFunc(slices.Clone(w.trace), func(s string) bool { return strings.Contains(s, " token ") })
-			if diff := cmp.Diff(tt.wantTrace, trace); diff != "" {
-				t.Errorf("mounts (-want +got):\n%s", diff)
-			}
-			var fails []string
-			for _, e := range w.events {
-				if strings.Contains(e, "FailedMount") {
-					fails = append(fails, strings.Fields(e)[0])
+			t.Run(name, func(t *testing.T) {
+				ready := func() bool { return true }
+				var w *world
+				if tt.readyAt > 0 {
+					ready = func() bool { return w.clk.Since(vclock.Epoch) >= tt.readyAt }
 				}
-			}
-			if diff := cmp.Diff(tt.wantFails, fails); diff != "" {
-				t.Errorf("FailedMount events (-want +got):\n%s", diff)
-			}
-			var kept []string
-			if p, ok := dirs.pods["a"]; ok {
-				kept = slices.Sorted(slices.Values(p.volumes))
-			}
-			if diff := cmp.Diff(tt.wantDirs, kept); diff != "" {
-				t.Errorf("volumes kept in the pod's directory (-want +got):\n%s", diff)
-			}
-		})
+				var first Dirs = &PodDirs{}
+				again := func() Dirs { return first }
+				if disk {
+					root := t.TempDir()
+					first = &DiskDirs{Root: root}
+					again = func() Dirs { return &DiskDirs{Root: root} }
+				}
+				w, m := restartedOver(t, first, again, time.Second, ready)
+				if !tt.secret {
+					delete(w.secrets, "ns/db")
+				}
+				if !tt.inPods {
+					w.pods = nil
+				}
+				m.PodsChanged()
+				step(w, m, 1150*time.Millisecond)
+				if diff := cmp.Diff(tt.wantMounted, m.PossiblyMounted("a")); diff != "" {
+					t.Errorf("PossiblyMounted() at 1.15s (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantUnmounted, m.unmounted("a", []string{"creds", "kube-api-access-x"})); diff != "" {
+					t.Errorf("unmounted() at 1.15s (-want +got):\n%s", diff)
+				}
+				if tt.terminatedAt > 0 {
+					step(w, m, tt.terminatedAt)
+					w.clk.Set(vclock.Epoch.Add(tt.terminatedAt))
+					w.terminated["a"] = true
+					m.PodsChanged()
+				}
+				step(w, m, 20*time.Second)
+				trace := slices.DeleteFunc(slices.Clone(w.trace), func(s string) bool { return strings.Contains(s, " token ") })
+				if diff := cmp.Diff(tt.wantTrace, trace); diff != "" {
+					t.Errorf("mounts (-want +got):\n%s", diff)
+				}
+				var fails []string
+				for _, e := range w.events {
+					if strings.Contains(e, "FailedMount") {
+						fails = append(fails, strings.Fields(e)[0])
+					}
+				}
+				if diff := cmp.Diff(tt.wantFails, fails); diff != "" {
+					t.Errorf("FailedMount events (-want +got):\n%s", diff)
+				}
+				// What a third process would find.
+				var kept []string
+				for _, r := range again().Reconstruct() {
+					if r.Pod.UID == "a" {
+						kept = r.Volumes
+					}
+				}
+				if diff := cmp.Diff(tt.wantDirs, kept); diff != "" {
+					t.Errorf("volumes kept in the pod's directory (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

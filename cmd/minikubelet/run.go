@@ -537,9 +537,10 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 	world.Events = d.broadcasters.recorder(cfg.NodeName, send, logsEvents(logger, cfg.VModule), clients.events)
 	if rootDir != "" {
 		// The kubelet's plugin registry and device plugin directory under its root directory,
-		// and the allocation checkpoint beside them.
+		// the allocation checkpoint and the pods' volume directories beside them.
 		world.Plugins = kubelet.PluginsOnDisk(rootDir)
 		world.Allocations = kubelet.AllocationsOnDisk(rootDir)
+		world.PodDirs = kubelet.PodDirsOnDisk(rootDir, logger)
 	}
 	kopts := kubelet.Options{
 		NodeName:  cfg.NodeName,

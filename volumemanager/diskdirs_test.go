@@ -1,0 +1,227 @@
+package volumemanager
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// TestDiskDirsRestart mounts secretPod "a" with a manager over DiskDirs, then starts a new
+// manager over a new DiskDirs of the same root directory, as a restarted `run` does: it finds
+// the volumes in <root>/pods/a/volumes, uncertain, and once the sources are ready tears down
+// those of a pod no source has, naming the pod as the runtime's sandbox does, and removes the
+// pod's directories.
+func TestDiskDirsRestart(t *testing.T) {
+	root := t.TempDir()
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	first := newManagerWith(t, w, &DiskDirs{Root: root}, nil)
+	a := secretPod("a")
+	w.pods = append(w.pods, a)
+	first.PodsChanged()
+	if _, err := run(t, w, first, first.WaitForAttachAndMount(a), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"kubernetes.io~secret/creds", "kubernetes.io~projected/kube-api-access-x"} {
+		if fi, err := os.Stat(filepath.Join(root, "pods", "a", "volumes", p)); err != nil || !fi.IsDir() {
+			t.Errorf("volume directory %s after the mount: %v", p, err)
+		}
+	}
+
+	w.clk.Set(vclock.Epoch.Add(time.Second))
+	w.trace, w.events, w.pods = nil, nil, nil
+	var pods []string
+	tracer := trace.Func(func(e trace.Event) {
+		w.Emit(e)
+		pods = append(pods, e.Pod+" "+e.UID)
+	})
+	m, err := New(Options{Clock: w.clk, Tracer: tracer, Pods: w, States: w, Recorder: w, Secrets: w, ConfigMaps: w,
+		PodDirs: &DiskDirs{Root: root},
+		PodName: func(uid types.UID) (string, string, bool) { return "ns", "p-" + string(uid), uid == "a" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.PossiblyMounted("a"), []string{"creds", "kube-api-access-x"}; !cmp.Equal(got, want) {
+		t.Errorf("possibly mounted after the restart = %v, want %v", got, want)
+	}
+	m.PodsChanged()
+	step(w, m, 5*time.Second)
+	if want := []string{"1.1s unmount creds", "1.1s unmount kube-api-access-x"}; !cmp.Equal(w.trace, want) {
+		t.Errorf("trace after the restart = %q, want %q", w.trace, want)
+	}
+	if want := []string{"ns/p-a a", "ns/p-a a"}; !cmp.Equal(pods, want) {
+		t.Errorf("unmounts' pods = %q, want %q", pods, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pods", "a")); !os.IsNotExist(err) {
+		t.Errorf("pod directory after its last unmount: %v, want it gone", err)
+	}
+	if got := (&DiskDirs{Root: root}).Reconstruct(); len(got) != 0 {
+		t.Errorf("a third process finds %v, want nothing", got)
+	}
+}
+
+// TestDiskDirsAddFails checks that a volume directory that cannot be made fails the SetUp with
+// an error naming it (a FailedMount event), and that the other pods' volumes are set up.
+func TestDiskDirsAddFails(t *testing.T) {
+	root := t.TempDir()
+	// A file where pod b's directory would be.
+	if err := os.MkdirAll(filepath.Join(root, "pods"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "pods", "b"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	m := newManagerWith(t, w, &DiskDirs{Root: root}, nil)
+	a, b := secretPod("a"), secretPod("b")
+	w.pods = append(w.pods, a, b)
+	m.PodsChanged()
+	if _, err := run(t, w, m, m.WaitForAttachAndMount(a), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Errorf("pod a beside a damaged directory: %v", err)
+	}
+	if len(w.events) == 0 || !strings.Contains(w.events[0], "FailedMount") || !strings.Contains(w.events[0], filepath.Join(root, "pods", "b")) {
+		t.Errorf("events = %q, want a FailedMount naming pods/b", w.events)
+	}
+}
+
+// TestDiskDirsDamaged reads damaged trees: what is not a directory where one should be, an
+// unknown plugin directory or a dangling link is skipped, never stops the rest, and a volume
+// that is found can be removed.
+func TestDiskDirsDamaged(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files []string // made as empty files; the rest as directories
+		dirs  []string
+		links map[string]string
+		want  []Reconstructed
+	}{
+		{name: "no pods directory"},
+		{name: "pods is a file", files: []string{"pods"}},
+		{name: "pod is a file", files: []string{"pods/x"}, dirs: []string{"pods/y/volumes/kubernetes.io~secret/s"},
+			want: []Reconstructed{{Pod: uidPod("y"), Volumes: []string{"s"}}}},
+		{name: "volumes is a file", files: []string{"pods/x/volumes"}},
+		{name: "pod without volumes", dirs: []string{"pods/x/containers/app", "pods/y/volumes"}},
+		{name: "plugin dir is a file", files: []string{"pods/x/volumes/kubernetes.io~secret"}},
+		{name: "volume is a file", files: []string{"pods/x/volumes/kubernetes.io~secret/s"},
+			dirs: []string{"pods/x/volumes/kubernetes.io~configmap/c"},
+			want: []Reconstructed{{Pod: uidPod("x"), Volumes: []string{"c"}}}},
+		{name: "unknown plugin", dirs: []string{"pods/x/volumes/example.com~thing/t", "pods/x/volumes/kubernetes.io~empty-dir/e"},
+			want: []Reconstructed{{Pod: uidPod("x"), Volumes: []string{"e"}}}},
+		{name: "same name under two plugins", dirs: []string{"pods/x/volumes/kubernetes.io~secret/v", "pods/x/volumes/kubernetes.io~csi/v"},
+			want: []Reconstructed{{Pod: uidPod("x"), Volumes: []string{"v"}}}},
+		{name: "dangling links", dirs: []string{"pods/x/volumes/kubernetes.io~secret"},
+			links: map[string]string{"pods/x/volumes/kubernetes.io~secret/l": "nowhere", "pods/z": "nowhere"}},
+		{name: "pods in UID order, volumes by name", dirs: []string{
+			"pods/b/volumes/kubernetes.io~secret/z", "pods/b/volumes/kubernetes.io~configmap/y", "pods/a/volumes/kubernetes.io~projected/p"},
+			want: []Reconstructed{{Pod: uidPod("a"), Volumes: []string{"p"}}, {Pod: uidPod("b"), Volumes: []string{"y", "z"}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, d := range tt.dirs {
+				mustMkdir(t, filepath.Join(root, d))
+			}
+			for _, f := range tt.files {
+				mustMkdir(t, filepath.Dir(filepath.Join(root, f)))
+				if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for l, target := range tt.links {
+				mustMkdir(t, filepath.Dir(filepath.Join(root, l)))
+				if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := &DiskDirs{Root: root}
+			got := d.Reconstruct()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Reconstruct (-want +got):\n%s", diff)
+			}
+			checkRemovable(t, d, got)
+		})
+	}
+}
+
+func uidPod(uid types.UID) *v1.Pod {
+	p := &v1.Pod{}
+	p.UID = uid
+	return p
+}
+
+func mustMkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o750); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkRemovable removes every reconstructed volume and checks its directory is gone.
+func checkRemovable(t *testing.T, d *DiskDirs, got []Reconstructed) {
+	t.Helper()
+	for _, r := range got {
+		for _, v := range r.Volumes {
+			plugin := d.known[r.Pod.UID][v]
+			d.Remove(r.Pod.UID, v)
+			if _, err := os.Lstat(filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)); !os.IsNotExist(err) {
+				t.Errorf("volume %s/%s after Remove: %v, want it gone", r.Pod.UID, v, err)
+			}
+		}
+	}
+}
+
+// FuzzDiskDirsReconstruct builds a tree under the root directory from the input (one path a
+// line; a trailing "/" makes a directory, "@" a dangling link, anything else a file) and checks
+// that reading it never fails the kubelet, that every volume found is a directory under a known
+// plugin directory, and that it can be removed.
+func FuzzDiskDirsReconstruct(f *testing.F) {
+	f.Add("pods/a/volumes/kubernetes.io~secret/s/\npods/b\npods/c/volumes/x~y/z/")
+	f.Add("pods/a/volumes/kubernetes.io~secret\npods/a/volumes/kubernetes.io~csi/v@")
+	f.Add("pods\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		root := t.TempDir()
+		for _, line := range strings.Split(in, "\n") {
+			clean := filepath.Clean("/" + strings.TrimRight(line, "/@"))
+			if clean == "/" || strings.ContainsRune(clean, 0) || len(clean) > 200 {
+				continue
+			}
+			path := filepath.Join(root, clean)
+			_ = os.MkdirAll(filepath.Dir(path), 0o750)
+			switch {
+			case strings.HasSuffix(line, "/"):
+				_ = os.MkdirAll(path, 0o750)
+			case strings.HasSuffix(line, "@"):
+				_ = os.Symlink("nowhere", path)
+			default:
+				_ = os.WriteFile(path, nil, 0o600)
+			}
+		}
+		d := &DiskDirs{Root: root}
+		got := d.Reconstruct()
+		for _, r := range got {
+			if len(r.Volumes) == 0 || !slices.IsSorted(r.Volumes) {
+				t.Errorf("pod %s reconstructed with volumes %q", r.Pod.UID, r.Volumes)
+			}
+			for _, v := range r.Volumes {
+				plugin := d.known[r.Pod.UID][v]
+				if !slices.Contains(knownPluginDirs, plugin) {
+					t.Errorf("volume %s/%s under plugin directory %q", r.Pod.UID, v, plugin)
+				}
+				if fi, err := os.Stat(filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)); err != nil || !fi.IsDir() {
+					t.Errorf("volume %s/%s is not a directory: %v", r.Pod.UID, v, err)
+				}
+			}
+		}
+		checkRemovable(t, d, got)
+	})
+}
