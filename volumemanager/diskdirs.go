@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +56,11 @@ func pluginDir(src v1.VolumeSource) string {
 		return "kubernetes.io~iscsi"
 	case src.FC != nil:
 		return "kubernetes.io~fc"
+	case src.GitRepo != nil:
+		return "kubernetes.io~git-repo"
+	case src.FlexVolume != nil:
+		// A FlexVolume plugin is named by its driver, vendor/driver.
+		return strings.ReplaceAll(src.FlexVolume.Driver, "/", "~")
 	case src.HostPath != nil, src.Image != nil:
 		return ""
 	default:
@@ -63,21 +69,35 @@ func pluginDir(src v1.VolumeSource) string {
 	}
 }
 
+// onePathElement reports whether s names one directory entry: a static pod's manifest may give
+// its pod any UID, and a volume directory must stay under the root directory's pods.
+func onePathElement(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, `/\`)
+}
+
 // knownPluginDirs are the plugin directories a new process reconstructs volumes from; another
 // is a plugin this kubelet does not have, whose volumes v1.35 cannot reconstruct either.
 var knownPluginDirs = []string{
 	"kubernetes.io~configmap", "kubernetes.io~csi", "kubernetes.io~downward-api", "kubernetes.io~empty-dir",
-	"kubernetes.io~fc", "kubernetes.io~iscsi", "kubernetes.io~nfs", "kubernetes.io~projected", "kubernetes.io~secret",
+	"kubernetes.io~fc", "kubernetes.io~git-repo", "kubernetes.io~iscsi", "kubernetes.io~nfs", "kubernetes.io~projected",
+	"kubernetes.io~secret",
 }
 
 func (d *DiskDirs) volumesDir(uid types.UID) string {
 	return filepath.Join(d.Root, PodsDir, string(uid), "volumes")
 }
 
-// Add makes the volume's directory, unless it is already recorded.
+// Add makes the volume's directory, unless it is already recorded. A volume whose pod UID,
+// plugin or name is not one path element (a static pod's manifest chose its UID) is kept off
+// the disk, where the kubelet would make its directory wherever the path leads: a simulator
+// writes nothing outside its root directory, and a restarted process does not reconstruct it.
 func (d *DiskDirs) Add(pod *v1.Pod, name string, src v1.VolumeSource) error {
 	plugin := pluginDir(src)
 	if plugin == "" {
+		return nil
+	}
+	if !onePathElement(string(pod.UID)) || !onePathElement(plugin) || !onePathElement(name) {
+		d.Logger.Info("Volume directory not made: its pod UID, plugin or name is not one path element", "podUID", pod.UID, "plugin", plugin, "volumeName", name)
 		return nil
 	}
 	if _, ok := d.known[pod.UID][name]; ok {
@@ -101,8 +121,12 @@ func (d *DiskDirs) record(uid types.UID, name, plugin string) {
 	d.known[uid][name] = plugin
 }
 
-// Remove removes the volume's directory, then the pod's directories it leaves empty. A
-// directory that cannot be removed is logged and forgotten: the next process finds it again.
+// Remove removes the volume's directory, then the pod's directories it leaves empty. Only an
+// empty directory is removed: DiskDirs writes no file, so what a volume directory holds is
+// someone else's (a real kubelet's root directory, another process over the same one), and
+// stays. A directory that cannot be removed is logged and forgotten (its unmount is traced all
+// the same; the kubelet would keep the volume mounted and retry): the next process finds it
+// again.
 func (d *DiskDirs) Remove(uid types.UID, name string) {
 	plugin, ok := d.known[uid][name]
 	if !ok {
@@ -111,7 +135,7 @@ func (d *DiskDirs) Remove(uid types.UID, name string) {
 	delete(d.known[uid], name)
 	volumes := d.volumesDir(uid)
 	path := filepath.Join(volumes, plugin, name)
-	if err := os.RemoveAll(path); err != nil {
+	if err := os.Remove(path); err != nil {
 		d.Logger.Error(fmt.Errorf("remove volume directory %s: %w", path, err), "UnmountVolume.TearDown failed", "podUID", uid, "volumeName", name)
 		return
 	}

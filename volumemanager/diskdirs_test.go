@@ -225,3 +225,54 @@ func FuzzDiskDirsReconstruct(f *testing.F) {
 		checkRemovable(t, d, got)
 	})
 }
+
+// TestDiskDirsStayUnderTheRoot wants a volume whose pod UID is not one path element (a static
+// pod's manifest may set any UID) kept off the disk: neither made nor removed outside the root
+// directory.
+func TestDiskDirsStayUnderTheRoot(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	victim := filepath.Join(base, "other", "volumes", "kubernetes.io~empty-dir", "data")
+	mustMkdir(t, filepath.Join(victim, "precious"))
+	mustMkdir(t, root)
+	for _, uid := range []types.UID{"../../other", "a/b", "..", "."} {
+		d := &DiskDirs{Root: root}
+		pod := &v1.Pod{}
+		pod.UID = uid
+		if err := d.Add(pod, "data", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}); err != nil {
+			t.Fatalf("Add(uid %q) = %v", uid, err)
+		}
+		d.Remove(pod.UID, "data")
+		if _, err := os.Stat(filepath.Join(victim, "precious")); err != nil {
+			t.Errorf("pod %q's volume: %v, want %s left alone", uid, err, victim)
+		}
+		if got := d.Reconstruct(); len(got) != 0 {
+			t.Errorf("pod %q's volume: Reconstruct() = %v, want nothing", uid, got)
+		}
+	}
+}
+
+// TestDiskDirsRemoveKeepsContents wants the teardown of a reconstructed volume to leave what its
+// directory holds: DiskDirs writes no file, so a file there is someone else's (a real kubelet's
+// root directory, another process over the same one).
+func TestDiskDirsRemoveKeepsContents(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "pods", "u", "volumes", "kubernetes.io~empty-dir", "cache", "data.db")
+	mustMkdir(t, filepath.Dir(data))
+	if err := os.WriteFile(data, []byte("user data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &DiskDirs{Root: root}
+	rec := d.Reconstruct()
+	if len(rec) != 1 {
+		t.Fatalf("Reconstruct() = %v, want the one volume", rec)
+	}
+	for _, r := range rec {
+		for _, v := range r.Volumes {
+			d.Remove(r.Pod.UID, v)
+		}
+	}
+	if _, err := os.Stat(data); err != nil {
+		t.Errorf("a file DiskDirs never wrote, after the teardown of its reconstructed volume: %v", err)
+	}
+}
