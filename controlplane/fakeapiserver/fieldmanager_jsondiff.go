@@ -70,18 +70,8 @@ func sameKeys(a, b reflect.Value) bool {
 // and obj, and of the atomic lists that differ, and false if anything else differs (see
 // scalarUpdate and jsonDiff.list) or either does not marshal.
 func changedScalars(res *resource, live, obj any) ([]fieldpath.Path, bool) {
-	a, err := json.Marshal(live)
-	if err != nil {
-		return nil, false
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, false
-	}
-	// encoding/json writes every invalid UTF-8 sequence as the escape of U+FFFD (and a valid
-	// U+FFFD as itself), so two different invalid strings (a protobuf body is not checked for
-	// UTF-8) would look equal here while the library's typed comparison sees the change.
-	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
+	a, b, ok := comparableJSON(live, obj)
+	if !ok {
 		return nil, false
 	}
 	d := jsonDiff{}
@@ -476,4 +466,24 @@ func unquote(q []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// comparableJSON is the JSON of live and obj for a comparison of the two, false if either does
+// not marshal or holds U+FFFD: encoding/json writes every invalid UTF-8 sequence as the escape
+// of U+FFFD (and a valid U+FFFD as itself), so two different invalid strings (a protobuf body is
+// not checked for UTF-8) would look equal in the JSON while the library's typed comparison sees
+// the change.
+func comparableJSON(live, obj any) (a, b []byte, ok bool) {
+	a, err := json.Marshal(live)
+	if err != nil {
+		return nil, nil, false
+	}
+	b, err = json.Marshal(obj)
+	if err != nil {
+		return nil, nil, false
+	}
+	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
+		return nil, nil, false
+	}
+	return a, b, true
 }

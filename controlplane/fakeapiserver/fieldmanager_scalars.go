@@ -151,30 +151,9 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 // marked for stampManagedFields.
 func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpath.Path) ([]metav1.ManagedFieldsEntry, bool) {
 	gv := t.res.gv.String()
-	sets := make([]*fieldpath.Set, len(base))
-	writer, updaters := -1, 0
-	seen := make(map[[3]string]bool, len(base))
-	for i, e := range base {
-		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
-			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
-			return nil, false
-		}
-		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
-		if seen[id] {
-			return nil, false
-		}
-		seen[id] = true
-		set, ok := decodedSet(e.FieldsV1.Raw)
-		if !ok {
-			return nil, false
-		}
-		sets[i] = set
-		if e.Operation == metav1.ManagedFieldsOperationUpdate {
-			updaters++
-			if e.Manager == t.manager && e.Subresource == t.subresource {
-				writer = i
-			}
-		}
+	sets, writer, updaters, ok := decodedEntries(t, base)
+	if !ok {
+		return nil, false
 	}
 	if writer < 0 || updaters > maxUpdateManagers {
 		return nil, false
@@ -209,6 +188,41 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 	}
 	out[writer].Time = &stale
 	return out, true
+}
+
+// decodedEntries decodes base's field sets for a write by t.manager through t.subresource, and
+// says which entry is the writer's Update entry for that subresource (-1 for none) and how many
+// Update entries there are: false unless every entry is of the resource's version, FieldsV1, an
+// Update or an Apply, has an identity (manager, operation, subresource) of its own, and decodes
+// (decodedSet). The shortcuts prove their managed fields only under these conditions.
+func decodedEntries(t target, base []metav1.ManagedFieldsEntry) (sets []*fieldpath.Set, writer, updaters int, ok bool) {
+	gv := t.res.gv.String()
+	sets = make([]*fieldpath.Set, len(base))
+	writer = -1
+	seen := make(map[[3]string]bool, len(base))
+	for i, e := range base {
+		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
+			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
+			return nil, 0, 0, false
+		}
+		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
+		if seen[id] {
+			return nil, 0, 0, false
+		}
+		seen[id] = true
+		set, ok := decodedSet(e.FieldsV1.Raw)
+		if !ok {
+			return nil, 0, 0, false
+		}
+		sets[i] = set
+		if e.Operation == metav1.ManagedFieldsOperationUpdate {
+			updaters++
+			if e.Manager == t.manager && e.Subresource == t.subresource {
+				writer = i
+			}
+		}
+	}
+	return sets, writer, updaters, true
 }
 
 // decodedSet is the field set raw encodes, if it decodes, is not empty (the library drops an

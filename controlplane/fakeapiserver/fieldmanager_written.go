@@ -2,7 +2,6 @@ package fakeapiserver
 
 import (
 	"bytes"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,16 +88,8 @@ func statusFieldsUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 // comparedFields is the typed comparison of live and obj computed from their JSON (see
 // statusFieldsUpdate), false where it cannot be.
 func comparedFields(res *resource, live, obj any) (*jsonDiff, bool) {
-	a, err := json.Marshal(live)
-	if err != nil {
-		return nil, false
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, false
-	}
-	// Two different invalid strings marshal alike (see changedScalars).
-	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
+	a, b, ok := comparableJSON(live, obj)
+	if !ok {
 		return nil, false
 	}
 	r, ok := rootType(res)
@@ -445,30 +436,9 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 		}
 	}
 	gv := t.res.gv.String()
-	sets := make([]*fieldpath.Set, len(base))
-	writer, updaters := -1, 0
-	seen := make(map[[3]string]bool, len(base))
-	for i, e := range base {
-		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil ||
-			(e.Operation != metav1.ManagedFieldsOperationUpdate && e.Operation != metav1.ManagedFieldsOperationApply) {
-			return nil, false
-		}
-		id := [3]string{e.Manager, string(e.Operation), e.Subresource}
-		if seen[id] {
-			return nil, false
-		}
-		seen[id] = true
-		set, ok := decodedSet(e.FieldsV1.Raw)
-		if !ok {
-			return nil, false
-		}
-		sets[i] = set
-		if e.Operation == metav1.ManagedFieldsOperationUpdate {
-			updaters++
-			if e.Manager == t.manager && e.Subresource == t.subresource {
-				writer = i
-			}
-		}
+	sets, writer, updaters, ok := decodedEntries(t, base)
+	if !ok {
+		return nil, false
 	}
 	// The comparison without the fields the subresource resets (the library filters it before
 	// anything reads it); what the write records: the fields added and modified, but those
