@@ -110,8 +110,8 @@ func (m *Maker) resolve(pod *v1.Pod, container *v1.Container, podIP string, podI
 	} else if m.opts.Services != nil && kubecontainer.IsStaticPod(pod) {
 		// Making the variables lists the Services for a static pod too (its service
 		// variables), and a list can have an effect: replay's stepped informer lists the API
-		// server when asked, which decides whether a later API pod's start finds the Services
-		// read. The check lists as making would.
+		// server when asked while it is reachable, which can decide whether a later API pod's
+		// start finds the Services read. The check reads what making would.
 		m.opts.Services.List()
 	}
 	// The ConfigMaps and Secrets read so far, made at the first reference.

@@ -27,7 +27,12 @@ type Objects struct {
 
 // NewObjects returns the watches of a kubelet reaching server through link (nil: always up).
 func NewObjects(server *fakeapiserver.Server, link *Link) *Objects {
-	return &Objects{server: server, link: link, seen: map[objects.Key]runtime.Object{}, watched: map[objects.Key]bool{}}
+	o := &Objects{server: server, link: link, seen: map[objects.Key]runtime.Object{}, watched: map[objects.Key]bool{}}
+	// The kubelet's service informer starts with the process and lists at once: a kubelet
+	// (re)started while its API server is reachable has the Services read, whether or not a
+	// container asks for them before the server goes away.
+	o.List()
+	return o
 }
 
 func (o *Objects) down() bool { return o.link != nil && o.link.Down() }

@@ -53,8 +53,13 @@ func TestObjects(t *testing.T) {
 	if _, synced := o.Get(late); synced {
 		t.Errorf("Get() of a watch started while the link is down: synced, want not")
 	}
-	if _, synced := o.List(); synced {
+	// A kubelet started while its link is down has not listed the Services; one started while
+	// it was up listed them at its start.
+	if _, synced := NewObjects(c.Server(), link).List(); synced {
 		t.Errorf("List() before any list, with the link down: synced, want not")
+	}
+	if svcs, synced := o.List(); !synced || len(svcs) != 1 {
+		t.Errorf("List() of a kubelet started with the link up, now down = %v, %t, want its start's list", svcs, synced)
 	}
 	clk.Advance(time.Minute)
 	if obj, synced := o.Get(k); !synced || obj != nil {
