@@ -23,11 +23,11 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 	staticPodsToRunning(b, true)
 }
 
-// BenchmarkStaticPodsToRunningTraced is BenchmarkStaticPodsToRunning with the trace kept, as a
+// BenchmarkStaticPodsTracedToRunning is BenchmarkStaticPodsToRunning with the trace kept, as a
 // replay keeps it (the Recorder stamps every event and remembers it; nothing is rendered): the
 // benchmark above discards the trace, so it measures the events' building but not their
 // recording, which every replay pays. It also reports the events a pod.
-func BenchmarkStaticPodsToRunningTraced(b *testing.B) {
+func BenchmarkStaticPodsTracedToRunning(b *testing.B) {
 	staticPodsToRunning(b, false)
 }
 
