@@ -20,6 +20,18 @@ import (
 // pods). The 10,000-pod run also reports its floor ratio over the 1,000-pod run's as
 // "x-1000-per-pod": the cost per pod must not grow with the pods (the target is 1.5 at most).
 func BenchmarkStaticPodsToRunning(b *testing.B) {
+	staticPodsToRunning(b, true)
+}
+
+// BenchmarkStaticPodsTracedToRunning is BenchmarkStaticPodsToRunning with the trace kept, as a
+// replay keeps it (the Recorder stamps every event and remembers it; nothing is rendered): the
+// benchmark above discards the trace, so it measures the events' building but not their
+// recording, which every replay pays. It also reports the events a pod.
+func BenchmarkStaticPodsTracedToRunning(b *testing.B) {
+	staticPodsToRunning(b, false)
+}
+
+func staticPodsToRunning(b *testing.B, discard bool) {
 	var perPod1000 float64 // the floor ratio per pod at 1,000 pods, once measured
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
@@ -29,13 +41,13 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 				pods[i] = staticPod(fmt.Sprintf("p%05d", i), types.UID(fmt.Sprintf("uid-%05d", i)), v1.RestartPolicyAlways)
 			}
 			b.ReportAllocs()
-			var heapPerPod float64
+			var heapPerPod, eventsPerPod float64
 			for b.Loop() {
 				b.StopTimer()
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				e := newEnv(b, envOptions{standalone: true, noFileSource: true, discard: true, maxPods: int32(n)})
+				e := newEnv(b, envOptions{standalone: true, noFileSource: true, discard: discard, maxPods: int32(n)})
 				b.StartTimer()
 
 				e.handPods(pods...)
@@ -54,12 +66,18 @@ func BenchmarkStaticPodsToRunning(b *testing.B) {
 				var after runtime.MemStats
 				runtime.ReadMemStats(&after)
 				heapPerPod = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				if e.rec != nil {
+					eventsPerPod = float64(e.rec.Len()) / float64(n)
+				}
 				runtime.KeepAlive(e)
 				b.StartTimer()
 			}
 			perPod := b.Elapsed() / time.Duration(b.N*n)
 			b.ReportMetric(float64(perPod.Nanoseconds()), "ns/pod")
 			b.ReportMetric(heapPerPod, "heap-B/pod")
+			if !discard {
+				b.ReportMetric(eventsPerPod, "events/pod")
+			}
 			benchfloor.Report(b, perPod, floor)
 			ratio := benchfloor.Ratio(perPod, floor)
 			switch {

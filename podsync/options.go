@@ -56,8 +56,9 @@ type Prober interface {
 	// pod is killed; RemovePod stops the rest once the kill is over.
 	StopLivenessAndStartup(pod *v1.Pod)
 	RemovePod(pod *v1.Pod)
-	// UpdatePodStatus sets started and ready in every status the sync functions generate.
-	UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus)
+	// UpdateContainerStatuses sets started and ready in the container statuses of every status
+	// the sync functions generate: the kubelet's UpdatePodStatus, on the status's two lists.
+	UpdateContainerStatuses(pod *v1.Pod, containers, initContainers []v1.ContainerStatus)
 	kubecontainer.ProbeResults
 }
 

@@ -13,8 +13,15 @@ import (
 // succeeded yet gets its readiness worker triggered, so that readiness is probed right after
 // the start instead of at the next tick.
 func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
-	for i := range s.ContainerStatuses {
-		cs := &s.ContainerStatuses[i]
+	m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
+}
+
+// UpdateContainerStatuses is UpdatePodStatus on the status's two lists of container statuses,
+// which it changes in place and which are all it sets: the status package's ProbeStatus, which
+// takes the lists so that the status it builds stays off the heap.
+func (m *Manager) UpdateContainerStatuses(pod *v1.Pod, containers, initContainers []v1.ContainerStatus) {
+	for i := range containers {
+		cs := &containers[i]
 		started := m.isStarted(pod, cs)
 		cs.Started = &started
 		if !started {
@@ -26,8 +33,8 @@ func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
 		}
 		cs.Ready = ready
 	}
-	for i := range s.InitContainerStatuses {
-		cs := &s.InitContainerStatuses[i]
+	for i := range initContainers {
+		cs := &initContainers[i]
 		started := m.isStarted(pod, cs)
 		cs.Started = &started
 		spec := containerSpec(pod.Spec.InitContainers, cs.Name)

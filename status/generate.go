@@ -82,12 +82,12 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	}
 	if opts.Probes != nil {
 		keepStarted(&s, &old)
-		opts.Probes.UpdatePodStatus(pod, &s)
+		opts.Probes.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
 	} else {
 		setStartedAndReady(pod, &s)
 	}
 
-	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
+	s.Conditions = make([]v1.PodCondition, 0, conditionsCap(pod, &old, opts.ResizeConditions))
 	for _, c := range pod.Status.Conditions {
 		if !ownedByKubelet(c.Type) {
 			s.Conditions = append(s.Conditions, c)
@@ -126,6 +126,24 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		}
 	}
 	return s
+}
+
+// conditionsCap is how many conditions GeneratePodStatus may list: the others' conditions it
+// keeps, the resize conditions, the disruption target it may add and the kubelet's five. The list
+// is made that size once; a room for every condition of the API status was twice what a pod
+// whose API status shows the kubelet's own five needs, and the status manager copies the list it
+// caches anyway.
+func conditionsCap(pod *v1.Pod, old *v1.PodStatus, resize []v1.PodCondition) int {
+	n := len(resize) + 5
+	for i := range pod.Status.Conditions {
+		if !ownedByKubelet(pod.Status.Conditions[i].Type) {
+			n++
+		}
+	}
+	if _, dt := findCondition(old.Conditions, v1.DisruptionTarget); dt != nil {
+		n++
+	}
+	return n
 }
 
 // joinStatuses is first then second in one list, for the phase and the conditions, which only read

@@ -398,7 +398,12 @@ func (m *Manager) update(pod *v1.Pod, given v1.PodStatus, force, finished bool, 
 	now := m.clock.Now()
 	stampTransitions(status, &old, now)
 	if old.StartTime != nil && !old.StartTime.IsZero() {
-		status.StartTime = old.StartTime.DeepCopy()
+		// Every caller hands over a deep copy, so the status's own start time, when it is
+		// already the old one to the last field (GeneratePodStatus took it from there), is kept
+		// instead of a third copy of the same instant.
+		if status.StartTime == nil || *status.StartTime != *old.StartTime {
+			status.StartTime = old.StartTime.DeepCopy()
+		}
 	} else if status.StartTime == nil || status.StartTime.IsZero() {
 		t := metav1.NewTime(now)
 		status.StartTime = &t

@@ -559,3 +559,47 @@ func TestPodStatusStamp(t *testing.T) {
 		t.Errorf("PodStatusStamp() of a status set again = %d, a stamp handed out before (%d, %d)", again, first, second)
 	}
 }
+
+// TestStartTimeKeptAsTheOldOne: the start time a status is cached with is the old status's, to
+// the last field (the location too), whether the status handed over carries that very instant
+// (then its own copy is kept), none, a later one or the same instant in another location; and
+// each cached version owns its start time, shared with neither the version before it, the pod,
+// nor the status handed over.
+func TestStartTimeKeptAsTheOldOne(t *testing.T) {
+	elsewhere := time.FixedZone("elsewhere", 3600)
+	for _, tc := range []struct {
+		name  string
+		given func(old metav1.Time) *metav1.Time
+	}{
+		{"the old instant", func(old metav1.Time) *metav1.Time { return &old }},
+		{"none", func(metav1.Time) *metav1.Time { return nil }},
+		{"a later instant", func(old metav1.Time) *metav1.Time { t := metav1.NewTime(old.Add(time.Minute)); return &t }},
+		{"the old instant elsewhere", func(old metav1.Time) *metav1.Time { t := metav1.NewTime(old.In(elsewhere)); return &t }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := apiPod("web", "uid-web")
+			e := newEnv(t, nil, pod)
+			e.pods.add(pod)
+			e.m.SetPodStatus(pod, runningStatus(pod, e.clock.Now()))
+			first, _ := e.m.GetPodStatus(pod.UID)
+			want := *first.StartTime
+
+			e.clock.Advance(time.Second)
+			next := runningStatus(pod, e.clock.Now())
+			next.Phase = v1.PodSucceeded // a change, so that a new version is cached
+			next.StartTime = tc.given(want)
+			given := next.StartTime
+			e.m.SetPodStatus(pod, next)
+			got, _ := e.m.GetPodStatus(pod.UID)
+			if got.Phase != v1.PodSucceeded {
+				t.Fatalf("phase = %s, want the new version cached", got.Phase)
+			}
+			if got.StartTime == nil || *got.StartTime != want {
+				t.Fatalf("start time = %v, want the old one %v to the last field", got.StartTime, want)
+			}
+			if got.StartTime == first.StartTime || got.StartTime == given || got.StartTime == pod.Status.StartTime {
+				t.Error("the cached start time is shared with the version before, the status handed over or the pod")
+			}
+		})
+	}
+}

@@ -6,9 +6,12 @@ import (
 )
 
 // ProbeStatus sets the started and ready fields of a freshly generated status from the probe
-// results: the kubelet's prober manager as generateAPIPodStatus calls it.
+// results: the kubelet's prober manager as generateAPIPodStatus calls it (its UpdatePodStatus).
+// It is handed the two lists of container statuses, which it changes in place, rather than the
+// status by pointer: those fields are all it sets, and a status handed by pointer through an
+// interface would have to live on the heap, one allocation of the whole status at every build.
 type ProbeStatus interface {
-	UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus)
+	UpdateContainerStatuses(pod *v1.Pod, containers, initContainers []v1.ContainerStatus)
 }
 
 // SetContainerReadiness flips the ready field of the container instance containerID (the runtime's

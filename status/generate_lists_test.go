@@ -1,0 +1,123 @@
+package status
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+)
+
+// conditionsBefore is the condition list GeneratePodStatus built before it sized the list to
+// what it may hold (conditionsCap), with room for every condition of the API status and five
+// more: the reference TestConditionsSizedAsBuilt holds it to. s is the status as GeneratePodStatus
+// has it when it turns to the conditions (phase, container statuses).
+func conditionsBefore(pod *v1.Pod, old v1.PodStatus, rs *kubecontainer.PodStatus, s v1.PodStatus, now time.Time, opts GenerateOptions) []v1.PodCondition {
+	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
+	for _, c := range pod.Status.Conditions {
+		if !ownedByKubelet(c.Type) {
+			s.Conditions = append(s.Conditions, c)
+		}
+	}
+	s.Conditions = append(s.Conditions, opts.ResizeConditions...)
+	if _, dt := findCondition(old.Conditions, v1.DisruptionTarget); dt != nil {
+		if i, _ := findCondition(s.Conditions, v1.DisruptionTarget); i >= 0 {
+			s.Conditions[i] = *dt
+		} else {
+			s.Conditions = append(s.Conditions, *dt)
+		}
+	}
+	all := joinStatuses(s.InitContainerStatuses, s.ContainerStatuses)
+	s.Conditions = append(s.Conditions, readyToStartContainersCondition(pod, rs))
+	s.Conditions = append(s.Conditions, initializedCondition(pod, all, s.Phase))
+	containersReady := containersReadyCondition(pod, all, s.Phase)
+	s.Conditions = append(s.Conditions, readyConditionOf(pod, s.Conditions, containersReady))
+	s.Conditions = append(s.Conditions, containersReady)
+	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue})
+	stampTransitions(&s, &old, now)
+	return s.Conditions
+}
+
+// randomConditions is a list of conditions of the kubelet's types, the resize types, the shared
+// DisruptionTarget and others' types (a readiness gate's), in a random order and with random
+// statuses, now and then repeating a type.
+func randomConditions(r *rand.Rand) []v1.PodCondition {
+	types := []v1.PodConditionType{v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
+		v1.PodReadyToStartContainers, v1.PodResizePending, v1.PodResizeInProgress, v1.DisruptionTarget,
+		"example.com/gate", "example.com/other"}
+	var out []v1.PodCondition
+	for range r.IntN(8) {
+		out = append(out, v1.PodCondition{Type: types[r.IntN(len(types))],
+			Status: []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse}[r.IntN(2)], Reason: "R", Message: "m"})
+	}
+	return out
+}
+
+// TestConditionsSizedAsBuilt: the conditions GeneratePodStatus lists in a list made to size are
+// the ones the list made for every API condition gave, over random pods with others', shared,
+// resize and the kubelet's own conditions in their API status, a disruption target in the old
+// status, resize conditions and readiness gates; and the list made holds them all, one spare at
+// most (the disruption target that replaces the API's).
+func TestConditionsSizedAsBuilt(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 13))
+	for i := range 3000 {
+		pod, rs, old, reasons := randomContainerWorld(r)
+		pod.Status.Conditions = randomConditions(r)
+		old.Conditions = randomConditions(r)
+		if r.IntN(2) == 0 {
+			pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "example.com/gate"}}
+		}
+		opts := GenerateOptions{Reasons: reasons}
+		if r.IntN(3) == 0 {
+			opts.ResizeConditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: "Deferred"}}
+		}
+		got := GeneratePodStatus(pod, old, rs, r.IntN(4) == 0, t1, opts)
+		want := conditionsBefore(pod, old, rs, got, t1, opts)
+		if diff := cmp.Diff(want, got.Conditions); diff != "" {
+			t.Fatalf("case %d: conditions differ (-before +now):\n%s\nAPI %+v\nold %+v", i, diff, pod.Status.Conditions, old.Conditions)
+		}
+		if n, c := len(got.Conditions), cap(got.Conditions); c < n || c > n+1 || c != conditionsCap(pod, &old, opts.ResizeConditions) {
+			t.Fatalf("case %d: %d conditions in a list of %d, sized %d", i, n, c, conditionsCap(pod, &old, opts.ResizeConditions))
+		}
+	}
+}
+
+// readyProbes is a ProbeStatus that marks every container it is handed started and ready, and
+// counts the statuses it was handed.
+type readyProbes struct{ containers, initContainers int }
+
+func (p *readyProbes) UpdateContainerStatuses(_ *v1.Pod, containers, initContainers []v1.ContainerStatus) {
+	for _, list := range [][]v1.ContainerStatus{containers, initContainers} {
+		for i := range list {
+			list[i].Started, list[i].Ready = boolp(true), true
+		}
+	}
+	p.containers += len(containers)
+	p.initContainers += len(initContainers)
+}
+
+// TestProbesSetTheStatusLists: the prober is handed the status's own lists of container
+// statuses, so what it sets is in the status returned and in the conditions computed after it
+// (the pod is Ready although the runtime knows no container: only the prober says they are).
+func TestProbesSetTheStatusLists(t *testing.T) {
+	pod := newPod(v1.RestartPolicyAlways, "app", "log")
+	pod.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup:1"}}
+	p := &readyProbes{}
+	s := GeneratePodStatus(pod, pod.Status, &kubecontainer.PodStatus{}, false, t1, GenerateOptions{Probes: p})
+	if p.containers != 2 || p.initContainers != 1 {
+		t.Fatalf("prober handed %d container and %d init container statuses, want 2 and 1", p.containers, p.initContainers)
+	}
+	for _, cs := range append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
+		if !cs.Ready || cs.Started == nil || !*cs.Started {
+			t.Errorf("container %s: ready %v, started %v; want both set by the prober", cs.Name, cs.Ready, cs.Started)
+		}
+	}
+	for _, typ := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+		if _, c := findCondition(s.Conditions, typ); c == nil || c.Status != v1.ConditionTrue {
+			t.Errorf("condition %s = %+v, want True from the prober's readiness", typ, c)
+		}
+	}
+}
