@@ -186,15 +186,25 @@ func mustMkdir(t *testing.T, path string) {
 	}
 }
 
-// checkRemovable removes every reconstructed volume and checks its directory is gone.
+// checkRemovable removes every reconstructed volume and checks that an empty directory is gone
+// and that one holding anything stays, its TearDown failing only for a plugin that does not wrap
+// emptyDir's.
 func checkRemovable(t *testing.T, d *DiskDirs, got []Reconstructed) {
 	t.Helper()
 	for _, r := range got {
 		for _, v := range r.Volumes {
 			plugin := d.known[r.Pod.UID][v]
-			d.Remove(r.Pod.UID, v)
-			if _, err := os.Lstat(filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)); !os.IsNotExist(err) {
-				t.Errorf("volume %s/%s after Remove: %v, want it gone", r.Pod.UID, v, err)
+			path := filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)
+			entries, _ := os.ReadDir(path)
+			err := d.Remove(r.Pod.UID, v)
+			_, statErr := os.Lstat(path)
+			switch {
+			case len(entries) == 0 && (err != nil || !os.IsNotExist(statErr)):
+				t.Errorf("empty volume %s/%s after Remove: %v, %v, want it gone", r.Pod.UID, v, err, statErr)
+			case len(entries) > 0 && statErr != nil:
+				t.Errorf("volume %s/%s holding %d entries after Remove: %v, want it kept", r.Pod.UID, v, len(entries), statErr)
+			case len(entries) > 0 && (err != nil) == wrapsEmptyDir(plugin):
+				t.Errorf("volume %s/%s holding %d entries: Remove() = %v, want an error: %t", r.Pod.UID, v, len(entries), err, !wrapsEmptyDir(plugin))
 			}
 		}
 	}
