@@ -84,6 +84,15 @@ type Options struct {
 	// Allocations forgets the allocations of pods the pod manager does not have. Nil keeps
 	// none.
 	Allocations Allocations
+	// PodDirs removes the directories of the pods that are gone. Nil keeps them.
+	PodDirs PodDirs
+}
+
+// PodDirs is the volume manager as housekeeping cleans up the pods' directories.
+type PodDirs interface {
+	// CleanupOrphanedPodDirs removes the directory of every pod keep does not keep whose
+	// volumes are all torn down (cleanupOrphanedPodDirs).
+	CleanupOrphanedPodDirs(keep func(types.UID) bool)
 }
 
 // Allocations is the allocation manager as housekeeping cleans it up.
@@ -134,6 +143,13 @@ type Cleaner struct {
 	emitted int
 	// skipped counts the passes that proved nothing changed since a pass that did nothing.
 	skipped int
+	// keepPodDir is the pod directories' test, made once; running is the pass's runtime
+	// listing it reads, and runningUIDs that listing as a set, made for the first pod directory
+	// it is asked about (most passes have none).
+	keepPodDir  func(types.UID) bool
+	running     []*kubecontainer.Pod
+	runningUIDs map[types.UID]bool
+	runningSet  bool
 }
 
 // buffers are what one pass builds. No pass keeps them: each reads them only until it returns.
@@ -162,7 +178,42 @@ func New(opts Options) (*Cleaner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new housekeeping: %w", err)
 	}
-	return &Cleaner{opts: opts, versions: newVersionReader(opts)}, nil
+	c := &Cleaner{opts: opts, versions: newVersionReader(opts)}
+	c.keepPodDir = c.keepsPodDir
+	return c, nil
+}
+
+// cleanupPodDirs removes the directories of the pods that neither the pod manager (its pods of
+// the last full pass: a quiet pass's are the same) nor the runtime's listing has, whose volumes
+// are all torn down: the kubelet's cleanupOrphanedPodDirs, which it logs and does not trace. It
+// runs at every pass, quiet or not: a volume's teardown does not move the numbers a quiet pass
+// reads.
+func (c *Cleaner) cleanupPodDirs(running []*kubecontainer.Pod) {
+	if c.opts.PodDirs == nil {
+		return
+	}
+	c.running, c.runningSet = running, false
+	c.opts.PodDirs.CleanupOrphanedPodDirs(c.keepPodDir)
+	c.running = nil
+}
+
+// keepsPodDir reports whether the pod's directory stays: the pod manager or the runtime has
+// the pod.
+func (c *Cleaner) keepsPodDir(uid types.UID) bool {
+	if c.buf.pods[uid] {
+		return true
+	}
+	if !c.runningSet {
+		if c.runningUIDs == nil {
+			c.runningUIDs = map[types.UID]bool{}
+		}
+		clear(c.runningUIDs)
+		for _, rp := range c.running {
+			c.runningUIDs[rp.ID] = true
+		}
+		c.runningSet = true
+	}
+	return c.runningUIDs[uid]
 }
 
 // HandlePodCleanups runs one housekeeping pass (see the package doc). It fails only when the
@@ -190,6 +241,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		// while listing; read before, it would be skipped until the next pass).
 		if c.versions.runtime() == c.quiet.runtime {
 			c.skipped++
+			c.cleanupPodDirs(running)
 			c.opts.CrashLoopBackOff.GC()
 			return nil
 		}
@@ -245,6 +297,7 @@ func (c *Cleaner) HandlePodCleanups(ctx context.Context) error {
 		// allocation is a pod's own, never a mirror's.
 		c.opts.Allocations.RemoveOrphanedPods(pods)
 	}
+	c.cleanupPodDirs(running)
 
 	sort.Strings(orphanedMirrors)
 	for _, fullName := range orphanedMirrors {

@@ -16,13 +16,15 @@
 //  7. kill running pods the workers do not know (orphans) with grace 1;
 //  8. garbage-collect the crash-loop back-off.
 //
-// Pod directories, user namespaces and cgroups are not modelled.
+// Pod directories are cleaned up after step 3 (cleanupOrphanedPodDirs: the directories of pods
+// that are gone, once their volumes are torn down); user namespaces and cgroups are not modelled.
 //
 // A pass is a function of what it reads, and the components it reads number their changes
 // (Versioned; the runtime's StateVersion). A pass that finds every number where a pass that did
 // nothing left them would do nothing again: it lists the runtime (whose failure it traces as
-// always), collects the crash-loop back-off and skips the rest, so that an idle node's
-// housekeeping costs two reads of each number. The kubelet runs its whole pass every 2s; the
+// always), cleans up the pods' directories (a volume's teardown moves none of the numbers),
+// collects the crash-loop back-off and skips the rest, so that an idle node's housekeeping costs
+// two reads of each number. The kubelet runs its whole pass every 2s; the
 // trace and the metrics cannot tell the two apart (quiet.go).
 //
 // Cleaner is a core: no goroutine, no lock; the sync loop calls it from its one goroutine.

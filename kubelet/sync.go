@@ -277,7 +277,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	n.Workers.OnChange(func(types.UID) { n.Volumes.PodsChanged() })
 	hopts := housekeeping.Options{
 		Tracer: tracer, Pods: n.Pods, Workers: n.Workers, Runtime: n.Runtime, Status: n.Status, CrashLoopBackOff: crashLoop,
-		Prober: n.Probes, Metrics: reg, Allocations: n.Allocation,
+		Prober: n.Probes, Metrics: reg, Allocations: n.Allocation, PodDirs: n.Volumes,
 	}
 	if mirror != nil {
 		hopts.Mirror = mirror

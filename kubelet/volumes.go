@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/minikubelet/minikubelet/housekeeping"
 	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podsync"
 	"github.com/minikubelet/minikubelet/podworkers"
@@ -49,6 +50,10 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumema
 			}
 			return d.sourcesReady(sets.New(d.n.Loop.SourcesSeen()...))
 		},
+	}
+	if dd, ok := opts.World.PodDirs.(*volumemanager.DiskDirs); ok {
+		// `run`'s failed TearDowns are logged with the rest of what its directories log.
+		vopts.Logger = dd.Logger
 	}
 	if d.objects.ConfigMaps != nil {
 		vopts.ConfigMaps, vopts.Secrets = d.objects.ConfigMaps, d.objects.Secrets
@@ -112,4 +117,5 @@ var (
 	_ podsync.Volumes               = (*volumeWaits)(nil)
 	_ podsync.VolumeWait            = (*volumemanager.Wait)(nil)
 	_ syncloop.Timed                = (*volumemanager.Manager)(nil)
+	_ housekeeping.PodDirs          = (*volumemanager.Manager)(nil)
 )

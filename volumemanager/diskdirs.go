@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,31 +122,131 @@ func (d *DiskDirs) record(uid types.UID, name, plugin string) {
 	d.known[uid][name] = plugin
 }
 
-// Remove removes the volume's directory, then the pod's directories it leaves empty. Only an
-// empty directory is removed: DiskDirs writes no file, so what a volume directory holds is
-// someone else's (a real kubelet's root directory, another process over the same one), and
-// stays. A directory that cannot be removed is logged and forgotten (its unmount is traced all
-// the same; the kubelet would keep the volume mounted and retry): the next process finds it
-// again.
-func (d *DiskDirs) Remove(uid types.UID, name string) {
+// wrapsEmptyDir reports whether the plugin's TearDown is emptyDir's (secret, configMap,
+// projected, downwardAPI and gitRepo wrap it): it removes the volume's directory with what it
+// holds (os.RemoveAll), so a directory that is not empty does not fail it. The other plugins
+// (CSI's removeMountDir, the mount utilities' CleanupMountPoint) remove only an empty one, and
+// their TearDown fails on the rest.
+func wrapsEmptyDir(plugin string) bool {
+	switch plugin {
+	case "kubernetes.io~empty-dir", "kubernetes.io~secret", "kubernetes.io~configmap", "kubernetes.io~projected",
+		"kubernetes.io~downward-api", "kubernetes.io~git-repo":
+		return true
+	}
+	return false
+}
+
+// Remove removes the volume's directory, as its plugin's TearDown does; the pod's directory,
+// and the plugin's and volumes directories in it, stay for housekeeping (CleanupOrphans). A
+// directory already gone is torn down. Only an empty directory is removed: DiskDirs writes no
+// file, so what a volume directory holds is someone else's (a real kubelet's root directory,
+// another process over the same one). Such a directory fails the TearDown of a plugin whose
+// TearDown removes only an empty one (CSI, NFS, iSCSI, FC, FlexVolume), which the reconciler
+// retries after its back-off; emptyDir's TearDown (and that of the plugins wrapping it) would
+// remove it with its contents and succeed: here it succeeds and the directory is left, logged.
+// Any other error fails the TearDown.
+func (d *DiskDirs) Remove(uid types.UID, name string) error {
 	plugin, ok := d.known[uid][name]
 	if !ok {
-		return
+		return nil
+	}
+	path := filepath.Join(d.volumesDir(uid), plugin, name)
+	err := syscall.Rmdir(path)
+	switch {
+	case err == nil, errors.Is(err, os.ErrNotExist):
+	case wrapsEmptyDir(plugin) && notEmpty(err):
+		d.Logger.Info("Volume directory left in place: it holds what this process did not write", "path", path, "podUID", uid, "volumeName", name)
+	default:
+		return fmt.Errorf("remove volume directory %s: %w", path, err)
 	}
 	delete(d.known[uid], name)
-	volumes := d.volumesDir(uid)
-	path := filepath.Join(volumes, plugin, name)
-	if err := os.Remove(path); err != nil {
-		d.Logger.Error(fmt.Errorf("remove volume directory %s: %w", path, err), "UnmountVolume.TearDown failed", "podUID", uid, "volumeName", name)
-		return
-	}
-	// Only what is empty goes: os.Remove fails on anything else, which is what is wanted.
-	_ = os.Remove(filepath.Join(volumes, plugin))
 	if len(d.known[uid]) == 0 {
 		delete(d.known, uid)
-		_ = os.Remove(volumes)
-		_ = os.Remove(filepath.Dir(volumes))
 	}
+	return nil
+}
+
+// notEmpty reports whether err is rmdir's on a directory that is not empty.
+func notEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}
+
+// CleanupOrphans is housekeeping's cleanupOrphanedPodDirs over <root>/pods: every pod directory
+// keep does not keep goes, when it can. First every volume directory left (rmdir: only an empty
+// one), then the volumes directory's empty tree; a volume left stops the pod's cleanup (its
+// directory stays, for the next pass). Then the pod's other subdirectories and the pod's
+// directory, empty ones only: the kubelet removes what they hold (RemoveAllOneFilesystem), but
+// DiskDirs never writes there, so what is there is someone else's and stays, logged. A pod
+// directory on disk that this process never mounted a volume in is an orphan as well (the
+// kubelet lists the disk, not its memory).
+func (d *DiskDirs) CleanupOrphans(keep func(types.UID) bool) {
+	podsDir := filepath.Join(d.Root, PodsDir)
+	pods, err := os.ReadDir(podsDir)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			d.Logger.Error(fmt.Errorf("read pods directory %s: %w", podsDir, err), "Failed cleaning up orphaned pod directories")
+		}
+		return
+	}
+	for _, p := range pods {
+		if !p.IsDir() || keep(types.UID(p.Name())) {
+			continue
+		}
+		d.removeOrphan(types.UID(p.Name()))
+	}
+}
+
+// removeOrphan removes one orphaned pod's directory (removeOrphanedPodVolumeDirs, then the rest).
+func (d *DiskDirs) removeOrphan(uid types.UID) {
+	podDir := filepath.Join(d.Root, PodsDir, string(uid))
+	volumes := d.volumesDir(uid)
+	if err := removeEmptyTree(volumes); err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.Logger.Error(err, "Orphaned pod found, but its volumes directory cannot be removed", "podUID", uid, "path", volumes)
+		return
+	}
+	delete(d.known, uid)
+	subdirs, err := os.ReadDir(podDir)
+	if err != nil {
+		d.Logger.Error(fmt.Errorf("read %s: %w", podDir, err), "Could not read directory", "podUID", uid)
+		return
+	}
+	for _, sub := range subdirs {
+		path := filepath.Join(podDir, sub.Name())
+		if err := removeEmptyTree(path); err != nil {
+			d.Logger.Error(err, "Failed to remove orphaned pod subdir", "podUID", uid, "path", path)
+		}
+	}
+	if err := syscall.Rmdir(podDir); err != nil {
+		d.Logger.Error(fmt.Errorf("remove %s: %w", podDir, err), "Failed to remove orphaned pod dir", "podUID", uid)
+		return
+	}
+	d.Logger.V(3).Info("Orphaned pod found, removed", "podUID", uid)
+}
+
+// removeEmptyTree removes the directory and the directories under it, deepest first, when none
+// holds anything else (the kubelet's RemoveDirsOneFilesystem): a file, a link, anything not a
+// directory stops it, and is never removed.
+func removeEmptyTree(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("remove %s: not a directory", path)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	for _, e := range entries {
+		if err := removeEmptyTree(filepath.Join(path, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Rmdir(path); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
 }
 
 // Reconstruct reads <root>/pods: every directory under a pod's volumes/<known plugin dir> is a

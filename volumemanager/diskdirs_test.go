@@ -19,8 +19,9 @@ import (
 // TestDiskDirsRestart mounts secretPod "a" with a manager over DiskDirs, then starts a new
 // manager over a new DiskDirs of the same root directory, as a restarted `run` does: it finds
 // the volumes in <root>/pods/a/volumes, uncertain, and once the sources are ready tears down
-// those of a pod no source has, naming the pod as the runtime's sandbox does, and removes the
-// pod's directories.
+// those of a pod no source has, naming the pod as the runtime's sandbox does; the pod's
+// directory goes at the housekeeping pass after (CleanupOrphanedPodDirs), not before: while a
+// volume is possibly mounted, or while the pod is kept (the pod manager or the runtime has it).
 func TestDiskDirsRestart(t *testing.T) {
 	root := t.TempDir()
 	w := newWorld()
@@ -54,6 +55,12 @@ func TestDiskDirsRestart(t *testing.T) {
 	if got, want := m.PossiblyMounted("a"), []string{"creds", "kube-api-access-x"}; !cmp.Equal(got, want) {
 		t.Errorf("possibly mounted after the restart = %v, want %v", got, want)
 	}
+	podDir := filepath.Join(root, "pods", "a")
+	none := func(types.UID) bool { return false }
+	m.CleanupOrphanedPodDirs(none)
+	if _, err := os.Stat(filepath.Join(podDir, "volumes", "kubernetes.io~secret", "creds")); err != nil {
+		t.Errorf("volume directory after a cleanup while its volume is uncertain: %v, want it kept", err)
+	}
 	m.PodsChanged()
 	step(w, m, 5*time.Second)
 	if want := []string{"1.1s unmount creds", "1.1s unmount kube-api-access-x"}; !cmp.Equal(w.trace, want) {
@@ -62,8 +69,21 @@ func TestDiskDirsRestart(t *testing.T) {
 	if want := []string{"ns/p-a a", "ns/p-a a"}; !cmp.Equal(pods, want) {
 		t.Errorf("unmounts' pods = %q, want %q", pods, want)
 	}
-	if _, err := os.Stat(filepath.Join(root, "pods", "a")); !os.IsNotExist(err) {
-		t.Errorf("pod directory after its last unmount: %v, want it gone", err)
+	if fi, err := os.Stat(filepath.Join(podDir, "volumes")); err != nil || !fi.IsDir() {
+		t.Errorf("pod's volumes directory after its last unmount: %v, want it kept until housekeeping", err)
+	}
+	for _, p := range []string{"kubernetes.io~secret/creds", "kubernetes.io~projected/kube-api-access-x"} {
+		if _, err := os.Stat(filepath.Join(podDir, "volumes", p)); !os.IsNotExist(err) {
+			t.Errorf("volume directory %s after its unmount: %v, want it gone", p, err)
+		}
+	}
+	m.CleanupOrphanedPodDirs(func(uid types.UID) bool { return uid == "a" })
+	if _, err := os.Stat(podDir); err != nil {
+		t.Errorf("pod directory after a cleanup that keeps the pod: %v, want it kept", err)
+	}
+	m.CleanupOrphanedPodDirs(none)
+	if _, err := os.Stat(podDir); !os.IsNotExist(err) {
+		t.Errorf("pod directory after the cleanup: %v, want it gone", err)
 	}
 	if got := (&DiskDirs{Root: root}).Reconstruct(); len(got) != 0 {
 		t.Errorf("a third process finds %v, want nothing", got)
@@ -166,15 +186,25 @@ func mustMkdir(t *testing.T, path string) {
 	}
 }
 
-// checkRemovable removes every reconstructed volume and checks its directory is gone.
+// checkRemovable removes every reconstructed volume and checks that an empty directory is gone
+// and that one holding anything stays, its TearDown failing only for a plugin that does not wrap
+// emptyDir's.
 func checkRemovable(t *testing.T, d *DiskDirs, got []Reconstructed) {
 	t.Helper()
 	for _, r := range got {
 		for _, v := range r.Volumes {
 			plugin := d.known[r.Pod.UID][v]
-			d.Remove(r.Pod.UID, v)
-			if _, err := os.Lstat(filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)); !os.IsNotExist(err) {
-				t.Errorf("volume %s/%s after Remove: %v, want it gone", r.Pod.UID, v, err)
+			path := filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)
+			entries, _ := os.ReadDir(path)
+			err := d.Remove(r.Pod.UID, v)
+			_, statErr := os.Lstat(path)
+			switch {
+			case len(entries) == 0 && (err != nil || !os.IsNotExist(statErr)):
+				t.Errorf("empty volume %s/%s after Remove: %v, %v, want it gone", r.Pod.UID, v, err, statErr)
+			case len(entries) > 0 && statErr != nil:
+				t.Errorf("volume %s/%s holding %d entries after Remove: %v, want it kept", r.Pod.UID, v, len(entries), statErr)
+			case len(entries) > 0 && (err != nil) == wrapsEmptyDir(plugin):
+				t.Errorf("volume %s/%s holding %d entries: Remove() = %v, want an error: %t", r.Pod.UID, v, len(entries), err, !wrapsEmptyDir(plugin))
 			}
 		}
 	}

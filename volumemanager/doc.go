@@ -53,6 +53,17 @@
 // SetUp may keep failing, but its uncertain volume leaves the desired state once its runtime may
 // be removed, and is torn down.
 //
+// # TearDown and the pods' directories
+//
+// A TearDown removes the volume's directory (Dirs.Remove). One that fails (GenerateUnmountVolumeFunc)
+// leaves the volume in the actual state, uncertain (MarkVolumeMountAsUncertain), with no unmount
+// traced and no event, only a log line; the reconciler retries it at the first pass after the
+// operation's back-off (500ms doubled up to 2m2s) while no pod uses the volume. In memory a
+// TearDown never fails; on disk it fails as the volume's plugin does (DiskDirs.Remove). The
+// pod's directory outlives its last volume: housekeeping removes it at its first pass after the
+// pod is gone and no volume of it is possibly mounted (CleanupOrphanedPodDirs, the kubelet's
+// cleanupOrphanedPodDirs).
+//
 // # Waiting
 //
 // WaitForAttachAndMount is SyncPod's wait: it looks at once, then every 300ms from its start,

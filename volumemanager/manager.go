@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -98,6 +99,9 @@ type Options struct {
 	// only its UID (the kubelet's reconstruction too, which logs the UID); the kubelet wires the
 	// runtime's sandboxes, which carry the pod's name. Nil, or false, leaves the UID alone.
 	PodName func(uid types.UID) (namespace, name string, ok bool)
+	// Logger receives the failed TearDowns, which the kubelet logs without an event. The zero
+	// value discards them.
+	Logger klog.Logger
 }
 
 func (o Options) validate() error {
@@ -162,6 +166,12 @@ type Manager struct {
 	// added numbers the pods added to the desired state: the reconciler visits the pods of
 	// processed in that order, which is order's.
 	added uint64
+	// unmountFailed holds the back-off of every volume whose last TearDown failed; the volume
+	// stays in mounted, uncertain, until a retry succeeds or its pod uses it again.
+	unmountFailed map[volumeKey]*unmountRetry
+	// keepDir is CleanupOrphanedPodDirs' test, made once, and keep its caller's, set during the
+	// call.
+	keepDir, keep func(types.UID) bool
 }
 
 // podVolumes is one pod of the desired state: the volumes its containers use, in spec order.
@@ -262,7 +272,8 @@ func (m *Manager) tickAfter(t time.Time) time.Time {
 }
 
 // NextWake returns when the next pass is due: the first pass after an unseen change, or the
-// first pass after a failed volume's back-off expires; false when nothing is due.
+// first pass after a failed volume's back-off expires (its SetUp's, or its TearDown's); false
+// when nothing is due.
 func (m *Manager) NextWake() (time.Time, bool) {
 	var at time.Time
 	earlier := func(t time.Time) {
@@ -272,6 +283,11 @@ func (m *Manager) NextWake() (time.Time, bool) {
 	}
 	if !m.changedAt.IsZero() {
 		earlier(m.tickAfter(m.changedAt))
+	}
+	if m.hasAddedPods {
+		for _, r := range m.unmountFailed {
+			earlier(m.tickAfter(r.failedAt.Add(r.backoff)))
+		}
 	}
 	if m.failing == 0 {
 		return at, !at.IsZero()

@@ -14,8 +14,14 @@ type Dirs interface {
 	// Add records the successful SetUp of the pod's volume; an error fails the SetUp, as a
 	// volume directory the plugin cannot make does.
 	Add(pod *v1.Pod, name string, src v1.VolumeSource) error
-	// Remove records the TearDown of the pod's volume.
-	Remove(uid types.UID, name string)
+	// Remove records the TearDown of the pod's volume: the volume's directory goes, the pod's
+	// stays for housekeeping (CleanupOrphans). An error fails the TearDown, which the
+	// reconciler retries after its back-off.
+	Remove(uid types.UID, name string) error
+	// CleanupOrphans is housekeeping's cleanupOrphanedPodDirs: it removes the directory of every
+	// pod that keep does not keep. A directory that cannot be removed is logged and left for the
+	// next pass.
+	CleanupOrphans(keep func(types.UID) bool)
 	// Reconstruct is what a new process finds before its reconciler's first pass: per pod, in
 	// the order of the pods' UIDs, its volumes sorted by name.
 	Reconstruct() []Reconstructed
@@ -35,13 +41,21 @@ type Reconstructed struct {
 // nothing; a Manager records its mounts and unmounts in the PodDirs of its options.
 type PodDirs struct {
 	pods map[types.UID]*dirPod
+	// emptied lists the pods whose last volume was removed: their directories are what
+	// CleanupOrphans looks at. A directory that holds a volume is never removed here: in memory
+	// a TearDown always succeeds, so a volume whose directory is left is possibly mounted, which
+	// keeps the pod's directory in the kubelet too (podVolumesExist).
+	emptied []types.UID
 }
 
 // dirPod is one pod's directory: the pod as it was mounted for (the trace names it), and its
-// volumes in the order they were mounted.
+// volumes in the order they were mounted; none once they were all torn down, until housekeeping
+// removes the directory.
 type dirPod struct {
 	pod     *v1.Pod
 	volumes []string
+	// listed is set while the pod is in emptied.
+	listed bool
 }
 
 // writesPodDir reports whether the volume's SetUp makes a directory under the pod's volumes
@@ -61,8 +75,46 @@ func (d *PodDirs) Add(pod *v1.Pod, name string, _ v1.VolumeSource) error {
 	return nil
 }
 
-// Remove forgets the volume.
-func (d *PodDirs) Remove(uid types.UID, name string) { d.remove(uid, name) }
+// Remove forgets the volume; it never fails. The pod's directory stays, for CleanupOrphans.
+func (d *PodDirs) Remove(uid types.UID, name string) error {
+	d.remove(uid, name)
+	return nil
+}
+
+// CleanupOrphans removes the directories left without a volume of the pods keep does not keep.
+func (d *PodDirs) CleanupOrphans(keep func(types.UID) bool) {
+	if d == nil || len(d.emptied) == 0 {
+		return
+	}
+	left := d.emptied[:0]
+	for _, uid := range d.emptied {
+		p, ok := d.pods[uid]
+		if !ok {
+			continue
+		}
+		if len(p.volumes) > 0 {
+			// Mounted again since: no longer a candidate until its volumes go again.
+			p.listed = false
+			continue
+		}
+		if keep(uid) {
+			left = append(left, uid)
+			continue
+		}
+		delete(d.pods, uid)
+	}
+	clear(d.emptied[len(left):])
+	d.emptied = left
+}
+
+// HasPodDir reports whether the pod's directory is there, with or without a volume.
+func (d *PodDirs) HasPodDir(uid types.UID) bool {
+	if d == nil {
+		return false
+	}
+	_, ok := d.pods[uid]
+	return ok
+}
 
 // Reconstruct returns the pods and volumes held, each pod as it was mounted for.
 func (d *PodDirs) Reconstruct() []Reconstructed {
@@ -98,9 +150,12 @@ func (d *PodDirs) remove(uid types.UID, name string) {
 	if !ok {
 		return
 	}
+	n := len(p.volumes)
 	p.volumes = slices.DeleteFunc(p.volumes, func(v string) bool { return v == name })
-	if len(p.volumes) == 0 {
-		delete(d.pods, uid)
+	if n > 0 && len(p.volumes) == 0 && !p.listed {
+		// The pod's directory stays until housekeeping finds it orphaned.
+		p.listed = true
+		d.emptied = append(d.emptied, uid)
 	}
 }
 
@@ -111,8 +166,11 @@ func (d *PodDirs) reconstruct() []*podMounts {
 		return nil
 	}
 	uids := make([]types.UID, 0, len(d.pods))
-	for uid := range d.pods {
-		uids = append(uids, uid)
+	for uid, p := range d.pods {
+		// A pod's directory without a volume has nothing to reconstruct.
+		if len(p.volumes) > 0 {
+			uids = append(uids, uid)
+		}
 	}
 	slices.Sort(uids)
 	out := make([]*podMounts, 0, len(uids))
@@ -121,4 +179,21 @@ func (d *PodDirs) reconstruct() []*podMounts {
 		out = append(out, &podMounts{pod: p.pod, uncertain: slices.Sorted(slices.Values(p.volumes))})
 	}
 	return out
+}
+
+// CleanupOrphanedPodDirs is housekeeping's cleanupOrphanedPodDirs: it removes the directory of
+// every pod that keep does not keep (the pod manager's pods and the runtime's running pods) and
+// whose volumes are none possibly mounted, mounted or uncertain (podVolumesExist). The pods'
+// directories go at the first housekeeping pass after their pod is gone and its last volume
+// was torn down. It allocates nothing: housekeeping calls it at every pass.
+func (m *Manager) CleanupOrphanedPodDirs(keep func(types.UID) bool) {
+	if m.keepDir == nil {
+		m.keepDir = func(uid types.UID) bool {
+			_, possiblyMounted := m.mounted[uid]
+			return possiblyMounted || m.keep(uid)
+		}
+	}
+	m.keep = keep
+	m.opts.PodDirs.CleanupOrphans(m.keepDir)
+	m.keep = nil
 }

@@ -3,6 +3,7 @@ package volumemanager
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // mount what is desired and not mounted, or asked to be remounted, unless its operation is
 // backing off.
 func (m *Manager) reconcile(now time.Time) {
-	m.unmountVolumes()
+	m.unmountVolumesAt(now)
 	processed := m.processed
 	defer func() {
 		clear(processed)
@@ -128,16 +129,24 @@ func (m *Manager) mountWaiting(now time.Time) {
 }
 
 // unmountVolumes tears down every mounted volume whose pod is no longer desired, or no longer
-// uses it. A projected volume's teardown forgets the pod's service account tokens.
-func (m *Manager) unmountVolumes() {
+// uses it, at the clock's now.
+func (m *Manager) unmountVolumes() { m.unmountVolumesAt(m.opts.Clock.Now()) }
+
+// unmountVolumesAt tears down every mounted volume whose pod is no longer desired, or no longer
+// uses it, unless its last TearDown failed and its back-off has not expired. A projected
+// volume's teardown forgets the pod's service account tokens.
+func (m *Manager) unmountVolumesAt(now time.Time) {
 	// A pass follows every pod's periodic sync (ReprocessPod), and nearly all find every mounted
 	// volume still desired: nothing left the desired state since the last unmount step, or
-	// nothing mounted is among what left. Sort only then.
-	if !m.removed || !m.hasAddedPods {
+	// nothing mounted is among what left, and no TearDown waits for its retry. Sort only then.
+	if !m.hasAddedPods || !m.removed && len(m.unmountFailed) == 0 {
 		return
 	}
 	m.removed = false
 	if !m.anyToUnmount() {
+		// Every volume whose TearDown failed is desired again: the reconciler sets it up, and
+		// no retry is due.
+		clear(m.unmountFailed)
 		return
 	}
 	uids := make([]string, 0, len(m.mounted))
@@ -148,8 +157,12 @@ func (m *Manager) unmountVolumes() {
 	for _, s := range uids {
 		pm := m.mounted[types.UID(s)]
 		p := m.desired[pm.pod.UID]
-		pm.volumes = m.tearDown(pm, p, pm.volumes)
-		pm.uncertain = m.tearDown(pm, p, pm.uncertain)
+		var failed []string
+		pm.volumes, failed = m.tearDown(now, pm, p, pm.volumes, true, nil)
+		pm.uncertain, failed = m.tearDown(now, pm, p, pm.uncertain, false, failed)
+		// A mounted volume whose TearDown failed is uncertain from now on
+		// (MarkVolumeMountAsUncertain): possibly mounted, no longer mounted.
+		pm.uncertain = append(pm.uncertain, failed...)
 		if len(pm.volumes) == 0 && len(pm.uncertain) == 0 {
 			delete(m.mounted, pm.pod.UID)
 		}
@@ -157,22 +170,76 @@ func (m *Manager) unmountVolumes() {
 }
 
 // tearDown unmounts the volumes of names that p no longer has (all of them when the pod is no
-// longer desired), and returns those it keeps, in names' storage.
-func (m *Manager) tearDown(pm *podMounts, p *podVolumes, names []string) []string {
-	kept := names[:0]
+// longer desired), and returns those it keeps, in names' storage, and failed with the volumes
+// whose TearDown failed now appended when names are mounted ones (uncertain ones stay in kept).
+// A failed TearDown is retried at the first pass after its back-off, as the operation executor
+// does (exponentialBackoff: 500ms doubled up to 2m2s); it makes no event, only a log line.
+func (m *Manager) tearDown(now time.Time, pm *podMounts, p *podVolumes, names []string, mounted bool, failed []string) (kept, _ []string) {
+	kept = names[:0]
 	for _, name := range names {
+		key := volumeKey{uid: pm.pod.UID, name: name}
 		if p != nil && p.has(name) {
+			// Desired again: the reconciler sets it up, and the retry is no more.
+			delete(m.unmountFailed, key)
 			kept = append(kept, name)
 			continue
 		}
+		r := m.unmountFailed[key]
+		if r != nil && now.Sub(r.failedAt) <= r.backoff {
+			kept = append(kept, name)
+			continue
+		}
+		if err := m.opts.PodDirs.Remove(pm.pod.UID, name); err != nil {
+			m.unmountFailure(now, pm.pod, key, err)
+			if mounted {
+				failed = append(failed, name)
+			} else {
+				kept = append(kept, name)
+			}
+			continue
+		}
+		delete(m.unmountFailed, key)
+		// The projected volume forgets the pod's tokens once its wrapped TearDown succeeded.
 		if m.opts.Tokens != nil && m.isProjected(pm.pod, name) {
 			m.opts.Tokens.DeleteServiceAccountToken(pm.pod.UID)
 		}
-		m.opts.PodDirs.Remove(pm.pod.UID, name)
 		m.emit(pm.pod, trace.Event{Event: trace.KindUnmount, Message: name, Func: "GenerateUnmountVolumeFunc"})
 	}
 	clear(names[len(kept):])
-	return kept
+	return kept, failed
+}
+
+// volumeKey names one pod's volume, the operation executor's key of its operations.
+type volumeKey struct {
+	uid  types.UID
+	name string
+}
+
+// unmountRetry is a failed TearDown's back-off: the last failure and the wait before the next
+// try.
+type unmountRetry struct {
+	failedAt time.Time
+	backoff  time.Duration
+}
+
+// unmountFailure records a failed TearDown: its back-off grows (nestedpendingoperations), and
+// the error is logged, as the kubelet logs it, with no event (the unmount operation has no event
+// recorder).
+func (m *Manager) unmountFailure(now time.Time, pod *v1.Pod, key volumeKey, err error) {
+	if m.unmountFailed == nil {
+		m.unmountFailed = map[volumeKey]*unmountRetry{}
+	}
+	r := m.unmountFailed[key]
+	if r == nil {
+		r = &unmountRetry{backoff: initialBackoff}
+		m.unmountFailed[key] = r
+	} else {
+		r.backoff = min(2*r.backoff, maxBackoff)
+	}
+	r.failedAt = now
+	m.opts.Logger.Error(fmt.Errorf("UnmountVolume.TearDown failed for volume %q pod %q (UID: %q): %w", key.name, pod.Name, key.uid, err),
+		"Operation failed, no retries permitted until the back-off expires", "podUID", key.uid, "volumeName", key.name,
+		"noRetriesUntil", now.Add(r.backoff), "durationBeforeRetry", r.backoff)
 }
 
 // anyToUnmount reports whether a volume is mounted that its pod no longer uses, or whose pod is no
