@@ -7,11 +7,11 @@ import (
 	"github.com/minikubelet/minikubelet/prober/results"
 )
 
-// UpdatePodStatus sets the started and ready fields of every container status from the results
-// caches and the workers: the kubelet's UpdatePodStatus, which generateAPIPodStatus calls before
-// it computes the pod's conditions. A started, running container whose readiness probe has not
-// succeeded yet gets its readiness worker triggered, so that readiness is probed right after
-// the start instead of at the next tick.
+// UpdatePodStatus sets the started and ready fields of every container status of s from the
+// results caches and the workers: the kubelet's UpdatePodStatus, here kept for callers that hold
+// a whole status (generateAPIPodStatus's counterpart calls UpdateContainerStatuses). A started,
+// running container whose readiness probe has not succeeded yet gets its readiness worker
+// triggered, so that readiness is probed right after the start instead of at the next tick.
 func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
 	m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
 }

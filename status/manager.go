@@ -367,7 +367,9 @@ func startedInitContainers(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 	return nil
 }
 
-// update is the kubelet's updateStatusInternal. fn names the caller for the trace.
+// update is the kubelet's updateStatusInternal. fn names the caller for the trace. given must be
+// the caller's own deep copy: the version cached keeps its pointers (its start time among them,
+// which normalizeStatus rounds in place), so a status shared with anyone else must not reach it.
 //
 // The status is worked on in place in the version it may become: the comparison with the cached
 // one takes it as an interface, which moved a status parameter to the heap at every call, to be

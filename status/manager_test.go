@@ -597,8 +597,43 @@ func TestStartTimeKeptAsTheOldOne(t *testing.T) {
 			if got.StartTime == nil || *got.StartTime != want {
 				t.Fatalf("start time = %v, want the old one %v to the last field", got.StartTime, want)
 			}
-			if got.StartTime == first.StartTime || got.StartTime == given || got.StartTime == pod.Status.StartTime {
-				t.Error("the cached start time is shared with the version before, the status handed over or the pod")
+			if got.StartTime == first.StartTime || got.StartTime == given {
+				t.Error("the cached start time is shared with the version before or the status handed over")
+			}
+		})
+	}
+}
+
+// TestStartTimeKeptFromThePod: with no status cached, the old status is the pod's own, which the
+// status manager shares with its sources: its start time (nanoseconds and all, so that rounding
+// in place would show) is copied into the cached version, never shared nor changed.
+func TestStartTimeKeptFromThePod(t *testing.T) {
+	pod := apiPod("web", "uid-web")
+	started := metav1.NewTime(vclock.Epoch.Add(1500 * time.Millisecond).Add(123 * time.Nanosecond))
+	pod.Status.StartTime = &started
+	e := newEnv(t, nil, pod)
+	e.pods.add(pod)
+	for _, tc := range []struct {
+		name  string
+		given func() *metav1.Time
+	}{
+		{"the pod's own instant", func() *metav1.Time { t := started; return &t }},
+		{"none", func() *metav1.Time { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.m.RemoveOrphanedStatuses(map[types.UID]bool{})
+			status := runningStatus(pod, e.clock.Now())
+			status.StartTime = tc.given()
+			e.m.SetPodStatus(pod, status)
+			got, ok := e.m.GetPodStatus(pod.UID)
+			if !ok || got.StartTime == nil {
+				t.Fatalf("GetPodStatus() = %v, %v, want a cached status with a start time", got, ok)
+			}
+			if got.StartTime == pod.Status.StartTime {
+				t.Error("the cached start time is the pod's own")
+			}
+			if *pod.Status.StartTime != started {
+				t.Errorf("the pod's start time = %v, want %v untouched", *pod.Status.StartTime, started)
 			}
 		})
 	}
