@@ -253,6 +253,7 @@ func (e *engine) distribute() {
 		}
 		inv := e.nodes[i].inv
 		inv.traced = true
+		e.toCheck(i)
 		if ev.UID != "" {
 			inv.named.Insert(types.UID(ev.UID))
 		}
@@ -265,7 +266,13 @@ func (e *engine) distribute() {
 // when a grace for a state housekeeping repairs is running, which time alone can run out. A node
 // that settled and traced nothing, as most of a fleet's nodes at most instants, is as it was.
 func (inv *invariants) needsCheck() bool {
-	return inv.traced || len(inv.undesiredSince) > 0 || len(inv.orphanSince) > 0
+	return inv.traced || inv.graced()
+}
+
+// graced reports whether a grace for a state housekeeping repairs is running: only a check
+// (walk) starts or ends one.
+func (inv *invariants) graced() bool {
+	return len(inv.undesiredSince) > 0 || len(inv.orphanSince) > 0
 }
 
 // checkRestarts fails when a container's restart count in the pod's status went down.
