@@ -3,6 +3,8 @@ package replay
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +48,12 @@ func BenchmarkReplayHourOf100StaticPods(b *testing.B) {
 func benchReplayHour(b *testing.B, s *Scenario) float64 {
 	floor := benchfloor.Floor(b)
 	b.ReportAllocs()
+	var gc gcCounts
 	for b.Loop() {
+		if !gc.read {
+			// The first iteration's: the floor's own collections are not the replay's.
+			gc = readGCCounts()
+		}
 		res, err := Run(context.Background(), s, RunOptions{})
 		if err != nil {
 			b.Fatal(err)
@@ -55,6 +62,7 @@ func benchReplayHour(b *testing.B, s *Scenario) float64 {
 			b.Fatalf("expectations failed: %+v", res.Outcomes)
 		}
 	}
+	gc.report(b)
 	perRun := b.Elapsed() / time.Duration(b.N)
 	b.ReportMetric(time.Hour.Seconds()/perRun.Seconds(), "virtual-s/s")
 	benchfloor.Report(b, perRun, floor)
@@ -101,4 +109,49 @@ func BenchmarkReplayHourOfAFleet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// gcCounts is the garbage collector's share of a benchmark, from runtime/metrics: a fleet's
+// heap grows with its nodes, and each collection marks all of it, so a benchmark of the fleet's
+// scaling reports how much of its CPU the collector took, how many cycles it ran and how much
+// it found live.
+type gcCounts struct {
+	read           bool
+	gcCPU, userCPU float64 // seconds, the collector's and the program's own
+	cycles         uint64
+}
+
+var gcMetrics = []string{"/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/user:cpu-seconds", "/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes"}
+
+// readGCCounts reads the counts so far. The CPU classes are estimates the runtime brings up to
+// date at each collection, which is all a share of the whole run needs.
+func readGCCounts() gcCounts {
+	samples := gcSamples()
+	return gcCounts{read: true, gcCPU: samples[0].Value.Float64(), userCPU: samples[1].Value.Float64(), cycles: samples[2].Value.Uint64()}
+}
+
+func gcSamples() []metrics.Sample {
+	samples := make([]metrics.Sample, len(gcMetrics))
+	for i, name := range gcMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	return samples
+}
+
+// report reports, since c was read: the collector's share of the CPU the program and the
+// collector used (gc-%), its cycles an iteration, and the heap the last cycle found live
+// (live-MB; the last iteration's, near its end). It reads the live heap before it collects
+// once more, so that the CPU counts take in the last cycles' work.
+func (c gcCounts) report(b *testing.B) {
+	live := gcSamples()[3].Value.Uint64()
+	runtime.GC()
+	end := readGCCounts()
+	gcCPU, userCPU := end.gcCPU-c.gcCPU, end.userCPU-c.userCPU
+	if gcCPU+userCPU > 0 {
+		b.ReportMetric(100*gcCPU/(gcCPU+userCPU), "gc-%")
+	}
+	// The collection just forced is not the replay's.
+	b.ReportMetric(float64(end.cycles-c.cycles-1)/float64(b.N), "gc-cycles/op")
+	b.ReportMetric(float64(live)/1e6, "live-MB")
 }

@@ -94,6 +94,13 @@ type engine struct {
 	byName map[string]int
 	// scanned is how many trace events distribute has handed to the nodes' checks.
 	scanned int
+	// checks lists, each once (inChecks), the nodes whose invariants the end of an instant
+	// checks: those distribute handed a trace event since their last check, and those with a
+	// grace running. Every node whose needsCheck holds is in it, so that an instant's checks
+	// cost what the nodes that traced something cost, not a look at every node of the fleet
+	// (whose instants grow with the nodes too). spare is the other buffer of the list.
+	checks, spare []int
+	inChecks      []bool
 
 	window int // index of the first trace event the next expectEvent looks at
 	result Result
@@ -188,6 +195,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		e.nodes = append(e.nodes, n)
 	}
 	e.sched = newSchedule(len(e.nodes))
+	e.inChecks = make([]bool, len(e.nodes))
 	e.byName = make(map[string]int, len(e.nodes))
 	for i, n := range e.nodes {
 		e.byName[n.name] = i
@@ -344,18 +352,44 @@ func (e *engine) settle(ctx context.Context) error {
 		}
 		// Every instant ends settled; that is when the components must agree. A node that
 		// traced nothing is as it was at its last check, unless a grace runs out.
-		e.distribute()
-		var errs []error
-		for _, n := range e.nodes {
-			if !n.inv.needsCheck() {
-				continue
-			}
+		errs := e.checkNodes()
+		s.end(e.nodeWake)
+		return errors.Join(errs...)
+	}
+}
+
+// checkNodes checks the invariants of the nodes that need it (invariants.needsCheck), in the
+// nodes' order: those listed in e.checks. A node with a grace still running stays listed for the
+// next instant.
+func (e *engine) checkNodes() []error {
+	e.distribute()
+	todo := e.checks
+	e.checks = e.spare[:0]
+	slices.Sort(todo)
+	for _, i := range todo {
+		e.inChecks[i] = false
+	}
+	var errs []error
+	for _, i := range todo {
+		n := e.nodes[i]
+		if n.inv.needsCheck() {
 			if err := e.checkInvariants(n, e.step); err != nil {
 				errs = append(errs, e.onNode(n, err))
 			}
 		}
-		s.end(e.nodeWake)
-		return errors.Join(errs...)
+		if n.inv.graced() {
+			e.toCheck(i)
+		}
+	}
+	e.spare = todo[:0]
+	return errs
+}
+
+// toCheck lists node i for the invariants' check at the end of the instant.
+func (e *engine) toCheck(i int) {
+	if !e.inChecks[i] {
+		e.inChecks[i] = true
+		e.checks = append(e.checks, i)
 	}
 }
 

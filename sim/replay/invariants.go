@@ -27,8 +27,9 @@ const invariantGrace = 2 * syncloop.HousekeepingPeriod
 // invariants holds what the checks remember between two instants.
 type invariants struct {
 	// restarts is the highest restart count seen per pod UID and container name, while the pod
-	// has a worker.
-	restarts map[types.UID]map[string]int32
+	// has a worker: a short list a pod, in the order its containers were first seen, where a map
+	// a pod cost a fleet's check a lookup more and its heap a table a pod.
+	restarts map[types.UID][]containerRestarts
 	// named holds the pods the node's trace events named since its last check, and traced
 	// whether it traced anything since (engine.distribute).
 	named  sets.Set[types.UID]
@@ -70,7 +71,7 @@ type walk struct {
 
 func newInvariants() *invariants {
 	return &invariants{
-		restarts:       map[types.UID]map[string]int32{},
+		restarts:       map[types.UID][]containerRestarts{},
 		named:          sets.New[types.UID](),
 		undesiredSince: map[types.UID]time.Time{},
 		orphanSince:    map[string]time.Time{},
@@ -253,6 +254,7 @@ func (e *engine) distribute() {
 		}
 		inv := e.nodes[i].inv
 		inv.traced = true
+		e.toCheck(i)
 		if ev.UID != "" {
 			inv.named.Insert(types.UID(ev.UID))
 		}
@@ -265,7 +267,13 @@ func (e *engine) distribute() {
 // when a grace for a state housekeeping repairs is running, which time alone can run out. A node
 // that settled and traced nothing, as most of a fleet's nodes at most instants, is as it was.
 func (inv *invariants) needsCheck() bool {
-	return inv.traced || len(inv.undesiredSince) > 0 || len(inv.orphanSince) > 0
+	return inv.traced || inv.graced()
+}
+
+// graced reports whether a grace for a state housekeeping repairs is running: only a check
+// (walk) starts or ends one.
+func (inv *invariants) graced() bool {
+	return len(inv.undesiredSince) > 0 || len(inv.orphanSince) > 0
 }
 
 // checkRestarts fails when a container's restart count in the pod's status went down.
@@ -275,19 +283,31 @@ func (inv *invariants) checkRestarts(uid types.UID, n *node) error {
 		return nil
 	}
 	seen := inv.restarts[uid]
-	if seen == nil {
-		seen = map[string]int32{}
-		inv.restarts[uid] = seen
-	}
+	grown := false
 	var errs []error
 	// The status is the manager's cached one, shared: the lists are only read.
 	for _, list := range [...][]v1.ContainerStatus{status.InitContainerStatuses, status.ContainerStatuses, status.EphemeralContainerStatuses} {
 		for _, cs := range list {
-			if before, ok := seen[cs.Name]; ok && cs.RestartCount < before {
+			j := slices.IndexFunc(seen, func(c containerRestarts) bool { return c.name == cs.Name })
+			if j < 0 {
+				seen = append(seen, containerRestarts{name: cs.Name, count: cs.RestartCount})
+				grown = true
+				continue
+			}
+			if before := seen[j].count; cs.RestartCount < before {
 				errs = append(errs, fmt.Errorf("restart count of container %s of pod %s went down from %d to %d", cs.Name, uid, before, cs.RestartCount))
 			}
-			seen[cs.Name] = max(seen[cs.Name], cs.RestartCount)
+			seen[j].count = max(seen[j].count, cs.RestartCount)
 		}
 	}
+	if grown {
+		inv.restarts[uid] = seen
+	}
 	return errors.Join(errs...)
+}
+
+// containerRestarts is the highest restart count seen of one container.
+type containerRestarts struct {
+	name  string
+	count int32
 }

@@ -3,12 +3,14 @@ package replay
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
@@ -174,4 +176,74 @@ func TestInvariantChecksWithoutAWalkFindWhatAWalkFinds(t *testing.T) {
 	if len(n.inv.undesiredSince) != 0 || len(n.inv.orphanSince) != 0 {
 		t.Errorf("with the pod back: undesiredSince = %v, orphanSince = %v, want both empty", n.inv.undesiredSince, n.inv.orphanSince)
 	}
+}
+
+// The end of an instant checks only the nodes listed for it: those that traced something and
+// those with a grace running. Every node that needs a check must be listed, or a fleet's check
+// would miss it; a grace must run out on a node that traces nothing more.
+func TestInvariantChecksListTheNodesThatNeedThem(t *testing.T) {
+	s, err := Parse("invariants-fleet.yaml", []byte(`
+name: invariants-fleet
+nodes: 3
+sources: [file]
+steps:
+- at: 0s
+  node: node-2
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {containers: [{name: nginx, image: nginx:1.27}]}
+- at: 30s
+  node: node-2
+  expect: {pod: default/web-node-2, phase: Running}
+`), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	e, err := newEngine(s, RunOptions{})
+	if err != nil {
+		t.Fatalf("newEngine() error = %v", err)
+	}
+	if err := e.run(context.Background(), 0); err != nil {
+		t.Fatalf("run() error = %v", err)
+	}
+	listed := func() {
+		t.Helper()
+		for i, n := range e.nodes {
+			if n.inv.needsCheck() && !e.inChecks[i] {
+				t.Errorf("node %s needs a check and is not listed for one", n.name)
+			}
+		}
+	}
+	if len(e.checks) != 0 {
+		t.Errorf("settled, checks = %v, want none", e.checks)
+	}
+
+	n := e.nodes[1]
+	pod, ok := n.kubelet.Pods.GetPodByName("default", "web-node-2")
+	if !ok {
+		t.Fatal("node-2's pod manager does not hold default/web-node-2")
+	}
+	// The pod manager forgets the pod behind the workers' back, and the node traces something.
+	n.kubelet.Pods.RemovePod(pod)
+	e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.KindError, Node: n.name, Message: "test"})
+	e.distribute()
+	listed()
+	if errs := e.checkNodes(); len(errs) != 0 {
+		t.Fatalf("checkNodes() right away = %v, want none (housekeeping has time)", errs)
+	}
+	if want := []int{1}; !slices.Equal(e.checks, want) {
+		t.Errorf("with node-2's grace running, checks = %v, want %v", e.checks, want)
+	}
+	listed()
+	e.clk.Set(e.clk.Now().Add(invariantGrace + time.Second))
+	errs := e.checkNodes()
+	if len(errs) != 1 || !errors.Is(errs[0], ErrInvariant) || !strings.Contains(errs[0].Error(), "node node-2: ") ||
+		!strings.Contains(errs[0].Error(), "stayed in sync") {
+		t.Errorf("checkNodes() past the grace, nothing traced = %v, want node-2's undesired worker error", errs)
+	}
+	listed()
 }
