@@ -136,6 +136,8 @@ func (d *PodDirs) add(pod *v1.Pod, name string) {
 	if !ok {
 		p = &dirPod{pod: pod}
 		d.pods[pod.UID] = p
+	} else if len(p.volumes) == 0 {
+		p.pod = pod
 	}
 	if !slices.Contains(p.volumes, name) {
 		p.volumes = append(p.volumes, name)
