@@ -247,3 +247,70 @@ steps:
 	}
 	listed()
 }
+
+// Two nodes whose invariants break at the same instant report in the nodes' order, whatever the
+// order their trace events listed them in (checkNodes sorts its list).
+func TestInvariantErrorsInTheNodesOrder(t *testing.T) {
+	s, err := Parse("invariants-order.yaml", []byte(`
+name: invariants-order
+nodes: 3
+sources: [file]
+steps:
+- at: 0s
+  node: node-1
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {containers: [{name: nginx, image: nginx:1.27}]}
+- at: 0s
+  node: node-3
+  writeManifest:
+    name: web.yaml
+    content: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {containers: [{name: nginx, image: nginx:1.27}]}
+- at: 30s
+  node: node-3
+  expect: {pod: default/web-node-3, phase: Running}
+`), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	e, err := newEngine(s, RunOptions{})
+	if err != nil {
+		t.Fatalf("newEngine() error = %v", err)
+	}
+	if err := e.run(context.Background(), 0); err != nil {
+		t.Fatalf("run() error = %v", err)
+	}
+	// The restart count of each node's pod goes up, then down: node-3 traces first.
+	for _, count := range []int32{5, 1} {
+		for _, i := range []int{2, 0} {
+			n := e.nodes[i]
+			pod, ok := n.kubelet.Pods.GetPodByName("default", "web-"+n.name)
+			if !ok {
+				t.Fatalf("%s holds no web pod", n.name)
+			}
+			status, _ := n.kubelet.Status.GetPodStatus(pod.UID)
+			status = *status.DeepCopy()
+			status.ContainerStatuses[0].RestartCount = count
+			n.kubelet.Status.SetPodStatus(pod, status)
+			e.rec.Emit(trace.Event{Component: trace.Scenario, Event: trace.KindError, Node: n.name, UID: string(pod.UID), Message: "test"})
+		}
+		errs := e.checkNodes()
+		if count == 5 {
+			if len(errs) != 0 {
+				t.Fatalf("checkNodes() with higher counts = %v", errs)
+			}
+			continue
+		}
+		if len(errs) != 2 || !strings.HasPrefix(errs[0].Error(), "node node-1: ") || !strings.HasPrefix(errs[1].Error(), "node node-3: ") {
+			t.Errorf("checkNodes() = %v, want node-1's error, then node-3's", errs)
+		}
+	}
+}
