@@ -148,7 +148,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		return r
 	}
 	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
-		Client: controllers.Client{Clientset: c.client}, Recorder: recorder})
+		Client: controllers.Client{Clientset: c.client, DirectPods: c.direct}, Recorder: recorder})
 	if err != nil {
 		return err
 	}
