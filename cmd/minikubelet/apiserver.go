@@ -180,15 +180,30 @@ func withCodecs(rc *rest.Config) *rest.Config {
 // controllersUserAgent is the User-Agent of the controllers' requests.
 const controllersUserAgent = "minikubelet-controllers"
 
-// startControllers runs the controllers opts names in g against the API server rc reaches. When
-// that server is embedded, the process's own (not nil), the controllers' pods informer lists and
-// watches it in process (controllers.RunnerOptions.Pods), after waiting as their client's
-// requests wait (its rate limiter), unless the log's verbosity shows client-go's request lines
-// (-v 6 and above), as the nodes' shared pod watch does; every other request stays on the wire.
+// startControllers runs the controllers opts names in g against the API server rc reaches
+// (controllersOptions).
 func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server, g *group) error {
 	if len(opts.Names) == 0 {
 		return nil
 	}
+	opts, err := controllersOptions(opts, rc, embedded)
+	if err != nil {
+		return err
+	}
+	r, err := controllers.NewRunner(opts)
+	if err != nil {
+		return err
+	}
+	g.Go(ctx, "controllers", r.Run)
+	return nil
+}
+
+// controllersOptions gives opts the controllers' client of the API server rc reaches. When that
+// server is embedded, the process's own (not nil), the controllers' pods informer lists and
+// watches it in process (controllers.RunnerOptions.Pods), after waiting as their client's
+// requests wait (its rate limiter), unless the log's verbosity shows client-go's request lines
+// (-v 6 and above), as the nodes' shared pod watch does; every other request stays on the wire.
+func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server) (controllers.RunnerOptions, error) {
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, controllersUserAgent
 	// The clientset's one token bucket, made here so that the in-process list and watch wait
@@ -197,22 +212,17 @@ func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *r
 	rc.RateLimiter = limiter
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return fmt.Errorf("controllers' API client: %w", err)
+		return opts, fmt.Errorf("controllers' API client: %w", err)
 	}
 	opts.Clientset = client
 	if embedded != nil && !klog.V(6).Enabled() {
 		base, err := url.Parse(rc.Host)
 		if err != nil {
-			return fmt.Errorf("API server URL %q: %w", rc.Host, err)
+			return opts, fmt.Errorf("API server URL %q: %w", rc.Host, err)
 		}
 		opts.Pods = directPods{direct: embedded.Direct(controllersUserAgent), wire: &wire{limiter: limiter, clock: opts.Clock, base: base}}
 	}
-	r, err := controllers.NewRunner(opts)
-	if err != nil {
-		return err
-	}
-	g.Go(ctx, "controllers", r.Run)
-	return nil
+	return opts, nil
 }
 
 // announceKubectl prints where the API server is and a kubectl command line to paste, apart from
