@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -136,7 +138,7 @@ func runAPIServer(ctx context.Context, cfg apiserverConfig, out io.Writer) error
 	g := &group{cancel: cancel}
 	ropts := controllers.RunnerOptions{Names: names, Clock: clock.RealClock{}, Tracer: trace.Discard,
 		NodeMonitorPeriod: cfg.NodeMonitorPeriod, NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod}
-	if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
+	if err := startControllers(ctx, ropts, sv.restConfig(), srv, g); err != nil {
 		cancel()
 		return errors.Join(err, <-served)
 	}
@@ -175,24 +177,52 @@ func withCodecs(rc *rest.Config) *rest.Config {
 	return rc
 }
 
-// startControllers runs the controllers opts names in g against the API server rc reaches.
-func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *rest.Config, g *group) error {
+// controllersUserAgent is the User-Agent of the controllers' requests.
+const controllersUserAgent = "minikubelet-controllers"
+
+// startControllers runs the controllers opts names in g against the API server rc reaches
+// (controllersOptions).
+func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server, g *group) error {
 	if len(opts.Names) == 0 {
 		return nil
 	}
-	rc = rest.CopyConfig(rc)
-	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, "minikubelet-controllers"
-	client, err := kubernetes.NewForConfig(rc)
+	opts, err := controllersOptions(opts, rc, embedded)
 	if err != nil {
-		return fmt.Errorf("controllers' API client: %w", err)
+		return err
 	}
-	opts.Clientset = client
 	r, err := controllers.NewRunner(opts)
 	if err != nil {
 		return err
 	}
 	g.Go(ctx, "controllers", r.Run)
 	return nil
+}
+
+// controllersOptions gives opts the controllers' client of the API server rc reaches. When that
+// server is embedded, the process's own (not nil), the controllers' pods informer lists and
+// watches it in process (controllers.RunnerOptions.Pods), after waiting as their client's
+// requests wait (its rate limiter), unless the log's verbosity shows client-go's request lines
+// (-v 6 and above), as the nodes' shared pod watch does; every other request stays on the wire.
+func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server) (controllers.RunnerOptions, error) {
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, controllersUserAgent
+	// The clientset's one token bucket, made here so that the in-process list and watch wait
+	// for it too.
+	limiter := flowcontrol.NewTokenBucketRateLimiter(rc.QPS, rc.Burst)
+	rc.RateLimiter = limiter
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return opts, fmt.Errorf("controllers' API client: %w", err)
+	}
+	opts.Clientset = client
+	if embedded != nil && !klog.V(6).Enabled() {
+		base, err := url.Parse(rc.Host)
+		if err != nil {
+			return opts, fmt.Errorf("API server URL %q: %w", rc.Host, err)
+		}
+		opts.Pods = directPods{direct: embedded.Direct(controllersUserAgent), wire: &wire{limiter: limiter, clock: opts.Clock, base: base}}
+	}
+	return opts, nil
 }
 
 // announceKubectl prints where the API server is and a kubectl command line to paste, apart from

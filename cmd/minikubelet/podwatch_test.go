@@ -8,8 +8,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/podconfig"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sources"
@@ -86,5 +89,56 @@ func TestRunFleetWatchesPodsInProcess(t *testing.T) {
 	}
 	if n := limiter.count(); n == 0 {
 		t.Error("the pod watch never waited for the API client's rate limiter")
+	}
+}
+
+// TestControllersListPodsInProcess checks that the controllers beside the embedded API server
+// get its in-process pod list and watch (the server's URL answers nothing, so a request over
+// HTTP would never list), waiting for the token bucket their clientset's requests share, and
+// that without an embedded server they have none.
+func TestControllersListPodsInProcess(t *testing.T) {
+	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := context.Background()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "x"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
+	if _, err := srv.Direct(userAgent).CreatePod(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	base := controllers.RunnerOptions{Names: controllers.Names, Clock: clock.RealClock{}, Tracer: trace.Discard}
+	rc := &rest.Config{Host: unreachable}
+
+	opts, err := controllersOptions(base, rc, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, ok := opts.Pods.(directPods)
+	if !ok {
+		t.Fatalf("controllers' pods with the embedded server = %T, want directPods", opts.Pods)
+	}
+	if got, want := pods.wire.limiter, opts.Clientset.CoreV1().RESTClient().GetRateLimiter(); got != want {
+		t.Error("the in-process pod list does not wait for the controllers' clientset's rate limiter")
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "x" {
+		t.Errorf("List() = %v, %v; want pod x", list, err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	for range w.ResultChan() {
+	}
+
+	opts, err = controllersOptions(base, rc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Pods != nil || opts.Clientset == nil {
+		t.Errorf("controllers' options against a server of another process: pods %T, clientset %v; want no in-process pods, a clientset", opts.Pods, opts.Clientset)
 	}
 }

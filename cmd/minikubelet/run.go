@@ -276,7 +276,7 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 		}
 		g.Go(ctx, "embedded API server", func(context.Context) error { return errors.Join(<-done, srv.Close()) })
 		ropts := controllers.RunnerOptions{Names: cfg.Controllers, Clock: clk, Tracer: tracer}
-		if err := startControllers(ctx, ropts, sv.restConfig(), g); err != nil {
+		if err := startControllers(ctx, ropts, sv.restConfig(), srv, g); err != nil {
 			return conn, err
 		}
 		if scraper != nil {

@@ -23,6 +23,16 @@ type Client struct {
 	Nodes  corelisters.NodeLister
 	Pods   corelisters.PodLister
 	Leases coordinationlisters.LeaseLister
+	// DirectPods, when set and Pods is not, lists the pods in Clientset's stead: the API
+	// server's list in process (fakeapiserver.Direct's ListPods, replay's), the same request
+	// whose items are the stored pods, shared read-only (docs/design/008-shared-pods.md), where
+	// a list over the wire decodes a copy of each.
+	DirectPods DirectPodLister
+}
+
+// DirectPodLister lists pods as the typed pods client's List does, in process.
+type DirectPodLister interface {
+	ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error)
 }
 
 // ListNodes returns every node.
@@ -46,7 +56,13 @@ func (c Client) ListPods(ctx context.Context) ([]*v1.Pod, error) {
 	if c.Pods != nil {
 		return c.Pods.List(labels.Everything())
 	}
-	list, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	var list *v1.PodList
+	var err error
+	if c.DirectPods != nil {
+		list, err = c.DirectPods.ListPods(ctx, metav1.NamespaceAll, metav1.ListOptions{})
+	} else {
+		list, err = c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,11 @@
 // what is due at the clock's now and reacts to what it reads from the API server; NextWake says
 // when it next wants to run even if nothing changes. The cores read and write through small
 // interfaces they declare; Client here implements all of them over client-go, reading either
-// straight from the API server (replay, where the server answers in-process) or from informer
-// caches (run and apiserver). Runner is the thin runner: one goroutine that syncs every core when
+// straight from the API server (replay, where the server answers in-process, and lists pods
+// without encoding them: Client.DirectPods) or from informer caches (run and apiserver, whose
+// pods informer lists and watches the embedded server in process: RunnerOptions.Pods). Pods read
+// in process are the server's stored objects, shared read-only: the cores copy a pod before they
+// change it. Runner is the thin runner: one goroutine that syncs every core when
 // its wake-up is due or when an informer saw a change, so the cores never run at once, as replay
 // runs them.
 //

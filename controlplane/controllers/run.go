@@ -8,6 +8,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -38,6 +41,20 @@ type RunnerOptions struct {
 	Tracer trace.Tracer
 	// NodeMonitorPeriod and NodeMonitorGracePeriod are Options' fields of the same names.
 	NodeMonitorPeriod, NodeMonitorGracePeriod time.Duration
+	// Pods, when not nil, lists and watches every pod in Clientset's stead: the embedded API
+	// server's list and watch in process (fakeapiserver.Direct's ListPods and WatchPods), which
+	// answer as Clientset's typed pods client does over HTTP, with the server's stored pods,
+	// shared read-only (docs/design/008-shared-pods.md), where the HTTP watch decodes a copy of
+	// each. Nil lists and watches with Clientset.
+	Pods PodListWatcher
+}
+
+// PodListWatcher lists and watches pods as a typed pods client does (its List and Watch). The
+// pods it hands over may be shared with others: a list item or a watch event's pod is the
+// receiver's own struct, everything beneath it read-only.
+type PodListWatcher interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 // Runner runs controllers on one goroutine against a live API server: informers keep caches of
@@ -58,7 +75,13 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 // Run runs the controllers until ctx is done, then stops its informers and event broadcasters.
 func (r *Runner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	factory := informers.NewSharedInformerFactoryWithOptions(r.opts.Clientset, 0, informers.WithTransform(cacheTransform()))
+	factory := informers.NewSharedInformerFactoryWithOptions(r.opts.Clientset, 0, informers.WithTransform(cacheTransform(r.opts.Pods == nil)))
+	if r.opts.Pods != nil {
+		// Registered first, so that the factory's pods informer (and its lister) is this one.
+		factory.InformerFor(&v1.Pod{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return podInformer(r.opts.Pods, client, resync)
+		})
+	}
 	changed := make(chan struct{}, 1)
 	poke := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify(changed) },
@@ -135,21 +158,42 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
+// podInformer is the pods informer client-go's factory makes (the namespace index, resync),
+// listing and watching with pods instead of client's typed pods client. The reflector gets the
+// same watch-list semantics as over client (cache.ToListWatcherWithWatchListSemantics), so its
+// initial events, bookmarks, resource versions and relists are the ones the HTTP watch gives.
+func podInformer(pods PodListWatcher, client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, o)
+		},
+	}
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Pod{}, resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
 // cacheTransform is what the informers do to each object before they cache it. Like
 // kube-controller-manager's shared informers, they drop its managed fields, which no controller
 // reads: an update built from a cached object sends none, and the API server keeps the stored
-// ones. And the pods, a fleet's tens of thousands each decoded anew at every change, share the
-// strings pods of one template or node repeat (podintern.Table.Pod), as the kubelet side's api
-// source does; values do not change. The object is the decoder's alone when it arrives. The
-// informers' goroutines call it at once, and a table is one goroutine's: a mutex takes turns.
-func cacheTransform() cache.TransformFunc {
+// ones. With internPods, the pods, a fleet's tens of thousands each decoded anew at every
+// change, share the strings pods of one template or node repeat (podintern.Table.Pod), as the
+// kubelet side's api source does; values do not change. A decoded object is the decoder's alone
+// when it arrives. Without internPods the pods are the embedded API server's stored objects
+// (RunnerOptions.Pods): each arrives as a struct of its own, whose managed fields' slice may be
+// dropped, over metadata, spec and status that are the server's, which nobody may rewrite, and
+// which the server interned as it stored them. The informers' goroutines call it at once, and
+// a table is one goroutine's: a mutex takes turns.
+func cacheTransform(internPods bool) cache.TransformFunc {
 	var mu sync.Mutex
 	table := podintern.New()
 	return func(obj any) (any, error) {
 		if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 			m.SetManagedFields(nil)
 		}
-		if pod, ok := obj.(*v1.Pod); ok {
+		if pod, ok := obj.(*v1.Pod); ok && internPods {
 			mu.Lock()
 			table.Pod(pod)
 			mu.Unlock()

@@ -27,7 +27,7 @@ func decodedPod(name string) *v1.Pod {
 // kube-controller-manager's do, and pods sharing the strings they repeat; everything else keeps
 // its value. A tombstone is passed on as it is.
 func TestCacheTransform(t *testing.T) {
-	transform := cacheTransform()
+	transform := cacheTransform(true)
 	var got []*v1.Pod
 	for _, name := range []string{"web-1", "web-2"} {
 		pod := decodedPod(name)

@@ -49,7 +49,8 @@ type RunOptions struct {
 	// PodDiffs keeps, for Result.PodDiffs, what each UPDATE or RECONCILE changed in its pods.
 	PodDiffs bool
 	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, of every
-	// stored pod the API server's watch hands an api source and of every status a status manager
+	// stored pod the API server's watch hands an api source or its list hands the controllers,
+	// and of every status a status manager
 	// caches (taken after each settle of its node), and makes Run fail if any of them
 	// was changed by the end of the replay: the pods are shared read-only by every component that
 	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
@@ -181,7 +182,8 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		}
 		e.client = e.cluster.Client()
 		if e.handedOn != nil {
-			// The api sources keep the API server's stored objects: neither side may change one.
+			// The api sources keep the API server's stored objects, and the controllers read
+			// them: no side may change one.
 			e.cluster.OnPodDelivered(func(node string, pod *v1.Pod) {
 				e.handedOn.add(node, e.clk.Since(vclock.Epoch), []*v1.Pod{pod})
 			})

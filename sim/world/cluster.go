@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -97,9 +98,10 @@ func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
 }
 
 // OnPodDelivered has fn told of every pod the shared watch hands a node's api source: the API
-// server's stored object itself, which both sides share read-only. A driver that checks the
-// contract keeps a copy of each (replay.RunOptions.CheckReadOnlyPods). Call it before the first
-// APIWatch.
+// server's stored object itself, which both sides share read-only; and of every pod the
+// controllers' list hands them, with node ControllersReader: a struct of their own over the
+// stored object's fields, read-only the same way. A driver that checks the contract keeps a copy
+// of each (replay.RunOptions.CheckReadOnlyPods). Call it before the first APIWatch.
 func (c *Cluster) OnPodDelivered(fn func(node string, pod *v1.Pod)) {
 	c.onDeliver = fn
 	if c.router != nil {
@@ -148,7 +150,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		return r
 	}
 	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
-		Client: controllers.Client{Clientset: c.client}, Recorder: recorder})
+		Client: controllers.Client{Clientset: c.client, DirectPods: controllerPods{c}}, Recorder: recorder})
 	if err != nil {
 		return err
 	}
@@ -163,6 +165,23 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		c.peers = append(c.peers, st)
 	}
 	return nil
+}
+
+// ControllersReader is the node OnPodDelivered names for the pods the controllers read.
+const ControllersReader = "(controllers)"
+
+// controllerPods is the controllers' list of every pod, in process (fakeapiserver.Direct's
+// ListPods): the same request as over the cluster's client, whose items share the stored pods.
+type controllerPods struct{ c *Cluster }
+
+func (p controllerPods) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error) {
+	list, err := p.c.direct.ListPods(ctx, namespace, opts)
+	if p.c.onDeliver != nil {
+		for i := range list.Items {
+			p.c.onDeliver(ControllersReader, &list.Items[i])
+		}
+	}
+	return list, err
 }
 
 // healthyRuntime is a peer node's runtime: always up, its PLEG healthy.
