@@ -32,9 +32,10 @@ import (
 //     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
 //     which is what client-go's typed clients decode from the answer, except where a caller
-//     that only reads asks for the stored object itself: GetNodeView and UpdateLeaseView answer
-//     a shallow copy sharing everything beneath it, and the pod lists and watches (ListPods,
-//     WatchPods, inprocess_watch.go) hand over the stored pods shared and read-only
+//     that only reads asks for the stored object itself: GetNodeView, UpdateLeaseView and
+//     PatchPodStatusView answer a shallow copy sharing everything beneath it, and the pod
+//     lists and watches (ListPods, WatchPods, inprocess_watch.go) hand over the stored pods
+//     shared and read-only
 //     (docs/design/008-shared-pods.md). No write changes a stored object (a write stores a new
 //     one), so such a reader sees one version whole;
 //   - a failed call answers an empty object beside the error, as client-go's typed clients do;
@@ -243,6 +244,21 @@ func (d *Direct) PatchPodStatus(ctx context.Context, namespace, name string, pt 
 	return answer[*corev1.Pod](e), nil
 }
 
+// PatchPodStatusView is PatchPodStatus answered with a view of the stored pod instead of a copy,
+// as GetNodeView answers the node: the same answer, the same write and the same request, for a
+// caller that only reads the pod it gets back. The kubelet's status manager is one: it reads the
+// patched pod's UID, name, phase, deletion timestamp, mirror annotation and container states
+// (the trace, canBeDeleted, the startup tracker) and keeps nothing of it. A change to the view
+// would change the stored pod under the server, without a write, a resource version or a watch
+// event.
+func (d *Direct) PatchPodStatusView(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error) {
+	e, err := d.patch(ctx, d.target(podsTarget, namespace, name, "status"), pt, patch)
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return view[corev1.Pod](e), nil
+}
+
 // DeletePod is DELETE pods/NAME with opts.
 func (d *Direct) DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
 	return d.delete(ctx, d.target(podsTarget, namespace, name, ""), opts)
@@ -274,7 +290,7 @@ func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, er
 // view is the object a typed client decodes from an answer carrying e, as a view of the stored
 // object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
 // stored object, which no write changes. Its receiver only reads it (GetNodeView,
-// UpdateLeaseView).
+// UpdateLeaseView, PatchPodStatusView).
 func view[T any, PT interface {
 	*T
 	runtime.Object
