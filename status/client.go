@@ -13,7 +13,9 @@ import (
 // PodStatusClient is the part of the API the Manager writes through. Errors are the API's, so
 // that apierrors.IsNotFound works on them.
 type PodStatusClient interface {
-	// GetPod reads a pod.
+	// GetPod reads a pod. The caller only reads the pod returned (its UID, status and deletion
+	// timestamp: syncPod's merge, patch and canBeDeleted) and keeps nothing of it, so that an
+	// in-process client may return a view of the API server's stored object.
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	// PatchPodStatus applies a strategic merge patch to the pod's status subresource and returns
 	// the pod as stored afterwards. The caller only reads the pod returned (its UID, name,

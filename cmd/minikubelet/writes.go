@@ -128,13 +128,14 @@ func leasePath(namespace, name string) string {
 	return "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases/" + name
 }
 
-// GetPod reads a pod, as status.ClientsetAdapter does.
+// GetPod reads a pod, as status.ClientsetAdapter does. It answers a view of the stored pod
+// (Direct.GetPodView), not a copy, as PatchPodStatus does, under the same contract.
 func (w directWrites) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	ctx, cancel, err := w.wire.send(ctx, http.MethodGet, podPath(namespace, name))
 	if err == nil {
 		defer cancel()
 		var pod *v1.Pod
-		if pod, err = w.direct.GetPod(ctx, namespace, name); err == nil {
+		if pod, err = w.direct.GetPodView(ctx, namespace, name); err == nil {
 			return pod, nil
 		}
 	}

@@ -32,8 +32,8 @@ import (
 //     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
 //     which is what client-go's typed clients decode from the answer, except where a caller
-//     that only reads asks for the stored object itself: GetNodeView, UpdateLeaseView and
-//     PatchPodStatusView answer a shallow copy sharing everything beneath it, and the pod
+//     that only reads asks for the stored object itself: GetNodeView, UpdateLeaseView,
+//     GetPodView and PatchPodStatusView answer a shallow copy sharing everything beneath it, and the pod
 //     lists and watches (ListPods, WatchPods, inprocess_watch.go) hand over the stored pods
 //     shared and read-only
 //     (docs/design/008-shared-pods.md). No write changes a stored object (a write stores a new
@@ -226,6 +226,19 @@ func (d *Direct) GetPod(ctx context.Context, namespace, name string) (*corev1.Po
 	return answer[*corev1.Pod](e), nil
 }
 
+// GetPodView is GET pods/NAME answered with a view of the stored pod instead of a copy, as
+// GetNodeView answers the node: the same answer and the same request, for a caller that only
+// reads the pod it gets. The kubelet's status manager is one: before each status write it reads
+// the API pod's UID, status (merged into the status it writes, and the old side of the patch)
+// and deletion timestamp, and keeps nothing of it.
+func (d *Direct) GetPodView(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	e, err := d.get(ctx, d.target(podsTarget, namespace, name, ""))
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return view[corev1.Pod](e), nil
+}
+
 // CreatePod is POST pods.
 func (d *Direct) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	e, err := d.create(ctx, d.target(podsTarget, pod.Namespace, "", ""), pod)
@@ -290,7 +303,7 @@ func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, er
 // view is the object a typed client decodes from an answer carrying e, as a view of the stored
 // object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
 // stored object, which no write changes. Its receiver only reads it (GetNodeView,
-// UpdateLeaseView, PatchPodStatusView).
+// UpdateLeaseView, GetPodView, PatchPodStatusView).
 func view[T any, PT interface {
 	*T
 	runtime.Object

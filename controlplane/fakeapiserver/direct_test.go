@@ -497,3 +497,29 @@ func TestPatchPodStatusView(t *testing.T) {
 		t.Errorf("the view does not share the stored pod's status and spec")
 	}
 }
+
+// TestGetPodView wants GetPodView to answer what GetPod answers (the stored pod without its
+// apiVersion and kind), for a pod and for a missing one, and to count as the same request.
+func TestGetPodView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreatePod(ctx, newPod("default", "web", "node-1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	for _, name := range []string{"web", "nope"} {
+		want, wantErr := copies.ops.GetPod(ctx, "default", name)
+		got, gotErr := direct.GetPodView(ctx, "default", name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GetPodView(%s) (-GetPod +GetPodView):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("GetPodView(%s) error (-GetPod +GetPodView):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(copies.read(t, "/metrics"), views.read(t, "/metrics")); diff != "" {
+		t.Errorf("metrics (-GetPod +GetPodView):\n%s", diff)
+	}
+}

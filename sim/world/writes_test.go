@@ -262,11 +262,24 @@ func (r *readingStartup) RecordStatusUpdated(pod *v1.Pod) {
 func (r *readingStartup) DeletePodStartupState(types.UID) {}
 
 // answeredPods is NodeWrites as the status manager's client, keeping each answer of a status
-// write and its encoding the moment it is returned, before the status manager handles it.
+// write and its encoding the moment it is returned, before the status manager handles it, and
+// each pod it read before a write (reads, readsEncoded) the same way.
 type answeredPods struct {
 	*NodeWrites
-	answers []*v1.Pod
-	encoded [][]byte
+	answers, reads        []*v1.Pod
+	encoded, readsEncoded [][]byte
+}
+
+func (a *answeredPods) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	pod, err := a.NodeWrites.GetPod(ctx, namespace, name)
+	if err == nil {
+		b, merr := json.Marshal(pod)
+		if merr != nil {
+			return nil, merr
+		}
+		a.reads, a.readsEncoded = append(a.reads, pod), append(a.readsEncoded, b)
+	}
+	return pod, err
 }
 
 func (a *answeredPods) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
@@ -282,10 +295,10 @@ func (a *answeredPods) PatchPodStatus(ctx context.Context, namespace, name strin
 }
 
 // TestPodStatusWritesLeaveTheStoredPodAlone takes a pod from Pending through Running to
-// Succeeded and its deletion with a status manager writing through NodeWrites, whose
-// PatchPodStatus answers a view of the stored pod, read by the status manager (its trace,
-// canBeDeleted) and the startup tracker; and wants, once every write was handled, each answer
-// to encode as it did when it was returned, and the stored pod (while it is stored) to be the
+// Succeeded and its deletion with a status manager writing through NodeWrites, whose GetPod and
+// PatchPodStatus answer views of the stored pod, read by the status manager (its merge, patch,
+// trace, canBeDeleted) and the startup tracker; and wants, once every write was handled, each
+// pod read and each answer to encode as it did when it was returned, and the stored pod (while it is stored) to be the
 // last answer: a reader that changed a view would change a stored pod without a write.
 func TestPodStatusWritesLeaveTheStoredPodAlone(t *testing.T) {
 	ctx := context.Background()
@@ -368,6 +381,14 @@ func TestPodStatusWritesLeaveTheStoredPodAlone(t *testing.T) {
 	for i, pod := range writes.answers {
 		if now, err := json.Marshal(pod); err != nil || string(now) != string(writes.encoded[i]) {
 			t.Errorf("write %d: the answer changed after it was returned (%v):\nthen %s\nnow  %s", i, err, writes.encoded[i], now)
+		}
+	}
+	if len(writes.reads) < len(statuses) {
+		t.Errorf("%d pods read before the writes, want at least %d", len(writes.reads), len(statuses))
+	}
+	for i, pod := range writes.reads {
+		if now, err := json.Marshal(pod); err != nil || string(now) != string(writes.readsEncoded[i]) {
+			t.Errorf("read %d: the pod read changed after it was returned (%v):\nthen %s\nnow  %s", i, err, writes.readsEncoded[i], now)
 		}
 	}
 	// The test means something only if the views were read at several versions.
