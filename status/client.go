@@ -13,10 +13,16 @@ import (
 // PodStatusClient is the part of the API the Manager writes through. Errors are the API's, so
 // that apierrors.IsNotFound works on them.
 type PodStatusClient interface {
-	// GetPod reads a pod.
+	// GetPod reads a pod. The caller only reads the pod returned (its UID, status and deletion
+	// timestamp: syncPod's merge, patch and canBeDeleted) and keeps nothing of it, so that an
+	// in-process client may return a view of the API server's stored object.
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	// PatchPodStatus applies a strategic merge patch to the pod's status subresource and returns
-	// the pod as stored afterwards.
+	// the pod as stored afterwards. The caller only reads the pod returned (its UID, name,
+	// phase, deletion timestamp, annotations and container states: the trace, canBeDeleted,
+	// the startup tracker) and keeps nothing of it past the write's handling, so that an
+	// in-process client may return a view of the API server's stored object instead of a copy
+	// (docs/design/008-shared-pods.md).
 	PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error)
 	// DeletePod deletes a pod with grace period 0, on condition that its UID is still uid.
 	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error

@@ -128,26 +128,30 @@ func leasePath(namespace, name string) string {
 	return "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases/" + name
 }
 
-// GetPod reads a pod, as status.ClientsetAdapter does.
+// GetPod reads a pod, as status.ClientsetAdapter does. It answers a view of the stored pod
+// (Direct.GetPodView), not a copy, as PatchPodStatus does, under the same contract.
 func (w directWrites) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	ctx, cancel, err := w.wire.send(ctx, http.MethodGet, podPath(namespace, name))
 	if err == nil {
 		defer cancel()
 		var pod *v1.Pod
-		if pod, err = w.direct.GetPod(ctx, namespace, name); err == nil {
+		if pod, err = w.direct.GetPodView(ctx, namespace, name); err == nil {
 			return pod, nil
 		}
 	}
 	return nil, fmt.Errorf("get pod %s/%s: %w", namespace, name, err)
 }
 
-// PatchPodStatus patches a pod's status, as status.ClientsetAdapter does.
+// PatchPodStatus patches a pod's status, as status.ClientsetAdapter does. It answers a view of
+// the stored pod (Direct.PatchPodStatusView), not a copy: the status manager's writer, its one
+// caller, only reads the pod it gets back (status.PodStatusClient's contract), and the stored
+// pod is never changed, so reading it beside the server's goroutines is safe.
 func (w directWrites) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	ctx, cancel, err := w.wire.send(ctx, http.MethodPatch, podPath(namespace, name)+"/status")
 	if err == nil {
 		defer cancel()
 		var pod *v1.Pod
-		if pod, err = w.direct.PatchPodStatus(ctx, namespace, name, types.StrategicMergePatchType, patch); err == nil {
+		if pod, err = w.direct.PatchPodStatusView(ctx, namespace, name, types.StrategicMergePatchType, patch); err == nil {
 			return pod, nil
 		}
 	}

@@ -166,18 +166,19 @@ func BenchmarkGetPod(b *testing.B) {
 // BenchmarkPodStatusWrite measures the status manager's write, PATCH pods/NAME/status with a
 // strategic merge patch that changes a condition's time, made with client-go over the in-process
 // handler ("wire", what replay did before Direct) and with Direct: the cost of the write itself
-// (the patch, the field manager, the store) and what the wire adds to it. Each write changes the
-// status, so every one is stored.
+// (the patch, the field manager, the store) and what the wire adds to it; "view" is Direct's
+// write answered with a view of the stored pod (PatchPodStatusView, what the kubelet side
+// takes) instead of a copy. Each write changes the status, so every one is stored.
 func BenchmarkPodStatusWrite(b *testing.B) {
-	for _, direct := range []bool{false, true} {
-		name := "wire"
-		if direct {
-			name = "direct"
-		}
+	for _, name := range []string{"wire", "direct", "view"} {
 		b.Run(name, func(b *testing.B) {
 			srv := newServer(b, testOptions())
-			var ops directOps = srv.Direct(rest.DefaultKubernetesUserAgent())
-			if !direct {
+			d := srv.Direct(rest.DefaultKubernetesUserAgent())
+			var ops directOps = d
+			if name == "view" {
+				ops = viewOps{d}
+			}
+			if name == "wire" {
 				c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
 				if err != nil {
 					b.Fatal(err)
@@ -200,6 +201,13 @@ func BenchmarkPodStatusWrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// viewOps is Direct with its status writes answered by PatchPodStatusView.
+type viewOps struct{ *fakeapiserver.Direct }
+
+func (v viewOps) PatchPodStatus(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error) {
+	return v.PatchPodStatusView(ctx, namespace, name, pt, patch)
 }
 
 // BenchmarkPodStatusWriteFieldSets measures a status write that changes which fields are set, as

@@ -32,9 +32,10 @@ import (
 //     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
 //     which is what client-go's typed clients decode from the answer, except where a caller
-//     that only reads asks for the stored object itself: GetNodeView and UpdateLeaseView answer
-//     a shallow copy sharing everything beneath it, and the pod lists and watches (ListPods,
-//     WatchPods, inprocess_watch.go) hand over the stored pods shared and read-only
+//     that only reads asks for the stored object itself: GetNodeView, UpdateLeaseView,
+//     GetPodView and PatchPodStatusView answer a shallow copy sharing everything beneath it, and the pod
+//     lists and watches (ListPods, WatchPods, inprocess_watch.go) hand over the stored pods
+//     shared and read-only
 //     (docs/design/008-shared-pods.md). No write changes a stored object (a write stores a new
 //     one), so such a reader sees one version whole;
 //   - a failed call answers an empty object beside the error, as client-go's typed clients do;
@@ -225,6 +226,19 @@ func (d *Direct) GetPod(ctx context.Context, namespace, name string) (*corev1.Po
 	return answer[*corev1.Pod](e), nil
 }
 
+// GetPodView is GET pods/NAME answered with a view of the stored pod instead of a copy, as
+// GetNodeView answers the node: the same answer and the same request, for a caller that only
+// reads the pod it gets. The kubelet's status manager is one: before each status write it reads
+// the API pod's UID, status (merged into the status it writes, and the old side of the patch)
+// and deletion timestamp, and keeps nothing of it.
+func (d *Direct) GetPodView(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	e, err := d.get(ctx, d.target(podsTarget, namespace, name, ""))
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return view[corev1.Pod](e), nil
+}
+
 // CreatePod is POST pods.
 func (d *Direct) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	e, err := d.create(ctx, d.target(podsTarget, pod.Namespace, "", ""), pod)
@@ -241,6 +255,21 @@ func (d *Direct) PatchPodStatus(ctx context.Context, namespace, name string, pt 
 		return &corev1.Pod{}, err
 	}
 	return answer[*corev1.Pod](e), nil
+}
+
+// PatchPodStatusView is PatchPodStatus answered with a view of the stored pod instead of a copy,
+// as GetNodeView answers the node: the same answer, the same write and the same request, for a
+// caller that only reads the pod it gets back. The kubelet's status manager is one: it reads the
+// patched pod's UID, name, phase, deletion timestamp, mirror annotation and container states
+// (the trace, canBeDeleted, the startup tracker) and keeps nothing of it. A change to the view
+// would change the stored pod under the server, without a write, a resource version or a watch
+// event.
+func (d *Direct) PatchPodStatusView(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*corev1.Pod, error) {
+	e, err := d.patch(ctx, d.target(podsTarget, namespace, name, "status"), pt, patch)
+	if err != nil {
+		return &corev1.Pod{}, err
+	}
+	return view[corev1.Pod](e), nil
 }
 
 // DeletePod is DELETE pods/NAME with opts.
@@ -274,7 +303,7 @@ func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, er
 // view is the object a typed client decodes from an answer carrying e, as a view of the stored
 // object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
 // stored object, which no write changes. Its receiver only reads it (GetNodeView,
-// UpdateLeaseView).
+// UpdateLeaseView, GetPodView, PatchPodStatusView).
 func view[T any, PT interface {
 	*T
 	runtime.Object

@@ -446,3 +446,80 @@ func TestUpdateLeaseView(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchPodStatusView wants PatchPodStatusView to answer what PatchPodStatus answers, for a
+// patch that changes the status, one that changes nothing, a bad one and one of a missing pod,
+// to store the same pod and to count as the same request; and its answer to be the stored pod's
+// fields themselves, not a copy of them.
+func TestPatchPodStatusView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreatePod(ctx, newPod("default", "web", "node-1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	var last *corev1.Pod
+	for _, tc := range []struct{ name, pod, patch string }{
+		{"running", "web", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`},
+		{"unchanged", "web", `{"status":{"phase":"Running"}}`},
+		{"bad patch", "web", `{"status":`},
+		{"invalid", "web", `{"status":{"phase":"Bogus"}}`},
+		{"missing pod", "nope", `{"status":{"phase":"Running"}}`},
+	} {
+		want, wantErr := copies.ops.PatchPodStatus(ctx, "default", tc.pod, types.StrategicMergePatchType, []byte(tc.patch))
+		got, gotErr := direct.PatchPodStatusView(ctx, "default", tc.pod, types.StrategicMergePatchType, []byte(tc.patch))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: PatchPodStatusView (-PatchPodStatus +PatchPodStatusView):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("%s: error (-PatchPodStatus +PatchPodStatusView):\n%s", tc.name, diff)
+		}
+		if gotErr == nil {
+			last = got
+		}
+	}
+	for _, path := range []string{"/api/v1/pods", "/metrics"} {
+		if diff := cmp.Diff(copies.read(t, path), views.read(t, path)); diff != "" {
+			t.Errorf("GET %s (-PatchPodStatus +PatchPodStatusView):\n%s", path, diff)
+		}
+	}
+	// The in-process list hands over the stored pod's fields: the view shares them.
+	list, err := direct.ListPods(ctx, "default", metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || last == nil {
+		t.Fatalf("listed %d pods, answered %v, want one of each", len(list.Items), last)
+	}
+	if s := &list.Items[0]; &s.Status.Conditions[0] != &last.Status.Conditions[0] || &s.Spec.Containers[0] != &last.Spec.Containers[0] {
+		t.Errorf("the view does not share the stored pod's status and spec")
+	}
+}
+
+// TestGetPodView wants GetPodView to answer what GetPod answers (the stored pod without its
+// apiVersion and kind), for a pod and for a missing one, and to count as the same request.
+func TestGetPodView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreatePod(ctx, newPod("default", "web", "node-1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	for _, name := range []string{"web", "nope"} {
+		want, wantErr := copies.ops.GetPod(ctx, "default", name)
+		got, gotErr := direct.GetPodView(ctx, "default", name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GetPodView(%s) (-GetPod +GetPodView):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("GetPodView(%s) error (-GetPod +GetPodView):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(copies.read(t, "/metrics"), views.read(t, "/metrics")); diff != "" {
+		t.Errorf("metrics (-GetPod +GetPodView):\n%s", diff)
+	}
+}

@@ -6,14 +6,21 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 )
 
 // MaxJSONPatchOperations is the most operations one JSON patch may hold. A longer patch is
@@ -87,6 +94,14 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 	}
 	var warnings []string
 	out, err := s.guaranteedUpdate(ctx, t, dryRun, "PATCH", func(old *entry) (runtime.Object, error) {
+		if p.typ == types.StrategicMergePatchType && strategicMergeByMaps {
+			obj, w, err := p.strategicMerge(t, old, fv)
+			if err != nil {
+				return nil, err
+			}
+			warnings = w
+			return obj, checkIdentity(t, mustMeta(obj))
+		}
 		original := old.encoded()
 		if p.keepsManagedFields(t, old) {
 			if cut := withoutManagedFields(original); cut != nil {
@@ -114,6 +129,219 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 		return nil, nil, err
 	}
 	return out, warnings, nil
+}
+
+// strategicMergeByMaps makes a strategic merge patch merge the stored object converted to maps
+// (strategicMerge) rather than its JSON encoding; a test turns it off to compare.
+var strategicMergeByMaps = true
+
+// strategicMerge applies a strategic merge patch to old's object as kube-apiserver's
+// strategicPatchObject and applyPatchToObject do (staging/src/k8s.io/apiserver/pkg/endpoints/
+// handlers/patch.go): the object converted to maps by the unstructured converter, the patch
+// decoded into maps (strictly, reporting duplicate fields, unless fv is Ignore), merged, and the
+// result converted back with the converter's field validation. No JSON is encoded or decoded
+// but the patch's. Its errors are kube-apiserver's: a patch that is not a JSON object is 400
+// with the decoder's message; the merge's errors are interpreted as
+// interpretStrategicMergePatchError does (400 for a malformed patch, 422 for a list of lists
+// or retained keys that do not match, and any other, an unknown $patch directive for one,
+// kube-apiserver's answer to an error that is no Status: 500 with the bare message); a result
+// that does not fit the type, and with Strict an unknown or duplicate field, is 422 Invalid
+// naming the patch ("patch: Invalid value: "map[...]": ..."), and with Warn those fields are
+// warnings. The object's apiVersion and kind are the resource's whatever the patch says:
+// kube-apiserver converts the patched object by its Go type, not by its kind.
+func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (runtime.Object, []string, error) {
+	src, cutSpec := old.obj, false
+	if p.keepsManagedFields(t, old) {
+		cutSpec = p.keepsSpec(t)
+		src = withoutManagedFieldsOrSpec(src, cutSpec)
+	}
+	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cutSpec {
+		delete(original, "spec")
+	}
+	patchMap := map[string]any{}
+	var strictErrs []error
+	if fv == validationIgnore {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(p.data, &patchMap)
+	} else {
+		strictErrs, err = kjson.UnmarshalStrict(p.data, &patchMap)
+	}
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	merged, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, t.res.newObj())
+	if err != nil {
+		return nil, nil, strategicMergeError(err)
+	}
+	obj := t.res.newObj()
+	invalid := func(err error) error {
+		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), err.Error())})
+	}
+	// The converter's field validation keeps a set of the keys it matched for every object it
+	// converts; a patch whose every key names a field leaves no unknown field in the merged
+	// maps (the stored object's keys are its type's), so its conversion needs none.
+	validate := fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(obj), patchMap))
+	var warnings []string
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(merged, obj, validate); err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		switch {
+		case !isStrict:
+			// A value that does not fit its field wins over the strict errors, which may be
+			// incomplete, as in kube-apiserver.
+			return nil, nil, invalid(err)
+		case fv == validationWarn:
+			strictErrs = append(strictErrs, strictErr.Errors()...)
+		default:
+			return nil, nil, invalid(runtime.NewStrictDecodingError(append(strictErrs, strictErr.Errors()...)))
+		}
+	} else if len(strictErrs) > 0 && fv == validationStrict {
+		return nil, nil, invalid(runtime.NewStrictDecodingError(strictErrs))
+	}
+	if fv == validationWarn {
+		for _, e := range strictErrs {
+			warnings = append(warnings, e.Error())
+		}
+	}
+	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	return obj, warnings, nil
+}
+
+// skipKnownFieldValidation lets strategicMerge convert the merged maps without field validation
+// when the patch names only known fields (onlyKnownFields); a test turns it off to compare.
+var skipKnownFieldValidation = true
+
+// onlyKnownFields reports whether v, a value of a strategic merge patch decoded into maps, names
+// only fields of t at every level, but for the merge's directives, which the merge removes from
+// its result. Map keys are free; a value the type cannot hold is the conversion's error
+// whatever the validation, so it is not looked into; a value of a type that decodes itself
+// (times, quantities, raw extensions) is converted by its own decoding, which reports no
+// unknown field; an interface field may hold anything, so it is not known.
+func onlyKnownFields(t reflect.Type, v any) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true
+		}
+		fields := jsonFields(t)
+		for k, fv := range m {
+			if isMergeDirective(k) {
+				continue
+			}
+			ft, ok := fields[k]
+			if !ok || !onlyKnownFields(ft, fv) {
+				return false
+			}
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true
+		}
+		for k, fv := range m {
+			if !isMergeDirective(k) && !onlyKnownFields(t.Elem(), fv) {
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		l, ok := v.([]any)
+		if !ok {
+			return true
+		}
+		for _, e := range l {
+			if !onlyKnownFields(t.Elem(), e) {
+				return false
+			}
+		}
+	case reflect.Interface:
+		return false
+	}
+	return true
+}
+
+// isMergeDirective reports whether key is one of the strategic merge patch's directives, which
+// the merge removes from its result: $patch, $retainKeys, $setElementOrder/... and
+// $deleteFromPrimitiveList/.... Any other key starting with $ is a field name like any other.
+func isMergeDirective(key string) bool {
+	return key == "$patch" || key == "$retainKeys" ||
+		strings.HasPrefix(key, "$setElementOrder/") || strings.HasPrefix(key, "$deleteFromPrimitiveList/")
+}
+
+// jsonFieldsCache holds jsonFields' answer for each struct type.
+var jsonFieldsCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// jsonFields is the fields of the struct type t by the names the unstructured converter matches
+// them by (their JSON names, the Go name where a tag names none), with the fields of the
+// structs it inlines (an embedded struct without a name) among them.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := jsonFieldsCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "" && f.Anonymous:
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() != reflect.Struct {
+				continue // the converter inlines only a struct
+			}
+			for k, v := range jsonFields(ft) {
+				fields[k] = v
+			}
+			continue
+		case name == "":
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	jsonFieldsCache.Store(t, fields)
+	return fields
+}
+
+// strategicMergeError is kube-apiserver's interpretStrategicMergePatchError: the merge's errors
+// for a malformed patch are 400, a list of lists and retained keys that do not match the
+// patch 422, each with the bare message; any other is an error that is no Status, which
+// kube-apiserver answers with 500, no reason and the bare message.
+func strategicMergeError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	default:
+		return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
+	}
+}
+
+// withoutManagedFieldsOrSpec returns a shallow copy of obj, a typed object (metadataFirst),
+// without its managed fields and, if spec, without its spec: what keepsManagedFields and
+// keepsSpec let a status patch leave out. The copy shares everything else with obj, which
+// it only reads.
+func withoutManagedFieldsOrSpec(obj runtime.Object, spec bool) runtime.Object {
+	v := reflect.ValueOf(obj).Elem()
+	cp := reflect.New(v.Type())
+	cp.Elem().Set(v)
+	cp.Elem().Field(1).FieldByName("ManagedFields").SetZero()
+	if f := cp.Elem().FieldByName("Spec"); spec && f.IsValid() {
+		f.SetZero()
+	}
+	return cp.Interface().(runtime.Object)
 }
 
 // patchRequest is a PATCH body, decoded as far as it can be without the object it applies to.

@@ -54,24 +54,28 @@ func (c *Cluster) NodeWrites(link *Link, client kubernetes.Interface) *NodeWrite
 		mirror: podmanager.ClientsetMirrorAPI{Client: client}, node: nodestatus.ClientsetClient{Client: client}, http: client}
 }
 
-// GetPod reads a pod, as status.ClientsetAdapter does.
+// GetPod reads a pod, as status.ClientsetAdapter does. With the link up it answers a view of the
+// stored pod (Direct.GetPodView), not a copy: the status manager, its one caller, only reads
+// the pod it gets (status.PodStatusClient's contract).
 func (w *NodeWrites) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	if w.link.Down() {
 		return w.pods.GetPod(ctx, namespace, name)
 	}
-	pod, err := w.direct.GetPod(ctx, namespace, name)
+	pod, err := w.direct.GetPodView(ctx, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("get pod %s/%s: %w", namespace, name, err)
 	}
 	return pod, nil
 }
 
-// PatchPodStatus patches a pod's status, as status.ClientsetAdapter does.
+// PatchPodStatus patches a pod's status, as status.ClientsetAdapter does. With the link up it
+// answers a view of the stored pod (Direct.PatchPodStatusView), not a copy: the status manager,
+// its one caller, only reads the pod it gets back (status.PodStatusClient's contract).
 func (w *NodeWrites) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	if w.link.Down() {
 		return w.pods.PatchPodStatus(ctx, namespace, name, patch)
 	}
-	pod, err := w.direct.PatchPodStatus(ctx, namespace, name, types.StrategicMergePatchType, patch)
+	pod, err := w.direct.PatchPodStatusView(ctx, namespace, name, types.StrategicMergePatchType, patch)
 	if err != nil {
 		return nil, fmt.Errorf("patch status of pod %s/%s: %w", namespace, name, err)
 	}

@@ -242,3 +242,159 @@ func TestNodeReadsLeaveTheStoredObjectsAlone(t *testing.T) {
 		t.Errorf("the node was stored at %d versions, want at least 3 (registration, fast update, report)", len(writes))
 	}
 }
+
+// readingStartup is the status manager's startup tracker that reads every patched pod it is
+// handed, as the kubelet's does (its container states), and remembers the pods' versions.
+type readingStartup struct {
+	versions map[string]bool
+	started  int
+}
+
+func (r *readingStartup) RecordStatusUpdated(pod *v1.Pod) {
+	r.versions[pod.ResourceVersion] = true
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			r.started++
+		}
+	}
+}
+
+func (r *readingStartup) DeletePodStartupState(types.UID) {}
+
+// answeredPods is NodeWrites as the status manager's client, keeping each answer of a status
+// write and its encoding the moment it is returned, before the status manager handles it, and
+// each pod it read before a write (reads, readsEncoded) the same way.
+type answeredPods struct {
+	*NodeWrites
+	answers, reads        []*v1.Pod
+	encoded, readsEncoded [][]byte
+}
+
+func (a *answeredPods) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	pod, err := a.NodeWrites.GetPod(ctx, namespace, name)
+	if err == nil {
+		b, merr := json.Marshal(pod)
+		if merr != nil {
+			return nil, merr
+		}
+		a.reads, a.readsEncoded = append(a.reads, pod), append(a.readsEncoded, b)
+	}
+	return pod, err
+}
+
+func (a *answeredPods) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	pod, err := a.NodeWrites.PatchPodStatus(ctx, namespace, name, patch)
+	if err == nil {
+		b, merr := json.Marshal(pod)
+		if merr != nil {
+			return nil, merr
+		}
+		a.answers, a.encoded = append(a.answers, pod), append(a.encoded, b)
+	}
+	return pod, err
+}
+
+// TestPodStatusWritesLeaveTheStoredPodAlone takes a pod from Pending through Running to
+// Succeeded and its deletion with a status manager writing through NodeWrites, whose GetPod and
+// PatchPodStatus answer views of the stored pod, read by the status manager (its merge, patch,
+// trace, canBeDeleted) and the startup tracker; and wants, once every write was handled, each
+// pod read and each answer to encode as it did when it was returned, and the stored pod (while it is stored) to be the
+// last answer: a reader that changed a view would change a stored pod without a write.
+func TestPodStatusWritesLeaveTheStoredPodAlone(t *testing.T) {
+	ctx := context.Background()
+	clk := vclock.New(vclock.Epoch)
+	c, err := NewCluster(clk, trace.Discard, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, client, err := c.NodeLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := client.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: v1.PodSpec{NodeName: "node-1", Containers: []v1.Container{{Name: "c", Image: "busybox:1.36"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startup := &readingStartup{versions: map[string]bool{}}
+	writes := &answeredPods{NodeWrites: c.NodeWrites(link, client)}
+	m, err := status.New(status.Options{Client: writes, Clock: clk, Tracer: trace.Discard, Startup: startup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(s int) metav1.Time { return metav1.NewTime(vclock.Epoch.Add(time.Duration(s) * time.Second)) }
+	running := v1.ContainerStatus{Name: "c", Image: "busybox:1.36", Ready: true, Started: ptrTo(true),
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: at(2)}}}
+	done := v1.ContainerStatus{Name: "c", Image: "busybox:1.36", Started: ptrTo(false),
+		State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: at(2), FinishedAt: at(5)}}}
+	statuses := []v1.PodStatus{
+		{Phase: v1.PodPending, HostIP: "10.0.0.10"},
+		{Phase: v1.PodRunning, HostIP: "10.0.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{running},
+			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: at(3)}}},
+		{Phase: v1.PodSucceeded, HostIP: "10.0.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{done},
+			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: at(5)}}},
+	}
+	for i, s := range statuses {
+		last := i == len(statuses)-1
+		if last {
+			// The pod is being deleted: the terminal write is followed by the status manager's delete.
+			if err := client.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pod, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetPodStatus(pod, s)
+		if last {
+			m.TerminatePod(pod)
+		}
+		clk.Advance(time.Second)
+		if err := m.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(writes.answers) != i+1 {
+			t.Fatalf("step %d: %d status writes, want %d", i, len(writes.answers), i+1)
+		}
+		obj, ok := c.Server().Object("pods", "default", "web")
+		if last {
+			if ok {
+				t.Errorf("the terminal pod was not deleted")
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("step %d: no pod stored", i)
+		}
+		storedPod := obj.(*v1.Pod)
+		storedPod.TypeMeta = metav1.TypeMeta{} // an answer has none
+		if diff := cmp.Diff(writes.answers[i], storedPod); diff != "" {
+			t.Errorf("step %d: the stored pod differs from the write's answer (-answer +stored):\n%s", i, diff)
+		}
+	}
+	// The status manager hands what a write did to its core at its next step.
+	clk.Advance(time.Second)
+	if err := m.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, pod := range writes.answers {
+		if now, err := json.Marshal(pod); err != nil || string(now) != string(writes.encoded[i]) {
+			t.Errorf("write %d: the answer changed after it was returned (%v):\nthen %s\nnow  %s", i, err, writes.encoded[i], now)
+		}
+	}
+	if len(writes.reads) < len(statuses) {
+		t.Errorf("%d pods read before the writes, want at least %d", len(writes.reads), len(statuses))
+	}
+	for i, pod := range writes.reads {
+		if now, err := json.Marshal(pod); err != nil || string(now) != string(writes.readsEncoded[i]) {
+			t.Errorf("read %d: the pod read changed after it was returned (%v):\nthen %s\nnow  %s", i, err, writes.readsEncoded[i], now)
+		}
+	}
+	// The test means something only if the views were read at several versions.
+	if len(startup.versions) < 2 || startup.started == 0 || startup.versions[created.ResourceVersion] {
+		t.Errorf("the startup tracker read %d versions (%d running containers), want at least 2 after the created one", len(startup.versions), startup.started)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
