@@ -129,9 +129,8 @@ const (
 	unknownContentType     = 4
 	typeMetaAPIVersion     = 1
 	typeMetaKind           = 2
-	podMetadata            = 1 // v1.Pod's metadata
-	podSpec                = 2
-	podStatus              = 3
+	podMetadata            = 1  // v1.Pod's metadata
+	podSpec                = 2  // (its status, 3, is decoded with the rest)
 	metaManagedFields      = 17 // ObjectMeta's managedFields
 )
 
