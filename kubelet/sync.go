@@ -174,7 +174,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 		if opts.World.Writes != nil {
 			writes = *opts.World.Writes
 		}
-		sopts.Client = status.PodStatusClient(status.ClientsetAdapter{Client: client})
+		sopts.Client = status.PodStatusClient(status.AnswerAdapter{Client: client})
 		if writes.PodStatus != nil {
 			sopts.Client = writes.PodStatus
 		}

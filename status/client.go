@@ -11,7 +11,9 @@ import (
 )
 
 // PodStatusClient is the part of the API the Manager writes through. Errors are the API's, so
-// that apierrors.IsNotFound works on them.
+// that apierrors.IsNotFound works on them. Of the pods it returns, the Manager reads the metadata
+// (not the managed fields) and the status only: an implementation may leave the spec and the
+// managed fields out (AnswerAdapter).
 type PodStatusClient interface {
 	// GetPod reads a pod. The caller only reads the pod returned (its UID, status and deletion
 	// timestamp: syncPod's merge, patch and canBeDeleted) and keeps nothing of it, so that an
