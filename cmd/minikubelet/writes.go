@@ -331,7 +331,10 @@ func (p directPods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodL
 // Watch watches every pod, as the typed pods client's Watch. The client's timeout, which the
 // watch client has none of, would not bound a watch: the watch runs under ctx.
 func (p directPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	_, cancel, err := p.wire.send(ctx, http.MethodGet, "/api/v1/pods")
+	// client-go's Request.Watch does not wait for the rate limiter: only the latency.
+	w := *p.wire
+	w.limiter = nil
+	_, cancel, err := w.send(ctx, http.MethodGet, "/api/v1/pods")
 	if err != nil {
 		return nil, err
 	}
