@@ -28,8 +28,11 @@ import (
 // new object for each of the two answers of every status write: about 100 KB of garbage a pod
 // while a fleet's pods start, by BenchmarkNodeHeap's allocation profile.
 //
-// An answer that is not a protobuf v1 Pod (JSON, a Status, an unknown envelope, bad bytes) is
-// decoded by client-go whole, as ClientsetAdapter decodes it, and errors are client-go's.
+// An answer that is not a protobuf v1 Pod (JSON, a Status, an unknown envelope, bytes that do not
+// walk) is decoded by client-go whole, as ClientsetAdapter decodes it, and errors are client-go's.
+// The skipped fields are walked, not parsed: a pod whose spec or managed fields hold bytes
+// client-go's decode would refuse (no API server sends them) is returned where client-go fails
+// (docs/fidelity.md, "run").
 type AnswerAdapter struct {
 	// Client is the clientset; it must not be nil.
 	Client kubernetes.Interface
@@ -136,8 +139,9 @@ const (
 
 // leanPod decodes a protobuf answer as client-go's protobuf serializer decodes it into a v1.Pod,
 // less the spec and the metadata's managed fields, which it skips unread; false when the answer
-// is not a v1 Pod's envelope or any of its bytes do not parse, so that client-go decodes it and
-// gives its own result or error.
+// is not a v1 Pod's envelope or any of the bytes it reads do not parse, so that client-go decodes
+// it and gives its own result or error. The skipped fields' bytes are only walked (their lengths),
+// so a malformed spec or managed fields entry is not refused as client-go would.
 //
 // The generated Unmarshal of a message applies its fields one after another into the message
 // without resetting it, so unmarshaling each kept field's bytes alone, in order, gives the same
