@@ -56,7 +56,7 @@ func TestMergePodStatusLeavesItsInputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			old, next := *api.DeepCopy(), *tt.next.DeepCopy()
-			merged := mergePodStatus(old, next, tt.couldRun, now)
+			merged := mergePodStatus(old, next, 0, tt.couldRun, now)
 			if diff := cmp.Diff(api, old); diff != "" {
 				t.Errorf("the API's status changed (-before +after):\n%s", diff)
 			}
@@ -74,6 +74,59 @@ func TestMergePodStatusLeavesItsInputs(t *testing.T) {
 			}
 			if diff := cmp.Diff(api.ResourceClaimStatuses, merged.ResourceClaimStatuses); diff != "" {
 				t.Errorf("resource claim statuses are not the API's (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMergePodStatusTerminalReadyConditions: a terminal phase with either ready condition true
+// sets both false as v1.35's mergePodStatus does (UpdatePodCondition each: a condition already
+// false keeps its transition time and gets the reason, a missing one is appended), observing the
+// API pod's generation; with neither true, nothing changes.
+func TestMergePodStatusTerminalReadyConditions(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	then := metav1.NewTime(now.Add(-time.Minute))
+	at := metav1.NewTime(now)
+	const generation = 3
+	cond := func(typ v1.PodConditionType, status v1.ConditionStatus, reason string, gen int64, ltt metav1.Time) v1.PodCondition {
+		return v1.PodCondition{Type: typ, Status: status, Reason: reason, ObservedGeneration: gen, LastTransitionTime: ltt}
+	}
+	tests := []struct {
+		name  string
+		given []v1.PodCondition
+		want  []v1.PodCondition
+	}{
+		{
+			name:  "both true",
+			given: []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionTrue, "", 1, then), cond(v1.PodReady, v1.ConditionTrue, "", 1, then)},
+			want: []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionFalse, reasonPodCompleted, generation, at),
+				cond(v1.PodReady, v1.ConditionFalse, reasonPodCompleted, generation, at)},
+		},
+		{
+			name:  "containers ready, the pod held back by a readiness gate",
+			given: []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionTrue, "", 1, then), cond(v1.PodReady, v1.ConditionFalse, "ReadinessGatesNotReady", 1, then)},
+			want: []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionFalse, reasonPodCompleted, generation, at),
+				cond(v1.PodReady, v1.ConditionFalse, reasonPodCompleted, generation, then)},
+		},
+		{
+			name:  "the pod ready, no containers ready condition",
+			given: []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue, "", 1, then)},
+			want: []v1.PodCondition{cond(v1.PodReady, v1.ConditionFalse, reasonPodCompleted, generation, at),
+				cond(v1.ContainersReady, v1.ConditionFalse, reasonPodCompleted, generation, at)},
+		},
+		{
+			name:  "neither true",
+			given: []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionFalse, "ContainersNotReady", 1, then), cond(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", 1, then)},
+			want:  []v1.PodCondition{cond(v1.ContainersReady, v1.ConditionFalse, "ContainersNotReady", 1, then), cond(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", 1, then)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := v1.PodStatus{Phase: v1.PodRunning}
+			next := v1.PodStatus{Phase: v1.PodSucceeded, Conditions: tt.given}
+			merged := mergePodStatus(old, next, generation, false, now)
+			if diff := cmp.Diff(tt.want, merged.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
 	}

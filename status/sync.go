@@ -328,7 +328,7 @@ func (sw statusWriter) sync(ctx context.Context, w write) (written, error) {
 	if pod.UID != w.uid {
 		couldRun = w.couldRunMirror // the pod workers know the static pod, not its mirror
 	}
-	merged := mergePodStatus(pod.Status, w.status.status, couldRun, sw.clock.Now())
+	merged := mergePodStatus(pod.Status, w.status.status, pod.Generation, couldRun, sw.clock.Now())
 	patch, unchanged, err := statusPatch(pod.UID, pod.Status, merged)
 	if err != nil {
 		return done, fmt.Errorf("status patch for pod %s: %w", key, err)
@@ -374,8 +374,9 @@ func (sw statusWriter) traceError(key string, uid types.UID, err error) {
 		Message: err.Error(), Func: "syncPod"})
 }
 
-// mergePodStatus returns next with the API's conditions the kubelet does not own kept, and with a
-// move to a terminal phase held back while containers could still run. The kubelet's
+// mergePodStatus returns next with the API's conditions the kubelet does not own kept, with a
+// move to a terminal phase held back while containers could still run, and with a terminal
+// phase's ready conditions false (observing generation, the API pod's). The kubelet's
 // mergePodStatus.
 //
 // next is the cache's status and shares its slices with it: what is merged gets a conditions
@@ -383,7 +384,7 @@ func (sw statusWriter) traceError(key string, uid types.UID, err error) {
 // or old (TestMergePodStatusLeavesItsInputs), so the status the patch is computed from needs no
 // deep copy of the cache's (it was one for each write: 1.6 KB a pod while a fleet's pods
 // start, by BenchmarkNodeHeap's allocation profile).
-func mergePodStatus(old, next v1.PodStatus, couldHaveRunningContainers bool, now time.Time) v1.PodStatus {
+func mergePodStatus(old, next v1.PodStatus, generation int64, couldHaveRunningContainers bool, now time.Time) v1.PodStatus {
 	conditions := make([]v1.PodCondition, 0, len(old.Conditions)+len(next.Conditions))
 	for _, c := range old.Conditions {
 		if !ownedByKubelet(c.Type) {
@@ -412,16 +413,31 @@ func mergePodStatus(old, next v1.PodStatus, couldHaveRunningContainers bool, now
 	if toTerminal && couldHaveRunningContainers {
 		next.Phase, next.Reason, next.Message = old.Phase, old.Reason, old.Message
 	}
-	if isTerminal(next.Phase) {
+	if isTerminal(next.Phase) && (conditionTrue(next.Conditions, v1.PodReady) || conditionTrue(next.Conditions, v1.ContainersReady)) {
+		// Both are set false as soon as either is true, each as UpdatePodCondition sets one: a
+		// condition already false keeps its transition time, a missing one is appended. The
+		// generation is the API pod's (PodObservedGenerationTracking is GA and locked on).
 		for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-			if i, c := findCondition(next.Conditions, t); c != nil && c.Status == v1.ConditionTrue {
-				tc := terminalReadyCondition(t, c.ObservedGeneration, next.Phase)
-				tc.LastTransitionTime = metav1.NewTime(now)
-				next.Conditions[i] = tc
+			tc := terminalReadyCondition(t, generation, next.Phase)
+			tc.LastTransitionTime = metav1.NewTime(now)
+			i, c := findCondition(next.Conditions, t)
+			if c == nil {
+				next.Conditions = append(next.Conditions, tc)
+				continue
 			}
+			if c.Status == tc.Status {
+				tc.LastTransitionTime = c.LastTransitionTime
+			}
+			next.Conditions[i] = tc
 		}
 	}
 	return next
+}
+
+// conditionTrue reports whether conditions hold a condition of type t whose status is True.
+func conditionTrue(conditions []v1.PodCondition, t v1.PodConditionType) bool {
+	_, c := findCondition(conditions, t)
+	return c != nil && c.Status == v1.ConditionTrue
 }
 
 // normalizeStatus rounds every timestamp to the second, as the API stores them, cuts termination
