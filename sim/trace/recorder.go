@@ -80,8 +80,8 @@ type Recorder struct {
 
 var _ Tracer = (*Recorder)(nil)
 
-// chunkLen is how many events a chunk of kept events holds: 1,024 events of 288 bytes, so a
-// chunk is about 300 KB, and a trace of 20,000 events (1,000 pods to Running) is 20 chunks. The
+// chunkLen is how many events a chunk of kept events holds: 1,024 events of 272 bytes, so a
+// chunk is 280 KB, and a trace of 20,000 events (1,000 pods to Running) is 20 chunks. The
 // first tail grows from a few events to a chunk, so a short trace (a test's) holds no more than
 // it needs.
 const chunkLen = 1024
