@@ -97,10 +97,23 @@ func TestRecorderSince(t *testing.T) {
 	}
 }
 
-// TestRecorderForgetReusesArray keeps emitting and forgetting, as a long replay does: once the
-// array has grown to what is kept between two Forgets, emitting allocates nothing more, and the
-// events kept across each Forget stay in order.
-func TestRecorderForgetReusesArray(t *testing.T) {
+// chunkArrays returns the first element of the tail's array and of every full chunk's and
+// spare's, which name the arrays the Recorder holds.
+func chunkArrays(r *Recorder) map[*Event]bool {
+	arrays := map[*Event]bool{}
+	for _, c := range append(append([][]Event{r.tail}, r.full...), r.spares...) {
+		if cap(c) > 0 {
+			arrays[&c[:1][0]] = true
+		}
+	}
+	return arrays
+}
+
+// TestRecorderForgetReusesChunks keeps emitting and forgetting, as a long replay does: once the
+// chunks have been made for what is kept between two Forgets, emitting allocates nothing more,
+// the same chunks are used round after round, and the events kept across each Forget stay in
+// order.
+func TestRecorderForgetReusesChunks(t *testing.T) {
 	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
 	if err != nil {
 		t.Fatal(err)
@@ -112,18 +125,21 @@ func TestRecorderForgetReusesArray(t *testing.T) {
 		}
 		r.Forget(r.Len() - 3) // keep the last three, as a window an expectEvent still looks at
 	}
-	for range 5 {
+	// Past the first chunk's growth and into the second chunk.
+	for range chunkLen/10 + 5 {
 		round()
 	}
-	// The same array, whose first element stays where it is, through every later round.
-	array := &r.events[:1][0]
-	for i := range 100 {
+	arrays := chunkArrays(r)
+	// Through several chunks' worth of rounds, the same arrays.
+	for i := range 5 * chunkLen / 10 {
 		round()
-		if got := &r.events[:1][0]; got != array {
-			t.Fatalf("round %d: the kept events moved to a new array", i)
+		for a := range chunkArrays(r) {
+			if !arrays[a] {
+				t.Fatalf("round %d: the kept events went into a new chunk", i)
+			}
 		}
 	}
-	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
+	if allocs := testing.AllocsPerRun(3*chunkLen/10, round); allocs != 0 {
 		t.Errorf("emitting 10 events and forgetting all but 3 allocates %v times a round, want 0", allocs)
 	}
 	want := r.Len()
@@ -136,8 +152,9 @@ func TestRecorderForgetReusesArray(t *testing.T) {
 	}
 }
 
-// TestRecorderForgetLetsABurstGo checks that an array grown by a burst of events is let go once
-// the replay keeps only a handful, and that the kept events stay as they were.
+// TestRecorderForgetLetsABurstGo checks that the chunks filled by a burst of events are let go
+// once the replay keeps only a handful, that those every interval fills are kept, and that the
+// kept events stay as they were.
 func TestRecorderForgetLetsABurstGo(t *testing.T) {
 	r, err := NewRecorder(RecorderOptions{Clock: vclock.New(vclock.Epoch), Keep: true})
 	if err != nil {
@@ -152,10 +169,11 @@ func TestRecorderForgetLetsABurstGo(t *testing.T) {
 		}
 		r.Forget(r.Len() - 3)
 	}
-	if got := cap(r.events); got > 4*1024 {
-		t.Errorf("cap of the kept array = %d after the burst was forgotten, want at most %d", got, 4*1024)
+	if got := len(chunkArrays(r)); got > 4 {
+		t.Errorf("%d chunks held after the burst was forgotten, want at most 4", got)
 	}
-	// Rounds that fill the array each time keep it: 5,000 events an instant, three kept.
+	// Rounds that fill about five chunks each time keep them: 5,000 events an instant, three
+	// kept.
 	round := func() {
 		for range 5000 {
 			r.Emit(Event{Component: "c", Event: KindSet, Pod: "p"})
@@ -165,12 +183,17 @@ func TestRecorderForgetLetsABurstGo(t *testing.T) {
 	for range 3 {
 		round()
 	}
-	array := &r.events[:1][0]
+	arrays := chunkArrays(r)
 	for i := range 20 {
 		round()
-		if got := &r.events[:1][0]; got != array {
-			t.Fatalf("round %d of 5,000 events: the kept events moved to a new array", i)
+		for a := range chunkArrays(r) {
+			if !arrays[a] {
+				t.Fatalf("round %d of 5,000 events: the kept events went into a new chunk", i)
+			}
 		}
+	}
+	if allocs := testing.AllocsPerRun(5, round); allocs != 0 {
+		t.Errorf("emitting 5,000 events and forgetting all but 3 allocates %v times a round, want 0", allocs)
 	}
 	var seqs []uint64
 	for ev := range r.Since(0) {

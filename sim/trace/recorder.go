@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,14 +46,25 @@ type Recorder struct {
 	text   TextOptions
 	also   Tracer
 
-	mu sync.Mutex // guards events, head, forgotten, looping, forgetLater, err and writes to out
-	// events[head:] are the kept events not forgotten. Forget moves head instead of reslicing
-	// the array from the front, so that the appends after it reuse the array's room rather than
-	// allocate a new one each time the shortened slice fills up.
-	events []Event
+	mu sync.Mutex // guards full, tail, spares, started, head, forgotten, looping, forgetLater, err and writes to out
+	// The kept events not forgotten are, in order, full[0][head:], full[1:]..., tail (or
+	// tail[head:] when full is empty). Each chunk in full holds exactly chunkLen events, so that
+	// keeping one more event never copies the earlier ones (a single growing slice copied every
+	// event at each growth: about five times the trace's bytes over a long run) and an index is found
+	// by division. Emit writes only into tail, past every event already kept; a chunk in full
+	// is written again only by forget, which waits for the Since loops. Forget moves head over
+	// the dropped events and takes a chunk out of full once all of it is dropped, into spares,
+	// the next tails, so that a replay, which forgets nearly everything it has looked at, reuses
+	// the same few chunks instead of making new ones.
+	full   [][]Event
+	tail   []Event
+	spares [][]Event
 	head   int
-	// forgotten is how many of the first kept events Forget dropped: events[head] has index
-	// forgotten.
+	// started counts the chunks that became full since the last forget: forget keeps spares
+	// for what an interval between two forgets fills, and lets go of the rest.
+	started int
+	// forgotten is how many of the first kept events Forget dropped: the first kept event not
+	// forgotten has index forgotten.
 	forgotten int
 	err       error
 	seq       uint64  // the Seq of the last event
@@ -67,6 +79,15 @@ type Recorder struct {
 }
 
 var _ Tracer = (*Recorder)(nil)
+
+// chunkLen is how many events a chunk of kept events holds: 1,024 events of 272 bytes, so a
+// chunk is 280 KB, and a trace of 20,000 events (1,000 pods to Running) is 20 chunks. The
+// first tail grows from a few events to a chunk, so a short trace (a test's) holds no more than
+// it needs.
+const chunkLen = 1024
+
+// firstTailLen is the room of the first tail, which doubles from there up to chunkLen.
+const firstTailLen = 16
 
 // maxLineBuffer is the largest line buffer a Recorder keeps for the next event: a rare long
 // line (a long message) is not held for the rest of the run.
@@ -99,7 +120,7 @@ func (r *Recorder) Emit(e Event) {
 	e.Seq = r.seq
 	e.Cause = r.link.link(e)
 	if r.keep {
-		r.events = append(r.events, e)
+		r.keepEvent(e)
 	}
 	if r.also != nil {
 		r.also.Emit(e)
@@ -125,12 +146,91 @@ func (r *Recorder) Emit(e Event) {
 	}
 }
 
+// keepEvent appends e to the kept events. The caller holds mu.
+func (r *Recorder) keepEvent(e Event) {
+	if len(r.tail) == cap(r.tail) {
+		switch {
+		case cap(r.tail) < chunkLen:
+			// The first tail, still growing: its events are copied, at most a chunk's worth
+			// over the whole growth.
+			grown := make([]Event, len(r.tail), min(max(2*cap(r.tail), firstTailLen), chunkLen))
+			copy(grown, r.tail)
+			r.tail = grown
+		default:
+			r.full = append(r.full, r.tail)
+			r.started++
+			if k := len(r.spares) - 1; k >= 0 {
+				r.tail = r.spares[k]
+				r.spares[k] = nil
+				r.spares = r.spares[:k]
+			} else {
+				r.tail = make([]Event, 0, chunkLen)
+			}
+		}
+	}
+	r.tail = append(r.tail, e)
+}
+
+// kept returns how many kept events are not forgotten. The caller holds mu.
+func (r *Recorder) kept() int {
+	return len(r.full)*chunkLen + len(r.tail) - r.head
+}
+
+// span is a run of kept events, from the one at offset from on, count of them, as they were
+// when it was taken: a Since loop reads them without the lock.
+type span struct {
+	full  [][]Event
+	tail  []Event
+	from  int // offset from full[0][0], or from tail[0] when full is empty
+	count int
+}
+
+// since returns the span of the kept events from index i on, those forgotten left out. The
+// caller holds mu.
+func (r *Recorder) since(i int) span {
+	skip := max(i-r.forgotten, 0)
+	n := r.kept() - skip
+	if n <= 0 {
+		return span{}
+	}
+	return span{full: r.full, tail: r.tail, from: r.head + skip, count: n}
+}
+
+// pieces calls yield with the events of s a chunk's part at a time, in order, until yield
+// returns false.
+func (s span) pieces(yield func([]Event) bool) {
+	at, left := s.from, s.count
+	for left > 0 {
+		var piece []Event
+		if c := at / chunkLen; c < len(s.full) {
+			piece = s.full[c][at%chunkLen:]
+		} else {
+			piece = s.tail[at-len(s.full)*chunkLen:]
+		}
+		piece = piece[:min(len(piece), left)]
+		if !yield(piece) {
+			return
+		}
+		at += len(piece)
+		left -= len(piece)
+	}
+}
+
+// appendTo appends the events of s to dst.
+func (s span) appendTo(dst []Event) []Event {
+	dst = slices.Grow(dst, s.count)
+	for piece := range s.pieces {
+		dst = append(dst, piece...)
+	}
+	return dst
+}
+
 // Events returns a copy of every event kept so far and not forgotten. It is empty unless Keep
 // was set.
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.events[r.head:]...)
+	return r.since(r.forgotten).appendTo(nil)
 }
 
 // Len returns how many events were kept so far. With EventsSince or Since it lets a caller look
@@ -138,24 +238,14 @@ func (r *Recorder) Events() []Event {
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.forgotten + len(r.events) - r.head
-}
-
-// since returns the kept events from index i on, those forgotten left out. The caller holds mu.
-func (r *Recorder) since(i int) []Event {
-	i -= r.forgotten
-	kept := r.events[r.head:]
-	if i >= len(kept) {
-		return nil
-	}
-	return kept[max(i, 0):]
+	return r.forgotten + r.kept()
 }
 
 // EventsSince returns a copy of the kept events from index i on, those forgotten left out.
 func (r *Recorder) EventsSince(i int) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.since(i)...)
+	return r.since(i).appendTo(nil)
 }
 
 // Since yields, in order and without copying them, the kept events from index i on, those
@@ -168,15 +258,18 @@ func (r *Recorder) EventsSince(i int) []Event {
 func (r *Recorder) Since(i int) iter.Seq[*Event] {
 	return func(yield func(*Event) bool) {
 		r.mu.Lock()
-		// Emit only appends past these (into a new array when this one is full, which the
-		// slice keeps alive), so the elements yielded are not written while the loop runs.
-		evs := r.since(i)
+		// Emit only writes past these events, into the tail or a new chunk, and appends to
+		// full past the chunks the span holds, so the span's events and chunk list are not
+		// written while the loop runs.
+		s := r.since(i)
 		r.looping++
 		r.mu.Unlock()
 		defer r.endLoop()
-		for k := range evs {
-			if !yield(&evs[k]) {
-				return
+		for piece := range s.pieces {
+			for k := range piece {
+				if !yield(&piece[k]) {
+					return
+				}
 			}
 		}
 	}
@@ -208,34 +301,42 @@ func (r *Recorder) Forget(i int) {
 
 // forget is Forget, with mu held and no Since loop running.
 func (r *Recorder) forget(i int) {
-	kept := r.events[r.head:]
-	n := min(i-r.forgotten, len(kept))
+	n := min(i-r.forgotten, r.kept())
 	if n <= 0 {
 		return
 	}
-	// What the dropped events point to (their pod lists, their messages) is released now.
-	clear(kept[:n])
-	r.head += n
-	r.forgotten += n
-	// Once the dropped front is at least as long as what is kept, the kept events move to the
-	// front of the array, where the next appends reuse the room. Each move copies no more events
-	// than were dropped since the last, so it costs O(1) an event, and in replay, which forgets
-	// nearly everything it has looked at, it copies a handful.
-	if live := len(r.events) - r.head; r.head >= live {
-		reached := len(r.events) // how far the events filled the array since the last move
-		copy(r.events, r.events[r.head:])
-		// The dropped front was cleared as it was dropped; the kept events are now at 0 too.
-		clear(r.events[r.head:])
-		r.events = r.events[:live]
-		r.head = 0
-		// An array grown by a burst (a fleet's start-up instant) is let go once the events
-		// since the last move filled a quarter of it at most, so that a long replay does not
-		// hold the burst's peak to keep a handful; an array that every instant fills (a
-		// fleet's ticks) stays, and the appends keep reusing it.
-		if floor := max(reached, 1024); cap(r.events) > 4*floor {
-			r.events = append(make([]Event, 0, 2*floor), r.events...)
+	for n > 0 {
+		chunk := r.tail
+		if len(r.full) > 0 {
+			chunk = r.full[0]
+		}
+		k := min(n, len(chunk)-r.head)
+		// What the dropped events point to (their pod lists, their messages) is released now.
+		clear(chunk[r.head : r.head+k])
+		r.head += k
+		r.forgotten += k
+		n -= k
+		if len(r.full) > 0 && r.head == chunkLen {
+			// All of the chunk is dropped: it becomes a spare, cleared already. full is moved
+			// down rather than resliced from the front, so that its array does not creep along
+			// as a long replay drops chunk after chunk; no Since loop holds it now.
+			r.spares = append(r.spares, chunk[:0])
+			last := len(r.full) - 1
+			copy(r.full, r.full[1:])
+			r.full[last] = nil
+			r.full = r.full[:last]
+			r.head = 0
 		}
 	}
+	// Spares grown by a burst (a fleet's start-up instant) are let go once the chunks filled
+	// since the last forget are a quarter of them at most, so that a long replay does not hold
+	// the burst's peak to keep a handful; spares that every interval fills (a fleet's ticks)
+	// stay, and the next tails reuse them.
+	if floor := max(r.started, 1); len(r.spares) > 4*floor {
+		clear(r.spares[2*floor:])
+		r.spares = r.spares[:2*floor]
+	}
+	r.started = 0
 }
 
 // Err returns the first error writing to Out, after which the Recorder stops writing.
