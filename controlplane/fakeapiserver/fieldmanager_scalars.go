@@ -48,7 +48,10 @@ import (
 // managed fields mean that the write converted the live object without error. A write of the
 // status subresource takes the same proof on what statusOnly keeps of the two objects
 // (statusScalarUpdate).
-func scalarUpdate(t target, live, obj runtime.Object) bool {
+//
+// liveRaw is live's stored encoding, or nil: the comparison reads it in place of live's JSON
+// (liveJSON), which spares one of the two encodings.
+func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "" || t.manager == "" {
 		return false
 	}
@@ -66,15 +69,19 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	}
 	// The comparison leaves the managed fields out; shallow copies without them spare their
 	// encoding (the live object is the stored one, which others read: it is not changed).
-	a, ok := shallowWithoutManagedFields(live)
+	a, ok := liveJSON(live, liveRaw)
 	if !ok {
 		return false
 	}
-	b, ok := shallowWithoutManagedFields(obj)
+	o, ok := shallowWithoutManagedFields(obj)
 	if !ok {
 		return false
 	}
-	changed, ok := changedScalars(t.res, a, b)
+	b, ok := comparableOne(o)
+	if !ok {
+		return false
+	}
+	changed, ok := changedScalarsJSON(t.res, a, b)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
@@ -87,6 +94,29 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	nm.SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
+}
+
+// liveJSON is the JSON scalarUpdate compares for the stored object live: its stored encoding
+// raw where the store keeps one without the escape of U+FFFD (see comparableJSON), else that of
+// a shallow copy of live without its managed fields. The two differ only in
+// metadata.managedFields, which the comparison skips (jsonDiff.object and skipped): the stored
+// encoding is json.Marshal of the stored object with its type set (store.commitEncoded; its
+// resource version spliced in where it was encoded before, which makes the same bytes; an
+// object loaded from disk keeps the bytes it was stored with and decoded from, which an
+// update's check that it changes anything already takes for its encoding), as the shallow
+// copy's is, and a stored object is never changed. An escape of U+FFFD in raw may
+// be in the managed fields alone (a manager's name), which the copy's encoding does not refuse:
+// such a write takes the copy's encoding, so that the shortcut serves the same writes as
+// without raw.
+func liveJSON(live runtime.Object, raw []byte) ([]byte, bool) {
+	if raw != nil && !bytes.Contains(raw, replacementEscape) {
+		return raw, true
+	}
+	a, ok := shallowWithoutManagedFields(live)
+	if !ok {
+		return nil, false
+	}
+	return comparableOne(a)
 }
 
 // shallowWithoutManagedFields is a shallow copy of obj (a pointer to a struct with an ObjectMeta)
