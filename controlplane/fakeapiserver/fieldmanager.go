@@ -258,7 +258,7 @@ func managerOfUserAgent(ua string) string {
 
 // trackFields records in obj's managedFields the fields this write sets, under t.manager; live is
 // the stored object, nil for a create, and liveRaw its stored encoding (nil where the store
-// keeps none), which spares scalarUpdate encoding live again. A server-side apply has already
+// keeps none), which spares scalarUpdate and statusScalarUpdate encoding live again. A server-side apply has already
 // done so. Its cost grows with the managed fields of obj and live, so it runs without the store
 // lock: on the object as read for an update (guaranteedUpdate), on the request alone for a
 // create.
@@ -296,7 +296,7 @@ func (s *Server) trackFields(t target, live runtime.Object, liveRaw []byte, obj 
 		return obj
 	}
 	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
-		if statusScalarUpdate(t, liveCut, objCut, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
+		if statusScalarUpdate(t, liveCut, objCut, liveRaw, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
 			s.stampManagedFields(before, obj)
 			return obj
 		}

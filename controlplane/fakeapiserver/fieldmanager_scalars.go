@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 )
 
 // An update that changes only scalar values the writing manager alone
@@ -145,8 +146,9 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // are the spec and, for a pod, metadata.deletionTimestamp and metadata.ownerReferences too
 // (statusOnly has already found everything but the status equal, and ownedScalars refuses a
 // change the reset would drop). The comparison leaves the managed fields out of the cuts' JSON,
-// as it skips them anyway.
-func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
+// as it skips them anyway. liveRaw is the live object's stored encoding, or nil
+// (statusChangedScalars).
+func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
 		return false
 	}
@@ -159,7 +161,7 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	nm.SetManagedFields(nil)
 	changed, ok := []fieldpath.Path(nil), sameKeys(reflect.ValueOf(liveCut), reflect.ValueOf(objCut))
 	if ok {
-		changed, ok = changedScalars(t.res, liveCut, objCut)
+		changed, ok = statusChangedScalars(t.res, liveCut, objCut, liveRaw)
 	}
 	lm.SetManagedFields(base)
 	nm.SetManagedFields(sent)
@@ -173,6 +175,66 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	mustMeta(obj).SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
+}
+
+// statusChangedScalars is changedScalars of statusOnly's cuts liveCut and objCut (their managed
+// fields unset), read from the live object's stored encoding raw where it can be: the cuts'
+// JSON differs at most in their status (apiVersion and kind are skipped; the metadata, the
+// name, namespace and UID that statusOnly found equal, and every other member, zero on both
+// sides, are the same bytes), and the live cut's status is the live object's, which the stored
+// encoding holds as the cut's encoding holds it (see liveJSON). The walk then compares the
+// stored status with the written cut's status encoded alone (the same bytes as in the cut's
+// encoding: a field's value encodes as the value does), from the path status, as the walk of
+// the whole cuts reaches it. The cuts' JSON holds the escape of U+FFFD, which the comparison
+// refuses, only where their status or their name, namespace or UID does, all of which the
+// stored encoding holds too: a stored encoding with the escape (perhaps only in what the cuts
+// leave out) and a written status with it take both cuts' encodings as before, so that the
+// same writes are served. So do a write without a stored encoding, without a status member in
+// it or without the schema's type of the status.
+func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
+	a, ok := storedStatus(raw)
+	r, typed := rootType(res)
+	var tr *smdschema.TypeRef
+	if typed {
+		if atom, found := r.schema.Resolve(r.ref); found && atom.Map != nil {
+			tr = childType(atom.Map, "status")
+		}
+	}
+	sv := reflect.ValueOf(objCut)
+	if sv.Kind() == reflect.Pointer && !sv.IsNil() && sv.Elem().Kind() == reflect.Struct {
+		sv = sv.Elem().FieldByName("Status")
+	}
+	if !ok || tr == nil || !sv.IsValid() || !sv.CanAddr() {
+		return changedScalars(res, liveCut, objCut)
+	}
+	b, ok := comparableOne(sv.Addr().Interface())
+	if !ok {
+		return nil, false
+	}
+	status := "status"
+	d := jsonDiff{schema: r.schema}
+	if !d.value(a, b, fieldpath.Path{{FieldName: &status}}, tr) {
+		return nil, false
+	}
+	return d.changed, true
+}
+
+// storedStatus is the status member of raw, a stored object's encoding, false if there is none
+// or raw holds the escape of U+FFFD (see liveJSON).
+func storedStatus(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '{' || bytes.Contains(raw, replacementEscape) {
+		return nil, false
+	}
+	for i := 1; ; {
+		k, v, next, ok := member(raw, i)
+		if !ok || k == nil {
+			return nil, false
+		}
+		if string(k) == `"status"` {
+			return v, true
+		}
+		i = next
+	}
 }
 
 // ownedScalars returns the managed fields the library makes of base for a write by t.manager
