@@ -257,10 +257,12 @@ func managerOfUserAgent(ua string) string {
 }
 
 // trackFields records in obj's managedFields the fields this write sets, under t.manager; live is
-// the stored object, nil for a create. A server-side apply has already done so. Its cost grows
-// with the managed fields of obj and live, so it runs without the store lock: on the object as
-// read for an update (guaranteedUpdate), on the request alone for a create.
-func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object {
+// the stored object, nil for a create, and liveRaw its stored encoding (nil where the store
+// keeps none), which spares scalarUpdate and statusScalarUpdate encoding live again. A server-side apply has already
+// done so. Its cost grows with the managed fields of obj and live, so it runs without the store
+// lock: on the object as read for an update (guaranteedUpdate), on the request alone for a
+// create.
+func (s *Server) trackFields(t target, live runtime.Object, liveRaw []byte, obj runtime.Object) runtime.Object {
 	if t.tracked {
 		return obj
 	}
@@ -289,12 +291,12 @@ func (s *Server) trackFields(t target, live, obj runtime.Object) runtime.Object 
 		return out
 	}
 	before := mustMeta(live).GetManagedFields()
-	if scalarUpdate(t, live, obj) {
+	if scalarUpdate(t, live, liveRaw, obj) {
 		s.stampManagedFields(before, obj)
 		return obj
 	}
 	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
-		if statusScalarUpdate(t, liveCut, objCut, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
+		if statusScalarUpdate(t, liveCut, objCut, liveRaw, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
 			s.stampManagedFields(before, obj)
 			return obj
 		}

@@ -74,6 +74,11 @@ func changedScalars(res *resource, live, obj any) ([]fieldpath.Path, bool) {
 	if !ok {
 		return nil, false
 	}
+	return changedScalarsJSON(res, a, b)
+}
+
+// changedScalarsJSON is changedScalars of the JSON a and b (comparableJSON's).
+func changedScalarsJSON(res *resource, a, b []byte) ([]fieldpath.Path, bool) {
 	d := jsonDiff{}
 	var root *smdschema.TypeRef
 	if r, ok := rootType(res); ok {
@@ -474,16 +479,23 @@ func unquote(q []byte) (string, bool) {
 // not checked for UTF-8) would look equal in the JSON while the library's typed comparison sees
 // the change.
 func comparableJSON(live, obj any) (a, b []byte, ok bool) {
-	a, err := json.Marshal(live)
-	if err != nil {
+	if a, ok = comparableOne(live); !ok {
 		return nil, nil, false
 	}
-	b, err = json.Marshal(obj)
-	if err != nil {
-		return nil, nil, false
-	}
-	if bytes.Contains(a, []byte(`\ufffd`)) || bytes.Contains(b, []byte(`\ufffd`)) {
+	if b, ok = comparableOne(obj); !ok {
 		return nil, nil, false
 	}
 	return a, b, true
 }
+
+// comparableOne is comparableJSON's answer for one value.
+func comparableOne(v any) ([]byte, bool) {
+	raw, err := json.Marshal(v)
+	if err != nil || bytes.Contains(raw, replacementEscape) {
+		return nil, false
+	}
+	return raw, true
+}
+
+// replacementEscape is how encoding/json writes U+FFFD and every invalid UTF-8 sequence.
+var replacementEscape = []byte(`\ufffd`)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 )
 
 // An update that changes only scalar values the writing manager alone
@@ -48,7 +49,10 @@ import (
 // managed fields mean that the write converted the live object without error. A write of the
 // status subresource takes the same proof on what statusOnly keeps of the two objects
 // (statusScalarUpdate).
-func scalarUpdate(t target, live, obj runtime.Object) bool {
+//
+// liveRaw is live's stored encoding, or nil: the comparison reads it in place of live's JSON
+// (liveJSON), which spares one of the two encodings.
+func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "" || t.manager == "" {
 		return false
 	}
@@ -66,15 +70,19 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	}
 	// The comparison leaves the managed fields out; shallow copies without them spare their
 	// encoding (the live object is the stored one, which others read: it is not changed).
-	a, ok := shallowWithoutManagedFields(live)
+	a, ok := liveJSON(live, liveRaw)
 	if !ok {
 		return false
 	}
-	b, ok := shallowWithoutManagedFields(obj)
+	o, ok := shallowWithoutManagedFields(obj)
 	if !ok {
 		return false
 	}
-	changed, ok := changedScalars(t.res, a, b)
+	b, ok := comparableOne(o)
+	if !ok {
+		return false
+	}
+	changed, ok := changedScalarsJSON(t.res, a, b)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
@@ -87,6 +95,29 @@ func scalarUpdate(t target, live, obj runtime.Object) bool {
 	nm.SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
+}
+
+// liveJSON is the JSON scalarUpdate compares for the stored object live: its stored encoding
+// raw where the store keeps one without the escape of U+FFFD (see comparableJSON), else that of
+// a shallow copy of live without its managed fields. The two differ only in
+// metadata.managedFields, which the comparison skips (jsonDiff.object and skipped): the stored
+// encoding is json.Marshal of the stored object with its type set (store.commitEncoded; its
+// resource version spliced in where it was encoded before, which makes the same bytes; an
+// object loaded from disk keeps the bytes it was stored with and decoded from, which an
+// update's check that it changes anything already takes for its encoding), as the shallow
+// copy's is, and a stored object is never changed. An escape of U+FFFD in raw may
+// be in the managed fields alone (a manager's name), which the copy's encoding does not refuse:
+// such a write takes the copy's encoding, so that the shortcut serves the same writes as
+// without raw.
+func liveJSON(live runtime.Object, raw []byte) ([]byte, bool) {
+	if raw != nil && !bytes.Contains(raw, replacementEscape) {
+		return raw, true
+	}
+	a, ok := shallowWithoutManagedFields(live)
+	if !ok {
+		return nil, false
+	}
+	return comparableOne(a)
 }
 
 // shallowWithoutManagedFields is a shallow copy of obj (a pointer to a struct with an ObjectMeta)
@@ -115,8 +146,9 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // are the spec and, for a pod, metadata.deletionTimestamp and metadata.ownerReferences too
 // (statusOnly has already found everything but the status equal, and ownedScalars refuses a
 // change the reset would drop). The comparison leaves the managed fields out of the cuts' JSON,
-// as it skips them anyway.
-func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
+// as it skips them anyway. liveRaw is the live object's stored encoding, or nil
+// (statusChangedScalars).
+func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte, obj runtime.Object) bool {
 	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
 		return false
 	}
@@ -129,7 +161,7 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	nm.SetManagedFields(nil)
 	changed, ok := []fieldpath.Path(nil), sameKeys(reflect.ValueOf(liveCut), reflect.ValueOf(objCut))
 	if ok {
-		changed, ok = changedScalars(t.res, liveCut, objCut)
+		changed, ok = statusChangedScalars(t.res, liveCut, objCut, liveRaw)
 	}
 	lm.SetManagedFields(base)
 	nm.SetManagedFields(sent)
@@ -143,6 +175,66 @@ func statusScalarUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	mustMeta(obj).SetManagedFields(out)
 	scalarUpdates.Add(1)
 	return true
+}
+
+// statusChangedScalars is changedScalars of statusOnly's cuts liveCut and objCut (their managed
+// fields unset), read from the live object's stored encoding raw where it can be: the cuts'
+// JSON differs at most in their status (apiVersion and kind are skipped; the metadata, the
+// name, namespace and UID that statusOnly found equal, and every other member, zero on both
+// sides, are the same bytes), and the live cut's status is the live object's, which the stored
+// encoding holds as the cut's encoding holds it (see liveJSON). The walk then compares the
+// stored status with the written cut's status encoded alone (the same bytes as in the cut's
+// encoding: a field's value encodes as the value does), from the path status, as the walk of
+// the whole cuts reaches it. The cuts' JSON holds the escape of U+FFFD, which the comparison
+// refuses, only where their status or their name, namespace or UID does, all of which the
+// stored encoding holds too: a stored encoding with the escape (perhaps only in what the cuts
+// leave out) and a written status with it take both cuts' encodings as before, so that the
+// same writes are served. So do a write without a stored encoding, without a status member in
+// it or without the schema's type of the status.
+func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
+	a, ok := storedStatus(raw)
+	r, typed := rootType(res)
+	var tr *smdschema.TypeRef
+	if typed {
+		if atom, found := r.schema.Resolve(r.ref); found && atom.Map != nil {
+			tr = childType(atom.Map, "status")
+		}
+	}
+	sv := reflect.ValueOf(objCut)
+	if sv.Kind() == reflect.Pointer && !sv.IsNil() && sv.Elem().Kind() == reflect.Struct {
+		sv = sv.Elem().FieldByName("Status")
+	}
+	if !ok || tr == nil || !sv.IsValid() || !sv.CanAddr() {
+		return changedScalars(res, liveCut, objCut)
+	}
+	b, ok := comparableOne(sv.Addr().Interface())
+	if !ok {
+		return nil, false
+	}
+	status := "status"
+	d := jsonDiff{schema: r.schema}
+	if !d.value(a, b, fieldpath.Path{{FieldName: &status}}, tr) {
+		return nil, false
+	}
+	return d.changed, true
+}
+
+// storedStatus is the status member of raw, a stored object's encoding, false if there is none
+// or raw holds the escape of U+FFFD (see liveJSON).
+func storedStatus(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '{' || bytes.Contains(raw, replacementEscape) {
+		return nil, false
+	}
+	for i := 1; ; {
+		k, v, next, ok := member(raw, i)
+		if !ok || k == nil {
+			return nil, false
+		}
+		if string(k) == `"status"` {
+			return v, true
+		}
+		i = next
+	}
 }
 
 // ownedScalars returns the managed fields the library makes of base for a write by t.manager

@@ -239,11 +239,12 @@ func TestScalarUpdateServesLeaseRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := func() runtime.Object {
+	stored := func() *entry {
 		var e *entry
 		_ = s.store.locked(func() error { e, _ = s.store.get(leasesTarget, "kube-node-lease", "node-1"); return nil })
-		return e.obj
+		return e
 	}
+	live := func() runtime.Object { return stored().obj }
 	for i := 0; i < 3; i++ {
 		clk.Step(10 * time.Second)
 		lease.Spec.RenewTime = &metav1.MicroTime{Time: clk.Now()}
@@ -272,10 +273,109 @@ func TestScalarUpdateServesLeaseRenewal(t *testing.T) {
 		{"nothing", "kubelet", func(*coordinationv1.Lease) {}},
 	}
 	for _, tc := range refused {
-		obj := live().DeepCopyObject().(*coordinationv1.Lease)
-		tc.change(obj)
-		if scalarUpdate(target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: tc.manager}, live(), obj) {
-			t.Errorf("%s: scalarUpdate() = true, want false", tc.name)
+		// Without the stored encoding and with it (the one the store hands trackFields).
+		for _, raw := range [][]byte{nil, stored().raw} {
+			obj := live().DeepCopyObject().(*coordinationv1.Lease)
+			tc.change(obj)
+			if scalarUpdate(target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: tc.manager}, live(), raw, obj) {
+				t.Errorf("%s, stored encoding %v: scalarUpdate() = true, want false", tc.name, raw != nil)
+			}
+		}
+	}
+}
+
+// TestScalarUpdateReadsTheStoredEncoding wants scalarUpdate to give the same answer, served or
+// not and the same managed fields, whether it reads the live object's stored encoding or encodes
+// the live object itself: for writes it serves (a renewal, one that sends the managed fields
+// back, a change of an annotation's value the writer owns) and writes it refuses (another
+// manager's, a new label, a list, nothing changed, a change of a field another manager owns),
+// on a lease whose managed fields hold an entry of a manager whose name is not valid UTF-8
+// (encoded as the escape of U+FFFD, which the comparison refuses in the objects' JSON but not in
+// the managed fields it leaves out) and on one without; and a write that makes an annotation
+// that is not valid UTF-8 valid, which encoding the live object refuses.
+func TestScalarUpdateReadsTheStoredEncoding(t *testing.T) {
+	at := time.Date(2026, time.January, 1, 0, 0, 10, 0, time.UTC)
+	stamp := metav1.NewTime(at.Add(-10 * time.Second))
+	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "coordination.k8s.io/v1",
+			Time: &stamp, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	kubelet := entry("kubelet", `{"f:metadata":{"f:annotations":{".":{},"f:note":{}}},"f:spec":{"f:holderIdentity":{},"f:leaseDurationSeconds":{},"f:renewTime":{}}}`)
+	other := func(name string) metav1.ManagedFieldsEntry {
+		return entry(name, `{"f:metadata":{"f:labels":{".":{},"f:team":{}}}}`)
+	}
+	lease := func(entries ...metav1.ManagedFieldsEntry) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "node-1", UID: "u", ResourceVersion: "7",
+				Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "x"}, ManagedFields: entries},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40),
+				RenewTime: &metav1.MicroTime{Time: at.Add(-10 * time.Second)}},
+		}
+		l.GetObjectKind().SetGroupVersionKind(leasesTarget.gvk())
+		return l
+	}
+	writes := []struct {
+		name    string
+		manager string
+		serves  bool
+		change  func(*coordinationv1.Lease)
+	}{
+		{"a renewal", "kubelet", true, func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Spec.RenewTime = &metav1.MicroTime{Time: at} }},
+		{"a renewal that sends the managed fields back", "kubelet", true, func(l *coordinationv1.Lease) { l.Spec.RenewTime = &metav1.MicroTime{Time: at} }},
+		{"an annotation's value", "kubelet", true, func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Annotations = map[string]string{"note": "y"} }},
+		{"another manager's renewal", "controller", false, func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Spec.RenewTime = &metav1.MicroTime{Time: at} }},
+		{"a new label", "kubelet", false, func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Labels = with(l.Labels, "b", "c") }},
+		{"a label another manager owns", "kubelet", false, func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Labels = with(l.Labels, "team", "b") }},
+		{"a list", "kubelet", false, func(l *coordinationv1.Lease) {
+			l.ManagedFields = nil
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: "u"}}
+		}},
+		{"nothing", "kubelet", false, func(l *coordinationv1.Lease) { l.ManagedFields = nil }},
+	}
+	invalid := func(l *coordinationv1.Lease) { l.ManagedFields = nil; l.Annotations = map[string]string{"note": "x"} }
+	writes = append(writes, struct {
+		name    string
+		manager string
+		serves  bool
+		change  func(*coordinationv1.Lease)
+	}{"an annotation made valid UTF-8", "kubelet", false, invalid})
+	for _, owners := range [][]metav1.ManagedFieldsEntry{{kubelet}, {kubelet, other("team")}, {kubelet, other("team\xff")}} {
+		live := lease(owners...)
+		raw, err := json.Marshal(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if invalid := strings.Contains(owners[len(owners)-1].Manager, "\xff"); invalid != bytes.Contains(raw, replacementEscape) {
+			t.Fatalf("the stored encoding has the escape of U+FFFD: %v, want %v", !invalid, invalid)
+		}
+		for _, w := range writes {
+			name := fmt.Sprintf("%s, %d managers (last %q)", w.name, len(owners), owners[len(owners)-1].Manager)
+			tg := target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: w.manager}
+			var served [2]bool
+			var out [2][]metav1.ManagedFieldsEntry
+			live, raw := live, raw
+			if w.name == "an annotation made valid UTF-8" {
+				live = live.DeepCopy()
+				live.Annotations = map[string]string{"note": "x\xff"}
+				if raw, err = json.Marshal(live); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, r := range [][]byte{nil, raw} {
+				obj := live.DeepCopy()
+				w.change(obj)
+				served[i] = scalarUpdate(tg, live, r, obj)
+				out[i] = obj.ManagedFields
+			}
+			if served[0] != w.serves {
+				t.Errorf("%s: scalarUpdate() encoding the live object = %v, want %v", name, served[0], w.serves)
+			}
+			if served[1] != served[0] {
+				t.Errorf("%s: scalarUpdate() = %v with the stored encoding, %v encoding the live object", name, served[1], served[0])
+			}
+			if diff := cmp.Diff(out[0], out[1]); diff != "" {
+				t.Errorf("%s: managed fields (-encoding the live object +the stored encoding):\n%s", name, diff)
+			}
 		}
 	}
 }

@@ -80,7 +80,7 @@ func TestManagedFieldsSentWithoutATime(t *testing.T) {
 	sent := []metav1.ManagedFieldsEntry{live.ManagedFields[0], entry("other", nil, `{"f:metadata":{"f:annotations":{".":{},"f:note":{}}}}`)}
 	for _, shortcuts := range []bool{false, true} {
 		fieldManagerShortcuts = shortcuts
-		out := s.trackFields(target{res: leasesTarget, namespace: "kube-node-lease", name: "n", manager: "kubelet"}, live.DeepCopy(), lease(sent, at.Add(time.Second)))
+		out := s.trackFields(target{res: leasesTarget, namespace: "kube-node-lease", name: "n", manager: "kubelet"}, live.DeepCopy(), nil, lease(sent, at.Add(time.Second)))
 		for _, e := range mustMeta(out).GetManagedFields() {
 			if e.Manager == "other" && e.Time != nil {
 				t.Errorf("shortcuts %v: other's entry, sent without a time and untouched, got time %v", shortcuts, e.Time)

@@ -416,3 +416,93 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 		}
 	}
 }
+
+// TestStatusScalarUpdateReadsTheStoredEncoding wants statusScalarUpdate to give the same answer,
+// served or not and the same managed fields, whether it reads the live pod's status from its
+// stored encoding or encodes both cuts: for status writes it serves (a condition's time, the
+// pod's IP) and writes it refuses (nothing changed, a field added, another manager's, the pod's IP
+// that is not valid UTF-8 made valid), on the stored pod and on one whose managed fields hold an
+// entry of a manager whose name is not valid UTF-8. The stored encoding is checked to be the
+// live pod's.
+func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
+	s, err := New(Options{Clock: clk, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Direct("kubectl/v1").CreatePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Direct("kubelet/v1")
+	body := `{"status":{"phase":"Running","podIP":"10.0.0.1","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`
+	if _, err := d.patch(ctx, d.target(podsTarget, "default", "web", "status"), types.StrategicMergePatchType, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	var stored *entry
+	_ = s.store.locked(func() error { stored, _ = s.store.get(podsTarget, "default", "web"); return nil })
+	if enc, err := json.Marshal(stored.obj); err != nil || !bytes.Equal(enc, stored.raw) {
+		t.Fatalf("the stored encoding is not the stored pod's (%v):\n%s\n%s", err, stored.raw, enc)
+	}
+	pod := stored.obj.(*corev1.Pod)
+	withManager := pod.DeepCopy()
+	withManager.ManagedFields = append(withManager.ManagedFields, metav1.ManagedFieldsEntry{Manager: "m\xff", Operation: metav1.ManagedFieldsOperationUpdate,
+		APIVersion: "v1", Time: withManager.ManagedFields[0].Time, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:nodeName":{}}}`)}})
+	invalid := pod.DeepCopy()
+	invalid.Status.PodIP = "10.0.0.1\xff"
+	writes := []struct {
+		name    string
+		manager string
+		serves  bool
+		live    *corev1.Pod
+		change  func(*corev1.Pod)
+	}{
+		{"a condition's time", "kubelet", true, nil, func(p *corev1.Pod) {
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(clk.Now().Add(time.Minute))
+		}},
+		{"the pod's IP", "kubelet", true, nil, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
+		{"nothing", "kubelet", false, nil, func(*corev1.Pod) {}},
+		{"a field added", "kubelet", false, nil, func(p *corev1.Pod) { p.Status.Message = "m" }},
+		{"another manager's", "controller", false, nil, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
+		{"the pod's IP made valid UTF-8", "kubelet", false, invalid, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }},
+	}
+	for _, live := range []*corev1.Pod{pod, withManager} {
+		for _, w := range writes {
+			l := live
+			if w.live != nil {
+				l = w.live
+			}
+			raw, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%s, %d managers", w.name, len(l.ManagedFields))
+			tg := target{res: podsTarget, namespace: "default", name: "web", subresource: "status", manager: w.manager}
+			var served [2]bool
+			var out [2][]metav1.ManagedFieldsEntry
+			for i, r := range [][]byte{nil, raw} {
+				obj := l.DeepCopy()
+				w.change(obj)
+				liveCut, objCut, ok := statusOnly(tg, l, obj)
+				if !ok {
+					t.Fatalf("%s: statusOnly() refused the write", name)
+				}
+				served[i] = statusScalarUpdate(tg, liveCut, objCut, r, obj)
+				out[i] = obj.ManagedFields
+			}
+			if _, ok := storedStatus(raw); ok == bytes.Contains(raw, replacementEscape) {
+				t.Fatalf("%s: storedStatus() = %v, want the stored status read where the encoding has no escape of U+FFFD", name, ok)
+			}
+			if served[0] != w.serves {
+				t.Errorf("%s: statusScalarUpdate() encoding both cuts = %v, want %v", name, served[0], w.serves)
+			}
+			if served[1] != served[0] {
+				t.Errorf("%s: statusScalarUpdate() = %v with the stored encoding, %v encoding both cuts", name, served[1], served[0])
+			}
+			if diff := cmp.Diff(out[0], out[1]); diff != "" {
+				t.Errorf("%s: managed fields (-encoding both cuts +the stored encoding):\n%s", name, diff)
+			}
+		}
+	}
+}

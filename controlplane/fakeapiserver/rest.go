@@ -157,7 +157,7 @@ func (s *Server) createObject(t target, obj runtime.Object, dryRun bool) (*entry
 	if t.res.prepareCreate != nil {
 		t.res.prepareCreate(obj)
 	}
-	obj = s.trackFields(t, nil, obj)
+	obj = s.trackFields(t, nil, nil, obj)
 	t.tracked = true
 	var out *entry
 	var err error
@@ -211,7 +211,7 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 	if t.res.prepareCreate != nil {
 		t.res.prepareCreate(obj)
 	}
-	obj = s.trackFields(t, nil, obj)
+	obj = s.trackFields(t, nil, nil, obj)
 	m = mustMeta(obj)
 	if errs := validateObject(t.res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(t.res.gvk().GroupKind(), m.GetName(), errs)
@@ -415,7 +415,7 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (run
 			}
 		}
 	}
-	return s.trackFields(t, old.obj, next), nil
+	return s.trackFields(t, old.obj, old.raw, next), nil
 }
 
 // keepStoredMeta gives nm the metadata an update never changes: the identity, the creation and
