@@ -317,6 +317,14 @@ func (s *Server) patchEventsV1(w http.ResponseWriter, r *http.Request, t, core t
 			return
 		}
 		ev := eventToCore(&patched)
+		if uid := old.meta().GetUID(); ev.UID != "" && ev.UID != uid {
+			// A patch carries no UID precondition: another UID fails the update's validation,
+			// as on a core/v1 patch (prepareUpdate). The PUT below would take it for one, and
+			// its conflict would be tried again for ever.
+			immutable := field.Invalid(field.NewPath("metadata", "uid"), ev.UID, "field is immutable")
+			writeError(w, apierrors.NewInvalid(core.res.gvk().GroupKind(), t.name, field.ErrorList{immutable, immutable}))
+			return
+		}
 		ev.ResourceVersion = old.meta().GetResourceVersion()
 		raw, err := json.Marshal(ev)
 		if err != nil {

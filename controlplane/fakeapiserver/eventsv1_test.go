@@ -71,6 +71,13 @@ func TestEventsV1(t *testing.T) {
 		t.Errorf("patch of the series = %+v, %v", patched, err)
 	}
 
+	// A patch that changes the UID is refused as the core/v1 patch is, once.
+	uidPatch := `{"metadata":{"uid":"x"}}`
+	if _, err := v1events.Patch(ctx, "web.1", types.MergePatchType, []byte(uidPatch), metav1.PatchOptions{}); !apierrors.IsInvalid(err) ||
+		err.Error() != `Event "web.1" is invalid: metadata.uid: Invalid value: "x": field is immutable` {
+		t.Errorf("patch of the UID = %v, want Invalid: metadata.uid is immutable", err)
+	}
+
 	bad := ev.DeepCopy()
 	bad.Name, bad.EventTime, bad.DeprecatedCount = "web.3", metav1.MicroTime{}, 1
 	_, err = v1events.Create(ctx, bad, metav1.CreateOptions{})

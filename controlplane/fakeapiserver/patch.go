@@ -182,9 +182,13 @@ func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (
 			field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), err.Error())})
 	}
 	// The converter's field validation keeps a set of the keys it matched for every object it
-	// converts; a patch whose every key names a field leaves no unknown field in the merged
-	// maps (the stored object's keys are its type's), so its conversion needs none.
-	validate := fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(obj), patchMap))
+	// converts; merged maps whose every key names a field have no unknown field to report, so
+	// their conversion needs none. The check reads the merged maps, what the converter reads,
+	// not the patch: the merge deletes from the patch what it merged (a list that
+	// $setElementOrder orders, the directive itself), and keeps the directives of a value it
+	// takes whole (a key or list element the original lacks, a map under $patch: replace),
+	// which the converter then reports as unknown fields.
+	validate := fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(obj), map[string]any(merged)))
 	var warnings []string
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(merged, obj, validate); err != nil {
 		strictErr, isStrict := runtime.AsStrictDecodingError(err)
@@ -214,67 +218,87 @@ func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (
 // when the patch names only known fields (onlyKnownFields); a test turns it off to compare.
 var skipKnownFieldValidation = true
 
-// onlyKnownFields reports whether v, a value of a strategic merge patch decoded into maps, names
-// only fields of t at every level, but for the merge's directives, which the merge removes from
-// its result. Map keys are free; a value the type cannot hold is the conversion's error
-// whatever the validation, so it is not looked into; a value of a type that decodes itself
-// (times, quantities, raw extensions) is converted by its own decoding, which reports no
-// unknown field; an interface field may hold anything, so it is not known.
+// onlyKnownFields reports whether v, an object of type t converted to maps (the merged maps of a
+// strategic merge patch), names only fields of t at every level: a directive the merge left in
+// them ($patch, $retainKeys, ...) is no field and makes it false. Map keys are free; a scalar
+// has no fields; a value the type cannot hold is the conversion's error whatever the
+// validation, so it is not looked into; a value of a type that decodes itself (times,
+// quantities, raw extensions) is converted by its own decoding, which reports no unknown field;
+// an interface field may hold any object, so one there is not known. The merged maps hold the
+// whole stored object but what keepsManagedFields and keepsSpec leave out, so the walk reads
+// each type's shape from a cache (knownShapeOf) rather than asking reflect at every value.
 func onlyKnownFields(t reflect.Type, v any) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
-		return true
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
+	switch v := v.(type) {
+	case map[string]any:
+		sh := knownShapeOf(t)
+		switch {
+		case sh.decodesItself:
 			return true
-		}
-		fields := jsonFields(t)
-		for k, fv := range m {
-			if isMergeDirective(k) {
-				continue
+		case sh.kind == reflect.Struct:
+			for k, fv := range v {
+				ft, ok := sh.fields[k]
+				if !ok || !onlyKnownFields(ft, fv) {
+					return false
+				}
 			}
-			ft, ok := fields[k]
-			if !ok || !onlyKnownFields(ft, fv) {
-				return false
+		case sh.kind == reflect.Map:
+			for _, fv := range v {
+				if !onlyKnownFields(sh.elem, fv) {
+					return false
+				}
 			}
+		case sh.kind == reflect.Interface:
+			return false
 		}
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
+	case []any:
+		sh := knownShapeOf(t)
+		switch {
+		case sh.decodesItself:
 			return true
-		}
-		for k, fv := range m {
-			if !isMergeDirective(k) && !onlyKnownFields(t.Elem(), fv) {
-				return false
+		case sh.kind == reflect.Slice || sh.kind == reflect.Array:
+			for _, e := range v {
+				if !onlyKnownFields(sh.elem, e) {
+					return false
+				}
 			}
+		case sh.kind == reflect.Interface:
+			return false
 		}
-	case reflect.Slice, reflect.Array:
-		l, ok := v.([]any)
-		if !ok {
-			return true
-		}
-		for _, e := range l {
-			if !onlyKnownFields(t.Elem(), e) {
-				return false
-			}
-		}
-	case reflect.Interface:
-		return false
 	}
 	return true
 }
 
-// isMergeDirective reports whether key is one of the strategic merge patch's directives, which
-// the merge removes from its result: $patch, $retainKeys, $setElementOrder/... and
-// $deleteFromPrimitiveList/.... Any other key starting with $ is a field name like any other.
-func isMergeDirective(key string) bool {
-	return key == "$patch" || key == "$retainKeys" ||
-		strings.HasPrefix(key, "$setElementOrder/") || strings.HasPrefix(key, "$deleteFromPrimitiveList/")
+// typeShape is what onlyKnownFields needs of a type, its pointers followed: its kind, whether it
+// decodes itself, its fields (a struct's, by jsonFields) and its elements' type (a map's, a
+// slice's or an array's).
+type typeShape struct {
+	kind          reflect.Kind
+	decodesItself bool
+	fields        map[string]reflect.Type
+	elem          reflect.Type
+}
+
+// typeShapes holds knownShapeOf's answer for each type.
+var typeShapes sync.Map // reflect.Type -> *typeShape
+
+// knownShapeOf returns t's typeShape.
+func knownShapeOf(t reflect.Type) *typeShape {
+	if sh, ok := typeShapes.Load(t); ok {
+		return sh.(*typeShape)
+	}
+	et := t
+	for et.Kind() == reflect.Pointer {
+		et = et.Elem()
+	}
+	sh := &typeShape{kind: et.Kind(), decodesItself: reflect.PointerTo(et).Implements(jsonUnmarshaler)}
+	switch sh.kind {
+	case reflect.Struct:
+		sh.fields = jsonFields(et)
+	case reflect.Map, reflect.Slice, reflect.Array:
+		sh.elem = et.Elem()
+	}
+	typeShapes.Store(t, sh)
+	return sh
 }
 
 // jsonFieldsCache holds jsonFields' answer for each struct type.

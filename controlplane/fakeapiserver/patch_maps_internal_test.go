@@ -117,8 +117,9 @@ func TestStrategicMergeByMapsStoresWhatJSONDid(t *testing.T) {
 	}
 }
 
-// TestOnlyKnownFields wants a patch known to name only fields where every key at every level is
-// a field's name or a merge directive, and unknown otherwise.
+// TestOnlyKnownFields wants merged maps (what the converter reads after a strategic merge) known
+// to name only fields where every key at every level is a field's name, and unknown otherwise: a
+// directive the merge left in them is no field (the converter reports it as unknown).
 func TestOnlyKnownFields(t *testing.T) {
 	for _, tc := range []struct {
 		patch string
@@ -126,16 +127,23 @@ func TestOnlyKnownFields(t *testing.T) {
 	}{
 		{`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`, true},
 		{`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"any":"x","$patch":"replace"}},"status":{}}`, true},
-		{`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"$retainKeys":["phase"],"$deleteFromPrimitiveList/x":[1],"conditions":[{"type":"Ready","$patch":"delete"}]}}`, true},
 		{`{"status":{"containerStatuses":[{"name":"c","state":{"running":{"startedAt":"2026-01-01T00:00:02Z"}},"allocatedResources":{"cpu":{"weird":1}}}]}}`, true},
 		{`{"status":{"phase":1,"conditions":"x","containerStatuses":{"name":"c"}}}`, true},
+		{`{"metadata":{"managedFields":[{"manager":"x","fieldsV1":{"f:anything":{}}}]}}`, true},
 		{`{"status":{"bogus":1}}`, false},
 		{`{"status":{"$bogus":1}}`, false},
 		{`{"status":{"containerStatuses":[{"name":"c"},{"name":"d","bogus":1}]}}`, false},
 		{`{"status":{"containerStatuses":[{"name":"c","state":{"running":{"since":"x"}}}]}}`, false},
 		{`{"status":{"Phase":"Running"}}`, false},
-		{`{"metadata":{"managedFields":[{"manager":"x","fieldsV1":{"f:anything":{}}}]}}`, true},
 		{`{"bogus":{}}`, false},
+		// Directives left in the merged maps: in a value the merge took whole, or under a
+		// $patch it did not act on.
+		{`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}]}}`, false},
+		{`{"status":{"$retainKeys":["phase"]}}`, false},
+		{`{"status":{"$deleteFromPrimitiveList/x":[1]}}`, false},
+		{`{"status":{"conditions":[{"type":"Ready","$patch":"delete"}]}}`, false},
+		{`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`, false},
+		{`{"$patch":"replace"}`, false},
 	} {
 		var patch map[string]any
 		if err := json.Unmarshal([]byte(tc.patch), &patch); err != nil {
@@ -157,6 +165,13 @@ func FuzzStrategicMergeWithoutFieldValidation(f *testing.F) {
 		`{"status":{"conditions":[{"type":"Ready","$patch":"delete","bogus":1}]}}`,
 		`{"metadata":{"labels":{"a":"b"},"Labels":{}},"status":{"$retainKeys":["phase"],"phase":"Failed","$x":1}}`,
 		`{"status":{"$setElementOrder/containerStatuses":[{"name":"side"}],"containerStatuses":[{"name":"side","state":{"running":{"startedAt":"x"}}}]}}`,
+		`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True","bogus":1}]}}`,
+		`{"status":{"$setElementOrder/podIPs":[{"ip":"10.0.0.1"}],"podIPs":[{"ip":"10.0.0.1","bogus":{"a":1}}]}}`,
+		`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`,
+		`{"status":{"containerStatuses":[{"name":"app","$setElementOrder/volumeMounts":[{"mountPath":"/a"}]}]}}`,
+		`{"status":{"containerStatuses":[{"name":"app","$deleteFromPrimitiveList/x":["a"]}]}}`,
+		`{"status":{"resize":"x","containerStatuses":[{"name":"app","lastState":{"$retainKeys":["terminated"]}}]}}`,
+		`{"status":{"$patch":"replace","phase":"Running","containerStatuses":[{"name":"app","state":{"$retainKeys":["running"]}}]}}`,
 	} {
 		f.Add(seed, uint8(0))
 	}
@@ -237,6 +252,18 @@ func TestStrategicMergeWithoutFieldValidation(t *testing.T) {
 		`{"status":{"containerStatuses":[{"name":"app","ready":true,"restartCount":1e3}]}}`,
 		`{"status":{"conditions":[{"type":"Ready","$patch":"delete","bogus":1}]}}`,
 		`{"metadata":{"labels":{"a":"b"}},"spec":{"bogus":1},"status":{"$retainKeys":["phase"],"phase":"Failed"}}`,
+		// The merge deletes a list that $setElementOrder orders from the patch once merged: its
+		// unknown fields are found in the merged maps only.
+		`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True","bogus":1}]}}`,
+		`{"status":{"$setElementOrder/podIPs":[{"ip":"10.0.0.1"}],"podIPs":[{"ip":"10.0.0.1","bogus":{"a":1}}]}}`,
+		// The stored pod has no container statuses: the merge takes the list whole, with the
+		// directives in it, which the converter reports as unknown fields.
+		`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`,
+		`{"status":{"containerStatuses":[{"name":"app","$setElementOrder/volumeMounts":[{"mountPath":"/a"}]}]}}`,
+		`{"status":{"containerStatuses":[{"name":"app","$deleteFromPrimitiveList/x":["a"]}]}}`,
+		`{"status":{"resize":"x","containerStatuses":[{"name":"app","lastState":{"$retainKeys":["terminated"]}}]}}`,
+		// $patch: replace keeps the directives nested in its map.
+		`{"status":{"$patch":"replace","phase":"Running","containerStatuses":[{"name":"app","state":{"$retainKeys":["running"]}}]}}`,
 	} {
 		p, err := newPatchRequest(types.StrategicMergePatchType, []byte(body))
 		if err != nil {

@@ -326,9 +326,13 @@ func TestStatusSubresource(t *testing.T) {
 	if len(p.Status.Conditions) != 1 || p.Status.PodIP != "10.0.0.1" {
 		t.Errorf("Patch(status) = conditions %v podIP %q, want one condition and the IP kept", p.Status.Conditions, p.Status.PodIP)
 	}
+	// The kubelet's status patch carries the UID it read; a patch carries no UID precondition
+	// (the patch handler's DefaultUpdatedObjectInfo holds no object), so another UID is refused
+	// by the update's validation: the field is immutable.
 	stale := `{"metadata":{"uid":"other"},"status":{"phase":"Succeeded"}}`
-	if _, err := pods.Patch(ctx, "p", types.StrategicMergePatchType, []byte(stale), metav1.PatchOptions{}, "status"); !apierrors.IsConflict(err) {
-		t.Errorf("Patch(status, wrong uid) = %v, want Conflict", err)
+	if _, err := pods.Patch(ctx, "p", types.StrategicMergePatchType, []byte(stale), metav1.PatchOptions{}, "status"); !apierrors.IsInvalid(err) ||
+		err.Error() != `Pod "p" is invalid: metadata.uid: Invalid value: "other": field is immutable` {
+		t.Errorf("Patch(status, wrong uid) = %v, want Invalid: metadata.uid is immutable", err)
 	}
 	st, err := pods.Get(ctx, "p", metav1.GetOptions{})
 	if err != nil || st.Status.Phase != corev1.PodRunning {

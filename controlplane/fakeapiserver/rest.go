@@ -315,7 +315,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 			mustMeta(obj).SetManagedFields(nil)
 			tt.tracked = true
 		}
-		next, err := s.prepareUpdate(tt, old, obj)
+		next, err := s.prepareUpdate(tt, old, obj, verb)
 		if err != nil {
 			return nil, err
 		}
@@ -352,13 +352,21 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 	}
 }
 
-// checkIdentity rejects a body that names another object than the URL.
+// checkIdentity rejects a body that names another object than the URL, as kube-apiserver's
+// update and patch handlers do (EnsureObjectNamespaceMatchesRequestNamespace, then checkName,
+// in staging/src/k8s.io/apiserver/pkg/endpoints/handlers): the namespace first, then the name,
+// which must be there (a PUT without one, a patch that removes it or replaces the metadata:
+// ContextBasedNaming.ObjectName's errEmptyName, 400).
 func checkIdentity(t target, m metav1.Object) error {
-	if m.GetName() != "" && m.GetName() != t.name {
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), t.name))
-	}
 	if t.res.namespaced && m.GetNamespace() != "" && m.GetNamespace() != t.namespace {
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	switch m.GetName() {
+	case t.name:
+	case "":
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", t.name))
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), t.name))
 	}
 	return nil
 }
@@ -367,7 +375,7 @@ func checkIdentity(t target, m metav1.Object) error {
 // server-side apply, whose merge already recorded the managed fields. The caller holds the store
 // lock.
 func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun bool, verb string) (*entry, error) {
-	next, err := s.prepareUpdate(t, old, newObj)
+	next, err := s.prepareUpdate(t, old, newObj, verb)
 	if err != nil {
 		return nil, err
 	}
@@ -377,16 +385,42 @@ func (s *Server) applyUpdate(t target, old *entry, newObj runtime.Object, dryRun
 // prepareUpdate makes newObj the next version of old, unless a precondition fails: the strategy,
 // then the managed fields of the request's manager (unless t.tracked). It reads the store only
 // through old and needs no lock; newObj is the caller's to give away.
-func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object) (runtime.Object, error) {
+//
+// The checks and their order are kube-apiserver's Store.Update (staging/src/k8s.io/apiserver/
+// pkg/registry/generic/registry/store.go). A PUT's UID is a precondition (its handler's
+// DefaultUpdatedObjectInfo holds the object), which the storage checks before anything else:
+// 409. A patch's is not (DefaultUpdatedObjectInfo(nil)): a patched UID that differs fails
+// BeforeUpdate's validation as an immutable field, 422, after the resource version's checks.
+// A resource version that is no number fails ObjectResourceVersion's parse, an error that is
+// no Status: 500 with the bare message.
+func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object, verb string) (runtime.Object, error) {
 	res, om, nm := t.res, old.meta(), mustMeta(newObj)
-	if rv := nm.GetResourceVersion(); rv != "" && rv != om.GetResourceVersion() {
-		return nil, apierrors.NewConflict(res.groupResource(), t.name,
-			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-	}
-	if uid := nm.GetUID(); uid != "" && uid != om.GetUID() {
+	uid := nm.GetUID()
+	if verb == "PUT" && uid != "" && uid != om.GetUID() {
 		return nil, apierrors.NewConflict(res.groupResource(), t.name,
 			//lint:ignore ST1005 kube-apiserver's exact message, which clients show
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, om.GetUID()))
+	}
+	if rv := nm.GetResourceVersion(); rv != "" {
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
+		}
+		if rv != om.GetResourceVersion() {
+			return nil, apierrors.NewConflict(res.groupResource(), t.name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+	}
+	if uid != "" && uid != om.GetUID() {
+		// BeforeUpdate's validateCommonFields and the kind's update validation
+		// (ValidateObjectMetaUpdate) each report it: two causes, one message; a core/v1
+		// event's update validation checks no metadata (ValidateEventUpdate keeps the legacy
+		// rules for that version): one.
+		immutable := field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")
+		errs := field.ErrorList{immutable, immutable}
+		if res == eventsTarget {
+			errs = errs[:1]
+		}
+		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
 	}
 	next := newObj
 	sub, _ := res.subresource(t.subresource)
