@@ -37,7 +37,7 @@ func benchPod(node, i int) *v1.Pod {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8b6c5",
 				UID: "9d5b1a4e-0000-4000-8000-000000000001", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: v1.PodSpec{NodeName: fmt.Sprintf("sim-%d", node), Containers: []v1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10",
-			Ports: []v1.ContainerPort{{ContainerPort: 8080, Protocol: v1.ProtocolTCP}},
+			Ports:     []v1.ContainerPort{{ContainerPort: 8080, Protocol: v1.ProtocolTCP}},
 			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("16Mi")}}}}},
 	}
 }

@@ -68,7 +68,7 @@ func TestRecorderCopiesOutliveReuse(t *testing.T) {
 			r.Emit(Event{Component: PodWorkers, Event: KindSet, Pod: strconv.Itoa(i)})
 		}
 		all, some := r.Events(), r.EventsSince(chunkLen/2) // some: within one chunk when n is small
-		some2 := r.EventsSince(2*chunkLen + 1)              // within one full chunk for the large n
+		some2 := r.EventsSince(2*chunkLen + 1)             // within one full chunk for the large n
 		r.Forget(r.Len())
 		for i := n + 1; i <= n+4*chunkLen; i++ {
 			r.Emit(Event{Component: PodWorkers, Event: KindSet, Pod: strconv.Itoa(i)})
