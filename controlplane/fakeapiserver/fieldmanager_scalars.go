@@ -103,8 +103,8 @@ func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Obj
 // metadata.managedFields, which the comparison skips (jsonDiff.object and skipped): the stored
 // encoding is json.Marshal of the stored object with its type set (store.commitEncoded; its
 // resource version spliced in where it was encoded before, which makes the same bytes; an
-// object loaded from disk keeps the bytes it was stored with and decoded from, which an
-// update's check that it changes anything already takes for its encoding), as the shallow
+// object loaded from disk is encoded anew at load, so bytes written by other hands in another
+// spelling are not kept: TestScalarUpdateOnAForeignDataDir), as the shallow
 // copy's is, and a stored object is never changed. An escape of U+FFFD in raw may
 // be in the managed fields alone (a manager's name), which the copy's encoding does not refuse:
 // such a write takes the copy's encoding, so that the shortcut serves the same writes as

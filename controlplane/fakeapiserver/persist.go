@@ -159,7 +159,15 @@ func (d *disk) loadTx(st *store) error {
 					// keep none loaded either: encoded makes it again for the few reads.
 					b.objects[string(k)] = &entry{obj: obj, size: len(v)}
 				} else {
-					b.objects[string(k)] = newEntry(obj, append([]byte(nil), v...))
+					// The entry keeps the object's own encoding, not the disk's bytes: a file
+					// written by other hands (or an older encoder) may spell a value otherwise,
+					// and the field manager's value checks read the entry's encoding as the
+					// object's (kube-apiserver, too, encodes anew what it read from etcd).
+					raw, err := json.Marshal(obj)
+					if err != nil {
+						return fmt.Errorf("stored %s %q: encode: %w", res.singular, k, err)
+					}
+					b.objects[string(k)] = newEntry(obj, raw)
 				}
 				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {
 					st.terminating.Store(true)
