@@ -317,6 +317,12 @@ func (s *Server) patchEventsV1(w http.ResponseWriter, r *http.Request, t, core t
 			return
 		}
 		ev := eventToCore(&patched)
+		// The patched object's namespace and name are checked first (400), as kube-apiserver's
+		// patch handler checks them before the update's validation.
+		if err := checkIdentity(core, &ev.ObjectMeta); err != nil {
+			writeError(w, err)
+			return
+		}
 		if uid := old.meta().GetUID(); ev.UID != "" && ev.UID != uid {
 			// A patch carries no UID precondition: another UID fails the update's validation,
 			// as on a core/v1 patch (prepareUpdate). The PUT below would take it for one, and

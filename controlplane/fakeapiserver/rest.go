@@ -414,10 +414,11 @@ func (s *Server) prepareUpdate(t target, old *entry, newObj runtime.Object, verb
 		// BeforeUpdate's validateCommonFields and the kind's update validation
 		// (ValidateObjectMetaUpdate) each report it: two causes, one message; a core/v1
 		// event's update validation checks no metadata (ValidateEventUpdate keeps the legacy
-		// rules for that version): one.
+		// rules for that version), nor do an EndpointSlice's and a CSINode's
+		// (ValidateEndpointSliceUpdate, ValidateCSINodeUpdate): one.
 		immutable := field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")
 		errs := field.ErrorList{immutable, immutable}
-		if res == eventsTarget {
+		if res == eventsTarget || res.kind == "EndpointSlice" || res.kind == "CSINode" {
 			errs = errs[:1]
 		}
 		return nil, apierrors.NewInvalid(res.gvk().GroupKind(), t.name, errs)
