@@ -172,7 +172,7 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 		t.Errorf("updates (-want +got):\n%s", diff)
 	}
 	var s v1.PodStatus = h.status[pod.UID]
-	h.m.UpdatePodStatus(pod, &s)
+	h.m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
 	if !*s.ContainerStatuses[0].Started || s.ContainerStatuses[0].Ready {
 		t.Errorf("after startup success: started %v ready %v, want true false", *s.ContainerStatuses[0].Started, s.ContainerStatuses[0].Ready)
 	}
@@ -212,7 +212,7 @@ func TestManualTriggerResetsTicker(t *testing.T) {
 	h.running(pod, "c1", 101*time.Second, true)
 	h.clk.Set(vclock.Epoch.Add(103 * time.Second))
 	var s v1.PodStatus = h.status[pod.UID]
-	h.m.UpdatePodStatus(pod, &s) // started, no Success: triggers the worker
+	h.m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses) // started, no Success: triggers the worker
 	if s.ContainerStatuses[0].Ready {
 		t.Fatal("ready before any probe")
 	}
@@ -274,7 +274,7 @@ func TestUpdatePodStatus(t *testing.T) {
 				tt.seed(h.m)
 			}
 			s := v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "fake://c1", State: tt.state}}}
-			h.m.UpdatePodStatus(pod, &s)
+			h.m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
 			cs := s.ContainerStatuses[0]
 			if *cs.Started != tt.wantStarted || cs.Ready != tt.wantReady {
 				t.Errorf("started %v ready %v, want %v %v", *cs.Started, cs.Ready, tt.wantStarted, tt.wantReady)

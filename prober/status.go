@@ -7,18 +7,13 @@ import (
 	"github.com/minikubelet/minikubelet/prober/results"
 )
 
-// UpdatePodStatus sets the started and ready fields of every container status of s from the
-// results caches and the workers: the kubelet's UpdatePodStatus, here kept for callers that hold
-// a whole status (generateAPIPodStatus's counterpart calls UpdateContainerStatuses). A started,
-// running container whose readiness probe has not succeeded yet gets its readiness worker
-// triggered, so that readiness is probed right after the start instead of at the next tick.
-func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
-	m.UpdateContainerStatuses(pod, s.ContainerStatuses, s.InitContainerStatuses)
-}
-
-// UpdateContainerStatuses is UpdatePodStatus on the status's two lists of container statuses,
-// which it changes in place and which are all it sets: the status package's ProbeStatus, which
-// takes the lists so that the status it builds stays off the heap.
+// UpdateContainerStatuses sets the started and ready fields of every container status in the two
+// lists of a pod's status from the results caches and the workers: the kubelet's
+// UpdatePodStatus, which generateAPIPodStatus calls before it computes the pod's conditions. It
+// changes the lists in place and sets nothing else (the status package's ProbeStatus takes the
+// lists, so that the status it builds stays off the heap). A started, running container whose
+// readiness probe has not succeeded yet gets its readiness worker triggered, so that readiness
+// is probed right after the start instead of at the next tick.
 func (m *Manager) UpdateContainerStatuses(pod *v1.Pod, containers, initContainers []v1.ContainerStatus) {
 	for i := range containers {
 		cs := &containers[i]

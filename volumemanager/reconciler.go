@@ -18,7 +18,7 @@ import (
 // mount what is desired and not mounted, or asked to be remounted, unless its operation is
 // backing off.
 func (m *Manager) reconcile(now time.Time) {
-	m.unmountVolumesAt(now)
+	m.unmountVolumes(now)
 	processed := m.processed
 	defer func() {
 		clear(processed)
@@ -129,13 +129,9 @@ func (m *Manager) mountWaiting(now time.Time) {
 }
 
 // unmountVolumes tears down every mounted volume whose pod is no longer desired, or no longer
-// uses it, at the clock's now.
-func (m *Manager) unmountVolumes() { m.unmountVolumesAt(m.opts.Clock.Now()) }
-
-// unmountVolumesAt tears down every mounted volume whose pod is no longer desired, or no longer
 // uses it, unless its last TearDown failed and its back-off has not expired. A projected
 // volume's teardown forgets the pod's service account tokens.
-func (m *Manager) unmountVolumesAt(now time.Time) {
+func (m *Manager) unmountVolumes(now time.Time) {
 	// A pass follows every pod's periodic sync (ReprocessPod), and nearly all find every mounted
 	// volume still desired: nothing left the desired state since the last unmount step, or
 	// nothing mounted is among what left, and no TearDown waits for its retry. Sort only then.

@@ -26,7 +26,7 @@ func TestUnmountLooksBeforeSorting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, m := mountedWorld(t, "a", "b", "c")
-			if n := testing.AllocsPerRun(100, m.unmountVolumes); n != 0 {
+			if n := testing.AllocsPerRun(100, func() { m.unmountVolumes(w.clk.Now()) }); n != 0 {
 				t.Errorf("unmount step with every volume desired: %v allocations, want 0", n)
 			}
 			mark := len(w.trace)
@@ -35,8 +35,8 @@ func TestUnmountLooksBeforeSorting(t *testing.T) {
 				m.PodsChanged() // as the workers tell of the change
 			}
 			m.populate(w.clk.Now())
-			m.unmountVolumes()
-			m.unmountVolumes()
+			m.unmountVolumes(w.clk.Now())
+			m.unmountVolumes(w.clk.Now())
 			var got []string
 			for _, line := range w.trace[mark:] {
 				_, rest, _ := strings.Cut(line, " ") // the time
