@@ -200,14 +200,13 @@ func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *r
 
 // controllersOptions gives opts the controllers' client of the API server rc reaches. When that
 // server is embedded, the process's own (not nil), the controllers' pods informer lists and
-// watches it in process (controllers.RunnerOptions.Pods), after waiting as their client's
-// requests wait (its rate limiter), unless the log's verbosity shows client-go's request lines
+// watches it in process (controllers.RunnerOptions.Pods), a list after waiting for their
+// client's rate limiter as its requests do (a watch waits for none, as client-go's), unless the log's verbosity shows client-go's request lines
 // (-v 6 and above), as the nodes' shared pod watch does; every other request stays on the wire.
 func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server) (controllers.RunnerOptions, error) {
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, controllersUserAgent
-	// The clientset's one token bucket, made here so that the in-process list and watch wait
-	// for it too.
+	// The clientset's one token bucket, made here so that the in-process list waits for it too.
 	limiter := flowcontrol.NewTokenBucketRateLimiter(rc.QPS, rc.Burst)
 	rc.RateLimiter = limiter
 	client, err := kubernetes.NewForConfig(rc)
