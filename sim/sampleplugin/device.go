@@ -116,6 +116,11 @@ func (d *Device) Run(ctx context.Context) error {
 	go func() { served <- srv.Serve(l) }()
 	defer func() { srv.Stop(); <-served }()
 	if err := d.register(ctx); err != nil {
+		// The kubelet may be using the plugin before its answer to Register arrives; a stop in
+		// that window is a stop, not a failed registration.
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	select {
