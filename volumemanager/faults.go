@@ -3,6 +3,7 @@ package volumemanager
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Operation is a volume plugin operation a Faults script can make fail.
@@ -26,9 +27,10 @@ var ErrScripted = errors.New("scripted")
 // PluginFaults is what the volume plugins ask before each SetUp and TearDown: a non-nil error
 // fails the operation before it does anything (no directory made or removed).
 type PluginFaults interface {
-	// Fail returns the error the operation on the pod's ("namespace/name") volume fails with,
-	// or nil.
-	Fail(pod, volume string, op Operation) error
+	// Fail returns the error the operation on the volume of the pod namespace/name fails
+	// with, or nil. It is asked at every SetUp (a remount after each SyncPod too): the pod's
+	// name comes in its two parts, which the volume manager has without building a string.
+	Fail(namespace, name, volume string, op Operation) error
 }
 
 // Faults scripts failures of the volume plugins' SetUp and TearDown, per pod and volume: the
@@ -42,8 +44,8 @@ type Faults struct {
 
 // faultKey names one operation on one pod's volume.
 type faultKey struct {
-	pod, volume string
-	op          Operation
+	namespace, name, volume string
+	op                      Operation
 }
 
 // Script makes the next times calls of op on the pod's ("namespace/name") volume fail; it
@@ -58,17 +60,18 @@ func (f *Faults) Script(pod, volume string, op Operation, times int) error {
 	if f.left == nil {
 		f.left = map[faultKey]int{}
 	}
-	f.left[faultKey{pod: pod, volume: volume, op: op}] = times
+	ns, name, _ := strings.Cut(pod, "/")
+	f.left[faultKey{namespace: ns, name: name, volume: volume, op: op}] = times
 	return nil
 }
 
-// Fail uses up one scripted failure of op on the pod's volume and returns its error; nil when
-// none is left.
-func (f *Faults) Fail(pod, volume string, op Operation) error {
+// Fail uses up one scripted failure of op on the volume of the pod namespace/name and returns
+// its error; nil when none is left.
+func (f *Faults) Fail(namespace, name, volume string, op Operation) error {
 	if f == nil || len(f.left) == 0 {
 		return nil
 	}
-	k := faultKey{pod: pod, volume: volume, op: op}
+	k := faultKey{namespace: namespace, name: name, volume: volume, op: op}
 	n, ok := f.left[k]
 	if !ok {
 		return nil
@@ -78,11 +81,11 @@ func (f *Faults) Fail(pod, volume string, op Operation) error {
 	} else {
 		f.left[k] = n - 1
 	}
-	name := "SetUp"
+	what := "SetUp"
 	if op == OpTearDown {
-		name = "TearDown"
+		what = "TearDown"
 	}
-	return fmt.Errorf("%w %s failure", ErrScripted, name)
+	return fmt.Errorf("%w %s failure", ErrScripted, what)
 }
 
 // Left reports how many failures of op on the pod's volume are still scripted.
@@ -90,7 +93,8 @@ func (f *Faults) Left(pod, volume string, op Operation) int {
 	if f == nil {
 		return 0
 	}
-	return f.left[faultKey{pod: pod, volume: volume, op: op}]
+	ns, name, _ := strings.Cut(pod, "/")
+	return f.left[faultKey{namespace: ns, name: name, volume: volume, op: op}]
 }
 
 var _ PluginFaults = (*Faults)(nil)

@@ -19,7 +19,7 @@ import (
 // input named.
 func TestFaultsScript(t *testing.T) {
 	var f Faults
-	if err := f.Fail("ns/p", "data", OpSetUp); err != nil {
+	if err := f.Fail("ns", "p", "data", OpSetUp); err != nil {
 		t.Errorf("zero Faults: Fail() = %v, want nil", err)
 	}
 	if err := f.Script("ns/p", "data", OpSetUp, 2); err != nil {
@@ -30,8 +30,8 @@ func TestFaultsScript(t *testing.T) {
 	}
 	var got []string
 	for range 4 {
-		got = append(got, errString(f.Fail("ns/p", "data", OpSetUp)))
-		got = append(got, errString(f.Fail("ns/p", "data", OpTearDown)), errString(f.Fail("ns/p", "other", OpSetUp)), errString(f.Fail("ns/q", "data", OpSetUp)))
+		got = append(got, errString(f.Fail("ns", "p", "data", OpSetUp)))
+		got = append(got, errString(f.Fail("ns", "p", "data", OpTearDown)), errString(f.Fail("ns", "p", "other", OpSetUp)), errString(f.Fail("ns", "q", "data", OpSetUp)))
 	}
 	want := []string{
 		"scripted SetUp failure", "", "", "",
@@ -45,7 +45,7 @@ func TestFaultsScript(t *testing.T) {
 	if err := f.Script("ns/p", "data", OpTearDown, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Fail("ns/p", "data", OpTearDown); !errors.Is(err, ErrScripted) || err.Error() != "scripted TearDown failure" {
+	if err := f.Fail("ns", "p", "data", OpTearDown); !errors.Is(err, ErrScripted) || err.Error() != "scripted TearDown failure" {
 		t.Errorf("Fail(tearDown) = %v, want the scripted TearDown failure", err)
 	}
 	if n := f.Left("ns/p", "data", OpTearDown); n != 0 {

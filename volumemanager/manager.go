@@ -372,26 +372,30 @@ func (m *Manager) mountedOnly(uid types.UID) []string {
 // emit traces e about pod.
 func (m *Manager) emit(pod *v1.Pod, e trace.Event) {
 	e.Component = trace.VolumeManager
-	e.Pod = m.podKey(pod)
+	e.Pod = ""
+	if ns, name := m.podName(pod); name != "" {
+		e.Pod = ns + "/" + name
+	}
 	e.UID = string(pod.UID)
 	m.opts.Tracer.Emit(e)
 }
 
-// podKey names the pod "namespace/name". A pod reconstructed from its directory alone is named by
-// the pod manager or the runtime's sandbox when either has it, else "" (its UID alone).
-func (m *Manager) podKey(pod *v1.Pod) string {
+// podName is the pod's namespace and name. A pod reconstructed from its directory alone is named
+// by the pod manager or the runtime's sandbox when either has it, else not at all (its UID
+// alone).
+func (m *Manager) podName(pod *v1.Pod) (namespace, name string) {
 	if pod.Name != "" {
-		return pod.Namespace + "/" + pod.Name
+		return pod.Namespace, pod.Name
 	}
 	if p, ok := m.opts.Pods.GetPodByUID(pod.UID); ok {
-		return p.Namespace + "/" + p.Name
+		return p.Namespace, p.Name
 	}
 	if m.opts.PodName != nil {
 		if ns, name, ok := m.opts.PodName(pod.UID); ok {
-			return ns + "/" + name
+			return ns, name
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // fault is the failure scripted for op on the pod's volume, if any: the plugin's operation fails
@@ -400,9 +404,9 @@ func (m *Manager) fault(pod *v1.Pod, volume string, op Operation) error {
 	if m.opts.Faults == nil {
 		return nil
 	}
-	key := m.podKey(pod)
-	if key == "" {
+	ns, name := m.podName(pod)
+	if name == "" {
 		return nil
 	}
-	return m.opts.Faults.Fail(key, volume, op)
+	return m.opts.Faults.Fail(ns, name, volume, op)
 }
