@@ -36,7 +36,7 @@ type volumeDeps struct {
 func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumemanager.TokenManager, error) {
 	vopts := volumemanager.Options{
 		Clock: opts.Clock, Tracer: opts.Tracer, Pods: d.n.Pods, States: d.n.Workers, Recorder: d.recorder,
-		PodDirs: opts.World.PodDirs,
+		PodDirs: opts.World.PodDirs, Faults: opts.World.VolumeFaults,
 		// The runtime's sandboxes name a pod reconstructed from its directory alone.
 		PodName: func(uid types.UID) (string, string, bool) {
 			if d.n.Runtime == nil {

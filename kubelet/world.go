@@ -64,6 +64,10 @@ type World struct {
 	// those no pod it has uses. A replay keeps a *PodDirs per node in memory; PodDirsOnDisk is
 	// `run`'s, in the root directory. Nil keeps nothing: a new process finds none.
 	PodDirs volumemanager.Dirs
+	// VolumeFaults are the failures scripted for the volume plugins' SetUp and TearDown, the
+	// node's mounter failing under them; they outlive a restart, as the pods' directories do.
+	// Nil fails none (`run`).
+	VolumeFaults volumemanager.PluginFaults
 	// ProbeScript holds the probe outcomes scripted from outside the kubelet; it outlives a
 	// restart, as the containers do. Nil leaves the pods' probe annotations and the default,
 	// success.
@@ -186,3 +190,17 @@ func eventsRecorder(opts Options) (*eventrecord.Tracing, error) {
 // PodDirs is the volumes kept in the pods' directories (volumemanager.PodDirs); its zero value
 // holds none.
 type PodDirs = volumemanager.PodDirs
+
+// VolumeFaults scripts failures of the volume plugins' SetUp and TearDown per pod and volume
+// (volumemanager.Faults); its zero value scripts none.
+type VolumeFaults = volumemanager.Faults
+
+// VolumeOperation is an operation VolumeFaults can make fail (volumemanager.Operation):
+// VolumeSetUp or VolumeTearDown.
+type VolumeOperation = volumemanager.Operation
+
+// The operations VolumeFaults can make fail.
+const (
+	VolumeSetUp    = volumemanager.OpSetUp
+	VolumeTearDown = volumemanager.OpTearDown
+)

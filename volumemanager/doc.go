@@ -59,10 +59,21 @@
 // leaves the volume in the actual state, uncertain (MarkVolumeMountAsUncertain), with no unmount
 // traced and no event, only a log line; the reconciler retries it at the first pass after the
 // operation's back-off (500ms doubled up to 2m2s) while no pod uses the volume. In memory a
-// TearDown never fails; on disk it fails as the volume's plugin does (DiskDirs.Remove). The
+// TearDown fails only when a script says so (Faults); on disk it fails as the volume's plugin
+// does (DiskDirs.Remove). The
 // pod's directory outlives its last volume: housekeeping removes it at its first pass after the
 // pod is gone and no volume of it is possibly mounted (CleanupOrphanedPodDirs, the kubelet's
 // cleanupOrphanedPodDirs).
+//
+// # Scripted failures
+//
+// Options.Faults stands for the node's mounter failing under the plugins: a SetUp or a TearDown
+// it names fails before it does anything (Faults, which a replay's failVolumeOperation step
+// scripts per pod and volume), with "scripted SetUp failure" or "scripted TearDown failure" as
+// the plugin's error. The failure takes the paths above, as any plugin error does: a SetUp's
+// FailedMount event and back-off (a remount's too), the pod waiting in WaitForAttachAndMount; a
+// TearDown's log line, back-off and uncertain volume, which keeps the pod's directory and holds
+// up SyncTerminatedPod's second poll until a retry succeeds.
 //
 // # Waiting
 //

@@ -102,6 +102,9 @@ type Options struct {
 	// Logger receives the failed TearDowns, which the kubelet logs without an event. The zero
 	// value discards them.
 	Logger klog.Logger
+	// Faults are the failures scripted for the volume plugins' SetUp and TearDown (a replay's
+	// failVolumeOperation step). Nil fails none.
+	Faults PluginFaults
 }
 
 func (o Options) validate() error {
@@ -369,19 +372,41 @@ func (m *Manager) mountedOnly(uid types.UID) []string {
 // emit traces e about pod.
 func (m *Manager) emit(pod *v1.Pod, e trace.Event) {
 	e.Component = trace.VolumeManager
-	e.Pod = pod.Namespace + "/" + pod.Name
-	if pod.Name == "" {
-		// A pod reconstructed from its directory alone: named by the pod manager or the
-		// runtime's sandbox when either has it, by its UID alone otherwise.
-		e.Pod = ""
-		if p, ok := m.opts.Pods.GetPodByUID(pod.UID); ok {
-			e.Pod = p.Namespace + "/" + p.Name
-		} else if m.opts.PodName != nil {
-			if ns, name, ok := m.opts.PodName(pod.UID); ok {
-				e.Pod = ns + "/" + name
-			}
-		}
+	e.Pod = ""
+	if ns, name := m.podName(pod); name != "" {
+		e.Pod = ns + "/" + name
 	}
 	e.UID = string(pod.UID)
 	m.opts.Tracer.Emit(e)
+}
+
+// podName is the pod's namespace and name. A pod reconstructed from its directory alone is named
+// by the pod manager or the runtime's sandbox when either has it, else not at all (its UID
+// alone).
+func (m *Manager) podName(pod *v1.Pod) (namespace, name string) {
+	if pod.Name != "" {
+		return pod.Namespace, pod.Name
+	}
+	if p, ok := m.opts.Pods.GetPodByUID(pod.UID); ok {
+		return p.Namespace, p.Name
+	}
+	if m.opts.PodName != nil {
+		if ns, name, ok := m.opts.PodName(pod.UID); ok {
+			return ns, name
+		}
+	}
+	return "", ""
+}
+
+// fault is the failure scripted for op on the pod's volume, if any: the plugin's operation fails
+// with it before it does anything.
+func (m *Manager) fault(pod *v1.Pod, volume string, op Operation) error {
+	if m.opts.Faults == nil {
+		return nil
+	}
+	ns, name := m.podName(pod)
+	if name == "" {
+		return nil
+	}
+	return m.opts.Faults.Fail(ns, name, volume, op)
 }

@@ -58,7 +58,12 @@ func (m *Manager) reconcilePod(now time.Time, p *podVolumes) {
 // mountVolume is the operation executor's MountVolume: SetUp, then the volume is mounted, or the
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
-	err := m.setUp(pod, v)
+	// A scripted failure fails the plugin's SetUp before it reads its objects or makes its
+	// directory: the mount itself failed.
+	err := m.fault(pod, v.name, OpSetUp)
+	if err == nil {
+		err = m.setUp(pod, v)
+	}
 	if err == nil && writesPodDir(v.source) {
 		// The plugin's SetUp makes the volume's directory first; one it cannot make fails it.
 		err = m.opts.PodDirs.Add(pod, v.name, v.source)
@@ -185,7 +190,12 @@ func (m *Manager) tearDown(now time.Time, pm *podMounts, p *podVolumes, names []
 			kept = append(kept, name)
 			continue
 		}
-		if err := m.opts.PodDirs.Remove(pm.pod.UID, name); err != nil {
+		// A scripted failure fails the TearDown before it removes the volume's directory.
+		err := m.fault(pm.pod, name, OpTearDown)
+		if err == nil {
+			err = m.opts.PodDirs.Remove(pm.pod.UID, name)
+		}
+		if err != nil {
 			m.unmountFailure(now, pm.pod, key, err)
 			if mounted {
 				failed = append(failed, name)

@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: x\nnodes: 1000000000000\nsources: [api]\n"))
 	f.Add([]byte("name: x\nsources: [file, http]\nfileCheckFrequency: 1ns\nhttpCheckFrequency: 1ns\nsettings: {nodeStatusUpdateFrequency: 1ns}\n"))
 	f.Add([]byte("name: x\nsources: [api]\nsteps:\n- at: 1s\n  apiCreateObject: {secret: {metadata: {name: db}, stringData: {pw: x}}}\n"))
+	f.Add([]byte("name: x\nsources: [api]\nsteps:\n- at: 1s\n  failVolumeOperation: {pod: default/web, volume: data, operation: tearDown, times: 2}\n"))
 	f.Add([]byte("steps: [1, 2]"))
 	f.Add([]byte("- a\n- b"))
 	f.Add([]byte(""))

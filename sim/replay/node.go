@@ -55,6 +55,9 @@ type node struct {
 	// podDirs are the volumes mounted in the pods' directories of the node's root directory,
 	// which a restarted kubelet reconstructs.
 	podDirs kubelet.PodDirs
+	// volumeFaults are the failures failVolumeOperation scripts for the node's volume plugins;
+	// like the directories, they outlive a restart.
+	volumeFaults kubelet.VolumeFaults
 
 	kubelet  *kubelet.Kubelet
 	restarts int // kubelet restarts so far
@@ -118,7 +121,8 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	// The scenario's configuration, with the sources it lists at replay's fixed places.
 	cfg := *s.kubelet
 	cfg.Sources.StaticPodPath, cfg.Sources.StaticPodURL, cfg.Sources.StaticPodURLHeader = "", "", nil
-	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes, Allocations: &n.allocations, PodDirs: &n.podDirs}
+	w := kubelet.World{API: n.kubeletClient, Events: n.apiEvents, Runtime: runtime, ProbeScript: e.probes, Allocations: &n.allocations, PodDirs: &n.podDirs,
+		VolumeFaults: &n.volumeFaults}
 	if n.writes != nil {
 		w.Writes = &kubelet.Writes{PodStatus: n.writes, Mirror: n.writes.Mirror(), Node: n.writes, Tokens: n.writes}
 	}

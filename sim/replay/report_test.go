@@ -45,6 +45,16 @@ func TestReport(t *testing.T) {
 		wantStepErrors: []string{"step 2 (containerExit at 2s) could not be carried out: exit container ngnix of pod default/web-node-1: no running instance: not found"},
 		wantReport:     "    2.000s  verdict       FAIL step 2: containerExit could not be carried out: exit container ngnix of pod default/web-node-1: no running instance: not found\n",
 	}, {
+		name:           "a volume fault for a pod the node does not have",
+		steps:          "- at: 2s\n  failVolumeOperation: {pod: default/web, volume: data, operation: setUp, times: 1}\n",
+		wantStepErrors: []string{"step 2 (failVolumeOperation at 2s) could not be carried out: fail volume operation: no pod default/web on node node-1 (no pod default/web was ever seen; known pods: default/web-node-1)"},
+		wantReport:     "    2.000s  verdict       FAIL step 2: failVolumeOperation could not be carried out: fail volume operation: no pod default/web on node node-1 (no pod default/web was ever seen; known pods: default/web-node-1)\n",
+	}, {
+		name:           "a volume fault for a volume the pod does not have",
+		steps:          "- at: 2s\n  failVolumeOperation: {pod: default/web-node-1, volume: data, operation: tearDown, times: 2}\n",
+		wantStepErrors: []string{`step 2 (failVolumeOperation at 2s) could not be carried out: fail volume operation: pod default/web-node-1 has no volume "data" (its volumes: none)`},
+		wantReport:     "    2.000s  verdict       FAIL step 2: failVolumeOperation could not be carried out: fail volume operation: pod default/web-node-1 has no volume \"data\" (its volumes: none)\n",
+	}, {
 		name:       "an unknown pod names the known ones",
 		steps:      "- at: 2s\n  expect: {pod: default/web, phase: Running}\n- at: 2s\n  expect: {pod: default/web, present: false}\n",
 		wantSeen:   []string{"phase=none (no pod default/web was ever seen; known pods: default/web-node-1)", ""},

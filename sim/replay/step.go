@@ -125,6 +125,7 @@ var stepKinds = []stepKind{
 	{"oomKill", func() action { return new(OOMKill) }},
 	{"killSandbox", func() action { return new(KillSandbox) }},
 	{"failRuntimeCall", func() action { return new(FailRuntimeCall) }},
+	{"failVolumeOperation", func() action { return new(FailVolumeOperation) }},
 	{"restartKubelet", func() action { return new(RestartKubelet) }},
 	{"expectMetric", func() action { return new(ExpectMetric) }},
 	{"stopNode", func() action { return new(StopNode) }},

@@ -236,6 +236,7 @@ var Catalogue = []Entry{
 	{Scenario, KindOOMKill, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindKillSandbox, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindFailRuntimeCall, []string{""}, []string{""}, problems, NotNoise, sayInjects},
+	{Scenario, KindFailVolumeOperation, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindRestartKubelet, []string{""}, []string{""}, problems, NotNoise, says("The kubelet process restarts; the runtime's containers live on.")},
 	{Scenario, KindStopNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},
 	{Scenario, KindStartNode, []string{""}, []string{""}, problems, NotNoise, sayInjects},

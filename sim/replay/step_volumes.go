@@ -1,0 +1,83 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/minikubelet/minikubelet/kubelet"
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// FailVolumeOperation makes the next Times SetUps (mounts and remounts) or TearDowns of a pod's
+// volume fail, as the node's mounter failing under the volume plugin would: the volume manager
+// sees the plugin's error, "scripted SetUp failure" or "scripted TearDown failure".
+type FailVolumeOperation struct {
+	Pod    string `json:"pod"`
+	Volume string `json:"volume"`
+	// Operation is setUp or tearDown.
+	Operation string `json:"operation"`
+	Times     int    `json:"times"`
+}
+
+var (
+	_ change   = (*FailVolumeOperation)(nil)
+	_ podNamer = (*FailVolumeOperation)(nil)
+)
+
+// volumeOperations are the operations failVolumeOperation may name.
+var volumeOperations = []string{string(kubelet.VolumeSetUp), string(kubelet.VolumeTearDown)}
+
+func (f *FailVolumeOperation) pod() string { return f.Pod }
+
+func (f *FailVolumeOperation) validate() error {
+	errs := []error{podKey(f.Pod)}
+	if f.Volume == "" {
+		errs = append(errs, errors.New("failVolumeOperation.volume is required"))
+	} else if msgs := validation.IsDNS1123Label(f.Volume); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("failVolumeOperation.volume %q: %s, as a pod's volume name must be", f.Volume, strings.Join(msgs, "; ")))
+	}
+	if !slices.Contains(volumeOperations, f.Operation) {
+		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(volumeOperations, " or ")))
+	}
+	if f.Times < 1 {
+		errs = append(errs, errors.New("failVolumeOperation.times must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// apply scripts the failures on the node's volume plugins. The pod must be in the node's pod
+// manager and have the volume: a script for a volume no pod has would never fail anything. The
+// script belongs to the node, so it outlives a kubelet restart.
+func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
+	op, what := kubelet.VolumeSetUp, "SetUps (mounts and remounts)"
+	if f.Operation == string(kubelet.VolumeTearDown) {
+		op, what = kubelet.VolumeTearDown, "TearDowns"
+	}
+	e.stepEvent(trace.KindFailVolumeOperation, f.Pod, fmt.Sprintf("the next %d %s of volume %s fail", f.Times, what, f.Volume))
+	ns, name, _ := strings.Cut(f.Pod, "/")
+	pod, ok := n.kubelet.Pods.GetPodByName(ns, name)
+	if !ok {
+		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: no pod %s on node %s%s", f.Pod, n.name, n.unknownPodHint(f.Pod)))
+		return
+	}
+	var names []string
+	for _, v := range pod.Spec.Volumes {
+		names = append(names, v.Name)
+	}
+	if !slices.Contains(names, f.Volume) {
+		has := "none"
+		if len(names) > 0 {
+			has = strings.Join(names, ", ")
+		}
+		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s has no volume %q (its volumes: %s)", f.Pod, f.Volume, has))
+		return
+	}
+	if err := n.volumeFaults.Script(f.Pod, f.Volume, op, f.Times); err != nil {
+		e.stepError(trace.KindFailVolumeOperation, err)
+	}
+}

@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// TestVolumeFaultsOutliveARestart checks that failVolumeOperation scripts the node, not the
+// kubelet process: of five scripted SetUp failures, four come before restartKubelet (1.1s, 1.7s,
+// 2.8s, 4.9s) and the fifth at the new process's first pass (5.1s), whose back-off starts
+// afresh at 500ms, so the volume mounts at 5.7s.
+func TestVolumeFaultsOutliveARestart(t *testing.T) {
+	const src = `name: volume-fault-restart
+sources: [api]
+runtime: {sandboxStart: 500ms, imagePull: 1s, containerStart: 500ms}
+steps:
+- at: 1s
+  apiCreatePod:
+    pod:
+      metadata: {name: web, namespace: default}
+      spec:
+        nodeName: node-1
+        containers:
+        - {name: app, image: 'busybox:1.36', volumeMounts: [{name: data, mountPath: /data}]}
+        volumes:
+        - {name: data, emptyDir: {}}
+- at: 1s
+  failVolumeOperation: {pod: default/web, volume: data, operation: setUp, times: 5}
+- at: 4.9s
+  expectEvent: {component: events, event: Warning, pod: default/web, reason: FailedMount, message: 'MountVolume.SetUp failed for volume "data" : scripted SetUp failure'}
+- at: 5s
+  restartKubelet: {}
+- at: 5.1s
+  expectEvent: {component: events, event: Warning, pod: default/web, reason: FailedMount, message: 'MountVolume.SetUp failed for volume "data" : scripted SetUp failure'}
+- at: 5.6s
+  expectNoEvent: {component: volumemanager, event: mount, pod: default/web, message: data}
+- at: 5.7s
+  expectEvent: {component: volumemanager, event: mount, pod: default/web, message: data}
+- at: 6s
+  expectNoEvent: {component: events, event: Warning, pod: default/web, reason: FailedMount}
+- at: 20s
+  expect: {pod: default/web, phase: Running, container: app, state: running, restartCount: 0}
+`
+	s, err := Parse("volume-fault-restart.yaml", []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	var report bytes.Buffer
+	res, err := Run(context.Background(), s, RunOptions{Report: &report, Format: trace.Text})
+	if err != nil {
+		t.Fatalf("Run() error = %v", err)
+	}
+	if len(res.StepErrors) != 0 || len(res.Outcomes) != 6 || !res.Passed() {
+		t.Errorf("replay: %d outcomes, step errors %v, passed %t, want 6 outcomes met:\n%s", len(res.Outcomes), res.StepErrors, res.Passed(), report.String())
+	}
+}

@@ -1,0 +1,181 @@
+package volumemanager
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// TestFaultsScript checks the script's bookkeeping: each call uses up one failure of its own
+// operation on its own volume, a new script replaces the old, and bad input is refused with the
+// input named.
+func TestFaultsScript(t *testing.T) {
+	var f Faults
+	if err := f.Fail("ns", "p", "data", OpSetUp); err != nil {
+		t.Errorf("zero Faults: Fail() = %v, want nil", err)
+	}
+	if err := f.Script("ns/p", "data", OpSetUp, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Script("ns/p", "data", OpSetUp, 3); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 4 {
+		got = append(got, errString(f.Fail("ns", "p", "data", OpSetUp)))
+		got = append(got, errString(f.Fail("ns", "p", "data", OpTearDown)), errString(f.Fail("ns", "p", "other", OpSetUp)), errString(f.Fail("ns", "q", "data", OpSetUp)))
+	}
+	want := []string{
+		"scripted SetUp failure", "", "", "",
+		"scripted SetUp failure", "", "", "",
+		"scripted SetUp failure", "", "", "",
+		"", "", "", "",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if err := f.Script("ns/p", "data", OpTearDown, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Fail("ns", "p", "data", OpTearDown); !errors.Is(err, ErrScripted) || err.Error() != "scripted TearDown failure" {
+		t.Errorf("Fail(tearDown) = %v, want the scripted TearDown failure", err)
+	}
+	if n := f.Left("ns/p", "data", OpTearDown); n != 0 {
+		t.Errorf("Left() after the last failure = %d, want 0", n)
+	}
+	for _, tt := range []struct {
+		op    Operation
+		times int
+		want  string
+	}{
+		{"mount", 1, `"mount"`},
+		{OpSetUp, 0, "times 0"},
+		{OpTearDown, -1, "times -1"},
+	} {
+		err := f.Script("ns/p", "data", tt.op, tt.times)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `ns/p volume "data"`) {
+			t.Errorf("Script(%q, %d) = %v, want an error naming %s and the volume", tt.op, tt.times, err, tt.want)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestScriptedSetUpFailure follows a volume whose SetUp is scripted to fail three times: each
+// failure records FailedMount with the plugin's error and backs the operation off (500ms, 1s,
+// 2s; tries at 1.1s, 1.7s, 2.8s), nothing is mounted nor kept in the pod's directory meanwhile,
+// and the fourth try, at 4.9s, mounts it; the wait sees it at its next tick. The other volume
+// of the pod mounts at once.
+func TestScriptedSetUpFailure(t *testing.T) {
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	faults := &Faults{}
+	dirs := &PodDirs{}
+	m := newFaultyManager(t, w, dirs, faults)
+	pod := secretPod("a")
+	if err := faults.Script("ns/p-a", "creds", OpSetUp, 3); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+	w.pods = append(w.pods, pod)
+	m.PodsChanged()
+	hooks := map[time.Duration]func(){3 * time.Second: func() {
+		if got := dirs.Reconstruct(); len(got) != 1 || !cmp.Equal(got[0].Volumes, []string{"kube-api-access-x"}) {
+			t.Errorf("pod directory while creds fails = %v, want kube-api-access-x alone", got)
+		}
+	}}
+	ended, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), hooks)
+	if err != nil || ended != 4950*time.Millisecond {
+		t.Errorf("wait ended at %v with %v, want 4.95s (the first tick after the mount at 4.9s)", ended, err)
+	}
+	msg := `FailedMount MountVolume.SetUp failed for volume "creds" : scripted SetUp failure`
+	wantEvents := []string{"1.1s " + msg, "1.7s " + msg, "2.8s " + msg}
+	if diff := cmp.Diff(wantEvents, w.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	wantTrace := []string{"1.1s token serviceaccount ns/default", "1.1s mount kube-api-access-x", "4.9s mount creds"}
+	if diff := cmp.Diff(wantTrace, w.trace); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
+	}
+	if n := faults.Left("ns/p-a", "creds", OpSetUp); n != 0 {
+		t.Errorf("failures left = %d, want none", n)
+	}
+}
+
+// TestScriptedTearDownFailure follows a volume whose TearDown is scripted to fail twice once
+// its pod terminated: no unmount traced and no event, the volume uncertain, the pod's
+// directory kept through housekeeping, the retries after 500ms then 1s (5.1s, 5.7s, 6.8s),
+// and the directory gone at the first cleanup after the last retry succeeded.
+func TestScriptedTearDownFailure(t *testing.T) {
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	faults := &Faults{}
+	dirs := &PodDirs{}
+	m := newFaultyManager(t, w, dirs, faults)
+	pod := secretPod("a")
+	w.pods = append(w.pods, pod)
+	m.PodsChanged()
+	if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := faults.Script("ns/p-a", "creds", OpTearDown, 2); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(5 * time.Second))
+	w.terminated[pod.UID] = true
+	m.PodsChanged()
+	mark := len(w.trace)
+	for _, at := range []time.Duration{5100 * time.Millisecond, 5700 * time.Millisecond} {
+		step(w, m, at)
+		if got := m.PossiblyMounted(pod.UID); !cmp.Equal(got, []string{"creds"}) {
+			t.Errorf("at %v: possibly mounted = %v, want creds", at, got)
+		}
+		m.CleanupOrphanedPodDirs(func(types.UID) bool { return false })
+		if !dirs.HasPodDir(pod.UID) {
+			t.Errorf("at %v: pod directory removed while its TearDown fails", at)
+		}
+	}
+	step(w, m, 20*time.Second)
+	want := []string{"5.1s unmount kube-api-access-x", "6.8s unmount creds"}
+	if diff := cmp.Diff(want, w.trace[mark:]); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
+	}
+	if len(w.events) != 0 {
+		t.Errorf("events = %q, want none: a failed TearDown makes no event", w.events)
+	}
+	if got := m.PossiblyMounted(pod.UID); len(got) != 0 {
+		t.Errorf("possibly mounted after the retry = %v, want nothing", got)
+	}
+	m.CleanupOrphanedPodDirs(func(types.UID) bool { return false })
+	if dirs.HasPodDir(pod.UID) {
+		t.Error("pod directory kept after its last TearDown succeeded, want it removed")
+	}
+}
+
+// newFaultyManager builds a manager on w whose plugins ask faults.
+func newFaultyManager(t *testing.T, w *world, dirs Dirs, faults PluginFaults) *Manager {
+	t.Helper()
+	tokens, err := NewTokenManager(TokenOptions{Clock: w.clk, Tracer: w, Client: w, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Clock: w.clk, Tracer: w, Pods: w, States: w, Recorder: w, Secrets: w, ConfigMaps: w, Tokens: tokens,
+		PodDirs: dirs, Faults: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
