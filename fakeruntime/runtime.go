@@ -210,9 +210,6 @@ type Runtime struct {
 	// schedule holds the effects that happen later, in (time, sequence) order.
 	schedule transitions
 	seq      uint64
-	// closureSteps schedules the typed steps (stepCreated, stepStarted, stepEvent) as the
-	// closures they replace, for the tests that check the two do the same.
-	closureSteps bool
 	// lastContainer and lastSandbox number the IDs handed out.
 	lastContainer, lastSandbox int
 	// images maps each image to the instant its pull completes.

@@ -1,7 +1,11 @@
 package fakeruntime
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,8 +42,8 @@ type stepsRun struct {
 // failing once and invalid; containers created and started with and without a scripted exit
 // (annotations, SetBehavior), with init containers and sidecars; a kill between a container's
 // create and its start; an environment that cannot be made; and a kubelet restart with steps of
-// the process pending. closures schedules the typed steps as the closures they replace.
-func stepsWorkload(t *testing.T, closures bool) stepsRun {
+// the process pending.
+func stepsWorkload(t *testing.T) stepsRun {
 	t.Helper()
 	clk := vclock.New(vclock.Epoch)
 	var out stepsRun
@@ -59,7 +63,6 @@ func stepsWorkload(t *testing.T, closures bool) stepsRun {
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	rt.closureSteps = closures
 	rt.SetRuntimeHelper(failingEnv{fail: map[string]bool{"noenv": true}})
 	rt.FailImagePull("nginx:1.27", 1)
 
@@ -138,15 +141,50 @@ func stepsWorkload(t *testing.T, closures bool) stepsRun {
 	return out
 }
 
-// TestTypedStepsDoWhatClosuresDid: the steps a container's start takes (its create, its start,
-// the events the process records later) are typed values in the schedule rather than closures;
-// the same workload run both ways traces the same events in the same order at the same
-// instants, records the same Kubernetes events about the same references, and leaves the same
-// statuses and checkpoint.
-func TestTypedStepsDoWhatClosuresDid(t *testing.T) {
-	typed, closures := stepsWorkload(t, false), stepsWorkload(t, true)
-	if diff := cmp.Diff(closures, typed); diff != "" {
-		t.Errorf("typed steps differ from closures (-closures +typed):\n%s", diff)
+// render is r as the golden file holds it: one line per trace event, Kubernetes event and status,
+// then the checkpoint.
+func (r stepsRun) render(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range r.Trace {
+		data, err := ev.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "trace %s\n", data)
+	}
+	for _, e := range r.Events {
+		fmt.Fprintf(&b, "event %s\n", e)
+	}
+	for _, s := range r.Statuses {
+		fmt.Fprintf(&b, "status %s\n", s)
+	}
+	fmt.Fprintf(&b, "checkpoint %s\n", r.Checkpoint)
+	return b.String()
+}
+
+var updateSteps = flag.Bool("update", false, "rewrite testdata/steps.golden")
+
+// TestTypedSteps: the steps a container's start takes (its create, its start, the events the
+// process records later) are typed values in the schedule. The golden file was written by the
+// closures they replaced; the workload still traces the same events in the same order at the
+// same instants, records the same Kubernetes events about the same references, and leaves the
+// same statuses and checkpoint.
+func TestTypedSteps(t *testing.T) {
+	typed := stepsWorkload(t)
+	got := typed.render(t)
+	golden := filepath.Join("testdata", "steps.golden")
+	if *updateSteps {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("workload differs from %s (-want +got):\n%s", golden, diff)
 	}
 	// The workload reaches what it is for.
 	for _, want := range []struct {

@@ -168,35 +168,15 @@ func (s *podSync) schedule(at time.Time, fn func(at time.Time)) {
 // scheduleContainer schedules a typed step (stepCreated, stepStarted) of rec at the sync's
 // current instant, as schedule would a closure doing the same.
 func (s *podSync) scheduleContainer(kind stepKind, rec *containerRec) {
-	r, pod, key := s.r, s.pod, s.key
-	if r.closureSteps {
-		switch kind {
-		case stepCreated:
-			s.schedule(s.at, func(at time.Time) { r.containerCreated(at, pod, key, rec) })
-		case stepStarted:
-			s.schedule(s.at, func(at time.Time) { r.containerStarted(at, pod, key, rec, Behavior{}, false) })
-		}
-		return
-	}
-	r.postGuarded(s.at, pod, step{kind: kind, key: key, rec: rec})
+	s.r.postGuarded(s.at, s.pod, step{kind: kind, key: s.key, rec: rec})
 }
 
 // emitAndRecordAt traces e and records k about the pod at the sync's current instant, unless the
 // kubelet restarts before then: the process that would log and record them is gone.
 func (s *podSync) emitAndRecordAt(e trace.Event, k kubeEvent) {
-	r, pod := s.r, s.pod
-	if r.closureSteps {
-		r.postEventClosure(s.at, pod, e, k)
-		return
-	}
+	r := s.r
 	r.seq++
-	r.schedule.push(step{at: s.at, seq: r.seq, kind: stepEvent, ofProcess: true, pod: pod, event: &pendingEvent{trace: e, k: k}})
-}
-
-// postEventClosure is emitAndRecordAt's step as the closure it was. It is a function of its own
-// so that the closure's capture does not move emitAndRecordAt's e to the heap.
-func (r *Runtime) postEventClosure(at time.Time, pod *v1.Pod, e trace.Event, k kubeEvent) {
-	r.postOfProcess(at, func(time.Time) { r.emitAndRecord(pod, e, k) })
+	r.schedule.push(step{at: s.at, seq: r.seq, kind: stepEvent, ofProcess: true, pod: s.pod, event: &pendingEvent{trace: e, k: k}})
 }
 
 // recordAt records k about the pod's container at the sync's current instant, with no trace event

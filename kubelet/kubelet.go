@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -36,6 +37,9 @@ type Options struct {
 	Seed uint64
 	// World is everything the kubelet reaches outside its process.
 	World World
+	// Logger receives what the kubelet logs without a Kubernetes event or a trace event outside
+	// Run's context: the volume manager's failed TearDowns. The zero value discards it.
+	Logger klog.Logger
 	// KubeletPort is the port the node advertises for its server; zero is 10250.
 	KubeletPort int32
 	// Latencies are a new runtime's (World.Runtime nil).

@@ -36,7 +36,7 @@ type volumeDeps struct {
 func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumemanager.TokenManager, error) {
 	vopts := volumemanager.Options{
 		Clock: opts.Clock, Tracer: opts.Tracer, Pods: d.n.Pods, States: d.n.Workers, Recorder: d.recorder,
-		PodDirs: opts.World.PodDirs, Faults: opts.World.VolumeFaults,
+		PodDirs: opts.World.PodDirs, Faults: opts.World.VolumeFaults, Logger: opts.Logger,
 		// The runtime's sandboxes name a pod reconstructed from its directory alone.
 		PodName: func(uid types.UID) (string, string, bool) {
 			if d.n.Runtime == nil {
@@ -50,10 +50,6 @@ func buildVolumes(opts Options, d volumeDeps) (*volumemanager.Manager, *volumema
 			}
 			return d.sourcesReady(sets.New(d.n.Loop.SourcesSeen()...))
 		},
-	}
-	if dd, ok := opts.World.PodDirs.(*volumemanager.DiskDirs); ok {
-		// `run`'s failed TearDowns are logged with the rest of what its directories log.
-		vopts.Logger = dd.Logger
 	}
 	if d.objects.ConfigMaps != nil {
 		vopts.ConfigMaps, vopts.Secrets = d.objects.ConfigMaps, d.objects.Secrets

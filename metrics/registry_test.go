@@ -194,12 +194,39 @@ func TestWorkersRuntimeAndStarts(t *testing.T) {
 	}
 }
 
+// TestNilRegistryRecordsNothing: a core built without metrics holds a nil *Registry and calls
+// its recording methods all the same; each is a no-op there and does not panic.
 func TestNilRegistryRecordsNothing(t *testing.T) {
 	var r *metrics.Registry
-	r.StartedPod(nil)
-	r.ObservePodWorker("sync", time.Second)
-	r.ObserveRelist(time.Unix(1, 0), time.Unix(1, 0), nil)
-	r.SetPodCounts(metrics.PodCounts{})
+	for _, tc := range []struct {
+		name   string
+		record func()
+	}{
+		{"ObservePodWorker", func() { r.ObservePodWorker("sync", time.Second) }},
+		{"ObservePodWorkerStart", func() { r.ObservePodWorkerStart(time.Second) }},
+		{"ObservePodStart", func() { r.ObservePodStart(time.Second) }},
+		{"ObservePodStartSLI", func() { r.ObservePodStartSLI(time.Second) }},
+		{"ObservePodStartTotal", func() { r.ObservePodStartTotal(time.Second) }},
+		{"SetFirstNetworkPodStartSLI", func() { r.SetFirstNetworkPodStartSLI(time.Second) }},
+		{"ObserveRelist", func() { r.ObserveRelist(time.Unix(1, 0), time.Unix(1, 0), &metrics.RunningCounts{}) }},
+		{"ObserveRuntimeOperation", func() { r.ObserveRuntimeOperation("start_container", time.Second, nil) }},
+		{"StartedPod", func() { r.StartedPod(nil) }},
+		{"StartedContainer", func() { r.StartedContainer("container", "") }},
+		{"SetPodCounts", func() { r.SetPodCounts(metrics.PodCounts{}) }},
+		{"Eviction", func() { r.Eviction("memory.available") }},
+		{"SetTotalPlugins", func() { r.SetTotalPlugins([]metrics.PluginCount{{}}) }},
+		{"ObserveProbe", func() { r.ObserveProbe(metrics.ProbeLabels{}, "successful", time.Second) }},
+		{"ForgetProbe", func() { r.ForgetProbe(metrics.ProbeLabels{}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s on a nil Registry panicked: %v", tc.name, p)
+				}
+			}()
+			tc.record()
+		})
+	}
 }
 
 func TestHandlerServesKubeletSeries(t *testing.T) {

@@ -550,6 +550,7 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 		Tracer:    d.tracer,
 		Seed:      uint64(d.clock.Now().UnixNano()),
 		World:     world,
+		Logger:    logger,
 		Latencies: fakeruntime.DefaultLatencies,
 	}
 	if cfg.RuntimeLatencies != nil {

@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
+	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,18 +124,83 @@ func (p *sharedPods) changed() []string {
 	return out
 }
 
-// waitFor polls cond every few milliseconds for 30 s: the informer's goroutines deliver on their
-// own time.
+// waitFor waits, in a synctest bubble, until cond holds: it checks once every goroutine of the
+// bubble is blocked, and lets the bubble's clock move on (the informer's resync, a watch's
+// backoff) while it does not, for at most 30 s of that clock.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
+	for synctest.Wait(); !cond(); synctest.Wait() {
 		if time.Now().After(deadline) {
 			t.Fatalf("not within 30s: %s", what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// servePipes serves srv over net.Pipe connections, which a synctest bubble can wait on where it
+// cannot on a socket, until ctx ends, and returns a clientset that dials them.
+func servePipes(t *testing.T, ctx context.Context, srv *fakeapiserver.Server) kubernetes.Interface {
+	t.Helper()
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	ctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	tr := &http.Transport{DialContext: l.dial}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve() = %v", err)
+		}
+	})
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: tr, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs.
+type pipeListener struct {
+	conns     chan net.Conn
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// dial hands the listener the server's end of a new pipe and returns the client's.
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 func newPod(name string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
@@ -146,7 +213,9 @@ func newPod(name string) *v1.Pod {
 // a resumed watch after a dropped one, a relist after a resume that found the history compacted
 // (410 Gone), and the resync; and the stored pods, handed over shared, left as they were, with
 // the cache's copies without managed fields.
-func TestPodInformerInProcess(t *testing.T) {
+func TestPodInformerInProcess(t *testing.T) { synctest.Test(t, testPodInformerInProcess) }
+
+func testPodInformerInProcess(t *testing.T) {
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard, HistorySize: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -283,20 +352,17 @@ func TestPodInformerInProcess(t *testing.T) {
 // client-go informers over HTTP for nodes and leases, the pods informer in process. The
 // scheduler binds a pod it read from the store's shared objects, and every pod handed over stays
 // as it was (with -race, also across the server's and the runner's goroutines).
-func TestRunnerWithPodsInProcess(t *testing.T) {
+func TestRunnerWithPodsInProcess(t *testing.T) { synctest.Test(t, testRunnerWithPodsInProcess) }
+
+func testRunnerWithPodsInProcess(t *testing.T) {
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: ts.URL, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	client := servePipes(t, ctx, srv)
 	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

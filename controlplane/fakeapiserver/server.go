@@ -69,6 +69,12 @@ type Options struct {
 	// source seeded with 1, so that a replay names its objects the same way every time; with a
 	// DataDir, a randomly seeded one, so that a restarted server never draws the UIDs it stored.
 	Rand *rand.Rand
+
+	// afterTry, when set, runs in guaranteedUpdate after each try built its object and before
+	// the write takes the store lock: where a concurrent writer may move the stored object. Only
+	// the package's own tests set it, to make that race happen at a chosen try; it is fixed from
+	// New on.
+	afterTry func(try int)
 }
 
 func (o Options) validate() error {
@@ -111,9 +117,7 @@ type Server struct {
 	// stop is closed by Serve when its context ends, which ends every open watch.
 	stop     chan struct{}
 	stopOnce sync.Once
-	// afterTry, when set, runs in guaranteedUpdate after each try built its object and before
-	// the write takes the store lock: where a concurrent writer may move the stored object. Only
-	// tests set it, to make that race happen at a chosen try.
+	// afterTry is Options.afterTry.
 	afterTry func(try int)
 }
 
@@ -170,6 +174,7 @@ func New(opts Options) (*Server, error) {
 		resourceMetrics: opts.ResourceMetrics,
 		kubelets:        kubeletTransport(opts.KubeletClientCertificate, opts.KubeletCertificateAuthority),
 		stop:            make(chan struct{}),
+		afterTry:        opts.afterTry,
 	}
 	if err := s.bootstrapNamespaces(); err != nil {
 		_ = s.Close()

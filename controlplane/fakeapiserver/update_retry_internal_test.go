@@ -16,10 +16,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // TestUpdateOwnedRetries makes the stored object move between an update's read and its write
-// (afterTry runs a second writer's update there), on each path an update takes: updateOwned
+// (Options.afterTry runs a second writer's update there), on each path an update takes: updateOwned
 // itself with the in-process client's again, Direct.UpdateLease, and PUT. An update without a
 // resource version tries again on the newer object and is stored once, with what it asked: a
 // dropped retry would answer an error or leave the other writer's holder; a retry applied twice
@@ -96,18 +99,15 @@ func TestUpdateOwnedRetries(t *testing.T) {
 	for path, update := range paths {
 		for _, tt := range tests {
 			t.Run(path+"/"+tt.name, func(t *testing.T) {
-				s := newInternServer(t)
-				defer s.Close()
-				created, err := s.Direct("creator").CreateLease(ctx, lease("first", ""))
-				if err != nil {
-					t.Fatal(err)
-				}
-				base, _ := strconv.Atoi(created.ResourceVersion)
-				var tries []int
-				other := false
-				s.afterTry = func(try int) {
-					if other {
-						return // the other writer's own update
+				var (
+					s     *Server
+					tries []int
+					other bool // the other writer's own update is under way
+					done  bool // the update under test has answered
+				)
+				s, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, afterTry: func(try int) {
+					if other || done {
+						return
 					}
 					tries = append(tries, try)
 					if slices.Contains(tt.moves, try) {
@@ -118,13 +118,22 @@ func TestUpdateOwnedRetries(t *testing.T) {
 							t.Fatalf("the other writer's update: %v", err)
 						}
 					}
+				}})
+				if err != nil {
+					t.Fatal(err)
 				}
+				defer s.Close()
+				created, err := s.Direct("creator").CreateLease(ctx, lease("first", ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				base, _ := strconv.Atoi(created.ResourceVersion)
 				rv := ""
 				if tt.withRV {
 					rv = created.ResourceVersion
 				}
 				_, agains, err := update(t, s, lease("mine", rv))
-				s.afterTry = nil
+				done = true
 				if got := apierrors.IsConflict(err); got != tt.conflict || (err != nil && !got) {
 					t.Fatalf("update = %v, want a conflict: %t", err, tt.conflict)
 				}
