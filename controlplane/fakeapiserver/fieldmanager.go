@@ -342,15 +342,7 @@ func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Obj
 		lv.FieldByName("ObjectMeta").Type() != reflect.TypeFor[metav1.ObjectMeta]() {
 		return nil, nil, false
 	}
-	rest := func(v reflect.Value) any {
-		c := reflect.New(v.Type()).Elem()
-		c.Set(v)
-		c.FieldByName("Status").SetZero()
-		c.FieldByName("TypeMeta").SetZero()
-		c.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta).ManagedFields = nil
-		return c.Addr().Interface()
-	}
-	if !reflect.DeepEqual(rest(lv), rest(nv)) {
+	if !sameButStatus(lv, nv) {
 		return nil, nil, false
 	}
 	cut := func(v reflect.Value) runtime.Object {
@@ -366,6 +358,31 @@ func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Obj
 		return out
 	}
 	return cut(lv), cut(nv), true
+}
+
+// sameButStatus reports whether lv and nv, typed objects of one struct type (statusOnly's), are
+// equal by reflect.DeepEqual but for their type meta, their status and their managed fields:
+// field by field, each through a pointer to it (DeepEqual compares the values pointed at, and
+// takes lists and maps that share their elements, such as the spec the status strategy keeps,
+// as equal without walking them), and the metadata without its managed fields, rather than
+// copies of the whole objects with those fields cleared.
+func sameButStatus(lv, nv reflect.Value) bool {
+	for i := range lv.NumField() {
+		switch f := lv.Type().Field(i); {
+		case !f.IsExported():
+			return false // not the API's types: walked whole
+		case f.Name == "TypeMeta" || f.Name == "Status":
+		case f.Name == "ObjectMeta":
+			lm, nm := *lv.Field(i).Addr().Interface().(*metav1.ObjectMeta), *nv.Field(i).Addr().Interface().(*metav1.ObjectMeta)
+			lm.ManagedFields, nm.ManagedFields = nil, nil
+			if !reflect.DeepEqual(&lm, &nm) {
+				return false
+			}
+		case !reflect.DeepEqual(lv.Field(i).Addr().Interface(), nv.Field(i).Addr().Interface()):
+			return false
+		}
+	}
+	return true
 }
 
 // stampManagedFields gives the entries of obj that the field manager stamped (a new entry, or one

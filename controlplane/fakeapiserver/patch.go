@@ -150,9 +150,25 @@ var strategicMergeByMaps = true
 // warnings. The object's apiVersion and kind are the resource's whatever the patch says:
 // kube-apiserver converts the patched object by its Go type, not by its kind.
 func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (runtime.Object, []string, error) {
-	src, cutSpec := old.obj, false
-	if p.keepsManagedFields(t, old) {
+	src, keepsManagedFields, cutSpec := old.obj, p.keepsManagedFields(t, old), false
+	if keepsManagedFields {
 		cutSpec = p.keepsSpec(t)
+	}
+	patchMap, strictErrs, err := p.decodeMap(fv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keepsManagedFields && mergeNamedPartsOnly && len(strictErrs) == 0 {
+		if obj, ok := mergeNamedParts(t, old.obj, cutSpec, patchMap, fv); ok {
+			return obj, nil, nil
+		}
+		// The merge may have changed the patch's maps (it takes directives out): the whole
+		// object's merge starts from the patch again.
+		if patchMap, strictErrs, err = p.decodeMap(fv); err != nil {
+			return nil, nil, err
+		}
+	}
+	if keepsManagedFields {
 		src = withoutManagedFieldsOrSpec(src, cutSpec)
 	}
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(src)
@@ -161,16 +177,6 @@ func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (
 	}
 	if cutSpec {
 		delete(original, "spec")
-	}
-	patchMap := map[string]any{}
-	var strictErrs []error
-	if fv == validationIgnore {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(p.data, &patchMap)
-	} else {
-		strictErrs, err = kjson.UnmarshalStrict(p.data, &patchMap)
-	}
-	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	merged, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, t.res.newObj())
 	if err != nil {
@@ -213,6 +219,216 @@ func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
 	return obj, warnings, nil
 }
+
+// decodeMap decodes a strategic merge patch into maps, strictly (the duplicate fields it finds
+// returned as errors) unless fv is Ignore; a body that is not a JSON object is 400 with the
+// decoder's message.
+func (p patchRequest) decodeMap(fv fieldValidation) (map[string]any, []error, error) {
+	patchMap := map[string]any{}
+	var strictErrs []error
+	var err error
+	if fv == validationIgnore {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(p.data, &patchMap)
+	} else {
+		strictErrs, err = kjson.UnmarshalStrict(p.data, &patchMap)
+	}
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	return patchMap, strictErrs, nil
+}
+
+// mergeNamedPartsOnly lets strategicMerge merge only the parts of the object that a status patch
+// names (mergeNamedParts); a test turns it off to compare.
+var mergeNamedPartsOnly = true
+
+// mergeNamedParts is strategicMerge for a status patch that keepsManagedFields, converting only
+// the top-level parts the patch names (the status, maybe the metadata) rather than the whole
+// object: a strategic merge merges key by key, so without a directive at the top (which may
+// replace or retain keys of the whole object) each named part merges with the stored part of
+// that name alone, and the parts it does not name come out of the converter as they went in. A
+// kubelet's status patch names the status (and, for a pod, the metadata's UID as its
+// precondition), so the stored metadata is not converted to maps and back; for the parts it does
+// not name, the result holds what that round trip gives (convertedMeta), and the spec is left
+// out as keepsSpec lets it be. It reports false, and the caller takes the whole object's way,
+// for anything whose answer that way is not plainly the same: a key at the top that is no
+// struct field of the object (a directive, apiVersion or kind, an unknown field), a part left
+// unnamed that it cannot reproduce, a merge or conversion that fails, merged maps with a field
+// the converter's validation would report (the whole way reports it in its words); the caller
+// has already left out patches with duplicate fields. stored is the stored object, which it only
+// reads.
+func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map[string]any, fv fieldValidation) (runtime.Object, bool) {
+	sv := reflect.ValueOf(stored).Elem()
+	names := topLevelFields(sv.Type())
+	original := make(map[string]any, len(patchMap))
+	for k := range patchMap {
+		i, ok := names[k]
+		if !ok {
+			return nil, false
+		}
+		f := sv.Field(i)
+		part := f.Addr().Interface()
+		if m, ok := part.(*metav1.ObjectMeta); ok {
+			cut := *m
+			cut.ManagedFields = nil
+			part = &cut
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(part)
+		if err != nil {
+			return nil, false
+		}
+		original[k] = u
+	}
+	// The merge reads only the type of its last argument: a nil pointer of the stored type.
+	merged, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, reflect.Zero(reflect.TypeOf(stored)).Interface())
+	if err != nil {
+		return nil, false
+	}
+	if fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(stored), map[string]any(merged))) {
+		return nil, false
+	}
+	obj := t.res.newObj()
+	ov := reflect.ValueOf(obj).Elem()
+	if ov.Type() != sv.Type() {
+		return nil, false
+	}
+	for k, v := range merged {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, ov.Field(names[k]).Addr().Interface(), false); err != nil {
+			return nil, false
+		}
+	}
+	// The parts the patch does not name: the type's meta (set below, as strategicMerge sets it),
+	// the metadata as the converter's round trip gives it, a spec that keepsSpec leaves out;
+	// anything else is taken the whole object's way.
+	for i := 2; i < sv.NumField(); i++ {
+		name := jsonName(sv.Type().Field(i))
+		if _, named := patchMap[name]; named {
+			continue
+		}
+		if !(cutSpec && name == "spec") {
+			return nil, false
+		}
+	}
+	if _, named := patchMap["metadata"]; !named {
+		meta, ok := convertedMeta(sv.Field(1).Addr().Interface().(*metav1.ObjectMeta))
+		if !ok {
+			return nil, false
+		}
+		ov.Field(1).Set(reflect.ValueOf(meta))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	return obj, true
+}
+
+// topLevelFieldsCache holds topLevelFields' answer for each struct type.
+var topLevelFieldsCache sync.Map // reflect.Type -> map[string]int
+
+// topLevelFields maps the JSON names of the struct type t's fields that hold a struct under a
+// key of their own (a typed object's metadata, spec and status, not its inlined type meta) to
+// their indexes.
+func topLevelFields(t reflect.Type) map[string]int {
+	if f, ok := topLevelFieldsCache.Load(t); ok {
+		return f.(map[string]int)
+	}
+	fields := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if (f.Anonymous && name == "") || f.Type.Kind() != reflect.Struct {
+			continue
+		}
+		fields[jsonName(f)] = i
+	}
+	topLevelFieldsCache.Store(t, fields)
+	return fields
+}
+
+// jsonName is the name the unstructured converter matches the field f by: its JSON name, or its
+// Go name where the tag names none.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// convertedMeta returns what converting m without its managed fields to maps and back gives
+// (runtime.DefaultUnstructuredConverter's ToUnstructured, then FromUnstructured), without the
+// maps: a copy sharing nothing with m, whose empty lists and maps are nil (their JSON tags omit
+// them when empty) and whose times are whole seconds in the local zone (metav1.Time's JSON
+// form), or false for a value whose round trip it does not reproduce (a deletion timestamp that
+// points at a zero time). TestConvertedMetaAsTheConverter holds it to the converter's answer,
+// field by field.
+func convertedMeta(m *metav1.ObjectMeta) (metav1.ObjectMeta, bool) {
+	out := *m
+	out.ManagedFields = nil
+	out.Labels = copyStrings(m.Labels)
+	out.Annotations = copyStrings(m.Annotations)
+	out.Finalizers = nil
+	if len(m.Finalizers) > 0 {
+		out.Finalizers = append([]string(nil), m.Finalizers...)
+	}
+	out.OwnerReferences = nil
+	if len(m.OwnerReferences) > 0 {
+		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
+		for i := range m.OwnerReferences {
+			m.OwnerReferences[i].DeepCopyInto(&out.OwnerReferences[i])
+		}
+	}
+	var ok bool
+	if out.CreationTimestamp, ok = convertedTime(m.CreationTimestamp); !ok {
+		return out, false
+	}
+	if m.DeletionTimestamp != nil {
+		if m.DeletionTimestamp.IsZero() {
+			return out, false
+		}
+		t, ok := convertedTime(*m.DeletionTimestamp)
+		if !ok {
+			return out, false
+		}
+		out.DeletionTimestamp = &t
+	}
+	if m.DeletionGracePeriodSeconds != nil {
+		out.DeletionGracePeriodSeconds = ptrTo(*m.DeletionGracePeriodSeconds)
+	}
+	return out, true
+}
+
+// copyStrings copies m, or returns nil for an empty m.
+func copyStrings(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// convertedTime is t through its JSON form, as the converter takes it: a zero time stays zero.
+func convertedTime(t metav1.Time) (metav1.Time, bool) {
+	if t.IsZero() {
+		return metav1.Time{}, true
+	}
+	raw, err := t.MarshalJSON()
+	if err != nil {
+		return metav1.Time{}, false
+	}
+	var out metav1.Time
+	if err := out.UnmarshalJSON(raw); err != nil {
+		return metav1.Time{}, false
+	}
+	return out, true
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // skipKnownFieldValidation lets strategicMerge convert the merged maps without field validation
 // when the patch names only known fields (onlyKnownFields); a test turns it off to compare.
