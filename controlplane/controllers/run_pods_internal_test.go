@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/test/pipenet"
 )
 
 // sharedPods is the embedded API server's in-process list and watch of pods (what
@@ -142,11 +142,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // cannot on a socket, until ctx ends, and returns a clientset that dials them.
 func servePipes(t *testing.T, ctx context.Context, srv *fakeapiserver.Server) kubernetes.Interface {
 	t.Helper()
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	l := pipenet.New()
 	ctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, l) }()
-	tr := &http.Transport{DialContext: l.dial}
+	tr := &http.Transport{DialContext: l.Dial}
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()
 		stop()
@@ -160,47 +160,6 @@ func servePipes(t *testing.T, ctx context.Context, srv *fakeapiserver.Server) ku
 	}
 	return client
 }
-
-// pipeListener is a net.Listener whose connections are net.Pipe pairs.
-type pipeListener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// dial hands the listener the server's end of a new pipe and returns the client's.
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 func newPod(name string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},

@@ -17,53 +17,27 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/test/pipenet"
 )
 
-// pipeListener is a net.Listener whose connections are net.Pipe pairs, for tests in a synctest
-// bubble: a pipe buffers nothing, so a client that does not read blocks the server's next write at
-// once, and its deadlines run on the bubble's clock.
-type pipeListener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-}
+// pipeListener serves a test's requests over pipes (pipenet), written raw on the connection.
+type pipeListener struct{ *pipenet.Listener }
 
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+func newPipeListener() *pipeListener { return &pipeListener{pipenet.New()} }
 
 // dial connects a client to the listener and sends req on the connection.
 func (l *pipeListener) dial(t *testing.T, req string) net.Conn {
 	t.Helper()
-	client, server := net.Pipe()
+	client, err := l.Dial(context.Background(), "", "")
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
 	t.Cleanup(func() { client.Close() })
-	l.conns <- server
 	if _, err := io.WriteString(client, req); err != nil {
 		t.Fatalf("send %q: %v", req, err)
 	}
 	return client
 }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 const watchRequest = "GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: fake\r\n\r\n"
 
