@@ -166,7 +166,7 @@ func (r stepsRun) render(t *testing.T) string {
 var updateSteps = flag.Bool("update", false, "rewrite testdata/steps.golden")
 
 // TestTypedSteps: the steps a container's start takes (its create, its start, the events the
-// process records later) are typed values in the schedule. The golden file was written by the
+// process records later) are typed values in the schedule. The golden file was first written by the
 // closures they replaced; the workload still traces the same events in the same order at the
 // same instants, records the same Kubernetes events about the same references, and leaves the
 // same statuses and checkpoint.

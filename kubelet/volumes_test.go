@@ -19,8 +19,7 @@ type stuckDirs struct{ PodDirs }
 func (d *stuckDirs) Remove(types.UID, string) error { return errors.New("device or resource busy") }
 
 // TestFailedTearDownIsLoggedToOptionsLogger: a volume reconstructed for a pod no source has is
-// torn down, the TearDown fails, and the kubelet logs it (no event, no trace event) to the
-// logger of its options.
+// torn down, the TearDown fails, and the kubelet logs it to the logger of its options.
 func TestFailedTearDownIsLoggedToOptionsLogger(t *testing.T) {
 	e := newEnv(t, envOptions{standalone: true})
 	dirs := &stuckDirs{}
