@@ -102,8 +102,10 @@ func listIn[T any, PT interface {
 		items = make([]T, len(page.items))
 	}
 	for i, e := range page.items {
-		// A list's items carry no kind or apiVersion in protobuf, the kubelet's wire.
-		items[i] = *view[T, PT](e)
+		// A list's items carry no kind or apiVersion in protobuf, the kubelet's wire. Copied
+		// into the slice as view copies, without a struct of their own in between.
+		items[i] = *e.obj.(PT)
+		PT(&items[i]).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
 	return items, metav1.ListMeta{ResourceVersion: formatRV(page.rv), Continue: page.cont, RemainingItemCount: page.remaining}, nil
 }
