@@ -199,10 +199,11 @@ func startControllers(ctx context.Context, opts controllers.RunnerOptions, rc *r
 }
 
 // controllersOptions gives opts the controllers' client of the API server rc reaches. When that
-// server is embedded, the process's own (not nil), the controllers' pods informer lists and
-// watches it in process (controllers.RunnerOptions.Pods), a list after waiting for their
-// client's rate limiter as its requests do (a watch waits for none, as client-go's), unless the log's verbosity shows client-go's request lines
-// (-v 6 and above), as the nodes' shared pod watch does; every other request stays on the wire.
+// server is embedded, the process's own (not nil), the controllers' pods, nodes and leases
+// informers list and watch it in process (controllers.RunnerOptions.Pods, Nodes and Leases), a
+// list after waiting for their client's rate limiter as its requests do (a watch waits for none,
+// as client-go's), unless the log's verbosity shows client-go's request lines (-v 6 and above),
+// as the nodes' shared pod watch does; every other request stays on the wire.
 func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedded *fakeapiserver.Server) (controllers.RunnerOptions, error) {
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst, rc.UserAgent = kubeAPIQPS, kubeAPIBurst, controllersUserAgent
@@ -219,7 +220,8 @@ func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedde
 		if err != nil {
 			return opts, fmt.Errorf("API server URL %q: %w", rc.Host, err)
 		}
-		opts.Pods = directPods{direct: embedded.Direct(controllersUserAgent), wire: &wire{limiter: limiter, clock: opts.Clock, base: base}}
+		direct, w := embedded.Direct(controllersUserAgent), &wire{limiter: limiter, clock: opts.Clock, base: base}
+		opts.Pods, opts.Nodes, opts.Leases = newDirectPods(direct, w), newDirectNodes(direct, w), newDirectLeases(direct, w)
 	}
 	return opts, nil
 }

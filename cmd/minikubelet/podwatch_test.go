@@ -135,12 +135,30 @@ func TestControllersListPodsInProcess(t *testing.T) {
 	w.Stop()
 	for range w.ResultChan() {
 	}
+	nodes, ok := opts.Nodes.(directNodes)
+	if !ok {
+		t.Fatalf("controllers' nodes with the embedded server = %T, want directNodes", opts.Nodes)
+	}
+	leases, ok := opts.Leases.(directLeases)
+	if !ok {
+		t.Fatalf("controllers' leases with the embedded server = %T, want directLeases", opts.Leases)
+	}
+	if nodes.wire != pods.wire || leases.wire != pods.wire {
+		t.Error("the in-process node or lease list does not wait as the pod list does")
+	}
+	if nl, err := nodes.List(ctx, metav1.ListOptions{}); err != nil || nl.ResourceVersion == "" {
+		t.Errorf("nodes.List() = %v, %v; want a list", nl, err)
+	}
+	if ll, err := leases.List(ctx, metav1.ListOptions{}); err != nil || ll.ResourceVersion == "" {
+		t.Errorf("leases.List() = %v, %v; want a list", ll, err)
+	}
 
 	opts, err = controllersOptions(base, rc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.Pods != nil || opts.Clientset == nil {
-		t.Errorf("controllers' options against a server of another process: pods %T, clientset %v; want no in-process pods, a clientset", opts.Pods, opts.Clientset)
+	if opts.Pods != nil || opts.Nodes != nil || opts.Leases != nil || opts.Clientset == nil {
+		t.Errorf("controllers' options against a server of another process: pods %T, nodes %T, leases %T, clientset %v; want nothing in process, a clientset",
+			opts.Pods, opts.Nodes, opts.Leases, opts.Clientset)
 	}
 }

@@ -363,7 +363,7 @@ func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *f
 	hb := &wire{timeout: heartbeatTimeout(statusPeriod), clock: clk, latency: latency, base: base}
 	direct := embedded.Direct(rc.UserAgent)
 	c.writes, c.events = newDirectWrites(direct, api, hb, c.events)
-	c.pods = directPods{direct: direct, wire: api}
+	c.pods = newDirectPods(direct, api)
 	return c, nil
 }
 

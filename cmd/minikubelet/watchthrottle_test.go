@@ -51,7 +51,7 @@ func TestWatchTakesTokensAsClientGo(t *testing.T) {
 
 	inLimiter := &fakeLimiter{}
 	base, _ := url.Parse(ts.URL)
-	pods := directPods{direct: srv.Direct(controllersUserAgent), wire: &wire{limiter: inLimiter, clock: clock.RealClock{}, base: base}}
+	pods := newDirectPods(srv.Direct(controllersUserAgent), &wire{limiter: inLimiter, clock: clock.RealClock{}, base: base})
 	dw, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)

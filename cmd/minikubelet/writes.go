@@ -12,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/record"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/nodestatus"
@@ -306,38 +308,68 @@ func (e directEvents) Patch(ev *v1.Event, data []byte) (*v1.Event, error) {
 	return e.w.direct.PatchEvent(ctx, ev.Namespace, ev.Name, types.StrategicMergePatchType, data)
 }
 
-// directPods is the list and watch of every pod a fleet's shared pod watch makes, in process
-// (fakeapiserver.Direct's ListPods and WatchPods), after waiting as the client-go client it
-// stands for waits (its rate limiter, --api-latency). The pods it hands over are the API server's
-// stored objects, shared read-only (docs/design/008-shared-pods.md), where the HTTP watch decodes
-// a copy of each.
-type directPods struct {
-	direct *fakeapiserver.Direct
-	wire   *wire
+// directList is the list and watch of every object of one kind (L its list type) in process
+// (fakeapiserver.Direct's ListPods and WatchPods, ListNodes and WatchNodes, ...), after waiting as
+// the client-go client it stands for waits (its rate limiter, --api-latency). The objects it
+// hands over are the API server's stored objects, shared read-only
+// (docs/design/008-shared-pods.md), where the HTTP watch decodes a copy of each.
+type directList[L any, PL interface {
+	*L
+	runtime.Object
+}] struct {
+	wire *wire
+	// path is the URL path of the list and the watch over HTTP, which client-go's errors name.
+	path string
+	in   controllers.ListWatcher[PL]
 }
 
-var _ sources.PodListWatcher = directPods{}
+// The in-process lists and watches of every pod (a fleet's shared pod watch's and the
+// controllers'), node and lease (the controllers').
+type (
+	directPods   = directList[v1.PodList, *v1.PodList]
+	directNodes  = directList[v1.NodeList, *v1.NodeList]
+	directLeases = directList[coordinationv1.LeaseList, *coordinationv1.LeaseList]
+)
 
-// List lists every pod, as the typed pods client's List.
-func (p directPods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error) {
-	ctx, cancel, err := p.wire.send(ctx, http.MethodGet, "/api/v1/pods")
+var (
+	_ sources.PodListWatcher       = directPods{}
+	_ controllers.NodeListWatcher  = directNodes{}
+	_ controllers.LeaseListWatcher = directLeases{}
+)
+
+func newDirectPods(direct *fakeapiserver.Direct, w *wire) directPods {
+	return directPods{wire: w, path: "/api/v1/pods", in: controllers.InNamespace(metav1.NamespaceAll, direct.ListPods, direct.WatchPods)}
+}
+
+func newDirectNodes(direct *fakeapiserver.Direct, w *wire) directNodes {
+	return directNodes{wire: w, path: "/api/v1/nodes", in: controllers.ListWatchFuncs[*v1.NodeList]{ListFunc: direct.ListNodes, WatchFunc: direct.WatchNodes}}
+}
+
+func newDirectLeases(direct *fakeapiserver.Direct, w *wire) directLeases {
+	return directLeases{wire: w, path: "/apis/coordination.k8s.io/v1/leases",
+		in: controllers.InNamespace(metav1.NamespaceAll, direct.ListLeases, direct.WatchLeases)}
+}
+
+// List lists every object, as the typed client's List.
+func (p directList[L, PL]) List(ctx context.Context, opts metav1.ListOptions) (PL, error) {
+	ctx, cancel, err := p.wire.send(ctx, http.MethodGet, p.path)
 	if err != nil {
-		return &v1.PodList{}, err
+		return PL(new(L)), err
 	}
 	defer cancel()
-	return p.direct.ListPods(ctx, metav1.NamespaceAll, opts)
+	return p.in.List(ctx, opts)
 }
 
-// Watch watches every pod, as the typed pods client's Watch. The client's timeout, which the
+// Watch watches every object, as the typed client's Watch. The client's timeout, which the
 // watch client has none of, would not bound a watch: the watch runs under ctx.
-func (p directPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (p directList[L, PL]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	// client-go's Request.Watch does not wait for the rate limiter: only the latency.
 	w := *p.wire
 	w.limiter = nil
-	_, cancel, err := w.send(ctx, http.MethodGet, "/api/v1/pods")
+	_, cancel, err := w.send(ctx, http.MethodGet, p.path)
 	if err != nil {
 		return nil, err
 	}
 	cancel()
-	return p.direct.WatchPods(ctx, metav1.NamespaceAll, opts)
+	return p.in.Watch(ctx, opts)
 }

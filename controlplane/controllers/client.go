@@ -23,16 +23,19 @@ type Client struct {
 	Nodes  corelisters.NodeLister
 	Pods   corelisters.PodLister
 	Leases coordinationlisters.LeaseLister
-	// DirectPods, when set and Pods is not, lists the pods in Clientset's stead: the API
-	// server's list in process (fakeapiserver.Direct's ListPods, replay's), the same request
-	// whose items are the stored pods, shared read-only (docs/design/008-shared-pods.md), where
-	// a list over the wire decodes a copy of each.
-	DirectPods DirectPodLister
+	// Direct, when set, serves the reads that have no lister in Clientset's stead: the API
+	// server's list and get in process (fakeapiserver.Direct's ListPods, ListNodes and
+	// GetLeaseView, replay's), the same requests, whose answers share the stored objects,
+	// read-only (docs/design/008-shared-pods.md), where an answer over the wire decodes a copy.
+	Direct DirectReader
 }
 
-// DirectPodLister lists pods as the typed pods client's List does, in process.
-type DirectPodLister interface {
+// DirectReader reads as the typed clients' List of pods and nodes and Get of a lease do, in
+// process, handing over objects to be read and never changed.
+type DirectReader interface {
 	ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error)
+	ListNodes(ctx context.Context, opts metav1.ListOptions) (*v1.NodeList, error)
+	GetLeaseView(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
 }
 
 // ListNodes returns every node.
@@ -40,15 +43,17 @@ func (c Client) ListNodes(ctx context.Context) ([]*v1.Node, error) {
 	if c.Nodes != nil {
 		return c.Nodes.List(labels.Everything())
 	}
-	list, err := c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	var list *v1.NodeList
+	var err error
+	if c.Direct != nil {
+		list, err = c.Direct.ListNodes(ctx, metav1.ListOptions{})
+	} else {
+		list, err = c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*v1.Node, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out, nil
+	return pointers(list.Items), nil
 }
 
 // ListPods returns every pod in every namespace.
@@ -58,25 +63,33 @@ func (c Client) ListPods(ctx context.Context) ([]*v1.Pod, error) {
 	}
 	var list *v1.PodList
 	var err error
-	if c.DirectPods != nil {
-		list, err = c.DirectPods.ListPods(ctx, metav1.NamespaceAll, metav1.ListOptions{})
+	if c.Direct != nil {
+		list, err = c.Direct.ListPods(ctx, metav1.NamespaceAll, metav1.ListOptions{})
 	} else {
 		list, err = c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*v1.Pod, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
+	return pointers(list.Items), nil
+}
+
+// pointers points at each of a list's items.
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
 	}
-	return out, nil
+	return out
 }
 
 // GetLease reads one lease.
 func (c Client) GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
 	if c.Leases != nil {
 		return c.Leases.Leases(namespace).Get(name)
+	}
+	if c.Direct != nil {
+		return c.Direct.GetLeaseView(ctx, namespace, name)
 	}
 	return c.Clientset.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 }

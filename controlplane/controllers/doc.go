@@ -9,11 +9,12 @@
 // what is due at the clock's now and reacts to what it reads from the API server; NextWake says
 // when it next wants to run even if nothing changes. The cores read and write through small
 // interfaces they declare; Client here implements all of them over client-go, reading either
-// straight from the API server (replay, where the server answers in-process, and lists pods
-// without encoding them: Client.DirectPods) or from informer caches (run and apiserver, whose
-// pods informer lists and watches the embedded server in process: RunnerOptions.Pods). Pods read
-// in process are the server's stored objects, shared read-only: the cores copy a pod before they
-// change it. Runner is the thin runner: one goroutine that syncs every core when
+// straight from the API server (replay, where the server answers in-process, and lists pods and
+// nodes and gets leases without encoding them: Client.Direct) or from informer caches (run and
+// apiserver, whose pods, nodes and leases informers list and watch the embedded server in
+// process: RunnerOptions.Pods, Nodes and Leases). Objects read in process are the server's
+// stored objects, shared read-only: the cores copy a pod or a node before they change it, and
+// never change a lease. Runner is the thin runner: one goroutine that syncs every core when
 // its wake-up is due or when an informer saw a change, so the cores never run at once, as replay
 // runs them.
 //

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,15 +48,56 @@ type RunnerOptions struct {
 	// shared read-only (docs/design/008-shared-pods.md), where the HTTP watch decodes a copy of
 	// each. Nil lists and watches with Clientset.
 	Pods PodListWatcher
+	// Nodes and Leases, when not nil, list and watch every node and every lease as Pods lists
+	// and watches the pods (Direct's ListNodes and WatchNodes, ListLeases and WatchLeases).
+	Nodes  NodeListWatcher
+	Leases LeaseListWatcher
 }
 
-// PodListWatcher lists and watches pods as a typed pods client does (its List and Watch). The
-// pods it hands over may be shared with others: a list item or a watch event's pod is the
-// receiver's own struct, everything beneath it read-only.
-type PodListWatcher interface {
-	List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error)
+// ListWatcher lists and watches the objects of one kind as the kind's typed client does (its List
+// and Watch), L being its list type. The objects it hands over may be shared with others: a list
+// item or a watch event's object is the receiver's own struct, everything beneath it read-only.
+type ListWatcher[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
+
+// ListWatchFuncs is the ListWatcher whose List and Watch call two functions.
+type ListWatchFuncs[L runtime.Object] struct {
+	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (L, error)
+	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// List calls ListFunc.
+func (f ListWatchFuncs[L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
+	return f.ListFunc(ctx, opts)
+}
+
+// Watch calls WatchFunc.
+func (f ListWatchFuncs[L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return f.WatchFunc(ctx, opts)
+}
+
+// InNamespace is the ListWatcher of a list and a watch that take a namespace
+// (fakeapiserver.Direct's ListPods and WatchPods, ListLeases and WatchLeases) over namespace,
+// metav1.NamespaceAll for every namespace.
+func InNamespace[L runtime.Object](namespace string,
+	list func(ctx context.Context, namespace string, opts metav1.ListOptions) (L, error),
+	watchIn func(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error)) ListWatchFuncs[L] {
+	return ListWatchFuncs[L]{
+		ListFunc: func(ctx context.Context, opts metav1.ListOptions) (L, error) { return list(ctx, namespace, opts) },
+		WatchFunc: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return watchIn(ctx, namespace, opts)
+		},
+	}
+}
+
+// The list-watchers of the kinds the controllers' informers keep.
+type (
+	PodListWatcher   = ListWatcher[*v1.PodList]
+	NodeListWatcher  = ListWatcher[*v1.NodeList]
+	LeaseListWatcher = ListWatcher[*coordinationv1.LeaseList]
+)
 
 // Runner runs controllers on one goroutine against a live API server: informers keep caches of
 // the nodes, pods and leases, and each change, or a core's wake-up, makes the runner sync every
@@ -76,12 +118,11 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 func (r *Runner) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(r.opts.Clientset, 0, informers.WithTransform(cacheTransform(r.opts.Pods == nil)))
-	if r.opts.Pods != nil {
-		// Registered first, so that the factory's pods informer (and its lister) is this one.
-		factory.InformerFor(&v1.Pod{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-			return podInformer(r.opts.Pods, client, resync)
-		})
-	}
+	// Registered first, so that the factory's informer of each kind (and its lister) is the one
+	// in process.
+	inProcessInformer(factory, &v1.Pod{}, r.opts.Pods)
+	inProcessInformer(factory, &v1.Node{}, r.opts.Nodes)
+	inProcessInformer(factory, &coordinationv1.Lease{}, r.opts.Leases)
 	changed := make(chan struct{}, 1)
 	poke := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify(changed) },
@@ -158,20 +199,32 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
-// podInformer is the pods informer client-go's factory makes (the namespace index, resync),
-// listing and watching with pods instead of client's typed pods client. The reflector gets the
-// same watch-list semantics as over client (cache.ToListWatcherWithWatchListSemantics), so its
-// initial events, bookmarks, resource versions and relists are the ones the HTTP watch gives.
-func podInformer(pods PodListWatcher, client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
+// inProcessInformer registers with factory, when lw is not nil, the informer of obj's kind that
+// client-go's factory makes (the namespace index, resync), listing and watching with lw instead
+// of the factory client's typed client of the kind.
+func inProcessInformer[L runtime.Object](factory informers.SharedInformerFactory, obj runtime.Object, lw ListWatcher[L]) {
+	if lw == nil {
+		return
+	}
+	factory.InformerFor(obj, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return listWatchInformer(lw, obj, client, resync)
+	})
+}
+
+// listWatchInformer is the informer of obj's kind that client-go's factory makes, listing and
+// watching with lw. The reflector gets the same watch-list semantics as over client
+// (cache.ToListWatcherWithWatchListSemantics), so its initial events, bookmarks, resource
+// versions and relists are the ones the HTTP watch gives.
+func listWatchInformer[L runtime.Object](lw ListWatcher[L], obj runtime.Object, client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	funcs := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return pods.List(ctx, o)
+			return lw.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, o)
+			return lw.Watch(ctx, o)
 		},
 	}
-	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Pod{}, resync,
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(funcs, client), obj, resync,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
@@ -184,8 +237,10 @@ func podInformer(pods PodListWatcher, client kubernetes.Interface, resync time.D
 // when it arrives. Without internPods the pods are the embedded API server's stored objects
 // (RunnerOptions.Pods): each arrives as a struct of its own, whose managed fields' slice may be
 // dropped, over metadata, spec and status that are the server's, which nobody may rewrite, and
-// which the server interned as it stored them. The informers' goroutines call it at once, and
-// a table is one goroutine's: a mutex takes turns.
+// which the server interned as it stored them. The nodes and leases of RunnerOptions.Nodes and
+// Leases arrive the same way (they are never interned: a node's or a lease's strings are its
+// own). The informers' goroutines call it at once, and a table is one goroutine's: a mutex
+// takes turns.
 func cacheTransform(internPods bool) cache.TransformFunc {
 	var mu sync.Mutex
 	table := podintern.New()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,59 +12,116 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/test/pipenet"
 )
 
-// sharedPods is the embedded API server's in-process list and watch of pods (what
-// RunnerOptions.Pods is in `run`), recording what it was asked and every pod it handed over,
-// with a copy of it as it was then, and holding a new watch while hold is set.
-type sharedPods struct {
-	direct *fakeapiserver.Direct
+// shared is the embedded API server's in-process list and watch of one kind (what
+// RunnerOptions.Pods, Nodes and Leases are in `run`), recording what it was asked and every
+// object it handed over, with a copy of it as it was then, and holding a new watch while hold is
+// set.
+type shared[L runtime.Object] struct {
+	in ListWatcher[L]
 
 	mu      sync.Mutex
 	lists   []metav1.ListOptions
 	watches []metav1.ListOptions
 	current watch.Interface
 	hold    chan struct{}
-	handed  []handedPod
+	handed  []handedObject
 }
 
-type handedPod struct {
-	pod     *v1.Pod
+// handedObject is an object handed over, the stored managed fields it came with (the receiver
+// may drop them from its own struct, never change them), and a copy of it as it was then.
+type handedObject struct {
+	obj     runtime.Object
 	managed []metav1.ManagedFieldsEntry
-	was     *v1.Pod
+	was     runtime.Object
 }
 
-func (p *sharedPods) record(pod *v1.Pod) {
+func sharedPods(direct *fakeapiserver.Direct) *shared[*v1.PodList] {
+	return &shared[*v1.PodList]{in: directPodLW(direct)}
+}
+
+func sharedNodes(direct *fakeapiserver.Direct) *shared[*v1.NodeList] {
+	return &shared[*v1.NodeList]{in: directNodeLW(direct)}
+}
+
+func sharedLeases(direct *fakeapiserver.Direct) *shared[*coordinationv1.LeaseList] {
+	return &shared[*coordinationv1.LeaseList]{in: directLeaseLW(direct)}
+}
+
+func handOver(obj runtime.Object) handedObject {
+	return handedObject{obj: obj, managed: mustAccessor(obj).GetManagedFields(), was: obj.DeepCopyObject()}
+}
+
+// changed says how a shared object differs from what it was when handed over, "" when it does
+// not: the receiver may drop the managed fields from its own struct, and change nothing else.
+func (h handedObject) changed() string {
+	now := h.obj.DeepCopyObject()
+	mustAccessor(now).SetManagedFields(h.managed)
+	if apiequality.Semantic.DeepEqual(h.was, now) {
+		return ""
+	}
+	return cmp.Diff(h.was, now)
+}
+
+// String names the object as it was handed over.
+func (h handedObject) String() string {
+	m := mustAccessor(h.was)
+	return fmt.Sprintf("%T %s/%s (resourceVersion %s)", h.was, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
+}
+
+func mustAccessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func mustListAccessor(obj runtime.Object) metav1.ListInterface {
+	m, err := meta.ListAccessor(obj)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func (p *shared[L]) record(obj runtime.Object) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.handed = append(p.handed, handedPod{pod: pod, managed: pod.ManagedFields, was: pod.DeepCopy()})
+	p.handed = append(p.handed, handOver(obj))
 }
 
-func (p *sharedPods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, error) {
+func (p *shared[L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
 	p.mu.Lock()
 	p.lists = append(p.lists, opts)
 	p.mu.Unlock()
-	list, err := p.direct.ListPods(ctx, metav1.NamespaceAll, opts)
-	for i := range list.Items {
-		p.record(&list.Items[i])
+	list, err := p.in.List(ctx, opts)
+	items, _ := meta.ExtractList(list)
+	for _, item := range items {
+		p.record(item)
 	}
 	return list, err
 }
 
-func (p *sharedPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (p *shared[L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	p.mu.Lock()
 	p.watches = append(p.watches, opts)
 	hold := p.hold
@@ -75,14 +133,14 @@ func (p *sharedPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.
 			return nil, ctx.Err()
 		}
 	}
-	w, err := p.direct.WatchPods(ctx, metav1.NamespaceAll, opts)
+	w, err := p.in.Watch(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	// The pods are recorded as the receiver takes them, before its transform.
+	// The objects are recorded as the receiver takes them, before its transform.
 	rw := watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-		if pod, ok := ev.Object.(*v1.Pod); ok && ev.Type != watch.Bookmark {
-			p.record(pod)
+		if ev.Type != watch.Bookmark && ev.Type != watch.Error {
+			p.record(ev.Object)
 		}
 		return ev, true
 	})
@@ -94,7 +152,7 @@ func (p *sharedPods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.
 
 // dropWatch ends the current watch, as a broken connection does, and holds the next one until
 // release is closed.
-func (p *sharedPods) dropWatch(release chan struct{}) {
+func (p *shared[L]) dropWatch(release chan struct{}) {
 	p.mu.Lock()
 	w := p.current
 	p.hold = release
@@ -102,23 +160,21 @@ func (p *sharedPods) dropWatch(release chan struct{}) {
 	w.Stop()
 }
 
-func (p *sharedPods) calls() (lists, watches []metav1.ListOptions) {
+func (p *shared[L]) calls() (lists, watches []metav1.ListOptions) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]metav1.ListOptions(nil), p.lists...), append([]metav1.ListOptions(nil), p.watches...)
 }
 
-// changed lists the pods handed over that are not as they were: the receiver may drop the managed
-// fields from its own struct, and change nothing else.
-func (p *sharedPods) changed() []string {
+// changed lists the objects handed over that are not as they were: the receiver may drop the
+// managed fields from its own struct, and change nothing else.
+func (p *shared[L]) changed() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
 	for _, h := range p.handed {
-		now := *h.pod
-		now.ManagedFields = h.managed
-		if !apiequality.Semantic.DeepEqual(h.was, &now) {
-			out = append(out, fmt.Sprintf("%s/%s@%s:\n%s", h.was.Namespace, h.was.Name, h.was.ResourceVersion, cmp.Diff(h.was, &now)))
+		if diff := h.changed(); diff != "" {
+			out = append(out, fmt.Sprintf("%s:\n%s", h, diff))
 		}
 	}
 	return out
@@ -193,8 +249,8 @@ func testPodInformerInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pods := &sharedPods{direct: direct}
-	inf := podInformer(pods, client, 100*time.Millisecond)
+	pods := sharedPods(direct)
+	inf := listWatchInformer[*v1.PodList](pods, &v1.Pod{}, client, 100*time.Millisecond)
 	if err := inf.SetTransform(cacheTransform(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -307,13 +363,15 @@ func testPodInformerInProcess(t *testing.T) {
 	}
 }
 
-// TestRunnerWithPodsInProcess runs the controllers as `run` does with the embedded API server:
-// client-go informers over HTTP for nodes and leases, the pods informer in process. The
-// scheduler binds a pod it read from the store's shared objects, and every pod handed over stays
-// as it was (with -race, also across the server's and the runner's goroutines).
-func TestRunnerWithPodsInProcess(t *testing.T) { synctest.Test(t, testRunnerWithPodsInProcess) }
+// TestRunnerInProcess runs the controllers as `run` does with the embedded API server: the pods,
+// nodes and leases informers in process. The scheduler binds a pod it read from the store's
+// shared objects; the node lifecycle controller, seeing the node's lease go stale, writes the
+// node's Ready condition Unknown and taints it, each write built from the shared node; and
+// every object handed over stays as it was (with -race, also across the server's and the
+// runner's goroutines).
+func TestRunnerInProcess(t *testing.T) { synctest.Test(t, testRunnerInProcess) }
 
-func testRunnerWithPodsInProcess(t *testing.T) {
+func testRunnerInProcess(t *testing.T) {
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +380,19 @@ func testRunnerWithPodsInProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := servePipes(t, ctx, srv)
-	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, metav1.CreateOptions{}); err != nil {
+	node, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ready once, then never again: the lease is not renewed.
+	then := metav1.NewTime(time.Now().Add(-time.Minute))
+	node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: then, LastTransitionTime: then}}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: "kube-node-lease"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: ptr.To(metav1.NewMicroTime(then.Time))}}
+	if _, err := client.CoordinationV1().Leases("kube-node-lease").Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pending := newPod("x")
@@ -330,8 +400,11 @@ func testRunnerWithPodsInProcess(t *testing.T) {
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pending, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pods := &sharedPods{direct: srv.Direct("minikubelet-controllers")}
-	r, err := NewRunner(RunnerOptions{Names: Names, Clientset: client, Clock: clock.RealClock{}, Tracer: trace.Discard, Pods: pods})
+	direct := srv.Direct("minikubelet-controllers")
+	pods, nodes, leases := sharedPods(direct), sharedNodes(direct), sharedLeases(direct)
+	r, err := NewRunner(RunnerOptions{Names: Names, Clientset: client, Clock: clock.RealClock{}, Tracer: trace.Discard,
+		NodeMonitorPeriod: 100 * time.Millisecond, NodeMonitorGracePeriod: time.Second,
+		Pods: pods, Nodes: nodes, Leases: leases})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,20 +421,47 @@ func testRunnerWithPodsInProcess(t *testing.T) {
 		pods.mu.Lock()
 		defer pods.mu.Unlock()
 		for _, h := range pods.handed {
-			if h.was.Name == "x" && h.was.Spec.NodeName == "node-1" {
+			if pod := h.was.(*v1.Pod); pod.Name == "x" && pod.Spec.NodeName == "node-1" {
 				return true
 			}
 		}
 		return false
 	})
+	// The node's status and taints written, and the writes handed back through the watch.
+	unreachable := func(n *v1.Node) bool {
+		tainted := slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool {
+			return t.Key == v1.TaintNodeUnreachable && t.Effect == v1.TaintEffectNoSchedule
+		})
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return tainted && c.Status == v1.ConditionUnknown
+			}
+		}
+		return false
+	}
+	waitFor(t, "node-1 Unknown and tainted, handed over", func() bool {
+		nodes.mu.Lock()
+		defer nodes.mu.Unlock()
+		return slices.ContainsFunc(nodes.handed, func(h handedObject) bool { return unreachable(h.was.(*v1.Node)) })
+	})
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("Run() = %v, want nil", err)
 	}
-	if lists, watches := pods.calls(); len(lists)+len(watches) == 0 {
-		t.Error("the runner neither listed nor watched pods in process")
+	for name, lw := range map[string]interface {
+		calls() ([]metav1.ListOptions, []metav1.ListOptions)
+		changed() []string
+	}{"pods": pods, "nodes": nodes, "leases": leases} {
+		if lists, watches := lw.calls(); len(lists)+len(watches) == 0 {
+			t.Errorf("the runner neither listed nor watched %s in process", name)
+		}
+		for _, c := range lw.changed() {
+			t.Errorf("a stored object handed over was changed: %s", c)
+		}
 	}
-	for _, c := range pods.changed() {
-		t.Errorf("a stored pod handed over was changed: %s", c)
+	leases.mu.Lock()
+	defer leases.mu.Unlock()
+	if len(leases.handed) == 0 {
+		t.Error("no lease handed over")
 	}
 }

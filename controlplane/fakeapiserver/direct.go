@@ -32,10 +32,10 @@ import (
 //     decodes the body;
 //   - an object answered is a deep copy of the stored one with its apiVersion and kind cleared,
 //     which is what client-go's typed clients decode from the answer, except where a caller
-//     that only reads asks for the stored object itself: GetNodeView, UpdateLeaseView,
-//     GetPodView and PatchPodStatusView answer a shallow copy sharing everything beneath it, and the pod
-//     lists and watches (ListPods, WatchPods, inprocess_watch.go) hand over the stored pods
-//     shared and read-only
+//     that only reads asks for the stored object itself: GetNodeView, GetLeaseView, UpdateLeaseView,
+//     GetPodView and PatchPodStatusView answer a shallow copy sharing everything beneath it, and the
+//     lists and watches of pods, nodes and leases (ListPods, WatchPods, ListNodes, ...,
+//     inprocess_watch.go) hand over the stored objects shared and read-only
 //     (docs/design/008-shared-pods.md). No write changes a stored object (a write stores a new
 //     one), so such a reader sees one version whole;
 //   - a failed call answers an empty object beside the error, as client-go's typed clients do;
@@ -232,11 +232,7 @@ func (d *Direct) GetPod(ctx context.Context, namespace, name string) (*corev1.Po
 // the API pod's UID, status (merged into the status it writes, and the old side of the patch)
 // and deletion timestamp, and keeps nothing of it.
 func (d *Direct) GetPodView(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	e, err := d.get(ctx, d.target(podsTarget, namespace, name, ""))
-	if err != nil {
-		return &corev1.Pod{}, err
-	}
-	return view[corev1.Pod](e), nil
+	return getView[corev1.Pod](ctx, d, d.target(podsTarget, namespace, name, ""))
 }
 
 // CreatePod is POST pods.
@@ -293,17 +289,26 @@ func (d *Direct) GetNode(ctx context.Context, name string) (*corev1.Node, error)
 // informer's cache: a change to it would change the stored node under the server, without a
 // write, a resource version or a watch event.
 func (d *Direct) GetNodeView(ctx context.Context, name string) (*corev1.Node, error) {
-	e, err := d.get(ctx, d.target(nodesTarget, "", name, ""))
+	return getView[corev1.Node](ctx, d, d.target(nodesTarget, "", name, ""))
+}
+
+// getView is GET of t answered with a view of the stored object (view), of Go type T; a failed
+// call answers an empty object beside the error.
+func getView[T any, PT interface {
+	*T
+	runtime.Object
+}](ctx context.Context, d *Direct, t target) (PT, error) {
+	e, err := d.get(ctx, t)
 	if err != nil {
-		return &corev1.Node{}, err
+		return PT(new(T)), err
 	}
-	return view[corev1.Node](e), nil
+	return view[T, PT](e), nil
 }
 
 // view is the object a typed client decodes from an answer carrying e, as a view of the stored
 // object: a shallow copy with apiVersion and kind cleared, sharing everything else with the
-// stored object, which no write changes. Its receiver only reads it (GetNodeView,
-// UpdateLeaseView, GetPodView, PatchPodStatusView).
+// stored object, which no write changes. Its receiver only reads it (GetNodeView, GetLeaseView,
+// UpdateLeaseView, GetPodView, PatchPodStatusView, the in-process lists and watches).
 func view[T any, PT interface {
 	*T
 	runtime.Object
@@ -339,6 +344,13 @@ func (d *Direct) GetLease(ctx context.Context, namespace, name string) (*coordin
 		return &coordinationv1.Lease{}, err
 	}
 	return answer[*coordinationv1.Lease](e), nil
+}
+
+// GetLeaseView is GET leases/NAME answered with a view of the stored lease instead of a copy, as
+// GetNodeView answers the node: the same answer and the same request, for a caller that only
+// reads the lease it gets (the node lifecycle controller, which keeps a copy of its renew time).
+func (d *Direct) GetLeaseView(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	return getView[coordinationv1.Lease](ctx, d, d.target(leasesTarget, namespace, name, ""))
 }
 
 // CreateLease is POST leases.

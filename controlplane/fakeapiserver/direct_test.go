@@ -523,3 +523,30 @@ func TestGetPodView(t *testing.T) {
 		t.Errorf("metrics (-GetPod +GetPodView):\n%s", diff)
 	}
 }
+
+// TestGetLeaseView wants GetLeaseView to answer what GetLease answers (the stored lease without
+// its apiVersion and kind), for a lease and for a missing one, and to count as the same request.
+func TestGetLeaseView(t *testing.T) {
+	ctx := context.Background()
+	copies, views := newTwin(t, true), newTwin(t, true)
+	for _, tw := range []*twin{copies, views} {
+		if _, err := tw.ops.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: "kube-node-lease"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := views.ops.(*fakeapiserver.Direct)
+	for _, name := range []string{"node-1", "node-2"} {
+		want, wantErr := copies.ops.GetLease(ctx, "kube-node-lease", name)
+		got, gotErr := direct.GetLeaseView(ctx, "kube-node-lease", name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GetLeaseView(%s) (-GetLease +GetLeaseView):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+			t.Errorf("GetLeaseView(%s) error (-GetLease +GetLeaseView):\n%s", name, diff)
+		}
+	}
+	if diff := cmp.Diff(copies.read(t, "/metrics"), views.read(t, "/metrics")); diff != "" {
+		t.Errorf("metrics (-GetLease +GetLeaseView):\n%s", diff)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sync"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,34 +17,37 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The list and watch of pods in process: what a reflector over the typed pods client of the
-// server gets over HTTP, as Go objects, without encoding the answer or decoding it. They run the
-// same code as the HTTP list and watch (listPage, stream): the same options and their checks, the
+// The lists and watches in process of the kinds that the controllers and the nodes' shared pod
+// watch read (pods, nodes, leases): what a reflector over the server's typed client of the kind
+// gets over HTTP, as Go objects, without encoding the answer or decoding it. They run the same
+// code as the HTTP list and watch (listPage, stream): the same options and their checks, the
 // same resource versions, initial events, bookmarks, timeouts and errors (410 Gone for a
 // compacted history, Too large resource version), and each is counted in the request metrics as
 // its HTTP request is, once it is answered (a watch when it ends). What differs is only what the
 // wire does:
 //
-//   - a pod handed over is the stored pod, shared and read-only (docs/design/008-shared-pods.md):
-//     no write changes a stored object, and the receiver never changes it. It is a shallow copy,
-//     sharing everything beneath it: a watch event's without apiVersion and kind, which a typed
-//     client's decode of an event leaves empty, a list item's with them, as a list's items
-//     decode. Over HTTP each is a decoded copy;
+//   - an object handed over is the stored object, shared and read-only
+//     (docs/design/008-shared-pods.md): no write changes a stored object, and the receiver never
+//     changes it. It is a shallow copy (view), sharing everything beneath it, without apiVersion
+//     and kind, which a typed client's decode of a watch event or of a protobuf list's items
+//     leaves empty. Over HTTP each is a decoded copy;
 //   - a watch's events are not batched into 64 KiB writes: each is handed over as soon as the
 //     receiver takes it, and a receiver that stops reading holds its watch (in process there is
 //     no write timeout to drop it on), until it calls Stop;
 //   - there is no authentication, and the answers carry no warnings.
 
-var podListParams = runtime.NewParameterCodec(scheme)
+var listParams = runtime.NewParameterCodec(scheme)
 
-// podsOf is the target of a list or watch of the pods of namespace ("" for every namespace).
-func (d *Direct) podsOf(namespace string) target {
-	return target{res: podsTarget, namespace: namespace, manager: d.manager}
+// collection is the target of a list or watch of res's objects in namespace ("" for every
+// namespace, and for a kind without namespaces).
+func (d *Direct) collection(res *resource, namespace string) target {
+	return target{res: res, namespace: namespace, manager: d.manager}
 }
 
 // parseOptions reads opts as the HTTP handler reads the query they encode to.
 func parseOptions(t target, opts metav1.ListOptions) (listOptions, error) {
-	q, err := podListParams.EncodeParameters(&opts, corev1.SchemeGroupVersion)
+	// ListOptions encode to the same query in every group version.
+	q, err := listParams.EncodeParameters(&opts, corev1.SchemeGroupVersion)
 	if err != nil {
 		return listOptions{}, apierrors.NewBadRequest(err.Error())
 	}
@@ -51,62 +55,102 @@ func parseOptions(t target, opts metav1.ListOptions) (listOptions, error) {
 }
 
 // ListPods lists the pods of namespace ("" for every namespace) as the typed client's List does.
-func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (list *corev1.PodList, err error) {
+func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error) {
+	items, lm, err := listIn[corev1.Pod](d, d.collection(podsTarget, namespace), opts)
+	return &corev1.PodList{ListMeta: lm, Items: items}, err
+}
+
+// ListNodes lists the nodes as the typed client's List does.
+func (d *Direct) ListNodes(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error) {
+	items, lm, err := listIn[corev1.Node](d, d.collection(nodesTarget, ""), opts)
+	return &corev1.NodeList{ListMeta: lm, Items: items}, err
+}
+
+// ListLeases lists the leases of namespace ("" for every namespace) as the typed client's List
+// does.
+func (d *Direct) ListLeases(ctx context.Context, namespace string, opts metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	items, lm, err := listIn[coordinationv1.Lease](d, d.collection(leasesTarget, namespace), opts)
+	return &coordinationv1.LeaseList{ListMeta: lm, Items: items}, err
+}
+
+// listIn lists t's objects, of Go type T, as a typed client decodes the answer: the items and
+// the list's metadata, or the error and nothing (a failed call answers an empty list).
+func listIn[T any, PT interface {
+	*T
+	runtime.Object
+}](d *Direct, t target, opts metav1.ListOptions) (items []T, lm metav1.ListMeta, err error) {
 	// A panic is a bug in this package: a 500, as serveHTTP and Direct.do recover it.
 	defer func() {
 		if p := recover(); p != nil {
-			list, err = &corev1.PodList{}, clientError(internalError(p))
+			items, lm, err = nil, metav1.ListMeta{}, clientError(internalError(p))
 		}
 	}()
-	t := d.podsOf(namespace)
 	s := d.s
 	// As serveHTTP and instrument around a list request (Direct.do's route check refuses a
 	// path across namespaces, which only lists and watches have).
 	s.expireNow()
 	defer s.finalizeNow()
 	start := s.clock.Now()
-	out, err := d.listPods(t, opts)
+	page, err := d.listPage(t, opts)
 	if err != nil {
 		s.count("LIST", "", t, verbList, int(failureStatus(err).Code), start)
-		return &corev1.PodList{}, clientError(err)
+		return nil, metav1.ListMeta{}, clientError(err)
 	}
 	s.count("LIST", "", t, verbList, http.StatusOK, start)
-	return out, nil
-}
-
-func (d *Direct) listPods(t target, opts metav1.ListOptions) (*corev1.PodList, error) {
-	o, err := parseOptions(t, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := validateListOptions(o, false); err != nil {
-		return nil, err
-	}
-	var page listPage
-	if err := d.s.store.locked(func() error {
-		page, err = d.s.listPage(t, o)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	out := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: formatRV(page.rv), Continue: page.cont, RemainingItemCount: page.remaining}}
 	if len(page.items) > 0 {
 		// An empty list decodes from protobuf without items: nil, not an empty slice.
-		out.Items = make([]corev1.Pod, len(page.items))
+		items = make([]T, len(page.items))
 	}
 	for i, e := range page.items {
-		out.Items[i] = *e.obj.(*corev1.Pod)
-		// A list's items carry no kind or apiVersion in protobuf, the kubelet's wire.
-		out.Items[i].TypeMeta = metav1.TypeMeta{}
+		// A list's items carry no kind or apiVersion in protobuf, the kubelet's wire. Copied
+		// into the slice as view copies, without a struct of their own in between.
+		items[i] = *e.obj.(PT)
+		PT(&items[i]).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
-	return out, nil
+	return items, metav1.ListMeta{ResourceVersion: formatRV(page.rv), Continue: page.cont, RemainingItemCount: page.remaining}, nil
+}
+
+// listPage is the page of t's objects that opts ask for, as the HTTP list reads it.
+func (d *Direct) listPage(t target, opts metav1.ListOptions) (listPage, error) {
+	o, err := parseOptions(t, opts)
+	if err != nil {
+		return listPage{}, err
+	}
+	if err := validateListOptions(o, false); err != nil {
+		return listPage{}, err
+	}
+	var page listPage
+	err = d.s.store.locked(func() error {
+		page, err = d.s.listPage(t, o)
+		return err
+	})
+	return page, err
 }
 
 // WatchPods watches the pods of namespace ("" for every namespace) as the typed client's Watch
 // does. The watch runs in a goroutine of its own until ctx is done, Stop is called, the server
 // stops or the watch's timeout passes; its result channel closes then.
 func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	t := d.podsOf(namespace)
+	return watchIn[corev1.Pod](ctx, d, d.collection(podsTarget, namespace), opts)
+}
+
+// WatchNodes watches the nodes as WatchPods watches pods.
+func (d *Direct) WatchNodes(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return watchIn[corev1.Node](ctx, d, d.collection(nodesTarget, ""), opts)
+}
+
+// WatchLeases watches the leases of namespace ("" for every namespace) as WatchPods watches
+// pods.
+func (d *Direct) WatchLeases(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	return watchIn[coordinationv1.Lease](ctx, d, d.collection(leasesTarget, namespace), opts)
+}
+
+// watchIn watches t's objects, of Go type T, as the typed client's Watch does: each event
+// carries a view of the stored object, as a typed client decodes the event.
+func watchIn[T any, PT interface {
+	*T
+	runtime.Object
+}](ctx context.Context, d *Direct, t target, opts metav1.ListOptions) (watch.Interface, error) {
 	t.watch = true
 	s := d.s
 	// As serveHTTP and instrument around a watch request: expired objects swept first,
@@ -125,7 +169,7 @@ func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.Li
 		return nil, clientError(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &localWatch{res: t.res, ctx: ctx, cancel: cancel, ch: make(chan watch.Event), begun: make(chan struct{})}
+	w := &localWatch{res: t.res, typed: func(e *entry) runtime.Object { return view[T, PT](e) }, ctx: ctx, cancel: cancel, ch: make(chan watch.Event), begun: make(chan struct{})}
 	ended := make(chan struct{})
 	go func() {
 		defer close(w.ch)
@@ -134,7 +178,7 @@ func (d *Direct) WatchPods(ctx context.Context, namespace string, opts metav1.Li
 		// the request, and the receiver watches again; it does not take the process down.
 		defer func() {
 			if p := recover(); p != nil {
-				klog.ErrorS(internalError(p), "In-process pod watch ended by a panic")
+				klog.ErrorS(internalError(p), "In-process watch ended by a panic", "resource", t.res.name)
 			}
 		}()
 		_ = s.stream(ctx, t, o, w)
@@ -156,7 +200,9 @@ var errWatchStopped = errors.New("watch stopped")
 
 // localWatch is a watch in process: a watchSink that hands each event to its receiver on ch.
 type localWatch struct {
-	res     *resource
+	res *resource
+	// typed is the object a typed client decodes from an event carrying a stored entry.
+	typed   func(*entry) runtime.Object
 	ctx     context.Context
 	cancel  context.CancelFunc
 	stop    sync.Once
@@ -177,15 +223,7 @@ func (w *localWatch) ResultChan() <-chan watch.Event { return w.ch }
 func (w *localWatch) begin() { close(w.begun) }
 
 func (w *localWatch) event(typ watch.EventType, e *entry) {
-	w.pending = append(w.pending, watch.Event{Type: typ, Object: typedPod(e)})
-}
-
-// typedPod is the pod a typed client decodes from a watch event carrying e: a shallow copy of
-// the stored pod, sharing everything beneath it, without its apiVersion and kind.
-func typedPod(e *entry) *corev1.Pod {
-	pod := *e.obj.(*corev1.Pod)
-	pod.TypeMeta = metav1.TypeMeta{}
-	return &pod
+	w.pending = append(w.pending, watch.Event{Type: typ, Object: w.typed(e)})
 }
 
 // bookmark is the object a typed client decodes from the HTTP watch's bookmark (watcher.bookmark).

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -47,7 +49,7 @@ func watchPod(name, node string, labels map[string]string) *corev1.Pod {
 	}
 }
 
-// collect reads w until it closes or until (with until not empty) the ADDED event of the pod
+// collect reads w until it closes or until (with until not empty) the ADDED event of the object
 // named until, and stops it.
 func collect(t *testing.T, w watch.Interface, until string) []watch.Event {
 	t.Helper()
@@ -55,12 +57,12 @@ func collect(t *testing.T, w watch.Interface, until string) []watch.Event {
 	var out []watch.Event
 	for ev := range w.ResultChan() {
 		out = append(out, ev)
-		if pod, ok := ev.Object.(*corev1.Pod); ok && until != "" && ev.Type == watch.Added && pod.Name == until {
+		if m, err := meta.Accessor(ev.Object); err == nil && until != "" && ev.Type == watch.Added && m.GetName() == until {
 			return out
 		}
 	}
 	if until != "" {
-		t.Fatalf("the watch ended before pod %s was added; got %d events", until, len(out))
+		t.Fatalf("the watch ended before %s was added; got %d events", until, len(out))
 	}
 	return out
 }
@@ -195,6 +197,99 @@ func TestInProcessListMatchesTheWire(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s, next page: in-process list differs from the wire's (-wire +in-process):\n%s", name, diff)
 			}
+		}
+	}
+}
+
+// TestInProcessNodesAndLeasesMatchTheWire lists and watches nodes and leases over HTTP with
+// client-go and in process, side by side on one server, makes the same writes under both (a
+// node's status, a lease's renewal, a node deleted, then a last one of each to end the
+// watches), and wants the same lists and events.
+func TestInProcessNodesAndLeasesMatchTheWire(t *testing.T) {
+	ctx := context.Background()
+	clk := vclock.New(vclock.Epoch)
+	p := newWirePair(t, fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
+	lease := func(name string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-node-lease"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: ptr.To(metav1.NewMicroTime(clk.Now()))}}
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := p.direct.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"zone": name}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.direct.CreateLease(ctx, lease(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, opts := range map[string]metav1.ListOptions{"all": {}, "from 0": {ResourceVersion: "0"}, "a page": {Limit: 1}, "a label": {LabelSelector: "zone=b"}} {
+		wantNodes, wireErr := p.wire.CoreV1().Nodes().List(ctx, opts)
+		gotNodes, directErr := p.direct.ListNodes(ctx, opts)
+		if wireErr != nil || directErr != nil {
+			t.Fatalf("%s: nodes: wire error %v, in-process error %v", name, wireErr, directErr)
+		}
+		if diff := cmp.Diff(wantNodes, gotNodes); diff != "" {
+			t.Errorf("%s: in-process node list differs from the wire's (-wire +in-process):\n%s", name, diff)
+		}
+		wantLeases, wireErr := p.wire.CoordinationV1().Leases("").List(ctx, opts)
+		gotLeases, directErr := p.direct.ListLeases(ctx, "", opts)
+		if wireErr != nil || directErr != nil {
+			t.Fatalf("%s: leases: wire error %v, in-process error %v", name, wireErr, directErr)
+		}
+		if diff := cmp.Diff(wantLeases, gotLeases); diff != "" {
+			t.Errorf("%s: in-process lease list differs from the wire's (-wire +in-process):\n%s", name, diff)
+		}
+	}
+	watchList := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
+	type pair struct{ wire, direct watch.Interface }
+	open := func(what string, wire, direct func() (watch.Interface, error)) pair {
+		t.Helper()
+		w, err := wire()
+		if err != nil {
+			t.Fatalf("%s: wire watch: %v", what, err)
+		}
+		d, err := direct()
+		if err != nil {
+			t.Fatalf("%s: in-process watch: %v", what, err)
+		}
+		return pair{w, d}
+	}
+	nodes := open("nodes", func() (watch.Interface, error) { return p.wire.CoreV1().Nodes().Watch(ctx, watchList) },
+		func() (watch.Interface, error) { return p.direct.WatchNodes(ctx, watchList) })
+	leases := open("leases", func() (watch.Interface, error) {
+		return p.wire.CoordinationV1().Leases("kube-node-lease").Watch(ctx, watchList)
+	}, func() (watch.Interface, error) { return p.direct.WatchLeases(ctx, "kube-node-lease", watchList) })
+
+	clk.Advance(10 * time.Second)
+	if _, err := p.direct.PatchNodeStatus(ctx, "a", "application/strategic-merge-patch+json",
+		[]byte(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	renewed, err := p.direct.GetLease(ctx, "kube-node-lease", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed.Spec.RenewTime = ptr.To(metav1.NewMicroTime(clk.Now()))
+	if _, err := p.direct.UpdateLease(ctx, renewed); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wire.CoreV1().Nodes().Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.direct.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "end"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.direct.CreateLease(ctx, lease("end")); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]pair{"nodes": nodes, "leases": leases} {
+		want := collect(t, w.wire, "end")
+		got := collect(t, w.direct, "end")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: in-process events differ from the wire's (-wire +in-process):\n%s", name, diff)
+		}
+		// Two initial events, their bookmark, the writes and the last object.
+		if len(want) < 5 {
+			t.Errorf("%s: %d events, want the initial ones and the writes'", name, len(want))
 		}
 	}
 }

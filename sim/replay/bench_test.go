@@ -111,6 +111,15 @@ func BenchmarkReplayHourOfAFleet(b *testing.B) {
 	}
 }
 
+// BenchmarkReplayHourOfAFleetWithControllers is BenchmarkReplayHourOfAFleet's 100 × 30 fleet with
+// the controllers running beside its API server (node lifecycle, taint eviction, pod GC,
+// scheduler), which read every pod, node and lease at each of their passes.
+func BenchmarkReplayHourOfAFleetWithControllers(b *testing.B) {
+	s := hourOfAFleet(b, 100, 30)
+	s.Controllers = []string{"nodelifecycle", "podgc", "scheduler"}
+	benchReplayHour(b, s)
+}
+
 // gcCounts is the garbage collector's share of a benchmark, from runtime/metrics: a fleet's
 // heap grows with its nodes, and each collection marks all of it, so a benchmark of the fleet's
 // scaling reports how much of its CPU the collector took, how many cycles it ran and how much

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -50,7 +51,7 @@ type RunOptions struct {
 	PodDiffs bool
 	// CheckReadOnlyPods keeps a copy of every pod a PodConfig hands a sync loop, of every
 	// stored pod the API server's watch hands an api source or its list hands the controllers,
-	// and of every status a status manager
+	// of every stored node and lease the controllers read, and of every status a status manager
 	// caches (taken after each settle of its node), and makes Run fail if any of them
 	// was changed by the end of the replay: the pods are shared read-only by every component that
 	// gets them (docs/design/008-shared-pods.md). It holds every such pod until the end; tests
@@ -186,6 +187,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 			// them: no side may change one.
 			e.cluster.OnPodDelivered(func(node string, pod *v1.Pod) {
 				e.handedOn.add(node, e.clk.Since(vclock.Epoch), []*v1.Pod{pod})
+			})
+			e.cluster.OnStoredRead(func(reader string, obj runtime.Object) {
+				e.handedOn.addObject(reader, e.clk.Since(vclock.Epoch), obj)
 			})
 		}
 	}

@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
@@ -17,7 +19,8 @@ import (
 // handedOn checks the contract of docs/design/008-shared-pods.md: a pod PodConfig hands the sync
 // loop is shared, read-only, by the pod manager, the pod workers, the prober and everyone they
 // hand it to, and a pod the API server's watch hands an api source is shared by the server, the
-// source and PodConfig, so nobody may change either. It keeps a copy of each such pod as it was
+// source and PodConfig, so nobody may change either; nor a stored node or lease the controllers
+// read. It keeps a copy of each such pod as it was
 // handed on and compares the two at the end of the replay. Equality is apimachinery's semantic one: reading a
 // quantity caches its string form in it, which is not a change.
 type handedOn struct {
@@ -26,6 +29,20 @@ type handedOn struct {
 	// copy, each with its copy at the instant it was first seen.
 	statuses     []handedStatus
 	seenStatuses map[*v1.PodStatus]bool
+	// objects are the stored nodes and leases the controllers read, shared the same way.
+	objects []handedObject
+}
+
+// handedObject is one stored object other than a pod as it was read, by whom and when.
+type handedObject struct {
+	reader string
+	at     time.Duration
+	obj    runtime.Object // the shared object
+	was    runtime.Object // its copy at the time
+}
+
+func (h *handedOn) addObject(reader string, at time.Duration, obj runtime.Object) {
+	h.objects = append(h.objects, handedObject{reader: reader, at: at, obj: obj, was: obj.DeepCopyObject()})
 }
 
 // handedStatus is one cached status as it was first seen, on which node and when.
@@ -95,6 +112,14 @@ func (h *handedOn) check() error {
 		if !equality.Semantic.DeepEqual(s.status, s.was) {
 			errs = append(errs, fmt.Errorf("node %s: the status of UID %s, cached at %v, was changed afterwards", s.node, s.uid, s.at))
 		}
+	}
+	for _, o := range h.objects {
+		if equality.Semantic.DeepEqual(o.obj, o.was) {
+			continue
+		}
+		m, _ := meta.Accessor(o.was)
+		errs = append(errs, fmt.Errorf("%s: %T %s/%s (resourceVersion %s), read at %v, was changed afterwards",
+			o.reader, o.was, m.GetNamespace(), m.GetName(), m.GetResourceVersion(), o.at))
 	}
 	return errors.Join(errs...)
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -47,6 +49,8 @@ type Cluster struct {
 	router *PodRouter
 	// onDeliver is the router's (OnPodDelivered).
 	onDeliver func(node string, pod *v1.Pod)
+	// onRead is told of the nodes and leases the controllers read (OnStoredRead).
+	onRead func(reader string, obj runtime.Object)
 }
 
 // NewCluster starts the API server; its random source (the UIDs it assigns) is seeded with seed.
@@ -109,6 +113,12 @@ func (c *Cluster) OnPodDelivered(fn func(node string, pod *v1.Pod)) {
 	}
 }
 
+// OnStoredRead has fn told of every stored node and lease the controllers read (with node
+// ControllersReader): a struct of their own over the stored object's fields, read-only as the
+// pods of OnPodDelivered. A driver that checks the contract keeps a copy of each
+// (replay.RunOptions.CheckReadOnlyPods).
+func (c *Cluster) OnStoredRead(fn func(reader string, obj runtime.Object)) { c.onRead = fn }
+
 // Reached returns the nodes the shared pod watch queued a pod change for since the last call
 // (PodRouter.Reached); nil before any node watches.
 func (c *Cluster) Reached() []string {
@@ -150,7 +160,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		return r
 	}
 	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
-		Client: controllers.Client{Clientset: c.client, DirectPods: controllerPods{c}}, Recorder: recorder})
+		Client: controllers.Client{Clientset: c.client, Direct: controllersReads{c}}, Recorder: recorder})
 	if err != nil {
 		return err
 	}
@@ -167,21 +177,41 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 	return nil
 }
 
-// ControllersReader is the node OnPodDelivered names for the pods the controllers read.
+// ControllersReader is the node OnPodDelivered and OnStoredRead name for the objects the
+// controllers read.
 const ControllersReader = "(controllers)"
 
-// controllerPods is the controllers' list of every pod, in process (fakeapiserver.Direct's
-// ListPods): the same request as over the cluster's client, whose items share the stored pods.
-type controllerPods struct{ c *Cluster }
+// controllersReads are the controllers' reads that have no lister, in process (the API server's
+// Direct: ListPods, ListNodes, GetLeaseView): the same requests as over the cluster's client,
+// whose answers share the stored objects.
+type controllersReads struct{ c *Cluster }
 
-func (p controllerPods) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error) {
-	list, err := p.c.direct.ListPods(ctx, namespace, opts)
-	if p.c.onDeliver != nil {
+func (r controllersReads) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error) {
+	list, err := r.c.direct.ListPods(ctx, namespace, opts)
+	if r.c.onDeliver != nil {
 		for i := range list.Items {
-			p.c.onDeliver(ControllersReader, &list.Items[i])
+			r.c.onDeliver(ControllersReader, &list.Items[i])
 		}
 	}
 	return list, err
+}
+
+func (r controllersReads) ListNodes(ctx context.Context, opts metav1.ListOptions) (*v1.NodeList, error) {
+	list, err := r.c.direct.ListNodes(ctx, opts)
+	if r.c.onRead != nil {
+		for i := range list.Items {
+			r.c.onRead(ControllersReader, &list.Items[i])
+		}
+	}
+	return list, err
+}
+
+func (r controllersReads) GetLeaseView(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	lease, err := r.c.direct.GetLeaseView(ctx, namespace, name)
+	if r.c.onRead != nil && err == nil {
+		r.c.onRead(ControllersReader, lease)
+	}
+	return lease, err
 }
 
 // healthyRuntime is a peer node's runtime: always up, its PLEG healthy.

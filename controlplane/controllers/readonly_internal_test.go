@@ -1,81 +1,92 @@
-package controllers_test
+package controllers
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// handed is a pod the API server handed over shared, as the in-process list and watch hand
-// them (a struct of the receiver's own over the stored object's fields), and what it was then.
-type handed struct {
-	pod *v1.Pod
-	// managed is the stored managed fields the pod came with: the receiver may drop them from
-	// its struct (the informers' transform does), never change them.
-	managed []metav1.ManagedFieldsEntry
-	was     *v1.Pod
-}
-
-func handOver(pod *v1.Pod) handed {
-	return handed{pod: pod, managed: pod.ManagedFields, was: pod.DeepCopy()}
-}
-
-// changed says how a shared pod differs from what it was when handed over, "" when it does not.
-func (h handed) changed() string {
-	now := *h.pod
-	now.ManagedFields = h.managed
-	if apiequality.Semantic.DeepEqual(h.was, &now) {
-		return ""
-	}
-	return cmp.Diff(h.was, &now)
-}
-
-// recordingDirect is the API server's in-process pod list (fakeapiserver.Direct's ListPods),
-// keeping every pod it hands over.
+// recordingDirect is the API server's in-process reads (fakeapiserver.Direct's ListPods,
+// ListNodes, ListLeases and GetLeaseView), keeping every object it hands over.
 type recordingDirect struct {
 	direct *fakeapiserver.Direct
-	all    *[]handed
-	// dropManaged drops the managed fields from each item's struct, as the informers'
+	all    *[]handedObject
+	// dropManaged drops the managed fields from each object's struct, as the informers'
 	// transform does.
 	dropManaged bool
 }
 
+func (r recordingDirect) hand(obj runtime.Object) {
+	*r.all = append(*r.all, handOver(obj))
+	if r.dropManaged {
+		mustAccessor(obj).SetManagedFields(nil)
+	}
+}
+
+func (r recordingDirect) handList(list runtime.Object) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		panic(err)
+	}
+	for _, item := range items {
+		r.hand(item)
+	}
+}
+
 func (r recordingDirect) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*v1.PodList, error) {
 	list, err := r.direct.ListPods(ctx, namespace, opts)
-	for i := range list.Items {
-		*r.all = append(*r.all, handOver(&list.Items[i]))
-		if r.dropManaged {
-			list.Items[i].ManagedFields = nil
-		}
-	}
+	r.handList(list)
 	return list, err
 }
 
-// TestCoresWriteCopiesOfSharedPods drives every controller through each of its pod writes (the
-// scheduler's binding and Unschedulable condition, the node lifecycle controller's NotReady
-// pods, the taint eviction controller's DisruptionTarget and deletion, the pod GC's orphan
-// marked Failed and deleted) with the pods the API server hands over in process, the stored
-// objects themselves under a struct of their own, and wants every one of them as it was handed:
-// as replay's controllers list them (Client.DirectPods), and as the informers' cache keeps them
-// when the server is in the process (RunnerOptions.Pods: their managed fields dropped).
+func (r recordingDirect) ListNodes(ctx context.Context, opts metav1.ListOptions) (*v1.NodeList, error) {
+	list, err := r.direct.ListNodes(ctx, opts)
+	r.handList(list)
+	return list, err
+}
+
+func (r recordingDirect) ListLeases(ctx context.Context, namespace string, opts metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	list, err := r.direct.ListLeases(ctx, namespace, opts)
+	r.handList(list)
+	return list, err
+}
+
+func (r recordingDirect) GetLeaseView(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	lease, err := r.direct.GetLeaseView(ctx, namespace, name)
+	if err == nil {
+		r.hand(lease)
+	}
+	return lease, err
+}
+
+// TestCoresWriteCopiesOfSharedPods drives every controller through each of its pod and node
+// writes (the scheduler's binding and Unschedulable condition, the node lifecycle controller's
+// NotReady pods, a node's Ready condition and its taints, the taint eviction controller's
+// DisruptionTarget and deletion, the pod GC's orphan marked Failed and deleted) with the pods,
+// nodes and leases the API server hands over in process, the stored objects themselves under a
+// struct of their own, and wants every one of them as it was handed: as replay's controllers
+// read them (Client.Direct), and as the informers' caches keep them when the server is in the
+// process (RunnerOptions.Pods, Nodes and Leases: their managed fields dropped).
 func TestCoresWriteCopiesOfSharedPods(t *testing.T) {
 	for _, mode := range []string{"replay's list", "run's informer cache"} {
 		t.Run(mode, func(t *testing.T) { testCoresWriteCopies(t, mode == "run's informer cache") })
@@ -93,28 +104,44 @@ func testCoresWriteCopies(t *testing.T, informer bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []handed
-	pods := recordingDirect{direct: srv.Direct("test"), all: &all, dropManaged: informer}
-	cc := controllers.Client{Clientset: client, DirectPods: pods}
+	var all []handedObject
+	direct := recordingDirect{direct: srv.Direct("test"), all: &all, dropManaged: informer}
+	cc := Client{Clientset: client, Direct: direct}
 	refill := func() {}
 	if informer {
-		// The cores read pods from a lister, as from the informer's cache: filled before each
-		// pass with what the in-process list hands over.
-		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-		cc = controllers.Client{Clientset: client, Pods: corelisters.NewPodLister(indexer)}
-		refill = func() {
+		// The cores read from listers, as from the informers' caches: filled before each pass
+		// with what the in-process lists hand over.
+		index := func() cache.Indexer {
+			return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		}
+		pods, nodes, leases := index(), index(), index()
+		cc = Client{Clientset: client, Pods: corelisters.NewPodLister(pods), Nodes: corelisters.NewNodeLister(nodes),
+			Leases: coordinationlisters.NewLeaseLister(leases)}
+		fill := func(indexer cache.Indexer, list runtime.Object, err error) {
 			t.Helper()
-			list, err := pods.ListPods(ctx, metav1.NamespaceAll, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			objs := make([]any, len(list.Items))
-			for i := range list.Items {
-				objs[i] = &list.Items[i]
-			}
-			if err := indexer.Replace(objs, list.ResourceVersion); err != nil {
+			items, err := meta.ExtractList(list)
+			if err != nil {
 				t.Fatal(err)
 			}
+			objs := make([]any, len(items))
+			for i := range items {
+				objs[i] = items[i]
+			}
+			if err := indexer.Replace(objs, mustListAccessor(list).GetResourceVersion()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		refill = func() {
+			t.Helper()
+			list, err := direct.ListPods(ctx, metav1.NamespaceAll, metav1.ListOptions{})
+			fill(pods, list, err)
+			nodeList, err := direct.ListNodes(ctx, metav1.ListOptions{})
+			fill(nodes, nodeList, err)
+			leaseList, err := direct.ListLeases(ctx, metav1.NamespaceAll, metav1.ListOptions{})
+			fill(leases, leaseList, err)
 		}
 	}
 	// Each write a core makes names the pod and the function that made it.
@@ -124,7 +151,7 @@ func testCoresWriteCopies(t *testing.T, informer bool) {
 			wrote[ev.Pod+" "+ev.Func] = true
 		}
 	})
-	cores, err := controllers.New(controllers.Options{Names: controllers.Names, Clock: clk, Tracer: tracer, Client: cc})
+	cores, err := New(Options{Names: Names, Clock: clk, Tracer: tracer, Client: cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +233,7 @@ func testCoresWriteCopies(t *testing.T, informer bool) {
 
 	for _, h := range all {
 		if diff := h.changed(); diff != "" {
-			t.Errorf("shared pod %s/%s (resourceVersion %s) was changed (-handed +now):\n%s", h.was.Namespace, h.was.Name, h.was.ResourceVersion, diff)
+			t.Errorf("shared %s was changed (-handed +now):\n%s", h, diff)
 		}
 	}
 
@@ -214,6 +241,7 @@ func testCoresWriteCopies(t *testing.T, informer bool) {
 	for _, w := range []string{
 		"default/pending bind", "default/huge handleSchedulingFailure", "default/bound MarkPodsNotReady",
 		"default/bound addConditionAndDeletePod", "default/orphan markFailedAndDeletePodWithCondition",
+		"node-1 tryUpdateNodeHealth", "node-1 SwapNodeControllerTaint",
 	} {
 		if !wrote[w] {
 			t.Errorf("no write %q; the writes made: %v", w, wrote)
@@ -238,8 +266,12 @@ func testCoresWriteCopies(t *testing.T, informer bool) {
 	if pod, err := get("later"); err != nil || pod.DeletionTimestamp != nil {
 		t.Errorf("pod later = %v, %v; want it kept on its healthy node", pod, err)
 	}
-	if len(all) == 0 {
-		t.Fatal("no pod handed over")
+	kinds := map[string]bool{}
+	for _, h := range all {
+		kinds[fmt.Sprintf("%T", h.obj)] = true
+	}
+	if want := map[string]bool{"*v1.Pod": true, "*v1.Node": true, "*v1.Lease": true}; !maps.Equal(kinds, want) {
+		t.Errorf("kinds handed over = %v, want %v", kinds, want)
 	}
 }
 
