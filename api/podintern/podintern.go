@@ -82,9 +82,14 @@ func (in *Table) str(s string) string {
 	return s
 }
 
+// raw returns the table's copy of b, or b, fitted (fit), when the table has none: b is kept
+// then, and shared by the values equal to it that come after.
 func (in *Table) raw(b []byte) []byte {
-	if len(b) == 0 || len(b) > internMaxRaw {
+	if len(b) == 0 {
 		return b
+	}
+	if len(b) > internMaxRaw {
+		return fit(b)
 	}
 	// Keyed by a hash, not by string(b), which would keep a second copy of the bytes.
 	h := maphash.Bytes(in.seed, b)
@@ -92,15 +97,30 @@ func (in *Table) raw(b []byte) []byte {
 		if bytes.Equal(v, b) {
 			return v
 		}
-		return b // a collision: b stays its own
+		return fit(b) // a collision: b stays its own
 	}
 	if v, ok := in.prevRaw[h]; ok && bytes.Equal(v, b) {
 		b = v
+	} else {
+		b = fit(b)
 	}
 	if len(in.curRaw) >= internRawGeneration {
 		in.prevRaw, in.curRaw = in.curRaw, make(map[uint64][]byte, internRawGeneration)
 	}
 	in.curRaw[h] = b
+	return b
+}
+
+// fit returns b, or a copy of it in an array of its own length when b's array is larger than
+// that by more than an eighth (and 32 bytes): the encoder of a field set writes into a buffer
+// that grows by doubling (fieldpath.Set.ToJSON, which the API server's field manager encodes
+// every entry with, leaves a pod's 659-byte status entry in an array of 1,152), and a stored
+// object would keep the whole array for as long as it lives. The copy costs one allocation of
+// the encoding's length, once for each value the table did not have.
+func fit(b []byte) []byte {
+	if spare := cap(b) - len(b); spare > 32 && spare > len(b)/8 {
+		return bytes.Clone(b)
+	}
 	return b
 }
 
@@ -329,6 +349,15 @@ func (in *Table) managedFields(mf []metav1.ManagedFieldsEntry) []metav1.ManagedF
 		f.Operation = metav1.ManagedFieldsOperationType(in.str(string(f.Operation)))
 	}
 	return out
+}
+
+// StoredFields returns mf, the managed fields of an object of another kind than a pod or an
+// event as an API server stores it (a node, a lease), or a copy of it whose entries' strings and
+// encodings are interned: every node's lease names the same fields, and each version of a node
+// or a lease the API server's field manager writes encodes its entries anew (fitted, see fit).
+// It never writes into mf.
+func (in *Table) StoredFields(mf []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	return in.managedFields(mf)
 }
 
 // StoredEvent interns what of ev, an event as an API server stores it, events repeat: the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -523,5 +524,87 @@ func TestStoredEventsShareEqualManagedFields(t *testing.T) {
 	// No event sees another's list: equal lists hold equal values.
 	if diff := cmp.Diff(wants[0].ManagedFields, b.ManagedFields); diff != "" {
 		t.Errorf("the shared list (-first event's +second's):\n%s", diff)
+	}
+}
+
+// TestInternerFitsEncodings: an encoding the table keeps, or hands back as the caller's own
+// (above the size cap), sits in an array of about its length, whatever the encoder left in the
+// array it came in: a stored object keeps its managed fields' arrays for as long as it lives.
+// The values stay as they were, an encoding that already fits is kept as it came, and equal
+// encodings after the first share its fitted copy.
+func TestInternerFitsEncodings(t *testing.T) {
+	withSpare := func(n, spare int) []byte {
+		b := make([]byte, n, n+spare)
+		for i := range b {
+			b[i] = 'a' + byte(i%26)
+		}
+		return b
+	}
+	tests := []struct {
+		name    string
+		n       int
+		spare   int
+		wantOwn bool // the value handed back is the caller's array
+	}{
+		{"an encoder's doubled buffer", 659, 1152 - 659, false},
+		{"an array of its length", 659, 0, true},
+		{"a few spare bytes", 659, 32, true},
+		{"an encoding above the cap with spare room", internMaxRaw + 1, internMaxRaw, false},
+		{"an encoding above the cap that fits", internMaxRaw + 1, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := New()
+			b := withSpare(tt.n, tt.spare)
+			want := bytes.Clone(b)
+			got := in.raw(b)
+			if !bytes.Equal(got, want) || !bytes.Equal(b, want) {
+				t.Fatal("interning changed the encoding")
+			}
+			if own := &got[0] == &b[0]; own != tt.wantOwn {
+				t.Errorf("handed back the caller's array: %v, want %v", own, tt.wantOwn)
+			}
+			// A copy is rounded up to the allocator's size class: at most a sixth more.
+			if spare := cap(got) - len(got); spare > 32 && spare > len(got)/6 {
+				t.Errorf("the encoding of %d bytes kept %d spare bytes", len(got), spare)
+			}
+			if tt.n > internMaxRaw {
+				return
+			}
+			again := in.raw(withSpare(tt.n, tt.spare))
+			if &again[0] != &got[0] {
+				t.Error("an equal encoding after the first: a copy of its own, want the table's")
+			}
+		})
+	}
+}
+
+// TestStoredFieldsShareEncodings: the managed fields of two objects of another kind (two nodes'
+// leases, renewed by their kubelets) share their equal encodings once stored, keep their values,
+// and the lists they came in are not written.
+func TestStoredFieldsShareEncodings(t *testing.T) {
+	lease := func(manager string) []metav1.ManagedFieldsEntry {
+		at := metav1.NewTime(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+		raw := make([]byte, 0, 256)
+		raw = append(raw, `{"f:spec":{"f:holderIdentity":{},"f:leaseDurationSeconds":{},"f:renewTime":{}}}`...)
+		return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "coordination.k8s.io/v1",
+			Time: &at, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}}
+	}
+	in := New()
+	a, b := lease("kubelet"), lease("kubelet")
+	wantA, wantB := a[0].DeepCopy(), b[0].DeepCopy()
+	rawA, rawB := a[0].FieldsV1.Raw, b[0].FieldsV1.Raw
+	gotA, gotB := in.StoredFields(a), in.StoredFields(b)
+	if &gotA[0].FieldsV1.Raw[0] != &gotB[0].FieldsV1.Raw[0] {
+		t.Error("two leases' equal encodings: a copy each, want one shared")
+	}
+	if diff := cmp.Diff([]metav1.ManagedFieldsEntry{*wantA}, gotA); diff != "" {
+		t.Errorf("the first lease's managed fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]metav1.ManagedFieldsEntry{*wantB}, gotB); diff != "" {
+		t.Errorf("the second lease's managed fields (-want +got):\n%s", diff)
+	}
+	if &a[0].FieldsV1.Raw[0] != &rawA[0] || &b[0].FieldsV1.Raw[0] != &rawB[0] {
+		t.Error("StoredFields wrote into the list it was given")
 	}
 }

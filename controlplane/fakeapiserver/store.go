@@ -229,7 +229,8 @@ type store struct {
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
 	// intern makes the stored pods and events share the strings and the managed fields'
-	// encodings that many of them repeat (podintern.Table.StoredPod, StoredEvent): the field
+	// encodings that many of them repeat (podintern.Table.StoredPod, StoredEvent), and the
+	// other typed objects their managed fields' encodings (StoredFields): the field
 	// manager encodes every entry anew at every write, and a fleet's pods of one template, the
 	// versions of one pod in the watch history, and the kubelets' events keep equal copies of
 	// them otherwise. Objects loaded from the data directory, decoded anew, are interned too.
@@ -345,6 +346,12 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 			st.intern.StoredPod(o)
 		case *corev1.Event:
 			st.intern.StoredEvent(o)
+		case metav1.ObjectMetaAccessor:
+			// A typed object of another kind: its managed fields alone (a node's and a
+			// lease's, written at every heartbeat and renewal).
+			if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && len(om.ManagedFields) > 0 {
+				om.ManagedFields = st.intern.StoredFields(om.ManagedFields)
+			}
 		}
 	}
 	e := newEntry(obj, raw)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -201,5 +202,61 @@ func TestStatusWriteSharesStoredSpec(t *testing.T) {
 		if &after.Spec.Containers[0] != &before.Spec.Containers[0] {
 			t.Errorf("%s: the new version's spec is a copy, want the stored version's shared", step)
 		}
+	}
+}
+
+// TestStoreInternsOtherKindsFields: two nodes' leases, created and renewed through the handler as
+// their kubelets do, are stored sharing their managed fields' equal encodings; and no stored
+// encoding of a pod's, a lease's or a node's managed fields keeps the spare room of the buffer
+// it was encoded in (an array at most a sixth longer than the encoding, the allocator's rounding).
+func TestStoreInternsOtherKindsFields(t *testing.T) {
+	s := newInternServer(t)
+	h := s.Handler()
+	send := func(method, path, body string) {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 300 {
+			t.Fatalf("%s %s = %d %s", method, path, w.Code, w.Body)
+		}
+	}
+	leases := "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+	lease := func(node, renew string) string {
+		return `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"` + node + `"},"spec":{"holderIdentity":"` + node +
+			`","leaseDurationSeconds":40,"renewTime":"` + renew + `"}}`
+	}
+	for _, node := range []string{"n1", "n2"} {
+		send("POST", leases+"?fieldManager=kubelet", lease(node, "2026-11-28T09:00:00.000000Z"))
+		send("PUT", leases+"/"+node+"?fieldManager=kubelet", lease(node, "2026-11-28T09:00:10.000000Z"))
+	}
+	internWrites(t, s, "web-1", func(step string, e *entry) {
+		for _, f := range e.obj.(*corev1.Pod).ManagedFields {
+			if raw := f.FieldsV1.Raw; cap(raw)-len(raw) > 32 && cap(raw)-len(raw) > len(raw)/6 {
+				t.Errorf("%s: the %s entry's encoding of %d bytes is stored in an array of %d", step, f.Manager, len(raw), cap(raw))
+			}
+		}
+	})
+	var got []*coordinationv1.Lease
+	_ = s.store.locked(func() error {
+		for _, node := range []string{"n1", "n2"} {
+			e, ok := s.store.get(leasesTarget, "kube-node-lease", node)
+			if !ok {
+				t.Fatalf("lease %s not stored", node)
+			}
+			got = append(got, e.obj.(*coordinationv1.Lease))
+		}
+		return nil
+	})
+	a, b := got[0].ManagedFields, got[1].ManagedFields
+	if len(a) != 1 || len(b) != 1 {
+		t.Fatalf("managed fields entries %d and %d, want one each", len(a), len(b))
+	}
+	if &a[0].FieldsV1.Raw[0] != &b[0].FieldsV1.Raw[0] {
+		t.Errorf("two leases' equal encodings %s: a copy each, want one shared", a[0].FieldsV1.Raw)
+	}
+	if !sameStringData(a[0].Manager, b[0].Manager) {
+		t.Errorf("a copy each of the manager's name %q, want one shared", a[0].Manager)
 	}
 }

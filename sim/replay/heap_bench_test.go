@@ -3,6 +3,7 @@ package replay
 import (
 	"flag"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"testing"
@@ -69,4 +70,42 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+var (
+	fleetHeapNodes   = flag.Int("fleet-heap-nodes", 100, "nodes of BenchmarkFleetHeap's fleet (30 pods each)")
+	fleetHeapProfile = flag.String("fleet-heap-profile", "", "file BenchmarkFleetHeap writes the heap profile of the fleet's end to (go tool pprof -sample_index=inuse_space)")
+)
+
+// BenchmarkFleetHeap replays ReplayHourOfAFleet's hour of -fleet-heap-nodes nodes × 30 pods, as
+// that benchmark does (no trace written out), and measures the live heap after a GC at its end,
+// with the engine, and so every node, still held: what a node of a replay fleet keeps. It reports
+// the heap a node (live-KB/node), and with -fleet-heap-profile writes the heap profile taken
+// then. Run it once: -benchtime 1x.
+func BenchmarkFleetHeap(b *testing.B) {
+	s := hourOfAFleet(b, *fleetHeapNodes, 30)
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := newEngine(s, RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.run(b.Context(), 0); err != nil {
+			b.Fatal(err)
+		}
+		if !e.result.Passed() {
+			b.Fatalf("expectations failed: %+v", e.result.Outcomes)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc)/1e6, "live-MB")
+		b.ReportMetric(float64(ms.HeapAlloc)/1e3/float64(*fleetHeapNodes), "live-KB/node")
+		if *fleetHeapProfile != "" {
+			if err := writeHeapProfile(*fleetHeapProfile); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.KeepAlive(e)
+	}
 }
