@@ -94,11 +94,11 @@ func TestRunFleetWatchesPodsInProcess(t *testing.T) {
 	}
 }
 
-// TestControllersListPodsInProcess checks that the controllers beside the embedded API server
-// get its in-process pod list and watch (the server's URL answers nothing, so a request over
+// TestControllersListInProcess checks that the controllers beside the embedded API server
+// get its in-process lists and watches (the server's URL answers nothing, so a request over
 // HTTP would never list), waiting for the token bucket their clientset's requests share, and
 // that without an embedded server they have none.
-func TestControllersListPodsInProcess(t *testing.T) {
+func TestControllersListInProcess(t *testing.T) {
 	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
 	if err != nil {
 		t.Fatal(err)

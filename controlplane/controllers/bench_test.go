@@ -233,9 +233,9 @@ func BenchmarkNodeLeaseInformers(b *testing.B) {
 	benchInformers(b, nodeLeaseRound, 4*benchNodes, benchNodes, "cache-B/node")
 }
 
-// benchInformers runs round over the wire and in process, and reports the time of one of the
-// events events a round makes as a ratio to the decode floor, and the live heap the informers
-// held once caught up per one of per objects, as unit.
+// benchInformers runs round over the wire and in process. It reports the time per event (a
+// round makes events of them) as a ratio to the decode floor, and the live heap the informers
+// held once caught up, divided by per (the objects they hold), as unit.
 func benchInformers(b *testing.B, round func(b *testing.B, inProcess bool) (float64, time.Duration), events, per int, unit string) {
 	for _, mode := range []string{"wire", "inprocess"} {
 		b.Run(mode, func(b *testing.B) {

@@ -130,7 +130,7 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 	}
 	if e.handedOn != nil {
 		if err := e.handedOn.check(); err != nil {
-			return nil, fmt.Errorf("replay %s: a shared pod changed: %w", s.path, err)
+			return nil, fmt.Errorf("replay %s: a shared object changed: %w", s.path, err)
 		}
 	}
 	if e.skips != nil {

@@ -117,7 +117,11 @@ func (h *handedOn) check() error {
 		if equality.Semantic.DeepEqual(o.obj, o.was) {
 			continue
 		}
-		m, _ := meta.Accessor(o.was)
+		m, err := meta.Accessor(o.was)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %T, read at %v, was changed afterwards", o.reader, o.was, o.at))
+			continue
+		}
 		errs = append(errs, fmt.Errorf("%s: %T %s/%s (resourceVersion %s), read at %v, was changed afterwards",
 			o.reader, o.was, m.GetNamespace(), m.GetName(), m.GetResourceVersion(), o.at))
 	}

@@ -113,7 +113,7 @@ func (c *Cluster) OnPodDelivered(fn func(node string, pod *v1.Pod)) {
 	}
 }
 
-// OnStoredRead has fn told of every stored node and lease the controllers read (with node
+// OnStoredRead has fn told of every stored node and lease the controllers read (with reader
 // ControllersReader): a struct of their own over the stored object's fields, read-only as the
 // pods of OnPodDelivered. A driver that checks the contract keeps a copy of each
 // (replay.RunOptions.CheckReadOnlyPods).
