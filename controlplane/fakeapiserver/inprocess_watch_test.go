@@ -55,7 +55,21 @@ func collect(t *testing.T, w watch.Interface, until string) []watch.Event {
 	t.Helper()
 	defer w.Stop()
 	var out []watch.Event
-	for ev := range w.ResultChan() {
+	// A guard, not a deadline: every watch here delivers what it is waited for at once, so a
+	// minute without it means it never will, and the test says so instead of hanging.
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case ev, ok = <-w.ResultChan():
+		case <-guard.C:
+			t.Fatalf("the watch delivered neither %q nor its end within a minute; got %d events", until, len(out))
+		}
+		if !ok {
+			break
+		}
 		out = append(out, ev)
 		if m, err := meta.Accessor(ev.Object); err == nil && until != "" && ev.Type == watch.Added && m.GetName() == until {
 			return out
@@ -128,42 +142,69 @@ func TestInProcessWatchMatchesTheWire(t *testing.T) {
 	}
 }
 
-// TestInProcessWatchErrorsMatchTheWire: a watch from a version the history no longer holds ends
+// TestInProcessWatchErrorsMatchTheWire: a pods, nodes or leases watch from a version the history
+// no longer holds ends
 // with 410 Gone, one from a version the server has not reached with Too large resource version,
 // and bad options fail the request, in process as over HTTP.
 func TestInProcessWatchErrorsMatchTheWire(t *testing.T) {
 	ctx := context.Background()
 	p := newWirePair(t, fakeapiserver.Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard, HistorySize: 2})
+	// Each kind's history holds its own writes: five of each compact all three.
 	for i := range 5 {
 		if _, err := p.direct.CreatePod(ctx, watchPod("p"+strconv.Itoa(i), "a", nil)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for name, opts := range map[string]metav1.ListOptions{
-		"compacted": {ResourceVersion: "1"},
-		"too large": {ResourceVersion: "1000000"},
-	} {
-		w, err := p.wire.CoreV1().Pods("").Watch(ctx, opts)
-		if err != nil {
-			t.Fatalf("%s: wire watch: %v", name, err)
+		if _, err := p.direct.CreateNode(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n" + strconv.Itoa(i)}}); err != nil {
+			t.Fatal(err)
 		}
-		d, err := p.direct.WatchPods(ctx, "", opts)
-		if err != nil {
-			t.Fatalf("%s: in-process watch: %v", name, err)
-		}
-		want, got := collect(t, w, ""), collect(t, d, "")
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: in-process events differ from the wire's (-wire +in-process):\n%s", name, diff)
-		}
-		if len(want) != 1 || want[0].Type != watch.Error {
-			t.Errorf("%s: wire events = %v, want one error", name, want)
+		if _, err := p.direct.CreateLease(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n" + strconv.Itoa(i), Namespace: "kube-node-lease"}}); err != nil {
+			t.Fatal(err)
 		}
 	}
-	bad := metav1.ListOptions{FieldSelector: "spec.unknown=x"}
-	_, wireErr := p.wire.CoreV1().Pods("").Watch(ctx, bad)
-	_, directErr := p.direct.WatchPods(ctx, "", bad)
-	if wireErr == nil || directErr == nil || wireErr.Error() != directErr.Error() {
-		t.Errorf("watch with %v: wire error %v, in-process error %v; want the same error", bad, wireErr, directErr)
+	// The controllers watch all three kinds across namespaces.
+	kinds := []struct {
+		name         string
+		wire, direct func(metav1.ListOptions) (watch.Interface, error)
+	}{
+		{"pods",
+			func(o metav1.ListOptions) (watch.Interface, error) { return p.wire.CoreV1().Pods("").Watch(ctx, o) },
+			func(o metav1.ListOptions) (watch.Interface, error) { return p.direct.WatchPods(ctx, "", o) }},
+		{"nodes",
+			func(o metav1.ListOptions) (watch.Interface, error) { return p.wire.CoreV1().Nodes().Watch(ctx, o) },
+			func(o metav1.ListOptions) (watch.Interface, error) { return p.direct.WatchNodes(ctx, o) }},
+		{"leases",
+			func(o metav1.ListOptions) (watch.Interface, error) {
+				return p.wire.CoordinationV1().Leases("").Watch(ctx, o)
+			},
+			func(o metav1.ListOptions) (watch.Interface, error) { return p.direct.WatchLeases(ctx, "", o) }},
+	}
+	for _, k := range kinds {
+		for name, opts := range map[string]metav1.ListOptions{
+			"compacted": {ResourceVersion: "1"},
+			"too large": {ResourceVersion: "1000000"},
+		} {
+			w, err := k.wire(opts)
+			if err != nil {
+				t.Fatalf("%s, %s: wire watch: %v", k.name, name, err)
+			}
+			d, err := k.direct(opts)
+			if err != nil {
+				t.Fatalf("%s, %s: in-process watch: %v", k.name, name, err)
+			}
+			want, got := collect(t, w, ""), collect(t, d, "")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %s: in-process events differ from the wire's (-wire +in-process):\n%s", k.name, name, diff)
+			}
+			if len(want) != 1 || want[0].Type != watch.Error {
+				t.Errorf("%s, %s: wire events = %v, want one error", k.name, name, want)
+			}
+		}
+		bad := metav1.ListOptions{FieldSelector: "spec.unknown=x"}
+		_, wireErr := k.wire(bad)
+		_, directErr := k.direct(bad)
+		if wireErr == nil || directErr == nil || wireErr.Error() != directErr.Error() {
+			t.Errorf("%s: watch with %v: wire error %v, in-process error %v; want the same error", k.name, bad, wireErr, directErr)
+		}
 	}
 }
 
@@ -256,8 +297,8 @@ func TestInProcessNodesAndLeasesMatchTheWire(t *testing.T) {
 	nodes := open("nodes", func() (watch.Interface, error) { return p.wire.CoreV1().Nodes().Watch(ctx, watchList) },
 		func() (watch.Interface, error) { return p.direct.WatchNodes(ctx, watchList) })
 	leases := open("leases", func() (watch.Interface, error) {
-		return p.wire.CoordinationV1().Leases("kube-node-lease").Watch(ctx, watchList)
-	}, func() (watch.Interface, error) { return p.direct.WatchLeases(ctx, "kube-node-lease", watchList) })
+		return p.wire.CoordinationV1().Leases("").Watch(ctx, watchList)
+	}, func() (watch.Interface, error) { return p.direct.WatchLeases(ctx, "", watchList) })
 
 	clk.Advance(10 * time.Second)
 	if _, err := p.direct.PatchNodeStatus(ctx, "a", "application/strategic-merge-patch+json",
