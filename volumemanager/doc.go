@@ -69,7 +69,7 @@
 //
 // Options.Faults stands for the node's mounter failing under the plugins: a SetUp or a TearDown
 // it names fails before it does anything (Faults, which a replay's failVolumeOperation step
-// scripts per pod and volume), with "scripted SetUp failure" or "scripted TearDown failure" as
+// scripts per pod UID and volume), with "scripted SetUp failure" or "scripted TearDown failure" as
 // the plugin's error. The failure takes the paths above, as any plugin error does: a SetUp's
 // FailedMount event and back-off (a remount's too), the pod waiting in WaitForAttachAndMount; a
 // TearDown's log line, back-off and uncertain volume, which keeps the pod's directory and holds

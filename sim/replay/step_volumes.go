@@ -52,7 +52,9 @@ func (f *FailVolumeOperation) validate() error {
 
 // apply scripts the failures on the node's volume plugins. The pod must be in the node's pod
 // manager and have the volume: a script for a volume no pod has would never fail anything. The
-// script belongs to the node, so it outlives a kubelet restart.
+// script names the pod by the UID it has now, so a later pod of the same name (another UID) does
+// not inherit a failure this one never used up; the UID survives a kubelet restart, as the
+// script does, which belongs to the node.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	op, what := kubelet.VolumeSetUp, "SetUps (mounts and remounts)"
 	if f.Operation == string(kubelet.VolumeTearDown) {
@@ -77,7 +79,7 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s has no volume %q (its volumes: %s)", f.Pod, f.Volume, has))
 		return
 	}
-	if err := n.volumeFaults.Script(f.Pod, f.Volume, op, f.Times); err != nil {
-		e.stepError(trace.KindFailVolumeOperation, err)
+	if err := n.volumeFaults.Script(pod.UID, f.Volume, op, f.Times); err != nil {
+		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s: %w", f.Pod, err))
 	}
 }
