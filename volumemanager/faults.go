@@ -25,8 +25,9 @@ var Operations = []Operation{OpSetUp, OpTearDown}
 // FailedMount event and the failed TearDown's log line carry as they carry a plugin's error.
 var ErrScripted = errors.New("scripted")
 
-// PluginFaults is what the volume plugins ask before each SetUp and TearDown: a non-nil error
-// fails the operation before it does anything (no directory made or removed).
+// PluginFaults is what the volume plugins ask where the node's mounter would run: a SetUp asks
+// after it read its objects (and asked its token), a TearDown before it removes anything; a
+// non-nil error fails the operation there (no directory made or removed).
 type PluginFaults interface {
 	// Fail returns the error the operation on the volume of the pod with this UID fails with,
 	// or nil. It is asked at every SetUp (a remount after each SyncPod too). The UID names one

@@ -179,3 +179,52 @@ func newFaultyManager(t *testing.T, w *world, dirs Dirs, faults PluginFaults) *M
 	}
 	return m
 }
+
+// v1.35's secret, configMap, projected and downwardAPI plugins read their objects (the projected
+// volume asks for its token: collectData) before the wrapped emptyDir's tmpfs mount, where the
+// node's mounter can fail (secret.go, projected.go SetUpAt). A mount failing under the projected
+// kube-api-access volume therefore still asks for the token at that try (the mount follows at
+// the retry after the 500ms back-off), and a missing Secret fails the SetUp with its own error
+// before the mounter is reached, leaving the scripted failure for a later try.
+func TestScriptedSetUpFailureComesAfterTheObjectReads(t *testing.T) {
+	t.Run("projected asks its token first", func(t *testing.T) {
+		w := newWorld()
+		w.secrets["ns/db"] = &v1.Secret{}
+		faults := &Faults{}
+		m := newFaultyManager(t, w, &PodDirs{}, faults)
+		pod := secretPod("a")
+		if err := faults.Script("a", "kube-api-access-x", OpSetUp, 1); err != nil {
+			t.Fatal(err)
+		}
+		w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+		w.pods = append(w.pods, pod)
+		m.PodsChanged()
+		if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"1.1s mount creds", "1.1s token serviceaccount ns/default", "1.7s mount kube-api-access-x"}
+		if diff := cmp.Diff(want, w.trace); diff != "" {
+			t.Errorf("trace (-v1.35 +got):\n%s", diff)
+		}
+	})
+	t.Run("a missing secret fails before the mounter", func(t *testing.T) {
+		w := newWorld()
+		faults := &Faults{}
+		m := newFaultyManager(t, w, &PodDirs{}, faults)
+		pod := secretPod("a")
+		if err := faults.Script("a", "creds", OpSetUp, 1); err != nil {
+			t.Fatal(err)
+		}
+		w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+		w.pods = append(w.pods, pod)
+		m.PodsChanged()
+		step(w, m, 1100*time.Millisecond)
+		want := []string{`1.1s FailedMount MountVolume.SetUp failed for volume "creds" : secret "db" not found`}
+		if diff := cmp.Diff(want, w.events); diff != "" {
+			t.Errorf("events (-v1.35 +got):\n%s", diff)
+		}
+		if n := faults.Left("a", "creds", OpSetUp); n != 1 {
+			t.Errorf("scripted failures left = %d, want 1: the SetUp failed before the mounter", n)
+		}
+	})
+}
