@@ -54,7 +54,9 @@ func (f *FailVolumeOperation) validate() error {
 // manager and have the volume: a script for a volume no pod has would never fail anything. The
 // script names the pod by the UID it has now, so a later pod of the same name (another UID) does
 // not inherit a failure this one never used up; the UID survives a kubelet restart, as the
-// script does, which belongs to the node.
+// script does, which belongs to the node. A hostPath volume is refused: in v1.35 its SetUp
+// (without a path type) and its TearDown never reach the node's mounter, so they cannot fail
+// this way.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	op, what := kubelet.VolumeSetUp, "SetUps (mounts and remounts)"
 	if f.Operation == string(kubelet.VolumeTearDown) {
@@ -69,6 +71,10 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	}
 	var names []string
 	for _, v := range pod.Spec.Volumes {
+		if v.Name == f.Volume && v.HostPath != nil {
+			e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s volume %q is a hostPath volume, whose %s never reaches the node's mounter", f.Pod, f.Volume, op))
+			return
+		}
 		names = append(names, v.Name)
 	}
 	if !slices.Contains(names, f.Volume) {
