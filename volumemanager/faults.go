@@ -3,6 +3,7 @@ package volumemanager
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -17,7 +18,8 @@ const (
 	OpTearDown Operation = "tearDown"
 )
 
-// Operations lists the operations Faults accepts, in the order a message names them.
+// Operations lists the operations Faults accepts, in the order a message names them; a replay's
+// failVolumeOperation step accepts the same.
 var Operations = []Operation{OpSetUp, OpTearDown}
 
 // ErrScripted is the cause of every failure a Faults script makes: the plugin's SetUp or
@@ -57,7 +59,7 @@ type faultKey struct {
 // failure the pod never uses up stays with its UID: a later pod of the same name does not
 // inherit it.
 func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
-	if op != OpSetUp && op != OpTearDown {
+	if !slices.Contains(Operations, op) {
 		return fmt.Errorf("script volume fault %q for pod %s volume %q: want %s or %s", op, uid, volume, OpSetUp, OpTearDown)
 	}
 	if times < 1 {

@@ -29,9 +29,6 @@ var (
 	_ podNamer = (*FailVolumeOperation)(nil)
 )
 
-// volumeOperations are the operations failVolumeOperation may name.
-var volumeOperations = []string{string(kubelet.VolumeSetUp), string(kubelet.VolumeTearDown)}
-
 func (f *FailVolumeOperation) pod() string { return f.Pod }
 
 func (f *FailVolumeOperation) validate() error {
@@ -41,8 +38,12 @@ func (f *FailVolumeOperation) validate() error {
 	} else if msgs := validation.IsDNS1123Label(f.Volume); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("failVolumeOperation.volume %q: %s, as a pod's volume name must be", f.Volume, strings.Join(msgs, "; ")))
 	}
-	if !slices.Contains(volumeOperations, f.Operation) {
-		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(volumeOperations, " or ")))
+	if !slices.Contains(kubelet.VolumeOperations, kubelet.VolumeOperation(f.Operation)) {
+		var want []string
+		for _, op := range kubelet.VolumeOperations {
+			want = append(want, string(op))
+		}
+		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(want, " or ")))
 	}
 	if f.Times < 1 {
 		errs = append(errs, errors.New("failVolumeOperation.times must be positive"))
