@@ -204,3 +204,7 @@ const (
 	VolumeSetUp    = volumemanager.OpSetUp
 	VolumeTearDown = volumemanager.OpTearDown
 )
+
+// VolumeOperations lists the operations VolumeFaults can make fail (volumemanager.Operations,
+// the same list).
+var VolumeOperations = volumemanager.Operations

@@ -67,13 +67,15 @@
 //
 // # Scripted failures
 //
-// Options.Faults stands for the node's mounter failing under the plugins: a SetUp or a TearDown
-// it names fails before it does anything (Faults, which a replay's failVolumeOperation step
-// scripts per pod and volume), with "scripted SetUp failure" or "scripted TearDown failure" as
-// the plugin's error. The failure takes the paths above, as any plugin error does: a SetUp's
-// FailedMount event and back-off (a remount's too), the pod waiting in WaitForAttachAndMount; a
-// TearDown's log line, back-off and uncertain volume, which keeps the pod's directory and holds
-// up SyncTerminatedPod's second poll until a retry succeeds.
+// Options.Faults stands for the node's mounter failing under the plugins: a SetUp it names
+// fails after the plugin read its objects (and asked its token) and before it makes the
+// volume's directory, where v1.35's wrapped emptyDir mounts; a TearDown fails before it removes
+// anything (Faults, which a replay's failVolumeOperation step scripts per pod UID and volume),
+// with "scripted SetUp failure" or "scripted TearDown failure" as the plugin's error. The
+// failure takes the paths above, as any plugin error does: a SetUp's FailedMount event and
+// back-off (a remount's too), the pod waiting in WaitForAttachAndMount; a TearDown's log line,
+// back-off and uncertain volume, which keeps the pod's directory and holds up
+// SyncTerminatedPod's second poll until a retry succeeds.
 //
 // # Waiting
 //

@@ -3,7 +3,9 @@ package volumemanager
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Operation is a volume plugin operation a Faults script can make fail.
@@ -16,7 +18,8 @@ const (
 	OpTearDown Operation = "tearDown"
 )
 
-// Operations lists the operations Faults accepts, in the order a message names them.
+// Operations lists the operations Faults accepts, in the order a message names them; a replay's
+// failVolumeOperation step accepts the same.
 var Operations = []Operation{OpSetUp, OpTearDown}
 
 // ErrScripted is the cause of every failure a Faults script makes: the plugin's SetUp or
@@ -24,13 +27,15 @@ var Operations = []Operation{OpSetUp, OpTearDown}
 // FailedMount event and the failed TearDown's log line carry as they carry a plugin's error.
 var ErrScripted = errors.New("scripted")
 
-// PluginFaults is what the volume plugins ask before each SetUp and TearDown: a non-nil error
-// fails the operation before it does anything (no directory made or removed).
+// PluginFaults is what the volume plugins ask where the node's mounter would run: a SetUp asks
+// after it read its objects (and asked its token), a TearDown before it removes anything; a
+// non-nil error fails the operation there (no directory made or removed).
 type PluginFaults interface {
-	// Fail returns the error the operation on the volume of the pod namespace/name fails
-	// with, or nil. It is asked at every SetUp (a remount after each SyncPod too): the pod's
-	// name comes in its two parts, which the volume manager has without building a string.
-	Fail(namespace, name, volume string, op Operation) error
+	// Fail returns the error the operation on the volume of the pod with this UID fails with,
+	// or nil. It is asked at every SetUp (a remount after each SyncPod too). The UID names one
+	// pod for its whole life, across kubelet restarts, and never a later pod of the same name;
+	// a pod reconstructed from its directory alone has it too.
+	Fail(uid types.UID, volume string, op Operation) error
 }
 
 // Faults scripts failures of the volume plugins' SetUp and TearDown, per pod and volume: the
@@ -44,34 +49,36 @@ type Faults struct {
 
 // faultKey names one operation on one pod's volume.
 type faultKey struct {
-	namespace, name, volume string
-	op                      Operation
+	uid    types.UID
+	volume string
+	op     Operation
 }
 
-// Script makes the next times calls of op on the pod's ("namespace/name") volume fail; it
-// replaces what was scripted for them. times must be positive and op one of Operations.
-func (f *Faults) Script(pod, volume string, op Operation, times int) error {
-	if op != OpSetUp && op != OpTearDown {
-		return fmt.Errorf("script volume fault %q for %s volume %q: want %s or %s", op, pod, volume, OpSetUp, OpTearDown)
+// Script makes the next times calls of op on the volume of the pod with this UID fail; it
+// replaces what was scripted for them. times must be positive and op one of Operations. A
+// failure the pod never uses up stays with its UID: a later pod of the same name does not
+// inherit it.
+func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
+	if !slices.Contains(Operations, op) {
+		return fmt.Errorf("script volume fault %q for pod %s volume %q: want %s or %s", op, uid, volume, OpSetUp, OpTearDown)
 	}
 	if times < 1 {
-		return fmt.Errorf("script volume fault %s for %s volume %q: times %d: want at least 1", op, pod, volume, times)
+		return fmt.Errorf("script volume fault %s for pod %s volume %q: times %d: want at least 1", op, uid, volume, times)
 	}
 	if f.left == nil {
 		f.left = map[faultKey]int{}
 	}
-	ns, name, _ := strings.Cut(pod, "/")
-	f.left[faultKey{namespace: ns, name: name, volume: volume, op: op}] = times
+	f.left[faultKey{uid: uid, volume: volume, op: op}] = times
 	return nil
 }
 
-// Fail uses up one scripted failure of op on the volume of the pod namespace/name and returns
+// Fail uses up one scripted failure of op on the volume of the pod with this UID and returns
 // its error; nil when none is left.
-func (f *Faults) Fail(namespace, name, volume string, op Operation) error {
+func (f *Faults) Fail(uid types.UID, volume string, op Operation) error {
 	if f == nil || len(f.left) == 0 {
 		return nil
 	}
-	k := faultKey{namespace: namespace, name: name, volume: volume, op: op}
+	k := faultKey{uid: uid, volume: volume, op: op}
 	n, ok := f.left[k]
 	if !ok {
 		return nil
@@ -88,13 +95,13 @@ func (f *Faults) Fail(namespace, name, volume string, op Operation) error {
 	return fmt.Errorf("%w %s failure", ErrScripted, what)
 }
 
-// Left reports how many failures of op on the pod's volume are still scripted.
-func (f *Faults) Left(pod, volume string, op Operation) int {
+// Left reports how many failures of op on the volume of the pod with this UID are still
+// scripted.
+func (f *Faults) Left(uid types.UID, volume string, op Operation) int {
 	if f == nil {
 		return 0
 	}
-	ns, name, _ := strings.Cut(pod, "/")
-	return f.left[faultKey{namespace: ns, name: name, volume: volume, op: op}]
+	return f.left[faultKey{uid: uid, volume: volume, op: op}]
 }
 
 var _ PluginFaults = (*Faults)(nil)

@@ -18,7 +18,7 @@ import (
 func BenchmarkRemountFaults(b *testing.B) {
 	floor := benchfloor.Floor(b)
 	other := &Faults{}
-	if err := other.Script("ns/other", "creds", OpSetUp, 1); err != nil {
+	if err := other.Script("other", "creds", OpSetUp, 1); err != nil {
 		b.Fatal(err)
 	}
 	for _, tt := range []struct {

@@ -15,23 +15,23 @@ import (
 )
 
 // TestFaultsScript checks the script's bookkeeping: each call uses up one failure of its own
-// operation on its own volume, a new script replaces the old, and bad input is refused with the
-// input named.
+// operation on its own pod's (by UID) volume, a new script replaces the old, and bad input is
+// refused with the input named.
 func TestFaultsScript(t *testing.T) {
 	var f Faults
-	if err := f.Fail("ns", "p", "data", OpSetUp); err != nil {
+	if err := f.Fail("uid-p", "data", OpSetUp); err != nil {
 		t.Errorf("zero Faults: Fail() = %v, want nil", err)
 	}
-	if err := f.Script("ns/p", "data", OpSetUp, 2); err != nil {
+	if err := f.Script("uid-p", "data", OpSetUp, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Script("ns/p", "data", OpSetUp, 3); err != nil {
+	if err := f.Script("uid-p", "data", OpSetUp, 3); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for range 4 {
-		got = append(got, errString(f.Fail("ns", "p", "data", OpSetUp)))
-		got = append(got, errString(f.Fail("ns", "p", "data", OpTearDown)), errString(f.Fail("ns", "p", "other", OpSetUp)), errString(f.Fail("ns", "q", "data", OpSetUp)))
+		got = append(got, errString(f.Fail("uid-p", "data", OpSetUp)))
+		got = append(got, errString(f.Fail("uid-p", "data", OpTearDown)), errString(f.Fail("uid-p", "other", OpSetUp)), errString(f.Fail("uid-q", "data", OpSetUp)))
 	}
 	want := []string{
 		"scripted SetUp failure", "", "", "",
@@ -42,13 +42,13 @@ func TestFaultsScript(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
-	if err := f.Script("ns/p", "data", OpTearDown, 1); err != nil {
+	if err := f.Script("uid-p", "data", OpTearDown, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Fail("ns", "p", "data", OpTearDown); !errors.Is(err, ErrScripted) || err.Error() != "scripted TearDown failure" {
+	if err := f.Fail("uid-p", "data", OpTearDown); !errors.Is(err, ErrScripted) || err.Error() != "scripted TearDown failure" {
 		t.Errorf("Fail(tearDown) = %v, want the scripted TearDown failure", err)
 	}
-	if n := f.Left("ns/p", "data", OpTearDown); n != 0 {
+	if n := f.Left("uid-p", "data", OpTearDown); n != 0 {
 		t.Errorf("Left() after the last failure = %d, want 0", n)
 	}
 	for _, tt := range []struct {
@@ -60,8 +60,8 @@ func TestFaultsScript(t *testing.T) {
 		{OpSetUp, 0, "times 0"},
 		{OpTearDown, -1, "times -1"},
 	} {
-		err := f.Script("ns/p", "data", tt.op, tt.times)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `ns/p volume "data"`) {
+		err := f.Script("uid-p", "data", tt.op, tt.times)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `pod uid-p volume "data"`) {
 			t.Errorf("Script(%q, %d) = %v, want an error naming %s and the volume", tt.op, tt.times, err, tt.want)
 		}
 	}
@@ -86,7 +86,7 @@ func TestScriptedSetUpFailure(t *testing.T) {
 	dirs := &PodDirs{}
 	m := newFaultyManager(t, w, dirs, faults)
 	pod := secretPod("a")
-	if err := faults.Script("ns/p-a", "creds", OpSetUp, 3); err != nil {
+	if err := faults.Script("a", "creds", OpSetUp, 3); err != nil {
 		t.Fatal(err)
 	}
 	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
@@ -110,7 +110,7 @@ func TestScriptedSetUpFailure(t *testing.T) {
 	if diff := cmp.Diff(wantTrace, w.trace); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}
-	if n := faults.Left("ns/p-a", "creds", OpSetUp); n != 0 {
+	if n := faults.Left("a", "creds", OpSetUp); n != 0 {
 		t.Errorf("failures left = %d, want none", n)
 	}
 }
@@ -131,7 +131,7 @@ func TestScriptedTearDownFailure(t *testing.T) {
 	if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := faults.Script("ns/p-a", "creds", OpTearDown, 2); err != nil {
+	if err := faults.Script("a", "creds", OpTearDown, 2); err != nil {
 		t.Fatal(err)
 	}
 	w.clk.Set(vclock.Epoch.Add(5 * time.Second))
@@ -178,4 +178,53 @@ func newFaultyManager(t *testing.T, w *world, dirs Dirs, faults PluginFaults) *M
 		t.Fatal(err)
 	}
 	return m
+}
+
+// v1.35's secret, configMap, projected and downwardAPI plugins read their objects (the projected
+// volume asks for its token: collectData) before the wrapped emptyDir's tmpfs mount, where the
+// node's mounter can fail (secret.go, projected.go SetUpAt). A mount failing under the projected
+// kube-api-access volume therefore still asks for the token at that try (the mount follows at
+// the retry after the 500ms back-off), and a missing Secret fails the SetUp with its own error
+// before the mounter is reached, leaving the scripted failure for a later try.
+func TestScriptedSetUpFailureComesAfterTheObjectReads(t *testing.T) {
+	t.Run("projected asks its token first", func(t *testing.T) {
+		w := newWorld()
+		w.secrets["ns/db"] = &v1.Secret{}
+		faults := &Faults{}
+		m := newFaultyManager(t, w, &PodDirs{}, faults)
+		pod := secretPod("a")
+		if err := faults.Script("a", "kube-api-access-x", OpSetUp, 1); err != nil {
+			t.Fatal(err)
+		}
+		w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+		w.pods = append(w.pods, pod)
+		m.PodsChanged()
+		if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"1.1s mount creds", "1.1s token serviceaccount ns/default", "1.7s mount kube-api-access-x"}
+		if diff := cmp.Diff(want, w.trace); diff != "" {
+			t.Errorf("trace (-v1.35 +got):\n%s", diff)
+		}
+	})
+	t.Run("a missing secret fails before the mounter", func(t *testing.T) {
+		w := newWorld()
+		faults := &Faults{}
+		m := newFaultyManager(t, w, &PodDirs{}, faults)
+		pod := secretPod("a")
+		if err := faults.Script("a", "creds", OpSetUp, 1); err != nil {
+			t.Fatal(err)
+		}
+		w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+		w.pods = append(w.pods, pod)
+		m.PodsChanged()
+		step(w, m, 1100*time.Millisecond)
+		want := []string{`1.1s FailedMount MountVolume.SetUp failed for volume "creds" : secret "db" not found`}
+		if diff := cmp.Diff(want, w.events); diff != "" {
+			t.Errorf("events (-v1.35 +got):\n%s", diff)
+		}
+		if n := faults.Left("a", "creds", OpSetUp); n != 1 {
+			t.Errorf("scripted failures left = %d, want 1: the SetUp failed before the mounter", n)
+		}
+	})
 }

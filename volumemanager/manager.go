@@ -398,15 +398,12 @@ func (m *Manager) podName(pod *v1.Pod) (namespace, name string) {
 	return "", ""
 }
 
-// fault is the failure scripted for op on the pod's volume, if any: the plugin's operation fails
-// with it before it does anything.
+// fault is the failure scripted for op on the pod's volume, if any: the node's mounter fails
+// the plugin's operation with it. The pod's UID names it, which a pod reconstructed from its
+// directory alone has too.
 func (m *Manager) fault(pod *v1.Pod, volume string, op Operation) error {
 	if m.opts.Faults == nil {
 		return nil
 	}
-	ns, name := m.podName(pod)
-	if name == "" {
-		return nil
-	}
-	return m.opts.Faults.Fail(ns, name, volume, op)
+	return m.opts.Faults.Fail(pod.UID, volume, op)
 }

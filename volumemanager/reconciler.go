@@ -58,11 +58,13 @@ func (m *Manager) reconcilePod(now time.Time, p *podVolumes) {
 // mountVolume is the operation executor's MountVolume: SetUp, then the volume is mounted, or the
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
-	// A scripted failure fails the plugin's SetUp before it reads its objects or makes its
-	// directory: the mount itself failed.
-	err := m.fault(pod, v.name, OpSetUp)
+	// The plugin reads its objects (the projected volume asks its token) before the wrapped
+	// emptyDir mounts, which is where the node's mounter fails: a scripted failure comes after
+	// the reads and before the volume's directory is made, so a missing object still fails
+	// the SetUp with its own error and a token is still asked at each try.
+	err := m.setUp(pod, v)
 	if err == nil {
-		err = m.setUp(pod, v)
+		err = m.fault(pod, v.name, OpSetUp)
 	}
 	if err == nil && writesPodDir(v.source) {
 		// The plugin's SetUp makes the volume's directory first; one it cannot make fails it.

@@ -29,9 +29,6 @@ var (
 	_ podNamer = (*FailVolumeOperation)(nil)
 )
 
-// volumeOperations are the operations failVolumeOperation may name.
-var volumeOperations = []string{string(kubelet.VolumeSetUp), string(kubelet.VolumeTearDown)}
-
 func (f *FailVolumeOperation) pod() string { return f.Pod }
 
 func (f *FailVolumeOperation) validate() error {
@@ -41,8 +38,12 @@ func (f *FailVolumeOperation) validate() error {
 	} else if msgs := validation.IsDNS1123Label(f.Volume); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("failVolumeOperation.volume %q: %s, as a pod's volume name must be", f.Volume, strings.Join(msgs, "; ")))
 	}
-	if !slices.Contains(volumeOperations, f.Operation) {
-		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(volumeOperations, " or ")))
+	if !slices.Contains(kubelet.VolumeOperations, kubelet.VolumeOperation(f.Operation)) {
+		var want []string
+		for _, op := range kubelet.VolumeOperations {
+			want = append(want, string(op))
+		}
+		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(want, " or ")))
 	}
 	if f.Times < 1 {
 		errs = append(errs, errors.New("failVolumeOperation.times must be positive"))
@@ -52,7 +53,11 @@ func (f *FailVolumeOperation) validate() error {
 
 // apply scripts the failures on the node's volume plugins. The pod must be in the node's pod
 // manager and have the volume: a script for a volume no pod has would never fail anything. The
-// script belongs to the node, so it outlives a kubelet restart.
+// script names the pod by the UID it has now, so a later pod of the same name (another UID) does
+// not inherit a failure this one never used up; the UID survives a kubelet restart, as the
+// script does, which belongs to the node. A hostPath volume is refused: in v1.35 its SetUp
+// (without a path type) and its TearDown never reach the node's mounter, so they cannot fail
+// this way.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	op, what := kubelet.VolumeSetUp, "SetUps (mounts and remounts)"
 	if f.Operation == string(kubelet.VolumeTearDown) {
@@ -67,6 +72,10 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	}
 	var names []string
 	for _, v := range pod.Spec.Volumes {
+		if v.Name == f.Volume && v.HostPath != nil {
+			e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s volume %q is a hostPath volume, whose %s never reaches the node's mounter", f.Pod, f.Volume, op))
+			return
+		}
 		names = append(names, v.Name)
 	}
 	if !slices.Contains(names, f.Volume) {
@@ -77,7 +86,7 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s has no volume %q (its volumes: %s)", f.Pod, f.Volume, has))
 		return
 	}
-	if err := n.volumeFaults.Script(f.Pod, f.Volume, op, f.Times); err != nil {
-		e.stepError(trace.KindFailVolumeOperation, err)
+	if err := n.volumeFaults.Script(pod.UID, f.Volume, op, f.Times); err != nil {
+		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s: %w", f.Pod, err))
 	}
 }

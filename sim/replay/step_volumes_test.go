@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -55,5 +57,102 @@ steps:
 	}
 	if len(res.StepErrors) != 0 || len(res.Outcomes) != 6 || !res.Passed() {
 		t.Errorf("replay: %d outcomes, step errors %v, passed %t, want 6 outcomes met:\n%s", len(res.Outcomes), res.StepErrors, res.Passed(), report.String())
+	}
+}
+
+// TestVolumeFaultStaysWithItsPod checks that failVolumeOperation scripts the pod it found when
+// the step ran (its UID), not its name: a SetUp failure scripted on a running pod whose emptyDir
+// is never set up again (no remount) is never used up, and a new pod created later under the
+// same name (another UID) mounts its volume at the first try.
+func TestVolumeFaultStaysWithItsPod(t *testing.T) {
+	const src = `name: volume-fault-recreated-pod
+sources: [api]
+runtime: {sandboxStart: 500ms, imagePull: 1s, containerStart: 500ms, containerStop: 500ms}
+steps:
+- at: 1s
+  apiCreatePod:
+    pod:
+      metadata: {name: web, namespace: default}
+      spec:
+        nodeName: node-1
+        containers:
+        - {name: app, image: 'busybox:1.36', volumeMounts: [{name: data, mountPath: /data}]}
+        volumes:
+        - {name: data, emptyDir: {}}
+- at: 5s
+  failVolumeOperation: {pod: default/web, volume: data, operation: setUp, times: 1}
+- at: 6s
+  apiDeletePod: {namespace: default, name: web, gracePeriodSeconds: 0}
+- at: 20s
+  expect: {pod: default/web, present: false}
+- at: 30s
+  apiCreatePod:
+    pod:
+      metadata: {name: web, namespace: default}
+      spec:
+        nodeName: node-1
+        containers:
+        - {name: app, image: 'busybox:1.36', volumeMounts: [{name: data, mountPath: /data}]}
+        volumes:
+        - {name: data, emptyDir: {}}
+- at: 35s
+  expectNoEvent: {component: events, event: Warning, pod: default/web, reason: FailedMount}
+- at: 40s
+  expect: {pod: default/web, phase: Running, container: app, state: running, restartCount: 0}
+`
+	s, err := Parse("volume-fault-recreated-pod.yaml", []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	var report bytes.Buffer
+	res, err := Run(context.Background(), s, RunOptions{Report: &report, Format: trace.Text})
+	if err != nil {
+		t.Fatalf("Run() error = %v", err)
+	}
+	if len(res.StepErrors) != 0 || len(res.Outcomes) != 3 || !res.Passed() {
+		t.Errorf("the new pod default/web (another UID) inherited the deleted pod's scripted SetUp failure: %d outcomes, step errors %v, passed %t, want 3 outcomes met:\n%s", len(res.Outcomes), res.StepErrors, res.Passed(), report.String())
+	}
+}
+
+// TestVolumeFaultRefusesHostPath checks that failVolumeOperation refuses a hostPath volume with
+// a step error: in v1.35 the hostPath plugin's TearDown does nothing and its SetUp (without a
+// path type) never reaches the node's mounter, so neither can fail as a mount does.
+func TestVolumeFaultRefusesHostPath(t *testing.T) {
+	for _, op := range []string{"setUp", "tearDown"} {
+		t.Run(op, func(t *testing.T) {
+			src := `name: volume-fault-hostpath
+sources: [api]
+runtime: {sandboxStart: 500ms, imagePull: 1s, containerStart: 500ms}
+steps:
+- at: 1s
+  apiCreatePod:
+    pod:
+      metadata: {name: web, namespace: default}
+      spec:
+        nodeName: node-1
+        containers:
+        - {name: app, image: 'busybox:1.36', volumeMounts: [{name: logs, mountPath: /logs}]}
+        volumes:
+        - {name: logs, hostPath: {path: /var/log}}
+- at: 2s
+  failVolumeOperation: {pod: default/web, volume: logs, operation: ` + op + `, times: 1}
+`
+			s, err := Parse("volume-fault-hostpath.yaml", []byte(src), LoadOptions{})
+			if err != nil {
+				t.Fatalf("Parse() error = %v", err)
+			}
+			res, err := Run(context.Background(), s, RunOptions{})
+			if err != nil {
+				t.Fatalf("Run() error = %v", err)
+			}
+			want := []string{`step 2 (failVolumeOperation at 2s) could not be carried out: fail volume operation: pod default/web volume "logs" is a hostPath volume, whose ` + op + ` never reaches the node's mounter`}
+			var got []string
+			for _, e := range res.StepErrors {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("step errors (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
