@@ -260,6 +260,19 @@ var mergeNamedPartsOnly = true
 func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map[string]any, fv fieldValidation) (runtime.Object, bool) {
 	sv := reflect.ValueOf(stored).Elem()
 	names := topLevelFields(sv.Type())
+	// The parts the patch does not name: the type's meta (set at the end, as strategicMerge sets
+	// it), the metadata as the converter's round trip gives it, a spec that keepsSpec leaves out;
+	// anything else is taken the whole object's way. This reads only the patch's top-level keys,
+	// so it comes before any conversion: a patch that falls back costs no more than the whole way.
+	for i := 2; i < sv.NumField(); i++ {
+		name := jsonName(sv.Type().Field(i))
+		if _, named := patchMap[name]; named {
+			continue
+		}
+		if !(cutSpec && name == "spec") {
+			return nil, false
+		}
+	}
 	original := make(map[string]any, len(patchMap))
 	for k := range patchMap {
 		i, ok := names[k]
@@ -298,18 +311,6 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 			return nil, false
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, ov.Field(names[k]).Addr().Interface(), false); err != nil {
-			return nil, false
-		}
-	}
-	// The parts the patch does not name: the type's meta (set below, as strategicMerge sets it),
-	// the metadata as the converter's round trip gives it, a spec that keepsSpec leaves out;
-	// anything else is taken the whole object's way.
-	for i := 2; i < sv.NumField(); i++ {
-		name := jsonName(sv.Type().Field(i))
-		if _, named := patchMap[name]; named {
-			continue
-		}
-		if !(cutSpec && name == "spec") {
 			return nil, false
 		}
 	}
