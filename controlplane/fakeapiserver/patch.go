@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -265,7 +266,7 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 	// anything else is taken the whole object's way. This reads only the patch's top-level keys,
 	// so it comes before any conversion: a patch that falls back costs no more than the whole way.
 	for i := 2; i < sv.NumField(); i++ {
-		name := jsonName(sv.Type().Field(i))
+		name, _ := jsonName(sv.Type().Field(i))
 		if _, named := patchMap[name]; named {
 			continue
 		}
@@ -338,24 +339,25 @@ func topLevelFields(t reflect.Type) map[string]int {
 	fields := map[string]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if (f.Anonymous && name == "") || f.Type.Kind() != reflect.Struct {
+		name, tagged := jsonName(f)
+		if (f.Anonymous && !tagged) || f.Type.Kind() != reflect.Struct {
 			continue
 		}
-		fields[jsonName(f)] = i
+		fields[name] = i
 	}
 	topLevelFieldsCache.Store(t, fields)
 	return fields
 }
 
 // jsonName is the name the unstructured converter matches the field f by: its JSON name, or its
-// Go name where the tag names none.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+// Go name where the tag names none; tagged reports whether the tag names one (an embedded struct
+// whose tag names none is inlined).
+func jsonName(f reflect.StructField) (name string, tagged bool) {
+	name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
 	if name == "" {
-		return f.Name
+		return f.Name, false
 	}
-	return name
+	return name, true
 }
 
 // convertedMeta returns what converting m without its managed fields to maps and back gives
@@ -396,7 +398,7 @@ func convertedMeta(m *metav1.ObjectMeta) (metav1.ObjectMeta, bool) {
 		out.DeletionTimestamp = &t
 	}
 	if m.DeletionGracePeriodSeconds != nil {
-		out.DeletionGracePeriodSeconds = ptrTo(*m.DeletionGracePeriodSeconds)
+		out.DeletionGracePeriodSeconds = ptr.To(*m.DeletionGracePeriodSeconds)
 	}
 	return out, true
 }
@@ -428,8 +430,6 @@ func convertedTime(t metav1.Time) (metav1.Time, bool) {
 	}
 	return out, true
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // skipKnownFieldValidation lets strategicMerge convert the merged maps without field validation
 // when the patch names only known fields (onlyKnownFields); a test turns it off to compare.
@@ -531,9 +531,9 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, tagged := jsonName(f)
 		switch {
-		case name == "" && f.Anonymous:
+		case !tagged && f.Anonymous:
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -545,8 +545,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 				fields[k] = v
 			}
 			continue
-		case name == "":
-			name = f.Name
 		}
 		fields[name] = f.Type
 	}
