@@ -248,10 +248,12 @@ var mergeNamedPartsOnly = true
 // object: a strategic merge merges key by key, so without a directive at the top (which may
 // replace or retain keys of the whole object) each named part merges with the stored part of
 // that name alone, and the parts it does not name come out of the converter as they went in. A
-// kubelet's status patch names the status (and, for a pod, the metadata's UID as its
-// precondition), so the stored metadata is not converted to maps and back; for the parts it does
-// not name, the result holds what that round trip gives (convertedMeta), and the spec is left
-// out as keepsSpec lets it be. It reports false, and the caller takes the whole object's way,
+// kubelet's status patch names the status and, for a pod, the metadata with only its UID (the
+// precondition of status/patch.go); metadata that holds only the stored UID merges to the stored
+// metadata, so it is taken as unnamed (sameUIDOnly). For the parts taken as unnamed the result
+// holds what the converter's round trip gives (convertedMeta), without converting them, and the
+// spec is left out as keepsSpec lets it be. Metadata with any other key, or a UID that is not
+// the stored one, is converted and merged like the status, giving kube-apiserver's answer. It reports false, and the caller takes the whole object's way,
 // for anything whose answer that way is not plainly the same: a key at the top that is no
 // struct field of the object (a directive, apiVersion or kind, an unknown field), a part left
 // unnamed that it cannot reproduce, a merge or conversion that fails, merged maps with a field
@@ -272,6 +274,21 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 		}
 		if !(cutSpec && name == "spec") {
 			return nil, false
+		}
+	}
+	metaUnnamed := true
+	if m, named := patchMap["metadata"]; named {
+		metaUnnamed = sameUIDOnly(m, stored)
+		if metaUnnamed {
+			// Merge the rest alone: a copy of the patch without its metadata, not to change the
+			// caller's.
+			rest := make(map[string]any, len(patchMap)-1)
+			for k, v := range patchMap {
+				if k != "metadata" {
+					rest[k] = v
+				}
+			}
+			patchMap = rest
 		}
 	}
 	original := make(map[string]any, len(patchMap))
@@ -315,7 +332,7 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 			return nil, false
 		}
 	}
-	if _, named := patchMap["metadata"]; !named {
+	if metaUnnamed {
 		meta, ok := convertedMeta(sv.Field(1).Addr().Interface().(*metav1.ObjectMeta))
 		if !ok {
 			return nil, false
@@ -324,6 +341,22 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 	}
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
 	return obj, true
+}
+
+// sameUIDOnly reports whether meta, the metadata of a strategic merge patch, holds nothing but a
+// uid equal to the stored object's (a kubelet's precondition): merged, it leaves the stored
+// metadata as it is. A null, a number or another string is a change, which the merge makes.
+func sameUIDOnly(meta any, stored runtime.Object) bool {
+	m, ok := meta.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	uid, ok := m["uid"].(string)
+	if !ok {
+		return false
+	}
+	o, ok := stored.(metav1.Object)
+	return ok && uid == string(o.GetUID())
 }
 
 // topLevelFieldsCache holds topLevelFields' answer for each struct type.
