@@ -365,7 +365,9 @@ func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Obj
 // field by field, each through a pointer to it (DeepEqual compares the values pointed at, and
 // takes lists and maps that share their elements, such as the spec the status strategy keeps,
 // as equal without walking them), and the metadata without its managed fields, rather than
-// copies of the whole objects with those fields cleared.
+// copies of the whole objects with those fields cleared. It gives that comparison's answer for
+// the API's types, whose fields are all exported; for a type with an unexported field it says
+// false, where the comparison might say true, which only sends the caller the whole way.
 func sameButStatus(lv, nv reflect.Value) bool {
 	for i := range lv.NumField() {
 		switch f := lv.Type().Field(i); {

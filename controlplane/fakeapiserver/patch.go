@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -247,10 +248,12 @@ var mergeNamedPartsOnly = true
 // object: a strategic merge merges key by key, so without a directive at the top (which may
 // replace or retain keys of the whole object) each named part merges with the stored part of
 // that name alone, and the parts it does not name come out of the converter as they went in. A
-// kubelet's status patch names the status (and, for a pod, the metadata's UID as its
-// precondition), so the stored metadata is not converted to maps and back; for the parts it does
-// not name, the result holds what that round trip gives (convertedMeta), and the spec is left
-// out as keepsSpec lets it be. It reports false, and the caller takes the whole object's way,
+// kubelet's status patch names the status and, for a pod, the metadata with only its UID (the
+// precondition of status/patch.go); metadata that holds only the stored UID merges to the stored
+// metadata, so it is taken as unnamed (sameUIDOnly). For the parts taken as unnamed the result
+// holds what the converter's round trip gives (convertedMeta), without converting them, and the
+// spec is left out as keepsSpec lets it be. Metadata with any other key, or a UID that is not
+// the stored one, is converted and merged like the status, giving kube-apiserver's answer. It reports false, and the caller takes the whole object's way,
 // for anything whose answer that way is not plainly the same: a key at the top that is no
 // struct field of the object (a directive, apiVersion or kind, an unknown field), a part left
 // unnamed that it cannot reproduce, a merge or conversion that fails, merged maps with a field
@@ -260,6 +263,34 @@ var mergeNamedPartsOnly = true
 func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map[string]any, fv fieldValidation) (runtime.Object, bool) {
 	sv := reflect.ValueOf(stored).Elem()
 	names := topLevelFields(sv.Type())
+	// The parts the patch does not name: the type's meta (set at the end, as strategicMerge sets
+	// it), the metadata as the converter's round trip gives it, a spec that keepsSpec leaves out;
+	// anything else is taken the whole object's way. This reads only the patch's top-level keys,
+	// so it comes before any conversion: a patch that falls back costs no more than the whole way.
+	for i := 2; i < sv.NumField(); i++ {
+		name, _ := jsonName(sv.Type().Field(i))
+		if _, named := patchMap[name]; named {
+			continue
+		}
+		if !(cutSpec && name == "spec") {
+			return nil, false
+		}
+	}
+	metaUnnamed := true
+	if m, named := patchMap["metadata"]; named {
+		metaUnnamed = sameUIDOnly(m, stored)
+		if metaUnnamed {
+			// Merge the rest alone: a copy of the patch without its metadata, not to change the
+			// caller's.
+			rest := make(map[string]any, len(patchMap)-1)
+			for k, v := range patchMap {
+				if k != "metadata" {
+					rest[k] = v
+				}
+			}
+			patchMap = rest
+		}
+	}
 	original := make(map[string]any, len(patchMap))
 	for k := range patchMap {
 		i, ok := names[k]
@@ -301,19 +332,7 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 			return nil, false
 		}
 	}
-	// The parts the patch does not name: the type's meta (set below, as strategicMerge sets it),
-	// the metadata as the converter's round trip gives it, a spec that keepsSpec leaves out;
-	// anything else is taken the whole object's way.
-	for i := 2; i < sv.NumField(); i++ {
-		name := jsonName(sv.Type().Field(i))
-		if _, named := patchMap[name]; named {
-			continue
-		}
-		if !(cutSpec && name == "spec") {
-			return nil, false
-		}
-	}
-	if _, named := patchMap["metadata"]; !named {
+	if metaUnnamed {
 		meta, ok := convertedMeta(sv.Field(1).Addr().Interface().(*metav1.ObjectMeta))
 		if !ok {
 			return nil, false
@@ -322,6 +341,22 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 	}
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
 	return obj, true
+}
+
+// sameUIDOnly reports whether meta, the metadata of a strategic merge patch, holds nothing but a
+// uid equal to the stored object's (a kubelet's precondition): merged, it leaves the stored
+// metadata as it is. A null, a number or another string is a change, which the merge makes.
+func sameUIDOnly(meta any, stored runtime.Object) bool {
+	m, ok := meta.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	uid, ok := m["uid"].(string)
+	if !ok {
+		return false
+	}
+	o, ok := stored.(metav1.Object)
+	return ok && uid == string(o.GetUID())
 }
 
 // topLevelFieldsCache holds topLevelFields' answer for each struct type.
@@ -337,24 +372,25 @@ func topLevelFields(t reflect.Type) map[string]int {
 	fields := map[string]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if (f.Anonymous && name == "") || f.Type.Kind() != reflect.Struct {
+		name, tagged := jsonName(f)
+		if (f.Anonymous && !tagged) || f.Type.Kind() != reflect.Struct {
 			continue
 		}
-		fields[jsonName(f)] = i
+		fields[name] = i
 	}
 	topLevelFieldsCache.Store(t, fields)
 	return fields
 }
 
 // jsonName is the name the unstructured converter matches the field f by: its JSON name, or its
-// Go name where the tag names none.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+// Go name where the tag names none; tagged reports whether the tag names one (an embedded struct
+// whose tag names none is inlined).
+func jsonName(f reflect.StructField) (name string, tagged bool) {
+	name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
 	if name == "" {
-		return f.Name
+		return f.Name, false
 	}
-	return name
+	return name, true
 }
 
 // convertedMeta returns what converting m without its managed fields to maps and back gives
@@ -395,7 +431,7 @@ func convertedMeta(m *metav1.ObjectMeta) (metav1.ObjectMeta, bool) {
 		out.DeletionTimestamp = &t
 	}
 	if m.DeletionGracePeriodSeconds != nil {
-		out.DeletionGracePeriodSeconds = ptrTo(*m.DeletionGracePeriodSeconds)
+		out.DeletionGracePeriodSeconds = ptr.To(*m.DeletionGracePeriodSeconds)
 	}
 	return out, true
 }
@@ -427,8 +463,6 @@ func convertedTime(t metav1.Time) (metav1.Time, bool) {
 	}
 	return out, true
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // skipKnownFieldValidation lets strategicMerge convert the merged maps without field validation
 // when the patch names only known fields (onlyKnownFields); a test turns it off to compare.
@@ -530,9 +564,9 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, tagged := jsonName(f)
 		switch {
-		case name == "" && f.Anonymous:
+		case !tagged && f.Anonymous:
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -544,8 +578,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 				fields[k] = v
 			}
 			continue
-		case name == "":
-			name = f.Name
 		}
 		fields[name] = f.Type
 	}

@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,12 +26,16 @@ import (
 // its restart, so that every one is stored. "maps" merges the stored pod converted to maps
 // (strategicMerge, kube-apiserver's way), "maps-validated" the same with the converter's field
 // validation always on (no onlyKnownFields walk of the merged maps), "json" its JSON encoding
-// (the way before), in the same binary; floor-ratio is the time of one patch over the decode
-// floor.
+// (the way before), in the same binary; "maps-uid" sends the patch as a kubelet does, with the
+// pod's UID in its metadata as the precondition, and "maps-uid-whole" the same merged whole
+// rather than by its parts (mergeNamedParts); floor-ratio is the time of one patch over the
+// decode floor.
 func BenchmarkPodStatusPatch(b *testing.B) {
-	for _, way := range []string{"maps", "maps-validated", "json"} {
+	for _, way := range []string{"maps", "maps-uid", "maps-uid-whole", "maps-validated", "json"} {
 		b.Run(way, func(b *testing.B) {
-			defer func() { strategicMergeByMaps, skipKnownFieldValidation = true, true }()
+			defer func() {
+				strategicMergeByMaps, skipKnownFieldValidation, mergeNamedPartsOnly = true, true, true
+			}()
 			floor := benchfloor.Floor(b)
 			ctx := context.Background()
 			s, err := New(Options{Clock: clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)), Tracer: trace.Discard})
@@ -38,7 +43,8 @@ func BenchmarkPodStatusPatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			pod := fleetPod()
-			if _, err := s.Direct("kube-controller-manager/v1.35.4").CreatePod(ctx, pod); err != nil {
+			created, err := s.Direct("kube-controller-manager/v1.35.4").CreatePod(ctx, pod)
+			if err != nil {
 				b.Fatal(err)
 			}
 			kubelet := s.Direct("kubelet/v1.35.4")
@@ -48,7 +54,11 @@ func BenchmarkPodStatusPatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			flip := `{"status":{"$setElementOrder/conditions":[{"type":"PodReadyToStartContainers"},{"type":"Initialized"},{"type":"Ready"},{"type":"ContainersReady"},{"type":"PodScheduled"}],"conditions":[{"type":"Ready","status":"%[1]s","lastTransitionTime":"2026-01-01T%02[2]d:%02[3]d:%02[4]dZ"},{"type":"ContainersReady","status":"%[1]s","lastTransitionTime":"2026-01-01T%02[2]d:%02[3]d:%02[4]dZ"}],"containerStatuses":[{"name":"side","ready":%[5]t,"restartCount":%[6]d}]}}`
+			if strings.HasPrefix(way, "maps-uid") {
+				flip = `{"metadata":{"uid":"` + string(created.UID) + `"},` + flip[1:]
+			}
 			strategicMergeByMaps = way != "json"
+			mergeNamedPartsOnly = way != "maps-uid-whole"
 			skipKnownFieldValidation = way != "maps-validated"
 			b.ReportAllocs()
 			i := 0

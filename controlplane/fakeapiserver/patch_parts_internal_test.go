@@ -83,6 +83,22 @@ func partsStoredObjects() map[string]runtime.Object {
 // the top that are no part of the object, and the spec named.
 var partsEdgePatches = []string{
 	`{}`,
+	// The metadata's UID, a kubelet's precondition: the stored pod's (uid-1) or node's (n), another
+	// one, none, a null and a number, with other keys of the metadata, and alone.
+	`{"metadata":{"uid":"uid-1"},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"n"},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"uid-2"},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":""},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":null},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":1},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"uid-1","labels":{"a":"b"}},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"n","labels":{"a":null}},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"uid-1","$patch":"replace"},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"uid-1","resourceVersion":"7"},"status":{"phase":"Running"}}`,
+	`{"metadata":{"uid":"uid-1"}}`,
+	`{"metadata":{"uid":"uid-1"},"status":null}`,
+	`{"metadata":{"uid":"uid-1"},"status":{"$patch":"delete"}}`,
+	`{"metadata":{},"status":{"phase":"Running"}}`,
 	`{"status":{}}`,
 	`{"status":null}`,
 	`{"metadata":null,"status":{"phase":"Failed"}}`,
@@ -260,7 +276,9 @@ func randomStatusPatch(r *rand.Rand) string {
 // patch names (mergeNamedParts) and the whole object, under each field validation, and wants the
 // same of each: the error's message and status, the warnings, and the patched object, compared
 // with reflect.DeepEqual (nil and empty lists apart, times to the nanosecond and zone), which is
-// stricter than its encoding. It also wants the parts' way taken for most of the patches.
+// stricter than its encoding. It also wants the parts' way taken for at least a fifth of
+// the patches (about 45% are: many random ones name a part the parts' way leaves to the whole
+// object's), and for each of a kubelet's patch shapes.
 func TestMergeNamedPartsAsTheWholeObject(t *testing.T) {
 	defer func() { mergeNamedPartsOnly = true }()
 	patches := map[string][]fieldValidation{}
