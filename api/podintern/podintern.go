@@ -28,7 +28,8 @@ const internRawGeneration = 256
 // 2*internGeneration*internMaxString + 2*internRawGeneration*internMaxRaw bytes (8 MiB + 4 MiB).
 // What pods of a template repeat is well under either: label values are at most 63 bytes, image
 // references a few hundred, and the controller manager's managed fields entry of a template a
-// KiB or two. A value above the cap stays the decoder's own copy.
+// KiB or two. A value above the cap is not kept by the table: it is handed back as it came, or
+// fitted to its length when its array has room to spare.
 const (
 	internMaxString = 1 << 10
 	internMaxRaw    = 8 << 10

@@ -145,6 +145,8 @@ func (d *disk) loadTx(st *store) error {
 					st.intern.Pod(o)
 				case *corev1.Event:
 					st.intern.StoredEvent(o)
+				default:
+					st.internFields(o)
 				}
 				// Sizing fills the cached string of every pointer quantity (an emptyDir's
 				// sizeLimit, a divisor) that the decoder left without one ("8Gi" is parsed

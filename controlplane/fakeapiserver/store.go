@@ -241,6 +241,16 @@ type store struct {
 	keepHistoryEncodings bool
 }
 
+// internFields shares the managed fields' encodings of a typed object of a kind the table has no
+// more to share of (a node's and a lease's, written at every heartbeat and renewal).
+func (st *store) internFields(obj any) {
+	if o, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && len(om.ManagedFields) > 0 {
+			om.ManagedFields = st.intern.StoredFields(om.ManagedFields)
+		}
+	}
+}
+
 // storeOptions configures a store.
 type storeOptions struct {
 	historySize  int
@@ -346,12 +356,8 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 			st.intern.StoredPod(o)
 		case *corev1.Event:
 			st.intern.StoredEvent(o)
-		case metav1.ObjectMetaAccessor:
-			// A typed object of another kind: its managed fields alone (a node's and a
-			// lease's, written at every heartbeat and renewal).
-			if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && len(om.ManagedFields) > 0 {
-				om.ManagedFields = st.intern.StoredFields(om.ManagedFields)
-			}
+		default:
+			st.internFields(o)
 		}
 	}
 	e := newEntry(obj, raw)

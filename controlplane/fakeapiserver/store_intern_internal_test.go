@@ -207,8 +207,8 @@ func TestStatusWriteSharesStoredSpec(t *testing.T) {
 
 // TestStoreInternsOtherKindsFields: two nodes' leases, created and renewed through the handler as
 // their kubelets do, are stored sharing their managed fields' equal encodings; and no stored
-// encoding of a pod's, a lease's or a node's managed fields keeps the spare room of the buffer
-// it was encoded in (an array at most a sixth longer than the encoding, the allocator's rounding).
+// encoding of a pod's or a lease's managed fields keeps the spare room of the buffer it was
+// encoded in (an array at most a sixth longer than the encoding, the allocator's rounding).
 func TestStoreInternsOtherKindsFields(t *testing.T) {
 	s := newInternServer(t)
 	h := s.Handler()
@@ -255,6 +255,9 @@ func TestStoreInternsOtherKindsFields(t *testing.T) {
 	}
 	if &a[0].FieldsV1.Raw[0] != &b[0].FieldsV1.Raw[0] {
 		t.Errorf("two leases' equal encodings %s: a copy each, want one shared", a[0].FieldsV1.Raw)
+	}
+	if raw := a[0].FieldsV1.Raw; cap(raw)-len(raw) > 32 && cap(raw)-len(raw) > len(raw)/6 {
+		t.Errorf("the lease's encoding of %d bytes is stored in an array of %d", len(raw), cap(raw))
 	}
 	if !sameStringData(a[0].Manager, b[0].Manager) {
 		t.Errorf("a copy each of the manager's name %q, want one shared", a[0].Manager)
