@@ -11,8 +11,8 @@ import (
 // Operation is a volume plugin operation a Faults script can make fail.
 type Operation string
 
-// The operations Faults can make fail: the plugin's SetUp (a mount or a remount) and its
-// TearDown (an unmount).
+// The operations Faults can make fail: the plugin's SetUp (a first mount: a remount never
+// reaches the mounter) and its TearDown (an unmount).
 const (
 	OpSetUp    Operation = "setUp"
 	OpTearDown Operation = "tearDown"
@@ -32,7 +32,7 @@ var ErrScripted = errors.New("scripted")
 // non-nil error fails the operation there (no directory made or removed).
 type PluginFaults interface {
 	// Fail returns the error the operation on the volume of the pod with this UID fails with,
-	// or nil. It is asked at every SetUp (a remount after each SyncPod too). The UID names one
+	// or nil. It is asked at every first mount and every TearDown. The UID names one
 	// pod for its whole life, across kubelet restarts, and never a later pod of the same name;
 	// a pod reconstructed from its directory alone has it too.
 	Fail(uid types.UID, volume string, op Operation) error

@@ -61,9 +61,11 @@ func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remo
 	// The plugin reads its objects (the projected volume asks its token) before the wrapped
 	// emptyDir mounts, which is where the node's mounter fails: a scripted failure comes after
 	// the reads and before the volume's directory is made, so a missing object still fails
-	// the SetUp with its own error and a token is still asked at each try.
+	// the SetUp with its own error and a token is still asked at each try. A remount never
+	// gets there: v1.35's emptyDir SetUpAt returns early for a volume already set up, so only
+	// a first mount can fail this way.
 	err := m.setUp(pod, v)
-	if err == nil {
+	if err == nil && !remount {
 		err = m.fault(pod, v.name, OpSetUp)
 	}
 	if err == nil && writesPodDir(v.source) {

@@ -13,7 +13,7 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-// FailVolumeOperation makes the next Times SetUps (mounts and remounts) or TearDowns of a pod's
+// FailVolumeOperation makes the next Times SetUps (first mounts) or TearDowns of a pod's
 // volume fail, as the node's mounter failing under the volume plugin would: the volume manager
 // sees the plugin's error, "scripted SetUp failure" or "scripted TearDown failure".
 type FailVolumeOperation struct {
@@ -59,7 +59,7 @@ func (f *FailVolumeOperation) validate() error {
 // (without a path type) and its TearDown never reach the node's mounter, so they cannot fail
 // this way.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
-	op, what := kubelet.VolumeSetUp, "SetUps (mounts and remounts)"
+	op, what := kubelet.VolumeSetUp, "SetUps (first mounts: a remount never reaches the mounter)"
 	if f.Operation == string(kubelet.VolumeTearDown) {
 		op, what = kubelet.VolumeTearDown, "TearDowns"
 	}
