@@ -228,3 +228,34 @@ func TestScriptedSetUpFailureComesAfterTheObjectReads(t *testing.T) {
 		}
 	})
 }
+
+// TestScriptedSetUpFailureSparesRemounts: a volume already set up is remounted after every
+// SyncPod, but in v1.35 emptyDir's SetUpAt returns before the mounter for a volume set up, so a
+// scripted SetUp failure waits for a first mount and never fails a remount.
+func TestScriptedSetUpFailureSparesRemounts(t *testing.T) {
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	faults := &Faults{}
+	m := newFaultyManager(t, w, &PodDirs{}, faults)
+	pod := secretPod("a")
+	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+	w.pods = append(w.pods, pod)
+	m.PodsChanged()
+	if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := faults.Script("a", "creds", OpSetUp, 1); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		m.ReprocessPod(pod.UID)
+		w.clk.Advance(LoopPeriod)
+		m.Advance()
+	}
+	if len(w.events) != 0 {
+		t.Errorf("events = %v, want none: a remount does not reach the mounter", w.events)
+	}
+	if n := faults.Left("a", "creds", OpSetUp); n != 1 {
+		t.Errorf("scripted failures left = %d, want 1 for the next first mount", n)
+	}
+}
