@@ -160,13 +160,16 @@ func (p patchRequest) strategicMerge(t target, old *entry, fv fieldValidation) (
 		return nil, nil, err
 	}
 	if keepsManagedFields && mergeNamedPartsOnly && len(strictErrs) == 0 {
-		if obj, ok := mergeNamedParts(t, old.obj, cutSpec, patchMap, fv); ok {
+		obj, ok, merged := mergeNamedParts(t, old.obj, cutSpec, patchMap, fv)
+		if ok {
 			return obj, nil, nil
 		}
-		// The merge may have changed the patch's maps (it takes directives out): the whole
-		// object's merge starts from the patch again.
-		if patchMap, strictErrs, err = p.decodeMap(fv); err != nil {
-			return nil, nil, err
+		// A merge that ran may have changed the patch's maps (it takes directives out): the
+		// whole object's merge then starts from the patch again.
+		if merged {
+			if patchMap, strictErrs, err = p.decodeMap(fv); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	if keepsManagedFields {
@@ -253,14 +256,17 @@ var mergeNamedPartsOnly = true
 // metadata, so it is taken as unnamed (sameUIDOnly). For the parts taken as unnamed the result
 // holds what the converter's round trip gives (convertedMeta), without converting them, and the
 // spec is left out as keepsSpec lets it be. Metadata with any other key, or a UID that is not
-// the stored one, is converted and merged like the status, giving kube-apiserver's answer. It reports false, and the caller takes the whole object's way,
-// for anything whose answer that way is not plainly the same: a key at the top that is no
+// the stored one, is converted and merged like the status, giving kube-apiserver's answer.
+//
+// It reports ok false, and the caller takes the whole object's way, for anything whose answer
+// that way is not plainly the same: a key at the top that is no
 // struct field of the object (a directive, apiVersion or kind, an unknown field), a part left
 // unnamed that it cannot reproduce, a merge or conversion that fails, merged maps with a field
 // the converter's validation would report (the whole way reports it in its words); the caller
-// has already left out patches with duplicate fields. stored is the stored object, which it only
-// reads.
-func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map[string]any, fv fieldValidation) (runtime.Object, bool) {
+// has already left out patches with duplicate fields. merged reports whether the merge ran, which
+// may have changed patchMap's maps; before it, patchMap is only read. stored is the stored
+// object, which it only reads.
+func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map[string]any, fv fieldValidation) (obj runtime.Object, ok, merged bool) {
 	sv := reflect.ValueOf(stored).Elem()
 	names := topLevelFields(sv.Type())
 	// The parts the patch does not name: the type's meta (set at the end, as strategicMerge sets
@@ -273,7 +279,7 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 			continue
 		}
 		if !(cutSpec && name == "spec") {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	metaUnnamed := true
@@ -295,7 +301,7 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 	for k := range patchMap {
 		i, ok := names[k]
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		f := sv.Field(i)
 		part := f.Addr().Interface()
@@ -306,41 +312,41 @@ func mergeNamedParts(t target, stored runtime.Object, cutSpec bool, patchMap map
 		}
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(part)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		original[k] = u
 	}
 	// The merge reads only the type of its last argument: a nil pointer of the stored type.
-	merged, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, reflect.Zero(reflect.TypeOf(stored)).Interface())
+	mergedMap, err := strategicpatch.StrategicMergeMapPatch(original, patchMap, reflect.Zero(reflect.TypeOf(stored)).Interface())
 	if err != nil {
-		return nil, false
+		return nil, false, true
 	}
-	if fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(stored), map[string]any(merged))) {
-		return nil, false
+	if fv != validationIgnore && !(skipKnownFieldValidation && onlyKnownFields(reflect.TypeOf(stored), map[string]any(mergedMap))) {
+		return nil, false, true
 	}
-	obj := t.res.newObj()
+	obj = t.res.newObj()
 	ov := reflect.ValueOf(obj).Elem()
 	if ov.Type() != sv.Type() {
-		return nil, false
+		return nil, false, true
 	}
-	for k, v := range merged {
+	for k, v := range mergedMap {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, false
+			return nil, false, true
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, ov.Field(names[k]).Addr().Interface(), false); err != nil {
-			return nil, false
+			return nil, false, true
 		}
 	}
 	if metaUnnamed {
 		meta, ok := convertedMeta(sv.Field(1).Addr().Interface().(*metav1.ObjectMeta))
 		if !ok {
-			return nil, false
+			return nil, false, true
 		}
 		ov.Field(1).Set(reflect.ValueOf(meta))
 	}
 	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
-	return obj, true
+	return obj, true, true
 }
 
 // sameUIDOnly reports whether meta, the metadata of a strategic merge patch, holds nothing but a

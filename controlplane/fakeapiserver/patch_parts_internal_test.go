@@ -309,7 +309,7 @@ func TestMergeNamedPartsAsTheWholeObject(t *testing.T) {
 				if pm, strict, err := p.decodeMap(fv); err == nil && len(strict) == 0 && p.keepsManagedFields(tg, newEntry(stored, nil)) {
 					func() {
 						defer func() { _ = recover() }()
-						if _, ok := mergeNamedParts(tg, stored, p.keepsSpec(tg), pm, fv); ok {
+						if _, ok, _ := mergeNamedParts(tg, stored, p.keepsSpec(tg), pm, fv); ok {
 							taken++
 						}
 					}()
@@ -334,7 +334,7 @@ func TestMergeNamedPartsAsTheWholeObject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := mergeNamedParts(tg, pod, p.keepsSpec(tg), pm, validationWarn); !ok {
+		if _, ok, _ := mergeNamedParts(tg, pod, p.keepsSpec(tg), pm, validationWarn); !ok {
 			t.Errorf("%s: merged the whole object, want its parts", body)
 		}
 	}
