@@ -55,11 +55,10 @@ func (f *FailVolumeOperation) validate() error {
 // manager and have the volume: a script for a volume no pod has would never fail anything. The
 // script names the pod by the UID it has now, so a later pod of the same name (another UID) does
 // not inherit a failure this one never used up; the UID survives a kubelet restart, as the
-// script does, which belongs to the node. A hostPath volume is refused: in v1.35 its SetUp
-// (without a path type) and its TearDown never reach the node's mounter, so they cannot fail
-// this way.
+// script does, which belongs to the node. A hostPath volume is refused: in v1.35 its SetUp and
+// its TearDown never reach the node's mounter, so they cannot fail this way.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
-	op, what := kubelet.VolumeSetUp, "SetUps (first mounts: a remount never reaches the mounter)"
+	op, what := kubelet.VolumeSetUp, "mounts"
 	if f.Operation == string(kubelet.VolumeTearDown) {
 		op, what = kubelet.VolumeTearDown, "TearDowns"
 	}
