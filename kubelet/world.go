@@ -3,6 +3,7 @@ package kubelet
 import (
 	"net/http"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
@@ -205,6 +206,6 @@ const (
 	VolumeTearDown = volumemanager.OpTearDown
 )
 
-// VolumeOperations lists the operations VolumeFaults can make fail (volumemanager.Operations,
-// the same list).
-var VolumeOperations = volumemanager.Operations
+// VolumeOperations lists the operations VolumeFaults can make fail (volumemanager.Operations):
+// a copy, the caller's to change.
+func VolumeOperations() []VolumeOperation { return slices.Clone(volumemanager.Operations) }

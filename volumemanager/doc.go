@@ -68,12 +68,13 @@
 // # Scripted failures
 //
 // Options.Faults stands for the node's mounter failing under the plugins: a SetUp it names
-// fails after the plugin read its objects (and asked its token) and before it makes the
-// volume's directory, where v1.35's wrapped emptyDir mounts; a TearDown fails before it removes
+// fails after the plugin read its objects (and asked its token), where v1.35's wrapped emptyDir
+// sets up (after making the volume's directory for a tmpfs, instead of making it for a
+// disk-backed one), and only at a first mount; a TearDown fails before it removes
 // anything (Faults, which a replay's failVolumeOperation step scripts per pod UID and volume),
 // with "scripted SetUp failure" or "scripted TearDown failure" as the plugin's error. The
 // failure takes the paths above, as any plugin error does: a SetUp's FailedMount event and
-// back-off (a remount's too), the pod waiting in WaitForAttachAndMount; a TearDown's log line,
+// back-off, the pod waiting in WaitForAttachAndMount; a TearDown's log line,
 // back-off and uncertain volume, which keeps the pod's directory and holds up
 // SyncTerminatedPod's second poll until a retry succeeds.
 //

@@ -27,9 +27,10 @@ var Operations = []Operation{OpSetUp, OpTearDown}
 // FailedMount event and the failed TearDown's log line carry as they carry a plugin's error.
 var ErrScripted = errors.New("scripted")
 
-// PluginFaults is what the volume plugins ask where the node's mounter would run: a SetUp asks
-// after it read its objects (and asked its token), a TearDown before it removes anything; a
-// non-nil error fails the operation there (no directory made or removed).
+// PluginFaults is what the volume plugins ask where the node would fail them: a first mount asks
+// after it read its objects (and asked its token), once a tmpfs's directory is made or instead
+// of making a disk-backed one's; a TearDown asks before it removes anything. A non-nil error
+// fails the operation there.
 type PluginFaults interface {
 	// Fail returns the error the operation on the volume of the pod with this UID fails with,
 	// or nil. It is asked at every first mount and every TearDown. The UID names one
@@ -60,7 +61,7 @@ type faultKey struct {
 // inherit it.
 func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
 	if !slices.Contains(Operations, op) {
-		return fmt.Errorf("script volume fault %q for pod %s volume %q: want %s or %s", op, uid, volume, OpSetUp, OpTearDown)
+		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, Operations)
 	}
 	if times < 1 {
 		return fmt.Errorf("script volume fault %s for pod %s volume %q: times %d: want at least 1", op, uid, volume, times)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -76,8 +77,8 @@ func errString(err error) string {
 
 // TestScriptedSetUpFailure follows a volume whose SetUp is scripted to fail three times: each
 // failure records FailedMount with the plugin's error and backs the operation off (500ms, 1s,
-// 2s; tries at 1.1s, 1.7s, 2.8s), nothing is mounted nor kept in the pod's directory meanwhile,
-// and the fourth try, at 4.9s, mounts it; the wait sees it at its next tick. The other volume
+// 2s; tries at 1.1s, 1.7s, 2.8s), nothing is mounted meanwhile though the volume's directory is
+// in the pod's (a Secret's tmpfs is mounted on it once made, as setupTmpfs does), and the fourth try, at 4.9s, mounts it; the wait sees it at its next tick. The other volume
 // of the pod mounts at once.
 func TestScriptedSetUpFailure(t *testing.T) {
 	w := newWorld()
@@ -93,8 +94,8 @@ func TestScriptedSetUpFailure(t *testing.T) {
 	w.pods = append(w.pods, pod)
 	m.PodsChanged()
 	hooks := map[time.Duration]func(){3 * time.Second: func() {
-		if got := dirs.Reconstruct(); len(got) != 1 || !cmp.Equal(got[0].Volumes, []string{"kube-api-access-x"}) {
-			t.Errorf("pod directory while creds fails = %v, want kube-api-access-x alone", got)
+		if got := dirs.Reconstruct(); len(got) != 1 || !cmp.Equal(got[0].Volumes, []string{"creds", "kube-api-access-x"}, cmpopts.SortSlices(func(a, b string) bool { return a < b })) {
+			t.Errorf("pod directory while creds fails = %v, want both volumes' directories", got)
 		}
 	}}
 	ended, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), hooks)
@@ -257,5 +258,34 @@ func TestScriptedSetUpFailureSparesRemounts(t *testing.T) {
 	}
 	if n := faults.Left("a", "creds", OpSetUp); n != 1 {
 		t.Errorf("scripted failures left = %d, want 1 for the next first mount", n)
+	}
+}
+
+// TestScriptedSetUpFailureKeepsATmpfsDirectory: in v1.35 a secret volume's SetUpAt reads
+// the Secret, then the wrapped emptyDir (medium Memory) runs setupTmpfs, which calls setupDir
+// (MkdirAll of the volume directory) before GetMountMedium and MountSensitiveWithoutSystemd
+// (pkg/volume/emptydir/empty_dir.go). A mount failure under the plugin therefore leaves the
+// volume's directory in the pod's directory, for a restarted kubelet to reconstruct.
+func TestScriptedSetUpFailureKeepsATmpfsDirectory(t *testing.T) {
+	w := newWorld()
+	w.secrets["ns/db"] = &v1.Secret{}
+	faults := &Faults{}
+	dirs := &PodDirs{}
+	m := newFaultyManager(t, w, dirs, faults)
+	pod := secretPod("a")
+	if err := faults.Script("a", "creds", OpSetUp, 1); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Set(vclock.Epoch.Add(1050 * time.Millisecond))
+	w.pods = append(w.pods, pod)
+	m.PodsChanged()
+	step(w, m, 1100*time.Millisecond)
+	got := dirs.Reconstruct()
+	var vols []string
+	if len(got) == 1 {
+		vols = got[0].Volumes
+	}
+	if want := []string{"creds", "kube-api-access-x"}; !cmp.Equal(want, vols, cmpopts.SortSlices(func(a, b string) bool { return a < b })) {
+		t.Errorf("volume directories after a failed tmpfs mount = %v, want %v (setupDir runs before the mount)", vols, want)
 	}
 }

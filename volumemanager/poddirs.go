@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -67,6 +68,20 @@ type dirPod struct {
 // common case of a storage class's volume.
 func writesPodDir(src v1.VolumeSource) bool {
 	return src.HostPath == nil && src.Image == nil
+}
+
+// mountsOnItsDir reports whether v1.35's plugin for src mounts a filesystem on the volume's
+// directory after making it: the emptyDir that Secret, projected and downwardAPI volumes wrap
+// (medium Memory, a tmpfs), and an emptyDir of medium Memory or HugePages. A disk-backed emptyDir
+// (a ConfigMap's wraps one) is the directory alone.
+func mountsOnItsDir(src v1.VolumeSource) bool {
+	switch {
+	case src.Secret != nil, src.Projected != nil, src.DownwardAPI != nil:
+		return true
+	case src.EmptyDir != nil:
+		return src.EmptyDir.Medium == v1.StorageMediumMemory || strings.HasPrefix(string(src.EmptyDir.Medium), string(v1.StorageMediumHugePages))
+	}
+	return false
 }
 
 // Add records the volume in memory; it never fails.

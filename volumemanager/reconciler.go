@@ -59,16 +59,22 @@ func (m *Manager) reconcilePod(now time.Time, p *podVolumes) {
 // FailedMount event and a longer back-off. A failed remount leaves the volume mounted.
 func (m *Manager) mountVolume(now time.Time, pod *v1.Pod, v *desiredVolume, remount bool) {
 	// The plugin reads its objects (the projected volume asks its token) before the wrapped
-	// emptyDir mounts, which is where the node's mounter fails: a scripted failure comes after
-	// the reads and before the volume's directory is made, so a missing object still fails
-	// the SetUp with its own error and a token is still asked at each try. A remount never
-	// gets there: v1.35's emptyDir SetUpAt returns early for a volume already set up, so only
-	// a first mount can fail this way.
+	// emptyDir sets up, which is where the node fails it: a scripted failure comes after the
+	// reads, so a missing object still fails the SetUp with its own error and a token is still
+	// asked at each try. A tmpfs or hugetlbfs is mounted on the volume's directory once it is
+	// made (setupTmpfs, setupHugepages), so a failed mount leaves the directory; a disk-backed
+	// emptyDir (a ConfigMap's too) only makes the directory, so its failure is that. A remount
+	// never gets there: v1.35's emptyDir SetUpAt returns early for a volume already set up, so
+	// only a first mount can fail this way.
 	err := m.setUp(pod, v)
+	mounted := mountsOnItsDir(v.source)
+	if err == nil && mounted {
+		err = m.opts.PodDirs.Add(pod, v.name, v.source)
+	}
 	if err == nil && !remount {
 		err = m.fault(pod, v.name, OpSetUp)
 	}
-	if err == nil && writesPodDir(v.source) {
+	if err == nil && writesPodDir(v.source) && !mounted {
 		// The plugin's SetUp makes the volume's directory first; one it cannot make fails it.
 		err = m.opts.PodDirs.Add(pod, v.name, v.source)
 	}

@@ -38,9 +38,9 @@ func (f *FailVolumeOperation) validate() error {
 	} else if msgs := validation.IsDNS1123Label(f.Volume); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("failVolumeOperation.volume %q: %s, as a pod's volume name must be", f.Volume, strings.Join(msgs, "; ")))
 	}
-	if !slices.Contains(kubelet.VolumeOperations, kubelet.VolumeOperation(f.Operation)) {
+	if !slices.Contains(kubelet.VolumeOperations(), kubelet.VolumeOperation(f.Operation)) {
 		var want []string
-		for _, op := range kubelet.VolumeOperations {
+		for _, op := range kubelet.VolumeOperations() {
 			want = append(want, string(op))
 		}
 		errs = append(errs, fmt.Errorf("failVolumeOperation.operation %q: want %s", f.Operation, strings.Join(want, " or ")))
