@@ -63,6 +63,7 @@ func partsStoredObjects() map[string]runtime.Object {
 	inProcess.Labels, inProcess.Annotations = map[string]string{}, map[string]string{}
 	inProcess.Finalizers = []string{}
 	inProcess.OwnerReferences = []metav1.OwnerReference{}
+	//lint:ignore SA1019 a stored object may still carry it, and convertedMeta must copy it as the converter does.
 	inProcess.SelfLink = "/api/v1/namespaces/default/pods/web"
 	inProcess.Status.StartTime = &nano
 	finalizing := written.DeepCopy()
@@ -435,6 +436,7 @@ func TestConvertedMetaAsTheConverter(t *testing.T) {
 	}
 	compared := 0
 	for range 300 {
+		//lint:ignore SA1019 every field of ObjectMeta, the deprecated one too, goes through convertedMeta.
 		m := metav1.ObjectMeta{Name: "n", GenerateName: "g-", Namespace: "ns", SelfLink: "/s", UID: "u", ResourceVersion: "9",
 			Generation: r.Int63n(3), CreationTimestamp: when(), Labels: strs(), Annotations: strs(),
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}
