@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -55,8 +56,8 @@ func (f *FailVolumeOperation) validate() error {
 // manager and have the volume: a script for a volume no pod has would never fail anything. The
 // script names the pod by the UID it has now, so a later pod of the same name (another UID) does
 // not inherit a failure this one never used up; the UID survives a kubelet restart, as the
-// script does, which belongs to the node. A hostPath volume is refused: in v1.35 its SetUp and
-// its TearDown never reach the node's mounter, so they cannot fail this way.
+// script does, which belongs to the node. A hostPath or image volume is refused: in v1.35 its
+// SetUp and its TearDown never reach the node's mounter, so they cannot fail this way.
 func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	op, what := kubelet.VolumeSetUp, "mounts"
 	if f.Operation == string(kubelet.VolumeTearDown) {
@@ -71,8 +72,8 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	}
 	var names []string
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == f.Volume && v.HostPath != nil {
-			e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s volume %q is a hostPath volume, whose %s never reaches the node's mounter", f.Pod, f.Volume, op))
+		if kind := neverMounted(v.VolumeSource); v.Name == f.Volume && kind != "" {
+			e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s volume %q is %s volume, whose %s never reaches the node's mounter", f.Pod, f.Volume, kind, op))
 			return
 		}
 		names = append(names, v.Name)
@@ -88,4 +89,18 @@ func (f *FailVolumeOperation) apply(_ context.Context, e *engine, n *node) {
 	if err := n.volumeFaults.Script(pod.UID, f.Volume, op, f.Times); err != nil {
 		e.stepError(trace.KindFailVolumeOperation, fmt.Errorf("fail volume operation: pod %s: %w", f.Pod, err))
 	}
+}
+
+// neverMounted names the kind of a volume whose v1.35 plugin never reaches the node's mounter,
+// with its article ("a hostPath"), or "" for any other: hostPath's TearDown does nothing and its
+// SetUp only checks the path's type; the image plugin's SetUpAt and TearDownAt do nothing (the
+// runtime mounts the image).
+func neverMounted(src v1.VolumeSource) string {
+	switch {
+	case src.HostPath != nil:
+		return "a hostPath"
+	case src.Image != nil:
+		return "an image"
+	}
+	return ""
 }

@@ -114,13 +114,18 @@ steps:
 	}
 }
 
-// TestVolumeFaultRefusesHostPath checks that failVolumeOperation refuses a hostPath volume with
-// a step error: in v1.35 the hostPath plugin's TearDown does nothing and its SetUp (without a
-// path type) never reaches the node's mounter, so neither can fail as a mount does.
-func TestVolumeFaultRefusesHostPath(t *testing.T) {
-	for _, op := range []string{"setUp", "tearDown"} {
-		t.Run(op, func(t *testing.T) {
-			src := `name: volume-fault-hostpath
+// TestVolumeFaultRefusesVolumesNoMounterServes checks that failVolumeOperation refuses a hostPath
+// or an image volume with a step error: in v1.35 the hostPath plugin's TearDown does nothing and
+// its SetUp only checks the path, and the image plugin's SetUpAt and TearDownAt do nothing, so
+// neither can fail as a mount does.
+func TestVolumeFaultRefusesVolumesNoMounterServes(t *testing.T) {
+	for _, tc := range []struct{ source, kind string }{
+		{"hostPath: {path: /var/log}", "a hostPath"},
+		{"image: {reference: 'busybox:1.36'}", "an image"},
+	} {
+		for _, op := range []string{"setUp", "tearDown"} {
+			t.Run(tc.kind+"/"+op, func(t *testing.T) {
+				src := `name: volume-fault-hostpath
 sources: [api]
 runtime: {sandboxStart: 500ms, imagePull: 1s, containerStart: 500ms}
 steps:
@@ -133,26 +138,27 @@ steps:
         containers:
         - {name: app, image: 'busybox:1.36', volumeMounts: [{name: logs, mountPath: /logs}]}
         volumes:
-        - {name: logs, hostPath: {path: /var/log}}
+        - {name: logs, ` + tc.source + `}
 - at: 2s
   failVolumeOperation: {pod: default/web, volume: logs, operation: ` + op + `, times: 1}
 `
-			s, err := Parse("volume-fault-hostpath.yaml", []byte(src), LoadOptions{})
-			if err != nil {
-				t.Fatalf("Parse() error = %v", err)
-			}
-			res, err := Run(context.Background(), s, RunOptions{})
-			if err != nil {
-				t.Fatalf("Run() error = %v", err)
-			}
-			want := []string{`step 2 (failVolumeOperation at 2s) could not be carried out: fail volume operation: pod default/web volume "logs" is a hostPath volume, whose ` + op + ` never reaches the node's mounter`}
-			var got []string
-			for _, e := range res.StepErrors {
-				got = append(got, e.Error())
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("step errors (-want +got):\n%s", diff)
-			}
-		})
+				s, err := Parse("volume-fault-hostpath.yaml", []byte(src), LoadOptions{})
+				if err != nil {
+					t.Fatalf("Parse() error = %v", err)
+				}
+				res, err := Run(context.Background(), s, RunOptions{})
+				if err != nil {
+					t.Fatalf("Run() error = %v", err)
+				}
+				want := []string{`step 2 (failVolumeOperation at 2s) could not be carried out: fail volume operation: pod default/web volume "logs" is ` + tc.kind + ` volume, whose ` + op + ` never reaches the node's mounter`}
+				var got []string
+				for _, e := range res.StepErrors {
+					got = append(got, e.Error())
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("step errors (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
