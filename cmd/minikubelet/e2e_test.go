@@ -44,12 +44,20 @@ func bundledPods(t *testing.T, node string) []string {
 	return pods
 }
 
+// builtWithoutRace is why the tests that build minikubelet and run it skip under -race: the
+// binary they build has no race detector in it, and all the test's own goroutines do is read its
+// output, so there is nothing for the detector to find; the plain suite runs them.
+const builtWithoutRace = "the binary it builds runs without the race detector"
+
 // TestBinaryRunsBundledManifests builds minikubelet, runs it on the bundled manifests with the
 // embedded API server, waits until every pod runs, and stops it with SIGTERM as an init system
 // would.
 func TestBinaryRunsBundledManifests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
+	}
+	if raceEnabled {
+		t.Skip(builtWithoutRace)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {

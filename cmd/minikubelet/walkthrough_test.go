@@ -73,6 +73,9 @@ func TestNewUserWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	if raceEnabled {
+		t.Skip(builtWithoutRace)
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH")

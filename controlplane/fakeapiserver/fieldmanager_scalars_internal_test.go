@@ -37,7 +37,8 @@ func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
 	ctx := context.Background()
 	managers := []string{"kubelet", "kubelet", "kubelet", "controller", "kubectl"}
 	taken := int64(0)
-	for seed := int64(1); seed <= 40; seed++ {
+	seeds := differentialSeeds(40)
+	for seed := int64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		type server struct {
 			s   *Server
@@ -207,9 +208,9 @@ func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("scalarUpdate served %d of %d writes", taken, 40*30)
+	t.Logf("scalarUpdate served %d of %d writes", taken, seeds*30)
 	// The comparison means something only if scalarUpdate served many of the writes.
-	if taken < 50 {
+	if !raceEnabled && taken < 50 {
 		t.Errorf("scalarUpdate served %d writes, want at least 50", taken)
 	}
 }

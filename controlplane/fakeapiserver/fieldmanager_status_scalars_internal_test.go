@@ -208,13 +208,13 @@ func applyThrough(s *Server, t target, body []byte) error {
 func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
 	defer func() { fieldManagerShortcuts = true }()
 	ctx := context.Background()
-	const seeds, steps = 40, 40
+	seeds, steps := differentialSeeds(40), int64(40)
 	taken := int64(0)
 	for seed := int64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		gen := statusWrites{rng: rng}
 		servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}}...)
-		for step := 0; step < steps; step++ {
+		for step := range int(steps) {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
 			before := scalarUpdates.Load()
@@ -224,7 +224,7 @@ func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
 	}
 	t.Logf("statusScalarUpdate served %d of %d writes", taken, seeds*steps)
 	// The comparison means something only if the shortcut served many of the writes.
-	if taken < seeds*steps/10 {
+	if !raceEnabled && taken < seeds*steps/10 {
 		t.Errorf("statusScalarUpdate served %d writes, want at least %d", taken, seeds*steps/10)
 	}
 }

@@ -140,13 +140,13 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 	writtenCutShortcut = false
 	defer func() { fieldManagerShortcuts, writtenCutShortcut = true, true }()
 	ctx := context.Background()
-	const seeds, steps = 40, 40
+	seeds, steps := differentialSeeds(40), int64(40)
 	served := int64(0)
 	for seed := int64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		gen := shapeWrites{statusWrites{rng: rng}}
 		servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "side", Image: "busybox:1.36"}}...)
-		for step := 0; step < steps; step++ {
+		for step := range int(steps) {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
 			before := typedReuses.Load()
@@ -156,7 +156,7 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 	}
 	t.Logf("a kept typed value served %d of %d writes", served, seeds*steps)
 	// The comparison means something only if kept values served many of the writes.
-	if served < seeds*steps/4 {
+	if !raceEnabled && served < seeds*steps/4 {
 		t.Errorf("a kept typed value served %d writes, want at least %d", served, seeds*steps/4)
 	}
 }

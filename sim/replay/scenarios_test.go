@@ -84,8 +84,9 @@ func TestScenarios(t *testing.T) {
 
 // TestDeterminism replays every scenario 20 times in each trace format and requires the same
 // bytes each time. Under -race it replays each 4 times: the race detector looks for concurrent
-// access in every run, and what it slows down tenfold is the repetition, not the check. CI runs it
-// under -race with GOMAXPROCS 1 and 2, and all 20 times without.
+// access in every run, and what it slows down tenfold is the repetition, not the check. With
+// -short it replays each 3 times: CI's run with one P takes that with TestScenarios, whose
+// comparison with the goldens (written with two Ps) is the stronger check across Ps.
 func TestDeterminism(t *testing.T) {
 	runs := 20
 	if raceEnabled {

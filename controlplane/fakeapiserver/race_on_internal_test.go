@@ -1,0 +1,5 @@
+//go:build race
+
+package fakeapiserver
+
+const raceEnabled = true
