@@ -18,9 +18,13 @@ const (
 	OpTearDown Operation = "tearDown"
 )
 
+// operations are the operations Faults accepts, in the order a message names them.
+var operations = [...]Operation{OpSetUp, OpTearDown}
+
 // Operations lists the operations Faults accepts, in the order a message names them; a replay's
-// failVolumeOperation step accepts the same.
-var Operations = []Operation{OpSetUp, OpTearDown}
+// failVolumeOperation step accepts the same. The slice is a new copy at each call, the caller's
+// to change.
+func Operations() []Operation { return slices.Clone(operations[:]) }
 
 // ErrScripted is the cause of every failure a Faults script makes: the plugin's SetUp or
 // TearDown fails with "scripted SetUp failure" or "scripted TearDown failure", which the
@@ -60,8 +64,8 @@ type faultKey struct {
 // failure the pod never uses up stays with its UID: a later pod of the same name does not
 // inherit it.
 func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
-	if !slices.Contains(Operations, op) {
-		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, Operations)
+	if !slices.Contains(operations[:], op) {
+		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, operations)
 	}
 	if times < 1 {
 		return fmt.Errorf("script volume fault %s for pod %s volume %q: times %d: want at least 1", op, uid, volume, times)

@@ -68,6 +68,27 @@ func TestFaultsScript(t *testing.T) {
 	}
 }
 
+// TestOperationsIsACopy: Operations lists SetUp then TearDown, and a caller that changes what it
+// got changes neither what Faults accepts nor the next caller's list.
+func TestOperationsIsACopy(t *testing.T) {
+	want := []Operation{OpSetUp, OpTearDown}
+	got := Operations()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Operations() (-want +got):\n%s", diff)
+	}
+	got[0], got[1] = "mount", "mount"
+	if diff := cmp.Diff(want, Operations()); diff != "" {
+		t.Errorf("Operations() after a caller changed its copy (-want +got):\n%s", diff)
+	}
+	var f Faults
+	if err := f.Script("uid-p", "data", OpSetUp, 1); err != nil {
+		t.Errorf("Script(setUp) after a caller changed its copy = %v, want nil", err)
+	}
+	if err := f.Script("uid-p", "data", "mount", 1); err == nil {
+		t.Error("Script(mount) after a caller changed its copy = nil, want an error")
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
