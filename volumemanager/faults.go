@@ -61,8 +61,8 @@ type faultKey struct {
 
 // Script makes the next times calls of op on the volume of the pod with this UID fail; it
 // replaces what was scripted for them. times must be positive and op one of Operations. A
-// failure the pod never uses up stays with its UID: a later pod of the same name does not
-// inherit it.
+// failure the pod never uses up stays with its UID, so a later pod of the same name does not
+// inherit it, until the volume manager forgets the pod (ForgetPod).
 func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
 	if !slices.Contains(operations[:], op) {
 		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, operations)
@@ -109,4 +109,21 @@ func (f *Faults) Left(uid types.UID, volume string, op Operation) int {
 	return f.left[faultKey{uid: uid, volume: volume, op: op}]
 }
 
-var _ PluginFaults = (*Faults)(nil)
+// ForgetPod drops what is still scripted for the pod with this UID. The volume manager calls it
+// once it has forgotten the pod (no volume of it desired or possibly mounted): a failure the pod
+// never used up would otherwise stay for the node's life, as no later pod has its UID.
+func (f *Faults) ForgetPod(uid types.UID) {
+	if f == nil {
+		return
+	}
+	for k := range f.left {
+		if k.uid == uid {
+			delete(f.left, k)
+		}
+	}
+}
+
+var (
+	_ PluginFaults = (*Faults)(nil)
+	_ podForgetter = (*Faults)(nil)
+)

@@ -187,6 +187,102 @@ func TestScriptedTearDownFailure(t *testing.T) {
 	}
 }
 
+// TestFaultsForgottenWithThePod: what a pod's script never used up (a SetUp failure scripted
+// after its first mounts, which remounts never reach) is dropped once the manager has forgotten
+// the pod, its volumes no longer desired and their last TearDown done, and not before: a
+// TearDown still failing keeps the whole script. Another pod's script stays.
+func TestFaultsForgottenWithThePod(t *testing.T) {
+	tests := []struct {
+		name     string
+		tearDown int // scripted TearDown failures of creds
+		// keptUntil is a time after the pod terminated (at 5s) at which creds is still
+		// possibly mounted, its script kept; zero when nothing holds it.
+		keptUntil time.Duration
+	}{
+		{name: "unmounted at once"},
+		// TearDown retries after 500ms, 1s, 2s: it fails at 5.1s, 5.7s, 6.8s, succeeds at 8.9s.
+		{name: "while a TearDown fails", tearDown: 3, keptUntil: 8 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld()
+			w.secrets["ns/db"] = &v1.Secret{}
+			faults := &Faults{}
+			m := newFaultyManager(t, w, &PodDirs{}, faults)
+			pod := secretPod("a")
+			w.pods = append(w.pods, pod)
+			m.PodsChanged()
+			if _, err := run(t, w, m, m.WaitForAttachAndMount(pod), vclock.Epoch.Add(time.Minute), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := faults.Script("a", "creds", OpSetUp, 2); err != nil {
+				t.Fatal(err)
+			}
+			if err := faults.Script("b", "creds", OpSetUp, 1); err != nil {
+				t.Fatal(err)
+			}
+			if tc.tearDown > 0 {
+				if err := faults.Script("a", "creds", OpTearDown, tc.tearDown); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.clk.Set(vclock.Epoch.Add(5 * time.Second))
+			w.terminated[pod.UID] = true
+			m.PodsChanged()
+			if tc.keptUntil > 0 {
+				step(w, m, tc.keptUntil)
+				if got := m.PossiblyMounted(pod.UID); !cmp.Equal(got, []string{"creds"}) {
+					t.Fatalf("at %v: possibly mounted = %v, want creds", tc.keptUntil, got)
+				}
+				if n := faults.Left("a", "creds", OpSetUp); n != 2 {
+					t.Errorf("at %v, creds still possibly mounted: SetUp failures left = %d, want 2", tc.keptUntil, n)
+				}
+				if n := faults.Left("a", "creds", OpTearDown); n != 0 {
+					t.Errorf("at %v: TearDown failures left = %d, want 0 (all used up)", tc.keptUntil, n)
+				}
+			}
+			step(w, m, 20*time.Second)
+			if got := m.PossiblyMounted(pod.UID); len(got) != 0 {
+				t.Fatalf("possibly mounted at 20s = %v, want nothing", got)
+			}
+			for _, op := range Operations() {
+				if n := faults.Left("a", "creds", op); n != 0 {
+					t.Errorf("%s failures left for the forgotten pod = %d, want 0", op, n)
+				}
+			}
+			if n := faults.Left("b", "creds", OpSetUp); n != 1 {
+				t.Errorf("SetUp failures left for pod b, which the manager never had = %d, want 1", n)
+			}
+		})
+	}
+}
+
+// TestFaultsForgetPod: ForgetPod drops every operation scripted for the pod's volumes, and
+// only those; a nil or zero Faults forgets nothing and does not fail.
+func TestFaultsForgetPod(t *testing.T) {
+	var none *Faults
+	none.ForgetPod("uid-p")
+	var zero Faults
+	zero.ForgetPod("uid-p")
+	var f Faults
+	for _, s := range []struct {
+		uid    types.UID
+		volume string
+		op     Operation
+	}{
+		{"uid-p", "data", OpSetUp}, {"uid-p", "data", OpTearDown}, {"uid-p", "logs", OpSetUp}, {"uid-q", "data", OpSetUp},
+	} {
+		if err := f.Script(s.uid, s.volume, s.op, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.ForgetPod("uid-p")
+	got := []int{f.Left("uid-p", "data", OpSetUp), f.Left("uid-p", "data", OpTearDown), f.Left("uid-p", "logs", OpSetUp), f.Left("uid-q", "data", OpSetUp)}
+	if diff := cmp.Diff([]int{0, 0, 0, 2}, got); diff != "" {
+		t.Errorf("failures left after ForgetPod(uid-p) (-want +got):\n%s", diff)
+	}
+}
+
 // newFaultyManager builds a manager on w whose plugins ask faults.
 func newFaultyManager(t *testing.T, w *world, dirs Dirs, faults PluginFaults) *Manager {
 	t.Helper()
