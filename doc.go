@@ -43,8 +43,9 @@
 // import nothing of each other, only api:
 //
 //	api:          what both sides share through the Kubernetes API: pod defaulting and the QoS class
-//	              (apidefaults), pod validation (podvalidation), the pod key (podkey) and the event
-//	              recorder (eventrecord)
+//	              (apidefaults), pod validation (podvalidation), the pod key (podkey), the event
+//	              recorder (eventrecord) and the list-watchers of in-process lists and watches
+//	              (listwatch)
 //	controlplane: the fake API server (fakeapiserver) and the controllers a node depends on
 //	              (controllers: node lifecycle, taint eviction, pod GC, a small scheduler)
 //	sim:          the simulator's own machinery: the event trace every component writes to (trace),

@@ -3,7 +3,6 @@ package kubelet
 import (
 	"net/http"
 	"path/filepath"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
@@ -206,6 +205,6 @@ const (
 	VolumeTearDown = volumemanager.OpTearDown
 )
 
-// VolumeOperations lists the operations VolumeFaults can make fail (volumemanager.Operations):
-// a copy, the caller's to change.
-func VolumeOperations() []VolumeOperation { return slices.Clone(volumemanager.Operations) }
+// VolumeOperations lists the operations VolumeFaults can make fail (volumemanager.Operations,
+// which hands out a copy, the caller's to change).
+func VolumeOperations() []VolumeOperation { return volumemanager.Operations() }

@@ -76,7 +76,9 @@
 // failure takes the paths above, as any plugin error does: a SetUp's FailedMount event and
 // back-off, the pod waiting in WaitForAttachAndMount; a TearDown's log line,
 // back-off and uncertain volume, which keeps the pod's directory and holds up
-// SyncTerminatedPod's second poll until a retry succeeds.
+// SyncTerminatedPod's second poll until a retry succeeds. Once the manager has forgotten a pod
+// (no volume of it desired or possibly mounted) it drops what the pod's script never used up
+// (Faults.ForgetPod).
 //
 // # Waiting
 //

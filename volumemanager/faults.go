@@ -18,9 +18,13 @@ const (
 	OpTearDown Operation = "tearDown"
 )
 
+// operations are the operations Faults accepts, in the order a message names them.
+var operations = [...]Operation{OpSetUp, OpTearDown}
+
 // Operations lists the operations Faults accepts, in the order a message names them; a replay's
-// failVolumeOperation step accepts the same.
-var Operations = []Operation{OpSetUp, OpTearDown}
+// failVolumeOperation step accepts the same. The slice is a new copy at each call, the caller's
+// to change.
+func Operations() []Operation { return slices.Clone(operations[:]) }
 
 // ErrScripted is the cause of every failure a Faults script makes: the plugin's SetUp or
 // TearDown fails with "scripted SetUp failure" or "scripted TearDown failure", which the
@@ -57,11 +61,11 @@ type faultKey struct {
 
 // Script makes the next times calls of op on the volume of the pod with this UID fail; it
 // replaces what was scripted for them. times must be positive and op one of Operations. A
-// failure the pod never uses up stays with its UID: a later pod of the same name does not
-// inherit it.
+// failure the pod never uses up stays with its UID, so a later pod of the same name does not
+// inherit it, until the volume manager forgets the pod (ForgetPod).
 func (f *Faults) Script(uid types.UID, volume string, op Operation, times int) error {
-	if !slices.Contains(Operations, op) {
-		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, Operations)
+	if !slices.Contains(operations[:], op) {
+		return fmt.Errorf("script volume fault %q for pod %s volume %q: want one of %v", op, uid, volume, operations)
 	}
 	if times < 1 {
 		return fmt.Errorf("script volume fault %s for pod %s volume %q: times %d: want at least 1", op, uid, volume, times)
@@ -105,4 +109,21 @@ func (f *Faults) Left(uid types.UID, volume string, op Operation) int {
 	return f.left[faultKey{uid: uid, volume: volume, op: op}]
 }
 
-var _ PluginFaults = (*Faults)(nil)
+// ForgetPod drops what is still scripted for the pod with this UID. The volume manager calls it
+// once it has forgotten the pod (no volume of it desired or possibly mounted): a failure the pod
+// never used up would otherwise stay for the node's life, as no later pod has its UID.
+func (f *Faults) ForgetPod(uid types.UID) {
+	if f == nil {
+		return
+	}
+	for k := range f.left {
+		if k.uid == uid {
+			delete(f.left, k)
+		}
+	}
+}
+
+var (
+	_ PluginFaults = (*Faults)(nil)
+	_ podForgetter = (*Faults)(nil)
+)

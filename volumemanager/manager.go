@@ -407,3 +407,23 @@ func (m *Manager) fault(pod *v1.Pod, volume string, op Operation) error {
 	}
 	return m.opts.Faults.Fail(pod.UID, volume, op)
 }
+
+// podForgetter is the optional capability of a PluginFaults that keeps a script per pod (Faults):
+// it is told when the manager has forgotten a pod, so that what the pod never used up goes too.
+type podForgetter interface {
+	ForgetPod(uid types.UID)
+}
+
+// forgetIfGone tells the faults that the pod is forgotten once none of its volumes is desired
+// or possibly mounted: its last TearDown has succeeded, so no operation of its will ask again.
+func (m *Manager) forgetIfGone(uid types.UID) {
+	if _, ok := m.desired[uid]; ok {
+		return
+	}
+	if _, ok := m.mounted[uid]; ok {
+		return
+	}
+	if f, ok := m.opts.Faults.(podForgetter); ok {
+		f.ForgetPod(uid)
+	}
+}

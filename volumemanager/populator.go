@@ -139,6 +139,7 @@ func (m *Manager) removeDeletedPods() {
 		delete(m.desired, uid)
 		m.removed = true
 		delete(m.errors, uid)
+		m.forgetIfGone(uid)
 		if m.opts.Tokens != nil {
 			// A pod whose projected volume never got mounted has no teardown to forget its
 			// tokens in: its requests in flight and failed answers go with it here (a mounted

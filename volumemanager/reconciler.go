@@ -176,6 +176,7 @@ func (m *Manager) unmountVolumes(now time.Time) {
 		pm.uncertain = append(pm.uncertain, failed...)
 		if len(pm.volumes) == 0 && len(pm.uncertain) == 0 {
 			delete(m.mounted, pm.pod.UID)
+			m.forgetIfGone(pm.pod.UID)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/api/listwatch"
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/kubelet"
@@ -338,16 +339,16 @@ var (
 )
 
 func newDirectPods(direct *fakeapiserver.Direct, w *wire) directPods {
-	return directPods{wire: w, path: "/api/v1/pods", in: controllers.InNamespace(metav1.NamespaceAll, direct.ListPods, direct.WatchPods)}
+	return directPods{wire: w, path: "/api/v1/pods", in: listwatch.InNamespace(metav1.NamespaceAll, direct.ListPods, direct.WatchPods)}
 }
 
 func newDirectNodes(direct *fakeapiserver.Direct, w *wire) directNodes {
-	return directNodes{wire: w, path: "/api/v1/nodes", in: controllers.ListWatchFuncs[*v1.NodeList]{ListFunc: direct.ListNodes, WatchFunc: direct.WatchNodes}}
+	return directNodes{wire: w, path: "/api/v1/nodes", in: listwatch.Funcs[*v1.NodeList]{ListFunc: direct.ListNodes, WatchFunc: direct.WatchNodes}}
 }
 
 func newDirectLeases(direct *fakeapiserver.Direct, w *wire) directLeases {
 	return directLeases{wire: w, path: "/apis/coordination.k8s.io/v1/leases",
-		in: controllers.InNamespace(metav1.NamespaceAll, direct.ListLeases, direct.WatchLeases)}
+		in: listwatch.InNamespace(metav1.NamespaceAll, direct.ListLeases, direct.WatchLeases)}
 }
 
 // List lists every object, as the typed client's List.

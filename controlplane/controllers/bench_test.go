@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/api/listwatch"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/test/benchfloor"
@@ -55,15 +56,15 @@ func runningPatch(node int) []byte {
 
 // The list-watchers `run` hands the controllers' runner as RunnerOptions.Pods, Nodes and Leases.
 func directPodLW(d *fakeapiserver.Direct) PodListWatcher {
-	return InNamespace(metav1.NamespaceAll, d.ListPods, d.WatchPods)
+	return listwatch.InNamespace(metav1.NamespaceAll, d.ListPods, d.WatchPods)
 }
 
 func directNodeLW(d *fakeapiserver.Direct) NodeListWatcher {
-	return ListWatchFuncs[*v1.NodeList]{ListFunc: d.ListNodes, WatchFunc: d.WatchNodes}
+	return listwatch.Funcs[*v1.NodeList]{ListFunc: d.ListNodes, WatchFunc: d.WatchNodes}
 }
 
 func directLeaseLW(d *fakeapiserver.Direct) LeaseListWatcher {
-	return InNamespace(metav1.NamespaceAll, d.ListLeases, d.WatchLeases)
+	return listwatch.InNamespace(metav1.NamespaceAll, d.ListLeases, d.WatchLeases)
 }
 
 // BenchmarkPodInformer is the controllers' pods informer beside the embedded API server over a

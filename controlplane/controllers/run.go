@@ -62,36 +62,6 @@ type ListWatcher[L runtime.Object] interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
-// ListWatchFuncs is the ListWatcher whose List and Watch call two functions.
-type ListWatchFuncs[L runtime.Object] struct {
-	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (L, error)
-	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-}
-
-// List calls ListFunc.
-func (f ListWatchFuncs[L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
-	return f.ListFunc(ctx, opts)
-}
-
-// Watch calls WatchFunc.
-func (f ListWatchFuncs[L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return f.WatchFunc(ctx, opts)
-}
-
-// InNamespace is the ListWatcher of a list and a watch that take a namespace
-// (fakeapiserver.Direct's ListPods and WatchPods, ListLeases and WatchLeases) over namespace,
-// metav1.NamespaceAll for every namespace.
-func InNamespace[L runtime.Object](namespace string,
-	list func(ctx context.Context, namespace string, opts metav1.ListOptions) (L, error),
-	watchIn func(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error)) ListWatchFuncs[L] {
-	return ListWatchFuncs[L]{
-		ListFunc: func(ctx context.Context, opts metav1.ListOptions) (L, error) { return list(ctx, namespace, opts) },
-		WatchFunc: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return watchIn(ctx, namespace, opts)
-		},
-	}
-}
-
 // The list-watchers of the kinds the controllers' informers keep.
 type (
 	PodListWatcher   = ListWatcher[*v1.PodList]

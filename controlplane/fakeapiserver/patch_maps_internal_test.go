@@ -155,68 +155,102 @@ func TestOnlyKnownFields(t *testing.T) {
 	}
 }
 
-// FuzzStrategicMergeWithoutFieldValidation wants the same answer to any strategic merge patch of
-// a pod's status, under each field validation, with the field validation skipped for patches of
-// known fields and without.
-func FuzzStrategicMergeWithoutFieldValidation(f *testing.F) {
-	for _, seed := range []string{
-		`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","bogus":{"a":1},"ready":"yes"}]}}`,
-		`{"status":{"conditions":[{"type":"Ready","$patch":"delete","bogus":1}]}}`,
-		`{"metadata":{"labels":{"a":"b"},"Labels":{}},"status":{"$retainKeys":["phase"],"phase":"Failed","$x":1}}`,
-		`{"status":{"$setElementOrder/containerStatuses":[{"name":"side"}],"containerStatuses":[{"name":"side","state":{"running":{"startedAt":"x"}}}]}}`,
-		`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True","bogus":1}]}}`,
-		`{"status":{"$setElementOrder/podIPs":[{"ip":"10.0.0.1"}],"podIPs":[{"ip":"10.0.0.1","bogus":{"a":1}}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","$setElementOrder/volumeMounts":[{"mountPath":"/a"}]}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","$deleteFromPrimitiveList/x":["a"]}]}}`,
-		`{"status":{"resize":"x","containerStatuses":[{"name":"app","lastState":{"$retainKeys":["terminated"]}}]}}`,
-		`{"status":{"$patch":"replace","phase":"Running","containerStatuses":[{"name":"app","state":{"$retainKeys":["running"]}}]}}`,
-	} {
-		f.Add(seed, uint8(0))
-	}
-	ctx := context.Background()
+// statusMergePatches are strategic merge patches of a pod's status, with unknown fields and
+// directives where the converter's field validation could tell them apart: the cases of
+// TestStrategicMergeWithoutFieldValidation and seeds of FuzzStrategicMergeWithoutFieldValidation.
+var statusMergePatches = []string{
+	`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`,
+	`{"status":{"phase":1}}`,
+	`{"status":{"bogus":1,"phase":1}}`,
+	`{"status":{"bogus":1}}`,
+	`{"status":{"phase":"Running","phase":"Pending"}}`,
+	`{"status":{"containerStatuses":[{"name":"app","bogus":{"a":1},"ready":"yes"}]}}`,
+	`{"status":{"containerStatuses":[{"name":"app","ready":true,"restartCount":1e3}]}}`,
+	`{"status":{"conditions":[{"type":"Ready","$patch":"delete","bogus":1}]}}`,
+	`{"metadata":{"labels":{"a":"b"}},"spec":{"bogus":1},"status":{"$retainKeys":["phase"],"phase":"Failed"}}`,
+	// The merge deletes a list that $setElementOrder orders from the patch once merged: its
+	// unknown fields are found in the merged maps only.
+	`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True","bogus":1}]}}`,
+	`{"status":{"$setElementOrder/podIPs":[{"ip":"10.0.0.1"}],"podIPs":[{"ip":"10.0.0.1","bogus":{"a":1}}]}}`,
+	// The stored pod has no container statuses: the merge takes the list whole, with the
+	// directives in it, which the converter reports as unknown fields.
+	`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`,
+	`{"status":{"containerStatuses":[{"name":"app","$setElementOrder/volumeMounts":[{"mountPath":"/a"}]}]}}`,
+	`{"status":{"containerStatuses":[{"name":"app","$deleteFromPrimitiveList/x":["a"]}]}}`,
+	`{"status":{"resize":"x","containerStatuses":[{"name":"app","lastState":{"$retainKeys":["terminated"]}}]}}`,
+	// $patch: replace keeps the directives nested in its map.
+	`{"status":{"$patch":"replace","phase":"Running","containerStatuses":[{"name":"app","state":{"$retainKeys":["running"]}}]}}`,
+}
+
+// storedFleetPod is a server's stored fleetPod and the target of a kubelet's patch of its status.
+func storedFleetPod(tb testing.TB) (*entry, target) {
+	tb.Helper()
 	s, err := New(Options{Clock: clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)), Tracer: trace.Discard})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	if _, err := s.Direct("kubectl/v1").CreatePod(ctx, fleetPod()); err != nil {
-		f.Fatal(err)
+	if _, err := s.Direct("kubectl/v1").CreatePod(context.Background(), fleetPod()); err != nil {
+		tb.Fatal(err)
 	}
 	var old *entry
 	_ = s.store.locked(func() error {
 		old, _ = s.store.get(podsTarget, "default", fleetPod().Name)
 		return nil
 	})
-	tg := target{res: podsTarget, namespace: "default", name: fleetPod().Name, subresource: "status", manager: "kubelet"}
+	return old, target{res: podsTarget, namespace: "default", name: fleetPod().Name, subresource: "status", manager: "kubelet"}
+}
+
+// mergeAnswer is what one strategic merge answered.
+type mergeAnswer struct {
+	Obj      runtime.Object
+	Warnings []string
+	Err      string
+}
+
+// mergeSkipping merges p into old under fv with the field validation of patches of known fields
+// skipped or not, as skip says, and puts skipKnownFieldValidation back to true, as it runs.
+func mergeSkipping(p patchRequest, tg target, old *entry, fv fieldValidation, skip bool) mergeAnswer {
+	skipKnownFieldValidation = skip
+	defer func() { skipKnownFieldValidation = true }()
+	obj, warnings, err := p.strategicMerge(tg, old, fv)
+	a := mergeAnswer{Obj: obj, Warnings: warnings}
+	if err != nil {
+		a.Err = err.Error()
+	}
+	return a
+}
+
+// FuzzStrategicMergeWithoutFieldValidation wants the same answer to any strategic merge patch of
+// a pod's status, under each field validation, with the field validation skipped for patches of
+// known fields and without.
+func FuzzStrategicMergeWithoutFieldValidation(f *testing.F) {
+	for _, seed := range statusMergePatches {
+		f.Add(seed, uint8(0))
+	}
+	for _, seed := range []string{
+		`{"metadata":{"labels":{"a":"b"},"Labels":{}},"status":{"$retainKeys":["phase"],"phase":"Failed","$x":1}}`,
+		`{"status":{"$setElementOrder/containerStatuses":[{"name":"side"}],"containerStatuses":[{"name":"side","state":{"running":{"startedAt":"x"}}}]}}`,
+	} {
+		f.Add(seed, uint8(0))
+	}
+	old, tg := storedFleetPod(f)
 	f.Fuzz(func(t *testing.T, body string, validation uint8) {
 		fv := fieldValidation(validation % 3)
 		p := patchRequest{typ: types.StrategicMergePatchType, data: []byte(body)}
-		type answer struct {
-			Obj      runtime.Object
-			Warnings []string
-			Err      string
-		}
-		var answers [2]answer
+		var answers [2]mergeAnswer
 		for i, skip := range []bool{true, false} {
-			skipKnownFieldValidation = skip
 			func() {
 				// The merge panics on some patches (a $setElementOrder of a list without a
 				// merge key, whose elements it compares as values), with or without the
 				// validation: the handler answers 500, as it does for any panic.
 				defer func() {
 					if r := recover(); r != nil {
-						answers[i] = answer{Err: fmt.Sprint("panic: ", r)}
+						answers[i] = mergeAnswer{Err: fmt.Sprint("panic: ", r)}
 					}
 				}()
-				obj, warnings, err := p.strategicMerge(tg, old, fv)
-				answers[i] = answer{Obj: obj, Warnings: warnings}
-				if err != nil {
-					answers[i].Err = err.Error()
-				}
+				answers[i] = mergeSkipping(p, tg, old, fv, skip)
 			}()
 		}
-		skipKnownFieldValidation = true
 		if diff := cmp.Diff(answers[1], answers[0]); diff != "" {
 			t.Errorf("%s (validation %d): (-validated +skipped):\n%s", body, fv, diff)
 		}
@@ -227,65 +261,16 @@ func FuzzStrategicMergeWithoutFieldValidation(f *testing.F) {
 // and without the converter's field validation skipped for patches of known fields, under each
 // field validation, and wants the same answers: the same objects, warnings and errors.
 func TestStrategicMergeWithoutFieldValidation(t *testing.T) {
-	defer func() { skipKnownFieldValidation = true }()
-	ctx := context.Background()
-	s, err := New(Options{Clock: clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)), Tracer: trace.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Direct("kubectl/v1").CreatePod(ctx, fleetPod()); err != nil {
-		t.Fatal(err)
-	}
-	var old *entry
-	_ = s.store.locked(func() error {
-		old, _ = s.store.get(podsTarget, "default", fleetPod().Name)
-		return nil
-	})
-	tg := target{res: podsTarget, namespace: "default", name: fleetPod().Name, subresource: "status", manager: "kubelet"}
-	for _, body := range []string{
-		`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}]}}`,
-		`{"status":{"phase":1}}`,
-		`{"status":{"bogus":1,"phase":1}}`,
-		`{"status":{"bogus":1}}`,
-		`{"status":{"phase":"Running","phase":"Pending"}}`,
-		`{"status":{"containerStatuses":[{"name":"app","bogus":{"a":1},"ready":"yes"}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","ready":true,"restartCount":1e3}]}}`,
-		`{"status":{"conditions":[{"type":"Ready","$patch":"delete","bogus":1}]}}`,
-		`{"metadata":{"labels":{"a":"b"}},"spec":{"bogus":1},"status":{"$retainKeys":["phase"],"phase":"Failed"}}`,
-		// The merge deletes a list that $setElementOrder orders from the patch once merged: its
-		// unknown fields are found in the merged maps only.
-		`{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True","bogus":1}]}}`,
-		`{"status":{"$setElementOrder/podIPs":[{"ip":"10.0.0.1"}],"podIPs":[{"ip":"10.0.0.1","bogus":{"a":1}}]}}`,
-		// The stored pod has no container statuses: the merge takes the list whole, with the
-		// directives in it, which the converter reports as unknown fields.
-		`{"status":{"containerStatuses":[{"name":"app","state":{"$retainKeys":["running"],"running":{}}}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","$setElementOrder/volumeMounts":[{"mountPath":"/a"}]}]}}`,
-		`{"status":{"containerStatuses":[{"name":"app","$deleteFromPrimitiveList/x":["a"]}]}}`,
-		`{"status":{"resize":"x","containerStatuses":[{"name":"app","lastState":{"$retainKeys":["terminated"]}}]}}`,
-		// $patch: replace keeps the directives nested in its map.
-		`{"status":{"$patch":"replace","phase":"Running","containerStatuses":[{"name":"app","state":{"$retainKeys":["running"]}}]}}`,
-	} {
+	old, tg := storedFleetPod(t)
+	for _, body := range statusMergePatches {
 		p, err := newPatchRequest(types.StrategicMergePatchType, []byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, fv := range []fieldValidation{validationWarn, validationIgnore, validationStrict} {
-			type answer struct {
-				Obj      runtime.Object
-				Warnings []string
-				Err      string
-			}
-			var answers [2]answer
-			for i, skip := range []bool{true, false} {
-				skipKnownFieldValidation = skip
-				obj, warnings, err := p.strategicMerge(tg, old, fv)
-				answers[i] = answer{Obj: obj, Warnings: warnings}
-				if err != nil {
-					answers[i].Err = err.Error()
-				}
-			}
-			skipKnownFieldValidation = true
-			if diff := cmp.Diff(answers[1], answers[0]); diff != "" {
+			skipped := mergeSkipping(p, tg, old, fv, true)
+			validated := mergeSkipping(p, tg, old, fv, false)
+			if diff := cmp.Diff(validated, skipped); diff != "" {
 				t.Errorf("%s (validation %d): (-validated +skipped):\n%s", body, fv, diff)
 			}
 		}
