@@ -216,7 +216,7 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 	zoneConditions := map[string][]*v1.NodeCondition{}
 	current := map[string]*v1.NodeCondition{}
 	for _, node := range nodes {
-		observed, cur, err := c.updateHealth(ctx, node.DeepCopy(), now)
+		observed, cur, err := c.updateHealth(ctx, node, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -283,7 +283,8 @@ func (c *Controller) hasNoExecuteFor(node *v1.Node, status v1.ConditionStatus) b
 
 // updateHealth is tryUpdateNodeHealth: it returns the Ready condition as observed and as it is
 // after the check, which sets the conditions Unknown once the node's heartbeat and lease are older
-// than the grace period.
+// than the grace period. node is the lister's, read-only: it is copied only when the check changes
+// its conditions.
 func (c *Controller) updateHealth(ctx context.Context, node *v1.Node, now time.Time) (v1.NodeCondition, *v1.NodeCondition, error) {
 	h := c.health[node.Name]
 	grace := c.opts.MonitorGracePeriod
@@ -330,6 +331,7 @@ func (c *Controller) updateHealth(ctx context.Context, node *v1.Node, now time.T
 		return observed, cur, nil
 	}
 	stamp := metav1.NewTime(now)
+	node = node.DeepCopy()
 	for _, t := range []v1.NodeConditionType{v1.NodeReady, v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
 		cond := condition(&node.Status, t)
 		switch {
