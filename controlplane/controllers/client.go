@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -10,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/minikubelet/minikubelet/api/podkey"
 )
 
 // Client is what the controllers read and write through: client-go's typed clientset, with reads
@@ -28,6 +32,19 @@ type Client struct {
 	// GetLeaseView, replay's), the same requests, whose answers share the stored objects,
 	// read-only (docs/design/008-shared-pods.md), where an answer over the wire decodes a copy.
 	Direct DirectReader
+	// Index, when set, serves the reads of one node's pods and of the pods bound to none, which
+	// otherwise filter ListPods: an index kept by the caller from the pods' watch events, as
+	// the real controllers' informers index pods by node and the scheduler queues the pods not
+	// yet bound, so that a pass reads the pods that concern it rather than every pod.
+	Index PodIndex
+}
+
+// PodIndex serves the pods of one node and the pods bound to none, each in the order of their
+// namespace/name keys (podkey.Of), as the store holds them now. The pods are shared read-only,
+// as a lister's.
+type PodIndex interface {
+	PodsOnNode(node string) ([]*v1.Pod, error)
+	UnboundPods() ([]*v1.Pod, error)
 }
 
 // DirectReader reads as the typed clients' List of pods and nodes and Get of a lease do, in
@@ -72,6 +89,33 @@ func (c Client) ListPods(ctx context.Context) ([]*v1.Pod, error) {
 		return nil, err
 	}
 	return pointers(list.Items), nil
+}
+
+// ListPodsOnNode returns the pods bound to node, in the order of their namespace/name keys.
+func (c Client) ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error) {
+	if c.Index != nil {
+		return c.Index.PodsOnNode(node)
+	}
+	return c.listPodsWhere(ctx, func(p *v1.Pod) bool { return p.Spec.NodeName == node })
+}
+
+// ListUnboundPods returns the pods bound to no node, in the order of their namespace/name keys.
+func (c Client) ListUnboundPods(ctx context.Context) ([]*v1.Pod, error) {
+	if c.Index != nil {
+		return c.Index.UnboundPods()
+	}
+	return c.listPodsWhere(ctx, func(p *v1.Pod) bool { return p.Spec.NodeName == "" })
+}
+
+// listPodsWhere is ListPods' pods that keep holds for, in the order of their namespace/name keys.
+func (c Client) listPodsWhere(ctx context.Context, keep func(*v1.Pod) bool) ([]*v1.Pod, error) {
+	pods, err := c.ListPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods = slices.DeleteFunc(pods, func(p *v1.Pod) bool { return !keep(p) })
+	slices.SortFunc(pods, func(a, b *v1.Pod) int { return strings.Compare(podkey.Of(a), podkey.Of(b)) })
+	return pods, nil
 }
 
 // pointers points at each of a list's items.

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -103,6 +104,46 @@ func (s *Server) RoutePodEventsSince(rv uint64, want func(node string) bool, del
 		}
 	}
 	return next, nil
+}
+
+// ExpireNow deletes the objects whose time to live has passed and finalizes the terminating
+// namespaces, as every request does before it is served: a reader that answers from a cache of
+// its own where it would have listed calls it there, so that expiry happens at the same moments.
+func (s *Server) ExpireNow() {
+	s.expireNow()
+	s.finalizeNow()
+}
+
+// PodChangesSince hands deliver, oldest first, every change to any pod after resource version
+// rv, bound or not, as a watch of every pod started at rv delivers them (a deletion carries the
+// pod's last state), and returns the resource version to resume from (the newest pod write it
+// looked at). The pod handed over is the stored object itself, which no write changes: a receiver
+// may keep it, and never changes it. An rv older than the kept history is an error that wraps the
+// watch's 410 Gone.
+func (s *Server) PodChangesSince(rv uint64, deliver func(ev PodEvent)) (uint64, error) {
+	return changesSince(s, podResource(), rv, func(typ watch.EventType, obj runtime.Object, rv uint64) {
+		deliver(PodEvent{Type: typ, Pod: obj.(*v1.Pod), ResourceVersion: rv})
+	})
+}
+
+// NodeChangesSince is PodChangesSince for nodes.
+func (s *Server) NodeChangesSince(rv uint64, deliver func(typ watch.EventType, node *v1.Node, rv uint64)) (uint64, error) {
+	return changesSince(s, nodesTarget, rv, func(typ watch.EventType, obj runtime.Object, rv uint64) {
+		deliver(typ, obj.(*v1.Node), rv)
+	})
+}
+
+// changesSince hands deliver every change to res's objects after rv, oldest first.
+func changesSince(s *Server, res *resource, rv uint64, deliver func(typ watch.EventType, obj runtime.Object, rv uint64)) (uint64, error) {
+	evs, expired, _, _ := s.store.since(res, rv, math.MaxInt32, s.store.currentEpoch())
+	if expired {
+		return rv, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", rv))
+	}
+	for _, ev := range evs {
+		deliver(ev.typ, ev.cur.obj, ev.rv)
+		rv = ev.rv
+	}
+	return rv, nil
 }
 
 // PodHistoryExpired reports whether resource version rv is older than the pod history the

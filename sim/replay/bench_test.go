@@ -129,6 +129,14 @@ func BenchmarkReplayHourOfAFleetWithControllers(b *testing.B) {
 	benchReplayHour(b, s)
 }
 
+// BenchmarkReplayHourOfASmallFleetWithControllers is BenchmarkReplayHourOfAFleetWithControllers
+// at 30 nodes: the same controllers over a fleet small enough to compare trees run by run.
+func BenchmarkReplayHourOfASmallFleetWithControllers(b *testing.B) {
+	s := hourOfAFleet(b, 30, 30)
+	s.Controllers = []string{"nodelifecycle", "podgc", "scheduler"}
+	benchReplayHour(b, s)
+}
+
 // gcCounts is the garbage collector's share of a benchmark, from runtime/metrics: a fleet's
 // heap grows with its nodes, and each collection marks all of it, so a benchmark of the fleet's
 // scaling reports how much of its CPU the collector took, how many cycles it ran and how much

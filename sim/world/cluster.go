@@ -159,8 +159,12 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 		recorders[source] = r
 		return r
 	}
+	// The controllers read pods and nodes from informers of their own, as the real ones do, fed
+	// from the API server's history; the leases, which they get one at a time, in process.
+	cache := newControllersCache(c)
 	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
-		Client: controllers.Client{Clientset: c.client, Direct: controllersReads{c}}, Recorder: recorder})
+		Client: controllers.Client{Clientset: c.client, Direct: controllersReads{c},
+			Pods: podLister{cache}, Nodes: nodeLister{cache}, Index: cache}, Recorder: recorder})
 	if err != nil {
 		return err
 	}

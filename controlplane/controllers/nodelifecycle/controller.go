@@ -42,7 +42,8 @@ const (
 // Lister is what the controller reads. Errors are the API's.
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
-	ListPods(ctx context.Context) ([]*v1.Pod, error)
+	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
+	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
 	GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
 }
 
@@ -211,12 +212,11 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 		c.nodeEvent(name, uid, "RemovingNode", fmt.Sprintf("Removing Node %v from Controller", name))
 		delete(c.health, name)
 	}
-	var pods []*v1.Pod
 	var errs []error
 	zoneConditions := map[string][]*v1.NodeCondition{}
 	current := map[string]*v1.NodeCondition{}
 	for _, node := range nodes {
-		observed, cur, err := c.updateHealth(ctx, node.DeepCopy(), now)
+		observed, cur, err := c.updateHealth(ctx, node, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -234,12 +234,11 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 		current[node.Name] = cur
 		if cur.Status != v1.ConditionTrue && observed.Status == v1.ConditionTrue {
 			c.nodeEvent(node.Name, string(node.UID), "NodeNotReady", fmt.Sprintf("Node %s status is now: %s", node.Name, "NodeNotReady"))
-			if pods == nil {
-				if pods, err = c.opts.Lister.ListPods(ctx); err != nil {
-					return errors.Join(append(errs, fmt.Errorf("list pods: %w", err))...)
-				}
-				sort.Slice(pods, func(i, j int) bool { return podkey.Of(pods[i]) < podkey.Of(pods[j]) })
+			pods, err := c.opts.Lister.ListPodsOnNode(ctx, node.Name)
+			if err != nil {
+				return errors.Join(append(errs, fmt.Errorf("list pods of node %s: %w", node.Name, err))...)
 			}
+			sort.Slice(pods, func(i, j int) bool { return podkey.Of(pods[i]) < podkey.Of(pods[j]) })
 			if err := c.markPodsNotReady(ctx, pods, node.Name); err != nil {
 				errs = append(errs, err)
 			}
@@ -284,7 +283,8 @@ func (c *Controller) hasNoExecuteFor(node *v1.Node, status v1.ConditionStatus) b
 
 // updateHealth is tryUpdateNodeHealth: it returns the Ready condition as observed and as it is
 // after the check, which sets the conditions Unknown once the node's heartbeat and lease are older
-// than the grace period.
+// than the grace period. node is the lister's, read-only: it is copied only when the check changes
+// its conditions.
 func (c *Controller) updateHealth(ctx context.Context, node *v1.Node, now time.Time) (v1.NodeCondition, *v1.NodeCondition, error) {
 	h := c.health[node.Name]
 	grace := c.opts.MonitorGracePeriod
@@ -331,6 +331,7 @@ func (c *Controller) updateHealth(ctx context.Context, node *v1.Node, now time.T
 		return observed, cur, nil
 	}
 	stamp := metav1.NewTime(now)
+	node = node.DeepCopy()
 	for _, t := range []v1.NodeConditionType{v1.NodeReady, v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
 		cond := condition(&node.Status, t)
 		switch {

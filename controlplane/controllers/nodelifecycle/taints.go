@@ -89,12 +89,12 @@ func (c *Controller) noExecuteTaints(ctx context.Context, node *v1.Node, status 
 }
 
 // swapTaints is SwapNodeControllerTaint: it adds the taints the node lacks, stamped with now, and
-// removes the ones it has, in one update. It writes nothing when nothing changes.
+// removes the ones it has, in one update. It writes nothing when nothing changes, and node, the
+// lister's, is only read: it is copied for the update.
 func (c *Controller) swapTaints(ctx context.Context, node *v1.Node, add, remove []v1.Taint, now time.Time) error {
-	next := node.DeepCopy()
 	var added, removed []v1.Taint
 	var kept []v1.Taint
-	for _, t := range next.Spec.Taints {
+	for _, t := range node.Spec.Taints {
 		if hasTaint(remove, t) {
 			removed = append(removed, t)
 			continue
@@ -113,6 +113,7 @@ func (c *Controller) swapTaints(ctx context.Context, node *v1.Node, add, remove 
 	if len(added) == 0 && len(removed) == 0 {
 		return nil
 	}
+	next := node.DeepCopy()
 	next.Spec.Taints = kept
 	if _, err := c.opts.Writer.UpdateNode(ctx, next); err != nil {
 		return fmt.Errorf("update taints of node %s: %w", node.Name, err)

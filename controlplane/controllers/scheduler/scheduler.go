@@ -35,6 +35,8 @@ const noNodesMessage = "no nodes available to schedule pods"
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
 	ListPods(ctx context.Context) ([]*v1.Pod, error)
+	// ListUnboundPods returns the pods bound to no node: what feeds the scheduling queue.
+	ListUnboundPods(ctx context.Context) ([]*v1.Pod, error)
 }
 
 // Writer is what the scheduler writes.
@@ -94,12 +96,12 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	pods, err := s.opts.Lister.ListPods(ctx)
+	unbound, err := s.opts.Lister.ListUnboundPods(ctx)
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
 	var pending []*v1.Pod
-	for _, p := range pods {
+	for _, p := range unbound {
 		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || len(p.Spec.SchedulingGates) > 0 ||
 			(p.Spec.SchedulerName != "" && p.Spec.SchedulerName != Name) ||
 			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
@@ -121,7 +123,12 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	// What the nodes' pods use: the scheduler cache's NodeInfo.
+	// Only with a pod to place are the bound pods read: what they use is the scheduler cache's
+	// NodeInfo.
+	pods, err := s.opts.Lister.ListPods(ctx)
+	if err != nil {
+		return fmt.Errorf("list pods: %w", err)
+	}
 	used := map[string]usage{}
 	for _, p := range pods {
 		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {

@@ -24,7 +24,8 @@ import (
 // Lister is what the controller reads. Errors are the API's.
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
-	ListPods(ctx context.Context) ([]*v1.Pod, error)
+	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
+	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
 }
 
 // Writer is what the controller writes.
@@ -49,6 +50,7 @@ type Options struct {
 // work is one scheduled eviction: the real controller's TimedWorker.
 type work struct {
 	created, fire time.Time
+	node          string // the pod's, which a bound pod never changes
 }
 
 // Controller is the taint eviction controller. Its zero value is not usable; call New.
@@ -84,10 +86,6 @@ func (c *Controller) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	pods, err := c.opts.Lister.ListPods(ctx)
-	if err != nil {
-		return fmt.Errorf("list pods: %w", err)
-	}
 	taints := map[string][]v1.Taint{}
 	for _, n := range nodes {
 		for _, t := range n.Spec.Taints {
@@ -96,28 +94,39 @@ func (c *Controller) Sync(ctx context.Context) error {
 			}
 		}
 	}
-	// Only the pods on tainted nodes and those with an eviction scheduled matter; a fleet's other
-	// pods are skipped without building their keys.
+	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
+	// nodes' pods are read, as the real controller handles the pods of a node whose taints
+	// changed and the pods that changed: a fleet's other pods are not looked at.
+	wanted := map[string]bool{}
+	for name := range taints {
+		wanted[name] = true
+	}
+	for _, w := range c.scheduled {
+		wanted[w.node] = true
+	}
 	type keyed struct {
 		key string
 		pod *v1.Pod
 	}
 	var relevant []keyed
 	present := map[string]*v1.Pod{}
-	for _, pod := range pods {
-		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
-			continue
+	for _, node := range sortedKeys(wanted) {
+		pods, err := c.opts.Lister.ListPodsOnNode(ctx, node)
+		if err != nil {
+			return fmt.Errorf("list pods of node %s: %w", node, err)
 		}
-		_, tainted := taints[pod.Spec.NodeName]
-		if !tainted && len(c.scheduled) == 0 {
-			continue
+		_, tainted := taints[node]
+		for _, pod := range pods {
+			if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+				continue
+			}
+			key := podkey.Of(pod)
+			if _, ok := c.scheduled[key]; !tainted && !ok {
+				continue
+			}
+			relevant = append(relevant, keyed{key, pod})
+			present[key] = pod
 		}
-		key := podkey.Of(pod)
-		if _, ok := c.scheduled[key]; !tainted && !ok {
-			continue
-		}
-		relevant = append(relevant, keyed{key, pod})
-		present[key] = pod
 	}
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
@@ -178,7 +187,7 @@ func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint
 }
 
 func (c *Controller) schedule(key string, pod *v1.Pod, created, fire time.Time) {
-	c.scheduled[key] = work{created: created, fire: fire}
+	c.scheduled[key] = work{created: created, fire: fire, node: pod.Spec.NodeName}
 	c.opts.Tracer.Emit(trace.Event{Component: trace.TaintEviction, Event: trace.KindEvictAt, Pod: key, UID: string(pod.UID),
 		Delay: fire.Sub(c.opts.Clock.Now()), Func: "processPodOnNode"})
 }
