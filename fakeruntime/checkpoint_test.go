@@ -1,11 +1,17 @@
 package fakeruntime
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -203,4 +209,93 @@ func TestStateVersion(t *testing.T) {
 	if changes < 4 {
 		t.Errorf("the checkpoint changed %d times over a sync and a kill, want at least 4 (sandbox, pull, create, start, exit)", changes)
 	}
+}
+
+// marshalCheckpoint is the checkpoint as VersionedCheckpoint encoded it with json.Marshal before
+// AppendCheckpoint, kept as the reference AppendCheckpoint's bytes are held to.
+func marshalCheckpoint(t *testing.T, r *Runtime) []byte {
+	t.Helper()
+	now := r.clock.Now()
+	r.applyDue(now)
+	cp := checkpoint{Version: checkpointVersion, LastContainer: r.lastContainer, LastSandbox: r.lastSandbox,
+		Images: r.sentImages(now), Pods: []checkpointPod{}}
+	for _, uid := range slices.Sorted(maps.Keys(r.pods)) {
+		p := r.pods[uid]
+		cpod := checkpointPod{UID: p.uid, Name: p.name, Namespace: p.namespace,
+			Sandboxes: []checkpointSandbox{}, Containers: []checkpointContainer{}}
+		for _, s := range p.sandboxes {
+			cpod.Sandboxes = append(cpod.Sandboxes, checkpointSandbox{Status: s.status, Seq: s.seq, IP: s.ip})
+		}
+		for _, c := range p.containers {
+			cpod.Containers = append(cpod.Containers, checkpointContainer{Status: c.status, Seq: c.seq})
+		}
+		cp.Pods = append(cp.Pods, cpod)
+	}
+	data, err := json.Marshal(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestAppendCheckpointAsMarshal: AppendCheckpoint appends json.Marshal's bytes of the
+// checkpoint, without the Encoder's newline, after what the buffer held, at every point of pods'
+// lives (none, starting, pulling, running, stopped, removed), with names and messages that
+// JSON escapes; VersionedCheckpoint returns the same bytes.
+func TestAppendCheckpointAsMarshal(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	lat := Latencies{SandboxStart: time.Second, ImagePull: 2 * time.Second, ContainerStart: time.Second, ContainerStop: time.Second}
+	rt, err := New(Options{Clock: clk, Latencies: lat, Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		want := marshalCheckpoint(t, rt)
+		buf := bytes.NewBufferString("kept<&>")
+		version, err := rt.AppendCheckpoint(buf)
+		if err != nil {
+			t.Fatalf("%s: AppendCheckpoint() = %v", when, err)
+		}
+		if got, ok := strings.CutPrefix(buf.String(), "kept<&>"); !ok || got != string(want) {
+			t.Errorf("%s: AppendCheckpoint appended\n%s\nwant json.Marshal's\n%s", when, buf, want)
+		}
+		if version != rt.StateVersion() {
+			t.Errorf("%s: AppendCheckpoint's version %d, want StateVersion %d", when, version, rt.StateVersion())
+		}
+		data, _, err := rt.VersionedCheckpoint()
+		if err != nil || string(data) != string(want) {
+			t.Errorf("%s: VersionedCheckpoint() = %s, %v; want %s", when, data, err, want)
+		}
+	}
+	check("no pods")
+	web := podtest.New("web")
+	odd := podtest.New("odd")
+	odd.Name, odd.Namespace, odd.UID = "a<b>&c\u2028é", "ns\"x", "uid-<odd>"
+	odd.Spec.Containers[0].Name = "main<&>"
+	for i, pod := range []*v1.Pod{web, odd} {
+		if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("pod %d synced", i))
+	}
+	for _, d := range []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond, 10 * time.Second} {
+		clk.Set(at(d))
+		for _, pod := range []*v1.Pod{web, odd} {
+			status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rt.SyncPod(pod, status, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(fmt.Sprintf("at %v", d))
+	}
+	if _, err := rt.KillPod(odd, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("odd killed")
+	clk.Set(at(20 * time.Second))
+	check("odd stopped")
 }

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -174,6 +175,16 @@ func BenchmarkSteadyNode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := e.k.Runtime.Checkpoint(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("runtime=append-checkpoint", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			if _, err := e.k.Runtime.AppendCheckpoint(&buf); err != nil {
 				b.Fatal(err)
 			}
 		}
