@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/test/benchfloor"
 	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
@@ -76,6 +77,7 @@ func TestGetPodsUnchangedAllocatesNothing(t *testing.T) {
 // housekeeping's of the running ones, for a node of 30 running pods; "afresh" builds both from
 // the records, as GetPods did before it made the running listing from the whole one.
 func BenchmarkGetPodsAfterChange(b *testing.B) {
+	floor := benchfloor.Floor(b)
 	e := newEnv(b, Latencies{})
 	for i := range 30 {
 		e.drive(podtest.New(fmt.Sprintf("p%02d", i)), at(time.Second))
@@ -91,6 +93,7 @@ func BenchmarkGetPodsAfterChange(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 	b.Run("afresh", func(b *testing.B) {
 		b.ReportAllocs()
@@ -98,5 +101,6 @@ func BenchmarkGetPodsAfterChange(b *testing.B) {
 			e.rt.list(true)
 			e.rt.list(false)
 		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 }

@@ -178,6 +178,7 @@ func BenchmarkSteadyNode(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 	b.Run("runtime=append-checkpoint", func(b *testing.B) {
 		var buf bytes.Buffer
@@ -188,6 +189,7 @@ func BenchmarkSteadyNode(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 	b.Run("runtime=version", func(b *testing.B) {
 		b.ReportAllocs()
