@@ -100,11 +100,13 @@ func (r *Runtime) AppendCheckpoint(buf *bytes.Buffer) (uint64, error) {
 	cp := checkpoint{Version: checkpointVersion, LastContainer: r.lastContainer, LastSandbox: r.lastSandbox,
 		Images: r.sentImages(now), Pods: []checkpointPod{}}
 	enc := json.NewEncoder(buf)
+	start := buf.Len()
 	if err := enc.Encode(cp); err != nil {
 		return version, fmt.Errorf("checkpoint runtime: %w", err)
 	}
-	// The encoding ends in "[]}\n": keep the "[".
-	buf.Truncate(buf.Len() - len("]}\n"))
+	if err := openPodsList(buf, start); err != nil {
+		return version, fmt.Errorf("checkpoint runtime: %w", err)
+	}
 	// Empty lists, not nil ones, which Marshal writes as null.
 	cpod := checkpointPod{Sandboxes: []checkpointSandbox{}, Containers: []checkpointContainer{}}
 	for i, uid := range slices.Sorted(maps.Keys(r.pods)) {
@@ -127,6 +129,23 @@ func (r *Runtime) AppendCheckpoint(buf *bytes.Buffer) (uint64, error) {
 	}
 	buf.WriteString("]}")
 	return version, nil
+}
+
+// errPodsNotLast is openPodsList's error: the checkpoint's encoding does not end in its empty
+// list of pods, so the pods cannot be spliced in where it ends.
+var errPodsNotLast = errors.New("the encoding does not end in an empty list of pods")
+
+// openPodsList cuts the "]}\n" that ends the encoding, from start, of a checkpoint with an
+// empty list of pods, leaving the list open for the pods. Cutting blindly would write a damaged
+// file, silently, if a field came after Pods or Pods were left out when empty: such an
+// encoding is refused, with its bytes.
+func openPodsList(buf *bytes.Buffer, start int) error {
+	const tail = `"pods":[]}` + "\n"
+	if encoded := buf.Bytes()[start:]; !bytes.HasSuffix(encoded, []byte(tail)) {
+		return fmt.Errorf("encoded %s: %w", bytes.TrimSuffix(encoded, []byte("\n")), errPodsNotLast)
+	}
+	buf.Truncate(buf.Len() - len("]}\n"))
+	return nil
 }
 
 // Restore replaces the state of a Runtime that holds no pods with the checkpoint data. A

@@ -3,6 +3,7 @@ package fakeruntime
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -298,4 +299,42 @@ func TestAppendCheckpointAsMarshal(t *testing.T) {
 	check("odd killed")
 	clk.Set(at(20 * time.Second))
 	check("odd stopped")
+}
+
+// TestOpenPodsList: the pods are spliced in only where the encoding ends in the empty list of
+// pods; an encoding with a field after the list, or without the list, is refused with its bytes
+// and the buffer is left as it was.
+func TestOpenPodsList(t *testing.T) {
+	for _, tc := range []struct {
+		name, encoded, want string
+		ok                  bool
+	}{
+		{name: "pods last", encoded: `{"version":1,"pods":[]}` + "\n", want: `{"version":1,"pods":[`, ok: true},
+		{name: "a field after the pods", encoded: `{"version":1,"pods":[],"extra":{}}` + "\n"},
+		{name: "pods left out when empty", encoded: `{"version":1,"images":{"a":[]}}` + "\n"},
+		{name: "pods null", encoded: `{"version":1,"pods":null}` + "\n"},
+		{name: "another list last", encoded: `{"version":1,"more":[]}` + "\n"},
+		{name: "only the end", encoded: `[]}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := bytes.NewBufferString("kept")
+			buf.WriteString(tc.encoded)
+			err := openPodsList(buf, len("kept"))
+			if !tc.ok {
+				if !errors.Is(err, errPodsNotLast) || !strings.Contains(err.Error(), strings.TrimSuffix(tc.encoded, "\n")) {
+					t.Errorf("openPodsList(%q) = %v, want errPodsNotLast naming the encoding", tc.encoded, err)
+				}
+				if got := buf.String(); got != "kept"+tc.encoded {
+					t.Errorf("openPodsList(%q) refused but left %q", tc.encoded, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("openPodsList(%q) = %v", tc.encoded, err)
+			}
+			if got := buf.String(); got != "kept"+tc.want {
+				t.Errorf("openPodsList(%q) left %q, want %q", tc.encoded, got, "kept"+tc.want)
+			}
+		})
+	}
 }
