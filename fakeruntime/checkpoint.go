@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -56,35 +55,22 @@ type checkpointContainer struct {
 }
 
 // Checkpoint returns the runtime's state as of the clock's instant, encoded. The same state
-// gives the same bytes.
+// gives the same bytes. It is AppendCheckpoint into a buffer of its own, for a caller that
+// keeps the bytes.
 func (r *Runtime) Checkpoint() ([]byte, error) {
-	data, _, err := r.VersionedCheckpoint()
-	return data, err
-}
-
-// VersionedCheckpoint is Checkpoint with the StateVersion of the state it encoded, both read at
-// one instant: a caller that read them apart on a moving clock could count as saved an effect
-// that fell due between the two reads and is not in the bytes.
-func (r *Runtime) VersionedCheckpoint() ([]byte, uint64, error) {
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		buf.Reset()
-		encodeBuffers.Put(buf)
-	}()
-	version, err := r.AppendCheckpoint(buf)
-	if err != nil {
-		return nil, version, err
+	var buf bytes.Buffer
+	if _, err := r.AppendCheckpoint(&buf); err != nil {
+		return nil, err
 	}
-	return bytes.Clone(buf.Bytes()), version, nil
+	return buf.Bytes(), nil
 }
 
-// encodeBuffers are VersionedCheckpoint's buffers, whose bytes it copies out at their length.
-var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// AppendCheckpoint is VersionedCheckpoint appending the bytes to buf, so that a caller that
-// writes the checkpoint out and keeps no copy of it (the kubelet's keeper, once a second while
-// the pods start) can hand the same buffer to every call instead of taking a new slice each
-// time. On an error buf holds whatever was appended before it.
+// AppendCheckpoint appends Checkpoint's bytes to buf and returns the StateVersion of the state
+// it encoded, both read at one instant: a caller that read them apart on a moving clock could
+// count as saved an effect that fell due between the two reads and is not in the bytes. A
+// caller that writes the checkpoint out and keeps no copy of it (the kubelet's keeper, once a
+// second while the pods start) can hand the same buffer to every call instead of taking a new
+// slice each time. On an error buf holds whatever was appended before it.
 func (r *Runtime) AppendCheckpoint(buf *bytes.Buffer) (uint64, error) {
 	now := r.clock.Now()
 	r.applyDue(now)

@@ -212,7 +212,7 @@ func TestStateVersion(t *testing.T) {
 	}
 }
 
-// marshalCheckpoint is the checkpoint as VersionedCheckpoint encoded it with json.Marshal before
+// marshalCheckpoint is the checkpoint as Checkpoint encoded it with json.Marshal before
 // AppendCheckpoint, kept as the reference AppendCheckpoint's bytes are held to.
 func marshalCheckpoint(t *testing.T, r *Runtime) []byte {
 	t.Helper()
@@ -242,7 +242,7 @@ func marshalCheckpoint(t *testing.T, r *Runtime) []byte {
 // TestAppendCheckpointAsMarshal: AppendCheckpoint appends json.Marshal's bytes of the
 // checkpoint, without the Encoder's newline, after what the buffer held, at every point of pods'
 // lives (none, starting, pulling, running, stopped, removed), with names and messages that
-// JSON escapes; VersionedCheckpoint returns the same bytes.
+// JSON escapes; Checkpoint returns the same bytes.
 func TestAppendCheckpointAsMarshal(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	lat := Latencies{SandboxStart: time.Second, ImagePull: 2 * time.Second, ContainerStart: time.Second, ContainerStop: time.Second}
@@ -264,9 +264,9 @@ func TestAppendCheckpointAsMarshal(t *testing.T) {
 		if version != rt.StateVersion() {
 			t.Errorf("%s: AppendCheckpoint's version %d, want StateVersion %d", when, version, rt.StateVersion())
 		}
-		data, _, err := rt.VersionedCheckpoint()
+		data, err := rt.Checkpoint()
 		if err != nil || string(data) != string(want) {
-			t.Errorf("%s: VersionedCheckpoint() = %s, %v; want %s", when, data, err, want)
+			t.Errorf("%s: Checkpoint() = %s, %v; want %s", when, data, err, want)
 		}
 	}
 	check("no pods")

@@ -519,7 +519,7 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	r.observeOp("list_podsandbox", 0, nil)
 	r.observeOp("list_containers", 0, nil)
 	if r.lists[1] == nil {
-		r.lists[1] = r.list(true)
+		r.lists[1] = r.list()
 	}
 	if all {
 		return r.lists[1], nil
@@ -533,7 +533,7 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 // running is GetPods(false)'s listing made from GetPods(true)'s: a pod whose containers all run
 // and whose sandboxes are all ready (nearly every pod of a settled node) is the same in both, and
 // is shared rather than copied, as the whole listing is shared between calls; the others are
-// filtered into one backing array each, as list does.
+// filtered into one backing array each, as list lays out the whole listing.
 func running(all []*kubecontainer.Pod) []*kubecontainer.Pod {
 	var nc, ns, filtered int
 	for _, p := range all {
@@ -591,9 +591,9 @@ func countRunning(p *kubecontainer.Pod) (containers, sandboxes int) {
 	return containers, sandboxes
 }
 
-// list builds GetPods' answer from the records; GetPods(false) derives its own from
-// list(true)'s, and list(false) stays as what the tests hold that to.
-func (r *Runtime) list(all bool) []*kubecontainer.Pod {
+// list builds GetPods(true)'s answer from the records; GetPods(false)'s is made from it
+// (running).
+func (r *Runtime) list() []*kubecontainer.Pod {
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0
@@ -609,17 +609,10 @@ func (r *Runtime) list(all bool) []*kubecontainer.Pod {
 		rec := r.pods[uid]
 		c0, s0 := len(containers), len(sandboxes)
 		for _, c := range rec.containers {
-			if all || c.status.State == kubecontainer.ContainerStateRunning {
-				containers = append(containers, c.status)
-			}
+			containers = append(containers, c.status)
 		}
 		for _, s := range rec.sandboxes {
-			if all || s.status.State == kubecontainer.SandboxReady {
-				sandboxes = append(sandboxes, s.status)
-			}
-		}
-		if !all && len(containers) == c0 && len(sandboxes) == s0 {
-			continue
+			sandboxes = append(sandboxes, s.status)
 		}
 		backing = append(backing, kubecontainer.Pod{
 			ID: rec.uid, Name: rec.name, Namespace: rec.namespace,
