@@ -242,7 +242,10 @@ func marshalCheckpoint(t *testing.T, r *Runtime) []byte {
 // TestAppendCheckpointAsMarshal: AppendCheckpoint appends json.Marshal's bytes of the
 // checkpoint, without the Encoder's newline, after what the buffer held, at every point of pods'
 // lives (none, starting, pulling, running, stopped, removed), with names and messages that
-// JSON escapes; Checkpoint returns the same bytes.
+// JSON escapes; Checkpoint returns the same bytes. The pods have one container, several, or
+// init containers and a sidecar, and a pod with more containers sorts before one with fewer
+// and after one with none left, so that the one record AppendCheckpoint reuses from pod to
+// pod is seen both to shrink and to grow.
 func TestAppendCheckpointAsMarshal(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	lat := Latencies{SandboxStart: time.Second, ImagePull: 2 * time.Second, ContainerStart: time.Second, ContainerStop: time.Second}
@@ -270,19 +273,26 @@ func TestAppendCheckpointAsMarshal(t *testing.T) {
 		}
 	}
 	check("no pods")
+	// UIDs in the order odd < early < many < web < zinit.
+	early := podtest.New("early", podtest.RestartPolicy(v1.RestartPolicyNever), withExit("app", "1s", "0"))
+	many := podtest.New("many", podtest.Containers(podtest.Container("app", podtest.DefaultImage),
+		podtest.Container("logger", podtest.DefaultImage), podtest.Container("proxy", podtest.DefaultImage)))
 	web := podtest.New("web")
 	odd := podtest.New("odd")
 	odd.Name, odd.Namespace, odd.UID = "a<b>&c\u2028é", "ns\"x", "uid-<odd>"
 	odd.Spec.Containers[0].Name = "main<&>"
-	for i, pod := range []*v1.Pod{web, odd} {
+	zinit := podtest.New("zinit", withInit("i1", "i2"), withSidecar("s"))
+	pods := []*v1.Pod{early, many, odd, web, zinit}
+	for _, pod := range pods {
 		if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		check(fmt.Sprintf("pod %d synced", i))
+		check(pod.Name + " synced")
 	}
-	for _, d := range []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond, 10 * time.Second} {
+	for _, d := range []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond,
+		4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second, 12 * time.Second} {
 		clk.Set(at(d))
-		for _, pod := range []*v1.Pod{web, odd} {
+		for _, pod := range pods {
 			status, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
 			if err != nil {
 				t.Fatal(err)
@@ -293,12 +303,68 @@ func TestAppendCheckpointAsMarshal(t *testing.T) {
 		}
 		check(fmt.Sprintf("at %v", d))
 	}
+	// The record must have grown and shrunk from one pod to the next in UID order, or the
+	// test shows nothing about its reuse.
+	var grew, shrank bool
+	prev := -1
+	listed, err := rt.GetPods(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range listed {
+		n := len(p.Containers)
+		grew, shrank = grew || (prev >= 0 && n > prev), shrank || n < prev
+		prev = n
+	}
+	if !grew || !shrank {
+		t.Fatalf("container instances from pod to pod grew %v, shrank %v; want both", grew, shrank)
+	}
 	if _, err := rt.KillPod(odd, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("odd killed")
 	clk.Set(at(20 * time.Second))
 	check("odd stopped")
+	if err := rt.RemovePod(early.UID); err != nil {
+		t.Fatal(err)
+	}
+	check("early removed")
+	if err := rt.RemovePod(odd.UID); err != nil {
+		t.Fatal(err)
+	}
+	check("odd removed")
+	if _, err := rt.KillPod(many, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(30 * time.Second))
+	if err := rt.RemovePod(many.UID); err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := rt.GetPods(true); len(pods) != 2 {
+		t.Fatalf("after three removals the runtime lists %d pods, want 2", len(pods))
+	}
+	check("many removed")
+}
+
+// TestAppendCheckpointFollowsRandomLives holds AppendCheckpoint to json.Marshal's bytes after
+// every step of random pods' lives (randomLives), into one buffer reused from step to step as
+// the kubelet's keeper reuses its buffers.
+func TestAppendCheckpointFollowsRandomLives(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			var buf bytes.Buffer
+			randomLives(t, seed, 200, func(e *env) {
+				want := marshalCheckpoint(t, e.rt)
+				buf.Reset()
+				if _, err := e.rt.AppendCheckpoint(&buf); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(buf.Bytes(), want) {
+					t.Fatalf("AppendCheckpoint appended\n%s\nwant json.Marshal's\n%s", buf.Bytes(), want)
+				}
+			})
+		})
+	}
 }
 
 // TestOpenPodsList: the pods are spliced in only where the encoding ends in the empty list of

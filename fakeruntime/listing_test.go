@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -19,32 +20,13 @@ import (
 
 // TestListingFollowsEveryChange drives pods through random syncs, exits, kills, sandbox deaths and
 // removals, and checks after each step that GetPods, which keeps its listing between changes,
-// answers what a listing built afresh from the records does.
+// answers what a listing built afresh from the records does, and that the running listing
+// shares the whole listing's pod wherever the two are alike.
 func TestListingFollowsEveryChange(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, seed))
-			e := newEnv(t, Latencies{SandboxStart: time.Second, ContainerStart: time.Second, ContainerStop: time.Second})
-			pods := []*v1.Pod{
-				podtest.New("a"), podtest.New("b", withExit("app", "3s", "1"), podtest.RestartPolicy(v1.RestartPolicyNever)),
-				podtest.New("c", withSidecar("s"), withInit("i")), podtest.New("d", withExit("app", "2s", "0")),
-			}
-			for range 200 {
-				pod := pods[r.IntN(len(pods))]
-				switch r.IntN(7) {
-				case 0, 1:
-					_, _ = e.sync(pod)
-				case 2:
-					_, _ = e.rt.KillPod(pod, nil, ptr.To[int64](int64(r.IntN(2))))
-				case 3:
-					_ = e.rt.RemovePod(pod.UID)
-				case 4:
-					_ = e.rt.KillSandbox(pod.Namespace + "/" + pod.Name)
-				case 5:
-					_ = e.rt.ContainerExit(pod.Namespace+"/"+pod.Name, "app", r.IntN(2))
-				case 6:
-					e.clk.Advance(time.Duration(r.IntN(3000)) * time.Millisecond)
-				}
+			randomLives(t, seed, 200, func(e *env) {
+				lists := map[bool][]*kubecontainer.Pod{}
 				for _, all := range []bool{false, true} {
 					got, err := e.rt.GetPods(all)
 					if err != nil {
@@ -53,9 +35,55 @@ func TestListingFollowsEveryChange(t *testing.T) {
 					if diff := cmp.Diff(listAfresh(e.rt, all), got); diff != "" {
 						t.Fatalf("GetPods(%v) (-afresh +kept):\n%s", all, diff)
 					}
+					lists[all] = got
 				}
-			}
+				whole := map[types.UID]*kubecontainer.Pod{}
+				for _, p := range lists[true] {
+					whole[p.ID] = p
+				}
+				for _, p := range lists[false] {
+					w := whole[p.ID]
+					if len(w.Containers) == len(p.Containers) && len(w.Sandboxes) == len(p.Sandboxes) && w != p {
+						t.Fatalf("pod %s is alike in both listings but not shared", p.ID)
+					}
+				}
+			})
 		})
+	}
+}
+
+// randomLives drives pods of one container, of several, and with init containers and a
+// sidecar through steps random syncs, exits, kills, sandbox deaths, removals and clock moves
+// from seed, calling check after each step.
+func randomLives(t *testing.T, seed uint64, steps int, check func(*env)) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed))
+	e := newEnv(t, Latencies{SandboxStart: time.Second, ImagePull: time.Second, ContainerStart: time.Second, ContainerStop: time.Second})
+	pods := []*v1.Pod{
+		podtest.New("a"), podtest.New("b", withExit("app", "3s", "1"), podtest.RestartPolicy(v1.RestartPolicyNever)),
+		podtest.New("c", withSidecar("s"), withInit("i")), podtest.New("d", withExit("app", "2s", "0")),
+		podtest.New("e", podtest.Containers(podtest.Container("app", podtest.DefaultImage),
+			podtest.Container("logger", podtest.DefaultImage), podtest.Container("proxy", podtest.DefaultImage))),
+	}
+	for range steps {
+		pod := pods[r.IntN(len(pods))]
+		// Each step's error (a pod not there, a container still running) is a state the
+		// runtime refuses to change: the checks after it hold all the same.
+		switch r.IntN(7) {
+		case 0, 1:
+			_, _ = e.sync(pod)
+		case 2:
+			_, _ = e.rt.KillPod(pod, nil, ptr.To(int64(r.IntN(2))))
+		case 3:
+			_ = e.rt.RemovePod(pod.UID)
+		case 4:
+			_ = e.rt.KillSandbox(pod.Namespace + "/" + pod.Name)
+		case 5:
+			_ = e.rt.ContainerExit(pod.Namespace+"/"+pod.Name, "app", r.IntN(2))
+		case 6:
+			e.clk.Advance(time.Duration(r.IntN(3000)) * time.Millisecond)
+		}
+		check(e)
 	}
 }
 
