@@ -2,9 +2,7 @@ package fakeruntime
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -149,7 +147,7 @@ func listAfresh(r *Runtime, all bool) []*kubecontainer.Pod {
 	containers := make([]kubecontainer.ContainerStatus, 0, nc)
 	sandboxes := make([]kubecontainer.SandboxStatus, 0, ns)
 	pods := make([]*kubecontainer.Pod, 0, len(r.pods))
-	for _, uid := range slices.Sorted(maps.Keys(r.pods)) {
+	for _, uid := range r.sortedUIDs() {
 		rec := r.pods[uid]
 		c0, s0 := len(containers), len(sandboxes)
 		for _, c := range rec.containers {
