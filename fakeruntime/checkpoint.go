@@ -55,40 +55,83 @@ type checkpointContainer struct {
 }
 
 // Checkpoint returns the runtime's state as of the clock's instant, encoded. The same state
-// gives the same bytes.
+// gives the same bytes. It is AppendCheckpoint into a buffer of its own, for a caller that
+// keeps the bytes.
 func (r *Runtime) Checkpoint() ([]byte, error) {
-	data, _, err := r.VersionedCheckpoint()
-	return data, err
+	var buf bytes.Buffer
+	if _, err := r.AppendCheckpoint(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
-// VersionedCheckpoint is Checkpoint with the StateVersion of the state it encoded, both read at
-// one instant: a caller that read them apart on a moving clock could count as saved an effect
-// that fell due between the two reads and is not in the bytes.
-func (r *Runtime) VersionedCheckpoint() ([]byte, uint64, error) {
+// AppendCheckpoint appends Checkpoint's bytes to buf and returns the StateVersion of the state
+// it encoded, both read at one instant: a caller that read them apart on a moving clock could
+// count as saved an effect that fell due between the two reads and is not in the bytes. A
+// caller that writes the checkpoint out and keeps no copy of it (the kubelet's keeper, once a
+// second while the pods start) can hand the same buffer to every call instead of taking a new
+// slice each time. On an error buf holds whatever was appended before it.
+func (r *Runtime) AppendCheckpoint(buf *bytes.Buffer) (uint64, error) {
 	now := r.clock.Now()
 	r.applyDue(now)
 	version := r.state
+	// json.Marshal of the whole checkpoint writes its pods' list as "[", each pod's encoding
+	// joined by ",", and "]"; so the checkpoint is written here with an empty list, whose "]}"
+	// is then replaced by the pods, each encoded from one record reused from pod to pod rather
+	// than from a list of copies of every status. An Encoder writes Marshal's bytes (escaped
+	// alike) and a newline, which is dropped; unlike Marshal it copies nothing out of its pooled
+	// state but into buf.
 	// A pull still waiting in the kubelet's puller never reached the runtime: a restarted
 	// process does not find it under way (AttachKubelet).
 	cp := checkpoint{Version: checkpointVersion, LastContainer: r.lastContainer, LastSandbox: r.lastSandbox,
 		Images: r.sentImages(now), Pods: []checkpointPod{}}
-	for _, uid := range slices.Sorted(maps.Keys(r.pods)) {
+	enc := json.NewEncoder(buf)
+	start := buf.Len()
+	if err := enc.Encode(cp); err != nil {
+		return version, fmt.Errorf("checkpoint runtime: %w", err)
+	}
+	if err := openPodsList(buf, start); err != nil {
+		return version, fmt.Errorf("checkpoint runtime: %w", err)
+	}
+	// Empty lists, not nil ones, which Marshal writes as null.
+	cpod := checkpointPod{Sandboxes: []checkpointSandbox{}, Containers: []checkpointContainer{}}
+	for i, uid := range slices.Sorted(maps.Keys(r.pods)) {
 		p := r.pods[uid]
-		cpod := checkpointPod{UID: p.uid, Name: p.name, Namespace: p.namespace,
-			Sandboxes: []checkpointSandbox{}, Containers: []checkpointContainer{}}
+		cpod.UID, cpod.Name, cpod.Namespace = p.uid, p.name, p.namespace
+		cpod.Sandboxes, cpod.Containers = cpod.Sandboxes[:0], cpod.Containers[:0]
 		for _, s := range p.sandboxes {
 			cpod.Sandboxes = append(cpod.Sandboxes, checkpointSandbox{Status: s.status, Seq: s.seq, IP: s.ip})
 		}
 		for _, c := range p.containers {
 			cpod.Containers = append(cpod.Containers, checkpointContainer{Status: c.status, Seq: c.seq})
 		}
-		cp.Pods = append(cp.Pods, cpod)
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(&cpod); err != nil {
+			return version, fmt.Errorf("checkpoint runtime: pod %s: %w", uid, err)
+		}
+		buf.Truncate(buf.Len() - 1) // the newline
 	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return nil, version, fmt.Errorf("checkpoint runtime: %w", err)
+	buf.WriteString("]}")
+	return version, nil
+}
+
+// errPodsNotLast is openPodsList's error: the checkpoint's encoding does not end in its empty
+// list of pods, so the pods cannot be spliced in where it ends.
+var errPodsNotLast = errors.New("the encoding does not end in an empty list of pods")
+
+// openPodsList cuts the "]}\n" that ends the encoding, from start, of a checkpoint with an
+// empty list of pods, leaving the list open for the pods. Cutting blindly would write a damaged
+// file, silently, if a field came after Pods or Pods were left out when empty: such an
+// encoding is refused, with its bytes.
+func openPodsList(buf *bytes.Buffer, start int) error {
+	const tail = `"pods":[]}` + "\n"
+	if encoded := buf.Bytes()[start:]; !bytes.HasSuffix(encoded, []byte(tail)) {
+		return fmt.Errorf("encoded %s: %w", bytes.TrimSuffix(encoded, []byte("\n")), errPodsNotLast)
 	}
-	return data, version, nil
+	buf.Truncate(buf.Len() - len("]}\n"))
+	return nil
 }
 
 // Restore replaces the state of a Runtime that holds no pods with the checkpoint data. A

@@ -19,14 +19,14 @@ import (
 
 // env is a runtime on a virtual clock with a recorded trace.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	clk    *vclock.Clock
 	rt     *Runtime
 	bo     *kubecontainer.Backoff
 	events []trace.Event
 }
 
-func newEnv(t *testing.T, lat Latencies) *env {
+func newEnv(t testing.TB, lat Latencies) *env {
 	t.Helper()
 	e := &env{t: t, clk: vclock.New(vclock.Epoch)}
 	rt, err := New(Options{Clock: e.clk, Latencies: lat, Tracer: trace.Func(func(ev trace.Event) {

@@ -235,7 +235,8 @@ type Runtime struct {
 	downUntil  time.Time
 	// lists caches GetPods' answers, [0] without and [1] with the stopped containers, until a
 	// record changes (changed): the PLEG lists every second and housekeeping every two, and
-	// most of the time nothing has changed.
+	// most of the time nothing has changed. [0] is made from [1] (running), sharing its pods
+	// whose containers all run.
 	lists [2][]*kubecontainer.Pod
 	// state grows with every change to what Checkpoint writes (a record, an ID counter, an
 	// image), so that a caller that saves checkpoints skips encoding an unchanged state: a
@@ -517,18 +518,82 @@ func (r *Runtime) GetPods(all bool) ([]*kubecontainer.Pod, error) {
 	}
 	r.observeOp("list_podsandbox", 0, nil)
 	r.observeOp("list_containers", 0, nil)
-	i := 0
+	if r.lists[1] == nil {
+		r.lists[1] = r.list()
+	}
 	if all {
-		i = 1
+		return r.lists[1], nil
 	}
-	if r.lists[i] == nil {
-		r.lists[i] = r.list(all)
+	if r.lists[0] == nil {
+		r.lists[0] = running(r.lists[1])
 	}
-	return r.lists[i], nil
+	return r.lists[0], nil
 }
 
-// list builds GetPods' answer from the records.
-func (r *Runtime) list(all bool) []*kubecontainer.Pod {
+// running is GetPods(false)'s listing made from GetPods(true)'s: a pod whose containers all run
+// and whose sandboxes are all ready (nearly every pod of a settled node) is the same in both, and
+// is shared rather than copied, as the whole listing is shared between calls; the others are
+// filtered into one backing array each, as list lays out the whole listing.
+func running(all []*kubecontainer.Pod) []*kubecontainer.Pod {
+	var nc, ns, filtered int
+	for _, p := range all {
+		c, s := countRunning(p)
+		if c+s > 0 && (c < len(p.Containers) || s < len(p.Sandboxes)) {
+			nc, ns, filtered = nc+c, ns+s, filtered+1
+		}
+	}
+	backing := make([]kubecontainer.Pod, 0, filtered)
+	containers := make([]kubecontainer.ContainerStatus, 0, nc)
+	sandboxes := make([]kubecontainer.SandboxStatus, 0, ns)
+	pods := make([]*kubecontainer.Pod, 0, len(all))
+	for _, p := range all {
+		c, s := countRunning(p)
+		switch {
+		case c+s == 0:
+			continue
+		case c == len(p.Containers) && s == len(p.Sandboxes):
+			pods = append(pods, p)
+			continue
+		}
+		c0, s0 := len(containers), len(sandboxes)
+		for _, c := range p.Containers {
+			if c.State == kubecontainer.ContainerStateRunning {
+				containers = append(containers, c)
+			}
+		}
+		for _, s := range p.Sandboxes {
+			if s.State == kubecontainer.SandboxReady {
+				sandboxes = append(sandboxes, s)
+			}
+		}
+		backing = append(backing, kubecontainer.Pod{
+			ID: p.ID, Name: p.Name, Namespace: p.Namespace,
+			Containers: containers[c0:len(containers):len(containers)],
+			Sandboxes:  sandboxes[s0:len(sandboxes):len(sandboxes)],
+		})
+		pods = append(pods, &backing[len(backing)-1])
+	}
+	return pods
+}
+
+// countRunning counts p's running containers and ready sandboxes.
+func countRunning(p *kubecontainer.Pod) (containers, sandboxes int) {
+	for i := range p.Containers {
+		if p.Containers[i].State == kubecontainer.ContainerStateRunning {
+			containers++
+		}
+	}
+	for i := range p.Sandboxes {
+		if p.Sandboxes[i].State == kubecontainer.SandboxReady {
+			sandboxes++
+		}
+	}
+	return containers, sandboxes
+}
+
+// list builds GetPods(true)'s answer from the records; GetPods(false)'s is made from it
+// (running).
+func (r *Runtime) list() []*kubecontainer.Pod {
 	// One backing array each for pods, containers and sandboxes keeps a listing of thousands of
 	// containers to a handful of allocations; the PLEG relists every second.
 	nc, ns := 0, 0
@@ -544,17 +609,10 @@ func (r *Runtime) list(all bool) []*kubecontainer.Pod {
 		rec := r.pods[uid]
 		c0, s0 := len(containers), len(sandboxes)
 		for _, c := range rec.containers {
-			if all || c.status.State == kubecontainer.ContainerStateRunning {
-				containers = append(containers, c.status)
-			}
+			containers = append(containers, c.status)
 		}
 		for _, s := range rec.sandboxes {
-			if all || s.status.State == kubecontainer.SandboxReady {
-				sandboxes = append(sandboxes, s.status)
-			}
-		}
-		if !all && len(containers) == c0 && len(sandboxes) == s0 {
-			continue
+			sandboxes = append(sandboxes, s.status)
 		}
 		backing = append(backing, kubecontainer.Pod{
 			ID: rec.uid, Name: rec.name, Namespace: rec.namespace,

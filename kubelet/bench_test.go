@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -177,6 +178,18 @@ func BenchmarkSteadyNode(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
+	})
+	b.Run("runtime=append-checkpoint", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			if _, err := e.k.Runtime.AppendCheckpoint(&buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
 	})
 	b.Run("runtime=version", func(b *testing.B) {
 		b.ReportAllocs()

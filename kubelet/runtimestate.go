@@ -3,11 +3,13 @@ package kubelet
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -29,8 +31,10 @@ type runtimeKeeper struct {
 	path  string
 	rt    *fakeruntime.Runtime
 	clock clock.PassiveClock
-	// last is what the file holds, and at when it was last checked.
-	last []byte
+	// last is the SHA-256 of what the file holds, valid when saved, and at when it was last
+	// checked. A digest rather than the bytes: each node of a fleet kept its whole last
+	// checkpoint (about 1 KB a pod) only to tell an unchanged one from a changed one.
+	last [sha256.Size]byte
 	at   time.Time
 	// version is the runtime's StateVersion that last describes, valid when saved: a state
 	// that has not changed since is not encoded again.
@@ -54,7 +58,7 @@ func (k *runtimeKeeper) restore(ctx context.Context) {
 		logger.Error(err, "Ignoring the container runtime's saved state", "path", k.path)
 		return
 	}
-	k.last = data
+	k.last = sha256.Sum256(data)
 	k.version, k.saved = k.rt.StateVersion(), true
 	logger.Info("Restored the container runtime's state", "path", k.path)
 }
@@ -71,21 +75,34 @@ func (k *runtimeKeeper) save(ctx context.Context, force bool) {
 	if k.saved && k.rt.StateVersion() == k.version {
 		return
 	}
-	data, version, err := k.rt.VersionedCheckpoint()
-	if err == nil && bytes.Equal(data, k.last) {
-		k.version, k.saved = version, true
-		return
-	}
-	if err == nil {
-		err = writeFileAtomic(k.path, data)
-	}
+	buf := checkpointBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		checkpointBuffers.Put(buf)
+	}()
+	version, err := k.rt.AppendCheckpoint(buf)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Unable to save the container runtime's state", "path", k.path)
 		return
 	}
-	k.last = data
+	data := buf.Bytes()
+	sum := sha256.Sum256(data)
+	if k.saved && sum == k.last {
+		k.version = version
+		return
+	}
+	if err := writeFileAtomic(k.path, data); err != nil {
+		klog.FromContext(ctx).Error(err, "Unable to save the container runtime's state", "path", k.path)
+		return
+	}
+	k.last = sum
 	k.version, k.saved = version, true
 }
+
+// checkpointBuffers are the buffers the keepers encode the runtime's state into: shared by the
+// nodes of a fleet, which save at most once a second each, so that a few buffers serve them all
+// instead of a new slice of the whole state at every save.
+var checkpointBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeFileAtomic writes data to path through a temporary file and a rename, so that a process
 // killed meanwhile leaves the old file or the new one, never half of one.

@@ -2,15 +2,18 @@ package kubelet
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/kubecontainer"
@@ -55,8 +58,8 @@ func TestRuntimeKeeper(t *testing.T) {
 	}
 	next := &runtimeKeeper{path: path, rt: newRuntime(), clock: clk}
 	next.restore(ctx)
-	if string(next.last) != string(data) {
-		t.Errorf("restored state = %s, want %s", next.last, data)
+	if !next.saved || next.last != sha256.Sum256(data) {
+		t.Errorf("restored keeper: saved %v, digest %x, want the digest of %s", next.saved, next.last, data)
 	}
 
 	// A damaged file is ignored: the runtime starts empty.
@@ -65,8 +68,8 @@ func TestRuntimeKeeper(t *testing.T) {
 	}
 	bad := &runtimeKeeper{path: path, rt: newRuntime(), clock: clk}
 	bad.restore(ctx)
-	if bad.last != nil {
-		t.Errorf("a damaged file was taken: %s", bad.last)
+	if bad.saved {
+		t.Errorf("a damaged file was taken (digest %x)", bad.last)
 	}
 	if pods, _ := bad.rt.GetPods(true); len(pods) != 0 {
 		t.Errorf("runtime after a damaged file has %d pods", len(pods))
@@ -111,6 +114,17 @@ func TestRuntimeKeeperFollowsChanges(t *testing.T) {
 	k.save(ctx, false)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("a save of an unchanged state wrote the file (%v)", err)
+	}
+	// A state whose version moved while its bytes did not (a change undone, say) is encoded and
+	// found equal to the file's by its digest: not written either.
+	k.version--
+	clk.Set(vclock.Epoch.Add(6 * runtimeCheckpointPeriod))
+	k.save(ctx, false)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a save of the same bytes under a new version wrote the file (%v)", err)
+	}
+	if k.version != rt.StateVersion() {
+		t.Errorf("keeper's version %d after an equal save, want the runtime's %d", k.version, rt.StateVersion())
 	}
 }
 
@@ -161,4 +175,53 @@ func TestRuntimeKeeperSavesWhatFellDueWhileSaving(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRuntimeKeepersShareBuffers: the keepers of a fleet's nodes, each on its own goroutine
+// (as each node's sync loop runs), encode through the one pool of buffers at once; each file
+// holds its own runtime's state, never bytes of another node's, and the race detector sees
+// no buffer used by two at a time. The nodes' states differ in length, so a buffer handed from
+// a longer state to a shorter one would show.
+func TestRuntimeKeepersShareBuffers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	for n := range 16 {
+		wg.Go(func() {
+			clk := vclock.New(vclock.Epoch)
+			rt, err := fakeruntime.New(fakeruntime.Options{Clock: clk, Tracer: trace.Discard})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			k := &runtimeKeeper{path: filepath.Join(dir, fmt.Sprintf("node-%d.json", n)), rt: rt, clock: clk}
+			for i := range 10 + n {
+				pod := &v1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d-pod-%d", n, i), Namespace: "default",
+						UID: types.UID(fmt.Sprintf("uid-%d-%d", n, i))},
+					Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Image: "busybox"}}},
+				}
+				if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				k.save(ctx, true)
+				got, err := os.ReadFile(k.path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want, err := rt.Checkpoint()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if string(got) != string(want) {
+					t.Errorf("node %d, save %d: the file holds\n%s\nwant its runtime's\n%s", n, i, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
