@@ -249,6 +249,12 @@ func removeEmptyTree(path string) error {
 	return nil
 }
 
+// HasVolumes reports whether a volume directory of the pod is known to be on disk: one this
+// process made and did not remove, or one it reconstructed.
+func (d *DiskDirs) HasVolumes(uid types.UID) bool {
+	return len(d.known[uid]) > 0
+}
+
 // Reconstruct reads <root>/pods: every directory under a pod's volumes/<known plugin dir> is a
 // volume, reconstructed for a pod known by its UID alone. What cannot be read, a file where a
 // directory should be, or an unknown plugin directory is logged and skipped.

@@ -306,3 +306,47 @@ func TestDiskDirsRemoveKeepsContents(t *testing.T) {
 		t.Errorf("a file DiskDirs never wrote, after the teardown of its reconstructed volume: %v", err)
 	}
 }
+
+// TestHasVolumes: both Dirs report a pod's volume directories from what they hold, a new
+// DiskDirs from what it reconstructed.
+func TestHasVolumes(t *testing.T) {
+	secret := v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "db"}}
+	root := t.TempDir()
+	tests := []struct {
+		name string
+		dirs Dirs
+		// again is the Dirs a restarted process has over the same volumes.
+		again func(d Dirs) Dirs
+	}{
+		{name: "in memory", dirs: &PodDirs{}, again: func(d Dirs) Dirs { return d }},
+		{name: "on disk", dirs: &DiskDirs{Root: root}, again: func(Dirs) Dirs { return &DiskDirs{Root: root} }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.dirs
+			check := func(when string, uid types.UID, want bool) {
+				t.Helper()
+				if got := d.HasVolumes(uid); got != want {
+					t.Errorf("%s: HasVolumes(%s) = %v, want %v", when, uid, got, want)
+				}
+			}
+			check("nothing added", "a", false)
+			for _, name := range []string{"creds", "other"} {
+				if err := d.Add(uidPod("a"), name, secret); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check("two added", "a", true)
+			check("another pod", "b", false)
+			d = tc.again(d)
+			d.Reconstruct()
+			check("reconstructed", "a", true)
+			for _, name := range []string{"creds", "other"} {
+				if err := d.Remove("a", name); err != nil {
+					t.Fatal(err)
+				}
+				check("removed "+name, "a", name == "creds")
+			}
+		})
+	}
+}

@@ -77,8 +77,10 @@
 // back-off, the pod waiting in WaitForAttachAndMount; a TearDown's log line,
 // back-off and uncertain volume, which keeps the pod's directory and holds up
 // SyncTerminatedPod's second poll until a retry succeeds. Once the manager has forgotten a pod
-// (no volume of it desired or possibly mounted) it drops what the pod's script never used up
-// (Faults.ForgetPod).
+// (no volume of it desired or possibly mounted) and the pod's directory holds no volume's
+// directory, it drops what the pod's script never used up (Faults.ForgetPod). A directory that
+// a failed SetUp left keeps the script for a restarted kubelet's TearDown of the volume it
+// reconstructs from it.
 //
 // # Waiting
 //

@@ -110,8 +110,9 @@ func (f *Faults) Left(uid types.UID, volume string, op Operation) int {
 }
 
 // ForgetPod drops what is still scripted for the pod with this UID. The volume manager calls it
-// once it has forgotten the pod (no volume of it desired or possibly mounted): a failure the pod
-// never used up would otherwise stay for the node's life, as no later pod has its UID.
+// once it has forgotten the pod (no volume of it desired or possibly mounted) and the pod's
+// directory holds no volume's directory for a restarted kubelet to reconstruct: a failure the
+// pod never used up would otherwise stay for the node's life, as no later pod has its UID.
 func (f *Faults) ForgetPod(uid types.UID) {
 	if f == nil {
 		return

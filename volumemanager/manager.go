@@ -409,13 +409,19 @@ func (m *Manager) fault(pod *v1.Pod, volume string, op Operation) error {
 }
 
 // podForgetter is the optional capability of a PluginFaults that keeps a script per pod (Faults):
-// it is told when the manager has forgotten a pod, so that what the pod never used up goes too.
+// it is told when nothing can use the pod's script any more, so that what the pod never used up
+// goes too.
 type podForgetter interface {
 	ForgetPod(uid types.UID)
 }
 
 // forgetIfGone tells the faults that the pod is forgotten once none of its volumes is desired
-// or possibly mounted: its last TearDown has succeeded, so no operation of its will ask again.
+// or possibly mounted, and its directory holds no volume's directory. A volume whose first SetUp
+// failed under the plugin may have left its directory (a tmpfs's mount point, made before the
+// mount), which no TearDown of this process removes: a restarted kubelet reconstructs the
+// volume from it and tears it down, and the script, which names the pod's UID as the
+// reconstructed volume does, still applies to that TearDown. Its success, which removes the
+// last volume directory, forgets the pod then.
 func (m *Manager) forgetIfGone(uid types.UID) {
 	if _, ok := m.desired[uid]; ok {
 		return
@@ -423,7 +429,9 @@ func (m *Manager) forgetIfGone(uid types.UID) {
 	if _, ok := m.mounted[uid]; ok {
 		return
 	}
-	if f, ok := m.opts.Faults.(podForgetter); ok {
-		f.ForgetPod(uid)
+	f, ok := m.opts.Faults.(podForgetter)
+	if !ok || m.opts.PodDirs.HasVolumes(uid) {
+		return
 	}
+	f.ForgetPod(uid)
 }

@@ -26,6 +26,9 @@ type Dirs interface {
 	// Reconstruct is what a new process finds before its reconciler's first pass: per pod, in
 	// the order of the pods' UIDs, its volumes sorted by name.
 	Reconstruct() []Reconstructed
+	// HasVolumes reports whether the pod's directory holds a volume's directory, which a new
+	// process would reconstruct and tear down. It makes no system call.
+	HasVolumes(uid types.UID) bool
 }
 
 // Reconstructed is one pod's directory as a new process finds it. Pod carries at least the UID;
@@ -129,6 +132,15 @@ func (d *PodDirs) HasPodDir(uid types.UID) bool {
 	}
 	_, ok := d.pods[uid]
 	return ok
+}
+
+// HasVolumes reports whether a volume of the pod is held.
+func (d *PodDirs) HasVolumes(uid types.UID) bool {
+	if d == nil {
+		return false
+	}
+	p, ok := d.pods[uid]
+	return ok && len(p.volumes) > 0
 }
 
 // Reconstruct returns the pods and volumes held, each pod as it was mounted for.

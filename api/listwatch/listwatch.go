@@ -8,6 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
+// Interface lists and watches the objects of one kind as the kind's typed client does (its List
+// and Watch), L being its list type. The objects it hands over may be shared with others: a list
+// item or a watch event's object is the receiver's own struct, everything beneath it read-only.
+type Interface[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
 // Funcs lists and watches the objects of one kind, L being its list type, by calling two
 // functions, as a typed client's List and Watch would.
 type Funcs[L runtime.Object] struct {

@@ -90,3 +90,9 @@ func TestFuncs(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// Funcs and InNamespace's are what the list-watchers' users take.
+var (
+	_ listwatch.Interface[*v1.PodList] = listwatch.Funcs[*v1.PodList]{}
+	_ listwatch.Interface[*v1.PodList] = listwatch.InNamespace[*v1.PodList]("", nil, nil)
+)

@@ -21,7 +21,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/api/listwatch"
-	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/kubelet"
 	"github.com/minikubelet/minikubelet/nodestatus"
@@ -321,7 +320,7 @@ type directList[L any, PL interface {
 	wire *wire
 	// path is the URL path of the list and the watch over HTTP, which client-go's errors name.
 	path string
-	in   controllers.ListWatcher[PL]
+	in   listwatch.Interface[PL]
 }
 
 // The in-process lists and watches of every pod (a fleet's shared pod watch's and the
@@ -333,9 +332,10 @@ type (
 )
 
 var (
-	_ sources.PodListWatcher       = directPods{}
-	_ controllers.NodeListWatcher  = directNodes{}
-	_ controllers.LeaseListWatcher = directLeases{}
+	_ sources.PodListWatcher                         = directPods{}
+	_ listwatch.Interface[*v1.PodList]               = directPods{}
+	_ listwatch.Interface[*v1.NodeList]              = directNodes{}
+	_ listwatch.Interface[*coordinationv1.LeaseList] = directLeases{}
 )
 
 func newDirectPods(direct *fakeapiserver.Direct, w *wire) directPods {

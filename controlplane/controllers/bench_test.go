@@ -55,15 +55,15 @@ func runningPatch(node int) []byte {
 }
 
 // The list-watchers `run` hands the controllers' runner as RunnerOptions.Pods, Nodes and Leases.
-func directPodLW(d *fakeapiserver.Direct) PodListWatcher {
+func directPodLW(d *fakeapiserver.Direct) listwatch.Interface[*v1.PodList] {
 	return listwatch.InNamespace(metav1.NamespaceAll, d.ListPods, d.WatchPods)
 }
 
-func directNodeLW(d *fakeapiserver.Direct) NodeListWatcher {
+func directNodeLW(d *fakeapiserver.Direct) listwatch.Interface[*v1.NodeList] {
 	return listwatch.Funcs[*v1.NodeList]{ListFunc: d.ListNodes, WatchFunc: d.WatchNodes}
 }
 
-func directLeaseLW(d *fakeapiserver.Direct) LeaseListWatcher {
+func directLeaseLW(d *fakeapiserver.Direct) listwatch.Interface[*coordinationv1.LeaseList] {
 	return listwatch.InNamespace(metav1.NamespaceAll, d.ListLeases, d.WatchLeases)
 }
 

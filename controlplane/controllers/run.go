@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/api/eventrecord"
+	"github.com/minikubelet/minikubelet/api/listwatch"
 	"github.com/minikubelet/minikubelet/api/podintern"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -47,27 +48,12 @@ type RunnerOptions struct {
 	// answer as Clientset's typed pods client does over HTTP, with the server's stored pods,
 	// shared read-only (docs/design/008-shared-pods.md), where the HTTP watch decodes a copy of
 	// each. Nil lists and watches with Clientset.
-	Pods PodListWatcher
+	Pods listwatch.Interface[*v1.PodList]
 	// Nodes and Leases, when not nil, list and watch every node and every lease as Pods lists
 	// and watches the pods (Direct's ListNodes and WatchNodes, ListLeases and WatchLeases).
-	Nodes  NodeListWatcher
-	Leases LeaseListWatcher
+	Nodes  listwatch.Interface[*v1.NodeList]
+	Leases listwatch.Interface[*coordinationv1.LeaseList]
 }
-
-// ListWatcher lists and watches the objects of one kind as the kind's typed client does (its List
-// and Watch), L being its list type. The objects it hands over may be shared with others: a list
-// item or a watch event's object is the receiver's own struct, everything beneath it read-only.
-type ListWatcher[L runtime.Object] interface {
-	List(ctx context.Context, opts metav1.ListOptions) (L, error)
-	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-}
-
-// The list-watchers of the kinds the controllers' informers keep.
-type (
-	PodListWatcher   = ListWatcher[*v1.PodList]
-	NodeListWatcher  = ListWatcher[*v1.NodeList]
-	LeaseListWatcher = ListWatcher[*coordinationv1.LeaseList]
-)
 
 // Runner runs controllers on one goroutine against a live API server: informers keep caches of
 // the nodes, pods and leases, and each change, or a core's wake-up, makes the runner sync every
@@ -172,7 +158,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // inProcessInformer registers with factory, when lw is not nil, the informer of obj's kind that
 // client-go's factory makes (the namespace index, resync), listing and watching with lw instead
 // of the factory client's typed client of the kind.
-func inProcessInformer[L runtime.Object](factory informers.SharedInformerFactory, obj runtime.Object, lw ListWatcher[L]) {
+func inProcessInformer[L runtime.Object](factory informers.SharedInformerFactory, obj runtime.Object, lw listwatch.Interface[L]) {
 	if lw == nil {
 		return
 	}
@@ -185,7 +171,7 @@ func inProcessInformer[L runtime.Object](factory informers.SharedInformerFactory
 // watching with lw. The reflector gets the same watch-list semantics as over client
 // (cache.ToListWatcherWithWatchListSemantics), so its initial events, bookmarks, resource
 // versions and relists are the ones the HTTP watch gives.
-func listWatchInformer[L runtime.Object](lw ListWatcher[L], obj runtime.Object, client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+func listWatchInformer[L runtime.Object](lw listwatch.Interface[L], obj runtime.Object, client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 	funcs := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return lw.List(ctx, o)

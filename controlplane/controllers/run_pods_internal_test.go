@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/api/listwatch"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/test/pipenet"
@@ -36,7 +37,7 @@ import (
 // object it handed over, with a copy of it as it was then, and holding a new watch while hold is
 // set.
 type shared[L runtime.Object] struct {
-	in ListWatcher[L]
+	in listwatch.Interface[L]
 
 	mu      sync.Mutex
 	lists   []metav1.ListOptions
