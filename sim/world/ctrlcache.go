@@ -31,7 +31,9 @@ type controllersCache struct {
 
 	podsListed, nodesListed bool
 	podRV, nodeRV           uint64 // the resource version each has read up to
-	pods                    map[string]*v1.Pod
+	// podLists and nodeLists count the lists: the first, then one per compacted history.
+	podLists, nodeLists int
+	pods                map[string]*v1.Pod
 	// podKeys is pods' keys in order; nil when a pod came or went since it was built.
 	podKeys []string
 	// byNode holds each node's pods by key, and the pods bound to none under "".
@@ -79,6 +81,7 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 		cc.notePod(podkey.Of(&list.Items[i]), &list.Items[i])
 	}
 	cc.podsListed, cc.podRV = true, rv
+	cc.podLists++
 	return nil
 }
 
@@ -149,6 +152,7 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 		cc.noteNode(&list.Items[i])
 	}
 	cc.nodesListed, cc.nodeRV = true, rv
+	cc.nodeLists++
 	return nil
 }
 
