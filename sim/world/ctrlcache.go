@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -90,7 +91,12 @@ func (cc *controllersCache) putPod(typ watch.EventType, stored *v1.Pod) {
 	key := podkey.Of(stored)
 	old, had := cc.pods[key]
 	if had {
-		delete(cc.byNode[old.Spec.NodeName], key)
+		on := cc.byNode[old.Spec.NodeName]
+		delete(on, key)
+		// A node's pods go with its last pod, so that the names of nodes long gone are not kept.
+		if len(on) == 0 {
+			delete(cc.byNode, old.Spec.NodeName)
+		}
 	}
 	if typ == watch.Deleted {
 		delete(cc.pods, key)
@@ -195,7 +201,22 @@ func (cc *controllersCache) PodsOnNode(node string) ([]*v1.Pod, error) {
 // UnboundPods is controllers.PodIndex's.
 func (cc *controllersCache) UnboundPods() ([]*v1.Pod, error) { return cc.PodsOnNode("") }
 
-func comparePods(a, b *v1.Pod) int { return strings.Compare(podkey.Of(a), podkey.Of(b)) }
+// comparePods orders pods as their namespace/name keys (podkey.Of) do, without building them.
+func comparePods(a, b *v1.Pod) int {
+	if a.Namespace == b.Namespace {
+		return strings.Compare(a.Name, b.Name)
+	}
+	n := min(len(a.Namespace), len(b.Namespace))
+	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
+		return c
+	}
+	// One namespace starts the other: in the keys, the shorter one's '/' meets a byte of the
+	// longer one, which a namespace never has as '/'.
+	if len(a.Namespace) < len(b.Namespace) {
+		return cmp.Compare('/', b.Namespace[n])
+	}
+	return cmp.Compare(a.Namespace[n], '/')
+}
 
 // allPods returns every pod in key order.
 func (cc *controllersCache) allPods() ([]*v1.Pod, error) {

@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -227,5 +229,24 @@ func TestControllersCacheReadExpires(t *testing.T) {
 				t.Errorf("events after the read = %d, want 0", len(list.Items))
 			}
 		})
+	}
+}
+
+// comparePods orders pods as their keys do, where a namespace's '-' sorts before the '/' that
+// ends a shorter namespace's key.
+func TestComparePodsAsKeys(t *testing.T) {
+	var pods []*v1.Pod
+	for _, ns := range []string{"a", "a-b", "a0", "ab", "b", ""} {
+		for _, name := range []string{"x", "-x", "x-y"} {
+			pods = append(pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		}
+	}
+	for _, a := range pods {
+		for _, b := range pods {
+			want := strings.Compare(podkey.Of(a), podkey.Of(b))
+			if got := comparePods(a, b); got != want {
+				t.Errorf("comparePods(%s, %s) = %d, want %d", podkey.Of(a), podkey.Of(b), got, want)
+			}
+		}
 	}
 }
