@@ -91,6 +91,14 @@ func (c Client) ListPods(ctx context.Context) ([]*v1.Pod, error) {
 	return pointers(list.Items), nil
 }
 
+// GetPod reads one pod.
+func (c Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	if c.Pods != nil {
+		return c.Pods.Pods(namespace).Get(name)
+	}
+	return c.Clientset.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
 // ListPodsOnNode returns the pods bound to node, in the order of their namespace/name keys.
 func (c Client) ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error) {
 	if c.Index != nil {

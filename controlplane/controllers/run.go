@@ -91,6 +91,12 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The pods of one node are read from an index by node name, as the real controllers'
+	// (getPodsAssignedToNode), not by filtering every pod at each read.
+	podIndex, err := newInformerPodIndex(pods.Informer())
+	if err != nil {
+		return err
+	}
 	var broadcasters []record.EventBroadcaster
 	defer func() {
 		for _, b := range broadcasters {
@@ -107,7 +113,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	cores, err := New(Options{
 		Names: r.opts.Names, Clock: r.opts.Clock, Tracer: r.opts.Tracer, Recorder: recorder,
 		NodeMonitorPeriod: r.opts.NodeMonitorPeriod, NodeMonitorGracePeriod: r.opts.NodeMonitorGracePeriod,
-		Client: Client{Clientset: r.opts.Clientset, Nodes: nodes.Lister(), Pods: pods.Lister(), Leases: leases.Lister()},
+		Client: Client{Clientset: r.opts.Clientset, Nodes: nodes.Lister(), Pods: pods.Lister(), Leases: leases.Lister(), Index: podIndex},
 	})
 	if err != nil {
 		return err

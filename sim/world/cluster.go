@@ -103,8 +103,8 @@ func (c *Cluster) APIWatch(node string, link *Link) *APIWatch {
 
 // OnPodDelivered has fn told of every pod the shared watch hands a node's api source: the API
 // server's stored object itself, which both sides share read-only; and of every pod the
-// controllers' list hands them, with node ControllersReader: a struct of their own over the
-// stored object's fields, read-only the same way. A driver that checks the contract keeps a copy
+// controllers' cache takes in (from its list or the history), with node ControllersReader: a
+// struct of its own over the stored object's fields, read-only the same way. A driver that checks the contract keeps a copy
 // of each (replay.RunOptions.CheckReadOnlyPods). Call it before the first APIWatch.
 func (c *Cluster) OnPodDelivered(fn func(node string, pod *v1.Pod)) {
 	c.onDeliver = fn

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -31,7 +32,9 @@ type controllersCache struct {
 
 	podsListed, nodesListed bool
 	podRV, nodeRV           uint64 // the resource version each has read up to
-	pods                    map[string]*v1.Pod
+	// podLists and nodeLists count the lists: the first, then one per compacted history.
+	podLists, nodeLists int
+	pods                map[string]*v1.Pod
 	// podKeys is pods' keys in order; nil when a pod came or went since it was built.
 	podKeys []string
 	// byNode holds each node's pods by key, and the pods bound to none under "".
@@ -79,6 +82,7 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 		cc.notePod(podkey.Of(&list.Items[i]), &list.Items[i])
 	}
 	cc.podsListed, cc.podRV = true, rv
+	cc.podLists++
 	return nil
 }
 
@@ -87,7 +91,12 @@ func (cc *controllersCache) putPod(typ watch.EventType, stored *v1.Pod) {
 	key := podkey.Of(stored)
 	old, had := cc.pods[key]
 	if had {
-		delete(cc.byNode[old.Spec.NodeName], key)
+		on := cc.byNode[old.Spec.NodeName]
+		delete(on, key)
+		// A node's pods go with its last pod, so that the names of nodes long gone are not kept.
+		if len(on) == 0 {
+			delete(cc.byNode, old.Spec.NodeName)
+		}
 	}
 	if typ == watch.Deleted {
 		delete(cc.pods, key)
@@ -149,6 +158,7 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 		cc.noteNode(&list.Items[i])
 	}
 	cc.nodesListed, cc.nodeRV = true, rv
+	cc.nodeLists++
 	return nil
 }
 
@@ -191,7 +201,22 @@ func (cc *controllersCache) PodsOnNode(node string) ([]*v1.Pod, error) {
 // UnboundPods is controllers.PodIndex's.
 func (cc *controllersCache) UnboundPods() ([]*v1.Pod, error) { return cc.PodsOnNode("") }
 
-func comparePods(a, b *v1.Pod) int { return strings.Compare(podkey.Of(a), podkey.Of(b)) }
+// comparePods orders pods as their namespace/name keys (podkey.Of) do, without building them.
+func comparePods(a, b *v1.Pod) int {
+	if a.Namespace == b.Namespace {
+		return strings.Compare(a.Name, b.Name)
+	}
+	n := min(len(a.Namespace), len(b.Namespace))
+	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
+		return c
+	}
+	// One namespace starts the other: in the keys, the shorter one's '/' meets a byte of the
+	// longer one, which a namespace never has as '/'.
+	if len(a.Namespace) < len(b.Namespace) {
+		return cmp.Compare('/', b.Namespace[n])
+	}
+	return cmp.Compare(a.Namespace[n], '/')
+}
 
 // allPods returns every pod in key order.
 func (cc *controllersCache) allPods() ([]*v1.Pod, error) {

@@ -3,7 +3,9 @@ package world
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/minikubelet/minikubelet/api/podkey"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -19,8 +22,10 @@ import (
 // TestControllersCacheAnswersAsAList checks that the controllers' cache answers every read as a
 // list of the API server made at that moment would: every pod and node, each node's pods and the
 // pods bound to none, through creates, a binding, a status write, deletions and a node that
-// comes and goes, read after each step; with a history long enough to follow, and with one so
-// short that every catch-up finds it compacted and lists again.
+// comes and goes, read after each step; with a history long enough to follow (one list, then
+// catch-ups), and with one so short that a catch-up after more than one change finds it
+// compacted and lists again: each read relists exactly when the history lost a change the
+// cache had not read, and the run has both kinds of read.
 func TestControllersCacheAnswersAsAList(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -28,21 +33,13 @@ func TestControllersCacheAnswersAsAList(t *testing.T) {
 		historySize int
 	}{
 		{"history", 0},
+		// One change since the last read is still in it; two are not.
 		{"compacted", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := vclock.New(vclock.Epoch)
-			c := &Cluster{clk: clk, tracer: trace.Discard}
-			var err error
-			if c.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard,
-				Rand: rand.New(rand.NewSource(1)), HistorySize: tc.historySize}); err != nil {
-				t.Fatal(err)
-			}
-			if c.client, err = c.clientThrough(c.server.Transport()); err != nil {
-				t.Fatal(err)
-			}
-			c.direct = c.server.Direct(userAgent)
+			c := newTestCluster(t, vclock.New(vclock.Epoch), tc.historySize)
 			cache := newControllersCache(c)
+			var relists, catchUps int
 			pods := c.client.CoreV1().Pods("default")
 			nodes := c.client.CoreV1().Nodes()
 			createNode := func(name string) {
@@ -93,6 +90,9 @@ func TestControllersCacheAnswersAsAList(t *testing.T) {
 			}
 			for _, step := range steps {
 				step.do()
+				lists := cache.podLists
+				expired := cache.podsListed && c.server.PodHistoryExpired(cache.podRV)
+				changed := cache.podsListed && c.server.ResourceVersion() != cache.podRV
 				list, err := c.direct.ListPods(ctx, "", metav1.ListOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -110,6 +110,14 @@ func TestControllersCacheAnswersAsAList(t *testing.T) {
 				}
 				if diff := cmp.Diff(all, got, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("%s: every pod (-list +cache):\n%s", step.name, diff)
+				}
+				switch relisted := cache.podLists > lists; {
+				case cache.podsListed && lists > 0 && relisted != expired:
+					t.Errorf("%s: relisted = %v, want %v: history compacted past the cache's version", step.name, relisted, expired)
+				case lists > 0 && relisted:
+					relists++
+				case lists > 0 && changed:
+					catchUps++
 				}
 				for _, p := range all {
 					if got, err := (podLister{cache}).Pods(p.Namespace).Get(p.Name); err != nil || !cmp.Equal(got, p) {
@@ -150,6 +158,95 @@ func TestControllersCacheAnswersAsAList(t *testing.T) {
 					t.Errorf("%s: nodes (-list +cache):\n%s", step.name, diff)
 				}
 			}
+			if catchUps == 0 {
+				t.Errorf("no read caught up from the history")
+			}
+			if wantRelists := tc.historySize > 0; (relists > 0) != wantRelists {
+				t.Errorf("%d relists after the first list, want some: %v", relists, wantRelists)
+			}
 		})
+	}
+}
+
+// newTestCluster is NewCluster's cluster with an API server that keeps historySize watch events
+// of each kind (0 is the server's default).
+func newTestCluster(t *testing.T, clk *vclock.Clock, historySize int) *Cluster {
+	t.Helper()
+	c := &Cluster{clk: clk, tracer: trace.Discard}
+	var err error
+	if c.server, err = fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard,
+		Rand: rand.New(rand.NewSource(1)), HistorySize: historySize}); err != nil {
+		t.Fatal(err)
+	}
+	if c.client, err = c.clientThrough(c.server.Transport()); err != nil {
+		t.Fatal(err)
+	}
+	c.direct = c.server.Direct(userAgent)
+	return c
+}
+
+// A read of the cache sweeps expired objects first, as the list it stands in for did: an Event
+// whose TTL passed between two reads goes at the second read, whichever kind it reads, with the
+// resource version its expiry takes then.
+func TestControllersCacheReadExpires(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		read func(cc *controllersCache) error
+	}{
+		{"pods of a node", func(cc *controllersCache) error { _, err := cc.PodsOnNode("node-a"); return err }},
+		{"every pod", func(cc *controllersCache) error { _, err := podLister{cc}.List(labels.Everything()); return err }},
+		{"nodes", func(cc *controllersCache) error { _, err := nodeLister{cc}.List(labels.Everything()); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			c := newTestCluster(t, clk, 0)
+			cache := newControllersCache(c)
+			ev := &v1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default"}, Reason: "Test", Type: v1.EventTypeNormal,
+				InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p"}}
+			if _, err := c.client.CoreV1().Events("default").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.read(cache); err != nil {
+				t.Fatal(err)
+			}
+			before := c.server.ResourceVersion()
+			clk.Set(clk.Now().Add(fakeapiserver.EventTTL + time.Second))
+			if got := c.server.ResourceVersion(); got != before {
+				t.Fatalf("resource version moved from %d to %d before the read", before, got)
+			}
+			if err := tc.read(cache); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.server.ResourceVersion(); got != before+1 {
+				t.Errorf("resource version after the read = %d, want %d: the Event's expiry", got, before+1)
+			}
+			list, err := c.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 0 {
+				t.Errorf("events after the read = %d, want 0", len(list.Items))
+			}
+		})
+	}
+}
+
+// comparePods orders pods as their keys do, where a namespace's '-' sorts before the '/' that
+// ends a shorter namespace's key.
+func TestComparePodsAsKeys(t *testing.T) {
+	var pods []*v1.Pod
+	for _, ns := range []string{"a", "a-b", "a0", "ab", "b", ""} {
+		for _, name := range []string{"x", "-x", "x-y"} {
+			pods = append(pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		}
+	}
+	for _, a := range pods {
+		for _, b := range pods {
+			want := strings.Compare(podkey.Of(a), podkey.Of(b))
+			if got := comparePods(a, b); got != want {
+				t.Errorf("comparePods(%s, %s) = %d, want %d", podkey.Of(a), podkey.Of(b), got, want)
+			}
+		}
 	}
 }

@@ -116,6 +116,8 @@ type Controller struct {
 	// tainting holds the nodes queued for a NoExecute taint and when the tainting pass takes
 	// them: the real controller's zoneNoExecuteTainter queues.
 	tainting map[string]time.Time
+	// retry holds the nodes whose pods are still to be marked not ready: nodesToRetry.
+	retry map[string]bool
 }
 
 // New returns a Controller whose first health check is due at once.
@@ -123,7 +125,7 @@ func New(opts Options) (*Controller, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}}, nil
+	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}, retry: map[string]bool{}}, nil
 }
 
 // NextWake returns when the next health check or tainting pass is due, and false before the
@@ -211,6 +213,7 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 		}
 		c.nodeEvent(name, uid, "RemovingNode", fmt.Sprintf("Removing Node %v from Controller", name))
 		delete(c.health, name)
+		delete(c.retry, name)
 	}
 	var errs []error
 	zoneConditions := map[string][]*v1.NodeCondition{}
@@ -229,20 +232,39 @@ func (c *Controller) monitor(ctx context.Context, nodes []*v1.Node, now time.Tim
 			zoneConditions[zone] = append(zoneConditions[zone], cur)
 		}
 		if cur == nil {
+			delete(c.retry, node.Name)
+			continue
+		}
+		// A node whose pods could not all be marked not ready is marked again at the next pass
+		// (nodesToRetry), without a second NodeNotReady event.
+		notReady := cur.Status != v1.ConditionTrue && observed.Status == v1.ConditionTrue
+		retry := c.retry[node.Name] && observed.Status != v1.ConditionTrue
+		if !notReady && !retry {
+			current[node.Name] = cur
+			delete(c.retry, node.Name)
+			continue
+		}
+		pods, err := c.opts.Lister.ListPodsOnNode(ctx, node.Name)
+		if err != nil {
+			// As monitorNodeHealth, a failed read skips this node only: no event, no taint, and
+			// a retry when it had just stopped being Ready.
+			errs = append(errs, fmt.Errorf("list pods of node %s: %w", node.Name, err))
+			if notReady {
+				c.retry[node.Name] = true
+			}
 			continue
 		}
 		current[node.Name] = cur
-		if cur.Status != v1.ConditionTrue && observed.Status == v1.ConditionTrue {
+		if notReady {
 			c.nodeEvent(node.Name, string(node.UID), "NodeNotReady", fmt.Sprintf("Node %s status is now: %s", node.Name, "NodeNotReady"))
-			pods, err := c.opts.Lister.ListPodsOnNode(ctx, node.Name)
-			if err != nil {
-				return errors.Join(append(errs, fmt.Errorf("list pods of node %s: %w", node.Name, err))...)
-			}
-			sort.Slice(pods, func(i, j int) bool { return podkey.Of(pods[i]) < podkey.Of(pods[j]) })
-			if err := c.markPodsNotReady(ctx, pods, node.Name); err != nil {
-				errs = append(errs, err)
-			}
 		}
+		// ListPodsOnNode answers in key order, MarkPodsNotReady's order.
+		if err := c.markPodsNotReady(ctx, pods, node.Name); err != nil {
+			errs = append(errs, err)
+			c.retry[node.Name] = true
+			continue
+		}
+		delete(c.retry, node.Name)
 	}
 	taintable := c.handleDisruption(ctx, nodes, zoneConditions, now)
 	for _, node := range nodes {

@@ -26,6 +26,8 @@ type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
 	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
 	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
+	// GetPod returns the pod by name, as the real controller's pod lister does.
+	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 }
 
 // Writer is what the controller writes.
@@ -50,7 +52,9 @@ type Options struct {
 // work is one scheduled eviction: the real controller's TimedWorker.
 type work struct {
 	created, fire time.Time
-	node          string // the pod's, which a bound pod never changes
+	// node is the pod's when it was scheduled. A pod deleted and created again under the same
+	// name may be on another node now, where Sync looks it up by name.
+	node string
 }
 
 // Controller is the taint eviction controller. Its zero value is not usable; call New.
@@ -127,6 +131,28 @@ func (c *Controller) Sync(ctx context.Context) error {
 			relevant = append(relevant, keyed{key, pod})
 			present[key] = pod
 		}
+	}
+	// A pod with an eviction scheduled that is not on its node any more may have been deleted
+	// and created again under the same name elsewhere: as handlePodUpdate, which gets the pod
+	// by name, it is processed on the node it is on now, and is gone only when no pod bound
+	// and not being deleted has its name.
+	for _, key := range sortedKeys(c.scheduled) {
+		if _, ok := present[key]; ok {
+			continue
+		}
+		ns, name := splitKey(key)
+		pod, err := c.opts.Lister.GetPod(ctx, ns, name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get pod %s: %w", key, err)
+		}
+		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
+			continue
+		}
+		relevant = append(relevant, keyed{key, pod})
+		present[key] = pod
 	}
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {

@@ -1,0 +1,100 @@
+package tainteviction_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+type collect struct{ evs []trace.Event }
+
+func (c *collect) Emit(ev trace.Event) { c.evs = append(c.evs, ev) }
+
+// A pod with an eviction scheduled on a tainted node is deleted between two passes, and maybe
+// created again under the same name. The pass reads only the tainted node's pods, so it looks the
+// missing pod up by name, as handlePodUpdate does, and decides on the node the pod is on now.
+func TestScheduledPodDeletedBetweenPasses(t *testing.T) {
+	tests := []struct {
+		name string
+		// recreateOn is the node the pod is created again on; "" is not at all.
+		recreateOn string
+		want       []string // the cancel messages of the second pass
+	}{
+		{name: "gone", want: []string{"pod gone"}},
+		{name: "created again on an untainted node", recreateOn: "b", want: []string{"no NoExecute taints"}},
+		// On the tainted node again it is the same key on the same node: it stays scheduled.
+		{name: "created again on the tainted node", recreateOn: "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := vclock.New(vclock.Epoch)
+			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []*v1.Node{
+				{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+			} {
+				if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			create := func(node string) {
+				pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+					Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
+				if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			create("a")
+			tr := &collect{}
+			te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: controllers.Client{Clientset: c}, Writer: controllers.Client{Clientset: c}, Tracer: tr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := te.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := te.NextWake(); !ok {
+				t.Fatal("first pass scheduled no eviction")
+			}
+			zero := int64(0)
+			if err := c.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.recreateOn != "" {
+				create(tt.recreateOn)
+			}
+			tr.evs = nil
+			if err := te.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range tr.evs {
+				if ev.Event == trace.KindEvictCancel {
+					got = append(got, ev.Message)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("cancel messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
