@@ -22,7 +22,6 @@ const (
 
 	msgNotLocatedTerminated = "The container could not be located when the pod was terminated"
 	msgNotLocatedDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
-	msgInitAssumedDone      = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
 )
 
 // exitCodeUnknown is the exit code the kubelet reports for a container whose end it did not see.
@@ -154,13 +153,10 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		s := &statuses[slotOf(containers, c.Name)]
 		if isInit {
 			cs := rs.FindContainerStatusByName(c.Name)
+			// Only an instance that exited 0 is done. One the runtime no longer has keeps its
+			// default (v1.35 has no "assumed done once a regular container was created": that
+			// came in v1.36).
 			if cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0 {
-				continue
-			}
-			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && s.State.Waiting != nil {
-				s.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-					Reason: reasonCompleted, Message: msgInitAssumedDone,
-				}}
 				continue
 			}
 		}
@@ -269,18 +265,6 @@ func imageID(image string) string {
 		return ""
 	}
 	return containerIDPrefix + image
-}
-
-// anyRegularContainerCreated reports whether the runtime has any instance of a regular container,
-// which proves that every regular init container once completed.
-func anyRegularContainerCreated(pod *v1.Pod, rs *kubecontainer.PodStatus) bool {
-	for i := range pod.Spec.Containers {
-		cs := rs.FindContainerStatusByName(pod.Spec.Containers[i].Name)
-		if cs != nil && cs.State != kubecontainer.ContainerStateUnknown {
-			return true
-		}
-	}
-	return false
 }
 
 // setStartedAndReady does what the kubelet's probe manager does to a fresh status when no probe

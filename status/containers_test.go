@@ -143,6 +143,14 @@ func TestConvertContainerStatuses(t *testing.T) {
 			{Name: "web", Image: "nginx:1.27", State: waiting("ContainerCreating")},
 		},
 	}, {
+		// v1.36 shows such an init container Completed ("treat it as exited normally") once a
+		// regular container was created; v1.35 only skips one whose instance exited 0.
+		name:      "an init container gone from the runtime while a regular one runs stays waiting",
+		init:      []v1.Container{{Name: "setup", Image: "setup:1"}},
+		isInit:    true,
+		instances: []kubecontainer.ContainerStatus{running("c1", t1, 0)},
+		want:      []v1.ContainerStatus{{Name: "setup", Image: "setup:1", State: waiting("PodInitializing")}},
+	}, {
 		name:   "init containers in the spec's order; one that exited 0 shows no reason",
 		init:   []v1.Container{{Name: "setup", Image: "setup:1"}, {Name: "migrate", Image: "migrate:1"}},
 		isInit: true,
