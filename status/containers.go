@@ -2,11 +2,13 @@ package status
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 )
@@ -22,7 +24,6 @@ const (
 
 	msgNotLocatedTerminated = "The container could not be located when the pod was terminated"
 	msgNotLocatedDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
-	msgInitAssumedDone      = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
 )
 
 // exitCodeUnknown is the exit code the kubelet reports for a container whose end it did not see.
@@ -63,8 +64,12 @@ func ReasonFromError(err error) Reason {
 // each container's status is built in place in the list returned (a slot a name: the first
 // container of that name), and the previous statuses are searched rather than mapped, which
 // saves an allocation a container and a map a call. The statuses are the same.
+//
+// supportsRRO is whether the pod's runtime handler supports recursive read-only mounts (the
+// kubelet's runtimeClassSupportsRecursiveReadOnlyMounts): it decides the recursiveReadOnly of a
+// read-only mount that asks for IfPossible.
 func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous []v1.ContainerStatus,
-	containers []v1.Container, isInit bool, reasons map[string]Reason) []v1.ContainerStatus {
+	containers []v1.Container, isInit bool, reasons map[string]Reason, supportsRRO bool) []v1.ContainerStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	defaultReason := reasonContainerCreating
 	if hasInit {
@@ -90,13 +95,16 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 			Image: c.Image,
 			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
 		}
-		if o := previousStatus(previous, c.Name); o != nil {
-			if o.State.Terminated != nil {
-				o.DeepCopyInto(s)
-			} else {
-				s.RestartCount = o.RestartCount
-				o.LastTerminationState.DeepCopyInto(&s.LastTerminationState)
-			}
+		o := previousStatus(previous, c.Name)
+		if o != nil && o.State.Terminated != nil {
+			// The previous status replaces the default whole, mounts included.
+			o.DeepCopyInto(s)
+			continue
+		}
+		s.VolumeMounts = volumeMountStatuses(&containers[i], supportsRRO)
+		if o != nil {
+			s.RestartCount = o.RestartCount
+			o.LastTerminationState.DeepCopyInto(&s.LastTerminationState)
 		}
 	}
 
@@ -154,13 +162,10 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		s := &statuses[slotOf(containers, c.Name)]
 		if isInit {
 			cs := rs.FindContainerStatusByName(c.Name)
+			// Only an instance that exited 0 is done. One the runtime no longer has keeps its
+			// default (v1.35 has no "assumed done once a regular container was created": that
+			// came in v1.36).
 			if cs != nil && cs.State == kubecontainer.ContainerStateExited && cs.ExitCode == 0 {
-				continue
-			}
-			if cs == nil && anyRegularContainerCreated(pod, rs) && !kubecontainer.IsRestartableInitContainer(c) && s.State.Waiting != nil {
-				s.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-					Reason: reasonCompleted, Message: msgInitAssumedDone,
-				}}
 				continue
 			}
 		}
@@ -217,7 +222,9 @@ func previousStatus(previous []v1.ContainerStatus, name string) *v1.ContainerSta
 	return nil
 }
 
-// convertInstance converts one runtime container instance.
+// convertInstance converts one runtime container instance. The runtime does not know the names
+// of the volumes it mounted, so the mounts are the previous status's (none without one), as the
+// kubelet keeps them: unchanged for the container's life, so the slice is shared, not copied.
 func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) v1.ContainerStatus {
 	id := containerIDPrefix + cs.ID
 	s := v1.ContainerStatus{
@@ -226,6 +233,9 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 		Image:        cs.Image,
 		ImageID:      imageID(cs.Image),
 		ContainerID:  id,
+	}
+	if old != nil {
+		s.VolumeMounts = old.VolumeMounts
 	}
 	switch {
 	case cs.State == kubecontainer.ContainerStateRunning:
@@ -262,6 +272,60 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 	return s
 }
 
+// volumeMountStatuses lists the mounts of c as its status reports them, now that
+// RecursiveReadOnlyMounts is GA and locked on: name, mount path and read-only of each, and for a
+// read-only mount whether it was made recursively read-only (Disabled or Enabled, never
+// IfPossible). A mount whose mode cannot be resolved is logged and reported Disabled. Nil for a
+// container with no mounts.
+func volumeMountStatuses(c *v1.Container, supportsRRO bool) []v1.VolumeMountStatus {
+	if len(c.VolumeMounts) == 0 {
+		return nil
+	}
+	out := make([]v1.VolumeMountStatus, len(c.VolumeMounts))
+	for i := range c.VolumeMounts {
+		m := &c.VolumeMounts[i]
+		out[i] = v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if !m.ReadOnly {
+			continue
+		}
+		mode := v1.RecursiveReadOnlyDisabled
+		if rro, err := resolveRecursiveReadOnly(m, supportsRRO); err != nil {
+			klog.TODO().Error(err, "failed to resolve recursive read-only mode", "mode", *m.RecursiveReadOnly)
+		} else if rro {
+			mode = v1.RecursiveReadOnlyEnabled
+		}
+		out[i].RecursiveReadOnly = &mode
+	}
+	return out
+}
+
+// resolveRecursiveReadOnly reports whether mount m is to be made recursively read-only on a
+// runtime handler that does (supportsRRO) or does not support it, or why m's request cannot be
+// met: the kubelet's resolveRecursiveReadOnly, which also refuses to start such a container.
+func resolveRecursiveReadOnly(m *v1.VolumeMount, supportsRRO bool) (bool, error) {
+	if m.RecursiveReadOnly == nil || *m.RecursiveReadOnly == v1.RecursiveReadOnlyDisabled {
+		return false, nil
+	}
+	if !m.ReadOnly {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not read-only", m.Name)
+	}
+	if m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not compatible with propagation %q",
+			m.Name, *m.MountPropagation)
+	}
+	switch mode := *m.RecursiveReadOnly; mode {
+	case v1.RecursiveReadOnlyIfPossible:
+		return supportsRRO, nil
+	case v1.RecursiveReadOnlyEnabled:
+		if !supportsRRO {
+			return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not supported by the runtime", m.Name)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("unknown recursive read-only mode %q", mode)
+	}
+}
+
 // imageID is the image reference the fake runtime reports for image: the image name under the
 // runtime's scheme, standing in for a registry digest.
 func imageID(image string) string {
@@ -269,18 +333,6 @@ func imageID(image string) string {
 		return ""
 	}
 	return containerIDPrefix + image
-}
-
-// anyRegularContainerCreated reports whether the runtime has any instance of a regular container,
-// which proves that every regular init container once completed.
-func anyRegularContainerCreated(pod *v1.Pod, rs *kubecontainer.PodStatus) bool {
-	for i := range pod.Spec.Containers {
-		cs := rs.FindContainerStatusByName(pod.Spec.Containers[i].Name)
-		if cs != nil && cs.State != kubecontainer.ContainerStateUnknown {
-			return true
-		}
-	}
-	return false
 }
 
 // setStartedAndReady does what the kubelet's probe manager does to a fresh status when no probe

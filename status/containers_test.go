@@ -46,6 +46,24 @@ func TestConvertContainerStatuses(t *testing.T) {
 	wasRunning := v1.ContainerStatus{Name: "app", Image: "busybox:1.36", RestartCount: 2,
 		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: t1}}}
 	app := []v1.Container{{Name: "app", Image: "busybox:1.36"}}
+	// mounting is app with a writable volume and the service account token the API server's
+	// admission mounts read-only; mounted is what its status reports of them.
+	token := "/var/run/secrets/kubernetes.io/serviceaccount"
+	mounting := []v1.Container{{Name: "app", Image: "busybox:1.36", VolumeMounts: []v1.VolumeMount{
+		{Name: "data", MountPath: "/data"}, {Name: "kube-api-access-x", MountPath: token, ReadOnly: true}}}}
+	disabled, enabled := v1.RecursiveReadOnlyDisabled, v1.RecursiveReadOnlyEnabled
+	mounted := []v1.VolumeMountStatus{{Name: "data", MountPath: "/data"},
+		{Name: "kube-api-access-x", MountPath: token, ReadOnly: true, RecursiveReadOnly: &disabled}}
+	// rroMount is app with one read-only mount that asks for mode.
+	rroMount := func(mode v1.RecursiveReadOnlyMode, propagation *v1.MountPropagationMode) []v1.Container {
+		return []v1.Container{{Name: "app", Image: "busybox:1.36", VolumeMounts: []v1.VolumeMount{{Name: "cfg", MountPath: "/cfg",
+			ReadOnly: true, RecursiveReadOnly: &mode, MountPropagation: propagation}}}}
+	}
+	rroStatus := func(mode v1.RecursiveReadOnlyMode) []v1.ContainerStatus {
+		return []v1.ContainerStatus{{Name: "app", Image: "busybox:1.36", State: waiting("ContainerCreating"),
+			VolumeMounts: []v1.VolumeMountStatus{{Name: "cfg", MountPath: "/cfg", ReadOnly: true, RecursiveReadOnly: &mode}}}}
+	}
+	withMounts := func(s v1.ContainerStatus, m []v1.VolumeMountStatus) v1.ContainerStatus { s.VolumeMounts = m; return s }
 	tests := []struct {
 		name       string
 		containers []v1.Container // the pod's regular containers; app when nil
@@ -55,6 +73,7 @@ func TestConvertContainerStatuses(t *testing.T) {
 		instances  []kubecontainer.ContainerStatus
 		previous   []v1.ContainerStatus
 		reasons    map[string]Reason
+		rro        bool // the runtime handler supports recursive read-only mounts
 		want       []v1.ContainerStatus
 	}{{
 		name: "nothing in the runtime: ContainerCreating",
@@ -143,6 +162,67 @@ func TestConvertContainerStatuses(t *testing.T) {
 			{Name: "web", Image: "nginx:1.27", State: waiting("ContainerCreating")},
 		},
 	}, {
+		// v1.36 shows such an init container Completed ("treat it as exited normally") once a
+		// regular container was created; v1.35 only skips one whose instance exited 0.
+		name:      "an init container gone from the runtime while a regular one runs stays waiting",
+		init:      []v1.Container{{Name: "setup", Image: "setup:1"}},
+		isInit:    true,
+		instances: []kubecontainer.ContainerStatus{running("c1", t1, 0)},
+		want:      []v1.ContainerStatus{{Name: "setup", Image: "setup:1", State: waiting("PodInitializing")}},
+	}, {
+		// RecursiveReadOnlyMounts is GA and locked on in v1.35: every default status lists the
+		// spec's mounts, and a read-only one says whether it was made recursively read-only.
+		name:       "volume mounts: listed in the default status, read-only ones not recursive",
+		containers: mounting,
+		want:       []v1.ContainerStatus{{Name: "app", Image: "busybox:1.36", State: waiting("ContainerCreating"), VolumeMounts: mounted}},
+	}, {
+		name:       "volume mounts: read-only IfPossible on a runtime that supports it is recursive",
+		containers: rroMount(v1.RecursiveReadOnlyIfPossible, nil),
+		rro:        true,
+		want:       rroStatus(enabled),
+	}, {
+		name:       "volume mounts: read-only IfPossible on a runtime that does not support it is not",
+		containers: rroMount(v1.RecursiveReadOnlyIfPossible, nil),
+		want:       rroStatus(disabled),
+	}, {
+		name:       "volume mounts: read-only Enabled on a runtime that supports it is recursive",
+		containers: rroMount(v1.RecursiveReadOnlyEnabled, nil),
+		rro:        true,
+		want:       rroStatus(enabled),
+	}, {
+		name:       "volume mounts: read-only Enabled the runtime cannot meet is logged and reported Disabled",
+		containers: rroMount(v1.RecursiveReadOnlyEnabled, nil),
+		want:       rroStatus(disabled),
+	}, {
+		name:       "volume mounts: a propagation other than None cannot be recursive",
+		containers: rroMount(v1.RecursiveReadOnlyIfPossible, ptrTo(v1.MountPropagationHostToContainer)),
+		rro:        true,
+		want:       rroStatus(disabled),
+	}, {
+		name:       "volume mounts: a running instance keeps the previous status's mounts",
+		containers: mounting,
+		instances:  []kubecontainer.ContainerStatus{running("c1", t1, 0)},
+		previous:   []v1.ContainerStatus{{Name: "app", Image: "busybox:1.36", State: waiting("ContainerCreating"), VolumeMounts: mounted[:1]}},
+		want:       []v1.ContainerStatus{withMounts(instance("c1", 0, v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: t1}}), mounted[:1])},
+	}, {
+		// The runtime does not know the volumes' names: with no previous status, none.
+		name:       "volume mounts: an instance with no previous status has none",
+		containers: mounting,
+		instances:  []kubecontainer.ContainerStatus{running("c1", t1, 0)},
+		want:       []v1.ContainerStatus{instance("c1", 0, v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: t1}})},
+	}, {
+		name:       "volume mounts: gone from the runtime after it terminated: the previous status's",
+		containers: mounting,
+		previous: []v1.ContainerStatus{{Name: "app", Image: "busybox:1.36", ContainerID: "fake://c1",
+			State: v1.ContainerState{Terminated: terminated("c1", t1, 0, "Completed")}}},
+		want: []v1.ContainerStatus{{Name: "app", Image: "busybox:1.36", ContainerID: "fake://c1",
+			State: v1.ContainerState{Terminated: terminated("c1", t1, 0, "Completed")}}},
+	}, {
+		name:   "volume mounts: init containers too",
+		init:   []v1.Container{{Name: "setup", Image: "setup:1", VolumeMounts: mounting[0].VolumeMounts}},
+		isInit: true,
+		want:   []v1.ContainerStatus{{Name: "setup", Image: "setup:1", State: waiting("PodInitializing"), VolumeMounts: mounted}},
+	}, {
 		name:   "init containers in the spec's order; one that exited 0 shows no reason",
 		init:   []v1.Container{{Name: "setup", Image: "setup:1"}, {Name: "migrate", Image: "migrate:1"}},
 		isInit: true,
@@ -171,7 +251,7 @@ func TestConvertContainerStatuses(t *testing.T) {
 				containers = pod.Spec.InitContainers
 			}
 			rs := &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, ContainerStatuses: tc.instances}
-			got := convertContainerStatuses(pod, rs, tc.previous, containers, tc.isInit, tc.reasons)
+			got := convertContainerStatuses(pod, rs, tc.previous, containers, tc.isInit, tc.reasons, tc.rro)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("statuses (-v1.35 +got):\n%s", diff)
 			}
@@ -192,6 +272,13 @@ func randomContainerWorld(r *rand.Rand) (*v1.Pod, *kubecontainer.PodStatus, v1.P
 		c := v1.Container{Name: pick(), Image: image()}
 		if r.IntN(3) == 0 {
 			c.Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 100*(1+r.IntN(3))))}
+		}
+		if r.IntN(2) == 0 {
+			m := v1.VolumeMount{Name: "v", MountPath: "/v", ReadOnly: r.IntN(2) == 0}
+			if r.IntN(2) == 0 {
+				m.RecursiveReadOnly = ptrTo([]v1.RecursiveReadOnlyMode{v1.RecursiveReadOnlyDisabled, v1.RecursiveReadOnlyIfPossible, v1.RecursiveReadOnlyEnabled}[r.IntN(3)])
+			}
+			c.VolumeMounts = append(c.VolumeMounts, m)
 		}
 		return c
 	}
@@ -246,6 +333,9 @@ func randomContainerWorld(r *rand.Rand) (*v1.Pod, *kubecontainer.PodStatus, v1.P
 			if r.IntN(2) == 0 {
 				s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
 			}
+			if r.IntN(2) == 0 {
+				s.VolumeMounts = []v1.VolumeMountStatus{{Name: "v", MountPath: "/v"}}
+			}
 			out = append(out, s)
 		}
 		return out
@@ -273,7 +363,7 @@ func TestConvertContainerStatusesLeavesItsInputs(t *testing.T) {
 			if isInit {
 				containers, previous = pod.Spec.InitContainers, old.InitContainerStatuses
 			}
-			got := convertContainerStatuses(pod, rs, previous, containers, isInit, reasons)
+			got := convertContainerStatuses(pod, rs, previous, containers, isInit, reasons, r.IntN(2) == 0)
 			for _, c := range containers {
 				if !slices.ContainsFunc(got, func(s v1.ContainerStatus) bool { return s.Name == c.Name }) {
 					t.Fatalf("case %d (init %v): no status of container %s:\n%+v", i, isInit, c.Name, got)

@@ -31,6 +31,11 @@ type GenerateOptions struct {
 	// ResizeConditions are the pod's in-place resize conditions (PodResizePending,
 	// PodResizeInProgress) from the status manager; they follow the conditions others set.
 	ResizeConditions []v1.PodCondition
+	// RecursiveReadOnlyMounts is whether the pod's runtime handler supports recursive read-only
+	// mounts, which decides what a read-only mount asking for IfPossible reports. The fake
+	// runtime lists no runtime handlers (nor does the node's status), and the kubelet then finds
+	// no support: false.
+	RecursiveReadOnlyMounts bool
 }
 
 // GeneratePodStatus returns the API status of pod from the runtime's view of it: the kubelet's
@@ -52,8 +57,8 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		s.PodIPs = []v1.PodIP{{IP: ip}}
 	}
 	s.QOSClass = apidefaults.QOSClass(pod)
-	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons)
-	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons)
+	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons, opts.RecursiveReadOnlyMounts)
+	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons, opts.RecursiveReadOnlyMounts)
 
 	all := joinStatuses(s.ContainerStatuses, s.InitContainerStatuses)
 	s.Phase = GetPhase(pod, all, podIsTerminal, kubecontainer.HasAnyActiveRegularContainerStarted(&pod.Spec, rs))

@@ -27,11 +27,12 @@ import (
 // (strategicMerge, kube-apiserver's way), "maps-validated" the same with the converter's field
 // validation always on (no onlyKnownFields walk of the merged maps), "json" its JSON encoding
 // (the way before), in the same binary; "maps-uid" sends the patch as a kubelet does, with the
-// pod's UID in its metadata as the precondition, and "maps-uid-whole" the same merged whole
-// rather than by its parts (mergeNamedParts); floor-ratio is the time of one patch over the
+// pod's UID in its metadata as the precondition, "maps-uid-mounts" the same on a pod whose
+// container statuses list their volume mounts (as a v1.35 kubelet's do), and "maps-uid-whole" the
+// same as "maps-uid" merged whole rather than by its parts (mergeNamedParts); floor-ratio is the time of one patch over the
 // decode floor.
 func BenchmarkPodStatusPatch(b *testing.B) {
-	for _, way := range []string{"maps", "maps-uid", "maps-uid-whole", "maps-validated", "json"} {
+	for _, way := range []string{"maps", "maps-uid", "maps-uid-mounts", "maps-uid-whole", "maps-validated", "json"} {
 		b.Run(way, func(b *testing.B) {
 			defer func() {
 				strategicMergeByMaps, skipKnownFieldValidation, mergeNamedPartsOnly = true, true, true
@@ -50,6 +51,19 @@ func BenchmarkPodStatusPatch(b *testing.B) {
 			kubelet := s.Direct("kubelet/v1.35.4")
 			tg := kubelet.target(podsTarget, "default", pod.Name, "status")
 			running := `{"status":{"$setElementOrder/conditions":[{"type":"PodReadyToStartContainers"},{"type":"Initialized"},{"type":"Ready"},{"type":"ContainersReady"},{"type":"PodScheduled"}],"conditions":[{"type":"PodReadyToStartContainers","status":"True","lastTransitionTime":"2026-01-01T00:00:02Z"},{"type":"Initialized","status":"True","lastTransitionTime":"2026-01-01T00:00:01Z"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"},{"type":"ContainersReady","status":"True","lastTransitionTime":"2026-01-01T00:00:03Z"}],"hostIP":"10.0.0.10","hostIPs":[{"ip":"10.0.0.10"}],"phase":"Running","podIP":"10.1.0.5","podIPs":[{"ip":"10.1.0.5"}],"startTime":"2026-01-01T00:00:01Z","qosClass":"Burstable","containerStatuses":[{"name":"app","image":"nginx:1.27","imageID":"docker.io/library/nginx@sha256:1","containerID":"containerd://1","ready":true,"restartCount":0,"started":true,"state":{"running":{"startedAt":"2026-01-01T00:00:02Z"}},"allocatedResources":{"cpu":"100m","memory":"64Mi"},"resources":{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"memory":"128Mi"}}},{"name":"side","image":"busybox:1.36","imageID":"docker.io/library/busybox@sha256:2","containerID":"containerd://2","ready":true,"restartCount":0,"started":true,"state":{"running":{"startedAt":"2026-01-01T00:00:02Z"}},"allocatedResources":{"cpu":"50m","memory":"32Mi"},"resources":{"requests":{"cpu":"50m","memory":"32Mi"}}}]}}`
+			if way == "maps-uid-mounts" {
+				// A v1.35 kubelet's statuses list each container's mounts: here the service
+				// account token admission mounted.
+				var mounts []string
+				for _, m := range created.Spec.Containers[0].VolumeMounts {
+					mounts = append(mounts, fmt.Sprintf(`{"name":%q,"mountPath":%q,"readOnly":%t,"recursiveReadOnly":"Disabled"}`, m.Name, m.MountPath, m.ReadOnly))
+				}
+				if len(mounts) == 0 {
+					b.Fatal("admission mounted no service account token")
+				}
+				list := `"volumeMounts":[` + strings.Join(mounts, ",") + `],`
+				running = strings.ReplaceAll(running, `"restartCount":0,"started":true,`, `"restartCount":0,"started":true,`+list)
+			}
 			if _, err := kubelet.patch(ctx, tg, types.StrategicMergePatchType, []byte(running)); err != nil {
 				b.Fatal(err)
 			}
