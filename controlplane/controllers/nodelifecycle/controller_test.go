@@ -10,27 +10,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/nodelifecycle"
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
-
-func newClient(t *testing.T, clk *vclock.Clock) kubernetes.Interface {
-	t.Helper()
-	srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // createNode creates a Ready node whose lease was renewed now.
 func createNode(t *testing.T, c kubernetes.Interface, name string, now time.Time) {
@@ -105,7 +91,7 @@ func TestHealth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := vclock.New(vclock.Epoch)
-			c := newClient(t, clk)
+			c := ctrltest.NewClient(t, clk)
 			if tt.bare {
 				createBareNode(t, c, "node-1")
 			} else {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/nodelifecycle"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -44,7 +45,7 @@ func (r *notReadyEvents) Emit(ev trace.Event) {
 func TestFailedPodReadSkipsOnlyItsNodeAndRetries(t *testing.T) {
 	ctx := context.Background()
 	clk := vclock.New(vclock.Epoch)
-	c := newClient(t, clk)
+	c := ctrltest.NewClient(t, clk)
 	for _, n := range []string{"node-1", "node-2", "node-3"} {
 		createNode(t, c, n, clk.Now())
 	}

@@ -8,12 +8,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/scheduler"
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -73,14 +71,7 @@ func TestSchedule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := vclock.New(vclock.Epoch)
-			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := ctrltest.NewClient(t, clk)
 			for _, n := range tt.nodes {
 				created, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 				if err != nil {

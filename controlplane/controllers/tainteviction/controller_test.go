@@ -7,13 +7,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -41,14 +39,7 @@ func TestEvictionTime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := vclock.New(vclock.Epoch)
-			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := ctrltest.NewClient(t, clk)
 			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}}}
 			if _, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)

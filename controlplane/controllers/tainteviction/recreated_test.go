@@ -7,12 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
@@ -40,14 +38,7 @@ func TestScheduledPodDeletedBetweenPasses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := vclock.New(vclock.Epoch)
-			srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clk, Tracer: trace.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := kubernetes.NewForConfig(&rest.Config{Host: "http://apiserver.invalid", Transport: srv.Transport(), QPS: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := ctrltest.NewClient(t, clk)
 			for _, n := range []*v1.Node{
 				{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}}},
 				{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
