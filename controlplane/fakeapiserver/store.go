@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -29,11 +30,20 @@ import (
 type entry struct {
 	obj runtime.Object // with TypeMeta and resourceVersion set
 	// raw is obj encoded as JSON, or nil for an object of a resource whose encodings the store
-	// does not keep (events: many, written once and seldom read back) and for a version that
-	// only the watch history holds (lean); encoded makes it again.
+	// does not keep (events: many, written once and seldom read back; pods, see
+	// resource.encodesOnDemand) and for a version that only the watch history holds (lean);
+	// encoded makes it again.
 	raw []byte
 	// size is the encoding's length, kept when raw is not: the watch history's bound counts it.
 	size int
+	// sum is a hash of the encoding (encodingSum), kept when summed by a current version that
+	// keeps no raw but whose next write compares its own encoding with it (a pod's): sameEncoding
+	// tells most writes apart by it without encoding the stored object again.
+	sum    uint64
+	summed bool
+	// keepsNone marks an entry that keeps no encoding of any kind, not even the protobuf one its
+	// readers make (an event's): see protoEncoding.
+	keepsNone bool
 	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
 	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
 	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
@@ -48,6 +58,33 @@ type entry struct {
 
 func newEntry(obj runtime.Object, raw []byte) *entry {
 	return &entry{obj: obj, raw: raw, size: len(raw)}
+}
+
+// summedEntry is the stored entry of obj, encoded as raw, for a resource whose current versions
+// keep only the encoding's length and hash (resource.encodesOnDemand).
+func summedEntry(obj runtime.Object, raw []byte) *entry {
+	return &entry{obj: obj, size: len(raw), sum: encodingSum(raw), summed: true}
+}
+
+// encodingSeed seeds encodingSum. Its value, random in each process, decides nothing that can be
+// observed: a sum only ever rules out equal encodings, and equal sums are checked byte by byte.
+var encodingSeed = maphash.MakeSeed()
+
+// encodingSum is the hash of an encoding that an entry keeping no raw keeps (entry.sum).
+func encodingSum(raw []byte) uint64 { return maphash.Bytes(encodingSeed, raw) }
+
+// sameEncoding reports whether raw is e's encoding, byte for byte: an update's check that it
+// changes anything. An entry that keeps no raw is encoded again only when the lengths and sums
+// leave the question open, that is when the bytes are (all but certainly) equal: an update that
+// changes nothing, which the kubelet's own checks make rare.
+func (e *entry) sameEncoding(raw []byte) bool {
+	if e.raw != nil {
+		return bytes.Equal(raw, e.raw)
+	}
+	if len(raw) != e.size || e.summed && encodingSum(raw) != e.sum {
+		return false
+	}
+	return bytes.Equal(raw, e.encoded())
 }
 
 // protoEncoding is an object in the protobuf envelope, and where in it the object's own message
@@ -112,9 +149,11 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 		return nil, err
 	}
 	enc := &protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
-	if e.raw == nil || e.superseded.Load() {
-		// An entry that keeps no JSON (an event's) keeps no protobuf either, and a superseded
-		// one keeps none beyond the history's bound.
+	if e.keepsNone || e.superseded.Load() {
+		// An event's entry keeps no encoding at all, and a superseded one keeps none beyond
+		// the history's bound. A pod's current version keeps its protobuf encoding though it
+		// keeps no JSON: the wire's watchers read protobuf, and the store encodes the JSON
+		// itself at every write.
 		return enc, nil
 	}
 	if !e.pb.CompareAndSwap(nil, enc) {
@@ -236,8 +275,9 @@ type store struct {
 	// them otherwise. Objects loaded from the data directory, decoded anew, are interned too.
 	intern *podintern.Table
 	// keepHistoryEncodings keeps each version's JSON in the watch history after a later write
-	// replaced it, as the store did before versions retired to their lean form; a test compares
-	// what the two serve.
+	// replaced it, as the store did before versions retired to their lean form, and the JSON of
+	// the current versions of a resource that encodes on demand (pods); a test compares what
+	// the two serve.
 	keepHistoryEncodings bool
 }
 
@@ -363,14 +403,27 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	e := newEntry(obj, raw)
 	b := st.buckets[res.name]
 	stored := e
-	if b.expiry != nil && typ != watch.Deleted {
+	switch {
+	case typ == watch.Deleted:
+	case b.expiry != nil:
 		// An event is written once (a repeat patches its count) and read back only by a list or
 		// watch of events, which none of a fleet's components make: its encoding is made again
 		// for those rather than kept beside the object for the hour it lives. The caller's entry
 		// keeps it for the write's own response.
-		stored = &entry{obj: obj, size: len(raw)}
+		stored = &entry{obj: obj, size: len(raw), keepsNone: true}
+	case res.encodesOnDemand && !st.keepHistoryEncodings:
+		// The caller's entry keeps the encoding for the write's own response; the stored one
+		// keeps its length and hash for the next write's comparison.
+		stored = summedEntry(obj, raw)
 	}
 	key := objectKey(m.GetNamespace(), m.GetName())
+	if cur := b.objects[key]; prev != nil && cur != nil && cur != prev && cur.obj == prev.obj {
+		// prev is the entry an earlier commit gave its caller (a pod's deletion that removes
+		// it at once, after the write that marked it), which for a resource whose stored
+		// entries keep less than the caller's is not the stored one: the stored one is what
+		// the write supersedes and retires.
+		prev = cur
+	}
 	if st.disk != nil {
 		onDisk := raw
 		if typ == watch.Deleted {

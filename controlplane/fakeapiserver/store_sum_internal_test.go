@@ -1,0 +1,54 @@
+package fakeapiserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestSameEncoding wants an update's comparison with the stored version to answer byte equality
+// whether the entry keeps its encoding or only its size and hash, and to compare the bytes when
+// the sums agree: an entry whose sum was made to match another encoding of the same length (what
+// a collision would be) still tells them apart.
+func TestSameEncoding(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", ResourceVersion: "7"},
+		Status:     corev1.PodStatus{PodIP: "10.0.0.1"}}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := pod.DeepCopy()
+	other.Status.PodIP = "10.0.0.2" // as long as raw
+	sameLength, _ := json.Marshal(other)
+	other.Status.PodIP = "10.0.0.10"
+	longer, _ := json.Marshal(other)
+	if len(sameLength) != len(raw) || len(longer) == len(raw) {
+		t.Fatalf("lengths %d, %d, want %d and another", len(sameLength), len(longer), len(raw))
+	}
+	forged := summedEntry(pod, raw)
+	forged.sum = encodingSum(sameLength)
+	for _, tc := range []struct {
+		name    string
+		e       *entry
+		written []byte
+		want    bool
+	}{
+		{"kept, equal", newEntry(pod, raw), raw, true},
+		{"kept, same length", newEntry(pod, raw), sameLength, false},
+		{"kept, longer", newEntry(pod, raw), longer, false},
+		{"summed, equal", summedEntry(pod, raw), raw, true},
+		{"summed, same length", summedEntry(pod, raw), sameLength, false},
+		{"summed, longer", summedEntry(pod, raw), longer, false},
+		{"summed, the sum matching another encoding", forged, sameLength, false},
+		{"summed, the sum matching another encoding, equal", forged, raw, false},
+		{"neither kept nor summed, equal", &entry{obj: pod, size: len(raw)}, raw, true},
+		{"neither kept nor summed, same length", &entry{obj: pod, size: len(raw)}, sameLength, false},
+	} {
+		if got := tc.e.sameEncoding(tc.written); got != tc.want {
+			t.Errorf("%s: sameEncoding() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
