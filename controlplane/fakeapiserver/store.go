@@ -41,6 +41,10 @@ type entry struct {
 	// tells most writes apart by it without encoding the stored object again.
 	sum    uint64
 	summed bool
+	// protoOf is the stored entry whose protobuf encoding this one, a write's answer that keeps
+	// the JSON the stored entry does not (resource.encodesOnDemand), makes and shares: a pod
+	// status write answered in protobuf and the watch event that carries it encode it once.
+	protoOf *entry
 	// keepsNone marks an entry that keeps no encoding of any kind, not even the protobuf one its
 	// readers make (an event's): see protoEncoding.
 	keepsNone bool
@@ -141,6 +145,9 @@ func (e *entry) protoMessage() ([]byte, error) {
 }
 
 func (e *entry) protoEncoding() (*protoEncoding, error) {
+	if e.protoOf != nil {
+		return e.protoOf.protoEncoding()
+	}
 	if enc := e.pb.Load(); enc != nil {
 		return enc, nil
 	}
@@ -415,6 +422,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 		// The caller's entry keeps the encoding for the write's own response; the stored one
 		// keeps its length and hash for the next write's comparison.
 		stored = summedEntry(obj, raw)
+		e.protoOf = stored
 	}
 	key := objectKey(m.GetNamespace(), m.GetName())
 	if cur := b.objects[key]; prev != nil && cur != nil && cur != prev && cur.obj == prev.obj {

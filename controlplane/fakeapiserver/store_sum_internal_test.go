@@ -1,11 +1,15 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestSameEncoding wants an update's comparison with the stored version to answer byte equality
@@ -50,5 +54,39 @@ func TestSameEncoding(t *testing.T) {
 		if got := tc.e.sameEncoding(tc.written); got != tc.want {
 			t.Errorf("%s: sameEncoding() = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAnswerSharesTheStoredProtobuf: a pod write's answer keeps the JSON its stored entry does not,
+// but makes its protobuf encoding for the stored entry, so that the watch event carrying the
+// stored entry does not encode it again.
+func TestAnswerSharesTheStoredProtobuf(t *testing.T) {
+	st := newStore(storeOptions{historySize: 100, historyBytes: 1 << 20, rand: rand.New(rand.NewSource(1)), now: time.Now})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	var answer, stored *entry
+	err := st.locked(func() error {
+		var err error
+		if answer, err = st.commit(podsTarget, watch.Added, pod, nil); err != nil {
+			return err
+		}
+		stored, _ = st.get(podsTarget, "default", "web")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer == stored || answer.raw == nil || stored.raw != nil {
+		t.Fatalf("answer %p keeps %d bytes, stored %p %d; want two entries, the answer's alone with the JSON", answer, len(answer.raw), stored, len(stored.raw))
+	}
+	pb, err := answer.protobuf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := stored.pb.Load()
+	if kept == nil || !bytes.Equal(kept.envelope, pb) {
+		t.Fatalf("stored entry keeps %v after the answer's protobuf, want the answer's %d bytes", kept, len(pb))
+	}
+	if again, _ := stored.protobuf(); &again[0] != &pb[0] {
+		t.Error("the stored entry's protobuf is not the answer's encoding")
 	}
 }
