@@ -191,8 +191,9 @@ func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte
 // refuses, only where their status or their name, namespace or UID does, all of which the
 // stored encoding holds too: a stored encoding with the escape (perhaps only in what the cuts
 // leave out) and a written status with it take both cuts' encodings as before, so that the
-// same writes are served. So do a write without a stored encoding, without a status member in
-// it or without the schema's type of the status.
+// same writes are served. So do a stored encoding without a status member and a resource without
+// the schema's type of the status. A live object without a stored encoding (a pod's, see
+// resource.encodesOnDemand) has its status encoded alone instead (liveStatus).
 func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
 	a, ok := storedStatus(raw)
 	if raw == nil && liveStatusAlone {
