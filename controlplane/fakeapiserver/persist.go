@@ -161,7 +161,8 @@ func (d *disk) loadTx(st *store) error {
 					// keep none loaded either: encoded makes it again for the few reads.
 					b.objects[string(k)] = &entry{obj: obj, size: len(v), keepsNone: true}
 				} else {
-					// The entry keeps the object's own encoding, not the disk's bytes: a file
+					// The entry keeps the object's own encoding (a pod's entry its length and
+					// hash, see resource.encodesOnDemand), not the disk's bytes: a file
 					// written by other hands (or an older encoder) may spell a value otherwise,
 					// and the field manager's value checks read the entry's encoding as the
 					// object's (kube-apiserver, too, encodes anew what it read from etcd).

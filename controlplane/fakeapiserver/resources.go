@@ -35,8 +35,8 @@ type resource struct {
 	returnDeleted bool
 	// encodesOnDemand makes the store keep no JSON of the resource's current versions, only its
 	// length and hash (entry.sum), and encode it again for the few readers that want the bytes: a
-	// pod's encoding is about a third of what a fleet's store keeps of it, and the kubelets,
-	// the controllers and the replay read pods in process (the objects) or in protobuf. Its
+	// pod's encoding took as much of a fleet's heap as its decoded object, and the kubelets, the
+	// controllers and the replay read pods in process (the objects) or in protobuf. Its
 	// writes pay for that: an update's comparison of the written version with the stored one's
 	// bytes, which the field manager's shortcuts read too, takes the stored object's
 	// encoding where it would have read the kept one (sameEncoding, statusChangedScalars).
