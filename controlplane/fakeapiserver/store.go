@@ -78,14 +78,17 @@ var encodingSeed = maphash.MakeSeed()
 func encodingSum(raw []byte) uint64 { return maphash.Bytes(encodingSeed, raw) }
 
 // sameEncoding reports whether raw is e's encoding, byte for byte: an update's check that it
-// changes anything. An entry that keeps no raw is encoded again only when the lengths and sums
-// leave the question open, that is when the bytes are (all but certainly) equal: an update that
-// changes nothing, which the kubelet's own checks make rare.
+// changes anything. A summed entry is encoded again only when the lengths and sums leave the
+// question open, that is when the bytes are (all but certainly) equal: an update that changes
+// nothing, which the kubelet's own checks make rare. An entry that keeps neither raw nor a sum
+// (an event's) is always encoded again: its size may be that of other bytes than its encoding
+// (an event loaded from a data directory counts the bytes on disk, which may spell the same
+// value otherwise), so a length that differs proves nothing.
 func (e *entry) sameEncoding(raw []byte) bool {
 	if e.raw != nil {
 		return bytes.Equal(raw, e.raw)
 	}
-	if len(raw) != e.size || e.summed && encodingSum(raw) != e.sum {
+	if e.summed && (len(raw) != e.size || encodingSum(raw) != e.sum) {
 		return false
 	}
 	return bytes.Equal(raw, e.encoded())

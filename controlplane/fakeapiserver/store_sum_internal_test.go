@@ -50,6 +50,10 @@ func TestSameEncoding(t *testing.T) {
 		{"summed, the sum matching another encoding, equal", forged, raw, false},
 		{"neither kept nor summed, equal", &entry{obj: pod, size: len(raw)}, raw, true},
 		{"neither kept nor summed, same length", &entry{obj: pod, size: len(raw)}, sameLength, false},
+		// An event loaded from a data directory counts the bytes on disk, which may spell its
+		// value otherwise (an escaped letter): the length proves nothing.
+		{"neither kept nor summed, the size of other bytes, equal", &entry{obj: pod, size: len(raw) + 5}, raw, true},
+		{"neither kept nor summed, the size of other bytes, same length", &entry{obj: pod, size: len(raw) + 5}, sameLength, false},
 	} {
 		if got := tc.e.sameEncoding(tc.written); got != tc.want {
 			t.Errorf("%s: sameEncoding() = %v, want %v", tc.name, got, tc.want)
