@@ -52,8 +52,15 @@ type entry struct {
 	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
 	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
 	// costs nothing more. Only the current version of an object keeps it (see superseded), and
-	// an entry that keeps no JSON keeps no protobuf either.
+	// an entry that keeps no encoding of any kind (keepsNone) keeps none here either; a pod's
+	// current version, which keeps no raw, keeps its protobuf.
 	pb atomic.Pointer[protoEncoding]
+	// js is obj encoded as JSON for a summed entry (a pod's current version), made by the first
+	// JSON answer, list or watch event that reads it and shared by the others, as pb is: a
+	// JSON reader encodes a version once however many read it, while a version nobody reads as
+	// JSON (a replay fleet's pods) keeps only its size and sum. Dropped, as pb is, once the
+	// version is superseded: the history's byte bound counts JSON it does not keep.
+	js atomic.Pointer[[]byte]
 	// superseded is set once a later write replaced or deleted this version (or at once for a
 	// deletion's own entry): from then on only the watch history holds it, whose byte bound
 	// counts JSON, so it drops pb and its protobuf is made again for each reader.
@@ -91,7 +98,7 @@ func (e *entry) sameEncoding(raw []byte) bool {
 	if e.summed && (len(raw) != e.size || encodingSum(raw) != e.sum) {
 		return false
 	}
-	return bytes.Equal(raw, e.encoded())
+	return bytes.Equal(raw, e.encodedForWrite())
 }
 
 // protoEncoding is an object in the protobuf envelope, and where in it the object's own message
@@ -104,14 +111,56 @@ type protoEncoding struct {
 
 func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
 
-// encoded returns obj encoded as JSON: raw, or for an entry that does not keep it, the encoding
-// made again. obj does not change once stored and encoding/json's output depends on the value
-// alone (struct fields in order, map keys sorted), so it is the same bytes every time: the ones
-// the write that stored it encoded.
+// encoded returns obj encoded as JSON for a reader: raw, or for an entry that does not keep it,
+// the encoding made again, which a summed entry that is still current keeps (js) for the next
+// reader. obj does not change once stored and encoding/json's output depends on the value alone
+// (struct fields in order, map keys sorted), so it is the same bytes every time: the ones the
+// write that stored it encoded. Two first readers at once may both encode it; one is kept.
 func (e *entry) encoded() []byte {
 	if e.raw != nil {
 		return e.raw
 	}
+	if !e.summed {
+		return e.encodeAgain()
+	}
+	if kept := e.js.Load(); kept != nil {
+		return *kept
+	}
+	raw := e.encodeAgain()
+	if e.superseded.Load() {
+		return raw
+	}
+	if !e.js.CompareAndSwap(nil, &raw) {
+		// Another reader kept its encoding first; a supersede since may have dropped it.
+		if kept := e.js.Load(); kept != nil {
+			return *kept
+		}
+		return raw
+	}
+	if e.superseded.Load() {
+		// supersede ran between the check above and the swap: undo the swap. supersede sets
+		// the flag before it clears js, so one of the two clears what the other left.
+		e.js.CompareAndSwap(&raw, nil)
+	}
+	return raw
+}
+
+// encodedForWrite is obj encoded as JSON for a write that reads the version it replaces (the
+// no-op check, a JSON or merge patch's original): the kept encoding if there is one, else made
+// again and not kept, since the write most often supersedes the version at once, and one that
+// does not (a write that changes nothing, rare) is no reader the encoding would be kept for.
+func (e *entry) encodedForWrite() []byte {
+	if e.raw != nil {
+		return e.raw
+	}
+	if kept := e.js.Load(); kept != nil {
+		return *kept
+	}
+	return e.encodeAgain()
+}
+
+// encodeAgain encodes obj as JSON.
+func (e *entry) encodeAgain() []byte {
 	raw, err := json.Marshal(e.obj)
 	if err != nil {
 		// The write that stored obj encoded it; the same value cannot fail now.
@@ -162,8 +211,8 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 	if e.keepsNone || e.superseded.Load() {
 		// An event's entry keeps no encoding at all, and a superseded one keeps none beyond
 		// the history's bound. A pod's current version keeps its protobuf encoding though it
-		// keeps no JSON: the wire's watchers read protobuf, and the store encodes the JSON
-		// itself at every write.
+		// keeps no raw: the wire's watchers read protobuf, and it keeps its JSON (js) only
+		// once a JSON reader made it.
 		return enc, nil
 	}
 	if !e.pb.CompareAndSwap(nil, enc) {
@@ -181,11 +230,12 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 	return enc, nil
 }
 
-// supersede marks e replaced by a later write and drops its protobuf encoding. The caller holds
-// the store's lock.
+// supersede marks e replaced by a later write and drops its protobuf encoding and the JSON a
+// reader made of it. The caller holds the store's lock.
 func (e *entry) supersede() {
 	e.superseded.Store(true)
 	e.pb.Store(nil)
+	e.js.Store(nil)
 }
 
 // lean returns e without its encoding, superseded: what the watch history keeps of a version no

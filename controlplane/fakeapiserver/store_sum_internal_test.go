@@ -94,3 +94,67 @@ func TestAnswerSharesTheStoredProtobuf(t *testing.T) {
 		t.Error("the stored entry's protobuf is not the answer's encoding")
 	}
 }
+
+// TestSummedEntryKeepsItsJSONWhileCurrent: a pod's current version makes its JSON on the first
+// read and gives every later reader the same bytes, while the write path's reading of it (the
+// no-op check, a patch's original) keeps nothing; once superseded it drops the JSON and a reader
+// gets a fresh encoding that it does not keep. Readers race one another and a supersede, as
+// readers outside the store's lock do (run with -race).
+func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", ResourceVersion: "7"}}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := summedEntry(pod, raw)
+	if got := e.encodedForWrite(); !bytes.Equal(got, raw) || e.js.Load() != nil {
+		t.Fatalf("encodedForWrite() = %s, kept %v; want %s, nothing kept", got, e.js.Load(), raw)
+	}
+	if !e.sameEncoding(raw) || e.js.Load() != nil {
+		t.Fatalf("sameEncoding of its own encoding: kept %v, want true and nothing kept", e.js.Load())
+	}
+	first := e.encoded()
+	if !bytes.Equal(first, raw) || e.js.Load() == nil {
+		t.Fatalf("encoded() = %s, kept %v; want %s, kept", first, e.js.Load(), raw)
+	}
+	if again := e.encoded(); &again[0] != &first[0] {
+		t.Error("a second reader encoded the current version again")
+	}
+	if w := e.encodedForWrite(); &w[0] != &first[0] {
+		t.Error("the write path encoded the version again though it is kept")
+	}
+
+	// Readers at once with a supersede: each gets the bytes, and the superseded entry keeps none.
+	e = summedEntry(pod, raw)
+	const readers = 8
+	got := make([][]byte, readers)
+	done := make(chan struct{})
+	for i := range readers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			got[i] = e.encoded()
+		}()
+	}
+	e.supersede()
+	for range readers {
+		<-done
+	}
+	for i, g := range got {
+		if !bytes.Equal(g, raw) {
+			t.Errorf("reader %d got %s, want %s", i, g, raw)
+		}
+	}
+	if kept := e.js.Load(); kept != nil {
+		t.Errorf("superseded entry keeps %d bytes of JSON, want none", len(*kept))
+	}
+	if again := e.encoded(); !bytes.Equal(again, raw) || e.js.Load() != nil {
+		t.Errorf("superseded encoded() = %s, kept %v; want %s, nothing kept", again, e.js.Load(), raw)
+	}
+
+	// Neither kept nor summed (an event's): encoded anew for each reader and never kept.
+	ev := &entry{obj: pod, size: len(raw), keepsNone: true}
+	if a, b := ev.encoded(), ev.encoded(); !bytes.Equal(a, raw) || &a[0] == &b[0] || ev.js.Load() != nil {
+		t.Errorf("an event's entry kept its JSON (%v)", ev.js.Load())
+	}
+}
