@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestSameEncoding wants an update's comparison with the stored version to answer byte equality
@@ -65,7 +66,8 @@ func TestSameEncoding(t *testing.T) {
 // but makes its protobuf encoding for the stored entry, so that the watch event carrying the
 // stored entry does not encode it again.
 func TestAnswerSharesTheStoredProtobuf(t *testing.T) {
-	st := newStore(storeOptions{historySize: 100, historyBytes: 1 << 20, rand: rand.New(rand.NewSource(1)), now: time.Now})
+	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
+	st := newStore(storeOptions{historySize: 100, historyBytes: 1 << 20, rand: rand.New(rand.NewSource(1)), now: clk.Now})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	var answer, stored *entry
 	err := st.locked(func() error {
