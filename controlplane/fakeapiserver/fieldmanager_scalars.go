@@ -247,7 +247,9 @@ func liveStatus(liveCut runtime.Object) ([]byte, bool) {
 	}
 	m := mustMeta(liveCut)
 	for _, s := range []string{m.GetName(), m.GetNamespace(), string(m.GetUID())} {
-		// IndexRune finds U+FFFD and every invalid UTF-8 sequence: what encodes as the escape.
+		// ContainsRune finds every invalid UTF-8 sequence, which encodes as the escape, and a
+		// valid U+FFFD too, which encodes as itself: the check refuses a little more than it
+		// needs to, which costs such a write only the shortcut.
 		if strings.ContainsRune(s, utf8.RuneError) {
 			return nil, false
 		}

@@ -39,7 +39,10 @@ type resource struct {
 	// controllers and the replay read pods in process (the objects) or in protobuf. Its
 	// writes pay for that: an update's comparison of the written version with the stored one's
 	// bytes, which the field manager's shortcuts read too, takes the stored object's
-	// encoding where it would have read the kept one (sameEncoding, statusChangedScalars).
+	// encoding where it would have read the kept one (sameEncoding, statusChangedScalars,
+	// scalarUpdate's liveJSON), as does a JSON or merge patch's original (patch.go's
+	// guaranteedUpdate callback). A JSON reader's encoding is kept while the version is
+	// current (entry.js), so readers encode a version once.
 	encodesOnDemand bool
 	// statusKeepsOwners keeps the stored owner references on a write of the status subresource,
 	// as the pod status strategy does (old kubelets corrupted them); the rest of the metadata a
