@@ -497,5 +497,8 @@ func comparableOne(v any) ([]byte, bool) {
 	return raw, true
 }
 
-// replacementEscape is how encoding/json writes U+FFFD and every invalid UTF-8 sequence.
+// replacementEscape is how encoding/json writes every invalid UTF-8 sequence (a valid U+FFFD it
+// writes as itself). The bytes also occur in a string that holds a backslash before "ufffd",
+// which encodes as an escaped backslash followed by them: the checks that look for them refuse a
+// little more than they need to, which costs such a write only the shortcut.
 var replacementEscape = []byte(`\ufffd`)

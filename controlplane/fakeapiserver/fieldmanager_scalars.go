@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -189,10 +191,14 @@ func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte
 // refuses, only where their status or their name, namespace or UID does, all of which the
 // stored encoding holds too: a stored encoding with the escape (perhaps only in what the cuts
 // leave out) and a written status with it take both cuts' encodings as before, so that the
-// same writes are served. So do a write without a stored encoding, without a status member in
-// it or without the schema's type of the status.
+// same writes are served. So do a stored encoding without a status member and a resource without
+// the schema's type of the status. A live object without a stored encoding (a pod's, see
+// resource.encodesOnDemand) has its status encoded alone instead (liveStatus).
 func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
 	a, ok := storedStatus(raw)
+	if raw == nil && liveStatusAlone {
+		a, ok = liveStatus(liveCut)
+	}
 	r, typed := rootType(res)
 	var tr *smdschema.TypeRef
 	if typed {
@@ -217,6 +223,38 @@ func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []b
 		return nil, false
 	}
 	return d.changed, true
+}
+
+// liveStatusAlone lets statusChangedScalars encode the live cut's status alone where it has no
+// stored encoding (liveStatus); a test turns it off to compare with both cuts' encodings.
+var liveStatusAlone = true
+
+// liveStatus is what statusChangedScalars reads from a stored encoding, for a stored object
+// that keeps none (resource.encodesOnDemand): the live cut's status encoded alone, which is the
+// stored encoding's status member byte for byte (a field's value encodes as the value does),
+// false where the stored encoding would have had the escape of U+FFFD in what the comparison
+// reads, its status or its name, namespace or UID. The escape in the rest of the stored object
+// (a manager's name) does not refuse here as it does in storedStatus: both ways' answers are
+// those of the cuts' own encodings (changedScalars), which hold none of it.
+func liveStatus(liveCut runtime.Object) ([]byte, bool) {
+	v := reflect.ValueOf(liveCut)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	sv := v.Elem().FieldByName("Status")
+	if !sv.IsValid() || !sv.CanAddr() {
+		return nil, false
+	}
+	m := mustMeta(liveCut)
+	for _, s := range []string{m.GetName(), m.GetNamespace(), string(m.GetUID())} {
+		// ContainsRune finds every invalid UTF-8 sequence, which encodes as the escape, and a
+		// valid U+FFFD too, which encodes as itself: the check refuses a little more than it
+		// needs to, which costs such a write only the shortcut.
+		if strings.ContainsRune(s, utf8.RuneError) {
+			return nil, false
+		}
+	}
+	return comparableOne(sv.Addr().Interface())
 }
 
 // storedStatus is the status member of raw, a stored object's encoding, false if there is none

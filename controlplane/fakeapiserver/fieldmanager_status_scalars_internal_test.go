@@ -418,12 +418,13 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 }
 
 // TestStatusScalarUpdateReadsTheStoredEncoding wants statusScalarUpdate to give the same answer,
-// served or not and the same managed fields, whether it reads the live pod's status from its
-// stored encoding or encodes both cuts: for status writes it serves (a condition's time, the
-// pod's IP) and writes it refuses (nothing changed, a field added, another manager's, the pod's IP
-// that is not valid UTF-8 made valid), on the stored pod and on one whose managed fields hold an
-// entry of a manager whose name is not valid UTF-8. The stored encoding is checked to be the
-// live pod's.
+// served or not and the same managed fields, whether it reads the live pod's status from a
+// stored encoding, encodes the live status alone (liveStatus: the store keeps no pod's encoding)
+// or encodes both cuts: for status writes it serves (a condition's time, the pod's IP) and writes
+// it refuses (nothing changed, a field added, another manager's, the pod's IP that is not valid
+// UTF-8 made valid, a pod whose UID is not valid UTF-8), on the stored pod and on one whose
+// managed fields hold an entry of a manager whose name is not valid UTF-8. The stored encoding
+// is checked to be the live pod's.
 func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
@@ -442,8 +443,8 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 	}
 	var stored *entry
 	_ = s.store.locked(func() error { stored, _ = s.store.get(podsTarget, "default", "web"); return nil })
-	if enc, err := json.Marshal(stored.obj); err != nil || !bytes.Equal(enc, stored.raw) {
-		t.Fatalf("the stored encoding is not the stored pod's (%v):\n%s\n%s", err, stored.raw, enc)
+	if enc, err := json.Marshal(stored.obj); err != nil || !stored.sameEncoding(enc) {
+		t.Fatalf("the stored encoding is not the stored pod's (%v):\n%s\n%s", err, stored.encoded(), enc)
 	}
 	pod := stored.obj.(*corev1.Pod)
 	withManager := pod.DeepCopy()
@@ -451,6 +452,8 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 		APIVersion: "v1", Time: withManager.ManagedFields[0].Time, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:nodeName":{}}}`)}})
 	invalid := pod.DeepCopy()
 	invalid.Status.PodIP = "10.0.0.1\xff"
+	invalidUID := pod.DeepCopy()
+	invalidUID.UID = "52fdfc07\xff"
 	writes := []struct {
 		name    string
 		manager string
@@ -466,7 +469,9 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 		{"a field added", "kubelet", false, nil, func(p *corev1.Pod) { p.Status.Message = "m" }},
 		{"another manager's", "controller", false, nil, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
 		{"the pod's IP made valid UTF-8", "kubelet", false, invalid, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }},
+		{"the pod's IP, its UID not valid UTF-8", "kubelet", false, invalidUID, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
 	}
+	defer func() { liveStatusAlone = true }()
 	for _, live := range []*corev1.Pod{pod, withManager} {
 		for _, w := range writes {
 			l := live
@@ -479,9 +484,12 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 			}
 			name := fmt.Sprintf("%s, %d managers", w.name, len(l.ManagedFields))
 			tg := target{res: podsTarget, namespace: "default", name: "web", subresource: "status", manager: w.manager}
-			var served [2]bool
-			var out [2][]metav1.ManagedFieldsEntry
-			for i, r := range [][]byte{nil, raw} {
+			// Both cuts encoded, the live status encoded alone (a stored pod keeps no encoding),
+			// the stored encoding read.
+			var served [3]bool
+			var out [3][]metav1.ManagedFieldsEntry
+			for i, r := range [][]byte{nil, nil, raw} {
+				liveStatusAlone = i == 1
 				obj := l.DeepCopy()
 				w.change(obj)
 				liveCut, objCut, ok := statusOnly(tg, l, obj)
@@ -497,11 +505,16 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 			if served[0] != w.serves {
 				t.Errorf("%s: statusScalarUpdate() encoding both cuts = %v, want %v", name, served[0], w.serves)
 			}
-			if served[1] != served[0] {
-				t.Errorf("%s: statusScalarUpdate() = %v with the stored encoding, %v encoding both cuts", name, served[1], served[0])
-			}
-			if diff := cmp.Diff(out[0], out[1]); diff != "" {
-				t.Errorf("%s: managed fields (-encoding both cuts +the stored encoding):\n%s", name, diff)
+			for i, way := range []string{"", "encoding the live status alone", "with the stored encoding"} {
+				if i == 0 {
+					continue
+				}
+				if served[i] != served[0] {
+					t.Errorf("%s: statusScalarUpdate() = %v %s, %v encoding both cuts", name, served[i], way, served[0])
+				}
+				if diff := cmp.Diff(out[0], out[i]); diff != "" {
+					t.Errorf("%s: managed fields (-encoding both cuts +%s):\n%s", name, way, diff)
+				}
 			}
 		}
 	}

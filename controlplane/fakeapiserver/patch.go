@@ -103,7 +103,7 @@ func (s *Server) patchObject(ctx context.Context, t target, pt types.PatchType, 
 			warnings = w
 			return obj, checkIdentity(t, mustMeta(obj))
 		}
-		original := old.encoded()
+		original := old.encodedForWrite()
 		if p.keepsManagedFields(t, old) {
 			if cut := withoutManagedFields(original); cut != nil {
 				original = cut

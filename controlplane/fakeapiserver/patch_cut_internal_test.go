@@ -94,7 +94,7 @@ func TestStatusPatchesWithoutManagedFields(t *testing.T) {
 	if !plain.keepsManagedFields(target{res: podsTarget, namespace: "default", name: "web", subresource: "status"}, stored) {
 		t.Errorf("keepsManagedFields(%s) = false, want true", steps[0].body)
 	}
-	if withoutManagedFields(stored.raw) == nil {
+	if withoutManagedFields(stored.encoded()) == nil {
 		t.Errorf("withoutManagedFields(stored pod) = nil, want the encoding without them")
 	}
 	if !plain.keepsSpec(target{res: podsTarget, namespace: "default", name: "web", subresource: "status"}) {

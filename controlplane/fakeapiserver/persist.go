@@ -159,9 +159,10 @@ func (d *disk) loadTx(st *store) error {
 				if b.expiry != nil {
 					// The resources whose entries keep no encoding (events, see commitEncoded)
 					// keep none loaded either: encoded makes it again for the few reads.
-					b.objects[string(k)] = &entry{obj: obj, size: len(v)}
+					b.objects[string(k)] = &entry{obj: obj, size: len(v), keepsNone: true}
 				} else {
-					// The entry keeps the object's own encoding, not the disk's bytes: a file
+					// The entry keeps the object's own encoding (a pod's entry its length and
+					// hash, see resource.encodesOnDemand), not the disk's bytes: a file
 					// written by other hands (or an older encoder) may spell a value otherwise,
 					// and the field manager's value checks read the entry's encoding as the
 					// object's (kube-apiserver, too, encodes anew what it read from etcd).
@@ -169,7 +170,11 @@ func (d *disk) loadTx(st *store) error {
 					if err != nil {
 						return fmt.Errorf("stored %s %q: encode: %w", res.singular, k, err)
 					}
-					b.objects[string(k)] = newEntry(obj, raw)
+					if res.encodesOnDemand {
+						b.objects[string(k)] = summedEntry(obj, raw)
+					} else {
+						b.objects[string(k)] = newEntry(obj, raw)
+					}
 				}
 				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {
 					st.terminating.Store(true)

@@ -33,6 +33,17 @@ type resource struct {
 	deprecation string
 	// returnDeleted makes DELETE answer with the object instead of a Success Status.
 	returnDeleted bool
+	// encodesOnDemand makes the store keep no JSON of the resource's current versions, only its
+	// length and hash (entry.sum), and encode it again for the few readers that want the bytes: a
+	// pod's encoding took as much of a fleet's heap as its decoded object, and the kubelets, the
+	// controllers and the replay read pods in process (the objects) or in protobuf. Its
+	// writes pay for that: an update's comparison of the written version with the stored one's
+	// bytes, which the field manager's shortcuts read too, takes the stored object's
+	// encoding where it would have read the kept one (sameEncoding, statusChangedScalars,
+	// scalarUpdate's liveJSON), as does a JSON or merge patch's original (patch.go's
+	// guaranteedUpdate callback). A JSON reader's encoding is kept while the version is
+	// current (entry.js), so readers encode a version once.
+	encodesOnDemand bool
 	// statusKeepsOwners keeps the stored owner references on a write of the status subresource,
 	// as the pod status strategy does (old kubelets corrupted them); the rest of the metadata a
 	// status write sends is kept on every kind, as kube-apiserver's status strategies do.
@@ -122,6 +133,7 @@ func resources() []*resource {
 				{name: "status", verbs: verbsStatus},
 			},
 			statusKeepsOwners: true,
+			encodesOnDemand:   true,
 			newObj:            func() runtime.Object { return &corev1.Pod{} },
 			fieldSet:          podFields,
 			prepareCreate:     preparePodCreate,

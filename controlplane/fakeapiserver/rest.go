@@ -506,7 +506,7 @@ func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun 
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(candidate.raw, old.encoded()) || dryRun {
+	if old.sameEncoding(candidate.raw) || dryRun {
 		return candidate, nil
 	}
 	if err := checkStoredSize(res, next); err != nil {

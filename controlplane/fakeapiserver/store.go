@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -29,17 +30,37 @@ import (
 type entry struct {
 	obj runtime.Object // with TypeMeta and resourceVersion set
 	// raw is obj encoded as JSON, or nil for an object of a resource whose encodings the store
-	// does not keep (events: many, written once and seldom read back) and for a version that
-	// only the watch history holds (lean); encoded makes it again.
+	// does not keep (events: many, written once and seldom read back; pods, see
+	// resource.encodesOnDemand) and for a version that only the watch history holds (lean);
+	// encoded makes it again.
 	raw []byte
 	// size is the encoding's length, kept when raw is not: the watch history's bound counts it.
 	size int
+	// sum is a hash of the encoding (encodingSum), kept when summed by a current version that
+	// keeps no raw but whose next write compares its own encoding with it (a pod's): sameEncoding
+	// tells most writes apart by it without encoding the stored object again.
+	sum    uint64
+	summed bool
+	// protoOf is the stored entry whose protobuf encoding this one, a write's answer that keeps
+	// the JSON the stored entry does not (resource.encodesOnDemand), makes and shares: a pod
+	// status write answered in protobuf and the watch event that carries it encode it once.
+	protoOf *entry
+	// keepsNone marks an entry that keeps no encoding of any kind, not even the protobuf one its
+	// readers make (an event's): see protoEncoding.
+	keepsNone bool
 	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
 	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
 	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
 	// costs nothing more. Only the current version of an object keeps it (see superseded), and
-	// an entry that keeps no JSON keeps no protobuf either.
+	// an entry that keeps no encoding of any kind (keepsNone) keeps none here either; a pod's
+	// current version, which keeps no raw, keeps its protobuf.
 	pb atomic.Pointer[protoEncoding]
+	// js is obj encoded as JSON for a summed entry (a pod's current version), made by the first
+	// JSON answer, list or watch event that reads it and shared by the others, as pb is: a
+	// JSON reader encodes a version once however many read it, while a version nobody reads as
+	// JSON (a replay fleet's pods) keeps only its size and sum. Dropped, as pb is, once the
+	// version is superseded: the history's byte bound counts JSON it does not keep.
+	js atomic.Pointer[[]byte]
 	// superseded is set once a later write replaced or deleted this version (or at once for a
 	// deletion's own entry): from then on only the watch history holds it, whose byte bound
 	// counts JSON, so it drops pb and its protobuf is made again for each reader.
@@ -48,6 +69,36 @@ type entry struct {
 
 func newEntry(obj runtime.Object, raw []byte) *entry {
 	return &entry{obj: obj, raw: raw, size: len(raw)}
+}
+
+// summedEntry is the stored entry of obj, encoded as raw, for a resource whose current versions
+// keep only the encoding's length and hash (resource.encodesOnDemand).
+func summedEntry(obj runtime.Object, raw []byte) *entry {
+	return &entry{obj: obj, size: len(raw), sum: encodingSum(raw), summed: true}
+}
+
+// encodingSeed seeds encodingSum. Its value, random in each process, decides nothing that can be
+// observed: a sum only ever rules out equal encodings, and equal sums are checked byte by byte.
+var encodingSeed = maphash.MakeSeed()
+
+// encodingSum is the hash of an encoding that an entry keeping no raw keeps (entry.sum).
+func encodingSum(raw []byte) uint64 { return maphash.Bytes(encodingSeed, raw) }
+
+// sameEncoding reports whether raw is e's encoding, byte for byte: an update's check that it
+// changes anything. A summed entry is encoded again only when the lengths and sums leave the
+// question open, that is when the bytes are (all but certainly) equal: an update that changes
+// nothing, which the kubelet's own checks make rare. An entry that keeps neither raw nor a sum
+// (an event's) is always encoded again: its size may be that of other bytes than its encoding
+// (an event loaded from a data directory counts the bytes on disk, which may spell the same
+// value otherwise), so a length that differs proves nothing.
+func (e *entry) sameEncoding(raw []byte) bool {
+	if e.raw != nil {
+		return bytes.Equal(raw, e.raw)
+	}
+	if e.summed && (len(raw) != e.size || encodingSum(raw) != e.sum) {
+		return false
+	}
+	return bytes.Equal(raw, e.encodedForWrite())
 }
 
 // protoEncoding is an object in the protobuf envelope, and where in it the object's own message
@@ -60,14 +111,56 @@ type protoEncoding struct {
 
 func (e *entry) meta() metav1.Object { return mustMeta(e.obj) }
 
-// encoded returns obj encoded as JSON: raw, or for an entry that does not keep it, the encoding
-// made again. obj does not change once stored and encoding/json's output depends on the value
-// alone (struct fields in order, map keys sorted), so it is the same bytes every time: the ones
-// the write that stored it encoded.
+// encoded returns obj encoded as JSON for a reader: raw, or for an entry that does not keep it,
+// the encoding made again, which a summed entry that is still current keeps (js) for the next
+// reader. obj does not change once stored and encoding/json's output depends on the value alone
+// (struct fields in order, map keys sorted), so it is the same bytes every time: the ones the
+// write that stored it encoded. Two first readers at once may both encode it; one is kept.
 func (e *entry) encoded() []byte {
 	if e.raw != nil {
 		return e.raw
 	}
+	if !e.summed {
+		return e.encodeAgain()
+	}
+	if kept := e.js.Load(); kept != nil {
+		return *kept
+	}
+	raw := e.encodeAgain()
+	if e.superseded.Load() {
+		return raw
+	}
+	if !e.js.CompareAndSwap(nil, &raw) {
+		// Another reader kept its encoding first; a supersede since may have dropped it.
+		if kept := e.js.Load(); kept != nil {
+			return *kept
+		}
+		return raw
+	}
+	if e.superseded.Load() {
+		// supersede ran between the check above and the swap: undo the swap. supersede sets
+		// the flag before it clears js, so one of the two clears what the other left.
+		e.js.CompareAndSwap(&raw, nil)
+	}
+	return raw
+}
+
+// encodedForWrite is obj encoded as JSON for a write that reads the version it replaces (the
+// no-op check, a JSON or merge patch's original): the kept encoding if there is one, else made
+// again and not kept, since the write most often supersedes the version at once, and one that
+// does not (a write that changes nothing, rare) is no reader the encoding would be kept for.
+func (e *entry) encodedForWrite() []byte {
+	if e.raw != nil {
+		return e.raw
+	}
+	if kept := e.js.Load(); kept != nil {
+		return *kept
+	}
+	return e.encodeAgain()
+}
+
+// encodeAgain encodes obj as JSON.
+func (e *entry) encodeAgain() []byte {
 	raw, err := json.Marshal(e.obj)
 	if err != nil {
 		// The write that stored obj encoded it; the same value cannot fail now.
@@ -104,6 +197,9 @@ func (e *entry) protoMessage() ([]byte, error) {
 }
 
 func (e *entry) protoEncoding() (*protoEncoding, error) {
+	if e.protoOf != nil {
+		return e.protoOf.protoEncoding()
+	}
 	if enc := e.pb.Load(); enc != nil {
 		return enc, nil
 	}
@@ -112,9 +208,11 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 		return nil, err
 	}
 	enc := &protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
-	if e.raw == nil || e.superseded.Load() {
-		// An entry that keeps no JSON (an event's) keeps no protobuf either, and a superseded
-		// one keeps none beyond the history's bound.
+	if e.keepsNone || e.superseded.Load() {
+		// An event's entry keeps no encoding at all, and a superseded one keeps none beyond
+		// the history's bound. A pod's current version keeps its protobuf encoding though it
+		// keeps no raw: the wire's watchers read protobuf, and it keeps its JSON (js) only
+		// once a JSON reader made it.
 		return enc, nil
 	}
 	if !e.pb.CompareAndSwap(nil, enc) {
@@ -132,11 +230,12 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 	return enc, nil
 }
 
-// supersede marks e replaced by a later write and drops its protobuf encoding. The caller holds
-// the store's lock.
+// supersede marks e replaced by a later write and drops its protobuf encoding and the JSON a
+// reader made of it. The caller holds the store's lock.
 func (e *entry) supersede() {
 	e.superseded.Store(true)
 	e.pb.Store(nil)
+	e.js.Store(nil)
 }
 
 // lean returns e without its encoding, superseded: what the watch history keeps of a version no
@@ -236,8 +335,9 @@ type store struct {
 	// them otherwise. Objects loaded from the data directory, decoded anew, are interned too.
 	intern *podintern.Table
 	// keepHistoryEncodings keeps each version's JSON in the watch history after a later write
-	// replaced it, as the store did before versions retired to their lean form; a test compares
-	// what the two serve.
+	// replaced it, as the store did before versions retired to their lean form, and the JSON of
+	// the current versions of a resource that encodes on demand (pods); a test compares what
+	// the two serve.
 	keepHistoryEncodings bool
 }
 
@@ -363,14 +463,28 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 	e := newEntry(obj, raw)
 	b := st.buckets[res.name]
 	stored := e
-	if b.expiry != nil && typ != watch.Deleted {
+	switch {
+	case typ == watch.Deleted:
+	case b.expiry != nil:
 		// An event is written once (a repeat patches its count) and read back only by a list or
 		// watch of events, which none of a fleet's components make: its encoding is made again
 		// for those rather than kept beside the object for the hour it lives. The caller's entry
 		// keeps it for the write's own response.
-		stored = &entry{obj: obj, size: len(raw)}
+		stored = &entry{obj: obj, size: len(raw), keepsNone: true}
+	case res.encodesOnDemand && !st.keepHistoryEncodings:
+		// The caller's entry keeps the encoding for the write's own response; the stored one
+		// keeps its length and hash for the next write's comparison.
+		stored = summedEntry(obj, raw)
+		e.protoOf = stored
 	}
 	key := objectKey(m.GetNamespace(), m.GetName())
+	if cur := b.objects[key]; prev != nil && cur != nil && cur != prev && cur.obj == prev.obj {
+		// prev is the entry an earlier commit gave its caller (a pod's deletion that removes
+		// it at once, after the write that marked it), which for a resource whose stored
+		// entries keep less than the caller's is not the stored one: the stored one is what
+		// the write supersedes and retires.
+		prev = cur
+	}
 	if st.disk != nil {
 		onDisk := raw
 		if typ == watch.Deleted {

@@ -182,17 +182,26 @@ func TestEventsKeepNoEncoding(t *testing.T) {
 	if history != sum {
 		t.Errorf("events' history size = %d, want the encodings' %d", history, sum)
 	}
-	// A pod keeps its encoding: every write of it reads the stored bytes.
-	do("POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"web"},"spec":{"containers":[{"name":"app","image":"nginx"}]}}`, http.StatusCreated)
-	var pod *entry
-	_ = srv.store.locked(func() error { pod = srv.store.buckets["pods"].objects["default/web"]; return nil })
-	if pod == nil || pod.raw == nil {
-		t.Errorf("stored pod %v keeps no encoding, want it kept", pod)
+	// A pod keeps its encoding's size and hash, which its next write compares with its own
+	// (resource.encodesOnDemand); a node keeps its encoding.
+	podCreated := do("POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"web"},"spec":{"containers":[{"name":"app","image":"nginx"}]}}`, http.StatusCreated)
+	do("POST", "/api/v1/nodes", "application/json", `{"metadata":{"name":"node-1"}}`, http.StatusCreated)
+	var pod, node *entry
+	_ = srv.store.locked(func() error {
+		pod, node = srv.store.buckets["pods"].objects["default/web"], srv.store.buckets["nodes"].objects["/node-1"]
+		return nil
+	})
+	if pod == nil || pod.raw != nil || !pod.summed || pod.sum != encodingSum(podCreated) || string(pod.encoded()) != string(podCreated) {
+		t.Errorf("stored pod %v: want no encoding kept, the answer's size and hash, the answer's bytes encoded", pod)
+	}
+	if node == nil || node.raw == nil {
+		t.Errorf("stored node %v keeps no encoding, want it kept", node)
 	}
 }
 
 // TestEventsLoadedKeepNoEncoding: an event loaded from the data directory keeps no encoding
-// either, and answers the bytes its write stored; a pod loaded keeps its own.
+// either, and answers the bytes its write stored; a pod loaded keeps its encoding's size and hash,
+// and encodes as it did before.
 func TestEventsLoadedKeepNoEncoding(t *testing.T) {
 	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -212,6 +221,11 @@ func TestEventsLoadedKeepNoEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	committed := string(ev.raw)
+	var committedPod string
+	_ = srv.store.locked(func() error {
+		committedPod = string(srv.store.buckets["pods"].objects["default/web"].encoded())
+		return nil
+	})
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +248,10 @@ func TestEventsLoadedKeepNoEncoding(t *testing.T) {
 	if got := string(event.encoded()); got != committed {
 		t.Errorf("loaded event encodes as %s, want the stored %s", got, committed)
 	}
-	if pod.raw == nil {
-		t.Error("loaded pod keeps no encoding, want it kept")
+	if pod.raw != nil || !pod.summed || pod.size != len(committedPod) || pod.sum != encodingSum([]byte(committedPod)) {
+		t.Errorf("loaded pod keeps %d bytes, summed %v, size %d; want none kept, the stored encoding's size %d and hash", len(pod.raw), pod.summed, pod.size, len(committedPod))
+	}
+	if got := string(pod.encoded()); got != committedPod {
+		t.Errorf("loaded pod encodes as %s, want the stored %s", got, committedPod)
 	}
 }

@@ -87,9 +87,10 @@ func historyServed(t *testing.T, s *Server) map[string]string {
 }
 
 // TestHistoryKeepsNoEncoding: a version that a later write replaced keeps no encoding in the watch
-// history (the current one keeps its own), and everything served from the history (watches in
-// JSON, protobuf and tables, with a selector, and lists at older resource versions) is byte for
-// byte what a store that keeps every version's encoding serves.
+// history (the current one of a pod keeps its encoding's size and hash), and everything served
+// from the history and the current versions (watches in JSON, protobuf and tables, with a
+// selector, and lists at every resource version) is byte for byte what a store that keeps every
+// version's encoding serves.
 func TestHistoryKeepsNoEncoding(t *testing.T) {
 	servers := map[bool]*Server{}
 	for _, keep := range []bool{true, false} {
@@ -108,8 +109,12 @@ func TestHistoryKeepsNoEncoding(t *testing.T) {
 					case e == nil:
 					case b.objects[objectKey(e.meta().GetNamespace(), e.meta().GetName())] == e:
 						current++
-						if e.raw == nil {
+						if keep && e.raw == nil {
 							t.Errorf("current version %s %s keeps no encoding", e.meta().GetName(), e.meta().GetResourceVersion())
+						}
+						if !keep && (e.raw != nil || !e.summed || e.size != len(e.encoded())) {
+							t.Errorf("current version %s %s keeps %d bytes, summed %v, size %d; want none kept, summed, the encoding's size",
+								e.meta().GetName(), e.meta().GetResourceVersion(), len(e.raw), e.summed, e.size)
 						}
 					case e.raw != nil:
 						kept++
