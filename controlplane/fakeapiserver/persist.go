@@ -165,7 +165,9 @@ func (d *disk) loadTx(st *store) error {
 					// hash, see resource.encodesOnDemand), not the disk's bytes: a file
 					// written by other hands (or an older encoder) may spell a value otherwise,
 					// and the field manager's value checks read the entry's encoding as the
-					// object's (kube-apiserver, too, encodes anew what it read from etcd).
+					// object's (kube-apiserver encodes anew what it read from etcd for its
+					// answers, but compares a write with etcd's bytes: docs/fidelity.md,
+					// Storage).
 					raw, err := json.Marshal(obj)
 					if err != nil {
 						return fmt.Errorf("stored %s %q: encode: %w", res.singular, k, err)
