@@ -130,6 +130,13 @@ func (e *entry) encoded() []byte {
 	if e.superseded.Load() {
 		return raw
 	}
+	return e.keepJSON(raw)
+}
+
+// keepJSON keeps raw as the current version's JSON for later readers, unless another reader
+// kept its own first, and returns the encoding to answer with. The caller saw e current; a
+// supersede since then is undone here.
+func (e *entry) keepJSON(raw []byte) []byte {
 	if !e.js.CompareAndSwap(nil, &raw) {
 		// Another reader kept its encoding first; a supersede since may have dropped it.
 		if kept := e.js.Load(); kept != nil {
@@ -138,7 +145,7 @@ func (e *entry) encoded() []byte {
 		return raw
 	}
 	if e.superseded.Load() {
-		// supersede ran between the check above and the swap: undo the swap. supersede sets
+		// supersede ran between the caller's check and the swap: undo the swap. supersede sets
 		// the flag before it clears js, so one of the two clears what the other left.
 		e.js.CompareAndSwap(&raw, nil)
 	}
@@ -223,7 +230,7 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 		return enc, nil
 	}
 	if e.superseded.Load() {
-		// supersede ran between the check above and the swap: undo the swap. supersede sets
+		// supersede ran between the caller's check and the swap: undo the swap. supersede sets
 		// the flag before it clears pb, so one of the two clears what the other left.
 		e.pb.CompareAndSwap(enc, nil)
 	}

@@ -154,6 +154,26 @@ func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
 		t.Errorf("superseded encoded() = %s, kept %v; want %s, nothing kept", again, e.js.Load(), raw)
 	}
 
+	// The interleaving the readers above can miss: a reader saw the version current, a
+	// supersede ran, then the reader swapped its encoding in. keepJSON must take it back.
+	e = summedEntry(pod, raw)
+	e.supersede()
+	if got := e.keepJSON(raw); !bytes.Equal(got, raw) {
+		t.Errorf("keepJSON after a supersede = %s, want %s", got, raw)
+	}
+	if kept := e.js.Load(); kept != nil {
+		t.Errorf("a swap after the supersede kept %d bytes of JSON, want none", len(*kept))
+	}
+	// And the other reader's side: one kept its encoding first, the next gets those bytes.
+	e = summedEntry(pod, raw)
+	mine := append([]byte(nil), raw...)
+	if got := e.keepJSON(mine); &got[0] != &mine[0] {
+		t.Error("the first keepJSON did not answer with its own encoding")
+	}
+	if got := e.keepJSON(append([]byte(nil), raw...)); &got[0] != &mine[0] {
+		t.Error("a later keepJSON did not answer with the kept encoding")
+	}
+
 	// Neither kept nor summed (an event's): encoded anew for each reader and never kept.
 	ev := &entry{obj: pod, size: len(raw), keepsNone: true}
 	if a, b := ev.encoded(), ev.encoded(); !bytes.Equal(a, raw) || &a[0] == &b[0] || ev.js.Load() != nil {
