@@ -47,7 +47,7 @@ func BenchmarkFileCheckpointWrite(b *testing.B) {
 // benchmark counts the encoding's bytes and not a copy of the file.
 type discardCheckpoint struct{ writes, bytes int }
 
-func (c *discardCheckpoint) Write(b []byte) error { c.writes++; c.bytes = len(b); return nil }
+func (c *discardCheckpoint) Write(b []byte) error  { c.writes++; c.bytes = len(b); return nil }
 func (c *discardCheckpoint) Read() ([]byte, error) { return nil, nil }
 
 // BenchmarkFlush: a save of the allocation checkpoint after one pod's allocation changed, as
