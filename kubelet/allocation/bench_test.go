@@ -42,3 +42,53 @@ func BenchmarkFileCheckpointWrite(b *testing.B) {
 		})
 	}
 }
+
+// discardCheckpoint is a checkpoint that keeps nothing of what it is given, so that a
+// benchmark counts the encoding's bytes and not a copy of the file.
+type discardCheckpoint struct{ writes, bytes int }
+
+func (c *discardCheckpoint) Write(b []byte) error  { c.writes++; c.bytes = len(b); return nil }
+func (c *discardCheckpoint) Read() ([]byte, error) { return nil, nil }
+
+// BenchmarkFlush: a save of the allocation checkpoint after one pod's allocation changed, as
+// `run` makes it once a second while pods are admitted or resized, for a node of 30 pods (a
+// fleet's) and of the kubelet's 110. Each save encodes every pod's allocation and writes the
+// file (here into nothing); file-B is the file's size.
+func BenchmarkFlush(b *testing.B) {
+	floor := benchfloor.Floor(b)
+	for _, n := range []int{30, 110} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			cp := &discardCheckpoint{}
+			e := newEnv(b, "200")
+			if err := e.start("200", cp); err != nil {
+				b.Fatal(err)
+			}
+			pods := make([]*v1.Pod, n)
+			for i := range pods {
+				pods[i] = pod(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), "100m")
+				pods[i].Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("128Mi")
+				e.pods.AddPod(pods[i])
+				e.m.SetAllocatedResources(pods[i])
+			}
+			if err := e.m.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			// The changed pod's allocation alternates, so that every save writes.
+			changed := [2]*v1.Pod{e.resize(pods[0], "200m"), e.resize(pods[0], "100m")}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				e.m.SetAllocatedResources(changed[i%2])
+				if err := e.m.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			if cp.writes != i+1 {
+				b.Fatalf("%d writes for %d saves, want one each", cp.writes, i+1)
+			}
+			b.ReportMetric(float64(cp.bytes), "file-B")
+			benchfloor.Report(b, b.Elapsed()/time.Duration(b.N), floor)
+		})
+	}
+}

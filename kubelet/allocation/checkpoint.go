@@ -1,17 +1,22 @@
 package allocation
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/dump"
 )
 
 // CheckpointFile is the allocation checkpoint's name in the kubelet's root directory
@@ -23,6 +28,8 @@ var ErrCorruptCheckpoint = errors.New("checkpoint is corrupted")
 
 // Checkpointer stores the allocation checkpoint, which outlives the kubelet process.
 type Checkpointer interface {
+	// Write replaces the stored bytes with data, which is lent for the call only: the caller
+	// reuses it, so Write copies what it keeps.
 	Write(data []byte) error
 	// Read returns the stored bytes; a missing file is (nil, nil).
 	Read() ([]byte, error)
@@ -92,29 +99,140 @@ type checkpointFile struct {
 	Checksum uint64 `json:"checksum"`
 }
 
-// checksum is the kubelet checkpoint manager's checksum of data.
+// checksum is the kubelet checkpoint manager's checksum of data: FNV-32a over the data's dump
+// for hashing, which for a string is its type in parentheses and then its bytes, unquoted.
 func checksum(data string) uint64 {
 	h := fnv.New32a()
-	_, _ = fmt.Fprintf(h, "%v", dump.ForHash(data))
+	_, _ = io.WriteString(h, "(string)")
+	_, _ = io.WriteString(h, data)
+	return uint64(h.Sum32())
+}
+
+// checksumBytes is checksum of data held in bytes, without a string copy of them.
+func checksumBytes(data []byte) uint64 {
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, "(string)")
+	_, _ = h.Write(data)
 	return uint64(h.Sum32())
 }
 
 // encodeCheckpoint returns the checkpoint of the allocations. The same allocations give the
-// same bytes (JSON sorts map keys).
+// same bytes (JSON sorts map keys). It is appendCheckpoint into buffers of its own, for a
+// caller that keeps the bytes.
 func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
-	info := checkpointInfo{Entries: make(map[types.UID]podResourceInfo, len(allocated))}
-	for uid, containers := range allocated {
-		info.Entries[uid] = podResourceInfo{ContainerResources: containers}
+	var b checkpointBuffers
+	if err := b.appendCheckpoint(allocated); err != nil {
+		return nil, err
 	}
-	data, err := json.Marshal(info)
-	if err != nil {
-		return nil, fmt.Errorf("encode allocation checkpoint: %w", err)
+	return b.file.Bytes(), nil
+}
+
+// checkpointBuffers are what a save encodes into: the file, its data, and the sorted UIDs.
+type checkpointBuffers struct {
+	file, data bytes.Buffer
+	keys       []types.UID
+}
+
+// reset empties the buffers, keeping their room.
+func (b *checkpointBuffers) reset() {
+	b.file.Reset()
+	b.data.Reset()
+	b.keys = b.keys[:0]
+}
+
+// savePool holds the buffers the allocation managers save into: shared by the nodes of a
+// fleet, each of which saves at most once a second, so that a few buffers serve them all
+// instead of new copies of the checkpoint at every save.
+var savePool = sync.Pool{New: func() any { return new(checkpointBuffers) }}
+
+// appendCheckpoint appends the checkpoint of the allocations to b.file: json.Marshal's bytes of
+// a checkpointFile whose data is json.Marshal's bytes of their checkpointInfo, the file the
+// kubelet writes. The data is encoded into b.data, a pod at a time in the order Marshal sorts
+// the map's keys, then written into the file as a JSON string and hashed where it lies. The
+// kubelet's way (the data marshalled, copied into a string, hashed through a dump of it, and the
+// whole marshalled again) made each save a few copies of the file.
+func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) error {
+	data := &b.data
+	data.Reset()
+	// Entries is omitted when empty, as Marshal omits an empty map.
+	if len(allocated) == 0 {
+		data.WriteString("{}")
+	} else {
+		b.keys = b.keys[:0]
+		for uid := range allocated {
+			b.keys = append(b.keys, uid)
+		}
+		slices.Sort(b.keys)
+		data.WriteString(`{"entries":{`)
+		// An Encoder writes Marshal's bytes (escaped alike) and a newline, which is dropped.
+		enc := json.NewEncoder(data)
+		info := podResourceInfo{}
+		for i, uid := range b.keys {
+			if i > 0 {
+				data.WriteByte(',')
+			}
+			data.Write(appendJSONString(data.AvailableBuffer(), string(uid)))
+			data.WriteByte(':')
+			info.ContainerResources = allocated[uid]
+			if err := enc.Encode(&info); err != nil {
+				return fmt.Errorf("encode allocation checkpoint: pod %s: %w", uid, err)
+			}
+			data.Truncate(data.Len() - 1) // the newline
+		}
+		data.WriteString("}}")
 	}
-	b, err := json.Marshal(checkpointFile{Data: string(data), Checksum: checksum(string(data))})
-	if err != nil {
-		return nil, fmt.Errorf("encode allocation checkpoint: %w", err)
+	file := &b.file
+	file.WriteString(`{"data":`)
+	file.Write(appendJSONString(file.AvailableBuffer(), data.Bytes()))
+	file.WriteString(`,"checksum":`)
+	file.Write(strconv.AppendUint(file.AvailableBuffer(), checksumBytes(data.Bytes()), 10))
+	file.WriteByte('}')
+	return nil
+}
+
+// appendJSONString appends s as encoding/json writes a string (with HTML escaping, its
+// default): quoted, with '"' and '\' escaped, the control characters as \b, \f, \n, \r, \t or
+// \u00XX, '<', '>' and '&' as \u00XX, each byte that is not valid UTF-8 as \ufffd, and U+2028
+// and U+2029 as \u2028 and \u2029. TestAppendJSONStringIsMarshals holds it to Marshal.
+func appendJSONString[T string | []byte](dst []byte, s T) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
 	}
-	return b, nil
+	return append(dst, '"')
 }
 
 // decodeCheckpoint returns the allocations a checkpoint holds: none for an empty file's nil. A

@@ -1,8 +1,8 @@
 package allocation
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -107,11 +107,14 @@ type Manager struct {
 	next time.Time
 	// onChange are told of every pod whose allocation changed.
 	onChange []func(types.UID)
-	// dirty is set when an allocation was set since the last Flush; written is what the
-	// checkpoint holds. As in the kubelet, forgetting a pod does not write the checkpoint: the
-	// next write leaves it out.
-	dirty   bool
-	written []byte
+	// dirty is set when an allocation was set since the last Flush; written is the SHA-256 of
+	// what the checkpoint holds, valid when hasWritten. As in the kubelet, forgetting a pod does
+	// not write the checkpoint: the next write leaves it out. A digest rather than the bytes:
+	// each node of a fleet kept its whole last checkpoint only to tell an unchanged one from a
+	// changed one.
+	dirty      bool
+	written    [sha256.Size]byte
+	hasWritten bool
 }
 
 // OnChange registers fn to be called with the UID of every pod whose allocation is set or
@@ -143,7 +146,9 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("new allocation manager: could not restore state from checkpoint: %w, please drain this node and delete pod resource information checkpoint file %q before restarting Kubelet",
 				err, opts.CheckpointPath)
 		}
-		m.written = b
+		if b != nil {
+			m.written, m.hasWritten = sha256.Sum256(b), true
+		}
 	}
 	return m, nil
 }
@@ -160,17 +165,23 @@ func (m *Manager) Flush() error {
 		return nil
 	}
 	m.dirty = false
-	b, err := encodeCheckpoint(m.allocated)
-	if err != nil {
+	buf := savePool.Get().(*checkpointBuffers)
+	defer func() {
+		buf.reset()
+		savePool.Put(buf)
+	}()
+	if err := buf.appendCheckpoint(m.allocated); err != nil {
 		return err
 	}
-	if bytes.Equal(b, m.written) {
+	b := buf.file.Bytes()
+	sum := sha256.Sum256(b)
+	if m.hasWritten && sum == m.written {
 		return nil
 	}
 	if err := m.opts.Checkpoint.Write(b); err != nil {
 		return fmt.Errorf("save pod resource information checkpoint %s: %w", m.opts.CheckpointPath, err)
 	}
-	m.written = b
+	m.written, m.hasWritten = sum, true
 	return nil
 }
 

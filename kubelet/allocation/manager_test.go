@@ -39,7 +39,7 @@ type env struct {
 	fit    int64
 }
 
-func newEnv(t *testing.T, allocatable string, pods ...*v1.Pod) *env {
+func newEnv(t testing.TB, allocatable string, pods ...*v1.Pod) *env {
 	t.Helper()
 	e := &env{clk: vclock.New(vclock.Epoch), fit: 1500}
 	var err error

@@ -51,7 +51,7 @@ func sameCheck(a, b *Step) bool {
 // instants the kubelets wake at.
 func (e *engine) reachStep(st *Step, n *node) {
 	switch st.act.(type) {
-	case expectation, *APICreatePod, *APIUpdatePod, *APIUpdatePodStatus, *APIDeletePod, *APIDeleteMirrorPod,
+	case expectation, *APICreatePod, *APIUpdatePod, *stowedPod, *APIUpdatePodStatus, *APIDeletePod, *APIDeleteMirrorPod,
 		*APICreateNamespace, *APIDeleteNamespace, *APICreateObject, *APIDeleteNode, *APIPatchNode, *APIPatchPod,
 		*APIResizePod:
 		e.sched.reach(n.index)

@@ -151,6 +151,12 @@ func Parse(path string, data []byte, opts LoadOptions) (*Scenario, error) {
 	if err := s.validate(opts.maxDuration()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, path, err)
 	}
+	// The steps that write a pod keep their JSON, not the decoded pod, for the replay (stowedPod).
+	for i := range s.Steps {
+		if k, ok := s.Steps[i].act.(stowable); ok {
+			s.Steps[i].act = k.stow(s.Steps[i].name)
+		}
+	}
 	return &s, nil
 }
 

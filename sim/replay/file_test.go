@@ -54,8 +54,12 @@ steps:
 	if got := s.Runtime.ImagePull.Duration; got != 2*time.Second {
 		t.Errorf("Runtime.ImagePull = %v, want 2s", got)
 	}
-	if a, ok := s.Steps[3].act.(*APICreatePod); !ok || a.Pod.Spec.Containers[0].Image != "busybox" {
-		t.Errorf("Steps[3] = %+v, want an apiCreatePod of image busybox", s.Steps[3].act)
+	stowed, ok := s.Steps[3].act.(*stowedPod)
+	if !ok {
+		t.Fatalf("Steps[3] = %+v, want a stowed apiCreatePod", s.Steps[3].act)
+	}
+	if a, err := stowed.unstow(); err != nil || a.(*APICreatePod).Pod.Spec.Containers[0].Image != "busybox" {
+		t.Errorf("Steps[3] unstowed = %+v, %v, want an apiCreatePod of image busybox", a, err)
 	}
 }
 

@@ -197,6 +197,9 @@ func decodeStep(raw json.RawMessage) (Step, error) {
 		}
 		a := kind.new()
 		decode(key, a)
+		if k, ok := a.(stowable); ok {
+			k.keep(keys[key])
+		}
 		st.actions++
 		st.name, st.act = key, a
 	}

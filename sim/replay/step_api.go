@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,73 @@ type APIPod struct {
 	// this text (for example "pod updates may not change fields other than"); an accepted write,
 	// or another error, fails the replay. The refusal is traced with reason Rejected.
 	ExpectError string `json:"expectError,omitempty"`
+	// body is the step's JSON, kept from its decode (keep) until Parse stows the step.
+	body []byte
+}
+
+// stowedPod is an apiCreatePod or apiUpdatePod step as Parse keeps it once the scenario is valid:
+// the step's JSON, decoded again, by the decoder that decoded it then, when the step is applied.
+// A decoded step is a struct of more than a kilobyte, mostly empty (a v1.Pod), where a
+// scenario's pod is written in a hundred or two bytes; a fleet's scenario creates thousands,
+// each applied once, and the scenario is held for the whole replay. The decoded step is built
+// anew at each apply, so a scenario replayed twice writes the same pods.
+type stowedPod struct {
+	kind string // the step's key: apiCreatePod or apiUpdatePod
+	body []byte
+}
+
+// stowable is a kind that Parse replaces, once the scenario is valid, by a smaller action that
+// gives the same one back when the step is applied.
+type stowable interface {
+	// keep records raw, the step's JSON, which stays the decoder's until stow.
+	keep(raw []byte)
+	// stow returns the action to keep in place of this one, the step's key being kind.
+	stow(kind string) action
+}
+
+func (a *APICreatePod) keep(raw []byte) { a.body = raw }
+func (a *APIUpdatePod) keep(raw []byte) { a.body = raw }
+
+func (a *APICreatePod) stow(kind string) action { return stowAPIPod(kind, a.body, a) }
+func (a *APIUpdatePod) stow(kind string) action { return stowAPIPod(kind, a.body, a) }
+
+// stowAPIPod returns a stowedPod of a copy of body, or a when body is nil (a step decoded
+// without one).
+func stowAPIPod(kind string, body []byte, a action) action {
+	if body == nil {
+		return a
+	}
+	return &stowedPod{kind: kind, body: bytes.Clone(body)}
+}
+
+// unstow decodes the step again.
+func (s *stowedPod) unstow() (change, error) {
+	var a change
+	switch s.kind {
+	case "apiCreatePod":
+		a = new(APICreatePod)
+	case "apiUpdatePod":
+		a = new(APIUpdatePod)
+	default:
+		return nil, fmt.Errorf("stowed step of unknown kind %q", s.kind)
+	}
+	if strict, err := strictBody(s.kind, s.body, a); err != nil || len(strict) > 0 {
+		return nil, fmt.Errorf("decode the step again: %w", errors.Join(append(strict, err)...))
+	}
+	return a, nil
+}
+
+// validate: the step was valid when Parse stowed it.
+func (*stowedPod) validate() error { return nil }
+func (*stowedPod) source() string  { return podconfig.APISource }
+
+func (s *stowedPod) apply(ctx context.Context, e *engine, n *node) {
+	a, err := s.unstow()
+	if err != nil {
+		e.stepError(trace.Kind(s.kind), err)
+		return
+	}
+	a.apply(ctx, e, n)
 }
 
 // APICreatePod creates a pod through the API server.
@@ -77,6 +145,10 @@ var (
 	_ change     = (*APICreateNamespace)(nil)
 	_ change     = (*APIDeleteNamespace)(nil)
 	_ sourceUser = (*APICreatePod)(nil)
+	_ change     = (*stowedPod)(nil)
+	_ sourceUser = (*stowedPod)(nil)
+	_ stowable   = (*APICreatePod)(nil)
+	_ stowable   = (*APIUpdatePod)(nil)
 	_ sourceUser = (*APIUpdatePod)(nil)
 	_ sourceUser = (*APIUpdatePodStatus)(nil)
 	_ sourceUser = (*APIDeletePod)(nil)

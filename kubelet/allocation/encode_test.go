@@ -1,0 +1,159 @@
+package allocation
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/dump"
+)
+
+// marshalCheckpoint is the checkpoint built the kubelet's way, the reference appendCheckpoint
+// is held to: the data marshalled from a map, copied into a string, the checksum taken through
+// the dump for hashing, and the file marshalled.
+func marshalCheckpoint(t testing.TB, allocated map[types.UID]map[string]v1.ResourceRequirements) []byte {
+	t.Helper()
+	info := checkpointInfo{Entries: make(map[types.UID]podResourceInfo, len(allocated))}
+	for uid, containers := range allocated {
+		info.Entries[uid] = podResourceInfo{ContainerResources: containers}
+	}
+	data, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(string(data)))
+	b, err := json.Marshal(checkpointFile{Data: string(data), Checksum: uint64(h.Sum32())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAppendCheckpointIsMarshals: the file is byte for byte the one built the kubelet's way,
+// for UIDs and container names that JSON escapes, in and out of order, and with no pods; and
+// buffers used before (as the pool hands them out) give the same bytes.
+func TestAppendCheckpointIsMarshals(t *testing.T) {
+	q := resource.MustParse
+	full := v1.ResourceRequirements{
+		Limits:   v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("1Gi"), "example.com/gpu": q("2")},
+		Requests: v1.ResourceList{v1.ResourceCPU: q("250m"), v1.ResourceMemory: q("64Mi")},
+		Claims:   []v1.ResourceClaim{{Name: "gpu", Request: "one"}, {Name: "<&>"}},
+	}
+	tests := map[string]map[types.UID]map[string]v1.ResourceRequirements{
+		"none":          {},
+		"the kubelet's": kubeletAllocations(),
+		"escaped": {
+			`uid "quoted" \ back`:   {"a<b>&c": full},
+			"uid\n\t\x01\u2028\xff": {"é\u2029": {}, "": full},
+			"z":                     {},
+			"A":                     {"x": {Requests: v1.ResourceList{v1.ResourceCPU: q("0.5")}}},
+		},
+	}
+	reused := &checkpointBuffers{}
+	for name, allocated := range tests {
+		t.Run(name, func(t *testing.T) {
+			want := string(marshalCheckpoint(t, allocated))
+			got, err := encodeCheckpoint(allocated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, string(got)); diff != "" {
+				t.Errorf("encodeCheckpoint (-Marshal's +got):\n%s", diff)
+			}
+			reused.reset()
+			if err := reused.appendCheckpoint(allocated); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, reused.file.String()); diff != "" {
+				t.Errorf("appendCheckpoint into used buffers (-Marshal's +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestChecksumIsTheDumps: the checksum hashes what the kubelet's dump for hashing prints for
+// the string, whatever it holds.
+func TestChecksumIsTheDumps(t *testing.T) {
+	for _, data := range []string{"", "{}", `{"entries":{}}`, "\"quoted\" \\ \n\xff\u2028", kubeletCheckpoint} {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%v", dump.ForHash(data))
+		want := uint64(h.Sum32())
+		if got := checksum(data); got != want {
+			t.Errorf("checksum(%q) = %d, the dump's is %d", data, got, want)
+		}
+		if got := checksumBytes([]byte(data)); got != want {
+			t.Errorf("checksumBytes(%q) = %d, the dump's is %d", data, got, want)
+		}
+	}
+}
+
+// TestAppendJSONStringIsMarshals holds appendJSONString to json.Marshal of a string, on every
+// byte alone and on strings with what Marshal escapes.
+func TestAppendJSONStringIsMarshals(t *testing.T) {
+	inputs := []string{"", "plain", `"\`, "<a href='x'>&amp;</a>", "\b\f\n\r\t\x00\x1f\x7f",
+		"\u2028\u2029", "é ünï ☃ 𝄞", "\xff\xfe", "a\xc3", "\xe2\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"}
+	for b := range 256 {
+		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"y")
+	}
+	for _, s := range inputs {
+		checkJSONString(t, s)
+	}
+}
+
+func checkJSONString(t *testing.T, s string) {
+	t.Helper()
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appendJSONString(nil, s); string(got) != string(want) {
+		t.Errorf("appendJSONString(%q) = %s, Marshal's is %s", s, got, want)
+	}
+	if got := appendJSONString([]byte("kept"), []byte(s)); string(got) != "kept"+string(want) {
+		t.Errorf("appendJSONString(kept, []byte(%q)) = %s, want kept%s", s, got, want)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\xff\u2028<>&\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkJSONString)
+}
+
+// TestFlushAfterRestartKnowsTheFile: a Manager started over a checkpoint does not write it again
+// for the allocations it holds, and writes it for a change; Flush does not keep the bytes it
+// lent to Write.
+func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
+	cp := &memCheckpoint{}
+	e := newEnv(t, "4")
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	web := pod("web", "100m")
+	e.pods.AddPod(web)
+	e.m.SetAllocatedResources(web)
+	if err := e.m.Flush(); err != nil || cp.writes != 1 {
+		t.Fatalf("Flush() = %v, %d writes, want 1", err, cp.writes)
+	}
+	if err := e.start("4", cp); err != nil {
+		t.Fatal(err)
+	}
+	e.m.SetAllocatedResources(web)
+	if err := e.m.Flush(); err != nil || cp.writes != 1 {
+		t.Errorf("Flush() of the restored allocations = %v, %d writes, want still 1", err, cp.writes)
+	}
+	e.m.SetAllocatedResources(e.resize(web, "200m"))
+	if err := e.m.Flush(); err != nil || cp.writes != 2 {
+		t.Errorf("Flush() after a change = %v, %d writes, want 2", err, cp.writes)
+	}
+	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
+		t.Errorf("written checkpoint (-want +got):\n%s", diff)
+	}
+}
