@@ -19,11 +19,24 @@
 // pods/resize (handler_resize.go),
 // graceful pod deletion, metav1.Status
 // errors, discovery, OpenAPI v2 and v3 documents with the schemas generated from the k8s.io/api
-// types (openapi.go), managed fields and server-side apply (fieldmanager.go), deletecollection and
+// types (openapi.go), managed fields and server-side apply (managedfields.go, over the field
+// manager of internal/fieldmanager), deletecollection and
 // server-side tables, so that both client-go (typed clientsets, apply configurations, informers,
 // the event recorder) and kubectl (explain, apply, apply --server-side) work against it unchanged.
 // A client in the same process can make the kubelet's hottest requests without HTTP (Direct,
 // direct.go): each runs the operation its handler runs, with the same outcome.
+//
+// # Packages
+//
+// Three concepts live in packages of their own under internal/: the field manager
+// (internal/fieldmanager, kube-apiserver's handlers/fieldmanager), which the writes hand their
+// objects to (managedfields.go); compact JSON as encoding/json writes it (internal/compactjson),
+// which the field manager's comparisons share with patch.go and wirecopy.go; and the generated
+// OpenAPI models (internal/openapi). The next to leave is the kinds' registry strategies
+// (kube-apiserver's pkg/registry: services.go with its cluster IP and node port allocation,
+// endpoints.go, resourceslices.go, namespaces.go and the other kinds' rows of resources()); their
+// hooks take the Server and its store, so the resource row and those hooks need an interface of
+// their own first.
 //
 // # Resource versions and watches
 //

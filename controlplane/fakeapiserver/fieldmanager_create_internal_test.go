@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -109,7 +110,7 @@ func (g randomCreates) event(i int) *corev1.Event {
 // library's path for every create, and wants every stored object, managed fields included, and
 // every error to be the same.
 func TestCreateFieldsMatchTheLibrary(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	seeds, creates := differentialSeeds(20), int64(100)
 	shared := int64(0)
@@ -140,10 +141,10 @@ func TestCreateFieldsMatchTheLibrary(t *testing.T) {
 				}
 			}
 			var errs [2]error
-			before := createsShared.Load()
+			before := fieldmanager.CreatesShared.Load()
 			tick := time.Duration(400+rng.Intn(2)*900) * time.Millisecond
 			for k, s := range servers {
-				fieldManagerShortcuts = k == 1
+				fieldmanager.Shortcuts = k == 1
 				d := s.Direct(manager + "/v1")
 				if pod != nil {
 					_, errs[k] = d.CreatePod(ctx, pod.DeepCopy())
@@ -152,8 +153,8 @@ func TestCreateFieldsMatchTheLibrary(t *testing.T) {
 				}
 				clocks[k].Step(tick)
 			}
-			fieldManagerShortcuts = true
-			shared += createsShared.Load() - before
+			fieldmanager.Shortcuts = true
+			shared += fieldmanager.CreatesShared.Load() - before
 			res, name := podsTarget, fmt.Sprintf("p-%d", i)
 			desc := fmt.Sprintf("seed %d create %d by %s: %+v", seed, i, manager, pod)
 			if ev != nil {
@@ -187,9 +188,9 @@ func TestCreateShapes(t *testing.T) {
 				Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}}}
 	}
 	key := func(p *corev1.Pod) string {
-		k, ok := createFieldsKey(tg, p)
+		k, ok := fieldProbe(t).CreateShape(tg.write(), p)
 		if !ok {
-			t.Fatalf("createFieldsKey(%+v) refused", p)
+			t.Fatalf("CreateShape(%+v) refused", p)
 		}
 		return k
 	}
@@ -232,12 +233,12 @@ func TestCreateShapes(t *testing.T) {
 	}
 	sent := base()
 	sent.ManagedFields = []metav1.ManagedFieldsEntry{}
-	if _, ok := createFieldsKey(tg, sent); ok {
-		t.Error("createFieldsKey() shaped a create that sends managed fields")
+	if _, ok := fieldProbe(t).CreateShape(tg.write(), sent); ok {
+		t.Error("CreateShape() shaped a create that sends managed fields")
 	}
 	invalid := base()
 	invalid.Labels["app"] = "\xff"
-	if _, ok := createFieldsKey(tg, invalid); ok {
-		t.Error("createFieldsKey() shaped an object with invalid UTF-8")
+	if _, ok := fieldProbe(t).CreateShape(tg.write(), invalid); ok {
+		t.Error("CreateShape() shaped an object with invalid UTF-8")
 	}
 }

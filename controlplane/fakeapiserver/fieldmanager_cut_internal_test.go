@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -27,7 +28,7 @@ import (
 // (kept, as kube-apiserver keeps them, and owned by the writer), a node's status with and without
 // a change of its labels.
 func TestStatusWritesWithoutSameSpec(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 	type server struct {
@@ -109,11 +110,11 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 	for _, step := range steps {
 		var errs [2]error
 		for i, srv := range []server{whole, cut} {
-			fieldManagerShortcuts = srv.cut
+			fieldmanager.Shortcuts = srv.cut
 			errs[i] = step.write(srv.s)
 			srv.clk.Step(1500 * time.Millisecond)
 		}
-		fieldManagerShortcuts = true
+		fieldmanager.Shortcuts = true
 		if (errs[0] == nil) != (errs[1] == nil) || (errs[0] != nil && errs[0].Error() != errs[1].Error()) {
 			t.Errorf("%s: error = %v walking the whole object, %v leaving out the spec", step.name, errs[0], errs[1])
 		}
@@ -138,13 +139,13 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 		stored, _ = cut.s.store.get(podsTarget, "default", "web")
 		return nil
 	})
-	if _, _, ok := statusOnly(target{res: podsTarget, subresource: "status"}, stored.obj, stored.obj.DeepCopyObject()); !ok {
-		t.Error("statusOnly() walks the whole of a status write that changes nothing else")
+	if _, _, ok := fieldProbe(t).StatusOnly(target{res: podsTarget, subresource: "status"}.write(), stored.obj, stored.obj.DeepCopyObject()); !ok {
+		t.Error("StatusOnly() walks the whole of a status write that changes nothing else")
 	}
 	relabeledPod := stored.obj.DeepCopyObject()
 	mustMeta(relabeledPod).SetFinalizers(nil)
-	if _, _, ok := statusOnly(target{res: podsTarget, subresource: "status"}, stored.obj, relabeledPod); ok {
-		t.Error("statusOnly() walks only the status of a pod's status write that changes its finalizers")
+	if _, _, ok := fieldProbe(t).StatusOnly(target{res: podsTarget, subresource: "status"}.write(), stored.obj, relabeledPod); ok {
+		t.Error("StatusOnly() walks only the status of a pod's status write that changes its finalizers")
 	}
 	managers := map[string]bool{}
 	for _, e := range stored.meta().GetManagedFields() {
@@ -163,8 +164,8 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 	})
 	relabeled := node.obj.DeepCopyObject()
 	mustMeta(relabeled).SetLabels(map[string]string{"zone": "b"})
-	if _, _, ok := statusOnly(target{res: nodesTarget, subresource: "status"}, node.obj, relabeled); ok {
-		t.Error("statusOnly() walks only the status of a node's status write that changes its labels")
+	if _, _, ok := fieldProbe(t).StatusOnly(target{res: nodesTarget, subresource: "status"}.write(), node.obj, relabeled); ok {
+		t.Error("StatusOnly() walks only the status of a node's status write that changes its labels")
 	}
 }
 
@@ -172,7 +173,7 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 // the library's give: the kind of a typed value turned into an object, and the same object when
 // it is converted to a version, its own or another.
 func TestUpdateConverters(t *testing.T) {
-	tc, err := typeConverter()
+	tc, err := fieldProbe(t).TypeConverter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +189,14 @@ func TestUpdateConverters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, err := updateTypes{tc}.TypedToObject(tv)
+	types, conv, typedValue := fieldProbe(t).UpdateConverters(tc)
+	short, err := types.TypedToObject(tv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := short.GetObjectKind().GroupVersionKind(), full.GetObjectKind().GroupVersionKind(); got != want {
 		t.Errorf("kind of the typed value = %v, want %v", got, want)
 	}
-	conv := updateConverter{scheme: scheme, types: tc}
 	for _, tc := range []struct {
 		name   string
 		in     runtime.Object
@@ -208,7 +209,7 @@ func TestUpdateConverters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
-			if _, ok := in.(*typedObject); ok {
+			if typedValue(in) {
 				in = full
 			}
 			want, wantErr := scheme.ConvertToVersion(in.DeepCopyObject(), tc.target)

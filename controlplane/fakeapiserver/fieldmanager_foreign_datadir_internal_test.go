@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -25,11 +26,11 @@ import (
 // entry keeps the object's own encoding, not the disk's bytes (scalarUpdate reading those would
 // see spec.holderIdentity changed and move the entry to the server's time).
 func TestScalarUpdateOnAForeignDataDir(t *testing.T) {
-	defer func(v bool) { fieldManagerShortcuts = v }(fieldManagerShortcuts)
+	defer func(v bool) { fieldmanager.Shortcuts = v }(fieldmanager.Shortcuts)
 	ctx := context.Background()
 	var got [2][]metav1.ManagedFieldsEntry
 	for i, shortcuts := range []bool{false, true} {
-		fieldManagerShortcuts = shortcuts
+		fieldmanager.Shortcuts = shortcuts
 		dir := t.TempDir()
 		clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
 		s, err := New(Options{Clock: clk, Tracer: trace.Discard, DataDir: dir})

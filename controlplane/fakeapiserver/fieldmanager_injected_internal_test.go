@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 )
 
 // injectedWrites are shapeWrites with, one write in eight, a main-resource merge patch that
@@ -169,7 +171,7 @@ func (g injectedWrites) next(step int) statusWrite {
 // TestWrittenCutWithInjectedManagedFields compares, after every write, the objects stored by the
 // library's path and by the shortcuts, over sequences of injectedWrites.
 func TestWrittenCutWithInjectedManagedFields(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(50), 40
 	served := int64(0)
@@ -180,9 +182,9 @@ func TestWrittenCutWithInjectedManagedFields(t *testing.T) {
 		for step := 0; step < steps; step++ {
 			w := g.next(step)
 			tick := time.Duration(rng.Intn(3)*700) * time.Millisecond
-			before := fieldsUpdates.Load()
+			before := fieldmanager.FieldsUpdates.Load()
 			servers.write(ctx, t, w, w.sub, tick, fmt.Sprintf("seed %d %s", seed, w.desc))
-			served += fieldsUpdates.Load() - before
+			served += fieldmanager.FieldsUpdates.Load() - before
 			if t.Failed() {
 				return
 			}

@@ -21,6 +21,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -33,7 +34,7 @@ import (
 // client sends, change a field the resource resets (a node's status through the main resource),
 // and mix in status patches.
 func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	managers := []string{"kubelet", "kubelet", "kubelet", "controller", "kubectl"}
 	taken := int64(0)
@@ -186,14 +187,14 @@ func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
 				return err
 			}
 			var errs [2]error
-			before := scalarUpdates.Load()
+			before := fieldmanager.ScalarUpdates.Load()
 			for i, srv := range servers {
-				fieldManagerShortcuts = i == 1
+				fieldmanager.Shortcuts = i == 1
 				errs[i] = write(srv.s)
 				srv.clk.Step(tick)
 			}
-			fieldManagerShortcuts = true
-			taken += scalarUpdates.Load() - before
+			fieldmanager.Shortcuts = true
+			taken += fieldmanager.ScalarUpdates.Load() - before
 			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
 				t.Errorf("%s: error = %v on the library's path, %v with scalarUpdate", name, errs[0], errs[1])
 			}
@@ -249,11 +250,11 @@ func TestScalarUpdateServesLeaseRenewal(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		clk.Step(10 * time.Second)
 		lease.Spec.RenewTime = &metav1.MicroTime{Time: clk.Now()}
-		before := scalarUpdates.Load()
+		before := fieldmanager.ScalarUpdates.Load()
 		if lease, err = d.UpdateLease(ctx, lease); err != nil {
 			t.Fatal(err)
 		}
-		if got := scalarUpdates.Load() - before; got != 1 {
+		if got := fieldmanager.ScalarUpdates.Load() - before; got != 1 {
 			t.Fatalf("renewal %d: scalarUpdate served %d writes, want 1", i, got)
 		}
 		mf := lease.ManagedFields
@@ -278,8 +279,8 @@ func TestScalarUpdateServesLeaseRenewal(t *testing.T) {
 		for _, raw := range [][]byte{nil, stored().raw} {
 			obj := live().DeepCopyObject().(*coordinationv1.Lease)
 			tc.change(obj)
-			if scalarUpdate(target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: tc.manager}, live(), raw, obj) {
-				t.Errorf("%s, stored encoding %v: scalarUpdate() = true, want false", tc.name, raw != nil)
+			if fieldProbe(t).ScalarUpdate(target{res: leasesTarget, namespace: "kube-node-lease", name: "node-1", manager: tc.manager}.write(), live(), raw, obj) {
+				t.Errorf("%s, stored encoding %v: ScalarUpdate() = true, want false", tc.name, raw != nil)
 			}
 		}
 	}
@@ -365,68 +366,19 @@ func TestScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 			for i, r := range [][]byte{nil, raw} {
 				obj := live.DeepCopy()
 				w.change(obj)
-				served[i] = scalarUpdate(tg, live, r, obj)
+				served[i] = fieldProbe(t).ScalarUpdate(tg.write(), live, r, obj)
 				out[i] = obj.ManagedFields
 			}
 			if served[0] != w.serves {
-				t.Errorf("%s: scalarUpdate() encoding the live object = %v, want %v", name, served[0], w.serves)
+				t.Errorf("%s: ScalarUpdate() encoding the live object = %v, want %v", name, served[0], w.serves)
 			}
 			if served[1] != served[0] {
-				t.Errorf("%s: scalarUpdate() = %v with the stored encoding, %v encoding the live object", name, served[1], served[0])
+				t.Errorf("%s: ScalarUpdate() = %v with the stored encoding, %v encoding the live object", name, served[1], served[0])
 			}
 			if diff := cmp.Diff(out[0], out[1]); diff != "" {
 				t.Errorf("%s: managed fields (-encoding the live object +the stored encoding):\n%s", name, diff)
 			}
 		}
-	}
-}
-
-// TestDecodedSetsBound wants the cache of decoded field sets bounded by the bytes it keeps, not
-// by its entries alone: many distinct sets of 4 KiB never hold more than maxDecodedSetsBytes of
-// keys, and a set larger than maxDecodedSetBytes is answered but not kept.
-func TestDecodedSetsBound(t *testing.T) {
-	reset := func() {
-		decodedSets.Clear()
-		decodedSetBytes.Store(0)
-	}
-	reset()
-	defer reset()
-	keyBytes := func() (n, entries int) {
-		decodedSets.Range(func(k, _ any) bool {
-			n += len(k.(string))
-			entries++
-			return true
-		})
-		return n, entries
-	}
-	pad := strings.Repeat("a", 4<<10)
-	most := 0
-	for i := 0; i < 3*maxDecodedSetsBytes/len(pad); i++ {
-		raw := []byte(fmt.Sprintf(`{"f:%s%d":{}}`, pad, i))
-		if _, ok := decodedSet(raw); !ok {
-			t.Fatalf("set %d: not decoded", i)
-		}
-		n, _ := keyBytes()
-		most = max(most, n)
-		if n > maxDecodedSetsBytes {
-			t.Fatalf("after %d sets of %d bytes the cache keeps %d bytes of keys, want at most %d", i+1, len(raw), n, maxDecodedSetsBytes)
-		}
-	}
-	if most < maxDecodedSetsBytes/2 {
-		t.Errorf("the cache kept at most %d bytes, want it to fill to near its bound %d", most, maxDecodedSetsBytes)
-	}
-
-	big := []byte(fmt.Sprintf(`{"f:%s":{}}`, strings.Repeat("b", maxDecodedSetBytes)))
-	if _, ok := decodedSet(big); !ok {
-		t.Fatal("the large set: not decoded")
-	}
-	if _, kept := decodedSets.Load(string(big)); kept {
-		t.Errorf("a set of %d bytes was kept, want sets over %d bytes not kept", len(big), maxDecodedSetBytes)
-	}
-	small := []byte(`{"f:spec":{"f:x":{}}}`)
-	decodedSet(small)
-	if _, kept := decodedSets.Load(string(small)); !kept {
-		t.Errorf("a set of %d bytes was not kept", len(small))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -206,7 +207,7 @@ func applyThrough(s *Server, t target, body []byte) error {
 // whole objects on every write, and wants every stored object, managed fields and their times
 // and order included, to be the same byte for byte, and the errors the same, after every write.
 func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(40), int64(40)
 	taken := int64(0)
@@ -217,9 +218,9 @@ func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
 		for step := range int(steps) {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
-			before := scalarUpdates.Load()
+			before := fieldmanager.ScalarUpdates.Load()
 			servers.write(ctx, t, w, "status", tick, fmt.Sprintf("seed %d %s", seed, w.desc))
-			taken += scalarUpdates.Load() - before
+			taken += fieldmanager.ScalarUpdates.Load() - before
 		}
 	}
 	t.Logf("statusScalarUpdate served %d of %d writes", taken, seeds*steps)
@@ -286,11 +287,11 @@ func TestStatusScalarUpdateServesHeartbeats(t *testing.T) {
 		if res == podsTarget {
 			ns, name = "default", "web"
 		}
-		before := scalarUpdates.Load()
+		before := fieldmanager.ScalarUpdates.Load()
 		if _, err := s.Direct(tc.manager+"/v1").patch(ctx, s.Direct(tc.manager+"/v1").target(res, ns, name, "status"), types.MergePatchType, []byte(tc.body)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := scalarUpdates.Load()-before == 1; got != tc.served {
+		if got := fieldmanager.ScalarUpdates.Load()-before == 1; got != tc.served {
 			t.Errorf("%s: served by statusScalarUpdate = %v, want %v", tc.name, got, tc.served)
 		}
 		clk.Step(10 * time.Second)
@@ -318,9 +319,9 @@ func TestChangedScalarsNamesListElementsByKey(t *testing.T) {
 	obj := live.DeepCopy()
 	obj.Status.Conditions[0].Status = "False"
 	obj.Status.Images[0].SizeBytes = 2
-	changed, ok := changedScalars(nodesTarget, live, obj)
+	changed, ok := fieldProbe(t).ChangedScalars(nodesTarget.fields, live, obj)
 	if !ok {
-		t.Fatal("changedScalars() refused a change of a condition's status and of an image's size")
+		t.Fatal("ChangedScalars() refused a change of a condition's status and of an image's size")
 	}
 	var got []string
 	for _, p := range changed {
@@ -348,8 +349,8 @@ func TestChangedScalarsNamesListElementsByKey(t *testing.T) {
 	} {
 		obj := live.DeepCopy()
 		change(obj)
-		if changed, ok := changedScalars(nodesTarget, live, obj); ok {
-			t.Errorf("%s: changedScalars() = %v, true; want false", name, changed)
+		if changed, ok := fieldProbe(t).ChangedScalars(nodesTarget.fields, live, obj); ok {
+			t.Errorf("%s: ChangedScalars() = %v, true; want false", name, changed)
 		}
 	}
 }
@@ -392,7 +393,7 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 	t.Helper()
 	var errs [2]error
 	for i, srv := range servers {
-		fieldManagerShortcuts = i == 1
+		fieldmanager.Shortcuts = i == 1
 		d := srv.s.Direct(w.manager + "/v1")
 		tg := d.target(w.res, w.ns, w.name, sub)
 		if w.pt == types.ApplyPatchType {
@@ -402,7 +403,7 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 		}
 		srv.clk.Step(tick)
 	}
-	fieldManagerShortcuts = true
+	fieldmanager.Shortcuts = true
 	if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
 		t.Errorf("%s: error = %v on the library's path, %v with the shortcuts", name, errs[0], errs[1])
 	}
@@ -471,7 +472,7 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 		{"the pod's IP made valid UTF-8", "kubelet", false, invalid, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }},
 		{"the pod's IP, its UID not valid UTF-8", "kubelet", false, invalidUID, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
 	}
-	defer func() { liveStatusAlone = true }()
+	defer func() { fieldmanager.LiveStatusAlone = true }()
 	for _, live := range []*corev1.Pod{pod, withManager} {
 		for _, w := range writes {
 			l := live
@@ -489,28 +490,28 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 			var served [3]bool
 			var out [3][]metav1.ManagedFieldsEntry
 			for i, r := range [][]byte{nil, nil, raw} {
-				liveStatusAlone = i == 1
+				fieldmanager.LiveStatusAlone = i == 1
 				obj := l.DeepCopy()
 				w.change(obj)
-				liveCut, objCut, ok := statusOnly(tg, l, obj)
+				liveCut, objCut, ok := fieldProbe(t).StatusOnly(tg.write(), l, obj)
 				if !ok {
-					t.Fatalf("%s: statusOnly() refused the write", name)
+					t.Fatalf("%s: StatusOnly() refused the write", name)
 				}
-				served[i] = statusScalarUpdate(tg, liveCut, objCut, r, obj)
+				served[i] = fieldProbe(t).StatusScalarUpdate(tg.write(), liveCut, objCut, r, obj)
 				out[i] = obj.ManagedFields
 			}
-			if _, ok := storedStatus(raw); ok == bytes.Contains(raw, replacementEscape) {
-				t.Fatalf("%s: storedStatus() = %v, want the stored status read where the encoding has no escape of U+FFFD", name, ok)
+			if ok := fieldProbe(t).ReadsStoredStatus(raw); ok == bytes.Contains(raw, replacementEscape) {
+				t.Fatalf("%s: ReadsStoredStatus() = %v, want the stored status read where the encoding has no escape of U+FFFD", name, ok)
 			}
 			if served[0] != w.serves {
-				t.Errorf("%s: statusScalarUpdate() encoding both cuts = %v, want %v", name, served[0], w.serves)
+				t.Errorf("%s: StatusScalarUpdate() encoding both cuts = %v, want %v", name, served[0], w.serves)
 			}
 			for i, way := range []string{"", "encoding the live status alone", "with the stored encoding"} {
 				if i == 0 {
 					continue
 				}
 				if served[i] != served[0] {
-					t.Errorf("%s: statusScalarUpdate() = %v %s, %v encoding both cuts", name, served[i], way, served[0])
+					t.Errorf("%s: StatusScalarUpdate() = %v %s, %v encoding both cuts", name, served[i], way, served[0])
 				}
 				if diff := cmp.Diff(out[0], out[i]); diff != "" {
 					t.Errorf("%s: managed fields (-encoding both cuts +%s):\n%s", name, way, diff)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
@@ -137,8 +138,8 @@ func (g shapeWrites) next(step int) statusWrite {
 // stored object, managed fields included, and every error to be the same after every write.
 func TestTypedCutsMatchTheLibrary(t *testing.T) {
 	// The writes statusFieldsUpdate would serve are kept values' to serve here.
-	writtenCutShortcut = false
-	defer func() { fieldManagerShortcuts, writtenCutShortcut = true, true }()
+	fieldmanager.WrittenCutShortcut = false
+	defer func() { fieldmanager.Shortcuts, fieldmanager.WrittenCutShortcut = true, true }()
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(40), int64(40)
 	served := int64(0)
@@ -149,9 +150,9 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 		for step := range int(steps) {
 			w := gen.next(step)
 			tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
-			before := typedReuses.Load()
+			before := fieldmanager.TypedReuses.Load()
 			servers.write(ctx, t, w, w.sub, tick, fmt.Sprintf("seed %d %s", seed, w.desc))
-			served += typedReuses.Load() - before
+			served += fieldmanager.TypedReuses.Load() - before
 		}
 	}
 	t.Logf("a kept typed value served %d of %d writes", served, seeds*steps)
@@ -166,8 +167,8 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 // after another writer changed the object's managed fields to a set that names
 // metadata.managedFields, or after the stored status changed under the kept value, not to be.
 func TestTypedCutServesPendingToRunning(t *testing.T) {
-	writtenCutShortcut = false
-	defer func() { writtenCutShortcut = true }()
+	fieldmanager.WrittenCutShortcut = false
+	defer func() { fieldmanager.WrittenCutShortcut = true }()
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
 	s, err := New(Options{Clock: clk, Tracer: trace.Discard})
@@ -199,12 +200,12 @@ func TestTypedCutServesPendingToRunning(t *testing.T) {
 		{"a status through the main resource (reset: changes nothing)", "kubectl", "", `{"status":{"phase":"Failed"}}`, false},
 		{"Running again", "kubelet", "status", running, true},
 	} {
-		before := typedReuses.Load()
+		before := fieldmanager.TypedReuses.Load()
 		d := s.Direct(tc.manager + "/v1")
 		if _, err := d.patch(ctx, d.target(podsTarget, "default", "web", tc.sub), types.StrategicMergePatchType, []byte(tc.body)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := typedReuses.Load()-before == 1; got != tc.served {
+		if got := fieldmanager.TypedReuses.Load()-before == 1; got != tc.served {
 			t.Errorf("%s: served a kept typed value = %v, want %v", tc.name, got, tc.served)
 		}
 		clk.Step(10 * time.Second)
@@ -215,26 +216,26 @@ func TestTypedCutServesPendingToRunning(t *testing.T) {
 	_ = s.store.locked(func() error { e, _ = s.store.get(podsTarget, "default", "web"); return nil })
 	live := e.obj.(*corev1.Pod)
 	tg := s.Direct("kubelet/v1").target(podsTarget, "default", "web", "status")
-	liveCut, _, ok := statusOnly(tg, live, live.DeepCopy())
+	probe := fieldProbe(t)
+	liveCut, _, ok := probe.StatusOnly(tg.write(), live, live.DeepCopy())
 	if !ok {
-		t.Fatal("statusOnly() refused a write that changes nothing")
+		t.Fatal("StatusOnly() refused a write that changes nothing")
 	}
-	k, ok := keptTyped.Load(keptTypedKey(tg))
-	if !ok {
+	if kept, _ := probe.KeptTyped(tg.write(), liveCut); !kept {
 		t.Fatal("nothing kept after a status write")
 	}
-	if !servesLive(tg, k.(*typedCut), liveCut) {
-		t.Error("servesLive() = false for the stored status")
+	if _, serves := probe.KeptTyped(tg.write(), liveCut); !serves {
+		t.Error("KeptTyped() serves = false for the stored status")
 	}
 	changed := liveCut.DeepCopyObject().(*corev1.Pod)
 	changed.Status.Message = "changed"
-	if servesLive(tg, k.(*typedCut), changed) {
-		t.Error("servesLive() = true for a status other than the kept one")
+	if _, serves := probe.KeptTyped(tg.write(), changed); serves {
+		t.Error("KeptTyped() serves = true for a status other than the kept one")
 	}
 	owned := liveCut.DeepCopyObject().(*corev1.Pod)
 	owned.ManagedFields = append(owned.ManagedFields, metav1.ManagedFieldsEntry{Manager: "odd", Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:managedFields":{}}}`)}})
-	if servesLive(tg, k.(*typedCut), owned) {
-		t.Error("servesLive() = true with an entry that owns metadata.managedFields")
+	if _, serves := probe.KeptTyped(tg.write(), owned); serves {
+		t.Error("KeptTyped() serves = true with an entry that owns metadata.managedFields")
 	}
 }

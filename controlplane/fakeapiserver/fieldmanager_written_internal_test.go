@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 )
 
 // TestWrittenCutsMatchTheLibrary makes random sequences of status writes of a pod and a node
@@ -20,7 +22,7 @@ import (
 // managers, applies, writes of the main resource, managed fields resets) and of statusWrites
 // (mostly values, with conditions added, removed and reordered and duplicate addresses).
 func TestWrittenCutsMatchTheLibrary(t *testing.T) {
-	defer func() { fieldManagerShortcuts = true }()
+	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
 	const seeds, steps = 40, 40
 	for _, gen := range []struct {
@@ -45,9 +47,9 @@ func TestWrittenCutsMatchTheLibrary(t *testing.T) {
 				for step := 0; step < steps; step++ {
 					w := next(step)
 					tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
-					before := fieldsUpdates.Load()
+					before := fieldmanager.FieldsUpdates.Load()
 					servers.write(ctx, t, w, w.sub, tick, fmt.Sprintf("seed %d %s", seed, w.desc))
-					served += fieldsUpdates.Load() - before
+					served += fieldmanager.FieldsUpdates.Load() - before
 				}
 			}
 			t.Logf("statusFieldsUpdate served %d of %d writes", served, seeds*steps)
@@ -116,9 +118,9 @@ func TestWrittenCutTable(t *testing.T) {
 			fmt.Sprintf(`{"status":{"conditions":[{"type":"c%d","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-01-01T00:00:07Z"}]}}`, i)), i < 8})
 	}
 	for _, st := range steps {
-		before := fieldsUpdates.Load()
+		before := fieldmanager.FieldsUpdates.Load()
 		servers.write(ctx, t, st.write, st.write.sub, time.Second, st.name)
-		if got := fieldsUpdates.Load()-before == 1; got != st.served {
+		if got := fieldmanager.FieldsUpdates.Load()-before == 1; got != st.served {
 			t.Errorf("%s: served by statusFieldsUpdate = %v, want %v", st.name, got, st.served)
 		}
 	}

@@ -29,7 +29,7 @@ import (
 // definitions of top-level kinds carry x-kubernetes-group-version-kind, which is how kubectl
 // explain finds a kind's schema, how kubectl decides the server validates fields itself (a
 // fieldValidation parameter on the kind's PATCH), and how the server-side apply type converter
-// maps a kind to its schema (fieldmanager.go). openapi_serve.go serves them.
+// maps a kind to its schema (managedfields.go, internal/fieldmanager). openapi_serve.go serves them.
 
 // openAPISpecs are the built documents, shared by every Server of the process: they depend only
 // on the served resources and are costly enough to build (tens of milliseconds) that a process

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // MaxJSONPatchOperations is the most operations one JSON patch may hold. A longer patch is
@@ -51,7 +53,7 @@ func limitJSONPatchCopies() {
 }
 
 // patch serves PATCH of an object or its status. JSON patch, JSON merge patch and strategic merge
-// patch are supported here; server-side apply is fieldmanager.go's.
+// patch are supported here; server-side apply is managedfields.go's.
 //
 // The patch is applied and its result decoded without the store lock, to the version read
 // before; the write then commits only if the object is still that version, and otherwise the
@@ -683,7 +685,7 @@ func withoutTopLevel(raw []byte, key string) []byte {
 		return nil
 	}
 	for i := 1; ; {
-		k, _, next, ok := member(raw, i)
+		k, _, next, ok := compactjson.Member(raw, i)
 		if !ok || k == nil {
 			return nil
 		}

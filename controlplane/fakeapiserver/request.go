@@ -21,7 +21,7 @@ type target struct {
 	name        string // "" for the collection
 	subresource string // "" or "status"
 	watch       bool   // the legacy /watch/ path prefix
-	// manager is the field manager a write is recorded under (fieldmanager.go).
+	// manager is the field manager a write is recorded under (managedfields.go).
 	manager string
 	// tracked is set once the write's managed fields are recorded: by a server-side apply, whose
 	// merge records them, and by a create, which records them before taking the store lock.

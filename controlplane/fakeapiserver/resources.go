@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 )
 
 // resource describes one REST resource: its names, and the hooks that give it the behaviour of
@@ -83,6 +85,10 @@ type resource struct {
 	// columns and cells render the object as a kubectl table row; nil means NAME and AGE.
 	columns []metav1.TableColumnDefinition
 	cells   func(now time.Time, obj runtime.Object) []any
+
+	// fields is the resource as the field manager knows it (managedfields.go), set by
+	// resources() for every resource but views.
+	fields *fieldmanager.Resource
 }
 
 // servedBy reports whether s serves the resource.
@@ -173,6 +179,9 @@ func resources() []*resource {
 	}
 	for _, res := range rows {
 		res.deprecation = deprecationWarning(res)
+		if !res.view {
+			res.fields = fieldsResource(res)
+		}
 	}
 	return rows
 }

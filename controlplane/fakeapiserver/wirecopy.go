@@ -2,17 +2,16 @@ package fakeapiserver
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/json"
 	"reflect"
-	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // wireCopy is what wireObject makes of obj (the object the handler decodes from obj's JSON),
@@ -57,30 +56,8 @@ func wireCopy(res *resource, obj runtime.Object) (runtime.Object, bool) {
 
 var (
 	stringMapType   = reflect.TypeFor[map[string]string]()
-	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
-
-// ownCodec tells whether values of t encode or decode through methods of their own.
-func ownCodec(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t.Implements(jsonMarshaler) || p.Implements(jsonMarshaler) || p.Implements(jsonUnmarshaler) ||
-		t.Implements(textMarshaler) || p.Implements(textMarshaler) || p.Implements(textUnmarshaler)
-}
-
-// ownCodecs caches ownCodec by type.
-var ownCodecs sync.Map
-
-func hasOwnCodec(t reflect.Type) bool {
-	if c, ok := ownCodecs.Load(t); ok {
-		return c.(bool)
-	}
-	c := ownCodec(t)
-	ownCodecs.Store(t, c)
-	return c
-}
 
 // roundTrip sets the settable v to what the body's JSON of v decodes to: v encoded alone (as
 // encoding/json encodes it inside the object) and decoded by the server's decoder into a zero
@@ -112,7 +89,7 @@ func wireValue(v reflect.Value) bool {
 		if done, ok := wireKnown(v); done {
 			return ok
 		}
-		if hasOwnCodec(t) {
+		if compactjson.HasOwnCodec(t) {
 			return roundTrip(v)
 		}
 	}
@@ -126,7 +103,7 @@ func wireValue(v reflect.Value) bool {
 		if v.IsNil() {
 			return true
 		}
-		if hasOwnCodec(t.Elem()) {
+		if compactjson.HasOwnCodec(t.Elem()) {
 			if isKnown(t.Elem()) {
 				// A pointer to a value that encodes as null decodes as nil.
 				if encodesNull(v.Elem()) {
@@ -148,7 +125,7 @@ func wireValue(v reflect.Value) bool {
 		}
 		return wireValue(v.Elem())
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !hasOwnCodec(t.Elem()) {
+		if t.Elem().Kind() == reflect.Uint8 && !compactjson.HasOwnCodec(t.Elem()) {
 			return true // base64, both ways
 		}
 		for i := 0; i < v.Len(); i++ {
@@ -158,7 +135,7 @@ func wireValue(v reflect.Value) bool {
 		}
 		return true
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String || hasOwnCodec(t.Key()) {
+		if t.Key().Kind() != reflect.String || compactjson.HasOwnCodec(t.Key()) {
 			return false
 		}
 		if v.Len() == 0 {
@@ -174,7 +151,7 @@ func wireValue(v reflect.Value) bool {
 			}
 			return true
 		}
-		scalar := t.Elem().Kind() == reflect.String && !hasOwnCodec(t.Elem())
+		scalar := t.Elem().Kind() == reflect.String && !compactjson.HasOwnCodec(t.Elem())
 		it := v.MapRange()
 		var e reflect.Value
 		for it.Next() {
@@ -204,56 +181,14 @@ func wireValue(v reflect.Value) bool {
 	return false
 }
 
-// wireField is what the round trip does with a field of a struct.
-type wireField struct {
-	index int
-	// skip: unexported, or marked "-": the round trip leaves it zero.
-	skip bool
-	// refuse: an embedded pointer (all of whose fields left out decode as nil), or ",string".
-	refuse bool
-	// omitEmpty: an empty list or map is left out and decodes as nil.
-	omitEmpty bool
-}
-
-// wireFields caches the wireFields of struct types.
-var wireFields sync.Map
-
-func fieldsOf(t reflect.Type) []wireField {
-	if f, ok := wireFields.Load(t); ok {
-		return f.([]wireField)
-	}
-	out := make([]wireField, t.NumField())
-	for i := range out {
-		f := t.Field(i)
-		out[i].index = i
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case f.Anonymous && f.Type.Kind() == reflect.Pointer:
-			out[i].refuse = true
-		case !f.IsExported(), name == "-" && opts == "":
-			out[i].skip = true
-		}
-		for _, o := range strings.Split(opts, ",") {
-			switch o {
-			case "omitempty":
-				out[i].omitEmpty = true
-			case "string":
-				out[i].refuse = true
-			}
-		}
-	}
-	wireFields.Store(t, out)
-	return out
-}
-
 // wireStruct changes the fields of the settable struct v as the round trip would.
 func wireStruct(v reflect.Value) bool {
-	for _, f := range fieldsOf(v.Type()) {
-		fv := v.Field(f.index)
+	for _, f := range compactjson.Fields(v.Type()) {
+		fv := v.Field(f.Index)
 		switch {
-		case f.refuse:
+		case f.Refuse:
 			return false
-		case f.skip:
+		case f.Skip:
 			if !fv.IsZero() {
 				return false
 			}
@@ -261,7 +196,7 @@ func wireStruct(v reflect.Value) bool {
 		}
 		switch fv.Kind() {
 		case reflect.Slice, reflect.Map:
-			if fv.Len() == 0 && !fv.IsNil() && f.omitEmpty && !hasOwnCodec(fv.Type()) {
+			if fv.Len() == 0 && !fv.IsNil() && f.OmitEmpty && !compactjson.HasOwnCodec(fv.Type()) {
 				fv.SetZero()
 				continue
 			}

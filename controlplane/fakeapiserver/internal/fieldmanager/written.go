@@ -1,4 +1,4 @@
-package fakeapiserver
+package fieldmanager
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // A status write that changes which fields are set (a pod's from Pending to Running: its IPs,
@@ -48,19 +50,19 @@ import (
 // without it and compares the stored bytes after every write; TestWrittenCutTable the cases
 // named above.
 
-// writtenCutShortcut lets trackFields serve status writes that change field sets with
+// WrittenCutShortcut lets Track serve status writes that change field sets with
 // statusFieldsUpdate; the tests of keptTyped turn it off to reach the library's path.
-var writtenCutShortcut = true
+var WrittenCutShortcut = true
 
-// fieldsUpdates counts the writes statusFieldsUpdate served, for the tests that check it serves
+// FieldsUpdates counts the writes statusFieldsUpdate served, for the tests that check it serves
 // them.
-var fieldsUpdates atomic.Int64
+var FieldsUpdates atomic.Int64
 
 // statusFieldsUpdate sets the managed fields of obj, the written object of a status write, from
 // the comparison of liveCut and objCut (statusOnly's cuts), and tells whether it did (see
-// writtenCutShortcut).
-func statusFieldsUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
-	if !fieldManagerShortcuts || !writtenCutShortcut || t.subresource != "status" || t.manager == "" {
+// WrittenCutShortcut).
+func (m *Manager) statusFieldsUpdate(t Write, liveCut, objCut, obj runtime.Object) bool {
+	if !Shortcuts || !WrittenCutShortcut || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(liveCut), mustMeta(objCut)
@@ -70,7 +72,7 @@ func statusFieldsUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 	}
 	lm.SetManagedFields(nil)
 	nm.SetManagedFields(nil)
-	d, ok := comparedFields(t.res, liveCut, objCut)
+	d, ok := m.comparedFields(t.Resource, liveCut, objCut)
 	lm.SetManagedFields(base)
 	nm.SetManagedFields(sent)
 	if !ok {
@@ -81,18 +83,18 @@ func statusFieldsUpdate(t target, liveCut, objCut, obj runtime.Object) bool {
 		return false
 	}
 	mustMeta(obj).SetManagedFields(out)
-	fieldsUpdates.Add(1)
+	FieldsUpdates.Add(1)
 	return true
 }
 
 // comparedFields is the typed comparison of live and obj computed from their JSON (see
 // statusFieldsUpdate), false where it cannot be.
-func comparedFields(res *resource, live, obj any) (*jsonDiff, bool) {
+func (m *Manager) comparedFields(res *Resource, live, obj any) (*jsonDiff, bool) {
 	a, b, ok := comparableJSON(live, obj)
 	if !ok {
 		return nil, false
 	}
-	r, ok := rootType(res)
+	r, ok := m.rootType(res)
 	if !ok {
 		return nil, false
 	}
@@ -136,7 +138,7 @@ type jsonMember struct {
 func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
 	out := make([]jsonMember, 0, 16)
 	for i := 1; ; {
-		k, v, next, ok := member(s, i)
+		k, v, next, ok := compactjson.Member(s, i)
 		if !ok {
 			return nil, false
 		}
@@ -154,7 +156,7 @@ func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
 // memberPath is the path and type of the member whose quoted key is raw, of a map of type m at
 // path; made only for the members that differ.
 func memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
-	key, ok := unquote(raw)
+	key, ok := compactjson.Unquote(raw)
 	if !ok {
 		return nil, nil, false
 	}
@@ -259,11 +261,11 @@ func keyedElements(elems [][]byte, l *smdschema.List) ([]keyedElement, bool) {
 		}
 		id := make([]byte, 0, 32)
 		for k, name := range l.Keys {
-			v, ok := memberValue(e, name)
+			v, ok := compactjson.MemberValue(e, name)
 			if !ok {
 				return nil, false
 			}
-			if c := jsonKind(v[0]); c != '"' && c != 't' && (c != '0' || !isInteger(v)) {
+			if c := compactjson.Kind(v[0]); c != '"' && c != 't' && (c != '0' || !compactjson.IsInteger(v)) {
 				return nil, false
 			}
 			keys[k] = v
@@ -291,11 +293,11 @@ func (d *jsonDiff) listFields(a, b []byte, path fieldpath.Path, tr *smdschema.Ty
 		return false
 	}
 	l := atom.List
-	ea, ok := elements(a)
+	ea, ok := compactjson.Elements(a)
 	if !ok {
 		return false
 	}
-	eb, ok := elements(b)
+	eb, ok := compactjson.Elements(b)
 	if !ok {
 		return false
 	}
@@ -356,7 +358,7 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 		return false
 	}
 	*into = append(*into, path)
-	switch jsonKind(v[0]) {
+	switch compactjson.Kind(v[0]) {
 	case 'n':
 		// A null map, list or scalar is a leaf.
 		return true
@@ -383,7 +385,7 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 			return false
 		}
 		l := atom.List
-		es, ok := elements(v)
+		es, ok := compactjson.Elements(v)
 		if !ok {
 			return false
 		}
@@ -407,7 +409,7 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 	if atom.Scalar == nil {
 		return false
 	}
-	switch k := jsonKind(v[0]); *atom.Scalar {
+	switch k := compactjson.Kind(v[0]); *atom.Scalar {
 	case smdschema.String:
 		return k == '"'
 	case smdschema.Boolean:
@@ -421,10 +423,10 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 }
 
 // ownedFields returns the managed fields the library makes of base for a status write by
-// t.manager whose comparison is d's, and false where it cannot prove that (see
+// t.Manager whose comparison is d's, and false where it cannot prove that (see
 // statusFieldsUpdate): the entries with the fields taken and recorded, the writer's marked for
 // stampManagedFields where it recorded any.
-func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]metav1.ManagedFieldsEntry, bool) {
+func ownedFields(t Write, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]metav1.ManagedFieldsEntry, bool) {
 	if len(d.changed)+len(d.added)+len(d.removed) == 0 {
 		return nil, false
 	}
@@ -435,7 +437,7 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 			}
 		}
 	}
-	gv := t.res.gv.String()
+	gv := t.Resource.GV.String()
 	sets, writer, updaters, ok := decodedEntries(t, base)
 	if !ok {
 		return nil, false
@@ -445,7 +447,7 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 	// stripped from a writer.
 	taken := fieldpath.NewSet(append(d.changed[:len(d.changed):len(d.changed)], d.added...)...)
 	removed := fieldpath.NewSet(d.removed...)
-	if filter := resetFilter(t.res, t.subresource); filter != nil {
+	if filter := resetFilter(t.Resource, t.Subresource); filter != nil {
 		taken, removed = filter.Filter(taken), filter.Filter(removed)
 	}
 	self := taken.Difference(strippedFields)
@@ -503,8 +505,8 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 			return nil, false
 		}
 		updaters++
-		out = append(out, metav1.ManagedFieldsEntry{Manager: t.manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: gv,
-			Time: &stale, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: t.subresource})
+		out = append(out, metav1.ManagedFieldsEntry{Manager: t.Manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: gv,
+			Time: &stale, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: t.Subresource})
 	}
 	if updaters > maxUpdateManagers || len(out) == 0 {
 		return nil, false
@@ -516,15 +518,15 @@ func ownedFields(t target, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]met
 // resetFilters caches resetFilter's answers by fieldManagerKey.
 var resetFilters sync.Map
 
-// resetFilter is the filter of the fields t.res's subresource resets in its version (see
+// resetFilter is the filter of the fields t.Resource's subresource resets in its version (see
 // resetFields), built once: the library's field manager reads the same one.
-func resetFilter(res *resource, subresource string) fieldpath.Filter {
+func resetFilter(res *Resource, subresource string) fieldpath.Filter {
 	key := fieldManagerKey(res, subresource)
 	if f, ok := resetFilters.Load(key); ok {
 		filter, _ := f.(fieldpath.Filter)
 		return filter
 	}
-	filter := resetFields(res, subresource)[fieldpath.APIVersion(res.gv.String())]
+	filter := resetFields(res, subresource)[fieldpath.APIVersion(res.GV.String())]
 	resetFilters.Store(key, filter)
 	return filter
 }

@@ -1,4 +1,4 @@
-package fakeapiserver
+package fieldmanager
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // The managed fields of a create are the library's comparison of an empty object with the new
@@ -50,17 +52,17 @@ var (
 // nodes each give their mirror pods an owner reference of their own).
 const maxCreateFieldsBytes = 4 << 20
 
-// createsShared counts the creates served from createFields, for the tests that check it serves
+// CreatesShared counts the creates served from createFields, for the tests that check it serves
 // them.
-var createsShared atomic.Int64
+var CreatesShared atomic.Int64
 
 // createFieldsKey is the key of a create of obj through t in createFields, and false where the
 // create cannot share its managed fields (see createFields).
-func createFieldsKey(t target, obj runtime.Object) (string, bool) {
-	if !fieldManagerShortcuts || t.subresource != "" || mustMeta(obj).GetManagedFields() != nil {
+func (m *Manager) createFieldsKey(t Write, obj runtime.Object) (string, bool) {
+	if !Shortcuts || t.Subresource != "" || mustMeta(obj).GetManagedFields() != nil {
 		return "", false
 	}
-	root, ok := rootType(t.res)
+	root, ok := m.rootType(t.Resource)
 	if !ok {
 		return "", false
 	}
@@ -68,16 +70,16 @@ func createFieldsKey(t target, obj runtime.Object) (string, bool) {
 	if err != nil || bytes.Contains(raw, []byte(`\ufffd`)) {
 		return "", false
 	}
-	gv := t.res.gv
-	buf := make([]byte, 0, len(raw)/2+len(gv.Group)+len(gv.Version)+len(t.res.name)+len(t.manager)+4)
+	gv := t.Resource.GV
+	buf := make([]byte, 0, len(raw)/2+len(gv.Group)+len(gv.Version)+len(t.Resource.Name)+len(t.Manager)+4)
 	// The group and version keep two resources of one plural name apart, should one be served.
 	buf = append(buf, gv.Group...)
 	buf = append(buf, '/')
 	buf = append(buf, gv.Version...)
 	buf = append(buf, '/')
-	buf = append(buf, t.res.name...)
+	buf = append(buf, t.Resource.Name...)
 	buf = append(buf, 0)
-	buf = append(buf, t.manager...)
+	buf = append(buf, t.Manager...)
 	buf = append(buf, 0)
 	buf, ok = shapeOf(buf, raw, root.schema, &root.ref, nil)
 	if !ok {
@@ -94,7 +96,7 @@ func sharedCreateFields(key string, obj runtime.Object) bool {
 		return false
 	}
 	mustMeta(obj).SetManagedFields(copyEntries(v.([]metav1.ManagedFieldsEntry)))
-	createsShared.Add(1)
+	CreatesShared.Add(1)
 	return true
 }
 
@@ -139,7 +141,7 @@ func shapeOf(buf, v []byte, schema *smdschema.Schema, tr *smdschema.TypeRef, kee
 	if tr != nil && schema != nil {
 		atom, known = schema.Resolve(*tr)
 	}
-	switch jsonKind(v[0]) {
+	switch compactjson.Kind(v[0]) {
 	case '{':
 		if !known || atom.Map == nil {
 			return appendRaw(buf, v), true
@@ -147,7 +149,7 @@ func shapeOf(buf, v []byte, schema *smdschema.Schema, tr *smdschema.TypeRef, kee
 		m := atom.Map
 		buf = append(buf, '{')
 		for i := 1; ; {
-			key, val, next, ok := member(v, i)
+			key, val, next, ok := compactjson.Member(v, i)
 			if !ok {
 				return buf, false
 			}
@@ -157,7 +159,7 @@ func shapeOf(buf, v []byte, schema *smdschema.Schema, tr *smdschema.TypeRef, kee
 			i = next
 			buf = append(buf, key...)
 			buf = append(buf, ':')
-			name, ok := unquote(key)
+			name, ok := compactjson.Unquote(key)
 			if !ok {
 				return buf, false
 			}
@@ -179,7 +181,7 @@ func shapeOf(buf, v []byte, schema *smdschema.Schema, tr *smdschema.TypeRef, kee
 			return appendRaw(buf, v), true
 		}
 		l := atom.List
-		elems, ok := elements(v)
+		elems, ok := compactjson.Elements(v)
 		if !ok {
 			return buf, false
 		}
@@ -213,7 +215,7 @@ func shapeOf(buf, v []byte, schema *smdschema.Schema, tr *smdschema.TypeRef, kee
 	case 'n':
 		return append(buf, 'n'), true
 	default:
-		if isInteger(v) {
+		if compactjson.IsInteger(v) {
 			return append(buf, 'i'), true
 		}
 		return append(buf, 'f'), true

@@ -1,101 +1,135 @@
-package fakeapiserver
+package fieldmanager
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/klog/v2"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
-	"sigs.k8s.io/yaml"
 
+	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
 )
 
-// Managed fields and server-side apply use k8s.io/apimachinery's field manager, the
-// structured-merge-diff machinery kube-apiserver runs, with a type converter built from this
-// server's OpenAPI models (openapi.go). Every create, update and non-apply patch records the
-// fields it set under its field manager (the fieldManager parameter, else the client's user agent
-// up to the first "/") with operation Update, and the status subresource under subresource
-// "status"; an apply merges the applied configuration, reports conflicts with other managers'
-// fields as 409, takes them over with force=true, and records operation Apply. As on the real
-// server, the main resource of pods and nodes does not track status and their status
-// subresource does not track the spec (the strategies' reset fields).
-//
-// The field manager stamps the entries it touches with the wall clock; trackFields and apply
-// restamp them with the server's clock, so that objects in a replay carry virtual times and stay
-// the same run to run.
+// Resource is what the field manager knows of a served resource: its names, the type of its
+// objects and the subresources whose writes it tracks apart.
+type Resource struct {
+	Name string // plural, as in the URL
+	Kind string
+	GV   schema.GroupVersion
+	// Subresources are the subresources that take and return the resource's own kind (status,
+	// resize); each tracks its writes under its name.
+	Subresources []string
+	// New returns an empty object of the resource's type.
+	New func() runtime.Object
+}
 
-// fieldManagers maps "RESOURCE" and "RESOURCE/status" to the field managers of applies;
-// updateFieldManagers to those of every other write (trackFields). Both are built on the first
-// write from one type converter, whose construction takes a noticeable fraction of a second.
-var (
-	fieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
-		tc, err := typeConverter()
+func (r *Resource) gvk() schema.GroupVersionKind { return r.GV.WithKind(r.Kind) }
+
+// hasStatus reports whether the resource has a status subresource, whose writes do not own the
+// rest of the object and the other way round.
+func (r *Resource) hasStatus() bool { return slices.Contains(r.Subresources, "status") }
+
+// Write is one write to record: the resource (and subresource) it goes through, the manager it
+// is recorded under, and the object's namespace and name.
+type Write struct {
+	Resource    *Resource
+	Subresource string
+	Manager     string
+	Namespace   string
+	Name        string
+}
+
+// Options configures a Manager.
+type Options struct {
+	// Resources are the resources whose writes the Manager records; a write through any other
+	// is a caller's bug.
+	Resources []*Resource
+	// Scheme converts and defaults the resources' objects.
+	Scheme *runtime.Scheme
+	// Models returns the OpenAPI v3 schemas of every served kind by definition name, with their
+	// x-kubernetes-group-version-kind extensions, from which the type converter is built on
+	// the first write.
+	Models func() (map[string]*spec.Schema, error)
+}
+
+// Manager records the managed fields of writes and merges server-side applies, for the
+// resources it was given.
+type Manager struct {
+	scheme    *runtime.Scheme
+	resources []*Resource
+	// applyManagers maps "RESOURCE" and "RESOURCE/status" to the field managers of applies;
+	// updateManagers to those of every other write (Track). Both are built on the first write
+	// from one type converter, whose construction takes a noticeable fraction of a second.
+	applyManagers  func() (map[string]*managedfields.FieldManager, error)
+	updateManagers func() (map[string]*managedfields.FieldManager, error)
+	typeConverter  func() (managedfields.TypeConverter, error)
+	// typeRoots caches rootType's answers by resource.
+	typeRoots sync.Map
+}
+
+// New returns a Manager for opts' resources, or an error wrapping minikubelet.ErrMissingOption.
+// It builds nothing until the first write.
+func New(opts Options) (*Manager, error) {
+	var missing []string
+	if opts.Scheme == nil {
+		missing = append(missing, "Scheme")
+	}
+	if opts.Models == nil {
+		missing = append(missing, "Models")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("field manager options %s: %w", strings.Join(missing, ", "), minikubelet.ErrMissingOption)
+	}
+	m := &Manager{scheme: opts.Scheme, resources: opts.Resources}
+	m.typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+		models, err := opts.Models()
 		if err != nil {
 			return nil, err
 		}
-		return newFieldManagers(tc, scheme)
-	})
-	updateFieldManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
-		tc, err := typeConverter()
-		if err != nil {
-			return nil, err
-		}
-		return newFieldManagers(updateTypes{tc}, updateConverter{scheme: scheme, types: tc})
-	})
-	typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
-		specs, err := builtOpenAPI()
-		if err != nil {
-			return nil, err
-		}
-		tc, err := managedfields.NewTypeConverter(specs.models, false)
+		tc, err := managedfields.NewTypeConverter(models, false)
 		if err != nil {
 			return nil, fmt.Errorf("build the server-side apply type converter: %w", err)
 		}
 		return tc, nil
 	})
-)
+	m.applyManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
+		tc, err := m.typeConverter()
+		if err != nil {
+			return nil, err
+		}
+		return m.newFieldManagers(tc, m.scheme)
+	})
+	m.updateManagers = sync.OnceValues(func() (map[string]*managedfields.FieldManager, error) {
+		tc, err := m.typeConverter()
+		if err != nil {
+			return nil, err
+		}
+		return m.newFieldManagers(updateTypes{tc}, updateConverter{scheme: m.scheme, types: tc})
+	})
+	return m, nil
+}
 
 // newFieldManagers builds the field manager of every resource and subresource of its own kind on
 // tc and conv.
-func newFieldManagers(tc managedfields.TypeConverter, conv runtime.ObjectConvertor) (map[string]*managedfields.FieldManager, error) {
+func (m *Manager) newFieldManagers(tc managedfields.TypeConverter, conv runtime.ObjectConvertor) (map[string]*managedfields.FieldManager, error) {
 	out := map[string]*managedfields.FieldManager{}
-	for _, res := range resources() {
-		if res.view {
-			// A view (events.k8s.io/v1 over core/v1 Events) is written through the resource it
-			// shows, whose field manager tracks the write.
-			continue
-		}
-		subresources := []string{""}
-		for _, sub := range res.subresources {
-			if sub.kind == "" {
-				// A subresource of the resource's own kind (status, resize) tracks its writes
-				// under its name.
-				subresources = append(subresources, sub.name)
-			}
-		}
-		for _, sub := range subresources {
-			fm, err := managedfields.NewDefaultFieldManager(tc, conv, defaulter{}, scheme, res.gvk(), res.gv, sub, resetFields(res, sub))
+	for _, res := range m.resources {
+		for _, sub := range append([]string{""}, res.Subresources...) {
+			fm, err := managedfields.NewDefaultFieldManager(tc, conv, defaulter{}, m.scheme, res.gvk(), res.GV, sub, resetFields(res, sub))
 			if err != nil {
-				return nil, fmt.Errorf("field manager of %s %q: %w", res.name, sub, err)
+				return nil, fmt.Errorf("field manager of %s %q: %w", res.Name, sub, err)
 			}
 			out[fieldManagerKey(res, sub)] = fm
 		}
@@ -182,11 +216,11 @@ func (c updateConverter) ConvertToVersion(in runtime.Object, target runtime.Grou
 	return c.scheme.ConvertToVersion(in, target)
 }
 
-func fieldManagerKey(res *resource, subresource string) string {
+func fieldManagerKey(res *Resource, subresource string) string {
 	if subresource == "" {
-		return res.name
+		return res.Name
 	}
-	return res.name + "/" + subresource
+	return res.Name + "/" + subresource
 }
 
 // resetFields are the fields a write through the resource (or subresource) does not own because
@@ -194,8 +228,8 @@ func fieldManagerKey(res *resource, subresource string) string {
 // pods, the deletion timestamp and owner references) of their status subresource. A write of
 // pods/resize owns only the containers' resources and resize policies (ResizeStrategy's
 // resetFieldsFilter, an include filter).
-func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	gv := fieldpath.APIVersion(res.gv.String())
+func resetFields(res *Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	gv := fieldpath.APIVersion(res.GV.String())
 	if subresource == "resize" {
 		var matchers []*fieldpath.SetMatcher
 		for _, list := range []string{"containers", "initContainers"} {
@@ -211,7 +245,7 @@ func resetFields(res *resource, subresource string) map[fieldpath.APIVersion]fie
 	set := fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 	if subresource == "status" {
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
-		if res.name == "pods" {
+		if res.Name == "pods" {
 			set.Insert(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"))
 			set.Insert(fieldpath.MakePathOrDie("metadata", "ownerReferences"))
 		}
@@ -229,91 +263,91 @@ func (defaulter) Default(obj runtime.Object) {
 	}
 }
 
-// managerOf is the request's field manager: the fieldManager parameter, else the user agent up to
-// its first "/" with unprintable characters dropped, cut to 128 bytes, as kube-apiserver names the
-// manager of a write that does not name one.
-func managerOf(r *http.Request) string {
-	if m := r.URL.Query().Get("fieldManager"); m != "" {
-		return m
-	}
-	return managerOfUserAgent(r.UserAgent())
-}
-
-// managerOfUserAgent is the field manager kube-apiserver names a request without fieldManager
-// after: its User-Agent up to the first "/", printable characters only, at most 128 bytes.
-func managerOfUserAgent(ua string) string {
-	prefix, _, _ := strings.Cut(ua, "/")
-	var b bytes.Buffer
-	for _, c := range prefix {
-		if !unicode.IsPrint(c) {
-			continue
-		}
-		if b.Len()+utf8.RuneLen(c) > metav1validation.FieldManagerMaxLength {
-			break
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// trackFields records in obj's managedFields the fields this write sets, under t.manager; live is
-// the stored object, nil for a create, and liveRaw its stored encoding (nil where the store
-// keeps none), which spares scalarUpdate and statusScalarUpdate encoding live again. A server-side apply has already
-// done so. Its cost grows with the managed fields of obj and live, so it runs without the store
-// lock: on the object as read for an update (guaranteedUpdate), on the request alone for a
-// create.
-func (s *Server) trackFields(t target, live runtime.Object, liveRaw []byte, obj runtime.Object) runtime.Object {
-	if t.tracked {
-		return obj
-	}
-	managers := updateFieldManagers
-	if !fieldManagerShortcuts {
-		managers = fieldManagers
+// Track records in obj's managedFields the fields the write w sets, under w.Manager, and returns
+// the object to store (obj, or the library's copy of it); live is the stored object, nil for a
+// create, and liveRaw its stored encoding (nil where the store keeps none), which spares
+// scalarUpdate and statusScalarUpdate encoding live again. The entries it stamps get now's time.
+// Its cost grows with the managed fields of obj and live, so the server runs it without the
+// store lock: on the object as read for an update (its guaranteedUpdate), on the request alone
+// for a create.
+func (m *Manager) Track(w Write, live runtime.Object, liveRaw []byte, obj runtime.Object, now func() metav1.Time) runtime.Object {
+	managers := m.updateManagers
+	if !Shortcuts {
+		managers = m.applyManagers
 	}
 	fms, err := managers()
 	if err != nil {
 		// The models are compiled in; a failure is a bug that every write would hit.
 		panic(fmt.Sprintf("fakeapiserver: %v", err))
 	}
-	fm := fms[fieldManagerKey(t.res, t.subresource)]
-	obj.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+	fm := fms[fieldManagerKey(w.Resource, w.Subresource)]
+	obj.GetObjectKind().SetGroupVersionKind(w.Resource.gvk())
 	if live == nil {
-		key, shared := createFieldsKey(t, obj)
+		key, shared := m.createFieldsKey(w, obj)
 		if shared && sharedCreateFields(key, obj) {
-			s.stampManagedFields(nil, obj)
+			stampManagedFields(nil, obj, now)
 			return obj
 		}
-		out := fm.UpdateNoErrors(t.res.newObj(), obj, t.manager)
+		out := fm.UpdateNoErrors(w.Resource.New(), obj, w.Manager)
 		if shared && out == obj && len(mustMeta(out).GetManagedFields()) > 0 {
 			keepCreateFields(key, mustMeta(out).GetManagedFields())
 		}
-		s.stampManagedFields(nil, out)
+		stampManagedFields(nil, out, now)
 		return out
 	}
 	before := mustMeta(live).GetManagedFields()
-	if scalarUpdate(t, live, liveRaw, obj) {
-		s.stampManagedFields(before, obj)
+	if m.scalarUpdate(w, live, liveRaw, obj) {
+		stampManagedFields(before, obj, now)
 		return obj
 	}
-	if liveCut, objCut, ok := statusOnly(t, live, obj); ok {
-		if statusScalarUpdate(t, liveCut, objCut, liveRaw, obj) || statusFieldsUpdate(t, liveCut, objCut, obj) {
-			s.stampManagedFields(before, obj)
+	if liveCut, objCut, ok := statusOnly(w, live, obj); ok {
+		if m.statusScalarUpdate(w, liveCut, objCut, liveRaw, obj) || m.statusFieldsUpdate(w, liveCut, objCut, obj) {
+			stampManagedFields(before, obj, now)
 			return obj
 		}
-		out := updateWithTypedHints(fm, t, liveCut, objCut)
+		out := updateWithTypedHints(fm, w, liveCut, objCut)
 		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
-		s.stampManagedFields(before, obj)
+		stampManagedFields(before, obj, now)
 		return obj
 	}
-	out := fm.UpdateNoErrors(live, obj, t.manager)
-	s.stampManagedFields(before, out)
+	out := fm.UpdateNoErrors(live, obj, w.Manager)
+	stampManagedFields(before, out, now)
 	return out
 }
 
-// fieldManagerShortcuts lets trackFields walk only the status of a status write (statusOnly) and
-// use the update field managers' converters (updateTypes); a test turns both off to compare with
-// the library's own path over the whole object.
-var fieldManagerShortcuts = true
+// Ready builds the field managers of applies, as the first apply does, and returns the error of
+// that build: the server answers an apply with it, before it reads the object.
+func (m *Manager) Ready() error {
+	_, err := m.applyManagers()
+	return err
+}
+
+// Shortcuts lets Track walk only the status of a status write (statusOnly) and use the update
+// field managers' converters (updateTypes), and lets the shortcuts that prove the library's
+// outcome without its walk serve writes; the server's tests turn it off to compare with the
+// library's own path over the whole object.
+var Shortcuts = true
+
+// Apply merges the applied configuration patch into live (an empty object of the resource for a
+// create) by field ownership under w.Manager, as kube-apiserver's applyPatcher does, taking
+// other managers' fields where force is set, and returns the merged object with the entries it
+// stamped given now's time. Its errors are the library's: conflicts as a 409 Status, anything
+// else as it comes.
+func (m *Manager) Apply(w Write, live runtime.Object, patch map[string]any, force bool, now func() metav1.Time) (runtime.Object, error) {
+	fms, err := m.applyManagers()
+	if err != nil {
+		return nil, err
+	}
+	fm := fms[fieldManagerKey(w.Resource, w.Subresource)]
+	live.GetObjectKind().SetGroupVersionKind(w.Resource.gvk())
+	before := mustMeta(live).GetManagedFields()
+	obj, err := fm.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, w.Manager, force)
+	if err != nil {
+		return nil, err
+	}
+	stampManagedFields(before, obj, now)
+	return obj, nil
+}
 
 // statusOnly returns copies of live and obj that keep only their status and the metadata the
 // field manager reads (the managed fields; the name, namespace and UID, which it logs or uses to
@@ -329,8 +363,8 @@ var fieldManagerShortcuts = true
 // converted it without error, so that the walk leaves out no error either. The rest is compared
 // with reflect.DeepEqual, stricter than the walk (a nil and an empty list differ), so that nothing
 // the walk would find different is left out.
-func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
-	if !fieldManagerShortcuts || t.subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
+func statusOnly(t Write, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
+	if !Shortcuts || t.Subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
 		return nil, nil, false
 	}
 	lv, nv := reflect.ValueOf(live), reflect.ValueOf(obj)
@@ -354,7 +388,7 @@ func statusOnly(t target, live, obj runtime.Object) (runtime.Object, runtime.Obj
 		}))
 		out := c.Interface().(runtime.Object)
 		// What the field manager's conversion to the resource's version sets on its copy.
-		out.GetObjectKind().SetGroupVersionKind(t.res.gvk())
+		out.GetObjectKind().SetGroupVersionKind(t.Resource.gvk())
 		return out
 	}
 	return cut(lv), cut(nv), true
@@ -388,12 +422,12 @@ func sameButStatus(lv, nv reflect.Value) bool {
 }
 
 // stampManagedFields gives the entries of obj that the field manager stamped (a new entry, or one
-// whose time no longer matches the stored one) the server's current time, in place of the wall
+// whose time no longer matches the stored one) the time now gives, in place of the wall
 // clock's the library gave them, and sorts the entries again as the library does
 // (sortManagedFields): it sorted by the wall clock's times, and the order must follow the times
 // stored. An entry without a time (a client may send one) is left without, as the library leaves
 // it.
-func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runtime.Object) {
+func stampManagedFields(before []metav1.ManagedFieldsEntry, obj runtime.Object, now func() metav1.Time) {
 	key := func(e metav1.ManagedFieldsEntry) string {
 		return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.Subresource + "\x00" + e.APIVersion
 	}
@@ -403,7 +437,7 @@ func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runt
 	}
 	m := mustMeta(obj)
 	entries := m.GetManagedFields()
-	now := s.now()
+	stampedAt := now()
 	stamped := false
 	for i, e := range entries {
 		if e.Time == nil {
@@ -412,7 +446,7 @@ func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runt
 		if t, ok := old[key(e)]; ok && t != nil && t.Equal(e.Time) {
 			continue
 		}
-		entries[i].Time = &now
+		entries[i].Time = &stampedAt
 		stamped = true
 	}
 	if stamped {
@@ -421,132 +455,20 @@ func (s *Server) stampManagedFields(before []metav1.ManagedFieldsEntry, obj runt
 	m.SetManagedFields(entries)
 }
 
-// apply serves a PATCH with an apply patch (application/apply-patch+yaml): the object's fields are
-// merged with the applied configuration by field ownership, as kube-apiserver's applyPatcher
-// does, and an object that does not exist is created from it.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
-	opts, err := applyOptions(r)
-	if err != nil {
-		return err
-	}
-	data, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	var patch map[string]any
-	if err := yaml.Unmarshal(data, &patch); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
-	}
-	fms, err := fieldManagers()
-	if err != nil {
-		return err
-	}
-	fm := fms[fieldManagerKey(t.res, t.subresource)]
-	t.manager, t.tracked = opts.FieldManager, true
-	force := opts.Force != nil && *opts.Force
-	dryRun := len(opts.DryRun) > 0
-	for {
-		var old *entry
-		_ = s.store.locked(func() error {
-			old, _ = s.store.get(t.res, t.namespace, t.name)
-			return nil
-		})
-		live := t.res.newObj()
-		if old != nil {
-			live = old.obj.DeepCopyObject()
-		} else if t.subresource != "" {
-			return apierrors.NewNotFound(t.res.groupResource(), t.name)
-		}
-		live.GetObjectKind().SetGroupVersionKind(t.res.gvk())
-		before := mustMeta(live).GetManagedFields()
-		obj, err := fm.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, opts.FieldManager, force)
-		if err != nil {
-			return applyError(err)
-		}
-		var warnings []string
-		if opts.FieldValidation == metav1.FieldValidationStrict || opts.FieldValidation == metav1.FieldValidationWarn || opts.FieldValidation == "" {
-			if err := yaml.UnmarshalStrict(data, &map[string]any{}); err != nil {
-				if opts.FieldValidation == metav1.FieldValidationStrict {
-					return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding YAML: %v", err))
-				}
-				warnings = append(warnings, err.Error())
-			}
-		}
-		s.stampManagedFields(before, obj)
-		m := mustMeta(obj)
-		if t.res.namespaced && m.GetNamespace() == "" {
-			m.SetNamespace(t.namespace)
-		}
-		if err := checkIdentity(t, m); err != nil {
-			return err
-		}
-		var out *entry
-		var moved bool
-		created := false
-		err = s.store.locked(func() error {
-			cur, ok := s.store.get(t.res, t.namespace, t.name)
-			switch {
-			case cur != old || (old == nil && ok):
-				moved = true
-				return nil
-			case old == nil:
-				created = true
-				out, err = s.insert(t, obj, dryRun, "PATCH")
-				return err
-			}
-			out, err = s.applyUpdate(t, old, obj, dryRun, "PATCH")
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if moved {
-			if err := r.Context().Err(); err != nil {
-				return err // the client is gone
-			}
-			continue
-		}
-		writeWarnings(w, warnings)
-		code := http.StatusOK
-		if created {
-			code = http.StatusCreated
-		}
-		writeRaw(w, code, out.encoded())
-		return nil
-	}
-}
-
-// applyOptions reads and validates the PatchOptions of an apply request.
-func applyOptions(r *http.Request) (metav1.PatchOptions, error) {
-	q := r.URL.Query()
-	opts := metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
-	if v, ok := q["force"]; ok && len(v) > 0 {
-		force := isTrue(v[0])
-		opts.Force = &force
-	}
-	if errs := metav1validation.ValidatePatchOptions(&opts, types.ApplyYAMLPatchType); len(errs) > 0 {
-		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
-	}
-	return opts, nil
-}
-
-// applyError turns an error of the field manager into the response kube-apiserver gives: its
-// conflicts are already a 409 Status, and anything else (an applied configuration that does not
-// fit the schema, say) is a 500 carrying the error's text.
-func applyError(err error) error {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return err
-	}
-	klog.V(4).InfoS("Server-side apply failed", "err", err)
-	return statusError(http.StatusInternalServerError, metav1.StatusReasonUnknown, err.Error())
-}
-
 // updateWithTypedHints is the field manager's update of a status write's cuts with their typed
 // hints registered (see keptTyped), removed even when the library panics (the request is then
 // answered 500 and the hints would otherwise stay registered).
-func updateWithTypedHints(fm *managedfields.FieldManager, t target, liveCut, objCut runtime.Object) runtime.Object {
+func updateWithTypedHints(fm *managedfields.FieldManager, t Write, liveCut, objCut runtime.Object) runtime.Object {
 	done := typedHintsFor(t, liveCut, objCut)
 	defer done()
-	return fm.UpdateNoErrors(liveCut, objCut, t.manager)
+	return fm.UpdateNoErrors(liveCut, objCut, t.Manager)
+}
+
+// mustMeta is obj's object metadata; every object the field manager is given has it.
+func mustMeta(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("fakeapiserver: %T has no object metadata", obj))
+	}
+	return m
 }

@@ -1,4 +1,4 @@
-package fakeapiserver
+package fieldmanager
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // An update that changes only scalar values the writing manager alone
@@ -54,8 +56,8 @@ import (
 //
 // liveRaw is live's stored encoding, or nil: the comparison reads it in place of live's JSON
 // (liveJSON), which spares one of the two encodings.
-func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Object) bool {
-	if !fieldManagerShortcuts || t.subresource != "" || t.manager == "" {
+func (m *Manager) scalarUpdate(t Write, live runtime.Object, liveRaw []byte, obj runtime.Object) bool {
+	if !Shortcuts || t.Subresource != "" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(live), mustMeta(obj)
@@ -84,7 +86,7 @@ func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Obj
 	if !ok {
 		return false
 	}
-	changed, ok := changedScalarsJSON(t.res, a, b)
+	changed, ok := m.changedScalarsJSON(t.Resource, a, b)
 	if !ok || len(changed) == 0 {
 		// An update that changes nothing keeps the entries' times but sorts them again; the
 		// library's own path does that at the cost of a walk of objects that are equal.
@@ -95,7 +97,7 @@ func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Obj
 		return false
 	}
 	nm.SetManagedFields(out)
-	scalarUpdates.Add(1)
+	ScalarUpdates.Add(1)
 	return true
 }
 
@@ -103,7 +105,7 @@ func scalarUpdate(t target, live runtime.Object, liveRaw []byte, obj runtime.Obj
 // raw where the store keeps one without the escape of U+FFFD (see comparableJSON), else that of
 // a shallow copy of live without its managed fields. The two differ only in
 // metadata.managedFields, which the comparison skips (jsonDiff.object and skipped): the stored
-// encoding is json.Marshal of the stored object with its type set (store.commitEncoded; its
+// encoding is json.Marshal of the stored object with its type set (the server's store.commitEncoded; its
 // resource version spliced in where it was encoded before, which makes the same bytes; an
 // object loaded from disk is encoded anew at load, so bytes written by other hands in another
 // spelling are not kept: TestScalarUpdateOnAForeignDataDir), as the shallow
@@ -150,8 +152,8 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // change the reset would drop). The comparison leaves the managed fields out of the cuts' JSON,
 // as it skips them anyway. liveRaw is the live object's stored encoding, or nil
 // (statusChangedScalars).
-func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte, obj runtime.Object) bool {
-	if !fieldManagerShortcuts || t.subresource != "status" || t.manager == "" {
+func (m *Manager) statusScalarUpdate(t Write, liveCut, objCut runtime.Object, liveRaw []byte, obj runtime.Object) bool {
+	if !Shortcuts || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(liveCut), mustMeta(objCut)
@@ -163,7 +165,7 @@ func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte
 	nm.SetManagedFields(nil)
 	changed, ok := []fieldpath.Path(nil), sameKeys(reflect.ValueOf(liveCut), reflect.ValueOf(objCut))
 	if ok {
-		changed, ok = statusChangedScalars(t.res, liveCut, objCut, liveRaw)
+		changed, ok = m.statusChangedScalars(t.Resource, liveCut, objCut, liveRaw)
 	}
 	lm.SetManagedFields(base)
 	nm.SetManagedFields(sent)
@@ -175,7 +177,7 @@ func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte
 		return false
 	}
 	mustMeta(obj).SetManagedFields(out)
-	scalarUpdates.Add(1)
+	ScalarUpdates.Add(1)
 	return true
 }
 
@@ -193,13 +195,13 @@ func statusScalarUpdate(t target, liveCut, objCut runtime.Object, liveRaw []byte
 // leave out) and a written status with it take both cuts' encodings as before, so that the
 // same writes are served. So do a stored encoding without a status member and a resource without
 // the schema's type of the status. A live object without a stored encoding (a pod's, see
-// resource.encodesOnDemand) has its status encoded alone instead (liveStatus).
-func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
+// the server's resource.encodesOnDemand) has its status encoded alone instead (liveStatus).
+func (m *Manager) statusChangedScalars(res *Resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
 	a, ok := storedStatus(raw)
-	if raw == nil && liveStatusAlone {
+	if raw == nil && LiveStatusAlone {
 		a, ok = liveStatus(liveCut)
 	}
-	r, typed := rootType(res)
+	r, typed := m.rootType(res)
 	var tr *smdschema.TypeRef
 	if typed {
 		if atom, found := r.schema.Resolve(r.ref); found && atom.Map != nil {
@@ -211,7 +213,7 @@ func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []b
 		sv = sv.Elem().FieldByName("Status")
 	}
 	if !ok || tr == nil || !sv.IsValid() || !sv.CanAddr() {
-		return changedScalars(res, liveCut, objCut)
+		return m.changedScalars(res, liveCut, objCut)
 	}
 	b, ok := comparableOne(sv.Addr().Interface())
 	if !ok {
@@ -225,12 +227,12 @@ func statusChangedScalars(res *resource, liveCut, objCut runtime.Object, raw []b
 	return d.changed, true
 }
 
-// liveStatusAlone lets statusChangedScalars encode the live cut's status alone where it has no
+// LiveStatusAlone lets statusChangedScalars encode the live cut's status alone where it has no
 // stored encoding (liveStatus); a test turns it off to compare with both cuts' encodings.
-var liveStatusAlone = true
+var LiveStatusAlone = true
 
 // liveStatus is what statusChangedScalars reads from a stored encoding, for a stored object
-// that keeps none (resource.encodesOnDemand): the live cut's status encoded alone, which is the
+// that keeps none (the server's resource.encodesOnDemand): the live cut's status encoded alone, which is the
 // stored encoding's status member byte for byte (a field's value encodes as the value does),
 // false where the stored encoding would have had the escape of U+FFFD in what the comparison
 // reads, its status or its name, namespace or UID. The escape in the rest of the stored object
@@ -264,7 +266,7 @@ func storedStatus(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	for i := 1; ; {
-		k, v, next, ok := member(raw, i)
+		k, v, next, ok := compactjson.Member(raw, i)
 		if !ok || k == nil {
 			return nil, false
 		}
@@ -275,12 +277,12 @@ func storedStatus(raw []byte) ([]byte, bool) {
 	}
 }
 
-// ownedScalars returns the managed fields the library makes of base for a write by t.manager
-// (through t.subresource) that modifies the fields at the paths changed and nothing else, and
+// ownedScalars returns the managed fields the library makes of base for a write by t.Manager
+// (through t.Subresource) that modifies the fields at the paths changed and nothing else, and
 // false where it cannot prove that (see scalarUpdate): the entries as they were, the writer's
 // marked for stampManagedFields.
-func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpath.Path) ([]metav1.ManagedFieldsEntry, bool) {
-	gv := t.res.gv.String()
+func ownedScalars(t Write, base []metav1.ManagedFieldsEntry, changed []fieldpath.Path) ([]metav1.ManagedFieldsEntry, bool) {
+	gv := t.Resource.GV.String()
 	sets, writer, updaters, ok := decodedEntries(t, base)
 	if !ok {
 		return nil, false
@@ -292,7 +294,7 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 	if !changedSet.Intersection(strippedFields).Empty() {
 		return nil, false
 	}
-	if filter := resetFields(t.res, t.subresource)[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
+	if filter := resetFields(t.Resource, t.Subresource)[fieldpath.APIVersion(gv)]; filter != nil && !filter.Filter(changedSet).Equals(changedSet) {
 		return nil, false
 	}
 	for _, p := range changed {
@@ -309,7 +311,7 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 		out[i] = e
 		out[i].FieldsV1 = &metav1.FieldsV1{Raw: bytes.Clone(e.FieldsV1.Raw)}
 	}
-	// The library stamps the writer's entry; trackFields then gives it the server's time and
+	// The library stamps the writer's entry; Track then gives it the server's time and
 	// sorts the entries by the times stored (stampManagedFields). Any time other than the stored
 	// one marks it stamped.
 	stale := metav1.NewTime(time.Time{})
@@ -320,13 +322,13 @@ func ownedScalars(t target, base []metav1.ManagedFieldsEntry, changed []fieldpat
 	return out, true
 }
 
-// decodedEntries decodes base's field sets for a write by t.manager through t.subresource, and
+// decodedEntries decodes base's field sets for a write by t.Manager through t.Subresource, and
 // says which entry is the writer's Update entry for that subresource (-1 for none) and how many
 // Update entries there are: false unless every entry is of the resource's version, FieldsV1, an
 // Update or an Apply, has an identity (manager, operation, subresource) of its own, and decodes
 // (decodedSet). The shortcuts prove their managed fields only under these conditions.
-func decodedEntries(t target, base []metav1.ManagedFieldsEntry) (sets []*fieldpath.Set, writer, updaters int, ok bool) {
-	gv := t.res.gv.String()
+func decodedEntries(t Write, base []metav1.ManagedFieldsEntry) (sets []*fieldpath.Set, writer, updaters int, ok bool) {
+	gv := t.Resource.GV.String()
 	sets = make([]*fieldpath.Set, len(base))
 	writer = -1
 	seen := make(map[[3]string]bool, len(base))
@@ -347,7 +349,7 @@ func decodedEntries(t target, base []metav1.ManagedFieldsEntry) (sets []*fieldpa
 		sets[i] = set
 		if e.Operation == metav1.ManagedFieldsOperationUpdate {
 			updaters++
-			if e.Manager == t.manager && e.Subresource == t.subresource {
+			if e.Manager == t.Manager && e.Subresource == t.Subresource {
 				writer = i
 			}
 		}
@@ -407,8 +409,8 @@ const (
 	maxDecodedSetBytes = 32 << 10
 )
 
-// scalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
-var scalarUpdates atomic.Int64
+// ScalarUpdates counts the updates scalarUpdate served, for the tests that check it serves them.
+var ScalarUpdates atomic.Int64
 
 // maxUpdateManagers is the number of Update entries kube-apiserver's field manager keeps before
 // it merges the oldest into one.

@@ -1,17 +1,17 @@
-package fakeapiserver
+package fieldmanager
 
 import (
 	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 )
 
 // The comparison scalarUpdate and statusScalarUpdate prove their writes with: the two objects'
@@ -47,15 +47,15 @@ func sameKeys(a, b reflect.Value) bool {
 		}
 		return true
 	case reflect.Struct:
-		if hasOwnCodec(a.Type()) {
+		if compactjson.HasOwnCodec(a.Type()) {
 			return a.IsZero() == b.IsZero()
 		}
-		for _, f := range fieldsOf(a.Type()) {
-			if f.skip || f.refuse {
+		for _, f := range compactjson.Fields(a.Type()) {
+			if f.Skip || f.Refuse {
 				continue
 			}
-			fa, fb := a.Field(f.index), b.Field(f.index)
-			if f.omitEmpty && fa.IsZero() != fb.IsZero() {
+			fa, fb := a.Field(f.Index), b.Field(f.Index)
+			if f.OmitEmpty && fa.IsZero() != fb.IsZero() {
 				return false
 			}
 			if !sameKeys(fa, fb) {
@@ -69,19 +69,19 @@ func sameKeys(a, b reflect.Value) bool {
 // changedScalars returns the paths of the scalars whose values differ between the JSON of live
 // and obj, and of the atomic lists that differ, and false if anything else differs (see
 // scalarUpdate and jsonDiff.list) or either does not marshal.
-func changedScalars(res *resource, live, obj any) ([]fieldpath.Path, bool) {
+func (m *Manager) changedScalars(res *Resource, live, obj any) ([]fieldpath.Path, bool) {
 	a, b, ok := comparableJSON(live, obj)
 	if !ok {
 		return nil, false
 	}
-	return changedScalarsJSON(res, a, b)
+	return m.changedScalarsJSON(res, a, b)
 }
 
 // changedScalarsJSON is changedScalars of the JSON a and b (comparableJSON's).
-func changedScalarsJSON(res *resource, a, b []byte) ([]fieldpath.Path, bool) {
+func (m *Manager) changedScalarsJSON(res *Resource, a, b []byte) ([]fieldpath.Path, bool) {
 	d := jsonDiff{}
 	var root *smdschema.TypeRef
-	if r, ok := rootType(res); ok {
+	if r, ok := m.rootType(res); ok {
 		d.schema, root = r.schema, &r.ref
 	}
 	if !d.value(a, b, nil, root) {
@@ -110,7 +110,7 @@ func (d *jsonDiff) value(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef
 	if bytes.Equal(a, b) {
 		return true
 	}
-	ka, kb := jsonKind(a[0]), jsonKind(b[0])
+	ka, kb := compactjson.Kind(a[0]), compactjson.Kind(b[0])
 	if ka != kb {
 		return false
 	}
@@ -127,7 +127,7 @@ func (d *jsonDiff) value(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef
 		return d.list(a, b, path, tr)
 	case '"', 't':
 	case '0':
-		if isInteger(a) != isInteger(b) {
+		if compactjson.IsInteger(a) != compactjson.IsInteger(b) {
 			return false
 		}
 	default: // null
@@ -153,7 +153,7 @@ func (d *jsonDiff) object(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRe
 		var ka, kb, va, vb []byte
 		var ok bool
 		for {
-			if ka, va, i, ok = member(a, i); !ok {
+			if ka, va, i, ok = compactjson.Member(a, i); !ok {
 				return false
 			}
 			if ka == nil || !skipped(path, ka) {
@@ -161,7 +161,7 @@ func (d *jsonDiff) object(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRe
 			}
 		}
 		for {
-			if kb, vb, j, ok = member(b, j); !ok {
+			if kb, vb, j, ok = compactjson.Member(b, j); !ok {
 				return false
 			}
 			if kb == nil || !skipped(path, kb) {
@@ -177,7 +177,7 @@ func (d *jsonDiff) object(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRe
 		if bytes.Equal(va, vb) {
 			continue
 		}
-		key, ok := unquote(ka)
+		key, ok := compactjson.Unquote(ka)
 		if !ok {
 			return false
 		}
@@ -215,11 +215,11 @@ func (d *jsonDiff) list(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef)
 		return false
 	}
 	l := atom.List
-	ea, ok := elements(a)
+	ea, ok := compactjson.Elements(a)
 	if !ok || len(ea) == 0 {
 		return false
 	}
-	eb, ok := elements(b)
+	eb, ok := compactjson.Elements(b)
 	if !ok || len(eb) == 0 {
 		return false
 	}
@@ -238,15 +238,15 @@ func (d *jsonDiff) list(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef)
 		}
 		id := make([]byte, 0, 32)
 		for k, name := range l.Keys {
-			va, ok := memberValue(ea[i], name)
+			va, ok := compactjson.MemberValue(ea[i], name)
 			if !ok {
 				return false
 			}
-			vb, ok := memberValue(eb[i], name)
+			vb, ok := compactjson.MemberValue(eb[i], name)
 			if !ok || !bytes.Equal(va, vb) {
 				return false
 			}
-			if c := jsonKind(va[0]); c != '"' && c != 't' && (c != '0' || !isInteger(va)) {
+			if c := compactjson.Kind(va[0]); c != '"' && c != 't' && (c != '0' || !compactjson.IsInteger(va)) {
 				return false
 			}
 			keys[k] = va
@@ -273,9 +273,9 @@ func keyElement(names []string, raw [][]byte) (fieldpath.PathElement, bool) {
 	fields := make(value.FieldList, len(names))
 	for i, name := range names {
 		var v any
-		switch r := raw[i]; jsonKind(r[0]) {
+		switch r := raw[i]; compactjson.Kind(r[0]) {
 		case '"':
-			s, ok := unquote(r)
+			s, ok := compactjson.Unquote(r)
 			if !ok {
 				return fieldpath.PathElement{}, false
 			}
@@ -295,72 +295,28 @@ func keyElement(names []string, raw [][]byte) (fieldpath.PathElement, bool) {
 	return fieldpath.PathElement{Key: &fields}, true
 }
 
-// elements splits a JSON list into its elements.
-func elements(s []byte) ([][]byte, bool) {
-	if len(s) < 2 || s[0] != '[' {
-		return nil, false
-	}
-	var out [][]byte
-	i := 1
-	if s[i] == ']' {
-		return out, i == len(s)-1
-	}
-	for {
-		end, ok := skipValue(s, i)
-		if !ok || end >= len(s) {
-			return nil, false
-		}
-		out = append(out, s[i:end])
-		switch s[end] {
-		case ',':
-			i = end + 1
-		case ']':
-			return out, end == len(s)-1
-		default:
-			return nil, false
-		}
-	}
-}
-
-// memberValue is the value of the member name of the JSON object s, if it has one.
-func memberValue(s []byte, name string) ([]byte, bool) {
-	for i := 1; ; {
-		k, v, next, ok := member(s, i)
-		if !ok || k == nil {
-			return nil, false
-		}
-		if len(k) == len(name)+2 && string(k[1:len(k)-1]) == name {
-			return v, true
-		}
-		i = next
-	}
-}
-
 // typeRoot is the schema of a resource's objects, as the type converter has it.
 type typeRoot struct {
 	schema *smdschema.Schema
 	ref    smdschema.TypeRef
 }
 
-// typeRoots caches rootType's answers by resource.
-var typeRoots sync.Map
-
 // rootType is the schema and type of res's objects: those of the typed value the type converter
 // makes of an empty object, so that the comparison reads the schema the library's walk reads.
-func rootType(res *resource) (typeRoot, bool) {
-	if r, ok := typeRoots.Load(res); ok {
+func (m *Manager) rootType(res *Resource) (typeRoot, bool) {
+	if r, ok := m.typeRoots.Load(res); ok {
 		rt := r.(typeRoot)
 		return rt, rt.schema != nil
 	}
 	var rt typeRoot
-	if tc, err := typeConverter(); err == nil {
-		obj := res.newObj()
+	if tc, err := m.typeConverter(); err == nil {
+		obj := res.New()
 		obj.GetObjectKind().SetGroupVersionKind(res.gvk())
 		if tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
 			rt = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
 		}
 	}
-	typeRoots.Store(res, rt)
+	m.typeRoots.Store(res, rt)
 	return rt, rt.schema != nil
 }
 
@@ -374,103 +330,6 @@ func skipped(path fieldpath.Path, key []byte) bool {
 		return path[0].FieldName != nil && *path[0].FieldName == "metadata" && string(key) == `"managedFields"`
 	}
 	return false
-}
-
-// member reads the member of the object s that starts at i (just past '{' or a ','): its quoted
-// key, its value and the index past it. A nil key means the object ended.
-func member(s []byte, i int) (key, val []byte, next int, ok bool) {
-	if i < len(s) && s[i] == ',' {
-		i++
-	}
-	if i >= len(s) {
-		return nil, nil, i, false
-	}
-	if s[i] == '}' {
-		return nil, nil, i + 1, true
-	}
-	end, ok := skipValue(s, i)
-	if !ok || end >= len(s) || s[end] != ':' || s[i] != '"' {
-		return nil, nil, i, false
-	}
-	key = s[i:end]
-	vend, ok := skipValue(s, end+1)
-	if !ok {
-		return nil, nil, i, false
-	}
-	return key, s[end+1 : vend], vend, true
-}
-
-// skipValue returns the index past the value of compact JSON that starts at i.
-func skipValue(s []byte, i int) (int, bool) {
-	if i >= len(s) {
-		return i, false
-	}
-	switch s[i] {
-	case '"':
-		for k := i + 1; k < len(s); k++ {
-			switch s[k] {
-			case '\\':
-				k++
-			case '"':
-				return k + 1, true
-			}
-		}
-		return len(s), false
-	case '{', '[':
-		depth := 0
-		for k := i; k < len(s); k++ {
-			switch s[k] {
-			case '"':
-				end, ok := skipValue(s, k)
-				if !ok {
-					return end, false
-				}
-				k = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return k + 1, true
-				}
-			}
-		}
-		return len(s), false
-	}
-	k := i
-	for k < len(s) && !strings.ContainsRune(",}]:", rune(s[k])) {
-		k++
-	}
-	return k, k > i
-}
-
-// jsonKind is the kind of the value that starts with c: '{', '[', '"', 't' (a boolean), 'n'
-// (null) or '0' (a number).
-func jsonKind(c byte) byte {
-	switch c {
-	case '{', '[', '"', 'n':
-		return c
-	case 't', 'f':
-		return 't'
-	}
-	return '0'
-}
-
-// isInteger tells whether a JSON number has no fraction or exponent.
-func isInteger(n []byte) bool {
-	return !bytes.ContainsAny(n, ".eE")
-}
-
-// unquote is the string of a quoted JSON key.
-func unquote(q []byte) (string, bool) {
-	if bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1]), true
-	}
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return "", false
-	}
-	return s, true
 }
 
 // comparableJSON is the JSON of live and obj for a comparison of the two, false if either does

@@ -1,4 +1,4 @@
-package fakeapiserver
+package fieldmanager
 
 import (
 	"reflect"
@@ -54,9 +54,9 @@ var (
 // often, which costs speed only: a write that finds nothing takes the library's own path).
 const maxKeptTyped = 4096
 
-// typedReuses counts the live cuts served a kept typed value, for the tests that check it serves
+// TypedReuses counts the live cuts served a kept typed value, for the tests that check it serves
 // them.
-var typedReuses atomic.Int64
+var TypedReuses atomic.Int64
 
 // typedCut is a written cut (without managed fields) and the typed value the library made of it.
 type typedCut struct {
@@ -74,11 +74,11 @@ type typedHint struct {
 	kept  *typedCut
 }
 
-// typedHints maps the cuts trackFields hands the library to their hints, for the duration of
+// typedHints maps the cuts Track hands the library to their hints, for the duration of
 // that call.
 var typedHints sync.Map
 
-// ObjectToTyped converts obj as the library's converter does, unless trackFields gave it a hint.
+// ObjectToTyped converts obj as the library's converter does, unless Track gave it a hint.
 func (c updateTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
 	h, ok := typedHints.Load(obj)
 	if !ok {
@@ -86,7 +86,7 @@ func (c updateTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationO
 	}
 	hint := h.(*typedHint)
 	if hint.serve != nil && slices.Equal(hint.serve.opts, opts) {
-		typedReuses.Add(1)
+		TypedReuses.Add(1)
 		return hint.serve.tv, nil
 	}
 	if !hint.keep || mustMeta(obj).GetManagedFields() != nil {
@@ -105,14 +105,14 @@ func (c updateTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationO
 }
 
 // keptTypedKey is the key of t's object in keptTyped.
-func keptTypedKey(t target) string {
-	return t.res.gv.Group + "/" + t.res.gv.Version + "/" + t.res.name + "/" + t.namespace + "/" + t.name
+func keptTypedKey(t Write) string {
+	return t.Resource.GV.Group + "/" + t.Resource.GV.Version + "/" + t.Resource.Name + "/" + t.Namespace + "/" + t.Name
 }
 
 // typedHintsFor registers the hints of a status write's cuts (see keptTyped) and returns the
 // function that removes them and keeps the written cut's value; the caller calls it once the
 // field manager returned.
-func typedHintsFor(t target, liveCut, objCut runtime.Object) func() {
+func typedHintsFor(t Write, liveCut, objCut runtime.Object) func() {
 	key := keptTypedKey(t)
 	live := &typedHint{}
 	if k, ok := keptTyped.LoadAndDelete(key); ok {
@@ -141,9 +141,9 @@ func typedHintsFor(t target, liveCut, objCut runtime.Object) func() {
 }
 
 // servesLive tells whether kc's value may stand for the library's of liveCut (see keptTyped).
-func servesLive(t target, kc *typedCut, liveCut runtime.Object) bool {
+func servesLive(t Write, kc *typedCut, liveCut runtime.Object) bool {
 	entries := mustMeta(liveCut).GetManagedFields()
-	gv := t.res.gv.String()
+	gv := t.Resource.GV.String()
 	for _, e := range entries {
 		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
 			return false
