@@ -164,6 +164,10 @@ func TestNewUserWalkthrough(t *testing.T) {
 		}
 		return string(out)
 	}
+	// The trace's Running is the status manager's cache; its write to the API server follows from
+	// the status manager's own goroutine, which a loaded machine can hold back: wait for the API
+	// server's copy (kubectl wait watches it) before reading the table.
+	kubectl("wait", "--for=jsonpath={.status.phase}=Running", "--timeout="+(2*waitTimeout).String(), "pod/web-node-1")
 	if out := kubectl("get", "pods", "-A"); !regexp.MustCompile(`(?m)^default +web-node-1 +1/1 +Running `).MatchString(out) {
 		t.Errorf("kubectl get pods -A does not show web-node-1 Running:\n%s", out)
 	}
