@@ -52,7 +52,7 @@ type Options struct {
 // work is one scheduled eviction: the real controller's TimedWorker.
 type work struct {
 	created, fire time.Time
-	// node is the pod's when it was scheduled. A pod deleted and created again under the same
+	// node is the pod's when it was last seen. A pod deleted and created again under the same
 	// name may be on another node now, where Sync looks it up by name.
 	node string
 }
@@ -61,6 +61,10 @@ type work struct {
 type Controller struct {
 	opts      Options
 	scheduled map[string]work // by namespace/name
+	// tainted holds the nodes that had NoExecute taints at the last pass: the real controller's
+	// taintedNodes. A node that has none now but exists has had them removed, and the evictions
+	// of its pods are cancelled, as handleNodeUpdate does.
+	tainted map[string]bool
 }
 
 // New returns a Controller with nothing scheduled.
@@ -68,7 +72,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string]bool{}}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -97,6 +101,22 @@ func (c *Controller) Sync(ctx context.Context) error {
 				taints[n.Name] = append(taints[n.Name], t)
 			}
 		}
+	}
+	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
+	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
+	// of its pods stay scheduled.
+	var cleared map[string]bool
+	for _, n := range nodes {
+		if _, ok := taints[n.Name]; !ok && c.tainted[n.Name] {
+			if cleared == nil {
+				cleared = map[string]bool{}
+			}
+			cleared[n.Name] = true
+		}
+	}
+	clear(c.tainted)
+	for name := range taints {
+		c.tainted[name] = true
 	}
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
 	// nodes' pods are read, as the real controller handles the pods of a node whose taints
@@ -156,7 +176,21 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
-		c.process(ctx, r.pod, taints[r.pod.Spec.NodeName], now)
+		node := r.pod.Spec.NodeName
+		if w, ok := c.scheduled[r.key]; ok && w.node != node {
+			w.node = node
+			c.scheduled[r.key] = w
+		}
+		if t, ok := taints[node]; ok {
+			c.process(ctx, r.pod, t, now)
+			continue
+		}
+		if cleared[node] {
+			// handleNodeUpdate for a node without NoExecute taints cancels its pods' evictions.
+			c.cancel(r.key, "no NoExecute taints")
+		}
+		// Otherwise the pod came to a node that has no NoExecute taints, which handlePodUpdate
+		// leaves alone: its eviction stays scheduled and deletes it by name when due.
 	}
 	// A pod that is gone or being deleted needs no eviction (handlePodUpdate on a deleted pod).
 	for _, key := range sortedKeys(c.scheduled) {
@@ -178,15 +212,12 @@ func (c *Controller) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// process is processPodOnNode: no taints cancel, an untolerated taint evicts now, tolerated ones
-// schedule the eviction at the smallest tolerationSeconds from when it was first scheduled, and
-// tolerations without tolerationSeconds keep the pod for ever.
+// process is processPodOnNode for a pod on a node with NoExecute taints (the only one the real
+// controller ever calls it with): an untolerated taint evicts now, tolerated ones schedule the
+// eviction at the smallest tolerationSeconds from when it was first scheduled, and tolerations
+// without tolerationSeconds keep the pod for ever.
 func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint, now time.Time) {
 	key := podkey.Of(pod)
-	if len(taints) == 0 {
-		c.cancel(key, "no NoExecute taints")
-		return
-	}
 	used, all := matchingTolerations(ctx, taints, pod.Spec.Tolerations)
 	if !all {
 		if w, ok := c.scheduled[key]; ok && !w.fire.After(now) {

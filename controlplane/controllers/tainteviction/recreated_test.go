@@ -3,10 +3,13 @@ package tainteviction_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
@@ -28,11 +31,15 @@ func TestScheduledPodDeletedBetweenPasses(t *testing.T) {
 		// recreateOn is the node the pod is created again on; "" is not at all.
 		recreateOn string
 		want       []string // the cancel messages of the second pass
+		// evictedOn is the node of the pod the eviction deletes when it falls due; "" is none.
+		evictedOn string
 	}{
 		{name: "gone", want: []string{"pod gone"}},
-		{name: "created again on an untainted node", recreateOn: "b", want: []string{"no NoExecute taints"}},
+		// handlePodUpdate returns for a pod on a node without NoExecute taints, and the timed
+		// worker deletes by namespace and name: the new pod is evicted.
+		{name: "created again on an untainted node", recreateOn: "b", evictedOn: "b"},
 		// On the tainted node again it is the same key on the same node: it stays scheduled.
-		{name: "created again on the tainted node", recreateOn: "a"},
+		{name: "created again on the tainted node", recreateOn: "a", evictedOn: "a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +93,33 @@ func TestScheduledPodDeletedBetweenPasses(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("cancel messages (-want +got):\n%s", diff)
 			}
+			if got := runUntilEvicted(t, te, clk, c); got != tt.evictedOn {
+				t.Errorf("evicted the pod on node %q, want %q", got, tt.evictedOn)
+			}
 		})
+	}
+}
+
+// runUntilEvicted runs the passes at each wake up to an hour after the epoch and returns the node
+// of the pod default/p once a pass has deleted it, "" when none does.
+func runUntilEvicted(t *testing.T, te *tainteviction.Controller, clk *vclock.Clock, c kubernetes.Interface) string {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		p, err := c.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if err == nil && p.DeletionTimestamp != nil {
+			return p.Spec.NodeName
+		}
+		next, ok := te.NextWake()
+		if !ok || next.Sub(vclock.Epoch) > time.Hour {
+			return ""
+		}
+		clk.Set(next)
+		if err := te.Sync(ctx); err != nil {
+			t.Fatalf("Sync() = %v", err)
+		}
 	}
 }
