@@ -141,11 +141,14 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 		_, tainted := taints[node]
 		for _, pod := range pods {
-			if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+			if pod.Spec.NodeName != node {
 				continue
 			}
 			key := podkey.Of(pod)
-			if _, ok := c.scheduled[key]; !tainted && !ok {
+			// A pod being deleted is not scheduled (each pass would evict it again), but one
+			// with an eviction scheduled keeps it: a change of the deletion mark alone never
+			// reaches handlePodUpdate, so the eviction fires unless the pod is gone first.
+			if _, ok := c.scheduled[key]; !ok && (!tainted || pod.DeletionTimestamp != nil) {
 				continue
 			}
 			relevant = append(relevant, keyed{key, pod})
@@ -154,8 +157,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	// A pod with an eviction scheduled that is not on its node any more may have been deleted
 	// and created again under the same name elsewhere: as handlePodUpdate, which gets the pod
-	// by name, it is processed on the node it is on now, and is gone only when no pod bound
-	// and not being deleted has its name.
+	// by name, it is processed on the node it is on now, and is gone only when no pod has its
+	// name. A pod of that name not bound yet keeps the eviction without being processed.
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; ok {
 			continue
@@ -168,11 +171,10 @@ func (c *Controller) Sync(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("get pod %s: %w", key, err)
 		}
-		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
-			continue
-		}
-		relevant = append(relevant, keyed{key, pod})
 		present[key] = pod
+		if pod.Spec.NodeName != "" {
+			relevant = append(relevant, keyed{key, pod})
+		}
 	}
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
@@ -192,7 +194,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 		// Otherwise the pod came to a node that has no NoExecute taints, which handlePodUpdate
 		// leaves alone: its eviction stays scheduled and deletes it by name when due.
 	}
-	// A pod that is gone or being deleted needs no eviction (handlePodUpdate on a deleted pod).
+	// A pod that is gone needs no eviction (handlePodUpdate on a deleted pod).
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; !ok {
 			c.cancel(key, "pod gone")

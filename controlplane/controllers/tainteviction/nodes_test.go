@@ -8,50 +8,52 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
-	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// The node of a pod with an eviction scheduled changes between two passes. handleNodeUpdate
+// A pod with an eviction scheduled, or its node, changes between two passes. handleNodeUpdate
 // cancels the evictions of a node's pods when its NoExecute taints are removed, but only forgets
-// a node that was deleted: its pods' evictions still fire.
+// a node that was deleted: its pods' evictions still fire. A pod that starts terminating sends
+// no pod update the controller acts on, so its eviction fires too.
 func TestScheduledPodNodeChanged(t *testing.T) {
+	setTaints := func(taints ...v1.Taint) func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+		return func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+			n, err := c.CoreV1().Nodes().Get(ctx, "a", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Spec.Taints = taints
+			if _, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	tests := []struct {
 		name   string
 		change func(ctx context.Context, t *testing.T, c kubernetes.Interface)
 		want   []string // the cancel messages of the second pass
-		// evictedOn is the node of the pod the eviction deletes when it falls due; "" is none.
-		evictedOn string
+		// evicted is whether the eviction deletes the pod when it falls due.
+		evicted bool
 	}{
-		{name: "taints removed", change: func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
-			n, err := c.CoreV1().Nodes().Get(ctx, "a", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n.Spec.Taints = nil
-			if _, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}, want: []string{"no NoExecute taints"}},
+		{name: "taints removed", change: setTaints(), want: []string{"no NoExecute taints"}},
+		{name: "a NoSchedule taint left", change: setTaints(v1.Taint{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoSchedule}),
+			want: []string{"no NoExecute taints"}},
+		{name: "nothing changed", change: func(context.Context, *testing.T, kubernetes.Interface) {}, evicted: true},
 		{name: "node deleted", change: func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
 			if err := c.CoreV1().Nodes().Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-		}, evictedOn: "a"},
-		{name: "a NoSchedule taint stays", change: func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
-			n, err := c.CoreV1().Nodes().Get(ctx, "a", metav1.GetOptions{})
-			if err != nil {
+		}, evicted: true},
+		{name: "pod terminating", change: func(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+			if err := c.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](3600)}); err != nil {
 				t.Fatal(err)
 			}
-			n.Spec.Taints = []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoSchedule}}
-			if _, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}, want: []string{"no NoExecute taints"}},
+		}, evicted: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +66,8 @@ func TestScheduledPodNodeChanged(t *testing.T) {
 			}
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
 				Spec: v1.PodSpec{NodeName: "a", Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
-			if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			created, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
 			tr := &collect{}
@@ -83,17 +86,28 @@ func TestScheduledPodNodeChanged(t *testing.T) {
 			if err := te.Sync(ctx); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, ev := range tr.evs {
-				if ev.Event == trace.KindEvictCancel {
-					got = append(got, ev.Message)
-				}
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, cancels(tr)); diff != "" {
 				t.Errorf("cancel messages (-want +got):\n%s", diff)
 			}
-			if got := runUntilEvicted(t, te, clk, c); got != tt.evictedOn {
-				t.Errorf("evicted the pod on node %q, want %q", got, tt.evictedOn)
+			got := runUntilEvicted(t, te, clk, tr)
+			if want := map[bool]string{true: string(created.UID)}[tt.evicted]; got != want {
+				t.Errorf("evicted pod UID %q, want %q", got, want)
+			}
+			if !tt.evicted {
+				return
+			}
+			p, err := c.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reason string
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == v1.DisruptionTarget {
+					reason = cond.Reason
+				}
+			}
+			if p.DeletionTimestamp == nil || reason != "DeletionByTaintManager" {
+				t.Errorf("after the eviction: deletion mark %v, DisruptionTarget reason %q; want a mark and DeletionByTaintManager", p.DeletionTimestamp, reason)
 			}
 		})
 	}
