@@ -9,8 +9,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -61,10 +63,22 @@ type work struct {
 type Controller struct {
 	opts      Options
 	scheduled map[string]work // by namespace/name
-	// tainted holds the nodes that had NoExecute taints at the last pass: the real controller's
-	// taintedNodes. A node that has none now but exists has had them removed, and the evictions
-	// of its pods are cancelled, as handleNodeUpdate does.
-	tainted map[string]bool
+	// tainted holds the NoExecute taints of each node that had some at the last pass: the real
+	// controller's taintedNodes. A node whose taints changed has its pods processed, as
+	// handleNodeUpdate does; one that has none now but exists has its pods' evictions cancelled.
+	tainted map[string][]v1.Taint
+	// seen holds the pods on tainted nodes at the last pass, by namespace/name. A pod that is
+	// new there, or whose tolerations changed, is processed, as PodUpdated and handlePodUpdate
+	// do; the others wait for a change of their node's taints.
+	seen map[string]seenPod
+}
+
+// seenPod is what PodUpdated compares: the pod's node and tolerations, and its UID, since a pod
+// created again under its name is an add.
+type seenPod struct {
+	uid         types.UID
+	node        string
+	tolerations []v1.Toleration
 }
 
 // New returns a Controller with nothing scheduled.
@@ -72,7 +86,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string]bool{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -104,20 +118,26 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
 	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
-	// of its pods stay scheduled.
-	var cleared map[string]bool
+	// of its pods stay scheduled. changed are the tainted nodes whose taints are new.
+	var cleared, changed map[string]bool
 	for _, n := range nodes {
-		if _, ok := taints[n.Name]; !ok && c.tainted[n.Name] {
+		prev, had := c.tainted[n.Name]
+		cur, has := taints[n.Name]
+		switch {
+		case had && !has:
 			if cleared == nil {
 				cleared = map[string]bool{}
 			}
 			cleared[n.Name] = true
+		case has && (!had || !equality.Semantic.DeepEqual(prev, cur)):
+			if changed == nil {
+				changed = map[string]bool{}
+			}
+			changed[n.Name] = true
 		}
 	}
-	clear(c.tainted)
-	for name := range taints {
-		c.tainted[name] = true
-	}
+	c.tainted = taints
+	seen := make(map[string]seenPod, len(c.seen))
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
 	// nodes' pods are read, as the real controller handles the pods of a node whose taints
 	// changed and the pods that changed: a fleet's other pods are not looked at.
@@ -131,6 +151,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 	type keyed struct {
 		key string
 		pod *v1.Pod
+		// handle is set for a pod on a tainted node that a node or pod change brings to
+		// processPodOnNode.
+		handle bool
 	}
 	var relevant []keyed
 	present := map[string]*v1.Pod{}
@@ -145,13 +168,21 @@ func (c *Controller) Sync(ctx context.Context) error {
 				continue
 			}
 			key := podkey.Of(pod)
-			// A pod being deleted is not scheduled (each pass would evict it again), but one
-			// with an eviction scheduled keeps it: a change of the deletion mark alone never
-			// reaches handlePodUpdate, so the eviction fires unless the pod is gone first.
-			if _, ok := c.scheduled[key]; !ok && (!tainted || pod.DeletionTimestamp != nil) {
+			handle := false
+			if tainted {
+				// handleNodeUpdate processes every pod of a node whose taints changed, and
+				// PodUpdated a pod new on the node or whose tolerations changed. Neither looks
+				// at the deletion mark: a pod being deleted is processed as any other, and one
+				// whose eviction fired is not scheduled again until something changes.
+				prev, ok := c.seen[key]
+				handle = changed[node] || !ok || prev.uid != pod.UID || prev.node != node ||
+					!equality.Semantic.DeepEqual(prev.tolerations, pod.Spec.Tolerations)
+				seen[key] = seenPod{uid: pod.UID, node: node, tolerations: pod.Spec.Tolerations}
+			}
+			if _, ok := c.scheduled[key]; !ok && !handle {
 				continue
 			}
-			relevant = append(relevant, keyed{key, pod})
+			relevant = append(relevant, keyed{key, pod, handle})
 			present[key] = pod
 		}
 	}
@@ -173,9 +204,11 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 		present[key] = pod
 		if pod.Spec.NodeName != "" {
-			relevant = append(relevant, keyed{key, pod})
+			relevant = append(relevant, keyed{key: key, pod: pod})
 		}
 	}
+	// The reads are done: what this pass saw is what the next one compares with.
+	c.tainted, c.seen = taints, seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
 		node := r.pod.Spec.NodeName
@@ -184,7 +217,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 			c.scheduled[r.key] = w
 		}
 		if t, ok := taints[node]; ok {
-			c.process(ctx, r.pod, t, now)
+			if r.handle {
+				c.process(ctx, r.pod, t, now)
+			}
 			continue
 		}
 		if cleared[node] {

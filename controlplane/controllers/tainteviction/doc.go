@@ -11,7 +11,8 @@
 // for its name, which then deletes the new pod, as the real controller's timed worker does.
 //
 // Controller is a core: one goroutine drives it. The real controller reacts to node and pod
-// informer events and keeps timers; here each Sync reads the nodes and pods, schedules and
-// cancels as those handlers would, and runs the evictions that are due, and NextWake names the
-// next one.
+// informer events and keeps timers; here each Sync reads the nodes and pods, compares them with
+// what the last pass read (a node's NoExecute taints, a pod's node, UID and tolerations),
+// schedules and cancels for what changed as those handlers would, and runs the evictions that
+// are due, and NextWake names the next one.
 package tainteviction
