@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +70,9 @@ type Controller struct {
 	// new there, or whose tolerations changed, is processed, as PodUpdated and handlePodUpdate
 	// do; the others wait for a change of their node's taints.
 	seen map[string]seenPod
+	// next is where a pass records what it reads, made seen once it has read everything; the
+	// two maps swap, so that a steady pass allocates no map.
+	next map[string]seenPod
 }
 
 // seenPod is what PodUpdated compares: the pod's node and tolerations, and its UID, since a pod
@@ -86,7 +88,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{}}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -129,15 +131,14 @@ func (c *Controller) Sync(ctx context.Context) error {
 				cleared = map[string]bool{}
 			}
 			cleared[n.Name] = true
-		case has && (!had || !equality.Semantic.DeepEqual(prev, cur)):
+		case has && (!had || !taintsEqual(prev, cur)):
 			if changed == nil {
 				changed = map[string]bool{}
 			}
 			changed[n.Name] = true
 		}
 	}
-	c.tainted = taints
-	seen := make(map[string]seenPod, len(c.seen))
+	clear(c.next)
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
 	// nodes' pods are read, as the real controller handles the pods of a node whose taints
 	// changed and the pods that changed: a fleet's other pods are not looked at.
@@ -176,8 +177,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 				// whose eviction fired is not scheduled again until something changes.
 				prev, ok := c.seen[key]
 				handle = changed[node] || !ok || prev.uid != pod.UID || prev.node != node ||
-					!equality.Semantic.DeepEqual(prev.tolerations, pod.Spec.Tolerations)
-				seen[key] = seenPod{uid: pod.UID, node: node, tolerations: pod.Spec.Tolerations}
+					!tolerationsEqual(prev.tolerations, pod.Spec.Tolerations)
+				c.next[key] = seenPod{uid: pod.UID, node: node, tolerations: pod.Spec.Tolerations}
 			}
 			if _, ok := c.scheduled[key]; !ok && !handle {
 				continue
@@ -208,7 +209,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	// The reads are done: what this pass saw is what the next one compares with.
-	c.tainted, c.seen = taints, seen
+	c.tainted = taints
+	c.seen, c.next = c.next, c.seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
 		node := r.pod.Spec.NodeName
@@ -372,6 +374,42 @@ func minTolerationTime(tolerations []v1.Toleration) time.Duration {
 		return -1
 	}
 	return time.Duration(least) * time.Second
+}
+
+// taintsEqual is the Semantic.DeepEqual of NoExecute taint lists that NodeUpdated makes, without
+// reflection: a pass compares every tainted node's.
+func taintsEqual(a, b []v1.Taint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || x.Value != y.Value || x.Effect != y.Effect || (x.TimeAdded == nil) != (y.TimeAdded == nil) ||
+			x.TimeAdded != nil && !x.TimeAdded.Equal(y.TimeAdded) {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerationsEqual is the Semantic.DeepEqual of tolerations that PodUpdated makes, without
+// reflection: a pass compares every pod's on a tainted node, most of them the same slice.
+func tolerationsEqual(a, b []v1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || x.Operator != y.Operator || x.Value != y.Value || x.Effect != y.Effect ||
+			(x.TolerationSeconds == nil) != (y.TolerationSeconds == nil) ||
+			x.TolerationSeconds != nil && *x.TolerationSeconds != *y.TolerationSeconds {
+			return false
+		}
+	}
+	return true
 }
 
 func splitKey(key string) (string, string) {
