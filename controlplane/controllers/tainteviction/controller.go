@@ -56,7 +56,16 @@ type work struct {
 	// node is the pod's when it was last seen. A pod deleted and created again under the same
 	// name may be on another node now, where Sync looks it up by name.
 	node string
+	// tries counts the failed attempts to evict: deletePodHandler tries evictTries times, 10ms
+	// apart, before it gives up.
+	tries int
 }
+
+// evictTries and evictRetryDelay are deletePodHandler's retries and the sleep between them.
+const (
+	evictTries      = 5
+	evictRetryDelay = 10 * time.Millisecond
+)
 
 // Controller is the taint eviction controller. Its zero value is not usable; call New.
 type Controller struct {
@@ -244,8 +253,14 @@ func (c *Controller) Sync(ctx context.Context) error {
 			continue
 		}
 		delete(c.scheduled, key)
-		if err := c.evict(ctx, present[key]); err != nil {
+		if err := c.evict(ctx, present[key], w.tries == 0); err != nil {
 			errs = append(errs, err)
+			// Tried again by a pass 10ms later: the eviction is no longer processed on its own
+			// once a pod does not change, so a lost try would be a lost eviction.
+			if w.tries++; w.tries < evictTries {
+				w.fire = now.Add(evictRetryDelay)
+				c.scheduled[key] = w
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -299,11 +314,14 @@ func (c *Controller) cancel(key, why string) {
 }
 
 // evict is deletePodHandler with addConditionAndDeletePod: the DisruptionTarget condition, then a
-// delete with the pod's own grace period.
-func (c *Controller) evict(ctx context.Context, pod *v1.Pod) error {
+// delete with the pod's own grace period. The handler logs and records the event once, before
+// its first try.
+func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
-	klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
-	c.event(key, "Marking for deletion Pod %s")
+	if first {
+		klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
+		c.event(key, "Marking for deletion Pod %s")
+	}
 	next := pod.DeepCopy()
 	if apidefaults.UpdatePodCondition(&next.Status, v1.PodCondition{
 		Type: v1.DisruptionTarget, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue,
