@@ -340,6 +340,9 @@ func (r *Runtime) computeInitContainerActions(pod *v1.Pod, status *kubecontainer
 				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c,
 					message: fmt.Sprintf("Init container %s definition changed", c.Name)})
 				start = append(start, c)
+			case c.LivenessProbe != nil && probes != nil && !probes.LivenessKnown(cs.ID):
+				// A sidecar with a liveness probe not run yet waits for it: its resize is only
+				// looked at once the probe has a result.
 			case probes != nil && probes.LivenessFailed(cs.ID):
 				// A sidecar that failed its liveness probe is always restarted.
 				acts.kill = append(acts.kill, containerKill{id: cs.ID, container: c, reason: reasonLivenessProbe,

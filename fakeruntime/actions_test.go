@@ -56,6 +56,19 @@ func TestComputePodActions(t *testing.T) {
 		{name: "sidecar restarts after exit 0", pod: podtest.New("p", withSidecar("s"), podtest.RestartPolicy(v1.RestartPolicyOnFailure)), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), exited("s", 0)}, want: "init=s"},
 		{name: "sidecars alone do not keep the pod", pod: podtest.New("p", withSidecar("s"), podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0), running("s")}, want: "kill"},
 		{name: "removed sidecar restarted after init", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app")}, want: "init=s"},
+		// Init containers removed from the runtime: only a created or running regular container
+		// says initialization happened (v1.35's computeInitContainerActions); an exited one may be
+		// from before a reboot, so initialization starts again from the first.
+		{name: "lost inits, app exited", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "init=i1"},
+		{name: "lost inits, app created", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{{Name: "app", State: kubecontainer.ContainerStateCreated}}, want: "start=[app]"},
+		{name: "lost inits, only the last left", pod: podtest.New("p", withInit("i1", "i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("i2", 0)}, want: "start=[app]"},
+		{name: "lost inits and a sidecar, app exited", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: ready, cs: []kubecontainer.ContainerStatus{exited("app", 1)}, want: "init=s"},
+		// A new sandbox: nothing to start and a regular container that ran
+		// (hasAnyRegularContainerCreated) means no new sandbox; an app in an unknown state is to
+		// start, so initialization runs again first.
+		{name: "new sandbox, OnFailure done, inits lost", pod: podtest.New("p", withInit("i1"), podtest.RestartPolicy(v1.RestartPolicyOnFailure)), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0)}, want: "kill"},
+		{name: "new sandbox, app unknown", pod: podtest.New("p", withInit("i1"), podtest.RestartPolicy(v1.RestartPolicyOnFailure)), sbx: dead, cs: []kubecontainer.ContainerStatus{{Name: "app", State: kubecontainer.ContainerStateUnknown}}, want: "kill sandbox(attempt=1) init=i1"},
+		{name: "new sandbox, sidecar first", pod: podtest.New("p", withSidecar("s"), withInit("i2")), sbx: dead, cs: []kubecontainer.ContainerStatus{exited("app", 0), exited("s", 0)}, want: "kill sandbox(attempt=1) init=s"},
 		// Spec hash.
 		{name: "image change restarts", pod: podtest.New("p", podtest.RestartPolicy(v1.RestartPolicyNever)), sbx: ready, cs: []kubecontainer.ContainerStatus{runningImage("app", "busybox:1.35")}, want: "killContainers=[app] start=[app]"},
 		{name: "sidecar image change restarts", pod: podtest.New("p", withSidecar("s")), sbx: ready, cs: []kubecontainer.ContainerStatus{running("app"), runningImage("s", "busybox:1.35")}, want: "killContainers=[s] init=s"},

@@ -11,10 +11,11 @@ import (
 )
 
 // probeResults fails the liveness or startup probe of the listed container IDs, and passes the
-// startup probe of the others.
-type probeResults struct{ liveness, startup map[string]bool }
+// startup probe of the others. The container IDs in noLiveness have no liveness result yet.
+type probeResults struct{ liveness, startup, noLiveness map[string]bool }
 
 func (p probeResults) LivenessFailed(id string) bool   { return p.liveness[id] }
+func (p probeResults) LivenessKnown(id string) bool    { return !p.noLiveness[id] }
 func (p probeResults) StartupFailed(id string) bool    { return p.startup[id] }
 func (p probeResults) StartupSucceeded(id string) bool { return !p.startup[id] }
 
@@ -70,6 +71,44 @@ func TestComputePodActionsProbeKills(t *testing.T) {
 			}
 			if got := time.Duration(containerGracePeriod(tt.pod, acts.kill[0].container, acts.kill[0].reason)) * time.Second; got != tt.wantGrace {
 				t.Errorf("containerGracePeriod() = %v, want %v", got, tt.wantGrace)
+			}
+		})
+	}
+}
+
+// A running sidecar whose spec asks for other resources is resized in place, except while it has
+// a liveness probe that has no result yet: computeInitContainerActions waits for that first
+// result before looking at the resize, and kills the sidecar once the result is Failure.
+func TestSidecarResizeWaitsForLiveness(t *testing.T) {
+	liveness := func(p *v1.Pod) {
+		containerSpec(p, "s").LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	}
+	tests := []struct {
+		name   string
+		opts   []podtest.Option
+		probes kubecontainer.ProbeResults
+		want   string
+	}{
+		{name: "no liveness probe", probes: probeResults{noLiveness: map[string]bool{"s1": true}}, want: "resize=[s]"},
+		{name: "liveness probe not run yet", opts: []podtest.Option{liveness}, probes: probeResults{noLiveness: map[string]bool{"s1": true}}, want: ""},
+		{name: "liveness result known", opts: []podtest.Option{liveness}, probes: probeResults{}, want: "resize=[s]"},
+		{name: "liveness Failure", opts: []podtest.Option{liveness}, probes: probeResults{liveness: map[string]bool{"s1": true}}, want: "killContainers=[s] init=s"},
+		// Without a prober nothing waits, as without probe results no container is killed.
+		{name: "no prober", opts: []podtest.Option{liveness}, want: "resize=[s]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := podtest.New("p", append([]podtest.Option{withSidecar("s"), func(p *v1.Pod) {
+				containerSpec(p, "s").Resources = resources("100m", "", "", "")
+			}}, tt.opts...)...)
+			r := &Runtime{}
+			st := &kubecontainer.PodStatus{UID: pod.UID, Sandboxes: []kubecontainer.SandboxStatus{{ID: "x", State: kubecontainer.SandboxReady}},
+				ContainerStatuses: []kubecontainer.ContainerStatus{
+					{ID: "c1", Name: "app", State: kubecontainer.ContainerStateRunning, Hash: kubecontainer.HashContainer(&pod.Spec.Containers[0])},
+					{ID: "s1", Name: "s", State: kubecontainer.ContainerStateRunning, Hash: kubecontainer.HashContainer(&pod.Spec.InitContainers[0])},
+				}}
+			if got := r.computePodActions(pod, st, tt.probes).String(); got != tt.want {
+				t.Errorf("computePodActions() = %q, want %q", got, tt.want)
 			}
 		})
 	}

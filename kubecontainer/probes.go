@@ -6,6 +6,9 @@ package kubecontainer
 type ProbeResults interface {
 	// LivenessFailed reports whether the container's liveness result is Failure.
 	LivenessFailed(containerID string) bool
+	// LivenessKnown reports whether the container has a liveness result at all: a running
+	// sidecar with a liveness probe waits for its first one before its resize is looked at.
+	LivenessKnown(containerID string) bool
 	// StartupFailed reports whether the container's startup result is Failure.
 	StartupFailed(containerID string) bool
 	// StartupSucceeded reports whether the container's startup result is Success: a sidecar

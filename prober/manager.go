@@ -376,6 +376,13 @@ func (m *Manager) LivenessFailed(containerID string) bool {
 	return ok && r == results.Failure
 }
 
+// LivenessKnown reports whether the container instance has a cached liveness result: its worker
+// writes the initial one as soon as it sees the instance.
+func (m *Manager) LivenessKnown(containerID string) bool {
+	_, ok := m.caches[Liveness].Get(containerID)
+	return ok
+}
+
 // StartupFailed reports whether the cached startup result of the container instance is Failure.
 func (m *Manager) StartupFailed(containerID string) bool {
 	r, ok := m.caches[Startup].Get(containerID)

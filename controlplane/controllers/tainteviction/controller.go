@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -52,15 +53,43 @@ type Options struct {
 // work is one scheduled eviction: the real controller's TimedWorker.
 type work struct {
 	created, fire time.Time
-	// node is the pod's when it was scheduled. A pod deleted and created again under the same
+	// node is the pod's when it was last seen. A pod deleted and created again under the same
 	// name may be on another node now, where Sync looks it up by name.
 	node string
+	// tries counts the failed attempts to evict: deletePodHandler tries evictTries times, 10ms
+	// apart, before it gives up.
+	tries int
 }
+
+// evictTries and evictRetryDelay are deletePodHandler's retries and the sleep between them.
+const (
+	evictTries      = 5
+	evictRetryDelay = 10 * time.Millisecond
+)
 
 // Controller is the taint eviction controller. Its zero value is not usable; call New.
 type Controller struct {
 	opts      Options
 	scheduled map[string]work // by namespace/name
+	// tainted holds the NoExecute taints of each node that had some at the last pass: the real
+	// controller's taintedNodes. A node whose taints changed has its pods processed, as
+	// handleNodeUpdate does; one that has none now but exists has its pods' evictions cancelled.
+	tainted map[string][]v1.Taint
+	// seen holds the pods on tainted nodes at the last pass, by namespace/name. A pod that is
+	// new there, or whose tolerations changed, is processed, as PodUpdated and handlePodUpdate
+	// do; the others wait for a change of their node's taints.
+	seen map[string]seenPod
+	// next is where a pass records what it reads, made seen once it has read everything; the
+	// two maps swap, so that a steady pass allocates no map.
+	next map[string]seenPod
+}
+
+// seenPod is what PodUpdated compares: the pod's node and tolerations, and its UID, since a pod
+// created again under its name is an add.
+type seenPod struct {
+	uid         types.UID
+	node        string
+	tolerations []v1.Toleration
 }
 
 // New returns a Controller with nothing scheduled.
@@ -68,7 +97,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{}}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -98,6 +127,27 @@ func (c *Controller) Sync(ctx context.Context) error {
 			}
 		}
 	}
+	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
+	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
+	// of its pods stay scheduled. changed are the tainted nodes whose taints are new.
+	var cleared, changed map[string]bool
+	for _, n := range nodes {
+		prev, had := c.tainted[n.Name]
+		cur, has := taints[n.Name]
+		switch {
+		case had && !has:
+			if cleared == nil {
+				cleared = map[string]bool{}
+			}
+			cleared[n.Name] = true
+		case has && (!had || !taintsEqual(prev, cur)):
+			if changed == nil {
+				changed = map[string]bool{}
+			}
+			changed[n.Name] = true
+		}
+	}
+	clear(c.next)
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
 	// nodes' pods are read, as the real controller handles the pods of a node whose taints
 	// changed and the pods that changed: a fleet's other pods are not looked at.
@@ -111,6 +161,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 	type keyed struct {
 		key string
 		pod *v1.Pod
+		// handle is set for a pod on a tainted node that a node or pod change brings to
+		// processPodOnNode.
+		handle bool
 	}
 	var relevant []keyed
 	present := map[string]*v1.Pod{}
@@ -121,21 +174,32 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 		_, tainted := taints[node]
 		for _, pod := range pods {
-			if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+			if pod.Spec.NodeName != node {
 				continue
 			}
 			key := podkey.Of(pod)
-			if _, ok := c.scheduled[key]; !tainted && !ok {
+			handle := false
+			if tainted {
+				// handleNodeUpdate processes every pod of a node whose taints changed, and
+				// PodUpdated a pod new on the node or whose tolerations changed. Neither looks
+				// at the deletion mark: a pod being deleted is processed as any other, and one
+				// whose eviction fired is not scheduled again until something changes.
+				prev, ok := c.seen[key]
+				handle = changed[node] || !ok || prev.uid != pod.UID || prev.node != node ||
+					!tolerationsEqual(prev.tolerations, pod.Spec.Tolerations)
+				c.next[key] = seenPod{uid: pod.UID, node: node, tolerations: pod.Spec.Tolerations}
+			}
+			if _, ok := c.scheduled[key]; !ok && !handle {
 				continue
 			}
-			relevant = append(relevant, keyed{key, pod})
+			relevant = append(relevant, keyed{key, pod, handle})
 			present[key] = pod
 		}
 	}
 	// A pod with an eviction scheduled that is not on its node any more may have been deleted
 	// and created again under the same name elsewhere: as handlePodUpdate, which gets the pod
-	// by name, it is processed on the node it is on now, and is gone only when no pod bound
-	// and not being deleted has its name.
+	// by name, it is processed on the node it is on now, and is gone only when no pod has its
+	// name. A pod of that name not bound yet keeps the eviction without being processed.
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; ok {
 			continue
@@ -148,17 +212,35 @@ func (c *Controller) Sync(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("get pod %s: %w", key, err)
 		}
-		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
-			continue
-		}
-		relevant = append(relevant, keyed{key, pod})
 		present[key] = pod
+		if pod.Spec.NodeName != "" {
+			relevant = append(relevant, keyed{key: key, pod: pod})
+		}
 	}
+	// The reads are done: what this pass saw is what the next one compares with.
+	c.tainted = taints
+	c.seen, c.next = c.next, c.seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
-		c.process(ctx, r.pod, taints[r.pod.Spec.NodeName], now)
+		node := r.pod.Spec.NodeName
+		if w, ok := c.scheduled[r.key]; ok && w.node != node {
+			w.node = node
+			c.scheduled[r.key] = w
+		}
+		if t, ok := taints[node]; ok {
+			if r.handle {
+				c.process(ctx, r.pod, t, now)
+			}
+			continue
+		}
+		if cleared[node] {
+			// handleNodeUpdate for a node without NoExecute taints cancels its pods' evictions.
+			c.cancel(r.key, "no NoExecute taints")
+		}
+		// Otherwise the pod came to a node that has no NoExecute taints, which handlePodUpdate
+		// leaves alone: its eviction stays scheduled and deletes it by name when due.
 	}
-	// A pod that is gone or being deleted needs no eviction (handlePodUpdate on a deleted pod).
+	// A pod that is gone needs no eviction (handlePodUpdate on a deleted pod).
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; !ok {
 			c.cancel(key, "pod gone")
@@ -171,22 +253,25 @@ func (c *Controller) Sync(ctx context.Context) error {
 			continue
 		}
 		delete(c.scheduled, key)
-		if err := c.evict(ctx, present[key]); err != nil {
+		if err := c.evict(ctx, present[key], w.tries == 0); err != nil {
 			errs = append(errs, err)
+			// Tried again by a pass 10ms later: the eviction is no longer processed on its own
+			// once a pod does not change, so a lost try would be a lost eviction.
+			if w.tries++; w.tries < evictTries {
+				w.fire = now.Add(evictRetryDelay)
+				c.scheduled[key] = w
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// process is processPodOnNode: no taints cancel, an untolerated taint evicts now, tolerated ones
-// schedule the eviction at the smallest tolerationSeconds from when it was first scheduled, and
-// tolerations without tolerationSeconds keep the pod for ever.
+// process is processPodOnNode for a pod on a node with NoExecute taints (the only one the real
+// controller ever calls it with): an untolerated taint evicts now, tolerated ones schedule the
+// eviction at the smallest tolerationSeconds from when it was first scheduled, and tolerations
+// without tolerationSeconds keep the pod for ever.
 func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint, now time.Time) {
 	key := podkey.Of(pod)
-	if len(taints) == 0 {
-		c.cancel(key, "no NoExecute taints")
-		return
-	}
 	used, all := matchingTolerations(ctx, taints, pod.Spec.Tolerations)
 	if !all {
 		if w, ok := c.scheduled[key]; ok && !w.fire.After(now) {
@@ -229,11 +314,14 @@ func (c *Controller) cancel(key, why string) {
 }
 
 // evict is deletePodHandler with addConditionAndDeletePod: the DisruptionTarget condition, then a
-// delete with the pod's own grace period.
-func (c *Controller) evict(ctx context.Context, pod *v1.Pod) error {
+// delete with the pod's own grace period. The handler logs and records the event once, before
+// its first try.
+func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
-	klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
-	c.event(key, "Marking for deletion Pod %s")
+	if first {
+		klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
+		c.event(key, "Marking for deletion Pod %s")
+	}
 	next := pod.DeepCopy()
 	if apidefaults.UpdatePodCondition(&next.Status, v1.PodCondition{
 		Type: v1.DisruptionTarget, ObservedGeneration: pod.Generation, Status: v1.ConditionTrue,
@@ -304,6 +392,42 @@ func minTolerationTime(tolerations []v1.Toleration) time.Duration {
 		return -1
 	}
 	return time.Duration(least) * time.Second
+}
+
+// taintsEqual is the Semantic.DeepEqual of NoExecute taint lists that NodeUpdated makes, without
+// reflection: a pass compares every tainted node's.
+func taintsEqual(a, b []v1.Taint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || x.Value != y.Value || x.Effect != y.Effect || (x.TimeAdded == nil) != (y.TimeAdded == nil) ||
+			x.TimeAdded != nil && !x.TimeAdded.Equal(y.TimeAdded) {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerationsEqual is the Semantic.DeepEqual of tolerations that PodUpdated makes, without
+// reflection: a pass compares every pod's on a tainted node, most of them the same slice.
+func tolerationsEqual(a, b []v1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || x.Operator != y.Operator || x.Value != y.Value || x.Effect != y.Effect ||
+			(x.TolerationSeconds == nil) != (y.TolerationSeconds == nil) ||
+			x.TolerationSeconds != nil && *x.TolerationSeconds != *y.TolerationSeconds {
+			return false
+		}
+	}
+	return true
 }
 
 func splitKey(key string) (string, string) {

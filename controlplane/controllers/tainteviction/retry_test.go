@@ -1,0 +1,80 @@
+package tainteviction_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
+)
+
+// flakyWriter fails the first fails status writes.
+type flakyWriter struct {
+	fails, writes, deletes int
+}
+
+func (w *flakyWriter) UpdatePodStatus(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	w.writes++
+	if w.writes <= w.fails {
+		return nil, errors.New("scripted failure")
+	}
+	return pod, nil
+}
+
+func (w *flakyWriter) DeletePod(context.Context, string, string, metav1.DeleteOptions) error {
+	w.deletes++
+	return nil
+}
+
+// deletePodHandler tries an eviction five times, 10ms apart, then gives up; a pass 10ms later
+// is each try here, since an unchanged pod is not processed again.
+func TestEvictionRetries(t *testing.T) {
+	tests := []struct {
+		fails      int
+		wantWrites int
+		wantAt     time.Duration // when the pod is deleted; -1 is never
+	}{
+		{fails: 0, wantWrites: 1, wantAt: 0},
+		{fails: 1, wantWrites: 2, wantAt: 10 * time.Millisecond},
+		{fails: 4, wantWrites: 5, wantAt: 40 * time.Millisecond},
+		{fails: 5, wantWrites: 5, wantAt: -1},
+	}
+	for _, tt := range tests {
+		clk := vclock.New(vclock.Epoch)
+		node := "a"
+		l := &memLister{
+			nodes: []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: node},
+				Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}}}},
+			pods: map[string][]*v1.Pod{node: {{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "u"},
+				Spec: v1.PodSpec{NodeName: node, Tolerations: []v1.Toleration{{Operator: v1.TolerationOpExists, TolerationSeconds: ptr.To[int64](0)}}}}}},
+		}
+		w := &flakyWriter{fails: tt.fails}
+		te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: l, Writer: w, Tracer: trace.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Duration(-1)
+		for {
+			_ = te.Sync(context.Background()) // the scripted failures are its errors
+			if w.deletes > 0 {
+				at = clk.Since(vclock.Epoch)
+				break
+			}
+			next, ok := te.NextWake()
+			if !ok {
+				break
+			}
+			clk.Set(next)
+		}
+		if w.writes != tt.wantWrites || at != tt.wantAt {
+			t.Errorf("%d failures: %d status writes, deleted at %v; want %d, %v", tt.fails, w.writes, at, tt.wantWrites, tt.wantAt)
+		}
+	}
+}
