@@ -26,6 +26,13 @@ func execute(t *testing.T, cmd *cobra.Command, args ...string) (string, int, err
 	return out.String(), exitCode(err), err
 }
 
+// replaysOnOneGoroutine is why the tests that only replay scenarios through the replay, learn
+// and explain commands, and take seconds under -race, skip there: a replay runs on the test's
+// goroutine on the virtual clock, and the commands start none of their own (the signal context
+// is main's), so the race detector has nothing to find in them that sim/replay's race run, which
+// replays every scenario, does not already cover; the plain suite runs them.
+const replaysOnOneGoroutine = "replays on one goroutine; sim/replay's race run replays every scenario"
+
 func TestReplayHTML(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "pass.yaml", passingScenario)
@@ -67,6 +74,9 @@ func TestExplainCommand(t *testing.T) {
 }
 
 func TestLearnCommand(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	out, code, err := execute(t, newLearnCommand(), "--scenarios", "../../scenarios")
 	if code != 0 {
 		t.Fatalf("learn: exit %d, %v", code, err)
@@ -88,6 +98,9 @@ func TestLearnCommand(t *testing.T) {
 // TestBuiltinLibraryOutsideACheckout runs learn, explain and replay from an empty directory, as
 // after go install: the lessons and scenarios come from the binary, and a file still wins.
 func TestBuiltinLibraryOutsideACheckout(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	want, err := os.ReadFile("../../scenarios/crash-loop.explain")
 	if err != nil {
 		t.Fatal(err)

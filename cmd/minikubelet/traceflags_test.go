@@ -36,6 +36,9 @@ var textTraceLine = regexp.MustCompile(`^ *\d+\.\d{3}s (\S+) +(\S+) +(\S+)`)
 // TestReplayTraceViews replays a bundled scenario through the trace flags and checks what each
 // shows: every shown line matches the filters, fits 120 columns, and something is shown.
 func TestReplayTraceViews(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	const file = "../../scenarios/mirror-pod-deleted.yaml"
 	all, err := runRoot(t, "replay", file)
 	if err != nil {
@@ -125,6 +128,9 @@ func TestReplayTraceViews(t *testing.T) {
 // TestReplayTextCutsNoValue replays crash-loop in the text form: every field of every event is
 // in its lines, whole, however long the event's message; with --wide each event is one line.
 func TestReplayTextCutsNoValue(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	const file = "../../scenarios/crash-loop.yaml"
 	s, err := replay.Load(file, replay.LoadOptions{})
 	if err != nil {

@@ -14,3 +14,8 @@ func differentialSeeds(n int64) int64 {
 	}
 	return max(2, n/10)
 }
+
+// pureUnderRace is why a test of functions that only read their arguments and answer (no server,
+// no store, no goroutine), which takes tens of seconds under -race, skips there: the race
+// detector needs a second goroutine to find anything; the plain suite runs it.
+const pureUnderRace = "pure functions on the test's goroutine, nothing for the race detector"

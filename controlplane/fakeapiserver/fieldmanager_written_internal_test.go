@@ -20,11 +20,13 @@ import (
 // sets that change: fields set, nulled and left out, lists emptied and nulled, list-map
 // elements added, removed, reordered and duplicated, container states moving, several
 // managers, applies, writes of the main resource, managed fields resets) and of statusWrites
-// (mostly values, with conditions added, removed and reordered and duplicate addresses).
+// (mostly values, with conditions added, removed and reordered and duplicate addresses). Under
+// the race detector it runs a tenth of the sequences (differentialSeeds) and leaves the count of
+// served writes to the plain suite.
 func TestWrittenCutsMatchTheLibrary(t *testing.T) {
 	defer func() { fieldmanager.Shortcuts = true }()
 	ctx := context.Background()
-	const seeds, steps = 40, 40
+	seeds, steps := differentialSeeds(40), int64(40)
 	for _, gen := range []struct {
 		name string
 		next func(rng *rand.Rand) func(step int) statusWrite
@@ -44,7 +46,7 @@ func TestWrittenCutsMatchTheLibrary(t *testing.T) {
 				rng := rand.New(rand.NewSource(seed))
 				next := gen.next(rng)
 				servers := newServerPair(ctx, t, []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "side", Image: "busybox:1.36"}}...)
-				for step := 0; step < steps; step++ {
+				for step := range int(steps) {
 					w := next(step)
 					tick := time.Duration(500+rng.Intn(2)*700) * time.Millisecond
 					before := fieldmanager.FieldsUpdates.Load()
@@ -53,7 +55,7 @@ func TestWrittenCutsMatchTheLibrary(t *testing.T) {
 				}
 			}
 			t.Logf("statusFieldsUpdate served %d of %d writes", served, seeds*steps)
-			if served < gen.min {
+			if !raceEnabled && served < gen.min {
 				t.Errorf("statusFieldsUpdate served %d writes, want at least %d", served, gen.min)
 			}
 		})

@@ -281,6 +281,9 @@ func randomStatusPatch(r *rand.Rand) string {
 // the patches (about 45% are: many random ones name a part the parts' way leaves to the whole
 // object's), and for each of a kubelet's patch shapes.
 func TestMergeNamedPartsAsTheWholeObject(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	defer func() { mergeNamedPartsOnly = true }()
 	patches := map[string][]fieldValidation{}
 	all := []fieldValidation{validationIgnore, validationWarn, validationStrict}

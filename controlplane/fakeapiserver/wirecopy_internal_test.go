@@ -147,6 +147,9 @@ func (f filler) fill(v reflect.Value, depth int) {
 // monotonic readings, nil against empty, quantities' cached forms), and to leave the object
 // it copies as it was.
 func TestWireCopyMatchesTheRoundTrip(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	kinds := []*resource{podsTarget, nodesTarget, leasesTarget, eventsTarget, tokenRequestResource}
 	copied := map[string]int{}
 	const seeds = 400
