@@ -139,7 +139,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 		}
 	}()
 
-	waitCtx, cancelWait := context.WithTimeout(ctx, 2*waitTimeout)
+	waitCtx, cancelWait := context.WithTimeout(ctx, 4*waitTimeout)
 	defer cancelWait()
 	m, err := logLines.wait(waitCtx, regexp.MustCompile(`^  kubectl --kubeconfig (\S+) get pods -A -w$`))
 	if err != nil {
@@ -167,7 +167,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 	// The trace's Running is the status manager's cache; its write to the API server follows from
 	// the status manager's own goroutine, which a loaded machine can hold back: wait for the API
 	// server's copy (kubectl wait watches it) before reading the table.
-	kubectl("wait", "--for=jsonpath={.status.phase}=Running", "--timeout="+(2*waitTimeout).String(), "pod/web-node-1")
+	kubectl("wait", "--for=jsonpath={.status.phase}=Running", "--timeout="+(4*waitTimeout).String(), "pod/web-node-1")
 	if out := kubectl("get", "pods", "-A"); !regexp.MustCompile(`(?m)^default +web-node-1 +1/1 +Running `).MatchString(out) {
 		t.Errorf("kubectl get pods -A does not show web-node-1 Running:\n%s", out)
 	}
