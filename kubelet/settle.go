@@ -82,7 +82,18 @@ func (k *Kubelet) Due() bool {
 	if !k.started || len(k.pending) > 0 || k.Plugins != nil {
 		return true
 	}
-	if at, _ := k.NextWake(); !at.After(k.opts.Clock.Now()) {
+	at, _ := k.NextWake()
+	return k.DueAt(at)
+}
+
+// DueAt is Due with NextWake's answer, at, already read: a driver that keeps the wakes it read
+// after a Settle (NextWakes) asks Due without walking the components again. A kubelet changes
+// only when it settles or its world is changed from outside, so at stays its wake until then.
+func (k *Kubelet) DueAt(at time.Time) bool {
+	if !k.started || len(k.pending) > 0 || k.Plugins != nil {
+		return true
+	}
+	if !at.After(k.opts.Clock.Now()) {
 		return true
 	}
 	w := k.opts.World.APIWatch
@@ -94,7 +105,18 @@ func (k *Kubelet) Due() bool {
 // It always has one (the
 // sync loop's tickers run).
 func (k *Kubelet) NextWake() (time.Time, bool) {
-	at, _ := k.Loop.NextWake()
+	at, _ := k.NextWakes()
+	return at, true
+}
+
+// NextWakes returns NextWake's answer and, within it, the sync loop's own wake (Loop.NextWake),
+// from one walk over the components. A driver of a fleet reads both right after a node's Settle,
+// while the node's state is still in the processor's caches, and keeps them until the node
+// changes again: asked later, after the other nodes' settles, the same walk misses the caches at
+// every component, and that miss grows with the fleet.
+func (k *Kubelet) NextWakes() (at, loop time.Time) {
+	loop, _ = k.Loop.NextWake()
+	at = loop
 	earlier := func(t time.Time, ok bool) {
 		if ok && t.Before(at) {
 			at = t
@@ -110,7 +132,7 @@ func (k *Kubelet) NextWake() (time.Time, bool) {
 		earlier(p.Manager.NextWake())
 		earlier(p.DRA.NextWake())
 	}
-	return at, true
+	return at, loop
 }
 
 // StaticPodEvents hands the file source the watch events inotify would deliver for the static

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,10 @@ func hourOfAFleet(tb testing.TB, nodes, perNode int) *Scenario {
 	return s
 }
 
-var fleet1000 = flag.Bool("fleet-1000", false, "also run BenchmarkReplayHourOfAFleet/1000x30, a 1,000-node hour")
+var (
+	fleet1000  = flag.Bool("fleet-1000", false, "also run BenchmarkReplayHourOfAFleet/1000x30, a 1,000-node hour")
+	fleetNodes = flag.String("fleet-nodes", "", "BenchmarkReplayHourOfAFleet's fleets, as a comma-separated list of node counts (30 pods each) in place of 10 and 100, e.g. 100,500")
+)
 
 // BenchmarkReplayHourOfAFleet measures a fleet's replay: 100 nodes × 30 pods for an hour (the
 // target is 15 s of wall time at most). A run whose fleet is ten times the one measured before it
@@ -102,18 +106,41 @@ var fleet1000 = flag.Bool("fleet-1000", false, "also run BenchmarkReplayHourOfAF
 // "x-100-nodes" (1,000 over 100): ten times the nodes must cost ten times the time at most. The
 // 1,000-node hour takes a quarter of an hour on a busy machine, beyond go test's default
 // timeout, so it runs only with -fleet-1000 (with -benchtime 1x and a -timeout to match, e.g.
-// -bench 'ReplayHourOfAFleet/(100|1000)x30$' -fleet-1000 -timeout 60m).
+// -bench 'ReplayHourOfAFleet/(100|1000)x30$' -fleet-1000 -timeout 60m). -fleet-nodes measures
+// other fleets (-fleet-nodes 100,500: a 500-node hour when 1,000 nodes take too long on a loaded
+// machine), each after the first also as "x-a-node": a node's share of its floor ratio over a
+// node's share in the first.
 func BenchmarkReplayHourOfAFleet(b *testing.B) {
 	ratios := map[int]float64{} // the floor ratio of each fleet measured, by its nodes
-	sizes := []struct{ nodes, perNode int }{{10, 30}, {100, 30}}
+	type size struct{ nodes, perNode int }
+	sizes := []size{{10, 30}, {100, 30}}
 	if *fleet1000 {
-		sizes = append(sizes, struct{ nodes, perNode int }{1000, 30})
+		sizes = append(sizes, size{1000, 30})
 	}
+	if *fleetNodes != "" {
+		sizes = sizes[:0]
+		for _, f := range strings.Split(*fleetNodes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("-fleet-nodes %q: %q is not a node count", *fleetNodes, f)
+			}
+			sizes = append(sizes, size{n, 30})
+		}
+	}
+	first := 0 // the nodes of the first fleet measured
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("%dx%d", size.nodes, size.perNode), func(b *testing.B) {
 			ratio := benchReplayHour(b, hourOfAFleet(b, size.nodes, size.perNode))
-			if tenth, ok := ratios[size.nodes/10]; ok {
+			if tenth, ok := ratios[size.nodes/10]; ok && size.nodes%10 == 0 {
 				b.ReportMetric(ratio/tenth, fmt.Sprintf("x-%d-nodes", size.nodes/10))
+			}
+			// A node's share of the hour against a node's share in the first fleet measured:
+			// 1 when the time grows as the nodes do (the floors of the two runs move it too).
+			if base, ok := ratios[first]; ok && size.nodes != first {
+				b.ReportMetric((ratio/float64(size.nodes))/(base/float64(first)), "x-a-node")
+			}
+			if first == 0 {
+				first = size.nodes
 			}
 			ratios[size.nodes] = ratio
 		})

@@ -104,6 +104,10 @@ type engine struct {
 	checks, spare []int
 	inChecks      []bool
 
+	// gen counts the calls of settle: the wakes a node read after a Settle (node.readWakes)
+	// hold until the settle during which it read them returns.
+	gen uint64
+
 	window int // index of the first trace event the next expectEvent looks at
 	result Result
 	report reporter
@@ -312,6 +316,7 @@ func (e *engine) earliestWake(step time.Time) time.Time {
 func (e *engine) settle(ctx context.Context) error {
 	s := e.sched
 	now := e.clk.Now()
+	e.gen++
 	s.begin(now)
 	var settled []int // the nodes settled in the pass, whose sync loop may want another
 	for spins := 0; ; spins++ {
@@ -339,11 +344,12 @@ func (e *engine) settle(ctx context.Context) error {
 				if t, ok := n.kubelet.Runtime.NextWake(); ok && !t.After(now) {
 					s.again(i)
 				}
-			case spins == 0 || n.kubelet.Due():
+			case spins == 0 || n.due(e.gen):
 				did = e.settleNode(ctx, n)
 				settled = append(settled, i)
 				e.routed()
-				if n.kubelet.Due() {
+				n.readWakes(e.gen)
+				if n.due(e.gen) {
 					s.again(i)
 				}
 			}
@@ -353,7 +359,7 @@ func (e *engine) settle(ctx context.Context) error {
 			progressed = true
 		}
 		e.routed()
-		if progressed || slices.ContainsFunc(settled, func(i int) bool { return e.nodes[i].loopDue(now) }) {
+		if progressed || slices.ContainsFunc(settled, func(i int) bool { return e.nodes[i].loopDue(now, e.gen) }) {
 			continue
 		}
 		// Every instant ends settled; that is when the components must agree. A node that
@@ -414,7 +420,7 @@ func (e *engine) routed() {
 
 // nodeWake is node i's next wake, for the schedule.
 func (e *engine) nodeWake(i int) time.Time {
-	return e.nodes[i].nextWake()
+	return e.nodes[i].nextWake(e.gen)
 }
 
 // stepEvent traces a scenario step, so the trace shows what the world did to the kubelet.
