@@ -127,11 +127,25 @@ func FuzzAppendJSONString(f *testing.F) {
 	f.Fuzz(checkJSONString)
 }
 
+// scribbleCheckpoint is a memCheckpoint whose Write, once it has copied the bytes, overwrites
+// the slice it was lent, as a caller's later use of the buffer would: a Flush that kept the lent
+// bytes to tell an unchanged checkpoint from a changed one would then compare against garbage.
+type scribbleCheckpoint struct{ memCheckpoint }
+
+func (c *scribbleCheckpoint) Write(b []byte) error {
+	err := c.memCheckpoint.Write(b)
+	for i := range b {
+		b[i] = 'X'
+	}
+	return err
+}
+
 // TestFlushAfterRestartKnowsTheFile: a Manager started over a checkpoint does not write it again
 // for the allocations it holds, and writes it for a change; Flush does not keep the bytes it
-// lent to Write.
+// lent to Write (the checkpoint scribbles over them), so the same allocations write nothing and
+// a change writes the file the kubelet would.
 func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
-	cp := &memCheckpoint{}
+	cp := &scribbleCheckpoint{}
 	e := newEnv(t, "4")
 	if err := e.start("4", cp); err != nil {
 		t.Fatal(err)
@@ -141,6 +155,13 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	e.m.SetAllocatedResources(web)
 	if err := e.m.Flush(); err != nil || cp.writes != 1 {
 		t.Fatalf("Flush() = %v, %d writes, want 1", err, cp.writes)
+	}
+	e.m.SetAllocatedResources(web)
+	if err := e.m.Flush(); err != nil || cp.writes != 1 {
+		t.Errorf("Flush() of the same allocations = %v, %d writes, want still 1", err, cp.writes)
+	}
+	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
+		t.Errorf("written checkpoint (-want +got):\n%s", diff)
 	}
 	if err := e.start("4", cp); err != nil {
 		t.Fatal(err)
@@ -152,6 +173,10 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	e.m.SetAllocatedResources(e.resize(web, "200m"))
 	if err := e.m.Flush(); err != nil || cp.writes != 2 {
 		t.Errorf("Flush() after a change = %v, %d writes, want 2", err, cp.writes)
+	}
+	e.m.SetAllocatedResources(e.resize(web, "200m"))
+	if err := e.m.Flush(); err != nil || cp.writes != 2 {
+		t.Errorf("Flush() of the changed allocations again = %v, %d writes, want still 2", err, cp.writes)
 	}
 	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
 		t.Errorf("written checkpoint (-want +got):\n%s", diff)
