@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,19 +99,12 @@ type checkpointFile struct {
 }
 
 // checksum is the kubelet checkpoint manager's checksum of data: FNV-32a over the data's dump
-// for hashing, which for a string is its type in parentheses and then its bytes, unquoted.
-func checksum(data string) uint64 {
+// for hashing, which for a string is its type in parentheses and then its bytes, unquoted. The
+// data is a string when read back and bytes when saved.
+func checksum[T string | []byte](data T) uint64 {
 	h := fnv.New32a()
-	_, _ = io.WriteString(h, "(string)")
-	_, _ = io.WriteString(h, data)
-	return uint64(h.Sum32())
-}
-
-// checksumBytes is checksum of data held in bytes, without a string copy of them.
-func checksumBytes(data []byte) uint64 {
-	h := fnv.New32a()
-	_, _ = io.WriteString(h, "(string)")
-	_, _ = h.Write(data)
+	_, _ = h.Write([]byte("(string)"))
+	_, _ = h.Write([]byte(data))
 	return uint64(h.Sum32())
 }
 
@@ -185,7 +177,7 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]
 	file.WriteString(`{"data":`)
 	file.Write(appendJSONString(file.AvailableBuffer(), data.Bytes()))
 	file.WriteString(`,"checksum":`)
-	file.Write(strconv.AppendUint(file.AvailableBuffer(), checksumBytes(data.Bytes()), 10))
+	file.Write(strconv.AppendUint(file.AvailableBuffer(), checksum(data.Bytes()), 10))
 	file.WriteByte('}')
 	return nil
 }
