@@ -108,17 +108,6 @@ func checksum[T string | []byte](data T) uint64 {
 	return uint64(h.Sum32())
 }
 
-// encodeCheckpoint returns the checkpoint of the allocations. The same allocations give the
-// same bytes (JSON sorts map keys). It is appendCheckpoint into buffers of its own, for a
-// caller that keeps the bytes.
-func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
-	var b checkpointBuffers
-	if err := b.appendCheckpoint(allocated); err != nil {
-		return nil, err
-	}
-	return b.file.Bytes(), nil
-}
-
 // checkpointBuffers are what a save encodes into: the file, its data, and the sorted UIDs.
 type checkpointBuffers struct {
 	file, data bytes.Buffer

@@ -14,6 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/dump"
 )
 
+// encodeCheckpoint returns the checkpoint of the allocations. The same allocations give the
+// same bytes (JSON sorts map keys). It is appendCheckpoint into buffers of its own, for a
+// test or benchmark that keeps the bytes.
+func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
+	var b checkpointBuffers
+	if err := b.appendCheckpoint(allocated); err != nil {
+		return nil, err
+	}
+	return b.file.Bytes(), nil
+}
+
 // marshalCheckpoint is the checkpoint built the kubelet's way, the reference appendCheckpoint
 // is held to: the data marshalled from a map, copied into a string, the checksum taken through
 // the dump for hashing, and the file marshalled.
