@@ -114,10 +114,12 @@ type checkpointBuffers struct {
 	keys       []types.UID
 }
 
-// reset empties the buffers, keeping their room.
+// reset empties the buffers, keeping their room. The UIDs are cleared before the slice is
+// truncated, so that pooled buffers do not keep the strings of pods long gone alive.
 func (b *checkpointBuffers) reset() {
 	b.file.Reset()
 	b.data.Reset()
+	clear(b.keys)
 	b.keys = b.keys[:0]
 }
 
@@ -139,6 +141,7 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]
 	if len(allocated) == 0 {
 		data.WriteString("{}")
 	} else {
+		clear(b.keys) // as reset: no UID outlives its save in the room past len
 		b.keys = b.keys[:0]
 		for uid := range allocated {
 			b.keys = append(b.keys, uid)

@@ -89,6 +89,44 @@ func TestAppendCheckpointIsMarshals(t *testing.T) {
 	}
 }
 
+// TestBuffersKeepNoUIDs: the buffers' room past the UIDs of the last save holds no UID, after a
+// reset (as the pool gets them back) and after a save of fewer pods into used buffers, so that a
+// pooled buffer keeps no pod's UID string alive.
+func TestBuffersKeepNoUIDs(t *testing.T) {
+	many := map[types.UID]map[string]v1.ResourceRequirements{"a": {}, "b": {}, "c": {}, "d": {}}
+	few := map[types.UID]map[string]v1.ResourceRequirements{"e": {}}
+	kept := func(b *checkpointBuffers) []types.UID {
+		var out []types.UID
+		for _, uid := range b.keys[len(b.keys):cap(b.keys)] {
+			if uid != "" {
+				out = append(out, uid)
+			}
+		}
+		return out
+	}
+	var b checkpointBuffers
+	if err := b.appendCheckpoint(many); err != nil {
+		t.Fatal(err)
+	}
+	b.reset()
+	if got := kept(&b); len(got) != 0 {
+		t.Errorf("after reset, the buffers keep UIDs %v, want none", got)
+	}
+	if err := b.appendCheckpoint(many); err != nil {
+		t.Fatal(err)
+	}
+	b.file.Reset()
+	if err := b.appendCheckpoint(few); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]types.UID{"e"}, b.keys); diff != "" {
+		t.Errorf("keys after a save of fewer pods (-want +got):\n%s", diff)
+	}
+	if got := kept(&b); len(got) != 0 {
+		t.Errorf("after a save of fewer pods, the buffers keep UIDs %v past them, want none", got)
+	}
+}
+
 // TestChecksumIsTheDumps: the checksum hashes what the kubelet's dump for hashing prints for
 // the string, whatever it holds.
 func TestChecksumIsTheDumps(t *testing.T) {
