@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,31 +99,13 @@ type checkpointFile struct {
 }
 
 // checksum is the kubelet checkpoint manager's checksum of data: FNV-32a over the data's dump
-// for hashing, which for a string is its type in parentheses and then its bytes, unquoted.
-func checksum(data string) uint64 {
+// for hashing, which for a string is its type in parentheses and then its bytes, unquoted. The
+// data is a string when read back and bytes when saved.
+func checksum[T string | []byte](data T) uint64 {
 	h := fnv.New32a()
-	_, _ = io.WriteString(h, "(string)")
-	_, _ = io.WriteString(h, data)
+	_, _ = h.Write([]byte("(string)"))
+	_, _ = h.Write([]byte(data))
 	return uint64(h.Sum32())
-}
-
-// checksumBytes is checksum of data held in bytes, without a string copy of them.
-func checksumBytes(data []byte) uint64 {
-	h := fnv.New32a()
-	_, _ = io.WriteString(h, "(string)")
-	_, _ = h.Write(data)
-	return uint64(h.Sum32())
-}
-
-// encodeCheckpoint returns the checkpoint of the allocations. The same allocations give the
-// same bytes (JSON sorts map keys). It is appendCheckpoint into buffers of its own, for a
-// caller that keeps the bytes.
-func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
-	var b checkpointBuffers
-	if err := b.appendCheckpoint(allocated); err != nil {
-		return nil, err
-	}
-	return b.file.Bytes(), nil
 }
 
 // checkpointBuffers are what a save encodes into: the file, its data, and the sorted UIDs.
@@ -133,10 +114,12 @@ type checkpointBuffers struct {
 	keys       []types.UID
 }
 
-// reset empties the buffers, keeping their room.
+// reset empties the buffers, keeping their room. The UIDs are cleared before the slice is
+// truncated, so that pooled buffers do not keep the strings of pods long gone alive.
 func (b *checkpointBuffers) reset() {
 	b.file.Reset()
 	b.data.Reset()
+	clear(b.keys)
 	b.keys = b.keys[:0]
 }
 
@@ -158,6 +141,7 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]
 	if len(allocated) == 0 {
 		data.WriteString("{}")
 	} else {
+		clear(b.keys) // as reset: no UID outlives its save in the room past len
 		b.keys = b.keys[:0]
 		for uid := range allocated {
 			b.keys = append(b.keys, uid)
@@ -185,7 +169,7 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]
 	file.WriteString(`{"data":`)
 	file.Write(appendJSONString(file.AvailableBuffer(), data.Bytes()))
 	file.WriteString(`,"checksum":`)
-	file.Write(strconv.AppendUint(file.AvailableBuffer(), checksumBytes(data.Bytes()), 10))
+	file.Write(strconv.AppendUint(file.AvailableBuffer(), checksum(data.Bytes()), 10))
 	file.WriteByte('}')
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/dump"
 )
+
+// encodeCheckpoint returns the checkpoint of the allocations. The same allocations give the
+// same bytes (JSON sorts map keys). It is appendCheckpoint into buffers of its own, for a
+// test or benchmark that keeps the bytes.
+func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
+	var b checkpointBuffers
+	if err := b.appendCheckpoint(allocated); err != nil {
+		return nil, err
+	}
+	return b.file.Bytes(), nil
+}
 
 // marshalCheckpoint is the checkpoint built the kubelet's way, the reference appendCheckpoint
 // is held to: the data marshalled from a map, copied into a string, the checksum taken through
@@ -77,6 +89,44 @@ func TestAppendCheckpointIsMarshals(t *testing.T) {
 	}
 }
 
+// TestBuffersKeepNoUIDs: the buffers' room past the UIDs of the last save holds no UID, after a
+// reset (as the pool gets them back) and after a save of fewer pods into used buffers, so that a
+// pooled buffer keeps no pod's UID string alive.
+func TestBuffersKeepNoUIDs(t *testing.T) {
+	many := map[types.UID]map[string]v1.ResourceRequirements{"a": {}, "b": {}, "c": {}, "d": {}}
+	few := map[types.UID]map[string]v1.ResourceRequirements{"e": {}}
+	kept := func(b *checkpointBuffers) []types.UID {
+		var out []types.UID
+		for _, uid := range b.keys[len(b.keys):cap(b.keys)] {
+			if uid != "" {
+				out = append(out, uid)
+			}
+		}
+		return out
+	}
+	var b checkpointBuffers
+	if err := b.appendCheckpoint(many); err != nil {
+		t.Fatal(err)
+	}
+	b.reset()
+	if got := kept(&b); len(got) != 0 {
+		t.Errorf("after reset, the buffers keep UIDs %v, want none", got)
+	}
+	if err := b.appendCheckpoint(many); err != nil {
+		t.Fatal(err)
+	}
+	b.file.Reset()
+	if err := b.appendCheckpoint(few); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]types.UID{"e"}, b.keys); diff != "" {
+		t.Errorf("keys after a save of fewer pods (-want +got):\n%s", diff)
+	}
+	if got := kept(&b); len(got) != 0 {
+		t.Errorf("after a save of fewer pods, the buffers keep UIDs %v past them, want none", got)
+	}
+}
+
 // TestChecksumIsTheDumps: the checksum hashes what the kubelet's dump for hashing prints for
 // the string, whatever it holds.
 func TestChecksumIsTheDumps(t *testing.T) {
@@ -87,10 +137,26 @@ func TestChecksumIsTheDumps(t *testing.T) {
 		if got := checksum(data); got != want {
 			t.Errorf("checksum(%q) = %d, the dump's is %d", data, got, want)
 		}
-		if got := checksumBytes([]byte(data)); got != want {
-			t.Errorf("checksumBytes(%q) = %d, the dump's is %d", data, got, want)
+		if got := checksum([]byte(data)); got != want {
+			t.Errorf("checksum([]byte(%q)) = %d, the dump's is %d", data, got, want)
 		}
 	}
+}
+
+// TestChecksumCopiesNothing: the checksum of a string hashes it where it lies, as the checksum
+// of bytes does; a string copied into bytes to hash them would be a copy of the checkpoint's
+// data at each read.
+func TestChecksumCopiesNothing(t *testing.T) {
+	data := strings.Repeat(kubeletCheckpoint, 10)
+	bytes := []byte(data)
+	var sum uint64
+	if n := testing.AllocsPerRun(10, func() { sum = checksum(data) }); n != 0 {
+		t.Errorf("checksum(string) allocates %v times, want none", n)
+	}
+	if n := testing.AllocsPerRun(10, func() { sum = checksum(bytes) }); n != 0 {
+		t.Errorf("checksum([]byte) allocates %v times, want none", n)
+	}
+	_ = sum
 }
 
 // TestAppendJSONStringIsMarshals holds appendJSONString to json.Marshal of a string, on every
@@ -127,11 +193,25 @@ func FuzzAppendJSONString(f *testing.F) {
 	f.Fuzz(checkJSONString)
 }
 
+// scribbleCheckpoint is a memCheckpoint whose Write, once it has copied the bytes, overwrites
+// the slice it was lent, as a caller's later use of the buffer would: a Flush that kept the lent
+// bytes to tell an unchanged checkpoint from a changed one would then compare against garbage.
+type scribbleCheckpoint struct{ memCheckpoint }
+
+func (c *scribbleCheckpoint) Write(b []byte) error {
+	err := c.memCheckpoint.Write(b)
+	for i := range b {
+		b[i] = 'X'
+	}
+	return err
+}
+
 // TestFlushAfterRestartKnowsTheFile: a Manager started over a checkpoint does not write it again
 // for the allocations it holds, and writes it for a change; Flush does not keep the bytes it
-// lent to Write.
+// lent to Write (the checkpoint scribbles over them), so the same allocations write nothing and
+// a change writes the file the kubelet would.
 func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
-	cp := &memCheckpoint{}
+	cp := &scribbleCheckpoint{}
 	e := newEnv(t, "4")
 	if err := e.start("4", cp); err != nil {
 		t.Fatal(err)
@@ -141,6 +221,13 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	e.m.SetAllocatedResources(web)
 	if err := e.m.Flush(); err != nil || cp.writes != 1 {
 		t.Fatalf("Flush() = %v, %d writes, want 1", err, cp.writes)
+	}
+	e.m.SetAllocatedResources(web)
+	if err := e.m.Flush(); err != nil || cp.writes != 1 {
+		t.Errorf("Flush() of the same allocations = %v, %d writes, want still 1", err, cp.writes)
+	}
+	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
+		t.Errorf("written checkpoint (-want +got):\n%s", diff)
 	}
 	if err := e.start("4", cp); err != nil {
 		t.Fatal(err)
@@ -152,6 +239,10 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	e.m.SetAllocatedResources(e.resize(web, "200m"))
 	if err := e.m.Flush(); err != nil || cp.writes != 2 {
 		t.Errorf("Flush() after a change = %v, %d writes, want 2", err, cp.writes)
+	}
+	e.m.SetAllocatedResources(e.resize(web, "200m"))
+	if err := e.m.Flush(); err != nil || cp.writes != 2 {
+		t.Errorf("Flush() of the changed allocations again = %v, %d writes, want still 2", err, cp.writes)
 	}
 	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
 		t.Errorf("written checkpoint (-want +got):\n%s", diff)

@@ -58,8 +58,16 @@ steps:
 	if !ok {
 		t.Fatalf("Steps[3] = %+v, want a stowed apiCreatePod", s.Steps[3].act)
 	}
-	if a, err := stowed.unstow(); err != nil || a.(*APICreatePod).Pod.Spec.Containers[0].Image != "busybox" {
-		t.Errorf("Steps[3] unstowed = %+v, %v, want an apiCreatePod of image busybox", a, err)
+	a, err := stowed.unstow()
+	if err != nil {
+		t.Fatalf("Steps[3] unstow() error = %v", err)
+	}
+	create, ok := a.(*APICreatePod)
+	if !ok {
+		t.Fatalf("Steps[3] unstowed = %T, want an apiCreatePod", a)
+	}
+	if cs := create.Pod.Spec.Containers; len(cs) != 1 || cs[0].Image != "busybox" {
+		t.Errorf("Steps[3] unstowed containers = %+v, want one of image busybox", cs)
 	}
 }
 
