@@ -37,6 +37,25 @@ type Client struct {
 	// the real controllers' informers index pods by node and the scheduler queues the pods not
 	// yet bound, so that a pass reads the pods that concern it rather than every pod.
 	Index PodIndex
+	// Changes, when set, gives each core that reacts to node updates a feed of the nodes that
+	// changed since its last pass (NodeChanges.NodeFeed), as the real controllers' node
+	// informers' event handlers queue the name of each node added, updated or deleted; those
+	// cores then look at the changed nodes only between their periodic passes. Without it they
+	// look at every node at every pass, which decides the same.
+	Changes NodeChanges
+}
+
+// NodeChanges makes feeds of the nodes' changes, one for each reader.
+type NodeChanges interface {
+	NodeFeed() NodeFeed
+}
+
+// NodeFeed names the nodes added, updated or deleted since its previous call, the node informer's
+// event handlers of one controller.
+type NodeFeed interface {
+	// ChangedNodes returns the names in name order, or all when it cannot tell which changed
+	// (its first call, and after it listed the nodes again): then every node may have.
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
 // PodIndex serves the pods of one node and the pods bound to none, each in the order of their
@@ -71,6 +90,22 @@ func (c Client) ListNodes(ctx context.Context) ([]*v1.Node, error) {
 		return nil, err
 	}
 	return pointers(list.Items), nil
+}
+
+// GetNode reads one node.
+func (c Client) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	if c.Nodes != nil {
+		return c.Nodes.Get(name)
+	}
+	return c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+// nodeFeed is a new feed of Changes, or nil without them.
+func (c Client) nodeFeed() NodeFeed {
+	if c.Changes == nil {
+		return nil
+	}
+	return c.Changes.NodeFeed()
 }
 
 // ListPods returns every pod in every namespace.

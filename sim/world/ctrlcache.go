@@ -17,6 +17,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
@@ -41,6 +42,8 @@ type controllersCache struct {
 	byNode    map[string]map[string]*v1.Pod
 	nodes     map[string]*v1.Node
 	nodeNames []string // nodes' names in order; nil when a node came or went since
+	// feeds are the node feeds handed out (NodeFeed), each told of every node change applied.
+	feeds []*nodeFeed
 }
 
 func newControllersCache(c *Cluster) *controllersCache {
@@ -154,6 +157,11 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 	}
 	clear(cc.nodes)
 	cc.nodeNames = nil
+	// What changed between the history's end and the list is not known: every node may have.
+	for _, f := range cc.feeds {
+		f.all = true
+		clear(f.changed)
+	}
 	for i := range list.Items {
 		cc.noteNode(&list.Items[i])
 	}
@@ -163,6 +171,11 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 }
 
 func (cc *controllersCache) putNode(typ watch.EventType, stored *v1.Node) {
+	for _, f := range cc.feeds {
+		if !f.all {
+			f.changed[stored.Name] = struct{}{}
+		}
+	}
 	if typ == watch.Deleted {
 		delete(cc.nodes, stored.Name)
 		cc.nodeNames = nil
@@ -182,6 +195,40 @@ func (cc *controllersCache) noteNode(node *v1.Node) {
 	if cc.c.onRead != nil {
 		cc.c.onRead(ControllersReader, node)
 	}
+}
+
+// NodeFeed is controllers.NodeChanges': a feed of the nodes this cache sees change from its
+// first read on, as a node informer's event handler would queue them.
+func (cc *controllersCache) NodeFeed() controllers.NodeFeed {
+	f := &nodeFeed{cc: cc, all: true, changed: map[string]struct{}{}}
+	cc.feeds = append(cc.feeds, f)
+	return f
+}
+
+// nodeFeed is one reader's names of the nodes changed since it last asked.
+type nodeFeed struct {
+	cc *controllersCache
+	// all is set until the first call and by a relist: every node may have changed.
+	all     bool
+	changed map[string]struct{}
+}
+
+// ChangedNodes is controllers.NodeFeed's: it catches the cache up with the API server first, as
+// a read of the nodes would.
+func (f *nodeFeed) ChangedNodes(ctx context.Context) ([]string, bool, error) {
+	if err := f.cc.syncNodes(ctx); err != nil {
+		return nil, false, err
+	}
+	if f.all {
+		f.all = false
+		return nil, true, nil
+	}
+	if len(f.changed) == 0 {
+		return nil, false, nil
+	}
+	names := slices.Sorted(maps.Keys(f.changed))
+	clear(f.changed)
+	return names, false, nil
 }
 
 // PodsOnNode is controllers.PodIndex's.

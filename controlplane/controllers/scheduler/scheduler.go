@@ -92,10 +92,6 @@ func (s *Scheduler) NextWake() (time.Time, bool) {
 
 // Sync tries every pending pod, highest priority and oldest first, and binds those that fit.
 func (s *Scheduler) Sync(ctx context.Context) error {
-	nodes, err := s.opts.Lister.ListNodes(ctx)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
 	unbound, err := s.opts.Lister.ListUnboundPods(ctx)
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
@@ -122,6 +118,11 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	}
 	if len(pending) == 0 {
 		return nil
+	}
+	// Only with a pod to place are the nodes read: an idle pass costs what waits, not the fleet.
+	nodes, err := s.opts.Lister.ListNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("list nodes: %w", err)
 	}
 	// Only with a pod to place are the bound pods read: what they use is the scheduler cache's
 	// NodeInfo.

@@ -24,10 +24,18 @@ import (
 // Lister is what the controller reads. Errors are the API's.
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
 	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
 	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
 	// GetPod returns the pod by name, as the real controller's pod lister does.
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
+}
+
+// NodeChanges names the nodes added, updated or deleted since its previous call, in name order,
+// or says all when it cannot tell (its first call, after a relist): the node informer's event
+// handlers, which hand the controller each node update (handleNodeUpdate).
+type NodeChanges interface {
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
 // Writer is what the controller writes.
@@ -47,6 +55,10 @@ type Options struct {
 	Tracer trace.Tracer
 	// Recorder records the TaintManagerEviction events. Nil records none.
 	Recorder record.EventRecorder
+	// Changes, when set, says which nodes changed between passes: the controller then keeps
+	// each node's NoExecute taints from their updates instead of reading every node at every
+	// pass. Nil reads every node.
+	Changes NodeChanges
 }
 
 // work is one scheduled eviction: the real controller's TimedWorker.
@@ -61,6 +73,9 @@ type work struct {
 type Controller struct {
 	opts      Options
 	scheduled map[string]work // by namespace/name
+	// noExecute holds the NoExecute taints of each node that has any, in the node's order,
+	// kept from Options.Changes.
+	noExecute map[string][]v1.Taint
 }
 
 // New returns a Controller with nothing scheduled.
@@ -68,7 +83,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, noExecute: map[string][]v1.Taint{}}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -86,17 +101,9 @@ func (c *Controller) NextWake() (time.Time, bool) {
 // tolerations, then evicts the pods whose time has come.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
-	nodes, err := c.opts.Lister.ListNodes(ctx)
+	taints, err := c.nodeTaints(ctx)
 	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	taints := map[string][]v1.Taint{}
-	for _, n := range nodes {
-		for _, t := range n.Spec.Taints {
-			if t.Effect == v1.TaintEffectNoExecute {
-				taints[n.Name] = append(taints[n.Name], t)
-			}
-		}
+		return err
 	}
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
 	// nodes' pods are read, as the real controller handles the pods of a node whose taints
@@ -176,6 +183,56 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// nodeTaints returns the NoExecute taints of every node that has any: read from every node
+// without Options.Changes or when they cannot tell what changed, and otherwise brought up to date
+// from the nodes that changed. The map is the controller's; the caller only reads it.
+func (c *Controller) nodeTaints(ctx context.Context) (map[string][]v1.Taint, error) {
+	var changed []string
+	all := true
+	if c.opts.Changes != nil {
+		var err error
+		if changed, all, err = c.opts.Changes.ChangedNodes(ctx); err != nil {
+			return nil, fmt.Errorf("changed nodes: %w", err)
+		}
+	}
+	if all || c.noExecute == nil {
+		nodes, err := c.opts.Lister.ListNodes(ctx)
+		if err != nil {
+			// A feed's changes are gone with this pass: every node is read at the next.
+			c.noExecute = nil
+			return nil, fmt.Errorf("list nodes: %w", err)
+		}
+		c.noExecute = map[string][]v1.Taint{}
+		for _, n := range nodes {
+			c.noteTaints(n)
+		}
+		return c.noExecute, nil
+	}
+	for _, name := range changed {
+		node, err := c.opts.Lister.GetNode(ctx, name)
+		if apierrors.IsNotFound(err) {
+			delete(c.noExecute, name)
+			continue
+		}
+		if err != nil {
+			c.noExecute = nil
+			return nil, fmt.Errorf("get node %s: %w", name, err)
+		}
+		delete(c.noExecute, name)
+		c.noteTaints(node)
+	}
+	return c.noExecute, nil
+}
+
+// noteTaints files node's NoExecute taints, if it has any.
+func (c *Controller) noteTaints(node *v1.Node) {
+	for _, t := range node.Spec.Taints {
+		if t.Effect == v1.TaintEffectNoExecute {
+			c.noExecute[node.Name] = append(c.noExecute[node.Name], t)
+		}
+	}
 }
 
 // process is processPodOnNode: no taints cancel, an untolerated taint evicts now, tolerated ones
