@@ -14,6 +14,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/scheduler"
 )
 
 // Client is what the controllers read and write through: client-go's typed clientset, with reads
@@ -37,17 +38,27 @@ type Client struct {
 	// the real controllers' informers index pods by node and the scheduler queues the pods not
 	// yet bound, so that a pass reads the pods that concern it rather than every pod.
 	Index PodIndex
-	// Changes, when set, gives each core that reacts to node updates a feed of the nodes that
-	// changed since its last pass (NodeChanges.NodeFeed), as the real controllers' node
-	// informers' event handlers queue the name of each node added, updated or deleted; those
-	// cores then look at the changed nodes only between their periodic passes. Without it they
-	// look at every node at every pass, which decides the same.
-	Changes NodeChanges
+	// Changes, when set, gives each core that reacts to updates feeds of what changed since its
+	// last pass (ChangeFeeds), as the real controllers' informers' event handlers queue the name
+	// of each node added, updated or deleted: node lifecycle and taint eviction then look at the
+	// changed nodes only between their periodic passes, and the scheduler keeps what the bound
+	// pods use from the nodes whose pods changed. Without it they look at every node and pod,
+	// which decides the same.
+	Changes ChangeFeeds
 }
 
-// NodeChanges makes feeds of the nodes' changes, one for each reader.
-type NodeChanges interface {
+// ChangeFeeds makes feeds of changes, each for one reader.
+type ChangeFeeds interface {
 	NodeFeed() NodeFeed
+	PodNodeFeed() PodNodeFeed
+}
+
+// PodNodeFeed names the nodes whose bound pods changed since its previous call: a pod bound to a
+// node was added, updated or deleted, or moved off it.
+type PodNodeFeed interface {
+	// ChangedPodNodes returns the node names in name order, or all when it cannot tell (its
+	// first call, and after it listed the pods again).
+	ChangedPodNodes(ctx context.Context) (nodes []string, all bool, err error)
 }
 
 // NodeFeed names the nodes added, updated or deleted since its previous call, the node informer's
@@ -106,6 +117,17 @@ func (c Client) nodeFeed() NodeFeed {
 		return nil
 	}
 	return c.Changes.NodeFeed()
+}
+
+// schedulerChanges are the scheduler's feeds of Changes, or nil without them.
+func (c Client) schedulerChanges() scheduler.Changes {
+	if c.Changes == nil {
+		return nil
+	}
+	return struct {
+		NodeFeed
+		PodNodeFeed
+	}{c.Changes.NodeFeed(), c.Changes.PodNodeFeed()}
 }
 
 // ListPods returns every pod in every namespace.

@@ -121,7 +121,7 @@ func New(opts Options) ([]Core, error) {
 			cores = append(cores, gc)
 		case Scheduler:
 			s, err := scheduler.New(scheduler.Options{Clock: opts.Clock, Lister: opts.Client, Writer: opts.Client,
-				Tracer: opts.Tracer, Recorder: recorder(SchedulerSource)})
+				Tracer: opts.Tracer, Recorder: recorder(SchedulerSource), Changes: opts.Client.schedulerChanges()})
 			if err != nil {
 				return nil, err
 			}

@@ -42,8 +42,9 @@ type controllersCache struct {
 	byNode    map[string]map[string]*v1.Pod
 	nodes     map[string]*v1.Node
 	nodeNames []string // nodes' names in order; nil when a node came or went since
-	// feeds are the node feeds handed out (NodeFeed), each told of every node change applied.
-	feeds []*nodeFeed
+	// feeds are the node feeds handed out (NodeFeed), each told of every node change applied;
+	// podFeeds the feeds of the nodes whose pods changed (PodNodeFeed).
+	feeds, podFeeds []*nodeFeed
 }
 
 func newControllersCache(c *Cluster) *controllersCache {
@@ -81,6 +82,10 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 	clear(cc.pods)
 	clear(cc.byNode)
 	cc.podKeys = nil
+	for _, f := range cc.podFeeds {
+		f.all = true
+		clear(f.changed)
+	}
 	for i := range list.Items {
 		cc.notePod(podkey.Of(&list.Items[i]), &list.Items[i])
 	}
@@ -93,6 +98,17 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 func (cc *controllersCache) putPod(typ watch.EventType, stored *v1.Pod) {
 	key := podkey.Of(stored)
 	old, had := cc.pods[key]
+	for _, f := range cc.podFeeds {
+		if f.all {
+			continue
+		}
+		if had && old.Spec.NodeName != "" {
+			f.changed[old.Spec.NodeName] = struct{}{}
+		}
+		if stored.Spec.NodeName != "" {
+			f.changed[stored.Spec.NodeName] = struct{}{}
+		}
+	}
 	if had {
 		on := cc.byNode[old.Spec.NodeName]
 		delete(on, key)
@@ -197,17 +213,28 @@ func (cc *controllersCache) noteNode(node *v1.Node) {
 	}
 }
 
-// NodeFeed is controllers.NodeChanges': a feed of the nodes this cache sees change from its
+// NodeFeed is controllers.ChangeFeeds': a feed of the nodes this cache sees change from its
 // first read on, as a node informer's event handler would queue them.
 func (cc *controllersCache) NodeFeed() controllers.NodeFeed {
-	f := &nodeFeed{cc: cc, all: true, changed: map[string]struct{}{}}
+	f := &nodeFeed{all: true, changed: map[string]struct{}{}, sync: cc.syncNodes}
 	cc.feeds = append(cc.feeds, f)
 	return f
 }
 
-// nodeFeed is one reader's names of the nodes changed since it last asked.
+// PodNodeFeed is controllers.ChangeFeeds': a feed of the nodes whose bound pods this cache sees
+// change from its first read on.
+func (cc *controllersCache) PodNodeFeed() controllers.PodNodeFeed {
+	f := &nodeFeed{all: true, changed: map[string]struct{}{}, sync: cc.syncPods}
+	cc.podFeeds = append(cc.podFeeds, f)
+	return f
+}
+
+// nodeFeed is one reader's names of the nodes changed, or whose pods changed, since it last
+// asked.
 type nodeFeed struct {
-	cc *controllersCache
+	// sync catches the cache up before an answer: syncNodes for a node feed, syncPods for a feed
+	// of the nodes' pods.
+	sync func(context.Context) error
 	// all is set until the first call and by a relist: every node may have changed.
 	all     bool
 	changed map[string]struct{}
@@ -216,7 +243,7 @@ type nodeFeed struct {
 // ChangedNodes is controllers.NodeFeed's: it catches the cache up with the API server first, as
 // a read of the nodes would.
 func (f *nodeFeed) ChangedNodes(ctx context.Context) ([]string, bool, error) {
-	if err := f.cc.syncNodes(ctx); err != nil {
+	if err := f.sync(ctx); err != nil {
 		return nil, false, err
 	}
 	if f.all {
@@ -229,6 +256,12 @@ func (f *nodeFeed) ChangedNodes(ctx context.Context) ([]string, bool, error) {
 	names := slices.Sorted(maps.Keys(f.changed))
 	clear(f.changed)
 	return names, false, nil
+}
+
+// ChangedPodNodes is controllers.PodNodeFeed's: it catches the cache up with the API server
+// first, as a read of the pods would.
+func (f *nodeFeed) ChangedPodNodes(ctx context.Context) ([]string, bool, error) {
+	return f.ChangedNodes(ctx)
 }
 
 // PodsOnNode is controllers.PodIndex's.

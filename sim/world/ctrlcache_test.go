@@ -338,3 +338,57 @@ func TestControllersCacheNodeFeed(t *testing.T) {
 		})
 	}
 }
+
+// A feed of the nodes' pods names the nodes a bound pod was created on, updated on, deleted from
+// or bound to, never "" for the pods bound to none, and says all at its first call and after the
+// cache listed the pods again.
+func TestControllersCachePodNodeFeed(t *testing.T) {
+	ctx := context.Background()
+	type read struct {
+		nodes []string
+		all   bool
+	}
+	c := newTestCluster(t, vclock.New(vclock.Epoch), 0)
+	cache := newControllersCache(c)
+	feed := cache.PodNodeFeed()
+	pods := c.client.CoreV1().Pods("default")
+	steps := []struct {
+		name string
+		do   func()
+		want read
+	}{
+		{"first", func() { createPod(t, pods, "p0", "node-a") }, read{all: true}},
+		{"created", func() {
+			createPod(t, pods, "p1", "node-b")
+			createPod(t, pods, "p2", "")
+			createPod(t, pods, "p3", "node-a")
+		}, read{nodes: []string{"node-a", "node-b"}}},
+		{"nothing", func() {}, read{}},
+		{"bound", func() {
+			if err := pods.Bind(ctx, &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "default"},
+				Target: v1.ObjectReference{Kind: "Node", Name: "node-c"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, read{nodes: []string{"node-c"}}},
+		{"deleted", func() {
+			zero := int64(0)
+			if err := pods.Delete(ctx, "p1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+				t.Fatal(err)
+			}
+		}, read{nodes: []string{"node-b"}}},
+	}
+	for _, step := range steps {
+		step.do()
+		// Another reader catches the cache up first: the feed still sees the changes.
+		if _, err := cache.UnboundPods(); err != nil {
+			t.Fatal(err)
+		}
+		nodes, all, err := feed.ChangedPodNodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(step.want, read{nodes, all}, cmp.AllowUnexported(read{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: ChangedPodNodes() (-want +got):\n%s", step.name, diff)
+		}
+	}
+}
