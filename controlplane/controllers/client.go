@@ -65,7 +65,8 @@ type PodNodeFeed interface {
 // event handlers of one controller.
 type NodeFeed interface {
 	// ChangedNodes returns the names in name order, or all when it cannot tell which changed
-	// (its first call, and after it listed the nodes again): then every node may have.
+	// (its first call, and after it listed the nodes again): then every node may have. The
+	// names are the caller's until the next call, which may reuse their array.
 	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 

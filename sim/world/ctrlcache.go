@@ -238,6 +238,8 @@ type nodeFeed struct {
 	// all is set until the first call and by a relist: every node may have changed.
 	all     bool
 	changed map[string]struct{}
+	// names is the last answer's slice, whose array the next answer reuses.
+	names []string
 }
 
 // ChangedNodes is controllers.NodeFeed's: it catches the cache up with the API server first, as
@@ -253,9 +255,14 @@ func (f *nodeFeed) ChangedNodes(ctx context.Context) ([]string, bool, error) {
 	if len(f.changed) == 0 {
 		return nil, false, nil
 	}
-	names := slices.Sorted(maps.Keys(f.changed))
+	// The answer is read before the next call, so its array serves every answer.
+	f.names = f.names[:0]
+	for name := range f.changed {
+		f.names = append(f.names, name)
+	}
+	slices.Sort(f.names)
 	clear(f.changed)
-	return names, false, nil
+	return f.names, false, nil
 }
 
 // ChangedPodNodes is controllers.PodNodeFeed's: it catches the cache up with the API server

@@ -133,6 +133,8 @@ type Controller struct {
 	// retryTaints holds the nodes whose NoSchedule taint update failed, taken again at the next
 	// pass as the node update queue takes a failed node again, whether or not they changed.
 	retryTaints map[string]bool
+	// passNodes is the array of the last taint pass's nodes, which the next one reuses.
+	passNodes []*v1.Node
 }
 
 // New returns a Controller whose first health check is due at once.
@@ -250,10 +252,10 @@ func (c *Controller) taintPassNodes(ctx context.Context, now time.Time) ([]*v1.N
 		names = slices.Compact(names)
 	}
 	// Every node is read before any is written, as one list would read them.
-	nodes := make([]*v1.Node, 0, len(names))
+	nodes := c.passNodes[:0]
 	for _, name := range names {
 		node, err := c.opts.Lister.GetNode(ctx, name)
-		if apierrors.IsNotFound(err) {
+		if err != nil && apierrors.IsNotFound(err) {
 			delete(c.tainting, name)
 			delete(c.retryTaints, name)
 			continue
@@ -267,6 +269,8 @@ func (c *Controller) taintPassNodes(ctx context.Context, now time.Time) ([]*v1.N
 		}
 		nodes = append(nodes, node)
 	}
+	// The next pass writes its nodes over these.
+	c.passNodes = nodes
 	return nodes, false, nil
 }
 

@@ -212,7 +212,7 @@ func (c *Controller) nodeTaints(ctx context.Context) (map[string][]v1.Taint, err
 	}
 	for _, name := range changed {
 		node, err := c.opts.Lister.GetNode(ctx, name)
-		if apierrors.IsNotFound(err) {
+		if err != nil && apierrors.IsNotFound(err) {
 			delete(c.noExecute, name)
 			continue
 		}
