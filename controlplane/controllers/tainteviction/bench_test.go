@@ -26,6 +26,14 @@ type memLister struct {
 }
 
 func (l *memLister) ListNodes(context.Context) ([]*v1.Node, error) { return l.nodes, nil }
+func (l *memLister) GetNode(_ context.Context, name string) (*v1.Node, error) {
+	for _, n := range l.nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+}
 func (l *memLister) ListPodsOnNode(_ context.Context, node string) ([]*v1.Pod, error) {
 	return l.pods[node], nil
 }
