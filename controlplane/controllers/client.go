@@ -14,6 +14,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/controllers/scheduler"
 )
 
 // Client is what the controllers read and write through: client-go's typed clientset, with reads
@@ -37,6 +38,36 @@ type Client struct {
 	// the real controllers' informers index pods by node and the scheduler queues the pods not
 	// yet bound, so that a pass reads the pods that concern it rather than every pod.
 	Index PodIndex
+	// Changes, when set, gives each core that reacts to updates feeds of what changed since its
+	// last pass (ChangeFeeds), as the real controllers' informers' event handlers queue the name
+	// of each node added, updated or deleted: node lifecycle and taint eviction then look at the
+	// changed nodes only between their periodic passes, and the scheduler keeps what the bound
+	// pods use from the nodes whose pods changed. Without it they look at every node and pod,
+	// which decides the same.
+	Changes ChangeFeeds
+}
+
+// ChangeFeeds makes feeds of changes, each for one reader.
+type ChangeFeeds interface {
+	NodeFeed() NodeFeed
+	PodNodeFeed() PodNodeFeed
+}
+
+// PodNodeFeed names the nodes whose bound pods changed since its previous call: a pod bound to a
+// node was added, updated or deleted, or moved off it.
+type PodNodeFeed interface {
+	// ChangedPodNodes returns the node names in name order, or all when it cannot tell (its
+	// first call, and after it listed the pods again).
+	ChangedPodNodes(ctx context.Context) (nodes []string, all bool, err error)
+}
+
+// NodeFeed names the nodes added, updated or deleted since its previous call, the node informer's
+// event handlers of one controller.
+type NodeFeed interface {
+	// ChangedNodes returns the names in name order, or all when it cannot tell which changed
+	// (its first call, and after it listed the nodes again): then every node may have. The
+	// names are the caller's until the next call, which may reuse their array.
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
 // PodIndex serves the pods of one node and the pods bound to none, each in the order of their
@@ -71,6 +102,33 @@ func (c Client) ListNodes(ctx context.Context) ([]*v1.Node, error) {
 		return nil, err
 	}
 	return pointers(list.Items), nil
+}
+
+// GetNode reads one node.
+func (c Client) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	if c.Nodes != nil {
+		return c.Nodes.Get(name)
+	}
+	return c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+// nodeFeed is a new feed of Changes, or nil without them.
+func (c Client) nodeFeed() NodeFeed {
+	if c.Changes == nil {
+		return nil
+	}
+	return c.Changes.NodeFeed()
+}
+
+// schedulerChanges are the scheduler's feeds of Changes, or nil without them.
+func (c Client) schedulerChanges() scheduler.Changes {
+	if c.Changes == nil {
+		return nil
+	}
+	return struct {
+		NodeFeed
+		PodNodeFeed
+	}{c.Changes.NodeFeed(), c.Changes.PodNodeFeed()}
 }
 
 // ListPods returns every pod in every namespace.

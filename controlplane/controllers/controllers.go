@@ -102,12 +102,13 @@ func New(opts Options) ([]Core, error) {
 		case NodeLifecycle:
 			nl, err := nodelifecycle.New(nodelifecycle.Options{Clock: opts.Clock, Lister: opts.Client, Writer: opts.Client,
 				Tracer: opts.Tracer, Recorder: recorder(NodeLifecycleSource),
-				MonitorPeriod: opts.NodeMonitorPeriod, MonitorGracePeriod: opts.NodeMonitorGracePeriod})
+				MonitorPeriod: opts.NodeMonitorPeriod, MonitorGracePeriod: opts.NodeMonitorGracePeriod,
+				Changes: opts.Client.nodeFeed()})
 			if err != nil {
 				return nil, err
 			}
 			te, err := tainteviction.New(tainteviction.Options{Clock: opts.Clock, Lister: opts.Client, Writer: opts.Client,
-				Tracer: opts.Tracer, Recorder: recorder(TaintEvictionSource)})
+				Tracer: opts.Tracer, Recorder: recorder(TaintEvictionSource), Changes: opts.Client.nodeFeed()})
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +121,7 @@ func New(opts Options) ([]Core, error) {
 			cores = append(cores, gc)
 		case Scheduler:
 			s, err := scheduler.New(scheduler.Options{Clock: opts.Clock, Lister: opts.Client, Writer: opts.Client,
-				Tracer: opts.Tracer, Recorder: recorder(SchedulerSource)})
+				Tracer: opts.Tracer, Recorder: recorder(SchedulerSource), Changes: opts.Client.schedulerChanges()})
 			if err != nil {
 				return nil, err
 			}

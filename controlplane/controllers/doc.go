@@ -12,7 +12,11 @@
 // straight from the API server (replay, where the server answers in-process, and lists pods and
 // nodes and gets leases without encoding them: Client.Direct) or from informer caches (run and
 // apiserver, whose pods, nodes and leases informers list and watch the embedded server in
-// process: RunnerOptions.Pods, Nodes and Leases). Objects read in process are the server's
+// process: RunnerOptions.Pods, Nodes and Leases). Replay's reads also give the cores feeds of
+// what changed between passes (Client.Changes), so that node lifecycle's taint pass, taint
+// eviction and the scheduler look at what changed rather than at every node and pod, as the real
+// controllers react to their informers' events; their periodic passes (node lifecycle's health
+// check, the pod collector's) still read everything at their periods. Objects read in process are the server's
 // stored objects, shared read-only: the cores copy a pod or a node before they change it, and
 // never change a lease. Runner is the thin runner: one goroutine that syncs every core when
 // its wake-up is due or when an informer saw a change, so the cores never run at once, as replay

@@ -147,13 +147,32 @@ func BenchmarkReplayHourOfAFleet(b *testing.B) {
 	}
 }
 
+var fleetControllers300 = flag.Bool("fleet-controllers-300", false, "also run BenchmarkReplayHourOfAFleetWithControllers/300x30, a 300-node hour")
+
 // BenchmarkReplayHourOfAFleetWithControllers is BenchmarkReplayHourOfAFleet's 100 × 30 fleet with
 // the controllers running beside its API server (node lifecycle, taint eviction, pod GC,
-// scheduler), which read every pod, node and lease at each of their passes.
+// scheduler). With -fleet-controllers-300 it also replays 300 nodes × 30 pods and reports that
+// run's floor ratio over the 100-node one's as "x-100-nodes": how the controllers' passes grow
+// with the fleet, which a pass that looks at every node makes grow faster than the fleet. The
+// 300-node hour takes minutes on a busy machine: run it with -benchtime 1x and a -timeout to
+// match.
 func BenchmarkReplayHourOfAFleetWithControllers(b *testing.B) {
-	s := hourOfAFleet(b, 100, 30)
-	s.Controllers = []string{"nodelifecycle", "podgc", "scheduler"}
-	benchReplayHour(b, s)
+	ratios := map[int]float64{}
+	sizes := []int{100}
+	if *fleetControllers300 {
+		sizes = append(sizes, 300)
+	}
+	for _, nodes := range sizes {
+		b.Run(fmt.Sprintf("%dx30", nodes), func(b *testing.B) {
+			s := hourOfAFleet(b, nodes, 30)
+			s.Controllers = []string{"nodelifecycle", "podgc", "scheduler"}
+			ratio := benchReplayHour(b, s)
+			if base, ok := ratios[100]; ok && nodes != 100 {
+				b.ReportMetric(ratio/base, "x-100-nodes")
+			}
+			ratios[nodes] = ratio
+		})
+	}
 }
 
 // BenchmarkReplayHourOfASmallFleetWithControllers is BenchmarkReplayHourOfAFleetWithControllers

@@ -164,7 +164,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 	cache := newControllersCache(c)
 	cores, err := controllers.New(controllers.Options{Names: names, Clock: c.clk, Tracer: c.tracer,
 		Client: controllers.Client{Clientset: c.client, Direct: controllersReads{c},
-			Pods: podLister{cache}, Nodes: nodeLister{cache}, Index: cache}, Recorder: recorder})
+			Pods: podLister{cache}, Nodes: nodeLister{cache}, Index: cache, Changes: cache}, Recorder: recorder})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
@@ -41,6 +42,9 @@ type controllersCache struct {
 	byNode    map[string]map[string]*v1.Pod
 	nodes     map[string]*v1.Node
 	nodeNames []string // nodes' names in order; nil when a node came or went since
+	// feeds are the node feeds handed out (NodeFeed), each told of every node change applied;
+	// podFeeds the feeds of the nodes whose pods changed (PodNodeFeed).
+	feeds, podFeeds []*nodeFeed
 }
 
 func newControllersCache(c *Cluster) *controllersCache {
@@ -78,6 +82,10 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 	clear(cc.pods)
 	clear(cc.byNode)
 	cc.podKeys = nil
+	for _, f := range cc.podFeeds {
+		f.all = true
+		clear(f.changed)
+	}
 	for i := range list.Items {
 		cc.notePod(podkey.Of(&list.Items[i]), &list.Items[i])
 	}
@@ -90,6 +98,17 @@ func (cc *controllersCache) syncPods(ctx context.Context) error {
 func (cc *controllersCache) putPod(typ watch.EventType, stored *v1.Pod) {
 	key := podkey.Of(stored)
 	old, had := cc.pods[key]
+	for _, f := range cc.podFeeds {
+		if f.all {
+			continue
+		}
+		if had && old.Spec.NodeName != "" {
+			f.changed[old.Spec.NodeName] = struct{}{}
+		}
+		if stored.Spec.NodeName != "" {
+			f.changed[stored.Spec.NodeName] = struct{}{}
+		}
+	}
 	if had {
 		on := cc.byNode[old.Spec.NodeName]
 		delete(on, key)
@@ -154,6 +173,11 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 	}
 	clear(cc.nodes)
 	cc.nodeNames = nil
+	// What changed between the history's end and the list is not known: every node may have.
+	for _, f := range cc.feeds {
+		f.all = true
+		clear(f.changed)
+	}
 	for i := range list.Items {
 		cc.noteNode(&list.Items[i])
 	}
@@ -163,6 +187,11 @@ func (cc *controllersCache) syncNodes(ctx context.Context) error {
 }
 
 func (cc *controllersCache) putNode(typ watch.EventType, stored *v1.Node) {
+	for _, f := range cc.feeds {
+		if !f.all {
+			f.changed[stored.Name] = struct{}{}
+		}
+	}
 	if typ == watch.Deleted {
 		delete(cc.nodes, stored.Name)
 		cc.nodeNames = nil
@@ -182,6 +211,64 @@ func (cc *controllersCache) noteNode(node *v1.Node) {
 	if cc.c.onRead != nil {
 		cc.c.onRead(ControllersReader, node)
 	}
+}
+
+// NodeFeed is controllers.ChangeFeeds': a feed of the nodes this cache sees change from its
+// first read on, as a node informer's event handler would queue them.
+func (cc *controllersCache) NodeFeed() controllers.NodeFeed {
+	f := &nodeFeed{all: true, changed: map[string]struct{}{}, sync: cc.syncNodes}
+	cc.feeds = append(cc.feeds, f)
+	return f
+}
+
+// PodNodeFeed is controllers.ChangeFeeds': a feed of the nodes whose bound pods this cache sees
+// change from its first read on.
+func (cc *controllersCache) PodNodeFeed() controllers.PodNodeFeed {
+	f := &nodeFeed{all: true, changed: map[string]struct{}{}, sync: cc.syncPods}
+	cc.podFeeds = append(cc.podFeeds, f)
+	return f
+}
+
+// nodeFeed is one reader's names of the nodes changed, or whose pods changed, since it last
+// asked.
+type nodeFeed struct {
+	// sync catches the cache up before an answer: syncNodes for a node feed, syncPods for a feed
+	// of the nodes' pods.
+	sync func(context.Context) error
+	// all is set until the first call and by a relist: every node may have changed.
+	all     bool
+	changed map[string]struct{}
+	// names is the last answer's slice, whose array the next answer reuses.
+	names []string
+}
+
+// ChangedNodes is controllers.NodeFeed's: it catches the cache up with the API server first, as
+// a read of the nodes would.
+func (f *nodeFeed) ChangedNodes(ctx context.Context) ([]string, bool, error) {
+	if err := f.sync(ctx); err != nil {
+		return nil, false, err
+	}
+	if f.all {
+		f.all = false
+		return nil, true, nil
+	}
+	if len(f.changed) == 0 {
+		return nil, false, nil
+	}
+	// The answer is read before the next call, so its array serves every answer.
+	f.names = f.names[:0]
+	for name := range f.changed {
+		f.names = append(f.names, name)
+	}
+	slices.Sort(f.names)
+	clear(f.changed)
+	return f.names, false, nil
+}
+
+// ChangedPodNodes is controllers.PodNodeFeed's: it catches the cache up with the API server
+// first, as a read of the pods would.
+func (f *nodeFeed) ChangedPodNodes(ctx context.Context) ([]string, bool, error) {
+	return f.ChangedNodes(ctx)
 }
 
 // PodsOnNode is controllers.PodIndex's.

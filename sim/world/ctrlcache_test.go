@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/minikubelet/minikubelet/api/podkey"
+	"github.com/minikubelet/minikubelet/controlplane/controllers"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -247,6 +248,147 @@ func TestComparePodsAsKeys(t *testing.T) {
 			if got := comparePods(a, b); got != want {
 				t.Errorf("comparePods(%s, %s) = %d, want %d", podkey.Of(a), podkey.Of(b), got, want)
 			}
+		}
+	}
+}
+
+// A node feed names, at each call, the nodes created, updated or deleted since its previous call,
+// however many readers have caught the cache up in between, and says all at its first call and
+// after the cache listed again (a history compacted past what it had read). Two feeds read at
+// different steps each get their own changes.
+func TestControllersCacheNodeFeed(t *testing.T) {
+	ctx := context.Background()
+	type read struct {
+		names []string
+		all   bool
+	}
+	for _, tc := range []struct {
+		name        string
+		historySize int
+		// want are each step's reads of the feed read at every step, then of the feed read at
+		// every other step (nil where it is not read).
+		want [][2]*read
+	}{
+		{"history", 0, [][2]*read{
+			{{all: true}, {all: true}},
+			{{names: []string{"node-a", "node-b"}}, nil},
+			{{names: []string{"node-a"}}, {names: []string{"node-a", "node-b"}}},
+			{{}, nil},
+			{{names: []string{"node-b", "node-c"}}, {names: []string{"node-b", "node-c"}}},
+		}},
+		// One change since the cache's last read is in the history; two are not.
+		{"compacted", 1, [][2]*read{
+			{{all: true}, {all: true}},
+			{{all: true}, nil},
+			{{names: []string{"node-a"}}, {all: true}},
+			{{}, nil},
+			{{all: true}, {all: true}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCluster(t, vclock.New(vclock.Epoch), tc.historySize)
+			cache := newControllersCache(c)
+			feeds := [2]controllers.NodeFeed{cache.NodeFeed(), cache.NodeFeed()}
+			nodes := c.client.CoreV1().Nodes()
+			create := func(name string) {
+				if _, err := nodes.Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			steps := []func(){
+				func() { create("node-z") },
+				func() { create("node-b"); create("node-a") },
+				func() {
+					n, err := nodes.Get(ctx, "node-a", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					n.Spec.Unschedulable = true
+					if _, err := nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				func() {},
+				func() {
+					if err := nodes.Delete(ctx, "node-b", metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					create("node-c")
+				},
+			}
+			for i, step := range steps {
+				step()
+				// Another reader catches the cache up first: the feeds still see the changes.
+				if _, err := (nodeLister{cache}).List(labels.Everything()); err != nil {
+					t.Fatal(err)
+				}
+				for f, want := range tc.want[i] {
+					if want == nil {
+						continue
+					}
+					names, all, err := feeds[f].ChangedNodes(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(*want, read{names, all}, cmp.AllowUnexported(read{}), cmpopts.EquateEmpty()); diff != "" {
+						t.Errorf("step %d, feed %d: ChangedNodes() (-want +got):\n%s", i, f, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A feed of the nodes' pods names the nodes a bound pod was created on, updated on, deleted from
+// or bound to, never "" for the pods bound to none, and says all at its first call and after the
+// cache listed the pods again.
+func TestControllersCachePodNodeFeed(t *testing.T) {
+	ctx := context.Background()
+	type read struct {
+		nodes []string
+		all   bool
+	}
+	c := newTestCluster(t, vclock.New(vclock.Epoch), 0)
+	cache := newControllersCache(c)
+	feed := cache.PodNodeFeed()
+	pods := c.client.CoreV1().Pods("default")
+	steps := []struct {
+		name string
+		do   func()
+		want read
+	}{
+		{"first", func() { createPod(t, pods, "p0", "node-a") }, read{all: true}},
+		{"created", func() {
+			createPod(t, pods, "p1", "node-b")
+			createPod(t, pods, "p2", "")
+			createPod(t, pods, "p3", "node-a")
+		}, read{nodes: []string{"node-a", "node-b"}}},
+		{"nothing", func() {}, read{}},
+		{"bound", func() {
+			if err := pods.Bind(ctx, &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "default"},
+				Target: v1.ObjectReference{Kind: "Node", Name: "node-c"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, read{nodes: []string{"node-c"}}},
+		{"deleted", func() {
+			zero := int64(0)
+			if err := pods.Delete(ctx, "p1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+				t.Fatal(err)
+			}
+		}, read{nodes: []string{"node-b"}}},
+	}
+	for _, step := range steps {
+		step.do()
+		// Another reader catches the cache up first: the feed still sees the changes.
+		if _, err := cache.UnboundPods(); err != nil {
+			t.Fatal(err)
+		}
+		nodes, all, err := feed.ChangedPodNodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(step.want, read{nodes, all}, cmp.AllowUnexported(read{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: ChangedPodNodes() (-want +got):\n%s", step.name, diff)
 		}
 	}
 }

@@ -42,9 +42,17 @@ const (
 // Lister is what the controller reads. Errors are the API's.
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
 	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
 	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
 	GetLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
+}
+
+// NodeChanges names the nodes added, updated or deleted since its previous call, in name order,
+// or says all when it cannot tell (its first call, after a relist): the node informer's event
+// handlers, which queue each changed node for the NoSchedule taint pass.
+type NodeChanges interface {
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
 // Writer is what the controller writes.
@@ -69,6 +77,10 @@ type Options struct {
 	// MonitorPeriod, MonitorGracePeriod and StartupGracePeriod are the controller's flags; zero
 	// means the default.
 	MonitorPeriod, MonitorGracePeriod, StartupGracePeriod time.Duration
+	// Changes, when set, says which nodes changed between passes: the taint pass then looks at
+	// those, the nodes whose NoExecute taint is due and the nodes whose last taint update failed,
+	// rather than at every node. Nil looks at every node at every pass.
+	Changes NodeChanges
 }
 
 func (o *Options) validate() error {
@@ -118,6 +130,11 @@ type Controller struct {
 	tainting map[string]time.Time
 	// retry holds the nodes whose pods are still to be marked not ready: nodesToRetry.
 	retry map[string]bool
+	// retryTaints holds the nodes whose NoSchedule taint update failed, taken again at the next
+	// pass as the node update queue takes a failed node again, whether or not they changed.
+	retryTaints map[string]bool
+	// passNodes is the array of the last taint pass's nodes, which the next one reuses.
+	passNodes []*v1.Node
 }
 
 // New returns a Controller whose first health check is due at once.
@@ -125,7 +142,7 @@ func New(opts Options) (*Controller, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}, retry: map[string]bool{}}, nil
+	return &Controller{opts: opts, health: map[string]*health{}, zones: map[string]zoneState{}, tainting: map[string]time.Time{}, retry: map[string]bool{}, retryTaints: map[string]bool{}}, nil
 }
 
 // NextWake returns when the next health check or tainting pass is due, and false before the
@@ -140,30 +157,33 @@ func (c *Controller) NextWake() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Sync keeps the NoSchedule condition taints of every node, and when the monitor period has
-// passed checks every node's health. It returns the first error; a failed node is retried at the
-// next pass, as the real controller's are.
+// Sync keeps the NoSchedule condition taints of the nodes that changed (of every node without
+// Options.Changes), takes the nodes whose NoExecute taint is due, and when the monitor period
+// has passed checks every node's health first. It returns the first error; a failed node is
+// retried at the next pass, as the real controller's are.
 func (c *Controller) Sync(ctx context.Context) error {
-	nodes, err := c.opts.Lister.ListNodes(ctx)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	var errs []error
 	now := c.opts.Clock.Now()
 	if !now.Before(c.nextMonitor) {
+		nodes, err := c.opts.Lister.ListNodes(ctx)
+		if err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 		c.nextMonitor = now.Add(c.opts.MonitorPeriod)
 		if err := c.monitor(ctx, nodes, now); err != nil {
 			errs = append(errs, err)
 		}
-		// The monitor pass wrote to the nodes; read them again for the taint pass.
-		if nodes, err = c.opts.Lister.ListNodes(ctx); err != nil {
-			return errors.Join(append(errs, fmt.Errorf("list nodes: %w", err))...)
-		}
-		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	}
+	// The monitor pass wrote to the nodes: the taint pass reads them after it.
+	nodes, all, err := c.taintPassNodes(ctx, now)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 	for _, node := range nodes {
+		delete(c.retryTaints, node.Name)
 		if err := c.noScheduleTaints(ctx, node, now); err != nil {
+			c.retryTaints[node.Name] = true
 			errs = append(errs, err)
 		}
 		at, queued := c.tainting[node.Name]
@@ -179,13 +199,79 @@ func (c *Controller) Sync(ctx context.Context) error {
 			}
 		}
 	}
-	// A deleted node leaves the queue.
-	for _, name := range sortedKeys(c.tainting) {
-		if !slices.ContainsFunc(nodes, func(n *v1.Node) bool { return n.Name == name }) {
-			delete(c.tainting, name)
+	if all {
+		// A deleted node leaves the queues.
+		for _, name := range sortedKeys(c.tainting) {
+			if !slices.ContainsFunc(nodes, func(n *v1.Node) bool { return n.Name == name }) {
+				delete(c.tainting, name)
+			}
+		}
+		for name := range c.retryTaints {
+			if !slices.ContainsFunc(nodes, func(n *v1.Node) bool { return n.Name == name }) {
+				delete(c.retryTaints, name)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// taintPassNodes returns, in name order, the nodes the taint pass looks at, and whether they are
+// all the nodes. Without Options.Changes, or when the feed cannot tell what changed, they are
+// all. Otherwise they are the nodes that changed since the last pass (the NoSchedule taints
+// follow a node's conditions and spec only, so an unchanged node's were settled then), the
+// nodes whose NoExecute taint is due and those whose last taint update failed; a node among
+// them that is gone leaves the queues.
+func (c *Controller) taintPassNodes(ctx context.Context, now time.Time) ([]*v1.Node, bool, error) {
+	var changed []string
+	all := true
+	if c.opts.Changes != nil {
+		var err error
+		if changed, all, err = c.opts.Changes.ChangedNodes(ctx); err != nil {
+			return nil, false, fmt.Errorf("changed nodes: %w", err)
+		}
+	}
+	if all {
+		nodes, err := c.opts.Lister.ListNodes(ctx)
+		if err != nil {
+			return nil, true, fmt.Errorf("list nodes: %w", err)
+		}
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+		return nodes, true, nil
+	}
+	names := changed
+	for name, at := range c.tainting {
+		if !at.After(now) {
+			names = append(names, name)
+		}
+	}
+	for name := range c.retryTaints {
+		names = append(names, name)
+	}
+	if len(names) > len(changed) {
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	// Every node is read before any is written, as one list would read them.
+	nodes := c.passNodes[:0]
+	for _, name := range names {
+		node, err := c.opts.Lister.GetNode(ctx, name)
+		if err != nil && apierrors.IsNotFound(err) {
+			delete(c.tainting, name)
+			delete(c.retryTaints, name)
+			continue
+		}
+		if err != nil {
+			// The feed has let go of these names: they are looked at at the next pass.
+			for _, n := range names {
+				c.retryTaints[n] = true
+			}
+			return nil, false, fmt.Errorf("get node %s: %w", name, err)
+		}
+		nodes = append(nodes, node)
+	}
+	// The next pass writes its nodes over these.
+	c.passNodes = nodes
+	return nodes, false, nil
 }
 
 // monitor is monitorNodeHealth: it notes new and deleted nodes, updates every node's health,

@@ -13,8 +13,10 @@
 // with effect NoExecute, which make the taint eviction controller evict pods; when the node is
 // Ready again they are removed.
 //
-// The health check runs every node-monitor-period (5s); the NoSchedule taints follow every
-// Sync. As in the real controller, zones are watched as a whole: when every node of every zone
+// The health check runs every node-monitor-period (5s) over every node; the NoSchedule taints
+// follow a node at the first Sync after it changed, as the real controller's node update queue
+// has them follow each update (Options.Changes; without it every node is looked at at every
+// Sync, which decides the same). As in the real controller, zones are watched as a whole: when every node of every zone
 // is not Ready (for example the only node of a one-node cluster), the controller enters "master
 // disruption mode", removes the NoExecute taints and evicts nothing, assuming the control plane
 // rather than the nodes is cut off; a zone over 55% unhealthy with more than 2 unhealthy nodes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,6 +38,19 @@ type Lister interface {
 	ListPods(ctx context.Context) ([]*v1.Pod, error)
 	// ListUnboundPods returns the pods bound to no node: what feeds the scheduling queue.
 	ListUnboundPods(ctx context.Context) ([]*v1.Pod, error)
+	// ListPodsOnNode returns the pods bound to node, in the order of their namespace/name keys.
+	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
+}
+
+// Changes name what changed since their previous call, in name order, or say all when they
+// cannot tell (their first call, after a relist): the scheduler's informer event handlers, which
+// keep its cache of the nodes and of the pods bound to them.
+type Changes interface {
+	// ChangedNodes names the nodes added, updated or deleted.
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
+	// ChangedPodNodes names the nodes a pod bound to was added to, updated on or deleted from:
+	// a pod bound to a node, or moved off one, names it.
+	ChangedPodNodes(ctx context.Context) (nodes []string, all bool, err error)
 }
 
 // Writer is what the scheduler writes.
@@ -56,6 +70,11 @@ type Options struct {
 	Tracer trace.Tracer
 	// Recorder records Scheduled and FailedScheduling. Nil records none.
 	Recorder record.EventRecorder
+	// Changes, when set, keep what the bound pods use and the cluster's fingerprint from one
+	// pass that has a pod to place to the next, brought up to date from the nodes and the
+	// nodes' pods that changed, as the real scheduler keeps its cache from its informers'
+	// events. Nil reads every pod and every node's fingerprint at each such pass.
+	Changes Changes
 }
 
 // attempt is the last failed attempt at a pod: when, and what the cluster looked like then.
@@ -68,6 +87,23 @@ type attempt struct {
 type Scheduler struct {
 	opts          Options
 	unschedulable map[string]attempt // by pod UID
+	// cache is what the pods bound to each node use and each node's part of the fingerprint,
+	// kept with Options.Changes; nil until a pass needs them, and after a failed read.
+	cache *clusterCache
+}
+
+// clusterCache is the scheduler's cache of the cluster, kept from Options.Changes.
+type clusterCache struct {
+	used map[string]usage
+	// pieces holds each node's part of the fingerprint (fingerprintOf); fp is the fingerprint,
+	// their concatenation in name order, and names the nodes it was made of.
+	pieces map[string]string
+	fp     string
+	names  []string
+	// counted are the nodes a pass counted a pod on as it bound it: what the pass's binding
+	// did, or would have done had the pod not been bound or deleted meanwhile. The next pass
+	// counts their pods again from what the API server holds.
+	counted []string
 }
 
 // New returns a Scheduler.
@@ -92,10 +128,6 @@ func (s *Scheduler) NextWake() (time.Time, bool) {
 
 // Sync tries every pending pod, highest priority and oldest first, and binds those that fit.
 func (s *Scheduler) Sync(ctx context.Context) error {
-	nodes, err := s.opts.Lister.ListNodes(ctx)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
 	unbound, err := s.opts.Lister.ListUnboundPods(ctx)
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
@@ -123,26 +155,19 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	// Only with a pod to place are the bound pods read: what they use is the scheduler cache's
-	// NodeInfo.
-	pods, err := s.opts.Lister.ListPods(ctx)
+	// Only with a pod to place are the nodes read: an idle pass costs what waits, not the fleet.
+	nodes, err := s.opts.Lister.ListNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("list pods: %w", err)
-	}
-	used := map[string]usage{}
-	for _, p := range pods {
-		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		u := used[p.Spec.NodeName]
-		if u.requests == nil {
-			u.requests = v1.ResourceList{}
-		}
-		u.pods++
-		addTo(u.requests, podRequests(p))
-		used[p.Spec.NodeName] = u
+		return fmt.Errorf("list nodes: %w", err)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	// Only with a pod to place are the bound pods read: what they use is the scheduler cache's
+	// NodeInfo.
+	cc, err := s.clusterState(ctx, nodes)
+	if err != nil {
+		return err
+	}
+	used := cc.used
 	// PrioritySort: higher priority first, then the older pod.
 	sort.Slice(pending, func(i, j int) bool {
 		a, b := pending[i], pending[j]
@@ -157,7 +182,7 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 	})
 	now := s.opts.Clock.Now()
 	var errs []error
-	fp := fingerprint(nodes, used)
+	fp := cc.fp
 	for _, pod := range pending {
 		if a, ok := s.unschedulable[string(pod.UID)]; ok && a.fingerprint == fp && now.Before(a.at.Add(RetryPeriod)) {
 			continue
@@ -180,9 +205,151 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 		u.pods++
 		addTo(u.requests, podRequests(pod))
 		used[node] = u
-		fp = fingerprint(nodes, used)
+		cc.counted = append(cc.counted, node)
+		fp = cc.refresh(nodes, []string{node})
 	}
 	return errors.Join(errs...)
+}
+
+// clusterState returns what the bound pods use and the cluster's fingerprint: made anew from
+// every pod and node without Options.Changes (or when they cannot tell what changed), and
+// otherwise the kept ones brought up to date from the nodes and the nodes' pods that changed.
+// The result is the pass's own to change; nodes are in name order.
+func (s *Scheduler) clusterState(ctx context.Context, nodes []*v1.Node) (*clusterCache, error) {
+	var changedNodes, podNodes []string
+	allNodes, allPods := true, true
+	if s.opts.Changes != nil {
+		var err error
+		if changedNodes, allNodes, err = s.opts.Changes.ChangedNodes(ctx); err != nil {
+			s.cache = nil
+			return nil, fmt.Errorf("changed nodes: %w", err)
+		}
+		if podNodes, allPods, err = s.opts.Changes.ChangedPodNodes(ctx); err != nil {
+			s.cache = nil
+			return nil, fmt.Errorf("changed pods: %w", err)
+		}
+	}
+	cc := s.cache
+	if cc == nil || allPods {
+		pods, err := s.opts.Lister.ListPods(ctx)
+		if err != nil {
+			s.cache = nil
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		used := map[string]usage{}
+		for _, p := range pods {
+			if counts(p) {
+				add(used, p.Spec.NodeName, p)
+			}
+		}
+		cc = &clusterCache{used: used}
+		allNodes = true
+	} else {
+		if len(cc.counted) > 0 {
+			podNodes = append(podNodes, cc.counted...)
+			slices.Sort(podNodes)
+			podNodes = slices.Compact(podNodes)
+			cc.counted = cc.counted[:0]
+		}
+		for _, name := range podNodes {
+			pods, err := s.opts.Lister.ListPodsOnNode(ctx, name)
+			if err != nil {
+				s.cache = nil
+				return nil, fmt.Errorf("list pods of node %s: %w", name, err)
+			}
+			delete(cc.used, name)
+			for _, p := range pods {
+				if p.Spec.NodeName == name && counts(p) {
+					add(cc.used, name, p)
+				}
+			}
+		}
+	}
+	if allNodes {
+		cc.pieces, cc.names = nil, nil
+		cc.refresh(nodes, nil)
+	} else {
+		cc.refresh(nodes, append(changedNodes, podNodes...))
+	}
+	if s.opts.Changes != nil {
+		s.cache = cc
+	}
+	return cc, nil
+}
+
+// counts reports whether a pod counts in what its node's pods use: bound and not terminated.
+func counts(p *v1.Pod) bool {
+	return p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+}
+
+// add counts pod in what node's pods use.
+func add(used map[string]usage, node string, pod *v1.Pod) {
+	u := used[node]
+	if u.requests == nil {
+		u.requests = v1.ResourceList{}
+	}
+	u.pods++
+	addTo(u.requests, podRequests(pod))
+	used[node] = u
+}
+
+// refresh brings the fingerprint up to date with nodes (in name order) and cc.used, making again
+// the parts of the nodes named in changed, of the nodes it has none for, and all of them when
+// pieces is nil; the whole is made again only when a part or the nodes changed. It returns the
+// fingerprint.
+func (cc *clusterCache) refresh(nodes []*v1.Node, changed []string) string {
+	if cc.pieces == nil {
+		cc.pieces = make(map[string]string, len(nodes))
+	}
+	moved := len(cc.names) != len(nodes)
+	for i, n := range nodes {
+		if !moved && cc.names[i] != n.Name {
+			moved = true
+		}
+		if _, ok := cc.pieces[n.Name]; !ok {
+			cc.pieces[n.Name] = fingerprintOf(n, cc.used[n.Name])
+			moved = true
+		}
+	}
+	byName := map[string]*v1.Node{}
+	if len(changed) > 0 {
+		for _, n := range nodes {
+			byName[n.Name] = n
+		}
+	}
+	for _, name := range changed {
+		n, ok := byName[name]
+		if !ok {
+			continue
+		}
+		if piece := fingerprintOf(n, cc.used[name]); piece != cc.pieces[name] {
+			cc.pieces[name] = piece
+			moved = true
+		}
+	}
+	if !moved {
+		return cc.fp
+	}
+	if len(cc.pieces) > len(nodes) {
+		// A node is gone: its part goes with it.
+		keep := make(map[string]bool, len(nodes))
+		for _, n := range nodes {
+			keep[n.Name] = true
+		}
+		for name := range cc.pieces {
+			if !keep[name] {
+				delete(cc.pieces, name)
+			}
+		}
+	}
+	var b strings.Builder
+	cc.names = cc.names[:0]
+	for _, n := range nodes {
+		b.WriteString(cc.pieces[n.Name])
+		cc.names = append(cc.names, n.Name)
+	}
+	cc.fp = b.String()
+	return cc.fp
 }
 
 // schedule picks the node for pod, or returns the FitError message and whether the pod was
@@ -293,29 +460,28 @@ func priority(p *v1.Pod) int32 {
 	return 0
 }
 
-// fingerprint sums up what decides whether a pod fits: the nodes' names, labels, taints,
-// unschedulable flags and allocatable, and what their pods use. A failed pod is tried again when
-// it changes, as the scheduling queue moves a pod back on a cluster event that may make it fit.
-func fingerprint(nodes []*v1.Node, used map[string]usage) string {
+// fingerprintOf is one node's part of the fingerprint, which sums up what decides whether a pod
+// fits: the nodes' names, labels, taints, unschedulable flags and allocatable, and what their
+// pods use. A failed pod is tried again when it changes, as the scheduling queue moves a pod back
+// on a cluster event that may make it fit. The fingerprint is the nodes' parts in name order
+// (clusterCache.refresh).
+func fingerprintOf(n *v1.Node, u usage) string {
 	var b strings.Builder
-	for _, n := range nodes {
-		fmt.Fprintf(&b, "%s|%v|%v|%v|", n.Name, n.Labels, n.Spec.Unschedulable, len(n.Spec.Taints))
-		for _, t := range n.Spec.Taints {
-			fmt.Fprintf(&b, "%s,", t.ToString())
-		}
-		names := make([]string, 0, len(n.Status.Allocatable))
-		for name, q := range n.Status.Allocatable {
-			names = append(names, fmt.Sprintf("%s=%s", name, q.String()))
-		}
-		sort.Strings(names)
-		u := used[n.Name]
-		fmt.Fprintf(&b, "%v|%d|", names, u.pods)
-		req := make([]string, 0, len(u.requests))
-		for name, q := range u.requests {
-			req = append(req, fmt.Sprintf("%s=%s", name, q.String()))
-		}
-		sort.Strings(req)
-		fmt.Fprintf(&b, "%v;", req)
+	fmt.Fprintf(&b, "%s|%v|%v|%v|", n.Name, n.Labels, n.Spec.Unschedulable, len(n.Spec.Taints))
+	for _, t := range n.Spec.Taints {
+		fmt.Fprintf(&b, "%s,", t.ToString())
 	}
+	names := make([]string, 0, len(n.Status.Allocatable))
+	for name, q := range n.Status.Allocatable {
+		names = append(names, fmt.Sprintf("%s=%s", name, q.String()))
+	}
+	sort.Strings(names)
+	fmt.Fprintf(&b, "%v|%d|", names, u.pods)
+	req := make([]string, 0, len(u.requests))
+	for name, q := range u.requests {
+		req = append(req, fmt.Sprintf("%s=%s", name, q.String()))
+	}
+	sort.Strings(req)
+	fmt.Fprintf(&b, "%v;", req)
 	return b.String()
 }

@@ -25,10 +25,18 @@ import (
 // Lister is what the controller reads. Errors are the API's.
 type Lister interface {
 	ListNodes(ctx context.Context) ([]*v1.Node, error)
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
 	// ListPodsOnNode returns the pods bound to node: the real controller's pod index by node.
 	ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error)
 	// GetPod returns the pod by name, as the real controller's pod lister does.
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
+}
+
+// NodeChanges names the nodes added, updated or deleted since its previous call, in name order,
+// or says all when it cannot tell (its first call, after a relist): the node informer's event
+// handlers, which hand the controller each node update (handleNodeUpdate).
+type NodeChanges interface {
+	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
 // Writer is what the controller writes.
@@ -48,6 +56,10 @@ type Options struct {
 	Tracer trace.Tracer
 	// Recorder records the TaintManagerEviction events. Nil records none.
 	Recorder record.EventRecorder
+	// Changes, when set, says which nodes changed between passes: the controller then keeps
+	// each node's NoExecute taints from their updates instead of reading every node at every
+	// pass. Nil reads every node.
+	Changes NodeChanges
 }
 
 // work is one scheduled eviction: the real controller's TimedWorker.
@@ -71,10 +83,17 @@ const (
 type Controller struct {
 	opts      Options
 	scheduled map[string]work // by namespace/name
-	// tainted holds the NoExecute taints of each node that had some at the last pass: the real
-	// controller's taintedNodes. A node whose taints changed has its pods processed, as
-	// handleNodeUpdate does; one that has none now but exists has its pods' evictions cancelled.
+	// tainted holds the NoExecute taints of each node that had some at the last pass, in the
+	// node's order: the real controller's taintedNodes. A node whose taints changed has its pods
+	// processed, as handleNodeUpdate does; one that has none now but exists has its pods'
+	// evictions cancelled; one that was deleted is only forgotten. With Options.Changes it is
+	// kept from the nodes that changed rather than from every node.
 	tainted map[string][]v1.Taint
+	// undo holds what a pass with Options.Changes replaced in tainted, put back when the pass
+	// fails before it has read everything, and relist makes the next pass read every node then,
+	// since the feed's changes were taken.
+	undo   []undoTaints
+	relist bool
 	// seen holds the pods on tainted nodes at the last pass, by namespace/name. A pod that is
 	// new there, or whose tolerations changed, is processed, as PodUpdated and handlePodUpdate
 	// do; the others wait for a change of their node's taints.
@@ -97,7 +116,8 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{}}, nil
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{},
+		relist: true}, nil
 }
 
 // NextWake returns when the next scheduled eviction is due, and false when none is scheduled.
@@ -115,37 +135,12 @@ func (c *Controller) NextWake() (time.Time, bool) {
 // tolerations, then evicts the pods whose time has come.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
-	nodes, err := c.opts.Lister.ListNodes(ctx)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	taints := map[string][]v1.Taint{}
-	for _, n := range nodes {
-		for _, t := range n.Spec.Taints {
-			if t.Effect == v1.TaintEffectNoExecute {
-				taints[n.Name] = append(taints[n.Name], t)
-			}
-		}
-	}
 	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
 	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
 	// of its pods stay scheduled. changed are the tainted nodes whose taints are new.
-	var cleared, changed map[string]bool
-	for _, n := range nodes {
-		prev, had := c.tainted[n.Name]
-		cur, has := taints[n.Name]
-		switch {
-		case had && !has:
-			if cleared == nil {
-				cleared = map[string]bool{}
-			}
-			cleared[n.Name] = true
-		case has && (!had || !taintsEqual(prev, cur)):
-			if changed == nil {
-				changed = map[string]bool{}
-			}
-			changed[n.Name] = true
-		}
+	taints, cleared, changed, err := c.nodeTaints(ctx)
+	if err != nil {
+		return err
 	}
 	clear(c.next)
 	// Only the pods on tainted nodes and those with an eviction scheduled matter, so only their
@@ -170,6 +165,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	for _, node := range sortedKeys(wanted) {
 		pods, err := c.opts.Lister.ListPodsOnNode(ctx, node)
 		if err != nil {
+			c.abandon()
 			return fmt.Errorf("list pods of node %s: %w", node, err)
 		}
 		_, tainted := taints[node]
@@ -210,6 +206,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
+			c.abandon()
 			return fmt.Errorf("get pod %s: %w", key, err)
 		}
 		present[key] = pod
@@ -219,6 +216,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	// The reads are done: what this pass saw is what the next one compares with.
 	c.tainted = taints
+	c.undo = c.undo[:0]
 	c.seen, c.next = c.next, c.seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
 	for _, r := range relevant {
@@ -264,6 +262,111 @@ func (c *Controller) Sync(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// undoTaints is a node's entry in tainted before a pass changed it.
+type undoTaints struct {
+	node   string
+	taints []v1.Taint
+	had    bool
+}
+
+// nodeTaints returns the NoExecute taints of every node that has any, the nodes whose taints
+// were cleared and those whose taints changed since the last pass. It reads every node without
+// Options.Changes, on their first call or when they cannot tell what changed, and after a pass
+// that failed; it reads only the changed nodes otherwise, changing tainted in place (the caller
+// calls abandon if it fails before it has read everything). A changed node that is not found
+// was deleted: it is forgotten, neither cleared nor changed.
+func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Taint, cleared, changed map[string]bool, err error) {
+	var names []string
+	all := true
+	if c.opts.Changes != nil {
+		if names, all, err = c.opts.Changes.ChangedNodes(ctx); err != nil {
+			// What the feed could not hand over may be lost: the next pass reads every node.
+			c.relist = true
+			return nil, nil, nil, fmt.Errorf("changed nodes: %w", err)
+		}
+	}
+	note := func(name string, prev, cur []v1.Taint, had, has bool) {
+		switch {
+		case had && !has:
+			if cleared == nil {
+				cleared = map[string]bool{}
+			}
+			cleared[name] = true
+		case has && (!had || !taintsEqual(prev, cur)):
+			if changed == nil {
+				changed = map[string]bool{}
+			}
+			changed[name] = true
+		}
+	}
+	if all || c.relist {
+		nodes, err := c.opts.Lister.ListNodes(ctx)
+		if err != nil {
+			c.relist = true
+			return nil, nil, nil, fmt.Errorf("list nodes: %w", err)
+		}
+		taints = map[string][]v1.Taint{}
+		for _, n := range nodes {
+			if t := noExecuteTaints(n); t != nil {
+				taints[n.Name] = t
+			}
+			prev, had := c.tainted[n.Name]
+			cur, has := taints[n.Name]
+			note(n.Name, prev, cur, had, has)
+		}
+		c.relist = false
+		return taints, cleared, changed, nil
+	}
+	for _, name := range names {
+		node, err := c.opts.Lister.GetNode(ctx, name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			c.abandon()
+			return nil, nil, nil, fmt.Errorf("get node %s: %w", name, err)
+		}
+		prev, had := c.tainted[name]
+		c.undo = append(c.undo, undoTaints{node: name, taints: prev, had: had})
+		if err != nil {
+			delete(c.tainted, name)
+			continue
+		}
+		cur := noExecuteTaints(node)
+		if cur == nil {
+			delete(c.tainted, name)
+		} else {
+			c.tainted[name] = cur
+		}
+		note(name, prev, cur, had, cur != nil)
+	}
+	return c.tainted, cleared, changed, nil
+}
+
+// abandon puts back the taints a failed pass changed and has the next pass read every node: the
+// feed's changes were taken by this one, and the next compares with what the last complete pass
+// saw, as the real controller's handlers see every update however long a worker takes.
+func (c *Controller) abandon() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		u := c.undo[i]
+		if u.had {
+			c.tainted[u.node] = u.taints
+		} else {
+			delete(c.tainted, u.node)
+		}
+	}
+	c.undo = c.undo[:0]
+	c.relist = true
+}
+
+// noExecuteTaints returns node's NoExecute taints, in its order, or nil when it has none.
+func noExecuteTaints(node *v1.Node) []v1.Taint {
+	var out []v1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Effect == v1.TaintEffectNoExecute {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // process is processPodOnNode for a pod on a node with NoExecute taints (the only one the real
