@@ -79,13 +79,6 @@ func (r *resource) subresource(name string) (subresource, bool) {
 	return subresource{}, false
 }
 
-// hasStatus reports whether the resource serves a status subresource, whose writes do not
-// change the rest of the object and the other way round.
-func (r *resource) hasStatus() bool {
-	_, ok := r.subresource("status")
-	return ok
-}
-
 // requestVerb is the verb a request on t amounts to, 0 when its method means nothing there (a PUT
 // on a collection, a create across namespaces).
 func requestVerb(r *http.Request, t target) verbs {

@@ -98,6 +98,8 @@ func TestFields(t *testing.T) {
 		hidden   int
 		*inner
 	}
+	// Fields reads the type alone; the value only marks the unexported fields as used.
+	_ = sample{hidden: 1, inner: &inner{}}
 	got := Fields(reflect.TypeFor[sample]())
 	want := []Field{{Index: 0}, {Index: 1, OmitEmpty: true}, {Index: 2, Skip: true}, {Index: 3, Refuse: true}, {Index: 4, Skip: true}, {Index: 5, Refuse: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
