@@ -253,10 +253,17 @@ func (n *node) readWakes(gen uint64) {
 	n.wakeGen = gen
 }
 
+// wakesRead reports whether n's wakes read after its last Settle (readWakes) stand for the
+// kubelet's: they were read during the engine's settle gen, and nothing but the node's own next
+// Settle changes them before that settle ends.
+func (n *node) wakesRead(gen uint64) bool {
+	return n.wakeGen == gen
+}
+
 // kubeletWake is the kubelet's NextWake: the one read after its last Settle when that was
 // during the engine's settle gen.
 func (n *node) kubeletWake(gen uint64) time.Time {
-	if n.wakeGen == gen {
+	if n.wakesRead(gen) {
 		return n.wakeAt
 	}
 	t, _ := n.kubelet.NextWake()
@@ -266,7 +273,7 @@ func (n *node) kubeletWake(gen uint64) time.Time {
 // due is the kubelet's Due, with the wake read after its last Settle during the engine's settle
 // gen when there is one.
 func (n *node) due(gen uint64) bool {
-	if n.wakeGen == gen {
+	if n.wakesRead(gen) {
 		return n.kubelet.DueAt(n.wakeAt)
 	}
 	return n.kubelet.Due()
@@ -275,7 +282,7 @@ func (n *node) due(gen uint64) bool {
 // loopDue reports whether n's sync loop runs and wants to run at or before now.
 func (n *node) loopDue(now time.Time, gen uint64) bool {
 	wake := n.loopAt
-	if n.wakeGen != gen {
+	if !n.wakesRead(gen) {
 		wake, _ = n.kubelet.Loop.NextWake()
 	}
 	return !n.stopped && !wake.After(now)
