@@ -253,11 +253,36 @@ func (n *node) readWakes(gen uint64) {
 	n.wakeGen = gen
 }
 
+// wakeCacheMode says how the engine uses the wakes a node read after its Settle.
+type wakeCacheMode int
+
+const (
+	// wakeCacheOn uses them until the engine's next settle.
+	wakeCacheOn wakeCacheMode = iota
+	// wakeCacheOff asks the kubelet afresh every time, as the engine did before it kept them.
+	wakeCacheOff
+	// wakeCacheChecked uses them, and panics when one differs from the kubelet's fresh answer.
+	wakeCacheChecked
+)
+
+// wakeCache is wakeCacheOn but in the package's own tests, which replay with the cache off and
+// checked to prove that keeping the wakes changes nothing.
+var wakeCache = wakeCacheOn
+
 // wakesRead reports whether n's wakes read after its last Settle (readWakes) stand for the
 // kubelet's: they were read during the engine's settle gen, and nothing but the node's own next
 // Settle changes them before that settle ends.
 func (n *node) wakesRead(gen uint64) bool {
-	return n.wakeGen == gen
+	if n.wakeGen != gen || wakeCache == wakeCacheOff {
+		return false
+	}
+	if wakeCache == wakeCacheChecked {
+		if at, loop := n.kubelet.NextWakes(); !at.Equal(n.wakeAt) || !loop.Equal(n.loopAt) {
+			panic(fmt.Sprintf("node %s: wakes read after its Settle %v (loop %v), afresh %v (loop %v)",
+				n.name, n.wakeAt, n.loopAt, at, loop))
+		}
+	}
+	return true
 }
 
 // kubeletWake is the kubelet's NextWake: the one read after its last Settle when that was
