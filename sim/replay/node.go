@@ -87,7 +87,11 @@ var (
 
 // newNode builds the node at index i of the scenario's nodes and starts its kubelet.
 func (e *engine) newNode(i int, name string) (*node, error) {
-	n := &node{name: name, index: i, ip: fmt.Sprintf("10.0.0.%d", 10+i), uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
+	ip, err := world.NodeIP(i)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	n := &node{name: name, index: i, ip: ip, uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
 	if len(e.s.nodeNames()) > 1 {
 		rec := e.rec
 		n.tracer = trace.Func(func(ev trace.Event) {
@@ -103,7 +107,6 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 		n.manifests = world.NewManifests()
 	}
 	if e.cluster != nil {
-		var err error
 		if n.link, n.kubeletClient, err = e.cluster.NodeLink(); err != nil {
 			return nil, err
 		}
