@@ -97,7 +97,7 @@ func hourOfAFleet(tb testing.TB, nodes, perNode int) *Scenario {
 
 var (
 	fleet1000  = flag.Bool("fleet-1000", false, "also run BenchmarkReplayHourOfAFleet/1000x30, a 1,000-node hour")
-	fleetNodes = flag.String("fleet-nodes", "", "BenchmarkReplayHourOfAFleet's fleets, as a comma-separated list of node counts (30 pods each) in place of 10 and 100, e.g. 100,500")
+	fleetNodes = flag.String("fleet-nodes", "", "BenchmarkReplayHourOfAFleet's fleets, as a comma-separated list of node counts (30 pods each) in place of 10 and 100 (and not with -fleet-1000), e.g. 100,500")
 )
 
 // BenchmarkReplayHourOfAFleet measures a fleet's replay: 100 nodes × 30 pods for an hour (the
@@ -107,9 +107,9 @@ var (
 // 1,000-node hour takes a quarter of an hour on a busy machine, beyond go test's default
 // timeout, so it runs only with -fleet-1000 (with -benchtime 1x and a -timeout to match, e.g.
 // -bench 'ReplayHourOfAFleet/(100|1000)x30$' -fleet-1000 -timeout 60m). -fleet-nodes measures
-// other fleets (-fleet-nodes 100,500: a 500-node hour when 1,000 nodes take too long on a loaded
-// machine), each after the first also as "x-a-node": a node's share of its floor ratio over a
-// node's share in the first.
+// other fleets in place of those, and so refuses -fleet-1000 beside it (-fleet-nodes 100,500: a
+// 500-node hour when 1,000 nodes take too long on a loaded machine), each after the first also as
+// "x-a-node": a node's share of its floor ratio over a node's share in the first.
 func BenchmarkReplayHourOfAFleet(b *testing.B) {
 	ratios := map[int]float64{} // the floor ratio of each fleet measured, by its nodes
 	type size struct{ nodes, perNode int }
@@ -118,6 +118,10 @@ func BenchmarkReplayHourOfAFleet(b *testing.B) {
 		sizes = append(sizes, size{1000, 30})
 	}
 	if *fleetNodes != "" {
+		if *fleet1000 {
+			// -fleet-nodes lists every fleet measured: -fleet-1000 beside it would be dropped.
+			b.Fatalf("-fleet-1000 and -fleet-nodes %q: give one (-fleet-nodes 100,1000 for both sizes)", *fleetNodes)
+		}
 		sizes = sizes[:0]
 		for _, f := range strings.Split(*fleetNodes, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -214,7 +214,7 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 	}
 	if len(s.Controllers) > 0 || len(s.PeerNodes) > 0 {
 		// The peers' addresses follow the simulated nodes'.
-		if err := e.cluster.StartControlPlane(s.Controllers, s.PeerNodes, 10+len(e.nodes), e.seed); err != nil {
+		if err := e.cluster.StartControlPlane(s.Controllers, s.PeerNodes, len(e.nodes), e.seed); err != nil {
 			return nil, err
 		}
 	}

@@ -87,7 +87,11 @@ var (
 
 // newNode builds the node at index i of the scenario's nodes and starts its kubelet.
 func (e *engine) newNode(i int, name string) (*node, error) {
-	n := &node{name: name, index: i, ip: fmt.Sprintf("10.0.0.%d", 10+i), uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
+	ip, err := world.NodeIP(i)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	n := &node{name: name, index: i, ip: ip, uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
 	if len(e.s.nodeNames()) > 1 {
 		rec := e.rec
 		n.tracer = trace.Func(func(ev trace.Event) {
@@ -103,7 +107,6 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 		n.manifests = world.NewManifests()
 	}
 	if e.cluster != nil {
-		var err error
 		if n.link, n.kubeletClient, err = e.cluster.NodeLink(); err != nil {
 			return nil, err
 		}
@@ -253,10 +256,42 @@ func (n *node) readWakes(gen uint64) {
 	n.wakeGen = gen
 }
 
+// wakeCacheMode says how the engine uses the wakes a node read after its Settle.
+type wakeCacheMode int
+
+const (
+	// wakeCacheOn uses them until the engine's next settle.
+	wakeCacheOn wakeCacheMode = iota
+	// wakeCacheOff asks the kubelet afresh every time, as the engine did before it kept them.
+	wakeCacheOff
+	// wakeCacheChecked uses them, and panics when one differs from the kubelet's fresh answer.
+	wakeCacheChecked
+)
+
+// wakeCache is wakeCacheOn but in the package's own tests, which replay with the cache off and
+// checked to prove that keeping the wakes changes nothing.
+var wakeCache = wakeCacheOn
+
+// wakesRead reports whether n's wakes read after its last Settle (readWakes) stand for the
+// kubelet's: they were read during the engine's settle gen, and nothing but the node's own next
+// Settle changes them before that settle ends.
+func (n *node) wakesRead(gen uint64) bool {
+	if n.wakeGen != gen || wakeCache == wakeCacheOff {
+		return false
+	}
+	if wakeCache == wakeCacheChecked {
+		if at, loop := n.kubelet.NextWakes(); !at.Equal(n.wakeAt) || !loop.Equal(n.loopAt) {
+			panic(fmt.Sprintf("node %s: wakes read after its Settle %v (loop %v), afresh %v (loop %v)",
+				n.name, n.wakeAt, n.loopAt, at, loop))
+		}
+	}
+	return true
+}
+
 // kubeletWake is the kubelet's NextWake: the one read after its last Settle when that was
 // during the engine's settle gen.
 func (n *node) kubeletWake(gen uint64) time.Time {
-	if n.wakeGen == gen {
+	if n.wakesRead(gen) {
 		return n.wakeAt
 	}
 	t, _ := n.kubelet.NextWake()
@@ -266,7 +301,7 @@ func (n *node) kubeletWake(gen uint64) time.Time {
 // due is the kubelet's Due, with the wake read after its last Settle during the engine's settle
 // gen when there is one.
 func (n *node) due(gen uint64) bool {
-	if n.wakeGen == gen {
+	if n.wakesRead(gen) {
 		return n.kubelet.DueAt(n.wakeAt)
 	}
 	return n.kubelet.Due()
@@ -275,7 +310,7 @@ func (n *node) due(gen uint64) bool {
 // loopDue reports whether n's sync loop runs and wants to run at or before now.
 func (n *node) loopDue(now time.Time, gen uint64) bool {
 	wake := n.loopAt
-	if n.wakeGen != gen {
+	if !n.wakesRead(gen) {
 		wake, _ = n.kubelet.Loop.NextWake()
 	}
 	return !n.stopped && !wake.After(now)

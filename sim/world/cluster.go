@@ -141,8 +141,8 @@ func ControllerNames(names []string) ([]string, error) {
 }
 
 // StartControlPlane builds the controllers named and the peer nodes; peer i's InternalIP is
-// 10.0.0.(firstIP+i), after the simulated nodes'.
-func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int64) error {
+// NodeIP(first+i), after the simulated nodes', which are the fleet's first.
+func (c *Cluster) StartControlPlane(names, peers []string, first int, seed int64) error {
 	recorders := map[string]record.EventRecorder{}
 	recorder := func(source string) record.EventRecorder {
 		if r, ok := recorders[source]; ok {
@@ -170,7 +170,11 @@ func (c *Cluster) StartControlPlane(names, peers []string, firstIP int, seed int
 	}
 	c.cores = cores
 	for i, name := range peers {
-		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: fmt.Sprintf("10.0.0.%d", firstIP+i), Clock: c.clk, Tracer: c.tracer,
+		ip, err := NodeIP(first + i)
+		if err != nil {
+			return fmt.Errorf("peer node %s: %w", name, err)
+		}
+		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: ip, Clock: c.clk, Tracer: c.tracer,
 			Client: nodestatus.ClientsetClient{Client: c.client}, RuntimeState: healthyRuntime{},
 			Rand: randv2.New(randv2.NewPCG(uint64(seed), uint64(i)))})
 		if err != nil {

@@ -1,0 +1,136 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// wakeCacheFleet is a three-node fleet with the control plane, whose steps touch single nodes
+// directly (stop, start, restart, a cut link, a deleted node, a patched node) and the pods of
+// several nodes at one instant.
+func wakeCacheFleet() string {
+	var b strings.Builder
+	b.WriteString(`name: wake-cache-fleet
+nodes: [node-1, node-2, node-3]
+sources: [api]
+controllers: [nodelifecycle, podgc, scheduler]
+runtime: {sandboxStart: 500ms, imagePull: 1s, containerStart: 500ms}
+steps:
+`)
+	for n := 1; n <= 3; n++ {
+		for i := range 4 {
+			fmt.Fprintf(&b, `- at: 0s
+  apiCreatePod:
+    pod:
+      metadata: {name: p-%d-%d, namespace: default}
+      spec:
+        nodeName: node-%d
+        restartPolicy: Always
+        containers: [{name: app, image: busybox:1.36, readinessProbe: {exec: {command: ["true"]}, periodSeconds: 3}}]
+        tolerations:
+        - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 20}
+`, n, i, n)
+		}
+	}
+	b.WriteString(`- at: 0s
+  apiCreatePod:
+    pod:
+      metadata: {name: unbound, namespace: default}
+      spec: {containers: [{name: app, image: busybox:1.36}]}
+- at: 5s
+  crashLoop: {pod: default/p-1-0, container: app, exitCode: 1, after: 2s}
+- at: 7s
+  containerExit: {pod: default/p-2-1, container: app, exitCode: 1}
+- at: 9s
+  apiDeletePod: {namespace: default, name: p-3-1, gracePeriodSeconds: 5}
+- at: 10s
+  node: node-2
+  stopNode: {}
+- at: 12s
+  node: node-3
+  apiServerDown: {for: 25s}
+- at: 15s
+  node: node-1
+  restartKubelet: {}
+- at: 30s
+  node: node-1
+  apiPatchNode:
+    type: merge
+    patch: {metadata: {labels: {zone: b}}}
+- at: 70s
+  node: node-2
+  apiDeleteNode: {name: node-2}
+- at: 80s
+  node: node-2
+  startNode: {}
+- at: 100s
+  node: node-3
+  restartKubelet: {}
+- at: 180s
+  expect: {pod: default/p-1-1, phase: Running}
+`)
+	return b.String()
+}
+
+// replayWith replays s until until (its own end when zero) with the engine's wakes used as mode
+// says, and returns the trace.
+func replayWith(t *testing.T, s *Scenario, mode wakeCacheMode, until time.Duration) []byte {
+	t.Helper()
+	wakeCache = mode
+	defer func() { wakeCache = wakeCacheOn }()
+	var out bytes.Buffer
+	if _, err := Run(context.Background(), s, RunOptions{Out: &out, Format: trace.Text, Until: until}); err != nil {
+		t.Fatalf("Run(%s) error = %v", s.Name, err)
+	}
+	return out.Bytes()
+}
+
+// TestWakeCacheSameAsFresh replays the library, a fleet whose steps touch single nodes, and a
+// fleet of ten nodes for ten minutes (three nodes for two under -short), once with the wakes read
+// after a settle kept until the next, each use checked against a fresh read, and once with every
+// wake read afresh: no kept wake may differ from a fresh one, and the traces must be the same
+// bytes.
+func TestWakeCacheSameAsFresh(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the scenario library: %d files, error %v", len(files), err)
+	}
+	type replay struct {
+		s     *Scenario
+		until time.Duration
+	}
+	var replays []replay
+	for _, f := range files {
+		s, err := Load(f, LoadOptions{})
+		if err != nil {
+			t.Fatalf("Load(%s) error = %v", f, err)
+		}
+		replays = append(replays, replay{s: s})
+	}
+	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
+	}
+	replays = append(replays, replay{s: s})
+	nodes, until := 10, 10*time.Minute
+	if testing.Short() {
+		nodes, until = 3, 2*time.Minute
+	}
+	replays = append(replays, replay{s: hourOfAFleet(t, nodes, 10), until: until})
+	for _, r := range replays {
+		t.Run(r.s.Name, func(t *testing.T) {
+			cached := replayWith(t, r.s, wakeCacheChecked, r.until)
+			fresh := replayWith(t, r.s, wakeCacheOff, r.until)
+			if diff := FirstDifference(fresh, cached); diff != "" {
+				t.Errorf("the trace with the wakes kept differs from the one with fresh wakes: %s", diff)
+			}
+		})
+	}
+}
