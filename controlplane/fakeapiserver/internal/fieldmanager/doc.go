@@ -1,9 +1,10 @@
 // Package fieldmanager records the managed fields of the fake API server's writes and merges its
-// server-side applies. Its counterpart is kube-apiserver's
-// k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager, over the structured-merge-diff library;
-// it runs that library itself (k8s.io/apimachinery's managedfields), with a type converter built
-// from the server's OpenAPI models, and adds shortcuts that reach the library's outcome without
-// its walk where they can prove it.
+// server-side applies. Its counterpart is kube-apiserver's field manager,
+// k8s.io/apimachinery/pkg/util/managedfields over the structured-merge-diff library, which
+// k8s.io/apiserver builds per resource (endpoints/installer.go, RequestScope.FieldManager) and
+// its create, update and patch handlers call. It runs that library itself, with a type converter
+// built from the server's OpenAPI models, and adds shortcuts that reach the library's outcome
+// without its walk where they can prove it.
 //
 // Every create, update and non-apply patch records the fields it set under its field manager
 // (the fieldManager parameter, else the client's user agent up to the first "/", which the

@@ -8,8 +8,8 @@ import (
 
 // Probe reaches the steps of Track one at a time, and the state they keep, for the server's
 // tests: they prove each step against the library on objects the server stored, with the
-// server's models, which this package cannot make alone. The server itself calls only Track and
-// Apply.
+// server's models, which this package cannot make alone. The server itself calls only Track,
+// Apply and Ready.
 type Probe struct{ m *Manager }
 
 // Probe returns m's Probe.
