@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -500,7 +501,7 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 				served[i] = fieldProbe(t).StatusScalarUpdate(tg.write(), liveCut, objCut, r, obj)
 				out[i] = obj.ManagedFields
 			}
-			if ok := fieldProbe(t).ReadsStoredStatus(raw); ok == bytes.Contains(raw, replacementEscape) {
+			if ok := fieldProbe(t).ReadsStoredStatus(raw); ok == compactjson.HasReplacementEscape(raw) {
 				t.Fatalf("%s: ReadsStoredStatus() = %v, want the stored status read where the encoding has no escape of U+FFFD", name, ok)
 			}
 			if served[0] != w.serves {

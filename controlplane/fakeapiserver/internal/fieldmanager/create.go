@@ -67,7 +67,7 @@ func (m *Manager) createFieldsKey(t Write, obj runtime.Object) (string, bool) {
 		return "", false
 	}
 	raw, err := json.Marshal(obj)
-	if err != nil || bytes.Contains(raw, []byte(`\ufffd`)) {
+	if err != nil || compactjson.HasReplacementEscape(raw) {
 		return "", false
 	}
 	gv := t.Resource.GV

@@ -350,14 +350,8 @@ func comparableJSON(live, obj any) (a, b []byte, ok bool) {
 // comparableOne is comparableJSON's answer for one value.
 func comparableOne(v any) ([]byte, bool) {
 	raw, err := json.Marshal(v)
-	if err != nil || bytes.Contains(raw, replacementEscape) {
+	if err != nil || compactjson.HasReplacementEscape(raw) {
 		return nil, false
 	}
 	return raw, true
 }
-
-// replacementEscape is how encoding/json writes every invalid UTF-8 sequence (a valid U+FFFD it
-// writes as itself). The bytes also occur in a string that holds a backslash before "ufffd",
-// which encodes as an escaped backslash followed by them: the checks that look for them refuse a
-// little more than they need to, which costs such a write only the shortcut.
-var replacementEscape = []byte(`\ufffd`)

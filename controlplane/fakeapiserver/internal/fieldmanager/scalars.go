@@ -114,7 +114,7 @@ func (m *Manager) scalarUpdate(t Write, live runtime.Object, liveRaw []byte, obj
 // such a write takes the copy's encoding, so that the shortcut serves the same writes as
 // without raw.
 func liveJSON(live runtime.Object, raw []byte) ([]byte, bool) {
-	if raw != nil && !bytes.Contains(raw, replacementEscape) {
+	if raw != nil && !compactjson.HasReplacementEscape(raw) {
 		return raw, true
 	}
 	a, ok := shallowWithoutManagedFields(live)
@@ -262,7 +262,7 @@ func liveStatus(liveCut runtime.Object) ([]byte, bool) {
 // storedStatus is the status member of raw, a stored object's encoding, false if there is none
 // or raw holds the escape of U+FFFD (see liveJSON).
 func storedStatus(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '{' || bytes.Contains(raw, replacementEscape) {
+	if len(raw) < 2 || raw[0] != '{' || compactjson.HasReplacementEscape(raw) {
 		return nil, false
 	}
 	for i := 1; ; {
