@@ -52,7 +52,7 @@ import (
 
 // WrittenCutShortcut lets Track serve status writes that change field sets with
 // statusFieldsUpdate; the tests of keptTyped turn it off to reach the library's path.
-var WrittenCutShortcut = true
+var WrittenCutShortcut Switch
 
 // FieldsUpdates counts the writes statusFieldsUpdate served, for the tests that check it serves
 // them.
@@ -62,7 +62,7 @@ var FieldsUpdates atomic.Int64
 // the comparison of liveCut and objCut (statusOnly's cuts), and tells whether it did (see
 // WrittenCutShortcut).
 func (m *Manager) statusFieldsUpdate(t Write, liveCut, objCut, obj runtime.Object) bool {
-	if !Shortcuts || !WrittenCutShortcut || t.Subresource != "status" || t.Manager == "" {
+	if !Shortcuts.On() || !WrittenCutShortcut.On() || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(liveCut), mustMeta(objCut)
