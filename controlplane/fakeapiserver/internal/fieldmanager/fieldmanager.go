@@ -76,8 +76,13 @@ type Manager struct {
 	applyManagers  func() (map[string]*managedfields.FieldManager, error)
 	updateManagers func() (map[string]*managedfields.FieldManager, error)
 	typeConverter  func() (managedfields.TypeConverter, error)
-	// typeRoots caches rootType's answers by resource.
-	typeRoots sync.Map
+	// typeRoots caches rootType's answers by the resource's group, version and kind, all they
+	// depend on besides the type converter: each Server of the process builds its own Resource
+	// rows, and keyed by row the cache would keep an entry per Server. It holds one entry per
+	// served kind and is read on every tracked update, so it is a map replaced whole under
+	// typeRootsMu when an entry is added: a read takes no lock and boxes no key.
+	typeRoots   atomic.Pointer[map[schema.GroupVersionKind]typeRoot]
+	typeRootsMu sync.Mutex
 }
 
 // New returns a Manager for opts' resources, or an error wrapping minikubelet.ErrMissingOption.
