@@ -29,8 +29,9 @@
 // # Packages
 //
 // Three concepts live in packages of their own under internal/: the field manager
-// (internal/fieldmanager, kube-apiserver's handlers/fieldmanager), which the writes hand their
-// objects to (managedfields.go); compact JSON as encoding/json writes it (internal/compactjson),
+// (internal/fieldmanager; kube-apiserver's is k8s.io/apimachinery/pkg/util/managedfields, built
+// per resource as RequestScope.FieldManager), which the writes hand their objects to
+// (managedfields.go); compact JSON as encoding/json writes it (internal/compactjson),
 // which the field manager's comparisons share with patch.go and wirecopy.go; and the generated
 // OpenAPI models (internal/openapi). The next to leave is the kinds' registry strategies
 // (kube-apiserver's pkg/registry: services.go with its cluster IP and node port allocation,

@@ -110,7 +110,7 @@ func (g randomCreates) event(i int) *corev1.Event {
 // library's path for every create, and wants every stored object, managed fields included, and
 // every error to be the same.
 func TestCreateFieldsMatchTheLibrary(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	seeds, creates := differentialSeeds(20), int64(100)
 	shared := int64(0)
@@ -144,7 +144,7 @@ func TestCreateFieldsMatchTheLibrary(t *testing.T) {
 			before := fieldmanager.CreatesShared.Load()
 			tick := time.Duration(400+rng.Intn(2)*900) * time.Millisecond
 			for k, s := range servers {
-				fieldmanager.Shortcuts = k == 1
+				fieldmanager.Shortcuts.Set(k == 1)
 				d := s.Direct(manager + "/v1")
 				if pod != nil {
 					_, errs[k] = d.CreatePod(ctx, pod.DeepCopy())
@@ -153,7 +153,7 @@ func TestCreateFieldsMatchTheLibrary(t *testing.T) {
 				}
 				clocks[k].Step(tick)
 			}
-			fieldmanager.Shortcuts = true
+			fieldmanager.Shortcuts.Set(true)
 			shared += fieldmanager.CreatesShared.Load() - before
 			res, name := podsTarget, fmt.Sprintf("p-%d", i)
 			desc := fmt.Sprintf("seed %d create %d by %s: %+v", seed, i, manager, pod)

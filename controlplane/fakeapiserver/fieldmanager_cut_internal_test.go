@@ -28,7 +28,7 @@ import (
 // (kept, as kube-apiserver keeps them, and owned by the writer), a node's status with and without
 // a change of its labels.
 func TestStatusWritesWithoutSameSpec(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 	type server struct {
@@ -110,11 +110,11 @@ func TestStatusWritesWithoutSameSpec(t *testing.T) {
 	for _, step := range steps {
 		var errs [2]error
 		for i, srv := range []server{whole, cut} {
-			fieldmanager.Shortcuts = srv.cut
+			fieldmanager.Shortcuts.Set(srv.cut)
 			errs[i] = step.write(srv.s)
 			srv.clk.Step(1500 * time.Millisecond)
 		}
-		fieldmanager.Shortcuts = true
+		fieldmanager.Shortcuts.Set(true)
 		if (errs[0] == nil) != (errs[1] == nil) || (errs[0] != nil && errs[0].Error() != errs[1].Error()) {
 			t.Errorf("%s: error = %v walking the whole object, %v leaving out the spec", step.name, errs[0], errs[1])
 		}

@@ -26,11 +26,11 @@ import (
 // entry keeps the object's own encoding, not the disk's bytes (scalarUpdate reading those would
 // see spec.holderIdentity changed and move the entry to the server's time).
 func TestScalarUpdateOnAForeignDataDir(t *testing.T) {
-	defer func(v bool) { fieldmanager.Shortcuts = v }(fieldmanager.Shortcuts)
+	defer fieldmanager.Shortcuts.Set(fieldmanager.Shortcuts.On())
 	ctx := context.Background()
 	var got [2][]metav1.ManagedFieldsEntry
 	for i, shortcuts := range []bool{false, true} {
-		fieldmanager.Shortcuts = shortcuts
+		fieldmanager.Shortcuts.Set(shortcuts)
 		dir := t.TempDir()
 		clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
 		s, err := New(Options{Clock: clk, Tracer: trace.Discard, DataDir: dir})

@@ -171,7 +171,7 @@ func (g injectedWrites) next(step int) statusWrite {
 // TestWrittenCutWithInjectedManagedFields compares, after every write, the objects stored by the
 // library's path and by the shortcuts, over sequences of injectedWrites.
 func TestWrittenCutWithInjectedManagedFields(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(50), 40
 	served := int64(0)

@@ -21,6 +21,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -34,7 +35,7 @@ import (
 // client sends, change a field the resource resets (a node's status through the main resource),
 // and mix in status patches.
 func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	managers := []string{"kubelet", "kubelet", "kubelet", "controller", "kubectl"}
 	taken := int64(0)
@@ -189,11 +190,11 @@ func TestScalarUpdatesMatchTheLibrary(t *testing.T) {
 			var errs [2]error
 			before := fieldmanager.ScalarUpdates.Load()
 			for i, srv := range servers {
-				fieldmanager.Shortcuts = i == 1
+				fieldmanager.Shortcuts.Set(i == 1)
 				errs[i] = write(srv.s)
 				srv.clk.Step(tick)
 			}
-			fieldmanager.Shortcuts = true
+			fieldmanager.Shortcuts.Set(true)
 			taken += fieldmanager.ScalarUpdates.Load() - before
 			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
 				t.Errorf("%s: error = %v on the library's path, %v with scalarUpdate", name, errs[0], errs[1])
@@ -347,7 +348,7 @@ func TestScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if invalid := strings.Contains(owners[len(owners)-1].Manager, "\xff"); invalid != bytes.Contains(raw, replacementEscape) {
+		if invalid := strings.Contains(owners[len(owners)-1].Manager, "\xff"); invalid != compactjson.HasReplacementEscape(raw) {
 			t.Fatalf("the stored encoding has the escape of U+FFFD: %v, want %v", !invalid, invalid)
 		}
 		for _, w := range writes {

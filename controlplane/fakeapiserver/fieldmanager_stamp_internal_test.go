@@ -80,7 +80,7 @@ func TestManagedFieldsSentWithoutATime(t *testing.T) {
 	live := lease([]metav1.ManagedFieldsEntry{entry("kubelet", &stored, `{"f:spec":{"f:holderIdentity":{},"f:leaseDurationSeconds":{},"f:renewTime":{}}}`)}, at)
 	sent := []metav1.ManagedFieldsEntry{live.ManagedFields[0], entry("other", nil, `{"f:metadata":{"f:annotations":{".":{},"f:note":{}}}}`)}
 	for _, shortcuts := range []bool{false, true} {
-		fieldmanager.Shortcuts = shortcuts
+		fieldmanager.Shortcuts.Set(shortcuts)
 		out := s.trackFields(target{res: leasesTarget, namespace: "kube-node-lease", name: "n", manager: "kubelet"}, live.DeepCopy(), nil, lease(sent, at.Add(time.Second)))
 		for _, e := range mustMeta(out).GetManagedFields() {
 			if e.Manager == "other" && e.Time != nil {
@@ -91,7 +91,7 @@ func TestManagedFieldsSentWithoutATime(t *testing.T) {
 			}
 		}
 	}
-	fieldmanager.Shortcuts = true
+	fieldmanager.Shortcuts.Set(true)
 }
 
 // Two different invalid UTF-8 strings marshal to the same JSON (each sequence as the escape of
@@ -102,7 +102,7 @@ func TestInvalidUTF8ChangeIsAChange(t *testing.T) {
 	ctx := context.Background()
 	var raws [2]string
 	for i, shortcuts := range []bool{false, true} {
-		fieldmanager.Shortcuts = shortcuts
+		fieldmanager.Shortcuts.Set(shortcuts)
 		clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		s, err := New(Options{Clock: clk, Tracer: trace.Discard})
 		if err != nil {
@@ -143,7 +143,7 @@ func TestInvalidUTF8ChangeIsAChange(t *testing.T) {
 			return nil
 		})
 	}
-	fieldmanager.Shortcuts = true
+	fieldmanager.Shortcuts.Set(true)
 	if diff := cmp.Diff(raws[0], raws[1]); diff != "" {
 		t.Errorf("stored lease (-library +shortcuts):\n%s", diff)
 	}

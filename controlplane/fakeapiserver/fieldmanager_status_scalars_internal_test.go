@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -207,7 +208,7 @@ func applyThrough(s *Server, t target, body []byte) error {
 // whole objects on every write, and wants every stored object, managed fields and their times
 // and order included, to be the same byte for byte, and the errors the same, after every write.
 func TestStatusScalarUpdatesMatchTheLibrary(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(40), int64(40)
 	taken := int64(0)
@@ -393,7 +394,7 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 	t.Helper()
 	var errs [2]error
 	for i, srv := range servers {
-		fieldmanager.Shortcuts = i == 1
+		fieldmanager.Shortcuts.Set(i == 1)
 		d := srv.s.Direct(w.manager + "/v1")
 		tg := d.target(w.res, w.ns, w.name, sub)
 		if w.pt == types.ApplyPatchType {
@@ -403,7 +404,7 @@ func (servers *serverPair) write(ctx context.Context, t *testing.T, w statusWrit
 		}
 		srv.clk.Step(tick)
 	}
-	fieldmanager.Shortcuts = true
+	fieldmanager.Shortcuts.Set(true)
 	if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
 		t.Errorf("%s: error = %v on the library's path, %v with the shortcuts", name, errs[0], errs[1])
 	}
@@ -472,7 +473,7 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 		{"the pod's IP made valid UTF-8", "kubelet", false, invalid, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }},
 		{"the pod's IP, its UID not valid UTF-8", "kubelet", false, invalidUID, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }},
 	}
-	defer func() { fieldmanager.LiveStatusAlone = true }()
+	defer fieldmanager.LiveStatusAlone.Set(true)
 	for _, live := range []*corev1.Pod{pod, withManager} {
 		for _, w := range writes {
 			l := live
@@ -490,7 +491,7 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 			var served [3]bool
 			var out [3][]metav1.ManagedFieldsEntry
 			for i, r := range [][]byte{nil, nil, raw} {
-				fieldmanager.LiveStatusAlone = i == 1
+				fieldmanager.LiveStatusAlone.Set(i == 1)
 				obj := l.DeepCopy()
 				w.change(obj)
 				liveCut, objCut, ok := fieldProbe(t).StatusOnly(tg.write(), l, obj)
@@ -500,7 +501,7 @@ func TestStatusScalarUpdateReadsTheStoredEncoding(t *testing.T) {
 				served[i] = fieldProbe(t).StatusScalarUpdate(tg.write(), liveCut, objCut, r, obj)
 				out[i] = obj.ManagedFields
 			}
-			if ok := fieldProbe(t).ReadsStoredStatus(raw); ok == bytes.Contains(raw, replacementEscape) {
+			if ok := fieldProbe(t).ReadsStoredStatus(raw); ok == compactjson.HasReplacementEscape(raw) {
 				t.Fatalf("%s: ReadsStoredStatus() = %v, want the stored status read where the encoding has no escape of U+FFFD", name, ok)
 			}
 			if served[0] != w.serves {

@@ -138,8 +138,8 @@ func (g shapeWrites) next(step int) statusWrite {
 // stored object, managed fields included, and every error to be the same after every write.
 func TestTypedCutsMatchTheLibrary(t *testing.T) {
 	// The writes statusFieldsUpdate would serve are kept values' to serve here.
-	fieldmanager.WrittenCutShortcut = false
-	defer func() { fieldmanager.Shortcuts, fieldmanager.WrittenCutShortcut = true, true }()
+	fieldmanager.WrittenCutShortcut.Set(false)
+	defer func() { fieldmanager.Shortcuts.Set(true); fieldmanager.WrittenCutShortcut.Set(true) }()
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(40), int64(40)
 	served := int64(0)
@@ -167,8 +167,8 @@ func TestTypedCutsMatchTheLibrary(t *testing.T) {
 // after another writer changed the object's managed fields to a set that names
 // metadata.managedFields, or after the stored status changed under the kept value, not to be.
 func TestTypedCutServesPendingToRunning(t *testing.T) {
-	fieldmanager.WrittenCutShortcut = false
-	defer func() { fieldmanager.WrittenCutShortcut = true }()
+	fieldmanager.WrittenCutShortcut.Set(false)
+	defer fieldmanager.WrittenCutShortcut.Set(true)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC))
 	s, err := New(Options{Clock: clk, Tracer: trace.Discard})

@@ -24,7 +24,7 @@ import (
 // the race detector it runs a tenth of the sequences (differentialSeeds) and leaves the count of
 // served writes to the plain suite.
 func TestWrittenCutsMatchTheLibrary(t *testing.T) {
-	defer func() { fieldmanager.Shortcuts = true }()
+	defer fieldmanager.Shortcuts.Set(true)
 	ctx := context.Background()
 	seeds, steps := differentialSeeds(40), int64(40)
 	for _, gen := range []struct {

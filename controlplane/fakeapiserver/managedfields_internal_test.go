@@ -16,7 +16,3 @@ func fieldProbe(t testing.TB) fieldmanager.Probe {
 	}
 	return fm.Probe()
 }
-
-// replacementEscape is how encoding/json writes every invalid UTF-8 sequence, which the field
-// manager's shortcuts refuse to compare.
-var replacementEscape = []byte(`\ufffd`)

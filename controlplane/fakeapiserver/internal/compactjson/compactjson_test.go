@@ -1,6 +1,7 @@
 package compactjson
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -114,6 +115,29 @@ func TestFields(t *testing.T) {
 	} {
 		if got := HasOwnCodec(typ); got != want {
 			t.Errorf("HasOwnCodec(%v) = %v, want %v", typ, got, want)
+		}
+	}
+}
+
+// TestHasReplacementEscape wants the escape encoding/json writes for invalid UTF-8 found, and a
+// valid U+FFFD, which it writes as itself, not.
+func TestHasReplacementEscape(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want bool
+	}{
+		{name: "plain", in: map[string]string{"a": "b"}},
+		{name: "valid U+FFFD", in: "x\uFFFDy"},
+		{name: "invalid UTF-8", in: "x\xffy", want: true},
+		{name: "invalid UTF-8 in a key", in: map[string]int{"\xfe": 1}, want: true},
+	} {
+		raw, err := json.Marshal(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := HasReplacementEscape(raw); got != tc.want {
+			t.Errorf("%s: HasReplacementEscape(%s) = %v, want %v", tc.name, raw, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package compactjson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
@@ -36,6 +37,17 @@ func HasOwnCodec(t reflect.Type) bool {
 	return c
 }
 
+// replacementEscape is how encoding/json writes every invalid UTF-8 sequence (a valid U+FFFD it
+// writes as itself).
+var replacementEscape = []byte(`\ufffd`)
+
+// HasReplacementEscape tells whether the encoding raw holds the escape of U+FFFD, which
+// encoding/json writes for every invalid UTF-8 sequence, so that two different invalid strings
+// encode alike. The bytes also occur in a string that holds a backslash before "ufffd", which
+// encodes as an escaped backslash followed by them: the checks that refuse on them refuse a
+// little more than they need to, which costs such a value only the shortcut.
+func HasReplacementEscape(raw []byte) bool { return bytes.Contains(raw, replacementEscape) }
+
 // Field is what encoding/json does with a field of a struct, and so what a round trip through
 // its JSON does.
 type Field struct {
@@ -53,7 +65,12 @@ type Field struct {
 // structFields caches the Fields of struct types.
 var structFields sync.Map
 
-// Fields lists what encoding/json does with each field of the struct type t, by index.
+// Fields lists, by index, how each field of the struct type t is treated, which is what
+// encoding/json does with it except for an embedded struct: an unexported embedded non-pointer
+// struct is marked Skip, though encoding/json writes its exported fields as the outer struct's,
+// and an exported one is listed as one field, not flattened (the callers tell embedded fields
+// apart themselves). The slice is cached per type and shared by every caller: read it, never
+// write to it.
 func Fields(t reflect.Type) []Field {
 	if f, ok := structFields.Load(t); ok {
 		return f.([]Field)

@@ -59,7 +59,7 @@ var CreatesShared atomic.Int64
 // createFieldsKey is the key of a create of obj through t in createFields, and false where the
 // create cannot share its managed fields (see createFields).
 func (m *Manager) createFieldsKey(t Write, obj runtime.Object) (string, bool) {
-	if !Shortcuts || t.Subresource != "" || mustMeta(obj).GetManagedFields() != nil {
+	if !Shortcuts.On() || t.Subresource != "" || mustMeta(obj).GetManagedFields() != nil {
 		return "", false
 	}
 	root, ok := m.rootType(t.Resource)
@@ -67,7 +67,7 @@ func (m *Manager) createFieldsKey(t Write, obj runtime.Object) (string, bool) {
 		return "", false
 	}
 	raw, err := json.Marshal(obj)
-	if err != nil || bytes.Contains(raw, []byte(`\ufffd`)) {
+	if err != nil || compactjson.HasReplacementEscape(raw) {
 		return "", false
 	}
 	gv := t.Resource.GV

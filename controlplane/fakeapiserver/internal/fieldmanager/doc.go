@@ -1,9 +1,10 @@
 // Package fieldmanager records the managed fields of the fake API server's writes and merges its
-// server-side applies. Its counterpart is kube-apiserver's
-// k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager, over the structured-merge-diff library;
-// it runs that library itself (k8s.io/apimachinery's managedfields), with a type converter built
-// from the server's OpenAPI models, and adds shortcuts that reach the library's outcome without
-// its walk where they can prove it.
+// server-side applies. Its counterpart is kube-apiserver's field manager,
+// k8s.io/apimachinery/pkg/util/managedfields over the structured-merge-diff library, which
+// k8s.io/apiserver builds per resource (endpoints/installer.go, RequestScope.FieldManager) and
+// its create, update and patch handlers call. It runs that library itself, with a type converter
+// built from the server's OpenAPI models, and adds shortcuts that reach the library's outcome
+// without its walk where they can prove it.
 //
 // Every create, update and non-apply patch records the fields it set under its field manager
 // (the fieldManager parameter, else the client's user agent up to the first "/", which the
@@ -38,8 +39,13 @@
 //
 // A process has one Manager (the server's, built on its first write), and most of the
 // shortcuts' caches are package state, shared by the process as they were by the server's
-// requests: each is bounded, and keyed by what its answers depend on (a resource's group,
-// version and name, an object, a field set's bytes).
+// requests. Each is bounded, and keyed by what its answers depend on, never by a Resource row,
+// which every Server of the process builds anew: the type roots and the reset filters by the
+// resource's group, version and kind or name (the reset filters also by the subresource and
+// whether the resource has a status subresource, all resetFields reads), the shared creates'
+// fields by a shape of the object, the kept typed values by the object's resource, namespace
+// and name, the decoded field sets by their bytes. The type roots and reset filters hold one
+// entry per served resource (and subresource); the others are cleared whole at their bound (the typed hints last one call).
 //
 // Nothing here takes the server's store lock: the server calls Track on the object it read for
 // an update, or on a create's request alone, before it takes the lock to commit.

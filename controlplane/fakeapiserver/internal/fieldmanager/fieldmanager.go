@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -75,8 +76,13 @@ type Manager struct {
 	applyManagers  func() (map[string]*managedfields.FieldManager, error)
 	updateManagers func() (map[string]*managedfields.FieldManager, error)
 	typeConverter  func() (managedfields.TypeConverter, error)
-	// typeRoots caches rootType's answers by resource.
-	typeRoots sync.Map
+	// typeRoots caches rootType's answers by the resource's group, version and kind, all they
+	// depend on besides the type converter: each Server of the process builds its own Resource
+	// rows, and keyed by row the cache would keep an entry per Server. It holds one entry per
+	// served kind and is read on every tracked update, so it is a map replaced whole under
+	// typeRootsMu when an entry is added: a read takes no lock and boxes no key.
+	typeRoots   atomic.Pointer[map[schema.GroupVersionKind]typeRoot]
+	typeRootsMu sync.Mutex
 }
 
 // New returns a Manager for opts' resources, or an error wrapping minikubelet.ErrMissingOption.
@@ -272,7 +278,7 @@ func (defaulter) Default(obj runtime.Object) {
 // for a create.
 func (m *Manager) Track(w Write, live runtime.Object, liveRaw []byte, obj runtime.Object, now func() metav1.Time) runtime.Object {
 	managers := m.updateManagers
-	if !Shortcuts {
+	if !Shortcuts.On() {
 		managers = m.applyManagers
 	}
 	fms, err := managers()
@@ -326,7 +332,18 @@ func (m *Manager) Ready() error {
 // field managers' converters (updateTypes), and lets the shortcuts that prove the library's
 // outcome without its walk serve writes; the server's tests turn it off to compare with the
 // library's own path over the whole object.
-var Shortcuts = true
+var Shortcuts Switch
+
+// Switch is a shortcut's switch, on unless a test turns it off. Request goroutines read it while
+// a test may set it (a parallel test, or a goroutine of an earlier test still serving), so it is
+// atomic; its zero value is on, so that no switch needs initialising.
+type Switch struct{ off atomic.Bool }
+
+// On tells whether the switch is on.
+func (s *Switch) On() bool { return !s.off.Load() }
+
+// Set turns the switch on or off.
+func (s *Switch) Set(on bool) { s.off.Store(!on) }
 
 // Apply merges the applied configuration patch into live (an empty object of the resource for a
 // create) by field ownership under w.Manager, as kube-apiserver's applyPatcher does, taking
@@ -364,7 +381,7 @@ func (m *Manager) Apply(w Write, live runtime.Object, patch map[string]any, forc
 // with reflect.DeepEqual, stricter than the walk (a nil and an empty list differ), so that nothing
 // the walk would find different is left out.
 func statusOnly(t Write, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
-	if !Shortcuts || t.Subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
+	if !Shortcuts.On() || t.Subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
 		return nil, nil, false
 	}
 	lv, nv := reflect.ValueOf(live), reflect.ValueOf(obj)

@@ -3,9 +3,11 @@ package fieldmanager
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -304,19 +306,28 @@ type typeRoot struct {
 // rootType is the schema and type of res's objects: those of the typed value the type converter
 // makes of an empty object, so that the comparison reads the schema the library's walk reads.
 func (m *Manager) rootType(res *Resource) (typeRoot, bool) {
-	if r, ok := m.typeRoots.Load(res); ok {
-		rt := r.(typeRoot)
-		return rt, rt.schema != nil
+	gvk := res.gvk()
+	if roots := m.typeRoots.Load(); roots != nil {
+		if rt, ok := (*roots)[gvk]; ok {
+			return rt, rt.schema != nil
+		}
 	}
 	var rt typeRoot
 	if tc, err := m.typeConverter(); err == nil {
 		obj := res.New()
-		obj.GetObjectKind().SetGroupVersionKind(res.gvk())
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
 		if tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
 			rt = typeRoot{schema: tv.Schema(), ref: tv.TypeRef()}
 		}
 	}
-	m.typeRoots.Store(res, rt)
+	m.typeRootsMu.Lock()
+	defer m.typeRootsMu.Unlock()
+	roots := map[schema.GroupVersionKind]typeRoot{}
+	if old := m.typeRoots.Load(); old != nil {
+		maps.Copy(roots, *old)
+	}
+	roots[gvk] = rt
+	m.typeRoots.Store(&roots)
 	return rt, rt.schema != nil
 }
 
@@ -350,14 +361,8 @@ func comparableJSON(live, obj any) (a, b []byte, ok bool) {
 // comparableOne is comparableJSON's answer for one value.
 func comparableOne(v any) ([]byte, bool) {
 	raw, err := json.Marshal(v)
-	if err != nil || bytes.Contains(raw, replacementEscape) {
+	if err != nil || compactjson.HasReplacementEscape(raw) {
 		return nil, false
 	}
 	return raw, true
 }
-
-// replacementEscape is how encoding/json writes every invalid UTF-8 sequence (a valid U+FFFD it
-// writes as itself). The bytes also occur in a string that holds a backslash before "ufffd",
-// which encodes as an escaped backslash followed by them: the checks that look for them refuse a
-// little more than they need to, which costs such a write only the shortcut.
-var replacementEscape = []byte(`\ufffd`)

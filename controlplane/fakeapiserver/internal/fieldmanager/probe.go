@@ -8,9 +8,24 @@ import (
 
 // Probe reaches the steps of Track one at a time, and the state they keep, for the server's
 // tests: they prove each step against the library on objects the server stored, with the
-// server's models, which this package cannot make alone. The server itself calls only Track and
-// Apply.
+// server's models, which this package cannot make alone. The server itself calls only Track,
+// Apply and Ready.
 type Probe struct{ m *Manager }
+
+// TypeRoots is how many entries the cache of rootType's answers holds.
+func (p Probe) TypeRoots() int {
+	if roots := p.m.typeRoots.Load(); roots != nil {
+		return len(*roots)
+	}
+	return 0
+}
+
+// ResetFilters is how many entries the cache of resetFilter's answers holds.
+func (Probe) ResetFilters() int {
+	n := 0
+	resetFilters.Range(func(any, any) bool { n++; return true })
+	return n
+}
 
 // Probe returns m's Probe.
 func (m *Manager) Probe() Probe { return Probe{m: m} }

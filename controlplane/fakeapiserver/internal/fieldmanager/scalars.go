@@ -57,7 +57,7 @@ import (
 // liveRaw is live's stored encoding, or nil: the comparison reads it in place of live's JSON
 // (liveJSON), which spares one of the two encodings.
 func (m *Manager) scalarUpdate(t Write, live runtime.Object, liveRaw []byte, obj runtime.Object) bool {
-	if !Shortcuts || t.Subresource != "" || t.Manager == "" {
+	if !Shortcuts.On() || t.Subresource != "" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(live), mustMeta(obj)
@@ -114,7 +114,7 @@ func (m *Manager) scalarUpdate(t Write, live runtime.Object, liveRaw []byte, obj
 // such a write takes the copy's encoding, so that the shortcut serves the same writes as
 // without raw.
 func liveJSON(live runtime.Object, raw []byte) ([]byte, bool) {
-	if raw != nil && !bytes.Contains(raw, replacementEscape) {
+	if raw != nil && !compactjson.HasReplacementEscape(raw) {
 		return raw, true
 	}
 	a, ok := shallowWithoutManagedFields(live)
@@ -153,7 +153,7 @@ func shallowWithoutManagedFields(obj runtime.Object) (any, bool) {
 // as it skips them anyway. liveRaw is the live object's stored encoding, or nil
 // (statusChangedScalars).
 func (m *Manager) statusScalarUpdate(t Write, liveCut, objCut runtime.Object, liveRaw []byte, obj runtime.Object) bool {
-	if !Shortcuts || t.Subresource != "status" || t.Manager == "" {
+	if !Shortcuts.On() || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(liveCut), mustMeta(objCut)
@@ -198,7 +198,7 @@ func (m *Manager) statusScalarUpdate(t Write, liveCut, objCut runtime.Object, li
 // the server's resource.encodesOnDemand) has its status encoded alone instead (liveStatus).
 func (m *Manager) statusChangedScalars(res *Resource, liveCut, objCut runtime.Object, raw []byte) ([]fieldpath.Path, bool) {
 	a, ok := storedStatus(raw)
-	if raw == nil && LiveStatusAlone {
+	if raw == nil && LiveStatusAlone.On() {
 		a, ok = liveStatus(liveCut)
 	}
 	r, typed := m.rootType(res)
@@ -229,7 +229,7 @@ func (m *Manager) statusChangedScalars(res *Resource, liveCut, objCut runtime.Ob
 
 // LiveStatusAlone lets statusChangedScalars encode the live cut's status alone where it has no
 // stored encoding (liveStatus); a test turns it off to compare with both cuts' encodings.
-var LiveStatusAlone = true
+var LiveStatusAlone Switch
 
 // liveStatus is what statusChangedScalars reads from a stored encoding, for a stored object
 // that keeps none (the server's resource.encodesOnDemand): the live cut's status encoded alone, which is the
@@ -262,7 +262,7 @@ func liveStatus(liveCut runtime.Object) ([]byte, bool) {
 // storedStatus is the status member of raw, a stored object's encoding, false if there is none
 // or raw holds the escape of U+FFFD (see liveJSON).
 func storedStatus(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '{' || bytes.Contains(raw, replacementEscape) {
+	if len(raw) < 2 || raw[0] != '{' || compactjson.HasReplacementEscape(raw) {
 		return nil, false
 	}
 	for i := 1; ; {

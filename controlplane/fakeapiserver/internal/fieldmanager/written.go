@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
@@ -52,7 +53,7 @@ import (
 
 // WrittenCutShortcut lets Track serve status writes that change field sets with
 // statusFieldsUpdate; the tests of keptTyped turn it off to reach the library's path.
-var WrittenCutShortcut = true
+var WrittenCutShortcut Switch
 
 // FieldsUpdates counts the writes statusFieldsUpdate served, for the tests that check it serves
 // them.
@@ -62,7 +63,7 @@ var FieldsUpdates atomic.Int64
 // the comparison of liveCut and objCut (statusOnly's cuts), and tells whether it did (see
 // WrittenCutShortcut).
 func (m *Manager) statusFieldsUpdate(t Write, liveCut, objCut, obj runtime.Object) bool {
-	if !Shortcuts || !WrittenCutShortcut || t.Subresource != "status" || t.Manager == "" {
+	if !Shortcuts.On() || !WrittenCutShortcut.On() || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
 	lm, nm := mustMeta(liveCut), mustMeta(objCut)
@@ -515,13 +516,24 @@ func ownedFields(t Write, base []metav1.ManagedFieldsEntry, d *jsonDiff) ([]meta
 	return out, true
 }
 
-// resetFilters caches resetFilter's answers by fieldManagerKey.
+// resetFilters caches resetFilter's answers by resetFilterKey.
 var resetFilters sync.Map
+
+// resetFilterKey is all resetFields reads of a resource and subresource: the group and version
+// (two resources of one plural name, core and events.k8s.io events, stay apart), the name, the
+// subresource, and whether the resource has a status subresource. The cache is bounded by the
+// served resources and their subresources.
+type resetFilterKey struct {
+	gv          schema.GroupVersion
+	name        string
+	subresource string
+	hasStatus   bool
+}
 
 // resetFilter is the filter of the fields t.Resource's subresource resets in its version (see
 // resetFields), built once: the library's field manager reads the same one.
 func resetFilter(res *Resource, subresource string) fieldpath.Filter {
-	key := fieldManagerKey(res, subresource)
+	key := resetFilterKey{gv: res.GV, name: res.Name, subresource: subresource, hasStatus: res.hasStatus()}
 	if f, ok := resetFilters.Load(key); ok {
 		filter, _ := f.(fieldpath.Filter)
 		return filter
