@@ -133,6 +133,9 @@ type Controller struct {
 	// retryTaints holds the nodes whose NoSchedule taint update failed, taken again at the next
 	// pass as the node update queue takes a failed node again, whether or not they changed.
 	retryTaints map[string]bool
+	// relist is set when the taint pass's list of every node failed after the feed had said
+	// all: the feed has let go of that answer, so the next pass takes every node again.
+	relist bool
 	// passNodes is the array of the last taint pass's nodes, which the next one reuses.
 	passNodes []*v1.Node
 }
@@ -216,8 +219,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 }
 
 // taintPassNodes returns, in name order, the nodes the taint pass looks at, and whether they are
-// all the nodes. Without Options.Changes, or when the feed cannot tell what changed, they are
-// all. Otherwise they are the nodes that changed since the last pass (the NoSchedule taints
+// all the nodes. Without Options.Changes, when the feed cannot tell what changed, or when the
+// list of every node failed at the last pass, they are all. Otherwise they are the nodes that changed since the last pass (the NoSchedule taints
 // follow a node's conditions and spec only, so an unchanged node's were settled then), the
 // nodes whose NoExecute taint is due and those whose last taint update failed; a node among
 // them that is gone leaves the queues.
@@ -229,12 +232,16 @@ func (c *Controller) taintPassNodes(ctx context.Context, now time.Time) ([]*v1.N
 		if changed, all, err = c.opts.Changes.ChangedNodes(ctx); err != nil {
 			return nil, false, fmt.Errorf("changed nodes: %w", err)
 		}
+		all = all || c.relist
 	}
 	if all {
 		nodes, err := c.opts.Lister.ListNodes(ctx)
 		if err != nil {
+			// The feed has let go of "all": the next pass lists every node again.
+			c.relist = c.opts.Changes != nil
 			return nil, true, fmt.Errorf("list nodes: %w", err)
 		}
+		c.relist = false
 		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 		return nodes, true, nil
 	}
