@@ -198,13 +198,7 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		u := used[node]
-		if u.requests == nil {
-			u.requests = v1.ResourceList{}
-		}
-		u.pods++
-		addTo(u.requests, podRequests(pod))
-		used[node] = u
+		add(used, node, pod)
 		cc.counted = append(cc.counted, node)
 		fp = cc.refresh(nodes, []string{node})
 	}
