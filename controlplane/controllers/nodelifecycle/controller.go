@@ -162,8 +162,8 @@ func (c *Controller) NextWake() (time.Time, bool) {
 
 // Sync keeps the NoSchedule condition taints of the nodes that changed (of every node without
 // Options.Changes), takes the nodes whose NoExecute taint is due, and when the monitor period
-// has passed checks every node's health first. It returns the first error; a failed node is
-// retried at the next pass, as the real controller's are.
+// has passed checks every node's health first. It returns every error it met, joined; a failed
+// node is retried at the next pass, as the real controller's are.
 func (c *Controller) Sync(ctx context.Context) error {
 	var errs []error
 	now := c.opts.Clock.Now()
