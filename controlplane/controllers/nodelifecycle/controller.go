@@ -131,7 +131,9 @@ type Controller struct {
 	// retry holds the nodes whose pods are still to be marked not ready: nodesToRetry.
 	retry map[string]bool
 	// retryTaints holds the nodes whose NoSchedule taint update failed, taken again at the next
-	// pass as the node update queue takes a failed node again, whether or not they changed.
+	// pass whether or not they changed. v1.35 does not retry them (it logs the failure and is
+	// done with the node until its next update); here the pass with a feed decides what the pass
+	// over every node decides, and that one takes every node again anyway (docs/fidelity.md).
 	retryTaints map[string]bool
 	// relist is set when the taint pass's list of every node failed after the feed had said
 	// all: the feed has let go of that answer, so the next pass takes every node again.
