@@ -131,8 +131,13 @@ type Controller struct {
 	// retry holds the nodes whose pods are still to be marked not ready: nodesToRetry.
 	retry map[string]bool
 	// retryTaints holds the nodes whose NoSchedule taint update failed, taken again at the next
-	// pass as the node update queue takes a failed node again, whether or not they changed.
+	// pass whether or not they changed. v1.35 does not retry them (it logs the failure and is
+	// done with the node until its next update); here the pass with a feed decides what the pass
+	// over every node decides, and that one takes every node again anyway (docs/fidelity.md).
 	retryTaints map[string]bool
+	// relist is set when the taint pass's list of every node failed after the feed had said
+	// all: the feed has let go of that answer, so the next pass takes every node again.
+	relist bool
 	// passNodes is the array of the last taint pass's nodes, which the next one reuses.
 	passNodes []*v1.Node
 }
@@ -159,8 +164,8 @@ func (c *Controller) NextWake() (time.Time, bool) {
 
 // Sync keeps the NoSchedule condition taints of the nodes that changed (of every node without
 // Options.Changes), takes the nodes whose NoExecute taint is due, and when the monitor period
-// has passed checks every node's health first. It returns the first error; a failed node is
-// retried at the next pass, as the real controller's are.
+// has passed checks every node's health first. It returns every error it met, joined; a failed
+// node is retried at the next pass, as the real controller's are.
 func (c *Controller) Sync(ctx context.Context) error {
 	var errs []error
 	now := c.opts.Clock.Now()
@@ -216,8 +221,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 }
 
 // taintPassNodes returns, in name order, the nodes the taint pass looks at, and whether they are
-// all the nodes. Without Options.Changes, or when the feed cannot tell what changed, they are
-// all. Otherwise they are the nodes that changed since the last pass (the NoSchedule taints
+// all the nodes. Without Options.Changes, when the feed cannot tell what changed, or when the
+// list of every node failed at the last pass, they are all. Otherwise they are the nodes that changed since the last pass (the NoSchedule taints
 // follow a node's conditions and spec only, so an unchanged node's were settled then), the
 // nodes whose NoExecute taint is due and those whose last taint update failed; a node among
 // them that is gone leaves the queues.
@@ -229,12 +234,16 @@ func (c *Controller) taintPassNodes(ctx context.Context, now time.Time) ([]*v1.N
 		if changed, all, err = c.opts.Changes.ChangedNodes(ctx); err != nil {
 			return nil, false, fmt.Errorf("changed nodes: %w", err)
 		}
+		all = all || c.relist
 	}
 	if all {
 		nodes, err := c.opts.Lister.ListNodes(ctx)
 		if err != nil {
+			// The feed has let go of "all": the next pass lists every node again.
+			c.relist = c.opts.Changes != nil
 			return nil, true, fmt.Errorf("list nodes: %w", err)
 		}
+		c.relist = false
 		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 		return nodes, true, nil
 	}

@@ -198,13 +198,7 @@ func (s *Scheduler) Sync(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		u := used[node]
-		if u.requests == nil {
-			u.requests = v1.ResourceList{}
-		}
-		u.pods++
-		addTo(u.requests, podRequests(pod))
-		used[node] = u
+		add(used, node, pod)
 		cc.counted = append(cc.counted, node)
 		fp = cc.refresh(nodes, []string{node})
 	}
@@ -298,10 +292,12 @@ func add(used map[string]usage, node string, pod *v1.Pod) {
 // pieces is nil; the whole is made again only when a part or the nodes changed. It returns the
 // fingerprint.
 func (cc *clusterCache) refresh(nodes []*v1.Node, changed []string) string {
+	// Without parts the fingerprint is made anew, even of no node: the kept one is of nodes that
+	// may be gone.
+	moved := cc.pieces == nil || len(cc.names) != len(nodes)
 	if cc.pieces == nil {
 		cc.pieces = make(map[string]string, len(nodes))
 	}
-	moved := len(cc.names) != len(nodes)
 	for i, n := range nodes {
 		if !moved && cc.names[i] != n.Name {
 			moved = true
