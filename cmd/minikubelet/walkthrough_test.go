@@ -160,7 +160,10 @@ func TestNewUserWalkthrough(t *testing.T) {
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECTL_KUBERC=false")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			// The trace's last lines say what the kubelet was doing meanwhile.
+			lines := traceLines.all()
+			lines = lines[max(0, len(lines)-40):]
+			t.Fatalf("kubectl %s: %v\n%s\nthe trace's last lines:\n%s", strings.Join(args, " "), err, out, strings.Join(lines, "\n"))
 		}
 		return string(out)
 	}
@@ -172,7 +175,9 @@ func TestNewUserWalkthrough(t *testing.T) {
 		t.Errorf("kubectl get pods -A does not show web-node-1 Running:\n%s", out)
 	}
 	start := time.Now()
-	kubectl("delete", "pod", "web-node-1")
+	// kubectl waits for the deletion (its default --wait); it takes under a second on a quiet
+	// machine, and its own timeout makes a hang fail with the trace rather than the package's.
+	kubectl("delete", "pod", "web-node-1", "--timeout="+waitTimeout.String())
 	t.Logf("kubectl delete pod web-node-1 returned after %v", time.Since(start))
 	// The kubelet creates the mirror pod again.
 	if _, err := traceLines.wait(waitCtx, regexp.MustCompile(`^ *\d+\.\d{3}s mirror +web-node-1 +reconcile reason=MirrorPodMissing `)); err != nil {
