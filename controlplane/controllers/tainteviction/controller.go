@@ -85,13 +85,19 @@ type Controller struct {
 	scheduled map[string]work // by namespace/name
 	// tainted holds the NoExecute taints of each node that had some at the last pass, in the
 	// node's order: the real controller's taintedNodes. A node whose taints changed has its pods
-	// processed, as handleNodeUpdate does; one that has none now but exists has its pods'
-	// evictions cancelled; one that was deleted is only forgotten. With Options.Changes it is
-	// kept from the nodes that changed rather than from every node.
+	// processed, as handleNodeUpdate does. With Options.Changes it is kept from the nodes that
+	// changed rather than from every node.
 	tainted map[string][]v1.Taint
-	// undo holds what a pass with Options.Changes replaced in tainted, put back when the pass
-	// fails before it has read everything, and relist makes the next pass read every node then,
-	// since the feed's changes were taken.
+	// nodes holds the UID of every node that existed at the last pass, by name. A node without
+	// NoExecute taints now has its pods' evictions cancelled when it had some at the last pass or
+	// did not exist then (NodeUpdated queues every added node); one that was deleted is only
+	// forgotten. Reading every node fills nextNodes, swapped with nodes once the pass has read
+	// everything, so that a steady pass allocates no map; a feed changes nodes in place.
+	nodes, nextNodes map[string]types.UID
+	listed           bool
+	// undo holds what a pass with Options.Changes replaced in tainted and nodes, put back when
+	// the pass fails before it has read everything, and relist makes the next pass read every
+	// node then, since the feed's changes were taken.
 	undo   []undoTaints
 	relist bool
 	// seen holds the pods on tainted nodes at the last pass, by namespace/name. A pod that is
@@ -116,7 +122,8 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{},
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{},
+		nodes: map[string]types.UID{}, nextNodes: map[string]types.UID{}, seen: map[string]seenPod{}, next: map[string]seenPod{},
 		relist: true}, nil
 }
 
@@ -135,9 +142,10 @@ func (c *Controller) NextWake() (time.Time, bool) {
 // tolerations, then evicts the pods whose time has come.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
-	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
-	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
-	// of its pods stay scheduled. changed are the tainted nodes whose taints are new.
+	// cleared are the nodes without NoExecute taints whose taints were removed or that were
+	// added since the last pass. A node that was deleted is only forgotten (handleNodeUpdate
+	// on a missing node): the evictions of its pods stay scheduled. changed are the tainted
+	// nodes whose taints are new.
 	taints, cleared, changed, err := c.nodeTaints(ctx)
 	if err != nil {
 		return err
@@ -216,6 +224,10 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	// The reads are done: what this pass saw is what the next one compares with.
 	c.tainted = taints
+	if c.listed {
+		c.nodes, c.nextNodes = c.nextNodes, c.nodes
+		c.listed = false
+	}
 	c.undo = c.undo[:0]
 	c.seen, c.next = c.next, c.seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
@@ -266,17 +278,20 @@ func (c *Controller) Sync(ctx context.Context) error {
 
 // undoTaints is a node's entry in tainted before a pass changed it.
 type undoTaints struct {
-	node   string
-	taints []v1.Taint
-	had    bool
+	node    string
+	taints  []v1.Taint
+	had     bool
+	uid     types.UID
+	existed bool
 }
 
 // nodeTaints returns the NoExecute taints of every node that has any, the nodes whose taints
 // were cleared and those whose taints changed since the last pass. It reads every node without
 // Options.Changes, on their first call or when they cannot tell what changed, and after a pass
-// that failed; it reads only the changed nodes otherwise, changing tainted in place (the caller
-// calls abandon if it fails before it has read everything). A changed node that is not found
-// was deleted: it is forgotten, neither cleared nor changed.
+// that failed; it reads only the changed nodes otherwise, changing tainted and nodes in place
+// (the caller calls abandon if it fails before it has read everything). A changed node that is
+// not found was deleted: it is forgotten, neither cleared nor changed. A node without NoExecute
+// taints that did not exist at the last pass, or under another UID, was added: it is cleared.
 func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Taint, cleared, changed map[string]bool, err error) {
 	var names []string
 	all := true
@@ -287,9 +302,9 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("changed nodes: %w", err)
 		}
 	}
-	note := func(name string, prev, cur []v1.Taint, had, has bool) {
+	note := func(name string, prev, cur []v1.Taint, had, has, added bool) {
 		switch {
-		case had && !has:
+		case (had || added) && !has:
 			if cleared == nil {
 				cleared = map[string]bool{}
 			}
@@ -308,14 +323,18 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("list nodes: %w", err)
 		}
 		taints = map[string][]v1.Taint{}
+		clear(c.nextNodes)
 		for _, n := range nodes {
 			if t := noExecuteTaints(n); t != nil {
 				taints[n.Name] = t
 			}
 			prev, had := c.tainted[n.Name]
 			cur, has := taints[n.Name]
-			note(n.Name, prev, cur, had, has)
+			uid, existed := c.nodes[n.Name]
+			note(n.Name, prev, cur, had, has, !existed || uid != n.UID)
+			c.nextNodes[n.Name] = n.UID
 		}
+		c.listed = true
 		c.relist = false
 		return taints, cleared, changed, nil
 	}
@@ -326,9 +345,11 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("get node %s: %w", name, err)
 		}
 		prev, had := c.tainted[name]
-		c.undo = append(c.undo, undoTaints{node: name, taints: prev, had: had})
+		uid, existed := c.nodes[name]
+		c.undo = append(c.undo, undoTaints{node: name, taints: prev, had: had, uid: uid, existed: existed})
 		if err != nil {
 			delete(c.tainted, name)
+			delete(c.nodes, name)
 			continue
 		}
 		cur := noExecuteTaints(node)
@@ -337,7 +358,8 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 		} else {
 			c.tainted[name] = cur
 		}
-		note(name, prev, cur, had, cur != nil)
+		c.nodes[name] = node.UID
+		note(name, prev, cur, had, cur != nil, !existed || uid != node.UID)
 	}
 	return c.tainted, cleared, changed, nil
 }
@@ -353,8 +375,14 @@ func (c *Controller) abandon() {
 		} else {
 			delete(c.tainted, u.node)
 		}
+		if u.existed {
+			c.nodes[u.node] = u.uid
+		} else {
+			delete(c.nodes, u.node)
+		}
 	}
 	c.undo = c.undo[:0]
+	c.listed = false
 	c.relist = true
 }
 
