@@ -69,8 +69,12 @@ type work struct {
 	// name may be on another node now, where Sync looks it up by name.
 	node string
 	// tries counts the failed attempts to evict: deletePodHandler tries evictTries times, 10ms
-	// apart, before it gives up.
+	// apart, before it gives up. Once it has tried, a cancel does not stop it (see cancel).
 	tries int
+	// delayed is set for an eviction scheduled to fire later than it was scheduled, which the
+	// real controller keeps as a timer; one due at once is a nil entry in its queue. cancelled
+	// is set once a cancel has recorded its event during the retries.
+	delayed, cancelled bool
 }
 
 // evictTries and evictRetryDelay are deletePodHandler's retries and the sleep between them.
@@ -254,6 +258,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; !ok {
 			c.cancel(key, "pod gone")
+			// A retrying handler's remaining tries find no pod: nothing is left to do.
+			delete(c.scheduled, key)
 		}
 	}
 	var errs []error
@@ -403,6 +409,11 @@ func noExecuteTaints(node *v1.Node) []v1.Taint {
 // without tolerationSeconds keep the pod for ever.
 func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint, now time.Time) {
 	key := podkey.Of(pod)
+	if w, ok := c.scheduled[key]; ok && w.tries > 0 {
+		// deletePodHandler is retrying: it goes on whatever the pod's taints or tolerations
+		// are now.
+		return
+	}
 	used, all := matchingTolerations(ctx, taints, pod.Spec.Tolerations)
 	if !all {
 		if w, ok := c.scheduled[key]; ok && !w.fire.After(now) {
@@ -429,14 +440,27 @@ func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint
 }
 
 func (c *Controller) schedule(key string, pod *v1.Pod, created, fire time.Time) {
-	c.scheduled[key] = work{created: created, fire: fire, node: pod.Spec.NodeName}
+	c.scheduled[key] = work{created: created, fire: fire, node: pod.Spec.NodeName, delayed: fire.After(created)}
 	c.opts.Tracer.Emit(trace.Event{Component: trace.TaintEviction, Event: trace.KindEvictAt, Pod: key, UID: string(pod.UID),
 		Delay: fire.Sub(c.opts.Clock.Now()), Func: "processPodOnNode"})
 }
 
-// cancel drops a scheduled eviction, with the event the real controller records.
+// cancel drops a scheduled eviction, with the event the real controller records. An eviction
+// whose handler has tried already is not dropped: CancelWork cannot stop a running
+// deletePodHandler, which goes on with its retries. It records the event only for an eviction
+// that was delayed, once (CancelWork finds its timer, then forgets it), and none for one that
+// fired at once (a nil entry).
 func (c *Controller) cancel(key, why string) {
-	if _, ok := c.scheduled[key]; !ok {
+	w, ok := c.scheduled[key]
+	if !ok {
+		return
+	}
+	if w.tries > 0 {
+		if w.delayed && !w.cancelled {
+			w.cancelled = true
+			c.scheduled[key] = w
+			c.event(key, "Cancelling deletion of Pod %s")
+		}
 		return
 	}
 	delete(c.scheduled, key)
