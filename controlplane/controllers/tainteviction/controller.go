@@ -474,7 +474,7 @@ func (c *Controller) cancel(key, why string) {
 func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
 	if first {
-		klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
+		klog.FromContext(ctx).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
 		c.event(key, "Marking for deletion Pod %s")
 	}
 	next := pod.DeepCopy()
