@@ -142,8 +142,11 @@ func (c *Controller) NextWake() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Sync schedules or cancels the eviction of every pod from its node's NoExecute taints and its
-// tolerations, then evicts the pods whose time has come.
+// Sync handles what changed since the last pass as the real controller's node and pod handlers
+// would: it processes the pods of nodes whose NoExecute taints changed and the pods new on a
+// tainted node or whose tolerations changed, cancels the evictions of pods on nodes whose taints
+// were removed or that were added untainted, and of pods that are gone; then it evicts the pods
+// whose time has come.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
 	// cleared are the nodes without NoExecute taints whose taints were removed or that were
