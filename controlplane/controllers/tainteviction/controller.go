@@ -69,8 +69,12 @@ type work struct {
 	// name may be on another node now, where Sync looks it up by name.
 	node string
 	// tries counts the failed attempts to evict: deletePodHandler tries evictTries times, 10ms
-	// apart, before it gives up.
+	// apart, before it gives up. Once it has tried, a cancel does not stop it (see cancel).
 	tries int
+	// delayed is set for an eviction scheduled to fire later than it was scheduled, which the
+	// real controller keeps as a timer; one due at once is a nil entry in its queue. cancelled
+	// is set once a cancel has recorded its event during the retries.
+	delayed, cancelled bool
 }
 
 // evictTries and evictRetryDelay are deletePodHandler's retries and the sleep between them.
@@ -85,13 +89,19 @@ type Controller struct {
 	scheduled map[string]work // by namespace/name
 	// tainted holds the NoExecute taints of each node that had some at the last pass, in the
 	// node's order: the real controller's taintedNodes. A node whose taints changed has its pods
-	// processed, as handleNodeUpdate does; one that has none now but exists has its pods'
-	// evictions cancelled; one that was deleted is only forgotten. With Options.Changes it is
-	// kept from the nodes that changed rather than from every node.
+	// processed, as handleNodeUpdate does. With Options.Changes it is kept from the nodes that
+	// changed rather than from every node.
 	tainted map[string][]v1.Taint
-	// undo holds what a pass with Options.Changes replaced in tainted, put back when the pass
-	// fails before it has read everything, and relist makes the next pass read every node then,
-	// since the feed's changes were taken.
+	// nodes holds the UID of every node that existed at the last pass, by name. A node without
+	// NoExecute taints now has its pods' evictions cancelled when it had some at the last pass or
+	// did not exist then (NodeUpdated queues every added node); one that was deleted is only
+	// forgotten. Reading every node fills nextNodes, swapped with nodes once the pass has read
+	// everything, so that a steady pass allocates no map; a feed changes nodes in place.
+	nodes, nextNodes map[string]types.UID
+	listed           bool
+	// undo holds what a pass with Options.Changes replaced in tainted and nodes, put back when
+	// the pass fails before it has read everything, and relist makes the next pass read every
+	// node then, since the feed's changes were taken.
 	undo   []undoTaints
 	relist bool
 	// seen holds the pods on tainted nodes at the last pass, by namespace/name. A pod that is
@@ -116,7 +126,8 @@ func New(opts Options) (*Controller, error) {
 	if opts.Clock == nil || opts.Lister == nil || opts.Writer == nil || opts.Tracer == nil {
 		return nil, fmt.Errorf("taint eviction controller: clock, lister, writer and tracer: %w", minikubelet.ErrMissingOption)
 	}
-	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{}, seen: map[string]seenPod{}, next: map[string]seenPod{},
+	return &Controller{opts: opts, scheduled: map[string]work{}, tainted: map[string][]v1.Taint{},
+		nodes: map[string]types.UID{}, nextNodes: map[string]types.UID{}, seen: map[string]seenPod{}, next: map[string]seenPod{},
 		relist: true}, nil
 }
 
@@ -131,13 +142,17 @@ func (c *Controller) NextWake() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Sync schedules or cancels the eviction of every pod from its node's NoExecute taints and its
-// tolerations, then evicts the pods whose time has come.
+// Sync handles what changed since the last pass as the real controller's node and pod handlers
+// would: it processes the pods of nodes whose NoExecute taints changed and the pods new on a
+// tainted node or whose tolerations changed, cancels the evictions of pods on nodes whose taints
+// were removed or that were added untainted, and of pods that are gone; then it evicts the pods
+// whose time has come.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
-	// cleared are the nodes whose NoExecute taints were removed since the last pass. A node
-	// that was deleted is only forgotten (handleNodeUpdate on a missing node): the evictions
-	// of its pods stay scheduled. changed are the tainted nodes whose taints are new.
+	// cleared are the nodes without NoExecute taints whose taints were removed or that were
+	// added since the last pass. A node that was deleted is only forgotten (handleNodeUpdate
+	// on a missing node): the evictions of its pods stay scheduled. changed are the tainted
+	// nodes whose taints are new.
 	taints, cleared, changed, err := c.nodeTaints(ctx)
 	if err != nil {
 		return err
@@ -216,6 +231,10 @@ func (c *Controller) Sync(ctx context.Context) error {
 	}
 	// The reads are done: what this pass saw is what the next one compares with.
 	c.tainted = taints
+	if c.listed {
+		c.nodes, c.nextNodes = c.nextNodes, c.nodes
+		c.listed = false
+	}
 	c.undo = c.undo[:0]
 	c.seen, c.next = c.next, c.seen
 	sort.Slice(relevant, func(i, j int) bool { return relevant[i].key < relevant[j].key })
@@ -242,6 +261,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; !ok {
 			c.cancel(key, "pod gone")
+			// A retrying handler's remaining tries find no pod: nothing is left to do.
+			delete(c.scheduled, key)
 		}
 	}
 	var errs []error
@@ -266,17 +287,20 @@ func (c *Controller) Sync(ctx context.Context) error {
 
 // undoTaints is a node's entry in tainted before a pass changed it.
 type undoTaints struct {
-	node   string
-	taints []v1.Taint
-	had    bool
+	node    string
+	taints  []v1.Taint
+	had     bool
+	uid     types.UID
+	existed bool
 }
 
 // nodeTaints returns the NoExecute taints of every node that has any, the nodes whose taints
 // were cleared and those whose taints changed since the last pass. It reads every node without
 // Options.Changes, on their first call or when they cannot tell what changed, and after a pass
-// that failed; it reads only the changed nodes otherwise, changing tainted in place (the caller
-// calls abandon if it fails before it has read everything). A changed node that is not found
-// was deleted: it is forgotten, neither cleared nor changed.
+// that failed; it reads only the changed nodes otherwise, changing tainted and nodes in place
+// (the caller calls abandon if it fails before it has read everything). A changed node that is
+// not found was deleted: it is forgotten, neither cleared nor changed. A node without NoExecute
+// taints that did not exist at the last pass, or under another UID, was added: it is cleared.
 func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Taint, cleared, changed map[string]bool, err error) {
 	var names []string
 	all := true
@@ -287,9 +311,9 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("changed nodes: %w", err)
 		}
 	}
-	note := func(name string, prev, cur []v1.Taint, had, has bool) {
+	note := func(name string, prev, cur []v1.Taint, had, has, added bool) {
 		switch {
-		case had && !has:
+		case (had || added) && !has:
 			if cleared == nil {
 				cleared = map[string]bool{}
 			}
@@ -308,14 +332,18 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("list nodes: %w", err)
 		}
 		taints = map[string][]v1.Taint{}
+		clear(c.nextNodes)
 		for _, n := range nodes {
 			if t := noExecuteTaints(n); t != nil {
 				taints[n.Name] = t
 			}
 			prev, had := c.tainted[n.Name]
 			cur, has := taints[n.Name]
-			note(n.Name, prev, cur, had, has)
+			uid, existed := c.nodes[n.Name]
+			note(n.Name, prev, cur, had, has, !existed || uid != n.UID)
+			c.nextNodes[n.Name] = n.UID
 		}
+		c.listed = true
 		c.relist = false
 		return taints, cleared, changed, nil
 	}
@@ -326,9 +354,11 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 			return nil, nil, nil, fmt.Errorf("get node %s: %w", name, err)
 		}
 		prev, had := c.tainted[name]
-		c.undo = append(c.undo, undoTaints{node: name, taints: prev, had: had})
+		uid, existed := c.nodes[name]
+		c.undo = append(c.undo, undoTaints{node: name, taints: prev, had: had, uid: uid, existed: existed})
 		if err != nil {
 			delete(c.tainted, name)
+			delete(c.nodes, name)
 			continue
 		}
 		cur := noExecuteTaints(node)
@@ -337,7 +367,8 @@ func (c *Controller) nodeTaints(ctx context.Context) (taints map[string][]v1.Tai
 		} else {
 			c.tainted[name] = cur
 		}
-		note(name, prev, cur, had, cur != nil)
+		c.nodes[name] = node.UID
+		note(name, prev, cur, had, cur != nil, !existed || uid != node.UID)
 	}
 	return c.tainted, cleared, changed, nil
 }
@@ -353,8 +384,14 @@ func (c *Controller) abandon() {
 		} else {
 			delete(c.tainted, u.node)
 		}
+		if u.existed {
+			c.nodes[u.node] = u.uid
+		} else {
+			delete(c.nodes, u.node)
+		}
 	}
 	c.undo = c.undo[:0]
+	c.listed = false
 	c.relist = true
 }
 
@@ -375,6 +412,11 @@ func noExecuteTaints(node *v1.Node) []v1.Taint {
 // without tolerationSeconds keep the pod for ever.
 func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint, now time.Time) {
 	key := podkey.Of(pod)
+	if w, ok := c.scheduled[key]; ok && w.tries > 0 {
+		// deletePodHandler is retrying: it goes on whatever the pod's taints or tolerations
+		// are now.
+		return
+	}
 	used, all := matchingTolerations(ctx, taints, pod.Spec.Tolerations)
 	if !all {
 		if w, ok := c.scheduled[key]; ok && !w.fire.After(now) {
@@ -401,14 +443,27 @@ func (c *Controller) process(ctx context.Context, pod *v1.Pod, taints []v1.Taint
 }
 
 func (c *Controller) schedule(key string, pod *v1.Pod, created, fire time.Time) {
-	c.scheduled[key] = work{created: created, fire: fire, node: pod.Spec.NodeName}
+	c.scheduled[key] = work{created: created, fire: fire, node: pod.Spec.NodeName, delayed: fire.After(created)}
 	c.opts.Tracer.Emit(trace.Event{Component: trace.TaintEviction, Event: trace.KindEvictAt, Pod: key, UID: string(pod.UID),
 		Delay: fire.Sub(c.opts.Clock.Now()), Func: "processPodOnNode"})
 }
 
-// cancel drops a scheduled eviction, with the event the real controller records.
+// cancel drops a scheduled eviction, with the event the real controller records. An eviction
+// whose handler has tried already is not dropped: CancelWork cannot stop a running
+// deletePodHandler, which goes on with its retries. It records the event only for an eviction
+// that was delayed, once (CancelWork finds its timer, then forgets it), and none for one that
+// fired at once (a nil entry).
 func (c *Controller) cancel(key, why string) {
-	if _, ok := c.scheduled[key]; !ok {
+	w, ok := c.scheduled[key]
+	if !ok {
+		return
+	}
+	if w.tries > 0 {
+		if w.delayed && !w.cancelled {
+			w.cancelled = true
+			c.scheduled[key] = w
+			c.event(key, "Cancelling deletion of Pod %s")
+		}
 		return
 	}
 	delete(c.scheduled, key)
@@ -422,7 +477,7 @@ func (c *Controller) cancel(key, why string) {
 func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
 	if first {
-		klog.FromContext(ctx).V(2).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
+		klog.FromContext(ctx).Info("Deleting pod", "controller", "taint-eviction-controller", "pod", klog.KObj(pod))
 		c.event(key, "Marking for deletion Pod %s")
 	}
 	next := pod.DeepCopy()

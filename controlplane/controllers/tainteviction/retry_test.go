@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
@@ -15,13 +17,19 @@ import (
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// flakyWriter fails the first fails status writes.
+// flakyWriter fails the first fails status writes. With events set it notes how many events
+// were recorded before its first write.
 type flakyWriter struct {
 	fails, writes, deletes int
+	events                 chan string
+	eventsBefore           int
 }
 
 func (w *flakyWriter) UpdatePodStatus(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	w.writes++
+	if w.writes == 1 && w.events != nil {
+		w.eventsBefore = len(w.events)
+	}
 	if w.writes <= w.fails {
 		return nil, errors.New("scripted failure")
 	}
@@ -55,8 +63,9 @@ func TestEvictionRetries(t *testing.T) {
 			pods: map[string][]*v1.Pod{node: {{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "u"},
 				Spec: v1.PodSpec{NodeName: node, Tolerations: []v1.Toleration{{Operator: v1.TolerationOpExists, TolerationSeconds: ptr.To[int64](0)}}}}}},
 		}
-		w := &flakyWriter{fails: tt.fails}
-		te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: l, Writer: w, Tracer: trace.Discard})
+		rec := record.NewFakeRecorder(100)
+		w := &flakyWriter{fails: tt.fails, events: rec.Events}
+		te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: l, Writer: w, Tracer: trace.Discard, Recorder: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,6 +84,18 @@ func TestEvictionRetries(t *testing.T) {
 		}
 		if w.writes != tt.wantWrites || at != tt.wantAt {
 			t.Errorf("%d failures: %d status writes, deleted at %v; want %d, %v", tt.fails, w.writes, at, tt.wantWrites, tt.wantAt)
+		}
+		// deletePodHandler records its event once per eviction, before its first try.
+		close(rec.Events)
+		var events []string
+		for ev := range rec.Events {
+			events = append(events, ev)
+		}
+		if diff := cmp.Diff([]string{"Normal TaintManagerEviction Marking for deletion Pod default/p"}, events); diff != "" {
+			t.Errorf("%d failures: events (-want +got):\n%s", tt.fails, diff)
+		}
+		if w.eventsBefore != 1 {
+			t.Errorf("%d failures: %d events before the first try, want 1", tt.fails, w.eventsBefore)
 		}
 	}
 }
