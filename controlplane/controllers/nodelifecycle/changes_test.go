@@ -3,7 +3,6 @@ package nodelifecycle_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -19,30 +18,11 @@ import (
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
-// testFeed is a node informer's event handler for a test: the nodes the test changes and the
-// ones the controller writes.
-type testFeed struct {
-	all     bool
-	changed []string
-}
-
-func (f *testFeed) add(name string) { f.changed = append(f.changed, name) }
-
-func (f *testFeed) ChangedNodes(context.Context) ([]string, bool, error) {
-	if f.all {
-		f.all, f.changed = false, nil
-		return nil, true, nil
-	}
-	names := slices.Compact(slices.Sorted(slices.Values(f.changed)))
-	f.changed = nil
-	return names, false, nil
-}
-
 // countingClient counts the controller's node reads, tells the feed of its node writes, and
 // fails the updates of one node while failing is set.
 type countingClient struct {
 	controllers.Client
-	feed    *testFeed
+	feed    *ctrltest.Feed
 	lists   *int
 	gets    *[]string
 	failing *string
@@ -62,12 +42,12 @@ func (c countingClient) UpdateNode(ctx context.Context, node *v1.Node) (*v1.Node
 	if node.Name == *c.failing {
 		return nil, errors.New("update refused")
 	}
-	c.feed.add(node.Name)
+	c.feed.Add(node.Name)
 	return c.Client.UpdateNode(ctx, node)
 }
 
 func (c countingClient) UpdateNodeStatus(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	c.feed.add(node.Name)
+	c.feed.Add(node.Name)
 	return c.Client.UpdateNodeStatus(ctx, node)
 }
 
@@ -87,14 +67,14 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 	ctx := context.Background()
 	type step struct {
 		name   string
-		change func(t *testing.T, c kubernetes.Interface, f *testFeed)
+		change func(t *testing.T, c kubernetes.Interface, f *ctrltest.Feed)
 		// failing is the node whose updates fail in this pass.
 		failing string
 		// wantGets are the nodes the pass reads with a feed.
 		wantGets []string
 	}
-	cordon := func(name string, on bool) func(*testing.T, kubernetes.Interface, *testFeed) {
-		return func(t *testing.T, c kubernetes.Interface, f *testFeed) {
+	cordon := func(name string, on bool) func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {
+		return func(t *testing.T, c kubernetes.Interface, f *ctrltest.Feed) {
 			n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -103,21 +83,21 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 			if _, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			f.add(name)
+			f.Add(name)
 		}
 	}
 	steps := []step{
-		{name: "first pass", change: func(*testing.T, kubernetes.Interface, *testFeed) {}},
+		{name: "first pass", change: func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {}},
 		{name: "node-3 cordoned", change: cordon("node-3", true), wantGets: []string{"node-3"}},
-		{name: "its own write", change: func(*testing.T, kubernetes.Interface, *testFeed) {}, wantGets: []string{"node-3"}},
+		{name: "its own write", change: func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {}, wantGets: []string{"node-3"}},
 		{name: "node-2 cordoned, its update fails", change: cordon("node-2", true), failing: "node-2", wantGets: []string{"node-2"}},
-		{name: "retried", change: func(*testing.T, kubernetes.Interface, *testFeed) {}, wantGets: []string{"node-2"}},
-		{name: "both uncordoned", change: func(t *testing.T, c kubernetes.Interface, f *testFeed) {
+		{name: "retried", change: func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {}, wantGets: []string{"node-2"}},
+		{name: "both uncordoned", change: func(t *testing.T, c kubernetes.Interface, f *ctrltest.Feed) {
 			cordon("node-3", false)(t, c, f)
 			cordon("node-2", false)(t, c, f)
 		}, wantGets: []string{"node-2", "node-3"}},
-		{name: "nothing", change: func(*testing.T, kubernetes.Interface, *testFeed) {}, wantGets: []string{"node-2", "node-3"}},
-		{name: "still nothing", change: func(*testing.T, kubernetes.Interface, *testFeed) {}},
+		{name: "nothing", change: func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {}, wantGets: []string{"node-2", "node-3"}},
+		{name: "still nothing", change: func(*testing.T, kubernetes.Interface, *ctrltest.Feed) {}},
 	}
 	var traces [2][]string
 	for mode, withFeed := range []bool{false, true} {
@@ -126,7 +106,7 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 		for _, n := range []string{"node-1", "node-2", "node-3", "node-4"} {
 			createNode(t, c, n, clk.Now())
 		}
-		feed := &testFeed{all: true}
+		feed := &ctrltest.Feed{All: true}
 		var lists int
 		var gets []string
 		failing := ""

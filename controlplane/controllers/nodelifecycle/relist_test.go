@@ -54,7 +54,7 @@ func TestAllThenListFailsListsAgain(t *testing.T) {
 		rec := &taintEvents{}
 		opts := nodelifecycle.Options{Clock: clk, Lister: client, Writer: client, Tracer: rec}
 		if withFeed {
-			opts.Changes = &testFeed{all: true}
+			opts.Changes = &ctrltest.Feed{All: true}
 		}
 		nl, err := nodelifecycle.New(opts)
 		if err != nil {

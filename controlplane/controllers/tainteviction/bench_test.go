@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/controlplane/controllers/internal/ctrltest"
 	"github.com/minikubelet/minikubelet/controlplane/controllers/tainteviction"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -70,7 +71,7 @@ func BenchmarkSyncTainted(b *testing.B) {
 // after its first call, as in replay between two writes of the nodes: the pass does not read the
 // nodes' taints again.
 func BenchmarkSyncTaintedFeed(b *testing.B) {
-	benchSyncTainted(b, &testFeed{all: true})
+	benchSyncTainted(b, &ctrltest.Feed{All: true})
 }
 
 func benchSyncTainted(b *testing.B, feed tainteviction.NodeChanges) {

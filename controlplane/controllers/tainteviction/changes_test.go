@@ -3,7 +3,6 @@ package tainteviction_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,22 +16,6 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
-
-// testFeed is a node informer's event handler for a test: the nodes the test changes.
-type testFeed struct {
-	all     bool
-	changed []string
-}
-
-func (f *testFeed) ChangedNodes(context.Context) ([]string, bool, error) {
-	if f.all {
-		f.all, f.changed = false, nil
-		return nil, true, nil
-	}
-	names := slices.Compact(slices.Sorted(slices.Values(f.changed)))
-	f.changed = nil
-	return names, false, nil
-}
 
 // countingLister counts the node reads and fails the reads of one node while failing is set.
 type countingLister struct {
@@ -112,7 +95,7 @@ func TestNodeTaintsFollowChangedNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		feed := &testFeed{all: true}
+		feed := &ctrltest.Feed{All: true}
 		var lists int
 		var gets []string
 		failing := ""
@@ -128,7 +111,7 @@ func TestNodeTaintsFollowChangedNodes(t *testing.T) {
 		}
 		for _, s := range steps {
 			s.change(t, c)
-			feed.changed = append(feed.changed, s.changed...)
+			feed.Changed = append(feed.Changed, s.changed...)
 			failing, lists, gets = s.failing, 0, nil
 			if err := te.Sync(ctx); (err != nil) != (withFeed && s.failing != "") {
 				t.Fatalf("feed %v, %s: Sync() = %v", withFeed, s.name, err)

@@ -145,7 +145,7 @@ func TestFeedDecidesAsEveryNode(t *testing.T) {
 					}
 				}
 				rec := &uidTrace{names: map[string]string{createPod(ctx, t, c, "a", nil): "first"}}
-				feed := &testFeed{all: true}
+				feed := &ctrltest.Feed{All: true}
 				opts := tainteviction.Options{Clock: clk, Lister: controllers.Client{Clientset: c}, Writer: controllers.Client{Clientset: c}, Tracer: rec}
 				if withFeed {
 					opts.Changes = feed
@@ -160,7 +160,7 @@ func TestFeedDecidesAsEveryNode(t *testing.T) {
 				if uid := tt.change(ctx, t, c); uid != "" {
 					rec.names[uid] = "second"
 				}
-				feed.changed = append(feed.changed, tt.changed...)
+				feed.Changed = append(feed.Changed, tt.changed...)
 				// A pass 5s later, as the controllers' loop runs them, then the passes at each
 				// wake for an hour.
 				clk.Advance(5 * time.Second)
@@ -233,7 +233,7 @@ func TestFailedPassKeepsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &uidTrace{names: map[string]string{createPod(ctx, t, c, "a", nil): "first"}}
-	feed := &testFeed{all: true}
+	feed := &ctrltest.Feed{All: true}
 	fail := false
 	te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: failPodsOnce{Client: controllers.Client{Clientset: c}, fail: &fail},
 		Writer: controllers.Client{Clientset: c}, Tracer: rec, Changes: feed})
@@ -244,7 +244,7 @@ func TestFailedPassKeepsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	setTaints(ctx, t, c)
-	feed.changed = []string{"a"}
+	feed.Changed = []string{"a"}
 	fail = true
 	clk.Advance(5 * time.Second)
 	if err := te.Sync(ctx); err == nil {

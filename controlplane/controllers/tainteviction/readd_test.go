@@ -83,7 +83,7 @@ func TestNodeAddedUntaintedCancels(t *testing.T) {
 				createPod(ctx, t, c, "a", nil)
 				tr := &collect{}
 				opts := tainteviction.Options{Clock: clk, Lister: controllers.Client{Clientset: c}, Writer: controllers.Client{Clientset: c}, Tracer: tr}
-				feed := &testFeed{all: true}
+				feed := &ctrltest.Feed{All: true}
 				if withFeed {
 					opts.Changes = feed
 				}
@@ -99,7 +99,7 @@ func TestNodeAddedUntaintedCancels(t *testing.T) {
 				}
 				for i, step := range tt.steps {
 					step(ctx, t, c)
-					feed.changed = tt.fed[i]
+					feed.Changed = tt.fed[i]
 					if err := te.Sync(ctx); err != nil {
 						t.Fatal(err)
 					}

@@ -1,6 +1,8 @@
 package ctrltest
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -24,4 +26,25 @@ func NewClient(t testing.TB, clk *vclock.Clock) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Feed is a node informer's event handler for a test (controllers.NodeFeed): the names of the
+// nodes the test changed since the last pass, or All after a relist.
+type Feed struct {
+	All     bool
+	Changed []string
+}
+
+// Add notes that the named node changed.
+func (f *Feed) Add(name string) { f.Changed = append(f.Changed, name) }
+
+// ChangedNodes answers All once, then the changed names, sorted and without repeats, each once.
+func (f *Feed) ChangedNodes(context.Context) ([]string, bool, error) {
+	if f.All {
+		f.All, f.Changed = false, nil
+		return nil, true, nil
+	}
+	names := slices.Compact(slices.Sorted(slices.Values(f.Changed)))
+	f.Changed = nil
+	return names, false, nil
 }
