@@ -148,9 +148,5 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 		"untaint node-2 node.kubernetes.io/unschedulable:NoSchedule",
 		"untaint node-3 node.kubernetes.io/unschedulable:NoSchedule",
 	}
-	for mode, name := range []string{"every node", "changed nodes"} {
-		if diff := cmp.Diff(want, traces[mode]); diff != "" {
-			t.Errorf("%s: taints (-want +got):\n%s", name, diff)
-		}
-	}
+	ctrltest.WantTraces(t, want, traces, [2]string{"every node", "changed nodes"})
 }

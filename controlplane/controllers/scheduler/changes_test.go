@@ -160,9 +160,5 @@ func TestUsageFollowsChangedPods(t *testing.T) {
 		"unschedulable default/q  0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
 		"bind default/q b ",
 	}
-	for mode, name := range []string{"every pod", "changed pods"} {
-		if diff := cmp.Diff(want, traces[mode]); diff != "" {
-			t.Errorf("%s: trace (-want +got):\n%s", name, diff)
-		}
-	}
+	ctrltest.WantTraces(t, want, traces, [2]string{"every pod", "changed pods"})
 }

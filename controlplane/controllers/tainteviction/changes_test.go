@@ -133,9 +133,5 @@ func TestNodeTaintsFollowChangedNodes(t *testing.T) {
 		"evict-at default/p-n2 5m0s ",
 		"evict-cancel default/p-n1 0s no NoExecute taints",
 	}
-	for mode, name := range []string{"every node", "changed nodes"} {
-		if diff := cmp.Diff(want, traces[mode]); diff != "" {
-			t.Errorf("%s: trace (-want +got):\n%s", name, diff)
-		}
-	}
+	ctrltest.WantTraces(t, want, traces, [2]string{"every node", "changed nodes"})
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
@@ -47,4 +48,15 @@ func (f *Feed) ChangedNodes(context.Context) ([]string, bool, error) {
 	names := slices.Compact(slices.Sorted(slices.Values(f.Changed)))
 	f.Changed = nil
 	return names, false, nil
+}
+
+// WantTraces checks that both modes' traces, a controller reading everything (traces[0], named
+// modes[0]) and one reading only what changed (traces[1]), are want: the two must decide alike.
+func WantTraces(t testing.TB, want []string, traces [2][]string, modes [2]string) {
+	t.Helper()
+	for mode, name := range modes {
+		if diff := cmp.Diff(want, traces[mode]); diff != "" {
+			t.Errorf("%s: trace (-want +got):\n%s", name, diff)
+		}
+	}
 }
