@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -304,64 +305,90 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	if vclock.Due(s.status, now) {
 		s.status = vclock.NextTick(s.status, s.opts.statusPeriod(), now)
 		if err := s.updateNodeStatus(ctx, now); err != nil {
-			s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: name, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
-			errs = append(errs, fmt.Errorf("update status of node %s: %w", name, err))
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// errRetryCount is what the kubelet's updateNodeStatus returns once every try has failed; each
+// try's own error is logged as it fails.
+var errRetryCount = errors.New("update node status exceeds retry count")
+
 // fastStatusUpdate is one poll of the kubelet's fastStatusUpdateOnce (fastNodeStatusUpdate): it
 // ends when the node object is already Ready, when the node would be Ready and its status has been
-// written, or after 120s; otherwise it polls again 100ms later.
+// written, or after 120s; otherwise it polls again 100ms later. Like the kubelet's, it logs what
+// goes wrong and returns nothing: a node it cannot read, or one without a Ready condition, is
+// polled again, and a write that fails is tried again at once by the periodic update.
 func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
+	logger := klog.FromContext(ctx)
 	if now.Sub(s.fastStart) >= fastStatusTimeout {
 		s.fast = time.Time{}
+		logger.Error(nil, "Node not becoming ready in time after startup")
 		return nil
 	}
 	s.fast = now.Add(FastStatusPeriod)
 	node, err := s.readNode(ctx, 0)
 	if err != nil {
-		return err
-	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-			s.fast = time.Time{}
-			return nil
-		}
-	}
-	if ready, _ := s.readiness(); !ready {
+		logger.Error(err, "Error getting the current node from lister")
 		return nil
 	}
-	s.fast = time.Time{}
+	i := readyIndex(node)
+	if i < 0 {
+		logger.Error(nil, "Node does not have NodeReady condition", "originalNode", node)
+		return nil
+	}
+	if node.Status.Conditions[i].Status == v1.ConditionTrue {
+		s.fast = time.Time{}
+		return nil
+	}
+	// The kubelet computes the whole status first (updateNode): its setters record their events
+	// whether or not the node turns out Ready.
 	ready, msg := s.readiness()
 	upd := node.DeepCopy()
-	s.recordStatus(setConditions(upd, now, ready, msg))
+	s.recordStatus(s.setConditions(ctx, upd, now, ready, msg))
 	s.recordSchedulable(upd)
 	applyResources(upd, s.capacity, s.allocatable)
 	s.applyDevices(upd)
+	if !ready || !statusChanged(&node.Status, &upd.Status) {
+		return nil
+	}
+	s.fast = time.Time{}
+	logger.Info("Fast updating node status as it just became ready")
 	if err := s.writeStatus(ctx, node, upd, ready, msg, now); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
 		// The node read is probably stale (a controller tainted it meanwhile): as the kubelet's
 		// fastNodeStatusUpdate, retry at once with the periodic update, which reads it again,
 		// rather than leave the node NotReady until the next period.
-		if rerr := s.updateNodeStatus(ctx, now); rerr != nil {
-			return errors.Join(err, rerr)
-		}
+		logger.Error(err, "Error updating node status, will retry with syncNodeStatus")
+		return s.updateNodeStatus(ctx, now)
 	}
 	return nil
 }
 
+// readyIndex is the index of node's first Ready condition, -1 when it has none.
+func readyIndex(node *v1.Node) int {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == v1.NodeReady {
+			return i
+		}
+	}
+	return -1
+}
+
 // updateNodeStatus is the kubelet's updateNodeStatus: tryUpdateNodeStatus until one succeeds,
-// at most nodeStatusUpdateRetry times. It returns the last failure.
+// at most nodeStatusUpdateRetry times, each failure logged. When all fail it traces the last
+// failure and returns errRetryCount, as the kubelet's does, for the caller to log.
 func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 	var err error
 	for try := range nodeStatusUpdateRetry {
 		if err = s.tryUpdateNodeStatus(ctx, now, try); err == nil {
 			return nil
 		}
+		klog.FromContext(ctx).Error(err, "Error updating node status, will retry")
 	}
-	return err
+	s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "updateNodeStatus"})
+	return fmt.Errorf("update status of node %s: %w", s.opts.NodeName, errRetryCount)
 }
 
 // readNode reads the node as the kubelet's status updates do: from the node lister at the first
@@ -391,7 +418,7 @@ func (s *Status) tryUpdateNodeStatus(ctx context.Context, now time.Time, try int
 	// The setters run once on a copy, as the kubelet's do: GetCapacity, which removes an expired
 	// resource as it reports it, must not be asked twice.
 	upd := node.DeepCopy()
-	s.recordStatus(setConditions(upd, now, ready, msg))
+	s.recordStatus(s.setConditions(ctx, upd, now, ready, msg))
 	s.recordSchedulable(upd)
 	applyResources(upd, s.capacity, s.allocatable)
 	s.applyDevices(upd)
@@ -526,12 +553,49 @@ func (s *Status) writeStatus(ctx context.Context, node, upd *v1.Node, ready bool
 }
 
 // readiness is the Ready condition the kubelet would report: not ready while the runtime state
-// has errors (the runtime is down, or the PLEG is not healthy).
+// has errors (the runtime is down, or the PLEG is not healthy), with the message of the kubelet's
+// aggregate of them.
 func (s *Status) readiness() (bool, string) {
 	if err := s.opts.RuntimeState.Errors(); err != nil {
-		return false, strings.ReplaceAll(err.Error(), "\n", "; ")
+		return false, aggregateMessage(err)
 	}
 	return true, readyMessage
+}
+
+// aggregateMessage is the message of the errors joined in err as the kubelet's aggregate error
+// (k8s.io/apimachinery/pkg/util/errors) writes it, which the Ready setter makes its message: one
+// error's message alone, several (without repeats) as "[a, b]". Joined errors are flattened, as
+// the aggregate flattens aggregates nested in it.
+func aggregateMessage(err error) string {
+	var msgs []string
+	var visit func(error)
+	visit = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				visit(e)
+			}
+			return
+		}
+		if m := err.Error(); !slices.Contains(msgs, m) {
+			msgs = append(msgs, m)
+		}
+	}
+	visit(err)
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
+}
+
+// setConditions is the package's setConditions, with the Ready setter's log when the node turns
+// not ready.
+func (s *Status) setConditions(ctx context.Context, node *v1.Node, now time.Time, ready bool, msg string) []string {
+	recorded := setConditions(node, now, ready, msg)
+	if slices.Contains(recorded, events.NodeNotReady) {
+		i := readyIndex(node)
+		klog.FromContext(ctx).Info("Node became not ready", "node", klog.KObj(node), "condition", node.Status.Conditions[i])
+	}
+	return recorded
 }
 
 // record records one event about the node.

@@ -224,6 +224,12 @@ func (c Client) DeletePod(ctx context.Context, namespace, name string, opts meta
 	return c.Clientset.CoreV1().Pods(namespace).Delete(ctx, name, opts)
 }
 
+// FetchPod gets one pod from the API server, whatever lister is set: the read of a controller
+// that asks the server rather than its cache (taint eviction's deletePodHandler).
+func (c Client) FetchPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	return c.Clientset.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
 // Bind assigns a pod to a node through the pods/binding subresource.
 func (c Client) Bind(ctx context.Context, b *v1.Binding) error {
 	return c.Clientset.CoreV1().Pods(b.Namespace).Bind(ctx, b, metav1.CreateOptions{})

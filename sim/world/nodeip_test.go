@@ -3,6 +3,8 @@ package world
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver"
 )
 
 func TestNodeIP(t *testing.T) {
@@ -11,13 +13,13 @@ func TestNodeIP(t *testing.T) {
 		last  string // the address of node nodes-1
 	}{
 		{nodes: 0},
-		{nodes: 1, last: "10.0.0.10"},
-		{nodes: 245, last: "10.0.0.254"},
-		{nodes: 246, last: "10.0.0.255"},
-		{nodes: 247, last: "10.0.1.0"},
-		{nodes: 1000, last: "10.0.3.241"},
-		{nodes: 5000, last: "10.0.19.145"},
-		{nodes: maxNodes, last: "10.0.255.255"},
+		{nodes: 1, last: "192.168.0.10"},
+		{nodes: 245, last: "192.168.0.254"},
+		{nodes: 246, last: "192.168.0.255"},
+		{nodes: 247, last: "192.168.1.0"},
+		{nodes: 1000, last: "192.168.3.241"},
+		{nodes: 5000, last: "192.168.19.145"},
+		{nodes: maxNodes, last: "192.168.255.255"},
 	}
 	for _, tt := range tests {
 		seen := map[string]int{}
@@ -30,8 +32,14 @@ func TestNodeIP(t *testing.T) {
 			if err != nil || !a.Is4() {
 				t.Fatalf("NodeIP(%d) = %q, not an IPv4 address (%v)", i, ip, err)
 			}
-			if !netip.MustParsePrefix("10.0.0.0/16").Contains(a) {
-				t.Errorf("NodeIP(%d) = %q, outside 10.0.0.0/16", i, ip)
+			if !netip.MustParsePrefix("192.168.0.0/16").Contains(a) {
+				t.Errorf("NodeIP(%d) = %q, outside 192.168.0.0/16", i, ip)
+			}
+			// A node's address is never a Service's ClusterIP, nor a pod's address.
+			for _, other := range []netip.Prefix{fakeapiserver.DefaultServiceCIDR, netip.MustParsePrefix("10.88.0.0/16")} {
+				if other.Contains(a) {
+					t.Errorf("NodeIP(%d) = %q, inside %v", i, ip, other)
+				}
 			}
 			if j, ok := seen[ip]; ok {
 				t.Fatalf("NodeIP(%d) = NodeIP(%d) = %q", i, j, ip)
@@ -42,10 +50,10 @@ func TestNodeIP(t *testing.T) {
 			}
 		}
 	}
-	// The first 246 nodes keep the addresses 10.0.0.(10+i) they always had.
+	// The first 246 nodes are 192.168.0.(10+i).
 	for i := range 246 {
-		if ip, _ := NodeIP(i); ip != netip.AddrFrom4([4]byte{10, 0, 0, byte(10 + i)}).String() {
-			t.Errorf("NodeIP(%d) = %q, want 10.0.0.%d", i, ip, 10+i)
+		if ip, _ := NodeIP(i); ip != netip.AddrFrom4([4]byte{192, 168, 0, byte(10 + i)}).String() {
+			t.Errorf("NodeIP(%d) = %q, want 192.168.0.%d", i, ip, 10+i)
 		}
 	}
 	for _, i := range []int{-1, maxNodes} {

@@ -186,7 +186,7 @@ func TestNodeReadsLeaveTheStoredObjectsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := c.NodeWrites(link, client)
-	s, err := nodestatus.New(nodestatus.Options{NodeName: "node-1", NodeIP: "10.0.0.10", Clock: clk, Tracer: trace.Discard,
+	s, err := nodestatus.New(nodestatus.Options{NodeName: "node-1", NodeIP: "192.168.0.10", Clock: clk, Tracer: trace.Discard,
 		Client: w, RuntimeState: readyRuntime{}})
 	if err != nil {
 		t.Fatal(err)
@@ -328,10 +328,10 @@ func TestPodStatusWritesLeaveTheStoredPodAlone(t *testing.T) {
 	done := v1.ContainerStatus{Name: "c", Image: "busybox:1.36", Started: ptrTo(false),
 		State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: at(2), FinishedAt: at(5)}}}
 	statuses := []v1.PodStatus{
-		{Phase: v1.PodPending, HostIP: "10.0.0.10"},
-		{Phase: v1.PodRunning, HostIP: "10.0.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{running},
+		{Phase: v1.PodPending, HostIP: "192.168.0.10"},
+		{Phase: v1.PodRunning, HostIP: "192.168.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{running},
 			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: at(3)}}},
-		{Phase: v1.PodSucceeded, HostIP: "10.0.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{done},
+		{Phase: v1.PodSucceeded, HostIP: "192.168.0.10", PodIP: "10.1.0.5", StartTime: ptrTo(at(1)), ContainerStatuses: []v1.ContainerStatus{done},
 			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: at(5)}}},
 	}
 	for i, s := range statuses {

@@ -57,6 +57,9 @@ func (noWrites) UpdatePodStatus(context.Context, *v1.Pod) (*v1.Pod, error) {
 func (noWrites) DeletePod(context.Context, string, string, metav1.DeleteOptions) error {
 	return fmt.Errorf("no writes expected")
 }
+func (noWrites) FetchPod(context.Context, string, string) (*v1.Pod, error) {
+	return nil, fmt.Errorf("no reads expected")
+}
 
 // BenchmarkSyncTainted: one pass of the controller in a steady state, 50 unreachable nodes with
 // 20 pods each, every pod tolerating the taint for 300s (the API server's default tolerations)

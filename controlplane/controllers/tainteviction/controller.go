@@ -2,7 +2,6 @@ package tainteviction
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -39,10 +38,13 @@ type NodeChanges interface {
 	ChangedNodes(ctx context.Context) (names []string, all bool, err error)
 }
 
-// Writer is what the controller writes.
+// Writer is what the controller sends to the API server itself: its writes, and deletePodHandler's
+// read of a pod, which goes to the server rather than to a cache.
 type Writer interface {
 	UpdatePodStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
 	DeletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
+	// FetchPod gets the pod from the API server, never from a cache.
+	FetchPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 }
 
 // Options configure a Controller.
@@ -69,8 +71,11 @@ type work struct {
 	// name may be on another node now, where Sync looks it up by name.
 	node string
 	// tries counts the failed attempts to evict: deletePodHandler tries evictTries times, 10ms
-	// apart, before it gives up. Once it has tried, a cancel does not stop it (see cancel).
+	// apart, before it gives up. Once it has tried, a cancel does not stop it (see cancel), nor
+	// does the pod's deletion: its remaining tries fail with the pod's NotFound. err is the
+	// last try's error, which the handler returns once it has slept after its last try.
 	tries int
+	err   error
 	// delayed is set for an eviction scheduled to fire later than it was scheduled, which the
 	// real controller keeps as a timer; one due at once is a nil entry in its queue. cancelled
 	// is set once a cancel has recorded its event during the retries.
@@ -146,7 +151,8 @@ func (c *Controller) NextWake() (time.Time, bool) {
 // would: it processes the pods of nodes whose NoExecute taints changed and the pods new on a
 // tainted node or whose tolerations changed, cancels the evictions of pods on nodes whose taints
 // were removed or that were added untainted, and of pods that are gone; then it evicts the pods
-// whose time has come.
+// whose time has come. It returns the errors of its reads; an eviction that fails is tried again,
+// and logged once its tries are over, as deletePodHandler and its timed worker do.
 func (c *Controller) Sync(ctx context.Context) error {
 	now := c.opts.Clock.Now()
 	// cleared are the nodes without NoExecute taints whose taints were removed or that were
@@ -257,32 +263,54 @@ func (c *Controller) Sync(ctx context.Context) error {
 		// Otherwise the pod came to a node that has no NoExecute taints, which handlePodUpdate
 		// leaves alone: its eviction stays scheduled and deletes it by name when due.
 	}
-	// A pod that is gone needs no eviction (handlePodUpdate on a deleted pod).
+	// A pod that is gone needs no eviction (handlePodUpdate on a deleted pod): cancel drops one
+	// not tried yet. A handler that has tried goes on: its remaining tries find no pod.
 	for _, key := range sortedKeys(c.scheduled) {
 		if _, ok := present[key]; !ok {
 			c.cancel(key, "pod gone")
-			// A retrying handler's remaining tries find no pod: nothing is left to do.
-			delete(c.scheduled, key)
 		}
 	}
-	var errs []error
 	for _, key := range sortedKeys(c.scheduled) {
 		w := c.scheduled[key]
 		if w.fire.After(now) {
 			continue
 		}
 		delete(c.scheduled, key)
-		if err := c.evict(ctx, present[key], w.tries == 0); err != nil {
-			errs = append(errs, err)
+		if w.tries == evictTries {
+			// deletePodHandler has slept after its last failed try and returns that try's
+			// error, which the timed worker logs: once per eviction, not per try.
+			klog.FromContext(ctx).Error(w.err, "TaintEvictionController: timed worker failed")
+			continue
+		}
+		var err error
+		if pod, ok := present[key]; ok {
+			err = c.evict(ctx, pod, w.tries == 0)
+		} else {
+			err = c.evictGone(ctx, key)
+		}
+		if err != nil {
 			// Tried again by a pass 10ms later: the eviction is no longer processed on its own
-			// once a pod does not change, so a lost try would be a lost eviction.
-			if w.tries++; w.tries < evictTries {
-				w.fire = now.Add(evictRetryDelay)
-				c.scheduled[key] = w
-			}
+			// once a pod does not change, so a lost try would be a lost eviction. The handler
+			// sleeps after its last try too, so the work ends 10ms after it.
+			w.tries++
+			w.err = err
+			w.fire = now.Add(evictRetryDelay)
+			c.scheduled[key] = w
 		}
 	}
-	return errors.Join(errs...)
+	return nil
+}
+
+// evictGone is a try of deletePodHandler for a pod the pass did not find: addConditionAndDeletePod
+// gets the pod from the API server, which answers NotFound unless the pod is there again (then it
+// is evicted). The error is the server's, which names the pod, as the handler returns it.
+func (c *Controller) evictGone(ctx context.Context, key string) error {
+	ns, name := splitKey(key)
+	pod, err := c.opts.Writer.FetchPod(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	return c.evict(ctx, pod, false)
 }
 
 // undoTaints is a node's entry in tainted before a pass changed it.
@@ -473,7 +501,9 @@ func (c *Controller) cancel(key, why string) {
 
 // evict is deletePodHandler with addConditionAndDeletePod: the DisruptionTarget condition, then a
 // delete with the pod's own grace period. The handler logs and records the event once, before
-// its first try.
+// its first try. Any error fails the try, NotFound too (the pod was deleted meanwhile): the
+// handler does not tell it apart, and its next try finds no pod. The errors are the server's,
+// which name the pod, as the handler returns them for its timed worker to log.
 func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
 	if first {
@@ -486,14 +516,11 @@ func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 		Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint",
 	}, c.opts.Clock.Now()) {
 		if _, err := c.opts.Writer.UpdatePodStatus(ctx, next); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("evict pod %s: %w", key, err)
+			return err
 		}
 	}
-	if err := c.opts.Writer.DeletePod(ctx, pod.Namespace, pod.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("evict pod %s: %w", key, err)
+	if err := c.opts.Writer.DeletePod(ctx, pod.Namespace, pod.Name, metav1.DeleteOptions{}); err != nil {
+		return err
 	}
 	c.opts.Tracer.Emit(trace.Event{Component: trace.TaintEviction, Event: trace.KindEvict, Pod: key, UID: string(pod.UID),
 		Reason: "DeletionByTaintManager", Func: "addConditionAndDeletePod"})

@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -39,6 +41,10 @@ func (w *flakyWriter) UpdatePodStatus(_ context.Context, pod *v1.Pod) (*v1.Pod, 
 func (w *flakyWriter) DeletePod(context.Context, string, string, metav1.DeleteOptions) error {
 	w.deletes++
 	return nil
+}
+
+func (w *flakyWriter) FetchPod(_ context.Context, _, name string) (*v1.Pod, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
 }
 
 // deletePodHandler tries an eviction five times, 10ms apart, then gives up; a pass 10ms later
