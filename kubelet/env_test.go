@@ -299,12 +299,14 @@ func inProcessClient(t testing.TB, srv *fakeapiserver.Server) kubernetes.Interfa
 // eventLog is a record.EventRecorder that keeps "Type Reason Message" lines. The env drives the
 // kubelet from one goroutine, so it needs no lock.
 type eventLog struct {
+	n      int // the events received
 	events []string
 }
 
 var _ record.EventRecorder = (*eventLog)(nil)
 
 func (l *eventLog) Event(_ runtime.Object, eventType, reason, message string) {
+	l.n++
 	l.events = append(l.events, eventType+" "+reason+" "+message)
 }
 
