@@ -181,7 +181,15 @@ func fitsRequest(req amounts, allocatable amounts, others others) []Failure {
 // resources the node has no allocatable entry for are dropped, so such a pod is admitted (they may
 // be cluster-level resources). Limits are left alone: the fit does not read them. dropped says
 // whether any request was dropped.
+//
+// The kubelet always measures a copy; the copy differs from pod only when a request is dropped
+// (each container's requests are otherwise the same amounts in a list of their own), and the fit
+// reads it and throws it away. So pod itself is returned, uncopied, when nothing is to be dropped:
+// nearly every pod, whose copy was 5 allocations and 2 KB of garbage at each admission.
 func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) (_ *v1.Pod, dropped bool) {
+	if !requestsMissingExtended(pod.Spec.Containers, allocatable) && !requestsMissingExtended(pod.Spec.InitContainers, allocatable) {
+		return pod, false
+	}
 	pod = pod.DeepCopy()
 	filter := func(containers []v1.Container) {
 		for i := range containers {
@@ -201,6 +209,21 @@ func dropMissingExtendedResources(pod *v1.Pod, allocatable amounts) (_ *v1.Pod, 
 	filter(pod.Spec.Containers)
 	filter(pod.Spec.InitContainers)
 	return pod, dropped
+}
+
+// requestsMissingExtended reports whether a container requests an extended resource the node
+// does not advertise: one that dropMissingExtendedResources drops.
+func requestsMissingExtended(containers []v1.Container, allocatable amounts) bool {
+	for i := range containers {
+		for name := range containers[i].Resources.Requests {
+			if isExtended(name) {
+				if _, ok := allocatable.scalar[name]; !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // anyAddress is the host IP of a port bound on every address, the scheduler's default.

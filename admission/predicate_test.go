@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -129,6 +131,86 @@ func TestGeneralFilter(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("failures (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// dropByACopy is dropMissingExtendedResources as the kubelet's removeMissingExtendedResources
+// does it, and as it was here: always on a copy, each container's requests in a list of its own.
+func dropByACopy(pod *v1.Pod, allocatable amounts) (_ *v1.Pod, dropped bool) {
+	pod = pod.DeepCopy()
+	filter := func(containers []v1.Container) {
+		for i := range containers {
+			kept := v1.ResourceList{}
+			for name, q := range containers[i].Resources.Requests {
+				if isExtended(name) {
+					if _, ok := allocatable.scalar[name]; !ok {
+						dropped = true
+						continue
+					}
+				}
+				kept[name] = q
+			}
+			containers[i].Resources.Requests = kept
+		}
+	}
+	filter(pod.Spec.Containers)
+	filter(pod.Spec.InitContainers)
+	return pod, dropped
+}
+
+// TestExtendedRequestsDroppedAsByACopy checks that dropMissingExtendedResources, which copies a
+// pod only when it drops a request, hands the fit a pod with the same spec and requests as the
+// copy the kubelet always makes, says alike whether it dropped one, returns the pod itself when it
+// did not, and never writes to the pod.
+func TestExtendedRequestsDroppedAsByACopy(t *testing.T) {
+	allocatable := amountsOf(rl("cpu", "4", "memory", "1Gi", "pods", "110", "example.com/gpu", "1"))
+	sidecar := func(c v1.Container) v1.Container {
+		c.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
+		return c
+	}
+	withInit := func(p *v1.Pod, init ...v1.Container) *v1.Pod {
+		p.Spec.InitContainers = init
+		return p
+	}
+	tests := []struct {
+		name        string
+		pod         *v1.Pod
+		wantDropped bool
+	}{
+		{"no container", testPod("p"), false},
+		{"no requests", testPod("p", ctr("app", nil)), false},
+		{"empty requests", testPod("p", ctr("app", v1.ResourceList{})), false},
+		{"cpu and memory", testPod("p", ctr("app", rl("cpu", "500m", "memory", "64Mi"))), false},
+		{"hugepages and the kubernetes.io namespace are not extended", testPod("p", ctr("app", rl("hugepages-2Mi", "2Mi", "kubernetes.io/foo", "1"))), false},
+		{"requests. prefix is not extended", testPod("p", ctr("app", rl("requests.example.com/x", "1"))), false},
+		{"extended resource the node has", testPod("p", ctr("app", rl("cpu", "100m", "example.com/gpu", "1"))), false},
+		{"extended resource the node lacks", testPod("p", ctr("app", rl("cpu", "100m", "example.com/fpga", "2"))), true},
+		{"lacking in the second container", testPod("p", ctr("a", rl("cpu", "1")), ctr("b", rl("example.com/fpga", "1", "memory", "1Mi"))), true},
+		{"lacking in an init container", withInit(testPod("p", ctr("app", rl("cpu", "1"))), ctr("init", rl("example.com/fpga", "1"))), true},
+		{"lacking in a sidecar", withInit(testPod("p", ctr("app", nil)), sidecar(ctr("side", rl("example.com/fpga", "1", "cpu", "200m")))), true},
+		{"init containers with what the node has", withInit(testPod("p", ctr("app", nil)), ctr("init", rl("example.com/gpu", "1")), sidecar(ctr("side", rl("cpu", "1")))), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.pod.DeepCopy()
+			want, wantDropped := dropByACopy(tt.pod, allocatable)
+			got, dropped := dropMissingExtendedResources(tt.pod, allocatable)
+			if dropped != wantDropped || dropped != tt.wantDropped {
+				t.Errorf("dropped = %t, the copy's %t, want %t", dropped, wantDropped, tt.wantDropped)
+			}
+			if !dropped && got != tt.pod {
+				t.Errorf("nothing dropped, but the pod returned is a copy")
+			}
+			if !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				t.Errorf("spec differs from the copy's (-copy +got):\n%s", cmp.Diff(want.Spec, got.Spec))
+			}
+			if gotReq, wantReq := amountsOf(PodRequests(got)), amountsOf(PodRequests(want)); !reflect.DeepEqual(gotReq, wantReq) {
+				t.Errorf("requests = %+v, the copy's %+v", gotReq, wantReq)
+			}
+			if diff := cmp.Diff(before, tt.pod); diff != "" {
+				t.Errorf("the pod was written to (-before +after):\n%s", diff)
 			}
 		})
 	}

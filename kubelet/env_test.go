@@ -76,11 +76,15 @@ type envOptions struct {
 	// routedWatch feeds the api source from a shared pod router, as replay's fleets do, instead
 	// of a watch reading the server's history on its own.
 	routedWatch bool
+	// countEvents makes the event log count the Kubernetes events instead of keeping their
+	// text: a benchmark's run of thousands of pods, whose events a real run hands on (client-go's
+	// broadcaster, the API server) and does not keep in the kubelet's heap.
+	countEvents bool
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), clk: vclock.New(vclock.Epoch), events: &eventLog{}, files: world.NewStaticPods(staticPodPath)}
+	e := &env{t: t, ctx: context.Background(), clk: vclock.New(vclock.Epoch), events: &eventLog{count: o.countEvents}, files: world.NewStaticPods(staticPodPath)}
 	var tracer trace.Tracer = trace.Discard
 	if !o.discard {
 		rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: e.clk, Keep: true})
@@ -296,19 +300,28 @@ func inProcessClient(t testing.TB, srv *fakeapiserver.Server) kubernetes.Interfa
 	return c
 }
 
-// eventLog is a record.EventRecorder that keeps "Type Reason Message" lines. The env drives the
-// kubelet from one goroutine, so it needs no lock.
+// eventLog is a record.EventRecorder that keeps "Type Reason Message" lines, or only counts the
+// events when count is set. The env drives the kubelet from one goroutine, so it needs no lock.
 type eventLog struct {
+	count  bool
+	n      int // the events received, kept or not
 	events []string
 }
 
 var _ record.EventRecorder = (*eventLog)(nil)
 
 func (l *eventLog) Event(_ runtime.Object, eventType, reason, message string) {
-	l.events = append(l.events, eventType+" "+reason+" "+message)
+	l.n++
+	if !l.count {
+		l.events = append(l.events, eventType+" "+reason+" "+message)
+	}
 }
 
 func (l *eventLog) Eventf(o runtime.Object, eventType, reason, format string, args ...any) {
+	if l.count {
+		l.n++
+		return
+	}
 	l.Event(o, eventType, reason, fmt.Sprintf(format, args...))
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -134,7 +135,7 @@ var savePool = sync.Pool{New: func() any { return new(checkpointBuffers) }}
 // the map's keys, then written into the file as a JSON string and hashed where it lies. The
 // kubelet's way (the data marshalled, copied into a string, hashed through a dump of it, and the
 // whole marshalled again) made each save a few copies of the file.
-func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) error {
+func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]podAllocation) error {
 	data := &b.data
 	data.Reset()
 	// Entries is omitted when empty, as Marshal omits an empty map.
@@ -149,19 +150,29 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]map[string]
 		slices.Sort(b.keys)
 		data.WriteString(`{"entries":{`)
 		// An Encoder writes Marshal's bytes (escaped alike) and a newline, which is dropped.
+		// A pod's podResourceInfo is written as Marshal writes it: its containers' map as an
+		// object with the names in increasing order (the order podAllocation keeps), and
+		// PodLevelResources null.
 		enc := json.NewEncoder(data)
-		info := podResourceInfo{}
 		for i, uid := range b.keys {
 			if i > 0 {
 				data.WriteByte(',')
 			}
 			data.Write(appendJSONString(data.AvailableBuffer(), string(uid)))
-			data.WriteByte(':')
-			info.ContainerResources = allocated[uid]
-			if err := enc.Encode(&info); err != nil {
-				return fmt.Errorf("encode allocation checkpoint: pod %s: %w", uid, err)
+			data.WriteString(`:{"ContainerResources":{`)
+			for j := range allocated[uid] {
+				c := &allocated[uid][j]
+				if j > 0 {
+					data.WriteByte(',')
+				}
+				data.Write(appendJSONString(data.AvailableBuffer(), c.name))
+				data.WriteByte(':')
+				if err := enc.Encode(&c.resources); err != nil {
+					return fmt.Errorf("encode allocation checkpoint: pod %s: container %s: %w", uid, c.name, err)
+				}
+				data.Truncate(data.Len() - 1) // the newline
 			}
-			data.Truncate(data.Len() - 1) // the newline
+			data.WriteString(`},"PodLevelResources":null}`)
 		}
 		data.WriteString("}}")
 	}
@@ -221,8 +232,8 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 
 // decodeCheckpoint returns the allocations a checkpoint holds: none for an empty file's nil. A
 // checkpoint that does not decode or whose checksum does not match its data is refused whole.
-func decodeCheckpoint(b []byte) (map[types.UID]map[string]v1.ResourceRequirements, error) {
-	allocated := map[types.UID]map[string]v1.ResourceRequirements{}
+func decodeCheckpoint(b []byte) (map[types.UID]podAllocation, error) {
+	allocated := map[types.UID]podAllocation{}
 	if b == nil {
 		return allocated, nil
 	}
@@ -238,11 +249,18 @@ func decodeCheckpoint(b []byte) (map[types.UID]map[string]v1.ResourceRequirement
 		return nil, fmt.Errorf("failed to get pod resource information: %w", err)
 	}
 	for uid, p := range info.Entries {
-		containers := p.ContainerResources
-		if containers == nil {
-			containers = map[string]v1.ResourceRequirements{}
-		}
-		allocated[uid] = containers
+		allocated[uid] = allocationOf(p.ContainerResources)
 	}
 	return allocated, nil
+}
+
+// allocationOf returns the allocation of containers, a map by container name as the checkpoint
+// holds it.
+func allocationOf(containers map[string]v1.ResourceRequirements) podAllocation {
+	alloc := make(podAllocation, 0, len(containers))
+	for name, r := range containers {
+		alloc = append(alloc, containerAllocation{name: name, resources: r})
+	}
+	slices.SortFunc(alloc, func(a, b containerAllocation) int { return strings.Compare(a.name, b.name) })
+	return alloc
 }

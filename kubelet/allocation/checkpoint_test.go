@@ -47,7 +47,7 @@ func TestCheckpointIsTheKubelets(t *testing.T) {
 		t.Fatalf("decodeCheckpoint(the kubelet's) error = %v", err)
 	}
 	for uid, want := range kubeletAllocations() {
-		if !equalAllocation(back[uid], want) {
+		if !equalAllocation(mapOf(back[uid]), want) {
 			t.Errorf("decoded allocation of %s = %v, want %v", uid, back[uid], want)
 		}
 	}
@@ -115,7 +115,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := encodeCheckpoint(got)
+		again, err := encodeCheckpoint(mapsOf(got))
 		if err != nil {
 			t.Fatalf("encodeCheckpoint(decoded) error = %v", err)
 		}
@@ -127,7 +127,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 			t.Fatalf("round trip kept %d of %d pods", len(back), len(got))
 		}
 		for uid, a := range got {
-			if !equalAllocation(back[uid], a) {
+			if !equalAllocation(mapOf(back[uid]), mapOf(a)) {
 				t.Fatalf("round trip of %s = %v, want %v", uid, back[uid], a)
 			}
 		}
@@ -184,7 +184,7 @@ func TestFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu := got["web"]["app"].Requests[v1.ResourceCPU]; got["db"] != nil || cpu.String() != "300m" {
+	if cpu := mapOf(got["web"])["app"].Requests[v1.ResourceCPU]; got["db"] != nil || cpu.String() != "300m" {
 		t.Errorf("checkpoint after the removal and the new allocation = %v, want web at 300m only", got)
 	}
 
@@ -322,7 +322,7 @@ func TestResizeAllocatedIsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu := got["web"]["app"].Requests[v1.ResourceCPU]; cpu.String() != "300m" || got["db"] == nil {
+	if cpu := mapOf(got["web"])["app"].Requests[v1.ResourceCPU]; cpu.String() != "300m" || got["db"] == nil {
 		t.Errorf("checkpoint after the resize = %v, want web at 300m and db", got)
 	}
 	e.m.HandlePodUpdate(ctx, db, e.resize(db, "5"))

@@ -19,7 +19,7 @@ import (
 // test or benchmark that keeps the bytes.
 func encodeCheckpoint(allocated map[types.UID]map[string]v1.ResourceRequirements) ([]byte, error) {
 	var b checkpointBuffers
-	if err := b.appendCheckpoint(allocated); err != nil {
+	if err := b.appendCheckpoint(allocationsOf(allocated)); err != nil {
 		return nil, err
 	}
 	return b.file.Bytes(), nil
@@ -79,7 +79,7 @@ func TestAppendCheckpointIsMarshals(t *testing.T) {
 				t.Errorf("encodeCheckpoint (-Marshal's +got):\n%s", diff)
 			}
 			reused.reset()
-			if err := reused.appendCheckpoint(allocated); err != nil {
+			if err := reused.appendCheckpoint(allocationsOf(allocated)); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, reused.file.String()); diff != "" {
@@ -93,8 +93,8 @@ func TestAppendCheckpointIsMarshals(t *testing.T) {
 // reset (as the pool gets them back) and after a save of fewer pods into used buffers, so that a
 // pooled buffer keeps no pod's UID string alive.
 func TestBuffersKeepNoUIDs(t *testing.T) {
-	many := map[types.UID]map[string]v1.ResourceRequirements{"a": {}, "b": {}, "c": {}, "d": {}}
-	few := map[types.UID]map[string]v1.ResourceRequirements{"e": {}}
+	many := map[types.UID]podAllocation{"a": {}, "b": {}, "c": {}, "d": {}}
+	few := map[types.UID]podAllocation{"e": {}}
 	kept := func(b *checkpointBuffers) []types.UID {
 		var out []types.UID
 		for _, uid := range b.keys[len(b.keys):cap(b.keys)] {
@@ -226,7 +226,7 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	if err := e.m.Flush(); err != nil || cp.writes != 1 {
 		t.Errorf("Flush() of the same allocations = %v, %d writes, want still 1", err, cp.writes)
 	}
-	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
+	if diff := cmp.Diff(string(marshalCheckpoint(t, mapsOf(e.m.allocated))), string(cp.data)); diff != "" {
 		t.Errorf("written checkpoint (-want +got):\n%s", diff)
 	}
 	if err := e.start("4", cp); err != nil {
@@ -244,7 +244,7 @@ func TestFlushAfterRestartKnowsTheFile(t *testing.T) {
 	if err := e.m.Flush(); err != nil || cp.writes != 2 {
 		t.Errorf("Flush() of the changed allocations again = %v, %d writes, want still 2", err, cp.writes)
 	}
-	if diff := cmp.Diff(string(marshalCheckpoint(t, e.m.allocated)), string(cp.data)); diff != "" {
+	if diff := cmp.Diff(string(marshalCheckpoint(t, mapsOf(e.m.allocated))), string(cp.data)); diff != "" {
 		t.Errorf("written checkpoint (-want +got):\n%s", diff)
 	}
 }
