@@ -193,7 +193,7 @@ func checkRemovable(t *testing.T, d *DiskDirs, got []Reconstructed) {
 	t.Helper()
 	for _, r := range got {
 		for _, v := range r.Volumes {
-			plugin := d.known[r.Pod.UID][v]
+			plugin, _ := d.plugin(r.Pod.UID, v)
 			path := filepath.Join(d.volumesDir(r.Pod.UID), plugin, v)
 			entries, _ := os.ReadDir(path)
 			err := d.Remove(r.Pod.UID, v)
@@ -243,7 +243,7 @@ func FuzzDiskDirsReconstruct(f *testing.F) {
 				t.Errorf("pod %s reconstructed with volumes %q", r.Pod.UID, r.Volumes)
 			}
 			for _, v := range r.Volumes {
-				plugin := d.known[r.Pod.UID][v]
+				plugin, _ := d.plugin(r.Pod.UID, v)
 				if !slices.Contains(knownPluginDirs, plugin) {
 					t.Errorf("volume %s/%s under plugin directory %q", r.Pod.UID, v, plugin)
 				}
@@ -348,5 +348,49 @@ func TestHasVolumes(t *testing.T) {
 				check("removed "+name, "a", name == "creds")
 			}
 		})
+	}
+}
+
+// TestDiskDirsKnowsEachVolume checks the record of what is on disk, a pod's volumes in a slice:
+// each volume is known by its name with its plugin directory (a second record of a name replaces
+// its plugin), a removal forgets that volume alone, and the pod's last one the pod.
+func TestDiskDirsKnowsEachVolume(t *testing.T) {
+	d := &DiskDirs{Root: t.TempDir()}
+	d.record("u", "a", "kubernetes.io~secret")
+	d.record("u", "b", "kubernetes.io~empty-dir")
+	d.record("u", "a", "kubernetes.io~projected")
+	d.record("w", "a", "kubernetes.io~configmap")
+	for _, tc := range []struct {
+		uid              types.UID
+		name, wantPlugin string
+		wantKnown        bool
+	}{
+		{"u", "a", "kubernetes.io~projected", true},
+		{"u", "b", "kubernetes.io~empty-dir", true},
+		{"w", "a", "kubernetes.io~configmap", true},
+		{"w", "b", "", false},
+		{"x", "a", "", false},
+	} {
+		if plugin, known := d.plugin(tc.uid, tc.name); plugin != tc.wantPlugin || known != tc.wantKnown {
+			t.Errorf("plugin(%s, %s) = %q, %v; want %q, %v", tc.uid, tc.name, plugin, known, tc.wantPlugin, tc.wantKnown)
+		}
+	}
+	if err := d.Remove("u", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, known := d.plugin("u", "a"); known {
+		t.Error("a removed volume is still known")
+	}
+	if plugin, _ := d.plugin("u", "b"); plugin != "kubernetes.io~empty-dir" || !d.HasVolumes("u") {
+		t.Errorf("after removing another volume: plugin %q, HasVolumes %v; want the volume kept", plugin, d.HasVolumes("u"))
+	}
+	if err := d.Remove("u", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.known["u"]; ok || d.HasVolumes("u") {
+		t.Error("a pod whose last volume was removed is still known")
+	}
+	if !d.HasVolumes("w") {
+		t.Error("another pod's volume was forgotten")
 	}
 }

@@ -183,7 +183,7 @@ func TestDiskDirsTearDown(t *testing.T) {
 			} else if _, err := os.Stat(path); !os.IsNotExist(err) {
 				t.Errorf("empty volume directory after its TearDown: %v, want it gone", err)
 			}
-			if _, known := d.known["u"]["v"]; known != tt.wantErr {
+			if _, known := d.plugin("u", "v"); known != tt.wantErr {
 				t.Errorf("volume still known = %t, want %t (a failed TearDown is retried)", known, tt.wantErr)
 			}
 			if _, err := os.Stat(d.volumesDir("u")); err != nil {

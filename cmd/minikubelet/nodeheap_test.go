@@ -31,8 +31,8 @@ import (
 var (
 	nodeHeapNodes       = flag.Int("node-heap-nodes", 100, "nodes BenchmarkNodeHeap starts")
 	nodeHeapNoEvents    = flag.Bool("node-heap-no-events", false, "BenchmarkNodeHeap's nodes send no events (--send-events=false)")
-	nodeHeapProfile     = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (with -test.memprofilerate)")
-	nodeHeapPeakProfile = flag.String("node-heap-peak-profile", "", "write the heap profile, as of the last collection, near the largest resident set while BenchmarkNodeHeap's pods start, to this file (with -test.memprofilerate)")
+	nodeHeapProfile     = flag.String("node-heap-profile", "", "write the heap profile BenchmarkNodeHeap's nodes leave, once settled, to this file (-test.memprofilerate 4096 for a fine one); a relative path is taken from -test.outputdir if given, else from the working directory, which go test makes the package's directory")
+	nodeHeapPeakProfile = flag.String("node-heap-peak-profile", "", "write the heap profile, as of the last collection, near the largest resident set while BenchmarkNodeHeap's pods start, to this file (-test.memprofilerate 4096 for a fine one); a relative path is taken as -node-heap-profile's")
 	nodeHeapTextTrace   = flag.Bool("node-heap-text-trace", false, "BenchmarkNodeHeap's nodes trace in the text form, run's default, instead of JSON Lines")
 	nodeHeapPods        = flag.Int("node-heap-pods", 0, "pods BenchmarkNodeHeap binds to each node once it settled, shaped as a Deployment's (its heap is then measured once every pod is Ready)")
 )
@@ -45,6 +45,14 @@ var (
 // side counts (issue 26's memory).
 func BenchmarkNodeHeap(b *testing.B) {
 	n := *nodeHeapNodes
+	profile, err := profilePath(*nodeHeapProfile)
+	if err != nil {
+		b.Fatalf("-node-heap-profile: %v", err)
+	}
+	peakProfile, err := profilePath(*nodeHeapPeakProfile)
+	if err != nil {
+		b.Fatalf("-node-heap-peak-profile: %v", err)
+	}
 	dir := b.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	api := exec.Command(os.Args[0], "apiserver", "--addr", "127.0.0.1:0", "--write-kubeconfig", kubeconfig)
@@ -76,13 +84,13 @@ func BenchmarkNodeHeap(b *testing.B) {
 	}
 	// Two nodes first: what the process builds once, on first use (schemes, the trace, the
 	// shared pod watch's and the transport's first state), is not counted against the nodes.
-	nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "warm"), "warm", 2)
+	nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "warm"), "warm", 2, "", "")
 	// Each iteration's nodes are named apart (sim0-*, sim1-*, ...) and their pods deleted once
 	// measured: the API server outlives the iterations, and a later iteration reusing the names
 	// would take over, and count, the earlier one's pods.
 	iteration := 0
 	for b.Loop() {
-		m := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, fmt.Sprintf("root%d", iteration)), fmt.Sprintf("sim%d", iteration), n)
+		m := nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, fmt.Sprintf("root%d", iteration)), fmt.Sprintf("sim%d", iteration), n, profile, peakProfile)
 		iteration++
 		b.ReportMetric(m.heap/float64(n), "heap-B/node")
 		b.ReportMetric(m.goroutines/float64(n), "goroutines/node")
@@ -118,15 +126,17 @@ type nodeHeapResult struct {
 
 // nodeHeap runs n nodes named prefix-i against the API server of kubeconfig until every one
 // registered and took its first (empty) set of pods from the API, and returns the live heap and
-// goroutines they added to the process.
-func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix string, n int) (res nodeHeapResult) {
+// goroutines they added to the process. With a profile path it writes the heap profile there
+// once they settled (and their pods, if any, are Ready); with a peak profile path, the profiles
+// near the largest resident set while the pods start.
+func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix string, n int, profile, peakProfile string) (res nodeHeapResult) {
 	b.Helper()
 	before, gBefore := liveHeap(), runtime.NumGoroutine()
 	var sampler *memPeak
 	if *nodeHeapPods > 0 && prefix != "warm" {
 		// The resident set peaks while the pods start; sampled from before the nodes start,
 		// so that a peak of their start counts too.
-		sampler = startMemPeak(20*time.Millisecond, *nodeHeapPeakProfile)
+		sampler = startMemPeak(20*time.Millisecond, peakProfile)
 		defer sampler.stop() // on a failure before the pods ran
 	}
 	cfg := testConfig("", false)
@@ -185,11 +195,14 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 		settled := liveHeap()
 		res.heapPods, res.settled = float64(settled-before), float64(settled)
 	}
-	if *nodeHeapProfile != "" && prefix != "warm" {
-		if err := writeHeapProfile(*nodeHeapProfile); err != nil {
+	if profile != "" {
+		if err := writeHeapProfile(profile); err != nil {
 			stop()
 			b.Fatal(err)
 		}
+		// Said in the benchmark's output: under go test a relative path is the package's
+		// directory's, not the one go test ran in.
+		b.Logf("the settled heap profile is in %s", profile)
 	}
 	stop()
 	if err := <-done; err != nil {
@@ -351,7 +364,49 @@ func liveHeap() uint64 {
 func writeHeapProfile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("write the heap profile: %w", err)
 	}
-	return errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close())
+	if err := errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close()); err != nil {
+		return fmt.Errorf("write the heap profile to %s: %w", path, err)
+	}
+	return nil
+}
+
+// profilePath is the absolute path a profile flag's value names ("" for none), checked before the
+// benchmark runs for minutes: its directory must exist. A relative path is taken from
+// -test.outputdir, which go test sets (to the directory it was run in) only with its own
+// profile flags, and otherwise from the working directory: under go test that is the package's
+// directory, so `go test ./cmd/minikubelet -node-heap-profile heap.pprof` writes
+// cmd/minikubelet/heap.pprof.
+func profilePath(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	outputDir := ""
+	if f := flag.Lookup("test.outputdir"); f != nil {
+		outputDir = f.Value.String()
+	}
+	path, err := resolveProfilePath(name, outputDir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("the directory of %s: %w", path, err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("the directory of %s is not a directory", path)
+	}
+	return path, nil
+}
+
+// resolveProfilePath makes name absolute: from outputDir when it is given, else from the working
+// directory.
+func resolveProfilePath(name, outputDir string) (string, error) {
+	if !filepath.IsAbs(name) && outputDir != "" {
+		name = filepath.Join(outputDir, name)
+	}
+	path, err := filepath.Abs(name)
+	if err != nil {
+		return "", fmt.Errorf("the path of %s: %w", name, err)
+	}
+	return path, nil
 }

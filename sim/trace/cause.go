@@ -29,16 +29,10 @@ type linker struct {
 	lastSet   map[string]uint64 // per source, the last SET
 	updates   []configUpdate    // PodConfig updates the sync loop has not handled yet
 	config    configUpdate      // the config update the sync loop handled last
-	dispatch  map[string]uint64 // per pod, what last asked its worker to sync
-	requeue   map[string]uint64 // per pod, the worker's last requeue
-	work      map[string]uint64 // per pod, the worker's last sync or state change
-	runtime   map[string]uint64 // per pod and per pod/container, the last runtime event
-	fault     map[string]uint64 // per pod, the last scenario step that breaks its containers
-	loops     map[string]bool   // per pod, whether that step is a crash loop, which outlives an exit
-	pleg      map[string]uint64 // per pod, the last PLEG event
-	cleanup   map[string]uint64 // per pod, housekeeping's last event
-	status    map[string]uint64 // per pod, the status manager's last set
-	pod       map[string]uint64 // per pod, the last event of any component but events
+	// pods is what the linker remembers of each pod, by the events' pod key: one record a pod,
+	// not an entry in a map for each thing remembered, since a fleet's trace links every pod
+	// of every node.
+	pods      map[string]*podLinks
 	component map[Component]uint64
 	step      uint64 // the last scenario step
 	stepKind  Kind   // its kind
@@ -65,6 +59,94 @@ type start struct {
 	modulesAt int64
 }
 
+// podLinks is what the linker remembers of one pod: the sequence number of its latest event of
+// each kind a later event of the pod follows, 0 for none.
+type podLinks struct {
+	pod      uint64 // the last event of any component but events
+	dispatch uint64 // what last asked its worker to sync
+	requeue  uint64 // the worker's last requeue
+	work     uint64 // the worker's last sync or state change
+	runtime  uint64 // the last runtime event
+	fault    uint64 // the last scenario step that breaks its containers
+	pleg     uint64 // the last PLEG event
+	cleanup  uint64 // housekeeping's last event
+	status   uint64 // the status manager's last set
+	loops    bool   // whether the fault step is a crash loop, which outlives an exit
+	// containers are the pod's containers the runtime reported on, the sandbox as "".
+	containers []containerLinks
+}
+
+// containerLinks is what the linker remembers of one container (or a pod's sandbox): its last
+// runtime event, and the last of each kind a PLEG event reports (plegSaw), which the PLEG
+// event follows. The runtime's other kinds are never looked up, so they are not kept.
+type containerLinks struct {
+	name                     string
+	last                     uint64
+	started, exited, removed uint64
+}
+
+// empty reports whether the record remembers nothing.
+func (p *podLinks) empty() bool {
+	return p.pod == 0 && p.dispatch == 0 && p.requeue == 0 && p.work == 0 && p.runtime == 0 && p.fault == 0 &&
+		p.pleg == 0 && p.cleanup == 0 && p.status == 0 && !p.loops && len(p.containers) == 0
+}
+
+// noLinks stands for a pod the linker knows nothing of. It is only read.
+var noLinks podLinks
+
+// links is what the linker remembers of pod, or noLinks; for reading only.
+func (l *linker) links(pod string) *podLinks {
+	if p := l.pods[pod]; p != nil {
+		return p
+	}
+	return &noLinks
+}
+
+// record is pod's record, made on first use.
+func (l *linker) record(pod string) *podLinks {
+	p := l.pods[pod]
+	if p == nil {
+		p = &podLinks{}
+		l.pods[pod] = p
+	}
+	return p
+}
+
+// container is the pod's record of the named container, or nil.
+func (p *podLinks) container(name string) *containerLinks {
+	for i := range p.containers {
+		if p.containers[i].name == name {
+			return &p.containers[i]
+		}
+	}
+	return nil
+}
+
+// runtimeOf is the container's last runtime event of kind (one of plegSaw's), 0 for none.
+func (p *podLinks) runtimeOf(container string, kind Kind) uint64 {
+	c := p.container(container)
+	if c == nil {
+		return 0
+	}
+	switch kind {
+	case KindStarted:
+		return c.started
+	case KindExited:
+		return c.exited
+	case KindRemoved:
+		return c.removed
+	}
+	return 0
+}
+
+// lastOf is the container's last runtime event, 0 for none.
+func (p *podLinks) lastOf(container string) uint64 {
+	if c := p.container(container); c != nil {
+		return c.last
+	}
+	return 0
+}
+
 type linked struct {
 	seq uint64
 	t   int64
@@ -87,16 +169,7 @@ func newLinker() *linker {
 	return &linker{
 		pending:   map[string]*pendingStep{},
 		lastSet:   map[string]uint64{},
-		dispatch:  map[string]uint64{},
-		requeue:   map[string]uint64{},
-		work:      map[string]uint64{},
-		runtime:   map[string]uint64{},
-		fault:     map[string]uint64{},
-		loops:     map[string]bool{},
-		pleg:      map[string]uint64{},
-		cleanup:   map[string]uint64{},
-		status:    map[string]uint64{},
-		pod:       map[string]uint64{},
+		pods:      map[string]*podLinks{},
 		component: map[Component]uint64{},
 		starts:    map[string]*start{},
 	}
@@ -142,8 +215,6 @@ func latest(seqs ...uint64) uint64 {
 	}
 	return m
 }
-
-func containerKey(pod, container string) string { return pod + "\x00" + container }
 
 func (l *linker) cause(e Event) uint64 {
 	t := int64(e.T)
@@ -192,85 +263,91 @@ func (l *linker) cause(e Event) uint64 {
 			}
 			return 0
 		case KindPLEG:
-			return l.pleg[e.Pod]
+			return l.links(e.Pod).pleg
 		case KindSkip, KindError:
 			// A handler that passes over one pod of the update it is handling.
 			if l.config.t == t && l.config.has(e.Pod) {
 				return l.config.seq
 			}
-			return l.pod[e.Pod]
+			return l.links(e.Pod).pod
 		case KindSync:
 			// The tick hands over the pods whose requeue is due.
 			var c uint64
 			for _, p := range e.Pods {
-				c = latest(c, l.requeue[p])
+				c = latest(c, l.links(p).requeue)
 			}
-			return latest(c, l.requeue[e.Pod])
+			return latest(c, l.links(e.Pod).requeue)
 		}
 		return 0
 	case PodManager:
 		if l.config.has(e.Pod) {
 			return l.config.seq
 		}
-		return l.pod[e.Pod]
+		return l.links(e.Pod).pod
 	case PodWorkers:
+		p := l.links(e.Pod)
 		switch e.Event {
 		case KindRequeue:
-			return l.work[e.Pod]
+			return p.work
 		case KindError:
-			return l.pod[e.Pod]
+			return p.pod
 		}
-		if c := l.dispatch[e.Pod]; c != 0 {
+		if c := p.dispatch; c != 0 {
 			return c
 		}
-		return l.pod[e.Pod]
+		return p.pod
 	case Runtime:
+		p := l.links(e.Pod)
 		switch e.Event {
 		case KindDown:
 			return l.step
 		case KindSync:
-			return l.work[e.Pod]
+			return p.work
 		case KindExited:
-			if f := l.fault[e.Pod]; f != 0 {
+			if f := p.fault; f != 0 {
 				return f
 			}
 		}
-		return latest(l.work[e.Pod], l.runtime[e.Pod], l.runtime[containerKey(e.Pod, e.Container)])
+		return latest(p.work, p.runtime, p.lastOf(e.Container))
 	case PLEG:
 		if e.Event == KindHealth {
 			return 0
 		}
 		// The relist sees what the runtime did to the container, or to the sandbox when there
 		// is no container: a start, an exit, a removal.
+		p := l.links(e.Pod)
 		if k, ok := plegSaw[e.Event]; ok {
-			if c := l.runtime[containerKey(e.Pod, e.Container)+"\x00"+string(k)]; c != 0 {
+			if c := p.runtimeOf(e.Container, k); c != 0 {
 				return c
 			}
 		}
-		if c := l.runtime[containerKey(e.Pod, e.Container)]; c != 0 {
+		if c := p.lastOf(e.Container); c != 0 {
 			return c
 		}
-		return l.runtime[e.Pod]
+		return p.runtime
 	case Status:
+		p := l.links(e.Pod)
 		if e.Event == KindSet || e.Event == KindDelete {
-			if c := l.work[e.Pod]; c != 0 {
+			if c := p.work; c != 0 {
 				return c
 			}
-			return l.pod[e.Pod]
+			return p.pod
 		}
-		return l.status[e.Pod]
+		return p.status
 	case APIServer:
+		p := l.links(e.Pod)
 		if e.Event == KindStatus {
-			if c := l.status[e.Pod]; c != 0 {
+			if c := p.status; c != 0 {
 				return c
 			}
 		}
-		return l.pod[e.Pod]
+		return p.pod
 	case Mirror:
-		if c := latest(l.work[e.Pod], l.cleanup[e.Pod]); c != 0 {
+		p := l.links(e.Pod)
+		if c := latest(p.work, p.cleanup); c != 0 {
 			return c
 		}
-		return l.pod[e.Pod]
+		return p.pod
 	case Housekeeping, Node:
 		return 0
 	case PluginWatcher:
@@ -280,14 +357,14 @@ func (l *linker) cause(e Event) uint64 {
 	case DeviceManager, CSI, DRA:
 		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
 		// plugin manager.
-		if e.Pod != "" && l.pod[e.Pod] != 0 {
-			return l.pod[e.Pod]
+		if c := l.links(e.Pod).pod; e.Pod != "" && c != 0 {
+			return c
 		}
 		return latest(l.component[PluginManager], l.component[DeviceManager])
 	}
 	// Events and components the linker has no rule for: the last thing that happened to the pod.
 	if e.Pod != "" {
-		return l.pod[e.Pod]
+		return l.links(e.Pod).pod
 	}
 	return 0
 }
@@ -398,16 +475,34 @@ func (l *linker) prune(seq uint64) {
 		return
 	}
 	old := seq - forgetAfter
-	for _, m := range []map[string]uint64{l.dispatch, l.requeue, l.work, l.runtime, l.fault, l.pleg, l.cleanup, l.status, l.pod} {
-		for k, v := range m {
-			if v < old {
-				delete(m, k)
-			}
+	forget := func(v *uint64) {
+		if *v < old {
+			*v = 0
 		}
 	}
-	for k := range l.loops {
-		if _, ok := l.fault[k]; !ok {
-			delete(l.loops, k)
+	for key, p := range l.pods {
+		for _, v := range []*uint64{&p.pod, &p.dispatch, &p.requeue, &p.work, &p.runtime, &p.fault, &p.pleg, &p.cleanup, &p.status} {
+			forget(v)
+		}
+		if p.fault == 0 {
+			p.loops = false // a crash loop is remembered as long as its step
+		}
+		kept := p.containers[:0]
+		for _, c := range p.containers {
+			// A container's last event is its latest of every kind: once it is forgotten,
+			// so are they.
+			if c.last < old {
+				continue
+			}
+			forget(&c.started)
+			forget(&c.exited)
+			forget(&c.removed)
+			kept = append(kept, c)
+		}
+		clear(p.containers[len(kept):])
+		p.containers = kept
+		if p.empty() {
+			delete(l.pods, key)
 		}
 	}
 }
@@ -416,7 +511,7 @@ func (l *linker) observe(e Event) {
 	seq, t := e.Seq, int64(e.T)
 	l.prune(seq)
 	if e.Component != Events && e.Pod != "" {
-		l.pod[e.Pod] = seq
+		l.record(e.Pod).pod = seq
 	}
 	l.component[e.Component] = seq
 	switch e.Component {
@@ -443,8 +538,8 @@ func (l *linker) observe(e Event) {
 			l.pending[src] = &pendingStep{seq: seq, answered: -1}
 		}
 		if faultSteps[e.Event] && e.Pod != "" {
-			l.fault[e.Pod] = seq
-			l.loops[e.Pod] = e.Event == KindCrashLoop
+			p := l.record(e.Pod)
+			p.fault, p.loops = seq, e.Event == KindCrashLoop
 		}
 	case Sources:
 		if e.Event == KindSet {
@@ -463,47 +558,60 @@ func (l *linker) observe(e Event) {
 			l.config = configUpdate{seq: seq, t: t, op: e.Op, source: e.Source, pods: e.Pods}
 		}
 		if e.Pod != "" && e.Event != KindSkip && e.Event != KindError {
-			l.dispatch[e.Pod] = seq
+			l.record(e.Pod).dispatch = seq
 		}
 		// A reconcile updates the pod manager's copy; it does not wake the worker.
 		if (e.Event == KindConfig && e.Op != "RECONCILE") || e.Event == KindSync {
 			for _, p := range e.Pods {
-				l.dispatch[p] = seq
+				l.record(p).dispatch = seq
 			}
 		}
 	case Housekeeping:
 		if e.Pod != "" {
-			l.dispatch[e.Pod] = seq
-			l.cleanup[e.Pod] = seq
+			p := l.record(e.Pod)
+			p.dispatch, p.cleanup = seq, seq
 		}
 	case PodWorkers:
 		switch e.Event {
 		case KindRequeue:
-			l.requeue[e.Pod] = seq
-			l.dispatch[e.Pod] = seq
+			p := l.record(e.Pod)
+			p.requeue, p.dispatch = seq, seq
 		case KindSync, KindState:
-			l.work[e.Pod] = seq
+			l.record(e.Pod).work = seq
 		}
 	case Runtime:
-		l.runtime[e.Pod] = seq
-		l.runtime[containerKey(e.Pod, e.Container)] = seq
+		p := l.record(e.Pod)
+		p.runtime = seq
+		c := p.container(e.Container)
+		if c == nil {
+			p.containers = append(p.containers, containerLinks{name: e.Container})
+			c = &p.containers[len(p.containers)-1]
+		}
+		c.last = seq
 		kind := e.Event
 		if e.Event == KindSandbox {
 			// A sandbox has no container name: ready is its start, stopped its exit.
 			kind = map[string]Kind{"ready": KindStarted, "": KindExited}[e.To]
 		}
-		l.runtime[containerKey(e.Pod, e.Container)+"\x00"+string(kind)] = seq
+		switch kind {
+		case KindStarted:
+			c.started = seq
+		case KindExited:
+			c.exited = seq
+		case KindRemoved:
+			c.removed = seq
+		}
 		// A crash loop breaks every run of the container; the other faults break one.
-		if e.Event == KindExited && !l.loops[e.Pod] {
-			delete(l.fault, e.Pod)
+		if e.Event == KindExited && !p.loops {
+			p.fault = 0
 		}
 	case PLEG:
 		if e.Pod != "" {
-			l.pleg[e.Pod] = seq
+			l.record(e.Pod).pleg = seq
 		}
 	case Status:
 		if e.Event == KindSet {
-			l.status[e.Pod] = seq
+			l.record(e.Pod).status = seq
 		}
 	case APIServer:
 		l.apiWrites = append(l.apiWrites, linked{seq: seq, t: t, pod: e.Pod})

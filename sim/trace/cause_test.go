@@ -90,24 +90,64 @@ func TestCauseSetByEmitter(t *testing.T) {
 
 // TestLinkerForgetsQuietPods checks that what the linker remembers of a pod goes once the pod has
 // been quiet for forgetAfter events, so that a long run's memory does not grow with every pod it
-// ever saw.
+// ever saw, and that each thing remembered of a busy pod and its containers is forgotten on its
+// own once that old: a PLEG event whose kind of runtime event was forgotten follows the
+// container's latest event instead.
 func TestLinkerForgetsQuietPods(t *testing.T) {
 	l := newLinker()
 	var seq uint64
-	emit := func(e Event) {
+	emit := func(e Event) uint64 {
 		seq++
 		e.Seq = seq
-		l.link(e)
+		return l.link(e)
 	}
 	emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/gone"})
+	emit(Event{Component: Runtime, Event: KindStarted, Pod: "default/gone", Container: "c"})
+	emit(Event{Component: Runtime, Event: KindStarted, Pod: "default/busy", Container: "c"})
+	emit(Event{Component: Runtime, Event: KindStarted, Pod: "default/busy", Container: "quiet"})
 	for seq < forgetAfter+pruneEvery {
-		emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/busy"})
+		emit(Event{Component: Runtime, Event: KindCreated, Pod: "default/busy", Container: "c"})
 	}
-	if _, ok := l.work["default/gone"]; ok {
+	last := seq
+	if _, ok := l.pods["default/gone"]; ok {
 		t.Error("the linker still remembers a pod quiet for more than forgetAfter events")
 	}
-	if _, ok := l.work["default/busy"]; !ok {
-		t.Error("the linker forgot a busy pod")
+	busy := l.links("default/busy")
+	if busy.runtime != last {
+		t.Errorf("the busy pod's last runtime event is %d, want %d", busy.runtime, last)
+	}
+	if c := busy.container("quiet"); c != nil {
+		t.Errorf("the linker still remembers a container quiet for more than forgetAfter events: %+v", *c)
+	}
+	if got := emit(Event{Component: PLEG, Event: KindContainerStarted, Pod: "default/busy", Container: "c"}); got != last {
+		t.Errorf("a PLEG start after the start was forgotten follows %d, want the container's last event %d", got, last)
+	}
+	if got := emit(Event{Component: PLEG, Event: KindContainerStarted, Pod: "default/gone", Container: "c"}); got != 0 {
+		t.Errorf("a forgotten pod's PLEG start follows %d, want none", got)
+	}
+	if !noLinks.empty() {
+		t.Errorf("the record read for unknown pods was written: %+v", noLinks)
+	}
+}
+
+// TestUnknownPodsLeaveNoRecord checks that looking up pods the linker has no record of (every
+// component's rules, with a pod and its containers) neither writes the shared empty record nor
+// makes one.
+func TestUnknownPodsLeaveNoRecord(t *testing.T) {
+	l := newLinker()
+	for i, c := range []Component{SyncLoop, PodManager, PodWorkers, Runtime, PLEG, Status, APIServer, Mirror, DeviceManager, "prober"} {
+		for _, k := range []Kind{KindPLEG, KindSkip, KindSync, KindRequeue, KindError, KindExited, KindContainerStarted, KindContainerDied, KindSet, KindStatus} {
+			e := Event{Seq: uint64(i + 1), Component: c, Event: k, Pod: "default/unknown", Container: "c", Pods: []string{"default/other"}}
+			if got := l.cause(e); got != 0 {
+				t.Errorf("%s %s of an unknown pod follows %d, want none", c, k, got)
+			}
+		}
+	}
+	if len(l.pods) != 0 {
+		t.Errorf("looking up unknown pods made records: %v", l.pods)
+	}
+	if !noLinks.empty() {
+		t.Errorf("the record read for unknown pods was written: %+v", noLinks)
 	}
 }
 
