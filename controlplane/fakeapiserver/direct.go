@@ -155,12 +155,6 @@ func answer[T runtime.Object](e *entry) T {
 func (d *Direct) get(ctx context.Context, t target) (*entry, error) {
 	var out *entry
 	err := d.do(t, verbGet, http.MethodGet, http.StatusOK, func() error {
-		// The mirror answers without the lock what the lock would: a fleet's status writes
-		// each GET the pod first, and do not queue behind every node's writes for it.
-		var ok bool
-		if out, ok = d.s.store.peek(t.res, t.namespace, t.name); ok {
-			return nil
-		}
 		return d.s.store.locked(func() error {
 			var ok bool
 			if out, ok = d.s.store.get(t.res, t.namespace, t.name); !ok {

@@ -159,7 +159,7 @@ func (d *disk) loadTx(st *store) error {
 				if b.expiry != nil {
 					// The resources whose entries keep no encoding (events, see commitEncoded)
 					// keep none loaded either: encoded makes it again for the few reads.
-					b.put(string(k), &entry{obj: obj, size: len(v), keepsNone: true})
+					b.objects[string(k)] = &entry{obj: obj, size: len(v), keepsNone: true}
 				} else {
 					// The entry keeps the object's own encoding (a pod's entry its length and
 					// hash, see resource.encodesOnDemand), not the disk's bytes: a file
@@ -173,9 +173,9 @@ func (d *disk) loadTx(st *store) error {
 						return fmt.Errorf("stored %s %q: encode: %w", res.singular, k, err)
 					}
 					if res.encodesOnDemand {
-						b.put(string(k), summedEntry(obj, raw))
+						b.objects[string(k)] = summedEntry(obj, raw)
 					} else {
-						b.put(string(k), newEntry(obj, raw))
+						b.objects[string(k)] = newEntry(obj, raw)
 					}
 				}
 				if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceTerminating {

@@ -295,23 +295,14 @@ func (s *Server) updateOwned(ctx context.Context, t target, obj runtime.Object, 
 func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, verb string, tryUpdate func(old *entry) (runtime.Object, error)) (*entry, error) {
 	dropManaged := false
 	for try := 0; ; try++ {
-		// The first try reads the current version from the store's mirror, without queueing
-		// for the lock (the commit below checks under the lock that it is still current);
-		// a retry, and an object the mirror does not hold, read under the lock.
-		old, ok := (*entry)(nil), false
-		if try == 0 {
-			old, ok = s.store.peek(t.res, t.namespace, t.name)
-		}
-		var err error
-		if !ok {
-			err = s.store.locked(func() error {
-				var found bool
-				if old, found = s.store.get(t.res, t.namespace, t.name); !found {
-					return apierrors.NewNotFound(t.res.groupResource(), t.name)
-				}
-				return nil
-			})
-		}
+		var old *entry
+		err := s.store.locked(func() error {
+			var ok bool
+			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
+				return apierrors.NewNotFound(t.res.groupResource(), t.name)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -308,32 +308,6 @@ type bucket struct {
 	// for the store: a fleet's thousands of Service, ConfigMap and Node watches are not all
 	// woken, each to take the store's lock and find nothing, by every pod write.
 	changed *broadcaster
-	// current mirrors objects (namespace/name to *entry) for the reads that need no lock: a
-	// GET in process and the first read of an update (peek). It is written only under the
-	// store's lock, in the same step as objects, so a read sees exactly the versions a read
-	// under the lock would. A fleet's kubelets each keep a lease update, a pod status write
-	// (after its GET) and an event in the lock's queue; with 1,000 nodes that queue was 3,000
-	// deep, every write passed it once per read and once per commit, and a pod create waited
-	// behind all of them. Events, which are written once and read back only by lists and
-	// watches, are not mirrored (nil current): their reads take the lock.
-	current *sync.Map
-}
-
-// put stores e as the current version of key, in objects and in the mirror. The caller holds
-// the store's lock.
-func (b *bucket) put(key string, e *entry) {
-	b.objects[key] = e
-	if b.current != nil {
-		b.current.Store(key, e)
-	}
-}
-
-// remove deletes key from objects and from the mirror. The caller holds the store's lock.
-func (b *bucket) remove(key string) {
-	delete(b.objects, key)
-	if b.current != nil {
-		b.current.Delete(key)
-	}
 }
 
 // store is the object store shared by all handlers. Unlike the project's other cores, which one
@@ -404,8 +378,6 @@ func newStore(o storeOptions) *store {
 		b := &bucket{objects: map[string]*entry{}, changed: newBroadcaster()}
 		if res.name == "events" {
 			b.expiry = &expiryQueue{ttl: EventTTL}
-		} else {
-			b.current = &sync.Map{}
 		}
 		st.buckets[res.name] = b
 	}
@@ -431,22 +403,6 @@ func objectKey(namespace, name string) string { return namespace + "/" + name }
 func (st *store) get(res *resource, namespace, name string) (*entry, bool) {
 	e, ok := st.buckets[res.name].objects[objectKey(namespace, name)]
 	return e, ok
-}
-
-// peek returns the stored entry without the lock, as get would return it under the lock at this
-// moment, from the bucket's mirror. ok is false when the object is not there or its resource is
-// not mirrored: the caller then reads under the lock, which also gives the authoritative
-// NotFound.
-func (st *store) peek(res *resource, namespace, name string) (*entry, bool) {
-	b := st.buckets[res.name]
-	if b == nil || b.current == nil {
-		return nil, false
-	}
-	v, ok := b.current.Load(objectKey(namespace, name))
-	if !ok {
-		return nil, false
-	}
-	return v.(*entry), true
 }
 
 // list returns the entries in namespace ("" for all) in key order, and the current resource
@@ -547,13 +503,13 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 		}
 	}
 	if typ == watch.Deleted {
-		b.remove(key)
+		delete(b.objects, key)
 		b.sorted = nil
 	} else {
 		if _, ok := b.objects[key]; !ok {
 			b.sorted = nil
 		}
-		b.put(key, stored)
+		b.objects[key] = stored
 	}
 	if b.expiry != nil && typ != watch.Deleted {
 		st.pushExpiry(b, key, st.rv)
