@@ -22,6 +22,7 @@ var (
 	fleetRootDir    = flag.String("fleet-root-dir", "", "the fleet's --root-dir; empty gives each run a fresh one in the benchmark's temporary directory")
 	fleetProfile    = flag.String("fleet-profile-dir", "", "write the simulator's CPU profile of the first -fleet-profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) here; empty takes none")
 	fleetProfileFor = flag.Duration("fleet-profile-seconds", time.Minute, "how long -fleet-profile-dir's CPU profile runs")
+	fleetGoroutines = flag.Duration("fleet-profile-goroutines-every", 0, "with -fleet-profile-dir, also fetch the simulator's goroutine profile this often while the pods are created (goroutine-<seconds>s.txt); zero fetches none")
 )
 
 // BenchmarkFleet is docs/benchmarks.md's fleet in one process: it builds minikubelet, starts
@@ -140,7 +141,7 @@ func fleet(b *testing.B, bin string) result {
 		}
 	}
 	cfg := config{kubeconfig: kc, nodes: *fleetNodes, prefix: "sim", perNode: *fleetPerNode, pid: cmd.Process.Pid, steady: *fleetSteady, workers: 32,
-		profileDir: *fleetProfile, profileFor: *fleetProfileFor}
+		profileDir: *fleetProfile, profileFor: *fleetProfileFor, goroutinesEvery: *fleetGoroutines}
 	// A bound far above the targets, so that a fleet that never gets there ends the benchmark.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()

@@ -45,6 +45,7 @@ func main() {
 	flag.IntVar(&cfg.workers, "workers", 32, "parallel pod creations")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "fetch the simulator's CPU profile of the first -profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) from the first node's kubelet server into this directory; the simulator needs enableProfilingHandler: true in its --config and --anonymous-auth=true --authorization-mode AlwaysAllow (fleetload's requests carry no credentials)")
 	flag.DurationVar(&cfg.profileFor, "profile-seconds", time.Minute, "how long the CPU profile of -profile-dir runs, in whole seconds (a fraction rounds up; at least 1s)")
+	flag.DurationVar(&cfg.goroutinesEvery, "profile-goroutines-every", 0, "with -profile-dir, also fetch the simulator's goroutine profile (its text form, goroutine-<seconds>s.txt) this often from the first create until every pod is created: where the creates wait while they stall; zero fetches none")
 	flag.Parse()
 	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetload:", err)
@@ -65,6 +66,9 @@ type config struct {
 	// its heap profile once every pod runs go, read from the first node's kubelet server.
 	profileDir string
 	profileFor time.Duration
+	// goroutinesEvery, when positive with profileDir, is how often the simulator's goroutine
+	// profile is fetched while the pods are created.
+	goroutinesEvery time.Duration
 }
 
 // result is what one measurement found. Every time is counted from the first create.
@@ -189,6 +193,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	defer tick.Stop()
 	created := make(chan struct{})
 	go func() { wg.Wait(); close(created) }()
+	if cfg.profileDir != "" && cfg.goroutinesEvery > 0 {
+		stacks := sync.WaitGroup{}
+		defer stacks.Wait()
+		stacks.Go(func() { fetchGoroutines(ctx, w, cfg, start, created, out) })
+	}
 	for waiting := true; waiting; {
 		select {
 		case <-ctx.Done():
@@ -329,6 +338,28 @@ func fetchProfile(ctx context.Context, w *fleetWatch, cfg config, path, file str
 		return fmt.Errorf("read %s: %w", url, err)
 	}
 	return f.Close()
+}
+
+// fetchGoroutines fetches the simulator's goroutine profile, in its text form (debug=1: each
+// distinct stack once, with how many goroutines share it), every cfg.goroutinesEvery from start
+// until created is closed, into goroutine-<seconds>s.txt in cfg.profileDir. A failed fetch is
+// reported to out and the next one tried.
+func fetchGoroutines(ctx context.Context, w *fleetWatch, cfg config, start time.Time, created <-chan struct{}, out io.Writer) {
+	t := time.NewTicker(cfg.goroutinesEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-created:
+			return
+		case <-t.C:
+		}
+		file := fmt.Sprintf("goroutine-%.0fs.txt", time.Since(start).Seconds())
+		if err := fetchProfile(ctx, w, cfg, "goroutine?debug=1", file); err != nil {
+			fmt.Fprintf(out, "goroutine profile: %v\n", err)
+		}
+	}
 }
 
 // fleetWatch follows the nodes and the default namespace's pods from before the first create: a

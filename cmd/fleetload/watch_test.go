@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -437,4 +438,60 @@ func newTestWatch(ctx context.Context, t *testing.T, client kubernetes.Interface
 	}
 	t.Cleanup(w.stop)
 	return w
+}
+
+// TestFetchGoroutines: with goroutinesEvery, the simulator's goroutine profile in its text form
+// is fetched at that period, each into a file of its own, until every pod is created.
+func TestFetchGoroutines(t *testing.T) {
+	created := make(chan struct{})
+	var fetches atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/goroutine" || r.URL.Query().Get("debug") != "1" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("goroutine profile: total 1\n"))
+		if fetches.Add(1) == 2 {
+			close(created) // the creates end after the second fetch
+		}
+	}))
+	defer srv.Close()
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sim-0"}, Status: v1.NodeStatus{
+		Addresses:       []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: host}},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(p)}}}})
+	w, err := watchFleet(ctx, client, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	dir := t.TempDir()
+	cfg := config{prefix: "sim", nodes: 1, profileDir: dir, goroutinesEvery: time.Millisecond}
+	var out strings.Builder
+	fetchGoroutines(ctx, w, cfg, time.Now(), created, &out)
+	files, err := filepath.Glob(filepath.Join(dir, "goroutine-*s.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fetches made in the same second share a name: at least one file, each the profile's text.
+	if len(files) == 0 || out.Len() > 0 {
+		t.Fatalf("goroutine profiles %v, reported %q; want at least one and no failure", files, out.String())
+	}
+	for _, f := range files {
+		if got, err := os.ReadFile(f); err != nil || string(got) != "goroutine profile: total 1\n" {
+			t.Errorf("%s = %q, %v; want the server's answer", f, got, err)
+		}
+	}
+	if n := fetches.Load(); n < 2 {
+		t.Errorf("%d fetches, want one a period until the creates ended (2)", n)
+	}
 }
