@@ -62,6 +62,21 @@ type RunOptions struct {
 	// the status manager did not find one of those statuses unchanged, as the skip takes it to
 	// be; Result.StatusSkips counts the syncs that took the skip. Tests use it.
 	CheckStatusSkip bool
+	// WakeCache says how the engine uses the wakes a kubelet reports right after its Settle:
+	// kept until the engine's next settle (WakeCacheOn, the zero value), asked afresh every time
+	// (WakeCacheOff), or kept and checked against a fresh answer at every use (WakeCacheChecked,
+	// which panics on a difference). Tests use the last two to show that keeping them changes
+	// nothing.
+	WakeCache WakeCacheMode
+}
+
+// validate checks the options up front.
+func (o *RunOptions) validate() error {
+	switch o.WakeCache {
+	case WakeCacheOn, WakeCacheOff, WakeCacheChecked:
+		return nil
+	}
+	return fmt.Errorf("RunOptions.WakeCache: unknown mode %v", o.WakeCache)
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -104,6 +119,8 @@ type engine struct {
 	checks, spare []int
 	inChecks      []bool
 
+	// wakeCache is RunOptions.WakeCache, which every node takes.
+	wakeCache WakeCacheMode
 	// gen counts the calls of settle: the wakes a node read after a Settle (node.readWakes)
 	// hold until the settle during which it read them returns.
 	gen uint64
@@ -151,6 +168,9 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 }
 
 func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("replay %s: %w", s.path, err)
+	}
 	clk := vclock.New(vclock.Epoch)
 	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true,
 		View: opts.View, Text: opts.Text})
@@ -166,6 +186,8 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		step:   -1,
 		keep:   opts.KeepEvents,
 		probes: prober.NewScript(),
+
+		wakeCache: opts.WakeCache,
 	}
 	if opts.PodDiffs {
 		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
