@@ -109,6 +109,13 @@ type engine struct {
 	sched *schedule
 	// byName is each node's index in nodes.
 	byName map[string]int
+	// seenBy is, for each pod name (namespace/name) a node's PodConfig has handed its sync
+	// loop, the index of the first node in nodes that has seen it (node.uids): what nodeFor
+	// would find scanning every node's uids in order. Like the uids, it only grows. Nil with a
+	// single node, where nodeFor needs no lookup.
+	seenBy map[string]int
+	// checkNodeFor, when set (by tests), is called with each answer of nodeFor.
+	checkNodeFor func(ctx context.Context, st *Step, got *node)
 	// scanned is how many trace events distribute has handed to the nodes' checks.
 	scanned int
 	// checks lists, each once (inChecks), the nodes whose invariants the end of an instant
@@ -218,6 +225,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 				e.handedOn.addObject(reader, e.clk.Since(vclock.Epoch), obj)
 			})
 		}
+	}
+	if len(s.nodeNames()) > 1 {
+		e.seenBy = map[string]int{}
 	}
 	for i, name := range s.nodeNames() {
 		n, err := e.newNode(i, name)

@@ -185,6 +185,16 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	return nil
 }
 
+// noteSeen keeps seenBy when n's PodConfig hands its sync loop a pod named key.
+func (e *engine) noteSeen(n *node, key string) {
+	if _, ok := n.uids[key]; ok {
+		return
+	}
+	if i, ok := e.seenBy[key]; !ok || n.index < i {
+		e.seenBy[key] = n.index
+	}
+}
+
 // onConfig watches what n's PodConfig hands its sync loop: the UID each pod name last had, and
 // with RunOptions.PodDiffs what each update changed, keyed by the sync loop's config event.
 func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
@@ -194,7 +204,11 @@ func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
 		}
 		for _, p := range out.Pods {
 			if !kubecontainer.IsMirrorPod(p) {
-				n.uids[podkey.Of(p)] = p.UID
+				key := podkey.Of(p)
+				if e.seenBy != nil {
+					e.noteSeen(n, key)
+				}
+				n.uids[key] = p.UID
 			}
 		}
 		if e.diffs == nil {
