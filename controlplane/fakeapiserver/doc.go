@@ -28,16 +28,17 @@
 //
 // # Packages
 //
-// Three concepts live in packages of their own under internal/: the field manager
+// Four concepts live in packages of their own under internal/: the field manager
 // (internal/fieldmanager; kube-apiserver's is k8s.io/apimachinery/pkg/util/managedfields, built
 // per resource as RequestScope.FieldManager), which the writes hand their objects to
 // (managedfields.go); compact JSON as encoding/json writes it (internal/compactjson),
-// which the field manager's comparisons share with patch.go and wirecopy.go; and the generated
-// OpenAPI models (internal/openapi). The next to leave is the kinds' registry strategies
-// (kube-apiserver's pkg/registry: services.go with its cluster IP and node port allocation,
-// endpoints.go, resourceslices.go, namespaces.go and the other kinds' rows of resources()); their
-// hooks take the Server and its store, so the resource row and those hooks need an interface of
-// their own first.
+// which the field manager's comparisons share with patch.go and wirecopy.go; the generated
+// OpenAPI models (internal/openapi); and the registry strategies of Services (with their cluster
+// IP and node port allocation), Endpoints, EndpointSlices, ResourceSlices and Namespaces
+// (internal/registry; kube-apiserver's pkg/registry), whose hooks the rows of resources() take
+// (strategies.go) and whose allocations read the store through the small registry.Store the
+// server implements. The other kinds' strategies are still rows of resources() here, and the
+// namespace lifecycle (namespaces.go) works on the store itself.
 //
 // # Resource versions and watches
 //

@@ -7,13 +7,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // Namespaces behave as kube-apiserver's namespace registry, its NamespaceLifecycle admission
@@ -22,7 +21,7 @@ import (
 //   - the four system namespaces exist from the start, as the apiserver's bootstrap controller
 //     creates them;
 //   - a namespace is created Active with the "kubernetes" finalizer and the
-//     kubernetes.io/metadata.name label;
+//     kubernetes.io/metadata.name label (the strategy, registry.Namespaces);
 //   - creating an object in a namespace that does not exist is refused with NotFound for the
 //     namespace, and in one that is terminating with Forbidden;
 //   - deleting a namespace marks it Terminating; its content is then deleted as the namespace
@@ -36,88 +35,6 @@ var systemNamespaces = []string{
 
 // immortalNamespaces may not be deleted (NamespaceLifecycle's immortal set in kube-apiserver).
 var immortalNamespaces = sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic)
-
-func namespaceResource() *resource {
-	return &resource{
-		name: "namespaces", singular: "namespace", kind: "Namespace", gv: coreV1, shortNames: []string{"ns"},
-		// No deletecollection, as on kube-apiserver: each namespace goes through its own lifecycle.
-		verbs:         verbsStored &^ verbDeleteCollection,
-		subresources:  []subresource{{name: "status", verbs: verbsStatus}},
-		newObj:        func() runtime.Object { return &corev1.Namespace{} },
-		fieldSet:      namespaceFields,
-		prepareCreate: prepareNamespaceCreate,
-		validate:      validateNamespace,
-		prepareUpdate: prepareNamespaceUpdate,
-		columns:       namespaceColumns,
-		cells:         namespaceCells,
-	}
-}
-
-func namespaceFields(obj runtime.Object) fields.Set {
-	ns := obj.(*corev1.Namespace)
-	return fields.Set{"metadata.name": ns.Name, "status.phase": string(ns.Status.Phase)}
-}
-
-// prepareNamespaceCreate is SetDefaults_Namespace and the namespace strategy's PrepareForCreate:
-// the name label, phase Active, and the "kubernetes" finalizer the namespace controller removes.
-func prepareNamespaceCreate(obj runtime.Object) {
-	ns := obj.(*corev1.Namespace)
-	defaultNamespaceLabel(ns)
-	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
-	for _, f := range ns.Spec.Finalizers {
-		if f == corev1.FinalizerKubernetes {
-			return
-		}
-	}
-	ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
-}
-
-func defaultNamespaceLabel(ns *corev1.Namespace) {
-	if ns.Name == "" {
-		return
-	}
-	if ns.Labels == nil {
-		ns.Labels = map[string]string{}
-	}
-	ns.Labels[corev1.LabelMetadataName] = ns.Name
-}
-
-// prepareNamespaceUpdate keeps the status and the spec's finalizers, which only the finalize
-// subresource changes, and the name label.
-func prepareNamespaceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
-	oldNS, newNS := oldObj.(*corev1.Namespace), newObj.(*corev1.Namespace)
-	defaultNamespaceLabel(newNS)
-	newNS.Status = *oldNS.Status.DeepCopy()
-	newNS.Spec.Finalizers = append([]corev1.FinalizerName(nil), oldNS.Spec.Finalizers...)
-	return nil
-}
-
-// validateNamespace checks the name is a DNS label, as ValidateNamespaceName does.
-func validateNamespace(obj runtime.Object) field.ErrorList {
-	ns := obj.(*corev1.Namespace)
-	if ns.Name == "" {
-		return validateMeta(obj, false)
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(ns.Name) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ns.Name, msg))
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return validateMeta(obj, false)
-}
-
-var namespaceColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("Status", "string", "", 0),
-	col("Age", "string", "", 0),
-}
-
-func namespaceCells(now time.Time, obj runtime.Object) []any {
-	ns := obj.(*corev1.Namespace)
-	return []any{ns.Name, string(ns.Status.Phase), age(now, ns.CreationTimestamp)}
-}
 
 // bootstrapNamespaces creates the system namespaces a store does not hold yet, as kube-apiserver's
 // system namespaces controller does at start. Their UIDs are derived from the name and the start
@@ -133,7 +50,7 @@ func (s *Server) bootstrapNamespaces() error {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 				Name: name, UID: bootstrapUID(name, s.clock.Now()), CreationTimestamp: s.now(),
 			}}
-			prepareNamespaceCreate(ns)
+			registry.PrepareNamespaceCreate(ns)
 			if _, err := s.store.commit(res, watch.Added, ns, nil); err != nil {
 				return fmt.Errorf("create namespace %s: %w", name, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/fieldmanager"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // resource describes one REST resource: its names, and the hooks that give it the behaviour of
@@ -70,7 +71,7 @@ type resource struct {
 	// beginCreate allocates what a create takes from the server's shared ranges (a Service's
 	// cluster IP), after admission and before validation, as the registry's BeginCreate does.
 	// The caller holds the store lock.
-	beginCreate func(s *Server, obj runtime.Object, dryRun bool) error
+	beginCreate func(st registry.Store, obj runtime.Object, dryRun bool) error
 	// validate checks an object before it is stored.
 	validate func(obj runtime.Object) field.ErrorList
 	// prepareUpdate makes new keep what an update of the main resource may not change (the
@@ -78,7 +79,7 @@ type resource struct {
 	prepareUpdate func(oldObj, newObj runtime.Object) field.ErrorList
 	// beginUpdate allocates what an update newly needs from the server's shared ranges, after
 	// prepareUpdate, as the registry's BeginUpdate does. The caller holds the store lock.
-	beginUpdate func(s *Server, oldObj, newObj runtime.Object, dryRun bool) error
+	beginUpdate func(st registry.Store, oldObj, newObj runtime.Object, dryRun bool) error
 	// validateUpdate checks what an update may not change, as the strategy's ValidateUpdate
 	// does before it validates the new object as a create would; its errors come first.
 	validateUpdate func(oldObj, newObj runtime.Object) field.ErrorList
@@ -186,12 +187,7 @@ func resources() []*resource {
 	return rows
 }
 
-func metaFields(obj runtime.Object) fields.Set {
-	m := mustMeta(obj)
-	set := fields.Set{"metadata.name": m.GetName()}
-	set["metadata.namespace"] = m.GetNamespace()
-	return set
-}
+func metaFields(obj runtime.Object) fields.Set { return registry.MetaFields(obj) }
 
 func podFields(obj runtime.Object) fields.Set {
 	pod := obj.(*corev1.Pod)

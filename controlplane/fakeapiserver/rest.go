@@ -190,7 +190,7 @@ func (s *Server) insert(t target, obj runtime.Object, dryRun bool, verb string) 
 		return nil, err
 	}
 	if t.res.beginCreate != nil {
-		if err := t.res.beginCreate(s, obj, dryRun); err != nil {
+		if err := t.res.beginCreate(strategyStore{s}, obj, dryRun); err != nil {
 			return nil, err
 		}
 	}
@@ -486,7 +486,7 @@ func keepStoredSpec(old, newObj runtime.Object) {
 func (s *Server) commitUpdate(t target, old *entry, next runtime.Object, dryRun bool, verb string) (*entry, error) {
 	res := t.res
 	if res.beginUpdate != nil && t.subresource == "" {
-		if err := res.beginUpdate(s, old.obj, next, dryRun); err != nil {
+		if err := res.beginUpdate(strategyStore{s}, old.obj, next, dryRun); err != nil {
 			return nil, err
 		}
 	}

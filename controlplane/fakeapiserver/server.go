@@ -104,7 +104,7 @@ type Server struct {
 	maxUnauth int
 	token     string
 	store     *store
-	// serviceCIDR is the range of Services' cluster IPs (services.go).
+	// serviceCIDR is the range of Services' cluster IPs (internal/registry/services.go).
 	serviceCIDR netip.Prefix
 	// metrics are the request families /metrics serves (apimetrics.go).
 	metrics *apiMetrics

@@ -8,7 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // The column sets follow kube-apiserver's printers: priority 0 columns are the default kubectl
@@ -29,12 +30,7 @@ func defaultCells(now time.Time, obj runtime.Object) []any {
 }
 
 // age renders the time since t the way kubectl does, "<unknown>" for a zero time.
-func age(now time.Time, t metav1.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
-}
+func age(now time.Time, t metav1.Time) string { return registry.Age(now, t) }
 
 func (s *Server) writeTable(w http.ResponseWriter, version string, res *resource, entries []*entry, rv string, include metav1.IncludeObjectPolicy) error {
 	table, err := s.buildTable(version, res, entries, rv, include, true)

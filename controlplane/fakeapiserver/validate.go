@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/minikubelet/minikubelet/api/podvalidation"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // validateObject is the validation of every create and update, whatever the kind: the kind's own
@@ -41,7 +42,7 @@ var (
 
 // validateMeta checks the name and namespace of an object (their rules depend on the kind).
 func validateMeta(obj runtime.Object, namespaced bool) field.ErrorList {
-	return podvalidation.ValidateObjectMeta(mustMeta(obj), namespaced)
+	return registry.ValidateMeta(obj, namespaced)
 }
 
 func validateMetaOnly(obj runtime.Object) field.ErrorList { return validateMeta(obj, true) }

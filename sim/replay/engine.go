@@ -62,6 +62,21 @@ type RunOptions struct {
 	// the status manager did not find one of those statuses unchanged, as the skip takes it to
 	// be; Result.StatusSkips counts the syncs that took the skip. Tests use it.
 	CheckStatusSkip bool
+	// WakeCache says how the engine uses the wakes a kubelet reports right after its Settle:
+	// kept until the engine's next settle (WakeCacheOn, the zero value), asked afresh every time
+	// (WakeCacheOff), or kept and checked against a fresh answer at every use (WakeCacheChecked,
+	// which panics on a difference). Tests use the last two to show that keeping them changes
+	// nothing.
+	WakeCache WakeCacheMode
+}
+
+// validate checks the options up front.
+func (o *RunOptions) validate() error {
+	switch o.WakeCache {
+	case WakeCacheOn, WakeCacheOff, WakeCacheChecked:
+		return nil
+	}
+	return fmt.Errorf("RunOptions.WakeCache: unknown mode %v", o.WakeCache)
 }
 
 // engine is one replay in progress. It is used from one goroutine only: that is what makes the
@@ -94,6 +109,13 @@ type engine struct {
 	sched *schedule
 	// byName is each node's index in nodes.
 	byName map[string]int
+	// seenBy is, for each pod name (namespace/name) a node's PodConfig has handed its sync
+	// loop, the index of the first node in nodes that has seen it (node.uids): what nodeFor
+	// would find scanning every node's uids in order. Like the uids, it only grows. Nil with a
+	// single node, where nodeFor needs no lookup.
+	seenBy map[string]int
+	// checkNodeFor, when set (by tests), is called with each answer of nodeFor.
+	checkNodeFor func(ctx context.Context, st *Step, got *node)
 	// scanned is how many trace events distribute has handed to the nodes' checks.
 	scanned int
 	// checks lists, each once (inChecks), the nodes whose invariants the end of an instant
@@ -104,6 +126,8 @@ type engine struct {
 	checks, spare []int
 	inChecks      []bool
 
+	// wakeCache is RunOptions.WakeCache, which every node takes.
+	wakeCache WakeCacheMode
 	// gen counts the calls of settle: the wakes a node read after a Settle (node.readWakes)
 	// hold until the settle during which it read them returns.
 	gen uint64
@@ -151,6 +175,9 @@ func Run(ctx context.Context, s *Scenario, opts RunOptions) (*Result, error) {
 }
 
 func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("replay %s: %w", s.path, err)
+	}
 	clk := vclock.New(vclock.Epoch)
 	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Start: vclock.Epoch, Out: opts.Out, Format: opts.Format, Keep: true,
 		View: opts.View, Text: opts.Text})
@@ -166,6 +193,8 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 		step:   -1,
 		keep:   opts.KeepEvents,
 		probes: prober.NewScript(),
+
+		wakeCache: opts.WakeCache,
 	}
 	if opts.PodDiffs {
 		e.diffs = &podDiffs{last: map[types.UID][]string{}, diffs: map[uint64]string{}}
@@ -196,6 +225,9 @@ func newEngine(s *Scenario, opts RunOptions) (*engine, error) {
 				e.handedOn.addObject(reader, e.clk.Since(vclock.Epoch), obj)
 			})
 		}
+	}
+	if len(s.nodeNames()) > 1 {
+		e.seenBy = map[string]int{}
 	}
 	for i, name := range s.nodeNames() {
 		n, err := e.newNode(i, name)

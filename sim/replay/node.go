@@ -78,6 +78,8 @@ type node struct {
 	// thousand nodes those misses cost more, a node, than in a fleet of a hundred.
 	wakeAt, loopAt time.Time
 	wakeGen        uint64
+	// wakeCache is RunOptions.WakeCache: whether the wakes read are used, and checked.
+	wakeCache WakeCacheMode
 }
 
 // The world's simulations are the seams package kubelet declares.
@@ -91,7 +93,8 @@ func (e *engine) newNode(i int, name string) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
-	n := &node{name: name, index: i, ip: ip, uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec}
+	n := &node{name: name, index: i, ip: ip, uids: map[string]types.UID{}, inv: newInvariants(), tracer: e.rec,
+		wakeCache: e.wakeCache}
 	if len(e.s.nodeNames()) > 1 {
 		rec := e.rec
 		n.tracer = trace.Func(func(ev trace.Event) {
@@ -182,6 +185,16 @@ func (e *engine) startKubelet(n *node, runtime *fakeruntime.Runtime) error {
 	return nil
 }
 
+// noteSeen keeps seenBy when n's PodConfig hands its sync loop a pod named key.
+func (e *engine) noteSeen(n *node, key string) {
+	if _, ok := n.uids[key]; ok {
+		return
+	}
+	if i, ok := e.seenBy[key]; !ok || n.index < i {
+		e.seenBy[key] = n.index
+	}
+}
+
 // onConfig watches what n's PodConfig hands its sync loop: the UID each pod name last had, and
 // with RunOptions.PodDiffs what each update changed, keyed by the sync loop's config event.
 func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
@@ -191,7 +204,11 @@ func (e *engine) onConfig(n *node) func(podconfig.Update) func() {
 		}
 		for _, p := range out.Pods {
 			if !kubecontainer.IsMirrorPod(p) {
-				n.uids[podkey.Of(p)] = p.UID
+				key := podkey.Of(p)
+				if e.seenBy != nil {
+					e.noteSeen(n, key)
+				}
+				n.uids[key] = p.UID
 			}
 		}
 		if e.diffs == nil {
@@ -256,30 +273,39 @@ func (n *node) readWakes(gen uint64) {
 	n.wakeGen = gen
 }
 
-// wakeCacheMode says how the engine uses the wakes a node read after its Settle.
-type wakeCacheMode int
+// WakeCacheMode says how the engine uses the wakes a node's kubelet reported right after its
+// Settle (RunOptions.WakeCache).
+type WakeCacheMode int
 
 const (
-	// wakeCacheOn uses them until the engine's next settle.
-	wakeCacheOn wakeCacheMode = iota
-	// wakeCacheOff asks the kubelet afresh every time, as the engine did before it kept them.
-	wakeCacheOff
-	// wakeCacheChecked uses them, and panics when one differs from the kubelet's fresh answer.
-	wakeCacheChecked
+	// WakeCacheOn uses them until the engine's next settle.
+	WakeCacheOn WakeCacheMode = iota
+	// WakeCacheOff asks the kubelet afresh every time, as the engine did before it kept them.
+	WakeCacheOff
+	// WakeCacheChecked uses them, and panics when one differs from the kubelet's fresh answer.
+	WakeCacheChecked
 )
 
-// wakeCache is wakeCacheOn but in the package's own tests, which replay with the cache off and
-// checked to prove that keeping the wakes changes nothing.
-var wakeCache = wakeCacheOn
+func (m WakeCacheMode) String() string {
+	switch m {
+	case WakeCacheOn:
+		return "On"
+	case WakeCacheOff:
+		return "Off"
+	case WakeCacheChecked:
+		return "Checked"
+	}
+	return fmt.Sprintf("WakeCacheMode(%d)", int(m))
+}
 
 // wakesRead reports whether n's wakes read after its last Settle (readWakes) stand for the
 // kubelet's: they were read during the engine's settle gen, and nothing but the node's own next
 // Settle changes them before that settle ends.
 func (n *node) wakesRead(gen uint64) bool {
-	if n.wakeGen != gen || wakeCache == wakeCacheOff {
+	if n.wakeGen != gen || n.wakeCache == WakeCacheOff {
 		return false
 	}
-	if wakeCache == wakeCacheChecked {
+	if n.wakeCache == WakeCacheChecked {
 		if at, loop := n.kubelet.NextWakes(); !at.Equal(n.wakeAt) || !loop.Equal(n.loopAt) {
 			panic(fmt.Sprintf("node %s: wakes read after its Settle %v (loop %v), afresh %v (loop %v)",
 				n.name, n.wakeAt, n.loopAt, at, loop))

@@ -308,34 +308,37 @@ func (st *Step) podKey() string {
 }
 
 // nodeFor returns the node a step acts on or checks: the one it names; else the node that has
-// seen the step's pod, or the node the API server binds it to; else the first node.
+// seen the step's pod (the first in the scenario's order), or the node the API server binds it
+// to; else the first node.
 func (e *engine) nodeFor(ctx context.Context, st *Step) *node {
+	n := e.findNode(ctx, st)
+	if e.checkNodeFor != nil {
+		e.checkNodeFor(ctx, st, n)
+	}
+	return n
+}
+
+// findNode is nodeFor's answer. It looks the names up in byName and seenBy rather than scanning
+// every node: a fleet of a thousand nodes would scan them for every step that names a pod.
+func (e *engine) findNode(ctx context.Context, st *Step) *node {
 	if len(e.nodes) == 1 {
 		return e.nodes[0]
 	}
-	if st.Node != "" {
-		for _, n := range e.nodes {
-			if n.name == st.Node {
-				return n
-			}
-		}
+	if i, ok := e.byName[st.Node]; ok && st.Node != "" {
+		return e.nodes[i]
 	}
 	key := st.podKey()
 	if key == "" {
 		return e.nodes[0]
 	}
-	for _, n := range e.nodes {
-		if _, ok := n.uids[key]; ok {
-			return n
-		}
+	if i, ok := e.seenBy[key]; ok {
+		return e.nodes[i]
 	}
 	if e.client != nil {
 		if ns, name, ok := strings.Cut(key, "/"); ok {
 			if pod, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-				for _, n := range e.nodes {
-					if n.name == pod.Spec.NodeName {
-						return n
-					}
+				if i, ok := e.byName[pod.Spec.NodeName]; ok && pod.Spec.NodeName != "" {
+					return e.nodes[i]
 				}
 			}
 		}

@@ -81,12 +81,10 @@ steps:
 
 // replayWith replays s until until (its own end when zero) with the engine's wakes used as mode
 // says, and returns the trace.
-func replayWith(t *testing.T, s *Scenario, mode wakeCacheMode, until time.Duration) []byte {
+func replayWith(t *testing.T, s *Scenario, mode WakeCacheMode, until time.Duration) []byte {
 	t.Helper()
-	wakeCache = mode
-	defer func() { wakeCache = wakeCacheOn }()
 	var out bytes.Buffer
-	if _, err := Run(context.Background(), s, RunOptions{Out: &out, Format: trace.Text, Until: until}); err != nil {
+	if _, err := Run(context.Background(), s, RunOptions{Out: &out, Format: trace.Text, Until: until, WakeCache: mode}); err != nil {
 		t.Fatalf("Run(%s) error = %v", s.Name, err)
 	}
 	return out.Bytes()
@@ -126,10 +124,47 @@ func TestWakeCacheSameAsFresh(t *testing.T) {
 	replays = append(replays, replay{s: hourOfAFleet(t, nodes, 10), until: until})
 	for _, r := range replays {
 		t.Run(r.s.Name, func(t *testing.T) {
-			cached := replayWith(t, r.s, wakeCacheChecked, r.until)
-			fresh := replayWith(t, r.s, wakeCacheOff, r.until)
+			cached := replayWith(t, r.s, WakeCacheChecked, r.until)
+			fresh := replayWith(t, r.s, WakeCacheOff, r.until)
 			if diff := FirstDifference(fresh, cached); diff != "" {
 				t.Errorf("the trace with the wakes kept differs from the one with fresh wakes: %s", diff)
+			}
+		})
+	}
+}
+
+// TestWakeCacheOption checks the modes' names and that Run refuses a mode it does not know
+// before it replays anything.
+func TestWakeCacheOption(t *testing.T) {
+	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
+	}
+	tests := []struct {
+		mode    WakeCacheMode
+		name    string
+		wantErr bool
+	}{
+		{mode: WakeCacheOn, name: "On"},
+		{mode: WakeCacheOff, name: "Off"},
+		{mode: WakeCacheChecked, name: "Checked"},
+		{mode: WakeCacheMode(7), name: "WakeCacheMode(7)", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.mode.String(); got != tt.name {
+				t.Errorf("String() = %q, want %q", got, tt.name)
+			}
+			opts := RunOptions{WakeCache: tt.mode}
+			if err := opts.validate(); (err != nil) != tt.wantErr {
+				t.Errorf("validate() error = %v, want an error: %v", err, tt.wantErr)
+			}
+			if !tt.wantErr {
+				return
+			}
+			var out bytes.Buffer
+			if _, err := Run(context.Background(), s, RunOptions{Out: &out, WakeCache: tt.mode}); err == nil || out.Len() != 0 {
+				t.Errorf("Run() error = %v with %d bytes of trace, want an error and no trace", err, out.Len())
 			}
 		})
 	}

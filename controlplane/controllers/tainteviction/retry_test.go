@@ -105,3 +105,82 @@ func TestEvictionRetries(t *testing.T) {
 		}
 	}
 }
+
+// An untolerated pod's eviction fails its first try; before the second, 10ms later, the node's
+// NoExecute taints are removed. In v1.35 deletePodHandler is already running, and goes on with its
+// retries: the pod is deleted at the second try.
+//
+// For an eviction at once the work is a nil entry in TimedWorkerQueue.workers (createWorker with
+// delay <= 0), so handleNodeUpdate's cancelWorkWithEvent -> CancelWork returns false: no
+// "Cancelling deletion" event. For an eviction scheduled later the timer has fired, so CancelWork
+// finds it and the event is recorded, once, but the running handler still deletes the pod. In
+// neither is a cancel traced: the eviction goes on.
+func TestRetryGoesOnAfterTaintsRemoved(t *testing.T) {
+	tests := []struct {
+		name string
+		// tolerationSeconds is the pod's toleration of every taint; nil is none.
+		tolerationSeconds *int64
+		// passes are the passes 10ms apart after the taints are removed.
+		passes     int
+		wantEvents []string // recorded
+	}{
+		{
+			name: "at once", passes: 1,
+			wantEvents: []string{"Normal TaintManagerEviction Marking for deletion Pod default/p"},
+		},
+		{
+			name: "scheduled later", tolerationSeconds: ptr.To[int64](1), passes: 2,
+			wantEvents: []string{
+				"Normal TaintManagerEviction Marking for deletion Pod default/p",
+				"Normal TaintManagerEviction Cancelling deletion of Pod default/p",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := vclock.New(vclock.Epoch)
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "u"}, Spec: v1.PodSpec{NodeName: "a"}}
+			if tt.tolerationSeconds != nil {
+				pod.Spec.Tolerations = []v1.Toleration{{Operator: v1.TolerationOpExists, TolerationSeconds: tt.tolerationSeconds}}
+			}
+			l := &memLister{
+				nodes: []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "a"},
+					Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnreachable, Effect: v1.TaintEffectNoExecute}}}}},
+				pods: map[string][]*v1.Pod{"a": {pod}},
+			}
+			w := &flakyWriter{fails: 1}
+			tr := &collect{}
+			rec := record.NewFakeRecorder(10)
+			te, err := tainteviction.New(tainteviction.Options{Clock: clk, Lister: l, Writer: w, Tracer: tr, Recorder: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = te.Sync(ctx) // the scripted failure, for an eviction at once
+			if tt.tolerationSeconds != nil {
+				clk.Advance(time.Duration(*tt.tolerationSeconds) * time.Second)
+				_ = te.Sync(ctx) // the scripted failure
+			}
+			l.nodes = []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}
+			tr.evs = nil
+			for range tt.passes {
+				clk.Advance(10 * time.Millisecond)
+				_ = te.Sync(ctx)
+			}
+			if got := cancels(tr); len(got) != 0 {
+				t.Errorf("cancels %v traced during the running handler's retries; the eviction goes on", got)
+			}
+			close(rec.Events)
+			var got []string
+			for ev := range rec.Events {
+				got = append(got, ev)
+			}
+			if diff := cmp.Diff(tt.wantEvents, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if w.deletes != 1 {
+				t.Errorf("%d deletes; v1.35's running deletePodHandler deletes the pod at its second try", w.deletes)
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-package fakeapiserver
+package registry
 
 import (
 	"fmt"
@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apimachinery/pkg/watch"
 	netutils "k8s.io/utils/net"
 	"k8s.io/utils/ptr"
 )
@@ -24,48 +23,38 @@ import (
 // Services are stored as kube-apiserver's service registry stores them on a single-stack IPv4
 // cluster: defaulted (type ClusterIP, session affinity None, each port's protocol TCP and target
 // port its port, the traffic policies Cluster), given a cluster IP from the service CIDR
-// (DefaultServiceCIDR, kube-apiserver's default --service-cluster-ip-range) and node ports from
-// 30000-32767 with its allocators' rules, and validated. The `kubernetes` Service of the default
-// namespace exists from the start, with the first address of the range, as the API server's
-// bootstrap controller creates it. No load balancer is provisioned, and no controller fills
-// Endpoints or EndpointSlices (docs/fidelity.md).
+// (Store.ServiceCIDR, by default kube-apiserver's default --service-cluster-ip-range) and node
+// ports from 30000-32767 with its allocators' rules, and validated. The server creates the
+// `kubernetes` Service of the default namespace at start, with the first address of the range
+// (ServiceRange), as the API server's bootstrap controller does. No load balancer is provisioned,
+// and no controller fills Endpoints or EndpointSlices (docs/fidelity.md).
 
-// DefaultServiceCIDR is the range cluster IPs are allocated from when Options.ServiceCIDR is not
-// set: kube-apiserver's default --service-cluster-ip-range.
-var DefaultServiceCIDR = netip.MustParsePrefix("10.0.0.0/24")
-
-// kubernetesServicePort is the target port of the `kubernetes` Service: kube-apiserver's default
-// --secure-port, which it points the Service at.
-const kubernetesServicePort = 6443
-
-func serviceResource() *resource {
-	return &resource{
-		name: "services", singular: "service", kind: "Service", gv: coreV1, namespaced: true,
-		shortNames: []string{"svc"}, categories: []string{"all"}, verbs: verbsStored,
-		subresources:   []subresource{{name: "status", verbs: verbsStatus}},
-		newObj:         func() runtime.Object { return &corev1.Service{} },
-		fieldSet:       serviceFields,
-		prepareCreate:  prepareServiceCreate,
-		beginCreate:    beginServiceCreate,
-		validate:       validateService,
-		prepareUpdate:  prepareServiceUpdate,
-		beginUpdate:    beginServiceUpdate,
-		validateUpdate: validateServiceUpdate,
-		columns:        serviceColumns,
-		cells:          serviceCells,
+// Services is the service strategy, with the allocations of the service REST storage.
+func Services() Strategy {
+	return Strategy{
+		NewObj:         func() runtime.Object { return &corev1.Service{} },
+		FieldSet:       serviceFields,
+		PrepareCreate:  prepareServiceCreate,
+		BeginCreate:    beginServiceCreate,
+		Validate:       validateService,
+		PrepareUpdate:  prepareServiceUpdate,
+		BeginUpdate:    beginServiceUpdate,
+		ValidateUpdate: validateServiceUpdate,
+		Columns:        serviceColumns,
+		Cells:          serviceCells,
 	}
 }
 
 func serviceFields(obj runtime.Object) fields.Set {
 	svc := obj.(*corev1.Service)
-	set := metaFields(obj)
+	set := MetaFields(obj)
 	set["spec.clusterIP"] = svc.Spec.ClusterIP
 	set["spec.type"] = string(svc.Spec.Type)
 	return set
 }
 
-// setServiceDefaults is SetDefaults_Service.
-func setServiceDefaults(svc *corev1.Service) {
+// SetServiceDefaults is SetDefaults_Service.
+func SetServiceDefaults(svc *corev1.Service) {
 	spec := &svc.Spec
 	if spec.SessionAffinity == "" {
 		spec.SessionAffinity = corev1.ServiceAffinityNone
@@ -115,7 +104,7 @@ func needsClusterIP(svc *corev1.Service) bool {
 // server's to write.
 func prepareServiceCreate(obj runtime.Object) {
 	svc := obj.(*corev1.Service)
-	setServiceDefaults(svc)
+	SetServiceDefaults(svc)
 	svc.Status = corev1.ServiceStatus{}
 }
 
@@ -124,7 +113,7 @@ func prepareServiceCreate(obj runtime.Object) {
 // leaves out the cluster IPs keeps them, so that a client need not read them first.
 func prepareServiceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 	oldSvc, svc := oldObj.(*corev1.Service), newObj.(*corev1.Service)
-	setServiceDefaults(svc)
+	SetServiceDefaults(svc)
 	svc.Status = *oldSvc.Status.DeepCopy()
 	if needsClusterIP(oldSvc) && needsClusterIP(svc) {
 		if svc.Spec.ClusterIP == "" {
@@ -180,25 +169,25 @@ func prepareServiceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 }
 
 // beginServiceCreate is the registry's allocateCreate: a cluster IP, then node ports.
-func beginServiceCreate(s *Server, obj runtime.Object, dryRun bool) error {
+func beginServiceCreate(st Store, obj runtime.Object, dryRun bool) error {
 	svc := obj.(*corev1.Service)
-	if err := s.allocateClusterIP(svc, dryRun); err != nil {
+	if err := allocateClusterIP(st, svc, dryRun); err != nil {
 		return err
 	}
-	return s.allocateNodePorts(svc)
+	return allocateNodePorts(st, svc)
 }
 
 // beginServiceUpdate allocates what an update newly needs, as the registry's beginUpdate does: a
 // cluster IP for a Service that did not need one (an ExternalName Service that changes type), and
 // node ports for the ports that have none.
-func beginServiceUpdate(s *Server, oldObj, newObj runtime.Object, dryRun bool) error {
+func beginServiceUpdate(st Store, oldObj, newObj runtime.Object, dryRun bool) error {
 	svc := newObj.(*corev1.Service)
 	if !needsClusterIP(oldObj.(*corev1.Service)) {
-		if err := s.allocateClusterIP(svc, dryRun); err != nil {
+		if err := allocateClusterIP(st, svc, dryRun); err != nil {
 			return err
 		}
 	}
-	return s.allocateNodePorts(svc)
+	return allocateNodePorts(st, svc)
 }
 
 // needsNodePort reports whether the Service's ports get node ports: a NodePort Service's do, and
@@ -240,8 +229,8 @@ const (
 // policy gets a health check node port. Free ports are drawn as the port allocator draws them:
 // from a random offset in the upper part of the range, then in the lower part kept for ports
 // clients choose. The caller holds the store lock.
-func (s *Server) allocateNodePorts(svc *corev1.Service) error {
-	used := s.nodePortsInUse(svc)
+func allocateNodePorts(st Store, svc *corev1.Service) error {
+	used := nodePortsInUse(st, svc)
 	byPort := map[int32]int32{}
 	invalid := func(path *field.Path, np int32, msg string) error {
 		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
@@ -282,7 +271,7 @@ func (s *Server) allocateNodePorts(svc *corev1.Service) error {
 					return err
 				}
 			} else {
-				np, ok := s.nextNodePort(used)
+				np, ok := nextNodePort(st, used)
 				if !ok {
 					return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: range is full"))
 				}
@@ -296,7 +285,7 @@ func (s *Server) allocateNodePorts(svc *corev1.Service) error {
 			if err := take(np, field.NewPath("spec", "healthCheckNodePort")); err != nil {
 				return err
 			}
-		} else if np, ok := s.nextNodePort(used); ok {
+		} else if np, ok := nextNodePort(st, used); ok {
 			svc.Spec.HealthCheckNodePort = np
 		} else {
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
@@ -305,12 +294,12 @@ func (s *Server) allocateNodePorts(svc *corev1.Service) error {
 	return nil
 }
 
-// nextNodePort picks a free node port and marks it used. The caller holds the store lock, whose
-// random source it draws from.
-func (s *Server) nextNodePort(used map[int32]bool) (int32, bool) {
+// nextNodePort picks a free node port and marks it used. It draws from st's random source; the
+// caller holds the store lock.
+func nextNodePort(st Store, used map[int32]bool) (int32, bool) {
 	band := min(max(nodePortCount/32, 16), 128)
 	scan := func(from, count int) (int32, bool) {
-		start := s.store.rand.Intn(count)
+		start := st.Intn(count)
 		for i := range count {
 			if np := int32(nodePortBase + from + (start+i)%count); !used[np] {
 				used[np] = true
@@ -327,10 +316,9 @@ func (s *Server) nextNodePort(used map[int32]bool) (int32, bool) {
 
 // nodePortsInUse returns the node ports of every stored Service but svc. The caller holds the
 // store lock.
-func (s *Server) nodePortsInUse(svc *corev1.Service) map[int32]bool {
+func nodePortsInUse(st Store, svc *corev1.Service) map[int32]bool {
 	used := map[int32]bool{}
-	for _, e := range s.store.list(s.store.resource("services"), "") {
-		other := e.obj.(*corev1.Service)
+	for other := range st.Services() {
 		if other.Namespace == svc.Namespace && other.Name == svc.Name {
 			continue
 		}
@@ -360,8 +348,8 @@ func normalizeClusterIPs(svc *corev1.Service) {
 // range from a random address first and the lower part (kept for addresses clients choose) only
 // when the upper part is full. A dry run is given the range's network address without taking
 // anything, as from kube-apiserver. The caller holds the store lock.
-func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
-	setServiceDefaults(svc)
+func allocateClusterIP(st Store, svc *corev1.Service, dryRun bool) error {
+	SetServiceDefaults(svc)
 	if !needsClusterIP(svc) {
 		return nil
 	}
@@ -421,12 +409,12 @@ func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
 	if headless {
 		return nil
 	}
-	cidr := s.serviceCIDR
-	used := s.clusterIPsInUse(svc)
+	cidr := st.ServiceCIDR()
+	used := clusterIPsInUse(st, svc)
 	var ip netip.Addr
 	if len(spec.ClusterIPs) > 0 && spec.ClusterIPs[0] != "" {
 		requested, _ := parseIP(spec.ClusterIPs[0]) // valid: validateClusterIPs checked it
-		first, last := serviceRange(cidr)
+		first, last := ServiceRange(cidr)
 		switch {
 		case requested.Less(first) || last.Less(requested):
 			return invalid(field.Invalid(field.NewPath("spec", "clusterIPs"), spec.ClusterIPs, fmt.Sprintf(
@@ -440,7 +428,7 @@ func (s *Server) allocateClusterIP(svc *corev1.Service, dryRun bool) error {
 		ip = cidr.Masked().Addr()
 	} else {
 		var ok bool
-		if ip, ok = s.nextClusterIP(cidr, used); !ok {
+		if ip, ok = nextClusterIP(st, cidr, used); !ok {
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: range is full"))
 		}
 	}
@@ -460,9 +448,9 @@ func parseIP(s string) (netip.Addr, bool) {
 	return a.Unmap(), ok
 }
 
-// serviceRange returns the first and last address of cidr, an IPv4 range, that a Service may
+// ServiceRange returns the first and last address of cidr, an IPv4 range, that a Service may
 // have: not the network's address, nor its broadcast address.
-func serviceRange(cidr netip.Prefix) (first, last netip.Addr) {
+func ServiceRange(cidr netip.Prefix) (first, last netip.Addr) {
 	base := ipv4Uint(cidr.Masked().Addr())
 	size := uint32(1) << (32 - cidr.Bits())
 	return uint32IPv4(base + 1), uint32IPv4(base + size - 2)
@@ -489,16 +477,16 @@ func staticBandSize(cidr netip.Prefix) int {
 }
 
 // nextClusterIP picks a free address: from a random offset in the upper part of the range, then
-// in the lower part. The caller holds the store lock, whose random source it draws from.
-func (s *Server) nextClusterIP(cidr netip.Prefix, used map[netip.Addr]bool) (netip.Addr, bool) {
-	first, last := serviceRange(cidr)
+// in the lower part. It draws from st's random source; the caller holds the store lock.
+func nextClusterIP(st Store, cidr netip.Prefix, used map[netip.Addr]bool) (netip.Addr, bool) {
+	first, last := ServiceRange(cidr)
 	lo, n := ipv4Uint(first), int(ipv4Uint(last)-ipv4Uint(first))+1
 	band := min(staticBandSize(cidr), n)
 	scan := func(from, count int) (netip.Addr, bool) {
 		if count <= 0 {
 			return netip.Addr{}, false
 		}
-		start := s.store.rand.Intn(count)
+		start := st.Intn(count)
 		for i := range count {
 			if a := uint32IPv4(lo + uint32(from+(start+i)%count)); !used[a] {
 				return a, true
@@ -514,10 +502,9 @@ func (s *Server) nextClusterIP(cidr netip.Prefix, used map[netip.Addr]bool) (net
 
 // clusterIPsInUse returns the cluster IPs of every stored Service but svc. The caller holds the
 // store lock.
-func (s *Server) clusterIPsInUse(svc *corev1.Service) map[netip.Addr]bool {
+func clusterIPsInUse(st Store, svc *corev1.Service) map[netip.Addr]bool {
 	used := map[netip.Addr]bool{}
-	for _, e := range s.store.list(s.store.resource("services"), "") {
-		other := e.obj.(*corev1.Service)
+	for other := range st.Services() {
 		if other.Namespace == svc.Namespace && other.Name == svc.Name {
 			continue
 		}
@@ -528,39 +515,6 @@ func (s *Server) clusterIPsInUse(svc *corev1.Service) map[netip.Addr]bool {
 		}
 	}
 	return used
-}
-
-// bootstrapKubernetesService creates the `kubernetes` Service of the default namespace if the
-// store has none, as kube-apiserver's bootstrap controller does, with the first address of the
-// service range and a UID derived from its name, not drawn from the store's random source.
-func (s *Server) bootstrapKubernetesService() error {
-	res := s.store.resource("services")
-	return s.store.locked(func() error {
-		if _, ok := s.store.get(res, metav1.NamespaceDefault, "kubernetes"); ok {
-			return nil
-		}
-		first, _ := serviceRange(s.serviceCIDR)
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: "kubernetes", Namespace: metav1.NamespaceDefault, CreationTimestamp: s.now(),
-				UID:    bootstrapUID("default/kubernetes", s.clock.Now()),
-				Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
-			},
-			Spec: corev1.ServiceSpec{
-				Ports: []corev1.ServicePort{{
-					Name: "https", Port: 443, TargetPort: intstr.FromInt32(kubernetesServicePort),
-				}},
-				ClusterIP: first.String(), ClusterIPs: []string{first.String()},
-				IPFamilies:     []corev1.IPFamily{corev1.IPv4Protocol},
-				IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
-			},
-		}
-		setServiceDefaults(svc)
-		if _, err := s.store.commit(res, watch.Added, svc, nil); err != nil {
-			return fmt.Errorf("create service default/kubernetes: %w", err)
-		}
-		return nil
-	})
 }
 
 var (
@@ -676,7 +630,7 @@ func serviceNameErrors(obj runtime.Object) field.ErrorList {
 	m := mustMeta(obj)
 	namePath := field.NewPath("metadata", "name")
 	var errs field.ErrorList
-	for _, err := range validateMeta(obj, true) {
+	for _, err := range ValidateMeta(obj, true) {
 		if err.Field == namePath.String() && err.Type == field.ErrorTypeInvalid {
 			continue
 		}
@@ -826,7 +780,7 @@ func serviceCells(now time.Time, obj runtime.Object) []any {
 		portText = "<none>"
 	}
 	return []any{svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), portText,
-		age(now, svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}
+		Age(now, svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}
 }
 
 // serviceExternalIP is the printer's EXTERNAL-IP: the external IPs, a load balancer's ingress

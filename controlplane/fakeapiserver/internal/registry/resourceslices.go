@@ -1,4 +1,4 @@
-package fakeapiserver
+package registry
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -24,8 +23,6 @@ import (
 // generation 1 at create and one more at each change of the spec, validated as
 // ValidateResourceSlice does the fields a driver writes, and selectable by those two fields.
 
-var resourceV = schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}
-
 // kube-apiserver's limits on a ResourceSlice (pkg/apis/resource/types.go).
 const (
 	driverNameMaxLength       = 63
@@ -35,25 +32,25 @@ const (
 	deviceMaxAttrsAndCapacity = 32
 )
 
-func resourceSliceResource() *resource {
-	return &resource{
-		name: "resourceslices", singular: "resourceslice", kind: "ResourceSlice", gv: resourceV, verbs: verbsStored,
-		newObj:   func() runtime.Object { return &resourcev1.ResourceSlice{} },
-		fieldSet: resourceSliceFields,
-		prepareCreate: func(obj runtime.Object) {
+// ResourceSlices is the resource slice strategy (resource.k8s.io/v1).
+func ResourceSlices() Strategy {
+	return Strategy{
+		NewObj:   func() runtime.Object { return &resourcev1.ResourceSlice{} },
+		FieldSet: resourceSliceFields,
+		PrepareCreate: func(obj runtime.Object) {
 			obj.(*resourcev1.ResourceSlice).Generation = 1
 		},
-		validate: validateResourceSlice,
-		prepareUpdate: func(oldObj, newObj runtime.Object) field.ErrorList {
+		Validate: validateResourceSlice,
+		PrepareUpdate: func(oldObj, newObj runtime.Object) field.ErrorList {
 			o, n := oldObj.(*resourcev1.ResourceSlice), newObj.(*resourcev1.ResourceSlice)
 			if !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) {
 				n.Generation = o.Generation + 1
 			}
 			return nil
 		},
-		validateUpdate: validateResourceSliceUpdate,
-		columns:        resourceSliceColumns,
-		cells:          resourceSliceCells,
+		ValidateUpdate: validateResourceSliceUpdate,
+		Columns:        resourceSliceColumns,
+		Cells:          resourceSliceCells,
 	}
 }
 
@@ -73,7 +70,7 @@ func resourceSliceFields(obj runtime.Object) fields.Set {
 // attributes and capacities. Taints, counters and binding conditions are not checked.
 func validateResourceSlice(obj runtime.Object) field.ErrorList {
 	s := obj.(*resourcev1.ResourceSlice)
-	return append(validateMeta(obj, false), validateResourceSliceSpec(&s.Spec, field.NewPath("spec"))...)
+	return append(ValidateMeta(obj, false), validateResourceSliceSpec(&s.Spec, field.NewPath("spec"))...)
 }
 
 // validateResourceSliceUpdate is the update's part: the pool's name, the driver and the node
@@ -275,5 +272,5 @@ func resourceSliceCells(now time.Time, obj runtime.Object) []any {
 	if s.Spec.NodeName != nil {
 		node = *s.Spec.NodeName
 	}
-	return []any{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, age(now, s.CreationTimestamp)}
+	return []any{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, Age(now, s.CreationTimestamp)}
 }

@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 core/v1 Endpoints are deprecated since v1.33, and served because kube-apiserver v1.35 still serves them
 
-package fakeapiserver
+package registry
 
 import (
 	"fmt"
@@ -14,7 +14,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
@@ -26,34 +25,30 @@ import (
 // kube-apiserver stores them. No endpoints or endpoint slice controller fills them from Services
 // and pods: they hold what clients write.
 
-var discoveryV = schema.GroupVersion{Group: "discovery.k8s.io", Version: "v1"}
-
-func endpointsResource() *resource {
-	return &resource{
-		name: "endpoints", singular: "endpoints", kind: "Endpoints", gv: coreV1, namespaced: true,
-		shortNames: []string{"ep"}, verbs: verbsStored,
-		newObj:        func() runtime.Object { return &corev1.Endpoints{} },
-		fieldSet:      metaFields,
-		prepareCreate: defaultEndpoints,
-		validate:      validateEndpoints,
-		prepareUpdate: func(_, newObj runtime.Object) field.ErrorList { defaultEndpoints(newObj); return nil },
-		columns:       endpointsColumns,
-		cells:         endpointsCells,
+// Endpoints is the endpoints strategy (core/v1).
+func Endpoints() Strategy {
+	return Strategy{
+		NewObj:        func() runtime.Object { return &corev1.Endpoints{} },
+		FieldSet:      MetaFields,
+		PrepareCreate: defaultEndpoints,
+		Validate:      validateEndpoints,
+		PrepareUpdate: func(_, newObj runtime.Object) field.ErrorList { defaultEndpoints(newObj); return nil },
+		Columns:       endpointsColumns,
+		Cells:         endpointsCells,
 	}
 }
 
-func endpointSliceResource() *resource {
-	return &resource{
-		name: "endpointslices", singular: "endpointslice", kind: "EndpointSlice", gv: discoveryV, namespaced: true,
-		verbs:          verbsStored,
-		newObj:         func() runtime.Object { return &discoveryv1.EndpointSlice{} },
-		fieldSet:       metaFields,
-		prepareCreate:  defaultEndpointSlice,
-		validate:       validateEndpointSlice,
-		prepareUpdate:  func(_, newObj runtime.Object) field.ErrorList { defaultEndpointSlice(newObj); return nil },
-		validateUpdate: validateEndpointSliceUpdate,
-		columns:        endpointSliceColumns,
-		cells:          endpointSliceCells,
+// EndpointSlices is the endpoint slice strategy (discovery.k8s.io/v1).
+func EndpointSlices() Strategy {
+	return Strategy{
+		NewObj:         func() runtime.Object { return &discoveryv1.EndpointSlice{} },
+		FieldSet:       MetaFields,
+		PrepareCreate:  defaultEndpointSlice,
+		Validate:       validateEndpointSlice,
+		PrepareUpdate:  func(_, newObj runtime.Object) field.ErrorList { defaultEndpointSlice(newObj); return nil },
+		ValidateUpdate: validateEndpointSliceUpdate,
+		Columns:        endpointSliceColumns,
+		Cells:          endpointSliceCells,
 	}
 }
 
@@ -87,7 +82,7 @@ func defaultEndpointSlice(obj runtime.Object) {
 // routable IP, each port a named (when there are several) valid port.
 func validateEndpoints(obj runtime.Object) field.ErrorList {
 	ep := obj.(*corev1.Endpoints)
-	errs := validateMeta(obj, true)
+	errs := ValidateMeta(obj, true)
 	for i := range ep.Subsets {
 		ss, path := &ep.Subsets[i], field.NewPath("subsets").Index(i)
 		if len(ss.Addresses) == 0 && len(ss.NotReadyAddresses) == 0 {
@@ -171,7 +166,7 @@ var supportedAddressTypes = []string{string(discoveryv1.AddressTypeFQDN), string
 // endpoints' addresses in that type.
 func validateEndpointSlice(obj runtime.Object) field.ErrorList {
 	slice := obj.(*discoveryv1.EndpointSlice)
-	errs := validateMeta(obj, true)
+	errs := ValidateMeta(obj, true)
 	switch {
 	case slice.AddressType == "":
 		errs = append(errs, field.Required(field.NewPath("addressType"), ""))
@@ -293,7 +288,7 @@ func endpointsCells(now time.Time, obj runtime.Object) []any {
 	case count > most:
 		text = fmt.Sprintf("%s + %d more...", text, count-most)
 	}
-	return []any{ep.Name, text, age(now, ep.CreationTimestamp)}
+	return []any{ep.Name, text, Age(now, ep.CreationTimestamp)}
 }
 
 var endpointSliceColumns = []metav1.TableColumnDefinition{
@@ -320,7 +315,7 @@ func endpointSliceCells(now time.Time, obj runtime.Object) []any {
 	for _, e := range slice.Endpoints {
 		addrs = append(addrs, e.Addresses...)
 	}
-	return []any{slice.Name, string(slice.AddressType), firstThree(ports), firstThree(addrs), age(now, slice.CreationTimestamp)}
+	return []any{slice.Name, string(slice.AddressType), firstThree(ports), firstThree(addrs), Age(now, slice.CreationTimestamp)}
 }
 
 // firstThree is the printer's listWithMoreString: up to three items, then "+ N more...",

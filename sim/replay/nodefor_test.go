@@ -1,0 +1,133 @@
+package replay
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// nodeForScan is nodeFor as a scan of every node: the named node; else the first node, in the
+// scenario's order, that has seen the step's pod, or the node the API server binds it to; else
+// the first node.
+func nodeForScan(ctx context.Context, e *engine, st *Step) *node {
+	if len(e.nodes) == 1 {
+		return e.nodes[0]
+	}
+	for _, n := range e.nodes {
+		if st.Node != "" && n.name == st.Node {
+			return n
+		}
+	}
+	key := st.podKey()
+	if key == "" {
+		return e.nodes[0]
+	}
+	for _, n := range e.nodes {
+		if _, ok := n.uids[key]; ok {
+			return n
+		}
+	}
+	if e.client != nil {
+		if ns, name, ok := strings.Cut(key, "/"); ok {
+			if pod, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				for _, n := range e.nodes {
+					if n.name == pod.Spec.NodeName {
+						return n
+					}
+				}
+			}
+		}
+	}
+	return e.nodes[0]
+}
+
+// TestNodeForSameAsScan replays every scenario of the library, a fleet whose steps touch single
+// nodes, and a fleet of three nodes for two minutes, and checks each step's node against a scan
+// of every node.
+func TestNodeForSameAsScan(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the scenario library: %d files, error %v", len(files), err)
+	}
+	type replay struct {
+		s     *Scenario
+		until time.Duration
+	}
+	var replays []replay
+	for _, f := range files {
+		s, err := Load(f, LoadOptions{})
+		if err != nil {
+			t.Fatalf("Load(%s) error = %v", f, err)
+		}
+		replays = append(replays, replay{s: s})
+	}
+	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
+	}
+	replays = append(replays, replay{s: s})
+	// Three nodes for two minutes: more nodes answer no differently, and the package's tests
+	// replay the library and its fleets often enough already.
+	replays = append(replays, replay{s: hourOfAFleet(t, 3, 10), until: 2 * time.Minute})
+	// seen counts the steps of fleets that named a pod and no node, which the index answers.
+	seen := 0
+	for _, r := range replays {
+		t.Run(r.s.Name, func(t *testing.T) {
+			e, err := newEngine(r.s, RunOptions{})
+			if err != nil {
+				t.Fatalf("newEngine() error = %v", err)
+			}
+			e.checkNodeFor = func(ctx context.Context, st *Step, got *node) {
+				if len(e.nodes) > 1 && st.Node == "" && st.podKey() != "" {
+					seen++
+				}
+				if want := nodeForScan(ctx, e, st); got != want {
+					t.Errorf("step at %v: nodeFor = %s, a scan of every node finds %s", st.At.Duration, got.name, want.name)
+				}
+			}
+			if err := e.run(context.Background(), r.until); err != nil {
+				t.Fatalf("run() error = %v", err)
+			}
+		})
+	}
+	if seen == 0 {
+		t.Error("no step of a fleet named a pod and no node: the index was not exercised")
+	}
+}
+
+// TestSeenByFirstNode checks that seenBy names, for each pod, the first node in the scenario's
+// order that has seen it, whatever the order the nodes see it in.
+func TestSeenByFirstNode(t *testing.T) {
+	tests := []struct {
+		name string
+		// seen are the nodes (by index) that see the pod "default/p", in order.
+		seen []int
+		want int
+	}{
+		{name: "one node", seen: []int{2}, want: 2},
+		{name: "a later node first", seen: []int{2, 0}, want: 0},
+		{name: "an earlier node first", seen: []int{0, 2}, want: 0},
+		{name: "seen again", seen: []int{1, 1, 2, 1}, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &engine{seenBy: map[string]int{}}
+			for i := range 3 {
+				e.nodes = append(e.nodes, &node{index: i, uids: map[string]types.UID{}})
+			}
+			for _, i := range tt.seen {
+				n := e.nodes[i]
+				e.noteSeen(n, "default/p")
+				n.uids["default/p"] = "u"
+			}
+			if got := e.seenBy["default/p"]; got != tt.want {
+				t.Errorf("seenBy = node %d, want node %d", got, tt.want)
+			}
+		})
+	}
+}
