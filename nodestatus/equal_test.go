@@ -104,11 +104,19 @@ func mutate(r *rand.Rand, v reflect.Value) {
 	fill(r, v)
 }
 
+// pureUnderRace is why a test of functions that only read their arguments and answer, which
+// takes tens of seconds under -race, skips there: the race detector needs a second goroutine to
+// find anything; the plain suite runs it.
+const pureUnderRace = "pure functions on the test's goroutine, nothing for the race detector"
+
 // TestRestEqualIsTheSemanticWalk compares restEqual with apiequality.Semantic.DeepEqual, which the
 // kubelet compares the statuses with, on random statuses and random changes of them. Every
 // exported field is drawn, so a field the API adds to one of the types restEqual compares by
 // hand, and that restEqual leaves out, makes the answers differ.
 func TestRestEqualIsTheSemanticWalk(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	r := rand.New(rand.NewPCG(22, 28))
 	var equal, differ int
 	for i := range 20000 {

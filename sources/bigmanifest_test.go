@@ -12,10 +12,20 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
+// oneGoroutineUnderRace is why a test that reads and decodes manifests of nearly the size limit
+// on the test's goroutine, on the virtual clock or without one, skips under -race, where a
+// megabyte's decoding takes seconds: the race detector needs a second goroutine to find
+// anything, and the tests of the runners, which start them, run under it; the plain suite runs
+// it.
+const oneGoroutineUnderRace = "reads files on the test's goroutine, nothing for the race detector"
+
 // TestUnparsableManifestIsQuotedShortAndDecodedOnce reproduces a manifest just under the size
 // limit whose decode error quotes the whole input: the error is cut, and an unchanged bad file is
 // not decoded again at the next relist.
 func TestUnparsableManifestIsQuotedShortAndDecodedOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip(oneGoroutineUnderRace)
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "big.yaml")
 	if err := os.WriteFile(path, []byte("a: "+strings.Repeat("x", maxConfigLength-100)), 0o600); err != nil {

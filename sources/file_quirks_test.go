@@ -175,6 +175,9 @@ func TestPathMissingThenAppearing(t *testing.T) {
 }
 
 func TestSizeLimit(t *testing.T) {
+	if raceEnabled {
+		t.Skip(oneGoroutineUnderRace)
+	}
 	dir := t.TempDir()
 	f, _, ev := newTestFile(t, dir)
 	// JSON padded with trailing spaces: valid at any size and quick to decode.

@@ -354,6 +354,9 @@ func ptrTo[T any](v T) *T { return &v }
 // init containers, over random pods, runtime views, previous statuses and reasons, changes
 // neither the previous statuses nor the runtime's view, and gives every container a status.
 func TestConvertContainerStatusesLeavesItsInputs(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	r := rand.New(rand.NewPCG(22, 10))
 	for i := range 3000 {
 		pod, rs, old, reasons := randomContainerWorld(r)

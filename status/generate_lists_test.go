@@ -62,6 +62,9 @@ func randomConditions(r *rand.Rand) []v1.PodCondition {
 // status, resize conditions and readiness gates; and the list made holds them all, one spare at
 // most (the disruption target that replaces the API's).
 func TestConditionsSizedAsBuilt(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	r := rand.New(rand.NewPCG(22, 13))
 	for i := range 3000 {
 		pod, rs, old, reasons := randomContainerWorld(r)

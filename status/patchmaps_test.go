@@ -132,6 +132,9 @@ func sameAsWholeMaps(t *testing.T, uid types.UID, old, next v1.PodStatus) {
 // removed, reordered, changed among equal ones and listed twice, on container statuses, resize,
 // empty lists against none, fields removed, and on random statuses.
 func TestStatusPatchAsTheWholeMaps(t *testing.T) {
+	if raceEnabled {
+		t.Skip(pureUnderRace)
+	}
 	pending := apiPod("web", "uid-web").Status
 	running := cachedRunning(t)
 	for _, tc := range []struct {

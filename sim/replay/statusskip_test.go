@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// replaysOnOneGoroutine is why a test that replays the whole library again, on the test's
+// goroutine, skips under -race: the replay starts no goroutine, so the race detector has nothing
+// to find in it that TestScenarios, which replays every scenario under -race too, does not
+// already cover; the plain suite runs it.
+const replaysOnOneGoroutine = "replays on one goroutine; TestScenarios replays every scenario under -race"
+
 // TestStatusSkipAcrossTheLibrary is the evidence for the pod sync's periodic skip of an unchanged
 // status: it replays every scenario of the library with a sync frequency of 2s, so that running
 // pods are synced again often enough for the skip to be taken (with the library's own settings
@@ -17,6 +23,9 @@ import (
 // not have found it unchanged. The expectations are not judged: a shorter sync frequency changes
 // what some scenarios teach.
 func TestStatusSkipAcrossTheLibrary(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	if testing.Short() {
 		t.Skip("replays the whole library")
 	}

@@ -96,6 +96,9 @@ func replayWith(t *testing.T, s *Scenario, mode WakeCacheMode, until time.Durati
 // wake read afresh: no kept wake may differ from a fresh one, and the traces must be the same
 // bytes.
 func TestWakeCacheSameAsFresh(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("the scenario library: %d files, error %v", len(files), err)

@@ -184,7 +184,16 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot %s", path)
 }
 
+// inChromiumUnderRace is why the browser tests that open replays' pages from files skip under
+// -race: the replays run on the test's goroutine before the browser starts, the page runs in
+// chromium's process, and the test drives it from its own goroutine, so the only other goroutines
+// are chromedp's, which are not this module's code; the plain suite runs them.
+const inChromiumUnderRace = "replays on one goroutine and a page in chromium's process, nothing of this module for the race detector"
+
 func TestBrowserReport(t *testing.T) {
+	if raceEnabled {
+		t.Skip(inChromiumUnderRace)
+	}
 	chromium(t)
 	type report struct {
 		path string
@@ -352,6 +361,9 @@ func (a label) overlaps(b label) bool {
 // another, the legend stays on one line above the time axis, every step is numbered, containers
 // come in the order they ran, and a lane's name leads to the glossary.
 func TestBrowserLessonLayout(t *testing.T) {
+	if raceEnabled {
+		t.Skip(inChromiumUnderRace)
+	}
 	chromium(t)
 	c, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
 	if err != nil {

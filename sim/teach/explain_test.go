@@ -16,8 +16,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the explain goldens (scenarios/*.explain)")
 
+// replaysOnOneGoroutine is why the tests that replay lessons on the test's goroutine and read
+// what the replay recorded skip under -race: the replay starts no goroutine, and sim/replay's
+// race run replays every scenario; the plain suite runs them.
+const replaysOnOneGoroutine = "replays on one goroutine; sim/replay's race run replays every scenario"
+
 // TestExplainGoldens narrates every lesson scenario and compares the text with its golden file.
 func TestExplainGoldens(t *testing.T) {
+	if raceEnabled {
+		t.Skip(replaysOnOneGoroutine)
+	}
 	c, err := LoadCurriculum(os.DirFS("../../scenarios"), "../../scenarios")
 	if err != nil {
 		t.Fatal(err)

@@ -130,11 +130,20 @@ func checkAppendText(t *testing.T, e Event) {
 	}
 }
 
+// oneGoroutineUnderRace is why a test that calls the package from the test's goroutine alone,
+// and takes seconds under -race, skips there: the race detector needs a second goroutine to find
+// anything, and TestRecorderSinceWhileAnotherGoroutineForgets, which starts one, runs under it;
+// the plain suite runs them.
+const oneGoroutineUnderRace = "on the test's goroutine alone, nothing for the race detector"
+
 // TestAppendTextAsBefore holds AppendText to the reference for every row of the catalogue, each
 // with its functions and reasons, with short and long fields (so that the function fits, fits
 // by its short name, does not fit, and the body wraps), and for the strings that need quoting or
 // are not ASCII.
 func TestAppendTextAsBefore(t *testing.T) {
+	if raceEnabled {
+		t.Skip(oneGoroutineUnderRace)
+	}
 	exit := 137
 	long := strings.Repeat("word ", 40)
 	longPod := "kube-system/" + strings.Repeat("p", 40)

@@ -140,6 +140,9 @@ func TestRecorderChunkBoundaries(t *testing.T) {
 // boundaries, and compares each read with a plain slice of every event stamped and a count of
 // those forgotten: what the Recorder kept in one growing slice before it kept chunks.
 func TestRecorderChunksAgainstASlice(t *testing.T) {
+	if raceEnabled {
+		t.Skip(oneGoroutineUnderRace)
+	}
 	rng := rand.New(rand.NewPCG(22, 1))
 	clk := vclock.New(vclock.Epoch)
 	var out bytes.Buffer

@@ -1,0 +1,6 @@
+//go:build race
+
+package nodestatus
+
+// raceEnabled is true when the tests are built with -race (race_off_test.go has the other value).
+const raceEnabled = true

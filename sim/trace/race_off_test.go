@@ -1,0 +1,6 @@
+//go:build !race
+
+package trace
+
+// raceEnabled is true when the tests are built with -race (race_on_test.go has the other value).
+const raceEnabled = false
