@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -151,8 +150,11 @@ func (b *checkpointBuffers) appendCheckpoint(allocated map[types.UID]podAllocati
 		data.WriteString(`{"entries":{`)
 		// An Encoder writes Marshal's bytes (escaped alike) and a newline, which is dropped.
 		// A pod's podResourceInfo is written as Marshal writes it: its containers' map as an
-		// object with the names in increasing order (the order podAllocation keeps), and
-		// PodLevelResources null.
+		// object with the names in increasing order, and PodLevelResources null. The
+		// allocation is written in its own order, with no sorting or deduplication here: it
+		// matches Marshal's keys only because every podAllocation is sorted by compareName and
+		// holds a name once, which with (inserting in place or replacing) and allocationOf (a
+		// map's keys, sorted) keep.
 		enc := json.NewEncoder(data)
 		for i, uid := range b.keys {
 			if i > 0 {
@@ -261,6 +263,6 @@ func allocationOf(containers map[string]v1.ResourceRequirements) podAllocation {
 	for name, r := range containers {
 		alloc = append(alloc, containerAllocation{name: name, resources: r})
 	}
-	slices.SortFunc(alloc, func(a, b containerAllocation) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(alloc, byName)
 	return alloc
 }

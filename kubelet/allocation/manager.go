@@ -225,7 +225,7 @@ type containerAllocation struct {
 // of the same name (as the kubelet's map keeps the last container of a name), else inserted in
 // order.
 func (a podAllocation) with(c *v1.Container) podAllocation {
-	i, found := slices.BinarySearchFunc(a, c.Name, func(e containerAllocation, name string) int { return strings.Compare(e.name, name) })
+	i, found := a.index(c.Name)
 	if !found {
 		a = slices.Insert(a, i, containerAllocation{name: c.Name})
 	}
@@ -236,12 +236,28 @@ func (a podAllocation) with(c *v1.Container) podAllocation {
 
 // get returns the resources allocated to the container named name.
 func (a podAllocation) get(name string) (*v1.ResourceRequirements, bool) {
-	for i := range a {
-		if a[i].name == name {
-			return &a[i].resources, true
-		}
+	if i, found := a.index(name); found {
+		return &a[i].resources, true
 	}
 	return nil, false
+}
+
+// index returns the position of the allocation named name and true, or where it would be
+// inserted and false. a is sorted and unique by name: with and allocationOf, the only ways an
+// allocation is built, keep it so.
+func (a podAllocation) index(name string) (int, bool) {
+	return slices.BinarySearchFunc(a, name, compareName)
+}
+
+// compareName orders an allocation against a container name, by strings.Compare: the byte order
+// json.Marshal sorts a map's string keys in, which appendCheckpoint relies on.
+func compareName(e containerAllocation, name string) int {
+	return strings.Compare(e.name, name)
+}
+
+// byName orders two allocations as compareName does.
+func byName(x, y containerAllocation) int {
+	return compareName(x, y.name)
 }
 
 // RemovePod forgets the pod's allocation.

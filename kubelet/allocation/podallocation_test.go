@@ -3,7 +3,6 @@ package allocation
 import (
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,7 +104,7 @@ func TestAllocationIsTheKubeletsMap(t *testing.T) {
 			if len(got) != len(want) {
 				t.Errorf("allocation has %d entries for %d names", len(got), len(want))
 			}
-			if !slices.IsSortedFunc(got, func(a, b containerAllocation) int { return strings.Compare(a.name, b.name) }) {
+			if !slices.IsSortedFunc(got, byName) {
 				t.Errorf("allocation not in name order: %v", slices.Collect(maps.Keys(mapOf(got))))
 			}
 			for name, r := range want {
