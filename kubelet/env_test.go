@@ -106,7 +106,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	opts := Options{
 		NodeName:  testNode,
-		NodeIP:    "10.0.0.10",
+		NodeIP:    "192.168.0.10",
 		Clock:     e.clk,
 		Tracer:    tracer,
 		Latencies: o.latencies,

@@ -64,7 +64,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := nodestatus.New(nodestatus.Options{NodeName: "node-1", NodeIP: "10.0.0.10", Clock: clk, Tracer: trace.Discard,
+	s, err := nodestatus.New(nodestatus.Options{NodeName: "node-1", NodeIP: "192.168.0.10", Clock: clk, Tracer: trace.Discard,
 		Client: directClient{srv.Direct(rest.DefaultKubernetesUserAgent())}, RuntimeState: readyState{}})
 	if err != nil {
 		b.Fatal(err)

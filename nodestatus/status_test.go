@@ -121,7 +121,7 @@ func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
 func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk, failNext: 2}
-	s, err := New(Options{NodeName: "node-1", NodeIP: "10.0.0.10", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	s, err := New(Options{NodeName: "node-1", NodeIP: "192.168.0.10", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
@@ -139,8 +139,8 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	if got := client.lease.OwnerReferences; len(got) != 1 || got[0].UID != "node-uid" {
 		t.Errorf("lease owner references = %v, want the node", got)
 	}
-	if got := client.node.Status.Addresses[0]; got.Type != v1.NodeInternalIP || got.Address != "10.0.0.10" {
-		t.Errorf("first node address = %v, want InternalIP 10.0.0.10", got)
+	if got := client.node.Status.Addresses[0]; got.Type != v1.NodeInternalIP || got.Address != "192.168.0.10" {
+		t.Errorf("first node address = %v, want InternalIP 192.168.0.10", got)
 	}
 }
 

@@ -90,7 +90,7 @@ func newPipeline(t *testing.T, skipping bool) (*pipeline, *countingStatus) {
 		counting = &countingStatus{Manager: p.status}
 		sm = counting
 	}
-	opts := Options{NodeName: "node-1", HostIP: "10.0.0.10", Clock: clk, Tracer: p.rec, Runtime: p.rt, Status: sm, CrashLoopBackOff: crash, Recorder: p.events}
+	opts := Options{NodeName: "node-1", HostIP: "192.168.0.10", Clock: clk, Tracer: p.rec, Runtime: p.rt, Status: sm, CrashLoopBackOff: crash, Recorder: p.events}
 	// The prober and the resize collaborators, wired as package kubelet wires them: a real
 	// prober manager and allocation manager over the status manager, the fake runtime's resize
 	// check. Both read what the skip must leave alone (probe results, resize conditions, the

@@ -29,7 +29,7 @@ func partsStoredObjects() map[string]runtime.Object {
 	sec := metav1.NewTime(time.Date(2026, time.January, 1, 0, 0, 1, 0, time.UTC))
 	nano := metav1.NewTime(time.Date(2026, time.January, 1, 0, 0, 1, 123456789, time.FixedZone("X", 3600)))
 	status := corev1.PodStatus{
-		Phase: corev1.PodRunning, HostIP: "10.0.0.10", HostIPs: []corev1.HostIP{{IP: "10.0.0.10"}},
+		Phase: corev1.PodRunning, HostIP: "192.168.0.10", HostIPs: []corev1.HostIP{{IP: "192.168.0.10"}},
 		PodIP: "10.1.0.5", PodIPs: []corev1.PodIP{{IP: "10.1.0.5"}}, StartTime: &sec, QOSClass: corev1.PodQOSBurstable,
 		Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: sec},
@@ -75,7 +75,7 @@ func partsStoredObjects() map[string]runtime.Object {
 		Spec: corev1.NodeSpec{PodCIDR: "10.1.0.0/24"},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: q("4")},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: sec, LastTransitionTime: sec}},
-			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.10"}}}}
+			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.10"}}}}
 	return map[string]runtime.Object{"written": written, "in-process": inProcess, "finalizing": finalizing, "bare": bare, "node": node}
 }
 
@@ -247,7 +247,7 @@ func randomStatusPatch(r *rand.Rand) string {
 			`"$setElementOrder/conditions":[`+some(4, func() string { return `{"type":` + pick(`"Ready"`, `"PodScheduled"`, `"Initialized"`) + `}` })+`]`,
 			`"containerStatuses":[`+some(2, ctr)+`]`,
 			`"podIPs":`+pick(`null`, `[{"ip":"10.1.0.6"}]`, `[{"ip":"10.1.0.5","$patch":"delete"}]`),
-			`"hostIP":`+pick(`"10.0.0.11"`, `null`),
+			`"hostIP":`+pick(`"192.168.0.11"`, `null`),
 			`"startTime":`+pick(`"2026-01-01T00:00:08Z"`, `null`),
 			`"message":"m"`,
 		)

@@ -303,7 +303,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 
 // evictGone is a try of deletePodHandler for a pod the pass did not find: addConditionAndDeletePod
 // gets the pod from the API server, which answers NotFound unless the pod is there again (then it
-// is evicted). The error is the server's, which names the pod, as the handler returns it.
+// is evicted). The error is the server's, which names the pod, returned unwrapped: v1.35's handler
+// returns it as it is, and its timed worker logs it verbatim ("TaintEvictionController: timed
+// worker failed"), as the pass does with the last try's.
 func (c *Controller) evictGone(ctx context.Context, key string) error {
 	ns, name := splitKey(key)
 	pod, err := c.opts.Writer.FetchPod(ctx, ns, name)
@@ -503,7 +505,10 @@ func (c *Controller) cancel(key, why string) {
 // delete with the pod's own grace period. The handler logs and records the event once, before
 // its first try. Any error fails the try, NotFound too (the pod was deleted meanwhile): the
 // handler does not tell it apart, and its next try finds no pod. The errors are the server's,
-// which name the pod, as the handler returns them for its timed worker to log.
+// which name the pod, returned unwrapped: the handler returns the GET's and the delete's as they
+// are and its timed worker logs the last verbatim, which the pass does too. (A failed status
+// write is the exception: v1.35's PatchPodStatus puts its patch in front, which the PUT here has
+// not; see docs/fidelity.md.)
 func (c *Controller) evict(ctx context.Context, pod *v1.Pod, first bool) error {
 	key := podkey.Of(pod)
 	if first {

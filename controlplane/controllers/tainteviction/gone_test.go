@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/controlplane/controllers"
@@ -88,13 +88,15 @@ func TestEvictionOfPodGoneDuringTries(t *testing.T) {
 		deleteAt         time.Duration
 		wantCalls        []string
 		wantLogs         []string
-		wantEvict        bool
+		// wantTraced is each event traced: its kind and pod, a scheduled eviction's delay, a
+		// cancel's reason.
+		wantTraced []string
 	}{{
-		name:      "not gone: one try",
-		deleteAt:  -1,
-		wantCalls: []string{"0s PUT status: ok", "0s DELETE: ok"},
-		wantLogs:  []string{`info Deleting pod`},
-		wantEvict: true,
+		name:       "not gone: one try",
+		deleteAt:   -1,
+		wantCalls:  []string{"0s PUT status: ok", "0s DELETE: ok"},
+		wantLogs:   []string{`info Deleting pod`},
+		wantTraced: []string{"evict-at default/p in 0s", "evict default/p"},
 	}, {
 		name:      "gone after the first try failed",
 		failWrite: true,
@@ -102,22 +104,42 @@ func TestEvictionOfPodGoneDuringTries(t *testing.T) {
 		wantCalls: []string{"0s PUT status: scripted failure", "10ms GET: " + notFound, "20ms GET: " + notFound,
 			"30ms GET: " + notFound, "40ms GET: " + notFound},
 		wantLogs: []string{`info Deleting pod`, `error TaintEvictionController: timed worker failed at 50ms: ` + notFound},
+		// A handler that has tried is not cancelled: no evict-cancel.
+		wantTraced: []string{"evict-at default/p in 0s"},
 	}, {
 		name:             "gone between the status write and the delete",
 		deleteAfterWrite: true,
 		wantCalls: []string{"0s PUT status: ok", "0s DELETE: " + notFound, "10ms GET: " + notFound, "20ms GET: " + notFound,
 			"30ms GET: " + notFound, "40ms GET: " + notFound},
-		wantLogs: []string{`info Deleting pod`, `error TaintEvictionController: timed worker failed at 50ms: ` + notFound},
+		wantLogs:   []string{`info Deleting pod`, `error TaintEvictionController: timed worker failed at 50ms: ` + notFound},
+		wantTraced: []string{"evict-at default/p in 0s"},
 	}, {
 		name:              "gone before the eviction fires: cancelled",
 		tolerationSeconds: 1,
 		deleteAt:          500 * time.Millisecond,
+		wantTraced:        []string{"evict-at default/p in 1s", "evict-cancel default/p: pod gone"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := vclock.New(vclock.Epoch)
+			// client-go logs its requests above verbosity 0.
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+			ctx := klog.NewContext(context.Background(), logger)
+			// logs are the level and message of each line logged during a pass, and for an error
+			// the pass's time and the error: the buffer's own times are the wall clock's.
 			var logs []string
-			ctx := klog.NewContext(context.Background(), logr.New(logSink{clk: clk, logs: &logs}))
+			seen := 0
+			stamp := func() {
+				data := logger.GetSink().(ktesting.Underlier).GetBuffer().Data()
+				for _, e := range data[seen:] {
+					if e.Type == ktesting.LogError {
+						logs = append(logs, fmt.Sprintf("error %s at %v: %v", e.Message, clk.Since(vclock.Epoch), e.Err))
+					} else {
+						logs = append(logs, "info "+e.Message)
+					}
+				}
+				seen = len(data)
+			}
 			c := ctrltest.NewClient(t, clk)
 			createTaintedNodeAndPod(ctx, t, c, tt.tolerationSeconds)
 			del := func() {
@@ -140,9 +162,11 @@ func TestEvictionOfPodGoneDuringTries(t *testing.T) {
 					del()
 					deleted = true
 				}
+				stamp() // nothing logged between passes is lost, or stamped with a pass's time
 				if err := te.Sync(ctx); err != nil {
 					t.Fatalf("Sync() = %v", err)
 				}
+				stamp()
 				next, ok := te.NextWake()
 				if !deleted && (!ok || next.Sub(vclock.Epoch) > tt.deleteAt) {
 					next, ok = vclock.Epoch.Add(tt.deleteAt), true
@@ -158,12 +182,19 @@ func TestEvictionOfPodGoneDuringTries(t *testing.T) {
 			if diff := cmp.Diff(tt.wantLogs, logs); diff != "" {
 				t.Errorf("logs (-want +got):\n%s", diff)
 			}
-			evicted := false
+			var traced []string
 			for _, ev := range tr.evs {
-				evicted = evicted || ev.Event == trace.KindEvict
+				line := fmt.Sprintf("%s %s", ev.Event, ev.Pod)
+				switch {
+				case ev.Event == trace.KindEvictAt:
+					line += fmt.Sprintf(" in %v", ev.Delay)
+				case ev.Message != "":
+					line += ": " + ev.Message
+				}
+				traced = append(traced, line)
 			}
-			if evicted != tt.wantEvict {
-				t.Errorf("evict traced: %v, want %v", evicted, tt.wantEvict)
+			if diff := cmp.Diff(tt.wantTraced, traced); diff != "" {
+				t.Errorf("traced (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -185,20 +216,4 @@ func createTaintedNodeAndPod(ctx context.Context, t *testing.T, c kubernetes.Int
 	if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// logSink keeps the level and message of each line logged at verbosity 0 (client-go logs its
-// requests at higher ones), and for errors the time and the error.
-type logSink struct {
-	clk  *vclock.Clock
-	logs *[]string
-}
-
-func (s logSink) Init(logr.RuntimeInfo)            {}
-func (s logSink) Enabled(level int) bool           { return level == 0 }
-func (s logSink) WithValues(...any) logr.LogSink   { return s }
-func (s logSink) WithName(string) logr.LogSink     { return s }
-func (s logSink) Info(_ int, msg string, _ ...any) { *s.logs = append(*s.logs, "info "+msg) }
-func (s logSink) Error(err error, msg string, _ ...any) {
-	*s.logs = append(*s.logs, fmt.Sprintf("error %s at %v: %v", msg, s.clk.Since(vclock.Epoch), err))
 }
