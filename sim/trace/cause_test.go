@@ -130,6 +130,26 @@ func TestLinkerForgetsQuietPods(t *testing.T) {
 	}
 }
 
+// TestLinkerForgetsQuietCrashLoop checks that a pod whose last fault step was a crash loop is
+// forgotten like any other once quiet for forgetAfter events: the loop outlives an exit, but not
+// its step, else the record would never be empty and never be dropped.
+func TestLinkerForgetsQuietCrashLoop(t *testing.T) {
+	l := newLinker()
+	var seq uint64
+	emit := func(e Event) {
+		seq++
+		e.Seq = seq
+		l.link(e)
+	}
+	emit(Event{Component: Scenario, Event: KindCrashLoop, Pod: "default/looping"})
+	for seq < forgetAfter+pruneEvery {
+		emit(Event{Component: PodWorkers, Event: KindSync, Pod: "default/busy"})
+	}
+	if p, ok := l.pods["default/looping"]; ok {
+		t.Errorf("the linker still remembers a crash-looping pod quiet for more than forgetAfter events: %+v", *p)
+	}
+}
+
 // TestUnknownPodsLeaveNoRecord checks that looking up pods the linker has no record of (every
 // component's rules, with a pod and its containers) neither writes the shared empty record nor
 // makes one.
