@@ -113,8 +113,8 @@ func TestLinkerForgetsQuietPods(t *testing.T) {
 		t.Error("the linker still remembers a pod quiet for more than forgetAfter events")
 	}
 	busy := l.links("default/busy")
-	if busy.runtime != last {
-		t.Errorf("the busy pod's last runtime event is %d, want %d", busy.runtime, last)
+	if busy.seqs[runtimeSeq] != last {
+		t.Errorf("the busy pod's last runtime event is %d, want %d", busy.seqs[runtimeSeq], last)
 	}
 	if c := busy.container("quiet"); c != nil {
 		t.Errorf("the linker still remembers a container quiet for more than forgetAfter events: %+v", *c)
