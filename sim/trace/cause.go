@@ -99,15 +99,19 @@ func (p *podLinks) empty() bool {
 	return p.seqs == [numSeqs]uint64{} && !p.loops && len(p.containers) == 0
 }
 
-// noLinks stands for a pod the linker knows nothing of. It is only read.
-var noLinks podLinks
-
-// links is what the linker remembers of pod, or noLinks; for reading only.
+// links is what the linker remembers of pod, nil for a pod it knows nothing of; for reading only,
+// through podLinks' methods, which read a nil record as one that remembers nothing. A pod the
+// linker does not know gets no record, and no record is shared between pods.
 func (l *linker) links(pod string) *podLinks {
-	if p := l.pods[pod]; p != nil {
-		return p
+	return l.pods[pod]
+}
+
+// seq is the pod's latest event of kind k, 0 for none.
+func (p *podLinks) seq(k seqKind) uint64 {
+	if p == nil {
+		return 0
 	}
-	return &noLinks
+	return p.seqs[k]
 }
 
 // record is pod's record, made on first use.
@@ -122,6 +126,9 @@ func (l *linker) record(pod string) *podLinks {
 
 // container is the pod's record of the named container, or nil.
 func (p *podLinks) container(name string) *containerLinks {
+	if p == nil {
+		return nil
+	}
 	for i := range p.containers {
 		if p.containers[i].name == name {
 			return &p.containers[i]
@@ -280,52 +287,52 @@ func (l *linker) cause(e Event) uint64 {
 			}
 			return 0
 		case KindPLEG:
-			return l.links(e.Pod).seqs[plegSeq]
+			return l.links(e.Pod).seq(plegSeq)
 		case KindSkip, KindError:
 			// A handler that passes over one pod of the update it is handling.
 			if l.config.t == t && l.config.has(e.Pod) {
 				return l.config.seq
 			}
-			return l.links(e.Pod).seqs[podSeq]
+			return l.links(e.Pod).seq(podSeq)
 		case KindSync:
 			// The tick hands over the pods whose requeue is due.
 			var c uint64
 			for _, p := range e.Pods {
-				c = latest(c, l.links(p).seqs[requeueSeq])
+				c = latest(c, l.links(p).seq(requeueSeq))
 			}
-			return latest(c, l.links(e.Pod).seqs[requeueSeq])
+			return latest(c, l.links(e.Pod).seq(requeueSeq))
 		}
 		return 0
 	case PodManager:
 		if l.config.has(e.Pod) {
 			return l.config.seq
 		}
-		return l.links(e.Pod).seqs[podSeq]
+		return l.links(e.Pod).seq(podSeq)
 	case PodWorkers:
 		p := l.links(e.Pod)
 		switch e.Event {
 		case KindRequeue:
-			return p.seqs[workSeq]
+			return p.seq(workSeq)
 		case KindError:
-			return p.seqs[podSeq]
+			return p.seq(podSeq)
 		}
-		if c := p.seqs[dispatchSeq]; c != 0 {
+		if c := p.seq(dispatchSeq); c != 0 {
 			return c
 		}
-		return p.seqs[podSeq]
+		return p.seq(podSeq)
 	case Runtime:
 		p := l.links(e.Pod)
 		switch e.Event {
 		case KindDown:
 			return l.step
 		case KindSync:
-			return p.seqs[workSeq]
+			return p.seq(workSeq)
 		case KindExited:
-			if f := p.seqs[faultSeq]; f != 0 {
+			if f := p.seq(faultSeq); f != 0 {
 				return f
 			}
 		}
-		return latest(p.seqs[workSeq], p.seqs[runtimeSeq], p.lastOf(e.Container))
+		return latest(p.seq(workSeq), p.seq(runtimeSeq), p.lastOf(e.Container))
 	case PLEG:
 		if e.Event == KindHealth {
 			return 0
@@ -341,30 +348,30 @@ func (l *linker) cause(e Event) uint64 {
 		if c := p.lastOf(e.Container); c != 0 {
 			return c
 		}
-		return p.seqs[runtimeSeq]
+		return p.seq(runtimeSeq)
 	case Status:
 		p := l.links(e.Pod)
 		if e.Event == KindSet || e.Event == KindDelete {
-			if c := p.seqs[workSeq]; c != 0 {
+			if c := p.seq(workSeq); c != 0 {
 				return c
 			}
-			return p.seqs[podSeq]
+			return p.seq(podSeq)
 		}
-		return p.seqs[statusSeq]
+		return p.seq(statusSeq)
 	case APIServer:
 		p := l.links(e.Pod)
 		if e.Event == KindStatus {
-			if c := p.seqs[statusSeq]; c != 0 {
+			if c := p.seq(statusSeq); c != 0 {
 				return c
 			}
 		}
-		return p.seqs[podSeq]
+		return p.seq(podSeq)
 	case Mirror:
 		p := l.links(e.Pod)
-		if c := latest(p.seqs[workSeq], p.seqs[cleanupSeq]); c != 0 {
+		if c := latest(p.seq(workSeq), p.seq(cleanupSeq)); c != 0 {
 			return c
 		}
-		return p.seqs[podSeq]
+		return p.seq(podSeq)
 	case Housekeeping, Node:
 		return 0
 	case PluginWatcher:
@@ -372,18 +379,16 @@ func (l *linker) cause(e Event) uint64 {
 	case PluginManager:
 		return l.component[PluginWatcher]
 	case DeviceManager, CSI, DRA:
-		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
-		// plugin manager.
-		if c := l.links(e.Pod).seqs[podSeq]; e.Pod != "" && c != 0 {
+		// Admission of a pod (an allocation, a rejection) is the pod's; the rest, with no pod
+		// and so no podSeq, follows the plugin manager.
+		if c := l.links(e.Pod).seq(podSeq); c != 0 {
 			return c
 		}
 		return latest(l.component[PluginManager], l.component[DeviceManager])
 	}
-	// Events and components the linker has no rule for: the last thing that happened to the pod.
-	if e.Pod != "" {
-		return l.links(e.Pod).seqs[podSeq]
-	}
-	return 0
+	// Events and components the linker has no rule for: the last thing that happened to the pod
+	// (none for an event of no pod: observe keeps podSeq only for events of a pod).
+	return l.links(e.Pod).seq(podSeq)
 }
 
 // startCause links the events of a kubelet process's start-up (docs/trace.md, "Causes"): each
