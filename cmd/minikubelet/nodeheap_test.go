@@ -374,10 +374,10 @@ func writeHeapProfile(path string) error {
 
 // profilePath is the absolute path a profile flag's value names ("" for none), checked before the
 // benchmark runs for minutes: its directory must exist. A relative path is taken from
-// -test.outputdir, which go test sets (to the directory it was run in) only with its own
-// profile flags, and otherwise from the working directory: under go test that is the package's
-// directory, so `go test ./cmd/minikubelet -node-heap-profile heap.pprof` writes
-// cmd/minikubelet/heap.pprof.
+// -test.outputdir, which go test passes only with its own profile flags or -artifacts (the
+// directory it was run in) or an explicit -outputdir, and otherwise from the working directory:
+// under go test that is the package's directory, so `go test ./cmd/minikubelet
+// -node-heap-profile heap.pprof` writes cmd/minikubelet/heap.pprof.
 func profilePath(name string) (string, error) {
 	if name == "" {
 		return "", nil

@@ -60,21 +60,30 @@ type start struct {
 }
 
 // podLinks is what the linker remembers of one pod: the sequence number of its latest event of
-// each kind a later event of the pod follows, 0 for none.
+// each kind a later event of the pod follows (seqKind), 0 for none.
 type podLinks struct {
-	pod      uint64 // the last event of any component but events
-	dispatch uint64 // what last asked its worker to sync
-	requeue  uint64 // the worker's last requeue
-	work     uint64 // the worker's last sync or state change
-	runtime  uint64 // the last runtime event
-	fault    uint64 // the last scenario step that breaks its containers
-	pleg     uint64 // the last PLEG event
-	cleanup  uint64 // housekeeping's last event
-	status   uint64 // the status manager's last set
-	loops    bool   // whether the fault step is a crash loop, which outlives an exit
+	seqs  [numSeqs]uint64
+	loops bool // whether the fault step is a crash loop, which outlives an exit
 	// containers are the pod's containers the runtime reported on, the sandbox as "".
 	containers []containerLinks
 }
+
+// seqKind names the events a pod's record remembers. prune and empty go over them all, so a kind
+// added here is forgotten and counted with the others.
+type seqKind int
+
+const (
+	podSeq      seqKind = iota // the last event of any component but events
+	dispatchSeq                // what last asked its worker to sync
+	requeueSeq                 // the worker's last requeue
+	workSeq                    // the worker's last sync or state change
+	runtimeSeq                 // the last runtime event
+	faultSeq                   // the last scenario step that breaks its containers
+	plegSeq                    // the last PLEG event
+	cleanupSeq                 // housekeeping's last event
+	statusSeq                  // the status manager's last set
+	numSeqs
+)
 
 // containerLinks is what the linker remembers of one container (or a pod's sandbox): its last
 // runtime event, and the last of each kind a PLEG event reports (plegSaw), which the PLEG
@@ -87,19 +96,22 @@ type containerLinks struct {
 
 // empty reports whether the record remembers nothing.
 func (p *podLinks) empty() bool {
-	return p.pod == 0 && p.dispatch == 0 && p.requeue == 0 && p.work == 0 && p.runtime == 0 && p.fault == 0 &&
-		p.pleg == 0 && p.cleanup == 0 && p.status == 0 && !p.loops && len(p.containers) == 0
+	return p.seqs == [numSeqs]uint64{} && !p.loops && len(p.containers) == 0
 }
 
-// noLinks stands for a pod the linker knows nothing of. It is only read.
-var noLinks podLinks
-
-// links is what the linker remembers of pod, or noLinks; for reading only.
+// links is what the linker remembers of pod, nil for a pod it knows nothing of; for reading only,
+// through podLinks' methods, which read a nil record as one that remembers nothing. A pod the
+// linker does not know gets no record, and no record is shared between pods.
 func (l *linker) links(pod string) *podLinks {
-	if p := l.pods[pod]; p != nil {
-		return p
+	return l.pods[pod]
+}
+
+// seq is the pod's latest event of kind k, 0 for none.
+func (p *podLinks) seq(k seqKind) uint64 {
+	if p == nil {
+		return 0
 	}
-	return &noLinks
+	return p.seqs[k]
 }
 
 // record is pod's record, made on first use.
@@ -114,6 +126,9 @@ func (l *linker) record(pod string) *podLinks {
 
 // container is the pod's record of the named container, or nil.
 func (p *podLinks) container(name string) *containerLinks {
+	if p == nil {
+		return nil
+	}
 	for i := range p.containers {
 		if p.containers[i].name == name {
 			return &p.containers[i]
@@ -128,15 +143,24 @@ func (p *podLinks) runtimeOf(container string, kind Kind) uint64 {
 	if c == nil {
 		return 0
 	}
-	switch kind {
-	case KindStarted:
-		return c.started
-	case KindExited:
-		return c.exited
-	case KindRemoved:
-		return c.removed
+	if v := c.of(kind); v != nil {
+		return *v
 	}
 	return 0
+}
+
+// of is where the container keeps its last runtime event of kind, nil for a kind it does not
+// keep.
+func (c *containerLinks) of(kind Kind) *uint64 {
+	switch kind {
+	case KindStarted:
+		return &c.started
+	case KindExited:
+		return &c.exited
+	case KindRemoved:
+		return &c.removed
+	}
+	return nil
 }
 
 // lastOf is the container's last runtime event, 0 for none.
@@ -263,52 +287,52 @@ func (l *linker) cause(e Event) uint64 {
 			}
 			return 0
 		case KindPLEG:
-			return l.links(e.Pod).pleg
+			return l.links(e.Pod).seq(plegSeq)
 		case KindSkip, KindError:
 			// A handler that passes over one pod of the update it is handling.
 			if l.config.t == t && l.config.has(e.Pod) {
 				return l.config.seq
 			}
-			return l.links(e.Pod).pod
+			return l.links(e.Pod).seq(podSeq)
 		case KindSync:
 			// The tick hands over the pods whose requeue is due.
 			var c uint64
 			for _, p := range e.Pods {
-				c = latest(c, l.links(p).requeue)
+				c = latest(c, l.links(p).seq(requeueSeq))
 			}
-			return latest(c, l.links(e.Pod).requeue)
+			return latest(c, l.links(e.Pod).seq(requeueSeq))
 		}
 		return 0
 	case PodManager:
 		if l.config.has(e.Pod) {
 			return l.config.seq
 		}
-		return l.links(e.Pod).pod
+		return l.links(e.Pod).seq(podSeq)
 	case PodWorkers:
 		p := l.links(e.Pod)
 		switch e.Event {
 		case KindRequeue:
-			return p.work
+			return p.seq(workSeq)
 		case KindError:
-			return p.pod
+			return p.seq(podSeq)
 		}
-		if c := p.dispatch; c != 0 {
+		if c := p.seq(dispatchSeq); c != 0 {
 			return c
 		}
-		return p.pod
+		return p.seq(podSeq)
 	case Runtime:
 		p := l.links(e.Pod)
 		switch e.Event {
 		case KindDown:
 			return l.step
 		case KindSync:
-			return p.work
+			return p.seq(workSeq)
 		case KindExited:
-			if f := p.fault; f != 0 {
+			if f := p.seq(faultSeq); f != 0 {
 				return f
 			}
 		}
-		return latest(p.work, p.runtime, p.lastOf(e.Container))
+		return latest(p.seq(workSeq), p.seq(runtimeSeq), p.lastOf(e.Container))
 	case PLEG:
 		if e.Event == KindHealth {
 			return 0
@@ -324,30 +348,30 @@ func (l *linker) cause(e Event) uint64 {
 		if c := p.lastOf(e.Container); c != 0 {
 			return c
 		}
-		return p.runtime
+		return p.seq(runtimeSeq)
 	case Status:
 		p := l.links(e.Pod)
 		if e.Event == KindSet || e.Event == KindDelete {
-			if c := p.work; c != 0 {
+			if c := p.seq(workSeq); c != 0 {
 				return c
 			}
-			return p.pod
+			return p.seq(podSeq)
 		}
-		return p.status
+		return p.seq(statusSeq)
 	case APIServer:
 		p := l.links(e.Pod)
 		if e.Event == KindStatus {
-			if c := p.status; c != 0 {
+			if c := p.seq(statusSeq); c != 0 {
 				return c
 			}
 		}
-		return p.pod
+		return p.seq(podSeq)
 	case Mirror:
 		p := l.links(e.Pod)
-		if c := latest(p.work, p.cleanup); c != 0 {
+		if c := latest(p.seq(workSeq), p.seq(cleanupSeq)); c != 0 {
 			return c
 		}
-		return p.pod
+		return p.seq(podSeq)
 	case Housekeeping, Node:
 		return 0
 	case PluginWatcher:
@@ -355,18 +379,16 @@ func (l *linker) cause(e Event) uint64 {
 	case PluginManager:
 		return l.component[PluginWatcher]
 	case DeviceManager, CSI, DRA:
-		// Admission of a pod (an allocation, a rejection) is the pod's; the rest follows the
-		// plugin manager.
-		if c := l.links(e.Pod).pod; e.Pod != "" && c != 0 {
+		// Admission of a pod (an allocation, a rejection) is the pod's; the rest, with no pod
+		// and so no podSeq, follows the plugin manager.
+		if c := l.links(e.Pod).seq(podSeq); c != 0 {
 			return c
 		}
 		return latest(l.component[PluginManager], l.component[DeviceManager])
 	}
-	// Events and components the linker has no rule for: the last thing that happened to the pod.
-	if e.Pod != "" {
-		return l.links(e.Pod).pod
-	}
-	return 0
+	// Events and components the linker has no rule for: the last thing that happened to the pod
+	// (none for an event of no pod: observe keeps podSeq only for events of a pod).
+	return l.links(e.Pod).seq(podSeq)
 }
 
 // startCause links the events of a kubelet process's start-up (docs/trace.md, "Causes"): each
@@ -481,10 +503,10 @@ func (l *linker) prune(seq uint64) {
 		}
 	}
 	for key, p := range l.pods {
-		for _, v := range []*uint64{&p.pod, &p.dispatch, &p.requeue, &p.work, &p.runtime, &p.fault, &p.pleg, &p.cleanup, &p.status} {
-			forget(v)
+		for i := range p.seqs {
+			forget(&p.seqs[i])
 		}
-		if p.fault == 0 {
+		if p.seqs[faultSeq] == 0 {
 			p.loops = false // a crash loop is remembered as long as its step
 		}
 		kept := p.containers[:0]
@@ -511,7 +533,7 @@ func (l *linker) observe(e Event) {
 	seq, t := e.Seq, int64(e.T)
 	l.prune(seq)
 	if e.Component != Events && e.Pod != "" {
-		l.record(e.Pod).pod = seq
+		l.record(e.Pod).seqs[podSeq] = seq
 	}
 	l.component[e.Component] = seq
 	switch e.Component {
@@ -539,7 +561,7 @@ func (l *linker) observe(e Event) {
 		}
 		if faultSteps[e.Event] && e.Pod != "" {
 			p := l.record(e.Pod)
-			p.fault, p.loops = seq, e.Event == KindCrashLoop
+			p.seqs[faultSeq], p.loops = seq, e.Event == KindCrashLoop
 		}
 	case Sources:
 		if e.Event == KindSet {
@@ -558,30 +580,30 @@ func (l *linker) observe(e Event) {
 			l.config = configUpdate{seq: seq, t: t, op: e.Op, source: e.Source, pods: e.Pods}
 		}
 		if e.Pod != "" && e.Event != KindSkip && e.Event != KindError {
-			l.record(e.Pod).dispatch = seq
+			l.record(e.Pod).seqs[dispatchSeq] = seq
 		}
 		// A reconcile updates the pod manager's copy; it does not wake the worker.
 		if (e.Event == KindConfig && e.Op != "RECONCILE") || e.Event == KindSync {
 			for _, p := range e.Pods {
-				l.record(p).dispatch = seq
+				l.record(p).seqs[dispatchSeq] = seq
 			}
 		}
 	case Housekeeping:
 		if e.Pod != "" {
 			p := l.record(e.Pod)
-			p.dispatch, p.cleanup = seq, seq
+			p.seqs[dispatchSeq], p.seqs[cleanupSeq] = seq, seq
 		}
 	case PodWorkers:
 		switch e.Event {
 		case KindRequeue:
 			p := l.record(e.Pod)
-			p.requeue, p.dispatch = seq, seq
+			p.seqs[requeueSeq], p.seqs[dispatchSeq] = seq, seq
 		case KindSync, KindState:
-			l.record(e.Pod).work = seq
+			l.record(e.Pod).seqs[workSeq] = seq
 		}
 	case Runtime:
 		p := l.record(e.Pod)
-		p.runtime = seq
+		p.seqs[runtimeSeq] = seq
 		c := p.container(e.Container)
 		if c == nil {
 			p.containers = append(p.containers, containerLinks{name: e.Container})
@@ -593,25 +615,20 @@ func (l *linker) observe(e Event) {
 			// A sandbox has no container name: ready is its start, stopped its exit.
 			kind = map[string]Kind{"ready": KindStarted, "": KindExited}[e.To]
 		}
-		switch kind {
-		case KindStarted:
-			c.started = seq
-		case KindExited:
-			c.exited = seq
-		case KindRemoved:
-			c.removed = seq
+		if v := c.of(kind); v != nil {
+			*v = seq
 		}
 		// A crash loop breaks every run of the container; the other faults break one.
 		if e.Event == KindExited && !p.loops {
-			p.fault = 0
+			p.seqs[faultSeq] = 0
 		}
 	case PLEG:
 		if e.Pod != "" {
-			l.record(e.Pod).pleg = seq
+			l.record(e.Pod).seqs[plegSeq] = seq
 		}
 	case Status:
 		if e.Event == KindSet {
-			l.record(e.Pod).status = seq
+			l.record(e.Pod).seqs[statusSeq] = seq
 		}
 	case APIServer:
 		l.apiWrites = append(l.apiWrites, linked{seq: seq, t: t, pod: e.Pod})
