@@ -22,7 +22,7 @@ var (
 	fleetRootDir    = flag.String("fleet-root-dir", "", "the fleet's --root-dir; empty gives each run a fresh one in the benchmark's temporary directory")
 	fleetProfile    = flag.String("fleet-profile-dir", "", "write the simulator's CPU profile of the first -fleet-profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) here; empty takes none")
 	fleetProfileFor = flag.Duration("fleet-profile-seconds", time.Minute, "how long -fleet-profile-dir's CPU profile runs")
-	fleetGoroutines = flag.Duration("fleet-profile-goroutines-every", 0, "with -fleet-profile-dir, also fetch the simulator's goroutine profile this often while the pods are created (goroutine-<seconds>s.txt); zero fetches none")
+	fleetGoroutines = flag.Duration("fleet-profile-goroutines-every", 0, "with -fleet-profile-dir, also fetch the simulator's goroutine profile this often while the pods are created (goroutine-<n>-<milliseconds>ms.txt; each fetch stops the simulator's world briefly); zero fetches none")
 )
 
 // BenchmarkFleet is docs/benchmarks.md's fleet in one process: it builds minikubelet, starts

@@ -45,7 +45,7 @@ func main() {
 	flag.IntVar(&cfg.workers, "workers", 32, "parallel pod creations")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "fetch the simulator's CPU profile of the first -profile-seconds from the first create (cpu.pprof) and its heap profile once every pod runs (heap.pprof) from the first node's kubelet server into this directory; the simulator needs enableProfilingHandler: true in its --config and --anonymous-auth=true --authorization-mode AlwaysAllow (fleetload's requests carry no credentials)")
 	flag.DurationVar(&cfg.profileFor, "profile-seconds", time.Minute, "how long the CPU profile of -profile-dir runs, in whole seconds (a fraction rounds up; at least 1s)")
-	flag.DurationVar(&cfg.goroutinesEvery, "profile-goroutines-every", 0, "with -profile-dir, also fetch the simulator's goroutine profile (its text form, goroutine-<seconds>s.txt) this often from the first create until every pod is created: where the creates wait while they stall; zero fetches none")
+	flag.DurationVar(&cfg.goroutinesEvery, "profile-goroutines-every", 0, "with -profile-dir, also fetch the simulator's goroutine profile (its text form, goroutine-<n>-<milliseconds>ms.txt, n counting the fetches from 1) this often from the first create until every pod is created: where the creates wait while they stall. Each fetch stops the simulator's world briefly while the stacks are collected (pprof's debug=1 goroutine dump); zero fetches none")
 	flag.Parse()
 	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetload:", err)
@@ -138,6 +138,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := checkGoroutinesEvery(cfg); err != nil {
+		return res, err
+	}
 	// The watches start, and have listed, before the first create: the times below are when
 	// each change arrived, not when a list after the creation found it. They refuse pods of the
 	// names this run creates that exist already: those would count as this run's.
@@ -196,7 +199,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (result, error) {
 	if cfg.profileDir != "" && cfg.goroutinesEvery > 0 {
 		stacks := sync.WaitGroup{}
 		defer stacks.Wait()
-		stacks.Go(func() { fetchGoroutines(ctx, w, cfg, start, created, out) })
+		stacks.Go(func() {
+			t := time.NewTicker(cfg.goroutinesEvery)
+			defer t.Stop()
+			fetchGoroutines(ctx, w, cfg, start, time.Now, t.C, created, out)
+		})
 	}
 	for waiting := true; waiting; {
 		select {
@@ -340,22 +347,40 @@ func fetchProfile(ctx context.Context, w *fleetWatch, cfg config, path, file str
 	return f.Close()
 }
 
+// checkGoroutinesEvery refuses a -profile-goroutines-every that fetches nothing useful: a
+// negative period, or one without -profile-dir to write the profiles to.
+func checkGoroutinesEvery(cfg config) error {
+	switch {
+	case cfg.goroutinesEvery < 0:
+		return fmt.Errorf("-profile-goroutines-every %v: want a positive duration, or zero for none", cfg.goroutinesEvery)
+	case cfg.goroutinesEvery > 0 && cfg.profileDir == "":
+		return fmt.Errorf("-profile-goroutines-every %v: needs -profile-dir to write the profiles to", cfg.goroutinesEvery)
+	}
+	return nil
+}
+
 // fetchGoroutines fetches the simulator's goroutine profile, in its text form (debug=1: each
-// distinct stack once, with how many goroutines share it), every cfg.goroutinesEvery from start
-// until created is closed, into goroutine-<seconds>s.txt in cfg.profileDir. A failed fetch is
-// reported to out and the next one tried.
-func fetchGoroutines(ctx context.Context, w *fleetWatch, cfg config, start time.Time, created <-chan struct{}, out io.Writer) {
-	t := time.NewTicker(cfg.goroutinesEvery)
-	defer t.Stop()
-	for {
+// distinct stack once, with how many goroutines share it), once for each tick of ticks until
+// created is closed, into goroutine-<n>-<ms>ms.txt in cfg.profileDir: n counts the fetches from
+// 1 and ms is the time from start, by now, so that fetches less than a second (or a millisecond)
+// apart keep their own files. A tick that arrives once created is closed fetches nothing. A
+// failed fetch is reported to out and the next one tried.
+func fetchGoroutines(ctx context.Context, w *fleetWatch, cfg config, start time.Time, now func() time.Time, ticks <-chan time.Time, created <-chan struct{}, out io.Writer) {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-created:
 			return
-		case <-t.C:
+		case <-ticks:
 		}
-		file := fmt.Sprintf("goroutine-%.0fs.txt", time.Since(start).Seconds())
+		// Both may be ready at once, and select picks either: the creates' end wins.
+		select {
+		case <-created:
+			return
+		default:
+		}
+		file := fmt.Sprintf("goroutine-%03d-%dms.txt", n, now().Sub(start).Milliseconds())
 		if err := fetchProfile(ctx, w, cfg, "goroutine?debug=1", file); err != nil {
 			fmt.Fprintf(out, "goroutine profile: %v\n", err)
 		}

@@ -440,10 +440,16 @@ func newTestWatch(ctx context.Context, t *testing.T, client kubernetes.Interface
 	return w
 }
 
-// TestFetchGoroutines: with goroutinesEvery, the simulator's goroutine profile in its text form
-// is fetched at that period, each into a file of its own, until every pod is created.
+// TestFetchGoroutines: the simulator's goroutine profile, in its text form, is fetched once a
+// tick, each into a file of its own named by its count and its time from the start (two fetches
+// within a second keep two files), and no more once the creates have ended. The ticks and the
+// clock are the test's: a fetch that ignored the creates' end takes the next tick and fails the
+// test at once, instead of running on until the context's deadline.
 func TestFetchGoroutines(t *testing.T) {
+	const wantFetches = 2 // the creates end during the second fetch
 	created := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var fetches atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/debug/pprof/goroutine" || r.URL.Query().Get("debug") != "1" {
@@ -451,8 +457,11 @@ func TestFetchGoroutines(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte("goroutine profile: total 1\n"))
-		if fetches.Add(1) == 2 {
-			close(created) // the creates end after the second fetch
+		switch n := fetches.Add(1); {
+		case n == wantFetches:
+			close(created)
+		case n > wantFetches:
+			cancel() // fetching after the creates ended: stop it now
 		}
 	}))
 	defer srv.Close()
@@ -464,8 +473,6 @@ func TestFetchGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sim-0"}, Status: v1.NodeStatus{
 		Addresses:       []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: host}},
 		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(p)}}}})
@@ -475,23 +482,73 @@ func TestFetchGoroutines(t *testing.T) {
 	}
 	defer w.stop()
 	dir := t.TempDir()
-	cfg := config{prefix: "sim", nodes: 1, profileDir: dir, goroutinesEvery: time.Millisecond}
+	cfg := config{prefix: "sim", nodes: 1, profileDir: dir, goroutinesEvery: 200 * time.Millisecond}
+	// Each fetch reads the clock once: 200 ms a fetch, so that the two fall in the same second.
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	var reads atomic.Int64
+	now := func() time.Time { return start.Add(time.Duration(reads.Add(1)) * cfg.goroutinesEvery) }
+	ticks := make(chan time.Time) // unbuffered: a tick is taken only when the last fetch is done
 	var out strings.Builder
-	fetchGoroutines(ctx, w, cfg, time.Now(), created, &out)
-	files, err := filepath.Glob(filepath.Join(dir, "goroutine-*s.txt"))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fetchGoroutines(ctx, w, cfg, start, now, ticks, created, &out)
+	}()
+	// A tick after the creates' end may be taken (select picks among the ready cases) but
+	// fetches nothing; more than one such tick means the creates' end is ignored.
+	sent := 0
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case ticks <- start:
+			if sent++; sent > wantFetches+1 {
+				cancel()
+				<-done
+				t.Fatalf("fetchGoroutines took %d ticks and made %d fetches; want it to return after %d fetches, when the creates end", sent, fetches.Load(), wantFetches)
+			}
+		}
+	}
+	if n := fetches.Load(); n != wantFetches || out.Len() > 0 {
+		t.Fatalf("%d fetches, reported %q; want %d (one a tick until the creates ended) and no failure", n, out.String(), wantFetches)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "goroutine-*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fetches made in the same second share a name: at least one file, each the profile's text.
-	if len(files) == 0 || out.Len() > 0 {
-		t.Fatalf("goroutine profiles %v, reported %q; want at least one and no failure", files, out.String())
+	for i := range files {
+		files[i] = filepath.Base(files[i])
+	}
+	if diff := cmp.Diff([]string{"goroutine-001-200ms.txt", "goroutine-002-400ms.txt"}, files); diff != "" {
+		t.Errorf("goroutine profiles (-want +got):\n%s", diff)
 	}
 	for _, f := range files {
-		if got, err := os.ReadFile(f); err != nil || string(got) != "goroutine profile: total 1\n" {
+		if got, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(got) != "goroutine profile: total 1\n" {
 			t.Errorf("%s = %q, %v; want the server's answer", f, got, err)
 		}
 	}
-	if n := fetches.Load(); n < 2 {
-		t.Errorf("%d fetches, want one a period until the creates ended (2)", n)
+}
+
+// TestCheckGoroutinesEvery: -profile-goroutines-every is refused when negative, or when given
+// without -profile-dir to write the profiles to.
+func TestCheckGoroutinesEvery(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     config
+		wantErr bool
+	}{
+		{"none", config{}, false},
+		{"none with a directory", config{profileDir: "profiles"}, false},
+		{"a period with a directory", config{profileDir: "profiles", goroutinesEvery: 500 * time.Millisecond}, false},
+		{"a period without a directory", config{goroutinesEvery: 20 * time.Second}, true},
+		{"negative", config{profileDir: "profiles", goroutinesEvery: -time.Second}, true},
+		{"negative without a directory", config{goroutinesEvery: -time.Second}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkGoroutinesEvery(tt.cfg); (err != nil) != tt.wantErr {
+				t.Errorf("checkGoroutinesEvery(%+v) = %v; want an error %v", tt.cfg, err, tt.wantErr)
+			}
+		})
 	}
 }
