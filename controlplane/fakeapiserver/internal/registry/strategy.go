@@ -18,8 +18,9 @@ import (
 )
 
 // Strategy is a kind's registry strategy: the hooks its create and update run, in the order of
-// the fields, and how kubectl's table prints it. A nil hook does nothing. It has one field per
-// hook because it is a row the server copies into its resource table; the names, verbs and
+// the fields, and how kubectl's table prints it. Every hook but NewObj and FieldSet may be nil: a
+// nil one does nothing, and nil Cells print the default Name and Age columns. It has one field
+// per hook because it is a row the server copies into its resource table; the names, verbs and
 // subresources the kind is served under stay with the server.
 type Strategy struct {
 	NewObj func() runtime.Object
