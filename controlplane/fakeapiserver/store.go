@@ -16,13 +16,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/api/podintern"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // entry is one stored version of an object. Its fields are immutable once stored: handlers copy
@@ -602,13 +602,8 @@ func (st *store) nameSuffix() string {
 	return string(b)
 }
 
-func mustMeta(obj runtime.Object) metav1.Object {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		panic(fmt.Sprintf("fakeapiserver: %T has no object metadata", obj))
-	}
-	return m
-}
+// mustMeta returns obj's object metadata; an object without it is a bug of the server.
+func mustMeta(obj runtime.Object) metav1.Object { return registry.MustMeta(obj) }
 
 // currentEpoch returns the CloseWatches count, for in-process readers of the history.
 func (st *store) currentEpoch() uint64 {

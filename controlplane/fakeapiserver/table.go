@@ -16,7 +16,7 @@ import (
 // output, priority 1 columns are added by -o wide.
 
 func col(name, typ, format string, priority int32) metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: name, Type: typ, Format: format, Priority: priority}
+	return registry.Col(name, typ, format, priority)
 }
 
 var defaultColumns = []metav1.TableColumnDefinition{

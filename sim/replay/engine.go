@@ -114,8 +114,9 @@ type engine struct {
 	// would find scanning every node's uids in order. Like the uids, it only grows. Nil with a
 	// single node, where nodeFor needs no lookup.
 	seenBy map[string]int
-	// checkNodeFor, when set (by tests), is called with each answer of nodeFor.
-	checkNodeFor func(ctx context.Context, st *Step, got *node)
+	// checkNodeFor, when set (by tests), is called with each answer of nodeFor, and whether
+	// seenBy gave it.
+	checkNodeFor func(ctx context.Context, st *Step, got *node, seen bool)
 	// scanned is how many trace events distribute has handed to the nodes' checks.
 	scanned int
 	// checks lists, each once (inChecks), the nodes whose invariants the end of an instant

@@ -311,37 +311,38 @@ func (st *Step) podKey() string {
 // seen the step's pod (the first in the scenario's order), or the node the API server binds it
 // to; else the first node.
 func (e *engine) nodeFor(ctx context.Context, st *Step) *node {
-	n := e.findNode(ctx, st)
+	n, seen := e.findNode(ctx, st)
 	if e.checkNodeFor != nil {
-		e.checkNodeFor(ctx, st, n)
+		e.checkNodeFor(ctx, st, n, seen)
 	}
 	return n
 }
 
-// findNode is nodeFor's answer. It looks the names up in byName and seenBy rather than scanning
-// every node: a fleet of a thousand nodes would scan them for every step that names a pod.
-func (e *engine) findNode(ctx context.Context, st *Step) *node {
+// findNode is nodeFor's answer, and whether seenBy gave it. It looks the names up in byName and
+// seenBy rather than scanning every node: a fleet of a thousand nodes would scan them for every
+// step that names a pod.
+func (e *engine) findNode(ctx context.Context, st *Step) (n *node, seen bool) {
 	if len(e.nodes) == 1 {
-		return e.nodes[0]
+		return e.nodes[0], false
 	}
 	if i, ok := e.byName[st.Node]; ok && st.Node != "" {
-		return e.nodes[i]
+		return e.nodes[i], false
 	}
 	key := st.podKey()
 	if key == "" {
-		return e.nodes[0]
+		return e.nodes[0], false
 	}
 	if i, ok := e.seenBy[key]; ok {
-		return e.nodes[i]
+		return e.nodes[i], true
 	}
 	if e.client != nil {
 		if ns, name, ok := strings.Cut(key, "/"); ok {
 			if pod, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
 				if i, ok := e.byName[pod.Spec.NodeName]; ok && pod.Spec.NodeName != "" {
-					return e.nodes[i]
+					return e.nodes[i], false
 				}
 			}
 		}
 	}
-	return e.nodes[0]
+	return e.nodes[0], false
 }

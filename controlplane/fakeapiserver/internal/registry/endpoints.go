@@ -250,9 +250,9 @@ func validateEndpointSliceUpdate(oldObj, newObj runtime.Object) field.ErrorList 
 }
 
 var endpointsColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("Endpoints", "string", "", 0),
-	col("Age", "string", "", 0),
+	Col("Name", "string", "name", 0),
+	Col("Endpoints", "string", "", 0),
+	Col("Age", "string", "", 0),
 }
 
 // endpointsCells formats ENDPOINTS as the printer does: up to three ip:port (or ip for a subset
@@ -292,11 +292,11 @@ func endpointsCells(now time.Time, obj runtime.Object) []any {
 }
 
 var endpointSliceColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("AddressType", "string", "", 0),
-	col("Ports", "string", "", 0),
-	col("Endpoints", "string", "", 0),
-	col("Age", "string", "", 0),
+	Col("Name", "string", "name", 0),
+	Col("AddressType", "string", "", 0),
+	Col("Ports", "string", "", 0),
+	Col("Endpoints", "string", "", 0),
+	Col("Age", "string", "", 0),
 }
 
 func endpointSliceCells(now time.Time, obj runtime.Object) []any {

@@ -82,9 +82,9 @@ func validateNamespace(obj runtime.Object) field.ErrorList {
 }
 
 var namespaceColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("Status", "string", "", 0),
-	col("Age", "string", "", 0),
+	Col("Name", "string", "name", 0),
+	Col("Status", "string", "", 0),
+	Col("Age", "string", "", 0),
 }
 
 func namespaceCells(now time.Time, obj runtime.Object) []any {

@@ -259,11 +259,11 @@ func validateQualifiedName(name string, p *field.Path) field.ErrorList {
 }
 
 var resourceSliceColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("Node", "string", "", 0),
-	col("Driver", "string", "", 0),
-	col("Pool", "string", "", 0),
-	col("Age", "string", "", 0),
+	Col("Name", "string", "name", 0),
+	Col("Node", "string", "", 0),
+	Col("Driver", "string", "", 0),
+	Col("Pool", "string", "", 0),
+	Col("Age", "string", "", 0),
 }
 
 func resourceSliceCells(now time.Time, obj runtime.Object) []any {

@@ -627,7 +627,7 @@ func validateService(obj runtime.Object) field.ErrorList {
 // serviceNameErrors validates the metadata with the name as a DNS-1035 label
 // (ValidateServiceName) instead of the subdomain other kinds' names are.
 func serviceNameErrors(obj runtime.Object) field.ErrorList {
-	m := mustMeta(obj)
+	m := MustMeta(obj)
 	namePath := field.NewPath("metadata", "name")
 	var errs field.ErrorList
 	for _, err := range ValidateMeta(obj, true) {
@@ -753,13 +753,13 @@ func validateServiceUpdate(oldObj, newObj runtime.Object) field.ErrorList {
 }
 
 var serviceColumns = []metav1.TableColumnDefinition{
-	col("Name", "string", "name", 0),
-	col("Type", "string", "", 0),
-	col("Cluster-IP", "string", "", 0),
-	col("External-IP", "string", "", 0),
-	col("Port(s)", "string", "", 0),
-	col("Age", "string", "", 0),
-	col("Selector", "string", "", 1),
+	Col("Name", "string", "name", 0),
+	Col("Type", "string", "", 0),
+	Col("Cluster-IP", "string", "", 0),
+	Col("External-IP", "string", "", 0),
+	Col("Port(s)", "string", "", 0),
+	Col("Age", "string", "", 0),
+	Col("Selector", "string", "", 1),
 }
 
 func serviceCells(now time.Time, obj runtime.Object) []any {

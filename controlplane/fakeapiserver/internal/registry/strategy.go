@@ -18,8 +18,9 @@ import (
 )
 
 // Strategy is a kind's registry strategy: the hooks its create and update run, in the order of
-// the fields, and how kubectl's table prints it. A nil hook does nothing. It has one field per
-// hook because it is a row the server copies into its resource table; the names, verbs and
+// the fields, and how kubectl's table prints it. Every hook but NewObj and FieldSet may be nil: a
+// nil one does nothing, and nil Cells print the default Name and Age columns. It has one field
+// per hook because it is a row the server copies into its resource table; the names, verbs and
 // subresources the kind is served under stay with the server.
 type Strategy struct {
 	NewObj func() runtime.Object
@@ -60,7 +61,7 @@ type Store interface {
 
 // MetaFields are the field labels of every kind: its name and namespace.
 func MetaFields(obj runtime.Object) fields.Set {
-	m := mustMeta(obj)
+	m := MustMeta(obj)
 	set := fields.Set{"metadata.name": m.GetName()}
 	set["metadata.namespace"] = m.GetNamespace()
 	return set
@@ -68,7 +69,7 @@ func MetaFields(obj runtime.Object) fields.Set {
 
 // ValidateMeta checks an object's metadata as ValidateObjectMeta does.
 func ValidateMeta(obj runtime.Object, namespaced bool) field.ErrorList {
-	return podvalidation.ValidateObjectMeta(mustMeta(obj), namespaced)
+	return podvalidation.ValidateObjectMeta(MustMeta(obj), namespaced)
 }
 
 // Age renders the time since t the way kubectl does, "<unknown>" for a zero time.
@@ -79,11 +80,14 @@ func Age(now time.Time, t metav1.Time) string {
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-func col(name, typ, format string, priority int32) metav1.TableColumnDefinition {
+// Col is a kubectl table column of the given name, type, format and priority.
+func Col(name, typ, format string, priority int32) metav1.TableColumnDefinition {
 	return metav1.TableColumnDefinition{Name: name, Type: typ, Format: format, Priority: priority}
 }
 
-func mustMeta(obj runtime.Object) metav1.Object {
+// MustMeta returns obj's object metadata. Every kind the server stores has it, so an object
+// without it is the server's bug, and it panics naming the server.
+func MustMeta(obj runtime.Object) metav1.Object {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		panic(fmt.Sprintf("fakeapiserver: %T has no object metadata", obj))
