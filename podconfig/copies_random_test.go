@@ -14,9 +14,10 @@ import (
 
 // oneGoroutineUnderRace is why a test that drives the pure core from the test's goroutine alone,
 // and takes tens of seconds under -race, skips there: the race detector needs a second goroutine
-// to find anything, and the tests of Config.Run, which start them, run under it; the plain suite
-// runs this one.
-const oneGoroutineUnderRace = "drives Storage on the test's goroutine alone, nothing for the race detector"
+// to find anything in this module's code, and the test starts no goroutines of this module (go-cmp
+// may start its own); the tests of Config.Run, which start this module's, run under it, and the
+// plain suite runs this one.
+const oneGoroutineUnderRace = "drives Storage on the test's goroutine, no goroutines of this module for the race detector"
 
 // TestCopiesRandom drives Storage with random sequences of every operation, in every mode, over
 // pods whose labels, annotations, spec, status, resource version, deletion and managed fields vary,

@@ -139,8 +139,9 @@ func randomStatuses(seed int64, text string) (old, next v1.PodStatus) {
 
 // pureUnderRace is why a test of functions that only read their arguments and answer, which
 // takes seconds under -race, skips there: the race detector needs a second goroutine to find
-// anything; the plain suite runs it.
-const pureUnderRace = "pure functions on the test's goroutine, nothing for the race detector"
+// anything in this module's code, and the test starts no goroutines of this module (go-cmp may
+// start its own); the plain suite runs it.
+const pureUnderRace = "pure functions on the test's goroutine, no goroutines of this module for the race detector"
 
 // TestStatusPatchRandomStatuses holds statusPatch to the JSON text's way on random statuses.
 func TestStatusPatchRandomStatuses(t *testing.T) {

@@ -67,6 +67,7 @@ func BenchmarkNodeHeap(b *testing.B) {
 	defer func() {
 		_ = api.Process.Kill()
 		<-exited
+		checkChildRace(b, "minikubelet apiserver", stderr.String())
 	}()
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()

@@ -41,16 +41,20 @@ func startProcess(t *testing.T, args ...string) *process {
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
 		p.kill()
+		name := "minikubelet " + strings.Join(args, " ")
+		checkChildRace(t, name, p.stderr.String())
 		if t.Failed() {
-			t.Logf("minikubelet %s stderr:\n%s", strings.Join(args, " "), p.stderr.String())
+			t.Logf("%s stderr:\n%s", name, p.stderr.String())
 		}
 	})
 	return p
 }
 
-// kill stops the process as a crash or an evicted pod would, with no chance to clean up.
+// kill stops the process as a crash or an evicted pod would, with no chance to clean up. It
+// waits on exited, not cmd.ProcessState, which the goroutine in Wait writes: a process that
+// exited by itself is killed in vain, harmlessly.
 func (p *process) kill() {
-	if p.cmd.ProcessState == nil && p.exited != nil {
+	if p.exited != nil {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 		p.exited = nil

@@ -34,6 +34,15 @@ func child(t *testing.T, ctx context.Context, mode string, args ...string) (*exe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The tests wait for the child themselves; one that failed first leaves it to the context's
+	// kill, and its standard error is complete only once Wait returned.
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		checkChildRace(t, strings.TrimSpace("minikubelet ("+mode+") "+strings.Join(args, " ")), stderr.String())
+	})
 	return cmd, bufio.NewReader(stdout), &stderr
 }
 

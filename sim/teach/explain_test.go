@@ -16,10 +16,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the explain goldens (scenarios/*.explain)")
 
-// replaysOnOneGoroutine is why the tests that replay lessons on the test's goroutine and read
-// what the replay recorded skip under -race: the replay starts no goroutine, and sim/replay's
-// race run replays every scenario; the plain suite runs them.
-const replaysOnOneGoroutine = "replays on one goroutine; sim/replay's race run replays every scenario"
+// replaysOnOneGoroutine is why the test that replays lessons on the test's goroutine and reads
+// what the replay recorded skips under -race: the replay starts no goroutines of this module
+// (the prometheus client may start its own), and sim/replay's race run replays every scenario;
+// the plain suite runs it.
+const replaysOnOneGoroutine = "replays on one goroutine, no goroutines of this module; sim/replay's race run replays every scenario"
 
 // TestExplainGoldens narrates every lesson scenario and compares the text with its golden file.
 func TestExplainGoldens(t *testing.T) {

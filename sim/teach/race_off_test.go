@@ -2,5 +2,5 @@
 
 package teach
 
-// raceEnabled is true when the tests are built with -race (race_test.go has the other value).
+// raceEnabled is true when the tests are built with -race (race_on_test.go has the other value).
 const raceEnabled = false
