@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,31 +86,11 @@ steps:
 // nodes, a fleet of three nodes for two minutes, and a fleet whose pods two nodes have seen, and
 // checks each step's node against a scan of every node.
 func TestNodeForSameAsScan(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the scenario library: %d files, error %v", len(files), err)
-	}
-	type replay struct {
-		s     *Scenario
-		until time.Duration
-	}
-	var replays []replay
-	for _, f := range files {
-		s, err := Load(f, LoadOptions{})
-		if err != nil {
-			t.Fatalf("Load(%s) error = %v", f, err)
-		}
-		replays = append(replays, replay{s: s})
-	}
-	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
-	if err != nil {
-		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
-	}
-	replays = append(replays, replay{s: s})
+	replays := libraryAndWakeFleet(t)
 	// Three nodes for two minutes: more nodes answer no differently, and the package's tests
 	// replay the library and its fleets often enough already.
 	replays = append(replays, replay{s: hourOfAFleet(t, 3, 10), until: 2 * time.Minute})
-	s, err = Parse("seen-by-two.yaml", []byte(seenByTwo), LoadOptions{})
+	s, err := Parse("seen-by-two.yaml", []byte(seenByTwo), LoadOptions{})
 	if err != nil {
 		t.Fatalf("Parse(seen-by-two.yaml) error = %v", err)
 	}

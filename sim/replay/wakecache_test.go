@@ -99,27 +99,7 @@ func TestWakeCacheSameAsFresh(t *testing.T) {
 	if raceEnabled {
 		t.Skip(replaysOnOneGoroutine)
 	}
-	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the scenario library: %d files, error %v", len(files), err)
-	}
-	type replay struct {
-		s     *Scenario
-		until time.Duration
-	}
-	var replays []replay
-	for _, f := range files {
-		s, err := Load(f, LoadOptions{})
-		if err != nil {
-			t.Fatalf("Load(%s) error = %v", f, err)
-		}
-		replays = append(replays, replay{s: s})
-	}
-	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
-	if err != nil {
-		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
-	}
-	replays = append(replays, replay{s: s})
+	replays := libraryAndWakeFleet(t)
 	nodes, until := 10, 10*time.Minute
 	if testing.Short() {
 		nodes, until = 3, 2*time.Minute
@@ -171,4 +151,33 @@ func TestWakeCacheOption(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replay is a scenario to replay and how long (zero: to its end).
+type replay struct {
+	s     *Scenario
+	until time.Duration
+}
+
+// libraryAndWakeFleet loads every scenario of the library and the fleet whose steps touch single
+// nodes: the replays the tests that compare two ways of finding something start from.
+func libraryAndWakeFleet(t *testing.T) []replay {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the scenario library: %d files, error %v", len(files), err)
+	}
+	var replays []replay
+	for _, f := range files {
+		s, err := Load(f, LoadOptions{})
+		if err != nil {
+			t.Fatalf("Load(%s) error = %v", f, err)
+		}
+		replays = append(replays, replay{s: s})
+	}
+	s, err := Parse("wake-cache-fleet.yaml", []byte(wakeCacheFleet()), LoadOptions{})
+	if err != nil {
+		t.Fatalf("Parse(wake-cache-fleet.yaml) error = %v", err)
+	}
+	return append(replays, replay{s: s})
 }
