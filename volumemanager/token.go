@@ -128,11 +128,13 @@ var errNoClient = errors.New("cannot use TokenManager when kubelet is in standal
 // requests one; a failed refresh keeps serving the cached token until it expires, as the kubelet
 // does. Beside the loop the request is an ask: errTokenPending until its answer has come back.
 func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-	key := tokenKey(name, namespace, tr)
-	cached, ok := t.cache[key]
+	var buf [256]byte // on the stack: a cached token is served without making the key a string
+	kb := appendTokenKey(buf[:0], name, namespace, tr)
+	cached, ok := t.cache[string(kb)]
 	if ok && !t.requiresRefresh(cached) {
 		return cached, nil
 	}
+	key := string(kb)
 	var err error
 	switch failed, answered := t.failed[key]; {
 	case answered:
@@ -259,10 +261,16 @@ func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
 
 // tokenKey is the kubelet's keyFunc: the request's service account, namespace, audiences,
 // expiry, bound object and UID, as fmt.Sprintf("%q/%q/%#v/%#v/%#v/%q") formats them, which is
-// the kubelet's text and shows in an error message. It is written out because every remount of a
+// the kubelet's text and shows in an error message.
+func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string {
+	var buf [256]byte
+	return string(appendTokenKey(buf[:0], name, namespace, tr))
+}
+
+// appendTokenKey appends tokenKey's text to b. It is written out because every remount of a
 // projected volume, after every sync of its pod, asks for the token again, and fmt formats the
 // audiences and the bound object with reflection.
-func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string {
+func appendTokenKey(b []byte, name, namespace string, tr *authenticationv1.TokenRequest) []byte {
 	var exp int64
 	if tr.Spec.ExpirationSeconds != nil {
 		exp = *tr.Spec.ExpirationSeconds
@@ -272,8 +280,6 @@ func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string 
 		ref = *tr.Spec.BoundObjectRef
 	}
 	aud := tr.Spec.Audiences
-	var buf [256]byte // on the stack: the string made at the end is the one allocation
-	b := buf[:0]
 	b = strconv.AppendQuote(b, name)
 	b = append(b, '/')
 	b = strconv.AppendQuote(b, namespace)
@@ -301,6 +307,5 @@ func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string 
 	b = append(b, ", UID:"...)
 	b = strconv.AppendQuote(b, string(ref.UID))
 	b = append(b, "}/"...)
-	b = strconv.AppendQuote(b, string(tr.UID))
-	return string(b)
+	return strconv.AppendQuote(b, string(tr.UID))
 }

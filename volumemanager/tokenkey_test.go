@@ -4,9 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // kubeletTokenKey is the kubelet's keyFunc as it formats the key, with fmt.
@@ -90,6 +95,32 @@ func TestTokenKeyIsTheKubelets(t *testing.T) {
 		if got, want := tokenKey(name, namespace, tr), kubeletTokenKey(name, namespace, tr); got != want {
 			t.Fatalf("random request %d: tokenKey = %q, want the kubelet's %q", i, got, want)
 		}
+	}
+}
+
+// TestCachedTokenAllocatesNothing: every remount of a projected volume asks for its token again;
+// a cached token that needs no refresh is found by the key's bytes, without a string of it.
+func TestCachedTokenAllocatesNothing(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	m, err := NewTokenManager(TokenOptions{Clock: clk, Tracer: trace.Discard, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := int64(3607)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"api"}, ExpirationSeconds: &exp,
+		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", UID: "uid-p"}}}
+	token := tr.DeepCopy()
+	token.Status.ExpirationTimestamp = metav1.NewTime(clk.Now().Add(time.Duration(exp) * time.Second))
+	m.cache[kubeletTokenKey("default", "ns", tr)] = token
+	if got, err := m.GetServiceAccountToken("ns", "default", tr); got != token || err != nil {
+		t.Fatalf("GetServiceAccountToken() = %v, %v, want the cached token", got, err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := m.GetServiceAccountToken("ns", "default", tr); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("GetServiceAccountToken() of a cached token = %v allocations, want 0", n)
 	}
 }
 
