@@ -2,7 +2,9 @@ package podconfig
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 // oneGoroutineUnderRace is why a test that drives the pure core from the test's goroutine alone,
@@ -40,6 +44,22 @@ func TestCopiesRandom(t *testing.T) {
 		if r.IntN(3) == 0 {
 			p.Annotations = map[string]string{"a": fmt.Sprint(r.IntN(2))}
 		}
+		if r.IntN(4) == 0 { // a mirror pod's, or the kubelet's own annotations sent back
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[kubecontainer.ConfigMirrorAnnotationKey] = fmt.Sprint("hash", r.IntN(2))
+			if r.IntN(2) == 0 {
+				p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = "then"
+				p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = "elsewhere"
+			}
+		}
+		if r.IntN(2) == 0 {
+			p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: fmt.Sprint("Pod", r.IntN(2))}
+		}
+		if r.IntN(3) == 0 {
+			p.OwnerReferences = []metav1.OwnerReference{{Name: fmt.Sprint("owner", r.IntN(2))}}
+		}
 		p.Spec.Containers[0].Image = fmt.Sprint("img", r.IntN(2))
 		p.Status.Message = fmt.Sprint("m", r.IntN(3))
 		p.ResourceVersion = fmt.Sprint(r.IntN(100))
@@ -62,6 +82,7 @@ func TestCopiesRandom(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		s, _, _ := newStorage(t, Mode(r.IntN(3)))
 		var all []emitted
+		model := kubeletStorage{}
 		lastSet := map[string][]*v1.Pod{}
 		for step := range 40 {
 			src := []string{"a", "b"}[r.IntN(2)]
@@ -78,6 +99,7 @@ func TestCopiesRandom(t *testing.T) {
 				}
 				lastSet[src] = pods
 				out = s.Merge(src, Update{Op: SET, Source: src, Pods: pods})
+				model.merge(src, Update{Op: SET, Source: src, Pods: pods}, epochSeen)
 			default:
 				var pods []*v1.Pod
 				for range 1 + r.IntN(3) {
@@ -88,6 +110,23 @@ func TestCopiesRandom(t *testing.T) {
 					lastSet[src] = pods
 				}
 				out = s.Merge(src, Update{Op: op, Source: src, Pods: pods})
+				model.merge(src, Update{Op: op, Source: src, Pods: pods}, epochSeen)
+			}
+			for _, name := range []string{"a", "b"} {
+				got := map[types.UID]*v1.Pod{}
+				for uid := range s.pods[name] {
+					got[uid] = storedView(s, name, uid)
+				}
+				want := model[name]
+				if want == nil {
+					want = map[types.UID]*v1.Pod{}
+				}
+				if reflect.DeepEqual(want, got) {
+					continue // cmp.Diff alone would make the test several times slower
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("seed %d step %d: source %s's stored pods differ from the kubelet's (-kubelet +stored):\n%s", seed, step, name, d)
+				}
 			}
 			for _, u := range out {
 				for _, p := range u.Pods {
@@ -107,7 +146,7 @@ func TestCopiesRandom(t *testing.T) {
 							continue
 						}
 					}
-					if stored, ok := s.pods[from][p.UID]; ok && stored.Name == p.Name {
+					if stored := storedView(s, from, p.UID); stored != nil && stored.Name == p.Name {
 						if d := cmp.Diff(stored, p); d != "" {
 							t.Errorf("seed %d step %d %v: the emitted copy differs from the stored pod (-stored +emitted):\n%s", seed, step, u.Op, d)
 						}
@@ -120,5 +159,84 @@ func TestCopiesRandom(t *testing.T) {
 				t.Errorf("seed %d: a copy emitted at step %d changed later (-then +now):\n%s", seed, e.step, d)
 			}
 		}
+	}
+}
+
+// kubeletStorage is the v1.35 kubelet's podStorage as it keeps pods, written out plainly to check
+// Storage's stored pods against: it stores each source's object for a new UID (here a deep copy,
+// since the kubelet writes into the object it stores and into the one it compares) and annotates
+// it, and checkAndUpdatePod assigns a newer object's fields to it.
+type kubeletStorage map[string]map[types.UID]*v1.Pod
+
+// merge applies u from source as the kubelet's merge does, seen being the first-seen time.
+func (k kubeletStorage) merge(source string, u Update, seen string) {
+	pods := k[source]
+	if pods == nil {
+		pods = map[types.UID]*v1.Pod{}
+	}
+	update := func(old, into map[types.UID]*v1.Pod) {
+		names := map[string]bool{}
+		for _, in := range u.Pods {
+			if in == nil || names[kubecontainer.GetPodFullName(in)] {
+				continue // filterInvalidPods
+			}
+			names[kubecontainer.GetPodFullName(in)] = true
+			ref := in.DeepCopy()
+			if ref.Annotations == nil {
+				ref.Annotations = map[string]string{}
+			}
+			ref.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
+			if existing, ok := old[ref.UID]; ok {
+				into[ref.UID] = existing
+				kubeletCheckAndUpdatePod(existing, ref)
+				continue
+			}
+			ref.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
+			into[ref.UID] = ref
+		}
+	}
+	switch u.Op {
+	case ADD, UPDATE, DELETE:
+		update(pods, pods)
+	case REMOVE:
+		for _, ref := range u.Pods {
+			if ref != nil {
+				delete(pods, ref.UID)
+			}
+		}
+	case SET:
+		old := pods
+		pods = map[types.UID]*v1.Pod{}
+		update(old, pods)
+	}
+	k[source] = pods
+}
+
+// kubeletCheckAndUpdatePod is the kubelet's checkAndUpdatePod and updateAnnotations, without the
+// outcome, which the other tests check.
+func kubeletCheckAndUpdatePod(existing, ref *v1.Pod) {
+	if !reflect.DeepEqual(existing.Spec, ref.Spec) || !reflect.DeepEqual(existing.Labels, ref.Labels) ||
+		!reflect.DeepEqual(existing.DeletionTimestamp, ref.DeletionTimestamp) ||
+		!reflect.DeepEqual(existing.DeletionGracePeriodSeconds, ref.DeletionGracePeriodSeconds) ||
+		!annotationsEqual(existing.Annotations, ref.Annotations) {
+		ref.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = existing.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey]
+		existing.Spec = ref.Spec
+		existing.Labels = ref.Labels
+		existing.DeletionTimestamp = ref.DeletionTimestamp
+		existing.DeletionGracePeriodSeconds = ref.DeletionGracePeriodSeconds
+		existing.Generation = ref.Generation
+		existing.Status = ref.Status
+		annotations := make(map[string]string, len(ref.Annotations))
+		maps.Copy(annotations, ref.Annotations)
+		for _, key := range localAnnotations {
+			if v, ok := existing.Annotations[key]; ok {
+				annotations[key] = v
+			}
+		}
+		existing.Annotations = annotations
+		return
+	}
+	if !reflect.DeepEqual(existing.Status, ref.Status) {
+		existing.Status = ref.Status
 	}
 }

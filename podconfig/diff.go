@@ -3,7 +3,6 @@ package podconfig
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,38 +43,25 @@ const (
 // updatePods is the kubelet's updatePodsFunc: it diffs the pods of one batch against old and
 // stores the result in into (old and into are the same map for ADD, UPDATE and DELETE inputs).
 //
-// The kubelet stores the caller's object for a new UID and annotates it in place. Storage never
-// writes to the caller's objects: it stores a shallow copy with annotations of its own, sharing
-// the rest read-only, so a new pod costs one Pod struct and one map, not a deep copy.
-func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types.UID]*v1.Pod, c *changes) {
+// The kubelet stores the caller's object for a new UID and annotates it in place. Storage stores
+// the caller's object too, read-only, with its annotations beside it (storedPod), so a new pod
+// costs one small record, not a copy.
+func (s *Storage) updatePods(source string, batch []*v1.Pod, old, into map[types.UID]*storedPod, c *changes) {
 	var seen string // the config.seen value, read from the clock once per batch
-	sent := s.sent[source]
-	if sent == nil {
-		sent = make(map[types.UID]sentPod)
-		s.sent[source] = sent
-	}
 	for _, ref := range s.filterDuplicates(source, batch) {
 		if existing, ok := old[ref.UID]; ok {
 			into[ref.UID] = existing
-			e := sent[ref.UID]
-			if e.ref == ref {
+			if existing.ref == ref {
 				continue // the very object compared last time: unchanged, by the sources' contract
 			}
-			o := checkAndUpdate(source, existing, ref)
-			sent[ref.UID] = e.after(ref, o)
-			c.note(o, existing)
+			c.note(existing.checkAndUpdate(ref), existing)
 			continue
 		}
 		if seen == "" {
 			seen = s.opts.Clock.Now().Format(seenTimeFormat)
 		}
-		p := new(*ref)
-		p.Annotations = make(map[string]string, len(ref.Annotations)+2)
-		maps.Copy(p.Annotations, ref.Annotations)
-		p.Annotations[kubecontainer.ConfigSourceAnnotationKey] = source
-		p.Annotations[kubecontainer.ConfigFirstSeenAnnotationKey] = seen
-		into[p.UID] = p
-		sent[p.UID] = sentPod{ref: ref}
+		p := &storedPod{ref: ref, seen: seen}
+		into[ref.UID] = p
 		c.adds = append(c.adds, p)
 	}
 }
@@ -182,19 +168,6 @@ func (s *Storage) reportDuplicate(source string, p *v1.Pod) {
 	}
 }
 
-// differ is the kubelet's podsDifferSemantically. Spec, labels and the deletion fields use
-// reflect.DeepEqual, so nil and empty differ; annotations ignore the local keys and treat nil as
-// empty. Everything else in the metadata (and the status) is not compared. Spec and status are
-// compared through pointers, which DeepEqual treats exactly like the values but without boxing a
-// copy of each struct.
-func differ(existing, ref *v1.Pod) bool {
-	return !reflect.DeepEqual(&existing.Spec, &ref.Spec) ||
-		!labelsDeepEqual(existing.Labels, ref.Labels) ||
-		!reflect.DeepEqual(existing.DeletionTimestamp, ref.DeletionTimestamp) ||
-		!int64PtrDeepEqual(existing.DeletionGracePeriodSeconds, ref.DeletionGracePeriodSeconds) ||
-		!annotationsEqual(existing.Annotations, ref.Annotations)
-}
-
 // labelsDeepEqual is reflect.DeepEqual for two string maps, without its reflection: nil equals
 // only nil, otherwise the same keys with the same values.
 func labelsDeepEqual(a, b map[string]string) bool {
@@ -229,66 +202,4 @@ func annotationsEqual(existing, ref map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// checkAndUpdate is the kubelet's checkAndUpdatePod. It replaces fields of existing (a stored
-// object) with ref's (the caller's object), which it shares read-only as the kubelet does, and
-// never writes to ref or inside a shared field:
-//   - no semantic difference, same status: unchanged;
-//   - no semantic difference, new status: the status is taken over, reconcile.
-//     In both cases existing also takes ref's spec and labels, and its status when equal: they
-//     are deeply equal to its own, so nothing anyone sees changes, but the previous object the
-//     source sent is no longer held (the api source sends a new object at every status write);
-//     the kubelet keeps its first object's;
-//   - a semantic difference: spec, labels, deletion fields, generation, status and annotations are
-//     taken over (keeping the stored local annotations), then gracefulDelete if ref carries a
-//     deletion timestamp, update otherwise. A status change alongside it is not reported again.
-func checkAndUpdate(source string, existing, ref *v1.Pod) outcome {
-	if !differ(existing, ref) {
-		existing.Spec, existing.Labels = ref.Spec, ref.Labels
-		same := reflect.DeepEqual(&existing.Status, &ref.Status)
-		existing.Status = ref.Status
-		if same {
-			return unchanged
-		}
-		return reconcile
-	}
-	existing.Spec = ref.Spec
-	existing.Labels = ref.Labels
-	existing.DeletionTimestamp = ref.DeletionTimestamp
-	existing.DeletionGracePeriodSeconds = ref.DeletionGracePeriodSeconds
-	existing.Generation = ref.Generation
-	existing.Status = ref.Status
-	existing.Annotations = mergeAnnotations(source, existing.Annotations, ref.Annotations)
-	if ref.DeletionTimestamp != nil {
-		return gracefulDelete
-	}
-	return update
-}
-
-// after returns e once ref was compared with the stored pod and o found: a semantic difference
-// replaced the stored pod's metadata or spec, so the last copy emitted no longer has them.
-func (e sentPod) after(ref *v1.Pod, o outcome) sentPod {
-	e.ref = ref
-	if o == update || o == gracefulDelete {
-		e.stored, e.copy = nil, nil
-	}
-	return e
-}
-
-// mergeAnnotations builds the annotations of an updated pod the way the kubelet does: the caller's
-// annotations, with the source set and the first-seen time carried over from the stored pod (even
-// as "" if the stored pod had none), then every local annotation the stored pod has, which wins.
-// A mirror annotation only the caller has therefore survives.
-func mergeAnnotations(source string, existing, ref map[string]string) map[string]string {
-	out := make(map[string]string, len(ref)+len(localAnnotations))
-	maps.Copy(out, ref)
-	out[kubecontainer.ConfigSourceAnnotationKey] = source
-	out[kubecontainer.ConfigFirstSeenAnnotationKey] = existing[kubecontainer.ConfigFirstSeenAnnotationKey]
-	for _, k := range localAnnotations {
-		if v, ok := existing[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
 }

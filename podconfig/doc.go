@@ -28,9 +28,10 @@
 //
 // # Differences from the kubelet
 //
-//   - Storage keeps a pod of its own for each pod it stores, a shallow copy with its own
-//     annotations that shares everything else with the sender's object read-only; the kubelet
-//     stores the sender's object and annotates it in place. What is emitted has the same values:
+//   - Storage keeps the sender's object read-only, with the annotations it sets kept beside it
+//     (and, once a newer object came, the metadata the kubelet's stored object keeps from the
+//     first one); the kubelet stores the sender's first object and annotates it in place, then
+//     assigns a newer object's fields to it. What is emitted has the same values:
 //     a copy of each pod, the sync side's own, as the kubelet's copyPods makes; but a pod whose
 //     status alone changed since its last copy (a RECONCILE) gets a new Pod with a status of its
 //     own that shares that copy's metadata and spec, where the kubelet deep-copies them again;

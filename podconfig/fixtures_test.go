@@ -99,3 +99,21 @@ func newStorage(t testing.TB, mode Mode) (*Storage, *recorder, *vclock.Clock) {
 	}
 	return s, rec, clk
 }
+
+// storedView returns the pod Storage keeps for uid of source as the kubelet's podStorage holds
+// it, a Pod whose fields are the stored parts themselves (not copies), or nil if there is none.
+func storedView(s *Storage, source string, uid types.UID) *v1.Pod {
+	p, ok := s.pods[source][uid]
+	if !ok {
+		return nil
+	}
+	return p.view(source)
+}
+
+// view is p as the kubelet's stored object of source, its fields shared with p's parts.
+func (p *storedPod) view(source string) *v1.Pod {
+	out := &v1.Pod{TypeMeta: p.typeMeta(), ObjectMeta: *p.objectMeta(), Spec: p.ref.Spec, Status: p.ref.Status}
+	out.Labels = p.ref.Labels
+	out.Annotations = p.annotations(source)
+	return out
+}

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -67,44 +66,27 @@ const seenTimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // and the diff that turns each incoming Update into the updates the sync loop sees.
 //
 // Storage is not safe for concurrent use; Config serialises calls to it. The pods a source sends
-// are read-only: Storage never writes to them, and keeps for each a Pod of its own, a shallow copy
-// that shares the sender's spec, status and metadata and changes only by having whole fields
-// replaced (docs/design/008-shared-pods.md). Every pod it returns is a copy, as the kubelet's
-// copyPods makes: the sync side holds those, and the sources' objects stay the sources'. Unlike
-// the kubelet's deep copies, a copy shares the managed fields' encodings with the source's
+// are read-only: Storage never writes to them. Where the kubelet stores a source's object and
+// annotates it in place, Storage keeps the object the source sent last and its own annotations
+// beside it (storedPod), with the metadata the kubelet's object keeps from the first object once
+// a newer one came (docs/design/008-shared-pods.md). Every pod it returns is a copy, as the
+// kubelet's copyPods makes: the sync side holds those, and the sources' objects stay the sources'.
+// Unlike the kubelet's deep copies, a copy shares the managed fields' encodings with the source's
 // object, which nobody writes, and copies of one pod share the metadata and spec of generations
 // whose status alone changed (copyOut).
 type Storage struct {
 	opts StorageOptions
-	// pods maps a source name to that source's pods by UID. Each stored Pod is Storage's own, but
-	// its fields share the sender's objects: an update replaces a field and never writes inside
-	// one, as the kubelet's checkAndUpdatePod assigns the sender's fields to its stored object.
-	pods map[string]map[types.UID]*v1.Pod
+	// pods maps a source name to that source's pods by UID.
+	pods map[string]map[types.UID]*storedPod
 	// seen holds every source that has sent at least one SET.
 	seen sets.Set[string]
 	// sources holds every configured source (Register); it only grows.
 	sources sets.Set[string]
-	// sent maps a source name to what Storage knows of each UID it has: the object the source
-	// last sent for it, and the copy last emitted of it. A source never edits an object it sent
-	// (it replaces it), so receiving the same object again means nothing changed and the
-	// comparison can be skipped: the file source re-sends every pod every 20s.
-	sent map[string]map[types.UID]sentPod
 	// names holds, per source, filterDuplicates' map, empty between two calls.
 	names map[string]*nameSet
 	// lastSet holds, per source, the objects of its last merge when that was a SET that stored
 	// each of them (followsLastSet).
 	lastSet map[string][]*v1.Pod
-}
-
-// sentPod is what Storage keeps of one UID of a source beside the stored pod.
-type sentPod struct {
-	// ref is the object the source last sent for the UID.
-	ref *v1.Pod
-	// stored and copy are the stored pod and the copy last emitted of it, while the stored pod's
-	// metadata and spec are still the ones copied: a merge that finds a semantic difference
-	// (update, gracefulDelete) drops them. A later copy of the same stored pod shares copy's
-	// metadata and spec instead of copying them again (copyOut).
-	stored, copy *v1.Pod
 }
 
 // followsLastSet reports whether pods, a SET from source, can be merged in place: the source's
@@ -132,16 +114,14 @@ func (s *Storage) followsLastSet(source string, pods []*v1.Pod) bool {
 // source's stored pods as updatePods would: the objects received last time for their UID are
 // unchanged, each other one is compared with the stored pod.
 func (s *Storage) mergeInPlace(source string, pods []*v1.Pod, c *changes) {
-	last, stored, sent := s.lastSet[source], s.pods[source], s.sent[source]
+	last, stored := s.lastSet[source], s.pods[source]
 	for i, ref := range pods {
 		if ref == last[i] {
 			continue // the object sent last for its UID
 		}
 		last[i] = ref
 		existing := stored[ref.UID]
-		o := checkAndUpdate(source, existing, ref)
-		sent[ref.UID] = sent[ref.UID].after(ref, o)
-		c.note(o, existing)
+		c.note(existing.checkAndUpdate(ref), existing)
 	}
 }
 
@@ -152,8 +132,7 @@ func NewStorage(opts StorageOptions) (*Storage, error) {
 	}
 	return &Storage{
 		opts:    opts,
-		pods:    make(map[string]map[types.UID]*v1.Pod),
-		sent:    make(map[string]map[types.UID]sentPod),
+		pods:    make(map[string]map[types.UID]*storedPod),
 		lastSet: make(map[string][]*v1.Pod),
 		seen:    sets.New[string](),
 		sources: sets.New[string](),
@@ -201,28 +180,29 @@ func (s *Storage) mergedState() []*v1.Pod {
 		n += len(pods)
 	}
 	out := make([]*v1.Pod, 0, n)
+	var stored []*storedPod
 	for _, source := range sortedKeys(s.pods) {
-		start := len(out)
+		stored = stored[:0]
 		for _, p := range s.pods[source] {
-			out = append(out, p)
+			stored = append(stored, p)
 		}
-		sortPods(out[start:])
-		for i, p := range out[start:] {
-			out[start+i] = s.copyOut(source, p)
+		sortStored(stored)
+		for _, p := range stored {
+			out = append(out, s.copyOut(source, p))
 		}
 	}
 	return out
 }
 
-// changes are the five lists one merge produces. They point at stored objects (or, for a UID sent
-// twice in one SET, at an object that was stored and then replaced) and are copied only when the
+// changes are the five lists one merge produces. They point at stored pods (or, for a UID sent
+// twice in one SET, at a pod that was stored and then replaced) and are copied only when the
 // merge emits them, so every emitted pod shows its state at the end of the merge, as in the kubelet.
 type changes struct {
-	adds, updates, deletes, removes, reconciles []*v1.Pod
+	adds, updates, deletes, removes, reconciles []*storedPod
 }
 
 // note records the stored pod under what checkAndUpdate found it to be; unchanged is no change.
-func (c *changes) note(o outcome, existing *v1.Pod) {
+func (c *changes) note(o outcome, existing *storedPod) {
 	switch o {
 	case update:
 		c.updates = append(c.updates, existing)
@@ -257,7 +237,7 @@ func (s *Storage) Merge(source string, u Update) []Update {
 	delete(s.lastSet, source)
 	pods := s.pods[source]
 	if pods == nil {
-		pods = make(map[types.UID]*v1.Pod)
+		pods = make(map[types.UID]*storedPod)
 	}
 	var c changes
 	switch u.Op {
@@ -270,21 +250,20 @@ func (s *Storage) Merge(source string, u Update) []Update {
 			}
 			if existing, ok := pods[ref.UID]; ok {
 				delete(pods, ref.UID)
-				delete(s.sent[source], ref.UID)
 				c.removes = append(c.removes, existing)
 			}
 		}
 	case SET:
 		s.seen.Insert(source)
 		old := pods
-		pods = make(map[types.UID]*v1.Pod, len(u.Pods))
+		pods = make(map[types.UID]*storedPod, len(u.Pods))
 		s.updatePods(source, u.Pods, old, pods, &c)
 		for uid, existing := range old {
 			if _, ok := pods[uid]; !ok {
 				c.removes = append(c.removes, existing)
 			}
 		}
-		sortPods(c.removes)
+		sortStored(c.removes)
 		if len(pods) == len(u.Pods) {
 			// No nil entry, no duplicate name or UID: each of the SET's objects is stored, and
 			// is the object sent last for its UID.
@@ -303,11 +282,6 @@ func (s *Storage) Merge(source string, u Update) []Update {
 		return nil
 	}
 	s.pods[source] = pods
-	for uid := range s.sent[source] {
-		if _, ok := pods[uid]; !ok {
-			delete(s.sent[source], uid)
-		}
-	}
 	firstSet := !seenBefore && s.seen.Has(source)
 	return s.emit(source, firstSet, &c)
 }
@@ -315,7 +289,7 @@ func (s *Storage) Merge(source string, u Update) []Update {
 // emit turns the changes of one merge into updates for the configured mode and traces each one.
 func (s *Storage) emit(source string, firstSet bool, c *changes) []Update {
 	var out []Update
-	add := func(op Op, pods []*v1.Pod) {
+	add := func(op Op, pods []*storedPod) {
 		out = append(out, Update{Op: op, Source: source, Pods: s.copyPods(source, pods)})
 	}
 	snapshot := func() {
@@ -388,7 +362,7 @@ func (s *Storage) traceUpdate(u Update, fn string) {
 
 // copyPods copies (copyOut) pods of source into a slice that is never nil: the kubelet's empty
 // ADD carries an empty, not a nil, list.
-func (s *Storage) copyPods(source string, pods []*v1.Pod) []*v1.Pod {
+func (s *Storage) copyPods(source string, pods []*storedPod) []*v1.Pod {
 	out := make([]*v1.Pod, len(pods))
 	for i, p := range pods {
 		out[i] = s.copyOut(source, p)
@@ -397,65 +371,39 @@ func (s *Storage) copyPods(source string, pods []*v1.Pod) []*v1.Pod {
 }
 
 // copyOut returns the copy of p, a pod of source, that a merge emits: the kubelet's copyPods, a
-// deep copy (deepCopy: the managed fields' encodings are shared). The copy is the sync side's,
-// and no longer the source's. What the sync side holds
-// is read-only by contract (docs/design/008-shared-pods.md), so a pod whose metadata and spec
-// did not change since its last copy, one whose status alone changed (a RECONCILE after each of
-// the kubelet's own status writes), gets a new Pod that shares the last copy's metadata and spec
-// and has a copy of its own of the status: the same values as a deep copy, without a second copy
-// of them for every generation of the pod the sync side still holds (the pod workers and the
-// volume manager keep the one they were handed, the pod manager the newest).
-func (s *Storage) copyOut(source string, p *v1.Pod) *v1.Pod {
-	sent := s.sent[source]
-	e, ok := sent[p.UID]
-	if !ok || s.pods[source][p.UID] != p {
+// deep copy (storedPod.deepCopy: the managed fields' encodings are shared). The copy is the sync
+// side's, and no longer the source's. What the sync side holds is read-only by contract
+// (docs/design/008-shared-pods.md), so a pod whose metadata and spec did not change since its
+// last copy, one whose status alone changed (a RECONCILE after each of the kubelet's own status
+// writes), gets a new Pod that shares the last copy's metadata and spec and has a copy of its own
+// of the status: the same values as a deep copy, without a second copy of them for every
+// generation of the pod the sync side still holds (the pod workers and the volume manager keep
+// the one they were handed, the pod manager the newest).
+func (s *Storage) copyOut(source string, p *storedPod) *v1.Pod {
+	if s.pods[source][p.ref.UID] != p {
 		// Not the stored pod (removed, or replaced within the merge): nothing to share or keep.
-		return deepCopy(p)
+		return p.deepCopy(source)
 	}
 	var out *v1.Pod
-	if e.stored == p && e.copy != nil {
-		out = &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: e.copy.ObjectMeta, Spec: e.copy.Spec}
-		p.Status.DeepCopyInto(&out.Status)
+	if p.copy != nil {
+		out = &v1.Pod{TypeMeta: p.copy.TypeMeta, ObjectMeta: p.copy.ObjectMeta, Spec: p.copy.Spec}
+		p.ref.Status.DeepCopyInto(&out.Status)
 	} else {
-		out = deepCopy(p)
+		out = p.deepCopy(source)
 	}
-	e.stored, e.copy = p, out
-	sent[p.UID] = e
+	p.copy = out
 	return out
 }
 
-// deepCopy is p.DeepCopy(), but for the managed fields' encodings (FieldsV1), which the copy
-// shares with p. They are the largest part of a pod's metadata that the sync side never reads
-// but to show it (the kubelet server's /pods), nobody writes one in place (a write makes a new
-// encoding), and the api source interns them, so the pods of one template share one encoding of
-// their creator's entry: a copy of each would give every pod its own again.
-func deepCopy(p *v1.Pod) *v1.Pod {
-	out := &v1.Pod{TypeMeta: p.TypeMeta}
-	meta := p.ObjectMeta // a shallow copy, so that p is not written to
-	meta.ManagedFields = nil
-	meta.DeepCopyInto(&out.ObjectMeta)
-	if p.ManagedFields != nil {
-		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(p.ManagedFields))
-		for i, f := range p.ManagedFields {
-			out.ManagedFields[i] = f
-			if f.Time != nil {
-				out.ManagedFields[i].Time = f.Time.DeepCopy()
-			}
-		}
-	}
-	p.Spec.DeepCopyInto(&out.Spec)
-	p.Status.DeepCopyInto(&out.Status)
-	return out
-}
-
-// sortPods orders pods by namespace, name and UID, the stable order used wherever the kubelet's
-// order comes from a map.
-func sortPods(pods []*v1.Pod) {
-	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+// sortStored orders stored pods by namespace, name and UID, the stable order used wherever the
+// kubelet's order comes from a map.
+func sortStored(pods []*storedPod) {
+	slices.SortFunc(pods, func(a, b *storedPod) int {
+		am, bm := a.objectMeta(), b.objectMeta()
 		return cmp.Or(
-			cmp.Compare(a.Namespace, b.Namespace),
-			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.UID, b.UID),
+			cmp.Compare(am.Namespace, bm.Namespace),
+			cmp.Compare(am.Name, bm.Name),
+			cmp.Compare(am.UID, bm.UID),
 		)
 	})
 }

@@ -338,7 +338,7 @@ func TestMergeDoesNotAlias(t *testing.T) {
 	storedPods := func() []*v1.Pod {
 		var out []*v1.Pod
 		for _, p := range s.pods[testSource] {
-			out = append(out, p.DeepCopy())
+			out = append(out, p.view(testSource).DeepCopy())
 		}
 		return out
 	}
@@ -398,7 +398,7 @@ func TestCopiesShareUnchangedParts(t *testing.T) {
 			t.Fatalf("step %d: Merge = %v, want one %v of one pod", i, out, step.op)
 		}
 		got := out[0].Pods[0]
-		stored := s.pods[testSource][a.UID]
+		stored := storedView(s, testSource, a.UID)
 		if diff := cmp.Diff(stored, got); diff != "" {
 			t.Errorf("step %d: the copy differs from the stored pod (-stored +copy):\n%s", i, diff)
 		}
@@ -513,7 +513,10 @@ func TestStoredPodHoldsTheNewestObject(t *testing.T) {
 			if diff := cmp.Diff(tt.wantOp, ops); diff != "" {
 				t.Errorf("second Merge ops (-want +got):\n%s", diff)
 			}
-			stored := s.pods[testSource][tt.next.UID]
+			if got := s.pods[testSource][tt.next.UID].ref; got != tt.next {
+				t.Error("Storage keeps another object than the newest the source sent")
+			}
+			stored := storedView(s, testSource, tt.next.UID)
 			if &stored.Spec.Containers[0] != &tt.next.Spec.Containers[0] {
 				t.Error("stored pod holds the first object's spec, want the newest's")
 			}
@@ -616,9 +619,9 @@ func TestMergeOfTheLastSetAgainAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestDeepCopySharesOnlyManagedFieldsEncodings checks deepCopy against DeepCopy: the same values,
-// its own metadata, spec, status and managed fields entries, and the managed fields' encodings
-// shared with the pod copied.
+// TestDeepCopySharesOnlyManagedFieldsEncodings checks storedPod.deepCopy against DeepCopy of the
+// pod as the kubelet stores it: the same values, its own metadata, spec, status and managed
+// fields entries, and the managed fields' encodings shared with the pod copied.
 func TestDeepCopySharesOnlyManagedFieldsEncodings(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC))
 	entry := func(manager string) metav1.ManagedFieldsEntry {
@@ -641,8 +644,8 @@ func TestDeepCopySharesOnlyManagedFieldsEncodings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.pod.DeepCopy()
-			got := deepCopy(tc.pod)
-			if diff := cmp.Diff(tc.pod.DeepCopy(), got); diff != "" {
+			got := (&storedPod{ref: tc.pod, seen: epochSeen}).deepCopy(testSource)
+			if diff := cmp.Diff(stored(tc.pod), got); diff != "" {
 				t.Errorf("deepCopy differs from DeepCopy (-want +got):\n%s", diff)
 			}
 			if (got.ManagedFields == nil) != (tc.pod.ManagedFields == nil) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -65,8 +66,6 @@ type TokenManager struct {
 	served map[string]tokenFailure
 	// notify wakes the runner when an ask is queued.
 	notify func()
-	// keys memoizes the cache keys (key).
-	keys map[tokenKeyInput]string
 }
 
 // tokenAsk is a request the TokenRunner makes beside the sync loop.
@@ -129,11 +128,13 @@ var errNoClient = errors.New("cannot use TokenManager when kubelet is in standal
 // requests one; a failed refresh keeps serving the cached token until it expires, as the kubelet
 // does. Beside the loop the request is an ask: errTokenPending until its answer has come back.
 func (t *TokenManager) GetServiceAccountToken(namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-	key := t.key(name, namespace, tr)
-	cached, ok := t.cache[key]
+	var buf [256]byte // on the stack: a cached token is served without making the key a string
+	kb := appendTokenKey(buf[:0], name, namespace, tr)
+	cached, ok := t.cache[string(kb)]
 	if ok && !t.requiresRefresh(cached) {
 		return cached, nil
 	}
+	key := string(kb)
 	var err error
 	switch failed, answered := t.failed[key]; {
 	case answered:
@@ -241,11 +242,6 @@ func (t *TokenManager) requiresRefresh(tr *authenticationv1.TokenRequest) bool {
 // DeleteServiceAccountToken forgets the tokens bound to the pod (a projected volume's teardown),
 // and the answers to its asks still in flight.
 func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
-	for in := range t.keys {
-		if in.ref.UID == podUID {
-			delete(t.keys, in)
-		}
-	}
 	for k, tr := range t.cache {
 		if ref := tr.Spec.BoundObjectRef; ref != nil && ref.UID == podUID {
 			delete(t.cache, k)
@@ -263,53 +259,18 @@ func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
 	}
 }
 
-// maxTokenKeys bounds the memo of cache keys: past it the memo starts again.
-const maxTokenKeys = 4096
-
-// tokenKeyInput is what tokenKey formats, comparable, for a request of at most one audience.
-type tokenKeyInput struct {
-	name, namespace string
-	// audience is the one audience; noAudiences and nilAudiences tell an empty list and a nil
-	// one (which tokenKey formats apart) from a list of one.
-	audience                  string
-	noAudiences, nilAudiences bool
-	exp                       int64
-	ref                       authenticationv1.BoundObjectReference
-	uid                       types.UID
-}
-
-// key is tokenKey, memoized: every remount of a projected volume, after every sync of its pod,
-// asks for its token again, and tokenKey formats the request with reflection. The key is the
-// kubelet's text, which an error message shows.
-func (t *TokenManager) key(name, namespace string, tr *authenticationv1.TokenRequest) string {
-	aud := tr.Spec.Audiences
-	if len(aud) > 1 {
-		return tokenKey(name, namespace, tr)
-	}
-	in := tokenKeyInput{name: name, namespace: namespace, noAudiences: len(aud) == 0, nilAudiences: aud == nil, uid: tr.UID}
-	if len(aud) == 1 {
-		in.audience = aud[0]
-	}
-	if tr.Spec.ExpirationSeconds != nil {
-		in.exp = *tr.Spec.ExpirationSeconds
-	}
-	if tr.Spec.BoundObjectRef != nil {
-		in.ref = *tr.Spec.BoundObjectRef
-	}
-	if k, ok := t.keys[in]; ok {
-		return k
-	}
-	k := tokenKey(name, namespace, tr)
-	if t.keys == nil || len(t.keys) >= maxTokenKeys {
-		t.keys = map[tokenKeyInput]string{}
-	}
-	t.keys[in] = k
-	return k
-}
-
 // tokenKey is the kubelet's keyFunc: the request's service account, namespace, audiences,
-// expiry, bound object and UID.
+// expiry, bound object and UID, as fmt.Sprintf("%q/%q/%#v/%#v/%#v/%q") formats them, which is
+// the kubelet's text and shows in an error message.
 func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string {
+	var buf [256]byte
+	return string(appendTokenKey(buf[:0], name, namespace, tr))
+}
+
+// appendTokenKey appends tokenKey's text to b. It is written out because every remount of a
+// projected volume, after every sync of its pod, asks for the token again, and fmt formats the
+// audiences and the bound object with reflection.
+func appendTokenKey(b []byte, name, namespace string, tr *authenticationv1.TokenRequest) []byte {
 	var exp int64
 	if tr.Spec.ExpirationSeconds != nil {
 		exp = *tr.Spec.ExpirationSeconds
@@ -318,5 +279,33 @@ func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string 
 	if tr.Spec.BoundObjectRef != nil {
 		ref = *tr.Spec.BoundObjectRef
 	}
-	return fmt.Sprintf("%q/%q/%#v/%#v/%#v/%q", name, namespace, tr.Spec.Audiences, exp, ref, tr.UID)
+	aud := tr.Spec.Audiences
+	b = strconv.AppendQuote(b, name)
+	b = append(b, '/')
+	b = strconv.AppendQuote(b, namespace)
+	b = append(b, "/[]string"...)
+	if aud == nil {
+		b = append(b, "(nil)"...)
+	} else {
+		b = append(b, '{')
+		for i, a := range aud {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendQuote(b, a)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, '/')
+	b = strconv.AppendInt(b, exp, 10)
+	b = append(b, "/v1.BoundObjectReference{Kind:"...)
+	b = strconv.AppendQuote(b, ref.Kind)
+	b = append(b, ", APIVersion:"...)
+	b = strconv.AppendQuote(b, ref.APIVersion)
+	b = append(b, ", Name:"...)
+	b = strconv.AppendQuote(b, ref.Name)
+	b = append(b, ", UID:"...)
+	b = strconv.AppendQuote(b, string(ref.UID))
+	b = append(b, "}/"...)
+	return strconv.AppendQuote(b, string(tr.UID))
 }
