@@ -169,6 +169,7 @@ func restoredRecords(cp checkpoint) (map[types.UID]*podRec, map[string]*containe
 	pods := map[types.UID]*podRec{}
 	containers := map[string]*containerRec{}
 	sandboxes := map[string]bool{}
+	refs := map[string]string{} // per image, the reference its instances share
 	for _, cpod := range cp.Pods {
 		if cpod.UID == "" {
 			return nil, nil, fmt.Errorf("pod %s/%s has no UID", cpod.Namespace, cpod.Name)
@@ -195,6 +196,13 @@ func restoredRecords(cp checkpoint) (map[types.UID]*podRec, map[string]*containe
 				return nil, nil, fmt.Errorf("pod %s: container %s numbered %d, outside 1..%d", cpod.UID, c.Status.ID, c.Seq, cp.LastContainer)
 			}
 			rec := &containerRec{status: c.Status, seq: c.Seq, podUID: cpod.UID}
+			// Not checkpointed: the image gives it.
+			ref, ok := refs[rec.status.Image]
+			if !ok {
+				ref = imageRef(rec.status.Image)
+				refs[rec.status.Image] = ref
+			}
+			rec.status.ImageRef = ref
 			containers[c.Status.ID] = rec
 			p.addContainer(rec)
 		}

@@ -21,7 +21,8 @@ import (
 )
 
 // TestCheckpointRestore: a runtime restored from a checkpoint reports the same sandboxes and
-// containers (IDs, start times, restart counts), and hands out new IDs after the old ones, as a
+// containers (IDs, image references, which the checkpoint leaves out, start times, restart
+// counts), and hands out new IDs after the old ones, as a
 // CRI runtime's state survives a kubelet restart.
 func TestCheckpointRestore(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
@@ -41,6 +42,9 @@ func TestCheckpointRestore(t *testing.T) {
 	}
 	if n := len(before.ContainerStatuses); n != 1 || before.ContainerStatuses[0].State != kubecontainer.ContainerStateRunning {
 		t.Fatalf("before the checkpoint: %+v, want one running container", before.ContainerStatuses)
+	}
+	if got, want := before.ContainerStatuses[0].ImageRef, "fake://"+pod.Spec.Containers[0].Image; got != want {
+		t.Errorf("the container's image reference is %q, want %q", got, want)
 	}
 	data, err := rt.Checkpoint()
 	if err != nil {

@@ -26,6 +26,20 @@ var digestLengths = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
 // errInvalidReference is distribution/reference's ErrReferenceInvalidFormat.
 var errInvalidReference = errors.New("invalid reference format")
 
+// imageRefScheme is the runtime type the fake runtime's image references carry, as its
+// container IDs do in the API.
+const imageRefScheme = "fake://"
+
+// imageRef is the reference the fake runtime reports for the image an instance runs: the image
+// name under its scheme, standing in for a registry digest. Made once an image (Runtime.imageRefOf)
+// and kept with each instance, so that building a status does not build it again.
+func imageRef(image string) string {
+	if image == "" {
+		return ""
+	}
+	return imageRefScheme + image
+}
+
 // parseImageName is the kubelet's parsers.ParseImageName error path: it returns the error
 // applyDefaultImageTag reports for an image reference that does not parse, as
 // reference.ParseNormalizedNamed words it, or nil.

@@ -3,6 +3,7 @@ package fakeruntime
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
+	"github.com/minikubelet/minikubelet/test/podtest"
 )
 
 // The memos answer what the functions they remember answer, before and after they fill up.
@@ -30,6 +32,9 @@ func TestMemosAnswerAsTheFunctions(t *testing.T) {
 			got, want := rt.checkImageName(image), parseImageName(image)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("round %d: checkImageName(%q) = %v, want %v", round, image, got, want)
+			}
+			if got, want := rt.imageRefOf(image), imageRef(image); got != want {
+				t.Errorf("round %d: imageRefOf(%q) = %q, want %q", round, image, got, want)
 			}
 		}
 	}
@@ -173,5 +178,34 @@ func TestGetPodStatusLists(t *testing.T) {
 		if cap(s.Sandboxes) != len(s.Sandboxes) || cap(s.ContainerStatuses) != len(s.ContainerStatuses) {
 			t.Errorf("%d sandboxes, %d containers: capacities %d and %d, want the lengths", n[0], n[1], cap(s.Sandboxes), cap(s.ContainerStatuses))
 		}
+	}
+}
+
+// The instances of one image share its reference: one string an image, not one an instance.
+func TestInstancesShareTheImageRef(t *testing.T) {
+	rt, err := New(Options{Clock: vclock.New(vclock.Epoch), Tracer: trace.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, name := range []string{"a", "b"} {
+		pod := podtest.New(name)
+		if _, err := rt.SyncPod(pod, &kubecontainer.PodStatus{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		st, err := rt.GetPodStatus(pod.UID, pod.Name, pod.Namespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.ContainerStatuses) != 1 {
+			t.Fatalf("pod %s: %d container instances, want 1", name, len(st.ContainerStatuses))
+		}
+		refs = append(refs, st.ContainerStatuses[0].ImageRef)
+	}
+	if want := imageRef(podtest.New("a").Spec.Containers[0].Image); refs[0] != want || refs[1] != want {
+		t.Fatalf("image references %q, want %q twice", refs, want)
+	}
+	if unsafe.StringData(refs[0]) != unsafe.StringData(refs[1]) {
+		t.Error("two instances of one image hold copies of its reference, want one string")
 	}
 }

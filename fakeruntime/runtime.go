@@ -246,9 +246,10 @@ type Runtime struct {
 	// image references that parsed: both are pure functions of those strings that every sync
 	// of every pod asks again (the hash is the JSON and spew dump's FNV, the parse a regular
 	// expression) for the few images a node runs. Each holds at most maxMemo entries, and is
-	// made at its first use.
+	// made at its first use. wellFormed keeps with each image the reference the runtime reports
+	// for it (imageRef), which every instance of the image then shares.
 	hashes     map[hashKey]uint64
-	wellFormed map[string]struct{}
+	wellFormed map[string]string
 	// presentMessages remembers, per image, the Pulled event's message for an image already
 	// present: every start of a container of a present image records it, word for word the
 	// same. At most maxMemo entries, made at its first use.
@@ -312,8 +313,8 @@ func seqID(prefix string, n int) string {
 	return string(append(b, digits...))
 }
 
-// checkImageName is parseImageName(image), with the images that parsed remembered; an error is
-// worked out (and worded) afresh each time.
+// checkImageName is parseImageName(image), with the images that parsed remembered with their
+// reference; an error is worked out (and worded) afresh each time.
 func (r *Runtime) checkImageName(image string) error {
 	if _, ok := r.wellFormed[image]; ok {
 		return nil
@@ -321,8 +322,17 @@ func (r *Runtime) checkImageName(image string) error {
 	if err := parseImageName(image); err != nil {
 		return err
 	}
-	keepMemo(&r.wellFormed, image, struct{}{})
+	keepMemo(&r.wellFormed, image, imageRef(image))
 	return nil
+}
+
+// imageRefOf is imageRef(image), the one checkImageName remembered when it has it: the instances
+// of an image share one string.
+func (r *Runtime) imageRefOf(image string) string {
+	if ref, ok := r.wellFormed[image]; ok {
+		return ref
+	}
+	return imageRef(image)
 }
 
 // changed drops the cached listings after a record changed.

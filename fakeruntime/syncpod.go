@@ -283,6 +283,7 @@ func (s *podSync) start(c *v1.Container) error {
 		ID:           seqID("c-", r.lastContainer),
 		Name:         c.Name,
 		Image:        c.Image,
+		ImageRef:     r.imageRefOf(c.Image),
 		State:        kubecontainer.ContainerStateCreated,
 		RestartCount: restarts,
 		Hash:         r.containerHash(c),

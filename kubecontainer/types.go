@@ -41,9 +41,15 @@ type SandboxStatus struct {
 // ContainerStatus is one container instance as the runtime reports it. A container that restarted
 // appears once per instance, newest first.
 type ContainerStatus struct {
-	ID         string
-	Name       string
-	Image      string
+	ID    string
+	Name  string
+	Image string
+	// ImageRef is the image the instance runs as the runtime names it (the kubelet's
+	// Status.ImageRef, a digest under containerd), which the API status reports as imageID. It is
+	// the runtime's to keep: a status is built from it many times, the instance made once. The fake
+	// runtime derives it from Image, so its checkpoint leaves it out and its restore derives it
+	// again.
+	ImageRef   string `json:"-"`
 	State      ContainerState
 	CreatedAt  time.Time
 	StartedAt  time.Time

@@ -231,7 +231,7 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 		Name:         cs.Name,
 		RestartCount: int32(cs.RestartCount),
 		Image:        cs.Image,
-		ImageID:      imageID(cs.Image),
+		ImageID:      cs.ImageRef,
 		ContainerID:  id,
 	}
 	if old != nil {
@@ -324,15 +324,6 @@ func resolveRecursiveReadOnly(m *v1.VolumeMount, supportsRRO bool) (bool, error)
 	default:
 		return false, fmt.Errorf("unknown recursive read-only mode %q", mode)
 	}
-}
-
-// imageID is the image reference the fake runtime reports for image: the image name under the
-// runtime's scheme, standing in for a registry digest.
-func imageID(image string) string {
-	if image == "" {
-		return ""
-	}
-	return containerIDPrefix + image
 }
 
 // setStartedAndReady does what the kubelet's probe manager does to a fresh status when no probe

@@ -24,11 +24,11 @@ func TestConvertContainerStatuses(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1, t2, t3 := metav1.NewTime(epoch.Add(time.Second)), metav1.NewTime(epoch.Add(2*time.Second)), metav1.NewTime(epoch.Add(3*time.Second))
 	running := func(id string, created metav1.Time, restarts int) kubecontainer.ContainerStatus {
-		return kubecontainer.ContainerStatus{ID: id, Name: "app", Image: "busybox:1.36", State: kubecontainer.ContainerStateRunning,
+		return kubecontainer.ContainerStatus{ID: id, Name: "app", Image: "busybox:1.36", ImageRef: "fake://busybox:1.36", State: kubecontainer.ContainerStateRunning,
 			CreatedAt: created.Time, StartedAt: created.Time, RestartCount: restarts}
 	}
 	exited := func(id string, created metav1.Time, code, restarts int) kubecontainer.ContainerStatus {
-		return kubecontainer.ContainerStatus{ID: id, Name: "app", Image: "busybox:1.36", State: kubecontainer.ContainerStateExited,
+		return kubecontainer.ContainerStatus{ID: id, Name: "app", Image: "busybox:1.36", ImageRef: "fake://busybox:1.36", State: kubecontainer.ContainerStateExited,
 			CreatedAt: created.Time, StartedAt: created.Time, FinishedAt: created.Add(500 * time.Millisecond), ExitCode: code, RestartCount: restarts}
 	}
 	terminated := func(id string, started metav1.Time, code int32, reason string) *v1.ContainerStateTerminated {
@@ -88,7 +88,7 @@ func TestConvertContainerStatuses(t *testing.T) {
 		want:      []v1.ContainerStatus{instance("c1", 0, v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: t1}})},
 	}, {
 		name:      "a created instance waits with no reason",
-		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", State: kubecontainer.ContainerStateCreated, CreatedAt: t1.Time}},
+		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", ImageRef: "fake://busybox:1.36", State: kubecontainer.ContainerStateCreated, CreatedAt: t1.Time}},
 		want:      []v1.ContainerStatus{instance("c1", 0, v1.ContainerState{Waiting: &v1.ContainerStateWaiting{}})},
 	}, {
 		name: "the newest instance gives the state, the one before the last state, older ones nothing",
@@ -130,13 +130,13 @@ func TestConvertContainerStatuses(t *testing.T) {
 	}, {
 		name:      "an unknown instance after running: terminated unknown, one more restart",
 		deleting:  true,
-		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", State: kubecontainer.ContainerStateUnknown, CreatedAt: t1.Time, RestartCount: 2}},
+		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", ImageRef: "fake://busybox:1.36", State: kubecontainer.ContainerStateUnknown, CreatedAt: t1.Time, RestartCount: 2}},
 		previous:  []v1.ContainerStatus{wasRunning},
 		want: []v1.ContainerStatus{instance("c1", 3, v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			Reason: "ContainerStatusUnknown", ExitCode: 137, Message: "The container could not be located when the pod was terminated"}})},
 	}, {
 		name:      "an unknown instance with nothing before: waiting",
-		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", State: kubecontainer.ContainerStateUnknown, CreatedAt: t1.Time}},
+		instances: []kubecontainer.ContainerStatus{{ID: "c1", Name: "app", Image: "busybox:1.36", ImageRef: "fake://busybox:1.36", State: kubecontainer.ContainerStateUnknown, CreatedAt: t1.Time}},
 		deleting:  true,
 		want:      []v1.ContainerStatus{instance("c1", 0, v1.ContainerState{Waiting: &v1.ContainerStateWaiting{}})},
 	}, {
@@ -226,7 +226,7 @@ func TestConvertContainerStatuses(t *testing.T) {
 		name:   "init containers in the spec's order; one that exited 0 shows no reason",
 		init:   []v1.Container{{Name: "setup", Image: "setup:1"}, {Name: "migrate", Image: "migrate:1"}},
 		isInit: true,
-		instances: []kubecontainer.ContainerStatus{{ID: "i1", Name: "setup", Image: "setup:1", State: kubecontainer.ContainerStateExited,
+		instances: []kubecontainer.ContainerStatus{{ID: "i1", Name: "setup", Image: "setup:1", ImageRef: "fake://setup:1", State: kubecontainer.ContainerStateExited,
 			CreatedAt: t1.Time, StartedAt: t1.Time, FinishedAt: t1.Add(500 * time.Millisecond)}},
 		reasons: map[string]Reason{"setup": {Reason: "CrashLoopBackOff"}, "migrate": {Reason: "ErrImagePull", Message: "pull failed"}},
 		want: []v1.ContainerStatus{

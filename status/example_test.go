@@ -33,7 +33,7 @@ func ExampleGeneratePodStatus() {
 	runtime := &kubecontainer.PodStatus{
 		Sandboxes: []kubecontainer.SandboxStatus{{ID: "sb", State: kubecontainer.SandboxReady}},
 		ContainerStatuses: []kubecontainer.ContainerStatus{{
-			ID: "c1", Name: "app", Image: "nginx", State: kubecontainer.ContainerStateExited, ExitCode: 1, RestartCount: 2,
+			ID: "c1", Name: "app", Image: "nginx", ImageRef: "fake://nginx", State: kubecontainer.ContainerStateExited, ExitCode: 1, RestartCount: 2,
 		}},
 	}
 	reasons := map[string]status.Reason{"app": {Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container=app pod=web_default"}}

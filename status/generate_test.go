@@ -82,10 +82,10 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 		Sandboxes: readySandbox(),
 		IPs:       []string{"10.0.0.7"},
 		ContainerStatuses: []kubecontainer.ContainerStatus{{
-			ID: "c2", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateRunning,
+			ID: "c2", Name: "app", Image: "app:1", ImageRef: "fake://app:1", State: kubecontainer.ContainerStateRunning,
 			CreatedAt: t1, StartedAt: t1, RestartCount: 1,
 		}, {
-			ID: "c1", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateExited,
+			ID: "c1", Name: "app", Image: "app:1", ImageRef: "fake://app:1", State: kubecontainer.ContainerStateExited,
 			CreatedAt: t0, StartedAt: t0, FinishedAt: t1, ExitCode: 2,
 		}},
 	}
@@ -128,7 +128,7 @@ func TestGeneratePodStatusRunning(t *testing.T) {
 // A container that is not running and would be restarted shows the reason of its last failed start.
 func TestGeneratePodStatusWaitingReasons(t *testing.T) {
 	exited := kubecontainer.ContainerStatus{
-		ID: "c1", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateExited,
+		ID: "c1", Name: "app", Image: "app:1", ImageRef: "fake://app:1", State: kubecontainer.ContainerStateExited,
 		CreatedAt: t0, StartedAt: t0, FinishedAt: t1, ExitCode: 1, RestartCount: 3,
 	}
 	backoff := &kubecontainer.BackoffError{
@@ -218,7 +218,7 @@ func TestGeneratePodStatusWaitingReasons(t *testing.T) {
 func TestGeneratePodStatusCompleted(t *testing.T) {
 	pod := newPod(v1.RestartPolicyNever, "job")
 	rs := &kubecontainer.PodStatus{Sandboxes: readySandbox(), ContainerStatuses: []kubecontainer.ContainerStatus{{
-		ID: "c1", Name: "job", Image: "job:1", State: kubecontainer.ContainerStateExited,
+		ID: "c1", Name: "job", Image: "job:1", ImageRef: "fake://job:1", State: kubecontainer.ContainerStateExited,
 		CreatedAt: t0, StartedAt: t0, FinishedAt: t1,
 	}}}
 	got := GeneratePodStatus(pod, pod.Status, rs, false, t1, GenerateOptions{})
@@ -338,7 +338,7 @@ func TestGeneratePodStatusInitContainers(t *testing.T) {
 	pod := newPod(v1.RestartPolicyAlways, "app")
 	pod.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup:1"}}
 	rs := &kubecontainer.PodStatus{Sandboxes: readySandbox(), ContainerStatuses: []kubecontainer.ContainerStatus{{
-		ID: "i1", Name: "setup", Image: "setup:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0,
+		ID: "i1", Name: "setup", Image: "setup:1", ImageRef: "fake://setup:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0,
 	}}}
 	got := GeneratePodStatus(pod, pod.Status, rs, false, t1, GenerateOptions{})
 	if w := got.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != reasonPodInitializing {
@@ -420,9 +420,9 @@ func TestGeneratePodStatusResources(t *testing.T) {
 	pod.Spec.Containers[0].Resources = res
 	pod.Spec.Containers[2].Resources = res
 	rs := &kubecontainer.PodStatus{Sandboxes: readySandbox(), ContainerStatuses: []kubecontainer.ContainerStatus{
-		{ID: "i1", Name: "setup", Image: "setup:1", State: kubecontainer.ContainerStateExited, CreatedAt: t0, StartedAt: t0, FinishedAt: t0},
-		{ID: "c1", Name: "app", Image: "app:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
-		{ID: "c2", Name: "plain", Image: "plain:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
+		{ID: "i1", Name: "setup", Image: "setup:1", ImageRef: "fake://setup:1", State: kubecontainer.ContainerStateExited, CreatedAt: t0, StartedAt: t0, FinishedAt: t0},
+		{ID: "c1", Name: "app", Image: "app:1", ImageRef: "fake://app:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
+		{ID: "c2", Name: "plain", Image: "plain:1", ImageRef: "fake://plain:1", State: kubecontainer.ContainerStateRunning, CreatedAt: t0, StartedAt: t0},
 	}}
 	got := GeneratePodStatus(pod, pod.Status, rs, false, t1, GenerateOptions{})
 	type pair struct {

@@ -195,7 +195,7 @@ func apiPod(name string, uid types.UID) *v1.Pod {
 
 func runningStatus(pod *v1.Pod, now time.Time) v1.PodStatus {
 	rs := &kubecontainer.PodStatus{Sandboxes: readySandbox(), ContainerStatuses: []kubecontainer.ContainerStatus{{
-		ID: "c-" + string(pod.UID), Name: "a", Image: "a:1", State: kubecontainer.ContainerStateRunning, CreatedAt: now, StartedAt: now,
+		ID: "c-" + string(pod.UID), Name: "a", Image: "a:1", ImageRef: "fake://a:1", State: kubecontainer.ContainerStateRunning, CreatedAt: now, StartedAt: now,
 	}}}
 	return GeneratePodStatus(pod, pod.Status, rs, false, now, GenerateOptions{HostIP: "192.168.0.10"})
 }

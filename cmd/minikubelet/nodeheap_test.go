@@ -8,12 +8,10 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,35 +52,16 @@ func BenchmarkNodeHeap(b *testing.B) {
 		b.Fatalf("-node-heap-peak-profile: %v", err)
 	}
 	dir := b.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	api := exec.Command(os.Args[0], "apiserver", "--addr", "127.0.0.1:0", "--write-kubeconfig", kubeconfig)
-	api.Env = append(os.Environ(), asMain+"=main", "XDG_STATE_HOME="+dir, "XDG_CACHE_HOME="+dir)
-	stderr := &strings.Builder{}
-	api.Stderr = stderr
-	if err := api.Start(); err != nil {
-		b.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- api.Wait() }()
-	defer func() {
-		_ = api.Process.Kill()
-		<-exited
-		checkChildRace(b, "minikubelet apiserver", stderr.String())
-	}()
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()
-	for {
-		if _, err := os.Stat(kubeconfig); err == nil {
-			break
-		}
-		select {
-		case err := <-exited:
-			b.Fatalf("the API server exited: %v\n%s", err, stderr)
-		case <-ctx.Done():
-			b.Fatalf("the API server wrote no kubeconfig\n%s", stderr)
-		case <-time.After(50 * time.Millisecond):
-		}
+	api, kubeconfig, err := startAPIServer(b, ctx, dir, "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
 	}
+	// An API server that exits while the nodes run ends their waits with its exit, at once,
+	// rather than at the deadline.
+	ctx, stop := api.untilExit(ctx)
+	defer stop()
 	// Two nodes first: what the process builds once, on first use (schemes, the trace, the
 	// shared pod watch's and the transport's first state), is not counted against the nodes.
 	nodeHeap(b, ctx, kubeconfig, filepath.Join(dir, "warm"), "warm", 2, "", "")
@@ -171,7 +150,7 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 		})
 		if err != nil {
 			stop()
-			b.Fatal(err)
+			fatalWithCause(b, ctx, err)
 		}
 		if e.Component == "node" {
 			registered[e.Pod] = true
@@ -190,7 +169,7 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 		err = errors.Join(err, sampler.err)
 		if err != nil {
 			stop()
-			b.Fatal(err)
+			fatalWithCause(b, ctx, err)
 		}
 		res.pods = len(nodes) * *nodeHeapPods
 		settled := liveHeap()
@@ -207,14 +186,24 @@ func nodeHeap(b *testing.B, ctx context.Context, kubeconfig, rootDir, prefix str
 	}
 	stop()
 	if err := <-done; err != nil {
-		b.Fatal(err)
+		fatalWithCause(b, ctx, err)
 	}
 	if res.pods > 0 {
 		if err := deleteDeploymentPods(ctx, kubeconfig); err != nil {
-			b.Fatal(err)
+			fatalWithCause(b, ctx, err)
 		}
 	}
 	return res
+}
+
+// fatalWithCause fails b with err, and with why ctx ended when it did for a reason of its own,
+// such as the API server's exit (process.untilExit): err itself says only "context canceled".
+func fatalWithCause(b *testing.B, ctx context.Context, err error) {
+	b.Helper()
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		b.Fatalf("%v\n(%v)", err, cause)
+	}
+	b.Fatal(err)
 }
 
 // deleteDeploymentPods removes, at once (a grace of 0), every pod runDeploymentPods created

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,53 +12,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/minikubelet/minikubelet/kubecontainer"
-	"github.com/minikubelet/minikubelet/kubelet/allocation"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
+	"github.com/minikubelet/minikubelet/kubelet/allocation"
 )
-
-// process is minikubelet run by the test binary itself (TestMain's asMain), in the background.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan error
-	stderr *strings.Builder
-}
-
-func startProcess(t *testing.T, args ...string) *process {
-	t.Helper()
-	p := &process{cmd: exec.Command(os.Args[0], args...), exited: make(chan error, 1), stderr: &strings.Builder{}}
-	p.cmd.Env = append(os.Environ(), asMain+"=main", "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		p.kill()
-		name := "minikubelet " + strings.Join(args, " ")
-		checkChildRace(t, name, p.stderr.String())
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", name, p.stderr.String())
-		}
-	})
-	return p
-}
-
-// kill stops the process as a crash or an evicted pod would, with no chance to clean up. It
-// waits on exited, not cmd.ProcessState, which the goroutine in Wait writes: a process that
-// exited by itself is killed in vain, harmlessly.
-func (p *process) kill() {
-	if p.exited != nil {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		p.exited = nil
-	}
-}
 
 // TestShardsShareOneAPIServer runs three processes of ten nodes each (two under -race) against one
 // `minikubelet apiserver`, as docs/examples/deploy/'s StatefulSet runs shards against a cluster: every node
@@ -79,15 +41,11 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 		perShard = 2
 	}
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	startProcess(t, "apiserver", "--addr", "127.0.0.1:0", "--write-kubeconfig", kubeconfig)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*waitTimeout)
 	defer cancel()
-	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
-		_, err := os.Stat(kubeconfig)
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the API server wrote no kubeconfig: %v", err)
+	_, kubeconfig, err := startAPIServer(t, ctx, dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

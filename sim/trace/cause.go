@@ -40,6 +40,16 @@ type linker struct {
 	// starts is, per node ("" with one node), the start-up of its kubelet process, from its
 	// latest kubelet new.
 	starts map[string]*start
+	// outages is, per node, the runtime's latest down event and the instant it ends: the PLEG's
+	// relists fail until then.
+	outages map[string]outage
+}
+
+// outage is a runtime down event and the instant, down's T plus its Delay, the runtime answers
+// again.
+type outage struct {
+	seq   uint64
+	until int64
 }
 
 // start is what the linker remembers of one kubelet process's start-up: its kubelet events, by
@@ -101,7 +111,8 @@ func (p *podLinks) empty() bool {
 
 // links is what the linker remembers of pod, nil for a pod it knows nothing of; for reading only,
 // through podLinks' methods, which read a nil record as one that remembers nothing. A pod the
-// linker does not know gets no record, and no record is shared between pods.
+// linker does not know gets no record, and no record is shared between pods. An event of no pod
+// makes none either.
 func (l *linker) links(pod string) *podLinks {
 	return l.pods[pod]
 }
@@ -196,6 +207,7 @@ func newLinker() *linker {
 		pods:      map[string]*podLinks{},
 		component: map[Component]uint64{},
 		starts:    map[string]*start{},
+		outages:   map[string]outage{},
 	}
 }
 
@@ -335,6 +347,13 @@ func (l *linker) cause(e Event) uint64 {
 		return latest(p.seq(workSeq), p.seq(runtimeSeq), p.lastOf(e.Container))
 	case PLEG:
 		if e.Event == KindHealth {
+			return 0
+		}
+		if e.Pod == "" {
+			// A relist that failed: the runtime's outage it falls in, if any.
+			if o, ok := l.outages[e.Node]; ok && e.Event == KindError && t < o.until {
+				return o.seq
+			}
 			return 0
 		}
 		// The relist sees what the runtime did to the container, or to the sandbox when there
@@ -594,6 +613,9 @@ func (l *linker) observe(e Event) {
 			p.seqs[dispatchSeq], p.seqs[cleanupSeq] = seq, seq
 		}
 	case PodWorkers:
+		if e.Pod == "" {
+			break
+		}
 		switch e.Event {
 		case KindRequeue:
 			p := l.record(e.Pod)
@@ -602,6 +624,14 @@ func (l *linker) observe(e Event) {
 			l.record(e.Pod).seqs[workSeq] = seq
 		}
 	case Runtime:
+		// The runtime's events of no pod are no pod's: a record under "" would be read as a
+		// pod's, its sandbox's last event the cause of every later PLEG event of no pod.
+		if e.Pod == "" {
+			if e.Event == KindDown {
+				l.outages[e.Node] = outage{seq: seq, until: t + int64(e.Delay)}
+			}
+			break
+		}
 		p := l.record(e.Pod)
 		p.seqs[runtimeSeq] = seq
 		c := p.container(e.Container)
@@ -627,7 +657,7 @@ func (l *linker) observe(e Event) {
 			l.record(e.Pod).seqs[plegSeq] = seq
 		}
 	case Status:
-		if e.Event == KindSet {
+		if e.Event == KindSet && e.Pod != "" {
 			l.record(e.Pod).seqs[statusSeq] = seq
 		}
 	case APIServer:

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -173,5 +175,44 @@ func TestTextFormHasNoCauses(t *testing.T) {
 	with.Seq, with.Cause = 9, 4
 	if e.Text() != with.Text() {
 		t.Errorf("Text() with a seq and cause = %q, want %q", with.Text(), e.Text())
+	}
+}
+
+// TestEventsOfNoPodLeaveNoRecord checks that events without a pod (the runtime going down, a
+// relist error, a sync loop tick) make no record for the pod "": they are no pod's, and a
+// record under "" would link a later event of no pod to them as if they were one pod's. A failed
+// relist follows the runtime's outage it falls in, and nothing once the outage is over.
+func TestEventsOfNoPodLeaveNoRecord(t *testing.T) {
+	l := newLinker()
+	var seq uint64
+	emit := func(at time.Duration, e Event) uint64 {
+		seq++
+		e.Seq, e.T = seq, at
+		return l.link(e)
+	}
+	emit(20*time.Second, Event{Component: Scenario, Event: KindRuntimeDown})
+	down := seq + 1
+	if got := emit(20*time.Second, Event{Component: Runtime, Event: KindDown, Delay: 4 * time.Minute}); got != seq-1 {
+		t.Errorf("runtime down follows %d, want the step %d", got, seq-1)
+	}
+	for _, c := range []Component{SyncLoop, PodManager, PodWorkers, Runtime, PLEG, Status, APIServer, Mirror, Housekeeping, DeviceManager, "prober"} {
+		for _, k := range []Kind{KindPLEG, KindSkip, KindSync, KindState, KindRequeue, KindExited, KindStarted, KindSandbox, KindContainerStarted, KindContainerDied, KindSet, KindStatus} {
+			emit(21*time.Second, Event{Component: c, Event: k, Pods: []string{}})
+		}
+	}
+	if len(l.pods) != 0 {
+		t.Errorf("events of no pod made records: %q", slices.Collect(maps.Keys(l.pods)))
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want uint64
+	}{
+		{21 * time.Second, down},
+		{259 * time.Second, down},
+		{260 * time.Second, 0}, // the runtime answers again
+	} {
+		if got := emit(tc.at, Event{Component: PLEG, Event: KindError}); got != tc.want {
+			t.Errorf("a relist error at %v follows %d, want %d", tc.at, got, tc.want)
+		}
 	}
 }

@@ -2,12 +2,10 @@ package nodelifecycle_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -17,39 +15,6 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
-
-// countingClient counts the controller's node reads, tells the feed of its node writes, and
-// fails the updates of one node while failing is set.
-type countingClient struct {
-	controllers.Client
-	feed    *ctrltest.Feed
-	lists   *int
-	gets    *[]string
-	failing *string
-}
-
-func (c countingClient) ListNodes(ctx context.Context) ([]*v1.Node, error) {
-	*c.lists++
-	return c.Client.ListNodes(ctx)
-}
-
-func (c countingClient) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	*c.gets = append(*c.gets, name)
-	return c.Client.GetNode(ctx, name)
-}
-
-func (c countingClient) UpdateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	if node.Name == *c.failing {
-		return nil, errors.New("update refused")
-	}
-	c.feed.Add(node.Name)
-	return c.Client.UpdateNode(ctx, node)
-}
-
-func (c countingClient) UpdateNodeStatus(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	c.feed.Add(node.Name)
-	return c.Client.UpdateNodeStatus(ctx, node)
-}
 
 type taintEvents struct{ events []string }
 
@@ -107,10 +72,7 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 			createNode(t, c, n, clk.Now())
 		}
 		feed := &ctrltest.Feed{All: true}
-		var lists int
-		var gets []string
-		failing := ""
-		client := countingClient{Client: controllers.Client{Clientset: c}, feed: feed, lists: &lists, gets: &gets, failing: &failing}
+		client := &ctrltest.CountingClient{Client: controllers.Client{Clientset: c}, Feed: feed}
 		rec := &taintEvents{}
 		opts := nodelifecycle.Options{Clock: clk, Lister: client, Writer: client, Tracer: rec}
 		if withFeed {
@@ -124,8 +86,8 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 			// Within the monitor period: only the first pass checks health.
 			clk.Set(vclock.Epoch.Add(time.Duration(i) * 500 * time.Millisecond))
 			s.change(t, c, feed)
-			failing = s.failing
-			lists, gets = 0, nil
+			client.FailUpdate = s.failing
+			client.Reset()
 			err := nl.Sync(ctx)
 			if (err != nil) != (s.failing != "") {
 				t.Fatalf("feed %v, %s: Sync() = %v, want an error: %v", withFeed, s.name, err, s.failing != "")
@@ -133,10 +95,10 @@ func TestTaintPassReadsChangedNodes(t *testing.T) {
 			if !withFeed || i == 0 {
 				continue
 			}
-			if lists != 0 {
-				t.Errorf("%s: %d lists of the nodes, want none between health checks", s.name, lists)
+			if client.Lists != 0 {
+				t.Errorf("%s: %d lists of the nodes, want none between health checks", s.name, client.Lists)
 			}
-			if diff := cmp.Diff(s.wantGets, gets); diff != "" {
+			if diff := cmp.Diff(s.wantGets, client.Gets); diff != "" {
 				t.Errorf("%s: nodes read (-want +got):\n%s", s.name, diff)
 			}
 		}

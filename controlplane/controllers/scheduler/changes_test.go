@@ -42,23 +42,6 @@ func (c *testChanges) ChangedPodNodes(context.Context) ([]string, bool, error) {
 	return take(&c.podNodes, &c.allPodNodes)
 }
 
-// countingLister counts the reads of every pod and of one node's pods.
-type countingLister struct {
-	controllers.Client
-	lists   *int
-	onNodes *[]string
-}
-
-func (l countingLister) ListPods(ctx context.Context) ([]*v1.Pod, error) {
-	*l.lists++
-	return l.Client.ListPods(ctx)
-}
-
-func (l countingLister) ListPodsOnNode(ctx context.Context, node string) ([]*v1.Pod, error) {
-	*l.onNodes = append(*l.onNodes, node)
-	return l.Client.ListPodsOnNode(ctx, node)
-}
-
 type schedulingEvents struct{ events []string }
 
 func (r *schedulingEvents) Emit(ev trace.Event) {
@@ -123,10 +106,9 @@ func TestUsageFollowsChangedPods(t *testing.T) {
 		createPod(t, c, "p1", "a", "1")
 		createPod(t, c, "p2", "b", "1500m")
 		changes := &testChanges{allNodes: true, allPodNodes: true}
-		var lists int
-		var onNodes []string
+		lister := &ctrltest.CountingClient{Client: controllers.Client{Clientset: c}}
 		rec := &schedulingEvents{}
-		opts := scheduler.Options{Clock: clk, Lister: countingLister{Client: controllers.Client{Clientset: c}, lists: &lists, onNodes: &onNodes},
+		opts := scheduler.Options{Clock: clk, Lister: lister,
 			Writer: controllers.Client{Clientset: c}, Tracer: rec}
 		if withChanges {
 			opts.Changes = changes
@@ -139,17 +121,17 @@ func TestUsageFollowsChangedPods(t *testing.T) {
 			st.change(t, c)
 			changes.nodes = append(changes.nodes, st.nodes...)
 			changes.podNodes = append(changes.podNodes, st.podNodes...)
-			lists, onNodes = 0, nil
+			lister.Reset()
 			if err := s.Sync(ctx); err != nil {
 				t.Fatalf("%s: Sync() = %v", st.name, err)
 			}
 			if !withChanges {
 				continue
 			}
-			if lists != st.wantLists {
-				t.Errorf("%s: %d lists of every pod, want %d", st.name, lists, st.wantLists)
+			if lister.PodLists != st.wantLists {
+				t.Errorf("%s: %d lists of every pod, want %d", st.name, lister.PodLists, st.wantLists)
 			}
-			if diff := cmp.Diff(st.wantOnNodes, onNodes); diff != "" {
+			if diff := cmp.Diff(st.wantOnNodes, lister.PodNodes); diff != "" {
 				t.Errorf("%s: nodes whose pods were read (-want +got):\n%s", st.name, diff)
 			}
 		}

@@ -2,7 +2,6 @@ package tainteviction_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,27 +15,6 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 	"github.com/minikubelet/minikubelet/sim/vclock"
 )
-
-// countingLister counts the node reads and fails the reads of one node while failing is set.
-type countingLister struct {
-	controllers.Client
-	lists   *int
-	gets    *[]string
-	failing *string
-}
-
-func (c countingLister) ListNodes(ctx context.Context) ([]*v1.Node, error) {
-	*c.lists++
-	return c.Client.ListNodes(ctx)
-}
-
-func (c countingLister) GetNode(ctx context.Context, name string) (*v1.Node, error) {
-	*c.gets = append(*c.gets, name)
-	if name == *c.failing {
-		return nil, errors.New("cache unavailable")
-	}
-	return c.Client.GetNode(ctx, name)
-}
 
 type evictionEvents struct{ events []string }
 
@@ -96,11 +74,9 @@ func TestNodeTaintsFollowChangedNodes(t *testing.T) {
 			}
 		}
 		feed := &ctrltest.Feed{All: true}
-		var lists int
-		var gets []string
-		failing := ""
+		lister := &ctrltest.CountingClient{Client: controllers.Client{Clientset: c}}
 		rec := &evictionEvents{}
-		opts := tainteviction.Options{Clock: clk, Lister: countingLister{Client: controllers.Client{Clientset: c}, lists: &lists, gets: &gets, failing: &failing},
+		opts := tainteviction.Options{Clock: clk, Lister: lister,
 			Writer: controllers.Client{Clientset: c}, Tracer: rec}
 		if withFeed {
 			opts.Changes = feed
@@ -112,17 +88,18 @@ func TestNodeTaintsFollowChangedNodes(t *testing.T) {
 		for _, s := range steps {
 			s.change(t, c)
 			feed.Changed = append(feed.Changed, s.changed...)
-			failing, lists, gets = s.failing, 0, nil
+			lister.FailGet = s.failing
+			lister.Reset()
 			if err := te.Sync(ctx); (err != nil) != (withFeed && s.failing != "") {
 				t.Fatalf("feed %v, %s: Sync() = %v", withFeed, s.name, err)
 			}
 			if !withFeed {
 				continue
 			}
-			if lists != s.wantLists {
-				t.Errorf("%s: %d lists of the nodes, want %d", s.name, lists, s.wantLists)
+			if lister.Lists != s.wantLists {
+				t.Errorf("%s: %d lists of the nodes, want %d", s.name, lister.Lists, s.wantLists)
 			}
-			if diff := cmp.Diff(s.wantGets, gets); diff != "" {
+			if diff := cmp.Diff(s.wantGets, lister.Gets); diff != "" {
 				t.Errorf("%s: nodes read (-want +got):\n%s", s.name, diff)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // The managed fields of a create are the library's comparison of an empty object with the new
@@ -59,7 +60,7 @@ var CreatesShared atomic.Int64
 // createFieldsKey is the key of a create of obj through t in createFields, and false where the
 // create cannot share its managed fields (see createFields).
 func (m *Manager) createFieldsKey(t Write, obj runtime.Object) (string, bool) {
-	if !Shortcuts.On() || t.Subresource != "" || mustMeta(obj).GetManagedFields() != nil {
+	if !Shortcuts.On() || t.Subresource != "" || registry.MustMeta(obj).GetManagedFields() != nil {
 		return "", false
 	}
 	root, ok := m.rootType(t.Resource)
@@ -95,7 +96,7 @@ func sharedCreateFields(key string, obj runtime.Object) bool {
 	if !ok {
 		return false
 	}
-	mustMeta(obj).SetManagedFields(copyEntries(v.([]metav1.ManagedFieldsEntry)))
+	registry.MustMeta(obj).SetManagedFields(copyEntries(v.([]metav1.ManagedFieldsEntry)))
 	CreatesShared.Add(1)
 	return true
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/minikubelet/minikubelet"
 	"github.com/minikubelet/minikubelet/api/apidefaults"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // Resource is what the field manager knows of a served resource: its names, the type of its
@@ -295,13 +295,13 @@ func (m *Manager) Track(w Write, live runtime.Object, liveRaw []byte, obj runtim
 			return obj
 		}
 		out := fm.UpdateNoErrors(w.Resource.New(), obj, w.Manager)
-		if shared && out == obj && len(mustMeta(out).GetManagedFields()) > 0 {
-			keepCreateFields(key, mustMeta(out).GetManagedFields())
+		if shared && out == obj && len(registry.MustMeta(out).GetManagedFields()) > 0 {
+			keepCreateFields(key, registry.MustMeta(out).GetManagedFields())
 		}
 		stampManagedFields(nil, out, now)
 		return out
 	}
-	before := mustMeta(live).GetManagedFields()
+	before := registry.MustMeta(live).GetManagedFields()
 	if m.scalarUpdate(w, live, liveRaw, obj) {
 		stampManagedFields(before, obj, now)
 		return obj
@@ -312,7 +312,7 @@ func (m *Manager) Track(w Write, live runtime.Object, liveRaw []byte, obj runtim
 			return obj
 		}
 		out := updateWithTypedHints(fm, w, liveCut, objCut)
-		mustMeta(obj).SetManagedFields(mustMeta(out).GetManagedFields())
+		registry.MustMeta(obj).SetManagedFields(registry.MustMeta(out).GetManagedFields())
 		stampManagedFields(before, obj, now)
 		return obj
 	}
@@ -357,7 +357,7 @@ func (m *Manager) Apply(w Write, live runtime.Object, patch map[string]any, forc
 	}
 	fm := fms[fieldManagerKey(w.Resource, w.Subresource)]
 	live.GetObjectKind().SetGroupVersionKind(w.Resource.gvk())
-	before := mustMeta(live).GetManagedFields()
+	before := registry.MustMeta(live).GetManagedFields()
 	obj, err := fm.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, w.Manager, force)
 	if err != nil {
 		return nil, err
@@ -381,7 +381,7 @@ func (m *Manager) Apply(w Write, live runtime.Object, patch map[string]any, forc
 // with reflect.DeepEqual, stricter than the walk (a nil and an empty list differ), so that nothing
 // the walk would find different is left out.
 func statusOnly(t Write, live, obj runtime.Object) (runtime.Object, runtime.Object, bool) {
-	if !Shortcuts.On() || t.Subresource != "status" || len(mustMeta(live).GetManagedFields()) == 0 {
+	if !Shortcuts.On() || t.Subresource != "status" || len(registry.MustMeta(live).GetManagedFields()) == 0 {
 		return nil, nil, false
 	}
 	lv, nv := reflect.ValueOf(live), reflect.ValueOf(obj)
@@ -452,7 +452,7 @@ func stampManagedFields(before []metav1.ManagedFieldsEntry, obj runtime.Object, 
 	for _, e := range before {
 		old[key(e)] = e.Time
 	}
-	m := mustMeta(obj)
+	m := registry.MustMeta(obj)
 	entries := m.GetManagedFields()
 	stampedAt := now()
 	stamped := false
@@ -479,13 +479,4 @@ func updateWithTypedHints(fm *managedfields.FieldManager, t Write, liveCut, objC
 	done := typedHintsFor(t, liveCut, objCut)
 	defer done()
 	return fm.UpdateNoErrors(liveCut, objCut, t.Manager)
-}
-
-// mustMeta is obj's object metadata; every object the field manager is given has it.
-func mustMeta(obj runtime.Object) metav1.Object {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		panic(fmt.Sprintf("fakeapiserver: %T has no object metadata", obj))
-	}
-	return m
 }

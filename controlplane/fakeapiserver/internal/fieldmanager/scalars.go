@@ -16,6 +16,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // An update that changes only scalar values the writing manager alone
@@ -60,7 +61,7 @@ func (m *Manager) scalarUpdate(t Write, live runtime.Object, liveRaw []byte, obj
 	if !Shortcuts.On() || t.Subresource != "" || t.Manager == "" {
 		return false
 	}
-	lm, nm := mustMeta(live), mustMeta(obj)
+	lm, nm := registry.MustMeta(live), registry.MustMeta(obj)
 	base := lm.GetManagedFields()
 	if len(base) == 0 {
 		return false
@@ -156,7 +157,7 @@ func (m *Manager) statusScalarUpdate(t Write, liveCut, objCut runtime.Object, li
 	if !Shortcuts.On() || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
-	lm, nm := mustMeta(liveCut), mustMeta(objCut)
+	lm, nm := registry.MustMeta(liveCut), registry.MustMeta(objCut)
 	base, sent := lm.GetManagedFields(), nm.GetManagedFields()
 	if len(base) == 0 {
 		return false
@@ -176,7 +177,7 @@ func (m *Manager) statusScalarUpdate(t Write, liveCut, objCut runtime.Object, li
 	if !ok {
 		return false
 	}
-	mustMeta(obj).SetManagedFields(out)
+	registry.MustMeta(obj).SetManagedFields(out)
 	ScalarUpdates.Add(1)
 	return true
 }
@@ -247,7 +248,7 @@ func liveStatus(liveCut runtime.Object) ([]byte, bool) {
 	if !sv.IsValid() || !sv.CanAddr() {
 		return nil, false
 	}
-	m := mustMeta(liveCut)
+	m := registry.MustMeta(liveCut)
 	for _, s := range []string{m.GetName(), m.GetNamespace(), string(m.GetUID())} {
 		// ContainsRune finds every invalid UTF-8 sequence, which encodes as the escape, and a
 		// valid U+FFFD too, which encodes as itself: the check refuses a little more than it

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // A status write that changes which fields are set (a pod's from Pending to Running) takes the
@@ -89,7 +91,7 @@ func (c updateTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationO
 		TypedReuses.Add(1)
 		return hint.serve.tv, nil
 	}
-	if !hint.keep || mustMeta(obj).GetManagedFields() != nil {
+	if !hint.keep || registry.MustMeta(obj).GetManagedFields() != nil {
 		return c.TypeConverter.ObjectToTyped(obj, opts...)
 	}
 	// A copy the caller cannot change afterwards (the library sets the managed fields on the
@@ -142,7 +144,7 @@ func typedHintsFor(t Write, liveCut, objCut runtime.Object) func() {
 
 // servesLive tells whether kc's value may stand for the library's of liveCut (see keptTyped).
 func servesLive(t Write, kc *typedCut, liveCut runtime.Object) bool {
-	entries := mustMeta(liveCut).GetManagedFields()
+	entries := registry.MustMeta(liveCut).GetManagedFields()
 	gv := t.Resource.GV.String()
 	for _, e := range entries {
 		if e.APIVersion != gv || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {

@@ -13,6 +13,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/compactjson"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
 // A status write that changes which fields are set (a pod's from Pending to Running: its IPs,
@@ -66,7 +67,7 @@ func (m *Manager) statusFieldsUpdate(t Write, liveCut, objCut, obj runtime.Objec
 	if !Shortcuts.On() || !WrittenCutShortcut.On() || t.Subresource != "status" || t.Manager == "" {
 		return false
 	}
-	lm, nm := mustMeta(liveCut), mustMeta(objCut)
+	lm, nm := registry.MustMeta(liveCut), registry.MustMeta(objCut)
 	base, sent := lm.GetManagedFields(), nm.GetManagedFields()
 	if len(base) == 0 {
 		return false
@@ -83,7 +84,7 @@ func (m *Manager) statusFieldsUpdate(t Write, liveCut, objCut, obj runtime.Objec
 	if !ok {
 		return false
 	}
-	mustMeta(obj).SetManagedFields(out)
+	registry.MustMeta(obj).SetManagedFields(out)
 	FieldsUpdates.Add(1)
 	return true
 }
