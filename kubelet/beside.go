@@ -106,17 +106,19 @@ func (r *registeringNode) NextWake() (time.Time, bool) {
 type runtimeView struct {
 	state *runtimestate.State
 	snap  atomic.Pointer[runtimeSnapshot] // nil until Run publishes the first
+	// do runs a function on the loop's goroutine between its passes and waits for it; set by Run
+	// before the node status runs beside the loop, nil while the loop steps it.
+	do func(context.Context, func()) bool
 }
 
 // runtimeSnapshot is the runtime state as of a sync loop pass.
 type runtimeSnapshot struct {
-	errs        error
-	plegHealthy bool
+	errs error
 }
 
 // publish takes a snapshot of the runtime state: on the loop's goroutine.
 func (v *runtimeView) publish() {
-	v.snap.Store(&runtimeSnapshot{errs: v.state.Errors(), plegHealthy: v.state.PLEGHealthy()})
+	v.snap.Store(&runtimeSnapshot{errs: v.state.Errors()})
 }
 
 // Errors is the runtime state's errors.
@@ -127,12 +129,18 @@ func (v *runtimeView) Errors() error {
 	return v.state.Errors()
 }
 
-// PLEGHealthy is the runtime state's PLEG health.
-func (v *runtimeView) PLEGHealthy() bool {
-	if s := v.snap.Load(); s != nil {
-		return s.plegHealthy
+// UpdateRuntimeUp asks the runtime for its status now. Beside the loop the check runs on the
+// loop's goroutine, which owns the runtime and its state, and the snapshot is published again, so
+// that the node status reads the answer.
+func (v *runtimeView) UpdateRuntimeUp(ctx context.Context) {
+	if v.do == nil {
+		v.state.Check()
+		return
 	}
-	return v.state.PLEGHealthy()
+	v.do(ctx, func() {
+		v.state.Check()
+		v.publish()
+	})
 }
 
 // nodeReader reads the node object as the kubelet's GetNode does: from its node lister once Run

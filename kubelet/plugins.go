@@ -95,6 +95,10 @@ func (p *Plugins) buildDRA(opts Options) error {
 // draSeed tells the DRA handler's random stream from the other cores' drawn from the same seed.
 const draSeed = 0x647261
 
+// nodeJitterSeed tells the node status' jitter stream (its periods and the CSINode's back-off)
+// from the other cores' drawn from the same seed.
+const nodeJitterSeed = 0x6a6974
+
 // start is what the kubelet's Run starts of the pipeline, for a stepping driver: the container
 // manager's DRA manager (its wipe of the node's ResourceSlices) and device manager (which reads
 // its checkpoint back, traced), then the watcher's first traversal finds the sockets already in

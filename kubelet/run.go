@@ -232,6 +232,7 @@ func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
 func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
 	b := &k.besides
 	b.runtime.publish()
+	b.runtime.do = do
 	b.status.beside = true
 	sr, err := status.NewRunner(status.RunnerOptions{Manager: k.Status, Do: do, Clock: clk})
 	if err != nil {

@@ -201,7 +201,9 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 			Client: nodeClient, Lister: n.besides.nodes, RuntimeState: n.besides.runtime, Taints: opts.RegisterWithTaints,
 			Recorder:     recorder,
 			StatusPeriod: cfg.NodeStatus.UpdateFrequency, ReportPeriod: cfg.NodeStatus.ReportFrequency,
-			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1))}
+			Rand: rand.New(rand.NewPCG(opts.Seed, opts.Seed+1)), Jitter: rand.New(rand.NewPCG(opts.Seed, nodeJitterSeed)),
+			// The CSI volume plugin initializes the CSINode through the kubelet's API client.
+			CSINodes: nodestatus.ClientsetCSINodes{Client: client}}
 		if d.devices != nil {
 			nopts.Devices = d.devices
 		}
@@ -345,7 +347,7 @@ var (
 	_ podworkers.Syncer          = (*podsync.Syncer)(nil)
 	_ syncloop.Timed             = (*podsync.Syncer)(nil)
 	_ syncloop.RuntimeState      = (*runtimestate.State)(nil)
-	_ nodestatus.RuntimeState    = (*runtimestate.State)(nil)
+	_ nodestatus.RuntimeState    = (*runtimeView)(nil)
 	_ syncloop.NodeStatus        = (*nodestatus.Status)(nil)
 	_ syncloop.Housekeeper       = (*housekeeping.Cleaner)(nil)
 	_ syncloop.Workers           = (*podworkers.Workers)(nil)

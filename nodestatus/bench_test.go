@@ -49,8 +49,8 @@ func (c directClient) UpdateLease(ctx context.Context, lease *coordinationv1.Lea
 
 type readyState struct{}
 
-func (readyState) Errors() error     { return nil }
-func (readyState) PLEGHealthy() bool { return true }
+func (readyState) Errors() error                   { return nil }
+func (readyState) UpdateRuntimeUp(context.Context) {}
 
 // BenchmarkHeartbeat measures a registered, Ready node's heartbeat as a fleet's replay runs it,
 // against the fake API server in process: one iteration is ten virtual seconds, a lease renewal

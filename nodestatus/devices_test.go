@@ -30,7 +30,7 @@ func TestDevicePluginResources(t *testing.T) {
 	client := &fakeClient{clk: clk}
 	gpu := v1.ResourceName("example.com/gpu")
 	devs := &fakeDevices{capacity: v1.ResourceList{gpu: qty(4)}, allocatable: v1.ResourceList{gpu: qty(3)}}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Devices: devs})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter(), Devices: devs})
 	if err != nil {
 		t.Fatal(err)
 	}

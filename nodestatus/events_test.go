@@ -32,18 +32,19 @@ func (l *eventLog) Event(object runtime.Object, eventType, reason, message strin
 }
 
 // TestNodeEvents follows the node's events through a kubelet's life, case by case against v1.35's
-// condition setters: the container manager's start and the pressure conditions of the node it
-// registers (Ready new, so no event), NodeReady when the fast update finds it ready, NodeNotReady
-// and NodeReady as the runtime goes and comes back, NodeNotSchedulable and NodeSchedulable at
-// the status update after a cordon and an uncordon, and a second kubelet on the same node
-// recording the registration events again.
+// condition setters: the container manager's start when the kubelet runs, the pressure conditions
+// of the node it registers 100ms later (Ready new, so no event), NodeReady when the fast update
+// finds it ready, NodeNotReady and NodeReady as the runtime goes and comes back, NodeNotSchedulable
+// and NodeSchedulable at the status update after a cordon and an uncordon (each 10s after the
+// registration's, without jitter here), and a second kubelet on the same node recording the
+// registration events again.
 func TestNodeEvents(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
 	state := &fakeState{unhealthy: true}
 	log := &eventLog{t: t, clk: clk}
 	newStatus := func() *Status {
-		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Recorder: log})
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Recorder: log, Jitter: noJitter()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestNodeEvents(t *testing.T) {
 	}
 	s := newStatus()
 	state.err = fmt.Errorf("PLEG is not healthy")
-	drive(t, s, clk, 50*time.Millisecond)
+	drive(t, s, clk, 150*time.Millisecond)
 	state.unhealthy, state.err = false, nil
 	drive(t, s, clk, 5*time.Second)
 	state.err = fmt.Errorf("container runtime is down")
@@ -71,18 +72,18 @@ func TestNodeEvents(t *testing.T) {
 	const is = "Node node-1 status is now: "
 	want := []string{
 		"0s NodeAllocatableEnforced Updated Node Allocatable limit across pods",
-		"0s NodeHasSufficientMemory " + is + "NodeHasSufficientMemory",
-		"0s NodeHasNoDiskPressure " + is + "NodeHasNoDiskPressure",
-		"0s NodeHasSufficientPID " + is + "NodeHasSufficientPID",
-		"100ms NodeReady " + is + "NodeReady",
-		"10s NodeNotReady " + is + "NodeNotReady",
-		"20s NodeReady " + is + "NodeReady",
-		"30s NodeNotSchedulable " + is + "NodeNotSchedulable",
-		"40s NodeSchedulable " + is + "NodeSchedulable",
+		"100ms NodeHasSufficientMemory " + is + "NodeHasSufficientMemory",
+		"100ms NodeHasNoDiskPressure " + is + "NodeHasNoDiskPressure",
+		"100ms NodeHasSufficientPID " + is + "NodeHasSufficientPID",
+		"200ms NodeReady " + is + "NodeReady",
+		"10.1s NodeNotReady " + is + "NodeNotReady",
+		"20.1s NodeReady " + is + "NodeReady",
+		"30.1s NodeNotSchedulable " + is + "NodeNotSchedulable",
+		"40.1s NodeSchedulable " + is + "NodeSchedulable",
 		"45s NodeAllocatableEnforced Updated Node Allocatable limit across pods",
-		"45s NodeHasSufficientMemory " + is + "NodeHasSufficientMemory",
-		"45s NodeHasNoDiskPressure " + is + "NodeHasNoDiskPressure",
-		"45s NodeHasSufficientPID " + is + "NodeHasSufficientPID",
+		"45.1s NodeHasSufficientMemory " + is + "NodeHasSufficientMemory",
+		"45.1s NodeHasNoDiskPressure " + is + "NodeHasNoDiskPressure",
+		"45.1s NodeHasSufficientPID " + is + "NodeHasSufficientPID",
 	}
 	if diff := cmp.Diff(want, log.got); diff != "" {
 		t.Errorf("node events (-want +got):\n%s", diff)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
-	"github.com/minikubelet/minikubelet/sim/vclock"
 )
 
 // The lease controller's retries (component-helpers' lease controller).
@@ -43,26 +43,32 @@ type Lease struct {
 	// next is when the next renewal is due, and backoff the delay after a failed read.
 	next    time.Time
 	backoff time.Duration
+	// jitter draws the renew interval's jitter.
+	jitter *rand.Rand
 }
 
 // newLeaseController returns the lease core of the node, its first renewal due at once.
-func newLeaseController(o Options) *Lease {
-	return &Lease{name: o.NodeName, clock: o.Clock, tracer: o.Tracer, client: o.Client, next: o.Clock.Now()}
+func newLeaseController(o Options, jitter *rand.Rand) *Lease {
+	return &Lease{name: o.NodeName, clock: o.Clock, tracer: o.Tracer, client: o.Client, next: o.Clock.Now(), jitter: jitter}
 }
 
 // NextWake returns when the next renewal is due.
 func (l *Lease) NextWake() (time.Time, bool) { return l.next, true }
 
 // Renew renews the lease when a renewal is due: the lease controller's sync. A failure is traced
-// and returned; the next renewal is a period later, or after the back-off when the lease could not
-// be read.
+// and returned. As the controller's sliding JitterUntil, the next renewal is the renew interval
+// plus up to 4% after this one ends, or after the back-off when the lease could not be read.
 func (l *Lease) Renew(ctx context.Context) error {
 	now := l.clock.Now()
 	if now.Before(l.next) {
 		return nil
 	}
-	l.next = vclock.NextTick(l.next, LeaseRenewPeriod, now)
-	if err := l.sync(ctx, now); err != nil {
+	l.next = time.Time{}
+	err := l.sync(ctx, now)
+	if l.next.IsZero() {
+		l.next = l.clock.Now().Add(jittered(l.jitter, LeaseRenewPeriod))
+	}
+	if err != nil {
 		l.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: l.name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})
 		return fmt.Errorf("renew lease of node %s: %w", l.name, err)
 	}

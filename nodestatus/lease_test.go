@@ -87,7 +87,7 @@ func TestLeaseController(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := vclock.New(vclock.Epoch)
 			client := &fakeClient{clk: clk}
-			s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+			s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestLeaseController(t *testing.T) {
 func TestLeaseBacksOffWhileItCannotBeRead(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &failingLeaseReads{fakeClient: fakeClient{clk: clk}}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func (c *failingLeaseReads) GetLease(context.Context, string, string) (*coordina
 func TestDetachedLeaseLeavesTheHeartbeat(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,12 @@ func TestDetachedLeaseLeavesTheHeartbeat(t *testing.T) {
 		t.Fatal("DetachLease() = nil the first time or not nil the second, want the lease once")
 	}
 	drive(t, s, clk, 11*time.Second)
-	want := []string{"0s create", "100ms get", "10s get", "10s status"}
+	want := []string{
+		"0s get",                                    // fastStatusUpdateOnce's first poll: no node yet
+		"100ms create", "100ms get", "100ms status", // registered, and the first status written
+		"100ms get", // fastStatusUpdateOnce: the node was registered Ready, nothing to do
+		"10.1s get", // unchanged: not written until nodeStatusReportFrequency
+	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
 	}

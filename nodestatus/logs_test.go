@@ -22,17 +22,26 @@ type listerFunc func(name string) (*v1.Node, error)
 
 func (f listerFunc) Get(name string) (*v1.Node, error) { return f(name) }
 
-// registered returns a Status registered at the epoch (Ready when ready) through client, a
-// context whose logger buffers what is logged from then on at verbosity 0, and a function that
-// returns those lines: the level and message of each, with an error line's error.
+// registered returns a Status started at the epoch and registered 100ms later (Ready unless state
+// has errors then) through client, its first status written, a context whose logger buffers what
+// is logged from then on at verbosity 0, and a function that returns those lines: the level and
+// message of each, with an error line's error.
 func registered(t *testing.T, client *fakeClient, state *fakeState, lister NodeLister, tracer trace.Tracer) (*Status, context.Context, func() []string) {
 	t.Helper()
-	s, err := New(Options{NodeName: "node-1", Clock: client.clk, Tracer: tracer, Client: client, RuntimeState: state, Lister: lister})
+	s, err := New(Options{NodeName: "node-1", Clock: client.clk, Tracer: tracer, Client: client, RuntimeState: state, Jitter: noJitter(), Lister: lister})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.DetachLease()
-	if err := s.Register(context.Background()); err != nil {
+	if err := s.Register(context.Background()); err != nil || s.Registered() {
+		t.Fatalf("Register() at the start = %v, registered %v; want no attempt before 100ms", err, s.Registered())
+	}
+	client.clk.Advance(registerBackoffMin)
+	if err := s.Register(context.Background()); err != nil || !s.Registered() {
+		t.Fatalf("Register() after 100ms = %v, registered %v; want registered", err, s.Registered())
+	}
+	// The same syncNodeStatus call writes the first status.
+	if err := s.Heartbeat(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	client.calls = nil
@@ -106,18 +115,21 @@ func TestUpdateNodeStatusRetries(t *testing.T) {
 			if tt.gone {
 				client.node = nil
 			}
-			clk.Advance(StatusPeriod)
+			// Past the report period (and its random delay) since the registration's write, so
+			// that the unchanged status is written again.
+			clk.Advance(ReportPeriod + ReportPeriod/2)
 			err = s.Heartbeat(ctx)
 			wantErr := tt.wantTraced != nil
 			if got := errors.Is(err, errRetryCount); got != wantErr {
 				t.Errorf("Heartbeat() = %v, want errRetryCount: %v", err, wantErr)
 			}
-			if err != nil && err.Error() != "update status of node node-1: update node status exceeds retry count" {
+			// The kubelet's error, which "Unable to update node status" logs, does not name the node.
+			if err != nil && err.Error() != "update node status exceeds retry count" {
 				t.Errorf("Heartbeat() = %q", err)
 			}
 			patches := 0
 			for _, c := range client.calls {
-				if c == "10s status" {
+				if c == clk.Since(vclock.Epoch).String()+" status" {
 					patches++
 				}
 			}
@@ -242,7 +254,7 @@ func TestFastStatusUpdatePoll(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, ctx, logs := registered(t, client, state, lister, rec)
-			state.unhealthy, state.err = false, tt.runtimeErr
+			state.unhealthy, state.err, state.checks = false, tt.runtimeErr, 0
 			client.conflictNext = tt.conflicts
 			clk.Advance(FastStatusPeriod)
 			if tt.late {
@@ -267,6 +279,15 @@ func TestFastStatusUpdatePoll(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantLogs, logs()); diff != "" {
 				t.Errorf("logs (-want +got):\n%s", diff)
+			}
+			// A poll that finds the node not Ready asks the runtime first, as v1.35's calls
+			// updateRuntimeUp.
+			wantChecks := 0
+			if !tt.registeredReady && !tt.late && tt.lister == nil {
+				wantChecks = 1
+			}
+			if state.checks != wantChecks {
+				t.Errorf("%d runtime checks, want %d", state.checks, wantChecks)
 			}
 		})
 	}

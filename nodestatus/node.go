@@ -47,7 +47,11 @@ const readyMessage = "kubelet is posting ready status"
 // status, with Ready as given. The condition setters record their events on it as on any node
 // (initialNodeEvents).
 func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bool) *v1.Node {
-	node, _ := initialNodeEvents(name, ip, port, m, now, ready)
+	msg := readyMessage
+	if !ready {
+		msg = errCSINodeNotInitialized.Error()
+	}
+	node, _ := initialNodeEvents(name, ip, port, m, now, ready, msg)
 	return node
 }
 
@@ -55,7 +59,7 @@ func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bo
 // no condition yet, so each pressure condition goes from absent (Unknown) to False and records
 // NodeHasSufficientMemory, NodeHasNoDiskPressure and NodeHasSufficientPID; Ready is added
 // without an event.
-func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, ready bool) (*v1.Node, []string) {
+func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, ready bool, readyMsg string) (*v1.Node, []string) {
 	if port == 0 {
 		port = DefaultKubeletPort
 	}
@@ -89,11 +93,7 @@ func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, re
 	if ip != "" {
 		node.Status.Addresses = append([]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ip}}, node.Status.Addresses...)
 	}
-	msg := readyMessage
-	if !ready {
-		msg = "PLEG is not healthy"
-	}
-	return node, setConditions(node, now, ready, msg)
+	return node, setConditions(node, now, ready, readyMsg)
 }
 
 // pressureConditions are the kubelet's pressure condition setters (MemoryPressureCondition,

@@ -69,7 +69,7 @@ func TestRunners(t *testing.T) {
 		clk := clock.RealClock{}
 		fake := &fakeClient{clk: vclock.New(vclock.Epoch)} // its stamps are not read here
 		client := &lockedClient{c: fake}
-		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,14 +35,17 @@ const (
 	// LeaseRenewPeriod is how often the node lease is renewed: the kubelet's default
 	// nodeLeaseDurationSeconds (40s) times its renew interval fraction (0.25).
 	LeaseRenewPeriod = 10 * time.Second
-	// registerBackoffMin and registerBackoffMax bound the retry delay of node registration, as
-	// the kubelet's do.
+	// registerBackoffMin and registerBackoffMax bound the sleep before each registration
+	// attempt, the first too, as the kubelet's do.
 	registerBackoffMin = 100 * time.Millisecond
 	registerBackoffMax = 7 * time.Second
 	// FastStatusPeriod is how often fastStatusUpdateOnce checks whether the new node would be
 	// Ready, and fastStatusTimeout (the kubelet's nodeReadyGracePeriod) when it gives up.
 	FastStatusPeriod  = 100 * time.Millisecond
 	fastStatusTimeout = 120 * time.Second
+	// periodJitter is the jitter factor of the node status loop's and the lease controller's
+	// periods: each waits its period plus up to 4% of it.
+	periodJitter = 0.04
 	// nodeStatusUpdateRetry is how many times one status update tries to write: the first from
 	// the node lister, the others from a fresh read.
 	nodeStatusUpdateRetry = 5
@@ -52,8 +55,9 @@ const (
 type RuntimeState interface {
 	// Errors is nil while the runtime answers and the PLEG is healthy.
 	Errors() error
-	// PLEGHealthy reports the PLEG's health alone, which decides Ready at registration.
-	PLEGHealthy() bool
+	// UpdateRuntimeUp asks the runtime for its status now (the kubelet's updateRuntimeUp), which
+	// fastStatusUpdateOnce does before each poll that finds the node not Ready.
+	UpdateRuntimeUp(ctx context.Context)
 }
 
 // Options configure a Status.
@@ -86,6 +90,14 @@ type Options struct {
 	// Rand draws the kubelet's random delay added to ReportPeriod after a change. Nil uses a
 	// source seeded with 1.
 	Rand *rand.Rand
+	// Jitter draws the jitter of the node status and lease periods and of the CSINode's
+	// initialization back-off: a stream of its own, so that the report delays do not depend on
+	// it. Nil uses a source seeded with 2.
+	Jitter *rand.Rand
+	// CSINodes, when set, is the client the CSI volume plugin initializes the node's CSINode
+	// through; until it has, the node is NotReady ("CSINode is not yet initialized"), as the
+	// kubelet's is. Nil initializes none: the node has no storage error.
+	CSINodes CSINodeClient
 	// KubeletPort is advertised in status.daemonEndpoints. Zero is the kubelet's 10250.
 	KubeletPort int32
 	// Machine is the node's size and reservations, which make its capacity and allocatable.
@@ -155,16 +167,17 @@ func (o Options) statusPeriod() time.Duration {
 	return o.StatusPeriod
 }
 
-// Status registers the node and keeps its status fresh, and its lease while it has the lease
-// controller (see DetachLease).
+// Status registers the node and keeps its status fresh, its lease while it has the lease
+// controller (see DetachLease), and the CSINode the node's readiness waits for.
 type Status struct {
 	opts       Options
 	registered bool
 	uid        types.UID
-	// retry is when registration is tried again, and backoff its current delay.
+	// retry is when registration is next tried, and backoff the sleep before it.
 	retry   time.Time
 	backoff time.Duration
-	// status is when the node status is next written.
+	// status is when the node status is next written: at the registration, then a jittered
+	// period after each update.
 	status time.Time
 	// lease is the lease controller while the heartbeat drives it; nil once detached.
 	lease *Lease
@@ -178,12 +191,14 @@ type Status struct {
 	lastReport time.Time
 	delay      time.Duration
 	rand       *rand.Rand
+	// jitter draws the periods' jitter; csi is the CSINode's initialization, nil without a client.
+	jitter *rand.Rand
+	csi    *csiNodeInit
 	// capacity and allocatable are the machine's (Machine.Resources), made once: the options do
 	// not change, and every status update applies them.
 	capacity, allocatable v1.ResourceList
-	// started is whether the first registration attempt happened, when the container manager's
-	// start is recorded; unschedulable is the spec.unschedulable last seen
-	// (Kubelet.lastNodeUnschedulable).
+	// started is whether the loops started (begin), when the container manager's start is
+	// recorded; unschedulable is the spec.unschedulable last seen (Kubelet.lastNodeUnschedulable).
 	started, unschedulable bool
 }
 
@@ -196,8 +211,41 @@ func New(opts Options) (*Status, error) {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 1))
 	}
+	j := opts.Jitter
+	if j == nil {
+		j = rand.New(rand.NewPCG(2, 2))
+	}
 	capacity, allocatable := opts.Machine.Resources()
-	return &Status{opts: opts, rand: r, lease: newLeaseController(opts), capacity: capacity, allocatable: allocatable}, nil
+	return &Status{opts: opts, rand: r, jitter: j, lease: newLeaseController(opts, j), csi: newCSINodeInit(opts, j),
+		capacity: capacity, allocatable: allocatable}, nil
+}
+
+// begin starts what the kubelet starts when it runs, at the first call: the container manager
+// (recorded now: Run's first runtime check, which starts it, comes before the node status loop),
+// the node status loop, whose registration sleeps 100ms before its first attempt,
+// fastStatusUpdateOnce, whose first poll is at once, the lease controller, whose first renewal is
+// at once, and the CSINode's initialization (started with the kubelet's volume plugins).
+func (s *Status) begin(now time.Time) {
+	if s.started {
+		return
+	}
+	s.started = true
+	s.record(events.SuccessfulNodeAllocatableEnforcement, events.MessageNodeAllocatableEnforced)
+	s.backoff = registerBackoffMin
+	s.retry = now.Add(s.backoff)
+	s.fastStart, s.fast = now, now
+	if s.lease != nil {
+		s.lease.next = now
+	}
+	if s.csi != nil {
+		s.csi.start(now)
+	}
+}
+
+// jittered is wait.Jitter(d, 0.04): the node status loop's and the lease controller's period
+// with their jitter factor.
+func jittered(r *rand.Rand, d time.Duration) time.Duration {
+	return d + time.Duration(r.Float64()*periodJitter*float64(d))
 }
 
 // DetachLease hands the lease controller over to a driver that runs it on its own, as the
@@ -216,43 +264,42 @@ func (s *Status) DetachLease() *Lease {
 // Registered reports whether the node object exists.
 func (s *Status) Registered() bool { return s.registered }
 
-// NextWake returns when the heartbeat next has work: now while registration has not been tried.
+// NextWake returns when the heartbeat next has work: now before its start.
 func (s *Status) NextWake() (time.Time, bool) {
-	if !s.registered {
-		if s.retry.IsZero() {
-			return s.opts.Clock.Now(), true
-		}
-		return s.retry, true
+	if !s.started {
+		return s.opts.Clock.Now(), true
 	}
 	next := s.status
+	if !s.registered {
+		next = s.retry
+	}
 	if s.lease != nil && s.lease.next.Before(next) {
 		next = s.lease.next
 	}
 	if !s.fast.IsZero() && s.fast.Before(next) {
 		next = s.fast
 	}
+	if at, ok := s.csi.nextWake(); ok && at.Before(next) {
+		next = at
+	}
 	return next, true
 }
 
 // Register creates the node object (the kubelet's registerWithAPIServer), adopting an existing
-// one, unless it is registered or its retry is not due. A failure is retried with a doubling delay
-// from 100ms to 7s.
+// one, when an attempt is due. As the kubelet's, it sleeps before every attempt, the first too:
+// 100ms, doubling after each failure up to 7s. Once registered, the status update of the same
+// syncNodeStatus call is due at once.
 func (s *Status) Register(ctx context.Context) error {
 	now := s.opts.Clock.Now()
-	if s.registered || (!s.retry.IsZero() && now.Before(s.retry)) {
+	s.begin(now)
+	if s.registered || now.Before(s.retry) {
 		return nil
 	}
-	ready := s.opts.RuntimeState.PLEGHealthy()
+	ready, msg := s.readiness()
 	name := s.opts.NodeName
-	if !s.started {
-		// The kubelet's Run checks the runtime (updateRuntimeUp, which starts the container
-		// manager: its cgroups get the node's allocatable) before registration begins.
-		s.started = true
-		s.record(events.SuccessfulNodeAllocatableEnforcement, events.MessageNodeAllocatableEnforced)
-	}
 	// registerWithAPIServer builds the node with initialNode at every attempt, and the setters
 	// record their events on each.
-	initial, recorded := initialNodeEvents(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready)
+	initial, recorded := initialNodeEvents(name, s.opts.NodeIP, s.opts.KubeletPort, s.opts.Machine, now, ready, msg)
 	initial.Spec.Taints = append([]v1.Taint(nil), s.opts.Taints...)
 	s.recordStatus(recorded)
 	s.recordSchedulable(initial)
@@ -263,32 +310,27 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ev := trace.Event{Component: trace.Node, Pod: name, Func: "registerWithAPIServer"}
 	if err != nil {
-		s.backoff = min(max(2*s.backoff, registerBackoffMin), registerBackoffMax)
+		s.backoff = min(2*s.backoff, registerBackoffMax)
 		s.retry = now.Add(s.backoff)
 		ev.Event, ev.Reason, ev.Message = trace.KindError, "FailedToRegisterNode", err.Error()
 		s.opts.Tracer.Emit(ev)
 		return fmt.Errorf("register node %s: %w", name, err)
 	}
 	s.registered, s.uid, s.ready = true, created.UID, ready
-	s.status = now.Add(s.opts.statusPeriod())
-	if s.lease != nil {
-		s.lease.next = now
-	}
-	// The kubelet's Run starts fastStatusUpdateOnce with the node: every 100ms it patches the node
-	// status as soon as it would be Ready, instead of waiting for the first periodic update.
-	s.fastStart, s.fast = now, now.Add(FastStatusPeriod)
+	// syncNodeStatus goes on to update the status in the same call.
+	s.status = now
 	ev.Event = trace.KindRegister
 	s.opts.Tracer.Emit(ev)
 	return nil
 }
 
-// Heartbeat renews the lease (unless detached) and writes the node status when they are due.
+// Heartbeat does what is due of the loops that run beside registration: the lease controller
+// (unless detached), the CSINode's initialization, the node status update (once registered; the
+// next one is due nodeStatusUpdateFrequency plus up to 4% after this one ends, as the kubelet's
+// sliding JitterUntil waits) and fastStatusUpdateOnce's poll.
 func (s *Status) Heartbeat(ctx context.Context) error {
-	if !s.registered {
-		return nil
-	}
 	now := s.opts.Clock.Now()
-	name := s.opts.NodeName
+	s.begin(now)
 	var errs []error
 	if s.lease != nil {
 		// Only a failure is kept: a list of one nil error still cost an allocation at every
@@ -297,14 +339,16 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
-		if err := s.fastStatusUpdate(ctx, now); err != nil {
-			errs = append(errs, fmt.Errorf("fast status update of node %s: %w", name, err))
+	s.csi.step(ctx, now)
+	if s.registered && vclock.Due(s.status, now) {
+		err := s.updateNodeStatus(ctx, now)
+		s.status = s.opts.Clock.Now().Add(jittered(s.jitter, s.opts.statusPeriod()))
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if vclock.Due(s.status, now) {
-		s.status = vclock.NextTick(s.status, s.opts.statusPeriod(), now)
-		if err := s.updateNodeStatus(ctx, now); err != nil {
+	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
+		if err := s.fastStatusUpdate(ctx, now); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -342,6 +386,8 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 		s.fast = time.Time{}
 		return nil
 	}
+	// The poll asks the runtime first rather than wait for the 5s loop's next check.
+	s.opts.RuntimeState.UpdateRuntimeUp(ctx)
 	// The kubelet computes the whole status first (updateNode): its setters record their events
 	// whether or not the node turns out Ready.
 	ready, msg := s.readiness()
@@ -388,7 +434,8 @@ func (s *Status) updateNodeStatus(ctx context.Context, now time.Time) error {
 		klog.FromContext(ctx).Error(err, "Error updating node status, will retry")
 	}
 	s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: traceMessage(err), Func: "updateNodeStatus"})
-	return fmt.Errorf("update status of node %s: %w", s.opts.NodeName, errRetryCount)
+	// The kubelet's error does not name the node, nor does the log that reports it.
+	return errRetryCount
 }
 
 // readNode reads the node as the kubelet's status updates do: from the node lister at the first
@@ -571,13 +618,15 @@ func (s *Status) writeStatus(ctx context.Context, node, upd *v1.Node, ready bool
 }
 
 // readiness is the Ready condition the kubelet would report: not ready while the runtime state
-// has errors (the runtime is down, or the PLEG is not healthy), with the message of the kubelet's
-// aggregate of them.
+// has errors (the runtime is down, or the PLEG is not healthy) or a storage error (the CSINode
+// is not initialized), with the message of the kubelet's aggregate of them, in the Ready setter's
+// order.
 func (s *Status) readiness() (bool, string) {
-	if err := s.opts.RuntimeState.Errors(); err != nil {
-		return false, aggregateMessage(err)
+	rt, storage := s.opts.RuntimeState.Errors(), s.csi.storageError()
+	if rt == nil && storage == nil {
+		return true, readyMessage
 	}
-	return true, readyMessage
+	return false, aggregateMessage(errors.Join(rt, storage))
 }
 
 // aggregateMessage is the message of the errors joined in err as the kubelet's aggregate error

@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -91,14 +92,48 @@ func (c *fakeClient) UpdateLease(_ context.Context, lease *coordinationv1.Lease)
 	return lease, nil
 }
 
+// zeroSource is a random source that always draws 0: a Jitter stream that adds no jitter, for tests
+// that pin the periods' instants.
+type zeroSource struct{}
+
+func (zeroSource) Uint64() uint64 { return 0 }
+
+// noJitter is a Jitter stream without jitter.
+func noJitter() *rand.Rand { return rand.New(zeroSource{}) }
+
 // fakeState is a runtime state whose errors the test sets.
 type fakeState struct {
 	err       error
 	unhealthy bool // the PLEG has not relisted yet
+	checks    int  // UpdateRuntimeUp calls
 }
 
-func (s *fakeState) Errors() error     { return s.err }
-func (s *fakeState) PLEGHealthy() bool { return !s.unhealthy }
+func (s *fakeState) Errors() error {
+	if s.err == nil && s.unhealthy {
+		return errors.New("PLEG is not healthy: pleg has yet to be successful")
+	}
+	return s.err
+}
+
+// UpdateRuntimeUp counts the checks fastStatusUpdateOnce asks for.
+func (s *fakeState) UpdateRuntimeUp(context.Context) { s.checks++ }
+
+// register starts s and registers the node at its first attempt, 100ms later: registration
+// sleeps before each attempt.
+func register(t *testing.T, s *Status, clk *vclock.Clock) {
+	t.Helper()
+	for range 2 {
+		if err := s.Register(context.Background()); err != nil {
+			t.Fatalf("Register() at %v: %v", clk.Since(vclock.Epoch), err)
+		}
+		if !s.Registered() {
+			clk.Advance(registerBackoffMin)
+		}
+	}
+	if !s.Registered() {
+		t.Fatalf("not registered at %v, want registered at 100ms", clk.Since(vclock.Epoch))
+	}
+}
 
 // drive calls Register and Heartbeat at every wake-up until the instant until.
 func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
@@ -121,17 +156,25 @@ func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
 func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk, failNext: 2}
-	s, err := New(Options{NodeName: "node-1", NodeIP: "192.168.0.10", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	s, err := New(Options{NodeName: "node-1", NodeIP: "192.168.0.10", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
 	drive(t, s, clk, 21*time.Second)
 	want := []string{
-		"0s create", "100ms create", "300ms create", // retries after 100ms, then 200ms
-		"300ms get lease", "300ms get", "300ms lease", // no lease yet: read the owner, create it
-		"400ms get",                                // fastStatusUpdateOnce: the node was registered Ready, nothing to do
-		"10.3s lease", "10.3s get", "10.3s status", // the lease as last written, updated
-		"20.3s lease", "20.3s get", // unchanged: not written until nodeStatusReportFrequency
+		"0s get lease", "0s get", // the lease controller's first sync: no lease, and no node to own one
+		"0s get",                 // fastStatusUpdateOnce's first poll: no node yet
+		"100ms create",           // registration sleeps 100ms before its first attempt...
+		"100ms get", "200ms get", // ...while fastStatusUpdateOnce polls every 100ms
+		"300ms create", // ...then 200ms
+		"300ms get", "400ms get", "500ms get", "600ms get",
+		"700ms create",              // ...then 400ms
+		"700ms get", "700ms status", // syncNodeStatus writes the first status at once
+		"700ms get",                             // fastStatusUpdateOnce: the node was registered Ready, done
+		"10s get lease", "10s get", "10s lease", // the lease's second sync creates it, owned by the node
+		"10.7s get", // unchanged: not written until nodeStatusReportFrequency
+		"20s lease", // the lease as last written, updated
+		"20.7s get",
 	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
@@ -152,7 +195,7 @@ func TestReadyFollowsTheRuntimeState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state, Jitter: noJitter()})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
@@ -179,7 +222,7 @@ func TestReadyFollowsTheRuntimeState(t *testing.T) {
 
 func TestNewNeedsAClient(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	if _, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, RuntimeState: &fakeState{}}); !errors.Is(err, minikubelet.ErrMissingOption) {
+	if _, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, RuntimeState: &fakeState{}, Jitter: noJitter()}); !errors.Is(err, minikubelet.ErrMissingOption) {
 		t.Errorf("New() without a client error = %v, want %v", err, minikubelet.ErrMissingOption)
 	}
 }
@@ -187,13 +230,11 @@ func TestNewNeedsAClient(t *testing.T) {
 func TestRegisteredNodeCarriesTheKubeletsLabels(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	if err := s.Register(context.Background()); err != nil {
-		t.Fatalf("Register() error = %v", err)
-	}
+	register(t, s, clk)
 	want := map[string]string{
 		"kubernetes.io/hostname":  "node-1",
 		"kubernetes.io/os":        "linux",
@@ -218,7 +259,7 @@ func TestFastStatusUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: rec, Client: client, RuntimeState: state, Jitter: noJitter()})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
@@ -226,10 +267,13 @@ func TestFastStatusUpdate(t *testing.T) {
 	state.err, state.unhealthy = nil, false
 	drive(t, s, clk, 11*time.Second)
 	want := []string{
-		"0s create", "0s get lease", "0s get", "0s lease",
+		"0s get lease", "0s get", // the lease controller's first sync: no node to own the lease yet
+		"0s get",                                    // the first poll: no node yet
+		"100ms create", "100ms get", "100ms status", // registered NotReady, the first status written
 		"100ms get", "200ms get", // NotReady: poll again
 		"300ms get", "300ms status", // would be Ready: patched, and the polling ends
-		"10s lease", "10s get", // unchanged since the fast update: not written
+		"10s get lease", "10s get", "10s lease", // the lease created
+		"10.1s get", // unchanged since the fast update: not written
 	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
@@ -238,7 +282,7 @@ func TestFastStatusUpdate(t *testing.T) {
 	for _, e := range rec.Events() {
 		got = append(got, e.T.String()+" "+string(e.Event)+" "+e.To)
 	}
-	if diff := cmp.Diff([]string{"0s register ", "300ms ready True"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"100ms register ", "300ms ready True"}, got); diff != "" {
 		t.Errorf("node trace (-want +got):\n%s", diff)
 	}
 }
@@ -248,16 +292,21 @@ func TestFastStatusUpdate(t *testing.T) {
 // once by reading the node again, so the node is Ready without waiting 10s for the next period.
 func TestFastStatusUpdateRetriesAConflict(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
-	client := &fakeClient{clk: clk, conflictNext: 1}
+	client := &fakeClient{clk: clk}
 	state := &fakeState{unhealthy: true}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter()})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
 	drive(t, s, clk, 150*time.Millisecond)
-	state.unhealthy = false
+	state.unhealthy, client.conflictNext = false, 1
 	drive(t, s, clk, time.Second)
-	want := []string{"0s create", "0s get lease", "0s get", "0s lease", "100ms get", "100ms status", "100ms get", "100ms status"}
+	want := []string{
+		"0s get lease", "0s get", "0s get",
+		"100ms create", "100ms get", "100ms status", "100ms get", // registered NotReady
+		"200ms get", "200ms status", // would be Ready: the write conflicts...
+		"200ms get", "200ms status", // ...and the periodic update's read and write follow at once
+	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
 	}
@@ -277,7 +326,7 @@ func TestReportFrequency(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
 	state := &fakeState{}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state,
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter(),
 		StatusPeriod: 10 * time.Second, ReportPeriod: 30 * time.Second})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
@@ -290,8 +339,8 @@ func TestReportFrequency(t *testing.T) {
 			writes = append(writes, v)
 		}
 	}
-	if len(writes) < 4 || writes[0] != 10*time.Second {
-		t.Fatalf("status writes at %v, want the first at 10s and then every 30s or so", writes)
+	if len(writes) < 4 || writes[0] != registerBackoffMin {
+		t.Fatalf("status writes at %v, want the first at the registration (100ms) and then every 30s or so", writes)
 	}
 	if gap := writes[1] - writes[0]; gap < 20*time.Second || gap > 50*time.Second {
 		t.Errorf("second write %v after the first, want 30s ± the random delay", gap)
@@ -322,7 +371,7 @@ func TestNodeAdvertisesTheKubeletPort(t *testing.T) {
 	for _, tc := range []struct{ port, want int32 }{{0, 10250}, {41234, 41234}} {
 		clk := vclock.New(vclock.Epoch)
 		client := &fakeClient{clk: clk}
-		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, KubeletPort: tc.port})
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter(), KubeletPort: tc.port})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,18 +398,21 @@ func (l fakeLister) Get(name string) (*v1.Node, error) {
 func TestStatusUpdatesReadTheLister(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, Lister: fakeLister{client}, RuntimeState: &fakeState{}})
+	state := &fakeState{}
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, Lister: fakeLister{client}, RuntimeState: state, Jitter: noJitter()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.DetachLease()
 	drive(t, s, clk, 5*time.Second)
-	client.conflictNext = 2
+	// A change to write, whose writes conflict twice.
+	state.err, client.conflictNext = errors.New("container runtime is down"), 2
 	drive(t, s, clk, 11*time.Second)
 	want := []string{
-		"0s create",
+		"0s lister",                                    // fastStatusUpdateOnce's first poll: no node yet
+		"100ms create", "100ms lister", "100ms status", // registered, the first status written
 		"100ms lister", // fastStatusUpdateOnce: registered Ready
-		"10s lister", "10s status", "10s get", "10s status", "10s get", "10s status",
+		"10.1s lister", "10.1s status", "10.1s get", "10.1s status", "10.1s get", "10.1s status",
 	}
 	if diff := cmp.Diff(want, client.calls); diff != "" {
 		t.Errorf("API calls (-want +got):\n%s", diff)
@@ -371,13 +423,11 @@ func TestStatusUpdatesReadTheLister(t *testing.T) {
 func TestNodeRegistersWithTaints(t *testing.T) {
 	clk := vclock.New(vclock.Epoch)
 	client := &fakeClient{clk: clk}
-	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Taints: []v1.Taint{SimulatedTaint}})
+	s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter(), Taints: []v1.Taint{SimulatedTaint}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Register(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	register(t, s, clk)
 	want := []v1.Taint{{Key: "minikubelet.io/simulated", Value: "true", Effect: v1.TaintEffectNoSchedule}}
 	if diff := cmp.Diff(want, client.node.Spec.Taints); diff != "" {
 		t.Errorf("taints (-want +got):\n%s", diff)

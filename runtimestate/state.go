@@ -91,6 +91,18 @@ func (s *State) Advance() {
 		return
 	}
 	s.nextCheck = now.Add(UpPeriod)
+	s.check(now)
+}
+
+// Check is an updateRuntimeUp call outside the 5s loop: fastStatusUpdateOnce makes one before
+// each poll that finds the node not Ready. It asks the runtime now and leaves the loop's schedule
+// as it is.
+func (s *State) Check() {
+	s.check(s.opts.Clock.Now())
+}
+
+// check asks the runtime for its status and records when it answered; a failure is traced.
+func (s *State) check(now time.Time) {
 	if err := s.opts.Runtime.Status(); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.SyncLoop, Event: trace.KindError, Reason: "RuntimeStatus", Message: err.Error(), Func: "updateRuntimeUp"})
 		return
@@ -122,10 +134,4 @@ func (s *State) Errors() error {
 		errs = append(errs, fmt.Errorf("PLEG is not healthy: %w", err))
 	}
 	return errors.Join(errs...)
-}
-
-// PLEGHealthy reports the PLEG's health alone: the node registers as Ready when it is.
-func (s *State) PLEGHealthy() bool {
-	ok, _ := s.opts.PLEG.Healthy()
-	return ok
 }

@@ -94,7 +94,34 @@ func TestErrorsFollowTheStatusChecks(t *testing.T) {
 	if err := s.Errors(); err == nil || !strings.Contains(err.Error(), "PLEG is not healthy") {
 		t.Errorf("Errors() with an unhealthy PLEG = %v, want a PLEG error", err)
 	}
-	if s.PLEGHealthy() {
-		t.Error("PLEGHealthy() with an unhealthy PLEG = true, want false")
+}
+
+// TestCheckLeavesTheLoopsSchedule: an updateRuntimeUp call outside the 5s loop (fastStatusUpdateOnce's)
+// records the runtime's answer, or traces its failure, and leaves the loop's next check where it was.
+func TestCheckLeavesTheLoopsSchedule(t *testing.T) {
+	clk := vclock.New(vclock.Epoch)
+	rt := &fakeRuntime{err: errors.New("runtime status: container runtime is down")}
+	rec, err := trace.NewRecorder(trace.RecorderOptions{Clock: clk, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Clock: clk, Tracer: rec, Runtime: rt, PLEG: &fakePLEG{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Advance()
+	clk.Advance(100 * time.Millisecond)
+	s.Check()
+	if n := len(rec.Events()); n != 2 {
+		t.Errorf("%d events traced after two failed checks, want 2", n)
+	}
+	rt.err = nil
+	clk.Advance(100 * time.Millisecond)
+	s.Check()
+	if err := s.Errors(); err != nil {
+		t.Errorf("Errors() after the runtime answered a check = %v, want nil", err)
+	}
+	if next, ok := s.NextWake(); !ok || !next.Equal(vclock.Epoch.Add(UpPeriod)) {
+		t.Errorf("NextWake() = %v, %v after checks; want the loop's 5s", next, ok)
 	}
 }

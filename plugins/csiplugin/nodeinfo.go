@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	nodeutil "k8s.io/component-helpers/node/util"
+
+	"github.com/minikubelet/minikubelet/nodestatus"
 )
 
 // AnnotationKeyNodeID is the Node annotation that maps driver names to their node ids.
@@ -186,7 +188,9 @@ func (m APINodeInfo) updateNode(ctx context.Context, change func(*v1.Node) (bool
 }
 
 // updateCSINode applies change to the CSINode's drivers, creating the CSINode (owned by node)
-// when it does not exist and node is given.
+// when it does not exist and node is given. An install (node given) also writes the
+// migrated-plugins annotation, as the kubelet's node info manager does whenever it creates the
+// CSINode or installs a driver into it.
 func (m APINodeInfo) updateCSINode(ctx context.Context, node *v1.Node, change func([]storagev1.CSINodeDriver) []storagev1.CSINodeDriver) error {
 	api := m.Client.StorageV1().CSINodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -200,11 +204,15 @@ func (m APINodeInfo) updateCSINode(ctx context.Context, node *v1.Node, change fu
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}},
 			}}
 			cn.Spec.Drivers = change(nil)
+			nodestatus.SetMigrationAnnotation(cn)
 			_, err = api.Create(ctx, cn, metav1.CreateOptions{})
 			return err
 		}
 		if err != nil {
 			return err
+		}
+		if node != nil {
+			nodestatus.SetMigrationAnnotation(cn)
 		}
 		cn.Spec.Drivers = change(cn.Spec.Drivers)
 		_, err = api.Update(ctx, cn, metav1.UpdateOptions{})

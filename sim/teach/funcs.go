@@ -60,6 +60,7 @@ var funcSource = map[string]string{
 	"doBackOff":                         "pkg/kubelet/kuberuntime/kuberuntime_manager.go:1822",
 	"extractFromURL":                    "pkg/kubelet/config/http.go:85",
 	"fastNodeStatusUpdate":              "pkg/kubelet/kubelet_node_status.go:371",
+	"initializeCSINode":                 "pkg/volume/csi/csi_plugin.go:361",
 	"fastStatusUpdateOnce":              "pkg/kubelet/kubelet.go:3225",
 	"filterInvalidPods":                 "pkg/kubelet/config/config.go:337",
 	"genericDeviceUpdateCallback":       "pkg/kubelet/cm/devicemanager/manager.go:267",

@@ -71,6 +71,10 @@ func (x *explainer) startUp(firstStep uint64, full bool) string {
 			run = append(run, e.Func)
 		case e.Component == trace.Node && e.Event == trace.KindRegister:
 			milestones["register"] = e.T
+		case e.Component == trace.Node && e.Event == trace.KindReady && e.To == "True":
+			if _, ok := milestones["ready"]; !ok {
+				milestones["ready"] = e.T
+			}
 		case e.Component == trace.PLEG && e.Event == trace.KindHealth:
 			milestones["healthy"] = e.T
 		case e.Component == trace.SyncLoop && e.Event == trace.KindResume:
@@ -89,14 +93,19 @@ func (x *explainer) startUp(firstStep uint64, full bool) string {
 	b.WriteString(" and records the event Starting, \"Starting kubelet.\"; Kubelet.Run runs, in order, ")
 	b.WriteString(joinWords(run))
 	var after []string
-	if t, ok := milestones["register"]; ok {
-		after = append(after, "the node registers at "+trace.Human(t))
-	}
 	if t, ok := milestones["healthy"]; ok {
 		after = append(after, "the PLEG has relisted at "+trace.Human(t))
 	}
 	if t, ok := milestones["resume"]; ok {
 		after = append(after, "the sync loop dispatches from "+trace.Human(t))
+	}
+	// Registration sleeps 100ms first, and the node turns Ready once its CSINode exists.
+	if t, ok := milestones["register"]; ok {
+		reg := "the node registers at " + trace.Human(t)
+		if r, ok := milestones["ready"]; ok {
+			reg += " and turns Ready at " + trace.Human(r)
+		}
+		after = append(after, reg)
 	}
 	if len(after) > 0 {
 		b.WriteString("; " + joinWords(after))

@@ -42,8 +42,8 @@ func TestExplainStartUp(t *testing.T) {
 	at := 0
 	for _, fn := range []string{"NewMainKubelet", "makePodSourceConfig", "BirthCry", "Kubelet.Run", "initializeModules",
 		"updateRuntimeUp", "fastStatusUpdateOnce", "status manager", "(PLEG) starts", "syncLoop", "initializeRuntimeDependentModules",
-		"plugin manager", "syncNodeStatus", "skips pod synchronization", "registerWithAPIServer", "PLEG has relisted",
-		"dispatches what it held back", "Ready=True"} {
+		"plugin manager", "syncNodeStatus", "skips pod synchronization", "PLEG has relisted",
+		"dispatches what it held back", "at 100ms: registerWithAPIServer", "Ready=True"} {
 		i := strings.Index(para[at:], fn)
 		if i < 0 {
 			t.Fatalf("kubelet-start-up: %q missing or out of order after %q in:\n%s", fn, para[:at], para)
@@ -64,7 +64,7 @@ func TestExplainStartUp(t *testing.T) {
 	if strings.Contains(para, "\n\n") || strings.Contains(para, "\n  - ") {
 		t.Errorf("static-pod-lifecycle: the start-up is not one paragraph:\n%s", para)
 	}
-	for _, want := range []string{"file and api sources", "\"Starting kubelet.\"", "initializeModules", "syncLoop", "registers at 0s", "dispatches from 0s"} {
+	for _, want := range []string{"file and api sources", "\"Starting kubelet.\"", "initializeModules", "syncLoop", "registers at 100ms", "dispatches from 0s"} {
 		if !strings.Contains(strings.Join(strings.Fields(para), " "), want) {
 			t.Errorf("static-pod-lifecycle: the start-up paragraph lacks %q:\n%s", want, para)
 		}

@@ -204,6 +204,7 @@ var locations = map[Component]map[string]Location{
 		"fastNodeStatusUpdate":  {"Kubelet.fastNodeStatusUpdate", fileKubelet},
 		"setNodeReadyCondition": {"nodestatus.ReadyCondition", fileNodeSetters},
 		"renewLease":            {"controller.retryUpdateLease", fileLease},
+		"initializeCSINode":     {"csi.initializeCSINode", fileCSIPlugin},
 	},
 	PluginWatcher: {
 		"traversePluginDir":        {"Watcher.traversePluginDir", filePluginWatcher},

@@ -176,7 +176,7 @@ func (c *Cluster) StartControlPlane(names, peers []string, first int, seed int64
 		}
 		st, err := nodestatus.New(nodestatus.Options{NodeName: name, NodeIP: ip, Clock: c.clk, Tracer: c.tracer,
 			Client: nodestatus.ClientsetClient{Client: c.client}, RuntimeState: healthyRuntime{},
-			Rand: randv2.New(randv2.NewPCG(uint64(seed), uint64(i)))})
+			Rand: randv2.New(randv2.NewPCG(uint64(seed), uint64(i))), Jitter: randv2.New(randv2.NewPCG(uint64(seed), peerJitterSeed+uint64(i)))})
 		if err != nil {
 			return err
 		}
@@ -222,11 +222,15 @@ func (r controllersReads) GetLeaseView(ctx context.Context, namespace, name stri
 	return lease, err
 }
 
+// peerJitterSeed tells a peer's jitter stream (its node status and lease periods) from its report
+// delays', drawn from the same seed.
+const peerJitterSeed = 0x6a6974 << 32
+
 // healthyRuntime is a peer node's runtime: always up, its PLEG healthy.
 type healthyRuntime struct{}
 
-func (healthyRuntime) Errors() error     { return nil }
-func (healthyRuntime) PLEGHealthy() bool { return true }
+func (healthyRuntime) Errors() error                   { return nil }
+func (healthyRuntime) UpdateRuntimeUp(context.Context) {}
 
 // Advance runs the peers' heartbeats and the controllers that are due, and reports whether it
 // did anything.

@@ -1,0 +1,260 @@
+package nodestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/sim/trace"
+)
+
+// MigratedPlugins is the value of the CSINode's storage.alpha.kubernetes.io/migrated-plugins
+// annotation the v1.35 kubelet writes: every in-tree volume plugin whose CSI migration is on (all
+// of them, CSIMigrationPortworx being GA), sorted, comma-separated.
+const MigratedPlugins = "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder," +
+	"kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume"
+
+// SetMigrationAnnotation writes MigratedPlugins into the CSINode's annotation, as the kubelet's
+// node info manager does whenever it creates or updates the CSINode, and reports whether that
+// changed it. The annotation's plugins are compared as a set.
+func SetMigrationAnnotation(cn *storagev1.CSINode) bool {
+	old := cn.Annotations[v1.MigratedPluginsAnnotationKey]
+	have := strings.Split(old, ",")
+	if old == "" {
+		have = nil
+	}
+	slices.Sort(have)
+	have = slices.Compact(have)
+	if slices.Equal(have, strings.Split(MigratedPlugins, ",")) {
+		return false
+	}
+	if cn.Annotations == nil {
+		cn.Annotations = map[string]string{}
+	}
+	cn.Annotations[v1.MigratedPluginsAnnotationKey] = MigratedPlugins
+	return true
+}
+
+// errCSINodeNotInitialized is the storage error the CSI volume plugin sets when it starts
+// (csiPlugin.Init), which keeps the node NotReady until its CSINode exists.
+var errCSINodeNotInitialized = errors.New("CSINode is not yet initialized")
+
+// initializeCSINode's timing: the poll that waits for the API server (waitForAPIServerForever),
+// and the two back-offs, the outer one of initializeCSINode (6 attempts, 15ms times 6) and the
+// inner one of each attempt (InitializeCSINodeWithAnnotation: 4 tries, 10ms times 5), both with
+// 10% jitter.
+const (
+	csiNodeAPIPoll     = time.Second
+	csiNodeOuterSteps  = 6
+	csiNodeOuterDelay  = 15 * time.Millisecond
+	csiNodeOuterFactor = 6
+	csiNodeInnerSteps  = 4
+	csiNodeInnerDelay  = 10 * time.Millisecond
+	csiNodeInnerFactor = 5
+	csiNodeJitter      = 0.1
+)
+
+// CSINodeClient is what the CSINode's initialization reads and writes through: the kubelet's API
+// client. Errors are the API's, so that apierrors.IsNotFound works on them.
+type CSINodeClient interface {
+	// GetNode reads the node, for the CSINode's owner.
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
+	GetCSINode(ctx context.Context, name string) (*storagev1.CSINode, error)
+	CreateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error)
+	UpdateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error)
+	DeleteCSINode(ctx context.Context, name string) error
+}
+
+// ClientsetCSINodes implements CSINodeClient with client-go typed calls.
+type ClientsetCSINodes struct {
+	// Client is the clientset; it must not be nil.
+	Client kubernetes.Interface
+}
+
+var _ CSINodeClient = ClientsetCSINodes{}
+
+// GetNode reads the node.
+func (c ClientsetCSINodes) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	return c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+// GetCSINode reads the CSINode.
+func (c ClientsetCSINodes) GetCSINode(ctx context.Context, name string) (*storagev1.CSINode, error) {
+	return c.Client.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+// CreateCSINode creates the CSINode.
+func (c ClientsetCSINodes) CreateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error) {
+	return c.Client.StorageV1().CSINodes().Create(ctx, cn, metav1.CreateOptions{})
+}
+
+// UpdateCSINode replaces the CSINode.
+func (c ClientsetCSINodes) UpdateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error) {
+	return c.Client.StorageV1().CSINodes().Update(ctx, cn, metav1.UpdateOptions{})
+}
+
+// DeleteCSINode deletes the CSINode.
+func (c ClientsetCSINodes) DeleteCSINode(ctx context.Context, name string) error {
+	return c.Client.StorageV1().CSINodes().Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// csiNodeInit is the CSI volume plugin's initializeCSINode as a core: it waits for the API server
+// (a CSINode read that answers, found or not, every second), then creates the node's empty
+// CSINode with the migrated-plugins annotation, or fixes the annotation of the one there is. Each
+// attempt makes up to four tries and the initialization up to six attempts, each back-off with its
+// jitter. Until an attempt succeeds the storage error keeps the node NotReady: "CSINode is not yet
+// initialized", then the last attempt's failure. The kubelet exits after the sixth failure
+// (klog.Fatalf); here the initialization stops with its error, and the node stays NotReady.
+type csiNodeInit struct {
+	name   string
+	client CSINodeClient
+	tracer trace.Tracer
+	rand   *rand.Rand
+	// err is the storage error; nil once the CSINode is initialized.
+	err error
+	// next is when the next read or try is due; zero before the start and once done.
+	next time.Time
+	// apiUp is set once the API server answered; outer and inner count the failed attempts and
+	// the current attempt's failed tries, outerDelay and innerDelay are the next back-off steps.
+	apiUp                  bool
+	outer, inner           int
+	outerDelay, innerDelay time.Duration
+	lastErr                error
+}
+
+func newCSINodeInit(o Options, r *rand.Rand) *csiNodeInit {
+	if o.CSINodes == nil {
+		return nil
+	}
+	return &csiNodeInit{name: o.NodeName, client: o.CSINodes, tracer: o.Tracer, rand: r, err: errCSINodeNotInitialized,
+		outerDelay: csiNodeOuterDelay, innerDelay: csiNodeInnerDelay}
+}
+
+// start makes the first read due at now: the kubelet starts the goroutine when it builds its
+// volume plugins, just before Run.
+func (c *csiNodeInit) start(now time.Time) { c.next = now }
+
+// storageError is the runtime state's storage error as the CSI plugin leaves it.
+func (c *csiNodeInit) storageError() error {
+	if c == nil {
+		return nil
+	}
+	return c.err
+}
+
+// nextWake is when the next read or try is due.
+func (c *csiNodeInit) nextWake() (time.Time, bool) {
+	if c == nil || c.next.IsZero() {
+		return time.Time{}, false
+	}
+	return c.next, true
+}
+
+// jitter is wait.Jitter with the initialization's factor.
+func (c *csiNodeInit) jitter(d time.Duration) time.Duration {
+	return d + time.Duration(c.rand.Float64()*csiNodeJitter*float64(d))
+}
+
+// step does the read or the try that is due at now.
+func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
+	if c == nil || c.next.IsZero() || now.Before(c.next) {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	if !c.apiUp {
+		// waitForAPIServerForever: any answer of the API server will do, NotFound too.
+		if _, err := c.client.GetCSINode(ctx, c.name); err != nil && !apierrors.IsNotFound(err) {
+			logger.V(2).Info("Failed to contact API server when waiting for CSINode publishing", "err", err)
+			c.next = now.Add(csiNodeAPIPoll)
+			return
+		}
+		c.apiUp = true
+	}
+	logger.V(4).Info("Initializing migrated drivers on CSINode")
+	err := c.try(ctx)
+	if err == nil {
+		c.err, c.next = nil, time.Time{}
+		return
+	}
+	logger.V(2).Info("Failed to publish CSINode", "err", err)
+	c.lastErr = err
+	if c.inner++; c.inner < csiNodeInnerSteps {
+		c.next = now.Add(c.jitter(c.innerDelay))
+		c.innerDelay *= csiNodeInnerFactor
+		return
+	}
+	// The attempt failed: its error is the storage error until the next one succeeds.
+	c.err = fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", wait.ErrWaitTimeout, c.lastErr))
+	logger.Error(c.err, "Failed to initialize CSINode")
+	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: c.err.Error(), Func: "initializeCSINode"})
+	c.inner, c.innerDelay = 0, csiNodeInnerDelay
+	if c.outer++; c.outer >= csiNodeOuterSteps {
+		logger.Error(wait.ErrWaitTimeout, "Failed to initialize CSINode after retrying")
+		c.next = time.Time{}
+		return
+	}
+	c.next = now.Add(c.jitter(c.outerDelay))
+	c.outerDelay *= csiNodeOuterFactor
+}
+
+// try is one tryInitializeCSINodeWithAnnotation: it reads the node (the CSINode's owner), then
+// creates the CSINode, or deletes one another node owns, or writes the annotation when it differs.
+func (c *csiNodeInit) try(ctx context.Context) error {
+	node, err := c.client.GetNode(ctx, c.name)
+	if err != nil {
+		return err
+	}
+	cn, err := c.client.GetCSINode(ctx, c.name)
+	if apierrors.IsNotFound(err) {
+		fresh := &storagev1.CSINode{
+			ObjectMeta: metav1.ObjectMeta{Name: c.name,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: c.name, UID: node.UID}}},
+			Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}},
+		}
+		SetMigrationAnnotation(fresh)
+		_, err = c.client.CreateCSINode(ctx, fresh)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if owned, owner := ownedBy(cn, c.name, node.UID); !owned {
+		if err := c.client.DeleteCSINode(ctx, c.name); err != nil {
+			return fmt.Errorf("error deleting existing CSINode %q: %w", cn.Name, err)
+		}
+		return fmt.Errorf("CSINode %q was owned by different node (oldNodeID=%q, newNodeID=%q), deleted it", cn.Name, owner, node.UID)
+	}
+	if SetMigrationAnnotation(cn) {
+		_, err = c.client.UpdateCSINode(ctx, cn)
+	}
+	return err
+}
+
+// ownedBy reports whether the CSINode is owned by the node name with uid (nodeOwnsCSINode), and the
+// UID of the last Node owner it names.
+func ownedBy(cn *storagev1.CSINode, name string, uid types.UID) (bool, types.UID) {
+	var owner types.UID
+	for _, ref := range cn.OwnerReferences {
+		if ref.Kind != "Node" {
+			continue
+		}
+		owner = ref.UID
+		if ref.Name == name && ref.UID == uid {
+			return true, owner
+		}
+	}
+	return false, owner
+}
