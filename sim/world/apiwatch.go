@@ -26,10 +26,6 @@ type APIWatch struct {
 	// router, when not nil, is the fleet's shared watch this one reads its events from; nil reads
 	// the server's history directly.
 	router *PodRouter
-	// queue is the node's queue in router, once the watch's list attached it: asked about at
-	// every check of the node's kubelet, it is read here rather than looked up by the node's
-	// name in a map that holds every node of the fleet.
-	queue *nodeQueue
 }
 
 // NewAPIWatch returns the watch of node's pods on server, reached through link (nil: always up).
@@ -56,7 +52,7 @@ func (w *APIWatch) relist(src *sources.API) podconfig.Update {
 	if w.router != nil {
 		// The shared watch catches up first, so that it has routed every change up to the list
 		// and nothing after: the node's queue starts at the list.
-		w.queue = w.router.attach(w.node)
+		w.router.attach(w.node)
 	}
 	pods, rv := w.server.NodePods(w.node)
 	w.rv = rv
@@ -115,13 +111,12 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 	// settled meanwhile did not move w.rv, but had nothing to see). A watch resumed from a
 	// version the history no longer holds gets 410 Gone and relists, as does every watch when
 	// the shared watch itself found its cursor compacted.
-	q := w.queue
-	if q.expired || w.server.PodHistoryExpired(max(w.rv, q.seen)) {
-		q.expired = false
+	if r.expired[w.node] || w.server.PodHistoryExpired(max(w.rv, r.seen[w.node])) {
+		delete(r.expired, w.node)
 		return []podconfig.Update{w.relist(src)}
 	}
-	evs := q.events
-	q.events = evs[:0]
+	evs := r.queues[w.node]
+	r.queues[w.node] = evs[:0]
 	w.rv = r.rv
 	// The queued pods are the server's stored objects, which no write changes, and src keeps
 	// what it is given read-only, as the kubelet's store keeps the reflector's decode: both sides
@@ -141,7 +136,7 @@ func (w *APIWatch) pumpRouted(src *sources.API) []podconfig.Update {
 func (w *APIWatch) routed() bool {
 	r := w.router
 	r.advance()
-	if q := w.queue; q != nil && (len(q.events) > 0 || q.expired) {
+	if len(r.queues[w.node]) > 0 || r.expired[w.node] {
 		return true
 	}
 	w.rv = r.rv
@@ -171,32 +166,27 @@ func deliver(src *sources.API, evs []fakeapiserver.PodEvent) []podconfig.Update 
 type PodRouter struct {
 	server *fakeapiserver.Server
 	rv     uint64 // the resource version the cursor has read up to
-	// queues holds the queue of each node with a watch, which its watch also holds.
-	queues map[string]*nodeQueue
+	// queues holds, for each node with a watch, the events routed to it since its watch last
+	// drained them. The pods are the server's stored objects, which no write changes; the api
+	// source keeps them as they are, read-only.
+	queues map[string][]fakeapiserver.PodEvent
 	// reached lists the nodes whose queue went from empty to not since Reached last looked: the
 	// nodes a stepping driver must settle, whose watch now has something for their kubelet.
 	reached []string
+	// seen is, for each node whose queue is not empty, the version just before its first queued
+	// event: what its watch had seen when its queue started to fill.
+	seen map[string]uint64
+	// expired names the nodes whose queued events were lost to the shared watch's cursor being
+	// compacted: their watches relist.
+	expired map[string]bool
 	// onDeliver, when set, is told of every stored pod a watch hands its api source.
 	onDeliver func(node string, pod *v1.Pod)
 }
 
-// nodeQueue is what the shared watch keeps for one node's watch.
-type nodeQueue struct {
-	// events are the events routed to the node since its watch last drained them. The pods are
-	// the server's stored objects, which no write changes; the api source keeps them as they
-	// are, read-only.
-	events []fakeapiserver.PodEvent
-	// seen is, once the queue has filled since the node's list, the version just before the
-	// first event queued when it last went from empty to not: what the watch had seen then.
-	seen uint64
-	// expired: the queued events were lost to the shared watch's cursor being compacted, and
-	// the watch relists.
-	expired bool
-}
-
 // NewPodRouter returns the shared watch of server's pods, reading from its current version.
 func NewPodRouter(server *fakeapiserver.Server) *PodRouter {
-	return &PodRouter{server: server, rv: server.ResourceVersion(), queues: map[string]*nodeQueue{}}
+	return &PodRouter{server: server, rv: server.ResourceVersion(), queues: map[string][]fakeapiserver.PodEvent{},
+		seen: map[string]uint64{}, expired: map[string]bool{}}
 }
 
 // Watch returns node's watch over link (nil: always up), fed by r.
@@ -206,16 +196,12 @@ func (r *PodRouter) Watch(node string, link *Link) *APIWatch {
 	return w
 }
 
-// attach starts node's queue at the server's current version, and returns it.
-func (r *PodRouter) attach(node string) *nodeQueue {
+// attach starts node's queue at the server's current version.
+func (r *PodRouter) attach(node string) {
 	r.advance()
-	q := r.queues[node]
-	if q == nil {
-		q = &nodeQueue{}
-		r.queues[node] = q
-	}
-	q.events, q.seen, q.expired = q.events[:0], 0, false
-	return q
+	r.queues[node] = r.queues[node][:0]
+	delete(r.seen, node)
+	delete(r.expired, node)
 }
 
 // Reached catches the shared watch up and returns the nodes it queued a pod change for since the
@@ -238,20 +224,20 @@ func (r *PodRouter) advance() {
 	want := func(node string) bool { _, ok := r.queues[node]; return ok }
 	next, err := r.server.RoutePodEventsSince(r.rv, want, func(node string, ev fakeapiserver.PodEvent) {
 		q := r.queues[node]
-		if len(q.events) == 0 {
+		if len(q) == 0 {
 			r.reached = append(r.reached, node)
-			q.seen = ev.ResourceVersion - 1
+			r.seen[node] = ev.ResourceVersion - 1
 		}
-		q.events = append(q.events, ev)
+		r.queues[node] = append(q, ev)
 	})
 	if err != nil {
 		next = r.server.ResourceVersion()
 		for _, node := range slices.Sorted(maps.Keys(r.queues)) {
-			q := r.queues[node]
-			if len(q.events) == 0 && !q.expired {
+			if len(r.queues[node]) == 0 && !r.expired[node] {
 				r.reached = append(r.reached, node)
 			}
-			q.events, q.expired = q.events[:0], true
+			r.queues[node] = r.queues[node][:0]
+			r.expired[node] = true
 		}
 	}
 	r.rv = next
