@@ -244,13 +244,22 @@ func (e *engine) distribute() {
 	if e.rec.Len() == e.scanned {
 		return
 	}
+	// A node's events come in runs (its settle traces them one after another), and each carries
+	// the node's own name string: the last name's index answers most without a look-up in
+	// byName, which holds every node of the fleet.
+	last, lastIdx := "", -1
 	for ev := range e.rec.Since(e.scanned) {
 		i := 0
 		if len(e.nodes) > 1 {
-			var ok bool
-			if i, ok = e.byName[ev.Node]; !ok {
-				continue
+			if lastIdx < 0 || ev.Node != last {
+				var ok bool
+				if lastIdx, ok = e.byName[ev.Node]; !ok {
+					lastIdx = -1
+					continue
+				}
+				last = ev.Node
 			}
+			i = lastIdx
 		}
 		inv := e.nodes[i].inv
 		inv.traced = true

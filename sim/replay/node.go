@@ -78,6 +78,10 @@ type node struct {
 	// thousand nodes those misses cost more, a node, than in a fleet of a hundred.
 	wakeAt, loopAt time.Time
 	wakeGen        uint64
+	// nextAt is nextWake's answer from wakeAt and the link as they were read: the link changes
+	// only at a step, and whether it is down only with the clock, neither of which moves during
+	// a settle, so the schedule's look at the end of the instant need not read the link again.
+	nextAt time.Time
 	// wakeCache is RunOptions.WakeCache: whether the wakes read are used, and checked.
 	wakeCache WakeCacheMode
 }
@@ -259,10 +263,23 @@ func (n *node) nextWake(gen uint64) time.Time {
 		t, _ := n.kubelet.Runtime.NextWake()
 		return t
 	}
-	t := n.kubeletWake(gen)
+	if n.wakesRead(gen) {
+		if n.wakeCache == WakeCacheChecked {
+			if t := n.linkWake(n.wakeAt); !t.Equal(n.nextAt) {
+				panic(fmt.Sprintf("node %s: wake read after its Settle %v, afresh %v", n.name, n.nextAt, t))
+			}
+		}
+		return n.nextAt
+	}
+	t, _ := n.kubelet.NextWake()
+	return n.linkWake(t)
+}
+
+// linkWake is t, the kubelet's wake, or the instant the API server answers again when that is
+// earlier: the reflector's watch comes back then.
+func (n *node) linkWake(t time.Time) time.Time {
 	if n.link != nil && n.link.Down() && n.link.Until().Before(t) {
-		// The reflector's watch comes back when the API server does.
-		t = n.link.Until()
+		return n.link.Until()
 	}
 	return t
 }
@@ -271,6 +288,7 @@ func (n *node) nextWake(gen uint64) time.Time {
 func (n *node) readWakes(gen uint64) {
 	n.wakeAt, n.loopAt = n.kubelet.NextWakes()
 	n.wakeGen = gen
+	n.nextAt = n.linkWake(n.wakeAt)
 }
 
 // WakeCacheMode says how the engine uses the wakes a node's kubelet reported right after its
@@ -312,16 +330,6 @@ func (n *node) wakesRead(gen uint64) bool {
 		}
 	}
 	return true
-}
-
-// kubeletWake is the kubelet's NextWake: the one read after its last Settle when that was
-// during the engine's settle gen.
-func (n *node) kubeletWake(gen uint64) time.Time {
-	if n.wakesRead(gen) {
-		return n.wakeAt
-	}
-	t, _ := n.kubelet.NextWake()
-	return t
 }
 
 // due is the kubelet's Due, with the wake read after its last Settle during the engine's settle
