@@ -80,11 +80,13 @@ func TestCopiesRandom(t *testing.T) {
 	}
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 1))
-		s, _, _ := newStorage(t, Mode(r.IntN(3)))
+		s, _, clk := newStorage(t, Mode(r.IntN(3)))
 		var all []emitted
 		model := kubeletStorage{}
 		lastSet := map[string][]*v1.Pod{}
 		for step := range 40 {
+			clk.Advance(time.Second) // a config.seen stamped again shows
+			now := clk.Now().Format(seenTimeFormat)
 			src := []string{"a", "b"}[r.IntN(2)]
 			var out []Update
 			switch k := r.IntN(10); {
@@ -98,8 +100,13 @@ func TestCopiesRandom(t *testing.T) {
 					}
 				}
 				lastSet[src] = pods
+				before := deepCopies(pods)
 				out = s.Merge(src, Update{Op: SET, Source: src, Pods: pods})
-				model.merge(src, Update{Op: SET, Source: src, Pods: pods}, epochSeen)
+				if !reflect.DeepEqual(before, pods) { // cmp.Diff only to show a difference
+					d := cmp.Diff(before, pods)
+					t.Errorf("seed %d step %d: Merge wrote to the source's objects (-before +after):\n%s", seed, step, d)
+				}
+				model.merge(src, Update{Op: SET, Source: src, Pods: pods}, now)
 			default:
 				var pods []*v1.Pod
 				for range 1 + r.IntN(3) {
@@ -109,8 +116,13 @@ func TestCopiesRandom(t *testing.T) {
 				if op == SET {
 					lastSet[src] = pods
 				}
+				before := deepCopies(pods)
 				out = s.Merge(src, Update{Op: op, Source: src, Pods: pods})
-				model.merge(src, Update{Op: op, Source: src, Pods: pods}, epochSeen)
+				if !reflect.DeepEqual(before, pods) { // cmp.Diff only to show a difference
+					d := cmp.Diff(before, pods)
+					t.Errorf("seed %d step %d: Merge wrote to the source's objects (-before +after):\n%s", seed, step, d)
+				}
+				model.merge(src, Update{Op: op, Source: src, Pods: pods}, now)
 			}
 			for _, name := range []string{"a", "b"} {
 				got := map[types.UID]*v1.Pod{}
@@ -239,4 +251,13 @@ func kubeletCheckAndUpdatePod(existing, ref *v1.Pod) {
 	if !reflect.DeepEqual(existing.Status, ref.Status) {
 		existing.Status = ref.Status
 	}
+}
+
+// deepCopies returns a deep copy of each pod, to check later that nobody wrote to them.
+func deepCopies(pods []*v1.Pod) []*v1.Pod {
+	out := make([]*v1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
 }

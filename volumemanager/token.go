@@ -259,17 +259,11 @@ func (t *TokenManager) DeleteServiceAccountToken(podUID types.UID) {
 	}
 }
 
-// tokenKey is the kubelet's keyFunc: the request's service account, namespace, audiences,
-// expiry, bound object and UID, as fmt.Sprintf("%q/%q/%#v/%#v/%#v/%q") formats them, which is
-// the kubelet's text and shows in an error message.
-func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string {
-	var buf [256]byte
-	return string(appendTokenKey(buf[:0], name, namespace, tr))
-}
-
-// appendTokenKey appends tokenKey's text to b. It is written out because every remount of a
-// projected volume, after every sync of its pod, asks for the token again, and fmt formats the
-// audiences and the bound object with reflection.
+// appendTokenKey appends the kubelet's keyFunc text to b: the request's service account,
+// namespace, audiences, expiry, bound object and UID, as fmt.Sprintf("%q/%q/%#v/%#v/%#v/%q")
+// formats them. It is written out because every remount of a projected volume, after every
+// sync of its pod, asks for the token again, and fmt formats the audiences and the bound object
+// with reflection.
 func appendTokenKey(b []byte, name, namespace string, tr *authenticationv1.TokenRequest) []byte {
 	var exp int64
 	if tr.Spec.ExpirationSeconds != nil {

@@ -143,3 +143,9 @@ func BenchmarkTokenKey(b *testing.B) {
 		}
 	})
 }
+
+// tokenKey is appendTokenKey's text as a string, the form the tests compare.
+func tokenKey(name, namespace string, tr *authenticationv1.TokenRequest) string {
+	var buf [256]byte
+	return string(appendTokenKey(buf[:0], name, namespace, tr))
+}
