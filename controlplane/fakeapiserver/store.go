@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/api/podintern"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/apf"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
 )
 
@@ -328,7 +328,11 @@ type store struct {
 	expiresAt   atomic.Pointer[time.Time]
 	terminating atomic.Bool
 
-	mu      sync.Mutex // guards everything below
+	// mu guards everything below. Its waiters take turns as kube-apiserver's API Priority and
+	// Fairness would order their requests (internal/apf): a node's writes do not hold an
+	// administrator's creates back, and one node's writes do not crowd out another's. Work
+	// that no request classified (expiry, watches reading the history, start-up) is exempt.
+	mu      apf.Lock
 	rv      uint64
 	rand    *rand.Rand
 	buckets map[string]*bucket
@@ -385,14 +389,20 @@ func newStore(o storeOptions) *store {
 }
 
 func (st *store) currentRV() uint64 {
-	st.mu.Lock()
+	st.mu.Lock(apf.Class{})
 	defer st.mu.Unlock()
 	return st.rv
 }
 
-// locked runs fn with the store locked, so that a read-check-write sequence is atomic.
+// locked runs fn with the store locked, so that a read-check-write sequence is atomic, as
+// exempt work: the store's own, or a request's that no class names.
 func (st *store) locked(fn func() error) error {
-	st.mu.Lock()
+	return st.lockedAs(apf.Class{}, fn)
+}
+
+// lockedAs is locked for a request of class c, which waits for the lock in c's turn.
+func (st *store) lockedAs(c apf.Class, fn func() error) error {
+	st.mu.Lock(c)
 	defer st.mu.Unlock()
 	return fn()
 }
@@ -547,7 +557,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 // closed at res's next write. expired reports that events after rv were already dropped; closed
 // reports that CloseWatches was called after the watch started in epoch.
 func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []event, expired, closed bool, next <-chan struct{}) {
-	st.mu.Lock()
+	st.mu.Lock(apf.Class{})
 	defer st.mu.Unlock()
 	if st.epoch != epoch {
 		return nil, false, true, nil
@@ -607,7 +617,7 @@ func mustMeta(obj runtime.Object) metav1.Object { return registry.MustMeta(obj) 
 
 // currentEpoch returns the CloseWatches count, for in-process readers of the history.
 func (st *store) currentEpoch() uint64 {
-	st.mu.Lock()
+	st.mu.Lock(apf.Class{})
 	defer st.mu.Unlock()
 	return st.epoch
 }

@@ -70,15 +70,17 @@ type Class struct {
 }
 
 // Request is what APF's flow schemas match a resource request on: the user's name and groups,
-// the verb, the API group, the resource (with "/subresource" when there is one) and the
-// namespace ("" for a cluster-scoped object or a request across namespaces).
+// the verb, the API group, the resource and subresource (which the schemas' rules name joined,
+// "nodes/status"; apart here so that no request joins them into a new string), and the namespace
+// ("" for a cluster-scoped object or a request across namespaces).
 type Request struct {
-	User      string
-	Groups    []string
-	Verb      string
-	APIGroup  string
-	Resource  string
-	Namespace string
+	User        string
+	Groups      []string
+	Verb        string
+	APIGroup    string
+	Resource    string
+	Subresource string
+	Namespace   string
 }
 
 // The users and groups the default flow schemas name.
@@ -107,14 +109,15 @@ func Classify(r Request) Class {
 	}
 	byUser := func(schema string, l Level) Class { return Class{Level: l, Flow: Flow{schema, r.User}} }
 	byNamespace := func(schema string, l Level) Class { return Class{Level: l, Flow: Flow{schema, r.Namespace}} }
-	leases := r.APIGroup == "coordination.k8s.io" && r.Resource == "leases" && r.Namespace != ""
+	leases := r.APIGroup == "coordination.k8s.io" && r.Resource == "leases" && r.Subresource == "" && r.Namespace != ""
+	nodes := r.APIGroup == "" && r.Resource == "nodes" && (r.Subresource == "" || r.Subresource == "status") && r.Namespace == ""
 	switch {
 	case in(groupMasters): // exempt, precedence 1
 		return Class{Level: Exempt, Flow: Flow{Schema: "exempt"}}
 	case (r.User == userControllerMgr || r.User == userScheduler || strings.HasPrefix(r.User, kubeSystemSAPrefix)) &&
 		leases && (r.Verb == "get" || r.Verb == "create" || r.Verb == "update"): // precedence 100
 		return byUser("system-leader-election", LeaderElection)
-	case in(groupNodes) && (leases || (r.APIGroup == "" && r.Namespace == "" && (r.Resource == "nodes" || r.Resource == "nodes/status"))): // 400
+	case in(groupNodes) && (leases || nodes): // 400
 		return byUser("system-node-high", NodeHigh)
 	case in(groupNodes): // 500
 		return byUser("system-nodes", System)

@@ -47,3 +47,22 @@ func (l *Lock) Unlock() {
 		turn <- struct{}{}
 	}
 }
+
+// TryLock takes the lock if nobody holds it or waits for it, and reports whether it did.
+func (l *Lock) TryLock() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held {
+		return false
+	}
+	l.held = true
+	return true
+}
+
+// Waiting is the number of goroutines waiting for the lock: a test's way to know that the
+// requests it started are queued before it lets them go.
+func (l *Lock) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.q.Len()
+}

@@ -8,13 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// waiting is the number of goroutines waiting for l.
-func (l *Lock) waiting() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.q.Len()
-}
-
 // TestLockHandsTurnsInQueueOrder: while one goroutine holds the lock, others of several classes
 // start waiting one at a time; once it is released they get it in the queue's order, not the
 // order they came in.
@@ -49,7 +42,7 @@ func TestLockHandsTurnsInQueueOrder(t *testing.T) {
 				})
 				// The next waiter comes only once this one waits: a goroutine that has not run
 				// yet is not in the queue.
-				for l.waiting() < i+1 {
+				for l.Waiting() < i+1 {
 					runtime.Gosched()
 				}
 			}
@@ -58,8 +51,8 @@ func TestLockHandsTurnsInQueueOrder(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("turns (-want +got):\n%s", diff)
 			}
-			if l.held || l.waiting() != 0 {
-				t.Errorf("after every turn: held %v, %d waiting", l.held, l.waiting())
+			if l.held || l.Waiting() != 0 {
+				t.Errorf("after every turn: held %v, %d waiting", l.held, l.Waiting())
 			}
 		})
 	}
@@ -108,4 +101,19 @@ func TestLockUncontendedAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { l.Lock(c); l.Unlock() }); n != 0 {
 		t.Errorf("Lock and Unlock allocate %v times, want 0", n)
 	}
+}
+
+func TestTryLock(t *testing.T) {
+	var l Lock
+	if !l.TryLock() {
+		t.Fatal("TryLock of a free Lock failed")
+	}
+	if l.TryLock() {
+		t.Fatal("TryLock of a held Lock succeeded")
+	}
+	l.Unlock()
+	if !l.TryLock() {
+		t.Fatal("TryLock after Unlock failed")
+	}
+	l.Unlock()
 }

@@ -54,9 +54,9 @@ func TestQueueOrder(t *testing.T) {
 			[]string{"a1", "b1", "c1", "a2", "c2", "a3"}},
 		{"one user's flows in two schemas are two flows",
 			[]push{
-				{"a1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{"kube-controller-manager", "ns1"}}},
-				{"a2", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{"kube-controller-manager", "ns1"}}},
-				{"b1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{"kube-scheduler", "ns1"}}},
+				{"a1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-controller-manager", Distinguisher: "ns1"}}},
+				{"a2", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-controller-manager", Distinguisher: "ns1"}}},
+				{"b1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-scheduler", Distinguisher: "ns1"}}},
 			},
 			[]string{"a1", "b1", "a2"}},
 		{"levels take turns by their shares, node-high 40 to system's 30; a tie goes to the older waiter",
