@@ -106,7 +106,7 @@ func (s *Server) waitForWriteOrBookmark(ctx context.Context, next <-chan struct{
 // that a bookmark at that version skips nothing the watch has not sent.
 func (st *store) quietSince(res *resource, from uint64) (uint64, bool) {
 	st.mu.Lock(apf.Class{})
-	defer st.mu.Unlock()
+	defer st.unlock()
 	h := st.buckets[res.name].history
 	return st.rv, len(h) == 0 || h[len(h)-1].rv <= from
 }
