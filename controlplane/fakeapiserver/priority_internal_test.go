@@ -150,3 +150,12 @@ func TestStoreLockTurns(t *testing.T) {
 		t.Errorf("the writes' order (-want +got):\n%s", diff)
 	}
 }
+
+// TestRequestClassAllocatesNothing: classifying is on every request's path, in process too.
+func TestRequestClassAllocatesNothing(t *testing.T) {
+	n1 := nodeUser("n1")
+	tg := target{res: podsTarget, namespace: "default", name: "p", subresource: "status"}
+	if n := testing.AllocsPerRun(100, func() { requestClass(&n1, verbPatch, tg) }); n != 0 {
+		t.Errorf("requestClass allocates %v times, want 0", n)
+	}
+}

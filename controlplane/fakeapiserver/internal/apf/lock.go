@@ -1,16 +1,29 @@
 package apf
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Lock is a mutual exclusion lock whose waiters get it in Queue's order: the thin shell around
 // the queue. Unlock hands the lock to the waiter Queue chooses, which holds it from then on, so
 // that no goroutine that arrives later takes the turn the queue gave away. Without contention
-// it is a sync.Mutex's Lock and Unlock on each side and no allocation. The zero Lock is unlocked.
+// it is one compare-and-swap on each side, as a sync.Mutex's, and no allocation. The zero Lock is
+// unlocked.
 type Lock struct {
-	mu   sync.Mutex // guards held and q
-	held bool
-	q    Queue[chan struct{}]
+	// state is free, held, or contended: held with waiters in q. It goes from free to held and
+	// back without mu; every other change is made under mu.
+	state atomic.Int32
+	mu    sync.Mutex // guards q, and the changes of state to and from contended
+	q     Queue[chan struct{}]
 }
+
+// Lock's states.
+const (
+	free int32 = iota
+	held
+	contended
+)
 
 // turns are the channels waiters receive their turn on, reused: a waiter that was handed the
 // lock has drained its channel.
@@ -18,11 +31,25 @@ var turns = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 // Lock waits for the lock as a request of class c and takes it.
 func (l *Lock) Lock(c Class) {
-	l.mu.Lock()
-	if !l.held {
-		l.held = true
-		l.mu.Unlock()
+	if l.state.CompareAndSwap(free, held) {
 		return
+	}
+	l.mu.Lock()
+	for {
+		switch l.state.Load() {
+		case free:
+			if l.state.CompareAndSwap(free, held) {
+				l.mu.Unlock()
+				return
+			}
+			continue
+		case held:
+			// The holder's Unlock now takes the slow way, under mu, and finds this waiter.
+			if !l.state.CompareAndSwap(held, contended) {
+				continue
+			}
+		}
+		break
 	}
 	turn := turns.Get().(chan struct{})
 	l.q.Push(c, turn)
@@ -33,30 +60,25 @@ func (l *Lock) Lock(c Class) {
 
 // Unlock releases the lock, to the waiter that goes next if there is one.
 func (l *Lock) Unlock() {
+	if l.state.CompareAndSwap(held, free) {
+		return
+	}
 	l.mu.Lock()
-	turn, ok := l.q.Pop()
-	if !ok {
-		if !l.held {
-			l.mu.Unlock()
-			panic("apf: unlock of an unlocked Lock")
-		}
-		l.held = false
+	if l.state.Load() != contended {
+		l.mu.Unlock()
+		panic("apf: unlock of an unlocked Lock")
+	}
+	turn, _ := l.q.Pop()
+	if l.q.Len() == 0 {
+		l.state.Store(held) // by the waiter handed the lock, whom nobody waits behind
 	}
 	l.mu.Unlock()
-	if ok {
-		turn <- struct{}{}
-	}
+	turn <- struct{}{}
 }
 
-// TryLock takes the lock if nobody holds it or waits for it, and reports whether it did.
+// TryLock takes the lock if nobody holds it, and reports whether it did.
 func (l *Lock) TryLock() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.held {
-		return false
-	}
-	l.held = true
-	return true
+	return l.state.CompareAndSwap(free, held)
 }
 
 // Waiting is the number of goroutines waiting for the lock: a test's way to know that the

@@ -51,8 +51,8 @@ func TestLockHandsTurnsInQueueOrder(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("turns (-want +got):\n%s", diff)
 			}
-			if l.held || l.Waiting() != 0 {
-				t.Errorf("after every turn: held %v, %d waiting", l.held, l.Waiting())
+			if l.state.Load() != free || l.Waiting() != 0 {
+				t.Errorf("after every turn: state %d, %d waiting", l.state.Load(), l.Waiting())
 			}
 		})
 	}
