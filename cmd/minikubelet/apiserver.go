@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -220,7 +221,12 @@ func controllersOptions(opts controllers.RunnerOptions, rc *rest.Config, embedde
 		if err != nil {
 			return opts, fmt.Errorf("API server URL %q: %w", rc.Host, err)
 		}
-		direct, w := embedded.Direct(controllersUserAgent), &wire{limiter: limiter, clock: opts.Clock, base: base}
+		// The controllers' in-process lists are the controller manager's, whose requests
+		// kube-apiserver's flow schema kube-controller-manager puts in workload-high.
+		direct := embedded.DirectAs(controllersUserAgent, authenticationv1.UserInfo{
+			Username: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
+		})
+		w := &wire{limiter: limiter, clock: opts.Clock, base: base}
 		opts.Pods, opts.Nodes, opts.Leases = newDirectPods(direct, w), newDirectNodes(direct, w), newDirectLeases(direct, w)
 	}
 	return opts, nil

@@ -458,11 +458,11 @@ func TestNodesShareHeartbeatClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := conn.clients()
+	a, err := conn.clients("n1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := conn.clients()
+	b, err := conn.clients("n1")
 	if err != nil {
 		t.Fatal(err)
 	}

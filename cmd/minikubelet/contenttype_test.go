@@ -61,7 +61,7 @@ func TestKubeletClientSpeaksProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := conn.clients()
+	c, err := conn.clients("n1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -177,10 +178,11 @@ func serveUI(ctx context.Context, cfg *runConfig, live *teach.Live) (stop func()
 	}, nil
 }
 
-// clientFactory makes a node's API clients: each simulated kubelet has its own rate limits, as
+// clientFactory makes node's API clients: each simulated kubelet has its own rate limits, as
 // each kubelet has, while client-go shares the connections of clients built from one config. All
-// nil when standalone.
-type clientFactory func() (nodeClients, error)
+// nil when standalone. node is "" for the clients of a fleet's one pod watch, which stands for
+// every node's.
+type clientFactory func(node string) (nodeClients, error)
 
 // nodeClients are a node's clients of its API server.
 type nodeClients struct {
@@ -238,7 +240,7 @@ type apiConnection struct {
 // nodes' kubelet servers (servers, nil without them) and serves their resource metrics.
 func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.WithTicker, tracer trace.Tracer, g *group, servers *kubeletServers) (apiConnection, error) {
 	if cfg.Standalone {
-		return apiConnection{clients: func() (nodeClients, error) { return nodeClients{}, nil }}, nil
+		return apiConnection{clients: func(string) (nodeClients, error) { return nodeClients{}, nil }}, nil
 	}
 	var conn apiConnection
 	var embedded *fakeapiserver.Server
@@ -312,8 +314,8 @@ func connectAPI(ctx context.Context, cfg *runConfig, rc *rest.Config, clk clock.
 	if err != nil {
 		return conn, err
 	}
-	conn.clients = func() (nodeClients, error) {
-		return newNodeClients(rc, heartbeat, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
+	conn.clients = func(node string) (nodeClients, error) {
+		return newNodeClients(rc, node, heartbeat, embedded, clk, cfg.APILatency, cfg.Kubelet.NodeStatus.UpdateFrequency,
 			flowcontrol.NewTokenBucketRateLimiter(kubeAPIQPS, kubeAPIBurst))
 	}
 	return conn, nil
@@ -332,14 +334,17 @@ func kubeletClientConfig(rc *rest.Config) *rest.Config {
 	return rc
 }
 
-// newNodeClients makes a node's clients from rc, whose requests its rate limiter throttles,
+// newNodeClients makes node's clients from rc, whose requests its rate limiter throttles,
 // with heartbeat as its heartbeat client (nil makes one of its own, see heartbeatClient).
 // With the embedded API server (embedded not nil), the kubelet's hottest requests, and the list
 // and watch of a fleet's shared pod watch, go to it in process, after the same waits (the
 // limiter, the heartbeat client's timeout, latency on clk),
 // unless the log's verbosity shows client-go's request lines (-v 6 and above): those requests
-// then stay on the wire, so that the lines are client-go's own.
-func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
+// then stay on the wire, so that the lines are client-go's own. In process they are the node's
+// user's (system:node:NAME in the group system:nodes, as a kubelet's client certificate names
+// it), and wait for the server's store lock in the turns kube-apiserver's priority levels would
+// give them; the shared pod watch's (node "") are exempt, as the server's own work.
+func newNodeClients(rc *rest.Config, node string, heartbeat kubernetes.Interface, embedded *fakeapiserver.Server, clk clock.Clock, latency, statusPeriod time.Duration, limiter flowcontrol.RateLimiter) (nodeClients, error) {
 	rc = rest.CopyConfig(rc)
 	rc.RateLimiter = limiter
 	client, err := newClientset(rc)
@@ -362,6 +367,11 @@ func newNodeClients(rc *rest.Config, heartbeat kubernetes.Interface, embedded *f
 	api := &wire{limiter: limiter, clock: clk, latency: latency, base: base}
 	hb := &wire{timeout: heartbeatTimeout(statusPeriod), clock: clk, latency: latency, base: base}
 	direct := embedded.Direct(rc.UserAgent)
+	if node != "" {
+		direct = embedded.DirectAs(rc.UserAgent, authenticationv1.UserInfo{
+			Username: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"},
+		})
+	}
 	c.writes, c.events = newDirectWrites(direct, api, hb, c.events)
 	c.pods = newDirectPods(direct, api)
 	return c, nil
@@ -469,7 +479,7 @@ func startKubelet(ctx context.Context, cfg *runConfig, g *group, d kubeletDeps) 
 		g.Go(ctx, "file watch", fw.Run)
 	}
 	if len(names) > 1 {
-		c, err := d.clients()
+		c, err := d.clients("")
 		if err != nil {
 			return err
 		}
@@ -512,7 +522,7 @@ func startNode(ctx context.Context, cfg *runConfig, fleet bool, g *group, d kube
 			rootDir = filepath.Join(rootDir, cfg.NodeName)
 		}
 	}
-	clients, err := d.clients()
+	clients, err := d.clients(cfg.NodeName)
 	if err != nil {
 		return err
 	}

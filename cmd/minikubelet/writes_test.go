@@ -69,7 +69,7 @@ func newDirectFixture(t *testing.T, clk clock.Clock, latency time.Duration, limi
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	rc := &rest.Config{Host: unreachable, UserAgent: userAgent}
-	c, err := newNodeClients(rc, nil, srv, clk, latency, 10*time.Second, limiter)
+	c, err := newNodeClients(rc, "n1", nil, srv, clk, latency, 10*time.Second, limiter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestRunWritesLatency(t *testing.T) {
 	httpClock := clocktesting.NewFakeClock(time.Now())
 	rc := &rest.Config{Host: unreachable, UserAgent: userAgent}
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return withLatency(rt, httpClock, latency) })
-	wired, err := newNodeClients(rc, nil, nil, httpClock, latency, 10*time.Second, &fakeLimiter{})
+	wired, err := newNodeClients(rc, "n1", nil, nil, httpClock, latency, 10*time.Second, &fakeLimiter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestRunWritesStayOnTheWireAtV6(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Close() }()
-	c, err := newNodeClients(&rest.Config{Host: unreachable, UserAgent: userAgent}, nil, srv, clock.RealClock{}, 0, 10*time.Second, &fakeLimiter{})
+	c, err := newNodeClients(&rest.Config{Host: unreachable, UserAgent: userAgent}, "n1", nil, srv, clock.RealClock{}, 0, 10*time.Second, &fakeLimiter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -52,13 +53,27 @@ type Direct struct {
 	s *Server
 	// manager is the field manager of the writes: what the HTTP path reads off the User-Agent.
 	manager string
+	// user is who the requests come from, for the order of the store lock's turns
+	// (priority.go); nil for exempt requests.
+	user *authenticationv1.UserInfo
 }
 
 // Direct returns an in-process client whose writes are recorded in managed fields under the
 // manager the HTTP path would name after userAgent: for the same manager as a client-go client,
 // pass the User-Agent it sends (rest.DefaultKubernetesUserAgent() when its config names none).
+// Its requests are exempt from the API's priority and fairness, as the server's own work is.
 func (s *Server) Direct(userAgent string) *Direct {
 	return &Direct{s: s, manager: managerOfUserAgent(userAgent)}
+}
+
+// DirectAs is Direct for requests of user, which wait for the store lock in the turn of the
+// priority level and flow v1.35's default flow schemas give user's requests: a kubelet's are
+// system:node:NAME's in the group system:nodes (its lease and node writes node-high, its pod
+// status writes and events system), a controller manager's system:kube-controller-manager's
+// (workload-high). No authentication checks it: the caller is in the process.
+func (s *Server) DirectAs(userAgent string, user authenticationv1.UserInfo) *Direct {
+	user.Groups = slices.Clone(user.Groups)
+	return &Direct{s: s, manager: managerOfUserAgent(userAgent), user: &user}
 }
 
 // The targets of the requests Direct makes.
@@ -153,9 +168,10 @@ func answer[T runtime.Object](e *entry) T {
 }
 
 func (d *Direct) get(ctx context.Context, t target) (*entry, error) {
+	t.class = requestClass(d.user, verbGet, t)
 	var out *entry
 	err := d.do(t, verbGet, http.MethodGet, http.StatusOK, func() error {
-		return d.s.store.locked(func() error {
+		return d.s.store.lockedAs(t.class, func() error {
 			var ok bool
 			if out, ok = d.s.store.get(t.res, t.namespace, t.name); !ok {
 				return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -167,6 +183,7 @@ func (d *Direct) get(ctx context.Context, t target) (*entry, error) {
 }
 
 func (d *Direct) create(ctx context.Context, t target, obj runtime.Object) (*entry, error) {
+	t.class = requestClass(d.user, verbCreate, t)
 	var out *entry
 	err := d.do(t, verbCreate, http.MethodPost, http.StatusCreated, func() error {
 		in, err := wireObject(t.res, obj)
@@ -180,6 +197,7 @@ func (d *Direct) create(ctx context.Context, t target, obj runtime.Object) (*ent
 }
 
 func (d *Direct) update(ctx context.Context, t target, obj runtime.Object) (*entry, error) {
+	t.class = requestClass(d.user, verbUpdate, t)
 	var out *entry
 	err := d.do(t, verbUpdate, http.MethodPut, http.StatusOK, func() error {
 		in, err := wireObject(t.res, obj)
@@ -195,6 +213,7 @@ func (d *Direct) update(ctx context.Context, t target, obj runtime.Object) (*ent
 }
 
 func (d *Direct) patch(ctx context.Context, t target, pt types.PatchType, data []byte) (*entry, error) {
+	t.class = requestClass(d.user, verbPatch, t)
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
 	default:
@@ -211,6 +230,7 @@ func (d *Direct) patch(ctx context.Context, t target, pt types.PatchType, data [
 }
 
 func (d *Direct) delete(ctx context.Context, t target, opts metav1.DeleteOptions) error {
+	t.class = requestClass(d.user, verbDelete, t)
 	return d.do(t, verbDelete, http.MethodDelete, http.StatusOK, func() error {
 		_, _, err := d.s.deleteObject(t, opts, len(opts.DryRun) > 0)
 		return err
@@ -404,6 +424,7 @@ func (d *Direct) PatchEvent(ctx context.Context, namespace, name string, pt type
 // CreateToken is POST serviceaccounts/NAME/token.
 func (d *Direct) CreateToken(ctx context.Context, namespace, serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	t := d.target(serviceAccountTarget, namespace, serviceAccount, "token")
+	t.class = requestClass(d.user, verbCreate, t)
 	var out *authenticationv1.TokenRequest
 	err := d.do(t, verbCreate, http.MethodPost, http.StatusCreated, func() error {
 		in, err := wireObject(tokenRequestResource, tr)

@@ -90,9 +90,12 @@
 // changed meanwhile is applied again, as kube-apiserver's GuaranteedUpdate retries. A server-side
 // apply is merged the same way, and a create records its managed fields before taking the lock;
 // those of updates and other patches are computed under it, against the stored object they
-// replace. The server
+// replace. The lock's waiters take turns as kube-apiserver's API Priority and Fairness would
+// admit them (priority.go, internal/apf): exempt requests first, the priority levels by their
+// shares, the flows of a level round-robin. The pod writes' trace events are emitted once the
+// lock is released, in the order of their writes (traceorder.go). The server
 // starts no goroutines besides the HTTP server's and the sweep of expired Events (run.go), and the
-// only waiting is a watch request
+// only waiting besides the lock's and the trace order's is a watch request
 // waiting for the next write or for its client to take the last one.
 //
 // A connection's write deadline is wall time by nature, so run.go reads the real clock to set

@@ -227,8 +227,9 @@ func (s *Server) removePod(t target, old *entry, dryRun bool) (*entry, bool, err
 	return e, true, nil
 }
 
-// tracePod emits the trace event of a pod write; writes to other resources are not traced. The
-// caller holds the store lock, so events come out in resource-version order.
+// tracePod records the trace event of a pod write; writes to other resources are not traced.
+// The caller holds the store lock, which emits the event once it is released, in
+// resource-version order (store.unlock).
 func (s *Server) tracePod(t target, event trace.Kind, verb string, obj runtime.Object) {
 	if t.res.name != "pods" {
 		return
@@ -238,7 +239,7 @@ func (s *Server) tracePod(t target, event trace.Kind, verb string, obj runtime.O
 	if t.subresource != "" {
 		fn += "/" + t.subresource
 	}
-	s.tracer.Emit(trace.Event{
+	s.store.traceLater(trace.Event{
 		Component: trace.APIServer,
 		Event:     event,
 		Pod:       podkey.Build(m.GetNamespace(), m.GetName()),

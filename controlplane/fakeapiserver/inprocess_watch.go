@@ -79,6 +79,7 @@ func listIn[T any, PT interface {
 	*T
 	runtime.Object
 }](d *Direct, t target, opts metav1.ListOptions) (items []T, lm metav1.ListMeta, err error) {
+	t.class = requestClass(d.user, verbList, t)
 	// A panic is a bug in this package: a 500, as serveHTTP and Direct.do recover it.
 	defer func() {
 		if p := recover(); p != nil {
@@ -120,7 +121,7 @@ func (d *Direct) listPage(t target, opts metav1.ListOptions) (listPage, error) {
 		return listPage{}, err
 	}
 	var page listPage
-	err = d.s.store.locked(func() error {
+	err = d.s.store.lockedAs(t.class, func() error {
 		page, err = d.s.listPage(t, o)
 		return err
 	})
@@ -152,6 +153,7 @@ func watchIn[T any, PT interface {
 	runtime.Object
 }](ctx context.Context, d *Direct, t target, opts metav1.ListOptions) (watch.Interface, error) {
 	t.watch = true
+	t.class = requestClass(d.user, verbWatch, t)
 	s := d.s
 	// As serveHTTP and instrument around a watch request: expired objects swept first,
 	// namespaces finalized once it ends, and the request counted once it ends, with the code its

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/apf"
 )
 
 // target is what a resource URL names.
@@ -26,6 +28,9 @@ type target struct {
 	// tracked is set once the write's managed fields are recorded: by a server-side apply, whose
 	// merge records them, and by a create, which records them before taking the store lock.
 	tracked bool
+	// class is where the request waits for the store lock (priority.go); the zero class, of
+	// the store's own work, is exempt.
+	class apf.Class
 }
 
 var served = func() map[string]*resource {
@@ -147,6 +152,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 		}
 	}
 	t.manager = managerOf(r)
+	t.class = requestClass(s.requestUser(), verb, t)
 	var err error
 	switch {
 	case t.res.serve != nil:

@@ -31,7 +31,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	var e *entry
-	err = s.store.locked(func() error {
+	err = s.store.lockedAs(t.class, func() error {
 		var ok bool
 		if e, ok = s.store.get(t.res, t.namespace, t.name); !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -61,7 +61,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	var page listPage
-	err = s.store.locked(func() error {
+	err = s.store.lockedAs(t.class, func() error {
 		page, err = s.listPage(t, opts)
 		return err
 	})
@@ -162,7 +162,7 @@ func (s *Server) createObject(t target, obj runtime.Object, dryRun bool) (*entry
 	var out *entry
 	var err error
 	insert := func() error {
-		return s.store.locked(func() error {
+		return s.store.lockedAs(t.class, func() error {
 			out, err = s.insert(t, obj, dryRun, "POST")
 			return err
 		})
@@ -296,7 +296,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 	dropManaged := false
 	for try := 0; ; try++ {
 		var old *entry
-		err := s.store.locked(func() error {
+		err := s.store.lockedAs(t.class, func() error {
 			var ok bool
 			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
 				return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -324,7 +324,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 		}
 		var out *entry
 		var moved bool
-		err = s.store.locked(func() error {
+		err = s.store.lockedAs(t.class, func() error {
 			cur, ok := s.store.get(t.res, t.namespace, t.name)
 			switch {
 			case !ok:
@@ -569,7 +569,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 func (s *Server) deleteObject(t target, opts metav1.DeleteOptions, dryRun bool) (*entry, bool, error) {
 	var out *entry
 	var removed bool
-	err := s.store.locked(func() error {
+	err := s.store.lockedAs(t.class, func() error {
 		old, ok := s.store.get(t.res, t.namespace, t.name)
 		if !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)

@@ -98,7 +98,6 @@ func (o Options) validate() error {
 // Options.DataDir. Its zero value is not usable; call New.
 type Server struct {
 	clock   clock.PassiveClock
-	tracer  trace.Tracer
 	maxBody int64
 	// maxUnauth is Options.MaxUnauthenticatedConnections.
 	maxUnauth int
@@ -154,6 +153,7 @@ func New(opts Options) (*Server, error) {
 	}
 	st := newStore(storeOptions{
 		historySize: opts.HistorySize, historyBytes: opts.HistoryBytes, rand: opts.Rand, now: opts.Clock.Now,
+		tracer: opts.Tracer,
 	})
 	if opts.DataDir != "" {
 		if err := st.openDisk(opts.DataDir); err != nil {
@@ -162,7 +162,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		clock:     opts.Clock,
-		tracer:    opts.Tracer,
 		maxBody:   opts.MaxBodyBytes,
 		maxUnauth: opts.MaxUnauthenticatedConnections,
 		token:     opts.BearerToken,

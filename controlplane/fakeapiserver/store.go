@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/minikubelet/minikubelet/api/podintern"
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/apf"
 	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/registry"
+	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
 // entry is one stored version of an object. Its fields are immutable once stored: handlers copy
@@ -318,6 +319,8 @@ type store struct {
 	historySize  int
 	historyBytes int64
 	resources    []*resource
+	tracer       trace.Tracer // receives the pod writes' events; nil when the store has none
+	order        traceOrder
 	now          func() time.Time
 	disk         *disk // nil when objects live only in memory
 
@@ -328,10 +331,19 @@ type store struct {
 	expiresAt   atomic.Pointer[time.Time]
 	terminating atomic.Bool
 
-	mu      sync.Mutex // guards everything below
-	rv      uint64
-	rand    *rand.Rand
-	buckets map[string]*bucket
+	// mu guards everything below. Its waiters take turns as kube-apiserver's API Priority and
+	// Fairness would order their requests (internal/apf): a node's writes do not hold an
+	// administrator's creates back, and one node's writes do not crowd out another's. Work
+	// that no request classified (expiry, watches reading the history, start-up) is exempt.
+	mu apf.Lock
+	// traces are the trace events of the pod writes made since the lock was last taken, in
+	// resource-version order; unlock emits them once it released the lock (traceOrder).
+	traces *[]trace.Event
+	// traceBatches counts the non-empty batches of traces cut at an unlock.
+	traceBatches uint64
+	rv           uint64
+	rand         *rand.Rand
+	buckets      map[string]*bucket
 	// epoch counts CloseWatches calls; a watch that started in an older epoch ends.
 	epoch uint64
 	// intern makes the stored pods and events share the strings and the managed fields'
@@ -364,11 +376,12 @@ type storeOptions struct {
 	historyBytes int64
 	rand         *rand.Rand
 	now          func() time.Time // when writes happen, for objects that expire
+	tracer       trace.Tracer     // receives the pod writes' trace events (traceLater)
 }
 
 func newStore(o storeOptions) *store {
 	st := &store{
-		historySize: o.historySize, historyBytes: o.historyBytes, now: o.now, rand: o.rand,
+		historySize: o.historySize, historyBytes: o.historyBytes, now: o.now, rand: o.rand, tracer: o.tracer,
 		resources: resources(), buckets: map[string]*bucket{}, intern: podintern.New(),
 	}
 	for _, res := range st.resources {
@@ -385,16 +398,48 @@ func newStore(o storeOptions) *store {
 }
 
 func (st *store) currentRV() uint64 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.Lock(apf.Class{})
+	defer st.unlock()
 	return st.rv
 }
 
-// locked runs fn with the store locked, so that a read-check-write sequence is atomic.
+// locked runs fn with the store locked, so that a read-check-write sequence is atomic, as
+// exempt work: the store's own, or a request's that no class names.
 func (st *store) locked(fn func() error) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	return st.lockedAs(apf.Class{}, fn)
+}
+
+// lockedAs is locked for a request of class c, which waits for the lock in c's turn.
+func (st *store) lockedAs(c apf.Class, fn func() error) error {
+	st.mu.Lock(c)
+	defer st.unlock()
 	return fn()
+}
+
+// traceLater records ev, the trace event of a pod write just committed, for unlock to emit. The
+// caller holds mu.
+func (st *store) traceLater(ev trace.Event) {
+	if st.traces == nil {
+		st.traces = traceBatches.Get().(*[]trace.Event)
+	}
+	*st.traces = append(*st.traces, ev)
+}
+
+// unlock releases mu, then emits the trace events of the writes made under it and waits until
+// the events of every write made before it released mu are out (traceOrder): a holder of the
+// lock does not wait for the trace recorder's lock, and what a goroutine saw under the lock is in
+// the trace before anything it does next.
+func (st *store) unlock() {
+	batch := st.traces
+	st.traces = nil
+	var ticket uint64
+	if batch != nil {
+		st.traceBatches++
+		ticket = st.traceBatches
+	}
+	through := st.traceBatches
+	st.mu.Unlock()
+	st.order.emit(st.tracer, ticket, batch, through)
 }
 
 func objectKey(namespace, name string) string { return namespace + "/" + name }
@@ -547,8 +592,8 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 // closed at res's next write. expired reports that events after rv were already dropped; closed
 // reports that CloseWatches was called after the watch started in epoch.
 func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []event, expired, closed bool, next <-chan struct{}) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.Lock(apf.Class{})
+	defer st.unlock()
 	if st.epoch != epoch {
 		return nil, false, true, nil
 	}
@@ -607,8 +652,8 @@ func mustMeta(obj runtime.Object) metav1.Object { return registry.MustMeta(obj) 
 
 // currentEpoch returns the CloseWatches count, for in-process readers of the history.
 func (st *store) currentEpoch() uint64 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.Lock(apf.Class{})
+	defer st.unlock()
 	return st.epoch
 }
 

@@ -99,7 +99,7 @@ func (s *Server) createTokenObject(t target, req *authenticationv1.TokenRequest)
 		req.Spec.ExpirationSeconds = ptrInt64(defaultTokenExpirationSeconds)
 	}
 	var out *authenticationv1.TokenRequest
-	err := s.store.locked(func() error {
+	err := s.store.lockedAs(t.class, func() error {
 		var err error
 		out, err = s.issueToken(t, req)
 		return err

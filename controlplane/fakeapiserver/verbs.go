@@ -44,6 +44,16 @@ var verbNames = []struct {
 
 func (v verbs) has(x verbs) bool { return v&x == x }
 
+// name is one verb's name, "" for a set of several or none.
+func (v verbs) name() string {
+	for _, n := range verbNames {
+		if n.v == v {
+			return n.name
+		}
+	}
+	return ""
+}
+
 // names lists the verbs as discovery does.
 func (v verbs) names() metav1.Verbs {
 	out := metav1.Verbs{}

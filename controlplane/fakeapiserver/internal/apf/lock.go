@@ -1,0 +1,90 @@
+package apf
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Lock is a mutual exclusion lock whose waiters get it in Queue's order: the thin shell around
+// the queue. Unlock hands the lock to the waiter Queue chooses, which holds it from then on, so
+// that no goroutine that arrives later takes the turn the queue gave away. Without contention
+// it is one compare-and-swap on each side, as a sync.Mutex's, and no allocation. The zero Lock is
+// unlocked.
+type Lock struct {
+	// state is free, held, or contended: held with waiters in q. It goes from free to held and
+	// back without mu; every other change is made under mu.
+	state atomic.Int32
+	mu    sync.Mutex // guards q, and the changes of state to and from contended
+	q     Queue[chan struct{}]
+}
+
+// Lock's states.
+const (
+	free int32 = iota
+	held
+	contended
+)
+
+// turns are the channels waiters receive their turn on, reused: a waiter that was handed the
+// lock has drained its channel.
+var turns = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+// Lock waits for the lock as a request of class c and takes it.
+func (l *Lock) Lock(c Class) {
+	if l.state.CompareAndSwap(free, held) {
+		return
+	}
+	l.mu.Lock()
+	for {
+		switch l.state.Load() {
+		case free:
+			if l.state.CompareAndSwap(free, held) {
+				l.mu.Unlock()
+				return
+			}
+			continue
+		case held:
+			// The holder's Unlock now takes the slow way, under mu, and finds this waiter.
+			if !l.state.CompareAndSwap(held, contended) {
+				continue
+			}
+		}
+		break
+	}
+	turn := turns.Get().(chan struct{})
+	l.q.Push(c, turn)
+	l.mu.Unlock()
+	<-turn
+	turns.Put(turn)
+}
+
+// Unlock releases the lock, to the waiter that goes next if there is one.
+func (l *Lock) Unlock() {
+	if l.state.CompareAndSwap(held, free) {
+		return
+	}
+	l.mu.Lock()
+	if l.state.Load() != contended {
+		l.mu.Unlock()
+		panic("apf: unlock of an unlocked Lock")
+	}
+	turn, _ := l.q.Pop()
+	if l.q.Len() == 0 {
+		l.state.Store(held) // by the waiter handed the lock, whom nobody waits behind
+	}
+	l.mu.Unlock()
+	turn <- struct{}{}
+}
+
+// TryLock takes the lock if nobody holds it, and reports whether it did.
+func (l *Lock) TryLock() bool {
+	return l.state.CompareAndSwap(free, held)
+}
+
+// Waiting is the number of goroutines waiting for the lock: a test's way to know that the
+// requests it started are queued before it lets them go.
+func (l *Lock) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.q.Len()
+}

@@ -1,0 +1,165 @@
+package apf
+
+// Queue holds the requests waiting for the lock and chooses the next one: the oldest exempt
+// waiter if there is one; else the limited level whose turns are furthest behind its share, and
+// in it the flow whose turn it is. It is a pure core: no goroutines, no clock, one caller at a
+// time (Lock holds its own mutex around it).
+//
+// The levels share turns by stride scheduling: a level's pass grows by strideUnit/shares at each
+// turn it takes, and the waiting level with the smallest pass goes next, so that over a busy
+// stretch node-high (40 shares) gets four turns for each one of leader-election's (10). A level
+// that was idle rejoins at the pass of the latest turn (vtime) rather than its own older one: like
+// APF's fair queuing, which measures a queue's finish times from the virtual time now, an idle
+// level saves up no credit to take a burst of turns with. Within a level the flows take one turn
+// each in the order they started waiting (round-robin), and each flow's waiters go first come,
+// first served.
+type Queue[W any] struct {
+	exempt fifo[W]
+	levels [numLevels]level[W]
+	vtime  uint64 // the pass of the level that took the latest limited turn
+	seq    uint64 // arrivals, to break ties between levels by their oldest waiter
+	n      int
+	free   []*flow[W] // emptied flows, reused
+}
+
+// strideUnit is a multiple of every level's shares (600 = lcm(5, 10, 20, 30, 40, 100)), so that
+// every stride is a whole number.
+const strideUnit = 600
+
+// level is one limited level's waiters: its flows with waiters, in a ring whose head goes next.
+type level[W any] struct {
+	pass  uint64
+	n     int
+	head  *flow[W]
+	flows map[Flow]*flow[W]
+}
+
+// flow is one flow's waiters, oldest first, and its place in its level's ring.
+type flow[W any] struct {
+	key        Flow
+	waiters    fifo[W]
+	prev, next *flow[W]
+}
+
+// fifo is a first-come, first-served queue of waiters, each with its arrival.
+type fifo[W any] struct {
+	items []waiter[W]
+	head  int
+}
+
+type waiter[W any] struct {
+	w   W
+	seq uint64
+}
+
+func (f *fifo[W]) push(w waiter[W]) { f.items = append(f.items, w) }
+func (f *fifo[W]) len() int         { return len(f.items) - f.head }
+func (f *fifo[W]) front() waiter[W] { return f.items[f.head] }
+
+func (f *fifo[W]) pop() waiter[W] {
+	w := f.items[f.head]
+	var zero waiter[W]
+	f.items[f.head] = zero
+	f.head++
+	if f.head == len(f.items) {
+		// Empty: start over at the front of the same array.
+		f.items, f.head = f.items[:0], 0
+	}
+	return w
+}
+
+// Len is the number of waiters.
+func (q *Queue[W]) Len() int { return q.n }
+
+// Push adds a waiter of class c.
+func (q *Queue[W]) Push(c Class, w W) {
+	q.seq++
+	q.n++
+	it := waiter[W]{w: w, seq: q.seq}
+	if c.Level == Exempt || c.Level >= numLevels {
+		q.exempt.push(it)
+		return
+	}
+	l := &q.levels[c.Level]
+	if l.n == 0 {
+		l.pass = max(l.pass, q.vtime)
+	}
+	l.n++
+	if l.flows == nil {
+		l.flows = map[Flow]*flow[W]{}
+	}
+	f := l.flows[c.Flow]
+	if f == nil {
+		f = q.newFlow(c.Flow)
+		l.flows[c.Flow] = f
+		// A flow that starts waiting joins the ring last: every flow already waiting takes
+		// its turn first.
+		if l.head == nil {
+			f.prev, f.next, l.head = f, f, f
+		} else {
+			tail := l.head.prev
+			f.prev, f.next = tail, l.head
+			tail.next, l.head.prev = f, f
+		}
+	}
+	f.waiters.push(it)
+}
+
+func (q *Queue[W]) newFlow(key Flow) *flow[W] {
+	if n := len(q.free); n > 0 {
+		f := q.free[n-1]
+		q.free = q.free[:n-1]
+		f.key = key
+		return f
+	}
+	return &flow[W]{key: key}
+}
+
+// Pop removes and returns the waiter that goes next, and false when there is none.
+func (q *Queue[W]) Pop() (W, bool) {
+	if q.exempt.len() > 0 {
+		q.n--
+		return q.exempt.pop().w, true
+	}
+	var best *level[W]
+	var bestLevel Level
+	for i := range q.levels {
+		l := &q.levels[i]
+		if l.n == 0 {
+			continue
+		}
+		if best == nil || l.pass < best.pass || (l.pass == best.pass && l.next() < best.next()) {
+			best, bestLevel = l, Level(i)
+		}
+	}
+	if best == nil {
+		var zero W
+		return zero, false
+	}
+	q.n--
+	q.vtime = best.pass
+	best.pass += strideUnit / shares[bestLevel]
+	best.n--
+	f := best.head
+	w := f.waiters.pop()
+	if f.waiters.len() == 0 {
+		// The flow has no more waiters: it leaves the ring, and joins it again last when it
+		// next waits.
+		if f.next == f {
+			best.head = nil
+		} else {
+			f.prev.next, f.next.prev = f.next, f.prev
+			best.head = f.next
+		}
+		delete(best.flows, f.key)
+		*f = flow[W]{waiters: fifo[W]{items: f.waiters.items[:0]}}
+		q.free = append(q.free, f)
+	} else {
+		best.head = f.next
+	}
+	return w.w, true
+}
+
+// next is the arrival of l's next waiter (the oldest of the flow at the ring's head), which
+// breaks a tie between two levels' passes in favour of the one whose next waiter came first.
+func (l *level[W]) next() uint64 { return l.head.waiters.front().seq }

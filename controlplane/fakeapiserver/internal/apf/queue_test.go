@@ -1,0 +1,165 @@
+package apf_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/apf"
+)
+
+// class is a waiter's class in these tests: its level and flow (the user).
+func class(l apf.Level, user string) apf.Class {
+	return apf.Class{Level: l, Flow: apf.Flow{Schema: l.String(), Distinguisher: user}}
+}
+
+// push is one waiter: its name and class.
+type push struct {
+	name string
+	c    apf.Class
+}
+
+func drain[W any](q *apf.Queue[W], n int) []W {
+	var out []W
+	for range n {
+		w, ok := q.Pop()
+		if !ok {
+			break
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func TestQueueOrder(t *testing.T) {
+	exempt := apf.Class{}
+	tests := []struct {
+		name   string
+		pushes []push
+		want   []string
+	}{
+		{name: "empty", want: nil},
+		{"one flow is first come, first served",
+			[]push{{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")}},
+			[]string{"a1", "a2", "a3"}},
+		{"exempt waiters go before every limited one, first come, first served",
+			[]push{{"n1", class(apf.NodeHigh, "n")}, {"x1", exempt}, {"s1", class(apf.System, "s")}, {"x2", apf.Class{Flow: apf.Flow{Schema: "exempt"}}}},
+			[]string{"x1", "x2", "n1", "s1"}},
+		{"a level's flows take turns in the order they started waiting",
+			[]push{
+				{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")},
+				{"b1", class(apf.System, "b")}, {"c1", class(apf.System, "c")}, {"c2", class(apf.System, "c")},
+			},
+			[]string{"a1", "b1", "c1", "a2", "c2", "a3"}},
+		{"one user's flows in two schemas are two flows",
+			[]push{
+				{"a1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-controller-manager", Distinguisher: "ns1"}}},
+				{"a2", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-controller-manager", Distinguisher: "ns1"}}},
+				{"b1", apf.Class{Level: apf.WorkloadHigh, Flow: apf.Flow{Schema: "kube-scheduler", Distinguisher: "ns1"}}},
+			},
+			[]string{"a1", "b1", "a2"}},
+		{"levels take turns by their shares, node-high 40 to system's 30; a tie goes to the older waiter",
+			[]push{
+				{"s1", class(apf.System, "s")}, {"s2", class(apf.System, "s")}, {"s3", class(apf.System, "s")},
+				{"s4", class(apf.System, "s")}, {"s5", class(apf.System, "s")},
+				{"n1", class(apf.NodeHigh, "n")}, {"n2", class(apf.NodeHigh, "n")}, {"n3", class(apf.NodeHigh, "n")},
+				{"n4", class(apf.NodeHigh, "n")}, {"n5", class(apf.NodeHigh, "n")},
+			},
+			// Passes (stride 600/40 = 15 and 600/30 = 20): s 0, n 0, n 15, s 20, n 30, s 40,
+			// n 45, s 60 (tie with n 60, s waited longer), n 60, then s alone.
+			[]string{"s1", "n1", "n2", "s2", "n3", "s3", "n4", "s4", "n5", "s5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q apf.Queue[string]
+			for _, p := range tt.pushes {
+				q.Push(p.c, p.name)
+			}
+			if got := q.Len(); got != len(tt.pushes) {
+				t.Errorf("Len() = %d after %d pushes", got, len(tt.pushes))
+			}
+			got := drain(&q, len(tt.pushes)+1)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			if q.Len() != 0 {
+				t.Errorf("Len() = %d after draining", q.Len())
+			}
+		})
+	}
+}
+
+// TestQueueShares checks that over a busy stretch every waiting level gets turns in proportion
+// to its shares, whatever its number of flows and waiters.
+func TestQueueShares(t *testing.T) {
+	tests := []struct {
+		name   string
+		levels []apf.Level
+		flows  int // flows a level
+		turns  int
+		want   map[apf.Level]int
+	}{
+		{"node-high, system, catch-all", []apf.Level{apf.NodeHigh, apf.System, apf.CatchAll}, 3, 150,
+			map[apf.Level]int{apf.NodeHigh: 80, apf.System: 60, apf.CatchAll: 10}},
+		{"every limited level", []apf.Level{apf.NodeHigh, apf.System, apf.LeaderElection, apf.WorkloadHigh, apf.WorkloadLow, apf.GlobalDefault, apf.CatchAll}, 50, 490,
+			map[apf.Level]int{apf.NodeHigh: 80, apf.System: 60, apf.LeaderElection: 20, apf.WorkloadHigh: 80, apf.WorkloadLow: 200, apf.GlobalDefault: 40, apf.CatchAll: 10}},
+		{"system alone takes every turn", []apf.Level{apf.System}, 1000, 700, map[apf.Level]int{apf.System: 700}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q apf.Queue[apf.Level]
+			for i := range 1000 {
+				for _, l := range tt.levels {
+					q.Push(class(l, fmt.Sprint(i%tt.flows)), l)
+				}
+			}
+			got := map[apf.Level]int{}
+			for _, l := range drain(&q, tt.turns) {
+				got[l]++
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("turns a level in %d (-want +got):\n%s", tt.turns, diff)
+			}
+		})
+	}
+}
+
+// TestQueueIdleLevelSavesNoCredit: a level that waited for nothing while another took turns
+// rejoins at the latest turn's pass, and shares the turns from then on instead of taking a
+// burst of them.
+func TestQueueIdleLevelSavesNoCredit(t *testing.T) {
+	var q apf.Queue[string]
+	for i := range 20 {
+		q.Push(class(apf.System, "s"), fmt.Sprintf("s%d", i+1))
+	}
+	if diff := cmp.Diff([]string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10"}, drain(&q, 10)); diff != "" {
+		t.Fatalf("system alone (-want +got):\n%s", diff)
+	}
+	for i := range 10 {
+		q.Push(class(apf.NodeHigh, "n"), fmt.Sprintf("n%d", i+1))
+	}
+	// system's pass is 200, the latest turn's 180: node-high starts at 180 and takes turns at
+	// 180 and 195, system at 200, node-high at 210.
+	if diff := cmp.Diff([]string{"n1", "n2", "s11", "n3"}, drain(&q, 4)); diff != "" {
+		t.Errorf("after node-high joins (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueueFlowRejoinsLast: a flow that emptied and waits again joins its level's ring last,
+// after the flows waiting then (b, then c), and ahead of b's next turn, which b took its place
+// for after its first.
+func TestQueueFlowRejoinsLast(t *testing.T) {
+	var q apf.Queue[string]
+	q.Push(class(apf.System, "a"), "a1")
+	q.Push(class(apf.System, "b"), "b1")
+	q.Push(class(apf.System, "b"), "b2")
+	q.Push(class(apf.System, "c"), "c1")
+	if diff := cmp.Diff([]string{"a1"}, drain(&q, 1)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	q.Push(class(apf.System, "a"), "a2")
+	if diff := cmp.Diff([]string{"b1", "c1", "a2", "b2"}, drain(&q, 5)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
