@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 // The grammar of an image reference, as github.com/distribution/reference (which the kubelet's
@@ -26,18 +28,15 @@ var digestLengths = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
 // errInvalidReference is distribution/reference's ErrReferenceInvalidFormat.
 var errInvalidReference = errors.New("invalid reference format")
 
-// imageRefScheme is the runtime type the fake runtime's image references carry, as its
-// container IDs do in the API.
-const imageRefScheme = "fake://"
-
 // imageRef is the reference the fake runtime reports for the image an instance runs: the image
-// name under its scheme, standing in for a registry digest. Made once an image (Runtime.imageRefOf)
-// and kept with each instance, so that building a status does not build it again.
+// name under its scheme, standing in for a registry digest. Made once an image, when
+// checkImageName first accepts its name (a checkpoint's restore makes its own), and kept with
+// each instance, so that building a status does not build it again.
 func imageRef(image string) string {
 	if image == "" {
 		return ""
 	}
-	return imageRefScheme + image
+	return kubecontainer.RuntimeScheme + image
 }
 
 // parseImageName is the kubelet's parsers.ParseImageName error path: it returns the error

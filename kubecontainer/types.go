@@ -9,6 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// RuntimeScheme is the fake runtime's type as the API shows it, "<type>://" in front of a
+// container's ID, an image's reference and the node's container runtime version, where a real
+// node shows containerd:// or cri-o://. Status, node status and the fake runtime write it.
+const RuntimeScheme = "fake://"
+
 // ContainerState is a container's state as the runtime reports it.
 type ContainerState string
 

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/events"
+	"github.com/minikubelet/minikubelet/kubecontainer"
 )
 
 // Node facts the simulated kubelet reports.
@@ -84,7 +85,7 @@ func initialNodeEvents(name, ip string, port int32, m Machine, now time.Time, re
 				KubeletVersion:          KubeletVersion,
 				OperatingSystem:         "linux",
 				Architecture:            "amd64",
-				ContainerRuntimeVersion: "fake://" + KubeletVersion,
+				ContainerRuntimeVersion: kubecontainer.RuntimeScheme + KubeletVersion,
 			},
 			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: port}},
 		},

@@ -29,10 +29,6 @@ const (
 // exitCodeUnknown is the exit code the kubelet reports for a container whose end it did not see.
 const exitCodeUnknown = 137
 
-// containerIDPrefix is the runtime type the fake runtime's container IDs carry in the API, as
-// "containerd://" does for containerd.
-const containerIDPrefix = "fake://"
-
 // Reason is why the runtime last failed to start a container: an entry of the kubelet's
 // reasonCache, filled from the results of the last runtime sync. A container that has no running
 // instance and should be restarted shows Waiting with this reason and message.
@@ -226,7 +222,7 @@ func previousStatus(previous []v1.ContainerStatus, name string) *v1.ContainerSta
 // of the volumes it mounted, so the mounts are the previous status's (none without one), as the
 // kubelet keeps them: unchanged for the container's life, so the slice is shared, not copied.
 func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) v1.ContainerStatus {
-	id := containerIDPrefix + cs.ID
+	id := kubecontainer.RuntimeScheme + cs.ID
 	s := v1.ContainerStatus{
 		Name:         cs.Name,
 		RestartCount: int32(cs.RestartCount),

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"github.com/minikubelet/minikubelet/kubecontainer"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -59,7 +60,7 @@ func (m *Manager) setContainer(uid types.UID, containerID, fn string, change fun
 		return
 	}
 	s := *cached.status.DeepCopy()
-	cs := findContainerByID(&s, containerIDPrefix+containerID)
+	cs := findContainerByID(&s, kubecontainer.RuntimeScheme+containerID)
 	if cs == nil || !change(&s, cs, pod) {
 		return
 	}

@@ -11,8 +11,8 @@ import (
 
 // CountingClient is a controller's client for a test that checks what the controller reads: it
 // counts the lists of nodes and of pods, names the nodes and the nodes' pods read, and fails the
-// reads or the updates of one node while told to. With Feed set it tells the feed of every node it writes, as the node
-// informer would once the write's watch event came.
+// reads or the updates of one node while told to. With Feed set it tells the feed of every
+// node it writes, as the node informer would once the write's watch event came.
 type CountingClient struct {
 	controllers.Client
 	Feed *Feed
@@ -36,7 +36,7 @@ func (c *CountingClient) ListNodes(ctx context.Context) ([]*v1.Node, error) {
 
 func (c *CountingClient) GetNode(ctx context.Context, name string) (*v1.Node, error) {
 	c.Gets = append(c.Gets, name)
-	if name == c.FailGet {
+	if c.FailGet != "" && name == c.FailGet {
 		return nil, errors.New("cache unavailable")
 	}
 	return c.Client.GetNode(ctx, name)
@@ -53,7 +53,7 @@ func (c *CountingClient) ListPodsOnNode(ctx context.Context, node string) ([]*v1
 }
 
 func (c *CountingClient) UpdateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	if node.Name == c.FailUpdate {
+	if c.FailUpdate != "" && node.Name == c.FailUpdate {
 		return nil, errors.New("update refused")
 	}
 	c.wrote(node.Name)
