@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/podconfig"
@@ -85,5 +86,58 @@ func TestRemovedMirrorPodIsSyncedAgain(t *testing.T) {
 	}
 	if got, ok := pm.GetMirrorPodByPod(static); !ok || got.UID != "mirror-2" {
 		t.Errorf("GetMirrorPodByPod() = %v, %v; want mirror-2", got, ok)
+	}
+}
+
+// stepDelivers is a pod worker set whose Step takes long enough for the config updates in
+// deliver to arrive meanwhile, as a watch's events arrive during a sync that waits on the API
+// server.
+type stepDelivers struct {
+	fakeWorkers
+	updates chan podconfig.Update
+	deliver []podconfig.Update
+}
+
+func (w *stepDelivers) Step(ctx context.Context) {
+	w.fakeWorkers.Step(ctx)
+	for _, u := range w.deliver {
+		w.updates <- u
+	}
+	w.deliver = nil
+}
+
+// TestAdvanceReadsUpdatesQueuedDuringTheSyncs: a pass of a Runner's Loop hands the sync tick
+// the pod manager as of the updates that arrived while the pod workers synced. The kubelet's sync
+// loop reads its config channel while the workers sync on their own goroutines; without this
+// read the tick synced a pod its source had already removed, and a static pod whose sync deleted
+// its mirror pod got the deleted mirror again, and deleted it twice.
+func TestAdvanceReadsUpdatesQueuedDuringTheSyncs(t *testing.T) {
+	updates := make(chan podconfig.Update, 1)
+	var w *stepDelivers
+	f := newFixture(t, func(o *Options) {
+		w = &stepDelivers{fakeWorkers: *o.Workers.(*fakeWorkers), updates: updates}
+		o.Workers = w
+	})
+	a := pod("a")
+	f.pods.pods[a.UID] = a
+	f.queue.due = []types.UID{a.UID}
+	w.deliver = []podconfig.Update{{Op: podconfig.REMOVE, Source: "file", Pods: []*v1.Pod{a}}}
+	if _, err := NewRunner(RunnerOptions{Loop: f.loop, Updates: updates, Clock: clock.RealClock{}}); err != nil {
+		t.Fatalf("NewRunner() error = %v", err)
+	}
+	f.clk.Set(f.clk.Now().Add(2 * time.Second)) // the PLEG and the sync tick are due
+	if err := f.loop.Advance(context.Background()); err != nil {
+		t.Fatalf("Advance() error = %v", err)
+	}
+	want := calls{
+		"runtime.Advance", "state.Advance", "kills.Advance", "pleg.Relist",
+		"workers.Step",
+		// The removal that arrived during the syncs, before the sync tick: a is not synced.
+		"pods.RemovePod a", "workers.UpdatePod kill a",
+		"housekeeping.HandlePodCleanups",
+		"status.Step",
+	}
+	if diff := cmp.Diff(want, *f.log); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
