@@ -17,8 +17,12 @@ import (
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
 
-// logMirror logs mirror client calls; deletes succeed.
-type logMirror struct{ calls []string }
+// logMirror logs mirror client calls; deletes succeed unless gone is set, as when the API
+// server answers a UID precondition with NotFound or Conflict.
+type logMirror struct {
+	calls []string
+	gone  bool
+}
 
 func (m *logMirror) CreateMirrorPod(_ context.Context, static *v1.Pod) error {
 	m.calls = append(m.calls, "create "+kubecontainer.GetPodFullName(static))
@@ -27,7 +31,7 @@ func (m *logMirror) CreateMirrorPod(_ context.Context, static *v1.Pod) error {
 
 func (m *logMirror) DeleteMirrorPod(_ context.Context, fullName string, uid *types.UID) (bool, error) {
 	m.calls = append(m.calls, "delete "+fullName+" uid="+string(*uid))
-	return true, nil
+	return !m.gone, nil
 }
 
 // nodes answers GetNode with node, or err.
@@ -49,9 +53,12 @@ func TestSyncPodReconcilesTheMirrorPod(t *testing.T) {
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
 	deleted := node.DeepCopy()
 	deleted.DeletionTimestamp = &metav1.Time{}
+	deleting := mirrorOf("hash-2")
+	deleting.DeletionTimestamp = &metav1.Time{}
 	for _, tc := range []struct {
 		name       string
 		mirror     *v1.Pod
+		gone       bool
 		nodes      nodes
 		wantCalls  []string
 		wantReason []string
@@ -62,13 +69,22 @@ func TestSyncPodReconcilesTheMirrorPod(t *testing.T) {
 		{name: "outdated", mirror: mirrorOf("hash-1"), nodes: nodes{node: node},
 			wantCalls:  []string{"delete web-node-1_default uid=mirror-uid", "create web-node-1_default"},
 			wantReason: []string{"MirrorPodOutdated", "MirrorPodMissing"}},
+		{name: "being deleted", mirror: deleting, nodes: nodes{node: node},
+			wantCalls:  []string{"delete web-node-1_default uid=mirror-uid", "create web-node-1_default"},
+			wantReason: []string{"MirrorPodDeleting", "MirrorPodMissing"}},
+		// A sync that gets a mirror pod its own earlier sync already deleted (HandlePodRemoves
+		// hands over the removed object while the replacement's ADD is still to come) deletes
+		// it again, as v1.35 does; the precondition fails and nothing is created.
+		{name: "being deleted, already replaced", mirror: deleting, gone: true, nodes: nodes{node: node},
+			wantCalls:  []string{"delete web-node-1_default uid=mirror-uid"},
+			wantReason: []string{"MirrorPodDeleting"}},
 		{name: "node missing", nodes: nodes{err: errors.New(`nodes "node-1" not found`)},
 			wantReason: []string{"NodeUnavailable"}},
 		{name: "node deleted", nodes: nodes{node: deleted}, wantReason: []string{"NodeDeleted"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			m := &logMirror{}
+			m := &logMirror{gone: tc.gone}
 			opts := f.s.opts
 			opts.Mirror, opts.Nodes = m, tc.nodes
 			s, err := New(opts)

@@ -55,6 +55,22 @@ type Loop struct {
 	key    string
 	// asked is what getPodsToSync asks the sync loop handlers about (handlerPods).
 	asked askedPods
+	// queued, if set, hands the loop the config updates that queued while it was busy; a Runner
+	// sets it (readQueued).
+	queued func(ctx context.Context)
+}
+
+// readQueued handles the config updates that queued while the loop was busy, if the loop is
+// driven by a Runner. The kubelet's sync loop reads its config channel while the pod workers sync
+// on goroutines of their own, so a PLEG event or a sync tick never resolves a pod against a pod
+// manager that lags behind updates already delivered. Here the workers sync on the loop's
+// goroutine, and a pass whose syncs wait on the API server can last seconds: without this read, a
+// static pod's sync that deleted its mirror pod could be followed, within the same pass, by a
+// sync tick that hands its worker the deleted mirror once more, which it deletes a second time.
+func (l *Loop) readQueued(ctx context.Context) {
+	if l.queued != nil {
+		l.queued(ctx)
+	}
 }
 
 // askedPods are the pods some sync loop handler may ask for (PodSyncLoopFilter.MaySync), in the
@@ -234,6 +250,7 @@ func (l *Loop) Advance(ctx context.Context) error {
 		// Before the pod workers: a volume wait that looks at this instant sees this pass.
 		l.opts.Volumes.Advance()
 	}
+	l.readQueued(ctx)
 	if t, ok := l.opts.PLEG.NextWake(); ok && !t.After(now) {
 		for _, e := range l.opts.PLEG.Relist() {
 			errs = appendErr(errs, l.stepPLEG(ctx, PLEGEvent{e}))
@@ -255,6 +272,8 @@ func (l *Loop) Advance(ctx context.Context) error {
 		}
 	}
 	l.opts.Workers.Step(ctx)
+	// The syncs may have taken a while: read what queued before the sync tick resolves pods.
+	l.readQueued(ctx)
 	if vclock.Due(l.ticks.sync, now) {
 		l.ticks.sync = vclock.NextTick(l.ticks.sync, SyncPeriod, now)
 		errs = appendErr(errs, l.Step(ctx, SyncTick{}))

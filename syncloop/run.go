@@ -60,8 +60,29 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled,
-		asks: opts.Asks, asked: opts.Asked}, nil
+	r := &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled,
+		asks: opts.Asks, asked: opts.Asked}
+	// The Runner owns the Loop from here on: the Loop reads the updates queued during its passes
+	// through it.
+	r.loop.queued = r.readQueued
+	return r, nil
+}
+
+// readQueued hands the Loop, without waiting, every update queued now. A closed channel is left
+// to Run, which logs it at its next read (a closed channel stays readable).
+func (r *Runner) readQueued(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case u, ok := <-r.updates:
+			if !ok {
+				return
+			}
+			r.step(ctx, logger, u)
+		default:
+			return
+		}
+	}
 }
 
 // Run advances the Loop until ctx is done and returns nil then. Step and Advance errors are
