@@ -62,8 +62,9 @@ type Loop struct {
 
 // readQueued handles the config updates that queued while the loop was busy, if the loop is
 // driven by a Runner. The kubelet's sync loop reads its config channel while the pod workers sync
-// on goroutines of their own, so a PLEG event or a sync tick never resolves a pod against a pod
-// manager that lags behind updates already delivered. Here the workers sync on the loop's
+// on goroutines of their own, so a PLEG event or a sync tick seldom resolves a pod against a pod
+// manager that lags behind updates already delivered (its select takes one ready channel at a
+// time, at random, so it can). Here the workers sync on the loop's
 // goroutine, and a pass whose syncs wait on the API server can last seconds: without this read, a
 // static pod's sync that deleted its mirror pod could be followed, within the same pass, by a
 // sync tick that hands its worker the deleted mirror once more, which it deletes a second time.
@@ -226,9 +227,10 @@ func (l *Loop) deferInput(in Input) {
 // Advance does every piece of work due at the clock's current time, in a fixed order:
 //
 //	node registration → runtime → runtime state check → kill completions → volume manager
-//	pass → PLEG relist (each event is a PLEGEvent) → deferred inputs → probe workers (each results
-//	change is a ProbeUpdate) → pending resize retry → pod workers → sync tick → housekeeping tick →
-//	status manager → node heartbeat
+//	pass → queued config updates (Runner) → PLEG relist (each event is a PLEGEvent) → deferred
+//	inputs → probe workers (each results change is a ProbeUpdate) → pending resize retry → pod
+//	workers → queued config updates (Runner) → sync tick → housekeeping tick → status manager →
+//	node heartbeat
 //
 // Go picks at random among ready channels; this order is one of the orders the kubelet can take,
 // chosen so that replays are byte-identical. Errors from individual steps do not stop the others;

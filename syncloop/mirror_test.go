@@ -141,3 +141,46 @@ func TestAdvanceReadsUpdatesQueuedDuringTheSyncs(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// TestAdvanceReadsUpdatesQueuedBeforeTheRelist: an update that queued while the Runner was not
+// reading (during the last pass) is handled before the PLEG's relist resolves its events against
+// the pod manager, and one read takes only what was queued when it began.
+func TestAdvanceReadsUpdatesQueuedBeforeTheRelist(t *testing.T) {
+	updates := make(chan podconfig.Update, 2)
+	f := newFixture(t, nil)
+	a := pod("a")
+	f.pods.pods[a.UID] = a
+	if _, err := NewRunner(RunnerOptions{Loop: f.loop, Updates: updates, Clock: clock.RealClock{}}); err != nil {
+		t.Fatalf("NewRunner() error = %v", err)
+	}
+	updates <- podconfig.Update{Op: podconfig.REMOVE, Source: "file", Pods: []*v1.Pod{a}}
+	f.clk.Set(f.clk.Now().Add(2 * time.Second)) // the PLEG and the sync tick are due
+	if err := f.loop.Advance(context.Background()); err != nil {
+		t.Fatalf("Advance() error = %v", err)
+	}
+	want := calls{
+		"runtime.Advance", "state.Advance", "kills.Advance",
+		// The removal queued before the pass, before the relist.
+		"pods.RemovePod a", "workers.UpdatePod kill a",
+		"pleg.Relist",
+		"workers.Step",
+		"housekeeping.HandlePodCleanups",
+		"status.Step",
+	}
+	if diff := cmp.Diff(want, *f.log); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestNewRunnerRefusesASecondRunner: the Loop reads its queued updates through one Runner; a
+// second would take the first one's reads.
+func TestNewRunnerRefusesASecondRunner(t *testing.T) {
+	f := newFixture(t, nil)
+	updates := make(chan podconfig.Update)
+	if _, err := NewRunner(RunnerOptions{Loop: f.loop, Updates: updates, Clock: clock.RealClock{}}); err != nil {
+		t.Fatalf("NewRunner() error = %v", err)
+	}
+	if _, err := NewRunner(RunnerOptions{Loop: f.loop, Updates: updates, Clock: clock.RealClock{}}); err == nil {
+		t.Errorf("NewRunner() on a loop that has a runner: error = nil, want one")
+	}
+}

@@ -2,6 +2,7 @@ package syncloop
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -63,16 +64,21 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	r := &Runner{loop: opts.Loop, updates: opts.Updates, calls: opts.Calls, clock: opts.Clock, settled: opts.Settled,
 		asks: opts.Asks, asked: opts.Asked}
 	// The Runner owns the Loop from here on: the Loop reads the updates queued during its passes
-	// through it.
+	// through it. A second Runner would take the channel's reads from the first.
+	if r.loop.queued != nil {
+		return nil, fmt.Errorf("new sync loop runner: the loop already has a runner")
+	}
 	r.loop.queued = r.readQueued
 	return r, nil
 }
 
-// readQueued hands the Loop, without waiting, every update queued now. A closed channel is left
-// to Run, which logs it at its next read (a closed channel stays readable).
+// readQueued hands the Loop, without waiting, the updates queued when it is called, and no more:
+// a source that keeps sending does not hold the PLEG, the workers and the ticks off, as the
+// kubelet's select takes one ready channel at a time. A closed channel is left to Run, which logs
+// it at its next read (a closed channel stays readable).
 func (r *Runner) readQueued(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	for {
+	for n := len(r.updates); n > 0; n-- {
 		select {
 		case u, ok := <-r.updates:
 			if !ok {
@@ -115,13 +121,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			// handled by then, and the next sync sees the new mirror. Here the loop runs the
 			// workers itself, so it reads what queued first (a replay merges every pending update
 			// before the loop advances, the same order).
-			for n := len(updates); n > 0; n-- {
-				u, ok := <-updates
-				if !ok {
-					break
-				}
-				r.step(ctx, logger, u)
-			}
+			r.readQueued(ctx)
 			r.advance(ctx, logger)
 		case f := <-r.calls:
 			f()
