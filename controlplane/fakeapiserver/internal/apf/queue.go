@@ -61,12 +61,29 @@ func (f *fifo[W]) pop() waiter[W] {
 	var zero waiter[W]
 	f.items[f.head] = zero
 	f.head++
-	if f.head == len(f.items) {
+	switch {
+	case f.head == len(f.items):
 		// Empty: start over at the front of the same array.
 		f.items, f.head = f.items[:0], 0
+	case f.head >= compactMin && f.head*2 >= len(f.items):
+		// A fifo that never empties (a busy lock always has a waiter) would otherwise only
+		// grow, keeping a slot for every waiter it ever held. Moving the waiters left to the
+		// front once the popped slots are at least half of the array costs at most one copy per
+		// pop, and keeps the array within about twice the most waiters it held at once.
+		n := copy(f.items, f.items[f.head:])
+		clear(f.items[n:])
+		f.items, f.head = f.items[:n], 0
 	}
 	return w
 }
+
+// compactMin is the popped slots below which a fifo that is not empty is not compacted: a few
+// slots are not worth the copy.
+const compactMin = 32
+
+// keptCap is the largest array an emptied flow keeps for its next use; a flow that once had many
+// waiters gives its array back rather than hold it on the free list.
+const keptCap = 64
 
 // Len is the number of waiters.
 func (q *Queue[W]) Len() int { return q.n }
@@ -152,7 +169,11 @@ func (q *Queue[W]) Pop() (W, bool) {
 			best.head = f.next
 		}
 		delete(best.flows, f.key)
-		*f = flow[W]{waiters: fifo[W]{items: f.waiters.items[:0]}}
+		items := f.waiters.items[:0]
+		if cap(items) > keptCap {
+			items = nil
+		}
+		*f = flow[W]{waiters: fifo[W]{items: items}}
 		q.free = append(q.free, f)
 	} else {
 		best.head = f.next
