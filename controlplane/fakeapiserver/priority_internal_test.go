@@ -1,6 +1,8 @@
 package fakeapiserver
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -110,12 +112,15 @@ func TestStoreLockTurns(t *testing.T) {
 		srv.Handler().ServeHTTP(w, r)
 		if w.Code != http.StatusCreated {
 			t.Errorf("POST pod = %d %s", w.Code, w.Body)
-		}
-		e, _ := srv.store.get(podsTarget, "default", "admin")
-		if e == nil {
 			return "", nil
 		}
-		return e.meta().GetResourceVersion(), nil
+		// The answer's resourceVersion, not the store's: the other writers hold the store
+		// lock while this one returns, and the store is read only under it.
+		var created corev1.Pod
+		if err := json.Unmarshal(w.Body.Bytes(), &created); err != nil {
+			return "", fmt.Errorf("decode the created pod %s: %w", w.Body, err)
+		}
+		return created.ResourceVersion, nil
 	}})
 
 	var wg sync.WaitGroup

@@ -45,18 +45,31 @@ func (o *traceOrder) emit(tr trace.Tracer, ticket uint64, batch *[]trace.Event, 
 			o.moved.Wait()
 		}
 		o.mu.Unlock()
-		for _, ev := range *batch {
-			tr.Emit(ev)
-		}
-		clear(*batch)
-		*batch = (*batch)[:0]
-		traceBatches.Put(batch)
+		o.emitBatch(tr, ticket, batch)
 		o.mu.Lock()
-		o.done.Store(ticket)
-		o.moved.Broadcast()
 	}
 	for o.done.Load() < through {
 		o.moved.Wait()
 	}
 	o.mu.Unlock()
+}
+
+// emitBatch emits batch, then marks ticket emitted and wakes the holders waiting for it. The
+// mark is deferred: a tracer that panics or ends its goroutine (a panic that serveHTTP or
+// Direct.do recovers) must still let the batches after this one out, or every later holder of
+// the store lock would wait for this ticket forever. The batch then loses the events not yet
+// emitted, as a panic under the store lock lost them before.
+func (o *traceOrder) emitBatch(tr trace.Tracer, ticket uint64, batch *[]trace.Event) {
+	defer func() {
+		o.mu.Lock()
+		o.done.Store(ticket)
+		o.moved.Broadcast()
+		o.mu.Unlock()
+	}()
+	for _, ev := range *batch {
+		tr.Emit(ev)
+	}
+	clear(*batch)
+	*batch = (*batch)[:0]
+	traceBatches.Put(batch)
 }

@@ -76,7 +76,9 @@ func (l *Lock) Unlock() {
 	turn <- struct{}{}
 }
 
-// TryLock takes the lock if nobody holds it, and reports whether it did.
+// TryLock takes the lock if nobody holds it, and reports whether it did: a test's way to see
+// whether the lock is held without waiting for it. The server itself never tries the lock; a
+// request waits for its turn.
 func (l *Lock) TryLock() bool {
 	return l.state.CompareAndSwap(free, held)
 }

@@ -1,9 +1,17 @@
 package apf
 
 // Queue holds the requests waiting for the lock and chooses the next one: the oldest exempt
-// waiter if there is one; else the limited level whose turns are furthest behind its share, and
-// in it the flow whose turn it is. It is a pure core: no goroutines, no clock, one caller at a
-// time (Lock holds its own mutex around it).
+// waiter if there is one, unless exempt waiters took the last ExemptRun turns while limited ones
+// waited; else the limited level whose turns are furthest behind its share, and in it the flow
+// whose turn it is. It is a pure core: no goroutines, no clock, one caller at a time (Lock holds
+// its own mutex around it).
+//
+// Exempt requests go first, but not without bound. In kube-apiserver they take no seats and the
+// limited levels keep theirs, so a stream of exempt requests, however steady, does not hold
+// node-high's lease renewals back; here one lock is all the levels share, and a stream of exempt
+// waiters that never ends would take every turn. So after ExemptRun exempt turns in a row taken
+// while a limited waiter waited, one limited turn comes next: a limited waiter at the head of
+// the limited order waits at most ExemptRun exempt turns.
 //
 // The levels share turns by stride scheduling: a level's pass grows by strideUnit/shares at each
 // turn it takes, and the waiting level with the smallest pass goes next, so that over a busy
@@ -15,12 +23,20 @@ package apf
 // first served.
 type Queue[W any] struct {
 	exempt fifo[W]
-	levels [numLevels]level[W]
-	vtime  uint64 // the pass of the level that took the latest limited turn
-	seq    uint64 // arrivals, to break ties between levels by their oldest waiter
-	n      int
-	free   []*flow[W] // emptied flows, reused
+	// exemptRun is the exempt turns taken in a row while a limited waiter waited.
+	exemptRun int
+	levels    [numLevels]level[W]
+	vtime     uint64 // the pass of the level that took the latest limited turn
+	seq       uint64 // arrivals, to break ties between levels by their oldest waiter
+	n         int
+	free      []*flow[W] // emptied flows, reused
 }
+
+// ExemptRun is how many exempt turns in a row the queue gives while limited waiters wait before
+// it gives one of them a turn: exempt waiters still take eight turns in nine of a lock they keep
+// busy, and the limited levels (node-high's lease renewals among them) the ninth, shared by their
+// shares.
+const ExemptRun = 8
 
 // strideUnit is a multiple of every level's shares (600 = lcm(5, 10, 20, 30, 40, 100)), so that
 // every stride is a whole number.
@@ -61,12 +77,29 @@ func (f *fifo[W]) pop() waiter[W] {
 	var zero waiter[W]
 	f.items[f.head] = zero
 	f.head++
-	if f.head == len(f.items) {
+	switch {
+	case f.head == len(f.items):
 		// Empty: start over at the front of the same array.
 		f.items, f.head = f.items[:0], 0
+	case f.head >= compactMin && f.head*2 >= len(f.items):
+		// A fifo that never empties (a busy lock always has a waiter) would otherwise only
+		// grow, keeping a slot for every waiter it ever held. Moving the waiters left to the
+		// front once the popped slots are at least half of the array costs at most one copy per
+		// pop, and keeps the array within about twice the most waiters it held at once.
+		n := copy(f.items, f.items[f.head:])
+		clear(f.items[n:])
+		f.items, f.head = f.items[:n], 0
 	}
 	return w
 }
+
+// compactMin is the popped slots below which a fifo that is not empty is not compacted: a few
+// slots are not worth the copy.
+const compactMin = 32
+
+// keptCap is the largest array an emptied flow keeps for its next use; a flow that once had many
+// waiters gives its array back rather than hold it on the free list.
+const keptCap = 64
 
 // Len is the number of waiters.
 func (q *Queue[W]) Len() int { return q.n }
@@ -118,9 +151,19 @@ func (q *Queue[W]) newFlow(key Flow) *flow[W] {
 // Pop removes and returns the waiter that goes next, and false when there is none.
 func (q *Queue[W]) Pop() (W, bool) {
 	if q.exempt.len() > 0 {
-		q.n--
-		return q.exempt.pop().w, true
+		if q.n == q.exempt.len() {
+			// Nobody else waits: the run counts only turns a limited waiter waited through.
+			q.exemptRun = 0
+			q.n--
+			return q.exempt.pop().w, true
+		}
+		if q.exemptRun < ExemptRun {
+			q.exemptRun++
+			q.n--
+			return q.exempt.pop().w, true
+		}
 	}
+	q.exemptRun = 0
 	var best *level[W]
 	var bestLevel Level
 	for i := range q.levels {
@@ -152,7 +195,11 @@ func (q *Queue[W]) Pop() (W, bool) {
 			best.head = f.next
 		}
 		delete(best.flows, f.key)
-		*f = flow[W]{waiters: fifo[W]{items: f.waiters.items[:0]}}
+		items := f.waiters.items[:0]
+		if cap(items) > keptCap {
+			items = nil
+		}
+		*f = flow[W]{waiters: fifo[W]{items: items}}
 		q.free = append(q.free, f)
 	} else {
 		best.head = f.next

@@ -163,3 +163,80 @@ func TestQueueFlowRejoinsLast(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestQueueExemptRunIsBounded: a stream of exempt waiters that never ends (an administrator's
+// creates keeping the lock busy) takes ExemptRun turns in a row at most while limited waiters
+// wait, then a limited waiter takes one, so that a node's lease renewal waits a bounded number
+// of turns; with nobody else waiting, exempt waiters take every turn.
+func TestQueueExemptRunIsBounded(t *testing.T) {
+	exempt := apf.Class{}
+	tests := []struct {
+		name    string
+		limited []push // waiting before the exempt stream starts
+		exempts int    // exempt waiters kept waiting: one is pushed after each exempt turn
+		turns   int
+		// wantAt is the turn (from 1) each limited waiter gets; every other turn is exempt.
+		wantAt map[string]int
+	}{
+		{"no limited waiter: exempt takes every turn", nil, 2, 50, map[string]int{}},
+		{"one lease renewal waits ExemptRun exempt turns",
+			[]push{{"n1", class(apf.NodeHigh, "n1")}}, 2, 30,
+			map[string]int{"n1": apf.ExemptRun + 1}},
+		{"limited waiters take every ExemptRun+1-th turn, in the limited order",
+			[]push{{"n1", class(apf.NodeHigh, "n1")}, {"n2", class(apf.NodeHigh, "n2")}, {"s1", class(apf.System, "n1")}},
+			4, 40,
+			// Passes: node-high and system both 0, and n1 is the older waiter; then system at
+			// 0 (s1) before node-high at 15 (n2).
+			map[string]int{"n1": apf.ExemptRun + 1, "s1": 2 * (apf.ExemptRun + 1), "n2": 3 * (apf.ExemptRun + 1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q apf.Queue[string]
+			for _, p := range tt.limited {
+				q.Push(p.c, p.name)
+			}
+			for range tt.exempts {
+				q.Push(exempt, "x")
+			}
+			got := map[string]int{}
+			for turn := 1; turn <= tt.turns; turn++ {
+				w, ok := q.Pop()
+				if !ok {
+					t.Fatalf("turn %d: the queue is empty", turn)
+				}
+				if w == "x" {
+					q.Push(exempt, "x")
+					continue
+				}
+				got[w] = turn
+			}
+			if diff := cmp.Diff(tt.wantAt, got); diff != "" {
+				t.Errorf("the limited waiters' turns (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQueueLimitedShareBesideExempt: with exempt and limited waiters both always waiting, the
+// limited levels take one turn in ExemptRun+1, and among them their turns go by their shares.
+func TestQueueLimitedShareBesideExempt(t *testing.T) {
+	var q apf.Queue[string]
+	for i := range 1000 {
+		q.Push(class(apf.NodeHigh, fmt.Sprint(i%10)), "node-high")
+		q.Push(class(apf.System, fmt.Sprint(i%10)), "system")
+	}
+	q.Push(apf.Class{}, "exempt")
+	const turns = 700 * (apf.ExemptRun + 1)
+	got := map[string]int{}
+	for range turns {
+		w, _ := q.Pop()
+		got[w]++
+		if w == "exempt" {
+			q.Push(apf.Class{}, "exempt")
+		}
+	}
+	want := map[string]int{"exempt": 700 * apf.ExemptRun, "node-high": 400, "system": 300}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
