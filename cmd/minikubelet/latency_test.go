@@ -150,13 +150,20 @@ func deleteMirrorPodRepeatedly(t *testing.T, log *traceLog, kubeconfig, name str
 // and answers logged (-v=8), which it follows with a deleteWatch. It stops kubectl once the
 // watch shows that kubectl's wait lost the delete, since kubectl would then wait until ctx
 // ends. It returns the watch, kubectl's last lines, and kubectl's error.
+//
+// kubectl runs with client-go's WatchListClient gate off (KUBE_FEATURE_WatchListClient=false).
+// From kubectl 1.35 the gate is on by default and the wait (delete.go's IsDeleted) starts its
+// watch with a watch-list, sendInitialEvents, instead of a LIST: the same race (the initial
+// events hold the successor), but -v=8 logs no streamed event, so deleteWatch could not tell it
+// from a hang. With the gate off kubectl 1.30 to 1.35 list as kubectl did before; older ones
+// ignore the variable and list anyway.
 func kubectlDelete(ctx context.Context, kubeconfig, home, name string) (*deleteWatch, string, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := &deleteWatch{name: name}
 	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(home, "cache"),
 		"-v=8", "delete", "pod", name)
-	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECTL_KUBERC=false")
+	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECTL_KUBERC=false", "KUBE_FEATURE_WatchListClient=false")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return w, "", fmt.Errorf("kubectl delete pod %s: %w", name, err)
@@ -198,7 +205,8 @@ func kubectlDelete(ctx context.Context, kubeconfig, home, name string) (*deleteW
 // that deletes the mirror pod and creates its successor between kubectl's GET and LIST leaves
 // kubectl waiting for the successor's deletion: kubectl's race, which the API latency of run
 // makes rare but not impossible when a loaded machine stretches kubectl's GET-to-LIST gap past
-// the kubelet's two writes.
+// the kubelet's two writes. (kubectl 1.35 starts the watch with a watch-list instead of the
+// LIST; kubectlDelete turns that off.)
 type deleteWatch struct {
 	name string
 	// next is what the next answer's body belongs to: "delete", "get", "list", or "" for any
