@@ -252,11 +252,16 @@ func jittered(r *rand.Rand, d time.Duration) time.Duration {
 // kubelet runs its lease controller beside the node status loop: from then on Heartbeat and
 // NextWake leave the lease alone, and the lease's first renewal is due at once. Attached, the
 // lease is first renewed when the node registers. It returns nil when already detached.
+//
+// The detached lease draws its jitter from a stream of its own, seeded from the Status' stream
+// now: the two then run on different goroutines, and a *rand.Rand is not safe to share. Attached
+// (replay), both draw from the one stream in the heartbeat's order, as before.
 func (s *Status) DetachLease() *Lease {
 	l := s.lease
 	s.lease = nil
 	if l != nil {
 		l.next = s.opts.Clock.Now()
+		l.jitter = rand.New(rand.NewPCG(s.jitter.Uint64(), s.jitter.Uint64()))
 	}
 	return l
 }
