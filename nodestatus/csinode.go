@@ -163,11 +163,6 @@ func (c *csiNodeInit) nextWake() (time.Time, bool) {
 	return c.next, true
 }
 
-// jitter is wait.Jitter with the initialization's factor.
-func (c *csiNodeInit) jitter(d time.Duration) time.Duration {
-	return d + time.Duration(c.rand.Float64()*csiNodeJitter*float64(d))
-}
-
 // step does the read or the try that is due at now.
 func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 	if c == nil || c.next.IsZero() || now.Before(c.next) {
@@ -192,7 +187,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 	logger.V(2).Info("Failed to publish CSINode", "err", err)
 	c.lastErr = err
 	if c.inner++; c.inner < csiNodeInnerSteps {
-		c.next = now.Add(c.jitter(c.innerDelay))
+		c.next = now.Add(jitter(c.rand, c.innerDelay, csiNodeJitter))
 		c.innerDelay *= csiNodeInnerFactor
 		return
 	}
@@ -206,7 +201,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		c.next = time.Time{}
 		return
 	}
-	c.next = now.Add(c.jitter(c.outerDelay))
+	c.next = now.Add(jitter(c.rand, c.outerDelay, csiNodeJitter))
 	c.outerDelay *= csiNodeOuterFactor
 }
 

@@ -259,13 +259,26 @@ func TestCSINodeInitialization(t *testing.T) {
 	}
 }
 
-// TestCSINodeBackOffJitter: each back-off step waits its duration plus up to 10% (wait.Jitter).
-func TestCSINodeBackOffJitter(t *testing.T) {
-	c := &csiNodeInit{rand: rand.New(rand.NewPCG(1, 2))}
-	for range 100 {
-		if d := c.jitter(100 * time.Millisecond); d < 100*time.Millisecond || d >= 110*time.Millisecond {
-			t.Fatalf("jitter(100ms) = %v, want in [100ms, 110ms)", d)
+// TestJitter: a jittered wait is its duration plus up to its factor of it (wait.Jitter): 4% for
+// the node status and lease periods, 10% for the CSINode's back-off steps.
+func TestJitter(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		d      time.Duration
+		factor float64
+		max    time.Duration
+	}{
+		{d: 10 * time.Second, factor: periodJitter, max: 10*time.Second + 400*time.Millisecond},
+		{d: 100 * time.Millisecond, factor: csiNodeJitter, max: 110 * time.Millisecond},
+	} {
+		for range 100 {
+			if got := jitter(r, tc.d, tc.factor); got < tc.d || got >= tc.max {
+				t.Fatalf("jitter(%v, %v) = %v, want in [%v, %v)", tc.d, tc.factor, got, tc.d, tc.max)
+			}
 		}
+	}
+	if got := jitter(noJitter(), time.Second, periodJitter); got != time.Second {
+		t.Errorf("jitter(1s) without a draw = %v, want 1s", got)
 	}
 }
 

@@ -66,7 +66,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.next = time.Time{}
 	err := l.sync(ctx, now)
 	if l.next.IsZero() {
-		l.next = l.clock.Now().Add(jittered(l.jitter, LeaseRenewPeriod))
+		l.next = l.clock.Now().Add(jitter(l.jitter, LeaseRenewPeriod, periodJitter))
 	}
 	if err != nil {
 		l.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: l.name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})

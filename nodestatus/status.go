@@ -242,10 +242,11 @@ func (s *Status) begin(now time.Time) {
 	}
 }
 
-// jittered is wait.Jitter(d, 0.04): the node status loop's and the lease controller's period
-// with their jitter factor.
-func jittered(r *rand.Rand, d time.Duration) time.Duration {
-	return d + time.Duration(r.Float64()*periodJitter*float64(d))
+// jitter is wait.Jitter(d, factor) drawn from r: d plus up to factor of it. The node status
+// loop and the lease controller wait their periods with factor periodJitter, the CSINode's
+// initialization its back-off steps with csiNodeJitter.
+func jitter(r *rand.Rand, d time.Duration, factor float64) time.Duration {
+	return d + time.Duration(r.Float64()*factor*float64(d))
 }
 
 // DetachLease hands the lease controller over to a driver that runs it on its own, as the
@@ -347,7 +348,7 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 	s.csi.step(ctx, now)
 	if s.registered && vclock.Due(s.status, now) {
 		err := s.updateNodeStatus(ctx, now)
-		s.status = s.opts.Clock.Now().Add(jittered(s.jitter, s.opts.statusPeriod()))
+		s.status = s.opts.Clock.Now().Add(jitter(s.jitter, s.opts.statusPeriod(), periodJitter))
 		if err != nil {
 			errs = append(errs, err)
 		}
