@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -122,7 +123,9 @@ type csiNodeInit struct {
 	name   string
 	client CSINodeClient
 	tracer trace.Tracer
-	rand   *rand.Rand
+	// clock times the back-off steps, which the kubelet sleeps after a failed try returns.
+	clock clock.PassiveClock
+	rand  *rand.Rand
 	// err is the storage error; nil once the CSINode is initialized.
 	err error
 	// next is when the next read or try is due; zero before the start and once done.
@@ -139,7 +142,7 @@ func newCSINodeInit(o Options, r *rand.Rand) *csiNodeInit {
 	if o.CSINodes == nil {
 		return nil
 	}
-	return &csiNodeInit{name: o.NodeName, client: o.CSINodes, tracer: o.Tracer, rand: r, err: errCSINodeNotInitialized,
+	return &csiNodeInit{name: o.NodeName, client: o.CSINodes, tracer: o.Tracer, clock: o.Clock, rand: r, err: errCSINodeNotInitialized,
 		outerDelay: csiNodeOuterDelay, innerDelay: csiNodeInnerDelay}
 }
 
@@ -173,6 +176,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		// waitForAPIServerForever: any answer of the API server will do, NotFound too.
 		if _, err := c.client.GetCSINode(ctx, c.name); err != nil && !apierrors.IsNotFound(err) {
 			logger.V(2).Info("Failed to contact API server when waiting for CSINode publishing", "err", err)
+			// PollImmediateInfinite's ticker keeps its beat whatever the read took.
 			c.next = now.Add(csiNodeAPIPoll)
 			return
 		}
@@ -186,6 +190,8 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 	}
 	logger.V(2).Info("Failed to publish CSINode", "err", err)
 	c.lastErr = err
+	// ExponentialBackoff sleeps once the failed try has returned: the next is timed from then.
+	now = c.clock.Now()
 	if c.inner++; c.inner < csiNodeInnerSteps {
 		c.next = now.Add(jitter(c.rand, c.innerDelay, csiNodeJitter))
 		c.innerDelay *= csiNodeInnerFactor

@@ -28,11 +28,14 @@ type fakeCSINodes struct {
 	// down makes every call fail as an unreachable API server does, until the instant.
 	down  time.Duration
 	calls []string
+	// latency is how long each call of a kind takes, as fakeClient's.
+	latency map[string]time.Duration
 }
 
 func (f *fakeCSINodes) log(call string) error {
 	at := f.c.clk.Since(vclock.Epoch)
 	f.calls = append(f.calls, at.String()+" "+call)
+	f.c.clk.Advance(f.latency[call])
 	if at < f.down {
 		return errors.New("connection refused")
 	}
@@ -221,7 +224,7 @@ func TestCSINodeInitialization(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			init := newCSINodeInit(Options{NodeName: "node-1", Tracer: rec, CSINodes: csi}, noJitter())
+			init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: rec, CSINodes: csi}, noJitter())
 			init.start(clk.Now())
 			for {
 				init.step(context.Background(), clk.Now())

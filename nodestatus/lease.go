@@ -88,9 +88,10 @@ func (l *Lease) sync(ctx context.Context, now time.Time) error {
 	}
 	lease, created, err := l.ensure(ctx, now)
 	if err != nil {
-		// backoffEnsureLease blocks the controller, retrying after a doubling delay.
+		// backoffEnsureLease blocks the controller, retrying after a doubling delay, which it
+		// sleeps once the failed call has returned.
 		l.backoff = min(max(2*l.backoff, leaseBackoffMin), leaseBackoffMax)
-		l.next = now.Add(l.backoff)
+		l.next = l.clock.Now().Add(l.backoff)
 		return errors.Join(append(errs, err)...)
 	}
 	l.backoff = 0

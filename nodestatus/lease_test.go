@@ -26,7 +26,10 @@ func renewUntil(l *Lease, clk *vclock.Clock, until time.Duration, before func(ti
 		if next.After(vclock.Epoch.Add(until)) {
 			return
 		}
-		clk.Set(next)
+		// A call that took time may have moved the clock past the wake-up already.
+		if next.After(clk.Now()) {
+			clk.Set(next)
+		}
 	}
 }
 

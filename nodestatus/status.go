@@ -316,8 +316,9 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ev := trace.Event{Component: trace.Node, Pod: name, Func: "registerWithAPIServer"}
 	if err != nil {
+		// registerWithAPIServer sleeps once the failed attempt has returned.
 		s.backoff = min(2*s.backoff, registerBackoffMax)
-		s.retry = now.Add(s.backoff)
+		s.retry = s.opts.Clock.Now().Add(s.backoff)
 		ev.Event, ev.Reason, ev.Message = trace.KindError, "FailedToRegisterNode", err.Error()
 		s.opts.Tracer.Emit(ev)
 		return fmt.Errorf("register node %s: %w", name, err)
