@@ -191,9 +191,11 @@ type Status struct {
 	lastReport time.Time
 	delay      time.Duration
 	rand       *rand.Rand
-	// jitter draws the periods' jitter; csi is the CSINode's initialization, nil without a client.
-	jitter *rand.Rand
-	csi    *csiNodeInit
+	// jitter draws the periods' jitter; csi is the CSINode's initialization, nil without a client,
+	// which the heartbeat drives until csiDetached (DetachCSINode) and reads the storage error of.
+	jitter      *rand.Rand
+	csi         *csiNodeInit
+	csiDetached bool
 	// capacity and allocatable are the machine's (Machine.Resources), made once: the options do
 	// not change, and every status update applies them.
 	capacity, allocatable v1.ResourceList
@@ -237,7 +239,7 @@ func (s *Status) begin(now time.Time) {
 	if s.lease != nil {
 		s.lease.next = now
 	}
-	if s.csi != nil {
+	if s.csi != nil && !s.csiDetached {
 		s.csi.start(now)
 	}
 }
@@ -267,6 +269,22 @@ func (s *Status) DetachLease() *Lease {
 	return l
 }
 
+// DetachCSINode hands the CSINode's initialization over to a driver that runs it on its own, as
+// the kubelet runs initializeCSINode on a goroutine of its own: from then on Heartbeat and
+// NextWake leave it alone, its first read is due at once, and the Status reads only its storage
+// error, which it publishes atomically. As the detached lease, it draws its back-off's jitter from
+// a stream of its own, seeded from the Status' one now. It returns nil without a CSINodes client
+// or when already detached.
+func (s *Status) DetachCSINode() *CSINode {
+	if s.csi == nil || s.csiDetached {
+		return nil
+	}
+	s.csiDetached = true
+	s.csi.rand = rand.New(rand.NewPCG(s.jitter.Uint64(), s.jitter.Uint64()))
+	s.csi.start(s.opts.Clock.Now())
+	return &CSINode{init: s.csi}
+}
+
 // Registered reports whether the node object exists.
 func (s *Status) Registered() bool { return s.registered }
 
@@ -284,6 +302,9 @@ func (s *Status) NextWake() (time.Time, bool) {
 	}
 	if !s.fast.IsZero() && s.fast.Before(next) {
 		next = s.fast
+	}
+	if s.csiDetached {
+		return next, true
 	}
 	if at, ok := s.csi.nextWake(); ok && at.Before(next) {
 		next = at
@@ -346,7 +367,9 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	s.csi.step(ctx, now)
+	if !s.csiDetached {
+		s.csi.step(ctx, now)
+	}
 	if s.registered && vclock.Due(s.status, now) {
 		err := s.updateNodeStatus(ctx, now)
 		s.status = s.opts.Clock.Now().Add(jitter(s.jitter, s.opts.statusPeriod(), periodJitter))
