@@ -226,9 +226,9 @@ func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
 
 // besideRunners are the kubelet's goroutines beside the sync loop, which make the API calls the
 // loop must not wait for: the status manager's, the token manager's requests, the node status
-// loop, the lease controller and fastStaticPodsRegistration. They take the cores out of the
-// loop's Advance; the runtime state the node status reads crosses as a snapshot the loop
-// publishes after each pass.
+// loop, the lease controller, the CSINode's initialization and fastStaticPodsRegistration. They
+// take the cores out of the loop's Advance; the runtime state the node status reads crosses as a
+// snapshot the loop publishes after each pass.
 func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
 	b := &k.besides
 	b.runtime.publish()
@@ -258,6 +258,15 @@ func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, f
 	lr, err := nodestatus.NewLeaseRunner(b.node.DetachLease(), clk)
 	if err != nil {
 		return nil, err
+	}
+	// The CSI volume plugin's initializeCSINode runs on a goroutine of its own too, so that its
+	// API calls, which may hang, hold up neither registration nor the status updates.
+	if csi := b.node.DetachCSINode(); csi != nil {
+		cr, err := nodestatus.NewCSINodeRunner(csi, clk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runner{"CSINode initialization", cr.Run})
 	}
 	fast := func(ctx context.Context) error {
 		select {

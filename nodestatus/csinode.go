@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
 )
@@ -122,9 +124,13 @@ type csiNodeInit struct {
 	name   string
 	client CSINodeClient
 	tracer trace.Tracer
-	rand   *rand.Rand
-	// err is the storage error; nil once the CSINode is initialized.
-	err error
+	// clock times the back-off steps, which the kubelet sleeps after a failed try returns.
+	clock clock.PassiveClock
+	rand  *rand.Rand
+	// err is the storage error; nil once the CSINode is initialized. In `run` the
+	// initialization runs on a goroutine of its own (CSINodeRunner) while the node status reads
+	// the error: it is published atomically, as the kubelet's runtime state guards its own.
+	err atomic.Pointer[error]
 	// next is when the next read or try is due; zero before the start and once done.
 	next time.Time
 	// apiUp is set once the API server answered; outer and inner count the failed attempts and
@@ -139,8 +145,19 @@ func newCSINodeInit(o Options, r *rand.Rand) *csiNodeInit {
 	if o.CSINodes == nil {
 		return nil
 	}
-	return &csiNodeInit{name: o.NodeName, client: o.CSINodes, tracer: o.Tracer, rand: r, err: errCSINodeNotInitialized,
+	c := &csiNodeInit{name: o.NodeName, client: o.CSINodes, tracer: o.Tracer, clock: o.Clock, rand: r,
 		outerDelay: csiNodeOuterDelay, innerDelay: csiNodeInnerDelay}
+	c.setError(errCSINodeNotInitialized)
+	return c
+}
+
+// setError publishes the storage error; nil clears it.
+func (c *csiNodeInit) setError(err error) {
+	if err == nil {
+		c.err.Store(nil)
+		return
+	}
+	c.err.Store(&err)
 }
 
 // start makes the first read due at now: the kubelet starts the goroutine when it builds its
@@ -152,7 +169,10 @@ func (c *csiNodeInit) storageError() error {
 	if c == nil {
 		return nil
 	}
-	return c.err
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // nextWake is when the next read or try is due.
@@ -161,11 +181,6 @@ func (c *csiNodeInit) nextWake() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return c.next, true
-}
-
-// jitter is wait.Jitter with the initialization's factor.
-func (c *csiNodeInit) jitter(d time.Duration) time.Duration {
-	return d + time.Duration(c.rand.Float64()*csiNodeJitter*float64(d))
 }
 
 // step does the read or the try that is due at now.
@@ -178,6 +193,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		// waitForAPIServerForever: any answer of the API server will do, NotFound too.
 		if _, err := c.client.GetCSINode(ctx, c.name); err != nil && !apierrors.IsNotFound(err) {
 			logger.V(2).Info("Failed to contact API server when waiting for CSINode publishing", "err", err)
+			// PollImmediateInfinite's ticker keeps its beat whatever the read took.
 			c.next = now.Add(csiNodeAPIPoll)
 			return
 		}
@@ -186,29 +202,46 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 	logger.V(4).Info("Initializing migrated drivers on CSINode")
 	err := c.try(ctx)
 	if err == nil {
-		c.err, c.next = nil, time.Time{}
+		c.setError(nil)
+		c.next = time.Time{}
 		return
 	}
 	logger.V(2).Info("Failed to publish CSINode", "err", err)
 	c.lastErr = err
+	// ExponentialBackoff sleeps once the failed try has returned: the next is timed from then.
+	now = c.clock.Now()
 	if c.inner++; c.inner < csiNodeInnerSteps {
-		c.next = now.Add(c.jitter(c.innerDelay))
+		c.next = now.Add(jitter(c.rand, c.innerDelay, csiNodeJitter))
 		c.innerDelay *= csiNodeInnerFactor
 		return
 	}
 	// The attempt failed: its error is the storage error until the next one succeeds.
-	c.err = fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", wait.ErrWaitTimeout, c.lastErr))
-	logger.Error(c.err, "Failed to initialize CSINode")
-	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: c.err.Error(), Func: "initializeCSINode"})
+	failed := fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", wait.ErrWaitTimeout, c.lastErr))
+	c.setError(failed)
+	logger.Error(failed, "Failed to initialize CSINode")
+	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: failed.Error(), Func: "initializeCSINode"})
 	c.inner, c.innerDelay = 0, csiNodeInnerDelay
 	if c.outer++; c.outer >= csiNodeOuterSteps {
 		logger.Error(wait.ErrWaitTimeout, "Failed to initialize CSINode after retrying")
 		c.next = time.Time{}
 		return
 	}
-	c.next = now.Add(c.jitter(c.outerDelay))
+	c.next = now.Add(jitter(c.rand, c.outerDelay, csiNodeJitter))
 	c.outerDelay *= csiNodeOuterFactor
 }
+
+// CSINode is the CSINode's initialization detached from the node status (Status.DetachCSINode),
+// for a driver that runs it on a goroutine of its own, as the kubelet runs initializeCSINode's:
+// its API calls, which may hang, then hold up neither registration nor the status updates. The
+// node status goes on reading its storage error.
+type CSINode struct{ init *csiNodeInit }
+
+// Step does the read or the try that is due now.
+func (c *CSINode) Step(ctx context.Context) { c.init.step(ctx, c.init.clock.Now()) }
+
+// NextWake returns when the next read or try is due; false once the initialization is over,
+// done or given up.
+func (c *CSINode) NextWake() (time.Time, bool) { return c.init.nextWake() }
 
 // try is one tryInitializeCSINodeWithAnnotation: it reads the node (the CSINode's owner), then
 // creates the CSINode, or deletes one another node owns, or writes the annotation when it differs.

@@ -28,11 +28,14 @@ type fakeCSINodes struct {
 	// down makes every call fail as an unreachable API server does, until the instant.
 	down  time.Duration
 	calls []string
+	// latency is how long each call of a kind takes, as fakeClient's.
+	latency map[string]time.Duration
 }
 
 func (f *fakeCSINodes) log(call string) error {
 	at := f.c.clk.Since(vclock.Epoch)
 	f.calls = append(f.calls, at.String()+" "+call)
+	f.c.clk.Advance(f.latency[call])
 	if at < f.down {
 		return errors.New("connection refused")
 	}
@@ -221,7 +224,7 @@ func TestCSINodeInitialization(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			init := newCSINodeInit(Options{NodeName: "node-1", Tracer: rec, CSINodes: csi}, noJitter())
+			init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: rec, CSINodes: csi}, noJitter())
 			init.start(clk.Now())
 			for {
 				init.step(context.Background(), clk.Now())
@@ -259,13 +262,26 @@ func TestCSINodeInitialization(t *testing.T) {
 	}
 }
 
-// TestCSINodeBackOffJitter: each back-off step waits its duration plus up to 10% (wait.Jitter).
-func TestCSINodeBackOffJitter(t *testing.T) {
-	c := &csiNodeInit{rand: rand.New(rand.NewPCG(1, 2))}
-	for range 100 {
-		if d := c.jitter(100 * time.Millisecond); d < 100*time.Millisecond || d >= 110*time.Millisecond {
-			t.Fatalf("jitter(100ms) = %v, want in [100ms, 110ms)", d)
+// TestJitter: a jittered wait is its duration plus up to its factor of it (wait.Jitter): 4% for
+// the node status and lease periods, 10% for the CSINode's back-off steps.
+func TestJitter(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		d      time.Duration
+		factor float64
+		max    time.Duration
+	}{
+		{d: 10 * time.Second, factor: periodJitter, max: 10*time.Second + 400*time.Millisecond},
+		{d: 100 * time.Millisecond, factor: csiNodeJitter, max: 110 * time.Millisecond},
+	} {
+		for range 100 {
+			if got := jitter(r, tc.d, tc.factor); got < tc.d || got >= tc.max {
+				t.Fatalf("jitter(%v, %v) = %v, want in [%v, %v)", tc.d, tc.factor, got, tc.d, tc.max)
+			}
 		}
+	}
+	if got := jitter(noJitter(), time.Second, periodJitter); got != time.Second {
+		t.Errorf("jitter(1s) without a draw = %v, want 1s", got)
 	}
 }
 
@@ -298,11 +314,14 @@ func TestSetMigrationAnnotation(t *testing.T) {
 
 // TestPeriodsAreJitteredAndSliding: the node status loop and the lease controller wait their
 // period plus up to 4% after each run ends (JitterUntil with jitter 0.04, sliding), with jitter
-// drawn from the seeded stream, the same for the same seed.
+// drawn from the seeded stream, the same for the same seed. The node reads and lease writes take
+// 2s each, so a run ends 2s after it starts: sliding periods start 12s apart at least.
 func TestPeriodsAreJitteredAndSliding(t *testing.T) {
+	const call = 2 * time.Second
 	run := func(seed uint64) (status, lease []time.Duration) {
 		clk := vclock.New(vclock.Epoch)
-		client := &fakeClient{clk: clk, node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}}
+		client := &fakeClient{clk: clk, node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}},
+			latency: map[string]time.Duration{"get": call, "lease": call}}
 		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{},
 			Jitter: rand.New(rand.NewPCG(seed, seed))})
 		if err != nil {
@@ -317,8 +336,9 @@ func TestPeriodsAreJitteredAndSliding(t *testing.T) {
 			}
 			switch call {
 			case "get":
-				// A status update's read (after the fast poll at the registration).
-				if d > registerBackoffMin {
+				// A periodic status update's read: the start-up's reads (the lease's owner, the
+				// fast polls, the update at the registration) are over by 10s.
+				if d > 10*time.Second {
 					status = append(status, d)
 				}
 			case "lease":
@@ -329,16 +349,16 @@ func TestPeriodsAreJitteredAndSliding(t *testing.T) {
 	}
 	status, lease := run(7)
 	for name, times := range map[string][]time.Duration{"status update": status, "lease renewal": lease} {
-		if len(times) < 10 {
-			t.Fatalf("%d %ss in 2m, want about 12: %v", len(times), name, times)
+		if len(times) < 8 {
+			t.Fatalf("%d %ss in 2m, want about 10: %v", len(times), name, times)
 		}
 		jittered := false
 		for i := 1; i < len(times); i++ {
 			gap := times[i] - times[i-1]
-			if gap < 10*time.Second || gap >= 10*time.Second+400*time.Millisecond {
-				t.Errorf("%s %d came %v after the one before, want 10s plus up to 4%%", name, i, gap)
+			if gap < 10*time.Second+call || gap >= 10*time.Second+call+400*time.Millisecond {
+				t.Errorf("%s %d came %v after the one before, want the call's %v, then 10s plus up to 4%%", name, i, gap, call)
 			}
-			jittered = jittered || gap != 10*time.Second
+			jittered = jittered || gap != 10*time.Second+call
 		}
 		if !jittered {
 			t.Errorf("%ss exactly 10s apart, want jitter: %v", name, times)

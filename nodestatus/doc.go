@@ -33,9 +33,11 @@
 // (NodeSchedulable, NodeNotSchedulable), and, when the loops start, the container manager's
 // NodeAllocatableEnforced. BirthCry records the process's Starting event.
 //
-// Status and Lease are cores: no goroutine, no lock. A stepping driver (a replay) drives both from
-// the sync loop's goroutine: the loop calls Register first and Heartbeat, which renews the lease,
-// steps the CSINode's initialization and polls, last in each Advance. In `run` they run beside the sync loop as the kubelet's node status loop
-// and lease controller do: Runner owns the Status, LeaseRunner the Lease it detached
-// (DetachLease). A standalone kubelet (no API client) has neither.
+// Status and Lease are cores: no goroutine; the one atomic is the CSINode's storage error. A
+// stepping driver (a replay) drives both from the sync loop's goroutine: the loop calls Register
+// first and Heartbeat, which renews the lease, steps the CSINode's initialization and polls, last
+// in each Advance. In `run` they run beside the sync loop as the kubelet's node status loop, lease
+// controller and initializeCSINode goroutine do: Runner owns the Status, LeaseRunner the Lease
+// and CSINodeRunner the CSINode it detached (DetachLease, DetachCSINode), whose storage error the
+// Status reads. A standalone kubelet (no API client) has none of them.
 package nodestatus

@@ -66,7 +66,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.next = time.Time{}
 	err := l.sync(ctx, now)
 	if l.next.IsZero() {
-		l.next = l.clock.Now().Add(jittered(l.jitter, LeaseRenewPeriod))
+		l.next = l.clock.Now().Add(jitter(l.jitter, LeaseRenewPeriod, periodJitter))
 	}
 	if err != nil {
 		l.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: l.name, Reason: "FailedToRenewLease", Message: err.Error(), Func: "renewLease"})
@@ -88,9 +88,10 @@ func (l *Lease) sync(ctx context.Context, now time.Time) error {
 	}
 	lease, created, err := l.ensure(ctx, now)
 	if err != nil {
-		// backoffEnsureLease blocks the controller, retrying after a doubling delay.
+		// backoffEnsureLease blocks the controller, retrying after a doubling delay, which it
+		// sleeps once the failed call has returned.
 		l.backoff = min(max(2*l.backoff, leaseBackoffMin), leaseBackoffMax)
-		l.next = now.Add(l.backoff)
+		l.next = l.clock.Now().Add(l.backoff)
 		return errors.Join(append(errs, err)...)
 	}
 	l.backoff = 0

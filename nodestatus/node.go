@@ -25,7 +25,9 @@ const (
 // LocalNode is the node as this kubelet would register it, for a kubelet that has no node object
 // to read: the fallback of the kubelet's getNodeAnyWay.
 func LocalNode(name, ip string, m Machine) *v1.Node {
-	return initialNode(name, ip, 0, m, time.Time{}, true)
+	// Ready: a kubelet without an API client initializes no CSINode, so has no storage error.
+	node, _ := initialNodeEvents(name, ip, 0, m, time.Time{}, true, readyMessage)
+	return node
 }
 
 // SimulatedLabel marks a node minikubelet simulates, with the value "true", as KWOK marks the
@@ -44,19 +46,8 @@ const DefaultMaxPods = 110
 // readyMessage is the Ready condition's message while the kubelet is ready.
 const readyMessage = "kubelet is posting ready status"
 
-// initialNode is the node object the kubelet registers: the kubelet's initialNode plus the first
-// status, with Ready as given. The condition setters record their events on it as on any node
-// (initialNodeEvents).
-func initialNode(name, ip string, port int32, m Machine, now time.Time, ready bool) *v1.Node {
-	msg := readyMessage
-	if !ready {
-		msg = errCSINodeNotInitialized.Error()
-	}
-	node, _ := initialNodeEvents(name, ip, port, m, now, ready, msg)
-	return node
-}
-
-// initialNodeEvents is initialNode with the events its condition setters record: a new node has
+// initialNodeEvents is the node object the kubelet registers (its initialNode plus the first
+// status, with Ready as given) and the events its condition setters record: a new node has
 // no condition yet, so each pressure condition goes from absent (Unknown) to False and records
 // NodeHasSufficientMemory, NodeHasNoDiskPressure and NodeHasSufficientPID; Ready is added
 // without an event.

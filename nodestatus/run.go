@@ -101,3 +101,35 @@ func (r *LeaseRunner) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// CSINodeRunner is the CSI volume plugin's initializeCSINode in `run`, on a goroutine of its own.
+// It owns its CSINode (from Status.DetachCSINode).
+type CSINodeRunner struct {
+	csi   *CSINode
+	clock clock.WithTicker
+}
+
+// NewCSINodeRunner returns a CSINodeRunner for csi, or an error wrapping ErrMissingOption.
+func NewCSINodeRunner(csi *CSINode, clk clock.WithTicker) (*CSINodeRunner, error) {
+	var missing minikubelet.Missing
+	missing.Check("csi", csi == nil)
+	missing.Check("clock", clk == nil)
+	if err := missing.Err("new CSINode runner"); err != nil {
+		return nil, err
+	}
+	return &CSINodeRunner{csi: csi, clock: clk}, nil
+}
+
+// Run initializes the CSINode, and returns nil once it is done or has given up (the kubelet's
+// goroutine ends there too; its process exits after the last failure), or when ctx is done.
+func (r *CSINodeRunner) Run(ctx context.Context) error {
+	wake := minikubelet.NewWake(r.clock)
+	defer wake.Stop()
+	for {
+		r.csi.Step(ctx)
+		next, ok := r.csi.NextWake()
+		if !ok || !wake.Sleep(ctx, next, nil) {
+			return nil
+		}
+	}
+}

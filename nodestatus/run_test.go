@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -129,4 +130,101 @@ func TestNewRunnersMissingOptions(t *testing.T) {
 	if _, err := NewLeaseRunner(nil, nil); !errors.Is(err, minikubelet.ErrMissingOption) {
 		t.Errorf("NewLeaseRunner(nil, nil) = %v, want ErrMissingOption", err)
 	}
+	if _, err := NewCSINodeRunner(nil, nil); !errors.Is(err, minikubelet.ErrMissingOption) {
+		t.Errorf("NewCSINodeRunner(nil, nil) = %v, want ErrMissingOption", err)
+	}
+}
+
+// lockedCSINodes shares the fakeClient of a lockedClient with the CSINode runner, under its lock.
+type lockedCSINodes struct {
+	l *lockedClient
+	f *fakeCSINodes
+}
+
+func (c lockedCSINodes) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.f.GetNode(ctx, name)
+}
+
+func (c lockedCSINodes) GetCSINode(ctx context.Context, name string) (*storagev1.CSINode, error) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.f.GetCSINode(ctx, name)
+}
+
+func (c lockedCSINodes) CreateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.f.CreateCSINode(ctx, cn)
+}
+
+func (c lockedCSINodes) UpdateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.f.UpdateCSINode(ctx, cn)
+}
+
+func (c lockedCSINodes) DeleteCSINode(ctx context.Context, name string) error {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.f.DeleteCSINode(ctx, name)
+}
+
+// TestCSINodeRunner: in `run` the CSINode's initialization runs on a goroutine of its own, and
+// the node status reads the storage error it publishes: the node registers NotReady ("CSINode is
+// not yet initialized"), the runner creates the CSINode once it can read the node, ends, and
+// fastStatusUpdateOnce reports the node Ready. A second DetachCSINode has nothing to hand over.
+func TestCSINodeRunner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.RealClock{}
+		fake := &fakeClient{clk: vclock.New(vclock.Epoch)}
+		client := &lockedClient{c: fake}
+		csi := &fakeCSINodes{c: fake}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{},
+			Jitter: noJitter(), CSINodes: lockedCSINodes{l: client, f: csi}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		detached := s.DetachCSINode()
+		if s.DetachCSINode() != nil {
+			t.Error("DetachCSINode() a second time is not nil")
+		}
+		nr, _ := NewRunner(RunnerOptions{Status: s, Clock: clk})
+		cr, err := NewCSINodeRunner(detached, clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		done := make(chan struct{})
+		wg.Go(func() {
+			defer close(done)
+			if err := cr.Run(ctx); err != nil {
+				t.Errorf("CSINodeRunner.Run() = %v, want nil", err)
+			}
+		})
+		wg.Go(func() { _ = nr.Run(ctx) })
+		time.Sleep(5 * time.Second)
+		select {
+		case <-done:
+		default:
+			t.Error("CSINodeRunner still running 5s after the start, want it done once the CSINode exists")
+		}
+		client.mu.Lock()
+		ready, created := "none", csi.csiNode != nil
+		if fake.node != nil {
+			ready = readyOf(fake.node)
+		}
+		client.mu.Unlock()
+		cancel()
+		wg.Wait()
+		if !created {
+			t.Error("no CSINode 5s after the start")
+		}
+		if want := "True " + readyMessage; ready != want {
+			t.Errorf("node Ready %q 5s after the start, want %q", ready, want)
+		}
+	})
 }

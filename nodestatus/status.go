@@ -191,9 +191,11 @@ type Status struct {
 	lastReport time.Time
 	delay      time.Duration
 	rand       *rand.Rand
-	// jitter draws the periods' jitter; csi is the CSINode's initialization, nil without a client.
-	jitter *rand.Rand
-	csi    *csiNodeInit
+	// jitter draws the periods' jitter; csi is the CSINode's initialization, nil without a client,
+	// which the heartbeat drives until csiDetached (DetachCSINode) and reads the storage error of.
+	jitter      *rand.Rand
+	csi         *csiNodeInit
+	csiDetached bool
 	// capacity and allocatable are the machine's (Machine.Resources), made once: the options do
 	// not change, and every status update applies them.
 	capacity, allocatable v1.ResourceList
@@ -237,28 +239,50 @@ func (s *Status) begin(now time.Time) {
 	if s.lease != nil {
 		s.lease.next = now
 	}
-	if s.csi != nil {
+	if s.csi != nil && !s.csiDetached {
 		s.csi.start(now)
 	}
 }
 
-// jittered is wait.Jitter(d, 0.04): the node status loop's and the lease controller's period
-// with their jitter factor.
-func jittered(r *rand.Rand, d time.Duration) time.Duration {
-	return d + time.Duration(r.Float64()*periodJitter*float64(d))
+// jitter is wait.Jitter(d, factor) drawn from r: d plus up to factor of it. The node status
+// loop and the lease controller wait their periods with factor periodJitter, the CSINode's
+// initialization its back-off steps with csiNodeJitter.
+func jitter(r *rand.Rand, d time.Duration, factor float64) time.Duration {
+	return d + time.Duration(r.Float64()*factor*float64(d))
 }
 
 // DetachLease hands the lease controller over to a driver that runs it on its own, as the
 // kubelet runs its lease controller beside the node status loop: from then on Heartbeat and
 // NextWake leave the lease alone, and the lease's first renewal is due at once. Attached, the
 // lease is first renewed when the node registers. It returns nil when already detached.
+//
+// The detached lease draws its jitter from a stream of its own, seeded from the Status' stream
+// now: the two then run on different goroutines, and a *rand.Rand is not safe to share. Attached
+// (replay), both draw from the one stream in the heartbeat's order, as before.
 func (s *Status) DetachLease() *Lease {
 	l := s.lease
 	s.lease = nil
 	if l != nil {
 		l.next = s.opts.Clock.Now()
+		l.jitter = rand.New(rand.NewPCG(s.jitter.Uint64(), s.jitter.Uint64()))
 	}
 	return l
+}
+
+// DetachCSINode hands the CSINode's initialization over to a driver that runs it on its own, as
+// the kubelet runs initializeCSINode on a goroutine of its own: from then on Heartbeat and
+// NextWake leave it alone, its first read is due at once, and the Status reads only its storage
+// error, which it publishes atomically. As the detached lease, it draws its back-off's jitter from
+// a stream of its own, seeded from the Status' one now. It returns nil without a CSINodes client
+// or when already detached.
+func (s *Status) DetachCSINode() *CSINode {
+	if s.csi == nil || s.csiDetached {
+		return nil
+	}
+	s.csiDetached = true
+	s.csi.rand = rand.New(rand.NewPCG(s.jitter.Uint64(), s.jitter.Uint64()))
+	s.csi.start(s.opts.Clock.Now())
+	return &CSINode{init: s.csi}
 }
 
 // Registered reports whether the node object exists.
@@ -278,6 +302,9 @@ func (s *Status) NextWake() (time.Time, bool) {
 	}
 	if !s.fast.IsZero() && s.fast.Before(next) {
 		next = s.fast
+	}
+	if s.csiDetached {
+		return next, true
 	}
 	if at, ok := s.csi.nextWake(); ok && at.Before(next) {
 		next = at
@@ -310,8 +337,9 @@ func (s *Status) Register(ctx context.Context) error {
 	}
 	ev := trace.Event{Component: trace.Node, Pod: name, Func: "registerWithAPIServer"}
 	if err != nil {
+		// registerWithAPIServer sleeps once the failed attempt has returned.
 		s.backoff = min(2*s.backoff, registerBackoffMax)
-		s.retry = now.Add(s.backoff)
+		s.retry = s.opts.Clock.Now().Add(s.backoff)
 		ev.Event, ev.Reason, ev.Message = trace.KindError, "FailedToRegisterNode", err.Error()
 		s.opts.Tracer.Emit(ev)
 		return fmt.Errorf("register node %s: %w", name, err)
@@ -339,10 +367,12 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	s.csi.step(ctx, now)
+	if !s.csiDetached {
+		s.csi.step(ctx, now)
+	}
 	if s.registered && vclock.Due(s.status, now) {
 		err := s.updateNodeStatus(ctx, now)
-		s.status = s.opts.Clock.Now().Add(jittered(s.jitter, s.opts.statusPeriod()))
+		s.status = s.opts.Clock.Now().Add(jitter(s.jitter, s.opts.statusPeriod(), periodJitter))
 		if err != nil {
 			errs = append(errs, err)
 		}

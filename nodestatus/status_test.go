@@ -32,10 +32,14 @@ type fakeClient struct {
 	// leaseErrs are the errors of the next UpdateLease calls, in order.
 	leaseErrs []error
 	calls     []string
+	// latency is how long each call of a kind ("create", "get lease"...) takes: the virtual
+	// clock moves by it once the call is logged, at its start.
+	latency map[string]time.Duration
 }
 
 func (c *fakeClient) log(call string) {
 	c.calls = append(c.calls, c.clk.Since(vclock.Epoch).String()+" "+call)
+	c.clk.Advance(c.latency[call])
 }
 
 func (c *fakeClient) GetNode(_ context.Context, name string) (*v1.Node, error) {
@@ -149,7 +153,10 @@ func drive(t *testing.T, s *Status, clk *vclock.Clock, until time.Duration) {
 		if !ok || next.After(vclock.Epoch.Add(until)) {
 			return
 		}
-		clk.Set(next)
+		// A call that took time may have moved the clock past the wake-up already.
+		if next.After(clk.Now()) {
+			clk.Set(next)
+		}
 	}
 }
 
@@ -476,4 +483,73 @@ func TestNodeStatusPatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBackOffsStartWhenTheCallReturns: registration, the lease's reads and the CSINode's tries
+// sleep their back-off once the failed call has returned, as the kubelet's do, so a call that
+// takes 1s moves every later try by 1s.
+func TestBackOffsStartWhenTheCallReturns(t *testing.T) {
+	second := time.Second
+	t.Run("registration", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, failNext: 2, latency: map[string]time.Duration{"create": second}}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		drive(t, s, clk, 5*time.Second)
+		// 100ms, then 1s for the call and 200ms, then 1s and 400ms.
+		if diff := cmp.Diff([]string{"100ms create", "1.3s create", "2.7s create"}, only(client.calls, "create")); diff != "" {
+			t.Errorf("registration attempts (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("lease", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &failingLeaseReads{fakeClient: fakeClient{clk: clk, latency: map[string]time.Duration{"get lease": second}}}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		renewUntil(s.DetachLease(), clk, 5*time.Second, func(time.Duration) {})
+		// Each read takes 1s, then the back-off: 200ms, 400ms, 800ms.
+		want := []string{"0s get lease", "1.2s get lease", "2.6s get lease", "4.4s get lease"}
+		if diff := cmp.Diff(want, client.calls); diff != "" {
+			t.Errorf("lease reads (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("CSINode", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk}
+		// The API server answers (no CSINode), but the node is not there to own one.
+		csi := &fakeCSINodes{c: client, latency: map[string]time.Duration{"node": second}}
+		init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, CSINodes: csi}, noJitter())
+		init.start(clk.Now())
+		for {
+			init.step(context.Background(), clk.Now())
+			next, ok := init.nextWake()
+			if !ok || next.After(vclock.Epoch.Add(5*time.Second)) {
+				break
+			}
+			if next.After(clk.Now()) {
+				clk.Set(next)
+			}
+		}
+		// Each try takes 1s, then the inner back-off: 10ms, 50ms, 250ms; then the outer one, 15ms.
+		want := []string{"0s node", "1.01s node", "2.06s node", "3.31s node", "4.325s node"}
+		if diff := cmp.Diff(want, only(csi.calls, "node")); diff != "" {
+			t.Errorf("CSINode tries (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// only is the calls of one kind.
+func only(calls []string, kind string) []string {
+	var out []string
+	for _, c := range calls {
+		if _, k, _ := strings.Cut(c, " "); k == kind {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -143,7 +143,13 @@ func TestShardsShareOneAPIServer(t *testing.T) {
 	if len(list.Items) != shards*perShard {
 		t.Errorf("%d nodes after the restart, want %d", len(list.Items), shards*perShard)
 	}
-	if ready, err = readyNodes(); err != nil || len(ready) != shards*perShard {
+	// A restarted node may be NotReady a moment ("CSINode is not yet initialized") when its
+	// registration's status update comes before its CSINode's initialization, on a goroutine of
+	// its own as in the kubelet, has cleared the storage error: wait for every node to be Ready.
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		ready, err = readyNodes()
+		return err == nil && len(ready) == shards*perShard, nil
+	}); err != nil {
 		t.Errorf("%d nodes Ready after the restart (%v), want %d", len(ready), err, shards*perShard)
 	}
 
