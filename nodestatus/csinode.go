@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -216,13 +215,13 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		return
 	}
 	// The attempt failed: its error is the storage error until the next one succeeds.
-	failed := fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", wait.ErrWaitTimeout, c.lastErr))
+	failed := fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", errWaitTimeout, c.lastErr))
 	c.setError(failed)
 	logger.Error(failed, "Failed to initialize CSINode")
 	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: failed.Error(), Func: "initializeCSINode"})
 	c.inner, c.innerDelay = 0, csiNodeInnerDelay
 	if c.outer++; c.outer >= csiNodeOuterSteps {
-		logger.Error(wait.ErrWaitTimeout, "Failed to initialize CSINode after retrying")
+		logger.Error(errWaitTimeout, "Failed to initialize CSINode after retrying")
 		c.next = time.Time{}
 		return
 	}
@@ -291,3 +290,7 @@ func ownedBy(cn *storagev1.CSINode, name string, uid types.UID) (bool, types.UID
 	}
 	return false, owner
 }
+
+// errWaitTimeout is the error v1.35's wait.ExponentialBackoff returns when its steps run out
+// (apimachinery's deprecated ErrWaitTimeout), whose text the kubelet's CSINode messages carry.
+var errWaitTimeout = errors.New("timed out waiting for the condition")
