@@ -62,6 +62,12 @@ func TestSameUIDOnly(t *testing.T) {
 			t.Errorf("sameUIDOnly(%v) = %v, want %v", tt.meta, got, tt.want)
 		}
 	}
+	if raceEnabled {
+		// Under the race detector the counts vary from run to run (its sync.Pool, which
+		// encoding/json's buffers go through, drops a share of the puts at random): one run
+		// counted six more for the patch with the UID. The comparison is the plain run's.
+		return
+	}
 	tg := target{res: podsTarget, namespace: "default", name: "web", subresource: "status", manager: "kubelet"}
 	var allocs [2]float64
 	for i, body := range []string{`{"status":{"phase":"Running"}}`, `{"metadata":{"uid":"uid-1"},"status":{"phase":"Running"}}`} {
