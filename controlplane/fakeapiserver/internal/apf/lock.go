@@ -25,10 +25,6 @@ const (
 	contended
 )
 
-// turns are the channels waiters receive their turn on, reused: a waiter that was handed the
-// lock has drained its channel.
-var turns = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
-
 // Lock waits for the lock as a request of class c and takes it.
 func (l *Lock) Lock(c Class) {
 	if l.state.CompareAndSwap(free, held) {
@@ -51,11 +47,13 @@ func (l *Lock) Lock(c Class) {
 		}
 		break
 	}
-	turn := turns.Get().(chan struct{})
+	// A channel of its own for each wait, not one from a pool shared by every lock: a channel
+	// made inside a synctest bubble must never be received from outside it, and a pool would
+	// hand one test's channels to the next test's goroutines. Only a contended wait allocates.
+	turn := make(chan struct{}, 1)
 	l.q.Push(c, turn)
 	l.mu.Unlock()
 	<-turn
-	turns.Put(turn)
 }
 
 // Unlock releases the lock, to the waiter that goes next if there is one.
