@@ -136,6 +136,12 @@ type Result struct {
 	// true when the worker's context was cancelled meanwhile (the pod became terminating, or its
 	// grace period shorter): the kubelet's poll watches that context, so the wait ends at once.
 	Wait func(ctx context.Context, canceled bool) (Result, error)
+	// Blocked, with Wait, says the sync waits for something the clock does not bring: a call
+	// made beside the caller's goroutine (in `run`, SyncPod's mirror pod calls to the API
+	// server), which ends when it ends. Done is ignored: the worker stays busy, with no wake-up of
+	// its own, until Resume names it, and then calls Wait at the next Step. A cancel calls Wait
+	// at once, as for any wait.
+	Blocked bool
 }
 
 // PodWorkerSync is one worker as SyncKnownPods reports it: the kubelet's PodWorkerSync.
