@@ -84,11 +84,41 @@ items:
     containers: [{name: c, image: registry.k8s.io/pause:3.10}]
 `
 
+// slowStaticPod is the manifest server's answer with the first of twoStaticPods only.
+const slowStaticPod = `apiVersion: v1
+kind: PodList
+items:
+- metadata: {name: slow, namespace: default}
+  spec:
+    containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+`
+
 // TestRunMirrorCallsBlockOnlyTheirPod runs a kubelet with an API server in a bubble, with two
 // static pods, one of whose mirror pod creates hang: the other pod reaches Running meanwhile, as
-// in the kubelet, whose pod workers block in their own API calls. The held pod stays Pending
-// until its create returns, then goes on to Running with its mirror pod.
+// in the kubelet, whose pod workers block in their own API calls and whose
+// fastStaticPodsRegistration has a goroutine of its own. A held pod whose first sync makes the
+// create stays Pending until the create returns, then goes on to Running with its mirror pod.
 func TestRunMirrorCallsBlockOnlyTheirPod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// first is what the manifest server answers from the start (404 when empty); both
+		// pods come 5s in.
+		first string
+		// wantHeld is the held pod's phase while its create hangs.
+		wantHeld v1.PodPhase
+	}{
+		// The pods come once the node is registered and its informer has synced, so that the
+		// held pod's first sync creates its mirror pod.
+		{name: "first sync", wantHeld: v1.PodPending},
+		// The held pod comes before the node is registered: its first sync finds no node and
+		// starts it, and fastStaticPodsRegistration makes the create that hangs.
+		{name: "fastStaticPodsRegistration", first: slowStaticPod, wantHeld: v1.PodRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) { mirrorCallsBlockOnlyTheirPod(t, tc.first, tc.wantHeld) })
+	}
+}
+
+func mirrorCallsBlockOnlyTheirPod(t *testing.T, first string, wantHeld v1.PodPhase) {
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := fakeapiserver.New(fakeapiserver.Options{Clock: clock.RealClock{}, Tracer: trace.Discard})
 		if err != nil {
@@ -103,9 +133,10 @@ func TestRunMirrorCallsBlockOnlyTheirPod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The pods come once the node is registered and its informer has synced, so that the
-		// held pod's first sync creates its mirror pod.
 		manifests := &lockedManifests{m: world.NewManifests()}
+		if first != "" {
+			manifests.serve(http.StatusOK, first)
+		}
 		cfg := config.Default()
 		cfg.Sources.StaticPodURL = manifestURL
 		held := &heldMirrorAPI{MirrorAPI: podmanager.ClientsetMirrorAPI{Client: client}, hold: "slow-" + testNode, release: make(chan struct{})}
@@ -130,8 +161,8 @@ func TestRunMirrorCallsBlockOnlyTheirPod(t *testing.T) {
 		if got := phases["fast-"+testNode]; got != v1.PodRunning {
 			t.Errorf("while the create of %s hangs, fast's phase = %q, want Running", held.hold, got)
 		}
-		if got := phases[held.hold]; got != v1.PodPending {
-			t.Errorf("while its mirror pod create hangs, %s's phase = %q, want Pending: its sync waits", held.hold, got)
+		if got := phases[held.hold]; got != wantHeld {
+			t.Errorf("while its mirror pod create hangs, %s's phase = %q, want %q", held.hold, got, wantHeld)
 		}
 
 		close(held.release)
