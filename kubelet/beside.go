@@ -31,8 +31,8 @@ type besides struct {
 	// tokens is the volume manager's token manager, whose requests Run makes beside the loop; nil
 	// for a standalone kubelet.
 	tokens *volumemanager.TokenManager
-	// syncer is the pod sync functions', whose mirror pod calls Run makes beside the loop
-	// (mirrors, nil until then and for a standalone kubelet, which makes none).
+	// syncer runs the pod sync functions. Run hands their mirror pod calls to mirrors, which is
+	// nil until then, and for a standalone kubelet, which makes none.
 	syncer  *podsync.Syncer
 	mirrors *mirrorCalls
 }

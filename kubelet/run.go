@@ -232,9 +232,8 @@ func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
 // besideRunners are the kubelet's goroutines beside the sync loop, which make the API calls the
 // loop must not wait for: the status manager's, the token manager's requests, the node status
 // loop, the lease controller, the CSINode's initialization, fastStaticPodsRegistration and the pod
-// workers' mirror pod calls. They
-// take the cores out of the loop's Advance; the runtime state the node status reads crosses as a
-// snapshot the loop publishes after each pass.
+// workers' mirror pod calls. They take the cores out of the loop's Advance; the runtime state the
+// node status reads crosses as a snapshot the loop publishes after each pass.
 func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
 	b := &k.besides
 	b.runtime.publish()
