@@ -2,14 +2,17 @@ package kubelet
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/nodestatus"
 	"github.com/minikubelet/minikubelet/podmanager"
 	"github.com/minikubelet/minikubelet/podsync"
+	"github.com/minikubelet/minikubelet/podworkers"
 	"github.com/minikubelet/minikubelet/runtimestate"
 	"github.com/minikubelet/minikubelet/status"
 	"github.com/minikubelet/minikubelet/volumemanager"
@@ -28,7 +31,41 @@ type besides struct {
 	// tokens is the volume manager's token manager, whose requests Run makes beside the loop; nil
 	// for a standalone kubelet.
 	tokens *volumemanager.TokenManager
+	// syncer runs the pod sync functions. Run hands their mirror pod calls to mirrors, which is
+	// nil until then, and for a standalone kubelet, which makes none.
+	syncer  *podsync.Syncer
+	mirrors *mirrorCalls
 }
+
+// mirrorCalls makes the pod workers' mirror pod calls beside the sync loop (podsync.Beside): each
+// on a goroutine of its own, as each kubelet pod worker blocks in its own API calls while the
+// others go on. Once a call has returned, a call into the loop ends its worker's wait, which the
+// loop's next wake-up, at once, carries on.
+type mirrorCalls struct {
+	// do runs a function on the loop's goroutine between its passes and waits for it.
+	do      func(context.Context, func()) bool
+	workers *podworkers.Workers
+	wg      sync.WaitGroup
+}
+
+// Go runs call beside the loop. ctx is the sync loop's: when it ends, so does the call, and
+// nothing is handed back to a loop that has stopped.
+func (m *mirrorCalls) Go(ctx context.Context, uid types.UID, call func(context.Context), returned func()) (cancel func()) {
+	callCtx, cancel := context.WithCancel(ctx)
+	m.wg.Go(func() {
+		defer cancel()
+		call(callCtx)
+		m.do(ctx, func() {
+			returned()
+			m.workers.Resume(uid)
+		})
+	})
+	return cancel
+}
+
+// wait returns once every call has ended. The loop is the only caller of Go: call it once the
+// loop has stopped.
+func (m *mirrorCalls) wait() { m.wg.Wait() }
 
 // loopStatus is the status manager as the sync loop steps it: itself, until Run gives its
 // writes a goroutine of their own.
@@ -55,7 +92,8 @@ func (s *loopStatus) NextWake() (time.Time, bool) {
 
 // registeringNode is the node status with the kubelet's fastStaticPodsRegistration: once the node
 // object exists, the mirror pods of the static pods known then are reconciled at once. Beside the
-// loop the node status runner registers, and the loop only reconciles (staticPodsRegistered).
+// loop the node status runner registers, the loop hands over the static pods (staticPods), and
+// a runner of its own reconciles them.
 type registeringNode struct {
 	*nodestatus.Status
 	pods   *podmanager.Manager
@@ -78,10 +116,19 @@ func (r *registeringNode) Register(ctx context.Context) error {
 
 // staticPodsRegistered is fastStaticPodsRegistration, once.
 func (r *registeringNode) staticPodsRegistered(ctx context.Context) {
-	if !r.done {
-		r.done = true
-		r.syncer.FastStaticPodsRegistration(ctx, r.pods.GetStaticPodToMirrorPodMap())
+	if pods, ok := r.staticPods(); ok {
+		r.syncer.FastStaticPodsRegistration(ctx, pods)
 	}
+}
+
+// staticPods are the static pods, each with its mirror pod, that fastStaticPodsRegistration
+// reconciles: the first time only (ok), read on the loop's goroutine, which owns the pod manager.
+func (r *registeringNode) staticPods() (_ map[*v1.Pod]*v1.Pod, ok bool) {
+	if r.done {
+		return nil, false
+	}
+	r.done = true
+	return r.pods.GetStaticPodToMirrorPodMap(), true
 }
 
 // Heartbeat is the Status', unless it runs beside the loop.

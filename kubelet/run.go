@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
@@ -196,6 +197,10 @@ func (k *Kubelet) runners(ctx context.Context, clk clock.WithTicker, opts RunOpt
 	loopRun := run
 	run = func(ctx context.Context) error {
 		err := loopRun(ctx)
+		if m := k.besides.mirrors; m != nil {
+			// The calls in flight end with the loop's context, and hand nothing back.
+			m.wait()
+		}
 		if keeper != nil {
 			keeper.save(ctx, true)
 		}
@@ -226,9 +231,9 @@ func loopCaller(calls chan<- func()) func(ctx context.Context, f func()) bool {
 
 // besideRunners are the kubelet's goroutines beside the sync loop, which make the API calls the
 // loop must not wait for: the status manager's, the token manager's requests, the node status
-// loop, the lease controller, the CSINode's initialization and fastStaticPodsRegistration. They
-// take the cores out of the loop's Advance; the runtime state the node status reads crosses as a
-// snapshot the loop publishes after each pass.
+// loop, the lease controller, the CSINode's initialization, fastStaticPodsRegistration and the pod
+// workers' mirror pod calls. They take the cores out of the loop's Advance; the runtime state the
+// node status reads crosses as a snapshot the loop publishes after each pass.
 func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, func()) bool) ([]runner, error) {
 	b := &k.besides
 	b.runtime.publish()
@@ -268,11 +273,19 @@ func (k *Kubelet) besideRunners(clk clock.WithTicker, do func(context.Context, f
 		}
 		out = append(out, runner{"CSINode initialization", cr.Run})
 	}
+	// The pod workers' mirror pod calls, each on a goroutine of its own.
+	b.mirrors = &mirrorCalls{do: do, workers: k.Workers}
+	b.syncer.SetBeside(b.mirrors)
+	// fastStaticPodsRegistration runs on a goroutine of its own: the loop hands over the static
+	// pods and their mirror pods, and the runner makes the calls.
 	fast := func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-registered:
-			do(ctx, func() { b.node.staticPodsRegistered(ctx) })
+			var pods map[*v1.Pod]*v1.Pod
+			if do(ctx, func() { pods, _ = b.node.staticPods() }) && len(pods) > 0 {
+				b.syncer.FastStaticPodsRegistration(ctx, pods)
+			}
 		}
 		return nil
 	}

@@ -255,6 +255,7 @@ func buildSync(opts Options, d syncDeps) (Sync, error) {
 	if err != nil {
 		return Sync{}, err
 	}
+	n.besides.syncer = syncer
 	wopts := podworkers.Options{
 		Syncer:         syncer,
 		Clock:          clk,
@@ -358,6 +359,7 @@ var (
 	_ syncloop.PodManager        = (*podmanager.Manager)(nil)
 	_ housekeeping.PodManager    = (*podmanager.Manager)(nil)
 	_ podsync.MirrorClient       = (*podmanager.MirrorClient)(nil)
+	_ podsync.Beside             = (*mirrorCalls)(nil)
 	_ podsync.NodeGetter         = (*nodeReader)(nil)
 	_ nodestatus.NodeLister      = (*nodeReader)(nil)
 	_ nodestatus.RuntimeState    = (*runtimeView)(nil)

@@ -32,6 +32,16 @@
 // meanwhile and calls Wait then. A wait cut short by the worker's context, or timed out, fails the
 // sync with no event; any other failure also records FailedMount, as v1.35 does.
 //
+// # Mirror pod calls beside the workers
+//
+// In the kubelet each pod worker is a goroutine, so a static pod's mirror pod calls to the API
+// server block its worker only. Driven on a virtual clock, the Syncer makes them inline at no
+// virtual time. Given a Beside (SetBeside, as `run` does), SyncPod hands the calls to it when
+// there are any to make and returns a blocked wait (podworkers.Result.Blocked): the worker stays
+// busy until the calls have returned, the others go on, and the sync carries on with the volumes
+// and the runtime as it would have inline.
+//
 // A Syncer is a core: no goroutine, no lock; the pod workers call it from the sync loop's one
-// goroutine.
+// goroutine. Only the mirror pod step (a Beside's calls, FastStaticPodsRegistration) runs
+// elsewhere, and it reads nothing but the options, the read-only pods and the clients.
 package podsync

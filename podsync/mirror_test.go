@@ -128,3 +128,85 @@ func TestFastStaticPodsRegistration(t *testing.T) {
 		t.Errorf("mirror client calls (-want +got):\n%s", diff)
 	}
 }
+
+// heldBeside is a Beside that runs nothing until the test says: it keeps each call, with its
+// context's cancel and what it runs once returned.
+type heldBeside struct {
+	uids     []types.UID
+	calls    []func(context.Context)
+	returned []func()
+	canceled int
+}
+
+func (b *heldBeside) Go(_ context.Context, uid types.UID, call func(context.Context), returned func()) func() {
+	b.uids, b.calls, b.returned = append(b.uids, uid), append(b.calls, call), append(b.returned, returned)
+	return func() { b.canceled++ }
+}
+
+// TestSyncPodMirrorCallsBeside checks that beside the pod workers SyncPod hands its mirror pod
+// calls over and waits (Result.Blocked) before the runtime sync, that it goes on to the runtime
+// only once the calls have returned, that a cancel cancels the calls, and that a static pod with
+// its own mirror pod, or a pod that is not static, hands nothing over.
+func TestSyncPodMirrorCallsBeside(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pod    *v1.Pod
+		mirror *v1.Pod
+		cancel bool
+		// handed is whether the mirror step goes beside.
+		handed bool
+	}{
+		{name: "missing", pod: staticPod(), handed: true},
+		{name: "outdated", pod: staticPod(), mirror: mirrorOf("hash-1"), handed: true},
+		{name: "missing, canceled", pod: staticPod(), handed: true, cancel: true},
+		{name: "current", pod: staticPod(), mirror: mirrorOf("hash-2")},
+		{name: "not static", pod: pod("web")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			m := &logMirror{}
+			opts := f.s.opts
+			opts.Mirror, opts.Nodes = m, nodes{node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}}
+			s, err := New(opts)
+			if err != nil {
+				t.Fatalf("New() error = %v", err)
+			}
+			b := &heldBeside{}
+			s.SetBeside(b)
+			res, err := s.SyncPod(context.Background(), podworkers.SyncPodSync, tc.pod, tc.mirror, nil)
+			if err != nil {
+				t.Fatalf("SyncPod() error = %v", err)
+			}
+			if !tc.handed {
+				if len(b.calls) != 0 || res.Blocked || len(f.rt.calls) != 1 {
+					t.Errorf("SyncPod handed %d calls over, Blocked %t, runtime calls %q; want none, false and the runtime sync", len(b.calls), res.Blocked, f.rt.calls)
+				}
+				return
+			}
+			if len(b.calls) != 1 || b.uids[0] != tc.pod.UID || !res.Blocked || res.Wait == nil {
+				t.Fatalf("SyncPod handed %d calls over (uids %q), Blocked %t; want one for %q and a blocked wait", len(b.calls), b.uids, res.Blocked, tc.pod.UID)
+			}
+			if len(f.rt.calls) != 0 || len(m.calls) != 0 {
+				t.Fatalf("before the calls ran: runtime %q, mirror %q; want none", f.rt.calls, m.calls)
+			}
+			// A look before the calls have returned waits on; a cancelled one cancels them.
+			if res, err = res.Wait(context.Background(), tc.cancel); err != nil || !res.Blocked {
+				t.Fatalf("Wait() before the calls returned = Blocked %t, %v; want a blocked wait", res.Blocked, err)
+			}
+			if want := map[bool]int{false: 0, true: 1}[tc.cancel]; b.canceled != want {
+				t.Errorf("calls canceled %d times, want %d", b.canceled, want)
+			}
+			b.calls[0](context.Background())
+			b.returned[0]()
+			if res, err = res.Wait(context.Background(), tc.cancel); err != nil || res.Blocked || res.Wait != nil {
+				t.Fatalf("Wait() once the calls returned = %+v, %v; want the sync's end", res, err)
+			}
+			if diff := cmp.Diff([]string{"SyncPod web-node-1"}, f.rt.calls); diff != "" {
+				t.Errorf("runtime calls (-want +got):\n%s", diff)
+			}
+			if len(m.calls) == 0 || m.calls[len(m.calls)-1] != "create web-node-1_default" {
+				t.Errorf("mirror client calls = %q, want the create last", m.calls)
+			}
+		})
+	}
+}

@@ -35,6 +35,8 @@ type Syncer struct {
 	// what its last status was built from when it came out unchanged (unchangedStatus).
 	resync StatusResyncer
 	memos  map[types.UID]statusMemo
+	// beside makes the mirror pod calls beside the pod workers; nil makes them inline.
+	beside Beside
 }
 
 // New returns a Syncer.
@@ -77,10 +79,20 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 	if s.opts.Objects != nil {
 		s.opts.Objects.RegisterPod(pod)
 	}
+	if s.beside != nil && s.mirrorCalls(pod, mirrorPod) {
+		return s.reconcileMirrorBeside(ctx, pod, mirrorPod, podStatus)
+	}
 	s.reconcileMirror(ctx, pod, mirrorPod)
+	return s.mountAndStart(ctx, pod, podStatus, false)
+}
+
+// mountAndStart is SyncPod after the mirror pod step: the wait for the pod's volumes, then the
+// runtime sync. canceled is set when the worker's context was cancelled during the mirror pod
+// calls: the wait then ends at once.
+func (s *Syncer) mountAndStart(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, canceled bool) (podworkers.Result, error) {
 	if s.opts.Volumes != nil {
 		if w := s.opts.Volumes.WaitForAttachAndMount(pod); w != nil {
-			return s.waitMounted(ctx, pod, podStatus, w, false)
+			return s.waitMounted(ctx, pod, podStatus, w, canceled)
 		}
 	}
 	return s.startPod(ctx, pod, podStatus)

@@ -64,6 +64,12 @@
 // looks. The worker stays busy, and at Done calls Wait, which carries the sync on: it may end
 // (its own Result), or wait again.
 //
+// A sync that waits for a call made beside the pod workers' goroutine (`run` makes SyncPod's
+// mirror pod calls to the API server on goroutines of their own, as each kubelet worker blocks in
+// its own) returns Result.Wait with Blocked set: no instant ends it, so the worker stays busy
+// with no wake-up until the caller's Resume says the call has returned; Wait is called at the
+// next Step and carries the sync on from there. Only this worker waits: the others go on.
+//
 // # Determinism
 //
 // Step completes syncs in order of Done and then of arrival, and starts workers in the order

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/kubecontainer"
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -46,6 +47,22 @@ func (w *Workers) Step(ctx context.Context) {
 			fn()
 		}
 	}
+}
+
+// Resume ends the blocked wait (Result.Blocked) of the worker for uid: its Wait is called at the
+// next Step, which NextWake then reports as due. A worker that is not blocked is left as it is:
+// its wait was already called again (a cancel), it ended, or the worker was forgotten meanwhile.
+func (w *Workers) Resume(uid types.UID) {
+	s, ok := w.pods[uid]
+	if !ok {
+		return
+	}
+	wk := s.work
+	if wk == nil || !wk.called || !wk.result.Blocked || wk.result.Wait == nil || !wk.done.IsZero() {
+		return
+	}
+	wk.done = w.clock.Now()
+	w.pushBusy(s, wk)
 }
 
 // NextWake returns when the workers next have work of their own: the earliest instant a busy sync
@@ -180,6 +197,11 @@ func (w *Workers) finishCall(c *call, res Result, err error, callbacks *[]func()
 	now := w.clock.Now()
 	wk := c.wk
 	wk.result, wk.err = res, err
+	if res.Blocked && res.Wait != nil && err == nil {
+		// No instant ends the wait: Resume indexes the sync once its call has returned.
+		wk.done = time.Time{}
+		return
+	}
 	wk.done = res.Done
 	if wk.done.IsZero() || wk.done.Before(now) {
 		wk.done = now

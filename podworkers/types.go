@@ -124,6 +124,13 @@ type Result struct {
 	// IsTerminal is SyncPod's verdict that the pod reached Succeeded or Failed. The other three
 	// sync functions leave it false.
 	IsTerminal bool
+	// Blocked, with Wait (below), says the sync waits for something the clock does not bring: a
+	// call made beside the caller's goroutine (in `run`, SyncPod's mirror pod calls to the API
+	// server), which ends when it ends. Done is ignored: the worker stays busy, with no wake-up
+	// of its own, until Resume names it, and then calls Wait at the next Step. A cancel calls Wait
+	// at once, as for any wait. It sits beside IsTerminal so that a Result, which every work
+	// holds, stays 40 bytes.
+	Blocked bool
 	// Done is the instant the sync's blocking work ends (image pulls, grace periods, volume
 	// teardown). The worker stays busy until then, coalescing updates, and completes the sync at
 	// Done. The zero value, or any instant not after now, means the sync ended at once.

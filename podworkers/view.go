@@ -27,7 +27,8 @@ type View struct {
 	// WaitsForCache is set while the taken update waits for a PLEG relist newer than the last
 	// sync (the kubelet's podCache.GetNewerThan); the sync function has not been called yet.
 	WaitsForCache bool
-	// Until is when the sync in progress ends, zero when none is in progress.
+	// Until is when the sync in progress ends, zero when none is in progress or when it waits
+	// for a call beside the workers (Result.Blocked), which no instant ends.
 	Until time.Time
 }
 
