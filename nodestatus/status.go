@@ -300,7 +300,7 @@ func (s *Status) NextWake() (time.Time, bool) {
 	if s.lease != nil && s.lease.next.Before(next) {
 		next = s.lease.next
 	}
-	if !s.fast.IsZero() && s.fast.Before(next) {
+	if s.fastPending() && s.fast.Before(next) {
 		next = s.fast
 	}
 	if s.csiDetached {
@@ -377,12 +377,23 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
+	if s.fastPending() && vclock.Due(s.fast, now) {
 		if err := s.fastStatusUpdate(ctx, now); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fastPending reports whether fastStatusUpdateOnce has a poll to make once s.fast is due. The
+// kubelet's fastNodeStatusUpdate takes syncNodeStatusMux first, which syncNodeStatus holds through
+// the whole of registerWithAPIServer, its back-off sleeps included: the first poll, at the start,
+// runs before the node status loop takes the mutex, and the next one, due 100ms later, waits until
+// the registration and the status update after it are done. So while the node is not registered
+// no poll is pending after the first; the one due then runs in the heartbeat that follows the
+// registration, after its status update.
+func (s *Status) fastPending() bool {
+	return !s.fast.IsZero() && (s.registered || !s.fast.After(s.fastStart))
 }
 
 // errRetryCount is what the kubelet's updateNodeStatus returns once every try has failed; each
@@ -394,9 +405,13 @@ var errRetryCount = errors.New("update node status exceeds retry count")
 // written, or after 120s; otherwise it polls again 100ms later. Like the kubelet's, it logs what
 // goes wrong and returns nothing: a node it cannot read, or one without a Ready condition, is
 // polled again, and a write that fails is tried again at once by the periodic update.
+//
+// The 120s are counted to s.fast, when the poll was due, not to now: wait.Until's function
+// computes its timeout argument before fastNodeStatusUpdate waits for the mutex, so a poll that
+// waited out a long registration runs as any other, and the next one gives up.
 func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	logger := klog.FromContext(ctx)
-	if now.Sub(s.fastStart) >= fastStatusTimeout {
+	if s.fast.Sub(s.fastStart) >= fastStatusTimeout {
 		s.fast = time.Time{}
 		logger.Error(nil, "Node not becoming ready in time after startup")
 		return nil

@@ -170,11 +170,9 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	drive(t, s, clk, 21*time.Second)
 	want := []string{
 		"0s get lease", "0s get", // the lease controller's first sync: no lease, and no node to own one
-		"0s get",                 // fastStatusUpdateOnce's first poll: no node yet
-		"100ms create",           // registration sleeps 100ms before its first attempt...
-		"100ms get", "200ms get", // ...while fastStatusUpdateOnce polls every 100ms
-		"300ms create", // ...then 200ms
-		"300ms get", "400ms get", "500ms get", "600ms get",
+		"0s get",                    // fastStatusUpdateOnce's first poll: no node yet
+		"100ms create",              // registration sleeps 100ms before its first attempt...
+		"300ms create",              // ...then 200ms, while fastStatusUpdateOnce's next poll waits for it
 		"700ms create",              // ...then 400ms
 		"700ms get", "700ms status", // syncNodeStatus writes the first status at once
 		"700ms get",                             // fastStatusUpdateOnce: the node was registered Ready, done
@@ -191,6 +189,87 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	}
 	if got := client.node.Status.Addresses[0]; got.Type != v1.NodeInternalIP || got.Address != "192.168.0.10" {
 		t.Errorf("first node address = %v, want InternalIP 192.168.0.10", got)
+	}
+}
+
+// TestFastPollWaitsForRegistration: in v1.35 syncNodeStatus holds syncNodeStatusMux through the
+// whole of registerWithAPIServer, back-off sleeps included, and fastNodeStatusUpdate takes the
+// same mutex first, so while registration fails fastStatusUpdateOnce polls once, at the start,
+// then waits for the registration and the status update after it. The poll that waited computes
+// its 120s timeout when it was due (wait.Until calls the function, which evaluates it, before it
+// blocks): after a registration later than 120s it runs all the same, and the next one gives up.
+func TestFastPollWaitsForRegistration(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures int
+		// runtimeErr keeps the node NotReady, so that the poll after the registration does not
+		// end fastStatusUpdateOnce.
+		runtimeErr   error
+		until        time.Duration
+		registeredAt string
+		// wantAfter are the API calls from the successful registration on.
+		wantAfter  []string
+		wantChecks int // runtime checks of the polls
+	}{{
+		// Attempts at 100, 300, 700, 1500, 3100ms fail, the sixth at 6.3s succeeds.
+		name:         "five failures",
+		failures:     5,
+		until:        6300 * time.Millisecond,
+		registeredAt: "6.3s",
+		wantAfter: []string{"6.3s create", "6.3s get", "6.3s status",
+			"6.3s get"}, // the poll that waited: the node was registered Ready, done
+	}, {
+		// 22 failures: registered at 124.7s (12.7s, then every 7s).
+		name:         "registered after the grace period",
+		failures:     22,
+		runtimeErr:   errors.New("container runtime is down"),
+		until:        130 * time.Second,
+		registeredAt: "2m4.7s",
+		wantAfter: []string{"2m4.7s create", "2m4.7s get", "2m4.7s status",
+			"2m4.7s get"}, // the poll that waited, timed at 100ms: not Ready; the next one gives up
+		wantChecks: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			client := &fakeClient{clk: clk, failNext: tt.failures}
+			state := &fakeState{err: tt.runtimeErr}
+			s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.DetachLease() // the lease's owner reads are not the poll's
+			drive(t, s, clk, tt.until)
+			if !s.Registered() {
+				t.Fatalf("not registered at %v", clk.Since(vclock.Epoch))
+			}
+			var before []string
+			after := client.calls
+			for i, c := range client.calls {
+				if c == tt.registeredAt+" create" {
+					before, after = client.calls[:i], client.calls[i:]
+					break
+				}
+			}
+			reads := 0
+			for _, c := range before {
+				if strings.HasSuffix(c, " get") {
+					reads++
+				}
+			}
+			if reads != 1 {
+				t.Errorf("%d node reads while registration was failing, want 1: the poll at the start (calls %v)", reads, before)
+			}
+			if diff := cmp.Diff(tt.wantAfter, after); diff != "" {
+				t.Errorf("API calls from the registration on (-want +got):\n%s", diff)
+			}
+			if !s.fast.IsZero() {
+				t.Errorf("fastStatusUpdateOnce still polling at %v, want done", s.fast.Sub(vclock.Epoch))
+			}
+			if state.checks != tt.wantChecks {
+				t.Errorf("%d runtime checks, want %d", state.checks, tt.wantChecks)
+			}
+		})
 	}
 }
 
