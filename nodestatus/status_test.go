@@ -632,3 +632,71 @@ func only(calls []string, kind string) []string {
 	}
 	return out
 }
+
+// TestTimesAreReadAfterTheCalls: the instants the kubelet times from the end of its API calls
+// follow a call that takes time: fastStatusUpdateOnce's next poll (wait.Until is sliding), the
+// last status report (patchNodeStatus reads the clock once the patch returned), and the CSINode's
+// wait for the API server (PollImmediateInfinite's ticker starts once the immediate read returned,
+// and drops the ticks that come during a read).
+func TestTimesAreReadAfterTheCalls(t *testing.T) {
+	t.Run("fast poll", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, latency: map[string]time.Duration{"get": 30 * time.Millisecond}}
+		state := &fakeState{err: errors.New("container runtime is down")}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		drive(t, s, clk, 500*time.Millisecond)
+		want := []string{
+			"0s get",                    // the first poll, returning at 30ms
+			"100ms create",              // registration: the next poll waits for it...
+			"100ms get", "130ms status", // ...and the status update after it
+			"130ms get",              // the poll that waited, returning at 160ms
+			"260ms get", "390ms get", // then 100ms after each poll returned
+		}
+		if diff := cmp.Diff(want, client.calls); diff != "" {
+			t.Errorf("API calls (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("last report", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, latency: map[string]time.Duration{"status": time.Second}}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		drive(t, s, clk, 200*time.Millisecond)
+		// The first status, written at 100ms, returns at 1.1s.
+		if got, want := s.lastReport.Sub(vclock.Epoch), 1100*time.Millisecond; got != want {
+			t.Errorf("last report at %v, want %v, when the patch returned", got, want)
+		}
+	})
+	t.Run("CSINode's wait for the API server", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}}
+		// Each read takes 1.5s; the API server answers from 5s.
+		csi := &fakeCSINodes{c: client, down: 5 * time.Second, latency: map[string]time.Duration{"get": 1500 * time.Millisecond}}
+		init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, CSINodes: csi}, noJitter())
+		init.start(clk.Now())
+		for {
+			init.step(context.Background(), clk.Now())
+			next, ok := init.nextWake()
+			if !ok || next.After(vclock.Epoch.Add(7*time.Second)) {
+				break
+			}
+			if next.After(clk.Now()) {
+				clk.Set(next)
+			}
+		}
+		// The ticker starts at 1.5s: a read at 2.5s, its 3.5s tick dropped (the read returns at
+		// 4s), a read at 4.5s, its 5.5s tick dropped, the read at 6.5s answered; the try follows
+		// once it returned.
+		want := []string{"0s get", "2.5s get", "4.5s get", "6.5s get", "8s node", "8s get", "9.5s create"}
+		if diff := cmp.Diff(want, csi.calls); diff != "" {
+			t.Errorf("API server reads (-want +got):\n%s", diff)
+		}
+	})
+}
