@@ -217,7 +217,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		return
 	}
 	// The attempt failed: its error is the storage error until the next one succeeds.
-	failed := fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", errWaitTimeout, c.lastErr))
+	failed := fmt.Errorf("failed to initialize CSINode: %w", fmt.Errorf("error updating CSINode annotation: %w; caused by: %w", errWaitTimeout, c.lastErr))
 	c.setError(failed)
 	logger.Error(failed, "Failed to initialize CSINode")
 	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: failed.Error(), Func: "initializeCSINode"})
