@@ -132,6 +132,9 @@ type csiNodeInit struct {
 	err atomic.Pointer[error]
 	// next is when the next read or try is due; zero before the start and once done.
 	next time.Time
+	// apiTick is when waitForAPIServerForever's ticker started: once the first read, the
+	// immediate one, had returned; zero before.
+	apiTick time.Time
 	// apiUp is set once the API server answered; outer and inner count the failed attempts and
 	// the current attempt's failed tries, outerDelay and innerDelay are the next back-off steps.
 	apiUp                  bool
@@ -192,8 +195,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		// waitForAPIServerForever: any answer of the API server will do, NotFound too.
 		if _, err := c.client.GetCSINode(ctx, c.name); err != nil && !apierrors.IsNotFound(err) {
 			logger.V(2).Info("Failed to contact API server when waiting for CSINode publishing", "err", err)
-			// PollImmediateInfinite's ticker keeps its beat whatever the read took.
-			c.next = now.Add(csiNodeAPIPoll)
+			c.next = c.nextAPIRead(c.clock.Now())
 			return
 		}
 		c.apiUp = true
@@ -215,7 +217,7 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 		return
 	}
 	// The attempt failed: its error is the storage error until the next one succeeds.
-	failed := fmt.Errorf("failed to initialize CSINode: %v", fmt.Errorf("error updating CSINode annotation: %v; caused by: %v", errWaitTimeout, c.lastErr))
+	failed := fmt.Errorf("failed to initialize CSINode: %w", fmt.Errorf("error updating CSINode annotation: %w; caused by: %w", errWaitTimeout, c.lastErr))
 	c.setError(failed)
 	logger.Error(failed, "Failed to initialize CSINode")
 	c.tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: c.name, Reason: "FailedToInitializeCSINode", Message: failed.Error(), Func: "initializeCSINode"})
@@ -227,6 +229,19 @@ func (c *csiNodeInit) step(ctx context.Context, now time.Time) {
 	}
 	c.next = now.Add(jitter(c.rand, c.outerDelay, csiNodeJitter))
 	c.outerDelay *= csiNodeOuterFactor
+}
+
+// nextAPIRead is when waitForAPIServerForever reads again after a failed read that returned at
+// end. PollImmediateInfinite makes its first read at once and starts its 1s ticker once that has
+// returned; a tick that comes while a read is still in flight is dropped. So the next read is at
+// the first tick after end: 1s after the first read returned, then on that beat.
+func (c *csiNodeInit) nextAPIRead(end time.Time) time.Time {
+	if c.apiTick.IsZero() {
+		c.apiTick = end
+		return end.Add(csiNodeAPIPoll)
+	}
+	ticks := end.Sub(c.apiTick)/csiNodeAPIPoll + 1
+	return c.apiTick.Add(ticks * csiNodeAPIPoll)
 }
 
 // CSINode is the CSINode's initialization detached from the node status (Status.DetachCSINode),

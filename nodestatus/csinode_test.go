@@ -244,6 +244,10 @@ func TestCSINodeInitialization(t *testing.T) {
 			if got != tc.wantErr {
 				t.Errorf("storage error = %q, want %q", got, tc.wantErr)
 			}
+			// A failed attempt's error keeps its causes: the back-off's timeout and the last try's.
+			if err := init.storageError(); tc.wantTraced > 0 && (!errors.Is(err, errWaitTimeout) || !apierrors.IsNotFound(err)) {
+				t.Errorf("storage error %v: errors.Is(errWaitTimeout) = %v, apierrors.IsNotFound = %v, want both", err, errors.Is(err, errWaitTimeout), apierrors.IsNotFound(err))
+			}
 			traced := 0
 			for _, e := range rec.Events() {
 				if e.Event == trace.KindError && e.Reason == "FailedToInitializeCSINode" && e.Message == tc.wantErr {

@@ -260,6 +260,8 @@ func TestFastStatusUpdatePoll(t *testing.T) {
 			if tt.late {
 				clk.Set(s.fastStart.Add(fastStatusTimeout))
 			}
+			// The poll due now: the timeout is counted to when it was due.
+			s.fast = clk.Now()
 			if err := s.fastStatusUpdate(ctx, clk.Now()); errors.Is(err, errRetryCount) != tt.wantErr {
 				t.Errorf("fastStatusUpdate() = %v, want errRetryCount: %v", err, tt.wantErr)
 			}

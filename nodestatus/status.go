@@ -300,7 +300,7 @@ func (s *Status) NextWake() (time.Time, bool) {
 	if s.lease != nil && s.lease.next.Before(next) {
 		next = s.lease.next
 	}
-	if !s.fast.IsZero() && s.fast.Before(next) {
+	if s.fastPending() && s.fast.Before(next) {
 		next = s.fast
 	}
 	if s.csiDetached {
@@ -377,12 +377,23 @@ func (s *Status) Heartbeat(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if !s.fast.IsZero() && vclock.Due(s.fast, now) {
+	if s.fastPending() && vclock.Due(s.fast, now) {
 		if err := s.fastStatusUpdate(ctx, now); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fastPending reports whether fastStatusUpdateOnce has a poll to make once s.fast is due. The
+// kubelet's fastNodeStatusUpdate takes syncNodeStatusMux first, which syncNodeStatus holds through
+// the whole of registerWithAPIServer, its back-off sleeps included: the first poll, at the start,
+// runs before the node status loop takes the mutex, and the next one, due 100ms later, waits until
+// the registration and the status update after it are done. So while the node is not registered
+// no poll is pending after the first; the one due then runs in the heartbeat that follows the
+// registration, after its status update.
+func (s *Status) fastPending() bool {
+	return !s.fast.IsZero() && (s.registered || !s.fast.After(s.fastStart))
 }
 
 // errRetryCount is what the kubelet's updateNodeStatus returns once every try has failed; each
@@ -391,25 +402,31 @@ var errRetryCount = errors.New("update node status exceeds retry count")
 
 // fastStatusUpdate is one poll of the kubelet's fastStatusUpdateOnce (fastNodeStatusUpdate): it
 // ends when the node object is already Ready, when the node would be Ready and its status has been
-// written, or after 120s; otherwise it polls again 100ms later. Like the kubelet's, it logs what
-// goes wrong and returns nothing: a node it cannot read, or one without a Ready condition, is
-// polled again, and a write that fails is tried again at once by the periodic update.
+// written, or after 120s; otherwise it polls again 100ms after this poll's calls have returned
+// (wait.Until is sliding). Like the kubelet's, it logs what goes wrong and returns nothing: a
+// node it cannot read, or one without a Ready condition, is polled again, and a write that fails
+// is tried again at once by the periodic update.
+//
+// The 120s are counted to s.fast, when the poll was due, not to now: wait.Until's function
+// computes its timeout argument before fastNodeStatusUpdate waits for the mutex, so a poll that
+// waited out a long registration runs as any other, and the next one gives up.
 func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	logger := klog.FromContext(ctx)
-	if now.Sub(s.fastStart) >= fastStatusTimeout {
+	if s.fast.Sub(s.fastStart) >= fastStatusTimeout {
 		s.fast = time.Time{}
 		logger.Error(nil, "Node not becoming ready in time after startup")
 		return nil
 	}
-	s.fast = now.Add(FastStatusPeriod)
 	node, err := s.readNode(ctx, 0)
 	if err != nil {
 		logger.Error(err, "Error getting the current node from lister")
+		s.pollAgain()
 		return nil
 	}
 	i := readyIndex(node)
 	if i < 0 {
 		logger.Error(nil, "Node does not have NodeReady condition", "originalNode", node)
+		s.pollAgain()
 		return nil
 	}
 	if node.Status.Conditions[i].Status == v1.ConditionTrue {
@@ -427,11 +444,12 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	applyResources(upd, s.capacity, s.allocatable)
 	s.applyDevices(upd)
 	if !ready || !statusChanged(&node.Status, &upd.Status) {
+		s.pollAgain()
 		return nil
 	}
 	s.fast = time.Time{}
 	logger.Info("Fast updating node status as it just became ready")
-	if err := s.writeStatus(ctx, node, upd, ready, msg, now); err != nil {
+	if err := s.writeStatus(ctx, node, upd, ready, msg); err != nil {
 		s.opts.Tracer.Emit(trace.Event{Component: trace.Node, Event: trace.KindError, Pod: s.opts.NodeName, Reason: "FailedToUpdateNodeStatus", Message: err.Error(), Func: "fastNodeStatusUpdate"})
 		// The node read is probably stale (a controller tainted it meanwhile): as the kubelet's
 		// fastNodeStatusUpdate, retry at once with the periodic update, which reads it again,
@@ -441,6 +459,10 @@ func (s *Status) fastStatusUpdate(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
+
+// pollAgain makes fastStatusUpdateOnce's next poll due 100ms from now, the clock read once the
+// poll's calls have returned.
+func (s *Status) pollAgain() { s.fast = s.opts.Clock.Now().Add(FastStatusPeriod) }
 
 // readyIndex is the index of node's first Ready condition, -1 when it has none.
 func readyIndex(node *v1.Node) int {
@@ -519,7 +541,8 @@ func (s *Status) tryUpdateNodeStatus(ctx context.Context, now time.Time, try int
 	s.applyDevices(upd)
 	changed := statusChanged(&node.Status, &upd.Status)
 	period := s.opts.reportPeriod()
-	if !changed && !s.lastReport.IsZero() && now.Sub(s.lastReport) < period+s.delay {
+	// isUpdateStatusPeriodExpired reads the clock after the node read, as this does.
+	if !changed && !s.lastReport.IsZero() && s.opts.Clock.Since(s.lastReport) < period+s.delay {
 		return nil
 	}
 	if changed || s.lastReport.IsZero() {
@@ -527,7 +550,7 @@ func (s *Status) tryUpdateNodeStatus(ctx context.Context, now time.Time, try int
 	} else {
 		s.delay = 0
 	}
-	return s.writeStatus(ctx, node, upd, ready, msg, now)
+	return s.writeStatus(ctx, node, upd, ready, msg)
 }
 
 // statusChanged compares two node statuses, the conditions without their heartbeat times and the
@@ -631,11 +654,12 @@ func sortedConditions(cs []v1.NodeCondition) []v1.NodeCondition {
 
 // writeStatus writes upd, the node read with the setters applied, and traces a change of
 // readiness.
-func (s *Status) writeStatus(ctx context.Context, node, upd *v1.Node, ready bool, msg string, now time.Time) error {
+func (s *Status) writeStatus(ctx context.Context, node, upd *v1.Node, ready bool, msg string) error {
 	if _, err := s.opts.Client.PatchNodeStatus(ctx, node, upd); err != nil {
 		return err
 	}
-	s.lastReport = now
+	// patchNodeStatus reads the clock for lastStatusReportTime once the patch has returned.
+	s.lastReport = s.opts.Clock.Now()
 	if ready != s.ready {
 		s.ready = ready
 		to := string(v1.ConditionFalse)

@@ -170,11 +170,9 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	drive(t, s, clk, 21*time.Second)
 	want := []string{
 		"0s get lease", "0s get", // the lease controller's first sync: no lease, and no node to own one
-		"0s get",                 // fastStatusUpdateOnce's first poll: no node yet
-		"100ms create",           // registration sleeps 100ms before its first attempt...
-		"100ms get", "200ms get", // ...while fastStatusUpdateOnce polls every 100ms
-		"300ms create", // ...then 200ms
-		"300ms get", "400ms get", "500ms get", "600ms get",
+		"0s get",                    // fastStatusUpdateOnce's first poll: no node yet
+		"100ms create",              // registration sleeps 100ms before its first attempt...
+		"300ms create",              // ...then 200ms, while fastStatusUpdateOnce's next poll waits for it
 		"700ms create",              // ...then 400ms
 		"700ms get", "700ms status", // syncNodeStatus writes the first status at once
 		"700ms get",                             // fastStatusUpdateOnce: the node was registered Ready, done
@@ -191,6 +189,87 @@ func TestRegisterRetriesThenHeartbeats(t *testing.T) {
 	}
 	if got := client.node.Status.Addresses[0]; got.Type != v1.NodeInternalIP || got.Address != "192.168.0.10" {
 		t.Errorf("first node address = %v, want InternalIP 192.168.0.10", got)
+	}
+}
+
+// TestFastPollWaitsForRegistration: in v1.35 syncNodeStatus holds syncNodeStatusMux through the
+// whole of registerWithAPIServer, back-off sleeps included, and fastNodeStatusUpdate takes the
+// same mutex first, so while registration fails fastStatusUpdateOnce polls once, at the start,
+// then waits for the registration and the status update after it. The poll that waited computes
+// its 120s timeout when it was due (wait.Until calls the function, which evaluates it, before it
+// blocks): after a registration later than 120s it runs all the same, and the next one gives up.
+func TestFastPollWaitsForRegistration(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures int
+		// runtimeErr keeps the node NotReady, so that the poll after the registration does not
+		// end fastStatusUpdateOnce.
+		runtimeErr   error
+		until        time.Duration
+		registeredAt string
+		// wantAfter are the API calls from the successful registration on.
+		wantAfter  []string
+		wantChecks int // runtime checks of the polls
+	}{{
+		// Attempts at 100, 300, 700, 1500, 3100ms fail, the sixth at 6.3s succeeds.
+		name:         "five failures",
+		failures:     5,
+		until:        6300 * time.Millisecond,
+		registeredAt: "6.3s",
+		wantAfter: []string{"6.3s create", "6.3s get", "6.3s status",
+			"6.3s get"}, // the poll that waited: the node was registered Ready, done
+	}, {
+		// 22 failures: registered at 124.7s (12.7s, then every 7s).
+		name:         "registered after the grace period",
+		failures:     22,
+		runtimeErr:   errors.New("container runtime is down"),
+		until:        130 * time.Second,
+		registeredAt: "2m4.7s",
+		wantAfter: []string{"2m4.7s create", "2m4.7s get", "2m4.7s status",
+			"2m4.7s get"}, // the poll that waited, timed at 100ms: not Ready; the next one gives up
+		wantChecks: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := vclock.New(vclock.Epoch)
+			client := &fakeClient{clk: clk, failNext: tt.failures}
+			state := &fakeState{err: tt.runtimeErr}
+			s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.DetachLease() // the lease's owner reads are not the poll's
+			drive(t, s, clk, tt.until)
+			if !s.Registered() {
+				t.Fatalf("not registered at %v", clk.Since(vclock.Epoch))
+			}
+			var before []string
+			after := client.calls
+			for i, c := range client.calls {
+				if c == tt.registeredAt+" create" {
+					before, after = client.calls[:i], client.calls[i:]
+					break
+				}
+			}
+			reads := 0
+			for _, c := range before {
+				if strings.HasSuffix(c, " get") {
+					reads++
+				}
+			}
+			if reads != 1 {
+				t.Errorf("%d node reads while registration was failing, want 1: the poll at the start (calls %v)", reads, before)
+			}
+			if diff := cmp.Diff(tt.wantAfter, after); diff != "" {
+				t.Errorf("API calls from the registration on (-want +got):\n%s", diff)
+			}
+			if !s.fast.IsZero() {
+				t.Errorf("fastStatusUpdateOnce still polling at %v, want done", s.fast.Sub(vclock.Epoch))
+			}
+			if state.checks != tt.wantChecks {
+				t.Errorf("%d runtime checks, want %d", state.checks, tt.wantChecks)
+			}
+		})
 	}
 }
 
@@ -552,4 +631,72 @@ func only(calls []string, kind string) []string {
 		}
 	}
 	return out
+}
+
+// TestTimesAreReadAfterTheCalls: the instants the kubelet times from the end of its API calls
+// follow a call that takes time: fastStatusUpdateOnce's next poll (wait.Until is sliding), the
+// last status report (patchNodeStatus reads the clock once the patch returned), and the CSINode's
+// wait for the API server (PollImmediateInfinite's ticker starts once the immediate read returned,
+// and drops the ticks that come during a read).
+func TestTimesAreReadAfterTheCalls(t *testing.T) {
+	t.Run("fast poll", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, latency: map[string]time.Duration{"get": 30 * time.Millisecond}}
+		state := &fakeState{err: errors.New("container runtime is down")}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: state, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		drive(t, s, clk, 500*time.Millisecond)
+		want := []string{
+			"0s get",                    // the first poll, returning at 30ms
+			"100ms create",              // registration: the next poll waits for it...
+			"100ms get", "130ms status", // ...and the status update after it
+			"130ms get",              // the poll that waited, returning at 160ms
+			"260ms get", "390ms get", // then 100ms after each poll returned
+		}
+		if diff := cmp.Diff(want, client.calls); diff != "" {
+			t.Errorf("API calls (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("last report", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, latency: map[string]time.Duration{"status": time.Second}}
+		s, err := New(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, Client: client, RuntimeState: &fakeState{}, Jitter: noJitter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DetachLease()
+		drive(t, s, clk, 200*time.Millisecond)
+		// The first status, written at 100ms, returns at 1.1s.
+		if got, want := s.lastReport.Sub(vclock.Epoch), 1100*time.Millisecond; got != want {
+			t.Errorf("last report at %v, want %v, when the patch returned", got, want)
+		}
+	})
+	t.Run("CSINode's wait for the API server", func(t *testing.T) {
+		clk := vclock.New(vclock.Epoch)
+		client := &fakeClient{clk: clk, node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}}
+		// Each read takes 1.5s; the API server answers from 5s.
+		csi := &fakeCSINodes{c: client, down: 5 * time.Second, latency: map[string]time.Duration{"get": 1500 * time.Millisecond}}
+		init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, CSINodes: csi}, noJitter())
+		init.start(clk.Now())
+		for {
+			init.step(context.Background(), clk.Now())
+			next, ok := init.nextWake()
+			if !ok || next.After(vclock.Epoch.Add(7*time.Second)) {
+				break
+			}
+			if next.After(clk.Now()) {
+				clk.Set(next)
+			}
+		}
+		// The ticker starts at 1.5s: a read at 2.5s, its 3.5s tick dropped (the read returns at
+		// 4s), a read at 4.5s, its 5.5s tick dropped, the read at 6.5s answered; the try follows
+		// once it returned.
+		want := []string{"0s get", "2.5s get", "4.5s get", "6.5s get", "8s node", "8s get", "9.5s create"}
+		if diff := cmp.Diff(want, csi.calls); diff != "" {
+			t.Errorf("API server reads (-want +got):\n%s", diff)
+		}
+	})
 }

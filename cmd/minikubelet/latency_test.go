@@ -33,6 +33,12 @@ import (
 // kubectl log shows it (deleteWatch.missed), is repeated once, and at most maxKubectlRaces
 // tries of the fifty, so that a kubelet whose writes made the race common fails however each
 // try's times read.
+//
+// It is not shown to catch the regression it was written for: with the run's API latency set to
+// 0 for a trial, no try missed at a load average of 19 to 21 (docs/benchmarks.md), so a kubelet
+// that lost its latency may well pass here. What such a kubelet leaves in kubectl's log, a
+// successor listed sooner than two writes allow, is checked on a recorded log by
+// TestDeleteWatchFastSuccessorIsNotKubectlsRace.
 func TestKubectlDeleteMirrorPodReturns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs kubectl 50 times")
