@@ -35,6 +35,9 @@ type Syncer struct {
 	// what its last status was built from when it came out unchanged (unchangedStatus).
 	resync StatusResyncer
 	memos  map[types.UID]statusMemo
+	// buffers lends SyncPod's status its lists: the status manager keeps a deep copy of each
+	// status it is handed (StatusManager), so the lists built for one sync are free at the next.
+	buffers status.Buffers
 }
 
 // New returns a Syncer.
@@ -62,7 +65,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 		}
 		s.observePodStart(pod, cached)
 	} else {
-		apiStatus := s.generateStatus(pod, podStatus, false)
+		apiStatus := s.generateStatus(pod, podStatus, false, &s.buffers)
 		if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
 			// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
 			delete(s.memos, pod.UID)
@@ -125,7 +128,7 @@ func (s *Syncer) startPod(ctx context.Context, pod *v1.Pod, podStatus *kubeconta
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) (podworkers.Result, error) {
 	pod = s.allocated(pod)
 	delete(s.memos, pod.UID)
-	apiStatus := s.generateStatus(pod, podStatus, false)
+	apiStatus := s.generateStatus(pod, podStatus, false, nil)
 	if podStatusFn != nil {
 		podStatusFn(&apiStatus)
 	}
@@ -171,7 +174,7 @@ func (s *Syncer) finishTerminating(pod *v1.Pod) error {
 	if len(running) > 0 {
 		return fmt.Errorf("terminate pod %s: %v: %w", podkey.Of(pod), running, ErrContainersStillRunning)
 	}
-	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true))
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true, nil))
 	return nil
 }
 
@@ -193,7 +196,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 // Cgroups and user namespaces are not modelled.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	pod = s.allocated(pod)
-	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true, nil))
 	if s.opts.Volumes != nil {
 		return s.waitUnmounted(pod, s.opts.Volumes.WaitForUnmount(pod), false, false)
 	}
@@ -232,8 +235,10 @@ func (s *Syncer) finishTerminated(pod *v1.Pod) (podworkers.Result, error) {
 }
 
 // generateStatus is the kubelet's generateAPIPodStatus: the old status is the status manager's, or
-// the pod's own when the manager has none.
-func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus, podIsTerminal bool) v1.PodStatus {
+// the pod's own when the manager has none. With buffers the status's lists are built into them
+// (status.GenerateOptions.Buffers): the caller hands the status to the status manager and reads
+// it no more before the next build.
+func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus, podIsTerminal bool, buffers *status.Buffers) v1.PodStatus {
 	old, ok := s.opts.Status.GetPodStatus(pod.UID)
 	if !ok {
 		old = pod.Status
@@ -243,7 +248,7 @@ func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus,
 		// The active-deadline handler's ShouldEvict records this at every status it fails.
 		s.recordEvent(pod, v1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
 	}
-	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP, ResizeConditions: s.resizeConditions(pod, podIsTerminal)}
+	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP, ResizeConditions: s.resizeConditions(pod, podIsTerminal), Buffers: buffers}
 	if s.opts.Probes != nil {
 		opts.Probes = s.opts.Probes
 	}

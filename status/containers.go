@@ -63,16 +63,17 @@ func ReasonFromError(err error) Reason {
 //
 // supportsRRO is whether the pod's runtime handler supports recursive read-only mounts (the
 // kubelet's runtimeClassSupportsRecursiveReadOnlyMounts): it decides the recursiveReadOnly of a
-// read-only mount that asks for IfPossible.
+// read-only mount that asks for IfPossible. The list is built in buffers' array when buffers is
+// set (GenerateOptions.Buffers).
 func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous []v1.ContainerStatus,
-	containers []v1.Container, isInit bool, reasons map[string]Reason, supportsRRO bool) []v1.ContainerStatus {
+	containers []v1.Container, isInit bool, reasons map[string]Reason, supportsRRO bool, buffers *Buffers) []v1.ContainerStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	defaultReason := reasonContainerCreating
 	if hasInit {
 		defaultReason = reasonPodInitializing
 	}
 
-	statuses := make([]v1.ContainerStatus, len(containers))
+	statuses := buffers.containerList(isInit, len(containers))
 	unique := true
 	for i, c := range containers {
 		// A name repeated (which validation refuses) shares its first container's slot, where
