@@ -55,6 +55,52 @@ type Buffers struct {
 	podIPs         [1]v1.PodIP
 	hostIPs        [1]v1.HostIP
 	startTime      metav1.Time
+	// waiting and running hold the containers' states, which a status points to one a
+	// container; the first n of each are taken by the status being built.
+	waiting  []v1.ContainerStateWaiting
+	running  []v1.ContainerStateRunning
+	nWaiting int
+	nRunning int
+}
+
+// reset starts a status: every state held is free again.
+func (b *Buffers) reset() {
+	if b != nil {
+		b.nWaiting, b.nRunning = 0, 0
+	}
+}
+
+// waitingState returns a pointer to a copy of w: one of b's when b is set. A full array is
+// replaced, not grown in place: the states already handed out keep pointing into the old one.
+func (b *Buffers) waitingState(w v1.ContainerStateWaiting) *v1.ContainerStateWaiting {
+	if b == nil {
+		p := new(v1.ContainerStateWaiting)
+		*p = w
+		return p
+	}
+	if b.nWaiting == len(b.waiting) {
+		b.waiting, b.nWaiting = make([]v1.ContainerStateWaiting, max(2*len(b.waiting), 1)), 0
+	}
+	p := &b.waiting[b.nWaiting]
+	*p = w
+	b.nWaiting++
+	return p
+}
+
+// runningState is waitingState for a running state.
+func (b *Buffers) runningState(r v1.ContainerStateRunning) *v1.ContainerStateRunning {
+	if b == nil {
+		p := new(v1.ContainerStateRunning)
+		*p = r
+		return p
+	}
+	if b.nRunning == len(b.running) {
+		b.running, b.nRunning = make([]v1.ContainerStateRunning, max(2*len(b.running), 1)), 0
+	}
+	p := &b.running[b.nRunning]
+	*p = r
+	b.nRunning++
+	return p
 }
 
 // conditionsList returns an empty list with room for n conditions: b's when b is set.
@@ -130,6 +176,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	if rs == nil {
 		rs = &kubecontainer.PodStatus{}
 	}
+	opts.Buffers.reset()
 	var s v1.PodStatus
 	if ip := podIP(pod, rs, old); ip != "" {
 		s.PodIP = ip

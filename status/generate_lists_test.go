@@ -185,8 +185,9 @@ func TestBuffersBuildTheSameStatus(t *testing.T) {
 }
 
 // TestBuffersSaveTheLists: a running pod's status built into Buffers that served a build before
-// allocates neither its conditions, its container statuses, its pod and host IPs nor its start
-// time: five allocations fewer than a build without them.
+// allocates neither its conditions, its container statuses, their states, its pod and host IPs
+// nor its start time: six allocations fewer than a build without them; and a pod with a running
+// container and one not yet created, one fewer again (the waiting state).
 func TestBuffersSaveTheLists(t *testing.T) {
 	if raceEnabled {
 		t.Skip(pureUnderRace)
@@ -202,7 +203,14 @@ func TestBuffersSaveTheLists(t *testing.T) {
 	}
 	without := testing.AllocsPerRun(100, build(nil))
 	with := testing.AllocsPerRun(100, build(&Buffers{}))
-	if without-with != 5 {
-		t.Errorf("allocations a build: %v without buffers, %v with; want 5 fewer", without, with)
+	if without-with != 6 {
+		t.Errorf("allocations a build: %v without buffers, %v with; want 6 fewer", without, with)
+	}
+
+	pod = newPod(v1.RestartPolicyAlways, "app", "log")
+	without = testing.AllocsPerRun(100, build(nil))
+	with = testing.AllocsPerRun(100, build(&Buffers{}))
+	if without-with != 7 {
+		t.Errorf("allocations a build of two containers: %v without buffers, %v with; want 7 fewer", without, with)
 	}
 }
