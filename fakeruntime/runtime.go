@@ -210,6 +210,8 @@ type Runtime struct {
 	// schedule holds the effects that happen later, in (time, sequence) order.
 	schedule transitions
 	seq      uint64
+	// spareEvents are pending events whose step ran, for the next ones (pendingEvent).
+	spareEvents []*pendingEvent
 	// lastContainer and lastSandbox number the IDs handed out.
 	lastContainer, lastSandbox int
 	// images maps each image to the instant its pull completes.

@@ -58,7 +58,8 @@ const (
 )
 
 // pendingEvent is what a stepEvent traces and records: one allocation, where a closure over
-// them took two (the closure, and the trace event it captured).
+// them took two (the closure, and the trace event it captured), and none once an earlier one
+// was freed (Runtime.pendingEvent).
 type pendingEvent struct {
 	trace trace.Event
 	k     kubeEvent
@@ -75,7 +76,27 @@ func (r *Runtime) run(t *step) {
 		r.containerStarted(t.at, t.pod, t.key, t.rec, Behavior{}, false)
 	case stepEvent:
 		r.emitAndRecord(t.pod, t.event.trace, t.event.k)
+		// Traced and recorded by value: the pending event is free for the next one.
+		*t.event = pendingEvent{}
+		r.spareEvents = append(r.spareEvents, t.event)
+		t.event = nil
 	}
+}
+
+// pendingEvent returns a pending event of e and k, one freed by an earlier stepEvent when there
+// is one: a pod's start schedules one (Pulled), which runs at the runtime's next call, so a few
+// serve every pod of a node.
+func (r *Runtime) pendingEvent(e trace.Event, k kubeEvent) *pendingEvent {
+	var p *pendingEvent
+	if n := len(r.spareEvents); n > 0 {
+		p = r.spareEvents[n-1]
+		r.spareEvents[n-1] = nil
+		r.spareEvents = r.spareEvents[:n-1]
+	} else {
+		p = new(pendingEvent)
+	}
+	p.trace, p.k = e, k
+	return p
 }
 
 // cancelled reports whether the step's holder cancelled it.

@@ -176,7 +176,7 @@ func (s *podSync) scheduleContainer(kind stepKind, rec *containerRec) {
 func (s *podSync) emitAndRecordAt(e trace.Event, k kubeEvent) {
 	r := s.r
 	r.seq++
-	r.schedule.push(step{at: s.at, seq: r.seq, kind: stepEvent, ofProcess: true, pod: s.pod, event: &pendingEvent{trace: e, k: k}})
+	r.schedule.push(step{at: s.at, seq: r.seq, kind: stepEvent, ofProcess: true, pod: s.pod, event: r.pendingEvent(e, k)})
 }
 
 // recordAt records k about the pod's container at the sync's current instant, with no trace event

@@ -35,7 +35,8 @@ type StatusManager interface {
 	// GetPodPhase returns the phase of the status last set for the pod, if any, without a copy of
 	// the status.
 	GetPodPhase(uid types.UID) (v1.PodPhase, bool)
-	// SetPodStatus records the pod's new status.
+	// SetPodStatus records the pod's new status. It keeps a deep copy, as the kubelet's does,
+	// and nothing of status itself: SyncPod builds the next status into the same lists.
 	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
 	// TerminatePod marks the pod's status final.
 	TerminatePod(pod *v1.Pod)

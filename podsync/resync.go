@@ -27,7 +27,7 @@ type SkipCheck struct {
 // as a sync without the skip would have had it do).
 func (c *SkipCheck) check(s *Syncer, pod *v1.Pod, podStatus *kubecontainer.PodStatus) {
 	c.Skips++
-	apiStatus := s.generateStatus(pod, podStatus, false)
+	apiStatus := s.generateStatus(pod, podStatus, false, &s.buffers)
 	var why string
 	switch {
 	case apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed:

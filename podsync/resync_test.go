@@ -277,3 +277,41 @@ func TestSkipCheck(t *testing.T) {
 		t.Errorf("the check's error = %v, want the first divergence kept: %v", check.Err, first)
 	}
 }
+
+// TestCachedStatusesShareNoList: SyncPod builds each status into the lists of the one before
+// (status.Buffers), so the status manager's cached statuses must be its own copies: after syncs
+// of other pods, with other containers, IPs and phases, through both the building and the
+// skipping Syncer, every pod's cached status is still the one cached at its own sync.
+func TestCachedStatusesShareNoList(t *testing.T) {
+	for _, skipping := range []bool{false, true} {
+		p, _ := newPipeline(t, skipping)
+		type cached struct {
+			pod  *v1.Pod
+			want v1.PodStatus
+		}
+		var all []cached
+		for i, state := range []kubecontainer.ContainerState{kubecontainer.ContainerStateRunning, kubecontainer.ContainerStateExited,
+			kubecontainer.ContainerStateCreated, kubecontainer.ContainerStateRunning} {
+			pod := podtest.New(fmt.Sprintf("p%d", i))
+			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("side%d", i), Image: "busybox:1.36"})
+			rs := &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace,
+				Sandboxes: []kubecontainer.SandboxStatus{{ID: "sb1", State: kubecontainer.SandboxReady, CreatedAt: vclock.Epoch}},
+				IPs:       []string{fmt.Sprintf("10.88.0.%d", i+1)},
+				ContainerStatuses: []kubecontainer.ContainerStatus{{ID: fmt.Sprintf("c%d", i), Name: "app", Image: "busybox:1.36", State: state,
+					CreatedAt: vclock.Epoch, StartedAt: vclock.Epoch, FinishedAt: vclock.Epoch.Add(time.Minute)}}}
+			p.s.SyncPod(context.Background(), podworkers.SyncPodSync, pod, nil, rs)
+			got, ok := p.status.GetPodStatus(pod.UID)
+			if !ok {
+				t.Fatalf("skipping %v: pod %s has no cached status", skipping, pod.Name)
+			}
+			all = append(all, cached{pod: pod, want: *got.DeepCopy()})
+			p.clk.Advance(time.Second)
+		}
+		for _, c := range all {
+			got, _ := p.status.GetPodStatus(c.pod.UID)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("skipping %v: pod %s's cached status changed by later syncs (-cached +now):\n%s", skipping, c.pod.Name, diff)
+			}
+		}
+	}
+}

@@ -37,6 +37,9 @@ type Syncer struct {
 	memos  map[types.UID]statusMemo
 	// beside makes the mirror pod calls beside the pod workers; nil makes them inline.
 	beside Beside
+	// buffers lends SyncPod's status its lists: the status manager keeps a deep copy of each
+	// status it is handed (StatusManager), so the lists built for one sync are free at the next.
+	buffers status.Buffers
 }
 
 // New returns a Syncer.
@@ -64,7 +67,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType podworkers.SyncPodType,
 		}
 		s.observePodStart(pod, cached)
 	} else {
-		apiStatus := s.generateStatus(pod, podStatus, false)
+		apiStatus := s.generateStatus(pod, podStatus, false, &s.buffers)
 		if apiStatus.Phase == v1.PodSucceeded || apiStatus.Phase == v1.PodFailed {
 			// A terminal pod goes to terminating at once: no mirror handling, no runtime call.
 			delete(s.memos, pod.UID)
@@ -137,7 +140,7 @@ func (s *Syncer) startPod(ctx context.Context, pod *v1.Pod, podStatus *kubeconta
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) (podworkers.Result, error) {
 	pod = s.allocated(pod)
 	delete(s.memos, pod.UID)
-	apiStatus := s.generateStatus(pod, podStatus, false)
+	apiStatus := s.generateStatus(pod, podStatus, false, nil)
 	if podStatusFn != nil {
 		podStatusFn(&apiStatus)
 	}
@@ -183,7 +186,7 @@ func (s *Syncer) finishTerminating(pod *v1.Pod) error {
 	if len(running) > 0 {
 		return fmt.Errorf("terminate pod %s: %v: %w", podkey.Of(pod), running, ErrContainersStillRunning)
 	}
-	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true))
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, stopped, true, nil))
 	return nil
 }
 
@@ -205,7 +208,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *kubecon
 // Cgroups and user namespaces are not modelled.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *kubecontainer.PodStatus) (podworkers.Result, error) {
 	pod = s.allocated(pod)
-	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true))
+	s.opts.Status.SetPodStatus(pod, s.generateStatus(pod, podStatus, true, nil))
 	if s.opts.Volumes != nil {
 		return s.waitUnmounted(pod, s.opts.Volumes.WaitForUnmount(pod), false, false)
 	}
@@ -244,8 +247,10 @@ func (s *Syncer) finishTerminated(pod *v1.Pod) (podworkers.Result, error) {
 }
 
 // generateStatus is the kubelet's generateAPIPodStatus: the old status is the status manager's, or
-// the pod's own when the manager has none.
-func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus, podIsTerminal bool) v1.PodStatus {
+// the pod's own when the manager has none. With buffers the status's lists are built into them
+// (status.GenerateOptions.Buffers): the caller hands the status to the status manager and reads
+// it no more before the next build.
+func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus, podIsTerminal bool, buffers *status.Buffers) v1.PodStatus {
 	old, ok := s.opts.Status.GetPodStatus(pod.UID)
 	if !ok {
 		old = pod.Status
@@ -255,7 +260,7 @@ func (s *Syncer) generateStatus(pod *v1.Pod, podStatus *kubecontainer.PodStatus,
 		// The active-deadline handler's ShouldEvict records this at every status it fails.
 		s.recordEvent(pod, v1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
 	}
-	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP, ResizeConditions: s.resizeConditions(pod, podIsTerminal)}
+	opts := status.GenerateOptions{Reasons: s.reasons[pod.UID], HostIP: s.opts.HostIP, ResizeConditions: s.resizeConditions(pod, podIsTerminal), Buffers: buffers}
 	if s.opts.Probes != nil {
 		opts.Probes = s.opts.Probes
 	}

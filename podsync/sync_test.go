@@ -66,8 +66,13 @@ func (s *fakeStatus) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 	st, ok := s.statuses[uid]
 	return st.Phase, ok
 }
-func (s *fakeStatus) SetPodStatus(pod *v1.Pod, st v1.PodStatus) { s.statuses[pod.UID] = st }
-func (s *fakeStatus) TerminatePod(pod *v1.Pod)                  { s.terminated = append(s.terminated, pod.UID) }
+
+// SetPodStatus keeps a deep copy, as the status manager does: SyncPod builds the next status into
+// the lists of the one it hands over.
+func (s *fakeStatus) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
+	s.statuses[pod.UID] = *st.DeepCopy()
+}
+func (s *fakeStatus) TerminatePod(pod *v1.Pod) { s.terminated = append(s.terminated, pod.UID) }
 
 // recorder keeps "Type Reason Message" lines.
 type recorder []string

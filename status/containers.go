@@ -63,16 +63,17 @@ func ReasonFromError(err error) Reason {
 //
 // supportsRRO is whether the pod's runtime handler supports recursive read-only mounts (the
 // kubelet's runtimeClassSupportsRecursiveReadOnlyMounts): it decides the recursiveReadOnly of a
-// read-only mount that asks for IfPossible.
+// read-only mount that asks for IfPossible. The list is built in buffers' array when buffers is
+// set (GenerateOptions.Buffers).
 func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous []v1.ContainerStatus,
-	containers []v1.Container, isInit bool, reasons map[string]Reason, supportsRRO bool) []v1.ContainerStatus {
+	containers []v1.Container, isInit bool, reasons map[string]Reason, supportsRRO bool, buffers *Buffers) []v1.ContainerStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	defaultReason := reasonContainerCreating
 	if hasInit {
 		defaultReason = reasonPodInitializing
 	}
 
-	statuses := make([]v1.ContainerStatus, len(containers))
+	statuses := buffers.containerList(isInit, len(containers))
 	unique := true
 	for i, c := range containers {
 		// A name repeated (which validation refuses) shares its first container's slot, where
@@ -89,7 +90,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		*s = v1.ContainerStatus{
 			Name:  c.Name,
 			Image: c.Image,
-			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
+			State: v1.ContainerState{Waiting: buffers.waitingState(v1.ContainerStateWaiting{Reason: defaultReason})},
 		}
 		o := previousStatus(previous, c.Name)
 		if o != nil && o.State.Terminated != nil {
@@ -142,7 +143,7 @@ func convertContainerStatuses(pod *v1.Pod, rs *kubecontainer.PodStatus, previous
 		if k < 0 || seen[cs.Name] >= 2 {
 			continue
 		}
-		s := convertInstance(cs, previousStatus(previous, cs.Name))
+		s := convertInstance(cs, previousStatus(previous, cs.Name), buffers)
 		if seen[cs.Name] == 0 {
 			statuses[k] = s
 			setResources(&statuses[k], &containers[k], cs)
@@ -221,7 +222,8 @@ func previousStatus(previous []v1.ContainerStatus, name string) *v1.ContainerSta
 // convertInstance converts one runtime container instance. The runtime does not know the names
 // of the volumes it mounted, so the mounts are the previous status's (none without one), as the
 // kubelet keeps them: unchanged for the container's life, so the slice is shared, not copied.
-func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus) v1.ContainerStatus {
+// A running state is buffers' (GenerateOptions.Buffers) when buffers is set.
+func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus, buffers *Buffers) v1.ContainerStatus {
 	id := kubecontainer.RuntimeScheme + cs.ID
 	s := v1.ContainerStatus{
 		Name:         cs.Name,
@@ -235,7 +237,7 @@ func convertInstance(cs *kubecontainer.ContainerStatus, old *v1.ContainerStatus)
 	}
 	switch {
 	case cs.State == kubecontainer.ContainerStateRunning:
-		s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}
+		s.State.Running = buffers.runningState(v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)})
 	case cs.State == kubecontainer.ContainerStateCreated:
 		s.State.Waiting = &v1.ContainerStateWaiting{}
 	case cs.State == kubecontainer.ContainerStateExited:

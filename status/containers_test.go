@@ -251,7 +251,7 @@ func TestConvertContainerStatuses(t *testing.T) {
 				containers = pod.Spec.InitContainers
 			}
 			rs := &kubecontainer.PodStatus{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, ContainerStatuses: tc.instances}
-			got := convertContainerStatuses(pod, rs, tc.previous, containers, tc.isInit, tc.reasons, tc.rro)
+			got := convertContainerStatuses(pod, rs, tc.previous, containers, tc.isInit, tc.reasons, tc.rro, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("statuses (-v1.35 +got):\n%s", diff)
 			}
@@ -366,7 +366,7 @@ func TestConvertContainerStatusesLeavesItsInputs(t *testing.T) {
 			if isInit {
 				containers, previous = pod.Spec.InitContainers, old.InitContainerStatuses
 			}
-			got := convertContainerStatuses(pod, rs, previous, containers, isInit, reasons, r.IntN(2) == 0)
+			got := convertContainerStatuses(pod, rs, previous, containers, isInit, reasons, r.IntN(2) == 0, nil)
 			for _, c := range containers {
 				if !slices.ContainsFunc(got, func(s v1.ContainerStatus) bool { return s.Name == c.Name }) {
 					t.Fatalf("case %d (init %v): no status of container %s:\n%+v", i, isInit, c.Name, got)

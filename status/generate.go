@@ -36,6 +36,131 @@ type GenerateOptions struct {
 	// runtime lists no runtime handlers (nor does the node's status), and the kubelet then finds
 	// no support: false.
 	RecursiveReadOnlyMounts bool
+	// Buffers, when set, lends the status built the backing arrays of its lists and its start
+	// time, which the next status built with the same Buffers overwrites. The caller must be done
+	// with the status before that: the status manager's SetPodStatus deep-copies the status it is
+	// handed (as the kubelet's does), so a status handed to it and read no more may be built into
+	// Buffers. Nil builds every list anew.
+	Buffers *Buffers
+}
+
+// Buffers is what GenerateOptions.Buffers lends: the backing arrays of a status's lists, reused
+// from one status to the next. A pod sync builds one status and hands it to the status manager,
+// which keeps its own deep copy, so each list the sync built (the conditions alone, five of 120
+// bytes at every sync) was garbage at once.
+type Buffers struct {
+	conditions     []v1.PodCondition
+	containers     []v1.ContainerStatus
+	initContainers []v1.ContainerStatus
+	podIPs         [1]v1.PodIP
+	hostIPs        [1]v1.HostIP
+	startTime      metav1.Time
+	// waiting and running hold the containers' states, which a status points to one a
+	// container; the first n of each are taken by the status being built.
+	waiting  []v1.ContainerStateWaiting
+	running  []v1.ContainerStateRunning
+	nWaiting int
+	nRunning int
+}
+
+// reset starts a status: every state held is free again.
+func (b *Buffers) reset() {
+	if b != nil {
+		b.nWaiting, b.nRunning = 0, 0
+	}
+}
+
+// waitingState returns a pointer to a copy of w: one of b's when b is set. A full array is
+// replaced, not grown in place: the states already handed out keep pointing into the old one.
+func (b *Buffers) waitingState(w v1.ContainerStateWaiting) *v1.ContainerStateWaiting {
+	if b == nil {
+		p := new(v1.ContainerStateWaiting)
+		*p = w
+		return p
+	}
+	if b.nWaiting == len(b.waiting) {
+		b.waiting, b.nWaiting = make([]v1.ContainerStateWaiting, max(2*len(b.waiting), 1)), 0
+	}
+	p := &b.waiting[b.nWaiting]
+	*p = w
+	b.nWaiting++
+	return p
+}
+
+// runningState is waitingState for a running state.
+func (b *Buffers) runningState(r v1.ContainerStateRunning) *v1.ContainerStateRunning {
+	if b == nil {
+		p := new(v1.ContainerStateRunning)
+		*p = r
+		return p
+	}
+	if b.nRunning == len(b.running) {
+		b.running, b.nRunning = make([]v1.ContainerStateRunning, max(2*len(b.running), 1)), 0
+	}
+	p := &b.running[b.nRunning]
+	*p = r
+	b.nRunning++
+	return p
+}
+
+// conditionsList returns an empty list with room for n conditions: b's when b is set.
+func (b *Buffers) conditionsList(n int) []v1.PodCondition {
+	if b == nil {
+		return make([]v1.PodCondition, 0, n)
+	}
+	if cap(b.conditions) < n {
+		b.conditions = make([]v1.PodCondition, 0, n)
+	}
+	return b.conditions[:0]
+}
+
+// containerList returns a list of n zero container statuses: buf's when b is set and n is not
+// zero (an empty list stays a new one, which allocates nothing and is not nil).
+func (b *Buffers) containerList(isInit bool, n int) []v1.ContainerStatus {
+	if b == nil || n == 0 {
+		return make([]v1.ContainerStatus, n)
+	}
+	buf := &b.containers
+	if isInit {
+		buf = &b.initContainers
+	}
+	if cap(*buf) < n {
+		*buf = make([]v1.ContainerStatus, n)
+	}
+	// The whole array is cleared, not only the n taken, so that it keeps no pointer into a
+	// status built before.
+	clear((*buf)[:cap(*buf)])
+	return (*buf)[:n]
+}
+
+// podIPList returns the one-IP list of ip: b's when b is set.
+func (b *Buffers) podIPList(ip string) []v1.PodIP {
+	if b == nil {
+		return []v1.PodIP{{IP: ip}}
+	}
+	b.podIPs[0] = v1.PodIP{IP: ip}
+	return b.podIPs[:]
+}
+
+// hostIPList returns the one-IP list of ip: b's when b is set.
+func (b *Buffers) hostIPList(ip string) []v1.HostIP {
+	if b == nil {
+		return []v1.HostIP{{IP: ip}}
+	}
+	b.hostIPs[0] = v1.HostIP{IP: ip}
+	return b.hostIPs[:]
+}
+
+// time returns a pointer to t: to b's when b is set. (The new copy is made in its branch: a
+// pointer to the parameter would move it to the heap at every call.)
+func (b *Buffers) time(t metav1.Time) *metav1.Time {
+	if b == nil {
+		p := new(metav1.Time)
+		*p = t
+		return p
+	}
+	b.startTime = t
+	return &b.startTime
 }
 
 // GeneratePodStatus returns the API status of pod from the runtime's view of it: the kubelet's
@@ -51,14 +176,15 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	if rs == nil {
 		rs = &kubecontainer.PodStatus{}
 	}
+	opts.Buffers.reset()
 	var s v1.PodStatus
 	if ip := podIP(pod, rs, old); ip != "" {
 		s.PodIP = ip
-		s.PodIPs = []v1.PodIP{{IP: ip}}
+		s.PodIPs = opts.Buffers.podIPList(ip)
 	}
 	s.QOSClass = apidefaults.QOSClass(pod)
-	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons, opts.RecursiveReadOnlyMounts)
-	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons, opts.RecursiveReadOnlyMounts)
+	s.ContainerStatuses = convertContainerStatuses(pod, rs, old.ContainerStatuses, pod.Spec.Containers, false, opts.Reasons, opts.RecursiveReadOnlyMounts, opts.Buffers)
+	s.InitContainerStatuses = convertContainerStatuses(pod, rs, old.InitContainerStatuses, pod.Spec.InitContainers, true, opts.Reasons, opts.RecursiveReadOnlyMounts, opts.Buffers)
 
 	all := joinStatuses(s.ContainerStatuses, s.InitContainerStatuses)
 	s.Phase = GetPhase(pod, all, podIsTerminal, kubecontainer.HasAnyActiveRegularContainerStarted(&pod.Spec, rs))
@@ -92,7 +218,7 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 		setStartedAndReady(pod, &s)
 	}
 
-	s.Conditions = make([]v1.PodCondition, 0, conditionsCap(pod, &old, opts.ResizeConditions))
+	s.Conditions = opts.Buffers.conditionsList(conditionsCap(pod, &old, opts.ResizeConditions))
 	for _, c := range pod.Status.Conditions {
 		if !ownedByKubelet(c.Type) {
 			s.Conditions = append(s.Conditions, c)
@@ -116,18 +242,17 @@ func GeneratePodStatus(pod *v1.Pod, old v1.PodStatus, status *kubecontainer.PodS
 	stampTransitions(&s, &old, now)
 
 	if old.StartTime != nil && !old.StartTime.IsZero() {
-		s.StartTime = old.StartTime.DeepCopy()
+		s.StartTime = opts.Buffers.time(*old.StartTime)
 	} else {
-		t := metav1.NewTime(now)
-		s.StartTime = &t
+		s.StartTime = opts.Buffers.time(metav1.NewTime(now))
 	}
 
 	if opts.HostIP != "" {
 		s.HostIP = opts.HostIP
-		s.HostIPs = []v1.HostIP{{IP: opts.HostIP}}
+		s.HostIPs = opts.Buffers.hostIPList(opts.HostIP)
 		if pod.Spec.HostNetwork && s.PodIP == "" {
 			s.PodIP = opts.HostIP
-			s.PodIPs = []v1.PodIP{{IP: opts.HostIP}}
+			s.PodIPs = opts.Buffers.podIPList(opts.HostIP)
 		}
 	}
 	return s

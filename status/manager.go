@@ -263,6 +263,8 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 // (podsync's periodic skip): with the same inputs and the same cached status (PodStatusStamp),
 // the next status would compare equal again.
 func (m *Manager) ResyncPodStatus(pod *v1.Pod, status v1.PodStatus) (unchanged bool) {
+	// The kubelet's copy, which the pod sync relies on: it builds its next status into the lists
+	// of the one handed over (status.Buffers).
 	status = *status.DeepCopy()
 	status.ObservedGeneration = pod.Generation
 	return m.update(pod, status, pod.DeletionTimestamp != nil, false, "SetPodStatus") == updateUnchanged
