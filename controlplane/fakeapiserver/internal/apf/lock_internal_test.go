@@ -21,10 +21,10 @@ func TestLockHandsTurnsInQueueOrder(t *testing.T) {
 		classes map[string]Class
 		want    []string
 	}{
-		{"exempt first, then the nodes' flows round-robin",
+		{"exempt first, exempt and limited turns alternating, the nodes' flows round-robin",
 			[]string{"a1", "a2", "b1", "x1", "b2", "x2"},
 			map[string]Class{"a1": nodes("a"), "a2": nodes("a"), "b1": nodes("b"), "b2": nodes("b"), "x1": {}, "x2": {}},
-			[]string{"x1", "x2", "a1", "b1", "a2", "b2"}},
+			[]string{"x1", "a1", "x2", "b1", "a2", "b2"}},
 		{"one flow keeps its order",
 			[]string{"a1", "a2", "a3"},
 			map[string]Class{"a1": nodes("a"), "a2": nodes("a"), "a3": nodes("a")},

@@ -35,10 +35,14 @@ type Queue[W comparable] struct {
 }
 
 // ExemptRun is how many exempt turns in a row the queue gives while limited waiters wait before
-// it gives one of them a turn: exempt waiters still take eight turns in nine of a lock they keep
-// busy, and the limited levels (node-high's lease renewals among them) the ninth, shared by their
-// shares.
-const ExemptRun = 8
+// it gives one of them a turn: one, so that exempt and limited turns alternate while both wait.
+// In kube-apiserver exempt requests never delay node-high's lease renewals; here, with one lock,
+// they can only be kept from taking more than every other turn. A longer run held the renewals
+// back beside a stream of exempt creates over HTTP (four or eight in a row: the longest lease
+// update 3 to 5 s on a loaded machine, against about 1 s with one) without making those creates
+// faster; in-process creates beside nodes that write without pause pay for it (docs/benchmarks.md,
+// "Exempt and limited turns alternate").
+const ExemptRun = 1
 
 // strideUnit is a multiple of every level's shares (600 = lcm(5, 10, 20, 30, 40, 100)), so that
 // every stride is a whole number.

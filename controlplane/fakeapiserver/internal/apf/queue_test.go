@@ -43,9 +43,9 @@ func TestQueueOrder(t *testing.T) {
 		{"one flow is first come, first served",
 			[]push{{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")}},
 			[]string{"a1", "a2", "a3"}},
-		{"exempt waiters go before every limited one, first come, first served",
+		{"an exempt waiter goes first, then exempt and limited turns alternate, exempt first come, first served",
 			[]push{{"n1", class(apf.NodeHigh, "n")}, {"x1", exempt}, {"s1", class(apf.System, "s")}, {"x2", apf.Class{Flow: apf.Flow{Schema: "exempt"}}}},
-			[]string{"x1", "x2", "n1", "s1"}},
+			[]string{"x1", "n1", "x2", "s1"}},
 		{"a level's flows take turns in the order they started waiting",
 			[]push{
 				{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")},
@@ -256,11 +256,11 @@ func TestQueueRemove(t *testing.T) {
 		want   []string
 	}{
 		{"an exempt waiter", abc, []push{{"x1", exempt}}, []bool{true}, []string{"x2", "a1", "b1", "c1", "a2", "c2"}},
-		{"the head of a flow", abc, []push{{"a1", a}}, []bool{true}, []string{"x1", "x2", "a2", "b1", "c1", "c2"}},
-		{"the last waiter of a flow, which leaves the ring", abc, []push{{"b1", b}}, []bool{true}, []string{"x1", "x2", "a1", "c1", "a2", "c2"}},
-		{"every waiter of the flow at the ring's head", abc, []push{{"a1", a}, {"a2", a}}, []bool{true, true}, []string{"x1", "x2", "b1", "c1", "c2"}},
+		{"the head of a flow", abc, []push{{"a1", a}}, []bool{true}, []string{"x1", "a2", "x2", "b1", "c1", "c2"}},
+		{"the last waiter of a flow, which leaves the ring", abc, []push{{"b1", b}}, []bool{true}, []string{"x1", "a1", "x2", "c1", "a2", "c2"}},
+		{"every waiter of the flow at the ring's head", abc, []push{{"a1", a}, {"a2", a}}, []bool{true, true}, []string{"x1", "b1", "x2", "c1", "c2"}},
 		{"a waiter not there, or there in another class", abc, []push{{"zz", a}, {"a1", b}, {"a1", exempt}}, []bool{false, false, false},
-			[]string{"x1", "x2", "a1", "b1", "c1", "a2", "c2"}},
+			[]string{"x1", "a1", "x2", "b1", "c1", "a2", "c2"}},
 		{"the only waiter", []push{{"a1", a}}, []push{{"a1", a}}, []bool{true}, nil},
 	}
 	for _, tt := range tests {
