@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/minikubelet/minikubelet/controlplane/fakeapiserver/internal/apf"
 )
 
 // A watch with allowWatchBookmarks gets a BOOKMARK about every minute, carrying the latest
@@ -105,7 +103,7 @@ func (s *Server) waitForWriteOrBookmark(ctx context.Context, next <-chan struct{
 // quietSince reports the latest resource version and whether res had no write after from, so
 // that a bookmark at that version skips nothing the watch has not sent.
 func (st *store) quietSince(res *resource, from uint64) (uint64, bool) {
-	st.mu.Lock(apf.Class{})
+	st.lock()
 	defer st.unlock()
 	h := st.buckets[res.name].history
 	return st.rv, len(h) == 0 || h[len(h)-1].rv <= from

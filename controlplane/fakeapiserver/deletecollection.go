@@ -28,7 +28,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, t targ
 	dryRun := isDryRun(r) || len(delOpts.DryRun) > 0
 	var selected []*entry
 	var rv uint64
-	err = s.store.lockedAs(t.class, func() error {
+	err = s.store.lockedAs(r.Context(), t.class, func() error {
 		rv = s.store.rv
 		if err := validateListOptions(opts, false); err != nil {
 			return err

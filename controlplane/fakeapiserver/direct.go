@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -119,11 +120,21 @@ func (d *Direct) do(t target, verb verbs, reported string, okCode int, op func()
 	code := okCode
 	if err = op(); err != nil {
 		code = int(failureStatus(err).Code)
-		err = clientError(err)
+		err = directError(t, reported, err)
 	}
 	s.count(reported, "", t, verb, code, start)
 	s.finalizeNow()
 	return err
+}
+
+// directError is the error an in-process call that failed with err returns: the context's error
+// as client-go returns it if the request's context ended while it waited for the store lock
+// (queueCancelledError), else the answer's Status (clientError).
+func directError(t target, method string, err error) error {
+	if qc := (*queueCancelledError)(nil); errors.As(err, &qc) {
+		return queueCancelledClientError(method, t, qc.err)
+	}
+	return clientError(err)
 }
 
 // clientError is the error client-go returns for an answer that failed with err: the Status the
@@ -171,7 +182,7 @@ func (d *Direct) get(ctx context.Context, t target) (*entry, error) {
 	t.class = requestClass(d.user, verbGet, t)
 	var out *entry
 	err := d.do(t, verbGet, http.MethodGet, http.StatusOK, func() error {
-		return d.s.store.lockedAs(t.class, func() error {
+		return d.s.store.lockedAs(ctx, t.class, func() error {
 			var ok bool
 			if out, ok = d.s.store.get(t.res, t.namespace, t.name); !ok {
 				return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -190,7 +201,7 @@ func (d *Direct) create(ctx context.Context, t target, obj runtime.Object) (*ent
 		if err != nil {
 			return err
 		}
-		out, err = d.s.createObject(t, in, false)
+		out, err = d.s.createObject(ctx, t, in, false)
 		return err
 	})
 	return out, err
@@ -232,7 +243,7 @@ func (d *Direct) patch(ctx context.Context, t target, pt types.PatchType, data [
 func (d *Direct) delete(ctx context.Context, t target, opts metav1.DeleteOptions) error {
 	t.class = requestClass(d.user, verbDelete, t)
 	return d.do(t, verbDelete, http.MethodDelete, http.StatusOK, func() error {
-		_, _, err := d.s.deleteObject(t, opts, len(opts.DryRun) > 0)
+		_, _, err := d.s.deleteObject(ctx, t, opts, len(opts.DryRun) > 0)
 		return err
 	})
 }
@@ -431,7 +442,7 @@ func (d *Direct) CreateToken(ctx context.Context, namespace, serviceAccount stri
 		if err != nil {
 			return err
 		}
-		issued, err := d.s.createTokenObject(t, in.(*authenticationv1.TokenRequest))
+		issued, err := d.s.createTokenObject(ctx, t, in.(*authenticationv1.TokenRequest))
 		if err != nil {
 			return err
 		}

@@ -291,7 +291,7 @@ func (s *Server) patchEventsV1(w http.ResponseWriter, r *http.Request, t, core t
 	}
 	for {
 		var old *entry
-		err := s.store.lockedAs(core.class, func() error {
+		err := s.store.lockedAs(r.Context(), core.class, func() error {
 			var ok bool
 			if old, ok = s.store.get(core.res, core.namespace, core.name); !ok {
 				return apierrors.NewNotFound(t.res.groupResource(), t.name)

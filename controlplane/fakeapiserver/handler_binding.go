@@ -55,7 +55,7 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, t target) error {
 		return apierrors.NewConflict(t.res.gv.WithResource("pods/binding").GroupResource(), t.name, err)
 	}
 	dryRun := isDryRun(r)
-	err = s.store.lockedAs(t.class, func() error {
+	err = s.store.lockedAs(r.Context(), t.class, func() error {
 		old, ok := s.store.get(t.res, t.namespace, t.name)
 		if !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)

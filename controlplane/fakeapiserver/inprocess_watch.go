@@ -56,20 +56,20 @@ func parseOptions(t target, opts metav1.ListOptions) (listOptions, error) {
 
 // ListPods lists the pods of namespace ("" for every namespace) as the typed client's List does.
 func (d *Direct) ListPods(ctx context.Context, namespace string, opts metav1.ListOptions) (*corev1.PodList, error) {
-	items, lm, err := listIn[corev1.Pod](d, d.collection(podsTarget, namespace), opts)
+	items, lm, err := listIn[corev1.Pod](ctx, d, d.collection(podsTarget, namespace), opts)
 	return &corev1.PodList{ListMeta: lm, Items: items}, err
 }
 
 // ListNodes lists the nodes as the typed client's List does.
 func (d *Direct) ListNodes(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error) {
-	items, lm, err := listIn[corev1.Node](d, d.collection(nodesTarget, ""), opts)
+	items, lm, err := listIn[corev1.Node](ctx, d, d.collection(nodesTarget, ""), opts)
 	return &corev1.NodeList{ListMeta: lm, Items: items}, err
 }
 
 // ListLeases lists the leases of namespace ("" for every namespace) as the typed client's List
 // does.
 func (d *Direct) ListLeases(ctx context.Context, namespace string, opts metav1.ListOptions) (*coordinationv1.LeaseList, error) {
-	items, lm, err := listIn[coordinationv1.Lease](d, d.collection(leasesTarget, namespace), opts)
+	items, lm, err := listIn[coordinationv1.Lease](ctx, d, d.collection(leasesTarget, namespace), opts)
 	return &coordinationv1.LeaseList{ListMeta: lm, Items: items}, err
 }
 
@@ -78,7 +78,7 @@ func (d *Direct) ListLeases(ctx context.Context, namespace string, opts metav1.L
 func listIn[T any, PT interface {
 	*T
 	runtime.Object
-}](d *Direct, t target, opts metav1.ListOptions) (items []T, lm metav1.ListMeta, err error) {
+}](ctx context.Context, d *Direct, t target, opts metav1.ListOptions) (items []T, lm metav1.ListMeta, err error) {
 	t.class = requestClass(d.user, verbList, t)
 	// A panic is a bug in this package: a 500, as serveHTTP and Direct.do recover it.
 	defer func() {
@@ -92,10 +92,10 @@ func listIn[T any, PT interface {
 	s.expireNow()
 	defer s.finalizeNow()
 	start := s.clock.Now()
-	page, err := d.listPage(t, opts)
+	page, err := d.listPage(ctx, t, opts)
 	if err != nil {
 		s.count("LIST", "", t, verbList, int(failureStatus(err).Code), start)
-		return nil, metav1.ListMeta{}, clientError(err)
+		return nil, metav1.ListMeta{}, directError(t, http.MethodGet, err)
 	}
 	s.count("LIST", "", t, verbList, http.StatusOK, start)
 	if len(page.items) > 0 {
@@ -112,7 +112,7 @@ func listIn[T any, PT interface {
 }
 
 // listPage is the page of t's objects that opts ask for, as the HTTP list reads it.
-func (d *Direct) listPage(t target, opts metav1.ListOptions) (listPage, error) {
+func (d *Direct) listPage(ctx context.Context, t target, opts metav1.ListOptions) (listPage, error) {
 	o, err := parseOptions(t, opts)
 	if err != nil {
 		return listPage{}, err
@@ -121,7 +121,7 @@ func (d *Direct) listPage(t target, opts metav1.ListOptions) (listPage, error) {
 		return listPage{}, err
 	}
 	var page listPage
-	err = d.s.store.lockedAs(t.class, func() error {
+	err = d.s.store.lockedAs(ctx, t.class, func() error {
 		page, err = d.s.listPage(t, o)
 		return err
 	})

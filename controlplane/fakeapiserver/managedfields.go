@@ -138,7 +138,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 	dryRun := len(opts.DryRun) > 0
 	for {
 		var old *entry
-		_ = s.store.lockedAs(t.class, func() error {
+		_ = s.store.lockedAs(r.Context(), t.class, func() error {
 			old, _ = s.store.get(t.res, t.namespace, t.name)
 			return nil
 		})
@@ -171,7 +171,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t target) error {
 		var out *entry
 		var moved bool
 		created := false
-		err = s.store.lockedAs(t.class, func() error {
+		err = s.store.lockedAs(r.Context(), t.class, func() error {
 			cur, ok := s.store.get(t.res, t.namespace, t.name)
 			switch {
 			case cur != old || (old == nil && ok):

@@ -124,7 +124,7 @@ func TestStoreLockTurns(t *testing.T) {
 	}})
 
 	var wg sync.WaitGroup
-	srv.store.mu.Lock(apf.Class{})
+	srv.store.lock()
 	for i, s := range starts {
 		wg.Go(func() {
 			rv, err := s.run()

@@ -122,7 +122,7 @@ func (s *Server) serveNodeMetrics(w http.ResponseWriter, r *http.Request, t targ
 		samples[n.Name] = n
 	}
 	var nodes []*corev1.Node
-	_ = s.store.lockedAs(t.class, func() error {
+	_ = s.store.lockedAs(r.Context(), t.class, func() error {
 		for _, e := range s.store.list(s.store.resource("nodes"), "") {
 			nodes = append(nodes, e.obj.(*corev1.Node))
 		}
@@ -187,7 +187,7 @@ func (s *Server) servePodMetrics(w http.ResponseWriter, r *http.Request, t targe
 		samples[p.Namespace+"/"+p.Name] = p
 	}
 	var pods []*corev1.Pod
-	_ = s.store.lockedAs(t.class, func() error {
+	_ = s.store.lockedAs(r.Context(), t.class, func() error {
 		for _, e := range s.store.list(s.store.resource("pods"), t.namespace) {
 			pods = append(pods, e.obj.(*corev1.Pod))
 		}

@@ -31,7 +31,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	var e *entry
-	err = s.store.lockedAs(t.class, func() error {
+	err = s.store.lockedAs(r.Context(), t.class, func() error {
 		var ok bool
 		if e, ok = s.store.get(t.res, t.namespace, t.name); !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -61,7 +61,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t target) error {
 		return err
 	}
 	var page listPage
-	err = s.store.lockedAs(t.class, func() error {
+	err = s.store.lockedAs(r.Context(), t.class, func() error {
 		page, err = s.listPage(t, opts)
 		return err
 	})
@@ -131,7 +131,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 	if err != nil {
 		return err
 	}
-	out, err := s.createObject(t, obj, isDryRun(r))
+	out, err := s.createObject(r.Context(), t, obj, isDryRun(r))
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, t target) error 
 // createObject is a create on a decoded object, shared by POST and the in-process client
 // (direct.go): the request's namespace, the managed fields, then insert under the store lock.
 // obj is the caller's to give away.
-func (s *Server) createObject(t target, obj runtime.Object, dryRun bool) (*entry, error) {
+func (s *Server) createObject(ctx context.Context, t target, obj runtime.Object, dryRun bool) (*entry, error) {
 	m := mustMeta(obj)
 	switch {
 	case !t.res.namespaced:
@@ -162,7 +162,7 @@ func (s *Server) createObject(t target, obj runtime.Object, dryRun bool) (*entry
 	var out *entry
 	var err error
 	insert := func() error {
-		return s.store.lockedAs(t.class, func() error {
+		return s.store.lockedAs(ctx, t.class, func() error {
 			out, err = s.insert(t, obj, dryRun, "POST")
 			return err
 		})
@@ -296,7 +296,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 	dropManaged := false
 	for try := 0; ; try++ {
 		var old *entry
-		err := s.store.lockedAs(t.class, func() error {
+		err := s.store.lockedAs(ctx, t.class, func() error {
 			var ok bool
 			if old, ok = s.store.get(t.res, t.namespace, t.name); !ok {
 				return apierrors.NewNotFound(t.res.groupResource(), t.name)
@@ -324,7 +324,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, t target, dryRun bool, ve
 		}
 		var out *entry
 		var moved bool
-		err = s.store.lockedAs(t.class, func() error {
+		err = s.store.lockedAs(ctx, t.class, func() error {
 			cur, ok := s.store.get(t.res, t.namespace, t.name)
 			switch {
 			case !ok:
@@ -552,7 +552,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 	if err != nil {
 		return err
 	}
-	out, removed, err := s.deleteObject(t, opts, isDryRun(r) || len(opts.DryRun) > 0)
+	out, removed, err := s.deleteObject(r.Context(), t, opts, isDryRun(r) || len(opts.DryRun) > 0)
 	if err != nil {
 		return err
 	}
@@ -566,10 +566,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t target) error 
 // deleteObject is a delete with decoded options, shared by DELETE and the in-process client
 // (direct.go). It returns the object as last stored, and whether it is gone (a graceful delete
 // leaves it, with its deletionTimestamp).
-func (s *Server) deleteObject(t target, opts metav1.DeleteOptions, dryRun bool) (*entry, bool, error) {
+func (s *Server) deleteObject(ctx context.Context, t target, opts metav1.DeleteOptions, dryRun bool) (*entry, bool, error) {
 	var out *entry
 	var removed bool
-	err := s.store.lockedAs(t.class, func() error {
+	err := s.store.lockedAs(ctx, t.class, func() error {
 		old, ok := s.store.get(t.res, t.namespace, t.name)
 		if !ok {
 			return apierrors.NewNotFound(t.res.groupResource(), t.name)

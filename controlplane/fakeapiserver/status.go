@@ -24,6 +24,10 @@ func writeError(w http.ResponseWriter, err error) {
 // writeErrorAs answers with err as a metav1.Status in the form out (JSON or protobuf), as
 // kube-apiserver encodes an error in the media type the request negotiated.
 func writeErrorAs(w http.ResponseWriter, out output, err error) {
+	if qc := (*queueCancelledError)(nil); errors.As(err, &qc) {
+		writeTooManyRequests(w)
+		return
+	}
 	st := failureStatus(err)
 	if out == outputProtobuf {
 		writeObject(w, out, int(st.Code), &st)

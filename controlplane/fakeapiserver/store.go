@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -398,20 +399,32 @@ func newStore(o storeOptions) *store {
 }
 
 func (st *store) currentRV() uint64 {
-	st.mu.Lock(apf.Class{})
+	st.lock()
 	defer st.unlock()
 	return st.rv
+}
+
+// lock takes mu for the store's own work, which is exempt and which no client gives up on: it
+// waits with a context that never ends, so it always gets the lock.
+func (st *store) lock() {
+	_ = st.mu.Lock(context.Background(), apf.Class{})
 }
 
 // locked runs fn with the store locked, so that a read-check-write sequence is atomic, as
 // exempt work: the store's own, or a request's that no class names.
 func (st *store) locked(fn func() error) error {
-	return st.lockedAs(apf.Class{}, fn)
+	st.lock()
+	defer st.unlock()
+	return fn()
 }
 
-// lockedAs is locked for a request of class c, which waits for the lock in c's turn.
-func (st *store) lockedAs(c apf.Class, fn func() error) error {
-	st.mu.Lock(c)
+// lockedAs is locked for a request of class c, which waits for the lock in c's turn, made with
+// ctx: if ctx ends while the request waits, fn never runs and the error is a
+// *queueCancelledError (priority.go), as kube-apiserver ejects such a request from its queue.
+func (st *store) lockedAs(ctx context.Context, c apf.Class, fn func() error) error {
+	if err := st.mu.Lock(ctx, c); err != nil {
+		return &queueCancelledError{err: err}
+	}
 	defer st.unlock()
 	return fn()
 }
@@ -592,7 +605,7 @@ func (st *store) commitEncoded(res *resource, typ watch.EventType, obj runtime.O
 // closed at res's next write. expired reports that events after rv were already dropped; closed
 // reports that CloseWatches was called after the watch started in epoch.
 func (st *store) since(res *resource, rv uint64, max int, epoch uint64) (evs []event, expired, closed bool, next <-chan struct{}) {
-	st.mu.Lock(apf.Class{})
+	st.lock()
 	defer st.unlock()
 	if st.epoch != epoch {
 		return nil, false, true, nil
@@ -652,7 +665,7 @@ func mustMeta(obj runtime.Object) metav1.Object { return registry.MustMeta(obj) 
 
 // currentEpoch returns the CloseWatches count, for in-process readers of the history.
 func (st *store) currentEpoch() uint64 {
-	st.mu.Lock(apf.Class{})
+	st.lock()
 	defer st.unlock()
 	return st.epoch
 }

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -67,7 +68,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t target) e
 	if err != nil {
 		return err
 	}
-	out, err := s.createTokenObject(t, obj.(*authenticationv1.TokenRequest))
+	out, err := s.createTokenObject(r.Context(), t, obj.(*authenticationv1.TokenRequest))
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t target) e
 
 // createTokenObject answers a decoded TokenRequest, shared by POST serviceaccounts/NAME/token and
 // the in-process client (direct.go). req is the caller's to give away; the answer is new.
-func (s *Server) createTokenObject(t target, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+func (s *Server) createTokenObject(ctx context.Context, t target, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	gk := tokenRequestResource.gvk().GroupKind()
 	if req.Name != "" && req.Name != t.name {
 		return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified")})
@@ -99,7 +100,7 @@ func (s *Server) createTokenObject(t target, req *authenticationv1.TokenRequest)
 		req.Spec.ExpirationSeconds = ptrInt64(defaultTokenExpirationSeconds)
 	}
 	var out *authenticationv1.TokenRequest
-	err := s.store.lockedAs(t.class, func() error {
+	err := s.store.lockedAs(ctx, t.class, func() error {
 		var err error
 		out, err = s.issueToken(t, req)
 		return err

@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"context"
 	"math/rand"
 	"sync"
 	"testing"
@@ -25,7 +26,7 @@ func TestStoreSurvivesTracerPanic(t *testing.T) {
 		})})
 		func() {
 			defer func() { _ = recover() }()
-			_ = st.lockedAs(apf.Class{}, func() error {
+			_ = st.lockedAs(context.Background(), apf.Class{}, func() error {
 				st.traceLater(trace.Event{Pod: "default/p"})
 				return nil
 			})

@@ -90,7 +90,7 @@ func (s *Server) stream(ctx context.Context, t target, opts listOptions, wt watc
 	var initial []*entry
 	var startErr error
 	var from, epoch uint64
-	_ = s.store.lockedAs(t.class, func() error {
+	_ = s.store.lockedAs(ctx, t.class, func() error {
 		from, epoch = s.store.rv, s.store.epoch
 		if opts.resourceVersion != "" && opts.resourceVersion != "0" {
 			want, _ := strconv.ParseUint(opts.resourceVersion, 10, 64)

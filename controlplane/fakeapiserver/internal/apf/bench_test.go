@@ -1,6 +1,7 @@
 package apf_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -12,10 +13,11 @@ import (
 func BenchmarkLockUncontended(b *testing.B) {
 	b.Run("apf", func(b *testing.B) {
 		var l apf.Lock
+		ctx := context.Background()
 		c := apf.Class{Level: apf.System, Flow: apf.Flow{Schema: "system-nodes", Distinguisher: "system:node:n1"}}
 		b.ReportAllocs()
 		for b.Loop() {
-			l.Lock(c)
+			_ = l.Lock(ctx, c)
 			l.Unlock()
 		}
 	})

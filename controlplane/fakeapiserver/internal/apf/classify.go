@@ -8,9 +8,10 @@
 // node's lease renewals, its pod status writes and an administrator's creates do not wait in
 // one line. The fake API server has one lock over its store instead of etcd and many seats, and
 // that lock is what its requests wait for: so the levels take turns at the lock in proportion to
-// their nominal concurrency shares, exempt requests go before every waiting limited one, and
-// within a level the flows (flow schema and user, APF's ByUser distinguisher, or namespace for
-// the schemas that distinguish by it) take turns round-robin.
+// their nominal concurrency shares, exempt requests go first but, while limited ones wait, take
+// no more than ExemptRun turns in a row (Queue), and within a level the flows (flow schema and
+// user, APF's ByUser distinguisher, or namespace for the schemas that distinguish by it) take
+// turns round-robin.
 package apf
 
 import "strings"

@@ -1,6 +1,7 @@
 package apf
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -25,10 +26,16 @@ const (
 	contended
 )
 
-// Lock waits for the lock as a request of class c and takes it.
-func (l *Lock) Lock(c Class) {
+// Lock waits for the lock as a request of class c and takes it, or, if ctx ends first, leaves
+// the queue without it and returns ctx's error: in kube-apiserver a request whose context ends
+// while it waits in its priority level's queue is ejected and never runs (queueset's
+// request.wait, decisionCancel). A request whose turn came as its context ended is treated the
+// same way, and hands the turn on: there the request would run with its context ended, and its
+// first storage call would fail. An uncontended Lock does not look at ctx, as a request that
+// finds a free seat is dispatched at once.
+func (l *Lock) Lock(ctx context.Context, c Class) error {
 	if l.state.CompareAndSwap(free, held) {
-		return
+		return nil
 	}
 	l.mu.Lock()
 	for {
@@ -36,7 +43,7 @@ func (l *Lock) Lock(c Class) {
 		case free:
 			if l.state.CompareAndSwap(free, held) {
 				l.mu.Unlock()
-				return
+				return nil
 			}
 			continue
 		case held:
@@ -53,7 +60,29 @@ func (l *Lock) Lock(c Class) {
 	turn := make(chan struct{}, 1)
 	l.q.Push(c, turn)
 	l.mu.Unlock()
+	select {
+	case <-turn:
+		if err := ctx.Err(); err != nil {
+			l.Unlock()
+			return err
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	if l.q.Remove(c, turn) {
+		if l.q.Len() == 0 {
+			l.state.Store(held) // by the holder, whom nobody waits behind any more
+		}
+		l.mu.Unlock()
+		return ctx.Err()
+	}
+	// Unlock chose this waiter before it could leave: the lock is its own (the turn is in the
+	// channel, or about to be). It passes the lock on rather than run.
+	l.mu.Unlock()
 	<-turn
+	l.Unlock()
+	return ctx.Err()
 }
 
 // Unlock releases the lock, to the waiter that goes next if there is one.

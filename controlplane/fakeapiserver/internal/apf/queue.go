@@ -1,5 +1,7 @@
 package apf
 
+import "slices"
+
 // Queue holds the requests waiting for the lock and chooses the next one: the oldest exempt
 // waiter if there is one, unless exempt waiters took the last ExemptRun turns while limited ones
 // waited; else the limited level whose turns are furthest behind its share, and in it the flow
@@ -21,7 +23,7 @@ package apf
 // level saves up no credit to take a burst of turns with. Within a level the flows take one turn
 // each in the order they started waiting (round-robin), and each flow's waiters go first come,
 // first served.
-type Queue[W any] struct {
+type Queue[W comparable] struct {
 	exempt fifo[W]
 	// exemptRun is the exempt turns taken in a row while a limited waiter waited.
 	exemptRun int
@@ -33,17 +35,21 @@ type Queue[W any] struct {
 }
 
 // ExemptRun is how many exempt turns in a row the queue gives while limited waiters wait before
-// it gives one of them a turn: exempt waiters still take eight turns in nine of a lock they keep
-// busy, and the limited levels (node-high's lease renewals among them) the ninth, shared by their
-// shares.
-const ExemptRun = 8
+// it gives one of them a turn: one, so that exempt and limited turns alternate while both wait.
+// In kube-apiserver exempt requests never delay node-high's lease renewals; here, with one lock,
+// they can only be kept from taking more than every other turn. A longer run held the renewals
+// back beside a stream of exempt creates over HTTP (four or eight in a row: the longest lease
+// update 3 to 5 s on a loaded machine, against about 1 s with one) without making those creates
+// faster; in-process creates beside nodes that write without pause pay for it (docs/benchmarks.md,
+// "Exempt and limited turns alternate").
+const ExemptRun = 1
 
 // strideUnit is a multiple of every level's shares (600 = lcm(5, 10, 20, 30, 40, 100)), so that
 // every stride is a whole number.
 const strideUnit = 600
 
 // level is one limited level's waiters: its flows with waiters, in a ring whose head goes next.
-type level[W any] struct {
+type level[W comparable] struct {
 	pass  uint64
 	n     int
 	head  *flow[W]
@@ -51,19 +57,19 @@ type level[W any] struct {
 }
 
 // flow is one flow's waiters, oldest first, and its place in its level's ring.
-type flow[W any] struct {
+type flow[W comparable] struct {
 	key        Flow
 	waiters    fifo[W]
 	prev, next *flow[W]
 }
 
 // fifo is a first-come, first-served queue of waiters, each with its arrival.
-type fifo[W any] struct {
+type fifo[W comparable] struct {
 	items []waiter[W]
 	head  int
 }
 
-type waiter[W any] struct {
+type waiter[W comparable] struct {
 	w   W
 	seq uint64
 }
@@ -91,6 +97,20 @@ func (f *fifo[W]) pop() waiter[W] {
 		f.items, f.head = f.items[:n], 0
 	}
 	return w
+}
+
+// remove takes w out of the fifo wherever it waits, and reports whether it was there.
+func (f *fifo[W]) remove(w W) bool {
+	for i := f.head; i < len(f.items); i++ {
+		if f.items[i].w == w {
+			f.items = slices.Delete(f.items, i, i+1)
+			if f.head == len(f.items) {
+				f.items, f.head = f.items[:0], 0
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // compactMin is the popped slots below which a fifo that is not empty is not compacted: a few
@@ -185,26 +205,56 @@ func (q *Queue[W]) Pop() (W, bool) {
 	best.n--
 	f := best.head
 	w := f.waiters.pop()
+	best.head = f.next
 	if f.waiters.len() == 0 {
-		// The flow has no more waiters: it leaves the ring, and joins it again last when it
-		// next waits.
-		if f.next == f {
-			best.head = nil
-		} else {
-			f.prev.next, f.next.prev = f.next, f.prev
-			best.head = f.next
-		}
-		delete(best.flows, f.key)
-		items := f.waiters.items[:0]
-		if cap(items) > keptCap {
-			items = nil
-		}
-		*f = flow[W]{waiters: fifo[W]{items: items}}
-		q.free = append(q.free, f)
-	} else {
-		best.head = f.next
+		q.leave(best, f)
 	}
 	return w.w, true
+}
+
+// leave takes f, whose last waiter went, out of l's ring, and joins it again last when it next
+// waits.
+func (q *Queue[W]) leave(l *level[W], f *flow[W]) {
+	if f.next == f {
+		l.head = nil
+	} else {
+		f.prev.next, f.next.prev = f.next, f.prev
+		if l.head == f {
+			l.head = f.next
+		}
+	}
+	delete(l.flows, f.key)
+	items := f.waiters.items[:0]
+	if cap(items) > keptCap {
+		items = nil
+	}
+	*f = flow[W]{waiters: fifo[W]{items: items}}
+	q.free = append(q.free, f)
+}
+
+// Remove takes w, a waiter of class c, out of the queue before its turn, and reports whether
+// it was there: a request whose client gave up while it waited leaves its queue, as APF ejects
+// it. The turns already taken stand (the level's pass, the exempt run), as in APF, where a
+// request that leaves its queue leaves the virtual times of the others alone.
+func (q *Queue[W]) Remove(c Class, w W) bool {
+	if c.Level == Exempt || c.Level >= numLevels {
+		if !q.exempt.remove(w) {
+			return false
+		}
+		q.n--
+		return true
+	}
+	l := &q.levels[c.Level]
+	f := l.flows[c.Flow]
+	if f == nil || !f.waiters.remove(w) {
+		return false
+	}
+	q.n--
+	l.n--
+	if f.waiters.len() == 0 {
+		q.leave(l, f)
+	}
+	return true
 }
 
 // next is the arrival of l's next waiter (the oldest of the flow at the ring's head), which

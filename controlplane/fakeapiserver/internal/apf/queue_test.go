@@ -20,7 +20,7 @@ type push struct {
 	c    apf.Class
 }
 
-func drain[W any](q *apf.Queue[W], n int) []W {
+func drain[W comparable](q *apf.Queue[W], n int) []W {
 	var out []W
 	for range n {
 		w, ok := q.Pop()
@@ -43,9 +43,9 @@ func TestQueueOrder(t *testing.T) {
 		{"one flow is first come, first served",
 			[]push{{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")}},
 			[]string{"a1", "a2", "a3"}},
-		{"exempt waiters go before every limited one, first come, first served",
+		{"an exempt waiter goes first, then exempt and limited turns alternate, exempt first come, first served",
 			[]push{{"n1", class(apf.NodeHigh, "n")}, {"x1", exempt}, {"s1", class(apf.System, "s")}, {"x2", apf.Class{Flow: apf.Flow{Schema: "exempt"}}}},
-			[]string{"x1", "x2", "n1", "s1"}},
+			[]string{"x1", "n1", "x2", "s1"}},
 		{"a level's flows take turns in the order they started waiting",
 			[]push{
 				{"a1", class(apf.System, "a")}, {"a2", class(apf.System, "a")}, {"a3", class(apf.System, "a")},
@@ -238,5 +238,56 @@ func TestQueueLimitedShareBesideExempt(t *testing.T) {
 	want := map[string]int{"exempt": 700 * apf.ExemptRun, "node-high": 400, "system": 300}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueueRemove: a waiter that leaves before its turn is gone from wherever it waited, the
+// others keep their order, and a flow it leaves empty leaves its level's ring (and its place in
+// the round-robin) as a flow whose last waiter took its turn does.
+func TestQueueRemove(t *testing.T) {
+	a, b, c := class(apf.System, "a"), class(apf.System, "b"), class(apf.System, "c")
+	exempt := apf.Class{}
+	abc := []push{{"a1", a}, {"a2", a}, {"b1", b}, {"c1", c}, {"c2", c}, {"x1", exempt}, {"x2", exempt}}
+	tests := []struct {
+		name   string
+		pushes []push
+		remove []push
+		gone   []bool // whether each removal finds its waiter
+		want   []string
+	}{
+		{"an exempt waiter", abc, []push{{"x1", exempt}}, []bool{true}, []string{"x2", "a1", "b1", "c1", "a2", "c2"}},
+		{"the head of a flow", abc, []push{{"a1", a}}, []bool{true}, []string{"x1", "a2", "x2", "b1", "c1", "c2"}},
+		{"the last waiter of a flow, which leaves the ring", abc, []push{{"b1", b}}, []bool{true}, []string{"x1", "a1", "x2", "c1", "a2", "c2"}},
+		{"every waiter of the flow at the ring's head", abc, []push{{"a1", a}, {"a2", a}}, []bool{true, true}, []string{"x1", "b1", "x2", "c1", "c2"}},
+		{"a waiter not there, or there in another class", abc, []push{{"zz", a}, {"a1", b}, {"a1", exempt}}, []bool{false, false, false},
+			[]string{"x1", "a1", "x2", "b1", "c1", "a2", "c2"}},
+		{"the only waiter", []push{{"a1", a}}, []push{{"a1", a}}, []bool{true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q apf.Queue[string]
+			for _, p := range tt.pushes {
+				q.Push(p.c, p.name)
+			}
+			var gone []bool
+			for _, r := range tt.remove {
+				gone = append(gone, q.Remove(r.c, r.name))
+			}
+			if diff := cmp.Diff(tt.gone, gone); diff != "" {
+				t.Errorf("removals found (-want +got):\n%s", diff)
+			}
+			if q.Len() != len(tt.want) {
+				t.Errorf("Len() = %d after the removals, want %d", q.Len(), len(tt.want))
+			}
+			if diff := cmp.Diff(tt.want, drain(&q, len(tt.pushes)+1)); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			// The emptied flows are reused: pushing again after the drain keeps the order.
+			q.Push(b, "b9")
+			q.Push(a, "a9")
+			if diff := cmp.Diff([]string{"b9", "a9"}, drain(&q, 3)); diff != "" {
+				t.Errorf("after the drain (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
