@@ -36,11 +36,11 @@ type GenerateOptions struct {
 	// runtime lists no runtime handlers (nor does the node's status), and the kubelet then finds
 	// no support: false.
 	RecursiveReadOnlyMounts bool
-	// Buffers, when set, lends the status built the backing arrays of its lists and its start
-	// time, which the next status built with the same Buffers overwrites. The caller must be done
-	// with the status before that: the status manager's SetPodStatus deep-copies the status it is
-	// handed (as the kubelet's does), so a status handed to it and read no more may be built into
-	// Buffers. Nil builds every list anew.
+	// Buffers, when set, lends the status built the backing arrays of its lists, its start time
+	// and its containers' waiting and running states, which the next status built with the same
+	// Buffers overwrites. The caller must be done with the status before that: the status
+	// manager's SetPodStatus deep-copies the status it is handed (as the kubelet's does), so a
+	// status handed to it and read no more may be built into Buffers. Nil builds every list anew.
 	Buffers *Buffers
 }
 
@@ -70,21 +70,14 @@ func (b *Buffers) reset() {
 	}
 }
 
-// waitingState returns a pointer to a copy of w: one of b's when b is set. A full array is
-// replaced, not grown in place: the states already handed out keep pointing into the old one.
+// waitingState returns a pointer to a copy of w: one of b's when b is set.
 func (b *Buffers) waitingState(w v1.ContainerStateWaiting) *v1.ContainerStateWaiting {
 	if b == nil {
 		p := new(v1.ContainerStateWaiting)
 		*p = w
 		return p
 	}
-	if b.nWaiting == len(b.waiting) {
-		b.waiting, b.nWaiting = make([]v1.ContainerStateWaiting, max(2*len(b.waiting), 1)), 0
-	}
-	p := &b.waiting[b.nWaiting]
-	*p = w
-	b.nWaiting++
-	return p
+	return take(&b.waiting, &b.nWaiting, w)
 }
 
 // runningState is waitingState for a running state.
@@ -94,12 +87,19 @@ func (b *Buffers) runningState(r v1.ContainerStateRunning) *v1.ContainerStateRun
 		*p = r
 		return p
 	}
-	if b.nRunning == len(b.running) {
-		b.running, b.nRunning = make([]v1.ContainerStateRunning, max(2*len(b.running), 1)), 0
+	return take(&b.running, &b.nRunning, r)
+}
+
+// take copies v into the next free element of *arr (n counts those taken) and returns a pointer
+// to it. A full array is replaced, not grown in place: the pointers already handed out keep
+// pointing into the old one.
+func take[T any](arr *[]T, n *int, v T) *T {
+	if *n == len(*arr) {
+		*arr, *n = make([]T, max(2*len(*arr), 1)), 0
 	}
-	p := &b.running[b.nRunning]
-	*p = r
-	b.nRunning++
+	p := &(*arr)[*n]
+	*p = v
+	(*n)++
 	return p
 }
 

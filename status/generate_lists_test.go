@@ -129,16 +129,14 @@ func TestProbesSetTheStatusLists(t *testing.T) {
 // TestBuffersBuildTheSameStatus: a status built into Buffers is the one built without them, over
 // a chain of random pods built one after the other into the same Buffers (so that each build
 // overwrites the lists of the one before), with and without a host IP, a host network, probes,
-// resize conditions and init containers; and a deep copy taken right after a build (what the
-// status manager keeps) still equals it once the next builds have reused the lists.
+// resize conditions and init containers; and a build leaves the old status it is handed (the
+// status manager's copy of the last one, which it keeps) as it was.
 func TestBuffersBuildTheSameStatus(t *testing.T) {
 	if raceEnabled {
 		t.Skip(pureUnderRace)
 	}
 	r := rand.New(rand.NewPCG(22, 29))
 	var buf Buffers
-	var kept []v1.PodStatus // deep copies of the buffered builds
-	var wants []v1.PodStatus
 	var prev v1.PodStatus
 	for i := range 3000 {
 		pod, rs, old, reasons := randomContainerWorld(r)
@@ -169,18 +167,15 @@ func TestBuffersBuildTheSameStatus(t *testing.T) {
 		terminal := r.IntN(4) == 0
 		want := GeneratePodStatus(pod, *old.DeepCopy(), rs, terminal, t1, opts)
 		opts.Buffers = &buf
+		before := *old.DeepCopy()
 		got := GeneratePodStatus(pod, old, rs, terminal, t1, opts)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("case %d: built into buffers (-without +with):\n%s", i, diff)
 		}
-		prev = got
-		kept = append(kept, *got.DeepCopy())
-		wants = append(wants, want)
-	}
-	for i := range kept {
-		if diff := cmp.Diff(wants[i], kept[i]); diff != "" {
-			t.Fatalf("case %d: the copy kept changed once the buffers were reused (-built +kept):\n%s", i, diff)
+		if diff := cmp.Diff(before, old); diff != "" {
+			t.Fatalf("case %d: the build changed the old status it was handed (-before +after):\n%s", i, diff)
 		}
+		prev = got
 	}
 }
 
