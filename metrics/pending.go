@@ -10,7 +10,7 @@ import (
 
 // pending holds what a node's relists recorded since the registry was last read: the relist
 // interval and duration, the last-seen time, and the two listings' operations (count and
-// duration). A node relists every second, and in a fleet the prometheus objects those go to (two
+// duration); and the pod workers' periodic syncs' durations. A node relists every second, and in a fleet the prometheus objects those go to (two
 // histograms and a gauge, and a counter and a histogram for each listing, a dozen cache lines) are
 // cold by the node's next settle, after the other nodes' settles; a relist records into these few
 // words, beside the rest of the Registry, instead. They reach the collectors before anything
@@ -30,6 +30,9 @@ type pending struct {
 	seen     bool
 	// listings are list_podsandbox and list_containers, which every relist's listing records.
 	listings [2]pendingOp
+	// syncs are kubelet_pod_worker_duration_seconds' sync series, which every pod's periodic
+	// sync records (its count is nil: the family is a histogram alone).
+	syncs pendingOp
 }
 
 // sameValues are n observations of the value v, not yet made.
@@ -38,9 +41,10 @@ type sameValues struct {
 	n uint64
 }
 
-// pendingOp is one runtime operation's observations not yet made: n calls, each of duration v
-// seconds, none failed. count and duration are the operation's children, created at its first
-// call (as WithLabelValues would create them then).
+// pendingOp is one operation's observations not yet made: n calls, each of duration v seconds,
+// none failed. count and duration are the operation's children, created at its first call (as
+// WithLabelValues would create them then); count is nil for an operation counted by its
+// histogram alone.
 type pendingOp struct {
 	sameValues
 	count    compbasemetrics.CounterMetric
@@ -92,7 +96,9 @@ func (o *pendingOp) flush() {
 	if o.n == 0 {
 		return
 	}
-	o.count.Add(float64(o.n))
+	if o.count != nil {
+		o.count.Add(float64(o.n))
+	}
 	o.sameValues.flush(o.duration)
 }
 
@@ -110,6 +116,7 @@ func (r *Registry) flushPending() {
 	for i := range p.listings {
 		p.listings[i].flush()
 	}
+	p.syncs.flush()
 }
 
 // flushingRegistry is a node's registry as its readers gather it: the pending observations

@@ -34,10 +34,10 @@ type relistCall struct {
 	other              string // another runtime operation recorded after the relist, if not empty
 }
 
-// TestPendingRelistsGatherAsRecordedAtOnce: the relists' observations, kept until a gather, read
-// the same as when each reached its collector at once. The reference registry is gathered after
-// every call, so nothing waits in it; the values vary in runs and back, so that a sum added in
-// another order, a run handed over twice or a count lost would show.
+// TestPendingRelistsGatherAsRecordedAtOnce: the relists' and periodic syncs' observations, kept
+// until a gather, read the same as when each reached its collector at once. The reference
+// registry is gathered after every call, so nothing waits in it; the values vary in runs and
+// back, so that a sum added in another order, a run handed over twice or a count lost would show.
 func TestPendingRelistsGatherAsRecordedAtOnce(t *testing.T) {
 	ms := time.Millisecond
 	calls := []relistCall{
@@ -49,12 +49,42 @@ func TestPendingRelistsGatherAsRecordedAtOnce(t *testing.T) {
 		{interval: time.Second}, {interval: time.Second, other: "start_container"}, {interval: time.Second},
 		{interval: 3 * time.Second, duration: 20 * ms, listing: 20 * ms},
 	}
+	// series is one series' count (or value) and sum, added up here in the order recorded.
+	type series struct {
+		name string
+		op   string // the operation_type label, if any
+	}
 	for _, gatherAt := range []int{-1, 0, 3, 5, 7} {
 		kept, atOnce := newRegistry(t, "n"), newRegistry(t, "n")
 		t0 := time.Unix(1000, 0)
 		counts := &metrics.RunningCounts{Pods: 1, Containers: map[string]int{"running": 1}, Generation: 1}
+		want := map[series]float64{}
+		const sandboxes, containers, syncs = "list_podsandbox", "list_containers", "sync"
+		add := func(name, op string, v float64) {
+			want[series{name + "_count", op}]++
+			want[series{name + "_sum", op}] += v
+		}
+		var lastOK time.Time // the start of the last relist whose listing succeeded
 		for i, c := range calls {
+			if i > 0 {
+				// The interval runs from the last relist that listed.
+				add("kubelet_pleg_relist_interval_seconds", "", t0.Add(c.interval).Sub(lastOK).Seconds())
+			}
+			add("kubelet_pleg_relist_duration_seconds", "", c.duration.Seconds())
+			add("kubelet_runtime_operations_duration_seconds", sandboxes, c.listing.Seconds())
+			want[series{"kubelet_runtime_operations_total", sandboxes}]++
+			if c.listErr == nil {
+				add("kubelet_runtime_operations_duration_seconds", containers, (c.listing / 2).Seconds())
+				want[series{"kubelet_runtime_operations_total", containers}]++
+			} else {
+				want[series{"kubelet_runtime_operations_errors_total", sandboxes}]++
+			}
+			add("kubelet_pod_worker_duration_seconds", syncs, c.duration.Seconds())
 			t0 = t0.Add(c.interval)
+			if !c.failed {
+				want[series{"kubelet_pleg_last_seen_seconds", ""}] = float64(t0.Unix())
+				lastOK = t0
+			}
 			for _, r := range []*metrics.Registry{kept, atOnce} {
 				if c.listErr != nil {
 					r.ObserveRuntimeOperation("list_podsandbox", c.listing, c.listErr)
@@ -69,7 +99,9 @@ func TestPendingRelistsGatherAsRecordedAtOnce(t *testing.T) {
 				r.ObserveRelist(t0, t0.Add(c.duration), cs)
 				if c.other != "" {
 					r.ObserveRuntimeOperation(c.other, c.listing, nil)
+					r.ObservePodWorker("update", c.listing)
 				}
+				r.ObservePodWorker("sync", c.duration)
 			}
 			exposition(t, atOnce)
 			if i == gatherAt {
@@ -81,10 +113,13 @@ func TestPendingRelistsGatherAsRecordedAtOnce(t *testing.T) {
 		if diff := cmp.Diff(exposition(t, atOnce), exposition(t, kept)); diff != "" {
 			t.Errorf("gathered at %d and at the end: /metrics differs (-at once +kept):\n%s", gatherAt, diff)
 		}
-		for _, name := range []string{"kubelet_pleg_relist_interval_seconds_count", "kubelet_pleg_last_seen_seconds"} {
-			want, _, _ := atOnce.Value(name, nil)
-			if got, ok, err := kept.Value(name, nil); !ok || err != nil || got != want {
-				t.Errorf("Value(%s) = %v (ok %t, %v), want %v", name, got, ok, err, want)
+		for s, v := range want {
+			var labels map[string]string
+			if s.op != "" {
+				labels = map[string]string{"operation_type": s.op}
+			}
+			if got, ok, err := kept.Value(s.name, labels); !ok || err != nil || got != v {
+				t.Errorf("gathered at %d: Value(%s %s) = %v (ok %t, %v), want %v", gatherAt, s.name, s.op, got, ok, err, v)
 			}
 		}
 	}

@@ -101,7 +101,18 @@ func (r *Registry) ObservePodWorker(operation string, d time.Duration) {
 	if r == nil {
 		return
 	}
-	// Every periodic sync of every pod records one: the child is looked up once.
+	// Every periodic sync of every pod records one: the child is looked up once, and a sync's
+	// waits in r.pending for the next gather.
+	if operation == "sync" {
+		p := &r.pending
+		p.mu.Lock()
+		if p.syncs.duration == nil {
+			p.syncs.duration = r.podWorker.get(operation)
+		}
+		p.syncs.add(d.Seconds())
+		p.mu.Unlock()
+		return
+	}
 	r.podWorker.get(operation).Observe(d.Seconds())
 }
 
