@@ -10,16 +10,17 @@ import (
 
 // pending holds what a node's relists recorded since the registry was last read: the relist
 // interval and duration, the last-seen time, and the two listings' operations (count and
-// duration); and the pod workers' periodic syncs' durations. A node relists every second, and in a fleet the prometheus objects those go to (two
-// histograms and a gauge, and a counter and a histogram for each listing, a dozen cache lines) are
-// cold by the node's next settle, after the other nodes' settles; a relist records into these few
-// words, beside the rest of the Registry, instead. They reach the collectors before anything
-// gathers the registry (Gatherer, Handler, Value), and a histogram's run of one value is handed
-// over before a different value is observed, so each collector sees the same observations in the
-// same order as when they were recorded at once: the same buckets, counts and sums.
+// duration); and the pod workers' periodic syncs' durations. A node relists every second, and in
+// a fleet the prometheus objects those go to (two histograms and a gauge, a counter and a
+// histogram for each listing, each object several cache lines) are cold by the node's next
+// settle, after the other nodes' settles; a relist records into these few words, beside the rest
+// of the Registry, instead. They reach the collectors before anything gathers the registry
+// (Gatherer, Handler, Value), and a histogram's run of one value is handed over before a
+// different value is observed, so each collector sees the same observations in the same order as
+// when they were recorded at once: the same buckets, counts and sums.
 //
-// mu guards the pending values and the listings' children: the node's goroutine records, and a
-// gather (the kubelet server's, on another goroutine in run) hands them over.
+// mu guards the pending values and the children kept with them: the node's goroutine records,
+// and a gather (the kubelet server's, on another goroutine in run) hands them over.
 type pending struct {
 	mu sync.Mutex
 	// interval and duration are kubelet_pleg_relist_interval_seconds and
