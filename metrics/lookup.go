@@ -12,6 +12,7 @@ import (
 // The prober's families (/metrics/probes) are looked up too. ok is false when no series has the
 // name and labels; an error is a registry that could not be gathered.
 func (r *Registry) Value(name string, labels map[string]string) (v float64, ok bool, err error) {
+	r.flushPending()
 	families, err := r.reg.Gather()
 	if err != nil {
 		return 0, false, fmt.Errorf("metric %s: gather: %w", name, err)

@@ -50,6 +50,8 @@ type Registry struct {
 	desired, active   children[string, compbasemetrics.GaugeMetric]
 	restarted         children[string, compbasemetrics.CounterMetric]
 	working           children[WorkingKey, compbasemetrics.GaugeMetric]
+	// pending is what the relists recorded since the registry was last gathered (pending.go).
+	pending pending
 }
 
 // New returns a Registry holding the kubelet's families, with kubelet_node_name set.
@@ -84,12 +86,13 @@ func New(opts Options) (*Registry, error) {
 	return r, nil
 }
 
-// Gatherer returns the registry, for tests and for custom handlers.
-func (r *Registry) Gatherer() compbasemetrics.KubeRegistry { return r.reg }
+// Gatherer returns the registry, for tests and for custom handlers. Its Gather includes what the
+// relists recorded up to the call.
+func (r *Registry) Gatherer() compbasemetrics.KubeRegistry { return flushingRegistry{r.reg, r} }
 
 // Handler serves the registry in the Prometheus exposition format, as the kubelet's /metrics.
 func (r *Registry) Handler() http.Handler {
-	return compbasemetrics.HandlerFor(r.reg, compbasemetrics.HandlerOpts{})
+	return compbasemetrics.HandlerFor(r.Gatherer(), compbasemetrics.HandlerOpts{})
 }
 
 // ObservePodWorker records one pod worker iteration: kubelet_pod_worker_duration_seconds with the
@@ -98,7 +101,18 @@ func (r *Registry) ObservePodWorker(operation string, d time.Duration) {
 	if r == nil {
 		return
 	}
-	// Every periodic sync of every pod records one: the child is looked up once.
+	// Every periodic sync of every pod records one: the child is looked up once, and a sync's
+	// waits in r.pending for the next gather.
+	if operation == "sync" {
+		p := &r.pending
+		p.mu.Lock()
+		if p.syncs.duration == nil {
+			p.syncs.duration = r.podWorker.get(operation)
+		}
+		p.syncs.add(d.Seconds())
+		p.mu.Unlock()
+		return
+	}
 	r.podWorker.get(operation).Observe(d.Seconds())
 }
 
@@ -163,15 +177,21 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 	if r == nil {
 		return
 	}
+	// The histograms and the gauge are recorded in r.pending, handed over at the next gather.
+	p := &r.pending
+	p.mu.Lock()
 	if !r.lastRelist.IsZero() {
-		r.f.plegRelistInterval.Observe(start.Sub(r.lastRelist).Seconds())
+		p.interval.add(start.Sub(r.lastRelist).Seconds(), r.f.plegRelistInterval)
 	}
-	r.f.plegRelistDuration.Observe(end.Sub(start).Seconds())
+	p.duration.add(end.Sub(start).Seconds(), r.f.plegRelistDuration)
+	if counts != nil {
+		p.lastSeen, p.seen = float64(start.Unix()), true
+	}
+	p.mu.Unlock()
 	if counts == nil {
 		return
 	}
 	r.lastRelist = start
-	r.f.plegLastSeen.Set(float64(start.Unix()))
 	// The weak pointer's Value is counts only while the counts it was made of live and are
 	// these: a RunningCounts made later at the same address is another caller's.
 	if counts.Generation != 0 && counts.Generation == r.countedGen && r.counted.Value() == counts {
@@ -189,6 +209,23 @@ func (r *Registry) ObserveRelist(start, end time.Time, counts *RunningCounts) {
 func (r *Registry) ObserveRuntimeOperation(operation string, d time.Duration, err error) {
 	if r == nil {
 		return
+	}
+	if slot := listingSlot(operation); slot >= 0 {
+		// Every relist lists: its calls wait in r.pending for the next gather.
+		p := &r.pending
+		p.mu.Lock()
+		o := &p.listings[slot]
+		if o.count == nil {
+			o.count, o.duration = r.opCount.get(operation), r.opDuration.get(operation)
+		}
+		if err == nil {
+			o.add(d.Seconds())
+			p.mu.Unlock()
+			return
+		}
+		// A failed call is recorded at once, after the calls before it.
+		o.flush()
+		p.mu.Unlock()
 	}
 	r.opCount.get(operation).Inc()
 	r.opDuration.get(operation).Observe(d.Seconds())
