@@ -202,13 +202,17 @@ func (w *Workers) newStatus(uid types.UID, name, namespace string, pod *v1.Pod, 
 // cancel.
 func (w *Workers) cancel(s *podStatus, now time.Time) {
 	wk := s.work
-	if wk == nil || (wk.called && !wk.done.IsZero() && !wk.done.After(now)) {
+	if wk == nil || (wk.called && wk.result.Wait == nil && !wk.done.IsZero() && !wk.done.After(now)) {
 		return
 	}
 	if wk.called && wk.result.Wait != nil {
 		// The one wait that watches the context: the sync looks once more, now, and ends.
-		wk.canceled, wk.done = true, now
-		w.pushBusy(s, wk)
+		due := !wk.done.IsZero() && !wk.done.After(now)
+		wk.canceled = true
+		if !due {
+			wk.done = now
+			w.pushBusy(s, wk)
+		}
 		w.emit(s, trace.Event{Event: trace.KindCancel, Op: workOp(wk), Message: "the sync's wait ends", Func: "UpdatePod"})
 		return
 	}
