@@ -104,6 +104,8 @@ type jsonDiff struct {
 	// added and removed; changed then holds the typed comparison's modified fields.
 	fields         bool
 	added, removed []fieldpath.Path
+	// members is the stack of the objects' members the fields walk lists (membersOf).
+	members []jsonMember
 }
 
 // value compares the values a and b (each exactly one value) at path, whose type is tr (nil if
