@@ -101,7 +101,7 @@ func (m *Manager) comparedFields(res *Resource, live, obj any) (*jsonDiff, bool)
 		return nil, false
 	}
 	stack := memberStacks.Get().(*[]jsonMember)
-	d := &jsonDiff{schema: r.schema, fields: true, members: (*stack)[:0]}
+	d := &jsonDiff{schema: r.schema, fields: true, members: (*stack)[:0], types: &m.fieldTypes}
 	ok = d.value(a, b, nil, &r.ref)
 	// The array back, without the JSON its members point into (it may have grown).
 	ms := d.members[:cap(d.members)]
@@ -130,26 +130,29 @@ func (d *jsonDiff) resolve(tr *smdschema.TypeRef) (smdschema.Atom, bool) {
 
 // childType is the type of the member key of a map of type m, as the typed comparison finds it
 // (visitMapItem): the struct's field of that name, else the map's element type. It points into
-// the schema, which nothing changes, rather than to a copy made for every member.
-func childType(m *smdschema.Map, key string) *smdschema.TypeRef {
-	types, ok := fieldTypes.Load(m)
+// the schema, which nothing changes, rather than to a copy made for every member; cache holds
+// the fields' types of m's schema by map (Manager.fieldTypes), nil for none.
+func childType(cache *sync.Map, m *smdschema.Map, key string) *smdschema.TypeRef {
+	if cache == nil {
+		ft := m.ElementType
+		if sf, ok := m.FindField(key); ok {
+			ft = sf.Type
+		}
+		return &ft
+	}
+	types, ok := cache.Load(m)
 	if !ok {
 		byName := make(map[string]*smdschema.TypeRef, len(m.Fields))
 		for i := range m.Fields {
 			byName[m.Fields[i].Name] = &m.Fields[i].Type
 		}
-		types, _ = fieldTypes.LoadOrStore(m, byName)
+		types, _ = cache.LoadOrStore(m, byName)
 	}
 	if ft, ok := types.(map[string]*smdschema.TypeRef)[key]; ok {
 		return ft
 	}
 	return &m.ElementType
 }
-
-// fieldTypes maps a schema's map type to its fields' types by name, for childType. The schema
-// resolves a type to the same map every time (one it keeps, or one it made once for an
-// override and cached), so the entries are bounded by the compiled-in schemas' maps.
-var fieldTypes sync.Map
 
 // childPath is path with pe appended, in an array of its own.
 func childPath(path fieldpath.Path, pe fieldpath.PathElement) fieldpath.Path {
@@ -185,12 +188,12 @@ func (d *jsonDiff) membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool)
 
 // memberPath is the path and type of the member whose quoted key is raw, of a map of type m at
 // path; made only for the members that differ.
-func memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
+func (d *jsonDiff) memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
 	key, ok := compactjson.Unquote(raw)
 	if !ok {
 		return nil, nil, false
 	}
-	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(m, key), true
+	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(d.types, m, key), true
 }
 
 // objectFields compares two JSON objects that differ, of type tr, members added and removed
@@ -234,7 +237,7 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		if ok && bytes.Equal(x.val, vb) {
 			continue
 		}
-		p, ft, valid := memberPath(m, path, x.raw)
+		p, ft, valid := d.memberPath(m, path, x.raw)
 		switch {
 		case !valid:
 			return false
@@ -253,7 +256,7 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		if _, ok := find(ma, y.raw); ok {
 			continue
 		}
-		p, ft, valid := memberPath(m, path, y.raw)
+		p, ft, valid := d.memberPath(m, path, y.raw)
 		if !valid || !d.subtree(y.val, p, ft, &d.added) {
 			return false
 		}
@@ -410,7 +413,7 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 			return false
 		}
 		for _, x := range ms {
-			p, ft, valid := memberPath(atom.Map, path, x.raw)
+			p, ft, valid := d.memberPath(atom.Map, path, x.raw)
 			if !valid || !d.subtree(x.val, p, ft, into) {
 				return false
 			}
