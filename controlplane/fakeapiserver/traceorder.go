@@ -24,7 +24,7 @@ import (
 // that batch is out, so each batch wakes only the holders waiting for it. They used to wait on
 // one sync.Cond broadcast at every batch: in a 1,000-node fleet, where thousands of holders wait
 // at once, each batch woke them all to find most still had to wait, and those wake-ups took
-// about 8% of the fleet's CPU (docs/benchmarks.md, "The trace's waits woken by ticket").
+// about 8% of the fleet's CPU (docs/benchmarks.md, "`run --nodes 1000`'s CPU by component").
 type traceOrder struct {
 	// done counts the batches emitted: all those with a ticket up to done. Tickets are emitted
 	// one at a time in their order, so done grows by one at each batch.
