@@ -19,11 +19,20 @@ import (
 // before any event of a goroutine that saw the write under the store lock (a watch's reader, the
 // writer itself when it returns). In a replay, driven by one goroutine, every batch is emitted at
 // the unlock that cut it, where the store lock's holder used to emit its events: the same order.
+//
+// A holder that must wait parks on the channel of the ticket it waits for, which is closed when
+// that batch is out, so each batch wakes only the holders waiting for it. They used to wait on
+// one sync.Cond broadcast at every batch: in a 1,000-node fleet, where thousands of holders wait
+// at once, each batch woke them all to find most still had to wait, and those wake-ups took
+// about 8% of the fleet's CPU (docs/benchmarks.md, "`run --nodes 1000`'s CPU by component").
 type traceOrder struct {
-	done atomic.Uint64 // the batches emitted, all of those with a ticket up to done
-	mu   sync.Mutex    // guards the wait for done, with moved
-	// moved is broadcast when done grows; its L is mu.
-	moved sync.Cond
+	// done counts the batches emitted: all those with a ticket up to done. Tickets are emitted
+	// one at a time in their order, so done grows by one at each batch.
+	done atomic.Uint64
+	mu   sync.Mutex // guards waiting, and a waiter's check of done against the batch's mark
+	// waiting holds, for each ticket some holder waits for, the channel closed once that batch
+	// is out.
+	waiting map[uint64]chan struct{}
 }
 
 // traceBatches are the batches' slices, reused.
@@ -33,23 +42,43 @@ var traceBatches = sync.Pool{New: func() any { return new([]trace.Event) }}
 // before it, then waits until every batch up to through (the batches cut when its caller
 // released the store lock) is out.
 func (o *traceOrder) emit(tr trace.Tracer, ticket uint64, batch *[]trace.Event, through uint64) {
-	if ticket == 0 && o.done.Load() >= through {
-		return // the common case: nothing to emit, and nothing cut before still on its way
+	if ticket != 0 {
+		o.wait(ticket - 1)
+		o.emitBatch(tr, ticket, batch)
+	}
+	o.wait(through)
+}
+
+// wait returns once every batch up to ticket is out.
+func (o *traceOrder) wait(ticket uint64) {
+	if o.done.Load() >= ticket {
+		return // the common case: nothing cut before still on its way
 	}
 	o.mu.Lock()
-	if o.moved.L == nil {
-		o.moved.L = &o.mu
-	}
-	if ticket != 0 {
-		for o.done.Load() < ticket-1 {
-			o.moved.Wait()
-		}
+	if o.done.Load() >= ticket {
 		o.mu.Unlock()
-		o.emitBatch(tr, ticket, batch)
-		o.mu.Lock()
+		return
 	}
-	for o.done.Load() < through {
-		o.moved.Wait()
+	ch := o.waiting[ticket]
+	if ch == nil {
+		if o.waiting == nil {
+			o.waiting = map[uint64]chan struct{}{}
+		}
+		ch = make(chan struct{})
+		o.waiting[ticket] = ch
+	}
+	o.mu.Unlock()
+	<-ch
+}
+
+// markDone marks the batch of ticket, the one after done, emitted, and wakes the holders
+// waiting for it. Those waiting for a later batch wait on; none waits for an earlier one.
+func (o *traceOrder) markDone(ticket uint64) {
+	o.mu.Lock()
+	o.done.Store(ticket)
+	if ch, ok := o.waiting[ticket]; ok {
+		close(ch)
+		delete(o.waiting, ticket)
 	}
 	o.mu.Unlock()
 }
@@ -60,12 +89,7 @@ func (o *traceOrder) emit(tr trace.Tracer, ticket uint64, batch *[]trace.Event, 
 // the store lock would wait for this ticket forever. The batch then loses the events not yet
 // emitted, as a panic under the store lock lost them before.
 func (o *traceOrder) emitBatch(tr trace.Tracer, ticket uint64, batch *[]trace.Event) {
-	defer func() {
-		o.mu.Lock()
-		o.done.Store(ticket)
-		o.moved.Broadcast()
-		o.mu.Unlock()
-	}()
+	defer o.markDone(ticket)
 	for _, ev := range *batch {
 		tr.Emit(ev)
 	}

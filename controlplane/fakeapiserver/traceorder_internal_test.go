@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -133,5 +134,71 @@ func TestPodWritesTracedAfterTheStoreLock(t *testing.T) {
 	sort.Slice(want, func(i, j int) bool { return rvs[want[i]] < rvs[want[j]] })
 	if !slices.Equal(want, tr.pods) {
 		t.Errorf("the trace's pods are not in resource-version order:\nwant %v\n got %v", want, tr.pods)
+	}
+}
+
+// TestTraceOrderWakesByTicket: holders waiting for different batches each return once the batch
+// they wait for is out, not before, and no channel is left behind.
+func TestTraceOrderWakesByTicket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var o traceOrder
+		tr := &podsTracer{}
+		const holders = 3
+		var returned [holders + 1]atomic.Int32 // the holders returned, by the batch they wait for
+		var wg sync.WaitGroup
+		for through := uint64(1); through <= holders; through++ {
+			for range 2 { // two holders for each batch: they share its channel
+				wg.Go(func() {
+					o.emit(tr, 0, nil, through)
+					if got := o.done.Load(); got < through {
+						t.Errorf("a holder waiting for batch %d returned with %d out", through, got)
+					}
+					returned[through].Add(1)
+				})
+			}
+		}
+		synctest.Wait()
+		for ticket := uint64(1); ticket <= holders; ticket++ {
+			o.emit(tr, ticket, batchOf(strconv.FormatUint(ticket, 10)), ticket)
+			synctest.Wait()
+			for through := uint64(1); through <= holders; through++ {
+				want := int32(0)
+				if through <= ticket {
+					want = 2
+				}
+				if got := returned[through].Load(); got != want {
+					t.Errorf("with batch %d out, %d holders waiting for %d returned, want %d",
+						ticket, got, through, want)
+				}
+			}
+		}
+		wg.Wait()
+		if len(o.waiting) != 0 {
+			t.Errorf("channels left after every batch is out: %v", o.waiting)
+		}
+		if diff := cmp.Diff([]string{"1", "2", "3"}, tr.pods); diff != "" {
+			t.Errorf("the events' order (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// BenchmarkTraceOrderManyHolders: 1,000 holders of the store lock, each with a batch cut in
+// turn, come to emit them in the reverse order, as a fleet's writers queue behind one another;
+// each waits for the batches before its own. An operation is the 1,000 batches.
+func BenchmarkTraceOrderManyHolders(b *testing.B) {
+	const holders = 1000
+	tr := trace.Func(func(trace.Event) {})
+	var o traceOrder
+	var next uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		first := next
+		next += holders
+		var wg sync.WaitGroup
+		for i := uint64(holders); i >= 1; i-- {
+			ticket := first + i
+			wg.Go(func() { o.emit(tr, ticket, batchOf("p"), ticket) })
+		}
+		wg.Wait()
 	}
 }

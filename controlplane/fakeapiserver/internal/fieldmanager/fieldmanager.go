@@ -83,6 +83,11 @@ type Manager struct {
 	// typeRootsMu when an entry is added: a read takes no lock and boxes no key.
 	typeRoots   atomic.Pointer[map[schema.GroupVersionKind]typeRoot]
 	typeRootsMu sync.Mutex
+	// fieldTypes maps a map type of the type converter's schema to its fields' types by name
+	// (childType). The schema resolves a type to the same map every time (one it keeps, or one
+	// it made once for an override and cached), so the entries are bounded by the schema's
+	// maps, and the cache goes with the Manager whose schema it points into.
+	fieldTypes sync.Map
 }
 
 // New returns a Manager for opts' resources, or an error wrapping minikubelet.ErrMissingOption.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"strconv"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -104,6 +105,10 @@ type jsonDiff struct {
 	// added and removed; changed then holds the typed comparison's modified fields.
 	fields         bool
 	added, removed []fieldpath.Path
+	// members is the stack of the objects' members the fields walk lists (membersOf).
+	members []jsonMember
+	// types caches the fields' types of the schema's maps (childType); nil for none.
+	types *sync.Map
 }
 
 // value compares the values a and b (each exactly one value) at path, whose type is tr (nil if

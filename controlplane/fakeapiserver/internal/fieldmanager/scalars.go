@@ -206,7 +206,7 @@ func (m *Manager) statusChangedScalars(res *Resource, liveCut, objCut runtime.Ob
 	var tr *smdschema.TypeRef
 	if typed {
 		if atom, found := r.schema.Resolve(r.ref); found && atom.Map != nil {
-			tr = childType(atom.Map, "status")
+			tr = childType(&m.fieldTypes, atom.Map, "status")
 		}
 	}
 	sv := reflect.ValueOf(objCut)

@@ -100,12 +100,24 @@ func (m *Manager) comparedFields(res *Resource, live, obj any) (*jsonDiff, bool)
 	if !ok {
 		return nil, false
 	}
-	d := &jsonDiff{schema: r.schema, fields: true}
-	if !d.value(a, b, nil, &r.ref) {
+	stack := memberStacks.Get().(*[]jsonMember)
+	d := &jsonDiff{schema: r.schema, fields: true, members: (*stack)[:0], types: &m.fieldTypes}
+	ok = d.value(a, b, nil, &r.ref)
+	// The array back, without the JSON its members point into (it may have grown).
+	ms := d.members[:cap(d.members)]
+	clear(ms)
+	*stack, d.members = ms[:0], nil
+	memberStacks.Put(stack)
+	if !ok {
 		return nil, false
 	}
 	return d, true
 }
+
+// memberStacks are jsonDiff.members' arrays, reused from one status write to the next: a
+// fleet's status writes allocated a list of members for every object of every write they
+// compared, 4% of the bytes a 1,000-node fleet allocated.
+var memberStacks = sync.Pool{New: func() any { return new([]jsonMember) }}
 
 // resolve is the atom tr names, false if there is none or it has no member.
 func (d *jsonDiff) resolve(tr *smdschema.TypeRef) (smdschema.Atom, bool) {
@@ -117,13 +129,29 @@ func (d *jsonDiff) resolve(tr *smdschema.TypeRef) (smdschema.Atom, bool) {
 }
 
 // childType is the type of the member key of a map of type m, as the typed comparison finds it
-// (visitMapItem): the struct's field of that name, else the map's element type.
-func childType(m *smdschema.Map, key string) *smdschema.TypeRef {
-	ft := m.ElementType
-	if sf, ok := m.FindField(key); ok {
-		ft = sf.Type
+// (visitMapItem): the struct's field of that name, else the map's element type. It points into
+// the schema, which nothing changes, rather than to a copy made for every member; cache holds
+// the fields' types of m's schema by map (Manager.fieldTypes), nil for none.
+func childType(cache *sync.Map, m *smdschema.Map, key string) *smdschema.TypeRef {
+	if cache == nil {
+		ft := m.ElementType
+		if sf, ok := m.FindField(key); ok {
+			ft = sf.Type
+		}
+		return &ft
 	}
-	return &ft
+	types, ok := cache.Load(m)
+	if !ok {
+		byName := make(map[string]*smdschema.TypeRef, len(m.Fields))
+		for i := range m.Fields {
+			byName[m.Fields[i].Name] = &m.Fields[i].Type
+		}
+		types, _ = cache.LoadOrStore(m, byName)
+	}
+	if ft, ok := types.(map[string]*smdschema.TypeRef)[key]; ok {
+		return ft
+	}
+	return &m.ElementType
 }
 
 // childPath is path with pe appended, in an array of its own.
@@ -136,38 +164,42 @@ type jsonMember struct {
 	raw, val []byte
 }
 
-// membersOf lists the members of the JSON object s at path, but those skipped.
-func membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
-	out := make([]jsonMember, 0, 16)
+// membersOf lists the members of the JSON object s at path, but those skipped, on top of
+// d.members: the caller drops them (d.members cut back to its length before the call) once it
+// is done with them, so that the walk's lists of members share one array, used as a stack. An
+// array grown by a call leaves the lists made before it in the old one, which they keep.
+func (d *jsonDiff) membersOf(s []byte, path fieldpath.Path) ([]jsonMember, bool) {
+	lo := len(d.members)
 	for i := 1; ; {
 		k, v, next, ok := compactjson.Member(s, i)
 		if !ok {
 			return nil, false
 		}
 		if k == nil {
-			return out, true
+			return d.members[lo:len(d.members):len(d.members)], true
 		}
 		i = next
 		if skipped(path, k) {
 			continue
 		}
-		out = append(out, jsonMember{raw: k, val: v})
+		d.members = append(d.members, jsonMember{raw: k, val: v})
 	}
 }
 
 // memberPath is the path and type of the member whose quoted key is raw, of a map of type m at
 // path; made only for the members that differ.
-func memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
+func (d *jsonDiff) memberPath(m *smdschema.Map, path fieldpath.Path, raw []byte) (fieldpath.Path, *smdschema.TypeRef, bool) {
 	key, ok := compactjson.Unquote(raw)
 	if !ok {
 		return nil, nil, false
 	}
-	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(m, key), true
+	return childPath(path, fieldpath.PathElement{FieldName: &key}), childType(d.types, m, key), true
 }
 
 // objectFields compares two JSON objects that differ, of type tr, members added and removed
 // included: an atomic map is one leaf; the members of any other are paired by key.
 func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRef) bool {
+	defer d.dropMembers(len(d.members))
 	atom, ok := d.resolve(tr)
 	if !ok || atom.Map == nil {
 		return false
@@ -177,11 +209,11 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		d.changed = append(d.changed, path)
 		return true
 	}
-	ma, ok := membersOf(a, path)
+	ma, ok := d.membersOf(a, path)
 	if !ok {
 		return false
 	}
-	mb, ok := membersOf(b, path)
+	mb, ok := d.membersOf(b, path)
 	if !ok {
 		return false
 	}
@@ -205,7 +237,7 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		if ok && bytes.Equal(x.val, vb) {
 			continue
 		}
-		p, ft, valid := memberPath(m, path, x.raw)
+		p, ft, valid := d.memberPath(m, path, x.raw)
 		switch {
 		case !valid:
 			return false
@@ -224,13 +256,17 @@ func (d *jsonDiff) objectFields(a, b []byte, path fieldpath.Path, tr *smdschema.
 		if _, ok := find(ma, y.raw); ok {
 			continue
 		}
-		p, ft, valid := memberPath(m, path, y.raw)
+		p, ft, valid := d.memberPath(m, path, y.raw)
 		if !valid || !d.subtree(y.val, p, ft, &d.added) {
 			return false
 		}
 	}
 	return true
 }
+
+// dropMembers cuts d.members back to n members, dropping the lists membersOf made since it had
+// n.
+func (d *jsonDiff) dropMembers(n int) { d.members = d.members[:n] }
 
 // sameKeysAt tells whether ma and mb have the same keys at the same indexes.
 func (d *jsonDiff) sameKeysAt(ma, mb []jsonMember) bool {
@@ -371,12 +407,13 @@ func (d *jsonDiff) subtree(v []byte, path fieldpath.Path, tr *smdschema.TypeRef,
 		if atom.Map.ElementRelationship == smdschema.Atomic {
 			return true
 		}
-		ms, ok := membersOf(v, path)
+		defer d.dropMembers(len(d.members))
+		ms, ok := d.membersOf(v, path)
 		if !ok {
 			return false
 		}
 		for _, x := range ms {
-			p, ft, valid := memberPath(atom.Map, path, x.raw)
+			p, ft, valid := d.memberPath(atom.Map, path, x.raw)
 			if !valid || !d.subtree(x.val, p, ft, into) {
 				return false
 			}
