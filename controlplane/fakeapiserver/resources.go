@@ -44,9 +44,9 @@ type resource struct {
 	// bytes, which the field manager's shortcuts read too, takes the stored object's
 	// encoding where it would have read the kept one (sameEncoding, statusChangedScalars,
 	// scalarUpdate's liveJSON), as does a JSON or merge patch's original (patch.go's
-	// guaranteedUpdate callback). A JSON reader's encoding is kept while the version is
-	// current (entry.js), so readers encode a version about once (two first readers at the
-	// same moment may both encode it).
+	// guaranteedUpdate callback). A JSON reader's encoding is shared with the readers that
+	// come while it is held (entry.js, sharedEncoding), so the readers of one write encode the
+	// version about once (two first readers at the same moment may both encode it).
 	encodesOnDemand bool
 	// statusKeepsOwners keeps the stored owner references on a write of the status subresource,
 	// as the pod status strategy does (old kubelets corrupted them); the rest of the metadata a

@@ -51,18 +51,19 @@ type entry struct {
 	// readers make (an event's): see protoEncoding.
 	keepsNone bool
 	// pb is obj in the protobuf envelope, made by the first answer or watch event that needs it
-	// and shared by the others, as kube-apiserver's watch cache encodes an object once per media
-	// type however many watchers it goes to. Nil until then; an object nobody reads in protobuf
-	// costs nothing more. Only the current version of an object keeps it (see superseded), and
-	// an entry that keeps no encoding of any kind (keepsNone) keeps none here either; a pod's
-	// current version, which keeps no raw, keeps its protobuf.
-	pb atomic.Pointer[protoEncoding]
+	// and shared by the others while they read it (sharedEncoding), as kube-apiserver's watch
+	// cache encodes an event's object once per media type however many watchers it goes to.
+	// Empty until then; an object nobody reads in protobuf costs nothing more. Only the current
+	// version of an object shares it (see superseded), and an entry that keeps no encoding of any
+	// kind (keepsNone) shares none either.
+	pb sharedEncoding
 	// js is obj encoded as JSON for a summed entry (a pod's current version), made by the first
-	// JSON answer, list or watch event that reads it and shared by the others, as pb is: a
-	// JSON reader encodes a version once however many read it, while a version nobody reads as
-	// JSON (a replay fleet's pods) keeps only its size and sum. Dropped, as pb is, once the
-	// version is superseded: the history's byte bound counts JSON it does not keep.
-	js atomic.Pointer[[]byte]
+	// JSON answer, list or watch event that reads it and shared by the others while they read
+	// it, as pb is: a JSON reader encodes a version once however many read it at once, while a
+	// version nobody reads as JSON (a replay fleet's pods) keeps only its size and sum. Dropped,
+	// as pb is, once the version is superseded: the history's byte bound counts JSON it does not
+	// keep. Only its envelope is used.
+	js sharedEncoding
 	// superseded is set once a later write replaced or deleted this version (or at once for a
 	// deletion's own entry): from then on only the watch history holds it, whose byte bound
 	// counts JSON, so it drops pb and its protobuf is made again for each reader.
@@ -125,8 +126,8 @@ func (e *entry) encoded() []byte {
 	if !e.summed {
 		return e.encodeAgain()
 	}
-	if kept := e.js.Load(); kept != nil {
-		return *kept
+	if kept, ok := e.js.load(); ok {
+		return kept.envelope
 	}
 	raw := e.encodeAgain()
 	if e.superseded.Load() {
@@ -135,23 +136,17 @@ func (e *entry) encoded() []byte {
 	return e.keepJSON(raw)
 }
 
-// keepJSON keeps raw as the current version's JSON for later readers, unless another reader
-// kept its own first, and returns the encoding to answer with. The caller saw e current; a
+// keepJSON shares raw as the current version's JSON with later readers, unless another reader
+// shared its own first, and returns the encoding to answer with. The caller saw e current; a
 // supersede since then is undone here.
 func (e *entry) keepJSON(raw []byte) []byte {
-	if !e.js.CompareAndSwap(nil, &raw) {
-		// Another reader kept its encoding first; a supersede since may have dropped it.
-		if kept := e.js.Load(); kept != nil {
-			return *kept
-		}
-		return raw
-	}
-	if e.superseded.Load() {
+	enc, held := e.js.keep(protoEncoding{envelope: raw})
+	if held != nil && e.superseded.Load() {
 		// supersede ran between the caller's check and the swap: undo the swap. supersede sets
 		// the flag before it clears js, so one of the two clears what the other left.
-		e.js.CompareAndSwap(&raw, nil)
+		e.js.unkeep(held)
 	}
-	return raw
+	return enc.envelope
 }
 
 // encodedForWrite is obj encoded as JSON for a write that reads the version it replaces (the
@@ -162,8 +157,8 @@ func (e *entry) encodedForWrite() []byte {
 	if e.raw != nil {
 		return e.raw
 	}
-	if kept := e.js.Load(); kept != nil {
-		return *kept
+	if kept, ok := e.js.load(); ok {
+		return kept.envelope
 	}
 	return e.encodeAgain()
 }
@@ -205,36 +200,30 @@ func (e *entry) protoMessage() ([]byte, error) {
 	return enc.envelope[enc.message : len(enc.envelope)-len(envelopeTail)], nil
 }
 
-func (e *entry) protoEncoding() (*protoEncoding, error) {
+func (e *entry) protoEncoding() (protoEncoding, error) {
 	if e.protoOf != nil {
 		return e.protoOf.protoEncoding()
 	}
-	if enc := e.pb.Load(); enc != nil {
+	if enc, ok := e.pb.load(); ok {
 		return enc, nil
 	}
 	raw, err := encodeProtobuf(e.obj)
 	if err != nil {
-		return nil, err
+		return protoEncoding{}, err
 	}
-	enc := &protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
+	enc := protoEncoding{envelope: raw, message: messageOffset(raw, e.obj)}
 	if e.keepsNone || e.superseded.Load() {
 		// An event's entry keeps no encoding at all, and a superseded one keeps none beyond
-		// the history's bound. A pod's current version keeps its protobuf encoding though it
-		// keeps no raw: the wire's watchers read protobuf, and it keeps its JSON (js) only
+		// the history's bound. A pod's current version shares its protobuf encoding though it
+		// keeps no raw: the wire's watchers read protobuf, and it shares its JSON (js) only
 		// once a JSON reader made it.
 		return enc, nil
 	}
-	if !e.pb.CompareAndSwap(nil, enc) {
-		// Another reader kept its encoding first; a supersede since may have dropped it.
-		if kept := e.pb.Load(); kept != nil {
-			return kept, nil
-		}
-		return enc, nil
-	}
-	if e.superseded.Load() {
+	enc, held := e.pb.keep(enc)
+	if held != nil && e.superseded.Load() {
 		// supersede ran between the caller's check and the swap: undo the swap. supersede sets
 		// the flag before it clears pb, so one of the two clears what the other left.
-		e.pb.CompareAndSwap(enc, nil)
+		e.pb.unkeep(held)
 	}
 	return enc, nil
 }
@@ -243,8 +232,8 @@ func (e *entry) protoEncoding() (*protoEncoding, error) {
 // reader made of it. The caller holds the store's lock.
 func (e *entry) supersede() {
 	e.superseded.Store(true)
-	e.pb.Store(nil)
-	e.js.Store(nil)
+	e.pb.drop()
+	e.js.drop()
 }
 
 // lean returns e without its encoding, superseded: what the watch history keeps of a version no

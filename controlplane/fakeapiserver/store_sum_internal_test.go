@@ -88,9 +88,9 @@ func TestAnswerSharesTheStoredProtobuf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := stored.pb.Load()
-	if kept == nil || !bytes.Equal(kept.envelope, pb) {
-		t.Fatalf("stored entry keeps %v after the answer's protobuf, want the answer's %d bytes", kept, len(pb))
+	kept, ok := stored.pb.load()
+	if !ok || !bytes.Equal(kept.envelope, pb) {
+		t.Fatalf("stored entry keeps %v after the answer's protobuf, want the answer's %d bytes", kept.envelope, len(pb))
 	}
 	if again, _ := stored.protobuf(); &again[0] != &pb[0] {
 		t.Error("the stored entry's protobuf is not the answer's encoding")
@@ -110,15 +110,15 @@ func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := summedEntry(pod, raw)
-	if got := e.encodedForWrite(); !bytes.Equal(got, raw) || e.js.Load() != nil {
-		t.Fatalf("encodedForWrite() = %s, kept %v; want %s, nothing kept", got, e.js.Load(), raw)
+	if got := e.encodedForWrite(); !bytes.Equal(got, raw) || keptBytes(&e.js) != nil {
+		t.Fatalf("encodedForWrite() = %s, kept %v; want %s, nothing kept", got, keptBytes(&e.js), raw)
 	}
-	if !e.sameEncoding(raw) || e.js.Load() != nil {
-		t.Fatalf("sameEncoding of its own encoding: kept %v, want true and nothing kept", e.js.Load())
+	if !e.sameEncoding(raw) || keptBytes(&e.js) != nil {
+		t.Fatalf("sameEncoding of its own encoding: kept %v, want true and nothing kept", keptBytes(&e.js))
 	}
 	first := e.encoded()
-	if !bytes.Equal(first, raw) || e.js.Load() == nil {
-		t.Fatalf("encoded() = %s, kept %v; want %s, kept", first, e.js.Load(), raw)
+	if !bytes.Equal(first, raw) || keptBytes(&e.js) == nil {
+		t.Fatalf("encoded() = %s, kept %v; want %s, kept", first, keptBytes(&e.js), raw)
 	}
 	if again := e.encoded(); &again[0] != &first[0] {
 		t.Error("a second reader encoded the current version again")
@@ -147,11 +147,11 @@ func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
 			t.Errorf("reader %d got %s, want %s", i, g, raw)
 		}
 	}
-	if kept := e.js.Load(); kept != nil {
-		t.Errorf("superseded entry keeps %d bytes of JSON, want none", len(*kept))
+	if kept := keptBytes(&e.js); kept != nil {
+		t.Errorf("superseded entry keeps %d bytes of JSON, want none", len(kept))
 	}
-	if again := e.encoded(); !bytes.Equal(again, raw) || e.js.Load() != nil {
-		t.Errorf("superseded encoded() = %s, kept %v; want %s, nothing kept", again, e.js.Load(), raw)
+	if again := e.encoded(); !bytes.Equal(again, raw) || keptBytes(&e.js) != nil {
+		t.Errorf("superseded encoded() = %s, kept %v; want %s, nothing kept", again, keptBytes(&e.js), raw)
 	}
 
 	// The interleaving the readers above can miss: a reader saw the version current, a
@@ -161,8 +161,8 @@ func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
 	if got := e.keepJSON(raw); !bytes.Equal(got, raw) {
 		t.Errorf("keepJSON after a supersede = %s, want %s", got, raw)
 	}
-	if kept := e.js.Load(); kept != nil {
-		t.Errorf("a swap after the supersede kept %d bytes of JSON, want none", len(*kept))
+	if kept := keptBytes(&e.js); kept != nil {
+		t.Errorf("a swap after the supersede kept %d bytes of JSON, want none", len(kept))
 	}
 	// And the other reader's side: one kept its encoding first, the next gets those bytes.
 	e = summedEntry(pod, raw)
@@ -176,7 +176,13 @@ func TestSummedEntryKeepsItsJSONWhileCurrent(t *testing.T) {
 
 	// Neither kept nor summed (an event's): encoded anew for each reader and never kept.
 	ev := &entry{obj: pod, size: len(raw), keepsNone: true}
-	if a, b := ev.encoded(), ev.encoded(); !bytes.Equal(a, raw) || &a[0] == &b[0] || ev.js.Load() != nil {
-		t.Errorf("an event's entry kept its JSON (%v)", ev.js.Load())
+	if a, b := ev.encoded(), ev.encoded(); !bytes.Equal(a, raw) || &a[0] == &b[0] || keptBytes(&ev.js) != nil {
+		t.Errorf("an event's entry kept its JSON (%v)", keptBytes(&ev.js))
 	}
+}
+
+// keptBytes is the encoding s shares, nil if none.
+func keptBytes(s *sharedEncoding) []byte {
+	enc, _ := s.load()
+	return enc.envelope
 }
