@@ -8,6 +8,7 @@ import (
 	"time"
 
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/sim/trace"
@@ -18,7 +19,7 @@ import (
 // the kubelet's main client, which has no timeout) until ctx is done.
 type hangingCSINodes struct{ fakeCSINodes }
 
-func (h *hangingCSINodes) GetCSINode(ctx context.Context, _ string) (*storagev1.CSINode, error) {
+func (h *hangingCSINodes) GetCSINode(ctx context.Context, _ string, _ metav1.GetOptions) (*storagev1.CSINode, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }

@@ -52,8 +52,13 @@ func (f *fakeCSINodes) GetNode(_ context.Context, name string) (*v1.Node, error)
 	return f.c.node.DeepCopy(), nil
 }
 
-func (f *fakeCSINodes) GetCSINode(_ context.Context, name string) (*storagev1.CSINode, error) {
-	if err := f.log("get"); err != nil {
+// GetCSINode logs a read from the API server's cache (resourceVersion "0") as "cached get".
+func (f *fakeCSINodes) GetCSINode(_ context.Context, name string, opts metav1.GetOptions) (*storagev1.CSINode, error) {
+	call := "get"
+	if opts.ResourceVersion == "0" {
+		call = "cached get"
+	}
+	if err := f.log(call); err != nil {
 		return nil, err
 	}
 	if f.csiNode == nil {
@@ -122,7 +127,7 @@ func TestCSINodeKeepsANewNodeNotReady(t *testing.T) {
 	}
 	drive(t, s, clk, time.Second)
 	want := []string{
-		"0s get", "0s node", // the API server answers; the node does not exist yet
+		"0s cached get", "0s node", // the API server answers; the node does not exist yet
 		"10ms node", "60ms node", // the attempt's next tries
 		"310ms node", "310ms get", "310ms create", // the node exists: the CSINode is created
 	}
@@ -181,16 +186,16 @@ func TestCSINodeInitialization(t *testing.T) {
 		wantTraced int
 	}{{
 		name: "the API server answers from 2.5s", node: node, down: 2500 * time.Millisecond, until: 5 * time.Second,
-		wantCalls: []string{"0s get", "1s get", "2s get", "3s get", "3s node", "3s get", "3s create"},
+		wantCalls: []string{"0s cached get", "1s cached get", "2s cached get", "3s cached get", "3s node", "3s get", "3s create"},
 	}, {
 		name: "a CSINode another node owns is replaced", node: node, csiNode: owned("old-uid", true), until: time.Second,
-		wantCalls: []string{"0s get", "0s node", "0s get", "0s delete", "10ms node", "10ms get", "10ms create"},
+		wantCalls: []string{"0s cached get", "0s node", "0s get", "0s delete", "10ms node", "10ms get", "10ms create"},
 	}, {
 		name: "a CSINode without the annotation gets it", node: node, csiNode: owned(node.UID, false), until: time.Second,
-		wantCalls: []string{"0s get", "0s node", "0s get", "0s update"},
+		wantCalls: []string{"0s cached get", "0s node", "0s get", "0s update"},
 	}, {
 		name: "an initialized CSINode is left alone", node: node, csiNode: owned(node.UID, true), until: time.Second,
-		wantCalls: []string{"0s get", "0s node", "0s get"},
+		wantCalls: []string{"0s cached get", "0s node", "0s get"},
 	}, {
 		name: "the node never exists: six attempts, then none", until: time.Minute,
 		wantCalls: func() []string {
@@ -208,7 +213,7 @@ func TestCSINodeInitialization(t *testing.T) {
 				at += outer
 				outer *= 6
 			}
-			return append([]string{"0s get"}, calls...)
+			return append([]string{"0s cached get"}, calls...)
 		}(),
 		wantErr:    "failed to initialize CSINode: error updating CSINode annotation: timed out waiting for the condition; caused by: " + notFound,
 		wantTraced: 6,

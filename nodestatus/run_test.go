@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet"
@@ -147,10 +148,10 @@ func (c lockedCSINodes) GetNode(ctx context.Context, name string) (*v1.Node, err
 	return c.f.GetNode(ctx, name)
 }
 
-func (c lockedCSINodes) GetCSINode(ctx context.Context, name string) (*storagev1.CSINode, error) {
+func (c lockedCSINodes) GetCSINode(ctx context.Context, name string, opts metav1.GetOptions) (*storagev1.CSINode, error) {
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
-	return c.f.GetCSINode(ctx, name)
+	return c.f.GetCSINode(ctx, name, opts)
 }
 
 func (c lockedCSINodes) CreateCSINode(ctx context.Context, cn *storagev1.CSINode) (*storagev1.CSINode, error) {
