@@ -8,9 +8,11 @@
 //
 // A Registry is written by its node's cores, from the one goroutine that drives them, through
 // small typed methods (ObserveRelist, ObservePodWorker, SetPodCounts, ...), and read by the HTTP
-// server from any goroutine; the collectors underneath are safe for that. What every relist and
-// every periodic pod sync records waits in a few words of the Registry, under a lock, and reaches
-// its collectors before any gather (pending.go): a fleet node's relist, every second, then touches
-// those words instead of a dozen cold collectors. Every duration comes from the clock the cores
-// run on, so a replay on the virtual clock gives the same values every run.
+// server from any goroutine; the collectors underneath are safe for that. What every relist
+// records in its histograms, its last-seen gauge and its listings, and what every periodic pod
+// sync records, waits in a few words of the Registry, under a lock, and reaches its collectors
+// before any gather (pending.go; the running pods and containers gauges are set at once): a
+// fleet node's relist, every second, then touches those words instead of a dozen cold
+// collectors. Every duration comes from the clock the cores run on, so a replay on the virtual
+// clock gives the same values every run.
 package metrics

@@ -678,7 +678,7 @@ func TestTimesAreReadAfterTheCalls(t *testing.T) {
 		clk := vclock.New(vclock.Epoch)
 		client := &fakeClient{clk: clk, node: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}}
 		// Each read takes 1.5s; the API server answers from 5s.
-		csi := &fakeCSINodes{c: client, down: 5 * time.Second, latency: map[string]time.Duration{"get": 1500 * time.Millisecond}}
+		csi := &fakeCSINodes{c: client, down: 5 * time.Second, latency: map[string]time.Duration{"cached get": 1500 * time.Millisecond, "get": 1500 * time.Millisecond}}
 		init := newCSINodeInit(Options{NodeName: "node-1", Clock: clk, Tracer: trace.Discard, CSINodes: csi}, noJitter())
 		init.start(clk.Now())
 		for {
@@ -694,7 +694,7 @@ func TestTimesAreReadAfterTheCalls(t *testing.T) {
 		// The ticker starts at 1.5s: a read at 2.5s, its 3.5s tick dropped (the read returns at
 		// 4s), a read at 4.5s, its 5.5s tick dropped, the read at 6.5s answered; the try follows
 		// once it returned.
-		want := []string{"0s get", "2.5s get", "4.5s get", "6.5s get", "8s node", "8s get", "9.5s create"}
+		want := []string{"0s cached get", "2.5s cached get", "4.5s cached get", "6.5s cached get", "8s node", "8s get", "9.5s create"}
 		if diff := cmp.Diff(want, csi.calls); diff != "" {
 			t.Errorf("API server reads (-want +got):\n%s", diff)
 		}

@@ -31,7 +31,8 @@ type traceOrder struct {
 	done atomic.Uint64
 	mu   sync.Mutex // guards waiting, and a waiter's check of done against the batch's mark
 	// waiting holds, for each ticket some holder waits for, the channel closed once that batch
-	// is out.
+	// is out. A channel made inside a synctest bubble must not be closed from outside it, so a
+	// server's store must stay inside the bubble that first waits on it, or outside every one.
 	waiting map[uint64]chan struct{}
 }
 

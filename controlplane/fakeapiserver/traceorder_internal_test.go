@@ -138,7 +138,9 @@ func TestPodWritesTracedAfterTheStoreLock(t *testing.T) {
 }
 
 // TestTraceOrderWakesByTicket: holders waiting for different batches each return once the batch
-// they wait for is out, not before, and no channel is left behind.
+// they wait for is out, not before, and no channel is left behind. (That a batch wakes only its
+// own holders, what the channels are for, is not observable here: BenchmarkTraceOrderManyHolders
+// shows its cost.)
 func TestTraceOrderWakesByTicket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var o traceOrder
