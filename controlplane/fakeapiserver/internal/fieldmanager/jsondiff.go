@@ -82,7 +82,7 @@ func (m *Manager) changedScalars(res *Resource, live, obj any) ([]fieldpath.Path
 
 // changedScalarsJSON is changedScalars of the JSON a and b (comparableJSON's).
 func (m *Manager) changedScalarsJSON(res *Resource, a, b []byte) ([]fieldpath.Path, bool) {
-	d := jsonDiff{}
+	d := jsonDiff{types: &m.fieldTypes}
 	var root *smdschema.TypeRef
 	if r, ok := m.rootType(res); ok {
 		d.schema, root = r.schema, &r.ref
@@ -107,7 +107,7 @@ type jsonDiff struct {
 	added, removed []fieldpath.Path
 	// members is the stack of the objects' members the fields walk lists (membersOf).
 	members []jsonMember
-	// types caches the fields' types of the schema's maps (childType); nil for none.
+	// types caches the fields' types of the schema's maps (childType).
 	types *sync.Map
 }
 
@@ -188,15 +188,10 @@ func (d *jsonDiff) object(a, b []byte, path fieldpath.Path, tr *smdschema.TypeRe
 		if !ok {
 			return false
 		}
-		// The type of the member as the typed comparison finds it (visitMapItem): the
-		// struct's field of that name, else the map's element type.
+		// The type of the member as the typed comparison finds it (childType).
 		var child *smdschema.TypeRef
 		if m != nil {
-			ft := m.ElementType
-			if sf, ok := m.FindField(key); ok {
-				ft = sf.Type
-			}
-			child = &ft
+			child = childType(d.types, m, key)
 		}
 		if !d.value(va, vb, append(path[:len(path):len(path)], fieldpath.PathElement{FieldName: &key}), child) {
 			return false

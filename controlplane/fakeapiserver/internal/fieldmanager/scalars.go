@@ -221,7 +221,7 @@ func (m *Manager) statusChangedScalars(res *Resource, liveCut, objCut runtime.Ob
 		return nil, false
 	}
 	status := "status"
-	d := jsonDiff{schema: r.schema}
+	d := jsonDiff{schema: r.schema, types: &m.fieldTypes}
 	if !d.value(a, b, fieldpath.Path{{FieldName: &status}}, tr) {
 		return nil, false
 	}

@@ -131,15 +131,8 @@ func (d *jsonDiff) resolve(tr *smdschema.TypeRef) (smdschema.Atom, bool) {
 // childType is the type of the member key of a map of type m, as the typed comparison finds it
 // (visitMapItem): the struct's field of that name, else the map's element type. It points into
 // the schema, which nothing changes, rather than to a copy made for every member; cache holds
-// the fields' types of m's schema by map (Manager.fieldTypes), nil for none.
+// the fields' types of m's schema by map (Manager.fieldTypes).
 func childType(cache *sync.Map, m *smdschema.Map, key string) *smdschema.TypeRef {
-	if cache == nil {
-		ft := m.ElementType
-		if sf, ok := m.FindField(key); ok {
-			ft = sf.Type
-		}
-		return &ft
-	}
 	types, ok := cache.Load(m)
 	if !ok {
 		byName := make(map[string]*smdschema.TypeRef, len(m.Fields))
